@@ -1,0 +1,57 @@
+// One set of port templates serves every element type; PortTraits maps an
+// element type to its IDL interface and sequence type.
+#pragma once
+
+#include <string>
+
+#include "scabench.hh"
+
+namespace scabench {
+
+
+template <class T>
+struct PortTraits;
+
+template <>
+struct PortTraits<CORBA::Octet> {
+  using Seq = CORBA::OctetSeq;
+  using Ref = scabench::dataOctet;
+  using Ref_var = scabench::dataOctet_var;
+  using Servant = POA_scabench::dataOctet;
+  static constexpr const char* name = "octet";
+};
+template <>
+struct PortTraits<CORBA::Short> {
+  using Seq = CORBA::ShortSeq;
+  using Ref = scabench::dataShort;
+  using Ref_var = scabench::dataShort_var;
+  using Servant = POA_scabench::dataShort;
+  static constexpr const char* name = "short";
+};
+template <>
+struct PortTraits<CORBA::Float> {
+  using Seq = CORBA::FloatSeq;
+  using Ref = scabench::dataFloat;
+  using Ref_var = scabench::dataFloat_var;
+  using Servant = POA_scabench::dataFloat;
+  static constexpr const char* name = "float";
+};
+template <>
+struct PortTraits<CORBA::Double> {
+  using Seq = CORBA::DoubleSeq;
+  using Ref = scabench::dataDouble;
+  using Ref_var = scabench::dataDouble_var;
+  using Servant = POA_scabench::dataDouble;
+  static constexpr const char* name = "double";
+};
+
+// A received packet as the component's handler sees it. The samples belong
+// to the caller: copy them to keep them past the handler.
+template <class T>
+struct PacketView {
+  const PacketHeader& header;
+  const T* samples;
+  std::size_t count;
+};
+
+}  // namespace scabench

@@ -1,0 +1,40 @@
+// A component's configurable properties: declared once with a default and a
+// description, set through CF::PropertySet::configure, read by the component.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+
+#include "cf.hh"
+
+namespace scabench {
+
+using PropertyValue = std::variant<bool, int64_t, double, std::string>;
+
+class PropertyBag {
+ public:
+  void declare(const std::string& id, PropertyValue defaultValue, std::string description);
+
+  // Applies CF properties. Unknown ids and values of the wrong type are
+  // rejected as a whole with CF::PropertySet::InvalidConfiguration, whose
+  // message names the id and what would be valid.
+  void configure(const CF::Properties& props);
+  void query(CF::Properties& props) const;
+
+  bool flag(const std::string& id) const;
+  int64_t integer(const std::string& id) const;
+  double real(const std::string& id) const;
+  const std::string& text(const std::string& id) const;
+
+ private:
+  struct Entry {
+    PropertyValue value;
+    std::string description;
+  };
+  const Entry& entry(const std::string& id) const;
+  std::map<std::string, Entry> entries_;
+};
+
+}  // namespace scabench

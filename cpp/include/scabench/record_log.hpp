@@ -1,0 +1,70 @@
+// Per-packet records kept in a preallocated, memory-mapped file.
+//
+// The hot path only claims a slot with one atomic increment and writes plain
+// memory: no lock, no system call, no allocation. Because the mapping is a
+// shared file, the records survive the process: the launcher can tell which
+// packet a killed component handled last, and the analysis reads the file
+// after the run (python/scabench/records.py knows this layout).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace scabench {
+
+struct PacketRecord {
+  uint64_t sequence;   // packet sequence number
+  int64_t arriveNs;    // stage: upcall entry; producer: send start
+  int64_t doneNs;      // stage: processed and forwarded; producer: send returned
+  uint32_t threadId;   // kernel thread that received the packet
+  uint32_t flags;      // reserved
+};
+static_assert(sizeof(PacketRecord) == 32);
+
+struct RecordFileHeader {
+  char magic[8];                        // "SCABREC1"
+  uint32_t headerSize;
+  uint32_t recordSize;
+  uint64_t capacity;
+  std::atomic<uint64_t> claimed;        // slots handed out, may exceed capacity
+  std::atomic<uint32_t> maxConcurrent;  // most upcalls in progress at once
+  uint32_t reserved0;
+  std::atomic<uint64_t> completed;      // records whose doneNs is written
+  uint8_t reserved[16];
+};
+static_assert(sizeof(RecordFileHeader) == 64);
+
+class RecordLog {
+ public:
+  RecordLog() = default;
+  // Creates (truncates) `path` with room for `capacity` records and touches
+  // every page now so that the run never takes a page fault on it.
+  RecordLog(const std::string& path, uint64_t capacity);
+  ~RecordLog();
+  RecordLog(const RecordLog&) = delete;
+  RecordLog& operator=(const RecordLog&) = delete;
+
+  bool active() const { return header_ != nullptr; }
+
+  // Claims the next slot in arrival order; returns the slot index.
+  uint64_t arrive(uint64_t sequence, int64_t arriveNs);
+  void done(uint64_t slot, int64_t doneNs);
+
+  // Tracks how many upcalls run at once (the "server threads" of the paper).
+  void enterUpcall();
+  void leaveUpcall();
+
+  // Records whose packet has been fully handled so far.
+  uint64_t completedCount() const { return header_->completed.load(std::memory_order_acquire); }
+
+ private:
+  RecordFileHeader* header_ = nullptr;
+  PacketRecord* records_ = nullptr;
+  std::size_t mappedBytes_ = 0;
+  std::atomic<uint32_t> inUpcall_{0};
+};
+
+uint32_t currentThreadId();
+
+}  // namespace scabench

@@ -1,0 +1,100 @@
+#include "scabench/component.hpp"
+
+#include <stdexcept>
+
+namespace scabench {
+
+Component::Component(const ComponentContext& ctx) : ctx_(ctx) {
+  properties_.declare("record_capacity", int64_t{1'000'000}, "packet records preallocated for the run");
+}
+
+Component::~Component() = default;
+
+char* Component::identifier() { return CORBA::string_dup(ctx_.name.c_str()); }
+
+void Component::initialize() {}
+
+void Component::releaseObject() {
+  try {
+    stop();
+  } catch (...) {
+  }
+  ctx_.host->componentReleased(ctx_.name);
+}
+
+void Component::runTest(CORBA::ULong, CF::Properties&) { throw CF::TestableObject::UnknownTest(); }
+
+void Component::configure(const CF::Properties& props) {
+  if (started_) throw CF::PropertySet::InvalidConfiguration("cannot configure a started component", props);
+  properties_.configure(props);
+}
+
+void Component::query(CF::Properties& props) { properties_.query(props); }
+
+CORBA::Object_ptr Component::getPort(const char* name) {
+  try {
+    for (auto& p : inPorts_)
+      if (p->name() == name) return p->reference();
+    for (auto& p : outPorts_)
+      if (p->name() == name) return p->reference();
+  } catch (const std::invalid_argument& ex) {
+    // A port property with a bad value; the launcher reports it.
+    fail(ex.what());
+    throw CF::PortSupplier::UnknownPort();
+  }
+  throw CF::PortSupplier::UnknownPort();
+}
+
+void Component::start() {
+  if (started_) return;
+  try {
+    const int64_t capacity = properties_.integer("record_capacity");
+    if (capacity < 1) throw std::invalid_argument("record_capacity must be >= 1");
+    records_ = std::make_unique<RecordLog>(ctx_.recordDir + "/" + ctx_.name + ".rec", uint64_t(capacity));
+    for (auto& p : inPorts_) p->startWorker();
+    started_ = true;
+    onStart();
+  } catch (const std::exception& ex) {
+    throw CF::Resource::StartError(1, ex.what());
+  }
+}
+
+void Component::stop() {
+  if (!started_) return;
+  started_ = false;
+  onStop();
+  for (auto& p : inPorts_) p->stopWorker();
+}
+
+RecordLog& Component::records() {
+  if (!records_) throw std::logic_error("component " + ctx_.name + " received data before start()");
+  return *records_;
+}
+
+void Component::fail(const std::string& message) {
+  if (failed_.exchange(true)) return;
+  ctx_.host->notify("error " + ctx_.name + " " + message);
+}
+
+void Component::inPortReachedEndOfStream() {
+  if (++inPortsAtEnd_ == int(inPorts_.size())) onEndOfStream();
+}
+
+bool Component::anyOutPortConnected() const {
+  for (auto& p : outPorts_)
+    if (p->connected()) return true;
+  return false;
+}
+
+void Component::onEndOfStream() {
+  // A pass-through component emits what it received.
+  uint64_t count = records_ ? records_->completedCount() : 0;
+  endStream(count);
+}
+
+void Component::endStream(uint64_t count) {
+  for (auto& p : outPorts_) p->sendEndOfStream(0, count);
+  if (!anyOutPortConnected()) ctx_.host->notify("eos " + ctx_.name + " " + std::to_string(count));
+}
+
+}  // namespace scabench

@@ -1,0 +1,104 @@
+// Core pieces that carry no CORBA: work, queues, records.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "scabench/bounded_queue.hpp"
+#include "scabench/clock.hpp"
+#include "scabench/record_log.hpp"
+#include "scabench/work.hpp"
+
+using namespace scabench;
+
+TEST(Work, CpuWorkConsumesThreadCpuTime) {
+  const int64_t before = threadCpuNs();
+  Work{WorkKind::Cpu, 3'000'000}.run();
+  const int64_t used = threadCpuNs() - before;
+  EXPECT_GE(used, 3'000'000);
+  EXPECT_LT(used, 3'000'000 + 1'000'000);
+}
+
+TEST(Work, SleepWorkUsesNoCpu) {
+  const int64_t cpu = threadCpuNs(), wall = monotonicNs();
+  Work{WorkKind::Sleep, 5'000'000}.run();
+  EXPECT_GE(monotonicNs() - wall, 5'000'000);
+  EXPECT_LT(threadCpuNs() - cpu, 1'000'000);
+}
+
+TEST(Work, ParseRejectsUnknownKind) {
+  EXPECT_EQ(parseWorkKind("cpu"), WorkKind::Cpu);
+  EXPECT_THROW(parseWorkKind("spin"), std::invalid_argument);
+}
+
+TEST(BoundedQueue, KeepsFifoOrder) {
+  BoundedQueue<int> q(4);
+  for (int i = 0; i < 4; ++i) q.push(i);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(*q.pop(), i);
+  EXPECT_EQ(q.deepest(), 4u);
+}
+
+TEST(BoundedQueue, FullQueueBlocksThePusherUntilAPop) {
+  BoundedQueue<int> q(1);
+  q.push(1);
+  std::atomic<bool> pushed{false};
+  std::thread t([&] {
+    q.push(2);
+    pushed = true;
+  });
+  usleep(50'000);
+  EXPECT_FALSE(pushed);
+  EXPECT_EQ(*q.pop(), 1);
+  t.join();
+  EXPECT_TRUE(pushed);
+  EXPECT_EQ(*q.pop(), 2);
+}
+
+TEST(BoundedQueue, CloseDrainsThenEnds) {
+  BoundedQueue<int> q(2);
+  q.push(7);
+  q.close();
+  EXPECT_EQ(*q.pop(), 7);
+  EXPECT_FALSE(q.pop().has_value());
+  EXPECT_FALSE(q.push(8));
+  EXPECT_THROW(BoundedQueue<int>(0), std::invalid_argument);
+}
+
+TEST(RecordLog, WritesArrivalOrderToTheFile) {
+  const std::string path = ::testing::TempDir() + "/records.rec";
+  {
+    RecordLog log(path, 3);
+    for (uint64_t seq : {2, 0, 1, 3}) {  // the fourth overflows the capacity
+      const uint64_t slot = log.arrive(seq, 100 + int64_t(seq));
+      log.done(slot, 200 + int64_t(seq));
+    }
+    EXPECT_EQ(log.completedCount(), 3u);
+  }
+  std::ifstream in(path, std::ios::binary);
+  RecordFileHeader header;
+  in.read(reinterpret_cast<char*>(&header), sizeof header);
+  EXPECT_EQ(std::string(header.magic, 8), "SCABREC1");
+  EXPECT_EQ(header.capacity, 3u);
+  EXPECT_EQ(header.claimed.load(), 4u);
+  PacketRecord r[3];
+  in.read(reinterpret_cast<char*>(r), sizeof r);
+  EXPECT_EQ(r[0].sequence, 2u);
+  EXPECT_EQ(r[1].sequence, 0u);
+  EXPECT_EQ(r[2].doneNs, 201);
+}
+
+TEST(RecordLog, TracksMostConcurrentUpcalls) {
+  const std::string path = ::testing::TempDir() + "/conc.rec";
+  RecordLog log(path, 1);
+  log.enterUpcall();
+  log.enterUpcall();
+  log.leaveUpcall();
+  log.enterUpcall();
+  log.leaveUpcall();
+  log.leaveUpcall();
+  std::ifstream in(path, std::ios::binary);
+  RecordFileHeader header;
+  in.read(reinterpret_cast<char*>(&header), sizeof header);
+  EXPECT_EQ(header.maxConcurrent.load(), 2u);
+}

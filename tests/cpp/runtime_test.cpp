@@ -1,0 +1,143 @@
+// The component API over a real in-process omniORB.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <vector>
+
+#include "scabench/registry.hpp"
+
+using namespace scabench;
+
+namespace {
+
+class TestHost final : public HostServices {
+ public:
+  TestHost() {
+    int argc = 0;
+    orb = CORBA::ORB_init(argc, nullptr);
+    CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+    root = PortableServer::POA::_narrow(obj);
+    PortableServer::POAManager_var m = root->the_POAManager();
+    m->activate();
+  }
+  void notify(const std::string& line) override {
+    std::lock_guard lock(mutex);
+    lines.push_back(line);
+  }
+  PortableServer::POA_ptr portPoa(bool) override { return root; }
+  void componentReleased(const std::string&) override {}
+
+  CORBA::ORB_var orb;
+  PortableServer::POA_var root;
+  std::mutex mutex;
+  std::vector<std::string> lines;
+};
+
+TestHost& host() {
+  static TestHost h;
+  return h;
+}
+
+CF::Properties props(std::initializer_list<std::pair<const char*, CORBA::Any>> items) {
+  CF::Properties p;
+  p.length(CORBA::ULong(items.size()));
+  CORBA::ULong i = 0;
+  for (const auto& [id, value] : items) p[i].id = id, p[i++].value = value;
+  return p;
+}
+
+CORBA::Any text(const char* s) {
+  CORBA::Any a;
+  a <<= s;
+  return a;
+}
+CORBA::Any integer(long long v) {
+  CORBA::Any a;
+  a <<= CORBA::LongLong(v);
+  return a;
+}
+
+}  // namespace
+
+TEST(Registry, UnknownKindNamesTheValidOnes) {
+  try {
+    createComponent("mixer", "double", {"m", ::testing::TempDir(), &host()});
+    FAIL();
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("stage"), std::string::npos);
+  }
+}
+
+TEST(Properties, UnknownIdAndWrongTypeAreRejectedWithTheValidIds) {
+  Component* stage = createComponent("stage", "double", {"s", ::testing::TempDir(), &host()});
+  try {
+    stage->configure(props({{"work_ms", integer(5)}}));
+    FAIL();
+  } catch (const CF::PropertySet::InvalidConfiguration& ex) {
+    const std::string msg = ex.msg.in();
+    EXPECT_NE(msg.find("work_ms"), std::string::npos);
+    EXPECT_NE(msg.find("work_us"), std::string::npos);
+  }
+  EXPECT_THROW(stage->configure(props({{"work_us", text("five")}})), CF::PropertySet::InvalidConfiguration);
+  stage->configure(props({{"work_us", integer(7)}}));
+  CF::Properties q = props({{"work_us", CORBA::Any()}});
+  stage->query(q);
+  CORBA::LongLong v = 0;
+  q[0].value >>= v;
+  EXPECT_EQ(v, 7);
+  stage->_remove_ref();
+}
+
+// The paper's section 4.1: in one address space a oneway is a direct call on
+// the caller's thread, so the caller waits for the servant's work.
+TEST(Collocation, OnewayBlocksTheCallerForTheServantsWork) {
+  Component* stage = createComponent("stage", "double", {"colloc", ::testing::TempDir(), &host()});
+  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(50'000)}, {"record_capacity", integer(4)}}));
+  stage->start();
+  CORBA::Object_var port = stage->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  ASSERT_FALSE(CORBA::is_nil(in));
+  PacketHeader h{};
+  CORBA::DoubleSeq samples;
+  samples.length(16);
+  const int64_t before = monotonicNs();
+  in->pushPacketOneway(h, samples);
+  EXPECT_GE(monotonicNs() - before, 50'000'000);
+  stage->stop();
+}
+
+TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
+  Component* stage = createComponent("stage", "double", {"worker", ::testing::TempDir(), &host()});
+  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(50'000)}, {"in.worker_depth", integer(4)},
+                          {"record_capacity", integer(4)}}));
+  stage->start();
+  CORBA::Object_var port = stage->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  PacketHeader h{};
+  CORBA::DoubleSeq samples;
+  samples.length(16);
+  const int64_t before = monotonicNs();
+  in->pushPacket(h, samples);
+  EXPECT_LT(monotonicNs() - before, 40'000'000);
+  h.end_of_stream = true;
+  h.sequence_number = 1;
+  in->pushPacket(h, CORBA::DoubleSeq());
+  stage->stop();  // drains the worker: the packet is processed, then EOS
+  std::lock_guard lock(host().mutex);
+  EXPECT_EQ(host().lines.back(), "eos worker 1");
+}
+
+TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {
+  Component* a = createComponent("stage", "double", {"a", ::testing::TempDir(), &host()});
+  Component* b = createComponent("sink", "double", {"b", ::testing::TempDir(), &host()});
+  Component* f = createComponent("sink", "float", {"f", ::testing::TempDir(), &host()});
+  CORBA::Object_var out = a->getPort("out");
+  CF::Port_var port = CF::Port::_narrow(out);
+  CORBA::Object_var floatIn = f->getPort("in");
+  EXPECT_THROW(port->connectPort(floatIn, "wrong-type"), CF::Port::InvalidPort);
+  CORBA::Object_var in = b->getPort("in");
+  port->connectPort(in, "c1");
+  EXPECT_THROW(port->connectPort(in, "c2"), CF::Port::OccupiedPort);
+  EXPECT_THROW(port->disconnectPort("c2"), CF::Port::InvalidPort);
+  port->disconnectPort("c1");
+}
