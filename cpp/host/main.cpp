@@ -1,5 +1,7 @@
 // scabench-host: one process that hosts one or more components.
 //
+//   scabench-host --describe     prints every component kind, its ports and
+//                                 properties as JSON (the spec checker's source)
 //   scabench-host --host NAME --status-fd FD --record-dir DIR
 //                 --component NAME:KIND:SAMPLE_TYPE [--component ...] [-ORB options]
 //
@@ -17,6 +19,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "scabench/registry.hpp"
 
@@ -77,6 +81,32 @@ struct ComponentSpec {
   std::string name, kind, sampleType;
 };
 
+// The catalogue of component kinds, straight from their declarations, so
+// that spec validation never disagrees with the components.
+int describe(CORBA::ORB_ptr orb) {
+  CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+  PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+  Host host(orb, root, -1);
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& kind : scabench::registeredKinds()) {
+    const auto types = scabench::sampleTypesOf(kind);
+    scabench::Component* c = scabench::createComponent(kind, types.front(), {"describe", "/tmp", &host});
+    nlohmann::json props = nlohmann::json::object();
+    for (const auto& [id, entry] : c->properties().entries()) {
+      nlohmann::json value;
+      std::visit([&](const auto& v) { value = v; }, entry.value);
+      const char* type = value.is_boolean() ? "boolean" : value.is_number_integer() ? "integer"
+                         : value.is_number() ? "real" : "string";
+      props[id] = {{"default", value}, {"type", type}, {"description", entry.description}};
+    }
+    kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()},
+                   {"properties", props}};
+    c->_remove_ref();
+  }
+  std::cout << nlohmann::json{{"kinds", kinds}}.dump(2) << "\n";
+  return 0;
+}
+
 int usage(const std::string& why) {
   std::cerr << "scabench-host: " << why
             << "\nusage: scabench-host --host NAME --status-fd FD --record-dir DIR "
@@ -88,6 +118,7 @@ int usage(const std::string& why) {
 
 int main(int argc, char** argv) {
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options
+  if (argc == 2 && std::string(argv[1]) == "--describe") return describe(orb);
   std::string hostName, recordDir;
   int statusFd = -1;
   std::vector<ComponentSpec> specs;

@@ -80,6 +80,18 @@ void Component::inPortReachedEndOfStream() {
   if (++inPortsAtEnd_ == int(inPorts_.size())) onEndOfStream();
 }
 
+std::vector<std::string> Component::providesPorts() const {
+  std::vector<std::string> names;
+  for (auto& p : inPorts_) names.push_back(p->name());
+  return names;
+}
+
+std::vector<std::string> Component::usesPorts() const {
+  std::vector<std::string> names;
+  for (auto& p : outPorts_) names.push_back(p->name());
+  return names;
+}
+
 bool Component::anyOutPortConnected() const {
   for (auto& p : outPorts_)
     if (p->connected()) return true;

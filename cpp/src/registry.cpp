@@ -40,4 +40,12 @@ std::vector<std::string> registeredKinds() {
   return names;
 }
 
+std::vector<std::string> sampleTypesOf(const std::string& kind) {
+  std::vector<std::string> types;
+  auto k = table().find(kind);
+  if (k != table().end())
+    for (const auto& [type, _] : k->second) types.push_back(type);
+  return types;
+}
+
 }  // namespace scabench

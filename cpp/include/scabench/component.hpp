@@ -81,6 +81,8 @@ class Component : public virtual POA_CF::Resource {
 
   RecordLog& records();
   PropertyBag& properties() { return properties_; }
+  std::vector<std::string> providesPorts() const;
+  std::vector<std::string> usesPorts() const;
   HostServices& host() { return *ctx_.host; }
 
  protected:

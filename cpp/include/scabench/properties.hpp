@@ -28,11 +28,13 @@ class PropertyBag {
   double real(const std::string& id) const;
   const std::string& text(const std::string& id) const;
 
- private:
   struct Entry {
     PropertyValue value;
     std::string description;
   };
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+
+ private:
   const Entry& entry(const std::string& id) const;
   std::map<std::string, Entry> entries_;
 };

@@ -19,6 +19,7 @@ bool registerComponent(const std::string& kind, const std::string& sampleType, C
 Component* createComponent(const std::string& kind, const std::string& sampleType, const ComponentContext& ctx);
 
 std::vector<std::string> registeredKinds();
+std::vector<std::string> sampleTypesOf(const std::string& kind);
 
 // Registers `Template<T>` for every element type.
 template <template <class> class Template>

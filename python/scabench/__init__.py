@@ -1,0 +1,1 @@
+"""scabench: SCA component pipelines over omniORB, measured."""

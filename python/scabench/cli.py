@@ -1,0 +1,45 @@
+"""The scabench command line."""
+import sys
+
+import click
+
+from .errors import RunError, ScabenchError
+from .runner import run_spec
+from .spec import load_spec, parse_cores
+from .tables import format_run
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main():
+    """scabench: SCA component pipelines over real omniORB, measured."""
+
+
+@main.command()
+@click.argument("spec_file", type=click.Path(dir_okay=False))
+@click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
+@click.option("--cores", help='CPUs to run on, e.g. "0" (single core) or "0,1" (overrides the spec).')
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here.")
+def run(spec_file, packets, cores, json_path):
+    """Run one spec over real processes and print its table."""
+    try:
+        spec = load_spec(spec_file)
+        if packets:
+            spec.with_packets(packets)
+        if cores:
+            spec.with_cores(parse_cores(cores))
+        result = run_spec(spec, json_path)
+    except RunError as exc:
+        click.echo(f"run failed: {exc}", err=True)
+        if json_path:
+            click.echo(f"partial result written to {json_path}", err=True)
+        sys.exit(1)
+    except ScabenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(format_run(result))
+    if json_path:
+        click.echo(f"result written to {json_path}")
+
+
+if __name__ == "__main__":
+    main()

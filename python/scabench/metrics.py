@@ -1,0 +1,64 @@
+"""The paper's metrics, defined exactly (docs/architecture.md, "Metrics").
+
+Sequence numbers are those the producer stamped, 0-based.
+"""
+import numpy as np
+
+
+def reordered_from_previous(sequence):
+    """Arrivals whose number is not the previous arrival's + 1; the first
+    arrival is compared with the packet before the first (-1)."""
+    seq = np.asarray(sequence, dtype=np.int64)
+    if seq.size == 0:
+        return 0
+    previous = np.concatenate(([-1], seq[:-1]))
+    return int(np.count_nonzero(seq != previous + 1))
+
+
+def reordered_from_original(sequence):
+    """Arrival positions whose packet is not the packet that holds that
+    position in the original order, among the packets delivered."""
+    seq = np.asarray(sequence, dtype=np.int64)
+    return int(np.count_nonzero(seq != np.sort(seq)))
+
+
+def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores):
+    """The least time the hardware allows for the last packet to leave the
+    last stage: the pipeline bound (one packet per bottleneck period, plus the
+    latency of one packet through every stage) or the CPU bound (all CPU work
+    spread over the cores), whichever is larger.
+
+    stage_work_ms: work per packet of each stage on the path (any kind);
+    cpu_work_ms: the part of it that needs a CPU (sleep does not)."""
+    if packets <= 0 or not stage_work_ms:
+        return 0.0
+    bottleneck = max(max(stage_work_ms), producer_period_ms)
+    pipeline = (packets - 1) * bottleneck + sum(stage_work_ms)
+    cpu = packets * sum(cpu_work_ms) / cores
+    return float(max(pipeline, cpu))
+
+
+def send_time_stats(send_us):
+    """The producer's send-time distribution (µs)."""
+    s = np.sort(np.asarray(send_us, dtype=float))
+    if s.size == 0:
+        return {}
+    k = max(1, int(round(0.9 * s.size)))
+    return {
+        "count": int(s.size),
+        "min": float(s[0]),
+        "p50": float(np.percentile(s, 50)),
+        "p80": float(np.percentile(s, 80)),
+        "p90": float(np.percentile(s, 90)),
+        "p99": float(np.percentile(s, 99)),
+        "max": float(s[-1]),
+        "mean": float(s.mean()),
+        "mean_fastest_90pct": float(s[:k].mean()),
+        "mean_slowest_10pct": float(s[k:].mean()) if k < s.size else float(s[-1]),
+    }
+
+
+def share_under(send_us, thresholds_us):
+    """Share of sends (%) that took less than each threshold."""
+    s = np.asarray(send_us, dtype=float)
+    return {str(t): float(100.0 * np.count_nonzero(s < t) / s.size) if s.size else 0.0 for t in thresholds_us}

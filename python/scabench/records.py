@@ -1,0 +1,36 @@
+"""Reads the per-packet record files that components write (the layout is
+RecordFileHeader / PacketRecord in cpp/include/scabench/record_log.hpp)."""
+from dataclasses import dataclass
+
+import numpy as np
+
+HEADER = np.dtype([("magic", "S8"), ("header_size", "<u4"), ("record_size", "<u4"), ("capacity", "<u8"),
+                   ("claimed", "<u8"), ("max_concurrent", "<u4"), ("reserved0", "<u4"), ("completed", "<u8"),
+                   ("reserved", "V16")])
+RECORD = np.dtype([("sequence", "<u8"), ("arrive_ns", "<i8"), ("done_ns", "<i8"), ("thread_id", "<u4"),
+                   ("flags", "<u4")])
+assert HEADER.itemsize == 64 and RECORD.itemsize == 32
+
+
+@dataclass
+class Records:
+    """One component's packets in arrival order (producer: in send order)."""
+    sequence: np.ndarray
+    arrive_ns: np.ndarray
+    done_ns: np.ndarray
+    thread_id: np.ndarray
+    max_concurrent: int
+    overflowed: int  # packets that arrived after the preallocated records ran out
+
+
+def read_records(path):
+    raw = np.fromfile(path, dtype=np.uint8)
+    if raw.size < HEADER.itemsize:
+        raise ValueError(f"{path}: too short for a record file")
+    header = raw[:HEADER.itemsize].view(HEADER)[0]
+    if header["magic"] != b"SCABREC1" or header["record_size"] != RECORD.itemsize:
+        raise ValueError(f"{path}: not a scabench record file")
+    count = int(min(header["claimed"], header["capacity"]))
+    body = raw[HEADER.itemsize:HEADER.itemsize + count * RECORD.itemsize].view(RECORD)
+    return Records(body["sequence"].astype(np.int64), body["arrive_ns"], body["done_ns"], body["thread_id"],
+                   int(header["max_concurrent"]), int(header["claimed"] - count))

@@ -1,0 +1,184 @@
+"""Runs a spec: writes the assembly, hands it to scabench-launch, then turns
+the per-packet records into the result (docs/architecture.md, "Result")."""
+import json
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import metrics
+from .catalog import component_kinds
+from .environment import describe_environment
+from .errors import RunError
+from .paths import program
+from .records import read_records
+
+# Options every host gets. verifyObjectExistsAndType 0: the first call on a
+# reference would otherwise be a LocateRequest round trip, even for a oneway.
+BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
+
+
+def _prop(spec, comp, key):
+    return comp.properties.get(key, component_kinds()[comp.kind]["properties"][key]["default"])
+
+
+def floor_of(spec):
+    """The floor of the spec's pipeline on its cores (metrics.floor_ms)."""
+    producers = [c for c in spec.components if c.kind == "producer"]
+    if not producers:
+        return 0.0
+    packets = max(_prop(spec, p, "packets") for p in producers)
+    period_ms = max(_prop(spec, p, "period_us") for p in producers) / 1000.0
+    work, cpu = [], []
+    for name in spec.pipeline_order():
+        comp = spec.component(name)
+        if comp.kind != "stage":
+            continue
+        kind, ms = _prop(spec, comp, "work"), _prop(spec, comp, "work_us") / 1000.0
+        work.append(0.0 if kind == "none" else ms)
+        cpu.append(ms if kind == "cpu" else 0.0)
+    return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores))
+
+
+def host_cores(spec):
+    """Each host's CPU set: all run cores, or with pin one core each in turn."""
+    if spec.pin:
+        return [[spec.cores[i % len(spec.cores)]] for i in range(len(spec.hosts))]
+    return [list(spec.cores) for _ in spec.hosts]
+
+
+def build_assembly(spec, run_dir, timeout_s):
+    properties = {c.name: dict(c.properties) for c in spec.components}
+    host_options = [[] for _ in spec.hosts]
+    packets = max([_prop(spec, c, "packets") for c in spec.components if c.kind == "producer"] or [0])
+    for c in spec.components:
+        properties[c.name]["record_capacity"] = packets + 16
+    for conn in spec.connections:
+        properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
+        properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
+        if not spec.collocated(conn):
+            host_options[spec.host_of(conn.provides[0])] = conn.policy.orb_options()
+    hosts = []
+    for i, (members, cores) in enumerate(zip(spec.hosts, host_cores(spec))):
+        name = f"host{i}-" + "+".join(members)
+        endpoint = ("giop:tcp:127.0.0.1:" if spec.transport == "tcp" else f"giop:unix:{run_dir}/host{i}.sock")
+        hosts.append({
+            "name": name,
+            "cores": cores,
+            "orb_options": ["-ORBendPoint", endpoint] + BASE_ORB_OPTIONS + host_options[i],
+            "components": [{"name": n, "kind": spec.component(n).kind, "sample_type": spec.sample_type,
+                            "properties": properties[n]} for n in members],
+        })
+    return {
+        "run_dir": str(run_dir),
+        "host_binary": str(program("scabench-host")),
+        "timeout_s": timeout_s,
+        "measure_cores": spec.cores,
+        "hosts": hosts,
+        "connections": [{"id": c.id, "uses": {"component": c.uses[0], "port": c.uses[1]},
+                         "provides": {"component": c.provides[0], "port": c.provides[1]}} for c in spec.connections],
+    }
+
+
+def run_spec(spec, json_path=None):
+    """Runs `spec` once over real processes and returns the result dict.
+    Raises RunError (with the partial result, also written to json_path)."""
+    floor = floor_of(spec)
+    timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
+    run_dir = Path(tempfile.mkdtemp(prefix="scabench-"))
+    try:
+        assembly = build_assembly(spec, run_dir, timeout_s)
+        (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
+        manifest_path = run_dir / "manifest.json"
+        started = time.time()
+        proc = subprocess.Popen([str(program("scabench-launch")), str(run_dir / "assembly.json"),
+                                 str(manifest_path)], stderr=subprocess.PIPE, text=True)
+        try:
+            _, stderr = proc.communicate(timeout=timeout_s + 60)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            proc.send_signal(signal.SIGTERM)  # the launcher ends its hosts, then itself
+            _, stderr = proc.communicate()
+            raise
+        result = {"status": "failed", "spec": spec.describe(), "environment": describe_environment(spec.cores),
+                  "floor_ms": floor, "started_at": started}
+        if not manifest_path.exists():
+            result["error"] = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
+            raise RunError(result["error"], result=_write(result, json_path))
+        manifest = json.loads(manifest_path.read_text())
+        result["hosts"] = manifest.get("hosts", [])
+        if manifest["status"] != "ok":
+            result["error"] = manifest["error"]
+            result["failed_component"] = manifest.get("failed_component", "")
+            raise RunError(manifest["error"], manifest.get("failed_component", ""), _write(result, json_path))
+        result.update(analyse(spec, run_dir, manifest, floor))
+        result["status"] = "ok"
+        return _write(result, json_path)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _write(result, json_path):
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def analyse(spec, run_dir, manifest, floor):
+    records = {c.name: read_records(run_dir / f"{c.name}.rec") for c in spec.components}
+    sources = set(spec.sources())
+    producers = [n for n in spec.pipeline_order() if spec.component(n).kind == "producer"]
+    t0 = min((int(records[p].arrive_ns.min()) for p in producers if records[p].arrive_ns.size), default=0)
+    ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
+
+    stages = []
+    for name in spec.pipeline_order():
+        if name in sources:
+            continue
+        r = records[name]
+        output = r.sequence[np.argsort(r.done_ns, kind="stable")]
+        stages.append({
+            "name": name,
+            "kind": spec.component(name).kind,
+            "received": int(r.sequence.size + r.overflowed),
+            "last_packet_ms": ms(r.done_ns.max()) if r.done_ns.size else None,
+            "reordered_from_previous": metrics.reordered_from_previous(r.sequence),
+            "reordered_from_original": metrics.reordered_from_original(r.sequence),
+            "output_reordered_from_previous": metrics.reordered_from_previous(output),
+            "max_server_threads": r.max_concurrent,
+            "distinct_receiving_threads": int(np.unique(r.thread_id).size),
+        })
+    producer = {}
+    if producers:
+        r = records[producers[0]]
+        send_us = (r.done_ns - r.arrive_ns) / 1e3
+        producer = {
+            "name": producers[0],
+            "sent": int(r.sequence.size),
+            "last_sent_ms": ms(r.done_ns.max()) if r.done_ns.size else None,
+            "send_us": metrics.send_time_stats(send_us),
+            "send_us_all": [round(float(v), 3) for v in send_us],
+        }
+    terminal = [s for s in stages if s["last_packet_ms"] is not None and
+                not any(c.uses[0] == s["name"] for c in spec.connections)]
+    last = max((s["last_packet_ms"] for s in terminal), default=None)
+    rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
+    return {
+        "floor_ms": floor,
+        "overhead_ratio": (last / floor) if (last and floor) else None,
+        "foreign_cpu_pct": manifest["foreign_cpu_pct"],
+        "stages": stages,
+        "producer": producer,
+        "cpu": {
+            "run_cpu_s": manifest["own_cpu_s"],
+            "user_s": sum(u["user_s"] for u in rusage),
+            "system_s": sum(u["system_s"] for u in rusage),
+            "voluntary_ctxsw": sum(u["voluntary_ctxsw"] for u in rusage),
+            "involuntary_ctxsw": sum(u["involuntary_ctxsw"] for u in rusage),
+        },
+        "window_s": (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9,
+    }

@@ -1,0 +1,312 @@
+"""Run specs: TOML files that describe components, connections with their
+messaging policy, placement on processes and cores. `load_spec` checks every
+key and turns the file into a Spec; `Spec.assembly` is what the launcher runs.
+
+A spec (see experiments/paper/exp6.toml):
+
+  [experiment]   name, title, and free-form notes
+  [run]          sample_type, transport ("tcp" | "unix"), cores ("all" | [..]),
+                 pin (each process on its own core), timeout_s
+  [[component]]  name, kind, and the kind's properties (scabench-host --describe)
+  [policy]       the default policy of every connection (see policy.py)
+  chain = [...]  connects each component's "out" to the next one's "in"
+  [[connection]] from = "a.out", to = "b.in", plus policy keys that override [policy]
+  [placement]    hosts = [["a", "b"], ["c"]]: components sharing a process
+                 (default: one process per component, the paper's set-up)
+"""
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import component_kinds
+from .errors import SpecError
+from .policy import Policy, PolicyValueError, parse_policy
+
+TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement")
+RUN_KEYS = ("sample_type", "transport", "cores", "pin", "timeout_s")
+TRANSPORTS = ("tcp", "unix")
+SAMPLE_TYPES = ("octet", "short", "float", "double")
+
+
+@dataclass
+class Component:
+    name: str
+    kind: str
+    properties: dict
+
+
+@dataclass
+class Connection:
+    uses: tuple      # (component, port)
+    provides: tuple  # (component, port)
+    policy: Policy
+
+    @property
+    def id(self):
+        return f"{self.uses[0]}.{self.uses[1]}->{self.provides[0]}.{self.provides[1]}"
+
+
+@dataclass
+class Spec:
+    path: Path
+    experiment: dict
+    sample_type: str
+    transport: str
+    cores: list
+    pin: bool
+    timeout_s: float
+    components: list
+    connections: list
+    hosts: list = field(default_factory=list)
+
+    def component(self, name):
+        return next(c for c in self.components if c.name == name)
+
+    def host_of(self, name):
+        return next(i for i, h in enumerate(self.hosts) if name in h)
+
+    def collocated(self, conn):
+        return self.host_of(conn.uses[0]) == self.host_of(conn.provides[0])
+
+    def sources(self):
+        fed = {c.provides[0] for c in self.connections}
+        return [c.name for c in self.components if c.name not in fed]
+
+    def pipeline_order(self):
+        """Components in data-flow order (sources first)."""
+        order, seen = [], set()
+        frontier = self.sources()
+        while frontier:
+            name = frontier.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            order.append(name)
+            frontier += [c.provides[0] for c in self.connections if c.uses[0] == name]
+        return order + [c.name for c in self.components if c.name not in seen]
+
+    def with_packets(self, packets):
+        for c in self.components:
+            if c.kind == "producer":
+                c.properties["packets"] = packets
+        return self
+
+    def with_cores(self, cores):
+        self.cores = cores
+        return self
+
+    def describe(self):
+        """The fully resolved spec, as stored with every result."""
+        return {
+            "file": str(self.path),
+            "experiment": self.experiment,
+            "sample_type": self.sample_type,
+            "transport": self.transport,
+            "cores": self.cores,
+            "pin": self.pin,
+            "components": [{"name": c.name, "kind": c.kind, "properties": c.properties} for c in self.components],
+            "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
+                             **c.policy.as_dict()} for c in self.connections],
+            "hosts": self.hosts,
+        }
+
+
+def load_spec(path):
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        raise SpecError(path, "", "no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(path, "", f"not valid TOML: {exc}") from None
+    return parse_spec(doc, path)
+
+
+def parse_spec(doc, path):
+    for key in doc:
+        if key not in TOP_LEVEL:
+            raise SpecError(path, key, f"unknown table; valid: {', '.join(TOP_LEVEL)}")
+    run = _table(doc, "run", path)
+    for key in run:
+        if key not in RUN_KEYS:
+            raise SpecError(path, f"run.{key}", f"unknown key; valid: {', '.join(RUN_KEYS)}")
+    sample_type = run.get("sample_type", "double")
+    if sample_type not in SAMPLE_TYPES:
+        raise SpecError(path, "run.sample_type", f"{sample_type!r} is not valid; use one of: {', '.join(SAMPLE_TYPES)}")
+    transport = run.get("transport", "tcp")
+    if transport not in TRANSPORTS:
+        raise SpecError(path, "run.transport", f"{transport!r} is not valid; use one of: {', '.join(TRANSPORTS)}")
+    cores = parse_cores(run.get("cores", "all"), path, "run.cores")
+    pin = run.get("pin", False)
+    if not isinstance(pin, bool):
+        raise SpecError(path, "run.pin", "must be true or false")
+    timeout = run.get("timeout_s", 0)
+    if not isinstance(timeout, (int, float)) or timeout < 0:
+        raise SpecError(path, "run.timeout_s", "must be a number of seconds >= 0 (0: chosen from the floor)")
+
+    components = _components(doc, path)
+    names = {c.name for c in components}
+    default_policy = _policy(doc.get("policy", {}), None, path, "policy")
+    connections = _connections(doc, path, components, default_policy)
+    hosts = _placement(doc, path, names, [c.name for c in components])
+    spec = Spec(path, _table(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
+                components, connections, hosts)
+    _check_dispatch_per_host(spec)
+    return spec
+
+
+def parse_cores(value, path="--cores", key="cores"):
+    """"all", a list of CPU numbers, or "0,1"; every CPU must be usable here."""
+    usable = sorted(os.sched_getaffinity(0))
+    if value == "all":
+        return usable
+    if isinstance(value, str):
+        try:
+            value = [int(v) for v in value.split(",") if v.strip()]
+        except ValueError:
+            raise SpecError(path, key, f"{value!r} is not a list of CPU numbers like 0,1") from None
+    if not isinstance(value, list) or not value or not all(isinstance(v, int) for v in value):
+        raise SpecError(path, key, f"use \"all\" or a list of CPU numbers from {usable}")
+    bad = [v for v in value if v not in usable]
+    if bad:
+        raise SpecError(path, key, f"CPU {bad[0]} is not usable here; usable CPUs: {usable}")
+    return sorted(set(value))
+
+
+def _table(doc, key, path):
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise SpecError(path, key, "must be a table")
+    return value
+
+
+def _policy(table, base, path, where):
+    if not isinstance(table, dict):
+        raise SpecError(path, where, "must be a table")
+    try:
+        return parse_policy(table, base)
+    except PolicyValueError as exc:
+        raise SpecError(path, f"{where}.{exc.key}", str(exc)) from None
+
+
+def _components(doc, path):
+    kinds = component_kinds()
+    items = doc.get("component", [])
+    if not isinstance(items, list) or not items:
+        raise SpecError(path, "component", "declare at least one [[component]] with a name and a kind")
+    components, seen = [], set()
+    for i, item in enumerate(items):
+        where = f"component[{i}]"
+        name = item.get("name")
+        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+            raise SpecError(path, f"{where}.name", "a name of letters, digits, - and _ is required")
+        if name in seen:
+            raise SpecError(path, f"{where}.name", f"{name!r} is used twice")
+        seen.add(name)
+        kind = item.get("kind")
+        if kind not in kinds:
+            raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)}")
+        declared = kinds[kind]["properties"]
+        properties = {}
+        for key, value in item.items():
+            if key in ("name", "kind"):
+                continue
+            if key not in declared or "." in key:
+                valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
+                raise SpecError(path, f"{where}.{key}", f"{kind} has no property {key!r}; valid: {valid}")
+            expected = declared[key]["type"]
+            if not _type_ok(value, expected):
+                raise SpecError(path, f"{where}.{key}", f"must be {expected} ({declared[key]['description']})")
+            if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+                raise SpecError(path, f"{where}.{key}", f"must be >= 0 ({declared[key]['description']})")
+            properties[key] = value
+        components.append(Component(name, kind, properties))
+    return components
+
+
+def _type_ok(value, expected):
+    if expected == "boolean":
+        return isinstance(value, bool)
+    if expected == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected == "real":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def _endpoint(text, path, key, components, direction):
+    kinds = component_kinds()
+    if not isinstance(text, str) or text.count(".") != 1:
+        raise SpecError(path, key, f"{text!r} must look like \"component.port\"")
+    name, port = text.split(".")
+    comp = next((c for c in components if c.name == name), None)
+    if comp is None:
+        raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
+    ports = kinds[comp.kind][direction]
+    if port not in ports:
+        role = "uses (output)" if direction == "uses" else "provides (input)"
+        raise SpecError(path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}")
+    return (name, port)
+
+
+def _connections(doc, path, components, default_policy):
+    connections = []
+    chain = doc.get("chain", [])
+    if not isinstance(chain, list):
+        raise SpecError(path, "chain", "must be a list of component names")
+    for i, (a, b) in enumerate(zip(chain, chain[1:])):
+        uses = _endpoint(f"{a}.out", path, f"chain[{i}]", components, "uses")
+        provides = _endpoint(f"{b}.in", path, f"chain[{i + 1}]", components, "provides")
+        connections.append(Connection(uses, provides, default_policy))
+    for i, item in enumerate(doc.get("connection", [])):
+        where = f"connection[{i}]"
+        for key in ("from", "to"):
+            if key not in item:
+                raise SpecError(path, f"{where}.{key}", "required, like \"stage1.out\"")
+        uses = _endpoint(item["from"], path, f"{where}.from", components, "uses")
+        provides = _endpoint(item["to"], path, f"{where}.to", components, "provides")
+        overrides = {k: v for k, v in item.items() if k not in ("from", "to")}
+        connections.append(Connection(uses, provides, _policy(overrides, default_policy, path, where)))
+    used = set()
+    for conn in connections:
+        if conn.uses in used:
+            raise SpecError(path, "connection", f"port {'.'.join(conn.uses)} is connected twice")
+        used.add(conn.uses)
+    return connections
+
+
+def _placement(doc, path, names, order):
+    placement = _table(doc, "placement", path)
+    for key in placement:
+        if key != "hosts":
+            raise SpecError(path, f"placement.{key}", "unknown key; valid: hosts")
+    hosts = placement.get("hosts")
+    if hosts is None:
+        return [[n] for n in order]
+    if not isinstance(hosts, list) or not all(isinstance(h, list) and h for h in hosts):
+        raise SpecError(path, "placement.hosts", "must be a list of non-empty lists of component names")
+    placed = [n for h in hosts for n in h]
+    for n in placed:
+        if n not in names:
+            raise SpecError(path, "placement.hosts", f"no component named {n!r}")
+        if placed.count(n) > 1:
+            raise SpecError(path, "placement.hosts", f"{n!r} is placed twice")
+    missing = [n for n in order if n not in placed]
+    return hosts + [[n] for n in missing]
+
+
+def _check_dispatch_per_host(spec):
+    """ORB threading is per process: remote connections into one host must agree."""
+    seen = {}
+    for conn in spec.connections:
+        if spec.collocated(conn):
+            continue
+        host = spec.host_of(conn.provides[0])
+        options = conn.policy.orb_options()
+        if host in seen and seen[host][1] != options:
+            raise SpecError(spec.path, "connection",
+                            f"{seen[host][0]} and {conn.id} reach the same process with different dispatch; "
+                            "ORB threading is per process: place the receivers apart or use one dispatch")
+        seen[host] = (conn.id, options)

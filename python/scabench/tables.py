@@ -1,0 +1,53 @@
+"""Plain-text tables for the terminal."""
+
+
+def format_table(header, rows):
+    """Left-aligned first column, right-aligned others."""
+    cells = [header] + [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(v, digits=2):
+    return "-" if v is None else (f"{v:.{digits}f}" if isinstance(v, float) else str(v))
+
+
+def format_run(result):
+    spec = result["spec"]
+    exp = spec.get("experiment", {})
+    title = exp.get("name", spec["file"]) + (f": {exp['title']}" if exp.get("title") else "")
+    producer = result.get("producer", {})
+    stages = result["stages"]
+    out = [title,
+           f"cores {spec['cores']}, transport {spec['transport']}, {producer.get('sent', 0)} packets, "
+           f"hosts {len(spec['hosts'])}"]
+    for c in spec["connections"]:
+        policy = f"call={c['call']}" + (f" sync={c['sync']}" if c["call"] == "oneway" else "")
+        policy += f" dispatch={c['dispatch']} worker={c['worker_depth'] or 'no'} ({c['placement']})"
+        out.append(f"  {c['id']}: {policy}")
+    header = [""] + ([producer["name"]] if producer else []) + [s["name"] for s in stages]
+    rows = [
+        ["time of last packet (ms)"] + ([_fmt(producer.get("last_sent_ms"))] if producer else [])
+        + [_fmt(s["last_packet_ms"]) for s in stages],
+        ["received"] + ([producer.get("sent")] if producer else []) + [s["received"] for s in stages],
+        ["reordered from previous"] + (["-"] if producer else []) + [s["reordered_from_previous"] for s in stages],
+        ["reordered from original"] + (["-"] if producer else []) + [s["reordered_from_original"] for s in stages],
+        ["most server threads at once"] + (["-"] if producer else []) + [s["max_server_threads"] for s in stages],
+    ]
+    out += ["", format_table(header, rows), ""]
+    ratio = result.get("overhead_ratio")
+    out.append(f"floor {_fmt(result['floor_ms'], 1)} ms, ratio {_fmt(ratio, 3)}, "
+               f"foreign CPU {_fmt(result['foreign_cpu_pct'], 1)} %")
+    send = producer.get("send_us", {})
+    if send:
+        out.append("producer send (µs): " + ", ".join(
+            f"{k} {_fmt(send[k], 1)}" for k in ("min", "p50", "p90", "p99", "max")))
+    cpu = result["cpu"]
+    out.append(f"run CPU: user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s, context switches "
+               f"{cpu['voluntary_ctxsw']} voluntary / {cpu['involuntary_ctxsw']} involuntary")
+    return "\n".join(out)
