@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what scabench needs on a fresh Debian bookworm machine, builds the
+# C++ runtime and the Python package, and puts `scabench` on PATH.
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
+                 libgtest-dev nlohmann-json3-dev python3-venv)
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# C++: configure once, then incremental builds. Two jobs: the machine has 2 cores.
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build build -j 2
+
+# Python: a venv of our own, so the system interpreter is left alone.
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+if ! .venv/bin/python -c "import scabench, numpy, click, pytest" 2>/dev/null; then
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e 'python[test]'
+fi
+
+# `scabench` on PATH.
+BIN_DIR=${SCABENCH_INSTALL_BIN:-/usr/local/bin}
+if [ -w "$BIN_DIR" ]; then
+  ln -sf "$PWD/.venv/bin/scabench" "$BIN_DIR/scabench"
+else
+  echo "setup: $BIN_DIR is not writable; use $PWD/.venv/bin/scabench"
+fi
+echo "setup: done"

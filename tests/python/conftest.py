@@ -1,0 +1,38 @@
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pipeline_toml(*, packets=20, work="cpu", work_us=1000, stages=3, period_us=0, policy="", placement="",
+                  run="", extra=""):
+    """A producer -> stages pipeline spec, like the paper's, but small."""
+    names = ["producer"] + [f"stage{i + 1}" for i in range(stages)]
+    text = f"chain = {names!r}\n".replace("'", '"')
+    text += f"[run]\n{run}\n"
+    text += f"[[component]]\nname = \"producer\"\nkind = \"producer\"\npackets = {packets}\nsamples = 256\n"
+    text += f"period_us = {period_us}\n"
+    for n in names[1:]:
+        text += f"[[component]]\nname = \"{n}\"\nkind = \"stage\"\nwork = \"{work}\"\nwork_us = {work_us}\n"
+    text += f"[policy]\n{textwrap.dedent(policy)}\n"
+    if placement:
+        text += f"[placement]\n{placement}\n"
+    return text + extra
+
+
+@pytest.fixture
+def write_spec(tmp_path):
+    def write(text, name="spec.toml"):
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+    return write
+
+
+def scabench(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "scabench.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)

@@ -1,0 +1,180 @@
+"""Every policy end to end over real processes and real omniORB, few packets."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, pipeline_toml, scabench
+from scabench.runner import run_spec
+from scabench.spec import load_spec
+
+PACKETS = 20
+
+
+def run(write_spec, **kwargs):
+    kwargs.setdefault("packets", PACKETS)
+    return run_spec(load_spec(write_spec(pipeline_toml(**kwargs))))
+
+
+def assert_all_delivered(result):
+    packets = result["spec"]["components"][0]["properties"]["packets"]
+    assert result["status"] == "ok"
+    assert result["producer"]["sent"] == packets
+    for stage in result["stages"]:
+        assert stage["received"] == packets, stage
+
+
+def assert_in_order(result):
+    for stage in result["stages"]:
+        assert stage["reordered_from_previous"] == 0, stage
+        assert stage["reordered_from_original"] == 0, stage
+
+
+POLICIES = [
+    ('call = "twoway"', "twoway"),
+    ('call = "twoway"\nworker = 4', "twoway-worker"),
+    ('call = "twoway"\ndispatch = "serial"', "twoway-serial"),
+    ('call = "oneway"\nsync = "none"', "oneway-none"),
+    ('call = "oneway"\nsync = "transport"', "oneway-transport"),
+    ('call = "oneway"\nsync = "server"', "oneway-server"),
+    ('call = "oneway"\nsync = "target"', "oneway-target"),
+    ('call = "oneway"\ndispatch = "pool:2"', "oneway-pool2"),
+    ('call = "oneway"\ndispatch = "single"', "oneway-single"),
+    ('call = "oneway"\nworker = true', "oneway-worker"),
+]
+
+
+@pytest.mark.parametrize("policy", [p for p, _ in POLICIES], ids=[i for _, i in POLICIES])
+def test_every_policy_delivers_every_packet(write_spec, policy):
+    assert_all_delivered(run(write_spec, policy=policy))
+
+
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_both_transports(write_spec, transport):
+    result = run(write_spec, policy='call = "oneway"', run=f'transport = "{transport}"')
+    assert_all_delivered(result)
+    assert result["spec"]["transport"] == transport
+
+
+@pytest.mark.parametrize("policy", ['call = "twoway"', 'call = "twoway"\nworker = 2',
+                                    'call = "oneway"\ndispatch = "serial"',
+                                    'call = "oneway"\ndispatch = "serial"\nworker = 2'])
+def test_two_way_and_serial_dispatch_never_reorder(write_spec, policy):
+    # A no-wait producer and work on the ORB thread: the set-up that makes a
+    # multi-threaded ORB reorder.
+    result = run(write_spec, policy=policy, work_us=2000)
+    assert_all_delivered(result)
+    assert_in_order(result)
+
+
+def test_two_way_without_worker_holds_one_packet_in_the_pipeline(write_spec):
+    # The empty pipeline: each send returns only after all three stages ran.
+    result = run(write_spec, policy='call = "twoway"', work="sleep", work_us=10_000)
+    assert result["producer"]["send_us"]["min"] >= 3 * 10_000
+
+
+def test_oneway_target_waits_for_the_servant_and_transport_does_not(write_spec):
+    target = run(write_spec, policy='call = "oneway"\nsync = "target"', work="sleep", work_us=20_000, stages=1)
+    assert target["producer"]["send_us"]["min"] >= 20_000
+    transport = run(write_spec, policy='call = "oneway"\nsync = "transport"', work="sleep", work_us=20_000,
+                    stages=1, packets=4)
+    assert transport["producer"]["send_us"]["p50"] < 20_000
+
+
+def test_collocated_oneway_behaves_as_two_way(write_spec):
+    # The paper's section 4.1: in one process the oneway is a direct call.
+    result = run(write_spec, policy='call = "oneway"', work="sleep", work_us=10_000,
+                 placement='hosts = [["producer", "stage1", "stage2", "stage3"]]')
+    assert_all_delivered(result)
+    assert_in_order(result)
+    assert result["spec"]["connections"][0]["placement"] == "collocated"
+    assert result["producer"]["send_us"]["min"] >= 3 * 10_000
+
+
+def test_collocated_worker_threads_keep_stages_parallel(write_spec):
+    result = run(write_spec, policy='call = "oneway"\nworker = true', work="sleep", work_us=20_000,
+                 placement='hosts = [["producer", "stage1", "stage2", "stage3"]]')
+    assert_all_delivered(result)
+    serial_ms = PACKETS * 3 * 20
+    # Pipelined it needs about (PACKETS + 2) x 20 ms; one packet at a time, 1200 ms.
+    assert result["stages"][-1]["last_packet_ms"] < 0.75 * serial_ms
+
+
+def test_single_core_run_and_pinning(write_spec):
+    result = run(write_spec, policy='call = "twoway"\nworker = 4', run='cores = [0]\npin = true')
+    assert_all_delivered(result)
+    assert result["spec"]["cores"] == [0]
+    assert all(h["cores"] == [0] for h in result["hosts"])
+
+
+def test_result_json_has_the_keys_other_work_reads(write_spec, tmp_path):
+    out = tmp_path / "result.json"
+    proc = scabench("run", write_spec(pipeline_toml(packets=PACKETS)), "--json", out, "--packets", 12)
+    assert proc.returncode == 0, proc.stderr
+    assert "time of last packet" in proc.stdout
+    result = json.loads(out.read_text())
+    for key in ("floor_ms", "overhead_ratio", "foreign_cpu_pct", "stages", "producer", "spec", "environment"):
+        assert key in result
+    assert [s["name"] for s in result["stages"]] == ["stage1", "stage2", "stage3"]
+    for s in result["stages"]:
+        for key in ("name", "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original"):
+            assert key in s
+        assert s["received"] == 12
+    assert set(result["producer"]["send_us"]) >= {"min", "p50", "p90", "p99", "max"}
+    assert "last_sent_ms" in result["producer"]
+    env = result["environment"]
+    assert env["omniorb_version"] and env["kernel"] and env["cpu_model"] and env["cores"]
+
+
+def _run_processes(marker):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmd:
+            found.append((int(pid), cmd))
+    return found
+
+
+def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_path):
+    spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep", work_us=10_000))
+    out = tmp_path / "failed.json"
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--json", str(out)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim, run_dir = None, None
+    deadline = time.time() + 30
+    while victim is None and time.time() < deadline:
+        for pid, cmd in _run_processes("--component stage2:stage"):
+            victim, run_dir = pid, cmd.split("--record-dir ")[1].split()[0]
+        time.sleep(0.05)
+    assert victim, "stage2's host never started"
+    time.sleep(1.0)  # well into the run: 500 packets take over 5 s
+    os.kill(victim, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert "stage2" in stderr and "killed by signal 9" in stderr and "Traceback" not in stderr
+    assert "the last was #" in stderr
+    result = json.loads(out.read_text())
+    assert result["status"] == "failed" and result["failed_component"] == "stage2"
+    assert _run_processes(run_dir) == []
+
+
+def test_a_component_that_cannot_start_is_named(write_spec):
+    text = pipeline_toml(packets=5).replace('work = "cpu"', 'work = "cpu"', 1)
+    path = write_spec(text)
+    spec = load_spec(path)
+    spec.component("stage2").properties["work"] = "spin"  # only the runtime can refuse this one
+    from scabench.errors import RunError
+    with pytest.raises(RunError) as err:
+        run_spec(spec)
+    assert err.value.component == "stage2"
+    assert "spin" in str(err.value) and "none, cpu, sleep" in str(err.value)

@@ -1,0 +1,72 @@
+"""Bad specs give one clear line naming the file, the key and what is valid."""
+import pytest
+
+from conftest import pipeline_toml, scabench
+from scabench.errors import SpecError
+from scabench.spec import load_spec
+
+CASES = [
+    ("[run]\ntransport = \"udp\"\n", "run.transport", "tcp, unix"),
+    ("[run]\nspeed = 3\n", "run.speed", "valid: sample_type"),
+    ("[run]\ncores = [99]\n", "run.cores", "usable CPUs"),
+    ("[[component]]\nname = \"p\"\nkind = \"mixer\"\n", "component[0].kind", "producer"),
+    ("[[component]]\nname = \"p\"\nkind = \"producer\"\npackets = \"many\"\n", "component[0].packets", "integer"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\nwork_ms = 5\n", "component[0].work_ms", "work_us"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[[component]]\nname = \"s\"\nkind = \"sink\"\n",
+     "component[1].name", "used twice"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[[connection]]\nfrom = \"s.out\"\nto = \"t.in\"\n",
+     "connection[0].to", "no component named 't'"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[[component]]\nname = \"k\"\nkind = \"sink\"\n"
+     "[[connection]]\nfrom = \"s.out\"\nto = \"k.input\"\n", "connection[0].to", "it has: in"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\ncall = \"sometimes\"\n", "policy.call", "twoway, oneway"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\ndispatch = \"pool:0\"\n", "policy.dispatch", "pool:N"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nworker = 0\n", "policy.worker", "depth >= 1"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\ncall = \"twoway\"\nsync = \"none\"\n", "policy.sync",
+     "oneway"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nretries = 3\n", "policy.retries", "valid keys"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[placement]\nhosts = [[\"s\", \"x\"]]\n", "placement.hosts",
+     "no component named 'x'"),
+    ("[experiments]\n", "experiments", "valid: experiment"),
+]
+
+
+@pytest.mark.parametrize("text, key, hint", CASES)
+def test_bad_spec_names_file_key_and_valid_values(write_spec, text, key, hint):
+    path = write_spec(text)
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    assert err.value.key == key
+    assert str(path) in str(err.value) and hint in str(err.value)
+
+
+def test_invalid_toml_names_the_file(write_spec):
+    path = write_spec("[run\n")
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_spec(path)
+
+
+def test_conflicting_dispatch_into_one_process_is_refused(write_spec):
+    text = pipeline_toml(stages=2, placement='hosts = [["producer"], ["stage1", "stage2"]]')
+    text += "[[component]]\nname = \"side\"\nkind = \"producer\"\n"
+    text += "[[connection]]\nfrom = \"side.out\"\nto = \"stage2.in\"\ndispatch = \"serial\"\n"
+    text = text.replace('chain = ["producer", "stage1", "stage2"]', 'chain = ["producer", "stage1"]')
+    with pytest.raises(SpecError, match="different dispatch"):
+        load_spec(write_spec(text))
+
+
+def test_cli_prints_one_line_and_no_traceback(write_spec):
+    path = write_spec("[run]\ntransport = \"udp\"\n")
+    proc = scabench("run", path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"{path}: run.transport" in proc.stderr
+
+
+def test_cli_missing_file():
+    proc = scabench("run", "/nonexistent/spec.toml")
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+def test_cli_bad_cores_option(write_spec):
+    proc = scabench("run", write_spec(pipeline_toml()), "--cores", "zero")
+    assert proc.returncode == 2 and "--cores" in proc.stderr and "Traceback" not in proc.stderr
