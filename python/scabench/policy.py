@@ -17,9 +17,12 @@ SYNCS = ("none", "transport", "server", "target")
 DISPATCH_FORMS = "pool, pool:N (N >= 1), serial or single"
 POLICY_KEYS = ("call", "sync", "dispatch", "worker")
 
-# Two-way + worker needs enough queue to keep both cores of a 2-core machine
-# busy behind three equal stages; docs/architecture.md gives the measurements.
-DEFAULT_WORKER_DEPTH = 16
+# Two-way + worker needs slack in each queue to keep both cores of a 2-core
+# machine busy behind three equal stages: the paper's exp6 on 2 cores measured
+# 1.046 x floor at depth 16, 1.035 at 64 and 1.035 at 256 (3 runs each), so
+# 64 is the knee. It costs 64 packets of memory (512 KiB of doubles) per port;
+# with a paced source the queue stays nearly empty and adds no latency.
+DEFAULT_WORKER_DEPTH = 64
 
 
 class PolicyValueError(ValueError):

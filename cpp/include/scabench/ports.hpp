@@ -96,11 +96,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
  private:
   struct Queued {
     PacketHeader header;
-    std::vector<T> samples;
+    typename Traits::Seq samples;
     uint64_t slot;
   };
 
   void upcall(const PacketHeader& h, const typename Traits::Seq& data);
+  static typename Traits::Seq takeSamples(const typename Traits::Seq& data);
   void process(const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot);
   void workerLoop();
 

@@ -16,13 +16,24 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data) 
       endOfStreamArrived(h.sequence_number);
   } else {
     const uint64_t slot = log.arrive(h.sequence_number, monotonicNs());
-    const T* samples = data.get_buffer();
     if (queue_)
-      queue_->push(Queued{h, std::vector<T>(samples, samples + data.length()), slot});
+      queue_->push(Queued{h, takeSamples(data), slot});
     else
-      process(h, samples, data.length(), slot);
+      process(h, data.get_buffer(), data.length(), slot);
   }
   log.leaveUpcall();
+}
+
+// The worker keeps the samples past the upcall. A remote call's sequence owns
+// the buffer the ORB unmarshalled into: adopt it instead of copying. A
+// collocated call lends the caller's own buffer, which must be copied.
+template <class T>
+typename PortTraits<T>::Seq InPort<T>::takeSamples(const typename Traits::Seq& data) {
+  if (!data.release()) return typename Traits::Seq(data);
+  auto& owned = const_cast<typename Traits::Seq&>(data);
+  const CORBA::ULong length = owned.length(), maximum = owned.maximum();
+  T* buffer = owned.get_buffer(true);  // orphan: `data` is left empty
+  return typename Traits::Seq(maximum, length, buffer, true);
 }
 
 template <class T>
@@ -38,7 +49,7 @@ void InPort<T>::workerLoop() {
     if (item->header.end_of_stream)
       endOfStreamArrived(item->header.sequence_number);
     else
-      process(item->header, item->samples.data(), item->samples.size(), item->slot);
+      process(item->header, item->samples.get_buffer(), item->samples.length(), item->slot);
   }
 }
 
