@@ -127,6 +127,7 @@ def test_result_json_has_the_keys_other_work_reads(write_spec, tmp_path):
         assert s["received"] == 12
     assert set(result["producer"]["send_us"]) >= {"min", "p50", "p90", "p99", "max"}
     assert "last_sent_ms" in result["producer"]
+    assert result["producer"]["send_share_under_us"]["10000"] <= 100.0
     env = result["environment"]
     assert env["omniorb_version"] and env["kernel"] and env["cpu_model"] and env["cores"]
 
