@@ -186,7 +186,7 @@ class Launcher {
       proc.cores = h["cores"].get<std::vector<int>>();
       for (const auto& c : h["components"]) {
         proc.components.push_back(c["name"]);
-        componentHost_[c["name"]] = proc.name;
+        ++componentCount_;
       }
       hosts_.push_back(proc);
     }
@@ -237,7 +237,7 @@ class Launcher {
   }
 
   void waitReady() {
-    std::size_t expected = componentHost_.size();
+    const std::size_t expected = componentCount_;
     const int64_t readyDeadline = scabench::monotonicNs() + 30'000'000'000LL;
     while (iors_.size() < expected) {
       if (scabench::monotonicNs() > readyDeadline) throw RunFailure("", "hosts did not come up within 30 s");
@@ -407,13 +407,20 @@ class Launcher {
                           describeStatus(h.status) + lastPackets(h));
   }
 
+  // Opens a component's record file positioned after its header; false if
+  // the component never got as far as creating it.
+  bool openRecords(const std::string& component, std::ifstream& in, scabench::RecordFileHeader& header) {
+    in.open(runDir_ + "/" + component + ".rec", std::ios::binary);
+    return bool(in.read(reinterpret_cast<char*>(&header), sizeof header));
+  }
+
   // What the records of a dead host's components say they handled last.
   std::string lastPackets(const HostProc& h) {
     std::string out;
     for (const auto& c : h.components) {
-      std::ifstream in(runDir_ + "/" + c + ".rec", std::ios::binary);
+      std::ifstream in;
       scabench::RecordFileHeader header;
-      if (!in.read(reinterpret_cast<char*>(&header), sizeof header)) continue;
+      if (!openRecords(c, in, header)) continue;
       const uint64_t n = std::min<uint64_t>(header.claimed.load(), header.capacity);
       if (n == 0) {
         out += "; " + c + " had handled no packet";
@@ -430,10 +437,9 @@ class Launcher {
   std::string progressReport() {
     std::string out;
     for (const auto& [name, _] : resources_) {
-      std::ifstream in(runDir_ + "/" + name + ".rec", std::ios::binary);
+      std::ifstream in;
       scabench::RecordFileHeader header;
-      if (in.read(reinterpret_cast<char*>(&header), sizeof header))
-        out += "; " + name + " handled " + std::to_string(header.completed.load());
+      if (openRecords(name, in, header)) out += "; " + name + " handled " + std::to_string(header.completed.load());
     }
     return out;
   }
@@ -445,6 +451,7 @@ class Launcher {
     } catch (const CF::PropertySet::InvalidConfiguration& ex) {
       throw RunFailure(component, "component " + component + " rejected its configuration: " + ex.msg.in());
     } catch (const CF::PortSupplier::UnknownPort&) {
+      pumpEvents(50);  // a bad port property is reported on the pipe: name that instead
       throw RunFailure(component, "component " + component + ": " + what + ": no such port");
     } catch (const CF::Port::InvalidPort& ex) {
       throw RunFailure(component, "component " + component + ": " + what + ": " + ex.msg.in());
@@ -502,7 +509,7 @@ class Launcher {
   std::vector<int> measuredCores_;
   int64_t deadlineNs_ = 0;
   std::vector<HostProc> hosts_;
-  std::map<std::string, std::string> componentHost_;
+  std::size_t componentCount_ = 0;
   std::set<std::string> hasOutgoing_, hasIncoming_;
   int statusRead_ = -1;
   std::string pending_;

@@ -26,8 +26,13 @@ SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
 
 
-def _prop(spec, comp, key):
+def _prop(comp, key):
+    """A component property as the run will see it: the spec's value or the default."""
     return comp.properties.get(key, component_kinds()[comp.kind]["properties"][key]["default"])
+
+
+def producer_packets(spec):
+    return max([_prop(c, "packets") for c in spec.components if c.kind == "producer"] or [0])
 
 
 def floor_of(spec):
@@ -35,14 +40,14 @@ def floor_of(spec):
     producers = [c for c in spec.components if c.kind == "producer"]
     if not producers:
         return 0.0
-    packets = max(_prop(spec, p, "packets") for p in producers)
-    period_ms = max(_prop(spec, p, "period_us") for p in producers) / 1000.0
+    packets = producer_packets(spec)
+    period_ms = max(_prop(p, "period_us") for p in producers) / 1000.0
     work, cpu = [], []
     for name in spec.pipeline_order():
         comp = spec.component(name)
         if comp.kind != "stage":
             continue
-        kind, ms = _prop(spec, comp, "work"), _prop(spec, comp, "work_us") / 1000.0
+        kind, ms = _prop(comp, "work"), _prop(comp, "work_us") / 1000.0
         work.append(0.0 if kind == "none" else ms)
         cpu.append(ms if kind == "cpu" else 0.0)
     return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores))
@@ -58,7 +63,7 @@ def host_cores(spec):
 def build_assembly(spec, run_dir, timeout_s):
     properties = {c.name: dict(c.properties) for c in spec.components}
     host_options = [[] for _ in spec.hosts]
-    packets = max([_prop(spec, c, "packets") for c in spec.components if c.kind == "producer"] or [0])
+    packets = producer_packets(spec)
     for c in spec.components:
         properties[c.name]["record_capacity"] = packets + 16
     for conn in spec.connections:
