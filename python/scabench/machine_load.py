@@ -1,0 +1,106 @@
+"""CPU load on this machine from anyone but us.
+
+Benchmarks on a shared machine need two things: wait until the machine is
+quiet before measuring, and know afterwards how much CPU others took while we
+measured, so a spoiled run can be redone. Busy time comes from /proc/stat;
+our own share (this process and all its descendants) from /proc/PID/stat, so
+what is left is foreign."""
+import os
+import time
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _busy_and_total_ticks(cores=None):
+    """Busy and total jiffies, over all CPUs or the given ones."""
+    busy = total = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            if not line.startswith("cpu"):
+                break
+            name, *fields = line.split()
+            if cores is None and name != "cpu":
+                continue
+            if cores is not None and (name == "cpu" or int(name[3:]) not in cores):
+                continue
+            values = [int(v) for v in fields[:8]]
+            idle = values[3] + values[4]  # idle + iowait
+            busy += sum(values) - idle
+            total += sum(values)
+    return busy, total
+
+
+def _children_of():
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def own_ticks(root_pid=None):
+    """CPU jiffies (user + system, own and reaped children) of root_pid and
+    every live descendant."""
+    root_pid = root_pid or os.getpid()
+    children = _children_of()
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        except OSError:
+            pass
+        stack.extend(children.get(pid, []))
+    return total
+
+
+class ForeignLoadMeter:
+    """Start it, run the measurement, then read foreign_pct(): the CPU others
+    used meanwhile, in % of the cores watched."""
+
+    def __init__(self, cores=None):
+        self.cores = set(cores) if cores is not None else None
+
+    def start(self):
+        self._busy, self._total = _busy_and_total_ticks(self.cores)
+        self._own = own_ticks()
+        return self
+
+    def foreign_pct(self):
+        busy, total = _busy_and_total_ticks(self.cores)
+        own = own_ticks()
+        elapsed = total - self._total
+        if elapsed <= 0:
+            return 0.0
+        # Our own ticks can land on unwatched cores; never count them as negative foreign.
+        foreign = max(0, (busy - self._busy) - (own - self._own))
+        return 100.0 * foreign / elapsed
+
+
+def busy_pct(interval_s=0.5, cores=None):
+    """Foreign CPU busy % over a short interval."""
+    meter = ForeignLoadMeter(cores).start()
+    time.sleep(interval_s)
+    return meter.foreign_pct()
+
+
+def wait_for_quiet(threshold_pct=10.0, interval_s=0.5, timeout_s=60.0, cores=None, on_wait=None):
+    """Blocks until others use less than threshold_pct of the CPUs for one
+    interval, or timeout_s passes. Returns (quiet, last_busy_pct)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pct = busy_pct(interval_s, cores)
+        if pct < threshold_pct:
+            return True, pct
+        if time.monotonic() >= deadline:
+            return False, pct
+        if on_wait:
+            on_wait(pct)

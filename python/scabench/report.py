@@ -1,0 +1,72 @@
+"""Reports: one Markdown text, written as report.md beside its PNGs, and as a
+self-contained report.html with the same figures embedded (data URIs), so the
+HTML can be mailed or archived on its own.
+
+Every command that writes a report (paper, profile, granularity) goes through
+here, so they look alike and the HTML conversion lives in one place."""
+import base64
+import html
+import re
+from pathlib import Path
+
+import markdown
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem;
+       color: #1d2433; line-height: 1.45; }
+h1, h2, h3 { line-height: 1.2; }
+h2 { border-bottom: 1px solid #d6dae3; padding-bottom: .2rem; margin-top: 2.2rem; }
+table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; }
+th, td { border: 1px solid #d6dae3; padding: .25rem .55rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+thead th { background: #eef1f6; }
+tbody tr:nth-child(even) { background: #f8f9fb; }
+code, pre { background: #f3f4f7; border-radius: 3px; }
+pre { padding: .6rem; overflow-x: auto; }
+img { max-width: 100%; border: 1px solid #e3e6ec; margin: .4rem 0; }
+.verdict-reproduced { color: #17663a; font-weight: 600; }
+.verdict-differs { color: #9a5b00; font-weight: 600; }
+.verdict-not-reproduced { color: #a4161a; font-weight: 600; }
+"""
+
+_VERDICT = re.compile(r"<strong>(reproduced|not reproduced|differs)</strong>")
+
+
+def md_table(header, rows):
+    """A Markdown table. Cells are str()-ed; None shows as an en dash."""
+    def cell(v):
+        return "–" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown_to_html(text, title, image_dir):
+    """Converts the report's Markdown to one HTML page; images referenced by a
+    relative path are read from image_dir and embedded."""
+    body = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"])
+
+    def embed(match):
+        src = match.group(1)
+        path = Path(image_dir) / src
+        if src.startswith(("data:", "http:", "https:")) or not path.is_file():
+            return match.group(0)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f'src="data:image/png;base64,{data}"'
+
+    body = re.sub(r'src="([^"]+)"', embed, body)
+    body = _VERDICT.sub(lambda m: f'<span class="verdict-{m.group(1).replace(" ", "-")}">{m.group(1)}</span>', body)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def write_report(out_dir, title, text):
+    """Writes report.md and report.html into out_dir (the PNGs must already
+    be there) and returns their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    md_path, html_path = out / "report.md", out / "report.html"
+    md_path.write_text(text)
+    html_path.write_text(markdown_to_html(text, title, out))
+    return md_path, html_path
