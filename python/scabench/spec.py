@@ -96,6 +96,23 @@ class Spec:
         self.cores = cores
         return self
 
+    def with_pin(self, pin):
+        self.pin = bool(pin)
+        return self
+
+    def with_policy(self, overrides, where="--policy"):
+        """Applies policy keys (call, sync, dispatch, worker) to every
+        connection, on top of what the spec gave it."""
+        for conn in self.connections:
+            conn.policy = _policy(overrides, conn.policy, self.path, where)
+        _check_dispatch_per_host(self)
+        return self
+
+    def collocate(self):
+        """Places every component in one process: every call becomes direct."""
+        self.hosts = [[c.name for c in self.components]]
+        return self
+
     def describe(self):
         """The fully resolved spec, as stored with every result."""
         return {
@@ -173,6 +190,25 @@ def parse_cores(value, path="--cores", key="cores"):
     if bad:
         raise SpecError(path, key, f"CPU {bad[0]} is not usable here; usable CPUs: {usable}")
     return sorted(set(value))
+
+
+def parse_overrides(items, where="--policy"):
+    """["sync=server", "worker=16"] -> {"sync": "server", "worker": 16}:
+    the values a TOML table would hold."""
+    overrides = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise SpecError(where, item, "use KEY=VALUE, e.g. sync=server or worker=16")
+        text = text.strip()
+        if text in ("true", "false"):
+            value = text == "true"
+        elif text.isdigit():
+            value = int(text)
+        else:
+            value = text
+        overrides[key.strip()] = value
+    return overrides
 
 
 def _table(doc, key, path):
