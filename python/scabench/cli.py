@@ -51,5 +51,30 @@ def run(spec_file, packets, cores, policy_items, collocated, pin, json_path):
         click.echo(f"result written to {json_path}")
 
 
+@main.command()
+@click.option("--quick", is_flag=True, help="Fewer packets and one run per configuration: a few minutes.")
+@click.option("--runs", type=click.IntRange(min=1), help="Runs per configuration and set-up (default 3; 1 with --quick).")
+@click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
+@click.option("--only", help="Comma-separated configuration ids to run (default: all of the campaign).")
+@click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
+              help="Campaign file (default experiments/paper/campaign.toml).")
+@click.option("--out", "out_dir", default="results/paper", show_default=True, type=click.Path(file_okay=False),
+              help="Where report.md, report.html, the PNGs and results.json go.")
+def paper(quick, runs, packets, only, campaign_file, out_dir):
+    """Reproduce the messaging-semantics paper and judge its claims."""
+    from .paper.command import run_paper  # matplotlib is only needed here
+    try:
+        entries, claims = run_paper(out_dir, quick=quick, runs=runs, packets=packets,
+                                    only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
+                                    campaign_file=campaign_file)
+    except ScabenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    width = max(len(c.id) for c in claims)
+    for c in claims:
+        click.echo(f"{c.id.ljust(width)}  {c.verdict}")
+    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,270 @@
+"""Campaigns: many configurations, each run K times, carefully.
+
+A campaign file (experiments/paper/campaign.toml) lists configurations: a
+spec, changes to it (policy keys, collocation, pinning) and the set-ups (core
+lists) to run it on. For every run the campaign
+  1. waits until other processes leave the run's cores quiet,
+  2. runs the spec over real processes (runner.run_spec),
+  3. redoes the run if others took more CPU than allowed meanwhile,
+and it shows progress with an estimate of the time left. Results are
+summarised as the median with the spread (min and max) over the runs.
+"""
+import math
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import RunError, SpecError
+from .machine_load import wait_for_quiet
+from .runner import floor_of, run_spec
+from .spec import load_spec, parse_cores
+
+MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
+CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "collocated", "pin", "setups")
+# Start-up and teardown of a run's processes, beyond the pipeline itself (s);
+# only used for the estimate of the time left.
+RUN_SETUP_S = 1.5
+
+
+@dataclass
+class Measure:
+    runs: int = 3
+    packets: int = 1000
+    quick_packets: int = 100
+    quiet_below_pct: float = 10.0
+    quiet_wait_s: float = 60.0
+    redo_above_pct: float = 10.0
+    max_redos: int = 2
+
+
+@dataclass
+class Config:
+    id: str
+    group: str
+    spec_file: Path
+    setup: str
+    setup_label: str
+    cores: list
+    title: str = ""
+    policy: dict = field(default_factory=dict)
+    collocated: bool = False
+    pin: bool = False
+
+    @property
+    def key(self):
+        """Configurations with the same key are the same run."""
+        return (str(self.spec_file), tuple(sorted(self.policy.items())), self.collocated, self.pin,
+                tuple(self.cores))
+
+    @property
+    def name(self):
+        return f"{self.id}@{self.setup}"
+
+    def load(self, packets):
+        spec = load_spec(self.spec_file).with_cores(self.cores).with_packets(packets)
+        if self.policy:
+            spec.with_policy(self.policy, where=f"config {self.id}: policy")
+        if self.collocated:
+            spec.collocate()
+        if self.pin:
+            spec.with_pin(True)
+        return spec
+
+
+@dataclass
+class Campaign:
+    path: Path
+    measure: Measure
+    configs: list
+
+
+def load_campaign(path):
+    """Reads a campaign file; every error names the file, the key and what is valid."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except FileNotFoundError:
+        raise SpecError(path, "", "no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(path, "", f"not valid TOML: {exc}") from None
+    for key in doc:
+        if key not in ("measure", "setup", "config"):
+            raise SpecError(path, key, "unknown table; valid: measure, setup, config")
+    measure = Measure()
+    for key, value in doc.get("measure", {}).items():
+        if key not in MEASURE_KEYS:
+            raise SpecError(path, f"measure.{key}", f"unknown key; valid: {', '.join(MEASURE_KEYS)}")
+        expected = type(getattr(measure, key))
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or \
+                (expected is int and not isinstance(value, int)):
+            raise SpecError(path, f"measure.{key}", f"must be a {'whole ' if expected is int else ''}number >= 0")
+        setattr(measure, key, expected(value))
+    if measure.runs < 1:
+        raise SpecError(path, "measure.runs", "must be at least 1")
+    setups = {}
+    for name, table in doc.get("setup", {}).items():
+        if set(table) - {"label", "cores"}:
+            raise SpecError(path, f"setup.{name}", "unknown key; valid: label, cores")
+        setups[name] = (table.get("label", name), parse_cores(table.get("cores", "all"), path, f"setup.{name}.cores"))
+    configs, seen = [], set()
+    for i, item in enumerate(doc.get("config", [])):
+        where = f"config[{i}]"
+        for key in item:
+            if key not in CONFIG_KEYS:
+                raise SpecError(path, f"{where}.{key}", f"unknown key; valid: {', '.join(CONFIG_KEYS)}")
+        if not isinstance(item.get("id"), str) or not item["id"]:
+            raise SpecError(path, f"{where}.id", "a name is required")
+        if item["id"] in seen:
+            raise SpecError(path, f"{where}.id", f"{item['id']!r} is used twice")
+        seen.add(item["id"])
+        spec_file = path.parent / str(item.get("spec", ""))
+        if not spec_file.is_file():
+            raise SpecError(path, f"{where}.spec", f"{spec_file} does not exist")
+        chosen = item.get("setups", list(setups))
+        for s in chosen:
+            if s not in setups:
+                raise SpecError(path, f"{where}.setups", f"{s!r} is not a set-up; declared: {', '.join(setups)}")
+        for s in chosen:
+            configs.append(Config(item["id"], item.get("group", ""), spec_file, s, setups[s][0], setups[s][1],
+                                  item.get("title", ""), dict(item.get("policy", {})),
+                                  bool(item.get("collocated", False)), bool(item.get("pin", False))))
+    for c in configs:  # catches bad policy keys before any run starts
+        c.load(measure.packets)
+    return Campaign(path, measure, configs)
+
+
+def estimate_s(config, packets):
+    return floor_of(config.load(packets)) / 1000.0 * 1.05 + RUN_SETUP_S
+
+
+class Progress:
+    """One line per run on stderr: what runs, what it gave, and the time left."""
+
+    def __init__(self, total_s, stream=sys.stderr):
+        self.total_s, self.done_s, self.started = total_s, 0.0, time.monotonic()
+        self.stream = stream
+
+    def say(self, text):
+        print(text, file=self.stream, flush=True)
+
+    def advance(self, estimated_s):
+        self.done_s += estimated_s
+        elapsed = time.monotonic() - self.started
+        left = max(0.0, self.total_s - self.done_s) * (elapsed / self.done_s if self.done_s else 1.0)
+        return elapsed, left
+
+
+def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=sys.stderr):
+    """Runs every distinct configuration `runs` times. Returns
+    {config.name: {"config": ..., "runs": [result, ...], "failures": [...]}}."""
+    m = campaign.measure
+    distinct = {}
+    for c in campaign.configs:
+        distinct.setdefault(c.key, c)
+    total = sum(estimate_s(c, packets) * runs for c in distinct.values())
+    progress = Progress(total, progress_stream)
+    progress.say(f"{len(campaign.configs)} configurations ({len(distinct)} distinct) x {runs} run(s) of "
+                 f"{packets} packets; about {total / 60:.0f} min")
+    by_key, out, n_done, n_total = {}, {}, 0, len(distinct) * runs
+    for c in campaign.configs:
+        if c.key in by_key:
+            out[c.name] = {**by_key[c.key], "config": describe_config(c), "same_as": by_key[c.key]["config"]["name"]}
+            continue
+        results, failures = [], []
+        for r in range(runs):
+            n_done += 1
+            result, failure = _careful_run(c, packets, m, progress, f"[{n_done}/{n_total}] {c.name} run {r + 1}/{runs}")
+            if result is not None:
+                results.append(result)
+            if failure is not None:
+                failures.append(failure)
+        entry = {"config": describe_config(c), "runs": results, "failures": failures}
+        by_key[c.key] = entry
+        out[c.name] = entry
+        if on_config_done:
+            on_config_done(out)
+    elapsed, _ = progress.advance(0)
+    progress.say(f"done in {elapsed / 60:.1f} min")
+    return out
+
+
+def describe_config(c):
+    return {"name": c.name, "id": c.id, "group": c.group, "title": c.title, "spec": str(c.spec_file),
+            "setup": c.setup, "setup_label": c.setup_label, "cores": c.cores, "policy": c.policy,
+            "collocated": c.collocated, "pin": c.pin}
+
+
+def _careful_run(c, packets, m, progress, label):
+    """One run, after waiting for quiet, redone while others load the cores.
+    Returns (result or None, failure or None)."""
+    estimated = estimate_s(c, packets)
+    redone = []
+    for attempt in range(m.max_redos + 1):
+        quiet, busy = wait_for_quiet(m.quiet_below_pct, timeout_s=m.quiet_wait_s, cores=c.cores)
+        try:
+            result = run_spec(c.load(packets))
+        except RunError as exc:
+            if attempt < m.max_redos:
+                progress.say(f"{label}: failed ({exc}); trying again")
+                continue
+            progress.advance(estimated)
+            progress.say(f"{label}: FAILED: {exc}")
+            return None, {"error": str(exc), "component": exc.component}
+        result["attempt"] = attempt + 1
+        result["redone_for_foreign_load_pct"] = list(redone)
+        result["machine_was_quiet"] = quiet
+        foreign = result.get("foreign_cpu_pct") or 0.0
+        if foreign > m.redo_above_pct and attempt < m.max_redos:
+            redone.append(round(foreign, 1))
+            progress.say(f"{label}: others used {foreign:.0f} % of the cores; redoing")
+            continue
+        elapsed, left = progress.advance(estimated)
+        last = result["stages"][-1]
+        note = "" if foreign <= m.redo_above_pct else f", foreign load {foreign:.0f} % (kept after {m.max_redos} redos)"
+        progress.say(f"{label}: last packet {last['last_packet_ms']:.0f} ms, ratio {result['overhead_ratio']:.3f}, "
+                     f"reordered {last['reordered_from_previous']}/{last['reordered_from_original']}{note}"
+                     f"  [{elapsed / 60:.1f} min, ~{left / 60:.1f} min left]")
+        return result, None
+    return None, None
+
+
+def spread(values):
+    """Median, min and max of the values given (None when there are none)."""
+    v = [x for x in values if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    if not v:
+        return {"median": None, "min": None, "max": None, "n": 0}
+    return {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v)), "n": len(v)}
+
+
+def summarise(runs):
+    """Median and spread over runs of every figure the paper reports."""
+    if not runs:
+        return None
+    first = runs[0]
+    stages = []
+    for i, s in enumerate(first["stages"]):
+        stages.append({"name": s["name"], **{k: spread([r["stages"][i][k] for r in runs]) for k in (
+            "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
+            "output_reordered_from_previous", "max_server_threads")}})
+    ratios = [r["overhead_ratio"] for r in runs]
+    median_run = int(np.argsort(ratios)[len(ratios) // 2]) if all(x is not None for x in ratios) else 0
+    send_keys = first["producer"].get("send_us", {}).keys()
+    share_keys = first["producer"].get("send_share_under_us", {}).keys()
+    return {
+        "runs": len(runs),
+        "floor_ms": first["floor_ms"],
+        "overhead_ratio": spread(ratios),
+        "foreign_cpu_pct": spread([r["foreign_cpu_pct"] for r in runs]),
+        "producer_last_sent_ms": spread([r["producer"].get("last_sent_ms") for r in runs]),
+        "send_us": {k: spread([r["producer"]["send_us"][k] for r in runs])["median"] for k in send_keys},
+        "send_share_under_us": {k: spread([r["producer"]["send_share_under_us"][k] for r in runs])["median"]
+                                for k in share_keys},
+        "stages": stages,
+        "cpu_s": spread([r["cpu"]["user_s"] + r["cpu"]["system_s"] for r in runs]),
+        "median_run": median_run,
+    }

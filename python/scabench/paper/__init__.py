@@ -1,0 +1,1 @@
+"""`scabench paper`: the messaging-semantics paper reproduced, beside its published figures."""

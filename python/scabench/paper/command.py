@@ -1,0 +1,88 @@
+"""`scabench paper`: run the campaign, judge the claims, write the report.
+
+The out directory gets results.json (every run, the summaries and the
+claims), one PNG per experiment and set-up plus an overview, report.md and a
+self-contained report.html. results.json is rewritten after every
+configuration, so an interrupted campaign keeps what it measured.
+"""
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..campaign import load_campaign, run_campaign, summarise
+from ..environment import describe_environment
+from ..errors import ScabenchError
+from ..paths import REPO_ROOT
+from ..report import write_report
+from .claims import judge_claims
+from .figures import figure_note, overview, paper_ratio, send_time_histogram
+from .published import paper_table
+from .render import SETUPS, TABLE1, render
+
+DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "paper" / "campaign.toml"
+TITLE = "The messaging-semantics paper, reproduced by scabench"
+
+
+def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign_file=None):
+    """Runs the campaign and writes the report; returns (results, claims)."""
+    campaign = load_campaign(campaign_file or DEFAULT_CAMPAIGN)
+    m = campaign.measure
+    runs = runs or (1 if quick else m.runs)
+    packets = packets or (m.quick_packets if quick else m.packets)
+    if only:
+        known = {c.id for c in campaign.configs}
+        unknown = [i for i in only if i not in known]
+        if unknown:
+            raise ScabenchError(f"--only: no configuration {unknown[0]!r} in {campaign.path}; "
+                                f"valid: {', '.join(sorted(known))}")
+        campaign.configs = [c for c in campaign.configs if c.id in only]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    meta = {"quick": quick, "runs": runs, "packets": packets, "campaign": str(campaign.path),
+            "quiet_below_pct": m.quiet_below_pct, "redo_above_pct": m.redo_above_pct, "max_redos": m.max_redos,
+            "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
+
+    def save(entries, claims=None, status="partial"):
+        doc = {"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])], "configs": entries}
+        (out / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+    entries = run_campaign(campaign, runs, packets, on_config_done=save)
+    for e in entries.values():
+        e["summary"] = summarise(e["runs"])
+    claims = judge_claims(entries)
+    meta["elapsed_s"] = time.monotonic() - started
+    meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    save(entries, claims, status="complete")
+    figures = draw_figures(out, entries)
+    write_report(out, TITLE, render(entries, claims, meta, figures))
+    return entries, claims
+
+
+def draw_figures(out, entries):
+    """The send-time histogram of the median run of each Table 1 experiment
+    and set-up, and the overview. Returns {key: file name}."""
+    figures = {}
+    rows = []
+    for exp in TABLE1:
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            if not e:
+                continue
+            s = e.get("summary")
+            label = e["config"]["setup_label"]
+            if s:
+                run = e["runs"][s["median_run"]]
+                name = f"send-times-{exp}-{setup}.png"
+                number, _ = paper_table(exp, setup)
+                send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
+                                    run["producer"]["send_us_all"], figure_note(exp, setup))
+                figures[f"{exp}@{setup}"] = name
+                ratio = s["overhead_ratio"]
+                rows.append((f"{exp} {label}", ratio["median"], (ratio["min"], ratio["max"]), paper_ratio(exp, setup)))
+            else:
+                rows.append((f"{exp} {label}", None, (0, 0), paper_ratio(exp, setup)))
+    figures["overview"] = "overview.png"
+    overview(out / "overview.png", rows)
+    return figures

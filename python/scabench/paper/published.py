@@ -1,0 +1,35 @@
+"""The paper's and the slides' published figures (published.toml)."""
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+PUBLISHED_FILE = Path(__file__).with_name("published.toml")
+SETUPS = ("multicore", "singlecore")
+
+
+@lru_cache(maxsize=1)
+def published():
+    with open(PUBLISHED_FILE, "rb") as f:
+        return tomllib.load(f)
+
+
+def paper_table(experiment, setup):
+    """The paper's table for one experiment on one set-up, with its number."""
+    data = published()
+    number = data["experiment"][experiment]["tables"][setup]
+    return number, data["table"][str(number)]
+
+
+def paper_figure(experiment, setup):
+    """The paper's send-time figure for an experiment and set-up, or (None, None)."""
+    for number, fig in published()["figure"].items():
+        if fig["experiment"] == experiment and fig["setup"] == setup:
+            return int(number), fig
+    return None, None
+
+
+def slides_test(experiment):
+    for name, test in published()["slides"].items():
+        if test["experiment"] == experiment:
+            return name, test
+    return None, None
