@@ -3,7 +3,7 @@
 .PHONY: run test setup build test-cpp test-python clean
 
 run: setup
-	scabench run experiments/paper/exp6.toml
+	scabench paper --quick --out results/paper-quick
 
 test: setup test-cpp test-python
 

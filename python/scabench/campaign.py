@@ -9,6 +9,7 @@ lists) to run it on. For every run the campaign
 and it shows progress with an estimate of the time left. Results are
 summarised as the median with the spread (min and max) over the runs.
 """
+import json
 import math
 import sys
 import time
@@ -56,9 +57,8 @@ class Config:
 
     @property
     def key(self):
-        """Configurations with the same key are the same run."""
-        return (str(self.spec_file), tuple(sorted(self.policy.items())), self.collocated, self.pin,
-                tuple(self.cores))
+        """Configurations that resolve to the same spec are the same run."""
+        return json.dumps(self.load(0).describe(), sort_keys=True)
 
     @property
     def name(self):

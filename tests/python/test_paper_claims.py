@@ -1,0 +1,101 @@
+"""The verdict logic on synthetic results: each rule says reproduced when the
+figures show the paper's effect, and something else when they do not."""
+from paper_world import FAST, PACED, replace, run, world
+
+from scabench.paper.claims import CLAIMS, judge_claims
+
+VERDICTS = {"reproduced", "not reproduced", "differs"}
+
+
+def verdicts(entries):
+    return {c.id: c.verdict for c in judge_claims(entries)}
+
+
+def test_every_claim_reproduces_on_a_world_where_the_paper_holds():
+    v = verdicts(world())
+    # 2 cores for 3 stages: no spare core, so the paper's early finish cannot happen here.
+    assert v.pop("multicore-spare-core") == "differs"
+    assert set(v.values()) == {"reproduced"}, {k: x for k, x in v.items() if x != "reproduced"}
+
+
+def test_claims_have_ids_texts_and_figures():
+    claims = judge_claims(world())
+    assert len(claims) == len(CLAIMS) and len({c.id for c in claims}) == len(claims)
+    for c in claims:
+        d = c.as_dict()
+        assert set(d) == {"id", "claim", "verdict", "evidence"} and d["verdict"] in VERDICTS
+        assert any(ch.isdigit() for ch in d["evidence"]), d
+
+
+def test_a_reordering_two_way_run_breaks_the_order_claim():
+    w = world()
+    w = replace(w, "exp6@multicore", w["exp6@multicore"]["runs"][:2] + [run([7650, 7680, 7700], (0, 1, 1))])
+    assert verdicts(w)["twoway-keeps-order"] == "not reproduced"
+
+
+def test_one_way_in_order_everywhere_is_not_reproduced():
+    w = world()
+    for name in ("exp1@multicore", "exp1@singlecore"):
+        w = replace(w, name, [run([7600, 7600, 7600], floor=w[name]["summary"]["floor_ms"], sends=PACED)])
+    assert verdicts(w)["oneway-reorders"] == "not reproduced"
+    w = replace(w, "exp1@singlecore", [run([15200] * 3, (5, 5, 5), floor=15000.0, sends=PACED)])
+    assert verdicts(w)["oneway-reorders"] == "differs"
+
+
+def test_one_way_worker_counterexample_rules():
+    w = world()
+    w = replace(w, "exp3@multicore", [run([7600, 7620, 7650], sends=FAST)])
+    assert verdicts(w)["oneway-worker-no-guarantee"] == "differs"   # sync-none-worker still reorders
+    assert verdicts(w)["worker-reorders-only-at-entry"] == "differs"  # nothing entered out of order
+    w = replace(w, "sync-none-worker@multicore", [run([7660, 7690, 7710])])
+    assert verdicts(w)["oneway-worker-no-guarantee"] == "not reproduced"
+
+
+def test_reordering_that_grows_after_stage_1_contradicts_the_entry_claim():
+    w = replace(world(), "exp3@multicore", [run([7600, 7620, 7650], (11, 20, 30), sends=FAST)])
+    assert verdicts(w)["worker-reorders-only-at-entry"] == "not reproduced"
+
+
+def test_empty_pipeline_needs_the_serial_time():
+    w = replace(world(), "exp5@multicore", [run([9000, 9000, 9000], sends=[9000.0] * 1000)])
+    assert verdicts(w)["empty-pipeline"] == "not reproduced"
+
+
+def test_one_way_slower_than_two_way_within_five_percent_differs():
+    w = replace(world(), "exp3@multicore", [run([7700, 7750, 7800], (11, 11, 11), (500, 500, 500), sends=FAST)])
+    assert verdicts(w)["oneway-marginally-faster"] == "differs"
+    w = replace(world(), "exp3@multicore", [run([6000, 6000, 6000], (11, 11, 11), (500, 500, 500), sends=FAST)])
+    assert verdicts(w)["oneway-marginally-faster"] == "not reproduced"
+
+
+def test_bounded_queue_back_pressure_differs_from_the_unbounded_paper():
+    w = replace(world(), "exp6@multicore", [run([7650, 7680, 7700], sends=[40.0] * 64 + [7500.0] * 936)])
+    assert verdicts(w)["twoway-worker-fast-sends"] == "differs"
+
+
+def test_spare_core_rule_depends_on_the_core_count():
+    w = world()
+    cfg = w["exp1@multicore"]["config"]
+    four = dict(w)
+    four["exp1@multicore"] = dict(w["exp1@multicore"], config=dict(cfg, cores=[0, 1, 2, 3]))
+    assert verdicts(four)["multicore-spare-core"] == "not reproduced"   # ratio 1.013, not below the floor
+    faster = replace(four, "exp1@multicore", [run([4400, 4450, 4500], (1, 2, 3), floor=5010.0, sends=PACED)])
+    faster["exp1@multicore"]["config"]["cores"] = [0, 1, 2, 3]
+    assert verdicts(faster)["multicore-spare-core"] == "reproduced"
+
+
+def test_a_missing_configuration_is_named():
+    w = world()
+    del w["exp1-collocated@multicore"]
+    claim = next(c for c in judge_claims(w) if c.id == "collocated-oneway-is-twoway")
+    assert claim.verdict == "not reproduced" and "exp1-collocated@multicore" in claim.evidence
+
+
+def test_collocated_one_way_that_stays_parallel_is_not_two_way():
+    w = replace(world(), "exp1-collocated@multicore", [run([7600, 7600, 7600])])
+    assert verdicts(w)["collocated-oneway-is-twoway"] == "not reproduced"
+
+
+def test_pinning_with_little_overhead_to_remove_differs():
+    w = replace(world(), "exp5@multicore", [run([15100] * 3, sends=[15100.0] * 1000)])
+    assert verdicts(w)["pinning-removes-overhead"] == "differs"
