@@ -25,7 +25,7 @@ from .runner import floor_of, run_spec
 from .spec import load_spec, parse_cores
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
-CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "collocated", "pin", "setups")
+CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "setups")
 # Start-up and teardown of a run's processes, beyond the pipeline itself (s);
 # only used for the estimate of the time left.
 RUN_SETUP_S = 1.5
@@ -52,6 +52,7 @@ class Config:
     cores: list
     title: str = ""
     policy: dict = field(default_factory=dict)
+    component: dict = field(default_factory=dict)   # {name: {property: value}}
     collocated: bool = False
     pin: bool = False
 
@@ -68,6 +69,8 @@ class Config:
         spec = load_spec(self.spec_file).with_cores(self.cores).with_packets(packets)
         if self.policy:
             spec.with_policy(self.policy, where=f"config {self.id}: policy")
+        for name, properties in self.component.items():
+            spec.with_properties(name, properties, where=f"config {self.id}: component")
         if self.collocated:
             spec.collocate()
         if self.pin:
@@ -131,7 +134,7 @@ def load_campaign(path):
                 raise SpecError(path, f"{where}.setups", f"{s!r} is not a set-up; declared: {', '.join(setups)}")
         for s in chosen:
             configs.append(Config(item["id"], item.get("group", ""), spec_file, s, setups[s][0], setups[s][1],
-                                  item.get("title", ""), dict(item.get("policy", {})),
+                                  item.get("title", ""), dict(item.get("policy", {})), dict(item.get("component", {})),
                                   bool(item.get("collocated", False)), bool(item.get("pin", False))))
     for c in configs:  # catches bad policy keys before any run starts
         c.load(measure.packets)
@@ -196,6 +199,7 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
 def describe_config(c):
     return {"name": c.name, "id": c.id, "group": c.group, "title": c.title, "spec": str(c.spec_file),
             "setup": c.setup, "setup_label": c.setup_label, "cores": c.cores, "policy": c.policy,
+            "component": c.component,
             "collocated": c.collocated, "pin": c.pin}
 
 

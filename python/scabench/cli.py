@@ -5,7 +5,7 @@ import click
 
 from .errors import RunError, ScabenchError
 from .runner import run_spec
-from .spec import load_spec, parse_cores, parse_overrides
+from .spec import load_spec, parse_cores, parse_overrides, parse_property_overrides
 from .tables import format_run
 
 
@@ -20,10 +20,12 @@ def main():
 @click.option("--cores", help='CPUs to run on, e.g. "0" (single core) or "0,1" (overrides the spec).')
 @click.option("--policy", "policy_items", multiple=True, metavar="KEY=VALUE",
               help="Override a policy key on every connection, e.g. sync=server or worker=16 (repeatable).")
+@click.option("--set", "set_items", multiple=True, metavar="COMPONENT.KEY=VALUE",
+              help="Override a component property, e.g. producer.period_us=7500 (repeatable).")
 @click.option("--collocated", is_flag=True, help="Place every component in one process (direct calls).")
 @click.option("--pin", is_flag=True, help="Pin each process to one core, in turn.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here.")
-def run(spec_file, packets, cores, policy_items, collocated, pin, json_path):
+def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, json_path):
     """Run one spec over real processes and print its table."""
     try:
         spec = load_spec(spec_file)
@@ -33,6 +35,8 @@ def run(spec_file, packets, cores, policy_items, collocated, pin, json_path):
             spec.with_cores(parse_cores(cores))
         if policy_items:
             spec.with_policy(parse_overrides(policy_items))
+        for name, properties in parse_property_overrides(set_items).items():
+            spec.with_properties(name, properties)
         if collocated:
             spec.collocate()
         if pin:

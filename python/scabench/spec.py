@@ -108,6 +108,16 @@ class Spec:
         _check_dispatch_per_host(self)
         return self
 
+    def with_properties(self, name, properties, where="--set"):
+        """Changes properties of the component `name`, checked like the spec's own."""
+        comp = next((c for c in self.components if c.name == name), None)
+        if comp is None:
+            raise SpecError(self.path, where, f"no component named {name!r}; declared: "
+                            f"{', '.join(c.name for c in self.components)}")
+        for key, value in properties.items():
+            comp.properties[key] = _check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value)
+        return self
+
     def collocate(self):
         """Places every component in one process: every call becomes direct."""
         self.hosts = [[c.name for c in self.components]]
@@ -199,7 +209,7 @@ def parse_overrides(items, where="--policy"):
     for item in items:
         key, sep, text = item.partition("=")
         if not sep or not key:
-            raise SpecError(where, item, "use KEY=VALUE, e.g. sync=server or worker=16")
+            raise SpecError(where, item, "use KEY=VALUE")
         text = text.strip()
         if text in ("true", "false"):
             value = text == "true"
@@ -209,6 +219,17 @@ def parse_overrides(items, where="--policy"):
             value = text
         overrides[key.strip()] = value
     return overrides
+
+
+def parse_property_overrides(items, where="--set"):
+    """["producer.period_us=7500"] -> {"producer": {"period_us": 7500}}."""
+    out = {}
+    for key, value in parse_overrides(items, where).items():
+        name, dot, prop = key.partition(".")
+        if not dot or not name or not prop:
+            raise SpecError(where, key, "use COMPONENT.KEY=VALUE, e.g. producer.period_us=7500")
+        out.setdefault(name, {})[prop] = value
+    return out
 
 
 def _table(doc, key, path):
@@ -244,22 +265,26 @@ def _components(doc, path):
         kind = item.get("kind")
         if kind not in kinds:
             raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)}")
-        declared = kinds[kind]["properties"]
         properties = {}
         for key, value in item.items():
-            if key in ("name", "kind"):
-                continue
-            if key not in declared or "." in key:
-                valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
-                raise SpecError(path, f"{where}.{key}", f"{kind} has no property {key!r}; valid: {valid}")
-            expected = declared[key]["type"]
-            if not _type_ok(value, expected):
-                raise SpecError(path, f"{where}.{key}", f"must be {expected} ({declared[key]['description']})")
-            if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-                raise SpecError(path, f"{where}.{key}", f"must be >= 0 ({declared[key]['description']})")
-            properties[key] = value
+            if key not in ("name", "kind"):
+                properties[key] = _check_property(path, f"{where}.{key}", kind, key, value)
         components.append(Component(name, kind, properties))
     return components
+
+
+def _check_property(path, where, kind, key, value):
+    """A component property's value, checked against what the kind declares."""
+    declared = component_kinds()[kind]["properties"]
+    if key not in declared or "." in key:
+        valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
+        raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {valid}")
+    expected = declared[key]["type"]
+    if not _type_ok(value, expected):
+        raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        raise SpecError(path, where, f"must be >= 0 ({declared[key]['description']})")
+    return value
 
 
 def _type_ok(value, expected):

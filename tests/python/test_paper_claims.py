@@ -1,6 +1,6 @@
 """The verdict logic on synthetic results: each rule says reproduced when the
 figures show the paper's effect, and something else when they do not."""
-from paper_world import FAST, PACED, replace, run, world
+from paper_world import FAST, PACED, entry, replace, run, world
 
 from scabench.paper.claims import CLAIMS, judge_claims
 
@@ -99,3 +99,20 @@ def test_collocated_one_way_that_stays_parallel_is_not_two_way():
 def test_pinning_with_little_overhead_to_remove_differs():
     w = replace(world(), "exp5@multicore", [run([15100] * 3, sends=[15100.0] * 1000)])
     assert verdicts(w)["pinning-removes-overhead"] == "differs"
+
+
+def test_later_stages_adding_a_little_reordering_differs():
+    w = replace(world(), "exp3@multicore", [run([7600, 7620, 7650], (11, 13, 13), sends=FAST)])
+    assert verdicts(w)["worker-reorders-only-at-entry"] == "differs"
+
+
+def test_pacing_that_only_helps_at_the_matched_rate_differs():
+    w = world()
+    w = replace(w, "exp2@multicore", [run([7560, 7590, 7610], (5, 100, 950), floor=7500.0)])
+    w = replace(w, "exp2@singlecore", [run([15110, 15160, 15210], (300, 350, 650), floor=15000.0)])
+    assert verdicts(w)["pacing-reduces-reordering"] == "not reproduced"
+    for name, cfg_id, setup, period in (("exp2-matched@multicore", "exp2-matched", "multicore", 7500),
+                                        ("exp2-matched-1core@singlecore", "exp2-matched-1core", "singlecore", 15000)):
+        w[name] = entry(cfg_id, setup, [run([7600] * 3, (0, 1, 2))])
+        w[name]["config"]["component"] = {"producer": {"period_us": period}}
+    assert verdicts(w)["pacing-reduces-reordering"] == "differs"

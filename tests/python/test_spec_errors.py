@@ -70,3 +70,27 @@ def test_cli_missing_file():
 def test_cli_bad_cores_option(write_spec):
     proc = scabench("run", write_spec(pipeline_toml()), "--cores", "zero")
     assert proc.returncode == 2 and "--cores" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["--policy", "sync=sometimes"], "--policy.sync: 'sometimes' is not valid; use one of: none, transport"),
+    (["--policy", "worker"], "--policy: worker: use KEY=VALUE"),
+    (["--set", "producer.speed=3"], "producer has no property 'speed'; valid: packets, period_us"),
+    (["--set", "mixer.gain=2"], "no component named 'mixer'; declared: producer, stage1"),
+    (["--set", "producer=2"], "use COMPONENT.KEY=VALUE"),
+])
+def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
+    proc = scabench("run", write_spec(pipeline_toml()), *args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert hint in proc.stderr
+
+
+def test_overrides_change_the_resolved_spec(write_spec):
+    from scabench.spec import parse_overrides, parse_property_overrides
+    spec = load_spec(write_spec(pipeline_toml(policy='call = "oneway"')))
+    spec.with_policy(parse_overrides(["sync=server", "worker=8"])).collocate()
+    for name, props in parse_property_overrides(["producer.period_us=7500"]).items():
+        spec.with_properties(name, props)
+    d = spec.describe()
+    assert {(c["sync"], c["worker_depth"], c["placement"]) for c in d["connections"]} == {("server", 8, "collocated")}
+    assert d["components"][0]["properties"]["period_us"] == 7500 and len(d["hosts"]) == 1

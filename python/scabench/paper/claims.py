@@ -178,19 +178,37 @@ def worker_reorders_only_at_entry(entries):
     entered = [run for run in per_run if run[0] > 0]
     if not entered:
         return DIFFERS, text + "; stage 1 received every packet in order, so there was nothing to carry along"
-    same = all(all(v == run[0] for v in run) for run in entered)
-    return (REPRODUCED if same else NOT_REPRODUCED), text
+    if all(all(v == run[0] for v in run) for run in entered):
+        return REPRODUCED, text
+    if all(run[0] >= 0.8 * max(run) for run in entered):
+        return DIFFERS, text + ("; most of it enters at stage 1, but later stages add a little: their ORB can "
+                                "hand two back-to-back one-way requests to two pool threads, which race to the "
+                                "worker's queue")
+    return NOT_REPRODUCED, text
 
 
 def pacing_reduces_reordering(entries):
-    parts, fewer = [], 0
-    for setup, (t1, t2) in ((MC, (2, 4)), (SC, (3, 5))):
+    parts, fewer, matched_fewer, matched_seen = [], 0, 0, 0
+    for setup, (t1, t2), matched in ((MC, (2, 4), "exp2-matched@multicore"),
+                                     (SC, (3, 5), "exp2-matched-1core@singlecore")):
         a, b = _reordered(entries, f"exp1@{setup}"), _reordered(entries, f"exp2@{setup}")
         fewer += b < a
-        parts.append(f"stage 3 reordered from previous on {_setup(entries, f'exp1@{setup}')}: no wait {a:.0f}, "
-                     f"5 ms wait {b:.0f} (paper: {_paper_reordered(t1)} -> {_paper_reordered(t2)})")
-    verdict = REPRODUCED if fewer == 2 else DIFFERS if fewer == 1 else NOT_REPRODUCED
-    return verdict, "; ".join(parts)
+        part = (f"stage 3 reordered from previous on {_setup(entries, f'exp1@{setup}')}: no wait {a:.0f}, "
+                f"5 ms wait {b:.0f} (paper: {_paper_reordered(t1)} -> {_paper_reordered(t2)})")
+        if matched in entries and entries[matched].get("summary"):
+            c = _reordered(entries, matched)
+            period = entries[matched]["config"]["component"]["producer"]["period_us"] / 1000
+            matched_seen += 1
+            matched_fewer += c < a
+            part += f", paced at {period:g} ms {c:.0f}"
+        parts.append(part)
+    text = "; ".join(parts)
+    if fewer == 2:
+        return REPRODUCED, text
+    if matched_seen == 2 and matched_fewer == 2:
+        return DIFFERS, text + ("; a 5 ms period is faster than these set-ups drain three 5 ms stages, so the "
+                                "producer still floods stage 1; paced at what the cores absorb, reordering drops")
+    return (DIFFERS if fewer == 1 else NOT_REPRODUCED), text
 
 
 def collocated_oneway_is_twoway(entries):
