@@ -17,8 +17,8 @@ body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; 
 h1, h2, h3 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #d6dae3; padding-bottom: .2rem; margin-top: 2.2rem; }
 table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; }
-th, td { border: 1px solid #d6dae3; padding: .25rem .55rem; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
+th, td { border: 1px solid #d6dae3; padding: .25rem .55rem; text-align: left; vertical-align: top; }
+td.num { text-align: right; white-space: nowrap; }
 thead th { background: #eef1f6; }
 tbody tr:nth-child(even) { background: #f8f9fb; }
 code, pre { background: #f3f4f7; border-radius: 3px; }
@@ -29,6 +29,8 @@ img { max-width: 100%; border: 1px solid #e3e6ec; margin: .4rem 0; }
 .verdict-not-reproduced { color: #a4161a; font-weight: 600; }
 """
 
+# A cell that holds only figures: numbers, ranges, ratios, units.
+_NUMERIC_CELL = re.compile(r"<td>(?=[^<]*\d)([-+–\d.,/ ()%×]|µs|ms)+</td>")
 _VERDICT = re.compile(r"<strong>(reproduced|not reproduced|differs)</strong>")
 
 
@@ -56,6 +58,7 @@ def markdown_to_html(text, title, image_dir):
         return f'src="data:image/png;base64,{data}"'
 
     body = re.sub(r'src="([^"]+)"', embed, body)
+    body = _NUMERIC_CELL.sub(lambda m: m.group(0).replace("<td>", '<td class="num">', 1), body)
     body = _VERDICT.sub(lambda m: f'<span class="verdict-{m.group(1).replace(" ", "-")}">{m.group(1)}</span>', body)
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
