@@ -1,0 +1,328 @@
+// The STANAG 4285 transmitter as SCA components. Each kind runs a run of the
+// blocks in scabench/stanag4285.hpp; the kinds cover the 2-, 7- and
+// 11-component splits (experiments/stanag4285/), so every split does the same
+// processing. One packet is one frame.
+//
+// Port types per boundary:
+//   user bytes, coded bits (one per octet)  -> octet
+//   symbols, baseband samples               -> float, interleaved I/Q pairs
+//   audio                                   -> short (16-bit PCM, 9600 samples/s)
+//
+// Every block keeps state across frames (encoder, interleaver, filter,
+// oscillator), so a component fails the run if frames arrive out of order
+// (use two-way calls or serial dispatch, as the specs do).
+#include <mutex>
+#include <thread>
+
+#include "scabench/clock.hpp"
+#include "scabench/registry.hpp"
+#include "scabench/stanag4285.hpp"
+
+namespace scabench {
+namespace {
+
+using s4285::cfloat;
+
+// What crosses a port, as the library sees it.
+template <class Sample>
+struct Wire;
+template <>
+struct Wire<CORBA::Octet> {
+  using Port = CORBA::Octet;
+  using Buffer = std::vector<uint8_t>;
+  static const uint8_t* view(const CORBA::Octet* p, std::size_t n, std::size_t& count) { return count = n, p; }
+  static const CORBA::Octet* data(const Buffer& b, std::size_t& count) { return count = b.size(), b.data(); }
+};
+template <>
+struct Wire<cfloat> {
+  using Port = CORBA::Float;
+  using Buffer = std::vector<cfloat>;
+  static const cfloat* view(const CORBA::Float* p, std::size_t n, std::size_t& count) {
+    count = n / 2;  // std::complex<float> is laid out as two floats
+    return reinterpret_cast<const cfloat*>(p);
+  }
+  static const CORBA::Float* data(const Buffer& b, std::size_t& count) {
+    count = b.size() * 2;
+    return reinterpret_cast<const CORBA::Float*>(b.data());
+  }
+};
+template <>
+struct Wire<int16_t> {
+  using Port = CORBA::Short;
+  using Buffer = std::vector<int16_t>;
+  static const CORBA::Short* data(const Buffer& b, std::size_t& count) { return count = b.size(), b.data(); }
+  static const int16_t* view(const CORBA::Short* p, std::size_t n, std::size_t& count) { return count = n, p; }
+};
+
+// Declares `mode` on every kind: each block sizes its work from it.
+void declareMode(Component& c) {
+  c.properties().declare("mode", std::string("2400L"),
+                         "STANAG 4285 mode: 75S..2400S, 75L..2400L (coded, short/long interleaver), "
+                         "1200U, 2400U, 3600U (uncoded)");
+}
+
+// Frames must come in order: the blocks are stream processors.
+class OrderGuard {
+ public:
+  void check(Component& c, uint64_t sequence) {
+    if (sequence != next_)
+      throw std::runtime_error("frame " + std::to_string(sequence) + " arrived, expected " + std::to_string(next_) +
+                               ": the STANAG 4285 blocks keep state across frames; use call = \"twoway\" "
+                               "or dispatch = \"serial\"");
+    ++next_;
+  }
+ private:
+  uint64_t next_ = 0;
+};
+
+// A component that runs `Blocks` on each frame: In samples in, Out samples out.
+// Blocks: constructed from the mode; run(const In*, n, std::vector<Out>&).
+template <class In, class Out, class Blocks>
+class BlockComponent final : public Component {
+ public:
+  explicit BlockComponent(const ComponentContext& ctx) : Component(ctx) {
+    declareMode(*this);
+    out_ = &addOutPort<typename Wire<Out>::Port>("out");
+    addInPort<typename Wire<In>::Port>("in", [this](const PacketView<typename Wire<In>::Port>& p) {
+      std::lock_guard lock(mutex_);
+      guard_.check(*this, p.header.sequence_number);
+      std::size_t n = 0;
+      const In* in = Wire<In>::view(p.samples, p.count, n);
+      output_.clear();
+      blocks_->run(in, n, output_);
+      std::size_t count = 0;
+      const auto* data = Wire<Out>::data(output_, count);
+      out_->push(p.header, data, count);
+    });
+  }
+
+ protected:
+  void onStart() override { blocks_ = std::make_unique<Blocks>(s4285::parseMode(properties().text("mode"))); }
+
+ private:
+  OutPort<typename Wire<Out>::Port>* out_;
+  std::unique_ptr<Blocks> blocks_;
+  typename Wire<Out>::Buffer output_;
+  OrderGuard guard_;
+  std::mutex mutex_;
+};
+
+// --- the blocks each kind runs
+
+struct EncoderBlocks {  // bytes -> bits -> K=7 code
+  explicit EncoderBlocks(const s4285::Mode& m) : encoder(m) {}
+  void run(const uint8_t* in, std::size_t n, std::vector<uint8_t>& out) {
+    bits.clear();
+    s4285::unpackBits(in, n, bits);
+    encoder.process(bits.data(), bits.size(), out);
+  }
+  s4285::ConvEncoder encoder;
+  std::vector<uint8_t> bits;
+};
+
+// One library block, as a kind of its own.
+template <class Block, class In, class Out>
+struct Single {
+  explicit Single(const s4285::Mode& m) : block(m) {}
+  void run(const In* in, std::size_t n, std::vector<Out>& out) { block.process(in, n, out); }
+  Block block;
+};
+template <class Block, class In, class Out>
+struct SingleNoMode {
+  explicit SingleNoMode(const s4285::Mode&) {}
+  void run(const In* in, std::size_t n, std::vector<Out>& out) { block.process(in, n, out); }
+  Block block;
+};
+
+struct CoderBlocks {  // 7-way split: bytes -> bits -> code -> repetition
+  explicit CoderBlocks(const s4285::Mode& m) : encode(m), repeater(m) {}
+  void run(const uint8_t* in, std::size_t n, std::vector<uint8_t>& out) {
+    coded.clear();
+    encode.run(in, n, coded);
+    repeater.process(coded.data(), coded.size(), out);
+  }
+  EncoderBlocks encode;
+  s4285::Repeater repeater;
+  std::vector<uint8_t> coded;
+};
+
+struct InterleavePunctureBlocks {  // 7-way split
+  explicit InterleavePunctureBlocks(const s4285::Mode& m) : interleaver(m), puncturer(m) {}
+  void run(const uint8_t* in, std::size_t n, std::vector<uint8_t>& out) {
+    interleaved.clear();
+    interleaver.process(in, n, interleaved);
+    puncturer.process(interleaved.data(), interleaved.size(), out);
+  }
+  s4285::Interleaver interleaver;
+  s4285::Puncturer puncturer;
+  std::vector<uint8_t> interleaved;
+};
+
+struct SymbolBlocks {  // 7-way split: mapping -> scrambler -> frame assembly
+  explicit SymbolBlocks(const s4285::Mode& m) : mapper(m) {}
+  void run(const uint8_t* in, std::size_t n, std::vector<cfloat>& out) {
+    mapped.clear(), scrambled.clear();
+    mapper.process(in, n, mapped);
+    scrambler.process(mapped.data(), mapped.size(), scrambled);
+    framer.process(scrambled.data(), scrambled.size(), out);
+  }
+  s4285::SymbolMapper mapper;
+  s4285::Scrambler scrambler;
+  s4285::FrameAssembler framer;
+  std::vector<cfloat> mapped, scrambled;
+};
+
+using Encoder = BlockComponent<uint8_t, uint8_t, EncoderBlocks>;
+using Repetition = BlockComponent<uint8_t, uint8_t, Single<s4285::Repeater, uint8_t, uint8_t>>;
+using Interleave = BlockComponent<uint8_t, uint8_t, Single<s4285::Interleaver, uint8_t, uint8_t>>;
+using Puncture = BlockComponent<uint8_t, uint8_t, Single<s4285::Puncturer, uint8_t, uint8_t>>;
+using Mapper = BlockComponent<uint8_t, cfloat, Single<s4285::SymbolMapper, uint8_t, cfloat>>;
+using Scramble = BlockComponent<cfloat, cfloat, SingleNoMode<s4285::Scrambler, cfloat, cfloat>>;
+using Framer = BlockComponent<cfloat, cfloat, SingleNoMode<s4285::FrameAssembler, cfloat, cfloat>>;
+using Shaper = BlockComponent<cfloat, cfloat, SingleNoMode<s4285::PulseShaper, cfloat, cfloat>>;
+using UpConvert = BlockComponent<cfloat, int16_t, SingleNoMode<s4285::UpConverter, cfloat, int16_t>>;
+using Coder = BlockComponent<uint8_t, uint8_t, CoderBlocks>;
+using InterleavePuncture = BlockComponent<uint8_t, uint8_t, InterleavePunctureBlocks>;
+using Symbols = BlockComponent<uint8_t, cfloat, SymbolBlocks>;
+
+// Audio output: the digest, sample count and optional raw file of
+// s4285::AudioSink, reported on the launcher's error-free path via the log.
+void declareAudioOutput(Component& c) {
+  c.properties().declare("audio_file", std::string(""), "raw 16-bit little-endian PCM at 9600 Hz; empty: none");
+}
+
+// The audio sink: where a sound card would be.
+class AudioOut final : public Component {
+ public:
+  explicit AudioOut(const ComponentContext& ctx) : Component(ctx) {
+    declareMode(*this);
+    declareAudioOutput(*this);
+    addInPort<CORBA::Short>("in", [this](const PacketView<CORBA::Short>& p) {
+      std::lock_guard lock(mutex_);
+      guard_.check(*this, p.header.sequence_number);
+      sink_->process(p.samples, p.count);
+    });
+  }
+
+ protected:
+  void onStart() override { sink_ = std::make_unique<s4285::AudioSink>(properties().text("audio_file")); }
+  void onEndOfStream() override {
+    sink_.reset();  // flushes the file before the launcher hears of the end
+    Component::onEndOfStream();
+  }
+
+ private:
+  std::unique_ptr<s4285::AudioSink> sink_;
+  OrderGuard guard_;
+  std::mutex mutex_;
+};
+
+// The whole transmitter and the audio output in one component (the 2-way split).
+class WholeTransmitter final : public Component {
+ public:
+  explicit WholeTransmitter(const ComponentContext& ctx) : Component(ctx) {
+    declareMode(*this);
+    declareAudioOutput(*this);
+    addInPort<CORBA::Octet>("in", [this](const PacketView<CORBA::Octet>& p) {
+      std::lock_guard lock(mutex_);
+      guard_.check(*this, p.header.sequence_number);
+      audio_.clear();
+      tx_->frame(p.samples, p.count, audio_);
+      sink_->process(audio_.data(), audio_.size());
+    });
+  }
+
+ protected:
+  void onStart() override {
+    tx_ = std::make_unique<s4285::Transmitter>(s4285::parseMode(properties().text("mode")));
+    sink_ = std::make_unique<s4285::AudioSink>(properties().text("audio_file"));
+  }
+  void onEndOfStream() override {
+    sink_.reset();
+    Component::onEndOfStream();
+  }
+
+ private:
+  std::unique_ptr<s4285::Transmitter> tx_;
+  std::unique_ptr<s4285::AudioSink> sink_;
+  std::vector<int16_t> audio_;
+  OrderGuard guard_;
+  std::mutex mutex_;
+};
+
+// The data source: random user bytes, one frame per packet, paced to the
+// symbol rate on an absolute schedule (the rate regulator).
+class DataSource final : public Component {
+ public:
+  explicit DataSource(const ComponentContext& ctx) : Component(ctx) {
+    declareMode(*this);
+    properties().declare("packets", int64_t{100}, "frames to send (256 symbols each)");
+    properties().declare("symbol_rate", 2400.0, "symbols/s the frames are paced to; 0: as fast as possible");
+    properties().declare("seed", int64_t{4285}, "seed of the random user bytes");
+    out_ = &addOutPort<CORBA::Octet>("out");
+  }
+  ~DataSource() override { joinSender(); }
+
+ protected:
+  void onStart() override {
+    const auto mode = s4285::parseMode(properties().text("mode"));
+    const int64_t frames = properties().integer("packets");
+    const double rate = properties().real("symbol_rate");
+    if (frames < 0) throw std::invalid_argument("packets must be >= 0");
+    if (rate < 0) throw std::invalid_argument("symbol_rate must be >= 0");
+    const auto seed = uint64_t(properties().integer("seed"));
+    sender_ = std::thread([=, this] { run(mode, frames, int64_t(s4285::framePeriodS(rate) * 1e9), seed); });
+  }
+  void onStop() override { joinSender(); }
+
+ private:
+  void run(const s4285::Mode& mode, int64_t frames, int64_t periodNs, uint64_t seed) {
+    s4285::ByteSource source(mode, seed);
+    std::vector<uint8_t> bytes;
+    int64_t sent = 0;
+    try {
+      const int64_t startNs = monotonicNs();
+      for (int64_t i = 0; i < frames; ++i) {
+        if (periodNs > 0) sleepUntilNs(startNs + i * periodNs);
+        bytes.clear();
+        source.frame(bytes);
+        PacketHeader h{};
+        h.sequence_number = uint64_t(i);
+        const int64_t sendNs = monotonicNs();
+        h.send_time_ns = uint64_t(sendNs);
+        const uint64_t slot = records().arrive(uint64_t(i), sendNs);
+        out_->push(h, bytes.data(), bytes.size());
+        records().done(slot, monotonicNs());
+        ++sent;
+      }
+      endStream(uint64_t(sent));
+    } catch (const CORBA::Exception& ex) {
+      fail("send of frame " + std::to_string(sent) + " failed: " + describeException(ex));
+    } catch (const std::exception& ex) {
+      fail(ex.what());
+    }
+  }
+  void joinSender() {
+    if (sender_.joinable() && sender_.get_id() != std::this_thread::get_id()) sender_.join();
+  }
+
+  OutPort<CORBA::Octet>* out_;
+  std::thread sender_;
+};
+
+template <class C>
+bool registerKind(const char* kind) {
+  return registerComponent(kind, "", [](const ComponentContext& c) { return new C(c); });
+}
+
+const bool registered = registerKind<DataSource>("s4285-source") && registerKind<Encoder>("s4285-encoder") &&
+                        registerKind<Repetition>("s4285-repetition") && registerKind<Interleave>("s4285-interleaver") &&
+                        registerKind<Puncture>("s4285-puncturer") && registerKind<Mapper>("s4285-mapper") &&
+                        registerKind<Scramble>("s4285-scrambler") && registerKind<Framer>("s4285-framer") &&
+                        registerKind<Shaper>("s4285-shaper") && registerKind<UpConvert>("s4285-upconverter") &&
+                        registerKind<AudioOut>("s4285-sink") && registerKind<Coder>("s4285-coder") &&
+                        registerKind<InterleavePuncture>("s4285-interleave-puncture") &&
+                        registerKind<Symbols>("s4285-symbols") && registerKind<WholeTransmitter>("s4285-tx");
+
+}  // namespace
+}  // namespace scabench
