@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
-                 libgtest-dev nlohmann-json3-dev python3-venv)
+                 libgtest-dev nlohmann-json3-dev python3-venv
+                 libliquid-dev libfec-dev libfftw3-dev)
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

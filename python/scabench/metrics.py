@@ -30,8 +30,10 @@ def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores):
 
     stage_work_ms: work per packet of each stage on the path (any kind);
     cpu_work_ms: the part of it that needs a CPU (sleep does not)."""
-    if packets <= 0 or not stage_work_ms:
+    if packets <= 0:
         return 0.0
+    if not stage_work_ms:  # no stage of known work (e.g. real DSP): only the pacing bounds it
+        return float((packets - 1) * producer_period_ms)
     bottleneck = max(max(stage_work_ms), producer_period_ms)
     pipeline = (packets - 1) * bottleneck + sum(stage_work_ms)
     cpu = packets * sum(cpu_work_ms) / cores

@@ -32,16 +32,31 @@ def _prop(comp, key):
 
 
 def producer_packets(spec):
-    return max([_prop(c, "packets") for c in spec.components if c.kind == "producer"] or [0])
+    return max([_prop(c, "packets") for c in spec.packet_sources()] or [0])
+
+
+# Symbols in one STANAG 4285 frame: its data source sends a frame per packet.
+S4285_FRAME_SYMBOLS = 256
+
+
+def source_period_ms(comp):
+    """The pacing period of a packet source: `period_us`, or one STANAG 4285
+    frame at `symbol_rate`; 0 when it sends as fast as it can."""
+    props = component_kinds()[comp.kind]["properties"]
+    if "period_us" in props:
+        return _prop(comp, "period_us") / 1000.0
+    if "symbol_rate" in props and _prop(comp, "symbol_rate") > 0:
+        return 1000.0 * S4285_FRAME_SYMBOLS / _prop(comp, "symbol_rate")
+    return 0.0
 
 
 def floor_of(spec):
     """The floor of the spec's pipeline on its cores (metrics.floor_ms)."""
-    producers = [c for c in spec.components if c.kind == "producer"]
+    producers = spec.packet_sources()
     if not producers:
         return 0.0
     packets = producer_packets(spec)
-    period_ms = max(_prop(p, "period_us") for p in producers) / 1000.0
+    period_ms = max(source_period_ms(p) for p in producers)
     work, cpu = [], []
     for name in spec.pipeline_order():
         comp = spec.component(name)
@@ -140,7 +155,7 @@ def _write(result, json_path):
 def analyse(spec, run_dir, manifest, floor):
     records = {c.name: read_records(run_dir / f"{c.name}.rec") for c in spec.components}
     sources = set(spec.sources())
-    producers = [n for n in spec.pipeline_order() if spec.component(n).kind == "producer"]
+    producers = [c.name for c in spec.packet_sources()]
     t0 = min((int(records[p].arrive_ns.min()) for p in producers if records[p].arrive_ns.size), default=0)
     ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
 

@@ -86,10 +86,16 @@ class Spec:
             frontier += [c.provides[0] for c in self.connections if c.uses[0] == name]
         return order + [c.name for c in self.components if c.name not in seen]
 
+    def packet_sources(self):
+        """Sources that send a counted stream (a `packets` property): the
+        producer, the STANAG 4285 data source. In data-flow order."""
+        kinds = component_kinds()
+        return [self.component(n) for n in self.pipeline_order()
+                if n in self.sources() and "packets" in kinds[self.component(n).kind]["properties"]]
+
     def with_packets(self, packets):
-        for c in self.components:
-            if c.kind == "producer":
-                c.properties["packets"] = packets
+        for c in self.packet_sources():
+            c.properties["packets"] = packets
         return self
 
     def with_cores(self, cores):

@@ -55,3 +55,7 @@ def test_send_time_statistics():
     assert stats["mean_fastest_90pct"] == pytest.approx(5.0)
     assert stats["mean_slowest_10pct"] == pytest.approx(10.0)
     assert metrics.share_under(list(range(1, 11)), [5])["5"] == pytest.approx(40.0)
+
+
+def test_floor_without_stages_is_the_pacing():
+    assert metrics.floor_ms(10, [], [], 100, 2) == 900
