@@ -255,10 +255,10 @@ class Driver:
 
 # --- measurements ----------------------------------------------------------
 
-def measure_case(driver, case, elements, rounds, plan, tsc_hz):
+def measure_case(driver, case, elements, rounds, plan, tsc_hz, watch_cores=None):
     """Warm-up, then `rounds` rounds of calls; a round during which others
-    used more than the threshold of the CPU is redone (up to max_attempts,
-    keeping the cleanest)."""
+    used more than the threshold of the watched cores (all if None) is
+    redone (up to max_attempts, keeping the cleanest)."""
     probe = driver.time(case, elements, 5)
     per_call_s = max(float(np.median(probe)) / tsc_hz, 1e-9)
     driver.time(case, elements, int(np.clip(plan.warmup_s / per_call_s, 5, plan.max_calls)))
@@ -267,7 +267,7 @@ def measure_case(driver, case, elements, rounds, plan, tsc_hz):
     for _ in range(rounds):
         best = None
         for attempt in range(1, plan.max_attempts + 1):
-            meter = ForeignLoadMeter().start()
+            meter = ForeignLoadMeter(watch_cores).start()
             cycles = driver.time(case, elements, calls)
             pct = meter.foreign_pct()
             if best is None or pct < best[1]:
@@ -290,7 +290,7 @@ def measure_first_calls(transport, server, plan, tsc_hz, cores):
     args = ["first", "--follow", str(plan.first_follow)]
     args += ["--collocated"] if server is None else ["--ior", server.ior]
     samples = []
-    meter = ForeignLoadMeter().start()
+    meter = ForeignLoadMeter(cores).start()
     for _ in range(plan.first_samples):
         proc = _start(args, f"{transport} first-call client", cores)
         try:
@@ -363,11 +363,11 @@ def profile_transport(transport, plan, tsc_hz, workdir, log):
         try:
             cases = {}
             for c in CASES:
-                cases[c.name] = measure_case(driver, c.name, c.elements, plan.rounds, plan, tsc_hz)
+                cases[c.name] = measure_case(driver, c.name, c.elements, plan.rounds, plan, tsc_hz, one_core)
                 log(f"  {transport:10s} {c.name:24s} {cases[c.name]['median_cycles']:>10.0f} cycles")
             sweep = []
             for n in plan.sweep_elements:
-                s = measure_case(driver, "sequence-double", n, plan.sweep_rounds, plan, tsc_hz)
+                s = measure_case(driver, "sequence-double", n, plan.sweep_rounds, plan, tsc_hz, one_core)
                 s.update(elements=n, payload_bytes=n * ELEMENT_BYTES[SWEEP_TYPE])
                 s["mb_per_s"] = s["payload_bytes"] / s["median_ns"] * 1e3
                 sweep.append(s)

@@ -227,8 +227,8 @@ def _conditions(result):
         "collocated is one process, where omniORB makes a direct call.",
         f"- Per case: warm-up, then {plan['rounds']} rounds of {min(calls)}–{max(calls)} calls (each round about "
         f"{plan['round_s'] * 1e3:.0f} ms); figures are the median of the round medians and the p99 of all calls.",
-        f"- Foreign load: a round during which other processes used ≥ {plan['foreign_threshold_pct']:.0f} % of the "
-        f"CPUs was redone (up to {plan['max_attempts']} attempts, the cleanest kept): {redone} rounds redone, "
+        f"- Foreign load: a round during which other processes used ≥ {plan['foreign_threshold_pct']:.0f} % of "
+        f"CPU {plan['core']} (all CPUs for the any-core runs) was redone (up to {plan['max_attempts']} attempts, the cleanest kept): {redone} rounds redone, "
         f"{spoiled} still above the threshold; median foreign load over kept rounds "
         f"{np.median(foreign):.1f} %.",
         f"- Whole run: {result['elapsed_s']} s.",
