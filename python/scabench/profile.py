@@ -137,12 +137,18 @@ def block_size_analysis(fixed_ns, per_byte_ns, sweep, share=0.10):
     largest = max(p["payload_bytes"] for p in sweep)
     has_per_byte = per_byte_ns * largest > 0.01 * fixed_ns
     model_bytes = fixed_ns * (1 - share) / (share * per_byte_ns) if has_per_byte else None
+    # The slope between the two largest blocks: what a byte costs where the
+    # fixed cost no longer matters, measured rather than fitted.
+    last, previous = sorted(sweep, key=lambda p: p["payload_bytes"])[-2:][::-1]
+    largest_ns_per_byte = ((last["median_ns"] - previous["median_ns"])
+                           / (last["payload_bytes"] - previous["payload_bytes"])) if "median_ns" in last else None
     return {"share": share,
             "has_per_byte_cost": bool(has_per_byte),
+            "largest_blocks_ns_per_byte": largest_ns_per_byte,
             "model_bytes": model_bytes,
             "asymptotic_mb_per_s": 1e3 / per_byte_ns if has_per_byte else None,
-            "measured_bytes": measured["payload_bytes"],
-            "measured_elements": measured["elements"],
+            "measured_bytes": measured["payload_bytes"] if has_per_byte else None,
+            "measured_elements": measured["elements"] if has_per_byte else None,
             "best_measured_mb_per_s": best}
 
 
