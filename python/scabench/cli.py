@@ -1,5 +1,7 @@
 """The scabench command line."""
+import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -78,6 +80,50 @@ def paper(quick, runs, packets, only, campaign_file, out_dir):
     for c in claims:
         click.echo(f"{c.id.ljust(width)}  {c.verdict}")
     click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+
+
+@main.command()
+@click.option("--quick", is_flag=True, help="Fewer and shorter rounds, a shorter size sweep (about 20 s).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/profile", show_default=True,
+              help="Directory for report.md, report.html, the plots and profile.json.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Write the result here (default: OUT/profile.json).")
+def profile(quick, out_dir, json_path):
+    """What the ORB costs per call and per byte, on every transport."""
+    from .profile import Plan, run_profile
+    from .profile_report import format_profile, write_profile_report
+    try:
+        result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
+    except RunError as exc:
+        click.echo(f"profile failed: {exc}", err=True)
+        sys.exit(1)
+    except ScabenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    json_path = Path(json_path) if json_path else Path(out_dir) / "profile.json"
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(result, indent=1))
+    md_path, html_path = write_profile_report(result, out_dir)
+    click.echo(format_profile(result))
+    click.echo(f"\nreport: {md_path}, {html_path}; result: {json_path}")
+
+
+@main.command()
+@click.option("--cycles", type=click.FloatRange(min=0, min_open=True), required=True,
+              help="D_t: cycles of one call carrying the packet.")
+@click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), required=True,
+              help="Clock of the cycle count, in MHz.")
+@click.option("--elements", type=click.IntRange(min=1), required=True, help="N_p: samples per call.")
+@click.option("--samples-per-symbol", type=click.IntRange(min=1), default=8, show_default=True, help="S_s.")
+@click.option("--bits-per-symbol", type=click.IntRange(min=1), default=1, show_default=True, help="n.")
+def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
+    """The data rate the middleware allows (Eq. 1 of the ORB profiling paper):
+    T_m = D_t·S_s/(N_p·n); prints 1/T_m in bit/s, rounded down."""
+    from .datarate import max_data_rate_bps
+    from fractions import Fraction
+    clock_hz = Fraction(str(clock_mhz)) * 1_000_000
+    click.echo(f"{max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)}"
+               " bit/s")
 
 
 if __name__ == "__main__":
