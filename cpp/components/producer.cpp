@@ -18,6 +18,9 @@ class Producer final : public Component {
     properties().declare("samples", int64_t{1024}, "samples per packet");
     properties().declare("period_us", int64_t{0}, "0: no wait; else one packet every period_us");
     properties().declare("stream_id", int64_t{0}, "stream id stamped on every packet");
+    properties().declare("drop_packet", int64_t{-1},
+                         "sequence number of one packet to lose on purpose (its link number is used up "
+                         "unsent), to test a receiver's gap handling; -1: none");
     out_ = &addOutPort<T>("out");
   }
   ~Producer() override { joinSender(); }
@@ -39,11 +42,20 @@ class Producer final : public Component {
     std::vector<T> buffer(static_cast<std::size_t>(samples));
     for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = T(100.0 * std::sin(0.01 * double(i)));
     const uint32_t streamId = uint32_t(properties().integer("stream_id"));
+    const int64_t drop = properties().integer("drop_packet");
     int64_t sent = 0;
     try {
       const int64_t startNs = monotonicNs();
       for (int64_t i = 0; i < packets; ++i) {
         if (periodNs > 0) sleepUntilNs(startNs + i * periodNs);
+        if (i == drop) {
+          // Announced at the end like any other packet: only a receiver that
+          // resequences can tell it is gone (after its timeout); one that
+          // does not waits for it until the run times out.
+          out_->dropNext();
+          ++sent;
+          continue;
+        }
         PacketHeader h{};
         h.stream_id = streamId;
         h.sequence_number = uint64_t(i);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "scabench/component.hpp"
@@ -34,6 +35,116 @@ InPortBase::InPortBase(Component& owner, std::string name) : owner_(owner), name
                               "behind a queue of d packets that blocks the caller when full");
   owner_.properties().declare(name_ + ".dispatch", std::string("orb"),
                               "orb: the host ORB's threading; single: a SINGLE_THREAD_MODEL POA");
+  owner_.properties().declare(name_ + ".ordering", std::string("arrival"),
+                              "arrival: as the ORB delivers; resequence: back in the sender's link order");
+  owner_.properties().declare(name_ + ".reorder_capacity", int64_t{64}, "packets the reorder buffer holds");
+  owner_.properties().declare(name_ + ".reorder_timeout_us", int64_t{50000},
+                              "how long a gap in the link order is waited for before it is skipped");
+  owner_.properties().declare(name_ + ".flow", std::string("none"), "flow control: none, watermarks or credits");
+  owner_.properties().declare(name_ + ".flow_low", int64_t{0}, "watermarks: resume the sender at this many held");
+  owner_.properties().declare(name_ + ".flow_high", int64_t{0}, "watermarks: suspend the sender at this many held");
+  owner_.properties().declare(name_ + ".credits", int64_t{0}, "credits: packets the sender may have unacknowledged");
+}
+
+FlowKind parseFlowKind(const std::string& text) {
+  if (text == "none") return FlowKind::None;
+  if (text == "watermarks") return FlowKind::Watermarks;
+  if (text == "credits") return FlowKind::Credits;
+  throw std::invalid_argument("flow '" + text + "' is not one of: none, watermarks, credits");
+}
+
+bool InPortBase::resequencing() const {
+  const std::string& o = owner_.properties().text(name_ + ".ordering");
+  if (o == "resequence") return true;
+  if (o == "arrival") return false;
+  throw std::invalid_argument(name_ + ".ordering '" + o + "' is not one of: arrival, resequence");
+}
+
+std::size_t InPortBase::reorderCapacity() const {
+  const int64_t c = owner_.properties().integer(name_ + ".reorder_capacity");
+  if (c < 1) throw std::invalid_argument(name_ + ".reorder_capacity must be >= 1");
+  return std::size_t(c);
+}
+
+std::chrono::microseconds InPortBase::reorderTimeout() const {
+  const int64_t t = owner_.properties().integer(name_ + ".reorder_timeout_us");
+  if (t < 0) throw std::invalid_argument(name_ + ".reorder_timeout_us must be >= 0");
+  return std::chrono::microseconds(t);
+}
+
+void InPortBase::prepareFlow() {
+  flow_ = parseFlowKind(owner_.properties().text(name_ + ".flow"));
+  flowLow_ = owner_.properties().integer(name_ + ".flow_low");
+  flowHigh_ = owner_.properties().integer(name_ + ".flow_high");
+  const int64_t credits = owner_.properties().integer(name_ + ".credits");
+  if (flow_ == FlowKind::Watermarks && !(0 <= flowLow_ && flowLow_ < flowHigh_))
+    throw std::invalid_argument(name_ + ": watermarks need 0 <= flow_low < flow_high");
+  if (flow_ == FlowKind::Credits && credits < 1) throw std::invalid_argument(name_ + ".credits must be >= 1");
+  credits_ = uint64_t(std::max<int64_t>(credits, 0));
+  // Acknowledge a quarter window at a time: few signals, and the sender still
+  // has three quarters of its window left while an acknowledgement travels.
+  ackBatch_ = std::max<uint64_t>(1, credits_ / 4);
+}
+
+void InPortBase::rememberSender(scabench::FlowControl_ptr sender) {
+  std::lock_guard lock(flowMutex_);
+  sender_ = scabench::FlowControl::_duplicate(sender);
+}
+
+void InPortBase::held(int64_t delta) {
+  bool signal = false, suspend = false;
+  uint64_t epoch = 0;
+  scabench::FlowControl_var to;
+  {
+    std::lock_guard lock(flowMutex_);
+    heldNow_ += delta;
+    RecordLog::raise(owner_.records().header().heldPeak, uint64_t(std::max<int64_t>(heldNow_, 0)));
+    if (flow_ != FlowKind::Watermarks || CORBA::is_nil(sender_)) return;
+    if (!suspended_ && heldNow_ >= flowHigh_) {
+      suspended_ = signal = suspend = true;
+      owner_.records().header().suspends.fetch_add(1);
+    } else if (suspended_ && heldNow_ <= flowLow_) {
+      suspended_ = false;
+      signal = true;
+    }
+    if (!signal) return;
+    epoch = ++epoch_;
+    to = scabench::FlowControl::_duplicate(sender_);
+  }
+  try {
+    to->setSuspended(suspend, epoch);  // outside the lock: a oneway may still block on the socket
+  } catch (const CORBA::Exception&) {
+    // The sender is gone; the run's end or failure is reported elsewhere.
+  }
+}
+
+void InPortBase::finished(uint64_t firstLink, uint64_t count) {
+  if (flow_ != FlowKind::Credits) return;
+  const uint64_t prefix = acks_.finish(firstLink, count);
+  scabench::FlowControl_var to;
+  {
+    std::lock_guard lock(flowMutex_);
+    if (prefix < lastAck_ + ackBatch_ || CORBA::is_nil(sender_)) return;
+    lastAck_ = prefix;
+    to = scabench::FlowControl::_duplicate(sender_);
+  }
+  try {
+    to->acknowledge(prefix);
+  } catch (const CORBA::Exception&) {
+  }
+}
+
+void InPortBase::packetsSkipped(uint64_t count) {
+  delivered_.fetch_add(count);
+  checkEndOfStream();
+}
+
+void InPortBase::publishReorderStats(const ResequencerStats& stats) {
+  RecordFileHeader& h = owner_.records().header();
+  RecordLog::raise(h.reorderPeak, stats.peakHeld);
+  h.skipped.fetch_add(stats.skipped);
+  h.late.fetch_add(stats.late);
+  h.duplicates.fetch_add(stats.duplicates);
 }
 
 std::size_t InPortBase::workerDepth() const {
@@ -94,6 +205,37 @@ OutPortBase::OutPortBase(Component& owner, std::string name) : owner_(owner), na
                               "one-way sync scope: none, transport, server or target");
   owner_.properties().declare(name_ + ".sync_none_depth", int64_t{1024},
                               "packets the sync=none client queue holds before the caller blocks");
+  owner_.properties().declare(name_ + ".flow", std::string("none"), "flow control: none, watermarks or credits");
+  owner_.properties().declare(name_ + ".credits", int64_t{0}, "credits: packets that may be unacknowledged");
+}
+
+bool OutPortBase::openGate() {
+  const FlowKind flow = parseFlowKind(owner_.properties().text(name_ + ".flow"));
+  if (flow == FlowKind::None) return false;
+  const int64_t credits = owner_.properties().integer(name_ + ".credits");
+  if (flow == FlowKind::Credits && credits < 1) throw std::invalid_argument(name_ + ".credits must be >= 1");
+  // An earlier gate may still be active in the POA: let it go rather than delete a live servant.
+  (void)gate_.release();
+  gate_ = std::make_unique<FlowGate>(flow == FlowKind::Credits ? uint64_t(credits) : 0);
+  return true;
+}
+
+scabench::FlowControl_ptr OutPortBase::gateReference() {
+  PortableServer::POA_var poa = PortableServer::POA::_duplicate(owner_.host().portPoa(false));
+  PortableServer::ObjectId_var id = poa->activate_object(gate_.get());
+  CORBA::Object_var obj = poa->id_to_reference(id);
+  return scabench::FlowControl::_narrow(obj);
+}
+
+bool OutPortBase::admit(uint64_t linkSequence) {
+  const uint64_t before = gate_->stalls();
+  const bool ok = gate_->admit(linkSequence);
+  if (gate_->stalls() != before) owner_.records().header().sendStalls.fetch_add(1);
+  return ok;
+}
+
+void OutPortBase::closeGate() {
+  if (gate_) gate_->close();
 }
 
 CORBA::Object_ptr OutPortBase::reference() {

@@ -31,7 +31,7 @@ RecordLog::RecordLog(const std::string& path, uint64_t capacity) {
   if (base == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "map " + path);
   std::memset(base, 0, mappedBytes_);  // touch every page before the run
   header_ = new (base) RecordFileHeader{};
-  std::memcpy(header_->magic, "SCABREC1", 8);
+  std::memcpy(header_->magic, "SCABREC2", 8);
   header_->headerSize = sizeof(RecordFileHeader);
   header_->recordSize = sizeof(PacketRecord);
   header_->capacity = capacity;

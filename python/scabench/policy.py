@@ -6,16 +6,24 @@ setting becomes in the runtime (port properties and ORB options).
             cpp/include/scabench/messaging.hpp for how each is realised)
   dispatch  pool | pool:N | serial | single      (receiving side)
   worker    false | true | depth                 (receiving side)
+  ordering  arrival | resequence                 (receiving side; with
+            reorder_capacity = c packets and reorder_timeout_ms = t)
+  flow      none | "watermarks(lo, hi)" | "credits(w)"   (both sides)
 
 Placement decides whether a connection is remote or collocated: a collocated
 call is a direct call, so dispatch does not apply to it.
 """
+import re
 from dataclasses import dataclass, asdict
 
 CALLS = ("twoway", "oneway")
 SYNCS = ("none", "transport", "server", "target")
 DISPATCH_FORMS = "pool, pool:N (N >= 1), serial or single"
-POLICY_KEYS = ("call", "sync", "dispatch", "worker")
+POLICY_KEYS = ("call", "sync", "dispatch", "worker", "ordering", "reorder_capacity", "reorder_timeout_ms", "flow")
+ORDERINGS = ("arrival", "resequence")
+FLOW_FORMS = 'none, "watermarks(lo, hi)" with 0 <= lo < hi, or "credits(w)" with w >= 1'
+DEFAULT_REORDER_CAPACITY = 64
+DEFAULT_REORDER_TIMEOUT_MS = 50.0
 
 # Two-way + worker needs slack in each queue to keep both cores of a 2-core
 # machine busy behind three equal stages: the paper's exp6 on 2 cores measured
@@ -39,6 +47,13 @@ class Policy:
     sync: str = "transport"
     dispatch: str = "pool"
     worker_depth: int = 0
+    ordering: str = "arrival"
+    reorder_capacity: int = DEFAULT_REORDER_CAPACITY
+    reorder_timeout_ms: float = DEFAULT_REORDER_TIMEOUT_MS
+    flow: str = "none"          # none | watermarks | credits
+    flow_low: int = 0
+    flow_high: int = 0
+    credits: int = 0
 
     def as_dict(self):
         return asdict(self)
@@ -57,12 +72,23 @@ class Policy:
         n = self.max_server_threads_per_connection
         return [] if n is None else ["-ORBmaxServerThreadPerConnection", str(n)]
 
+    @property
+    def flow_text(self):
+        return {"none": "none", "watermarks": f"watermarks({self.flow_low}, {self.flow_high})",
+                "credits": f"credits({self.credits})"}[self.flow]
+
     def uses_properties(self, port):
-        return {f"{port}.call": self.call, f"{port}.sync": self.sync}
+        return {f"{port}.call": self.call, f"{port}.sync": self.sync, f"{port}.flow": self.flow,
+                f"{port}.credits": self.credits}
 
     def provides_properties(self, port):
         return {f"{port}.worker_depth": self.worker_depth,
-                f"{port}.dispatch": "single" if self.dispatch == "single" else "orb"}
+                f"{port}.dispatch": "single" if self.dispatch == "single" else "orb",
+                f"{port}.ordering": self.ordering,
+                f"{port}.reorder_capacity": self.reorder_capacity,
+                f"{port}.reorder_timeout_us": int(round(self.reorder_timeout_ms * 1000)),
+                f"{port}.flow": self.flow, f"{port}.flow_low": self.flow_low,
+                f"{port}.flow_high": self.flow_high, f"{port}.credits": self.credits}
 
 
 def parse_policy(table, base=None):
@@ -83,11 +109,45 @@ def parse_policy(table, base=None):
             fields["dispatch"] = _check_dispatch(value)
         elif key == "worker":
             fields["worker_depth"] = _worker_depth(value)
+        elif key == "ordering":
+            if value not in ORDERINGS:
+                raise PolicyValueError(key, f"{value!r} is not valid; use one of: {', '.join(ORDERINGS)}")
+            fields["ordering"] = value
+        elif key == "reorder_capacity":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise PolicyValueError(key, f"{value!r} is not valid; the reorder buffer holds c >= 1 packets")
+            fields["reorder_capacity"] = value
+        elif key == "reorder_timeout_ms":
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise PolicyValueError(key, f"{value!r} is not valid; use a time in ms >= 0")
+            fields["reorder_timeout_ms"] = float(value)
+        elif key == "flow":
+            fields.update(_flow(value))
         else:
             raise PolicyValueError(key, f"unknown policy key; valid keys: {', '.join(POLICY_KEYS)}")
     if fields["call"] == "twoway" and "sync" in table and table["sync"] != "transport":
         raise PolicyValueError("sync", "a sync scope only applies to call = \"oneway\"")
     return Policy(**fields)
+
+
+def _flow(value):
+    """"none", "watermarks(lo, hi)" or "credits(w)" -> the Policy fields."""
+    text = value.replace(" ", "") if isinstance(value, str) else ""
+    if text == "none":
+        return {"flow": "none", "flow_low": 0, "flow_high": 0, "credits": 0}
+    m = re.fullmatch(r"watermarks\((\d+),(\d+)\)", text)
+    if m:
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if lo >= hi:
+            raise PolicyValueError("flow", f"{value!r}: the low watermark must be below the high one (lo < hi)")
+        return {"flow": "watermarks", "flow_low": lo, "flow_high": hi, "credits": 0}
+    m = re.fullmatch(r"credits\((\d+)\)", text)
+    if m:
+        w = int(m.group(1))
+        if w < 1:
+            raise PolicyValueError("flow", f"{value!r}: a credit window needs w >= 1 packets")
+        return {"flow": "credits", "flow_low": 0, "flow_high": 0, "credits": w}
+    raise PolicyValueError("flow", f"{value!r} is not valid; use {FLOW_FORMS}")
 
 
 def _check_dispatch(value):

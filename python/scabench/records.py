@@ -6,10 +6,12 @@ import numpy as np
 
 HEADER = np.dtype([("magic", "S8"), ("header_size", "<u4"), ("record_size", "<u4"), ("capacity", "<u8"),
                    ("claimed", "<u8"), ("max_concurrent", "<u4"), ("reserved0", "<u4"), ("completed", "<u8"),
-                   ("reserved", "V16")])
+                   ("reorder_peak", "<u8"), ("skipped", "<u8"), ("late", "<u8"), ("duplicates", "<u8"),
+                   ("held_peak", "<u8"), ("suspends", "<u8"), ("send_stalls", "<u8"), ("reserved", "V24")])
 RECORD = np.dtype([("sequence", "<u8"), ("arrive_ns", "<i8"), ("done_ns", "<i8"), ("thread_id", "<u4"),
                    ("flags", "<u4")])
-assert HEADER.itemsize == 64 and RECORD.itemsize == 32
+FLOW_FIELDS = ("reorder_peak", "skipped", "late", "duplicates", "held_peak", "suspends", "send_stalls")
+assert HEADER.itemsize == 128 and RECORD.itemsize == 32
 
 
 @dataclass
@@ -21,6 +23,7 @@ class Records:
     thread_id: np.ndarray
     max_concurrent: int
     overflowed: int  # packets that arrived after the preallocated records ran out
+    flow: dict       # ordering and flow-control counts (RecordFileHeader)
 
 
 def read_records(path):
@@ -28,9 +31,10 @@ def read_records(path):
     if raw.size < HEADER.itemsize:
         raise ValueError(f"{path}: too short for a record file")
     header = raw[:HEADER.itemsize].view(HEADER)[0]
-    if header["magic"] != b"SCABREC1" or header["record_size"] != RECORD.itemsize:
+    if header["magic"] != b"SCABREC2" or header["record_size"] != RECORD.itemsize:
         raise ValueError(f"{path}: not a scabench record file")
     count = int(min(header["claimed"], header["capacity"]))
     body = raw[HEADER.itemsize:HEADER.itemsize + count * RECORD.itemsize].view(RECORD)
     return Records(body["sequence"].astype(np.int64), body["arrive_ns"], body["done_ns"], body["thread_id"],
-                   int(header["max_concurrent"]), int(header["claimed"] - count))
+                   int(header["max_concurrent"]), int(header["claimed"] - count),
+                   {k: int(header[k]) for k in FLOW_FIELDS})

@@ -175,6 +175,13 @@ def analyse(spec, run_dir, manifest, floor):
             "output_reordered_from_previous": metrics.reordered_from_previous(output),
             "max_server_threads": r.max_concurrent,
             "distinct_receiving_threads": int(np.unique(r.thread_id).size),
+            "reorder_buffer_peak": r.flow["reorder_peak"],
+            "skipped": r.flow["skipped"],
+            "late": r.flow["late"],
+            "duplicates": r.flow["duplicates"],
+            "held_peak": r.flow["held_peak"],
+            "flow_suspends": r.flow["suspends"],
+            "send_stalls": r.flow["send_stalls"],
         })
     producer = {}
     if producers:
@@ -187,6 +194,7 @@ def analyse(spec, run_dir, manifest, floor):
             "send_us": metrics.send_time_stats(send_us),
             "send_share_under_us": metrics.share_under(send_us, SEND_THRESHOLDS_US),
             "send_us_all": [round(float(v), 3) for v in send_us],
+            "send_stalls": r.flow["send_stalls"],
         }
     terminal = [s for s in stages if s["last_packet_ms"] is not None and
                 not any(c.uses[0] == s["name"] for c in spec.connections)]

@@ -28,7 +28,13 @@ def format_run(result):
            f"hosts {len(spec['hosts'])}"]
     for c in spec["connections"]:
         policy = f"call={c['call']}" + (f" sync={c['sync']}" if c["call"] == "oneway" else "")
-        policy += f" dispatch={c['dispatch']} worker={c['worker_depth'] or 'no'} ({c['placement']})"
+        policy += f" dispatch={c['dispatch']} worker={c['worker_depth'] or 'no'}"
+        if c.get("ordering", "arrival") != "arrival":
+            policy += f" ordering={c['ordering']}(c={c['reorder_capacity']}, t={c['reorder_timeout_ms']:g} ms)"
+        if c.get("flow", "none") != "none":
+            policy += " flow=" + {"watermarks": f"watermarks({c['flow_low']}, {c['flow_high']})",
+                                  "credits": f"credits({c['credits']})"}[c["flow"]]
+        policy += f" ({c['placement']})"
         out.append(f"  {c['id']}: {policy}")
     header = [""] + ([producer["name"]] if producer else []) + [s["name"] for s in stages]
     rows = [
@@ -39,6 +45,18 @@ def format_run(result):
         ["reordered from original"] + (["-"] if producer else []) + [s["reordered_from_original"] for s in stages],
         ["most server threads at once"] + (["-"] if producer else []) + [s["max_server_threads"] for s in stages],
     ]
+    if any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none" for c in spec["connections"]):
+        rows += [
+            ["output reordered from previous"] + (["-"] if producer else [])
+            + [s["output_reordered_from_previous"] for s in stages],
+            ["most held at once"] + (["-"] if producer else []) + [s.get("held_peak", "-") for s in stages],
+            ["reorder buffer peak"] + (["-"] if producer else []) + [s.get("reorder_buffer_peak", "-") for s in stages],
+            ["skipped / late / duplicate"] + (["-"] if producer else [])
+            + [f"{s.get('skipped', 0)} / {s.get('late', 0)} / {s.get('duplicates', 0)}" for s in stages],
+            ["times sender suspended"] + (["-"] if producer else []) + [s.get("flow_suspends", "-") for s in stages],
+            ["sends that waited for flow"] + ([producer.get("send_stalls", "-")] if producer else [])
+            + [s.get("send_stalls", "-") for s in stages],
+        ]
     out += ["", format_table(header, rows), ""]
     ratio = result.get("overhead_ratio")
     out.append(f"floor {_fmt(result['floor_ms'], 1)} ms, ratio {_fmt(ratio, 3)}, "

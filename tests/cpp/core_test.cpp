@@ -78,7 +78,7 @@ TEST(RecordLog, WritesArrivalOrderToTheFile) {
   std::ifstream in(path, std::ios::binary);
   RecordFileHeader header;
   in.read(reinterpret_cast<char*>(&header), sizeof header);
-  EXPECT_EQ(std::string(header.magic, 8), "SCABREC1");
+  EXPECT_EQ(std::string(header.magic, 8), "SCABREC2");
   EXPECT_EQ(header.capacity, 3u);
   EXPECT_EQ(header.claimed.load(), 4u);
   PacketRecord r[3];

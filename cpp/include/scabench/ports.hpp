@@ -8,6 +8,14 @@
 //   <port>.dispatch      "orb": the ORB's own threading, set per host process
 //                        (pool, pool:n, serial); "single": the port is served
 //                        by a POA with the SINGLE_THREAD_MODEL policy.
+//   <port>.ordering      "arrival": packets go on as the ORB delivers them;
+//                        "resequence": a reorder buffer (resequencer.hpp) of
+//                        <port>.reorder_capacity packets puts them back in the
+//                        sender's link order, skipping a gap after
+//                        <port>.reorder_timeout_us; a releaser thread hands
+//                        them on (to the worker queue, or to the handler).
+//   <port>.flow          none | watermarks (<port>.flow_low / flow_high) |
+//                        credits (<port>.credits): flow.hpp.
 // The sending half lives in OutPort (<port>.call, <port>.sync; messaging.hpp).
 #pragma once
 
@@ -21,7 +29,9 @@
 
 #include "scabench/bounded_queue.hpp"
 #include "scabench/clock.hpp"
+#include "scabench/flow.hpp"
 #include "scabench/messaging.hpp"
+#include "scabench/resequencer.hpp"
 #include "scabench/port_types.hpp"
 
 namespace scabench {
@@ -46,6 +56,21 @@ class InPortBase {
   virtual PortableServer::Servant servant() = 0;
   std::size_t workerDepth() const;
   bool singleThreadDispatch() const;
+  bool resequencing() const;
+  std::size_t reorderCapacity() const;
+  std::chrono::microseconds reorderTimeout() const;
+  // Reads and checks the flow settings; called when the port starts.
+  void prepareFlow();
+
+  // Flow accounting. held(+1) when a packet enters the port, held(-1) when
+  // it is done with (processed or dropped): drives the watermarks. finished()
+  // marks link sequences done: drives the credits.
+  void held(int64_t delta);
+  void finished(uint64_t firstLink, uint64_t count = 1);
+  void rememberSender(scabench::FlowControl_ptr sender);
+  // Link sequences given up on still count toward the end of stream.
+  void packetsSkipped(uint64_t count);
+  void publishReorderStats(const ResequencerStats& stats);
 
   // End of stream: the announced count arrived; fires once all delivered.
   void endOfStreamArrived(uint64_t announcedCount);
@@ -62,6 +87,16 @@ class InPortBase {
   std::atomic<int64_t> announced_{-1};
   std::atomic<uint64_t> delivered_{0};
   std::atomic<bool> endFired_{false};
+
+  FlowKind flow_ = FlowKind::None;
+  int64_t flowLow_ = 0, flowHigh_ = 0;
+  uint64_t credits_ = 0, ackBatch_ = 1;
+  scabench::FlowControl_var sender_;
+  std::mutex flowMutex_;
+  int64_t heldNow_ = 0;
+  bool suspended_ = false;
+  uint64_t epoch_ = 0, lastAck_ = 0;
+  AckTracker acks_;
 };
 
 template <class T>
@@ -77,17 +112,30 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void pushPacket(const PacketHeader& h, const typename Traits::Seq& data) override { upcall(h, data); }
   void pushPacketOneway(const PacketHeader& h, const typename Traits::Seq& data) override { upcall(h, data); }
   void syncMarker() override {}
+  void attachFlowControl(scabench::FlowControl_ptr sender) override { rememberSender(sender); }
 
   void startWorker() override {
+    prepareFlow();
     const std::size_t depth = workerDepth();
-    if (depth == 0 || worker_.joinable()) return;
-    queue_ = std::make_unique<BoundedQueue<Queued>>(depth);
-    worker_ = std::thread([this] { workerLoop(); });
+    if (depth > 0 && !worker_.joinable()) {
+      queue_ = std::make_unique<BoundedQueue<Queued>>(depth);
+      worker_ = std::thread([this] { workerLoop(); });
+    }
+    if (resequencing() && !releaser_.joinable()) {
+      resequencer_ = std::make_unique<Resequencer<Queued>>(reorderCapacity(), reorderTimeout());
+      releaser_ = std::thread([this] { releaserLoop(); });
+    }
   }
   void stopWorker() override {
-    if (!worker_.joinable()) return;
-    queue_->close();
-    worker_.join();
+    if (releaser_.joinable()) {
+      resequencer_->close();
+      releaser_.join();
+      publishReorderStats(resequencer_->stats());
+    }
+    if (worker_.joinable()) {
+      queue_->close();
+      worker_.join();
+    }
   }
 
  protected:
@@ -104,10 +152,15 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   static typename Traits::Seq takeSamples(const typename Traits::Seq& data);
   void process(const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot);
   void workerLoop();
+  void releaserLoop();
+  // Hands a packet on in order: to the worker queue, or to the handler.
+  void release(Queued&& item);
 
   Handler handler_;
   std::unique_ptr<BoundedQueue<Queued>> queue_;
   std::thread worker_;
+  std::unique_ptr<Resequencer<Queued>> resequencer_;
+  std::thread releaser_;
 };
 
 class OutPortBase : public virtual POA_CF::Port {
@@ -135,6 +188,13 @@ class OutPortBase : public virtual POA_CF::Port {
   SyncScope syncScope() const;
   std::size_t syncNoneDepth() const;
 
+  // Flow control: the gate exists when the connection's flow is not none.
+  bool openGate();
+  scabench::FlowControl_ptr gateReference();
+  bool admit(uint64_t linkSequence);
+  void closeGate();
+  std::unique_ptr<FlowGate> gate_;
+
   Component& owner_;
   const std::string name_;
 
@@ -156,11 +216,20 @@ class OutPort final : public OutPortBase {
   // Throws the CORBA exception if the peer cannot be reached.
   void push(const PacketHeader& header, const T* samples, std::size_t count) {
     if (!sender_) return;
+    PacketHeader h = header;
+    h.link_sequence = nextLink_;
+    // End of stream always goes: it carries no data and must not wait for credits.
+    if (!h.end_of_stream && gate_ && !admit(nextLink_)) return;
+    ++nextLink_;
     // A borrowed view: no copy, the ORB marshals straight from the caller's buffer.
     const auto length = static_cast<CORBA::ULong>(count);
     typename Traits::Seq view(length, length, const_cast<T*>(samples), false);
-    sender_->send(header, view);
+    sender_->send(h, view);
   }
+
+  // Uses up a link sequence without sending: a packet lost on purpose, for
+  // testing what the receiver does about a gap.
+  void dropNext() { ++nextLink_; }
 
   void sendEndOfStream(uint32_t streamId, uint64_t count) override {
     if (!sender_) return;
@@ -178,14 +247,17 @@ class OutPort final : public OutPortBase {
     typename Traits::Ref_var ref = Traits::Ref::_narrow(connection);
     if (CORBA::is_nil(ref)) throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
     sender_ = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
+    if (openGate()) ref->attachFlowControl(gateReference());
   }
   void detach() override {
+    closeGate();
     if (sender_) sender_->flush();
     sender_.reset();
   }
 
  private:
   std::unique_ptr<Sender<T>> sender_;
+  uint64_t nextLink_ = 0;
 };
 
 }  // namespace scabench

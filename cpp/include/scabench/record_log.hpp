@@ -23,7 +23,7 @@ struct PacketRecord {
 static_assert(sizeof(PacketRecord) == 32);
 
 struct RecordFileHeader {
-  char magic[8];                        // "SCABREC1"
+  char magic[8];                        // "SCABREC2"
   uint32_t headerSize;
   uint32_t recordSize;
   uint64_t capacity;
@@ -31,9 +31,18 @@ struct RecordFileHeader {
   std::atomic<uint32_t> maxConcurrent;  // most upcalls in progress at once
   uint32_t reserved0;
   std::atomic<uint64_t> completed;      // records whose doneNs is written
-  uint8_t reserved[16];
+  // Ordering and flow control, summed over the component's input ports
+  // (peaks: the largest of them); written as they change.
+  std::atomic<uint64_t> reorderPeak;    // most packets a reorder buffer held
+  std::atomic<uint64_t> skipped;        // link sequences given up on after the timeout
+  std::atomic<uint64_t> late;           // arrived after being skipped, dropped
+  std::atomic<uint64_t> duplicates;     // arrived twice, dropped
+  std::atomic<uint64_t> heldPeak;       // most packets a port held at once (upcalls + buffers + queue)
+  std::atomic<uint64_t> suspends;       // times a port told its sender to suspend (watermarks)
+  std::atomic<uint64_t> sendStalls;     // times an output port waited for credits or a resume
+  uint8_t reserved[24];
 };
-static_assert(sizeof(RecordFileHeader) == 64);
+static_assert(sizeof(RecordFileHeader) == 128);
 
 class RecordLog {
  public:
@@ -54,6 +63,14 @@ class RecordLog {
   // Tracks how many upcalls run at once (the "server threads" of the paper).
   void enterUpcall();
   void leaveUpcall();
+
+  // Raises a peak counter to `value` if higher; adds to a count.
+  static void raise(std::atomic<uint64_t>& peak, uint64_t value) {
+    uint64_t seen = peak.load(std::memory_order_relaxed);
+    while (value > seen && !peak.compare_exchange_weak(seen, value)) {
+    }
+  }
+  RecordFileHeader& header() { return *header_; }
 
   // Records whose packet has been fully handled so far.
   uint64_t completedCount() const { return header_->completed.load(std::memory_order_acquire); }
