@@ -87,6 +87,13 @@ void InPortBase::prepareFlow() {
 }
 
 void InPortBase::rememberSender(scabench::FlowControl_ptr sender) {
+  // Open the connection back to the sender now, while nothing runs: the first
+  // signal would otherwise pay for it, milliseconds in which a flooding sender
+  // goes on sending.
+  try {
+    (void)sender->_non_existent();
+  } catch (const CORBA::Exception&) {
+  }
   std::lock_guard lock(flowMutex_);
   sender_ = scabench::FlowControl::_duplicate(sender);
 }

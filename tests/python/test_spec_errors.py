@@ -27,6 +27,14 @@ CASES = [
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[placement]\nhosts = [[\"s\", \"x\"]]\n", "placement.hosts",
      "no component named 'x'"),
     ("[experiments]\n", "experiments", "valid: experiment"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"watermarks(8, 4)\"\n", "policy.flow",
+     "lo < hi"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"credits(0)\"\n", "policy.flow", "w >= 1"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"lots\"\n", "policy.flow", "credits(w)"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nreorder_capacity = 0\n", "policy.reorder_capacity",
+     "c >= 1"),
+    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nordering = \"sorted\"\n", "policy.ordering",
+     "arrival, resequence"),
 ]
 
 
@@ -75,7 +83,7 @@ def test_cli_bad_cores_option(write_spec):
 @pytest.mark.parametrize("args, hint", [
     (["--policy", "sync=sometimes"], "--policy.sync: 'sometimes' is not valid; use one of: none, transport"),
     (["--policy", "worker"], "--policy: worker: use KEY=VALUE"),
-    (["--set", "producer.speed=3"], "producer has no property 'speed'; valid: packets, period_us"),
+    (["--set", "producer.speed=3"], "producer has no property 'speed'; valid: drop_packet, packets, period_us"),
     (["--set", "mixer.gain=2"], "no component named 'mixer'; declared: producer, stage1"),
     (["--set", "producer=2"], "use COMPONENT.KEY=VALUE"),
 ])
