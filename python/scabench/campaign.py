@@ -13,7 +13,6 @@ import json
 import math
 import sys
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import numpy as np
 from .errors import RunError, SpecError
 from .machine_load import wait_for_quiet
 from .runner import floor_of, run_spec
-from .spec import load_spec, parse_cores
+from .spec import load_spec, parse_cores, read_toml
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
 CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "setups")
@@ -88,13 +87,7 @@ class Campaign:
 def load_campaign(path):
     """Reads a campaign file; every error names the file, the key and what is valid."""
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except FileNotFoundError:
-        raise SpecError(path, "", "no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(path, "", f"not valid TOML: {exc}") from None
+    doc = read_toml(path)
     for key in doc:
         if key not in ("measure", "setup", "config"):
             raise SpecError(path, key, "unknown table; valid: measure, setup, config")

@@ -145,16 +145,20 @@ class Spec:
         }
 
 
-def load_spec(path):
-    path = Path(path)
+def read_toml(path):
+    """A TOML file as a dict; a missing or malformed file is a SpecError naming it."""
     try:
         with open(path, "rb") as f:
-            doc = tomllib.load(f)
+            return tomllib.load(f)
     except FileNotFoundError:
         raise SpecError(path, "", "no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(path, "", f"not valid TOML: {exc}") from None
-    return parse_spec(doc, path)
+
+
+def load_spec(path):
+    path = Path(path)
+    return parse_spec(read_toml(path), path)
 
 
 def parse_spec(doc, path):

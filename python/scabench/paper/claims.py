@@ -83,6 +83,11 @@ def _paper_reordered(table, kind="reordered_from_previous"):
     return published()["table"][str(table)][kind][-1]
 
 
+def _on_both_setups(held_on):
+    """The verdict for an effect checked on the two set-ups."""
+    return REPRODUCED if held_on == 2 else DIFFERS if held_on == 1 else NOT_REPRODUCED
+
+
 def _ms(v):
     return f"{v:,.0f} ms"
 
@@ -110,8 +115,7 @@ def oneway_reorders(entries):
         parts.append(f"exp1 on {_setup(entries, name)}: stage 3 reordered {prev:.0f} from previous / {orig:.0f} "
                      f"from original, up to {threads:.0f} ORB threads at once in stage 1 (paper, Table {table}: "
                      f"{_paper_reordered(table)} / {_paper_reordered(table, 'reordered_from_original')})")
-    verdict = REPRODUCED if hits == 2 else DIFFERS if hits == 1 else NOT_REPRODUCED
-    return verdict, "; ".join(parts)
+    return _on_both_setups(hits), "; ".join(parts)
 
 
 def twoway_keeps_order(entries):
@@ -301,8 +305,7 @@ def producer_paced_by_transport(entries):
         parts.append(f"{_setup(entries, f'exp1@{setup}')}: {share:.0f} % of sends under 35 µs, fastest 90 % average "
                      f"{fast:.1f} µs, slowest 10 % average {slow:,.0f} µs (paper, Fig. {fig}: fastest "
                      f"{f['fastest_pct']} % average {f['mean_fastest_us']} µs, the rest {f['mean_slowest_us']:,} µs)")
-    verdict = REPRODUCED if ok == 2 else DIFFERS if ok == 1 else NOT_REPRODUCED
-    return verdict, "; ".join(parts)
+    return _on_both_setups(ok), "; ".join(parts)
 
 
 def twoway_producer_waits_pipeline(entries):
@@ -315,8 +318,7 @@ def twoway_producer_waits_pipeline(entries):
         ok += 0.95 * work_us <= p50 <= 1.3 * work_us
         parts.append(f"{_setup(entries, f'exp5@{setup}')}: median send {p50:,.0f} µs "
                      f"(paper, Fig. {fig}: mean {published()['figure'][str(fig)]['mean_us']:,} µs)")
-    verdict = REPRODUCED if ok == 2 else DIFFERS if ok == 1 else NOT_REPRODUCED
-    return verdict, f"each send waits for the {stages} stages, {work_us:,.0f} µs of work: " + "; ".join(parts)
+    return _on_both_setups(ok), f"each send waits for the {stages} stages, {work_us:,.0f} µs of work: " + "; ".join(parts)
 
 
 def twoway_worker_fast_sends(entries):
