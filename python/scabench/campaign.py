@@ -35,10 +35,10 @@ class Measure:
     runs: int = 3
     packets: int = 1000
     quick_packets: int = 100
-    quiet_below_pct: float = 10.0
-    quiet_wait_s: float = 60.0
-    redo_above_pct: float = 10.0
-    max_redos: int = 2
+    quiet_below_pct: float = 3.0
+    quiet_wait_s: float = 120.0
+    redo_above_pct: float = 3.0
+    max_redos: int = 3
 
 
 @dataclass
