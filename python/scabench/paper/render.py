@@ -11,7 +11,11 @@ SEND_STATEMENTS = (("min", "fastest send"), ("p50", "median"), ("p90", "90th per
 
 
 def _num(v, digits=0):
-    return "–" if v is None else f"{v:,.{digits}f}"
+    if v is None:
+        return "–"
+    if digits == 0 and 0 < abs(v) < 10 and v != int(v):
+        digits = 2  # a send that took 0.3 ms must not print as 0
+    return f"{v:,.{digits}f}"
 
 
 def _spread(s, digits=0):
