@@ -116,3 +116,19 @@ def test_pacing_that_only_helps_at_the_matched_rate_differs():
         w[name] = entry(cfg_id, setup, [run([7600] * 3, (0, 1, 2))])
         w[name]["config"]["component"] = {"producer": {"period_us": period}}
     assert verdicts(w)["pacing-reduces-reordering"] == "differs"
+
+
+def test_entry_reordering_explained_by_the_bounded_queue_differs():
+    w = replace(world(), "exp3@multicore", [run([7600, 7620, 7650], (3, 30, 60), sends=FAST)])
+    assert verdicts(w)["worker-reorders-only-at-entry"] == "not reproduced"
+    w["exp3-deep-queue@multicore"] = entry("exp3-deep-queue", "multicore", [run([7600] * 3, (33, 37, 37))])
+    assert verdicts(w)["worker-reorders-only-at-entry"] == "differs"
+
+
+def test_pinning_that_hurts_on_fewer_cores_than_processes_differs():
+    w = replace(world(), "exp5-pinned@multicore", [run([16000] * 3, sends=[15100.0] * 1000)])
+    assert verdicts(w)["pinning-removes-overhead"] == "differs"   # 5 processes, 2 cores
+    four = dict(w)
+    four["exp5-pinned@multicore"] = dict(w["exp5-pinned@multicore"],
+                                         config=dict(w["exp5-pinned@multicore"]["config"], cores=[0, 1, 2, 3, 4]))
+    assert verdicts(four)["pinning-removes-overhead"] == "not reproduced"
