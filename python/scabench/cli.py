@@ -66,13 +66,18 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, jso
               help="Campaign file (default experiments/paper/campaign.toml).")
 @click.option("--out", "out_dir", default="results/paper", show_default=True, type=click.Path(file_okay=False),
               help="Where report.md, report.html, the PNGs and results.json go.")
-def paper(quick, runs, packets, only, campaign_file, out_dir):
+@click.option("--from-results", is_flag=True,
+              help="Run nothing: judge the claims and write the report again from OUT/results.json.")
+def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
-    from .paper.command import run_paper  # matplotlib is only needed here
+    from .paper.command import rerender, run_paper  # matplotlib is only needed here
     try:
-        entries, claims = run_paper(out_dir, quick=quick, runs=runs, packets=packets,
-                                    only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
-                                    campaign_file=campaign_file)
+        if from_results:
+            entries, claims = rerender(out_dir)
+        else:
+            entries, claims = run_paper(out_dir, quick=quick, runs=runs, packets=packets,
+                                        only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
+                                        campaign_file=campaign_file)
     except ScabenchError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -108,6 +108,11 @@ setups = ["multicore"]
     for f in ("report.md", "report.html", "overview.png", "send-times-exp6-singlecore.png"):
         assert (out / f).exists(), f
     assert "twoway-keeps-order" in proc.stdout and "reproduced" in proc.stdout
+    # The report can be judged and written again from the kept runs, without running anything.
+    (out / "report.md").unlink()
+    again = scabench("paper", "--from-results", "--out", out)
+    assert again.returncode == 0, again.stderr
+    assert (out / "report.md").exists() and again.stdout == proc.stdout
 
 
 def test_paper_only_names_what_is_valid(tmp_path):

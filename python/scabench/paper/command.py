@@ -60,6 +60,30 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
     return entries, claims
 
 
+def rerender(out_dir):
+    """Judges the claims again and rewrites the report from the runs kept in
+    out_dir/results.json: for a report made elsewhere, or after the rules
+    changed, without running anything."""
+    out = Path(out_dir)
+    path = out / "results.json"
+    try:
+        doc = json.loads(path.read_text())
+        entries, meta = doc["configs"], doc["meta"]
+    except FileNotFoundError:
+        raise ScabenchError(f"{path}: no such file; run scabench paper --out {out_dir} first") from None
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise ScabenchError(f"{path}: not a scabench paper result ({exc})") from None
+    if doc.get("status") != "complete":
+        raise ScabenchError(f"{path}: the campaign did not finish (status {doc.get('status')!r}); run it again")
+    for e in entries.values():
+        e["summary"] = summarise(e["runs"])
+    claims = judge_claims(entries)
+    doc["claims"] = [c.as_dict() for c in claims]
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    write_report(out, TITLE, render(entries, claims, meta, draw_figures(out, entries)))
+    return entries, claims
+
+
 def draw_figures(out, entries):
     """The send-time histogram of the median run of each Table 1 experiment
     and set-up, and the overview. Returns {key: file name}."""
