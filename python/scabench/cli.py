@@ -51,7 +51,9 @@ def run(spec_file, packets, cores, json_path):
 @click.option("--cores", help='CPUs the runs use (default "0": one core, as the seed\'s machine).')
 @click.option("--call", type=click.Choice(["twoway", "oneway"]), default="twoway", show_default=True,
               help="The call of every connection (OSSIE's pushPacket is two-way).")
-def granularity(quick, plan_name, out_dir, json_path, cores, call):
+@click.option("--from-json", "from_json", type=click.Path(dir_okay=False, exists=True),
+              help="Measure nothing: render the report again from a JSON this command wrote.")
+def granularity(quick, plan_name, out_dir, json_path, cores, call, from_json):
     """CPU workload against the number of components and the packet size,
     with the seed's models (1) and (2)."""
     import json
@@ -61,6 +63,11 @@ def granularity(quick, plan_name, out_dir, json_path, cores, call):
     from .granularity import PLANS, Lab
     from .granularity_report import render
 
+    if from_json:
+        result = json.loads(Path(from_json).read_text())
+        md, html = render(result, out_dir)
+        click.echo(f"report: {md} and {html}")
+        return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
     try:
         if cores:

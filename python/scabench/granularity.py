@@ -503,6 +503,45 @@ def apply_models(row, params, cores):
                                                   params["cs_direct_ns"], indirect, ncores)
 
 
+GOALS = {"collocated": 1.10, "process": 1.5}
+
+
+def goal_analysis(result, per_hop):
+    """Where W11/FUNC at the smallest N·B stands against the goal (1.10
+    collocated, 1.5 process per component), and the N·B at which the measured
+    per-hop cost would meet it: FUNC's CPU per packet is c + s·N·B (a line
+    through the Fig. 6 FUNC points), and H hops at h µs each meet ratio R
+    once H·h <= (R - 1)·FUNC."""
+    plan = result["plan"]
+    rows = result["configurations"]
+    to_us = lambda v: v / 100.0 * len(plan["cores"]) / plan["pr"] * 1e6  # noqa: E731
+    funcs = sorted((r for r in rows if r["experiment"] == "fig6" and r["config"] == "FUNC"), key=lambda r: r["nb"])
+    if not funcs:
+        return []
+    line = gm.fit_linear([r["nb"] for r in funcs], [to_us(r["total_pct"]) for r in funcs])
+    nb = funcs[0]["nb"]
+    out = []
+    for h in per_hop:
+        if h["nb"] != nb or h["placement"] not in GOALS:
+            continue
+        goal = GOALS[h["placement"]]
+        widest = _find(rows, experiment="fig6", nb=nb, config=h["widest"], placement=h["placement"],
+                       transport=h["transport"])
+        hops = widest["components"] - 1
+        func_us = to_us(funcs[0]["total_pct"])
+        needed_func_us = hops * max(h["vs_func_total_us"], 0.0) / (goal - 1)
+        out.append({
+            "placement": h["placement"], "transport": h["transport"], "goal": goal, "nb": nb,
+            "ratio": widest["total_pct"] / funcs[0]["total_pct"], "met": widest["total_pct"] / funcs[0]["total_pct"] <= goal,
+            "per_hop_us": h["vs_func_total_us"], "hops": hops, "func_us": func_us,
+            # what one hop may cost for the goal at this N·B
+            "allowed_per_hop_us": (goal - 1) * func_us / hops,
+            # the N·B at which FUNC is heavy enough for the measured hop cost
+            "nb_needed": ((needed_func_us - line.a) / line.b) if line.b > 0 else None,
+        })
+    return out
+
+
 def _find(rows, **match):
     return next((r for r in rows if all(r.get(k) == v for k, v in match.items())), None)
 
@@ -542,6 +581,7 @@ def summarise(result):
                     "vs_func_user_us": (to_us(widest["user_pct"]) - to_us(func["user_pct"])) / (widest["components"] - 1),
                     "widest": widest["config"],
                 })
+    out["goal"] = goal_analysis(result, out["per_hop"])
     fig7 = [r for r in rows if r["experiment"] == "fig7" and r["config"] != "FUNC"]
     if fig7:
         bs = sorted({r["samples"] for r in fig7})

@@ -13,13 +13,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from . import granularity_model as gm  # noqa: E402
-from .granularity import SEED  # noqa: E402
+from .granularity import GOALS, SEED, summarise  # noqa: E402
 from .report import md_table, write_report  # noqa: E402
 from .workloads import WORKLOADS  # noqa: E402
 
 COLOURS = {"process/tcp": "#1f5fa8", "process/unix": "#4aa3df", "collocated/none": "#2e8b57",
            "standalone/none": "#777777"}
-GOALS = {"collocated": 1.10, "process": 1.5}
 
 
 def _f(v, digits=2):
@@ -328,6 +327,23 @@ def section_per_hop(result):
                   "U+S slope µs/hop", "U slope µs/hop"], rows)])
 
 
+def section_goal(result):
+    rows = []
+    for g in result["summary"].get("goal", []):
+        rows.append([f"{g['placement']}/{g['transport']}".replace("/none", ""), g["nb"], _f(g["ratio"]),
+                     f"≤ {g['goal']}", "**reproduced**" if g["met"] else "**not reproduced**",
+                     _f(g["per_hop_us"]), _f(g["allowed_per_hop_us"]), _f(g["func_us"], 1),
+                     f"{g['nb_needed']:.0f}" if g["nb_needed"] is not None else "–"])
+    if not rows:
+        return "No Fig. 6 point in this plan."
+    return "\n".join([
+        "W11/FUNC (U+S) at the smallest N·B against the goal. A hop may cost at most (goal − 1) × FUNC / hops; "
+        "the last column is the N·B at which FUNC would be heavy enough for the measured cost of a hop "
+        "(FUNC's CPU per packet is a line through its Fig. 6 points).", "",
+        md_table(["placement", "N·B", "W11/FUNC", "goal", "", "µs per hop (measured)", "µs per hop (allowed)",
+                  "FUNC µs/packet", "N·B needed"], rows)])
+
+
 def section_processes(result, workload):
     plan = result["plan"]
     nb = min(plan["fig6_nb"])
@@ -345,6 +361,7 @@ def render(result, out_dir):
     """Writes the PNGs, report.md and report.html; returns their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    result["summary"] = summarise(result)
     plan = result["plan"]
     env = result["environment"]
     plot_transfer(result, out_dir)
@@ -380,7 +397,7 @@ def render(result, out_dir):
                  section_sweep(result, w, out_dir),
                  "", f"## {WORKLOADS[w].title}: measured vs the models (seed Figs. 9 and 10)", "",
                  section_models(result, w, out_dir)]
-    text += ["", "## CPU per hop", "", section_per_hop(result)]
+    text += ["", "## CPU per hop", "", section_per_hop(result), "", "## The goal", "", section_goal(result)]
     for w in workloads:
         text += ["", f"## {WORKLOADS[w].title}: CPU per process", "", section_processes(result, w)]
     text += ["", "## The models", "",
