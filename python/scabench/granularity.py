@@ -495,12 +495,16 @@ def apply_models(row, params, cores):
     total_ns = gm.model1_ns(c_src=params["src"]["total_ns"], c_tr=gm.Linear(**tr["total"]).cost(b), **common)
     indirect = gm.indirect_cs_ns(row["components"], b, params["l2_bytes"], params["read_bytes_per_s"],
                                  params["write_bytes_per_s"], params["cs_indirect_c"])
+    row["N"], row["B"], row["PR"] = row["taps"], row["samples"], row["pr"]
     row["model1_user_pct"] = gm.pct(user_ns, row["pr"], ncores)
     row["model1_total_pct"] = gm.pct(total_ns, row["pr"], ncores)
     row["cs_indirect_ns"] = indirect
     for part in ("user", "total"):
         row[f"model2_{part}_pct"] = gm.model2_pct(row[f"model1_{part}_pct"], row["csw_per_s"],
                                                   params["cs_direct_ns"], indirect, ncores)
+    # The cost per context switch that would close model (1)'s gap on its own.
+    gap = row["total_pct"] - row["model1_total_pct"]
+    row["implied_cs_ns"] = gap / 100.0 * ncores / row["csw_per_s"] * 1e9 if row["csw_per_s"] > 0 else None
 
 
 GOALS = {"collocated": 1.10, "process": 1.5}

@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from . import granularity_model as gm  # noqa: E402
 from .granularity import GOALS, SEED, summarise  # noqa: E402
@@ -37,6 +38,14 @@ def _key(row):
 
 def _rows(result, **match):
     return [r for r in result["configurations"] if all(r.get(k) == v for k, v in match.items())]
+
+
+def _b_axis(ax, bs):
+    """A log B axis labelled at the packet sizes measured."""
+    ax.set_xscale("log")
+    ax.set_xticks(bs)
+    ax.set_xticklabels([str(b) for b in bs], fontsize=8)
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _func(result, experiment, **match):
@@ -105,7 +114,7 @@ def plot_sweep(result, workload, out_dir):
                             label=f"{c} U+S")
             ax.plot([r["samples"] for r in pts], [r["user_pct"] for r in pts], marker=markers[c], ls=":",
                     color=line.get_color(), alpha=0.7, label=f"{c} U")
-        ax.set_xscale("log")
+        _b_axis(ax, sorted({r["samples"] for r in rows}))
         ax.set_xlabel("B (floats per packet)")
         ax.set_title(key.replace("/none", "").replace("/", ", "), fontsize=9)
         ax.grid(alpha=0.3)
@@ -124,16 +133,20 @@ def plot_models(result, workload, config, out_dir):
     if not rows:
         return None
     keys = [k for k in COLOURS if any(_key(r) == k for r in rows)]
+    funcs = sorted(_rows(result, experiment="fig7", workload=workload, config="FUNC"), key=lambda r: r["samples"])
     fig, axes = plt.subplots(2, len(keys), figsize=(4.2 * len(keys), 6.4), sharex=True, squeeze=False)
     for col, key in enumerate(keys):
         pts = sorted((r for r in rows if _key(r) == key), key=lambda r: r["samples"])
         bs = [r["samples"] for r in pts]
         for row_i, part in enumerate(("user", "total")):
             ax = axes[row_i][col]
+            ax.plot([r["samples"] for r in funcs], [r[f"{part}_pct"] for r in funcs], ":", color="#777777",
+                    label="FUNC measured")
             ax.plot(bs, [r[f"{part}_pct"] for r in pts], "D-", color="#b22222", label="measured")
             ax.plot(bs, [r[f"model1_{part}_pct"] for r in pts], "o-", color="#555555", label="model (1)")
             ax.plot(bs, [r[f"model2_{part}_pct"] for r in pts], "s--", color="#1f5fa8", label="model (2)")
-            ax.set_xscale("log")
+            _b_axis(ax, bs)
+            ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
             ax.set_title(f"{config}, {key.replace('/none', '').replace('/', ', ')}: "
                          f"{'user' if part == 'user' else 'user+system'}", fontsize=9)
@@ -301,6 +314,10 @@ def section_models(result, workload, out_dir):
                      _f(e["measured_total_pct"]), _f(e["model1_total_error_pct"], 0),
                      _f(e["model2_total_error_pct"], 0), _f(e["model1_total_overhead_share"]),
                      _f(e["model2_total_overhead_share"])])
+    implied = [r for r in result["configurations"] if r["config"] == widest and r["placement"] == "process"
+               and r.get("implied_cs_ns") is not None]
+    cs_rows = [[r["experiment"], r["B"] if "B" in r else r["samples"], r["taps"], r["transport"], _f(r["csw_per_s"], 0),
+                _f(r["implied_cs_ns"] / 1000, 1)] for r in implied]
     text = [f"{widest} at the lowest and the highest B of the sweep. Error: (model − measured) / measured. "
             "Share of the overhead: (model − model (1) of FUNC) / (measured − measured FUNC), the part of "
             "the extra CPU over FUNC that the model accounts for (the seed's claim: model (1) predicts the "
@@ -310,6 +327,12 @@ def section_models(result, workload, out_dir):
                       "model (2) error %", "model (1) share", "model (2) share"], rows)]
     if name:
         text.append(f"\n![models]({name})")
+    if cs_rows:
+        direct = result["parameters"]["cs_direct_ns"] / 1000
+        text += ["", f"What one context switch would have to cost for the switches alone to close model (1)'s gap "
+                 f"(U+S), {widest} with a process per component, against the {direct:.2f} µs measured as the direct "
+                 "cost:", "", md_table(["experiment", "B", "N", "transport", "CSR /s", "implied µs per switch"],
+                                       cs_rows)]
     return "\n".join(text)
 
 
