@@ -77,8 +77,13 @@ class Plan:
     fig7_target_pct: float = 10.0
     placements: tuple = PLACEMENTS
     test_samples: tuple = (500, 4000, 16000)
+    # The test application at two rates: warm (a packet every 2.5 ms, caches
+    # and branch predictors stay warm: model (1)'s "no loss" parameters) and
+    # cold (the experiments' rate: 25 ms of idle before each packet, in which
+    # this VM's core runs other guests and forgets ours).
     test_pr: int = 400
-    test_warmup_s: float = 0.5
+    test_pr_cold: int = 40
+    test_warmup_s: float = 1.0
     test_window_s: float = 3.0
     call: str = "twoway"
     foreign_limit_pct: float = 5.0
@@ -92,11 +97,12 @@ PLANS = {
     "quick": Plan("quick", warmup_s=0.5, window_s=1.5, repeats=1, fig6_configs=("W2", "W11"),
                   fig7_samples=(500, 8000), fig7_configs=("W11",),
                   placements=(("process", "tcp"), ("collocated", "none")), test_samples=(1000, 8000),
-                  test_window_s=1.5, max_redo=1),
+                  test_warmup_s=0.5, test_window_s=1.5, test_pr_cold=0, max_redo=1),
     # For the tests: every code path, as short as it gets.
     "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_nb=(20000,), fig6_configs=("W3",),
                  fig7_samples=(4000,), fig7_configs=("W3",), fig7_target_pct=2.0,
                  placements=(("process", "unix"), ("collocated", "none")), test_samples=(1000, 4000),
+                 test_pr=200,
                  test_warmup_s=0.3, test_window_s=0.5, max_redo=0, foreign_limit_pct=100.0),
 }
 
@@ -271,12 +277,11 @@ class Lab:
                                  timeout=120, preexec_fn=lambda: os.sched_setaffinity(0, {core}))
         return json.loads(out.stdout)["ns_per_packet"]
 
-    def test_application(self, snk_fit):
-        """The seed's Fig. 8: a source and a sink. C_SRC from the source
-        alone; C_tr(B) = (source -> sink) - C_SRC - C_SNK(B), fitted a + b*B,
-        user and system apart, for each placement and transport."""
+    def test_application(self, snk_fit, pr):
+        """The seed's Fig. 8: a source and a sink at PR packets/s. C_SRC from
+        the source alone; C_tr(B) = (source -> sink) - C_SRC - C_SNK(B),
+        fitted a + b*B, user and system apart, for each placement and transport."""
         p = self.plan
-        pr = p.test_pr
         period = int(round(1e6 / pr))
         packets = self._packets(pr, p.test_warmup_s, p.test_window_s)
 
@@ -384,7 +389,8 @@ class Lab:
         started = time.time()
         quiet, busy = wait_for_quiet(threshold_pct=p.foreign_limit_pct, interval_s=0.5, timeout_s=20.0, cores=p.cores)
         calibration = self.calibrate(sorted(set(p.test_samples) | {p.fig6_samples} | set(p.fig7_samples)))
-        test = self.test_application(calibration["snk"])
+        test = self.test_application(calibration["snk"], p.test_pr)
+        test_cold = self.test_application(calibration["snk"], p.test_pr_cold) if p.test_pr_cold else None
         rows = []
         self.log(f"Fig. 6: N*B in {list(p.fig6_nb)}, B = {p.fig6_samples}, PR = {p.pr}")
         for nb in p.fig6_nb:
@@ -401,7 +407,7 @@ class Lab:
                 self.log(f"  FUNC at {func['total_pct']:.2f} %: N -> {taps}")
                 row, func = self.func_point("fig7", taps, b, p.fig7_repeats)
             rows += [row] + self.config_points("fig7", taps, b, p.fig7_configs, p.fig7_repeats, func)
-        params = model_parameters(calibration, test)
+        params = model_parameters(calibration, test, test_cold)
         for row in rows:
             apply_models(row, params, p.cores)
         result = {
@@ -417,6 +423,7 @@ class Lab:
             "seed": {**SEED, "w11_func_ratio": {str(k): v for k, v in SEED["w11_func_ratio"].items()}},
             "calibration": calibration,
             "test_application": test,
+            "test_application_cold": test_cold,
             "parameters": params,
             "configurations": rows,
         }
@@ -451,9 +458,9 @@ def aggregate(runs):
     return out
 
 
-def model_parameters(calibration, test):
+def model_parameters(calibration, test, test_cold=None):
     """Model (1) and (2) parameters in ns (and cycles), from the calibration
-    and the test application."""
+    and the test application (warm; and cold, for model (1)'s bracket)."""
     f = calibration["f_hz"]
     src = test["src"]
     params = {
@@ -470,7 +477,12 @@ def model_parameters(calibration, test):
         "l2_bytes": calibration["l2_bytes"],
         "read_bytes_per_s": calibration["membw"]["read_bytes_per_s"],
         "write_bytes_per_s": calibration["membw"]["write_bytes_per_s"],
+        "test_pr": test["pr"],
     }
+    if test_cold:
+        params["cold"] = {"test_pr": test_cold["pr"], "src": test_cold["src"],
+                          "transfer": {k: {"user": v["user"], "system": v["system"], "total": v["total"]}
+                                       for k, v in test_cold["transfer"].items()}}
     return params
 
 
@@ -493,6 +505,11 @@ def apply_models(row, params, cores):
                   k_to=params["conversions_per_hop"]["to"], k_from=params["conversions_per_hop"]["from"])
     user_ns = gm.model1_ns(c_src=max(0.0, params["src"]["user_ns"]), c_tr=gm.Linear(**tr["user"]).cost(b), **common)
     total_ns = gm.model1_ns(c_src=params["src"]["total_ns"], c_tr=gm.Linear(**tr["total"]).cost(b), **common)
+    cold = params.get("cold")
+    if cold:
+        tr_cold = cold["transfer"].get(key, {"total": {"a": 0, "b": 0}})
+        cold_ns = gm.model1_ns(c_src=cold["src"]["total_ns"], c_tr=gm.Linear(**tr_cold["total"]).cost(b), **common)
+        row["model1_cold_total_pct"] = gm.pct(cold_ns, row["pr"], ncores)
     indirect = gm.indirect_cs_ns(row["components"], b, params["l2_bytes"], params["read_bytes_per_s"],
                                  params["write_bytes_per_s"], params["cs_indirect_c"])
     row["N"], row["B"], row["PR"] = row["taps"], row["samples"], row["pr"]
@@ -596,10 +613,13 @@ def summarise(result):
                 for part in ("user", "total"):
                     measured = r[f"{part}_pct"]
                     overhead = measured - (func[f"{part}_pct"] if func else 0.0)
-                    for m in ("model1", "model2"):
+                    for m in ("model1", "model2", "model1_cold"):
+                        if f"{m}_{part}_pct" not in r:
+                            continue
                         predicted = r[f"{m}_{part}_pct"]
                         entry[f"{m}_{part}_error_pct"] = 100.0 * (predicted - measured) / measured if measured else None
-                        model_overhead = predicted - (func[f"model1_{part}_pct"] if func else 0.0)
+                        base = "model1_cold" if m == "model1_cold" else "model1"
+                        model_overhead = predicted - (func[f"{base}_{part}_pct"] if func else 0.0)
                         entry[f"{m}_{part}_overhead_share"] = model_overhead / overhead if overhead > 0 else None
                     entry[f"measured_{part}_pct"] = measured
                 out["model_error"].append(entry)

@@ -145,6 +145,10 @@ def plot_models(result, workload, config, out_dir):
             ax.plot(bs, [r[f"{part}_pct"] for r in pts], "D-", color="#b22222", label="measured")
             ax.plot(bs, [r[f"model1_{part}_pct"] for r in pts], "o-", color="#555555", label="model (1)")
             ax.plot(bs, [r[f"model2_{part}_pct"] for r in pts], "s--", color="#1f5fa8", label="model (2)")
+            if part == "total" and all("model1_cold_total_pct" in r for r in pts):
+                ax.plot(bs, [r["model1_cold_total_pct"] for r in pts], "^:", color="#8a5a00",
+                        label="model (1), cold parameters")
+                ax.legend(fontsize=7)
             _b_axis(ax, bs)
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
@@ -225,12 +229,14 @@ def section_fig6(result, workload, out_dir):
             ratio = r["total_pct"] / func["total_pct"] if func and func["total_pct"] else None
             rows.append([r["config"], r["components"], _placement(r), _f(r["user_pct"], 3), _f(r["total_pct"], 3),
                          _f(_us(r["total_pct"], result), 1), _f(r["csw_per_s"], 0), _f(ratio),
-                         _f(r["model1_total_pct"], 3), _f(r["model2_total_pct"], 3), _f(r["foreign_pct"], 1),
+                         _f(r["model1_total_pct"], 3), _f(r["model2_total_pct"], 3),
+                         _f(r.get("model1_cold_total_pct"), 3), _f(r["foreign_pct"], 1),
                          {True: "yes", False: "**no**", None: "–"}[r["output_matches_func"]]])
         taps = func["taps"] if func else nb // plan["fig6_samples"]
         parts.append(f"### N·B = {nb} (N = {taps}, B = {plan['fig6_samples']}, PR = {plan['pr']})\n")
         parts.append(md_table(["config", "M", "placement", "U %", "U+S %", "µs/packet", "CSR /s", "U+S / FUNC",
-                               "model (1) U+S %", "model (2) U+S %", "foreign %", "output = FUNC"], rows))
+                               "model (1) U+S %", "model (2) U+S %", "model (1) cold U+S %", "foreign %",
+                               "output = FUNC"], rows))
         parts.append(f"\n![Fig. 6, N·B = {nb}]({plot_bars(result, workload, nb, out_dir)})\n")
     return "\n".join(parts)
 
@@ -263,10 +269,20 @@ def section_parameters(result):
                          f"{cyc(to.a):.0f} + {cyc(to.b):.2f}·B" if part == "user" else "0",
                          f"{cyc(frm.a):.0f} + {cyc(frm.b):.2f}·B" if part == "user" else "0",
                          f"{cyc(tr.a):.0f} + {cyc(tr.b):.2f}·B"])
+    cold = p.get("cold")
+    if cold:
+        for key, t in cold["transfer"].items():
+            tr = gm.Linear(**t["total"])
+            rows.append([f"here, cold, {key.replace('/none', '')}", "user+system", f"{cyc(cold['src']['total_ns']):.0f}",
+                         f"{cyc(snk.a):.0f} + {cyc(snk.b):.2f}·B", "–", "–", f"{cyc(tr.a):.0f} + {cyc(tr.b):.2f}·B"])
     ctx = cal["ctxsw"]
     text = [md_table(["source", "part", "C_SRC", "C_SNK", "C_toSeq", "C_fromSeq", "C_tr"], rows), "",
             f"Cycles at f = {f / 1e9:.2f} GHz here and 1.86 GHz in the seed; B in floats. "
-            f"The test application ran at PR = {result['test_application']['pr']} packets/s. "
+            f"The test application ran at PR = {result['test_application']['pr']} packets/s (\"here\": warm, a "
+            "packet every few ms, model (1)'s no-loss parameters)"
+            + (f" and at {cold['test_pr']} packets/s (\"cold\": the experiments' rate, 25 ms of idle before each "
+               "packet, in which this VM's core serves other guests; user and system apart are too rough there "
+               "to print)" if cold else "") + ". "
             "C_SRC is the source alone (timer wake-up, packet header, record); C_SNK the checksum sink's work "
             "(thread CPU clock, in process); C_toSeq and C_fromSeq an element-by-element copy between a float "
             "array and a `FloatSequence`, as OSSIE's components did. scabench's ports do neither conversion "
@@ -313,7 +329,8 @@ def section_models(result, workload, out_dir):
                      _f(e["model1_user_overhead_share"]), _f(e["model2_user_overhead_share"]),
                      _f(e["measured_total_pct"]), _f(e["model1_total_error_pct"], 0),
                      _f(e["model2_total_error_pct"], 0), _f(e["model1_total_overhead_share"]),
-                     _f(e["model2_total_overhead_share"])])
+                     _f(e["model2_total_overhead_share"]), _f(e.get("model1_cold_total_error_pct"), 0),
+                     _f(e.get("model1_cold_total_overhead_share"))])
     implied = [r for r in result["configurations"] if r["config"] == widest and r["placement"] == "process"
                and r.get("implied_cs_ns") is not None]
     cs_rows = [[r["experiment"], r["B"] if "B" in r else r["samples"], r["taps"], r["transport"], _f(r["csw_per_s"], 0),
@@ -324,7 +341,8 @@ def section_models(result, workload, out_dir):
             "major part at low B).", "",
             md_table(["B", "placement", "U % measured", "model (1) error %", "model (2) error %",
                       "model (1) share", "model (2) share", "U+S % measured", "model (1) error %",
-                      "model (2) error %", "model (1) share", "model (2) share"], rows)]
+                      "model (2) error %", "model (1) share", "model (2) share", "model (1) cold error %",
+                      "model (1) cold share"], rows)]
     if name:
         text.append(f"\n![models]({name})")
     if cs_rows:
@@ -403,12 +421,21 @@ def render(result, out_dir):
         f"{plan['repeats']} run(s) per Fig. 6 point and {plan['fig7_repeats']} per Fig. 7 point, "
         f"{result['runs']} runs of which {result['runs_redone']} were redone for foreign load "
         f"(> {plan['foreign_limit_pct']} % of the core), {result['duration_s'] / 60:.1f} min in all. "
-        f"Calls: {plan['call']} `pushPacket`, as OSSIE's ports.",
+        f"Calls: {plan['call']} `pushPacket`, as OSSIE's ports. "
+        + (f"**{sum(r['foreign_pct'] > plan['foreign_limit_pct'] for r in result['configurations'])} of "
+           f"{len(result['configurations'])} rows were kept with more foreign load than that** (the redo budget "
+           "was spent): their foreign % is in the tables, and they are the least trustworthy."
+           if any(r['foreign_pct'] > plan['foreign_limit_pct'] for r in result['configurations']) else
+           "No row kept foreign load above the limit."),
         "",
-        "U+S is exact (the scheduler's nanosecond run time of every thread of the run); the U/S split is the "
-        f"kernel's tick sample ({1e6 / result['tick_us']:.0f} Hz), as sar's is, with each packet dithered "
-        "within one tick so that the sample does not alias with the source's period: at a few % of a core "
-        "it is good to some 10–20 %. The `sar` columns of the JSON show the per-core view beside it.",
+        "U+S is exact: the scheduler's nanosecond run time of every thread of the run, so it is the figure "
+        "the ratios and the model comparisons lean on. The U/S split is the kernel's tick sample "
+        f"({1e6 / result['tick_us']:.0f} Hz), as sar's is, with each packet dithered within one tick so that "
+        "the sample does not alias with the source's period. Even so, treat U and S as rough on this machine: "
+        "the run's costs come in bursts of a few µs to a few hundred µs woken from idle, the samples are few "
+        "(a few dozen per window at a few % of a core), and in this VM a wake-up's kernel time tends to be "
+        "charged to user (the source alone, nearly all timer wake-up, samples as all user). "
+        "The `sar` columns of the JSON show the per-core view of the same windows.",
     ]
     for w in workloads:
         text += ["", f"## {WORKLOADS[w].title}: W/FUNC", "", section_ratios(result, w),
