@@ -42,7 +42,7 @@ def run(spec_file, packets, cores, json_path):
 
 
 @main.command()
-@click.option("--quick", is_flag=True, help="A short plan (about a minute) instead of the default (about 12 min).")
+@click.option("--quick", is_flag=True, help="A short plan (about a minute) instead of the default (about 13 min).")
 @click.option("--plan", "plan_name", type=click.Choice(["default", "quick", "tiny"]), hidden=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/granularity", show_default=True,
               help="Where report.md, report.html and the PNGs go.")

@@ -288,7 +288,9 @@ def section_parameters(result):
             "array and a `FloatSequence`, as OSSIE's components did. scabench's ports do neither conversion "
             "(the sender's buffer is lent to the ORB and the receiver reads the ORB's buffer), so the models "
             "here count **0** conversions per hop; the ORB's own copies are in C_tr's b·B. "
-            "C_tr = (source → sink) − C_SRC − C_SNK, fitted over B.", "",
+            "C_tr = (source → sink) − C_SRC − C_SNK, fitted over B; collocated, where that difference of two "
+            "windows cannot resolve a few µs, C_tr is the median duration of the two-way push (a direct call on "
+            "the source's thread, so CPU) less C_SNK.", "",
             md_table(["context switch", "here", "seed"],
                      [["direct cost C_CSd", f"{ctx['direct_ns'] / 1000:.2f} µs = {cyc(ctx['direct_ns']):.0f} cycles",
                        "5 µs = 9300 cycles (estimate; 3.8 µs measured on a 2 GHz Xeon [6])"],
@@ -368,6 +370,49 @@ def section_per_hop(result):
                   "U+S slope µs/hop", "U slope µs/hop"], rows)])
 
 
+def section_findings(result):
+    """The headline numbers, in words, computed from the rows."""
+    summary = result["summary"]
+    out = []
+    by = {}
+    for r in summary["ratios"]:
+        if r["seed_ratio_total"] is not None:
+            by.setdefault(r["nb"], []).append(r)
+    for nb, rs in sorted(by.items()):
+        parts = ", ".join(f"{r['ratio_total']:.2f} {r['placement']}" + (f"/{r['transport']}" if r['transport'] != "none"
+                                                                      else "") for r in rs)
+        out.append(f"- W11/FUNC (U+S) at N·B = {nb}: {parts}; the seed measured {rs[0]['seed_ratio_total']}.")
+    hops = [h for h in summary["per_hop"] if h["nb"] == min(result["plan"]["fig6_nb"])]
+    if hops:
+        out.append("- One hop costs (U+S, per packet): " + ", ".join(
+            f"{h['vs_func_total_us']:.1f} µs {h['placement']}" + (f"/{h['transport']}" if h['transport'] != "none"
+                                                                 else "") for h in hops)
+            + f"; FUNC's whole packet costs {_us(_func(result, 'fig6', nb=hops[0]['nb'])['total_pct'], result):.1f} µs.")
+    for g in summary.get("goal", []):
+        out.append(f"- Goal W11/FUNC ≤ {g['goal']} {g['placement']}"
+                   + (f"/{g['transport']}" if g["transport"] != "none" else "")
+                   + f": {'met' if g['met'] else 'not met'} ({g['ratio']:.2f}); a hop may cost {g['allowed_per_hop_us']:.2f} µs"
+                   + (f", or FUNC would need N·B ≈ {g['nb_needed']:.3g} at the measured hop cost."
+                      if g.get("nb_needed") else "."))
+    errs = [e for e in summary["model_error"] if e["config"] == "W11" and e["placement"] == "process"]
+    for e in errs:
+        share1, share2 = e["model1_total_overhead_share"], e["model2_total_overhead_share"]
+        cold = e.get("model1_cold_total_overhead_share")
+        if share1 is None:
+            continue
+        out.append(f"- W11 {e['transport']}, B = {e['samples']}: model (1) accounts for {100 * share1:.0f} % of the "
+                   f"overhead over FUNC, model (2) for {100 * share2:.0f} %"
+                   + (f", model (1) with cold parameters for {100 * cold:.0f} %" if cold is not None else "")
+                   + f" (U+S; model (1) is {e['model1_total_error_pct']:+.0f} % off the whole workload).")
+    implied = sorted(r["implied_cs_ns"] for r in result["configurations"]
+                     if r["config"] == "W11" and r["placement"] == "process" and r.get("implied_cs_ns"))
+    if implied:
+        out.append(f"- For context switches alone to close model (1)'s gap on W11 with a process per component, "
+                   f"each would have to cost {implied[len(implied) // 2] / 1000:.1f} µs (median); the direct cost "
+                   f"measured is {result['parameters']['cs_direct_ns'] / 1000:.2f} µs.")
+    return "\n".join(out)
+
+
 def section_goal(result):
     rows = []
     for g in result["summary"].get("goal", []):
@@ -437,6 +482,8 @@ def render(result, out_dir):
         "charged to user (the source alone, nearly all timer wake-up, samples as all user). "
         "The `sar` columns of the JSON show the per-core view of the same windows.",
     ]
+    if "fir" in workloads:
+        text += ["", "## Findings", "", section_findings(result)]
     for w in workloads:
         text += ["", f"## {WORKLOADS[w].title}: W/FUNC", "", section_ratios(result, w),
                  "", f"## {WORKLOADS[w].title}: seed Fig. 6", "", section_fig6(result, w, out_dir)]
