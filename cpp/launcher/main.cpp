@@ -134,6 +134,7 @@ class Launcher {
       const CpuSnapshot before = snapshot(measuredCores_, hosts_);
       manifest["window_start_ns"] = before.wallNs;
       startAll();
+      announceStart();
       waitEndOfStream();
       const CpuSnapshot after = snapshot(measuredCores_, hosts_);
       manifest["window_end_ns"] = after.wallNs;
@@ -142,6 +143,7 @@ class Launcher {
       manifest["own_cpu_s"] = after.ownSeconds - before.ownSeconds;
       manifest["foreign_cpu_pct"] = wall > 0 ? std::max(0.0, 100.0 * foreign / (wall * double(measuredCores_.size()))) : 0.0;
       manifest["eos"] = eos_;
+      manifest["stats"] = stats_;
       releaseAll();
       manifest["status"] = "ok";
     } catch (const RunFailure& f) {
@@ -310,6 +312,17 @@ class Launcher {
       }
   }
 
+  // With "announce_start" in the assembly, tells whoever runs the launcher
+  // that the stream has started, with the hosts' pids, on one stdout line
+  // ("started PID ..."): the granularity lab measures a steady window of
+  // those processes from there (python/scabench/cpuload.py).
+  void announceStart() {
+    if (!a_.value("announce_start", false)) return;
+    std::string line = "started";
+    for (const auto& h : hosts_) line += " " + std::to_string(h.pid);
+    std::cout << line << std::endl;
+  }
+
   void waitEndOfStream() {
     std::set<std::string> terminal;
     for (const auto& [name, _] : resources_)
@@ -372,6 +385,11 @@ class Launcher {
     if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
     if (kind == "ready") iors_[who] = rest;
     else if (kind == "eos") eos_[who] = std::stoll(rest);
+    else if (kind == "stat") {
+      // "stat NAME KEY VALUE": a figure a component reports about its run.
+      const auto space = rest.find(' ');
+      if (space != std::string::npos) stats_[who][rest.substr(0, space)] = rest.substr(space + 1);
+    }
     else if (kind == "rusage") {
       std::istringstream f(rest);
       double utime, stime;
@@ -515,6 +533,7 @@ class Launcher {
   std::string pending_;
   std::map<std::string, std::string> iors_;
   std::map<std::string, int64_t> eos_;
+  std::map<std::string, std::map<std::string, std::string>> stats_;
   CORBA::ORB_var orb_;
   std::map<std::string, CF::Resource_var> resources_;
 };

@@ -108,20 +108,32 @@ def build_assembly(spec, run_dir, timeout_s):
     }
 
 
-def run_spec(spec, json_path=None):
+def run_spec(spec, json_path=None, on_start=None):
     """Runs `spec` once over real processes and returns the result dict.
-    Raises RunError (with the partial result, also written to json_path)."""
+    Raises RunError (with the partial result, also written to json_path).
+
+    on_start(pids, host_names), if given, is called once the stream has
+    started, with the host processes; whatever it returns is the result's
+    "window" (the granularity lab measures a steady window there)."""
     floor = floor_of(spec)
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
     run_dir = Path(tempfile.mkdtemp(prefix="scabench-"))
     try:
         assembly = build_assembly(spec, run_dir, timeout_s)
+        assembly["announce_start"] = on_start is not None
         (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
         manifest_path = run_dir / "manifest.json"
         started = time.time()
         proc = subprocess.Popen([str(program("scabench-launch")), str(run_dir / "assembly.json"),
-                                 str(manifest_path)], stderr=subprocess.PIPE, text=True)
+                                 str(manifest_path)], stderr=subprocess.PIPE, text=True,
+                                stdout=subprocess.PIPE if on_start else None)
+        window = None
         try:
+            if on_start:
+                line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
+                if line.startswith("started"):
+                    pids = [int(p) for p in line.split()[1:]]
+                    window = on_start(pids, [h["name"] for h in assembly["hosts"]])
             _, stderr = proc.communicate(timeout=timeout_s + 60)
         except (subprocess.TimeoutExpired, KeyboardInterrupt):
             proc.send_signal(signal.SIGTERM)  # the launcher ends its hosts, then itself
@@ -139,6 +151,8 @@ def run_spec(spec, json_path=None):
             result["failed_component"] = manifest.get("failed_component", "")
             raise RunError(manifest["error"], manifest.get("failed_component", ""), _write(result, json_path))
         result.update(analyse(spec, run_dir, manifest, floor))
+        if on_start:
+            result["window"] = window
         result["status"] = "ok"
         return _write(result, json_path)
     finally:
@@ -214,4 +228,5 @@ def analyse(spec, run_dir, manifest, floor):
             "involuntary_ctxsw": sum(u["involuntary_ctxsw"] for u in rusage),
         },
         "window_s": (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9,
+        "stats": manifest.get("stats", {}),
     }

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "scabench/bounded_queue.hpp"
 #include "scabench/clock.hpp"
@@ -101,4 +102,35 @@ TEST(RecordLog, TracksMostConcurrentUpcalls) {
   RecordFileHeader header;
   in.read(reinterpret_cast<char*>(&header), sizeof header);
   EXPECT_EQ(header.maxConcurrent.load(), 2u);
+}
+
+TEST(PacketSchedule, SlotsAreAbsoluteAndDitherStaysInsideOneTick) {
+  const PacketSchedule s{1'000'000'000, 25'000'000, 4'000'000};
+  for (uint64_t i = 0; i < 1000; ++i) {
+    const int64_t offset = s.dueNs(i) - (s.startNs + int64_t(i) * s.periodNs);
+    ASSERT_GE(offset, 0);
+    ASSERT_LT(offset, s.ditherNs);
+    ASSERT_EQ(s.dueNs(i), s.dueNs(i)) << "deterministic";
+  }
+  // The dither covers the tick: each quarter of it gets a fair share.
+  int quarters[4] = {};
+  for (uint64_t i = 0; i < 4000; ++i) ++quarters[(s.dueNs(i) - s.startNs - int64_t(i) * s.periodNs) / 1'000'000];
+  for (int q : quarters) EXPECT_NEAR(q, 1000, 150);
+  EXPECT_EQ((PacketSchedule{5, 10, 0}.dueNs(3)), 35);
+}
+
+TEST(PacketSchedule, ALatePacketDoesNotShiftTheOnesAfterIt) {
+  const PacketSchedule s{monotonicNs(), 5'000'000, 0};
+  std::vector<int64_t> sent;
+  for (uint64_t i = 0; i < 8; ++i) {
+    s.waitFor(i);
+    sent.push_back(monotonicNs());
+    if (i == 2) spinThreadCpu(12'000'000);  // packet 3 and 4 are late...
+  }
+  // ...packet 3 and 4 go at once, packet 5 is back on its slot.
+  EXPECT_GE(sent[3] - s.dueNs(3), 5'000'000);
+  for (uint64_t i : {5u, 6u, 7u}) {
+    EXPECT_GE(sent[i], s.dueNs(i));
+    EXPECT_LT(sent[i] - s.dueNs(i), 3'000'000) << "packet " << i;
+  }
 }

@@ -132,7 +132,25 @@ def test_result_json_has_the_keys_other_work_reads(write_spec, tmp_path):
     assert env["omniorb_version"] and env["kernel"] and env["cpu_model"] and env["cores"]
 
 
-def _run_processes(marker):
+def _parent(pid):
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _descends_from(pid, root):
+    while pid > 1:
+        if pid == root:
+            return True
+        pid = _parent(pid)
+    return False
+
+
+def _run_processes(marker, root=None):
+    """Processes whose command line holds `marker`; with `root`, only that
+    process's descendants: other runs on the machine (another checkout's
+    benchmark, say) have hosts with the same names and must be left alone."""
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -141,7 +159,7 @@ def _run_processes(marker):
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if marker in cmd:
+        if marker in cmd and (root is None or _descends_from(int(pid), root)):
             found.append((int(pid), cmd))
     return found
 
@@ -154,7 +172,7 @@ def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_pat
     victim, run_dir = None, None
     deadline = time.time() + 30
     while victim is None and time.time() < deadline:
-        for pid, cmd in _run_processes("--component stage2:stage"):
+        for pid, cmd in _run_processes("--component stage2:stage", root=proc.pid):
             victim, run_dir = pid, cmd.split("--record-dir ")[1].split()[0]
         time.sleep(0.05)
     assert victim, "stage2's host never started"

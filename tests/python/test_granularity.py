@@ -1,0 +1,185 @@
+"""The granularity lab: model arithmetic, the window measurement, the FIR
+against a reference, the rate regulator, and a tiny end-to-end run."""
+import json
+import math
+import subprocess
+import time
+import types
+
+import numpy as np
+import pytest
+
+from conftest import scabench
+from scabench import cpuload
+from scabench import granularity_model as gm
+from scabench.paths import program
+from scabench.runner import run_spec
+from scabench.spec import parse_spec
+from scabench.workloads import FirWorkload
+
+# ------------------------------------------------------------------ models
+
+
+def test_model1_with_the_seeds_table2():
+    # The seed's OProfile parameters (user, cycles at 1.86 GHz), W11, B = 2000,
+    # with OSSIE's conversions (k = 1). Worked by hand:
+    #   transfers 10 * (80700 + 5.5*2000) = 917000
+    #   to-seq    10 * 14.6*2000          = 292000
+    #   from-seq   9 * 10.6*2000          = 190800
+    #   src + snk                          = 850
+    #   9 FIR loads of 20000 cycles        = 180000   -> 1580650 cycles per packet
+    f = 1.86e9
+    ns = lambda cycles: cycles / f * 1e9  # noqa: E731
+    per_packet = gm.model1_ns(components=11, filters=9, c_cl=ns(20000), c_src=ns(650), c_snk=ns(200),
+                              c_tr=ns(80700 + 5.5 * 2000), c_to=ns(14.6 * 2000), c_from=ns(10.6 * 2000),
+                              k_to=1, k_from=1)
+    assert gm.cycles(per_packet, f) == pytest.approx(1580650)
+    # At PR = 40 on one core: 100 * 40 * 1580650 / 1.86e9 = 3.399 %
+    assert gm.pct(per_packet, 40) == pytest.approx(100 * 40 * 1580650 / f)
+    # FUNC (M = 1) has no transfer and no conversion.
+    assert gm.model1_ns(1, 9, 100.0, 10.0, 5.0, 1e6, 1e6, 1e6, 1, 1) == pytest.approx(915.0)
+    # W2 (M = 2): one transfer, one conversion to, none from.
+    assert gm.model1_ns(2, 9, 100.0, 10.0, 5.0, 1000.0, 7.0, 3.0, 1, 1) == pytest.approx(915 + 1000 + 7)
+    # scabench's ports convert nothing: k = 0.
+    assert gm.model1_ns(11, 9, 100.0, 10.0, 5.0, 1000.0, 7.0, 3.0) == pytest.approx(915 + 10 * 1000)
+
+
+def test_model2_adds_the_context_switches():
+    # The seed's numbers: CSR 1300/s at 9300 cycles (5 µs) adds 0.65 % of the core.
+    assert gm.model2_pct(3.0, 1300, 5000.0, 0.0) == pytest.approx(3.0 + 0.65)
+    assert gm.model2_pct(3.0, 1300, 5000.0, 5000.0, cores=2) == pytest.approx(3.0 + 0.65)
+
+
+def test_indirect_cost_only_beyond_the_l2():
+    l2 = 2 << 20
+    assert gm.indirect_cs_ns(11, 1000, l2, 1e10, 1e10) == 0.0
+    b = 100_000  # 11 * (12 * B + 10 kB) > 2 MiB
+    expected = 0.02 * (4 * b / 1e10 + (8 * b + 10240) / 1e10) * 1e9
+    assert gm.indirect_cs_ns(11, b, l2, 1e10, 1e10) == pytest.approx(expected)
+    assert gm.indirect_cs_ns(11, b, l2, 1e10, 1e10, c=1.0) == pytest.approx(expected / 0.02)
+
+
+def test_linear_fit():
+    fit = gm.fit_linear([500, 4000, 16000], [1000 + 2 * x for x in (500, 4000, 16000)])
+    assert (fit.a, fit.b) == (pytest.approx(1000), pytest.approx(2))
+    assert gm.fit_linear([7], [3.0]) == gm.Linear(3.0, 0.0)
+    assert gm.Linear(-5.0, 1.0).cost(2) == 0.0
+
+
+# ------------------------------------------------------------------ window
+
+
+def snapshot(wall, cores, ctxt, processes):
+    s = types.SimpleNamespace(wall=wall, cores=cores, ctxt=ctxt, processes=processes)
+    return s
+
+
+def process(user_s, system_s, threads):
+    return {"user_sample_s": user_s, "system_sample_s": system_s, "split_source": "taskstats", "threads": threads}
+
+
+def test_window_arithmetic():
+    # 2 s on one core; two processes; 0.1 s of run time, sampled 3:1 user:system.
+    before = snapshot(10.0, [0] * 8, 1000, {1: process(1.0, 1.0, {"1": (0, 0)}),
+                                             2: process(0.0, 0.0, {"2": (0, 0)})})
+    after = snapshot(12.0, [30, 0, 10, 160, 0, 0, 0, 0], 3000,
+                     {1: process(1.06, 1.02, {"1": (60_000_000, 100), "9": (20_000_000, 40)}),
+                      2: process(0.015, 0.005, {"2": (20_000_000, 60)})})
+    w = cpuload.window_result(before, after, ["a", "b"], ncores=1)
+    assert w["total_pct"] == pytest.approx(5.0)  # 0.1 s of 2 s
+    assert w["user_pct"] == pytest.approx(5.0 * 0.075 / 0.1)
+    assert w["csw_per_s"] == pytest.approx(100.0)
+    assert w["system_csw_per_s"] == pytest.approx(1000.0)
+    assert w["sar_total_pct"] == pytest.approx(20.0) and w["sar_user_pct"] == pytest.approx(15.0)
+    assert w["foreign_pct"] == pytest.approx(15.0)
+    assert [p["name"] for p in w["processes"]] == ["a", "b"]
+    assert cpuload.user_split(0, 0) == 1.0
+
+
+# ------------------------------------------------------------------ FIR, regulator
+
+
+def lowpass(taps):
+    k = np.arange(taps)
+    t = k - (taps - 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = np.where(t == 0, 0.5, np.sin(2 * np.pi * 0.25 * t) / (np.pi * t))
+    window = 0.54 - 0.46 * np.cos(2 * np.pi * k / (taps - 1)) if taps > 1 else np.ones(1)
+    h = h * window
+    return (h / h.sum()).astype(np.float32).astype(np.float64)
+
+
+def func(*args):
+    out = subprocess.run([str(program("scabench-func")), *map(str, args)], capture_output=True, text=True,
+                         check=True, timeout=60)
+    lines = out.stdout.strip().splitlines()
+    assert lines[0].startswith("started ")
+    return json.loads(lines[-1])
+
+
+def test_func_output_matches_a_reference_cascade():
+    taps, samples, packets = 15, 300, 4
+    packet = (100.0 * np.sin(0.01 * np.arange(samples))).astype(np.float32).astype(np.float64)
+    x = np.tile(packet, packets)  # the source sends the same packet each time
+    h = lowpass(taps)
+    for _ in range(9):
+        x = np.convolve(x, h)[: x.size]
+    report = func("--filters", 9, "--taps", taps, "--samples", samples, "--period-us", 0, "--packets", packets)
+    assert report["packets"] == packets
+    assert report["checksum"] == pytest.approx(x.sum(), rel=1e-6)
+
+
+def test_func_keeps_its_absolute_schedule():
+    start = time.monotonic()
+    func("--filters", 1, "--taps", 4, "--samples", 64, "--period-us", 10000, "--packets", 21, "--dither-us", 2000)
+    elapsed = time.monotonic() - start
+    assert 0.2 <= elapsed < 0.35  # 20 periods; no drift
+
+
+def test_producer_keeps_its_absolute_schedule():
+    # 30 packets every 10 ms, the sink slower than that for one packet in
+    # three would shift a relative schedule; the absolute one holds.
+    doc = {"run": {"sample_type": "float", "cores": "all"},
+           "component": [{"name": "src", "kind": "producer", "packets": 31, "samples": 64, "period_us": 10000},
+                         {"name": "snk", "kind": "sink"}],
+           "chain": ["src", "snk"], "policy": {"call": "twoway"}}
+    result = run_spec(parse_spec(doc, "schedule.toml"))
+    assert result["producer"]["sent"] == 31
+    assert 300 <= result["producer"]["last_sent_ms"] < 310
+
+
+def test_fir_layouts_split_nine_filters():
+    w = FirWorkload()
+    for config, m, per in (("W2", 2, 9), ("W3", 3, 9), ("W5", 5, 3), ("W11", 11, 1)):
+        layout = w.layout(config, 10, 2000, 25000, 100)
+        assert layout.count == m
+        filters = [props.get("filters", 0) for _, _, props in layout.components]
+        assert sum(filters) == 9 and max(filters) == per
+        assert layout.components[-1][2] == {"checksum": True}
+
+
+# ------------------------------------------------------------------ end to end
+
+
+def test_tiny_granularity_run(tmp_path):
+    out = tmp_path / "report"
+    proc = scabench("granularity", "--plan", "tiny", "--out", out, "--json", tmp_path / "g.json", timeout=600)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    for name in ("report.md", "report.html", "transfer.png", "fig6_fir_nb20000.png", "fig7_fir.png",
+                 "models_fir_W11.png"):
+        if name == "models_fir_W11.png":
+            continue  # the tiny plan sweeps W3 only
+        assert (out / name).is_file(), name
+    result = json.loads((tmp_path / "g.json").read_text())
+    rows = result["configurations"]
+    assert {(r["config"], r["placement"], r["transport"]) for r in rows} >= {
+        ("FUNC", "standalone", "none"), ("W3", "process", "unix"), ("W3", "collocated", "none")}
+    for r in rows:
+        for key in ("placement", "transport", "taps", "samples", "pr", "user_pct", "total_pct", "csw_per_s",
+                    "model1_user_pct", "model1_total_pct", "model2_user_pct", "model2_total_pct"):
+            assert key in r and r[key] is not None, (key, r["config"])
+        assert r["output_matches_func"] is True, r
+        assert 0 < r["total_pct"] < 100 and r["user_pct"] <= r["total_pct"] + 1e-9
+        assert r["model2_total_pct"] >= r["model1_total_pct"]
+    assert all(not math.isnan(r["total_pct"]) for r in rows)
+    assert "W3/FUNC" in (out / "report.md").read_text()
