@@ -94,10 +94,10 @@ class Plan:
 
 PLANS = {
     "default": Plan("default"),
-    "quick": Plan("quick", warmup_s=0.5, window_s=1.5, repeats=1, fig6_configs=("W2", "W11"),
+    "quick": Plan("quick", warmup_s=0.5, window_s=1.2, repeats=1, fig6_configs=("W2", "W11"),
                   fig7_samples=(500, 8000), fig7_configs=("W11",),
                   placements=(("process", "tcp"), ("collocated", "none")), test_samples=(1000, 8000),
-                  test_warmup_s=0.5, test_window_s=1.5, test_pr_cold=0, max_redo=1),
+                  test_warmup_s=0.5, test_window_s=1.2, test_pr_cold=0, max_redo=0),
     # For the tests: every code path, as short as it gets.
     "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_nb=(20000,), fig6_configs=("W3",),
                  fig7_samples=(4000,), fig7_configs=("W3",), fig7_target_pct=2.0,

@@ -425,7 +425,8 @@ def section_goal(result):
     return "\n".join([
         "W11/FUNC (U+S) at the smallest N·B against the goal. A hop may cost at most (goal − 1) × FUNC / hops; "
         "the last column is the N·B at which FUNC would be heavy enough for the measured cost of a hop "
-        "(FUNC's CPU per packet is a line through its Fig. 6 points).", "",
+        "(FUNC's CPU per packet: its fixed part, timer and sink, plus its filters, which grow with N·B at the "
+        "rate FUNC's own thread clock shows between the Fig. 6 points).", "",
         md_table(["placement", "N·B", "W11/FUNC", "goal", "", "µs per hop (measured)", "µs per hop (allowed)",
                   "FUNC µs/packet", "N·B needed"], rows)])
 
