@@ -102,7 +102,7 @@ PLANS = {
     "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_nb=(20000,), fig6_configs=("W3",),
                  fig7_samples=(4000,), fig7_configs=("W3",), fig7_target_pct=2.0,
                  placements=(("process", "unix"), ("collocated", "none")), test_samples=(1000, 4000),
-                 test_pr=200,
+                 test_pr=200, test_pr_cold=0,
                  test_warmup_s=0.3, test_window_s=0.5, max_redo=0, foreign_limit_pct=100.0),
 }
 
