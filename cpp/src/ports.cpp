@@ -99,22 +99,26 @@ void InPortBase::rememberSender(scabench::FlowControl_ptr sender) {
 }
 
 void InPortBase::held(int64_t delta) {
-  bool signal = false, suspend = false;
+  // Every packet passes here twice: the count and its peak are lock-free; the
+  // lock is only for the watermarks' suspend/resume decision.
+  const int64_t now = heldNow_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  RecordLog::raise(owner_.records().header().heldPeak, uint64_t(std::max<int64_t>(now, 0)));
+  if (flow_ != FlowKind::Watermarks) return;
+  bool suspend = false;
   uint64_t epoch = 0;
   scabench::FlowControl_var to;
   {
     std::lock_guard lock(flowMutex_);
-    heldNow_ += delta;
-    RecordLog::raise(owner_.records().header().heldPeak, uint64_t(std::max<int64_t>(heldNow_, 0)));
-    if (flow_ != FlowKind::Watermarks || CORBA::is_nil(sender_)) return;
-    if (!suspended_ && heldNow_ >= flowHigh_) {
-      suspended_ = signal = suspend = true;
+    if (CORBA::is_nil(sender_)) return;
+    const int64_t level = heldNow_.load(std::memory_order_relaxed);
+    if (!suspended_ && level >= flowHigh_) {
+      suspended_ = suspend = true;
       owner_.records().header().suspends.fetch_add(1);
-    } else if (suspended_ && heldNow_ <= flowLow_) {
+    } else if (suspended_ && level <= flowLow_) {
       suspended_ = false;
-      signal = true;
+    } else {
+      return;
     }
-    if (!signal) return;
     epoch = ++epoch_;
     to = scabench::FlowControl::_duplicate(sender_);
   }

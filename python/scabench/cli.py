@@ -16,6 +16,14 @@ def main():
     """scabench: SCA component pipelines over real omniORB, measured."""
 
 
+def _write_json(doc, path):
+    """Writes a command's result as JSON, creating its folder; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
+
+
 @main.command()
 @click.argument("spec_file", type=click.Path(dir_okay=False))
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
@@ -105,9 +113,7 @@ def profile(quick, out_dir, json_path):
     except ScabenchError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    json_path = Path(json_path) if json_path else Path(out_dir) / "profile.json"
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(result, indent=1))
+    json_path = _write_json(result, json_path or Path(out_dir) / "profile.json")
     md_path, html_path = write_profile_report(result, out_dir)
     click.echo(format_profile(result))
     click.echo(f"\nreport: {md_path}, {html_path}; result: {json_path}")
@@ -172,9 +178,7 @@ def granularity(quick, plan_name, out_dir, json_path, cores, call, from_json):
     except ScabenchError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    json_path = Path(json_path or Path(out_dir) / "granularity.json")
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(result, indent=1) + "\n")
+    json_path = _write_json(result, json_path or Path(out_dir) / "granularity.json")
     md, html = render(result, out_dir)
     click.echo("")
     for r in result["summary"]["ratios"]:

@@ -93,7 +93,7 @@ class InPortBase {
   uint64_t credits_ = 0, ackBatch_ = 1;
   scabench::FlowControl_var sender_;
   std::mutex flowMutex_;
-  int64_t heldNow_ = 0;
+  std::atomic<int64_t> heldNow_{0};
   bool suspended_ = false;
   uint64_t epoch_ = 0, lastAck_ = 0;
   AckTracker acks_;
