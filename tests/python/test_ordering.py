@@ -36,7 +36,7 @@ def test_resequence_with_credits_keeps_every_output_in_order_and_memory_bounded(
 
 
 def test_without_resequencing_the_same_pipeline_reorders_its_output(write_spec):
-    result = run(write_spec, jittery_pipeline('call = "oneway"\n'))
+    result = run(write_spec, jittery_pipeline('call = "oneway"\n', packets=300))
     assert sum(s["output_reordered_from_previous"] for s in result["stages"]) > 0
 
 
