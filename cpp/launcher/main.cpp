@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -51,6 +52,7 @@ struct RunFailure : std::runtime_error {
 struct HostProc {
   std::string name;
   std::vector<int> cores;
+  std::string netns;  // network namespace the host runs in; empty: the launcher's own
   std::vector<std::string> components;
   pid_t pid = -1;
   bool exited = false;
@@ -186,6 +188,7 @@ class Launcher {
       HostProc proc;
       proc.name = h["name"];
       proc.cores = h["cores"].get<std::vector<int>>();
+      proc.netns = h.value("netns", "");
       for (const auto& c : h["components"]) {
         proc.components.push_back(c["name"]);
         ++componentCount_;
@@ -224,6 +227,18 @@ class Launcher {
         if (!hosts_[i].cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0) {
           perror("scabench-host: sched_setaffinity");
           _exit(126);
+        }
+        // A network host: the run made the namespace (python/scabench/network.py);
+        // entering it here keeps the host a direct child, so PDEATHSIG and
+        // waitpid work as for any other host.
+        if (!hosts_[i].netns.empty()) {
+          const std::string path = "/run/netns/" + hosts_[i].netns;
+          const int nsFd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+          if (nsFd < 0 || setns(nsFd, CLONE_NEWNET) != 0) {
+            std::cerr << "scabench-host: cannot enter network namespace " << path << ": " << std::strerror(errno) << "\n";
+            _exit(125);
+          }
+          close(nsFd);
         }
         dup2(statusWrite, 3);  // dup2 clears close-on-exec on fd 3
         std::vector<char*> argv;

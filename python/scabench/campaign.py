@@ -24,7 +24,7 @@ from .runner import floor_of, run_spec
 from .spec import load_spec, parse_cores, read_toml
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
-CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "setups")
+CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "network", "setups")
 # Start-up and teardown of a run's processes, beyond the pipeline itself (s);
 # only used for the estimate of the time left.
 RUN_SETUP_S = 1.5
@@ -54,6 +54,7 @@ class Config:
     component: dict = field(default_factory=dict)   # {name: {property: value}}
     collocated: bool = False
     pin: bool = False
+    network: dict | None = None   # {delay_ms, jitter_ms}: network hosts behind emulated links
 
     @property
     def key(self):
@@ -74,6 +75,8 @@ class Config:
             spec.collocate()
         if self.pin:
             spec.with_pin(True)
+        if self.network is not None:
+            spec.with_network(self.network, where=f"config {self.id}: network")
         return spec
 
 
@@ -128,10 +131,19 @@ def load_campaign(path):
         for s in chosen:
             configs.append(Config(item["id"], item.get("group", ""), spec_file, s, setups[s][0], setups[s][1],
                                   item.get("title", ""), dict(item.get("policy", {})), dict(item.get("component", {})),
-                                  bool(item.get("collocated", False)), bool(item.get("pin", False))))
+                                  bool(item.get("collocated", False)), bool(item.get("pin", False)),
+                                  _network_table(item, path, where)))
     for c in configs:  # catches bad policy keys before any run starts
         c.load(measure.packets)
     return Campaign(path, measure, configs)
+
+
+def _network_table(item, path, where):
+    if "network" not in item:
+        return None
+    if not isinstance(item["network"], dict):
+        raise SpecError(path, f"{where}.network", "must be a table like {delay_ms = 10}")
+    return dict(item["network"])
 
 
 def estimate_s(config, packets):
@@ -193,7 +205,7 @@ def describe_config(c):
     return {"name": c.name, "id": c.id, "group": c.group, "title": c.title, "spec": str(c.spec_file),
             "setup": c.setup, "setup_label": c.setup_label, "cores": c.cores, "policy": c.policy,
             "component": c.component,
-            "collocated": c.collocated, "pin": c.pin}
+            "collocated": c.collocated, "pin": c.pin, "network": c.network}
 
 
 def _careful_run(c, packets, m, progress, label):
@@ -263,5 +275,6 @@ def summarise(runs):
                                 for k in share_keys},
         "stages": stages,
         "cpu_s": spread([r["cpu"]["user_s"] + r["cpu"]["system_s"] for r in runs]),
+        "emulator_cpu_s": spread([(r.get("network") or {}).get("emulator_cpu_s") for r in runs]),
         "median_run": median_run,
     }

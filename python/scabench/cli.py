@@ -34,8 +34,12 @@ def _write_json(doc, path):
               help="Override a component property, e.g. producer.period_us=7500 (repeatable).")
 @click.option("--collocated", is_flag=True, help="Place every component in one process (direct calls).")
 @click.option("--pin", is_flag=True, help="Pin each process to one core, in turn.")
+@click.option("--link-delay", type=click.IntRange(min=0, max=10000), metavar="MS",
+              help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
+@click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
+              help="Jitter on those links (ms, at most the delay).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here.")
-def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, json_path):
+def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, link_delay, link_jitter, json_path):
     """Run one spec over real processes and print its table."""
     try:
         spec = load_spec(spec_file)
@@ -51,6 +55,9 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, jso
             spec.collocate()
         if pin:
             spec.with_pin(True)
+        link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
+        if link:
+            spec.with_network(link)
         result = run_spec(spec, json_path)
     except RunError as exc:
         click.echo(f"run failed: {exc}", err=True)

@@ -1,5 +1,6 @@
 """Runs a spec: writes the assembly, hands it to scabench-launch, then turns
 the per-packet records into the result (docs/architecture.md, "Result")."""
+import contextlib
 import json
 import shutil
 import signal
@@ -14,6 +15,7 @@ from . import metrics
 from .catalog import component_kinds
 from .environment import describe_environment
 from .errors import RunError
+from .network import NetworkHosts
 from .paths import program
 from .records import read_records
 
@@ -65,7 +67,19 @@ def floor_of(spec):
         kind, ms = _prop(comp, "work"), _prop(comp, "work_us") / 1000.0
         work.append(0.0 if kind == "none" else ms)
         cpu.append(ms if kind == "cpu" else 0.0)
-    return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores))
+    return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec))
+
+
+def path_delay_ms(spec):
+    """Link delay on the longest path from a source, with network hosts:
+    every connection between two processes crosses one emulated link."""
+    if spec.network is None:
+        return 0.0
+    longest = {}
+    for name in reversed(spec.pipeline_order()):
+        longest[name] = max((longest.get(c.provides[0], 0) + (0 if spec.collocated(c) else spec.network.delay_ms)
+                             for c in spec.connections if c.uses[0] == name), default=0)
+    return float(max((longest[s] for s in spec.sources()), default=0))
 
 
 def host_cores(spec):
@@ -75,7 +89,9 @@ def host_cores(spec):
     return [list(spec.cores) for _ in spec.hosts]
 
 
-def build_assembly(spec, run_dir, timeout_s):
+def build_assembly(spec, run_dir, timeout_s, network=None):
+    """What scabench-launch runs. `network` (a network.NetworkHosts) puts
+    each host in its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
     host_options = [[] for _ in spec.hosts]
     packets = producer_packets(spec)
@@ -89,11 +105,16 @@ def build_assembly(spec, run_dir, timeout_s):
     hosts = []
     for i, (members, cores) in enumerate(zip(spec.hosts, host_cores(spec))):
         name = f"host{i}-" + "+".join(members)
-        endpoint = ("giop:tcp:127.0.0.1:" if spec.transport == "tcp" else f"giop:unix:{run_dir}/host{i}.sock")
+        if network is not None:
+            endpoint_options = network.orb_options(i)
+        else:
+            endpoint_options = ["-ORBendPoint", "giop:tcp:127.0.0.1:" if spec.transport == "tcp"
+                                else f"giop:unix:{run_dir}/host{i}.sock"]
         hosts.append({
             "name": name,
             "cores": cores,
-            "orb_options": ["-ORBendPoint", endpoint] + BASE_ORB_OPTIONS + host_options[i],
+            **({"netns": network.netns(i)} if network is not None else {}),
+            "orb_options": endpoint_options + BASE_ORB_OPTIONS + host_options[i],
             "components": [{"name": n, "kind": spec.component(n).kind, "sample_type": spec.sample_type,
                             "properties": properties[n]} for n in members],
         })
@@ -119,44 +140,71 @@ def run_spec(spec, json_path=None, on_start=None):
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
     run_dir = Path(tempfile.mkdtemp(prefix="scabench-"))
     try:
-        assembly = build_assembly(spec, run_dir, timeout_s)
-        assembly["announce_start"] = on_start is not None
-        (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
-        manifest_path = run_dir / "manifest.json"
-        started = time.time()
-        proc = subprocess.Popen([str(program("scabench-launch")), str(run_dir / "assembly.json"),
-                                 str(manifest_path)], stderr=subprocess.PIPE, text=True,
-                                stdout=subprocess.PIPE if on_start else None)
-        window = None
-        try:
-            if on_start:
-                line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
-                if line.startswith("started"):
-                    pids = [int(p) for p in line.split()[1:]]
-                    window = on_start(pids, [h["name"] for h in assembly["hosts"]])
-            _, stderr = proc.communicate(timeout=timeout_s + 60)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            proc.send_signal(signal.SIGTERM)  # the launcher ends its hosts, then itself
-            _, stderr = proc.communicate()
-            raise
-        result = {"status": "failed", "spec": spec.describe(), "environment": describe_environment(spec.cores),
-                  "floor_ms": floor, "started_at": started}
-        if not manifest_path.exists():
-            result["error"] = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
-            raise RunError(result["error"], result=_write(result, json_path))
-        manifest = json.loads(manifest_path.read_text())
-        result["hosts"] = manifest.get("hosts", [])
-        if manifest["status"] != "ok":
-            result["error"] = manifest["error"]
-            result["failed_component"] = manifest.get("failed_component", "")
-            raise RunError(manifest["error"], manifest.get("failed_component", ""), _write(result, json_path))
-        result.update(analyse(spec, run_dir, manifest, floor))
-        if on_start:
-            result["window"] = window
-        result["status"] = "ok"
-        return _write(result, json_path)
+        with _network_hosts(spec, run_dir) as network:
+            return _launch(spec, run_dir, timeout_s, floor, network, json_path, on_start)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _network_hosts(spec, run_dir):
+    if spec.network is None:
+        return contextlib.nullcontext()
+    return NetworkHosts(len(spec.hosts), spec.network, run_dir)
+
+
+def _launch(spec, run_dir, timeout_s, floor, network, json_path, on_start):
+    assembly = build_assembly(spec, run_dir, timeout_s, network)
+    assembly["announce_start"] = on_start is not None
+    (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
+    manifest_path = run_dir / "manifest.json"
+    started = time.time()
+    proc = subprocess.Popen([str(program("scabench-launch")), str(run_dir / "assembly.json"),
+                             str(manifest_path)], stderr=subprocess.PIPE, text=True,
+                            stdout=subprocess.PIPE if on_start else None)
+    window = None
+    try:
+        if on_start:
+            line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
+            if line.startswith("started"):
+                pids = [int(p) for p in line.split()[1:]]
+                window = on_start(pids, [h["name"] for h in assembly["hosts"]])
+        _, stderr = proc.communicate(timeout=timeout_s + 60)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt, SystemExit):
+        proc.send_signal(signal.SIGTERM)  # the launcher ends its hosts, then itself
+        _, stderr = proc.communicate()
+        raise
+    result = {"status": "failed", "spec": spec.describe(), "environment": describe_environment(spec.cores),
+              "floor_ms": floor, "started_at": started}
+    if network is not None:
+        result["network"] = network.describe()
+    if not manifest_path.exists():
+        result["error"] = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
+        raise RunError(result["error"], result=_write(result, json_path))
+    manifest = json.loads(manifest_path.read_text())
+    result["hosts"] = manifest.get("hosts", [])
+    if manifest["status"] != "ok":
+        result["error"] = manifest["error"]
+        result["failed_component"] = manifest.get("failed_component", "")
+        raise RunError(manifest["error"], manifest.get("failed_component", ""), _write(result, json_path))
+    result.update(analyse(spec, run_dir, manifest, floor))
+    if network is not None:
+        _count_emulator_as_own(result, network.emulator_cpu_s(), len(spec.cores))
+    if on_start:
+        result["window"] = window
+    result["status"] = "ok"
+    return _write(result, json_path)
+
+
+def _count_emulator_as_own(result, emulator_cpu_s, cores):
+    """The link emulator stands in for the network, and it runs on the run's
+    cores: its CPU is the run's, not foreign load. It is reported on its own.
+    (Nearly all of it falls in the measured window: before start() only a
+    few control calls cross the links.)"""
+    result["network"]["emulator_cpu_s"] = emulator_cpu_s
+    window_s = result.get("window_s") or 0
+    if window_s > 0:
+        share = 100.0 * emulator_cpu_s / (window_s * cores)
+        result["foreign_cpu_pct"] = max(0.0, result["foreign_cpu_pct"] - share)
 
 
 def _write(result, json_path):

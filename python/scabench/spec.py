@@ -13,6 +13,8 @@ A spec (see experiments/paper/exp6.toml):
   [[connection]] from = "a.out", to = "b.in", plus policy keys that override [policy]
   [placement]    hosts = [["a", "b"], ["c"]]: components sharing a process
                  (default: one process per component, the paper's set-up)
+  [network]      delay_ms, jitter_ms: each process on a network host of its
+                 own, behind an emulated link with this one-way delay (network.py)
 """
 import os
 import tomllib
@@ -21,9 +23,11 @@ from pathlib import Path
 
 from .catalog import component_kinds
 from .errors import SpecError
+from .network import LinkSettings
 from .policy import Policy, PolicyValueError, parse_policy
 
-TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement")
+TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
+NETWORK_KEYS = ("delay_ms", "jitter_ms")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "timeout_s")
 TRANSPORTS = ("tcp", "unix")
 SAMPLE_TYPES = ("octet", "short", "float", "double")
@@ -59,6 +63,7 @@ class Spec:
     components: list
     connections: list
     hosts: list = field(default_factory=list)
+    network: LinkSettings | None = None   # None: every process on this machine's loopback
 
     def component(self, name):
         return next(c for c in self.components if c.name == name)
@@ -124,6 +129,13 @@ class Spec:
             comp.properties[key] = _check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value)
         return self
 
+    def with_network(self, table, where="--link-delay"):
+        """Runs every process on a network host of its own, behind links with
+        the given delay_ms / jitter_ms (checked like a [network] table)."""
+        self.network = _network({**(self.network.describe() if self.network else {}), **table}, self.path, where)
+        _check_network_transport(self)
+        return self
+
     def collocate(self):
         """Places every component in one process: every call becomes direct."""
         self.hosts = [[c.name for c in self.components]]
@@ -142,6 +154,7 @@ class Spec:
             "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
                              **c.policy.as_dict()} for c in self.connections],
             "hosts": self.hosts,
+            "network": self.network.describe() if self.network else None,
         }
 
 
@@ -188,9 +201,11 @@ def parse_spec(doc, path):
     default_policy = _policy(doc.get("policy", {}), None, path, "policy")
     connections = _connections(doc, path, components, default_policy)
     hosts = _placement(doc, path, names, [c.name for c in components])
+    network = _network(_table(doc, "network", path), path, "network") if "network" in doc else None
     spec = Spec(path, _table(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
-                components, connections, hosts)
+                components, connections, hosts, network)
     _check_dispatch_per_host(spec)
+    _check_network_transport(spec)
     return spec
 
 
@@ -381,3 +396,25 @@ def _check_dispatch_per_host(spec):
                             f"{seen[host][0]} and {conn.id} reach the same process with different dispatch; "
                             "ORB threading is per process: place the receivers apart or use one dispatch")
         seen[host] = (conn.id, options)
+
+
+def _network(table, path, where):
+    for key in table:
+        if key not in NETWORK_KEYS:
+            raise SpecError(path, f"{where}.{key}", f"unknown key; valid: {', '.join(NETWORK_KEYS)}")
+    values = {}
+    for key in NETWORK_KEYS:
+        value = table.get(key, 0)
+        # The link emulator works in whole milliseconds.
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 10000:
+            raise SpecError(path, f"{where}.{key}", "must be a whole number of milliseconds from 0 to 10000")
+        values[key] = value
+    if values["jitter_ms"] > values["delay_ms"]:
+        raise SpecError(path, f"{where}.jitter_ms", f"must not exceed delay_ms ({values['delay_ms']})")
+    return LinkSettings(**values)
+
+
+def _check_network_transport(spec):
+    if spec.network is not None and spec.transport != "tcp":
+        raise SpecError(spec.path, "run.transport", f"network hosts talk over tcp; {spec.transport!r} cannot "
+                        "cross a network link (remove [network] or use transport = \"tcp\")")

@@ -36,6 +36,10 @@ def format_run(result):
                                   "credits": f"credits({c['credits']})"}[c["flow"]]
         policy += f" ({c['placement']})"
         out.append(f"  {c['id']}: {policy}")
+    if spec.get("network"):
+        net = spec["network"]
+        out.append(f"  network hosts: one namespace per process, links of {net['delay_ms']} ms one-way delay"
+                   + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else ""))
     header = [""] + ([producer["name"]] if producer else []) + [s["name"] for s in stages]
     rows = [
         ["time of last packet (ms)"] + ([_fmt(producer.get("last_sent_ms"))] if producer else [])
@@ -68,4 +72,7 @@ def format_run(result):
     cpu = result["cpu"]
     out.append(f"run CPU: user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s, context switches "
                f"{cpu['voluntary_ctxsw']} voluntary / {cpu['involuntary_ctxsw']} involuntary")
+    if result.get("network"):
+        out.append(f"link emulator CPU: {result['network']['emulator_cpu_s']:.2f} s (on the run's cores; "
+                   "not counted as foreign)")
     return "\n".join(out)

@@ -1,0 +1,318 @@
+"""Network hosts: each process of a run on its own host, with real link delay.
+
+A spec with a [network] table runs every process (every entry of
+[placement] hosts) in a Linux network namespace of its own, joined to the
+machine by a veth link. This kernel has no traffic-control qdiscs, so delay
+and jitter come from a user-space link emulator, Toxiproxy, that runs in the
+machine's namespace:
+
+    host i (namespace sbn<pid>-h<i>)          machine's namespace
+    ORB listens on 10.S.i.2:2809  <--veth-->  10.S.i.1:2809  proxy "h<i>"
+                                                  latency d each way
+
+Every object reference a host hands out names the proxy (omniORB's
+endPointPublish), so every byte sent to host i, and every reply it sends
+back, crosses the proxy and is delayed d: a call from one host to another
+sees d on the way there and d on the way back, like a link with one-way
+delay d. Requests into a host and acknowledgements going back to a sender
+(credits, watermarks) cross the same emulated links.
+
+Namespaces, links and the proxy exist only for the run: `NetworkHosts` is a
+context manager that removes them on the way out, also on errors and
+SIGTERM, and removes what a killed earlier run left (namespaces whose owner
+process is gone) before it makes new ones.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ScabenchError
+from .paths import REPO_ROOT
+
+# The Toxiproxy release scripts/setup.sh installs.
+TOXIPROXY_VERSION = "v2.5.0"
+TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
+NAME_PREFIX = "sbn"          # namespaces "sbn<pid>-h<i>", machine-side links "sbn<pid>h<i>"
+ORB_PORT = 2809              # every host's ORB port, in its own namespace
+SUBNETS = range(200, 250)    # 10.<S>.0.0/16 per run, S the first one no interface uses
+
+
+class NetworkUnavailable(ScabenchError):
+    """Network hosts cannot be made on this machine; the message says why."""
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    """The emulated link into every host: one-way delay and jitter, whole
+    milliseconds (the emulator's unit), in each direction."""
+    delay_ms: int = 0
+    jitter_ms: int = 0
+
+    def describe(self):
+        return {"delay_ms": self.delay_ms, "jitter_ms": self.jitter_ms}
+
+
+def toxiproxy_binary():
+    """The emulator: $SCABENCH_TOXIPROXY, the checkout's .tools/bin, or PATH."""
+    candidates = [os.environ.get("SCABENCH_TOXIPROXY"), REPO_ROOT / ".tools" / "bin" / "toxiproxy-server",
+                  shutil.which("toxiproxy-server")]
+    for c in candidates:
+        if c and Path(c).is_file() and os.access(c, os.X_OK):
+            return Path(c)
+    return None
+
+
+_reason_cache = {}
+
+
+def unavailable_reason():
+    """None when network hosts can be made here, else one line saying why not."""
+    if "reason" not in _reason_cache:
+        _reason_cache["reason"] = _probe()
+    return _reason_cache["reason"]
+
+
+def _probe():
+    if os.geteuid() != 0:
+        return "network hosts need root: creating network namespaces and veth links takes CAP_NET_ADMIN"
+    if shutil.which("ip") is None:
+        return "the ip command (Debian package iproute2) is not installed"
+    if toxiproxy_binary() is None:
+        return ("the link emulator toxiproxy-server is not installed; scripts/setup.sh installs it with "
+                f"`go install {TOXIPROXY_MODULE}@{TOXIPROXY_VERSION}` into .tools/bin")
+    name = f"{NAME_PREFIX}{os.getpid()}-probe"
+    made = _ip("netns", "add", name, check=False)
+    if made.returncode != 0:
+        return f"cannot create a network namespace: {made.stderr.strip() or made.returncode}"
+    _ip("netns", "del", name, check=False)
+    return None
+
+
+def _ip(*args, check=True):
+    out = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise NetworkUnavailable(f"`ip {' '.join(args)}` failed: {out.stderr.strip() or out.returncode}")
+    return out
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale():
+    """Removes namespaces and links that runs now dead left behind (a run
+    killed with SIGKILL cannot clean up after itself). Those of live runs
+    are left alone."""
+    removed = []
+    listing = _ip("netns", "list", check=False).stdout
+    for line in listing.splitlines():
+        name = line.split()[0] if line.split() else ""
+        m = re.fullmatch(rf"{NAME_PREFIX}(\d+)-(h\d+|probe)", name)
+        if m and not _pid_alive(int(m.group(1))):
+            _ip("netns", "del", name, check=False)
+            removed.append(name)
+    links = _ip("-o", "link", "show", check=False).stdout
+    for m in re.finditer(rf"^\d+: ({NAME_PREFIX}(\d+)h\d+)[@:]", links, re.M):
+        if not _pid_alive(int(m.group(2))):
+            _ip("link", "del", m.group(1), check=False)
+            removed.append(m.group(1))
+    return removed
+
+
+def _free_subnet():
+    used = _ip("-o", "-4", "addr", "show", check=False).stdout
+    taken = {int(m.group(1)) for m in re.finditer(r"inet 10\.(\d+)\.", used)}
+    for s in SUBNETS:
+        if s not in taken:
+            return s
+    raise NetworkUnavailable(f"no free subnet among 10.{SUBNETS[0]}-{SUBNETS[-1]}.0.0/16 for the network hosts")
+
+
+def _free_tcp_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class NetworkHosts:
+    """`count` network hosts, each behind an emulated link (`link`).
+
+    with NetworkHosts(3, LinkSettings(10), log_dir) as net:
+        net.netns(i), net.orb_options(i)   # for host i
+    """
+
+    def __init__(self, count, link, log_dir):
+        reason = unavailable_reason()
+        if reason:
+            raise NetworkUnavailable(reason)
+        self.count = count
+        self.link = link
+        self.log_dir = Path(log_dir)
+        self.tag = f"{NAME_PREFIX}{os.getpid()}"
+        self.subnet = None
+        self.proxy = None
+        self.api = None
+        self._made_ns = []
+        self._made_links = []
+        self._old_sigterm = None
+
+    # ---------------------------------------------------------------- names
+
+    def netns(self, i):
+        return f"{self.tag}-h{i}"
+
+    def _link_name(self, i):
+        return f"{self.tag}h{i}"
+
+    def host_address(self, i):
+        return f"10.{self.subnet}.{i}.2"
+
+    def proxy_address(self, i):
+        return f"10.{self.subnet}.{i}.1"
+
+    def orb_options(self, i):
+        """The host listens on its own address; the references it hands out
+        name the proxy in front of it."""
+        return ["-ORBendPoint", f"giop:tcp:{self.host_address(i)}:{ORB_PORT}",
+                "-ORBendPointPublish", f"giop:tcp:{self.proxy_address(i)}:{ORB_PORT}"]
+
+    def describe(self):
+        return {"hosts": [{"netns": self.netns(i), "address": self.host_address(i),
+                           "published": f"{self.proxy_address(i)}:{ORB_PORT}"} for i in range(self.count)],
+                "link": self.link.describe(), "emulator": f"toxiproxy {TOXIPROXY_VERSION}"}
+
+    # ------------------------------------------------------------ lifecycle
+
+    def __enter__(self):
+        if threading_main():
+            self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_exit)
+        try:
+            remove_stale()
+            self.subnet = _free_subnet()
+            for i in range(self.count):
+                self._make_host(i)
+            self._start_emulator()
+            for i in range(self.count):
+                self._make_proxy(i)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _make_host(self, i):
+        ns, link = self.netns(i), self._link_name(i)
+        _ip("netns", "add", ns)
+        self._made_ns.append(ns)
+        _ip("link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", ns)
+        self._made_links.append(link)
+        _ip("addr", "add", f"{self.proxy_address(i)}/24", "dev", link)
+        _ip("link", "set", link, "up")
+        _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("-n", ns, "addr", "add", f"{self.host_address(i)}/24", "dev", "eth0")
+        _ip("-n", ns, "link", "set", "eth0", "up")
+        _ip("-n", ns, "route", "add", "default", "via", self.proxy_address(i))
+
+    def _start_emulator(self):
+        port = _free_tcp_port()
+        self.api = f"http://127.0.0.1:{port}"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_dir / "toxiproxy.log", "w")
+        # One OS thread for its goroutines: the emulator shares the run's
+        # cores, and more threads would only add switches.
+        env = {**os.environ, "GOMAXPROCS": "1"}
+        self.proxy = subprocess.Popen([str(toxiproxy_binary()), "-host", "127.0.0.1", "-port", str(port)],
+                                      stdout=log, stderr=subprocess.STDOUT, env=env)
+        log.close()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self._api("GET", "/proxies")
+                return
+            except (urllib.error.URLError, ConnectionError, OSError):
+                if self.proxy.poll() is not None or time.monotonic() > deadline:
+                    tail = (self.log_dir / "toxiproxy.log").read_text()[-400:].strip()
+                    raise NetworkUnavailable(f"the link emulator did not start: {tail or 'no output'}") from None
+                time.sleep(0.05)
+
+    def _make_proxy(self, i):
+        name = f"h{i}"
+        self._api("POST", "/proxies", {"name": name, "listen": f"{self.proxy_address(i)}:{ORB_PORT}",
+                                       "upstream": f"{self.host_address(i)}:{ORB_PORT}", "enabled": True})
+        if self.link.delay_ms or self.link.jitter_ms:
+            for stream in ("upstream", "downstream"):
+                self._api("POST", f"/proxies/{name}/toxics",
+                          {"name": f"delay_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
+                           "attributes": {"latency": self.link.delay_ms, "jitter": self.link.jitter_ms}})
+
+    def _api(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.api + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=5) as resp:
+                return json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            raise NetworkUnavailable(f"the link emulator refused {method} {path}: "
+                                     f"{exc.read().decode(errors='replace').strip()}") from None
+
+    def emulator_cpu_s(self):
+        """CPU the link emulator has used so far (user + system seconds)."""
+        if self.proxy is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.proxy.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def close(self):
+        """Stops the emulator and removes every namespace and link this object
+        made; safe to call more than once."""
+        if self.proxy is not None:
+            if self.proxy.poll() is None:
+                self.proxy.terminate()
+                try:
+                    self.proxy.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.proxy.kill()
+                    self.proxy.wait()
+            self.proxy = None
+        # Deleting a namespace deletes its end of the veth pair, and so the pair.
+        for ns in self._made_ns:
+            _ip("netns", "del", ns, check=False)
+        for link in self._made_links:
+            if _ip("link", "show", link, check=False).returncode == 0:
+                _ip("link", "del", link, check=False)
+        self._made_ns, self._made_links = [], []
+        if self._old_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
+
+
+def threading_main():
+    return threading.current_thread() is threading.main_thread()
+
+
+def _sigterm_to_exit(signum, frame):
+    # Unwinds through the `with` blocks, so the namespaces are removed.
+    raise SystemExit(128 + signum)
