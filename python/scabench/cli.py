@@ -102,6 +102,32 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
 
 
+@main.command("link-delay")
+@click.option("--quick", is_flag=True, help="100 packets and one run per row: about a minute.")
+@click.option("--runs", type=click.IntRange(min=1), help="Runs per row (default 3; 1 with --quick).")
+@click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
+@click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
+              help="Campaign file (default experiments/ordering/link-delay.toml).")
+@click.option("--out", "out_dir", default="results/link-delay", show_default=True, type=click.Path(file_okay=False),
+              help="Where report.md, report.html, the PNG and results.json go.")
+@click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
+def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
+    """Two-way + worker vs credits across network hosts with link delay."""
+    from .linkdelay import headline, rerender, run_link_delay  # matplotlib is only needed here
+    try:
+        doc = rerender(out_dir) if from_results else run_link_delay(
+            out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
+    except ScabenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    for row in headline(doc):
+        label = "loopback" if row["delay_ms"] is None else f"{row['delay_ms']} ms"
+        parts = [f"{name} {row[key]['ratio']['median']:.3f} x floor (model {row[key]['model_ratio']:.3f})"
+                 for key, name in (("twoway_worker", "two-way + worker"), ("credits", "credits")) if key in row]
+        click.echo(f"{label:>9}: " + "; ".join(parts))
+    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+
+
 @main.command()
 @click.option("--quick", is_flag=True, help="Fewer and shorter rounds, a shorter size sweep (about 20 s).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/profile", show_default=True,
