@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
                  libgtest-dev nlohmann-json3-dev python3-venv
-                 libliquid-dev libfec-dev libfftw3-dev)
+                 libliquid-dev libfec-dev libfftw3-dev iproute2)
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -33,6 +33,31 @@ fi
 if ! .venv/bin/python -c "import scabench, numpy, click, pytest, matplotlib, markdown" 2>/dev/null; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e 'python[test]'
+fi
+
+# The link emulator for network hosts (python/scabench/network.py), built
+# from the Go module proxy at a fixed release into .tools/bin. Go comes with
+# this kind of machine; Debian's golang-go stands in where it does not.
+TOXIPROXY_VERSION=v2.5.0
+TOXIPROXY=.tools/bin/toxiproxy-server
+if [ ! -x "$TOXIPROXY" ] || ! grep -q "$TOXIPROXY_VERSION" .tools/toxiproxy.version 2>/dev/null; then
+  GO=$(command -v go || true)
+  [ -n "$GO" ] || [ ! -x /usr/local/go/bin/go ] || GO=/usr/local/go/bin/go
+  if [ -z "$GO" ]; then
+    echo "setup: installing golang-go (for the link emulator)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go >/dev/null
+    GO=$(command -v go)
+  fi
+  mkdir -p .tools/bin
+  echo "setup: building the link emulator (toxiproxy $TOXIPROXY_VERSION)"
+  if GOBIN="$PWD/.tools/go-bin" "$GO" install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"; then
+    mv .tools/go-bin/server "$TOXIPROXY"
+    echo "$TOXIPROXY_VERSION" > .tools/toxiproxy.version
+  else
+    echo "setup: WARNING: could not build the link emulator; network-host runs and their tests will say so and skip"
+  fi
 fi
 
 # `scabench` on PATH.
