@@ -21,7 +21,7 @@ from .errors import ScabenchError
 from .network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from .paths import REPO_ROOT
 from .report import md_table, write_report
-from .runner import _prop
+from .runner import property_value
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "ordering" / "link-delay.toml"
 TITLE = "Ordered pipelines across hosts with link delay"
@@ -56,7 +56,7 @@ def _delay(entry):
 
 def _model_for(config, packets):
     spec = config.load(packets)
-    work = [_prop(c, "work_us") / 1000.0 for c in (spec.component(n) for n in spec.pipeline_order())
+    work = [property_value(c, "work_us") / 1000.0 for c in (spec.component(n) for n in spec.pipeline_order())
             if c.kind == "stage"]
     credits = max((c.policy.credits for c in spec.connections if c.policy.flow == "credits"), default=0)
     delay = spec.network.delay_ms if spec.network else 0

@@ -28,13 +28,13 @@ SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
 
 
-def _prop(comp, key):
+def property_value(comp, key):
     """A component property as the run will see it: the spec's value or the default."""
     return comp.properties.get(key, component_kinds()[comp.kind]["properties"][key]["default"])
 
 
 def producer_packets(spec):
-    return max([_prop(c, "packets") for c in spec.packet_sources()] or [0])
+    return max([property_value(c, "packets") for c in spec.packet_sources()] or [0])
 
 
 # Symbols in one STANAG 4285 frame: its data source sends a frame per packet.
@@ -46,9 +46,9 @@ def source_period_ms(comp):
     frame at `symbol_rate`; 0 when it sends as fast as it can."""
     props = component_kinds()[comp.kind]["properties"]
     if "period_us" in props:
-        return _prop(comp, "period_us") / 1000.0
-    if "symbol_rate" in props and _prop(comp, "symbol_rate") > 0:
-        return 1000.0 * S4285_FRAME_SYMBOLS / _prop(comp, "symbol_rate")
+        return property_value(comp, "period_us") / 1000.0
+    if "symbol_rate" in props and property_value(comp, "symbol_rate") > 0:
+        return 1000.0 * S4285_FRAME_SYMBOLS / property_value(comp, "symbol_rate")
     return 0.0
 
 
@@ -64,7 +64,7 @@ def floor_of(spec):
         comp = spec.component(name)
         if comp.kind != "stage":
             continue
-        kind, ms = _prop(comp, "work"), _prop(comp, "work_us") / 1000.0
+        kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
         work.append(0.0 if kind == "none" else ms)
         cpu.append(ms if kind == "cpu" else 0.0)
     return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec))
