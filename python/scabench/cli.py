@@ -122,7 +122,8 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
         sys.exit(2)
     for row in headline(doc):
         label = "loopback" if row["delay_ms"] is None else f"{row['delay_ms']} ms"
-        parts = [f"{name} {row[key]['ratio']['median']:.3f} x floor (model {row[key]['model_ratio']:.3f})"
+        parts = [f"{name} {row[key]['ratio']['median']:.3f} x floor (model "
+                 + "-".join(f"{m:.3f}" for m in sorted(set(round(v, 3) for v in row[key]['model_ratio']))) + ")"
                  for key, name in (("twoway_worker", "two-way + worker"), ("credits", "credits")) if key in row]
         click.echo(f"{label:>9}: " + "; ".join(parts))
     click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")

@@ -15,7 +15,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .campaign import load_campaign, run_campaign, summarise
+from .campaign import load_campaign, run_campaign, spread, summarise
 from .environment import describe_environment
 from .errors import ScabenchError
 from .network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
@@ -29,24 +29,31 @@ STRATEGIES = {"twoway-worker": "two-way + worker", "credits": "one-way + reseque
 
 
 def model_ms(strategy, packets, stage_work_ms, cores, delay_ms, credits=0):
-    """Predicted time of the last packet at the last stage (ms).
+    """Predicted time of the last packet at the last stage (ms), as a range
+    (best, worst).
 
     Every stage needs its work W_i of CPU per packet, so the pipeline cannot
     move faster than one packet per max(W_max, sum(W)/C) on C cores (7.5 ms
     for the paper's 3 x 5 ms on 2 cores). Two-way + worker: a forwarding
-    stage spends W, then waits a round trip 2d for the next stage to accept
-    the packet, so it moves one packet per W + 2d. Credits: a sender may be w
-    packets ahead of the acknowledgements, which come back every w/4 packets
-    and a delay d later, so it stalls only if w/4 packets and a round trip
-    take longer than w packet periods. Either way the last packet then
-    crosses the pipeline: sum(W) plus one delay per hop."""
+    stage computes, then waits a round trip 2d for the next stage to accept
+    the packet. If the stages take turns, computing costs W of wall time and
+    a packet moves every W + 2d (best); if the handoffs line them up so that
+    all compute at once and then all wait, the S stages share C cores and
+    computing takes W*S/C, so a packet moves every W*S/C + 2d (worst).
+    Credits: a sender may be w packets ahead of the acknowledgements, which
+    come back every w/4 packets and a delay d later, so it stalls only if
+    w/4 packets and a round trip take longer than w packet periods. Either
+    way the last packet then crosses the pipeline: sum(W) plus one d a hop."""
     work_max, work_sum, stages = max(stage_work_ms), sum(stage_work_ms), len(stage_work_ms)
-    period = max(work_max, work_sum / min(cores, stages))
+    shared = work_sum / min(cores, stages)
+    best = worst = max(work_max, shared)
     if strategy == "twoway-worker":
-        period = max(period, work_max + 2 * delay_ms)
+        best = max(best, work_max + 2 * delay_ms)
+        worst = max(worst, work_max * max(1.0, stages / cores) + 2 * delay_ms)
     elif strategy == "credits" and credits > 0:
-        period = max(period, (2 * delay_ms + work_max) / (credits - credits / 4))
-    return (packets - 1) * period + work_sum + stages * delay_ms
+        best = worst = max(best, (2 * delay_ms + work_max) / (credits - credits / 4))
+    tail = work_sum + stages * delay_ms
+    return (packets - 1) * best + tail, (packets - 1) * worst + tail
 
 
 def _delay(entry):
@@ -61,6 +68,14 @@ def _model_for(config, packets):
     credits = max((c.policy.credits for c in spec.connections if c.policy.flow == "credits"), default=0)
     delay = spec.network.delay_ms if spec.network else 0
     return model_ms(config.group, packets, work, len(spec.cores), delay, credits)
+
+
+def _cpu_bound_ms(config, packets):
+    """The floor's CPU bound: all stage work spread over the cores."""
+    spec = config.load(packets)
+    work = sum(property_value(c, "work_us") / 1000.0 for c in spec.components
+               if c.kind == "stage" and property_value(c, "work") == "cpu")
+    return packets * work / len(spec.cores)
 
 
 def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=None, log=print):
@@ -81,7 +96,6 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
     meta = {"quick": quick, "runs": runs, "packets": packets, "campaign": str(campaign.path),
             "emulator": f"toxiproxy {TOXIPROXY_VERSION}",
             "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
-    models = {c.name: _model_for(c, packets) for c in campaign.configs}
 
     def save(entries, status="partial"):
         doc = {"status": status, "meta": meta, "configs": entries}
@@ -89,14 +103,24 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
         return doc
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)
-    for name, e in entries.items():
+    for e in entries.values():
         e["summary"] = summarise(e["runs"])
-        e["model_ms"] = models[name]
+    _add_models(entries, campaign, packets)
     meta["elapsed_s"] = time.monotonic() - started
     meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     doc = save(entries, status="complete")
     write_link_delay_report(doc, out)
     return doc
+
+
+def _add_models(entries, campaign, packets):
+    """Each entry's model range and CPU bound, from its configuration; done
+    again when a report is rewritten, so a corrected model needs no rerun."""
+    configs = {c.name: c for c in campaign.configs}
+    for name, e in entries.items():
+        if name in configs:
+            e["model_ms"] = list(_model_for(configs[name], packets))
+            e["cpu_bound_ms"] = _cpu_bound_ms(configs[name], packets)
 
 
 # ------------------------------------------------------------------ report
@@ -118,6 +142,22 @@ def rows_by_delay(doc):
     return out
 
 
+def _ratio_with_emulator(entry):
+    """Ratio to a floor whose CPU bound also carries the link emulator's CPU:
+    the emulator runs on the pipeline's cores, which a real network would
+    leave to the pipeline. None on loopback."""
+    values = []
+    for r in entry["runs"]:
+        emulator_s = (r.get("network") or {}).get("emulator_cpu_s")
+        last = r["stages"][-1]["last_packet_ms"]
+        if emulator_s is None or not last:
+            return None
+        cores = len(r["spec"]["cores"])
+        floor = max(r["floor_ms"], entry["cpu_bound_ms"] + 1000.0 * emulator_s / cores)
+        values.append(last / floor)
+    return spread(values)
+
+
 def headline(doc):
     """One row per delay: both strategies' ratio to the floor, the model's, and
     how much slower two-way + worker is."""
@@ -129,9 +169,10 @@ def headline(doc):
             if e is None:
                 continue
             s = e["summary"]
-            row[key] = {"ratio": s["overhead_ratio"], "model_ratio": e["model_ms"] / s["floor_ms"],
+            row[key] = {"ratio": s["overhead_ratio"], "model_ratio": [m / s["floor_ms"] for m in e["model_ms"]],
+                        "ratio_with_emulator": _ratio_with_emulator(e),
                         "last_ms": s["stages"][-1]["last_packet_ms"]["median"],
-                        "output_reordered": max(st["output_reordered_from_previous"]["max"] for st in s["stages"]),
+                        "output_reordered": int(max(st["output_reordered_from_previous"]["max"] for st in s["stages"])),
                         "emulator_cpu_s": s.get("emulator_cpu_s", {}).get("median"),
                         "cpu_s": s["cpu_s"]["median"],
                         "held_peak": max((r["stages"][i].get("held_peak", 0) for r in e["runs"]
@@ -159,8 +200,11 @@ def _plot(doc, out):
         lo = [m - e["summary"]["overhead_ratio"]["min"] for m, (_, e) in zip(med, pts)]
         hi = [e["summary"]["overhead_ratio"]["max"] - m for m, (_, e) in zip(med, pts)]
         ax.errorbar(xs, med, yerr=[lo, hi], fmt="o-", color=colour, capsize=3, label=f"{label}, measured")
-        ax.plot(xs, [e["model_ms"] / e["summary"]["floor_ms"] for _, e in pts], "--", color=colour,
-                alpha=.7, label=f"{label}, model")
+        best = [e["model_ms"][0] / e["summary"]["floor_ms"] for _, e in pts]
+        worst = [e["model_ms"][1] / e["summary"]["floor_ms"] for _, e in pts]
+        ax.fill_between(xs, best, worst, color=colour, alpha=.15)
+        ax.plot(xs, best, "--", color=colour, alpha=.7, label=f"{label}, model (best–worst)")
+        ax.plot(xs, worst, "--", color=colour, alpha=.7)
     ax.set_xlabel("one-way delay per hop (ms)")
     ax.set_ylabel("time of last packet / floor")
     ax.set_title("Paper pipeline across 4 network hosts")
@@ -177,12 +221,18 @@ def render(doc, figure):
     meta = doc["meta"]
     rows = headline(doc)
     fmt = lambda v, d=3: None if v is None else f"{v:.{d}f}"  # noqa: E731
+
+    def model(m):
+        if not m:
+            return None
+        return fmt(m[0]) if abs(m[1] - m[0]) < 5e-4 else f"{fmt(m[0])}–{fmt(m[1])}"
+
     table = []
     for r in rows:
         tw, cr = r.get("twoway_worker", {}), r.get("credits", {})
         table.append(["loopback (no emulator)" if r["delay_ms"] is None else f"{r['delay_ms']} ms",
-                      _cell(tw.get("ratio")), fmt(tw.get("model_ratio")),
-                      _cell(cr.get("ratio")), fmt(cr.get("model_ratio")),
+                      _cell(tw.get("ratio")), model(tw.get("model_ratio")),
+                      _cell(cr.get("ratio")), model(cr.get("model_ratio")), _cell(cr.get("ratio_with_emulator")),
                       fmt(r.get("twoway_over_credits"), 2),
                       f"{tw.get('output_reordered', '–')} / {cr.get('output_reordered', '–')}",
                       cr.get("held_peak"),
@@ -199,18 +249,23 @@ def render(doc, figure):
             "(the ORB's published endpoint), so data, replies and acknowledgements all cross it.", "",
             "## Both strategies, by link delay", "",
             md_table(["one-way delay per hop", "two-way + worker × floor", "model", "credits × floor", "model",
+                      "credits × floor with the emulator's CPU",
                       "two-way ÷ credits (time of last packet)", "outputs reordered (two-way / credits)",
                       "most held by a port (credits)", "emulator CPU s (two-way / credits)"], table), "",
             "The floor is the hardware's bound for the pipeline on these cores; with network hosts it also "
             "carries the last packet's delay across the 3 hops. The emulator runs on the same cores as the "
-            "pipeline: its CPU is counted as the run's own (not as foreign load) and shown in the last column.",
+            "pipeline: its CPU is counted as the run's own (not as foreign load) and shown in the last column. "
+            "A real network would leave those cycles to the pipeline, so the column \"with the emulator's CPU\" "
+            "divides by a floor whose CPU bound also carries the emulator's CPU.",
             "", f"![ratio to the floor vs link delay]({figure})", "",
             "## The models", "",
             "- Both strategies: the 3 stages need 15 ms of CPU per packet on 2 cores, so at best one packet "
             "leaves every 7.5 ms.",
             "- Two-way + worker: a stage's worker does its 5 ms, then calls the next stage and waits a round "
-            "trip (2·delay) until that stage has queued the packet: one packet every 5 ms + 2·delay per stage, "
-            "stop-and-wait once 2·delay exceeds 2.5 ms.",
+            "trip (2·delay) until that stage has queued the packet. If the stages take turns on the cores, a "
+            "packet moves every 5 ms + 2·delay (the model's best); if the handoffs line them up so that all three "
+            "compute at once, each computes at 2/3 speed and a packet moves every 7.5 ms + 2·delay (its worst). "
+            "Either way it is stop-and-wait once the round trip is more than a few ms.",
             "- Credits(w): a sender runs up to w packets ahead of the acknowledgements, which return every w/4 "
             "packets and a delay later; with w = 32 the window covers far more than a round trip, so the link "
             "adds only the latency of the last packet.", ""]
@@ -230,5 +285,9 @@ def rerender(out_dir):
         doc = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ScabenchError(f"{path}: cannot read the kept results ({exc})") from None
+    _add_models(doc["configs"], load_campaign(doc["meta"]["campaign"]), doc["meta"]["packets"])
+    for e in doc["configs"].values():
+        e["summary"] = summarise(e["runs"])
+    path.write_text(json.dumps(doc, indent=1) + "\n")
     write_link_delay_report(doc, out_dir)
     return doc

@@ -86,13 +86,16 @@ def test_floor_carries_the_last_packets_link_delay(write_spec):
 def test_models_of_the_two_strategies():
     # The paper's pipeline on 2 cores: 7.5 ms a packet at best.
     work = [5.0, 5.0, 5.0]
-    assert model_ms("credits", 1000, work, 2, 0, credits=32) == pytest.approx(999 * 7.5 + 15)
-    assert model_ms("twoway-worker", 1000, work, 2, 0) == pytest.approx(999 * 7.5 + 15)
-    # 10 ms links: stop-and-wait at 5 + 2 x 10 ms a packet; credits keep 7.5 ms.
-    assert model_ms("twoway-worker", 1000, work, 2, 10) == pytest.approx(999 * 25 + 15 + 30)
-    assert model_ms("credits", 1000, work, 2, 10, credits=32) == pytest.approx(999 * 7.5 + 15 + 30)
+    assert model_ms("credits", 1000, work, 2, 0, credits=32) == pytest.approx((999 * 7.5 + 15,) * 2)
+    assert model_ms("twoway-worker", 1000, work, 2, 0) == pytest.approx((999 * 7.5 + 15,) * 2)
+    # 10 ms links: stop-and-wait at 5 (stages take turns) to 7.5 (all compute
+    # at once) + 2 x 10 ms a packet; credits keep 7.5 ms.
+    assert model_ms("twoway-worker", 1000, work, 2, 10) == pytest.approx((999 * 25 + 45, 999 * 27.5 + 45))
+    assert model_ms("credits", 1000, work, 2, 10, credits=32) == pytest.approx((999 * 7.5 + 45,) * 2)
     # A window too small for the round trip limits credits too: (2 x 10 + 5) / (4 - 1) ms.
-    assert model_ms("credits", 100, work, 2, 10, credits=4) == pytest.approx(99 * 25 / 3 + 15 + 30)
+    assert model_ms("credits", 100, work, 2, 10, credits=4) == pytest.approx((99 * 25 / 3 + 45,) * 2)
+    # Enough cores for every stage: no sharing, so both ends of the range agree.
+    assert model_ms("twoway-worker", 10, work, 4, 2) == pytest.approx((9 * 9 + 21,) * 2)
 
 
 def test_missing_emulator_is_said_clearly(monkeypatch, write_spec):
@@ -210,7 +213,8 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
     assert doc["status"] == "complete" and len(doc["configs"]) == 2
     for entry in doc["configs"].values():
         assert entry["runs"][0]["network"]["link"]["delay_ms"] == 10
-        assert entry["model_ms"] > 0
+        assert 0 < entry["model_ms"][0] <= entry["model_ms"][1]
+    assert "with the emulator's CPU" in (tmp_path / "r" / "report.md").read_text()
     html = (tmp_path / "r" / "report.html").read_text()
     assert "two-way + worker" in html and "data:image/png;base64," in html
 
