@@ -180,15 +180,11 @@ CORBA::Object_ptr InPortBase::reference() {
   return CORBA::Object::_duplicate(ref_);
 }
 
-void InPortBase::guarded(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const CORBA::Exception& ex) {
-    owner_.fail("port " + name_ + ": forwarding failed: " + describeException(ex));
-  } catch (const std::exception& ex) {
-    owner_.fail("port " + name_ + ": " + ex.what());
-  }
+void InPortBase::failed(const CORBA::Exception& ex) {
+  owner_.fail("port " + name_ + ": forwarding failed: " + describeException(ex));
 }
+
+void InPortBase::failed(const std::exception& ex) { owner_.fail("port " + name_ + ": " + ex.what()); }
 
 void InPortBase::endOfStreamArrived(uint64_t announcedCount) {
   announced_.store(int64_t(announcedCount));

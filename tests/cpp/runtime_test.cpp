@@ -1,12 +1,33 @@
 // The component API over a real in-process omniORB.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <future>
 #include <mutex>
+#include <new>
+#include <thread>
 #include <vector>
 
 #include "scabench/registry.hpp"
 
 using namespace scabench;
+
+// Heap allocations made by the current thread, while counting is on: how the
+// tests check that a packet's hop allocates nothing.
+namespace {
+thread_local bool countAllocations = false;
+thread_local long allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (countAllocations) ++allocations;
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -140,4 +161,37 @@ TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {
   EXPECT_THROW(port->connectPort(in, "c2"), CF::Port::OccupiedPort);
   EXPECT_THROW(port->disconnectPort("c2"), CF::Port::InvalidPort);
   port->disconnectPort("c1");
+}
+
+// A two-way push between components of one process: fir -> sink, driven
+// like the upstream component would. Once the buffers have their size, a
+// packet's hops allocate nothing: no sequence, no closure.
+TEST(Collocation, AHopAllocatesNothingOnceWarm) {
+  Component* fir = createComponent("fir", "float", {"alloc-fir", ::testing::TempDir(), &host()});
+  Component* snk = createComponent("sink", "float", {"alloc-snk", ::testing::TempDir(), &host()});
+  fir->configure(props({{"record_capacity", integer(16)}}));
+  snk->configure(props({{"record_capacity", integer(16)}}));
+  CORBA::Object_var out = fir->getPort("out");
+  CF::Port_var uses = CF::Port::_narrow(out);
+  CORBA::Object_var snkIn = snk->getPort("in");
+  uses->connectPort(snkIn, "fir-snk");
+  snk->start();
+  fir->start();
+  CORBA::Object_var port = fir->getPort("in");
+  scabench::dataFloat_var in = scabench::dataFloat::_narrow(port);
+  PacketHeader h{};
+  CORBA::FloatSeq samples;
+  samples.length(256);
+  for (CORBA::ULong i = 0; i < samples.length(); ++i) samples[i] = float(i);
+  in->pushPacket(h, samples);  // sizes the filter's and the port's buffers
+  countAllocations = true;
+  for (int i = 1; i <= 8; ++i) {
+    h.sequence_number = uint64_t(i);
+    in->pushPacket(h, samples);
+  }
+  countAllocations = false;
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(snk->records().header().completed.load(), 9u);
+  fir->stop();
+  snk->stop();
 }
