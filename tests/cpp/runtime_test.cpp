@@ -45,11 +45,16 @@ class TestHost final : public HostServices {
     std::lock_guard lock(mutex);
     lines.push_back(line);
   }
-  PortableServer::POA_ptr portPoa(bool) override { return root; }
+  PortableServer::POA_ptr portPoa(bool singleThread) override {
+    std::lock_guard lock(mutex);
+    PortableServer::POA_var& poa = singleThread ? single : shared;
+    if (CORBA::is_nil(poa)) poa = createPortPoa(root, singleThread);
+    return poa;
+  }
   void componentReleased(const std::string&) override {}
 
   CORBA::ORB_var orb;
-  PortableServer::POA_var root;
+  PortableServer::POA_var root, shared, single;
   std::mutex mutex;
   std::vector<std::string> lines;
 };
@@ -165,7 +170,8 @@ TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {
 
 // A two-way push between components of one process: fir -> sink, driven
 // like the upstream component would. Once the buffers have their size, a
-// packet's hops allocate nothing: no sequence, no closure.
+// packet's hops allocate nothing (no sequence, no call descriptor, no
+// closure): the runtime's share of a collocated hop is plain calls.
 TEST(Collocation, AHopAllocatesNothingOnceWarm) {
   Component* fir = createComponent("fir", "float", {"alloc-fir", ::testing::TempDir(), &host()});
   Component* snk = createComponent("sink", "float", {"alloc-snk", ::testing::TempDir(), &host()});
@@ -194,4 +200,55 @@ TEST(Collocation, AHopAllocatesNothingOnceWarm) {
   EXPECT_EQ(snk->records().header().completed.load(), 9u);
   fir->stop();
   snk->stop();
+}
+
+// A call from the same process goes straight to a port's servant: it does
+// not wait on the POA manager, as a dispatch through the POA would. omniORB
+// opens the shortcut on a reference's first call, which the POA dispatches.
+TEST(Collocation, ACallFromTheSameProcessSkipsThePoa) {
+  Component* snk = createComponent("sink", "double", {"shortcut", ::testing::TempDir(), &host()});
+  snk->configure(props({{"record_capacity", integer(4)}}));
+  snk->start();
+  CORBA::Object_var port = snk->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  auto push = [&] {
+    PacketHeader h{};
+    CORBA::DoubleSeq samples;
+    samples.length(4);
+    in->pushPacket(h, samples);
+  };
+  push();
+  PortableServer::POAManager_var manager = host().root->the_POAManager();
+  manager->hold_requests(false);
+  auto call = std::async(std::launch::async, push);
+  const bool returned = call.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  manager->activate();  // a call held by the POA goes on now
+  call.get();
+  EXPECT_TRUE(returned);
+  EXPECT_EQ(snk->records().header().completed.load(), 2u);
+  snk->stop();
+}
+
+// dispatch=single still serialises calls: those ports are served through a
+// SINGLE_THREAD_MODEL POA, never by the shortcut. Two threads push a packet
+// that takes 100 ms at once; the second enters only when the first has left.
+TEST(Collocation, SingleThreadDispatchStillSerialisesCollocatedCalls) {
+  Component* stage = createComponent("stage", "double", {"single", ::testing::TempDir(), &host()});
+  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(100'000)}, {"in.dispatch", text("single")},
+                          {"record_capacity", integer(4)}}));
+  stage->start();
+  CORBA::Object_var port = stage->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  auto push = [&] {
+    PacketHeader h{};
+    CORBA::DoubleSeq samples;
+    samples.length(4);
+    in->pushPacket(h, samples);
+  };
+  std::thread a(push), b(push);
+  a.join();
+  b.join();
+  EXPECT_EQ(stage->records().header().completed.load(), 2u);
+  EXPECT_EQ(stage->records().header().maxConcurrent.load(), 1u);
+  stage->stop();
 }
