@@ -53,6 +53,8 @@ class HostServices {
 // lookup) would do nothing else for it, since the host never holds or
 // discards its POA manager. A port's servant is never deactivated during a
 // run; if it were, omniORB stops taking the shortcut and dispatches again.
+// One difference: a C++ exception escaping the servant reaches the caller as
+// itself, not as CORBA::UNKNOWN; the caller's port reports either.
 PortableServer::POA_ptr createPortPoa(PortableServer::POA_ptr root, bool singleThread);
 
 struct ComponentContext {
