@@ -21,6 +21,10 @@ thread_local bool countAllocations = false;
 thread_local long allocations = 0;
 }  // namespace
 
+// These replace the global operators: new is malloc, so delete is free, which
+// GCC's mismatched-new-delete check cannot see.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t size) {
   if (countAllocations) ++allocations;
   if (void* p = std::malloc(size ? size : 1)) return p;
@@ -28,6 +32,7 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 
