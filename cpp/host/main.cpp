@@ -47,16 +47,10 @@ class Host final : public scabench::HostServices {
   }
 
   PortableServer::POA_ptr portPoa(bool singleThread) override {
-    if (!singleThread) return root_;
     std::lock_guard lock(mutex_);
-    if (CORBA::is_nil(single_)) {
-      CORBA::PolicyList policies;
-      policies.length(1);
-      policies[0] = root_->create_thread_policy(PortableServer::SINGLE_THREAD_MODEL);
-      PortableServer::POAManager_var manager = root_->the_POAManager();
-      single_ = root_->create_POA("single-thread", manager, policies);
-    }
-    return single_;
+    PortableServer::POA_var& poa = singleThread ? single_ : shared_;
+    if (CORBA::is_nil(poa)) poa = scabench::createPortPoa(root_, singleThread);
+    return poa;
   }
 
   void componentReleased(const std::string& name) override {
@@ -70,7 +64,7 @@ class Host final : public scabench::HostServices {
  private:
   CORBA::ORB_var orb_;
   PortableServer::POA_var root_;
-  PortableServer::POA_var single_;
+  PortableServer::POA_var shared_, single_;
   const int statusFd_;
   std::mutex mutex_;
   std::set<std::string> released_;

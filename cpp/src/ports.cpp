@@ -27,6 +27,17 @@ std::string describeException(const CORBA::Exception& ex) {
   return text;
 }
 
+PortableServer::POA_ptr createPortPoa(PortableServer::POA_ptr root, bool singleThread) {
+  CORBA::PolicyList policies;
+  policies.length(1);
+  if (singleThread)
+    policies[0] = root->create_thread_policy(PortableServer::SINGLE_THREAD_MODEL);
+  else
+    policies[0] = omniPolicy::create_local_shortcut_policy(omniPolicy::LOCAL_CALLS_SHORTCUT);
+  PortableServer::POAManager_var manager = root->the_POAManager();
+  return root->create_POA(singleThread ? "ports-single-thread" : "ports", manager, policies);
+}
+
 // ---------------------------------------------------------------- InPortBase
 
 InPortBase::InPortBase(Component& owner, std::string name) : owner_(owner), name_(std::move(name)) {
@@ -180,15 +191,11 @@ CORBA::Object_ptr InPortBase::reference() {
   return CORBA::Object::_duplicate(ref_);
 }
 
-void InPortBase::guarded(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const CORBA::Exception& ex) {
-    owner_.fail("port " + name_ + ": forwarding failed: " + describeException(ex));
-  } catch (const std::exception& ex) {
-    owner_.fail("port " + name_ + ": " + ex.what());
-  }
+void InPortBase::failed(const CORBA::Exception& ex) {
+  owner_.fail("port " + name_ + ": forwarding failed: " + describeException(ex));
 }
+
+void InPortBase::failed(const std::exception& ex) { owner_.fail("port " + name_ + ": " + ex.what()); }
 
 void InPortBase::endOfStreamArrived(uint64_t announcedCount) {
   announced_.store(int64_t(announcedCount));

@@ -1,12 +1,38 @@
 // The component API over a real in-process omniORB.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <future>
 #include <mutex>
+#include <new>
+#include <thread>
 #include <vector>
 
 #include "scabench/registry.hpp"
 
 using namespace scabench;
+
+// Heap allocations made by the current thread, while counting is on: how the
+// tests check that a packet's hop allocates nothing.
+namespace {
+thread_local bool countAllocations = false;
+thread_local long allocations = 0;
+}  // namespace
+
+// These replace the global operators: new is malloc, so delete is free, which
+// GCC's mismatched-new-delete check cannot see.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t size) {
+  if (countAllocations) ++allocations;
+  if (void* p = std::malloc(size ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 
@@ -24,11 +50,16 @@ class TestHost final : public HostServices {
     std::lock_guard lock(mutex);
     lines.push_back(line);
   }
-  PortableServer::POA_ptr portPoa(bool) override { return root; }
+  PortableServer::POA_ptr portPoa(bool singleThread) override {
+    std::lock_guard lock(mutex);
+    PortableServer::POA_var& poa = singleThread ? single : shared;
+    if (CORBA::is_nil(poa)) poa = createPortPoa(root, singleThread);
+    return poa;
+  }
   void componentReleased(const std::string&) override {}
 
   CORBA::ORB_var orb;
-  PortableServer::POA_var root;
+  PortableServer::POA_var root, shared, single;
   std::mutex mutex;
   std::vector<std::string> lines;
 };
@@ -140,4 +171,89 @@ TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {
   EXPECT_THROW(port->connectPort(in, "c2"), CF::Port::OccupiedPort);
   EXPECT_THROW(port->disconnectPort("c2"), CF::Port::InvalidPort);
   port->disconnectPort("c1");
+}
+
+// A two-way push between components of one process: fir -> sink, driven
+// like the upstream component would. Once the buffers have their size, a
+// packet's hops allocate nothing (no sequence, no call descriptor, no
+// closure): the runtime's share of a collocated hop is plain calls.
+TEST(Collocation, AHopAllocatesNothingOnceWarm) {
+  Component* fir = createComponent("fir", "float", {"alloc-fir", ::testing::TempDir(), &host()});
+  Component* snk = createComponent("sink", "float", {"alloc-snk", ::testing::TempDir(), &host()});
+  fir->configure(props({{"record_capacity", integer(16)}}));
+  snk->configure(props({{"record_capacity", integer(16)}}));
+  CORBA::Object_var out = fir->getPort("out");
+  CF::Port_var uses = CF::Port::_narrow(out);
+  CORBA::Object_var snkIn = snk->getPort("in");
+  uses->connectPort(snkIn, "fir-snk");
+  snk->start();
+  fir->start();
+  CORBA::Object_var port = fir->getPort("in");
+  scabench::dataFloat_var in = scabench::dataFloat::_narrow(port);
+  PacketHeader h{};
+  CORBA::FloatSeq samples;
+  samples.length(256);
+  for (CORBA::ULong i = 0; i < samples.length(); ++i) samples[i] = float(i);
+  in->pushPacket(h, samples);  // sizes the filter's and the port's buffers
+  countAllocations = true;
+  for (int i = 1; i <= 8; ++i) {
+    h.sequence_number = uint64_t(i);
+    in->pushPacket(h, samples);
+  }
+  countAllocations = false;
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(snk->records().header().completed.load(), 9u);
+  fir->stop();
+  snk->stop();
+}
+
+// A call from the same process goes straight to a port's servant: it does
+// not wait on the POA manager, as a dispatch through the POA would. omniORB
+// opens the shortcut on a reference's first call, which the POA dispatches.
+TEST(Collocation, ACallFromTheSameProcessSkipsThePoa) {
+  Component* snk = createComponent("sink", "double", {"shortcut", ::testing::TempDir(), &host()});
+  snk->configure(props({{"record_capacity", integer(4)}}));
+  snk->start();
+  CORBA::Object_var port = snk->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  auto push = [&] {
+    PacketHeader h{};
+    CORBA::DoubleSeq samples;
+    samples.length(4);
+    in->pushPacket(h, samples);
+  };
+  push();
+  PortableServer::POAManager_var manager = host().root->the_POAManager();
+  manager->hold_requests(false);
+  auto call = std::async(std::launch::async, push);
+  const bool returned = call.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  manager->activate();  // a call held by the POA goes on now
+  call.get();
+  EXPECT_TRUE(returned);
+  EXPECT_EQ(snk->records().header().completed.load(), 2u);
+  snk->stop();
+}
+
+// dispatch=single still serialises calls: those ports are served through a
+// SINGLE_THREAD_MODEL POA, never by the shortcut. Two threads push a packet
+// that takes 100 ms at once; the second enters only when the first has left.
+TEST(Collocation, SingleThreadDispatchStillSerialisesCollocatedCalls) {
+  Component* stage = createComponent("stage", "double", {"single", ::testing::TempDir(), &host()});
+  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(100'000)}, {"in.dispatch", text("single")},
+                          {"record_capacity", integer(4)}}));
+  stage->start();
+  CORBA::Object_var port = stage->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  auto push = [&] {
+    PacketHeader h{};
+    CORBA::DoubleSeq samples;
+    samples.length(4);
+    in->pushPacket(h, samples);
+  };
+  std::thread a(push), b(push);
+  a.join();
+  b.join();
+  EXPECT_EQ(stage->records().header().completed.load(), 2u);
+  EXPECT_EQ(stage->records().header().maxConcurrent.load(), 1u);
+  stage->stop();
 }

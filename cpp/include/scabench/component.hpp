@@ -39,10 +39,23 @@ class HostServices {
   virtual ~HostServices() = default;
   // Sends one event line to the launcher ("eos stage3 1000", "error ...").
   virtual void notify(const std::string& line) = 0;
-  // The POA for provides ports: the ORB's own threading, or SINGLE_THREAD_MODEL.
+  // The POA for ports, one of each kind per host (createPortPoa, below).
   virtual PortableServer::POA_ptr portPoa(bool singleThread) = 0;
   virtual void componentReleased(const std::string& name) = 0;
 };
+
+// Creates, under `root`, the POA that a host serves its components' ports
+// from (HostServices::portPoa). singleThread: SINGLE_THREAD_MODEL, and every
+// call goes through the POA, which is what serialises them. Otherwise the
+// ORB's own threading, and a call from a component of the same process goes
+// straight to the servant (omniORB's LOCAL_CALLS_SHORTCUT, with stubs built
+// for it): omniORB's collocated dispatch (call descriptor, POA lock, servant
+// lookup) would do nothing else for it, since the host never holds or
+// discards its POA manager. A port's servant is never deactivated during a
+// run; if it were, omniORB stops taking the shortcut and dispatches again.
+// One difference: a C++ exception escaping the servant reaches the caller as
+// itself, not as CORBA::UNKNOWN; the caller's port reports either.
+PortableServer::POA_ptr createPortPoa(PortableServer::POA_ptr root, bool singleThread);
 
 struct ComponentContext {
   std::string name;

@@ -76,13 +76,26 @@ class InPortBase {
   void endOfStreamArrived(uint64_t announcedCount);
   void packetDelivered();
   // Runs `body`; a failure (e.g. the downstream peer died) fails the component.
-  void guarded(const std::function<void()>& body);
+  // A template, not a std::function: every packet passes here, and a
+  // std::function of a capturing lambda would cost a heap allocation each.
+  template <class Body>
+  void guarded(Body&& body) {
+    try {
+      body();
+    } catch (const CORBA::Exception& ex) {
+      failed(ex);
+    } catch (const std::exception& ex) {
+      failed(ex);
+    }
+  }
 
   Component& owner_;
   const std::string name_;
 
  private:
   void checkEndOfStream();
+  void failed(const CORBA::Exception& ex);
+  void failed(const std::exception& ex);
   CORBA::Object_var ref_;
   std::atomic<int64_t> announced_{-1};
   std::atomic<uint64_t> delivered_{0};
