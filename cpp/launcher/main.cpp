@@ -53,6 +53,7 @@ struct HostProc {
   std::string name;
   std::vector<int> cores;
   std::string netns;  // network namespace the host runs in; empty: the launcher's own
+  bool batch = false; // SCHED_BATCH: the host's threads do not preempt on wake-up
   std::vector<std::string> components;
   pid_t pid = -1;
   bool exited = false;
@@ -189,6 +190,10 @@ class Launcher {
       proc.name = h["name"];
       proc.cores = h["cores"].get<std::vector<int>>();
       proc.netns = h.value("netns", "");
+      const std::string scheduler = h.value("scheduler", "normal");
+      if (scheduler != "normal" && scheduler != "batch")
+        throw std::runtime_error("host " + proc.name + ": scheduler '" + scheduler + "' is not normal or batch");
+      proc.batch = scheduler == "batch";
       for (const auto& c : h["components"]) {
         proc.components.push_back(c["name"]);
         ++componentCount_;
@@ -239,6 +244,14 @@ class Launcher {
             _exit(125);
           }
           close(nsFd);
+        }
+        // Threads inherit the policy, so every ORB and worker thread gets it.
+        if (hosts_[i].batch) {
+          sched_param param{};
+          if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) {
+            perror("scabench-host: sched_setscheduler(SCHED_BATCH)");
+            _exit(126);
+          }
         }
         dup2(statusWrite, 3);  // dup2 clears close-on-exec on fd 3
         std::vector<char*> argv;

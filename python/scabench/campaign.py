@@ -24,7 +24,8 @@ from .runner import floor_of, run_spec
 from .spec import load_spec, parse_cores, read_toml
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
-CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "network", "setups")
+CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "scheduler", "network",
+               "setups")
 # Start-up and teardown of a run's processes, beyond the pipeline itself (s);
 # only used for the estimate of the time left.
 RUN_SETUP_S = 1.5
@@ -55,6 +56,7 @@ class Config:
     collocated: bool = False
     pin: bool = False
     network: dict | None = None   # {delay_ms, jitter_ms}: network hosts behind emulated links
+    scheduler: str | None = None  # None: the spec's
 
     @property
     def key(self):
@@ -77,6 +79,8 @@ class Config:
             spec.with_pin(True)
         if self.network is not None:
             spec.with_network(self.network, where=f"config {self.id}: network")
+        if self.scheduler is not None:
+            spec.with_scheduler(self.scheduler, where=f"config {self.id}: scheduler")
         return spec
 
 
@@ -132,7 +136,7 @@ def load_campaign(path):
             configs.append(Config(item["id"], item.get("group", ""), spec_file, s, setups[s][0], setups[s][1],
                                   item.get("title", ""), dict(item.get("policy", {})), dict(item.get("component", {})),
                                   bool(item.get("collocated", False)), bool(item.get("pin", False)),
-                                  _network_table(item, path, where)))
+                                  _network_table(item, path, where), item.get("scheduler")))
     for c in configs:  # catches bad policy keys before any run starts
         c.load(measure.packets)
     return Campaign(path, measure, configs)
@@ -205,7 +209,7 @@ def describe_config(c):
     return {"name": c.name, "id": c.id, "group": c.group, "title": c.title, "spec": str(c.spec_file),
             "setup": c.setup, "setup_label": c.setup_label, "cores": c.cores, "policy": c.policy,
             "component": c.component,
-            "collocated": c.collocated, "pin": c.pin, "network": c.network}
+            "collocated": c.collocated, "pin": c.pin, "scheduler": c.scheduler, "network": c.network}
 
 
 def _careful_run(c, packets, m, progress, label):

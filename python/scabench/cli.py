@@ -34,12 +34,15 @@ def _write_json(doc, path):
               help="Override a component property, e.g. producer.period_us=7500 (repeatable).")
 @click.option("--collocated", is_flag=True, help="Place every component in one process (direct calls).")
 @click.option("--pin", is_flag=True, help="Pin each process to one core, in turn.")
+@click.option("--scheduler", type=click.Choice(["normal", "batch"]),
+              help="How Linux schedules the hosts: normal, or batch (SCHED_BATCH: no preemption on wake-up).")
 @click.option("--link-delay", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
 @click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Jitter on those links (ms, at most the delay).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here.")
-def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, link_delay, link_jitter, json_path):
+def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, link_delay, link_jitter,
+        json_path):
     """Run one spec over real processes and print its table."""
     try:
         spec = load_spec(spec_file)
@@ -55,6 +58,8 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, lin
             spec.collocate()
         if pin:
             spec.with_pin(True)
+        if scheduler:
+            spec.with_scheduler(scheduler)
         link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
         if link:
             spec.with_network(link)

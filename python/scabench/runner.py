@@ -113,6 +113,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         hosts.append({
             "name": name,
             "cores": cores,
+            "scheduler": spec.scheduler,
             **({"netns": network.netns(i)} if network is not None else {}),
             "orb_options": endpoint_options + BASE_ORB_OPTIONS + host_options[i],
             "components": [{"name": n, "kind": spec.component(n).kind, "sample_type": spec.sample_type,

@@ -6,7 +6,8 @@ A spec (see experiments/paper/exp6.toml):
 
   [experiment]   name, title, and free-form notes
   [run]          sample_type, transport ("tcp" | "unix"), cores ("all" | [..]),
-                 pin (each process on its own core), timeout_s
+                 pin (each process on its own core), scheduler ("normal" |
+                 "batch": Linux SCHED_BATCH for every host), timeout_s
   [[component]]  name, kind, and the kind's properties (scabench-host --describe)
   [policy]       the default policy of every connection (see policy.py)
   chain = [...]  connects each component's "out" to the next one's "in"
@@ -28,7 +29,11 @@ from .policy import Policy, PolicyValueError, parse_policy
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 NETWORK_KEYS = ("delay_ms", "jitter_ms")
-RUN_KEYS = ("sample_type", "transport", "cores", "pin", "timeout_s")
+RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
+# How Linux schedules the hosts' threads. "batch" (SCHED_BATCH) tells it they
+# are throughput work: a thread that wakes (an ORB thread taking a packet)
+# waits for the running one's slice instead of preempting it.
+SCHEDULERS = ("normal", "batch")
 TRANSPORTS = ("tcp", "unix")
 SAMPLE_TYPES = ("octet", "short", "float", "double")
 
@@ -64,6 +69,7 @@ class Spec:
     connections: list
     hosts: list = field(default_factory=list)
     network: LinkSettings | None = None   # None: every process on this machine's loopback
+    scheduler: str = "normal"
 
     def component(self, name):
         return next(c for c in self.components if c.name == name)
@@ -111,6 +117,12 @@ class Spec:
         self.pin = bool(pin)
         return self
 
+    def with_scheduler(self, scheduler, where="--scheduler"):
+        if scheduler not in SCHEDULERS:
+            raise SpecError(self.path, where, f"{scheduler!r} is not valid; use one of: {', '.join(SCHEDULERS)}")
+        self.scheduler = scheduler
+        return self
+
     def with_policy(self, overrides, where="--policy"):
         """Applies policy keys (call, sync, dispatch, worker) to every
         connection, on top of what the spec gave it."""
@@ -150,6 +162,7 @@ class Spec:
             "transport": self.transport,
             "cores": self.cores,
             "pin": self.pin,
+            "scheduler": self.scheduler,
             "components": [{"name": c.name, "kind": c.kind, "properties": c.properties} for c in self.components],
             "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
                              **c.policy.as_dict()} for c in self.connections],
@@ -192,6 +205,9 @@ def parse_spec(doc, path):
     pin = run.get("pin", False)
     if not isinstance(pin, bool):
         raise SpecError(path, "run.pin", "must be true or false")
+    scheduler = run.get("scheduler", "normal")
+    if scheduler not in SCHEDULERS:
+        raise SpecError(path, "run.scheduler", f"{scheduler!r} is not valid; use one of: {', '.join(SCHEDULERS)}")
     timeout = run.get("timeout_s", 0)
     if not isinstance(timeout, (int, float)) or timeout < 0:
         raise SpecError(path, "run.timeout_s", "must be a number of seconds >= 0 (0: chosen from the floor)")
@@ -203,7 +219,7 @@ def parse_spec(doc, path):
     hosts = _placement(doc, path, names, [c.name for c in components])
     network = _network(_table(doc, "network", path), path, "network") if "network" in doc else None
     spec = Spec(path, _table(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
-                components, connections, hosts, network)
+                components, connections, hosts, network, scheduler)
     _check_dispatch_per_host(spec)
     _check_network_transport(spec)
     return spec

@@ -25,7 +25,8 @@ def format_run(result):
     stages = result["stages"]
     out = [title,
            f"cores {spec['cores']}, transport {spec['transport']}, {producer.get('sent', 0)} packets, "
-           f"hosts {len(spec['hosts'])}"]
+           f"hosts {len(spec['hosts'])}" + (f", scheduler {spec['scheduler']}" if spec.get("scheduler", "normal") != "normal"
+                                             else "")]
     for c in spec["connections"]:
         policy = f"call={c['call']}" + (f" sync={c['sync']}" if c["call"] == "oneway" else "")
         policy += f" dispatch={c['dispatch']} worker={c['worker_depth'] or 'no'}"

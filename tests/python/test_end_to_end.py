@@ -197,3 +197,33 @@ def test_a_component_that_cannot_start_is_named(write_spec):
         run_spec(spec)
     assert err.value.component == "stage2"
     assert "spin" in str(err.value) and "none, cpu, sleep" in str(err.value)
+
+
+SCHED_BATCH = 3
+
+
+def _policies(pid):
+    """The scheduling policy of every thread of a process (stat field 41)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out.append(int((task / "stat").read_text().rsplit(")", 1)[1].split()[38]))
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+def test_batch_scheduler_reaches_every_host_thread(write_spec):
+    spec = load_spec(write_spec(pipeline_toml(packets=30, work="sleep", work_us=5000, policy="worker = 4",
+                                              run='scheduler = "batch"')))
+    seen = {}
+    result = run_spec(spec, on_start=lambda pids, names: seen.update({p: _policies(p) for p in pids}))
+    assert result["spec"]["scheduler"] == "batch"
+    assert len(seen) == 4
+    for policies in seen.values():
+        # ORB threads, the worker and the releaser: all of them
+        assert len(policies) > 1 and set(policies) == {SCHED_BATCH}
+    spec.with_scheduler("normal")
+    seen.clear()
+    run_spec(spec, on_start=lambda pids, names: seen.update({p: _policies(p) for p in pids}))
+    assert all(SCHED_BATCH not in policies for policies in seen.values())

@@ -8,6 +8,7 @@ from scabench.spec import load_spec
 CASES = [
     ("[run]\ntransport = \"udp\"\n", "run.transport", "tcp, unix"),
     ("[run]\nspeed = 3\n", "run.speed", "valid: sample_type"),
+    ("[run]\nscheduler = \"fifo\"\n", "run.scheduler", "normal, batch"),
     ("[run]\ncores = [99]\n", "run.cores", "usable CPUs"),
     ("[[component]]\nname = \"p\"\nkind = \"mixer\"\n", "component[0].kind", "producer"),
     ("[[component]]\nname = \"p\"\nkind = \"producer\"\npackets = \"many\"\n", "component[0].packets", "integer"),
