@@ -123,7 +123,8 @@ def config_table(entries, names):
             rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–"])
             continue
         last = s["stages"][-1]
-        rows.append([c["id"] + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
+        label = c["id"] + ("" if c.get("setup", "multicore") == "multicore" else f", {c['setup_label']}")
+        rows.append([label + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
                      _spread(last["last_packet_ms"]), _spread(s["overhead_ratio"], 3),
                      f"{_spread(last['reordered_from_previous'])} / {_spread(last['reordered_from_original'])}",
                      _num(s["send_us"].get("p50"), 0), _num(s["stages"][0]["max_server_threads"]["max"])])
@@ -144,7 +145,8 @@ def ordered_table(entries, names):
         out_of_order = int(sum(st["output_reordered_from_previous"]["max"] for st in s["stages"]))
         skipped = sum(r["stages"][i].get("skipped", 0) for r in e["runs"] for i in range(len(s["stages"])))
         held = max(r["stages"][i].get("held_peak", 0) for r in e["runs"] for i in range(len(s["stages"])))
-        rows.append([c["id"] + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
+        label = c["id"] + ("" if c.get("setup", "multicore") == "multicore" else f", {c['setup_label']}")
+        rows.append([label + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
                      _spread(s["stages"][-1]["last_packet_ms"]), _spread(s["overhead_ratio"], 3),
                      _spread(s["stages"][0]["reordered_from_previous"]), str(out_of_order), str(skipped), str(held)])
     return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "arrivals reordered at stage 1",
@@ -207,8 +209,10 @@ def render(entries, claims, meta, figures):
               ("beyond", "## Beyond the paper: ordered one-way, built",
                "The paper's section 5.1 remedies (sequence numbers, a reorder buffer that skips late packets, "
                "watermark flow control), which it describes but never builds, and a credit window, beside its "
-               "two-way + worker answer (experiments/ordering/). Multi-core set-up; one-way calls go into omniORB's "
-               "multi-threaded dispatch, so arrivals are scrambled and the reorder buffers must restore order.")]
+               "two-way + worker answer (experiments/ordering/). Multi-core set-up unless a row says otherwise; one-way "
+               "calls go into omniORB's multi-threaded dispatch, so arrivals are scrambled and the reorder buffers "
+               "must restore order. The rows marked batch run every host under Linux's SCHED_BATCH policy (the "
+               "spec's [run] scheduler), so that a thread waking to take a packet does not preempt a stage's work.")]
     for group, title, intro in groups:
         names = [n for n, e in entries.items() if e["config"]["group"] == group]
         if names:
