@@ -207,6 +207,14 @@ TEST(Collocation, AHopAllocatesNothingOnceWarm) {
   snk->stop();
 }
 
+// One two-way packet of four samples into a port.
+void pushFourSamples(scabench::dataDouble_ptr in) {
+  PacketHeader h{};
+  CORBA::DoubleSeq samples;
+  samples.length(4);
+  in->pushPacket(h, samples);
+}
+
 // A call from the same process goes straight to a port's servant: it does
 // not wait on the POA manager, as a dispatch through the POA would. omniORB
 // opens the shortcut on a reference's first call, which the POA dispatches.
@@ -216,12 +224,7 @@ TEST(Collocation, ACallFromTheSameProcessSkipsThePoa) {
   snk->start();
   CORBA::Object_var port = snk->getPort("in");
   scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
-  auto push = [&] {
-    PacketHeader h{};
-    CORBA::DoubleSeq samples;
-    samples.length(4);
-    in->pushPacket(h, samples);
-  };
+  auto push = [&] { pushFourSamples(in); };
   push();
   PortableServer::POAManager_var manager = host().root->the_POAManager();
   manager->hold_requests(false);
@@ -244,12 +247,7 @@ TEST(Collocation, SingleThreadDispatchStillSerialisesCollocatedCalls) {
   stage->start();
   CORBA::Object_var port = stage->getPort("in");
   scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
-  auto push = [&] {
-    PacketHeader h{};
-    CORBA::DoubleSeq samples;
-    samples.length(4);
-    in->pushPacket(h, samples);
-  };
+  auto push = [&] { pushFourSamples(in); };
   std::thread a(push), b(push);
   a.join();
   b.join();

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 import textwrap
@@ -36,3 +37,35 @@ def write_spec(tmp_path):
 def scabench(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "scabench.cli", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
+
+
+def _parent(pid):
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def descends_from(pid, root):
+    while pid > 1:
+        if pid == root:
+            return True
+        pid = _parent(pid)
+    return False
+
+
+def run_processes(marker, root=None):
+    """Processes whose command line holds `marker`; with `root`, only that
+    process's descendants: other runs on the machine (another checkout's
+    benchmark, say) have hosts with the same names and must be left alone."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmd and (root is None or descends_from(int(pid), root)):
+            found.append((int(pid), cmd))
+    return found

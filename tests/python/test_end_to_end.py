@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, pipeline_toml, scabench
+from conftest import REPO, pipeline_toml, run_processes, scabench
 from scabench.runner import run_spec
 from scabench.spec import load_spec
 
@@ -132,38 +132,6 @@ def test_result_json_has_the_keys_other_work_reads(write_spec, tmp_path):
     assert env["omniorb_version"] and env["kernel"] and env["cpu_model"] and env["cores"]
 
 
-def _parent(pid):
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-def _descends_from(pid, root):
-    while pid > 1:
-        if pid == root:
-            return True
-        pid = _parent(pid)
-    return False
-
-
-def _run_processes(marker, root=None):
-    """Processes whose command line holds `marker`; with `root`, only that
-    process's descendants: other runs on the machine (another checkout's
-    benchmark, say) have hosts with the same names and must be left alone."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmd and (root is None or _descends_from(int(pid), root)):
-            found.append((int(pid), cmd))
-    return found
-
-
 def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_path):
     spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep", work_us=10_000))
     out = tmp_path / "failed.json"
@@ -172,7 +140,7 @@ def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_pat
     victim, run_dir = None, None
     deadline = time.time() + 30
     while victim is None and time.time() < deadline:
-        for pid, cmd in _run_processes("--component stage2:stage", root=proc.pid):
+        for pid, cmd in run_processes("--component stage2:stage", root=proc.pid):
             victim, run_dir = pid, cmd.split("--record-dir ")[1].split()[0]
         time.sleep(0.05)
     assert victim, "stage2's host never started"
@@ -184,7 +152,7 @@ def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_pat
     assert "the last was #" in stderr
     result = json.loads(out.read_text())
     assert result["status"] == "failed" and result["failed_component"] == "stage2"
-    assert _run_processes(run_dir) == []
+    assert run_processes(run_dir) == []
 
 
 def test_a_component_that_cannot_start_is_named(write_spec):

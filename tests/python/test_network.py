@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, pipeline_toml, scabench
+from conftest import REPO, pipeline_toml, run_processes, scabench
 from scabench import network
 from scabench.errors import SpecError
 from scabench.linkdelay import model_ms
@@ -222,29 +222,12 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
 def _wait_for_host(proc, marker):
     deadline = time.time() + 30
     while time.time() < deadline:
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in cmd and f"{network.NAME_PREFIX}" not in cmd and _child_of(int(pid), proc.pid):
-                return int(pid)
+        found = run_processes(marker, root=proc.pid)
+        if found:
+            return found[0][0]
         time.sleep(0.05)
     proc.kill()
     raise AssertionError(f"no host with {marker!r} started")
-
-
-def _child_of(pid, root):
-    while pid > 1:
-        if pid == root:
-            return True
-        try:
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return False
-    return False
 
 
 def _a_dead_pid():
