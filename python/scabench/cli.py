@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from .errors import RunError, ScabenchError
+from .results_file import write_json
 from .runner import run_spec
 from .spec import load_spec, parse_cores, parse_overrides, parse_property_overrides
 from .tables import format_run
@@ -14,14 +15,6 @@ from .tables import format_run
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """scabench: SCA component pipelines over real omniORB, measured."""
-
-
-def _write_json(doc, path):
-    """Writes a command's result as JSON, creating its folder; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1) + "\n")
-    return path
 
 
 @main.command()
@@ -152,7 +145,7 @@ def profile(quick, out_dir, json_path):
     except ScabenchError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    json_path = _write_json(result, json_path or Path(out_dir) / "profile.json")
+    json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
     md_path, html_path = write_profile_report(result, out_dir)
     click.echo(format_profile(result))
     click.echo(f"\nreport: {md_path}, {html_path}; result: {json_path}")
@@ -217,7 +210,7 @@ def granularity(quick, plan_name, out_dir, json_path, cores, call, from_json):
     except ScabenchError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    json_path = _write_json(result, json_path or Path(out_dir) / "granularity.json")
+    json_path = write_json(result, json_path or Path(out_dir) / "granularity.json")
     md, html = render(result, out_dir)
     click.echo("")
     for r in result["summary"]["ratios"]:

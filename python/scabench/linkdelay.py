@@ -21,6 +21,7 @@ from .errors import ScabenchError
 from .network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from .paths import REPO_ROOT
 from .report import md_table, write_report
+from .results_file import write_json
 from .runner import property_value
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "ordering" / "link-delay.toml"
@@ -99,7 +100,7 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
 
     def save(entries, status="partial"):
         doc = {"status": status, "meta": meta, "configs": entries}
-        (out / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
+        write_json(doc, out / "results.json")
         return doc
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)
@@ -288,6 +289,6 @@ def rerender(out_dir):
     _add_models(doc["configs"], load_campaign(doc["meta"]["campaign"]), doc["meta"]["packets"])
     for e in doc["configs"].values():
         e["summary"] = summarise(e["runs"])
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    write_json(doc, path)
     write_link_delay_report(doc, out_dir)
     return doc

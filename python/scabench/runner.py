@@ -18,6 +18,7 @@ from .errors import RunError
 from .network import NetworkHosts
 from .paths import program
 from .records import read_records
+from .results_file import write_json
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -210,8 +211,7 @@ def _count_emulator_as_own(result, emulator_cpu_s, cores):
 
 def _write(result, json_path):
     if json_path:
-        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
+        write_json(result, json_path)
     return result
 
 

@@ -15,6 +15,7 @@ from ..environment import describe_environment
 from ..errors import ScabenchError
 from ..paths import REPO_ROOT
 from ..report import write_report
+from ..results_file import write_json
 from .claims import judge_claims
 from .figures import figure_note, overview, paper_ratio, send_time_histogram
 from .published import paper_table
@@ -46,7 +47,7 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
 
     def save(entries, claims=None, status="partial"):
         doc = {"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])], "configs": entries}
-        (out / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
+        write_json(doc, out / "results.json")
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)
     for e in entries.values():
@@ -79,7 +80,7 @@ def rerender(out_dir):
         e["summary"] = summarise(e["runs"])
     claims = judge_claims(entries)
     doc["claims"] = [c.as_dict() for c in claims]
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    write_json(doc, path)
     write_report(out, TITLE, render(entries, claims, meta, draw_figures(out, entries)))
     return entries, claims
 
