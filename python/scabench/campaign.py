@@ -14,6 +14,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -58,9 +59,10 @@ class Config:
     network: dict | None = None   # {delay_ms, jitter_ms}: network hosts behind emulated links
     scheduler: str | None = None  # None: the spec's
 
-    @property
+    @cached_property
     def key(self):
-        """Configurations that resolve to the same spec are the same run."""
+        """Configurations that resolve to the same spec are the same run.
+        (Computed once: it loads and resolves the spec.)"""
         return json.dumps(self.load(0).describe(), sort_keys=True)
 
     @property
