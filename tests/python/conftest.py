@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 import textwrap
@@ -36,3 +37,13 @@ def write_spec(tmp_path):
 def scabench(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "scabench.cli", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
+
+
+@pytest.fixture(scope="session")
+def tiny_granularity(tmp_path_factory):
+    """One `scabench granularity` run with the tiny plan (both parts, over
+    real processes), shared by the tests that read its report and JSON."""
+    out = tmp_path_factory.mktemp("granularity")
+    proc = scabench("granularity", "--plan", "tiny", "--out", out / "report", "--json", out / "g.json", timeout=600)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return out / "report", json.loads((out / "g.json").read_text())
