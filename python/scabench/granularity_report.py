@@ -458,14 +458,10 @@ def _s4285_label(row):
     return f"{row['components']} components, " + ("a process each" if row["placement"] == "process" else "collocated")
 
 
-def _spread(row, part):
-    """The median, and the runs' lowest–highest when there are several."""
-    if row[f"{part}_pct"] is None:
-        return "– (no tick)"
-    spread = row[f"{part}_spread"]
-    if len(row["runs"]) < 2 or spread is None:
-        return f"{row[f'{part}_pct']:.3f}"
-    return f"{row[f'{part}_pct']:.3f} ({spread[0]:.3f}–{spread[1]:.3f})"
+def _total_spread(row):
+    """The median U+S, and the runs' lowest–highest when there are several."""
+    low, high = row["total_spread"]
+    return f"{row['total_pct']:.3f}" + (f" ({low:.3f}–{high:.3f})" if len(row["runs"]) > 1 else "")
 
 
 def plot_s4285(result, out_dir):
@@ -549,10 +545,10 @@ def section_s4285(result, out_dir):
         "middleware. Every configuration is measured as the FIR load is: the same core, a steady window of its "
         "processes after the warm-up (the plain program's too, not its whole-life CPU), frames dithered within "
         f"one tick, two-way calls over TCP between processes, and each run's audio checked against the plain "
-        f"program's. Windows, in whole frame periods: {windows} symbols/s. U+S is the median of the runs "
-        "(spread: lowest–highest); U is that median split in the proportion of all the runs' tick samples, "
-        "whose count is given: at a few tenths of a % of a core, a window holds only a handful of ticks, and "
-        "U there is a rough sample.",
+        f"program's. Windows, in whole frame periods: {windows} symbols/s. U+S is the median of the runs, "
+        "with their lowest and highest; U is that median split in the proportion of all the runs' tick "
+        "samples together, whose count is given: at a few tenths of a % of a core a window holds only a "
+        "handful of ticks, and U there is a rough sample (– where no tick fell at all).",
         "",
         "### Findings",
         "",
@@ -592,11 +588,11 @@ def section_s4285(result, out_dir):
              "", "### Every configuration", ""]
     table = []
     for r in sorted(rows, key=lambda r: (r["symbol_rate"], r["components"], r["placement"] != "process")):
-        table.append([r["symbol_rate"], _s4285_label(r), _spread(r, "user"), _spread(r, "total"),
+        table.append([r["symbol_rate"], _s4285_label(r), _f(r["user_pct"], 3), _total_spread(r),
                       _f(r["us_per_frame"], 1), _f(r["csw_per_s"], 0),
                       f"{(r['user_sample_s'] + r['system_sample_s']) / tick_s:.0f}", _f(r["foreign_pct"], 1),
                       {True: "yes", False: "**no**", None: "–"}[r["output_matches_plain"]]])
-    text += [md_table(["symbols/s", "configuration", "U %", "U+S %", "U+S µs/frame", "CSR /s", "ticks",
+    text += [md_table(["symbols/s", "configuration", "U %", "U+S % (runs' range)", "U+S µs/frame", "CSR /s", "ticks",
                        "foreign %", "audio = plain"], table),
              "", f"![STANAG 4285, seed Figs. 3 and 4]({plot_s4285(result, out_dir)})", "",
              f"### CPU per process at {rates[-1]} symbols/s", ""]

@@ -86,10 +86,11 @@ def run(lab):
 
 
 def _row(config, components, placement, transport, where, m, lab, reference):
-    """One configuration: the median of its runs and their spread. U+S is
-    exact per run; U is the median U+S split in the proportion of every
-    run's tick samples together (one run's few ticks are too rough alone),
-    and unknown (None) when no tick fell on the run at all."""
+    """One configuration: the median of its runs' U+S and their spread (U+S
+    is exact per run); U is that median split in the proportion of every
+    run's tick samples together, since one run's few ticks are too rough
+    alone (so U has no spread of its own: the tick count says how rough it
+    is), and unknown (None) when no tick fell on any run."""
     runs = m["runs"]
     total = statistics.median(r["total_pct"] for r in runs)
     sampled = m["user_sample_s"] + m["system_sample_s"] > 0
@@ -100,7 +101,6 @@ def _row(config, components, placement, transport, where, m, lab, reference):
            "user_pct": user, "system_pct": None if user is None else total - user, "total_pct": total,
            "csw_per_s": statistics.median(r["csw_per_s"] for r in runs),
            "total_spread": [min(r["total_pct"] for r in runs), max(r["total_pct"] for r in runs)],
-           "user_spread": _user_spread(runs),
            "us_per_frame": total / 100.0 * ncores / where["frame_rate"] * 1e6,
            "audio_digest": m["checksum"],
            "output_matches_plain": None if reference is None else m["checksum"] == reference}
@@ -109,13 +109,6 @@ def _row(config, components, placement, transport, where, m, lab, reference):
     lab.log(f"  {where['symbol_rate']:6d} symbols/s {config:8s} {placement:10s} "
             f"U {'–' if user is None else f'{user:.3f}':>7s} %  U+S {total:7.3f} %  CSR {row['csw_per_s']:7.0f}/s")
     return row
-
-
-def _user_spread(runs):
-    """Lowest and highest U of the runs a tick fell on (None if none did)."""
-    users = [r["total_pct"] * user_split(r["user_sample_s"], r["system_sample_s"]) for r in runs
-             if r["user_sample_s"] + r["system_sample_s"] > 0]
-    return [min(users), max(users)] if users else None
 
 
 def _find(rows, **match):
