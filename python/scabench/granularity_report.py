@@ -665,8 +665,6 @@ def render(result, out_dir):
     text += ["", "## CPU per hop", "", section_per_hop(result), "", "## The goal", "", section_goal(result)]
     for w in workloads:
         text += ["", f"## {WORKLOADS[w].title}: CPU per process", "", section_processes(result, w)]
-    if s4285:
-        text += ["", section_s4285(result, out_dir)]
     text += ["", "## The models", "",
              "Model (1), the lower bound, for M components (source and sink included), at PR packets/s "
              "(docs/architecture.md):", "",
@@ -675,4 +673,6 @@ def render(result, out_dir):
              "C_CL is one FIR load as the FUNC program spends it (its thread CPU in the filters / 9); "
              "C_tr = a + b·B from the test application of the same placement and transport; "
              "k_to = k_from = 0 here (1 in OSSIE); CSR is each run's own measured switch rate."]
+    if s4285:
+        text += ["", section_s4285(result, out_dir)]
     return write_report(out_dir, "Component granularity and CPU workload", "\n".join(text) + "\n")
