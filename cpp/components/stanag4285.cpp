@@ -186,9 +186,18 @@ using InterleavePuncture = BlockComponent<uint8_t, uint8_t, InterleavePunctureBl
 using Symbols = BlockComponent<uint8_t, cfloat, SymbolBlocks>;
 
 // Audio output: the digest, sample count and optional raw file of
-// s4285::AudioSink, reported on the launcher's error-free path via the log.
+// s4285::AudioSink. The digest and count are reported at end of stream
+// ("stat NAME audio_digest HEX", "stat NAME audio_samples N") so that a run's
+// audio can be checked against the plain program's without a file.
 void declareAudioOutput(Component& c) {
   c.properties().declare("audio_file", std::string(""), "raw 16-bit little-endian PCM at 9600 Hz; empty: none");
+}
+
+void reportAudio(Component& c, const s4285::AudioSink& sink) {
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(sink.digest()));
+  c.host().notify("stat " + c.name() + " audio_digest " + digest);
+  c.host().notify("stat " + c.name() + " audio_samples " + std::to_string(sink.samples()));
 }
 
 // The audio sink: where a sound card would be.
@@ -207,6 +216,7 @@ class AudioOut final : public Component {
  protected:
   void onStart() override { sink_ = std::make_unique<s4285::AudioSink>(properties().text("audio_file")); }
   void onEndOfStream() override {
+    reportAudio(*this, *sink_);
     sink_.reset();  // flushes the file before the launcher hears of the end
     Component::onEndOfStream();
   }
@@ -238,6 +248,7 @@ class WholeTransmitter final : public Component {
     sink_ = std::make_unique<s4285::AudioSink>(properties().text("audio_file"));
   }
   void onEndOfStream() override {
+    reportAudio(*this, *sink_);
     sink_.reset();
     Component::onEndOfStream();
   }
@@ -259,6 +270,8 @@ class DataSource final : public Component {
     properties().declare("packets", int64_t{100}, "frames to send (256 symbols each)");
     properties().declare("symbol_rate", 2400.0, "symbols/s the frames are paced to; 0: as fast as possible");
     properties().declare("seed", int64_t{4285}, "seed of the random user bytes");
+    properties().declare("dither_us", int64_t{0},
+                         "each frame waits a pseudo-random 0..dither_us past its slot (the slots stay fixed)");
     out_ = &addOutPort<CORBA::Octet>("out");
   }
   ~DataSource() override { joinSender(); }
@@ -271,19 +284,22 @@ class DataSource final : public Component {
     if (frames < 0) throw std::invalid_argument("packets must be >= 0");
     if (rate < 0) throw std::invalid_argument("symbol_rate must be >= 0");
     const auto seed = uint64_t(properties().integer("seed"));
-    sender_ = std::thread([=, this] { run(mode, frames, int64_t(s4285::framePeriodS(rate) * 1e9), seed); });
+    const int64_t ditherUs = properties().integer("dither_us");
+    if (ditherUs < 0) throw std::invalid_argument("dither_us must be >= 0");
+    sender_ = std::thread(
+        [=, this] { run(mode, frames, int64_t(s4285::framePeriodS(rate) * 1e9), ditherUs * 1000, seed); });
   }
   void onStop() override { joinSender(); }
 
  private:
-  void run(const s4285::Mode& mode, int64_t frames, int64_t periodNs, uint64_t seed) {
+  void run(const s4285::Mode& mode, int64_t frames, int64_t periodNs, int64_t ditherNs, uint64_t seed) {
     s4285::ByteSource source(mode, seed);
     std::vector<uint8_t> bytes;
     int64_t sent = 0;
     try {
-      const int64_t startNs = monotonicNs();
+      const PacketSchedule schedule{monotonicNs(), periodNs, ditherNs};
       for (int64_t i = 0; i < frames; ++i) {
-        if (periodNs > 0) sleepUntilNs(startNs + i * periodNs);
+        schedule.waitFor(uint64_t(i));
         bytes.clear();
         source.frame(bytes);
         PacketHeader h{};

@@ -4,7 +4,10 @@
 // data source's and the sink's properties:
 //
 //   scabench-s4285 [--mode 2400L] [--packets 100] [--symbol_rate 2400]
-//                  [--seed 4285] [--audio_file out.raw]
+//                  [--seed 4285] [--dither_us 0] [--audio_file out.raw]
+//
+// --dither_us delays each frame by the same pseudo-random offset as the data
+// source's dither_us property (clock.hpp), so the two are paced alike.
 //
 // Prints one JSON line: frames, audio samples and digest, and the process's
 // own CPU (user, system), context switches and wall time.
@@ -25,7 +28,8 @@ namespace s4285 = scabench::s4285;
 namespace {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "scabench-s4285: " << problem
-            << "\nusage: scabench-s4285 [--mode NAME] [--packets N] [--symbol_rate R] [--seed S] [--audio_file PATH]\n";
+            << "\nusage: scabench-s4285 [--mode NAME] [--packets N] [--symbol_rate R] [--seed S] [--dither_us D]"
+               " [--audio_file PATH]\n";
   std::exit(2);
 }
 
@@ -42,7 +46,8 @@ double number(const std::string& key, const std::string& text) {
 
 int main(int argc, char** argv) {
   std::map<std::string, std::string> opt = {
-      {"mode", "2400L"}, {"packets", "100"}, {"symbol_rate", "2400"}, {"seed", "4285"}, {"audio_file", ""}};
+      {"mode", "2400L"}, {"packets", "100"}, {"symbol_rate", "2400"}, {"seed", "4285"}, {"dither_us", "0"},
+      {"audio_file", ""}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") usage("the STANAG 4285 transmitter without middleware");
@@ -54,7 +59,7 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage("--" + key + " needs a value");
       value = argv[++i];
     }
-    if (!opt.count(key)) usage("unknown option --" + key + " (valid: --mode --packets --symbol_rate --seed --audio_file)");
+    if (!opt.count(key)) usage("unknown option --" + key + " (valid: --mode --packets --symbol_rate --seed --dither_us --audio_file)");
     opt[key] = value;
   }
   s4285::Mode mode;
@@ -67,6 +72,7 @@ int main(int argc, char** argv) {
   const double rate = number("symbol_rate", opt["symbol_rate"]);
   const auto seed = uint64_t(number("seed", opt["seed"]));
   const auto periodNs = int64_t(s4285::framePeriodS(rate) * 1e9);
+  const auto ditherNs = int64_t(number("dither_us", opt["dither_us"])) * 1000;
 
   try {
     s4285::ByteSource source(mode, seed);
@@ -74,15 +80,15 @@ int main(int argc, char** argv) {
     s4285::AudioSink sink(opt["audio_file"]);
     std::vector<uint8_t> bytes;
     std::vector<int16_t> audio;
-    const int64_t startNs = scabench::monotonicNs();
+    const scabench::PacketSchedule schedule{scabench::monotonicNs(), periodNs, ditherNs};
     for (int64_t i = 0; i < frames; ++i) {
-      if (periodNs > 0) scabench::sleepUntilNs(startNs + i * periodNs);
+      schedule.waitFor(uint64_t(i));
       bytes.clear(), audio.clear();
       source.frame(bytes);
       tx.frame(bytes.data(), bytes.size(), audio);
       sink.process(audio.data(), audio.size());
     }
-    const double wall = (scabench::monotonicNs() - startNs) / 1e9;
+    const double wall = (scabench::monotonicNs() - schedule.startNs) / 1e9;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     auto seconds = [](const timeval& tv) { return double(tv.tv_sec) + tv.tv_usec / 1e6; };

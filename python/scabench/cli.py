@@ -170,8 +170,10 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
 
 
 @main.command()
-@click.option("--quick", is_flag=True, help="A short plan (about a minute) instead of the default (about 13 min).")
+@click.option("--quick", is_flag=True, help="A short plan (about two minutes) instead of the default (about 20 min).")
 @click.option("--plan", "plan_name", type=click.Choice(["default", "quick", "tiny"]), hidden=True)
+@click.option("--only", type=click.Choice(["fir", "s4285"]),
+              help="Run one part: the FIR load (seed Figs. 6-10) or the STANAG 4285 transmitter (seed Figs. 3-4).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/granularity", show_default=True,
               help="Where report.md, report.html and the PNGs go.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
@@ -181,9 +183,10 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
               help="The call of every connection (OSSIE's pushPacket is two-way).")
 @click.option("--from-json", "from_json", type=click.Path(dir_okay=False, exists=True),
               help="Measure nothing: render the report again from a JSON this command wrote.")
-def granularity(quick, plan_name, out_dir, json_path, cores, call, from_json):
+def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_json):
     """CPU workload against the number of components and the packet size,
-    with the seed's models (1) and (2)."""
+    with the seed's models (1) and (2); and the STANAG 4285 transmitter's
+    against its number of components and symbol rate."""
     import json
     from dataclasses import replace
     from pathlib import Path
@@ -201,6 +204,8 @@ def granularity(quick, plan_name, out_dir, json_path, cores, call, from_json):
         if cores:
             plan = replace(plan, cores=parse_cores(cores))
         plan = replace(plan, call=call)
+        if only:
+            plan = replace(plan, parts=(only,))
         if len(plan.cores) >= len(__import__("os").sched_getaffinity(0)):
             click.echo("note: the runs use every CPU, so the harness shares them", err=True)
         result = Lab(plan, log=click.echo).run()
@@ -217,6 +222,12 @@ def granularity(quick, plan_name, out_dir, json_path, cores, call, from_json):
         if r["seed_ratio_total"] is not None:
             click.echo(f"W11/FUNC (U+S) at N*B={r['nb']}, {r['placement']} {r['transport']}: "
                        f"{r['ratio_total']:.2f} (seed {r['seed_ratio_total']})")
+    s4285 = result.get("stanag4285")
+    for r in s4285["summary"]["ratios"] if s4285 else []:
+        fmt = lambda v: "–" if v is None else f"{v:.2f}"  # noqa: E731
+        click.echo(f"STANAG 4285 11/2 components at {r['symbol_rate']} symbols/s, {r['placement']}: "
+                   f"U {fmt(r['user_wide_vs_narrow'])}, U+S {fmt(r['total_wide_vs_narrow'])} "
+                   f"(seed: U about {result['seed']['s4285']['user_11_vs_2']})")
     click.echo(f"report: {md} and {html}; data: {json_path}")
 
 

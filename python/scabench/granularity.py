@@ -18,7 +18,12 @@ The steps:
      few packet sizes for each placement and transport: C_SRC and C_tr = a + b*B;
   3. Fig. 6: FUNC, W2, W3, W5, W11 at N*B = 20000 and 100000, B = 2000, PR = 40;
   4. Fig. 7: a B sweep with N chosen so that FUNC is about 10 %;
-  5. both models for every configuration measured.
+  5. both models for every configuration measured;
+  6. the STANAG 4285 transmitter (seed section 3.2, Figs. 3 and 4): the plain
+     program and its 2-, 7- and 11-component splits at three symbol rates
+     (granularity_s4285.py).
+Plan.parts chooses the FIR steps (1-5, "fir"), the transmitter ("s4285"),
+or both.
 """
 import json
 import math
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import granularity_model as gm
+from . import granularity_s4285
 from .cpuload import measure_window, tick_us, user_split
 from .environment import describe_environment
 from .errors import RunError, ScabenchError
@@ -54,9 +60,11 @@ SEED = {
     "cs_direct_cycles": 9300,
     "cs_indirect_c": 0.02,
     "w11_func_ratio": {20000: 1.94, 100000: 1.17},
+    "s4285": granularity_s4285.SEED,
 }
 
 PLACEMENTS = (("process", "tcp"), ("process", "unix"), ("collocated", "none"))
+PARTS = ("fir", "s4285")  # the FIR steps 1-5, and the STANAG 4285 transmitter (step 6)
 
 
 @dataclass
@@ -90,6 +98,17 @@ class Plan:
     max_redo: int = 2
     redo_budget: float = 0.3  # at most this share of extra runs, so a busy machine cannot stall the lab
     workload: str = "fir"
+    parts: tuple = PARTS
+    # The STANAG 4285 transmitter (granularity_s4285.py), with the warm-up
+    # above; its window is at least s4285_window_s and s4285_window_frames
+    # frames, in whole frame periods.
+    s4285_mode: str = "2400L"
+    s4285_rates: tuple = (2400, 25600, 64000)
+    s4285_splits: tuple = (2, 7, 11)
+    s4285_placements: tuple = ("process", "collocated")
+    s4285_repeats: int = 3
+    s4285_window_s: float = 3.0
+    s4285_window_frames: int = 64
 
 
 PLANS = {
@@ -97,13 +116,17 @@ PLANS = {
     "quick": Plan("quick", warmup_s=0.5, window_s=1.2, repeats=1, fig6_configs=("W2", "W11"),
                   fig7_samples=(500, 8000), fig7_configs=("W11",),
                   placements=(("process", "tcp"), ("collocated", "none")), test_samples=(1000, 8000),
-                  test_warmup_s=0.5, test_window_s=1.2, test_pr_cold=0, max_redo=0),
+                  test_warmup_s=0.5, test_window_s=1.2, test_pr_cold=0, max_redo=0,
+                  s4285_rates=(2400, 64000), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=1.2,
+                  s4285_window_frames=16),
     # For the tests: every code path, as short as it gets.
     "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_nb=(20000,), fig6_configs=("W3",),
                  fig7_samples=(4000,), fig7_configs=("W3",), fig7_target_pct=2.0,
                  placements=(("process", "unix"), ("collocated", "none")), test_samples=(1000, 4000),
                  test_pr=200, test_pr_cold=0,
-                 test_warmup_s=0.3, test_window_s=0.5, max_redo=0, foreign_limit_pct=100.0),
+                 test_warmup_s=0.3, test_window_s=0.5, max_redo=0, foreign_limit_pct=100.0,
+                 s4285_rates=(25600,), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=0.5,
+                 s4285_window_frames=0),
 }
 
 
@@ -157,7 +180,7 @@ class Lab:
         self.redone = 0
         self.tick_us = tick_us()
 
-    def _dither(self, pr):
+    def dither_us(self, pr):
         """Each packet is dithered within one scheduler tick (at most its
         period), so that the tick samples the user/system split without
         aliasing with the source's period."""
@@ -165,7 +188,7 @@ class Lab:
 
     # ------------------------------------------------------------ one run
 
-    def _packets(self, pr, warmup_s, window_s):
+    def packets_for(self, pr, warmup_s, window_s):
         return int(math.ceil(pr * (warmup_s + window_s + 0.5))) + 2
 
     def _spec(self, layout, placement, transport):
@@ -180,43 +203,59 @@ class Lab:
         return parse_spec(doc, Path(f"granularity/{self.workload.name}-{layout.name}.toml"))
 
     def _run_layout(self, layout, placement, transport, warmup_s, window_s):
-        spec = self._spec(layout, placement, transport)
+        result = self.run_spec_window(self._spec(layout, placement, transport), warmup_s, window_s)
+        checksum = next((float(s["checksum"]) for s in result["stats"].values() if "checksum" in s), None)
+        return {**result, "checksum": checksum}
+
+    def run_spec_window(self, spec, warmup_s, window_s):
+        """Runs spec on the plan's cores and measures a steady window of its
+        processes: the window, the run's stats and its median send time."""
         cores = self.plan.cores
+        spec.with_cores(list(cores))
         with _harness_off(cores):
             result = run_spec(spec, on_start=lambda pids, names: measure_window(pids, cores, warmup_s, window_s, names))
         window = result.get("window")
         if not window:
-            raise RunError(f"{layout.name}: the stream never started")
-        checksum = next((float(s["checksum"]) for s in result.get("stats", {}).values() if "checksum" in s), None)
+            raise RunError(f"{spec.path.stem}: the stream never started")
         send = result.get("producer", {}).get("send_us", {})
-        return {**window, "checksum": checksum, "send_us_p50": send.get("p50")}
+        return {**window, "stats": result.get("stats", {}), "send_us_p50": send.get("p50")}
 
-    def _run_func(self, taps, samples, pr, warmup_s, window_s, packets):
-        argv = self.workload.func_argv(taps, samples, int(round(1e6 / pr)), packets, self._dither(pr))
+    def run_program_window(self, argv, name, warmup_s, window_s, timeout_s, announces_start):
+        """Runs a standalone program on the plan's cores and measures a steady
+        window of it, from its "started PID" line if it announces one, else
+        from its launch; returns the window and its last stdout line as JSON."""
         cores = set(self.plan.cores)
         with _harness_off(cores):
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     preexec_fn=lambda: os.sched_setaffinity(0, cores))
             try:
-                line = proc.stdout.readline()
-                if not line.startswith("started"):
-                    raise RunError(f"{argv[0]} did not start: {proc.stderr.read().strip()}")
-                window = measure_window([int(line.split()[1])], sorted(cores), warmup_s, window_s, ["func"])
-                out, err = proc.communicate(timeout=60 + packets / pr)
+                pid = proc.pid
+                if announces_start:
+                    line = proc.stdout.readline()
+                    if not line.startswith("started"):
+                        raise RunError(f"{argv[0]} did not start: {proc.stderr.read().strip()}")
+                    pid = int(line.split()[1])
+                window = measure_window([pid], sorted(cores), warmup_s, window_s, [name])
+                out, err = proc.communicate(timeout=timeout_s)
             except BaseException:
                 proc.kill()
                 proc.wait()
                 raise
         if proc.returncode != 0:
             raise RunError(f"{argv[0]} failed ({proc.returncode}): {err.strip()}")
-        report = json.loads(out.strip().splitlines()[-1])
+        return window, json.loads(out.strip().splitlines()[-1])
+
+    def _run_func(self, taps, samples, pr, warmup_s, window_s, packets):
+        argv = self.workload.func_argv(taps, samples, int(round(1e6 / pr)), packets, self.dither_us(pr))
+        window, report = self.run_program_window(argv, "func", warmup_s, window_s, 60 + packets / pr,
+                                                 announces_start=True)
         # The functional work's own CPU per packet: "work_ns_per_packet" (any
         # workload's FUNC program), or the FIR program's "fir_ns_per_packet".
         work = report.get("work_ns_per_packet", report.get("fir_ns_per_packet"))
         return {**window, "checksum": report["checksum"], "work_ns_per_packet": work,
                 "sink_ns_per_packet": report.get("sink_ns_per_packet", 0.0)}
 
-    def _measured(self, what, run_once, repeats):
+    def measured(self, what, run_once, repeats):
         """Repeats run_once; redoes a run that others disturbed. Returns the
         mean of the runs, with the tick samples summed for the user split."""
         runs = []
@@ -284,7 +323,7 @@ class Lab:
         fitted a + b*B, user and system apart, for each placement and transport."""
         p = self.plan
         period = int(round(1e6 / pr))
-        packets = self._packets(pr, p.test_warmup_s, p.test_window_s)
+        packets = self.packets_for(pr, p.test_warmup_s, p.test_window_s)
 
         def per_packet(m):
             # ns of CPU per packet, user and total, from the window's % of the cores
@@ -293,10 +332,10 @@ class Lab:
                     "csw_per_packet": m["csw_per_s"] / pr}
 
         self.log(f"test application (seed Fig. 8): PR {pr}/s")
-        dither = self._dither(pr)
+        dither = self.dither_us(pr)
         src_layout = Layout("SRC", (("src", "producer", {"packets": packets, "samples": 1000, "period_us": period,
                                                         "dither_us": dither}),))
-        src = self._measured("SRC", lambda: self._run_layout(src_layout, "process", "tcp", p.test_warmup_s,
+        src = self.measured("SRC", lambda: self._run_layout(src_layout, "process", "tcp", p.test_warmup_s,
                                                              p.test_window_s), p.repeats)
         src_pp = per_packet(src)
         self.log(f"  SRC alone: {src_pp['total_ns'] / 1000:.2f} µs/packet")
@@ -307,7 +346,7 @@ class Lab:
                 layout = Layout("SRC-SNK", (("src", "producer", {"packets": packets, "samples": b, "period_us": period,
                                                                  "dither_us": dither}),
                                             ("snk", "sink", {"checksum": True})))
-                m = self._measured(f"SRC->SNK {placement} {transport} B={b}",
+                m = self.measured(f"SRC->SNK {placement} {transport} B={b}",
                                    lambda: self._run_layout(layout, placement, transport, p.test_warmup_s,
                                                             p.test_window_s), p.repeats)
                 pp = per_packet(m)
@@ -340,8 +379,8 @@ class Lab:
     def func_point(self, experiment, taps, samples, repeats):
         """FUNC at one (N, B): its row, and its measurement."""
         p = self.plan
-        packets = self._packets(p.pr, p.warmup_s, p.window_s)
-        func = self._measured(f"FUNC N={taps} B={samples}",
+        packets = self.packets_for(p.pr, p.warmup_s, p.window_s)
+        func = self.measured(f"FUNC N={taps} B={samples}",
                               lambda: self._run_func(taps, samples, p.pr, p.warmup_s, p.window_s, packets), repeats)
         self.log(f"  {experiment} N={taps:6d} B={samples:6d} FUNC                 "
                  f"U {func['user_pct']:6.2f} %  U+S {func['total_pct']:6.2f} %")
@@ -350,12 +389,12 @@ class Lab:
     def config_points(self, experiment, taps, samples, configs, repeats, func):
         """Every configuration and placement at one (N, B), FUNC measured."""
         p = self.plan
-        packets = self._packets(p.pr, p.warmup_s, p.window_s)
+        packets = self.packets_for(p.pr, p.warmup_s, p.window_s)
         rows = []
         for config in configs:
-            layout = self.workload.layout(config, taps, samples, int(round(1e6 / p.pr)), packets, self._dither(p.pr))
+            layout = self.workload.layout(config, taps, samples, int(round(1e6 / p.pr)), packets, self.dither_us(p.pr))
             for placement, transport in p.placements:
-                m = self._measured(f"{config} {placement} {transport}",
+                m = self.measured(f"{config} {placement} {transport}",
                                    lambda: self._run_layout(layout, placement, transport, p.warmup_s, p.window_s),
                                    repeats)
                 rows.append(self._row(experiment, config, layout.count, placement, transport, taps, samples, m,
@@ -391,10 +430,10 @@ class Lab:
 
     # ------------------------------------------------------------ the whole
 
-    def run(self):
+    def run_fir(self):
+        """Steps 1-5: calibration, the test application, Figs. 6 and 7 and
+        the models; the result's FIR keys."""
         p = self.plan
-        started = time.time()
-        quiet, busy = wait_for_quiet(threshold_pct=p.foreign_limit_pct, interval_s=0.5, timeout_s=20.0, cores=p.cores)
         calibration = self.calibrate(sorted(set(p.test_samples) | {p.fig6_samples} | set(p.fig7_samples)))
         test = self.test_application(calibration["snk"], p.test_pr)
         test_cold = self.test_application(calibration["snk"], p.test_pr_cold) if p.test_pr_cold else None
@@ -417,23 +456,30 @@ class Lab:
         params = model_parameters(calibration, test, test_cold)
         for row in rows:
             apply_models(row, params, p.cores)
+        return {"calibration": calibration, "test_application": test, "test_application_cold": test_cold,
+                "parameters": params, "configurations": rows}
+
+    def run(self):
+        p = self.plan
+        if not p.parts or not set(p.parts) <= set(PARTS):
+            raise ScabenchError(f"plan parts {list(p.parts)}: each must be one of {', '.join(PARTS)}")
+        started = time.time()
+        quiet, busy = wait_for_quiet(threshold_pct=p.foreign_limit_pct, interval_s=0.5, timeout_s=20.0, cores=p.cores)
         result = {
             "command": "granularity",
             "plan": {k: (list(v) if isinstance(v, tuple) else v) for k, v in p.__dict__.items()},
             "environment": describe_environment(p.cores),
             "started_at": started,
-            "duration_s": time.time() - started,
-            "runs": self.runs,
-            "tick_us": self.tick_us,
-            "runs_redone": self.redone,
             "quiet_at_start": {"quiet": quiet, "foreign_pct": busy},
             "seed": {**SEED, "w11_func_ratio": {str(k): v for k, v in SEED["w11_func_ratio"].items()}},
-            "calibration": calibration,
-            "test_application": test,
-            "test_application_cold": test_cold,
-            "parameters": params,
-            "configurations": rows,
+            "configurations": [],
         }
+        if "fir" in p.parts:
+            result.update(self.run_fir())
+        if "s4285" in p.parts:
+            result["stanag4285"] = granularity_s4285.run(self)
+        result.update({"duration_s": time.time() - started, "runs": self.runs, "tick_us": self.tick_us,
+                       "runs_redone": self.redone})
         result["summary"] = summarise(result)
         return result
 
@@ -449,7 +495,8 @@ def aggregate(runs):
     out["split_source"] = runs[0]["split_source"]
     out["user_pct"] = out["total_pct"] * user_split(out["user_sample_s"], out["system_sample_s"])
     out["system_pct"] = out["total_pct"] - out["user_pct"]
-    out["runs"] = [{k: r[k] for k in ("user_pct", "total_pct", "csw_per_s", "foreign_pct", "window_s")} for r in runs]
+    out["runs"] = [{k: r[k] for k in ("user_pct", "total_pct", "csw_per_s", "foreign_pct", "window_s", "user_sample_s",
+                                      "system_sample_s")} for r in runs]
     # Per process: the mean of each process's share, by name (the last run's names).
     names = [q["name"] for q in runs[-1]["processes"]]
     out["processes"] = []

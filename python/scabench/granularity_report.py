@@ -2,9 +2,11 @@
 from the result of granularity.Lab.run().
 
 Sections are functions of the result, and the per-workload ones take the
-workload's name, so another workload's rows (the STANAG 4285 transmitter,
-say) render through the same code: add it to workloads.WORKLOADS and its
-rows get a ratio table and a bar chart of their own."""
+workload's name, so another N·B workload's rows render through the same
+code: add it to workloads.WORKLOADS and its rows get a ratio table and a bar
+chart of their own. The STANAG 4285 transmitter (result["stanag4285"]) has
+a section of its own (section_s4285); a result with only that part renders
+only it."""
 from pathlib import Path
 
 import matplotlib
@@ -444,6 +446,163 @@ def section_processes(result, workload):
     return "\n".join(parts)
 
 
+# ------------------------------------------------------------------ STANAG 4285
+
+S4285_PLACEMENTS = {"standalone": COLOURS["standalone/none"], "process": COLOURS["process/tcp"],
+                    "collocated": COLOURS["collocated/none"]}
+
+
+def _s4285_label(row):
+    if row["config"] == "plain":
+        return "plain program"
+    return f"{row['components']} components, " + ("a process each" if row["placement"] == "process" else "collocated")
+
+
+def _total_spread(row):
+    """The median U+S, and the runs' lowest–highest when there are several."""
+    low, high = row["total_spread"]
+    return f"{row['total_pct']:.3f}" + (f" ({low:.3f}–{high:.3f})" if len(row["runs"]) > 1 else "")
+
+
+def plot_s4285(result, out_dir):
+    """The seed's Figs. 3 and 4 in one: per symbol rate, U (solid) and U+S
+    (light, with the runs' spread) of the plain program and every split."""
+    rows = result["stanag4285"]["configurations"]
+    rates = sorted({r["symbol_rate"] for r in rows})
+    configs = sorted({(r["components"], r["config"]) for r in rows})
+    fig, axes = plt.subplots(1, len(rates), figsize=(max(6.5, 4.0 * len(rates)), 3.8), squeeze=False)
+    for ax, rate in zip(axes[0], rates):
+        width = 0.38
+        for j, (_, config) in enumerate(configs):
+            found = [r for r in rows if r["symbol_rate"] == rate and r["config"] == config]
+            for r in found:
+                shift = 0.0 if r["placement"] == "standalone" else (-width / 2 if r["placement"] == "process"
+                                                                   else width / 2)
+                colour = S4285_PLACEMENTS[r["placement"]]
+                low, high = r["total_spread"]
+                ax.bar(j + shift, r["total_pct"], width, color=colour, alpha=0.35,
+                       yerr=[[r["total_pct"] - low], [high - r["total_pct"]]], capsize=2)
+                if r["user_pct"] is not None:
+                    ax.bar(j + shift, r["user_pct"], width, color=colour)
+        ax.set_xticks(range(len(configs)), ["plain" if c == "plain" else c.replace("split", "") for _, c in configs])
+        ax.set_title(f"{rate} symbols/s ({rate / 256:.3g} frames/s)", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_xlabel("components")
+    axes[0][0].set_ylabel("CPU workload (% of the core)")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in S4285_PLACEMENTS.values()]
+    axes[0][-1].legend(handles, ["plain program", "a process per component", "collocated"], fontsize=7)
+    fig.suptitle("STANAG 4285 transmitter (seed Figs. 3 and 4): solid user, light user+system", fontsize=9)
+    name = "s4285.png"
+    fig.tight_layout()
+    fig.savefig(Path(out_dir) / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
+def s4285_findings(result):
+    """The headline numbers in words, computed from the summary."""
+    part = result["stanag4285"]
+    seed = SEED["s4285"]
+    summary = part["summary"]
+    wide, narrow = summary["wide"], summary["narrow"]
+    out = []
+    for r in summary["ratios"]:
+        where = "with a process per component" if r["placement"] == "process" else "collocated"
+        out.append(f"- {r['symbol_rate']} symbols/s, {where}: {wide} components cost "
+                   f"{_f(r['user_wide_vs_narrow'])}× the {narrow}-component user workload and "
+                   f"{_f(r['total_wide_vs_narrow'])}× its user+system; {_f(r['user_wide_vs_plain'])}× and "
+                   f"{_f(r['total_wide_vs_plain'])}× the plain program's.")
+    for e in summary["leftover"]:
+        left = e["total_left_collocated"]
+        out.append(f"- {e['symbol_rate']} symbols/s: collocating the components leaves "
+                   + (f"{100 * left:.0f} %" if left is not None else "an undefined share (no overhead with processes)")
+                   + f" of the {wide}-vs-{narrow} user+system overhead ({_f(e['total_collocated_overhead_pct'], 3)} "
+                   f"of {_f(e['total_process_overhead_pct'], 3)} percentage points).")
+    out.append(f"- The seed: user workload about {seed['user_11_vs_2']}× from 2 to 11 components, more than "
+               f"{seed['user_11_vs_plain_above']}× from the non-SCA program to 11, and larger still in user+system "
+               "(rate not stated; its bars are not in the text).")
+    return "\n".join(out)
+
+
+def section_s4285(result, out_dir):
+    """The seed's section 3.2: the STANAG 4285 transmitter as a plain program
+    and as 2, 7 and 11 components, at three symbol rates."""
+    part = result["stanag4285"]
+    plan = result["plan"]
+    seed = SEED["s4285"]
+    rows = part["configurations"]
+    summary = part["summary"]
+    wide, narrow = summary["wide"], summary["narrow"]
+    tick_s = result["tick_us"] / 1e6
+    rates = sorted({r["symbol_rate"] for r in rows})
+    windows = ", ".join(f"{next(r for r in rows if r['symbol_rate'] == rate)['window_s']:.2f} s at {rate}"
+                        for rate in rates)
+    text = [
+        "## STANAG 4285 transmitter (seed section 3.2, Figs. 3 and 4)",
+        "",
+        f"The real waveform's transmitter in mode {part['mode']}, one frame (256 symbols) per packet, paced by "
+        "its data source at each symbol rate; the plain program `scabench-s4285` does the same work with no "
+        "middleware. Every configuration is measured as the FIR load is: the same core, a steady window of its "
+        "processes after the warm-up (the plain program's too, not its whole-life CPU), frames dithered within "
+        f"one tick, two-way calls over TCP between processes, and each run's audio checked against the plain "
+        f"program's. Windows, in whole frame periods: {windows} symbols/s. U+S is the median of the runs, "
+        "with their lowest and highest; U is that median split in the proportion of all the runs' tick "
+        "samples together, whose count is given: at a few tenths of a % of a core a window holds only a "
+        "handful of ticks, and U there is a rough sample (– where no tick fell at all).",
+        "",
+        "### Findings",
+        "",
+        s4285_findings(result),
+        "",
+        f"### {wide} over {narrow} components, and over the plain program",
+        "",
+    ]
+    ratio_rows = [[r["symbol_rate"], "process per component" if r["placement"] == "process" else "collocated",
+                   _f(r["user_wide_vs_narrow"]), _f(r["total_wide_vs_narrow"]), _f(r["user_wide_vs_plain"]),
+                   _f(r["total_wide_vs_plain"])] for r in summary["ratios"]]
+    text += [md_table(["symbols/s", "placement", f"U {wide}/{narrow}", f"U+S {wide}/{narrow}", f"U {wide}/plain",
+                       f"U+S {wide}/plain"], ratio_rows),
+             "",
+             f"The seed's text (its Figs. 3 and 4 are images whose values it does not give): user workload "
+             f"about {seed['user_11_vs_2']}× from 2 to 11 components, more than {seed['user_11_vs_plain_above']}× "
+             "from the non-SCA program to 11 components, and a larger difference still in user+system. It ran at "
+             f"{', '.join(map(str, seed['symbol_rates']))} symbols/s ({seed['frames_per_s_at_the_lowest_rate']} "
+             f"frames/s at the lowest, paced by an audio card), measured with `{seed['measured_with']}`, on "
+             f"{SEED['cpu']}.",
+             "",
+             "### How much of the overhead is left once collocated",
+             "",
+             f"(collocated {wide} − collocated {narrow}) / (process {wide} − process {narrow}): the share of the "
+             f"{wide}-vs-{narrow} overhead that remains when every component is in one process (calls direct, no "
+             "transport, no switches between processes). Percentage points of the core.",
+             ""]
+    left_rows = []
+    for e in summary["leftover"]:
+        left_rows.append([e["symbol_rate"], _f(e["user_process_overhead_pct"], 3),
+                          _f(e["user_collocated_overhead_pct"], 3),
+                          _f(None if e["user_left_collocated"] is None else 100 * e["user_left_collocated"], 0),
+                          _f(e["total_process_overhead_pct"], 3), _f(e["total_collocated_overhead_pct"], 3),
+                          _f(None if e["total_left_collocated"] is None else 100 * e["total_left_collocated"], 0)])
+    text += [md_table(["symbols/s", "U overhead, processes", "U overhead, collocated", "U left %",
+                       "U+S overhead, processes", "U+S overhead, collocated", "U+S left %"], left_rows),
+             "", "### Every configuration", ""]
+    table = []
+    for r in sorted(rows, key=lambda r: (r["symbol_rate"], r["components"], r["placement"] != "process")):
+        table.append([r["symbol_rate"], _s4285_label(r), _f(r["user_pct"], 3), _total_spread(r),
+                      _f(r["us_per_frame"], 1), _f(r["csw_per_s"], 0),
+                      f"{(r['user_sample_s'] + r['system_sample_s']) / tick_s:.0f}", _f(r["foreign_pct"], 1),
+                      {True: "yes", False: "**no**", None: "–"}[r["output_matches_plain"]]])
+    text += [md_table(["symbols/s", "configuration", "U %", "U+S % (runs' range)", "U+S µs/frame", "CSR /s", "ticks",
+                       "foreign %", "audio = plain"], table),
+             "", f"![STANAG 4285, seed Figs. 3 and 4]({plot_s4285(result, out_dir)})", "",
+             f"### CPU per process at {rates[-1]} symbols/s", ""]
+    for r in (r for r in rows if r["symbol_rate"] == rates[-1] and r["placement"] in ("standalone", "process")):
+        procs = [[q["name"], _f(q["user_pct"], 3), _f(q["system_pct"], 3), _f(q["total_pct"], 3),
+                  _f(q["csw_per_s"], 0)] for q in r["processes"]]
+        text += [f"**{_s4285_label(r)}**", "", md_table(["process", "U %", "S %", "U+S %", "switches /s"], procs), ""]
+    return "\n".join(text)
+
+
 def render(result, out_dir):
     """Writes the PNGs, report.md and report.html; returns their paths."""
     out_dir = Path(out_dir)
@@ -451,28 +610,32 @@ def render(result, out_dir):
     result["summary"] = summarise(result)
     plan = result["plan"]
     env = result["environment"]
-    plot_transfer(result, out_dir)
+    s4285 = result.get("stanag4285")
+    has_fir = result.get("test_application") is not None
+    rows = result["configurations"] + (s4285["configurations"] if s4285 else [])
+    kept = sum(r["foreign_pct"] > plan["foreign_limit_pct"] for r in rows)
     workloads = [w for w in WORKLOADS if any(r["workload"] == w for r in result["configurations"])]
     text = [
         "# Component granularity and CPU workload",
         "",
         "Reproduces *Effects of SCA component granularity on processor workload* (the seed) on this machine: "
         "the same functional work split into more components, run at a fixed packet rate, and the CPU it "
-        "costs, measured and modelled.",
+        "costs, measured" + (" and modelled" if has_fir else "") + ".",
         "",
         f"Machine: {env['cpu_model']}, {env['online_cpus']} CPUs, kernel {env['kernel']}, omniORB "
         f"{env['omniorb_version']}. Every run on CPU {', '.join(map(str, plan['cores']))} (percentages are of "
         f"that core, as the seed's single processor); the harness on the others. Plan `{plan['name']}`: "
-        f"PR = {plan['pr']} packets/s, {plan['warmup_s']} s warm-up then a {plan['window_s']} s window, "
-        f"{plan['repeats']} run(s) per Fig. 6 point and {plan['fig7_repeats']} per Fig. 7 point, "
-        f"{result['runs']} runs of which {result['runs_redone']} were redone for foreign load "
+        f"{plan['warmup_s']} s warm-up then a steady window, "
+        + (f"{plan['window_s']} s for the FIR load at PR = {plan['pr']} packets/s, {plan['repeats']} run(s) per "
+           f"Fig. 6 point and {plan['fig7_repeats']} per Fig. 7 point; " if has_fir else "")
+        + (f"whole frame periods for the STANAG 4285 transmitter, {plan['s4285_repeats']} run(s) per point; "
+           if s4285 else "")
+        + f"{result['runs']} runs of which {result['runs_redone']} were redone for foreign load "
         f"(> {plan['foreign_limit_pct']} % of the core), {result['duration_s'] / 60:.1f} min in all. "
-        f"Calls: {plan['call']} `pushPacket`, as OSSIE's ports. "
-        + (f"**{sum(r['foreign_pct'] > plan['foreign_limit_pct'] for r in result['configurations'])} of "
-           f"{len(result['configurations'])} rows were kept with more foreign load than that** (the redo budget "
+        f"Calls: {plan['call'] if has_fir else 'twoway'} `pushPacket`, as OSSIE's ports. "
+        + (f"**{kept} of {len(rows)} rows were kept with more foreign load than that** (the redo budget "
            "was spent): their foreign % is in the tables, and they are the least trustworthy."
-           if any(r['foreign_pct'] > plan['foreign_limit_pct'] for r in result['configurations']) else
-           "No row kept foreign load above the limit."),
+           if kept else "No row kept foreign load above the limit."),
         "",
         "U+S is exact: the scheduler's nanosecond run time of every thread of the run, so it is the figure "
         "the ratios and the model comparisons lean on. The U/S split is the kernel's tick sample "
@@ -483,6 +646,10 @@ def render(result, out_dir):
         "charged to user (the source alone, nearly all timer wake-up, samples as all user). "
         "The `sar` columns of the JSON show the per-core view of the same windows.",
     ]
+    if not has_fir:
+        text += ["", section_s4285(result, out_dir)]
+        return write_report(out_dir, "Component granularity and CPU workload", "\n".join(text) + "\n")
+    plot_transfer(result, out_dir)
     if "fir" in workloads:
         text += ["", "## Findings", "", section_findings(result)]
     for w in workloads:
@@ -506,4 +673,6 @@ def render(result, out_dir):
              "C_CL is one FIR load as the FUNC program spends it (its thread CPU in the filters / 9); "
              "C_tr = a + b·B from the test application of the same placement and transport; "
              "k_to = k_from = 0 here (1 in OSSIE); CSR is each run's own measured switch rate."]
+    if s4285:
+        text += ["", section_s4285(result, out_dir)]
     return write_report(out_dir, "Component granularity and CPU workload", "\n".join(text) + "\n")

@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -69,3 +70,13 @@ def run_processes(marker, root=None):
         if marker in cmd and (root is None or descends_from(int(pid), root)):
             found.append((int(pid), cmd))
     return found
+
+
+@pytest.fixture(scope="session")
+def tiny_granularity(tmp_path_factory):
+    """One `scabench granularity` run with the tiny plan (both parts, over
+    real processes), shared by the tests that read its report and JSON."""
+    out = tmp_path_factory.mktemp("granularity")
+    proc = scabench("granularity", "--plan", "tiny", "--out", out / "report", "--json", out / "g.json", timeout=600)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return out / "report", json.loads((out / "g.json").read_text())

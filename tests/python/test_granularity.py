@@ -9,7 +9,6 @@ import types
 import numpy as np
 import pytest
 
-from conftest import scabench
 from scabench import cpuload
 from scabench import granularity_model as gm
 from scabench.paths import program
@@ -165,16 +164,13 @@ def test_fir_layouts_split_nine_filters():
 # ------------------------------------------------------------------ end to end
 
 
-def test_tiny_granularity_run(tmp_path):
-    out = tmp_path / "report"
-    proc = scabench("granularity", "--plan", "tiny", "--out", out, "--json", tmp_path / "g.json", timeout=600)
-    assert proc.returncode == 0, proc.stderr + proc.stdout
+def test_tiny_granularity_run(tiny_granularity):
+    out, result = tiny_granularity
     for name in ("report.md", "report.html", "transfer.png", "fig6_fir_nb20000.png", "fig7_fir.png",
                  "models_fir_W11.png"):
         if name == "models_fir_W11.png":
             continue  # the tiny plan sweeps W3 only
         assert (out / name).is_file(), name
-    result = json.loads((tmp_path / "g.json").read_text())
     rows = result["configurations"]
     assert {(r["config"], r["placement"], r["transport"]) for r in rows} >= {
         ("FUNC", "standalone", "none"), ("W3", "process", "unix"), ("W3", "collocated", "none")}

@@ -31,6 +31,23 @@ def test_seven_components_over_processes_send_the_plain_programs_audio(tmp_path,
     sca_audio = (tmp_path / "sca.raw").read_bytes()
     assert len(sca_audio) == FRAMES * SAMPLES_PER_FRAME * 2
     assert sca_audio == (tmp_path / "plain.raw").read_bytes()
+    # The sink reports the same digest as a run stat, so runs without a file can be checked too.
+    assert result["stats"]["sink"]["audio_digest"] == plain["audio_digest"]
+    assert int(result["stats"]["sink"]["audio_samples"]) == plain["audio_samples"]
+
+
+def test_dither_delays_frames_but_not_the_audio():
+    # 11 frames at 25600 symbols/s are 10 ms apart: the last is due 100 ms
+    # after the first, and a dither only ever delays it.
+    plain = run_plain(packets=11, symbol_rate=25600, seed=3)
+    dithered = run_plain(packets=11, symbol_rate=25600, seed=3, dither_us=3000)
+    assert dithered["wall_s"] >= 0.1
+    assert dithered["audio_digest"] == plain["audio_digest"]
+    spec = load_split(2, collocated=True, packets=11, symbol_rate=25600, seed=3, dither_us=3000)
+    result = run_spec(spec)
+    assert result["stats"]["tx"]["audio_digest"] == plain["audio_digest"]
+    # Measured from the first frame's send, which its own dither (< 3 ms) may have delayed.
+    assert result["producer"]["last_sent_ms"] >= 100 - 3
 
 
 def test_a_different_seed_gives_different_audio(tmp_path):

@@ -1,0 +1,102 @@
+"""The STANAG 4285 part of the granularity lab: the 11-vs-2 ratios and the
+overhead left once collocated on known numbers, the window in whole frame
+periods, and the tiny plan's run over real processes."""
+import json
+from dataclasses import replace
+
+import pytest
+
+from scabench import granularity_s4285 as s4
+from scabench.errors import ScabenchError
+from scabench.granularity import PLANS, Lab
+from scabench.granularity_report import render
+
+
+def row(config, components, placement, rate, user, total):
+    return {"config": config, "components": components, "placement": placement, "symbol_rate": rate,
+            "user_pct": user, "total_pct": total}
+
+
+def test_ratios_and_the_overhead_left_once_collocated():
+    rows = [row("plain", 1, "standalone", 64000, 1.0, 1.25),
+            row("split2", 2, "process", 64000, 2.0, 3.0),
+            row("split11", 11, "process", 64000, 5.0, 9.0),
+            row("split2", 2, "collocated", 64000, 1.5, 2.0),
+            row("split11", 11, "collocated", 64000, 2.1, 3.5),
+            row("split7", 7, "process", 64000, 4.0, 6.0)]
+    summary = s4.summarise(rows)
+    process, collocated = summary["ratios"]
+    assert process["placement"] == "process" and collocated["placement"] == "collocated"
+    assert process["user_wide_vs_narrow"] == pytest.approx(2.5)
+    assert process["total_wide_vs_narrow"] == pytest.approx(3.0)
+    assert process["user_wide_vs_plain"] == pytest.approx(5.0)
+    assert process["total_wide_vs_plain"] == pytest.approx(7.2)
+    assert collocated["total_wide_vs_narrow"] == pytest.approx(1.75)
+    (left,) = summary["leftover"]
+    # user: (2.1 - 1.5) / (5 - 2); user+system: (3.5 - 2) / (9 - 3)
+    assert left["user_left_collocated"] == pytest.approx(0.2)
+    assert left["total_left_collocated"] == pytest.approx(0.25)
+    assert left["total_process_overhead_pct"] == pytest.approx(6.0)
+    assert left["total_collocated_overhead_pct"] == pytest.approx(1.5)
+
+
+def test_no_overhead_or_no_tick_leaves_the_share_undefined():
+    rows = [row("split2", 2, "process", 2400, None, 0.4),
+            row("split11", 11, "process", 2400, 0.9, 0.4),
+            row("split2", 2, "collocated", 2400, 0.2, 0.2),
+            row("split11", 11, "collocated", 2400, 0.3, 0.3)]
+    summary = s4.summarise(rows)
+    assert summary["ratios"][0]["user_wide_vs_narrow"] is None  # no tick on split2: U unknown
+    assert summary["ratios"][0]["user_wide_vs_plain"] is None  # no plain program measured
+    (left,) = summary["leftover"]
+    assert left["user_left_collocated"] is None
+    assert left["total_left_collocated"] is None  # processes showed no overhead to share
+    # Without both placements at a rate there is no leftover to compute.
+    assert s4.summarise(rows[:2])["leftover"] == []
+
+
+def test_the_window_is_whole_frame_periods():
+    plan = replace(PLANS["default"], s4285_window_s=3.0, s4285_window_frames=64)
+    assert s4.window_s(plan, 2400) == pytest.approx(64 * 256 / 2400)  # 64 frames outlast 3 s at 9.375/s
+    assert s4.window_s(plan, 64000) == pytest.approx(750 * 256 / 64000)  # 3 s is 750 frames
+    assert s4.window_s(replace(plan, s4285_window_frames=0), 2400) == pytest.approx(28 * 256 / 2400)
+
+
+def test_an_unknown_part_is_refused_in_one_line():
+    with pytest.raises(ScabenchError, match=r"plan parts \['fm'\]: each must be one of fir, s4285"):
+        Lab(replace(PLANS["tiny"], parts=("fm",))).run()
+
+
+def test_tiny_run_measures_every_configuration(tiny_granularity, tmp_path):
+    out, result = tiny_granularity
+    part = result["stanag4285"]
+    plan = result["plan"]
+    rows = part["configurations"]
+    expected = {("plain", "standalone")} | {(f"split{n}", p) for n in plan["s4285_splits"]
+                                            for p in plan["s4285_placements"]}
+    for rate in plan["s4285_rates"]:
+        at = [r for r in rows if r["symbol_rate"] == rate]
+        assert {(r["config"], r["placement"]) for r in at} == expected
+        for r in at:
+            assert r["total_pct"] > 0 and r["csw_per_s"] > 0, r["config"]
+            assert r["frames"] * 256 / rate > plan["warmup_s"] + r["window_s"]  # the stream outlasts the window
+            assert r["processes"] and all(q["total_pct"] >= 0 for q in r["processes"])
+            if r["config"] != "plain":
+                assert r["output_matches_plain"] is True, r
+                assert len(r["processes"]) == (r["components"] if r["placement"] == "process" else 1)
+        plain = next(r for r in at if r["config"] == "plain")
+        assert [q["name"] for q in plain["processes"]] == ["plain"]  # its own process, over the window
+        assert plain["window_s"] == next(r for r in at if r["config"] != "plain")["window_s"]
+    assert {(r["symbol_rate"], r["placement"]) for r in part["summary"]["ratios"]} == {
+        (rate, p) for rate in plan["s4285_rates"] for p in ("process", "collocated")}
+    text = (out / "report.md").read_text()
+    assert "## STANAG 4285 transmitter" in text and "11 over 2 components" in text
+    assert (out / "s4285.png").is_file()
+
+    # The STANAG part alone (what --only s4285 writes) renders without the FIR sections.
+    alone = {k: v for k, v in result.items() if k not in ("calibration", "test_application", "test_application_cold",
+                                                          "parameters")}
+    alone["configurations"] = []
+    render(json.loads(json.dumps(alone)), tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "## STANAG 4285 transmitter" in text and "Fig. 6" not in text
