@@ -31,7 +31,7 @@ import os
 import subprocess
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import granularity_model as gm
