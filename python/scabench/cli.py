@@ -1,6 +1,8 @@
 """The scabench command line."""
 import json
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -15,6 +17,23 @@ from .tables import format_run
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """scabench: SCA component pipelines over real omniORB, measured."""
+
+
+@contextmanager
+def exit_codes(failed="run failed", partial_json=None):
+    """One way for every command to end on an error: a failed run exits 1
+    (saying where its partial result went), a bad input exits 2, each with
+    one line and no traceback."""
+    try:
+        yield
+    except RunError as exc:
+        click.echo(f"{failed}: {exc}", err=True)
+        if partial_json:
+            click.echo(f"partial result written to {partial_json}", err=True)
+        sys.exit(1)
+    except ScabenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
 
 
 @main.command()
@@ -37,7 +56,7 @@ def main():
 def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, link_delay, link_jitter,
         json_path):
     """Run one spec over real processes and print its table."""
-    try:
+    with exit_codes(partial_json=json_path):
         spec = load_spec(spec_file)
         if packets:
             spec.with_packets(packets)
@@ -57,14 +76,6 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         if link:
             spec.with_network(link)
         result = run_spec(spec, json_path)
-    except RunError as exc:
-        click.echo(f"run failed: {exc}", err=True)
-        if json_path:
-            click.echo(f"partial result written to {json_path}", err=True)
-        sys.exit(1)
-    except ScabenchError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
     click.echo(format_run(result))
     if json_path:
         click.echo(f"result written to {json_path}")
@@ -84,16 +95,13 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
     from .paper.command import rerender, run_paper  # matplotlib is only needed here
-    try:
+    with exit_codes():
         if from_results:
             entries, claims = rerender(out_dir)
         else:
             entries, claims = run_paper(out_dir, quick=quick, runs=runs, packets=packets,
                                         only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
                                         campaign_file=campaign_file)
-    except ScabenchError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
     width = max(len(c.id) for c in claims)
     for c in claims:
         click.echo(f"{c.id.ljust(width)}  {c.verdict}")
@@ -112,12 +120,9 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
 def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     """Two-way + worker vs credits across network hosts with link delay."""
     from .linkdelay import headline, rerender, run_link_delay  # matplotlib is only needed here
-    try:
+    with exit_codes():
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
-    except ScabenchError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
     for row in headline(doc):
         label = "loopback" if row["delay_ms"] is None else f"{row['delay_ms']} ms"
         parts = [f"{name} {row[key]['ratio']['median']:.3f} x floor (model "
@@ -137,14 +142,8 @@ def profile(quick, out_dir, json_path):
     """What the ORB costs per call and per byte, on every transport."""
     from .profile import Plan, run_profile
     from .profile_report import format_profile, write_profile_report
-    try:
+    with exit_codes("profile failed"):
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
-    except RunError as exc:
-        click.echo(f"profile failed: {exc}", err=True)
-        sys.exit(1)
-    except ScabenchError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
     md_path, html_path = write_profile_report(result, out_dir)
     click.echo(format_profile(result))
@@ -187,9 +186,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
     """CPU workload against the number of components and the packet size,
     with the seed's models (1) and (2); and the STANAG 4285 transmitter's
     against its number of components and symbol rate."""
-    import json
     from dataclasses import replace
-    from pathlib import Path
 
     from .granularity import PLANS, Lab
     from .granularity_report import render
@@ -200,21 +197,15 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
         click.echo(f"report: {md} and {html}")
         return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
-    try:
+    with exit_codes():
         if cores:
             plan = replace(plan, cores=parse_cores(cores))
         plan = replace(plan, call=call)
         if only:
             plan = replace(plan, parts=(only,))
-        if len(plan.cores) >= len(__import__("os").sched_getaffinity(0)):
+        if len(plan.cores) >= len(os.sched_getaffinity(0)):
             click.echo("note: the runs use every CPU, so the harness shares them", err=True)
         result = Lab(plan, log=click.echo).run()
-    except RunError as exc:
-        click.echo(f"run failed: {exc}", err=True)
-        sys.exit(1)
-    except ScabenchError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
     json_path = write_json(result, json_path or Path(out_dir) / "granularity.json")
     md, html = render(result, out_dir)
     click.echo("")
