@@ -22,7 +22,7 @@ from .network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from .paths import REPO_ROOT
 from .report import md_table, write_report
 from .results_file import write_json
-from .runner import property_value
+from .runner import stage_work_ms
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "ordering" / "link-delay.toml"
 TITLE = "Ordered pipelines across hosts with link delay"
@@ -62,24 +62,18 @@ def _delay(entry):
     return None if net is None else net.get("delay_ms", 0)
 
 
-def _model_for(config, packets):
+def _model_and_cpu_bound(config, packets):
+    """The configuration's model range, and the floor's CPU bound (all stage
+    CPU work spread over the cores)."""
     spec = config.load(packets)
-    work = [property_value(c, "work_us") / 1000.0 for c in (spec.component(n) for n in spec.pipeline_order())
-            if c.kind == "stage"]
+    work, cpu = stage_work_ms(spec)
     credits = max((c.policy.credits for c in spec.connections if c.policy.flow == "credits"), default=0)
     delay = spec.network.delay_ms if spec.network else 0
-    return model_ms(config.group, packets, work, len(spec.cores), delay, credits)
+    model = model_ms(config.group, packets, work, len(spec.cores), delay, credits)
+    return model, packets * sum(cpu) / len(spec.cores)
 
 
-def _cpu_bound_ms(config, packets):
-    """The floor's CPU bound: all stage work spread over the cores."""
-    spec = config.load(packets)
-    work = sum(property_value(c, "work_us") / 1000.0 for c in spec.components
-               if c.kind == "stage" and property_value(c, "work") == "cpu")
-    return packets * work / len(spec.cores)
-
-
-def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=None, log=print):
+def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=None):
     """Runs the campaign and writes the report; returns the result document."""
     reason = unavailable_reason()
     if reason:
@@ -120,8 +114,8 @@ def _add_models(entries, campaign, packets):
     configs = {c.name: c for c in campaign.configs}
     for name, e in entries.items():
         if name in configs:
-            e["model_ms"] = list(_model_for(configs[name], packets))
-            e["cpu_bound_ms"] = _cpu_bound_ms(configs[name], packets)
+            model, cpu_bound = _model_and_cpu_bound(configs[name], packets)
+            e["model_ms"], e["cpu_bound_ms"] = list(model), cpu_bound
 
 
 # ------------------------------------------------------------------ report

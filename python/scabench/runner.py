@@ -60,6 +60,13 @@ def floor_of(spec):
         return 0.0
     packets = producer_packets(spec)
     period_ms = max(source_period_ms(p) for p in producers)
+    work, cpu = stage_work_ms(spec)
+    return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec))
+
+
+def stage_work_ms(spec):
+    """Per stage in pipeline order: its work per packet (ms, any kind) and
+    the part of it that needs a CPU (sleep does not)."""
     work, cpu = [], []
     for name in spec.pipeline_order():
         comp = spec.component(name)
@@ -68,7 +75,7 @@ def floor_of(spec):
         kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
         work.append(0.0 if kind == "none" else ms)
         cpu.append(ms if kind == "cpu" else 0.0)
-    return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec))
+    return work, cpu
 
 
 def path_delay_ms(spec):
