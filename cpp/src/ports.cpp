@@ -44,6 +44,9 @@ InPortBase::InPortBase(Component& owner, std::string name) : owner_(owner), name
   owner_.properties().declare(name_ + ".worker_depth", int64_t{0},
                               "0: the ORB thread processes the packet; d > 0: a worker thread does, "
                               "behind a queue of d packets that blocks the caller when full");
+  owner_.properties().declare(name_ + ".worker_resume", int64_t{-1},
+                              "a caller blocked on the full worker queue resumes once it holds this many "
+                              "packets (0 <= r < d); -1: half the depth");
   owner_.properties().declare(name_ + ".dispatch", std::string("orb"),
                               "orb: the host ORB's threading; single: a SINGLE_THREAD_MODEL POA");
   owner_.properties().declare(name_ + ".ordering", std::string("arrival"),
@@ -173,6 +176,15 @@ std::size_t InPortBase::workerDepth() const {
   const int64_t d = owner_.properties().integer(name_ + ".worker_depth");
   if (d < 0) throw std::invalid_argument(name_ + ".worker_depth must be >= 0");
   return std::size_t(d);
+}
+
+std::size_t InPortBase::workerResume(std::size_t depth) const {
+  const int64_t r = owner_.properties().integer(name_ + ".worker_resume");
+  if (r == -1) return depth / 2;
+  if (r < 0 || std::size_t(r) >= depth)
+    throw std::invalid_argument(name_ + ".worker_resume must be -1 (half the depth) or in [0, " +
+                                std::to_string(depth) + ")");
+  return std::size_t(r);
 }
 
 bool InPortBase::singleThreadDispatch() const {

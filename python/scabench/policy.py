@@ -5,7 +5,9 @@ setting becomes in the runtime (port properties and ORB options).
   sync      none | transport | server | target   (one-way only; see
             cpp/include/scabench/messaging.hpp for how each is realised)
   dispatch  pool | pool:N | serial | single      (receiving side)
-  worker    false | true | depth                 (receiving side)
+  worker    false | true | depth                 (receiving side; with
+            worker_resume = "half" | r: the queue level at which a caller
+            blocked on the full queue resumes)
   ordering  arrival | resequence                 (receiving side; with
             reorder_capacity = c packets and reorder_timeout_ms = t)
   flow      none | "watermarks(lo, hi)" | "credits(w)"   (both sides)
@@ -19,17 +21,21 @@ from dataclasses import dataclass, asdict
 CALLS = ("twoway", "oneway")
 SYNCS = ("none", "transport", "server", "target")
 DISPATCH_FORMS = "pool, pool:N (N >= 1), serial or single"
-POLICY_KEYS = ("call", "sync", "dispatch", "worker", "ordering", "reorder_capacity", "reorder_timeout_ms", "flow")
+POLICY_KEYS = ("call", "sync", "dispatch", "worker", "worker_resume", "ordering", "reorder_capacity",
+               "reorder_timeout_ms", "flow")
 ORDERINGS = ("arrival", "resequence")
 FLOW_FORMS = 'none, "watermarks(lo, hi)" with 0 <= lo < hi, or "credits(w)" with w >= 1'
 DEFAULT_REORDER_CAPACITY = 64
 DEFAULT_REORDER_TIMEOUT_MS = 50.0
 
 # Two-way + worker needs slack in each queue to keep both cores of a 2-core
-# machine busy behind three equal stages: the paper's exp6 on 2 cores measured
-# 1.046 x floor at depth 16, 1.035 at 64 and 1.035 at 256 (3 runs each), so
-# 64 is the knee. It costs 64 packets of memory (512 KiB of doubles) per port;
-# with a paced source the queue stays nearly empty and adds no latency.
+# machine busy behind three equal stages. A caller blocked on a full queue
+# resumes at half the depth ("half", the runtime's default), so it sleeps once
+# per burst rather than once per packet. exp6 on 2 cores, 4 guarded runs each:
+# depth 16 1.030-1.036 x floor, 64 1.024-1.028, 256 1.021-1.025, 1024
+# 1.020-1.029; 64 resuming at the first free slot, as before, 1.032-1.053.
+# So 64 is the knee. It costs 64 packets of memory (512 KiB of doubles) per
+# port; with a paced source the queue stays nearly empty and adds no latency.
 DEFAULT_WORKER_DEPTH = 64
 
 
@@ -47,6 +53,7 @@ class Policy:
     sync: str = "transport"
     dispatch: str = "pool"
     worker_depth: int = 0
+    worker_resume: object = "half"   # "half" (the runtime's d // 2) or 0 <= r < d
     ordering: str = "arrival"
     reorder_capacity: int = DEFAULT_REORDER_CAPACITY
     reorder_timeout_ms: float = DEFAULT_REORDER_TIMEOUT_MS
@@ -82,7 +89,8 @@ class Policy:
                 f"{port}.credits": self.credits}
 
     def provides_properties(self, port):
-        return {f"{port}.worker_depth": self.worker_depth,
+        resume = -1 if self.worker_resume == "half" else self.worker_resume
+        return {f"{port}.worker_depth": self.worker_depth, f"{port}.worker_resume": resume,
                 f"{port}.dispatch": "single" if self.dispatch == "single" else "orb",
                 f"{port}.ordering": self.ordering,
                 f"{port}.reorder_capacity": self.reorder_capacity,
@@ -109,6 +117,10 @@ def parse_policy(table, base=None):
             fields["dispatch"] = _check_dispatch(value)
         elif key == "worker":
             fields["worker_depth"] = _worker_depth(value)
+        elif key == "worker_resume":
+            if value != "half" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise PolicyValueError(key, f"{value!r} is not valid; use \"half\" or a queue level r >= 0")
+            fields["worker_resume"] = value
         elif key == "ordering":
             if value not in ORDERINGS:
                 raise PolicyValueError(key, f"{value!r} is not valid; use one of: {', '.join(ORDERINGS)}")
@@ -125,6 +137,11 @@ def parse_policy(table, base=None):
             fields.update(_flow(value))
         else:
             raise PolicyValueError(key, f"unknown policy key; valid keys: {', '.join(POLICY_KEYS)}")
+    resume, depth = fields["worker_resume"], fields["worker_depth"]
+    if resume != "half" and not resume < depth:
+        raise PolicyValueError("worker_resume", f"{resume!r} is not valid with worker depth {depth}; "
+                               f"use \"half\" or 0 <= r < {depth}" if depth else
+                               "it applies to a worker queue; set worker = true or a depth")
     if fields["call"] == "twoway" and "sync" in table and table["sync"] != "transport":
         raise PolicyValueError("sync", "a sync scope only applies to call = \"oneway\"")
     return Policy(**fields)

@@ -56,6 +56,35 @@ TEST(BoundedQueue, FullQueueBlocksThePusherUntilAPop) {
   EXPECT_EQ(*q.pop(), 2);
 }
 
+// With a resume level below capacity - 1, a pusher blocked on the full queue
+// sleeps until the consumer has drained the queue to that level, not until
+// the first free slot: one wake-up per burst instead of one per item.
+TEST(BoundedQueue, BlockedPusherResumesOnlyAtTheResumeLevel) {
+  BoundedQueue<int> q(4, 1);
+  EXPECT_EQ(q.resumeAt(), 1u);
+  for (int i = 0; i < 4; ++i) q.push(i);
+  std::atomic<bool> pushed{false};
+  std::thread t([&] {
+    q.push(4);
+    pushed = true;
+  });
+  while (q.blockedPushers() == 0) usleep(1'000);
+  for (int expect = 0; expect < 2; ++expect) {  // 3, then 2 left: above the level
+    EXPECT_EQ(*q.pop(), expect);
+    usleep(50'000);
+    EXPECT_FALSE(pushed) << "resumed with " << 3 - expect << " queued";
+  }
+  EXPECT_EQ(*q.pop(), 2);  // 1 left: the pusher resumes
+  t.join();
+  EXPECT_TRUE(pushed);
+  for (int i = 3; i <= 4; ++i) EXPECT_EQ(*q.pop(), i);
+}
+
+TEST(BoundedQueue, ResumeLevelMustBeBelowCapacity) {
+  EXPECT_THROW(BoundedQueue<int>(4, 4), std::invalid_argument);
+  EXPECT_EQ(BoundedQueue<int>(4).resumeAt(), 3u);  // the first free slot
+}
+
 TEST(BoundedQueue, CloseDrainsThenEnds) {
   BoundedQueue<int> q(2);
   q.push(7);

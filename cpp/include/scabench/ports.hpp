@@ -5,6 +5,8 @@
 //                        d: the ORB thread only queues the packet (blocking
 //                           while d packets wait) and one worker thread per
 //                           port runs the handler: the paper's section 5.2.
+//   <port>.worker_resume r: a caller blocked on the full queue resumes once
+//                           r packets are left (-1: d / 2); bounded_queue.hpp.
 //   <port>.dispatch      "orb": the ORB's own threading, set per host process
 //                        (pool, pool:n, serial); "single": the port is served
 //                        by a POA with the SINGLE_THREAD_MODEL policy.
@@ -55,6 +57,7 @@ class InPortBase {
  protected:
   virtual PortableServer::Servant servant() = 0;
   std::size_t workerDepth() const;
+  std::size_t workerResume(std::size_t depth) const;
   bool singleThreadDispatch() const;
   bool resequencing() const;
   std::size_t reorderCapacity() const;
@@ -131,7 +134,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     prepareFlow();
     const std::size_t depth = workerDepth();
     if (depth > 0 && !worker_.joinable()) {
-      queue_ = std::make_unique<BoundedQueue<Queued>>(depth);
+      queue_ = std::make_unique<BoundedQueue<Queued>>(depth, workerResume(depth));
       worker_ = std::thread([this] { workerLoop(); });
     }
     if (resequencing() && !releaser_.joinable()) {
