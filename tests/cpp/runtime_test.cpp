@@ -158,6 +158,35 @@ TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
   EXPECT_EQ(host().lines.back(), "eos worker 1");
 }
 
+// worker_resume reaches the queue: with depth 2 and resume level 0, a caller
+// that finds the queue full waits until the worker has taken both queued
+// packets (about two packets' work, 100 ms), not until the first one (50 ms).
+TEST(Collocation, FullWorkerQueueResumesTheCallerAtItsResumeLevel) {
+  Component* stage = createComponent("stage", "double", {"resume", ::testing::TempDir(), &host()});
+  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(50'000)}, {"in.worker_depth", integer(2)},
+                          {"in.worker_resume", integer(0)}, {"record_capacity", integer(8)}}));
+  stage->start();
+  CORBA::Object_var port = stage->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  PacketHeader h{};
+  CORBA::DoubleSeq samples;
+  samples.length(16);
+  in->pushPacket(h, samples);
+  usleep(20'000);  // the worker takes packet 0 and works on it until t = 50 ms
+  for (uint64_t seq = 1; seq <= 2; ++seq) {  // they fill the queue
+    h.sequence_number = seq;
+    in->pushPacket(h, samples);
+  }
+  h.sequence_number = 3;
+  const int64_t before = monotonicNs();
+  in->pushPacket(h, samples);  // resumes when packet 2 is taken, at t = 100 ms
+  EXPECT_GE(monotonicNs() - before, 70'000'000);
+  h.end_of_stream = true;
+  h.sequence_number = 4;
+  in->pushPacket(h, CORBA::DoubleSeq());
+  stage->stop();
+}
+
 TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {
   Component* a = createComponent("stage", "double", {"a", ::testing::TempDir(), &host()});
   Component* b = createComponent("sink", "double", {"b", ::testing::TempDir(), &host()});
