@@ -1,4 +1,5 @@
 // Core pieces that carry no CORBA: work, queues, records.
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -78,6 +79,30 @@ TEST(BoundedQueue, BlockedPusherResumesOnlyAtTheResumeLevel) {
   t.join();
   EXPECT_TRUE(pushed);
   for (int i = 3; i <= 4; ++i) EXPECT_EQ(*q.pop(), i);
+}
+
+// Several blocked producers (ORB threads of a pool) are let in one by one
+// once the queue has drained, until it is full again; the rest keep waiting
+// for the next drain.
+TEST(BoundedQueue, DrainedQueueAdmitsBlockedPushersUntilFull) {
+  BoundedQueue<int> q(2, 0);
+  q.push(0);
+  q.push(1);
+  std::vector<std::thread> pushers;
+  for (int i = 10; i < 13; ++i) pushers.emplace_back([&q, i] { q.push(i); });
+  while (q.blockedPushers() < 3) usleep(1'000);
+  q.pop();
+  EXPECT_EQ(q.blockedPushers(), 3u);  // 1 left: above the resume level
+  q.pop();
+  while (q.blockedPushers() > 1) usleep(1'000);
+  usleep(20'000);
+  EXPECT_EQ(q.blockedPushers(), 1u);  // two went in, the queue is full again
+  EXPECT_EQ(q.size(), 2u);
+  std::vector<int> got{*q.pop(), *q.pop()};
+  for (auto& t : pushers) t.join();
+  got.push_back(*q.pop());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<int>{10, 11, 12}));
 }
 
 TEST(BoundedQueue, ResumeLevelMustBeBelowCapacity) {

@@ -34,16 +34,27 @@ class BoundedQueue {
 
   // Blocks while the queue is full, and then until it has drained to the
   // resume level. Returns false if the queue was closed.
+  //
+  // Once the queue has drained, the blocked producers are let in one at a
+  // time, each waking the next, until the queue is full again. One-way calls
+  // into a thread pool can block several ORB threads here; waking them all at
+  // once would let them race for the free slots and reorder the packets they
+  // hold, on top of whatever the pool did. One by one, they go in the order
+  // the condition variable wakes them, as with resuming at the first slot.
   bool push(T item) {
     std::unique_lock lock(mutex_);
-    if (!closed_ && items_.size() >= capacity_) {
+    if (!closed_ && (items_.size() >= capacity_ || blockedPushers_ > 0)) {
       ++blockedPushers_;
-      notFull_.wait(lock, [&] { return closed_ || items_.size() <= resumeAt_; });
+      notFull_.wait(lock, [&] { return closed_ || (refilling_ && items_.size() < capacity_); });
       --blockedPushers_;
     }
     if (closed_) return false;
     items_.push_back(std::move(item));
     if (items_.size() > deepest_) deepest_ = items_.size();
+    if (items_.size() >= capacity_)
+      refilling_ = false;
+    else if (refilling_ && blockedPushers_ > 0)
+      notFull_.notify_one();
     notEmpty_.notify_one();
     return true;
   }
@@ -55,9 +66,10 @@ class BoundedQueue {
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
-    // Several ORB threads may be blocked (one-way into a thread pool); they
-    // all may push now, and take the free slots in the order they wake.
-    if (blockedPushers_ > 0 && items_.size() <= resumeAt_) notFull_.notify_all();
+    if (blockedPushers_ > 0 && !refilling_ && items_.size() <= resumeAt_) {
+      refilling_ = true;
+      notFull_.notify_one();
+    }
     return item;
   }
 
@@ -71,6 +83,10 @@ class BoundedQueue {
 
   std::size_t capacity() const { return capacity_; }
   std::size_t resumeAt() const { return resumeAt_; }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return items_.size();
+  }
   std::size_t blockedPushers() const {
     std::lock_guard lock(mutex_);
     return blockedPushers_;
@@ -84,6 +100,7 @@ class BoundedQueue {
   const std::size_t capacity_;
   const std::size_t resumeAt_;
   std::size_t blockedPushers_ = 0;
+  bool refilling_ = false;  // drained to resumeAt_: blocked producers may go in, until full
   mutable std::mutex mutex_;
   std::condition_variable notFull_, notEmpty_;
   std::deque<T> items_;
