@@ -6,8 +6,9 @@ setting becomes in the runtime (port properties and ORB options).
             cpp/include/scabench/messaging.hpp for how each is realised)
   dispatch  pool | pool:N | serial | single      (receiving side)
   worker    false | true | depth                 (receiving side; with
-            worker_resume = "half" | r: the queue level at which a caller
-            blocked on the full queue resumes)
+            worker_resume = "auto" | "half" | r: the queue level at which a
+            caller blocked on the full queue resumes; "auto" is "half" for
+            two-way and the first free slot, d - 1, for one-way)
   ordering  arrival | resequence                 (receiving side; with
             reorder_capacity = c packets and reorder_timeout_ms = t)
   flow      none | "watermarks(lo, hi)" | "credits(w)"   (both sides)
@@ -53,7 +54,7 @@ class Policy:
     sync: str = "transport"
     dispatch: str = "pool"
     worker_depth: int = 0
-    worker_resume: object = "half"   # "half" (the runtime's d // 2) or 0 <= r < d
+    worker_resume: object = "auto"   # "auto", "half" (the runtime's d // 2) or 0 <= r < d
     ordering: str = "arrival"
     reorder_capacity: int = DEFAULT_REORDER_CAPACITY
     reorder_timeout_ms: float = DEFAULT_REORDER_TIMEOUT_MS
@@ -84,12 +85,26 @@ class Policy:
         return {"none": "none", "watermarks": f"watermarks({self.flow_low}, {self.flow_high})",
                 "credits": f"credits({self.credits})"}[self.flow]
 
+    @property
+    def worker_resume_level(self):
+        """The `<port>.worker_resume` property: -1 asks the runtime for half
+        the depth. One-way callers into a thread pool each hold an ORB thread
+        while they wait, so a long wait for half the queue lets dozens pile up,
+        and they lose their order going back in (exp3 on 2 cores: 600-700 of
+        1000 reordered at stage 3 instead of ~50); two-way callers are one per
+        connection. Hence "auto"."""
+        if self.worker_resume == "half" or (self.worker_resume == "auto" and self.call == "twoway"):
+            return -1
+        if self.worker_resume == "auto":
+            return max(self.worker_depth - 1, 0)
+        return self.worker_resume
+
     def uses_properties(self, port):
         return {f"{port}.call": self.call, f"{port}.sync": self.sync, f"{port}.flow": self.flow,
                 f"{port}.credits": self.credits}
 
     def provides_properties(self, port):
-        resume = -1 if self.worker_resume == "half" else self.worker_resume
+        resume = self.worker_resume_level
         return {f"{port}.worker_depth": self.worker_depth, f"{port}.worker_resume": resume,
                 f"{port}.dispatch": "single" if self.dispatch == "single" else "orb",
                 f"{port}.ordering": self.ordering,
@@ -118,8 +133,8 @@ def parse_policy(table, base=None):
         elif key == "worker":
             fields["worker_depth"] = _worker_depth(value)
         elif key == "worker_resume":
-            if value != "half" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise PolicyValueError(key, f"{value!r} is not valid; use \"half\" or a queue level r >= 0")
+            if value not in ("auto", "half") and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise PolicyValueError(key, f"{value!r} is not valid; use \"auto\", \"half\" or a queue level r >= 0")
             fields["worker_resume"] = value
         elif key == "ordering":
             if value not in ORDERINGS:
@@ -138,9 +153,9 @@ def parse_policy(table, base=None):
         else:
             raise PolicyValueError(key, f"unknown policy key; valid keys: {', '.join(POLICY_KEYS)}")
     resume, depth = fields["worker_resume"], fields["worker_depth"]
-    if resume != "half" and not resume < depth:
+    if resume not in ("auto", "half") and not resume < depth:
         raise PolicyValueError("worker_resume", f"{resume!r} is not valid with worker depth {depth}; "
-                               f"use \"half\" or 0 <= r < {depth}" if depth else
+                               f"use \"auto\", \"half\" or 0 <= r < {depth}" if depth else
                                "it applies to a worker queue; set worker = true or a depth")
     if fields["call"] == "twoway" and "sync" in table and table["sync"] != "transport":
         raise PolicyValueError("sync", "a sync scope only applies to call = \"oneway\"")

@@ -30,7 +30,7 @@ def format_run(result):
     for c in spec["connections"]:
         policy = f"call={c['call']}" + (f" sync={c['sync']}" if c["call"] == "oneway" else "")
         policy += f" dispatch={c['dispatch']} worker={c['worker_depth'] or 'no'}"
-        if c["worker_depth"] and c.get("worker_resume", "half") != "half":
+        if c["worker_depth"] and c.get("worker_resume", "auto") != "auto":
             policy += f" (resume at {c['worker_resume']})"
         if c.get("ordering", "arrival") != "arrival":
             policy += f" ordering={c['ordering']}(c={c['reorder_capacity']}, t={c['reorder_timeout_ms']:g} ms)"

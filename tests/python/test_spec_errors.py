@@ -27,7 +27,7 @@ CASES = [
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nworker = 8\nworker_resume = 8\n",
      "policy.worker_resume", "0 <= r < 8"),
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nworker = true\nworker_resume = \"most\"\n",
-     "policy.worker_resume", "\"half\" or a queue level r >= 0"),
+     "policy.worker_resume", "\"auto\", \"half\" or a queue level r >= 0"),
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\ncall = \"twoway\"\nsync = \"none\"\n", "policy.sync",
      "oneway"),
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nretries = 3\n", "policy.retries", "valid keys"),
@@ -109,3 +109,11 @@ def test_overrides_change_the_resolved_spec(write_spec):
     d = spec.describe()
     assert {(c["sync"], c["worker_depth"], c["placement"]) for c in d["connections"]} == {("server", 8, "collocated")}
     assert d["components"][0]["properties"]["period_us"] == 7500 and len(d["hosts"]) == 1
+
+
+def test_worker_resume_defaults_to_half_for_twoway_and_the_first_slot_for_oneway():
+    from scabench.policy import parse_policy
+    assert parse_policy({"call": "twoway", "worker": 64}).provides_properties("in")["in.worker_resume"] == -1
+    assert parse_policy({"call": "oneway", "worker": 64}).provides_properties("in")["in.worker_resume"] == 63
+    assert parse_policy({"call": "oneway", "worker": 64, "worker_resume": "half"}).worker_resume_level == -1
+    assert parse_policy({"call": "twoway", "worker": 64, "worker_resume": 5}).worker_resume_level == 5

@@ -206,8 +206,7 @@ def worker_reorders_only_at_entry(entries):
             return DIFFERS, text + (f"; with a 1024-deep queue, as unbounded as the paper's seems to be (its Fig. 15 "
                                     f"shows no back-pressure): {_per_run(deep_runs)}, so reordering enters at stage 1 "
                                     "and is carried along. With the default bounded queue, ORB threads that block on "
-                                    "a full queue are woken together when it has drained to its resume level and race "
-                                    "for the free slots, at every stage, so each hop adds its own")
+                                    "a full queue race for the freed slot at every stage, so each hop adds its own")
     if pattern == "none":
         return DIFFERS, text + "; stage 1 received every packet in order, so there was nothing to carry along"
     if pattern == "mostly":
