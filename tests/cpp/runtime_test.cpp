@@ -137,13 +137,23 @@ TEST(Collocation, OnewayBlocksTheCallerForTheServantsWork) {
   stage->stop();
 }
 
-TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
-  Component* stage = createComponent("stage", "double", {"worker", ::testing::TempDir(), &host()});
-  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(50'000)}, {"in.worker_depth", integer(4)},
-                          {"record_capacity", integer(4)}}));
+// A started stage in this process whose packets take 50 ms of sleep each,
+// behind a worker queue with the given extra properties; returns its input.
+scabench::dataDouble_ptr startSleepingWorkerStage(Component*& stage, const char* name, CF::Properties extra) {
+  stage = createComponent("stage", "double", {name, ::testing::TempDir(), &host()});
+  CF::Properties p = props({{"work", text("sleep")}, {"work_us", integer(50'000)}, {"record_capacity", integer(8)}});
+  const CORBA::ULong n = p.length();
+  p.length(n + extra.length());
+  for (CORBA::ULong i = 0; i < extra.length(); ++i) p[n + i] = extra[i];
+  stage->configure(p);
   stage->start();
   CORBA::Object_var port = stage->getPort("in");
-  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  return scabench::dataDouble::_narrow(port);
+}
+
+TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
+  Component* stage = nullptr;
+  scabench::dataDouble_var in = startSleepingWorkerStage(stage, "worker", props({{"in.worker_depth", integer(4)}}));
   PacketHeader h{};
   CORBA::DoubleSeq samples;
   samples.length(16);
@@ -162,12 +172,9 @@ TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
 // that finds the queue full waits until the worker has taken both queued
 // packets (about two packets' work, 100 ms), not until the first one (50 ms).
 TEST(Collocation, FullWorkerQueueResumesTheCallerAtItsResumeLevel) {
-  Component* stage = createComponent("stage", "double", {"resume", ::testing::TempDir(), &host()});
-  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(50'000)}, {"in.worker_depth", integer(2)},
-                          {"in.worker_resume", integer(0)}, {"record_capacity", integer(8)}}));
-  stage->start();
-  CORBA::Object_var port = stage->getPort("in");
-  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  Component* stage = nullptr;
+  scabench::dataDouble_var in = startSleepingWorkerStage(
+      stage, "resume", props({{"in.worker_depth", integer(2)}, {"in.worker_resume", integer(0)}}));
   PacketHeader h{};
   CORBA::DoubleSeq samples;
   samples.length(16);
