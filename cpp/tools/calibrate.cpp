@@ -128,17 +128,24 @@ int ctxsw(const std::map<std::string, long long>& o) {
   const long long rounds = get(o, "--rounds", 20000);
   pin(core);
   char byte = 0;
+  // The best of 5 trials of `rounds` one-byte writes then reads, ns a round;
+  // negative if a write or read failed.
+  auto bestRoundNs = [&](int writeFd, int readFd) {
+    double best = 1e300;
+    for (int trial = 0; trial < 5; ++trial) {
+      const int64_t t0 = scabench::monotonicNs();
+      for (long long i = 0; i < rounds; ++i) {
+        if (write(writeFd, &byte, 1) != 1 || read(readFd, &byte, 1) != 1) return -1.0;
+      }
+      best = std::min(best, double(scabench::monotonicNs() - t0) / double(rounds));
+    }
+    return best;
+  };
   // One process: the same writes and reads, no switch.
   int self[2];
   if (pipe(self) != 0) return 1;
-  double selfNs = 1e300;
-  for (int trial = 0; trial < 5; ++trial) {
-    const int64_t t0 = scabench::monotonicNs();
-    for (long long i = 0; i < rounds; ++i) {
-      if (write(self[1], &byte, 1) != 1 || read(self[0], &byte, 1) != 1) return 1;
-    }
-    selfNs = std::min(selfNs, double(scabench::monotonicNs() - t0) / double(rounds));
-  }
+  const double selfNs = bestRoundNs(self[1], self[0]);
+  if (selfNs < 0) return 1;
   // Two processes on the core: each round trip is two switches.
   int there[2], back[2];
   if (pipe(there) != 0 || pipe(back) != 0) return 1;
@@ -153,14 +160,8 @@ int ctxsw(const std::map<std::string, long long>& o) {
   }
   close(there[0]);
   close(back[1]);
-  double pairNs = 1e300;
-  for (int trial = 0; trial < 5; ++trial) {
-    const int64_t t0 = scabench::monotonicNs();
-    for (long long i = 0; i < rounds; ++i) {
-      if (write(there[1], &byte, 1) != 1 || read(back[0], &byte, 1) != 1) return 1;
-    }
-    pairNs = std::min(pairNs, double(scabench::monotonicNs() - t0) / double(rounds));
-  }
+  const double pairNs = bestRoundNs(there[1], back[0]);
+  if (pairNs < 0) return 1;
   close(there[1]);
   waitpid(child, nullptr, 0);
   std::printf("{\"core\": %d, \"round_trip_ns\": %.1f, \"same_process_ns\": %.1f, \"direct_ns\": %.1f}\n", core,

@@ -30,9 +30,9 @@ DEFAULT_REORDER_CAPACITY = 64
 DEFAULT_REORDER_TIMEOUT_MS = 50.0
 
 # Two-way + worker needs slack in each queue to keep both cores of a 2-core
-# machine busy behind three equal stages. A caller blocked on a full queue
-# resumes at half the depth ("half", the runtime's default), so it sleeps once
-# per burst rather than once per packet. exp6 on 2 cores, 4 guarded runs each:
+# machine busy behind three equal stages. A two-way caller blocked on a full
+# queue resumes at half the depth (worker_resume = "auto"; see
+# worker_resume_level), so it sleeps once per burst rather than once per packet. exp6 on 2 cores, 4 guarded runs each:
 # depth 16 1.030-1.036 x floor, 64 1.024-1.028, 256 1.021-1.025, 1024
 # 1.020-1.029; 64 resuming at the first free slot, as before, 1.032-1.053.
 # So 64 is the knee. It costs 64 packets of memory (512 KiB of doubles) per
