@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from .errors import RunError, ScabenchError
-from .results_file import write_json
-from .runner import run_spec
-from .spec import load_spec, parse_cores, parse_overrides, parse_property_overrides
-from .tables import format_run
+from scabench.errors import RunError, ScabenchError
+from scabench.report.results_file import write_json
+from scabench.run.runner import run_spec
+from scabench.model.spec import load_spec, parse_cores, parse_overrides, parse_property_overrides
+from scabench.report.tables import format_run
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,7 +94,7 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
               help="Run nothing: judge the claims and write the report again from OUT/results.json.")
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
-    from .paper.command import rerender, run_paper  # matplotlib is only needed here
+    from scabench.studies.paper.command import rerender, run_paper  # matplotlib is only needed here
     with exit_codes():
         if from_results:
             entries, claims = rerender(out_dir)
@@ -119,7 +119,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     """Two-way + worker vs credits across network hosts with link delay."""
-    from .linkdelay import headline, rerender, run_link_delay  # matplotlib is only needed here
+    from scabench.studies.link_delay.measure import headline, rerender, run_link_delay  # matplotlib is only needed here
     with exit_codes():
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
@@ -140,8 +140,8 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
               help="Write the result here (default: OUT/profile.json).")
 def profile(quick, out_dir, json_path):
     """What the ORB costs per call and per byte, on every transport."""
-    from .profile import Plan, run_profile
-    from .profile_report import format_profile, write_profile_report
+    from scabench.studies.orb_profile.measure import Plan, run_profile
+    from scabench.studies.orb_profile.render import format_profile, write_profile_report
     with exit_codes("profile failed"):
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
@@ -161,7 +161,7 @@ def profile(quick, out_dir, json_path):
 def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
     """The data rate the middleware allows (Eq. 1 of the ORB profiling paper):
     T_m = D_t·S_s/(N_p·n); prints 1/T_m in bit/s, rounded down."""
-    from .datarate import max_data_rate_bps
+    from scabench.studies.orb_profile.datarate import max_data_rate_bps
     from fractions import Fraction
     clock_hz = Fraction(str(clock_mhz)) * 1_000_000
     click.echo(f"{max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)}"
@@ -188,8 +188,8 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
     against its number of components and symbol rate."""
     from dataclasses import replace
 
-    from .granularity import PLANS, Lab
-    from .granularity_report import render
+    from scabench.studies.granularity.lab import PLANS, Lab
+    from scabench.studies.granularity.render import render
 
     if from_json:
         result = json.loads(Path(from_json).read_text())

@@ -3,7 +3,7 @@ SCABENCH_BIN_DIR says otherwise."""
 import os
 from pathlib import Path
 
-from .errors import ScabenchError
+from scabench.errors import ScabenchError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,9 +4,9 @@ import copy
 
 import numpy as np
 
-from scabench import metrics
-from scabench.campaign import summarise
-from scabench.runner import SEND_THRESHOLDS_US
+from scabench.run import metrics
+from scabench.measure.campaign import summarise
+from scabench.run.runner import SEND_THRESHOLDS_US
 
 
 def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1)):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, pipeline_toml, run_processes, scabench
-from scabench.runner import run_spec
-from scabench.spec import load_spec
+from scabench.run.runner import run_spec
+from scabench.model.spec import load_spec
 
 PACKETS = 20
 

@@ -9,12 +9,12 @@ import types
 import numpy as np
 import pytest
 
-from scabench import cpuload
-from scabench import granularity_model as gm
+from scabench.measure import window as cpuload
+from scabench.studies.granularity import models as gm
 from scabench.paths import program
-from scabench.runner import run_spec
-from scabench.spec import parse_spec
-from scabench.workloads import FirWorkload
+from scabench.run.runner import run_spec
+from scabench.model.spec import parse_spec
+from scabench.studies.granularity.workloads import FirWorkload
 
 # ------------------------------------------------------------------ models
 

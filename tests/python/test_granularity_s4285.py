@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from scabench import granularity_s4285 as s4
+from scabench.studies.granularity import s4285 as s4
 from scabench.errors import ScabenchError
-from scabench.granularity import PLANS, Lab
-from scabench.granularity_report import render
+from scabench.studies.granularity.lab import PLANS, Lab
+from scabench.studies.granularity.render import render
 
 
 def row(config, components, placement, rate, user, total):

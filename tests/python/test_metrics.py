@@ -1,7 +1,7 @@
 """The paper's metric definitions on known sequences."""
 import pytest
 
-from scabench import metrics
+from scabench.run import metrics
 
 # The paper's worked example, 1-based; our sequence numbers are 0-based.
 PAPER_EXAMPLE = [1, 2, 4, 5, 6, 7, 8, 9, 3, 10]

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, pipeline_toml, run_processes, scabench
-from scabench import network
+from scabench.run import network
 from scabench.errors import SpecError
-from scabench.linkdelay import model_ms
-from scabench.runner import floor_of, run_spec
-from scabench.spec import load_spec
+from scabench.studies.link_delay.measure import model_ms
+from scabench.run.runner import floor_of, run_spec
+from scabench.model.spec import load_spec
 
 REASON = network.unavailable_reason()
 needs_network = pytest.mark.skipif(REASON is not None, reason=f"network hosts unavailable: {REASON}")

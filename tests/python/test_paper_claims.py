@@ -2,7 +2,7 @@
 figures show the paper's effect, and something else when they do not."""
 from paper_world import FAST, PACED, entry, replace, run, world
 
-from scabench.paper.claims import CLAIMS, judge_claims
+from scabench.studies.paper.claims import CLAIMS, judge_claims
 
 VERDICTS = {"reproduced", "not reproduced", "differs"}
 

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from scabench.paths import REPO_ROOT
-from scabench.paper.published import published
+from scabench.studies.paper.published import published
 
 SEEDS = REPO_ROOT.parent / "shared" / "seeds"
 PAPER = SEEDS / "000_951612108a6b3ab0.txt"

@@ -7,12 +7,12 @@ import pytest
 from paper_world import world
 
 from conftest import REPO, scabench
-from scabench.campaign import load_campaign, spread
+from scabench.measure.campaign import load_campaign, spread
 from scabench.errors import SpecError
-from scabench.paper.claims import judge_claims
-from scabench.paper.command import draw_figures
-from scabench.paper.render import render
-from scabench.report import write_report
+from scabench.studies.paper.claims import judge_claims
+from scabench.studies.paper.command import draw_figures
+from scabench.studies.paper.render import render
+from scabench.report.markdown import write_report
 
 META = {"quick": False, "runs": 3, "packets": 1000, "quiet_below_pct": 10, "redo_above_pct": 10, "max_redos": 2,
         "elapsed_s": 600.0, "finished_at": "2026-11-22 10:00 UTC",

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from conftest import scabench
-from scabench import datarate
+from scabench.studies.orb_profile import datarate
 from scabench.paths import program
-from scabench.profile import (CASES, TRANSPORTS, block_size_analysis, fit_fixed_and_per_byte,
+from scabench.studies.orb_profile.measure import (CASES, TRANSPORTS, block_size_analysis, fit_fixed_and_per_byte,
                               summarize_rounds)
-from scabench.seed_data import orb_profile as seed
-from scabench.wire import GiopStreamParser
+from scabench.studies.orb_profile import seed
+from scabench.studies.orb_profile.wire import GiopStreamParser
 
 
 # --- Eq. 1 -----------------------------------------------------------------

@@ -3,7 +3,7 @@ import pytest
 
 from conftest import pipeline_toml, scabench
 from scabench.errors import SpecError
-from scabench.spec import load_spec
+from scabench.model.spec import load_spec
 
 CASES = [
     ("[run]\ntransport = \"udp\"\n", "run.transport", "tcp, unix"),
@@ -101,7 +101,7 @@ def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
 
 
 def test_overrides_change_the_resolved_spec(write_spec):
-    from scabench.spec import parse_overrides, parse_property_overrides
+    from scabench.model.spec import parse_overrides, parse_property_overrides
     spec = load_spec(write_spec(pipeline_toml(policy='call = "oneway"')))
     spec.with_policy(parse_overrides(["sync=server", "worker=8"])).collocate()
     for name, props in parse_property_overrides(["producer.period_us=7500"]).items():
@@ -112,7 +112,7 @@ def test_overrides_change_the_resolved_spec(write_spec):
 
 
 def test_worker_resume_defaults_to_half_for_twoway_and_the_first_slot_for_oneway():
-    from scabench.policy import parse_policy
+    from scabench.model.policy import parse_policy
     assert parse_policy({"call": "twoway", "worker": 64}).provides_properties("in")["in.worker_resume"] == -1
     assert parse_policy({"call": "oneway", "worker": 64}).provides_properties("in")["in.worker_resume"] == 63
     assert parse_policy({"call": "oneway", "worker": 64, "worker_resume": "half"}).worker_resume_level == -1

@@ -7,8 +7,8 @@ import pytest
 
 from scabench.errors import ScabenchError
 from scabench.paths import program
-from scabench.runner import run_spec
-from scabench.stanag4285 import load_split, run_plain
+from scabench.run.runner import run_spec
+from scabench.waveforms.stanag4285 import load_split, run_plain
 
 FRAMES = 12
 SAMPLES_PER_FRAME = 1024

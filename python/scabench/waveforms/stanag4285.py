@@ -5,9 +5,9 @@ same settings. Both report the CPU they used (user and system seconds)."""
 import json
 import subprocess
 
-from .errors import ScabenchError
-from .paths import REPO_ROOT, program
-from .spec import load_spec
+from scabench.errors import ScabenchError
+from scabench.paths import REPO_ROOT, program
+from scabench.model.spec import load_spec
 
 SPLITS = (2, 7, 11)
 SYMBOLS_PER_FRAME = 256  # one packet is one frame

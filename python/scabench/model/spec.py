@@ -22,10 +22,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .catalog import component_kinds
-from .errors import SpecError
-from .network import LinkSettings
-from .policy import Policy, PolicyValueError, parse_policy
+from scabench.model.catalog import component_kinds
+from scabench.errors import SpecError
+from scabench.run.network import LinkSettings
+from scabench.model.policy import Policy, PolicyValueError, parse_policy
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 NETWORK_KEYS = ("delay_ms", "jitter_ms")

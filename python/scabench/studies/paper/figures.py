@@ -5,7 +5,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .published import paper_figure, paper_table, published  # noqa: E402
+from scabench.studies.paper.published import paper_figure, paper_table, published  # noqa: E402
 
 
 def send_time_histogram(path, title, send_us, paper_note=None):

@@ -4,8 +4,8 @@ import functools
 import json
 import subprocess
 
-from .errors import ScabenchError
-from .paths import program
+from scabench.errors import ScabenchError
+from scabench.paths import program
 
 
 @functools.lru_cache(maxsize=1)

@@ -9,7 +9,7 @@ predicts and judges against the prediction.
 """
 from dataclasses import dataclass, asdict
 
-from .published import published
+from scabench.studies.paper.published import published
 
 REPRODUCED, NOT_REPRODUCED, DIFFERS = "reproduced", "not reproduced", "differs"
 MC, SC = "multicore", "singlecore"

@@ -36,8 +36,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ScabenchError
-from .paths import REPO_ROOT
+from scabench.errors import ScabenchError
+from scabench.paths import REPO_ROOT
 
 # The Toxiproxy release scripts/setup.sh installs.
 TOXIPROXY_VERSION = "v2.5.0"

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import RunError, SpecError
-from .machine_load import wait_for_quiet
-from .runner import floor_of, run_spec
-from .spec import load_spec, parse_cores, read_toml
+from scabench.errors import RunError, SpecError
+from scabench.measure.load import wait_for_quiet
+from scabench.run.runner import floor_of, run_spec
+from scabench.model.spec import load_spec, parse_cores, read_toml
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
 CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "scheduler", "network",

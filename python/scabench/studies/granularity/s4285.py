@@ -16,8 +16,8 @@ Calls are always two-way: every block keeps state, so frames must stay in
 order (experiments/stanag4285/README.md)."""
 import statistics
 
-from .cpuload import user_split
-from .stanag4285 import SYMBOLS_PER_FRAME, load_split, plain_argv
+from scabench.measure.window import user_split
+from scabench.waveforms.stanag4285 import SYMBOLS_PER_FRAME, load_split, plain_argv
 
 # What the seed's text gives about its Figs. 3 (user %) and 4 (user+system %).
 # The bars are an image and none of their values is in the text, so only the

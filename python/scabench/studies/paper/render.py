@@ -1,7 +1,7 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
-from ..report import md_table
-from .published import paper_figure, paper_table, published, slides_test
-from .figures import paper_ratio
+from scabench.report.markdown import md_table
+from scabench.studies.paper.published import paper_figure, paper_table, published, slides_test
+from scabench.studies.paper.figures import paper_ratio
 
 TABLE1 = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6")
 SETUPS = ("multicore", "singlecore")

@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import datarate
-from .environment import describe_environment
-from .errors import RunError
-from .machine_load import ForeignLoadMeter, wait_for_quiet
-from .paths import program
-from .wire import GiopRelay, exchanges
+from scabench.studies.orb_profile import datarate
+from scabench.run.environment import describe_environment
+from scabench.errors import RunError
+from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
+from scabench.paths import program
+from scabench.studies.orb_profile.wire import GiopRelay, exchanges
 
 TRANSPORTS = ("collocated", "unix", "tcp")
 TYPES = ("octet", "short", "float", "double")

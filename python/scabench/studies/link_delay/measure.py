@@ -15,14 +15,14 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .campaign import load_campaign, run_campaign, spread, summarise
-from .environment import describe_environment
-from .errors import ScabenchError
-from .network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
-from .paths import REPO_ROOT
-from .report import md_table, write_report
-from .results_file import write_json
-from .runner import stage_work_ms
+from scabench.measure.campaign import load_campaign, run_campaign, spread, summarise
+from scabench.run.environment import describe_environment
+from scabench.errors import ScabenchError
+from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
+from scabench.paths import REPO_ROOT
+from scabench.report.markdown import md_table, write_report
+from scabench.report.results_file import write_json
+from scabench.run.runner import stage_work_ms
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "ordering" / "link-delay.toml"
 TITLE = "Ordered pipelines across hosts with link delay"

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import metrics
-from .catalog import component_kinds
-from .environment import describe_environment
-from .errors import RunError
-from .network import NetworkHosts
-from .paths import program
-from .records import read_records
-from .results_file import write_json
+from scabench.run import metrics
+from scabench.model.catalog import component_kinds
+from scabench.run.environment import describe_environment
+from scabench.errors import RunError
+from scabench.run.network import NetworkHosts
+from scabench.paths import program
+from scabench.run.records import read_records
+from scabench.report.results_file import write_json
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.

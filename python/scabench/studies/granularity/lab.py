@@ -34,16 +34,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import granularity_model as gm
-from . import granularity_s4285
-from .cpuload import measure_window, tick_us, user_split
-from .environment import describe_environment
-from .errors import RunError, ScabenchError
-from .machine_load import wait_for_quiet
-from .paths import program
-from .runner import run_spec
-from .spec import parse_spec
-from .workloads import WORKLOADS, Layout
+from scabench.studies.granularity import models as gm
+from scabench.studies.granularity import s4285 as granularity_s4285
+from scabench.measure.window import measure_window, tick_us, user_split
+from scabench.run.environment import describe_environment
+from scabench.errors import RunError, ScabenchError
+from scabench.measure.load import wait_for_quiet
+from scabench.paths import program
+from scabench.run.runner import run_spec
+from scabench.model.spec import parse_spec
+from scabench.studies.granularity.workloads import WORKLOADS, Layout
 
 # The seed's figures: its Table 2 (cycles; B in floats), its context-switch
 # estimates and its W11/FUNC (U+S) ratios (Fig. 6).

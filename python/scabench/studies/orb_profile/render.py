@@ -6,11 +6,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from . import datarate  # noqa: E402
-from .profile import CASES, TYPES  # noqa: E402
-from .report import md_table, write_report  # noqa: E402
-from .seed_data import orb_profile as seed  # noqa: E402
-from .tables import format_table  # noqa: E402
+from scabench.studies.orb_profile import datarate  # noqa: E402
+from scabench.studies.orb_profile.measure import CASES, TYPES  # noqa: E402
+from scabench.report.markdown import md_table, write_report  # noqa: E402
+from scabench.studies.orb_profile import seed  # noqa: E402
+from scabench.report.tables import format_table  # noqa: E402
 
 KINDS = (("basic", "Basic marsh."), ("array", "Array marsh."), ("sequence", "Sequence marsh."))
 SEED_LABEL = "seed (720 MHz DSP)"

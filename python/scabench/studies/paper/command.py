@@ -10,16 +10,16 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..campaign import load_campaign, run_campaign, summarise
-from ..environment import describe_environment
-from ..errors import ScabenchError
-from ..paths import REPO_ROOT
-from ..report import write_report
-from ..results_file import write_json
-from .claims import judge_claims
-from .figures import figure_note, overview, paper_ratio, send_time_histogram
-from .published import paper_table
-from .render import SETUPS, TABLE1, render
+from scabench.measure.campaign import load_campaign, run_campaign, summarise
+from scabench.run.environment import describe_environment
+from scabench.errors import ScabenchError
+from scabench.paths import REPO_ROOT
+from scabench.report.markdown import write_report
+from scabench.report.results_file import write_json
+from scabench.studies.paper.claims import judge_claims
+from scabench.studies.paper.figures import figure_note, overview, paper_ratio, send_time_histogram
+from scabench.studies.paper.published import paper_table
+from scabench.studies.paper.render import SETUPS, TABLE1, render
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "paper" / "campaign.toml"
 TITLE = "The messaging-semantics paper, reproduced by scabench"

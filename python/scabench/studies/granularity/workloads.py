@@ -14,7 +14,7 @@ assemblies (experiments/stanag4285/) and plain program, in
 granularity_s4285.py."""
 from dataclasses import dataclass
 
-from .paths import program
+from scabench.paths import program
 
 
 @dataclass(frozen=True)
