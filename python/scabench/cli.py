@@ -75,7 +75,14 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
         if link:
             spec.with_network(link)
-        result = run_spec(spec, json_path)
+        try:
+            result = run_spec(spec)
+        except RunError as exc:
+            if json_path and exc.result is not None:
+                write_json(exc.result, json_path)  # a failed run keeps what it measured
+            raise
+    if json_path:
+        write_json(result, json_path)
     click.echo(format_run(result))
     if json_path:
         click.echo(f"result written to {json_path}")

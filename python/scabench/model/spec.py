@@ -24,7 +24,7 @@ from pathlib import Path
 
 from scabench.model.catalog import component_kinds
 from scabench.errors import SpecError
-from scabench.run.network import LinkSettings
+from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, PolicyValueError, parse_policy
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")

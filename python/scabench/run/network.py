@@ -33,7 +33,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 from scabench.errors import ScabenchError
@@ -49,17 +48,6 @@ SUBNETS = range(200, 250)    # 10.<S>.0.0/16 per run, S the first one no interfa
 
 class NetworkUnavailable(ScabenchError):
     """Network hosts cannot be made on this machine; the message says why."""
-
-
-@dataclass(frozen=True)
-class LinkSettings:
-    """The emulated link into every host: one-way delay and jitter, whole
-    milliseconds (the emulator's unit), in each direction."""
-    delay_ms: int = 0
-    jitter_ms: int = 0
-
-    def describe(self):
-        return {"delay_ms": self.delay_ms, "jitter_ms": self.jitter_ms}
 
 
 def toxiproxy_binary():

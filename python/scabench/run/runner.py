@@ -18,7 +18,6 @@ from scabench.errors import RunError
 from scabench.run.network import NetworkHosts
 from scabench.paths import program
 from scabench.run.records import read_records
-from scabench.report.results_file import write_json
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -138,9 +137,9 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     }
 
 
-def run_spec(spec, json_path=None, on_start=None):
+def run_spec(spec, on_start=None):
     """Runs `spec` once over real processes and returns the result dict.
-    Raises RunError (with the partial result, also written to json_path).
+    Raises RunError, which carries the partial result (the caller keeps it).
 
     on_start(pids, host_names), if given, is called once the stream has
     started, with the host processes; whatever it returns is the result's
@@ -150,7 +149,7 @@ def run_spec(spec, json_path=None, on_start=None):
     run_dir = Path(tempfile.mkdtemp(prefix="scabench-"))
     try:
         with _network_hosts(spec, run_dir) as network:
-            return _launch(spec, run_dir, timeout_s, floor, network, json_path, on_start)
+            return _launch(spec, run_dir, timeout_s, floor, network, on_start)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -161,7 +160,7 @@ def _network_hosts(spec, run_dir):
     return NetworkHosts(len(spec.hosts), spec.network, run_dir)
 
 
-def _launch(spec, run_dir, timeout_s, floor, network, json_path, on_start):
+def _launch(spec, run_dir, timeout_s, floor, network, on_start):
     assembly = build_assembly(spec, run_dir, timeout_s, network)
     assembly["announce_start"] = on_start is not None
     (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
@@ -188,20 +187,20 @@ def _launch(spec, run_dir, timeout_s, floor, network, json_path, on_start):
         result["network"] = network.describe()
     if not manifest_path.exists():
         result["error"] = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
-        raise RunError(result["error"], result=_write(result, json_path))
+        raise RunError(result["error"], result=result)
     manifest = json.loads(manifest_path.read_text())
     result["hosts"] = manifest.get("hosts", [])
     if manifest["status"] != "ok":
         result["error"] = manifest["error"]
         result["failed_component"] = manifest.get("failed_component", "")
-        raise RunError(manifest["error"], manifest.get("failed_component", ""), _write(result, json_path))
+        raise RunError(manifest["error"], manifest.get("failed_component", ""), result)
     result.update(analyse(spec, run_dir, manifest, floor))
     if network is not None:
         _count_emulator_as_own(result, network.emulator_cpu_s(), len(spec.cores))
     if on_start:
         result["window"] = window
     result["status"] = "ok"
-    return _write(result, json_path)
+    return result
 
 
 def _count_emulator_as_own(result, emulator_cpu_s, cores):
@@ -214,12 +213,6 @@ def _count_emulator_as_own(result, emulator_cpu_s, cores):
     if window_s > 0:
         share = 100.0 * emulator_cpu_s / (window_s * cores)
         result["foreign_cpu_pct"] = max(0.0, result["foreign_cpu_pct"] - share)
-
-
-def _write(result, json_path):
-    if json_path:
-        write_json(result, json_path)
-    return result
 
 
 def analyse(spec, run_dir, manifest, floor):
