@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from scabench.errors import RunError, SpecError
-from scabench.measure.load import wait_for_quiet
+from scabench.measure.guard import Guard, GuardSettings
 from scabench.run.runner import floor_of, run_spec
 from scabench.model.spec import load_spec, parse_cores, read_toml
 
@@ -41,6 +41,12 @@ class Measure:
     quiet_wait_s: float = 120.0
     redo_above_pct: float = 3.0
     max_redos: int = 3
+
+    def guard_settings(self):
+        # A failed run is redone too: a start-up can lose a race with a busy machine.
+        return GuardSettings(quiet_below_pct=self.quiet_below_pct, quiet_wait_s=self.quiet_wait_s,
+                             redo_above_pct=self.redo_above_pct, max_redos=self.max_redos,
+                             retry_errors=(RunError,))
 
 
 @dataclass
@@ -190,9 +196,10 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
             out[c.name] = {**by_key[c.key], "config": describe_config(c), "same_as": by_key[c.key]["config"]["name"]}
             continue
         results, failures = [], []
+        guard = Guard(m.guard_settings(), cores=c.cores, log=progress.say)
         for r in range(runs):
             n_done += 1
-            result, failure = _careful_run(c, packets, m, progress, f"[{n_done}/{n_total}] {c.name} run {r + 1}/{runs}")
+            result, failure = _careful_run(c, packets, guard, progress, f"[{n_done}/{n_total}] {c.name} run {r + 1}/{runs}")
             if result is not None:
                 results.append(result)
             if failure is not None:
@@ -214,38 +221,28 @@ def describe_config(c):
             "collocated": c.collocated, "pin": c.pin, "scheduler": c.scheduler, "network": c.network}
 
 
-def _careful_run(c, packets, m, progress, label):
-    """One run, after waiting for quiet, redone while others load the cores.
-    Returns (result or None, failure or None)."""
+def _careful_run(c, packets, guard, progress, label):
+    """One run under the guard: after waiting for quiet, redone while others
+    load the cores or when it failed. Returns (result or None, failure or None)."""
     estimated = estimate_s(c, packets)
-    redone = []
-    for attempt in range(m.max_redos + 1):
-        quiet, busy = wait_for_quiet(m.quiet_below_pct, timeout_s=m.quiet_wait_s, cores=c.cores)
-        try:
-            result = run_spec(c.load(packets))
-        except RunError as exc:
-            if attempt < m.max_redos:
-                progress.say(f"{label}: failed ({exc}); trying again")
-                continue
-            progress.advance(estimated)
-            progress.say(f"{label}: FAILED: {exc}")
-            return None, {"error": str(exc), "component": exc.component}
-        result["attempt"] = attempt + 1
-        result["redone_for_foreign_load_pct"] = list(redone)
-        result["machine_was_quiet"] = quiet
-        foreign = result.get("foreign_cpu_pct") or 0.0
-        if foreign > m.redo_above_pct and attempt < m.max_redos:
-            redone.append(round(foreign, 1))
-            progress.say(f"{label}: others used {foreign:.0f} % of the cores; redoing")
-            continue
-        elapsed, left = progress.advance(estimated)
-        last = result["stages"][-1]
-        note = "" if foreign <= m.redo_above_pct else f", foreign load {foreign:.0f} % (kept after {m.max_redos} redos)"
-        progress.say(f"{label}: last packet {last['last_packet_ms']:.0f} ms, ratio {result['overhead_ratio']:.3f}, "
-                     f"reordered {last['reordered_from_previous']}/{last['reordered_from_original']}{note}"
-                     f"  [{elapsed / 60:.1f} min, ~{left / 60:.1f} min left]")
-        return result, None
-    return None, None
+    try:
+        kept = guard.measure(lambda: run_spec(c.load(packets)), foreign_of=lambda r: r.get("foreign_cpu_pct") or 0.0,
+                             label=label)
+    except RunError as exc:
+        progress.advance(estimated)
+        progress.say(f"{label}: FAILED: {exc}")
+        return None, {"error": str(exc), "component": exc.component}
+    result, foreign = kept.value, kept.foreign_pct
+    result["attempt"] = kept.attempts
+    result["redone_for_foreign_load_pct"] = kept.discarded_foreign_pct
+    result["machine_was_quiet"] = kept.machine_was_quiet
+    elapsed, left = progress.advance(estimated)
+    last = result["stages"][-1]
+    note = f", foreign load {foreign:.0f} % (the cleanest of {kept.attempts} runs)" if kept.disturbed else ""
+    progress.say(f"{label}: last packet {last['last_packet_ms']:.0f} ms, ratio {result['overhead_ratio']:.3f}, "
+                 f"reordered {last['reordered_from_previous']}/{last['reordered_from_original']}{note}"
+                 f"  [{elapsed / 60:.1f} min, ~{left / 60:.1f} min left]")
+    return result, None
 
 
 def spread(values):
