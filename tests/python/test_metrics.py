@@ -1,6 +1,7 @@
 """The paper's metric definitions on known sequences."""
 import pytest
 
+from scabench.model.pipeline import floor_ms
 from scabench.run import metrics
 
 # The paper's worked example, 1-based; our sequence numbers are 0-based.
@@ -41,12 +42,12 @@ def test_empty_stream():
 
 @pytest.mark.parametrize("cores, expected", [(2, 7500.0), (1, 15000.0), (4, 5010.0)])
 def test_floor_of_the_paper_pipeline(cores, expected):
-    assert metrics.floor_ms(1000, [5, 5, 5], [5, 5, 5], 0, cores) == expected
+    assert floor_ms(1000, [5, 5, 5], [5, 5, 5], 0, cores) == expected
 
 
 def test_floor_with_a_paced_producer_and_sleep_work():
     # 10 packets, one every 8 ms, through 2 stages that sleep 5 ms: no CPU bound.
-    assert metrics.floor_ms(10, [5, 5], [0, 0], 8, 1) == 9 * 8 + 10
+    assert floor_ms(10, [5, 5], [0, 0], 8, 1) == 9 * 8 + 10
 
 
 def test_send_time_statistics():
@@ -58,4 +59,4 @@ def test_send_time_statistics():
 
 
 def test_floor_without_stages_is_the_pacing():
-    assert metrics.floor_ms(10, [], [], 100, 2) == 900
+    assert floor_ms(10, [], [], 100, 2) == 900

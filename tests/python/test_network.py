@@ -17,7 +17,8 @@ from conftest import REPO, pipeline_toml, run_processes, scabench
 from scabench.run import network
 from scabench.errors import SpecError
 from scabench.studies.link_delay.measure import model_ms
-from scabench.run.runner import floor_of, run_spec
+from scabench.model.pipeline import floor_of
+from scabench.run.runner import run_spec
 from scabench.model.spec import load_spec
 
 REASON = network.unavailable_reason()

@@ -21,7 +21,8 @@ import numpy as np
 
 from scabench.errors import RunError, SpecError
 from scabench.measure.guard import Guard, GuardSettings
-from scabench.run.runner import floor_of, run_spec
+from scabench.model.pipeline import floor_of
+from scabench.run.runner import run_spec
 from scabench.model.spec import load_spec, parse_cores, read_toml
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")

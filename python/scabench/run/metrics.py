@@ -1,4 +1,5 @@
 """The paper's metrics, defined exactly (docs/architecture.md, "Metrics").
+The floor they are compared with is the model's (scabench.model.pipeline).
 
 Sequence numbers are those the producer stamped, 0-based.
 """
@@ -20,26 +21,6 @@ def reordered_from_original(sequence):
     position in the original order, among the packets delivered."""
     seq = np.asarray(sequence, dtype=np.int64)
     return int(np.count_nonzero(seq != np.sort(seq)))
-
-
-def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores, path_delay_ms=0.0):
-    """The least time the hardware allows for the last packet to leave the
-    last stage: the pipeline bound (one packet per bottleneck period, plus the
-    latency of one packet through every stage) or the CPU bound (all CPU work
-    spread over the cores), whichever is larger.
-
-    stage_work_ms: work per packet of each stage on the path (any kind);
-    cpu_work_ms: the part of it that needs a CPU (sleep does not);
-    path_delay_ms: link delay along the path (network hosts), which one
-    packet's latency includes."""
-    if packets <= 0:
-        return 0.0
-    if not stage_work_ms:  # no stage of known work (e.g. real DSP): only the pacing bounds it
-        return float((packets - 1) * producer_period_ms + path_delay_ms)
-    bottleneck = max(max(stage_work_ms), producer_period_ms)
-    pipeline = (packets - 1) * bottleneck + sum(stage_work_ms) + path_delay_ms
-    cpu = packets * sum(cpu_work_ms) / cores
-    return float(max(pipeline, cpu))
 
 
 def send_time_stats(send_us):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from scabench.run import metrics
-from scabench.model.catalog import component_kinds
+from scabench.model.pipeline import floor_of, producer_packets
 from scabench.run.environment import describe_environment
 from scabench.errors import RunError
 from scabench.run.network import NetworkHosts
@@ -26,67 +26,6 @@ from scabench.run.records import read_records
 SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 
 BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
-
-
-def property_value(comp, key):
-    """A component property as the run will see it: the spec's value or the default."""
-    return comp.properties.get(key, component_kinds()[comp.kind]["properties"][key]["default"])
-
-
-def producer_packets(spec):
-    return max([property_value(c, "packets") for c in spec.packet_sources()] or [0])
-
-
-# Symbols in one STANAG 4285 frame: its data source sends a frame per packet.
-S4285_FRAME_SYMBOLS = 256
-
-
-def source_period_ms(comp):
-    """The pacing period of a packet source: `period_us`, or one STANAG 4285
-    frame at `symbol_rate`; 0 when it sends as fast as it can."""
-    props = component_kinds()[comp.kind]["properties"]
-    if "period_us" in props:
-        return property_value(comp, "period_us") / 1000.0
-    if "symbol_rate" in props and property_value(comp, "symbol_rate") > 0:
-        return 1000.0 * S4285_FRAME_SYMBOLS / property_value(comp, "symbol_rate")
-    return 0.0
-
-
-def floor_of(spec):
-    """The floor of the spec's pipeline on its cores (metrics.floor_ms)."""
-    producers = spec.packet_sources()
-    if not producers:
-        return 0.0
-    packets = producer_packets(spec)
-    period_ms = max(source_period_ms(p) for p in producers)
-    work, cpu = stage_work_ms(spec)
-    return metrics.floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec))
-
-
-def stage_work_ms(spec):
-    """Per stage in pipeline order: its work per packet (ms, any kind) and
-    the part of it that needs a CPU (sleep does not)."""
-    work, cpu = [], []
-    for name in spec.pipeline_order():
-        comp = spec.component(name)
-        if comp.kind != "stage":
-            continue
-        kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
-        work.append(0.0 if kind == "none" else ms)
-        cpu.append(ms if kind == "cpu" else 0.0)
-    return work, cpu
-
-
-def path_delay_ms(spec):
-    """Link delay on the longest path from a source, with network hosts:
-    every connection between two processes crosses one emulated link."""
-    if spec.network is None:
-        return 0.0
-    longest = {}
-    for name in reversed(spec.pipeline_order()):
-        longest[name] = max((longest.get(c.provides[0], 0) + (0 if spec.collocated(c) else spec.network.delay_ms)
-                             for c in spec.connections if c.uses[0] == name), default=0)
-    return float(max((longest[s] for s in spec.sources()), default=0))
 
 
 def host_cores(spec):

@@ -6,11 +6,12 @@ import json
 import subprocess
 
 from scabench.errors import ScabenchError
+from scabench.model.pipeline import S4285_SYMBOLS_PER_FRAME
 from scabench.paths import REPO_ROOT, program
 from scabench.model.spec import load_spec
 
 SPLITS = (2, 7, 11)
-SYMBOLS_PER_FRAME = 256  # one packet is one frame
+SYMBOLS_PER_FRAME = S4285_SYMBOLS_PER_FRAME  # one packet is one frame
 SPEC_DIR = REPO_ROOT / "experiments" / "stanag4285"
 
 

@@ -22,7 +22,7 @@ from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavaila
 from scabench.paths import REPO_ROOT
 from scabench.report.markdown import md_table, write_report
 from scabench.report.results_file import write_json
-from scabench.run.runner import stage_work_ms
+from scabench.model.pipeline import stage_work_ms
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "ordering" / "link-delay.toml"
 TITLE = "Ordered pipelines across hosts with link delay"

@@ -1,0 +1,94 @@
+"""What a spec's pipeline must cost at least: the work its stages do per
+packet, the pacing of its sources, the link delay on its longest path, and
+from these its floor, the least time the hardware allows for the last packet
+(docs/architecture.md, "Metrics"). A run's ratio is its last packet over
+this floor.
+
+The kinds' knowledge lives here, once: which kinds pace a stream and how
+(`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), and which
+kind does a known amount of work per packet (the stage's `work`/`work_us`).
+"""
+from scabench.model.catalog import component_kinds
+
+# A STANAG 4285 frame is 256 symbols, and its data source sends one frame
+# per packet (the standard's frame; the waveform's components agree).
+S4285_SYMBOLS_PER_FRAME = 256
+
+
+def property_value(comp, key):
+    """A component property as the run will see it: the spec's value or the default."""
+    return comp.properties.get(key, component_kinds()[comp.kind]["properties"][key]["default"])
+
+
+def producer_packets(spec):
+    return max([property_value(c, "packets") for c in spec.packet_sources()] or [0])
+
+
+
+def source_period_ms(comp):
+    """The pacing period of a packet source: `period_us`, or one STANAG 4285
+    frame at `symbol_rate`; 0 when it sends as fast as it can."""
+    props = component_kinds()[comp.kind]["properties"]
+    if "period_us" in props:
+        return property_value(comp, "period_us") / 1000.0
+    if "symbol_rate" in props and property_value(comp, "symbol_rate") > 0:
+        return 1000.0 * S4285_SYMBOLS_PER_FRAME / property_value(comp, "symbol_rate")
+    return 0.0
+
+
+def floor_of(spec):
+    """The floor of the spec's pipeline on its cores (floor_ms)."""
+    producers = spec.packet_sources()
+    if not producers:
+        return 0.0
+    packets = producer_packets(spec)
+    period_ms = max(source_period_ms(p) for p in producers)
+    work, cpu = stage_work_ms(spec)
+    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec))
+
+
+def stage_work_ms(spec):
+    """Per stage in pipeline order: its work per packet (ms, any kind) and
+    the part of it that needs a CPU (sleep does not)."""
+    work, cpu = [], []
+    for name in spec.pipeline_order():
+        comp = spec.component(name)
+        if comp.kind != "stage":
+            continue
+        kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
+        work.append(0.0 if kind == "none" else ms)
+        cpu.append(ms if kind == "cpu" else 0.0)
+    return work, cpu
+
+
+def path_delay_ms(spec):
+    """Link delay on the longest path from a source, with network hosts:
+    every connection between two processes crosses one emulated link."""
+    if spec.network is None:
+        return 0.0
+    longest = {}
+    for name in reversed(spec.pipeline_order()):
+        longest[name] = max((longest.get(c.provides[0], 0) + (0 if spec.collocated(c) else spec.network.delay_ms)
+                             for c in spec.connections if c.uses[0] == name), default=0)
+    return float(max((longest[s] for s in spec.sources()), default=0))
+
+
+
+def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores, path_delay_ms=0.0):
+    """The least time the hardware allows for the last packet to leave the
+    last stage: the pipeline bound (one packet per bottleneck period, plus the
+    latency of one packet through every stage) or the CPU bound (all CPU work
+    spread over the cores), whichever is larger.
+
+    stage_work_ms: work per packet of each stage on the path (any kind);
+    cpu_work_ms: the part of it that needs a CPU (sleep does not);
+    path_delay_ms: link delay along the path (network hosts), which one
+    packet's latency includes."""
+    if packets <= 0:
+        return 0.0
+    if not stage_work_ms:  # no stage of known work (e.g. real DSP): only the pacing bounds it
+        return float((packets - 1) * producer_period_ms + path_delay_ms)
+    bottleneck = max(max(stage_work_ms), producer_period_ms)
+    pipeline = (packets - 1) * bottleneck + sum(stage_work_ms) + path_delay_ms
+    cpu = packets * sum(cpu_work_ms) / cores
+    return float(max(pipeline, cpu))
