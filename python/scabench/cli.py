@@ -10,7 +10,8 @@ import click
 from scabench.errors import RunError, ScabenchError
 from scabench.report.results_file import write_json
 from scabench.run.runner import run_spec
-from scabench.model.spec import load_spec, parse_cores, parse_overrides, parse_property_overrides
+from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
+from scabench.model.spec import load_spec
 from scabench.report.tables import format_run
 
 

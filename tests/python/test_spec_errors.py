@@ -101,7 +101,7 @@ def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
 
 
 def test_overrides_change_the_resolved_spec(write_spec):
-    from scabench.model.spec import parse_overrides, parse_property_overrides
+    from scabench.model.checks import parse_overrides, parse_property_overrides
     spec = load_spec(write_spec(pipeline_toml(policy='call = "oneway"')))
     spec.with_policy(parse_overrides(["sync=server", "worker=8"])).collocate()
     for name, props in parse_property_overrides(["producer.period_us=7500"]).items():

@@ -17,18 +17,18 @@ A spec (see experiments/paper/exp6.toml):
   [network]      delay_ms, jitter_ms: each process on a network host of its
                  own, behind an emulated link with this one-way delay (network.py)
 """
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scabench.model.catalog import component_kinds
 from scabench.errors import SpecError
+from scabench.model.catalog import component_kinds
+from scabench.model.checks import (check_dispatch_per_host, check_network_transport, check_property, endpoint,
+                                   network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
-from scabench.model.policy import Policy, PolicyValueError, parse_policy
+from scabench.model.policy import Policy
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
-NETWORK_KEYS = ("delay_ms", "jitter_ms")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
 # How Linux schedules the hosts' threads. "batch" (SCHED_BATCH) tells it they
 # are throughput work: a thread that wakes (an ORB thread taking a packet)
@@ -127,8 +127,8 @@ class Spec:
         """Applies policy keys (call, sync, dispatch, worker) to every
         connection, on top of what the spec gave it."""
         for conn in self.connections:
-            conn.policy = _policy(overrides, conn.policy, self.path, where)
-        _check_dispatch_per_host(self)
+            conn.policy = policy_of(overrides, conn.policy, self.path, where)
+        check_dispatch_per_host(self)
         return self
 
     def with_properties(self, name, properties, where="--set"):
@@ -138,14 +138,14 @@ class Spec:
             raise SpecError(self.path, where, f"no component named {name!r}; declared: "
                             f"{', '.join(c.name for c in self.components)}")
         for key, value in properties.items():
-            comp.properties[key] = _check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value)
+            comp.properties[key] = check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value)
         return self
 
     def with_network(self, table, where="--link-delay"):
         """Runs every process on a network host of its own, behind links with
         the given delay_ms / jitter_ms (checked like a [network] table)."""
-        self.network = _network({**(self.network.describe() if self.network else {}), **table}, self.path, where)
-        _check_network_transport(self)
+        self.network = network_settings({**(self.network.describe() if self.network else {}), **table}, self.path, where)
+        check_network_transport(self)
         return self
 
     def collocate(self):
@@ -191,7 +191,7 @@ def parse_spec(doc, path):
     for key in doc:
         if key not in TOP_LEVEL:
             raise SpecError(path, key, f"unknown table; valid: {', '.join(TOP_LEVEL)}")
-    run = _table(doc, "run", path)
+    run = table_of(doc, "run", path)
     for key in run:
         if key not in RUN_KEYS:
             raise SpecError(path, f"run.{key}", f"unknown key; valid: {', '.join(RUN_KEYS)}")
@@ -214,79 +214,15 @@ def parse_spec(doc, path):
 
     components = _components(doc, path)
     names = {c.name for c in components}
-    default_policy = _policy(doc.get("policy", {}), None, path, "policy")
+    default_policy = policy_of(doc.get("policy", {}), None, path, "policy")
     connections = _connections(doc, path, components, default_policy)
     hosts = _placement(doc, path, names, [c.name for c in components])
-    network = _network(_table(doc, "network", path), path, "network") if "network" in doc else None
-    spec = Spec(path, _table(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
+    network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
+    spec = Spec(path, table_of(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
                 components, connections, hosts, network, scheduler)
-    _check_dispatch_per_host(spec)
-    _check_network_transport(spec)
+    check_dispatch_per_host(spec)
+    check_network_transport(spec)
     return spec
-
-
-def parse_cores(value, path="--cores", key="cores"):
-    """"all", a list of CPU numbers, or "0,1"; every CPU must be usable here."""
-    usable = sorted(os.sched_getaffinity(0))
-    if value == "all":
-        return usable
-    if isinstance(value, str):
-        try:
-            value = [int(v) for v in value.split(",") if v.strip()]
-        except ValueError:
-            raise SpecError(path, key, f"{value!r} is not a list of CPU numbers like 0,1") from None
-    if not isinstance(value, list) or not value or not all(isinstance(v, int) for v in value):
-        raise SpecError(path, key, f"use \"all\" or a list of CPU numbers from {usable}")
-    bad = [v for v in value if v not in usable]
-    if bad:
-        raise SpecError(path, key, f"CPU {bad[0]} is not usable here; usable CPUs: {usable}")
-    return sorted(set(value))
-
-
-def parse_overrides(items, where="--policy"):
-    """["sync=server", "worker=16"] -> {"sync": "server", "worker": 16}:
-    the values a TOML table would hold."""
-    overrides = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        if not sep or not key:
-            raise SpecError(where, item, "use KEY=VALUE")
-        text = text.strip()
-        if text in ("true", "false"):
-            value = text == "true"
-        elif text.isdigit():
-            value = int(text)
-        else:
-            value = text
-        overrides[key.strip()] = value
-    return overrides
-
-
-def parse_property_overrides(items, where="--set"):
-    """["producer.period_us=7500"] -> {"producer": {"period_us": 7500}}."""
-    out = {}
-    for key, value in parse_overrides(items, where).items():
-        name, dot, prop = key.partition(".")
-        if not dot or not name or not prop:
-            raise SpecError(where, key, "use COMPONENT.KEY=VALUE, e.g. producer.period_us=7500")
-        out.setdefault(name, {})[prop] = value
-    return out
-
-
-def _table(doc, key, path):
-    value = doc.get(key, {})
-    if not isinstance(value, dict):
-        raise SpecError(path, key, "must be a table")
-    return value
-
-
-def _policy(table, base, path, where):
-    if not isinstance(table, dict):
-        raise SpecError(path, where, "must be a table")
-    try:
-        return parse_policy(table, base)
-    except PolicyValueError as exc:
-        raise SpecError(path, f"{where}.{exc.key}", str(exc)) from None
 
 
 def _components(doc, path):
@@ -309,48 +245,9 @@ def _components(doc, path):
         properties = {}
         for key, value in item.items():
             if key not in ("name", "kind"):
-                properties[key] = _check_property(path, f"{where}.{key}", kind, key, value)
+                properties[key] = check_property(path, f"{where}.{key}", kind, key, value)
         components.append(Component(name, kind, properties))
     return components
-
-
-def _check_property(path, where, kind, key, value):
-    """A component property's value, checked against what the kind declares."""
-    declared = component_kinds()[kind]["properties"]
-    if key not in declared or "." in key:
-        valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
-        raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {valid}")
-    expected = declared[key]["type"]
-    if not _type_ok(value, expected):
-        raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
-    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-        raise SpecError(path, where, f"must be >= 0 ({declared[key]['description']})")
-    return value
-
-
-def _type_ok(value, expected):
-    if expected == "boolean":
-        return isinstance(value, bool)
-    if expected == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if expected == "real":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return isinstance(value, str)
-
-
-def _endpoint(text, path, key, components, direction):
-    kinds = component_kinds()
-    if not isinstance(text, str) or text.count(".") != 1:
-        raise SpecError(path, key, f"{text!r} must look like \"component.port\"")
-    name, port = text.split(".")
-    comp = next((c for c in components if c.name == name), None)
-    if comp is None:
-        raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
-    ports = kinds[comp.kind][direction]
-    if port not in ports:
-        role = "uses (output)" if direction == "uses" else "provides (input)"
-        raise SpecError(path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}")
-    return (name, port)
 
 
 def _connections(doc, path, components, default_policy):
@@ -359,18 +256,18 @@ def _connections(doc, path, components, default_policy):
     if not isinstance(chain, list):
         raise SpecError(path, "chain", "must be a list of component names")
     for i, (a, b) in enumerate(zip(chain, chain[1:])):
-        uses = _endpoint(f"{a}.out", path, f"chain[{i}]", components, "uses")
-        provides = _endpoint(f"{b}.in", path, f"chain[{i + 1}]", components, "provides")
+        uses = endpoint(f"{a}.out", path, f"chain[{i}]", components, "uses")
+        provides = endpoint(f"{b}.in", path, f"chain[{i + 1}]", components, "provides")
         connections.append(Connection(uses, provides, default_policy))
     for i, item in enumerate(doc.get("connection", [])):
         where = f"connection[{i}]"
         for key in ("from", "to"):
             if key not in item:
                 raise SpecError(path, f"{where}.{key}", "required, like \"stage1.out\"")
-        uses = _endpoint(item["from"], path, f"{where}.from", components, "uses")
-        provides = _endpoint(item["to"], path, f"{where}.to", components, "provides")
+        uses = endpoint(item["from"], path, f"{where}.from", components, "uses")
+        provides = endpoint(item["to"], path, f"{where}.to", components, "provides")
         overrides = {k: v for k, v in item.items() if k not in ("from", "to")}
-        connections.append(Connection(uses, provides, _policy(overrides, default_policy, path, where)))
+        connections.append(Connection(uses, provides, policy_of(overrides, default_policy, path, where)))
     used = set()
     for conn in connections:
         if conn.uses in used:
@@ -380,7 +277,7 @@ def _connections(doc, path, components, default_policy):
 
 
 def _placement(doc, path, names, order):
-    placement = _table(doc, "placement", path)
+    placement = table_of(doc, "placement", path)
     for key in placement:
         if key != "hosts":
             raise SpecError(path, f"placement.{key}", "unknown key; valid: hosts")
@@ -399,38 +296,3 @@ def _placement(doc, path, names, order):
     return hosts + [[n] for n in missing]
 
 
-def _check_dispatch_per_host(spec):
-    """ORB threading is per process: remote connections into one host must agree."""
-    seen = {}
-    for conn in spec.connections:
-        if spec.collocated(conn):
-            continue
-        host = spec.host_of(conn.provides[0])
-        options = conn.policy.orb_options()
-        if host in seen and seen[host][1] != options:
-            raise SpecError(spec.path, "connection",
-                            f"{seen[host][0]} and {conn.id} reach the same process with different dispatch; "
-                            "ORB threading is per process: place the receivers apart or use one dispatch")
-        seen[host] = (conn.id, options)
-
-
-def _network(table, path, where):
-    for key in table:
-        if key not in NETWORK_KEYS:
-            raise SpecError(path, f"{where}.{key}", f"unknown key; valid: {', '.join(NETWORK_KEYS)}")
-    values = {}
-    for key in NETWORK_KEYS:
-        value = table.get(key, 0)
-        # The link emulator works in whole milliseconds.
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 10000:
-            raise SpecError(path, f"{where}.{key}", "must be a whole number of milliseconds from 0 to 10000")
-        values[key] = value
-    if values["jitter_ms"] > values["delay_ms"]:
-        raise SpecError(path, f"{where}.jitter_ms", f"must not exceed delay_ms ({values['delay_ms']})")
-    return LinkSettings(**values)
-
-
-def _check_network_transport(spec):
-    if spec.network is not None and spec.transport != "tcp":
-        raise SpecError(spec.path, "run.transport", f"network hosts talk over tcp; {spec.transport!r} cannot "
-                        "cross a network link (remove [network] or use transport = \"tcp\")")
