@@ -30,7 +30,7 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import scabench, numpy, click, pytest, matplotlib, markdown" 2>/dev/null; then
+if ! .venv/bin/python -c "import scabench, numpy, click, pytest, hypothesis, matplotlib, markdown" 2>/dev/null; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e 'python[test]'
 fi

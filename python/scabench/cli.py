@@ -1,5 +1,5 @@
 """The scabench command line."""
-import json
+import math
 import os
 import sys
 from contextlib import contextmanager
@@ -8,11 +8,18 @@ from pathlib import Path
 import click
 
 from scabench.errors import RunError, ScabenchError
-from scabench.report.results_file import write_json
+from scabench.report.results_file import check_writable, read_json, write_json
 from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.spec import load_spec
 from scabench.report.tables import format_run
+
+
+def finite(ctx, param, value):
+    """A number option must be finite: nan and inf compare false with any range."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,10 +65,12 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         json_path):
     """Run one spec over real processes and print its table."""
     with exit_codes(partial_json=json_path):
+        if json_path:
+            check_writable(json_path, "--json")
         spec = load_spec(spec_file)
         if packets:
             spec.with_packets(packets)
-        if cores:
+        if cores is not None:
             spec.with_cores(parse_cores(cores))
         if policy_items:
             spec.with_policy(parse_overrides(policy_items))
@@ -151,6 +160,7 @@ def profile(quick, out_dir, json_path):
     from scabench.studies.orb_profile.measure import Plan, run_profile
     from scabench.studies.orb_profile.render import format_profile, write_profile_report
     with exit_codes("profile failed"):
+        check_writable(json_path or Path(out_dir) / "profile.json", "--json")
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
     md_path, html_path = write_profile_report(result, out_dir)
@@ -159,9 +169,9 @@ def profile(quick, out_dir, json_path):
 
 
 @main.command()
-@click.option("--cycles", type=click.FloatRange(min=0, min_open=True), required=True,
+@click.option("--cycles", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
               help="D_t: cycles of one call carrying the packet.")
-@click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), required=True,
+@click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
               help="Clock of the cycle count, in MHz.")
 @click.option("--elements", type=click.IntRange(min=1), required=True, help="N_p: samples per call.")
 @click.option("--samples-per-symbol", type=click.IntRange(min=1), default=8, show_default=True, help="S_s.")
@@ -200,13 +210,19 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
     from scabench.studies.granularity.render import render
 
     if from_json:
-        result = json.loads(Path(from_json).read_text())
-        md, html = render(result, out_dir)
+        with exit_codes():
+            result = read_json(from_json, "--from-json", "summary")
+            try:
+                md, html = render(result, out_dir)
+            except (KeyError, TypeError, ValueError, IndexError) as exc:
+                raise ScabenchError(f"--from-json: {from_json} is not a whole granularity result "
+                                    f"({type(exc).__name__}: {exc})") from None
         click.echo(f"report: {md} and {html}")
         return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
     with exit_codes():
-        if cores:
+        check_writable(json_path or Path(out_dir) / "granularity.json", "--json")
+        if cores is not None:
             plan = replace(plan, cores=parse_cores(cores))
         plan = replace(plan, call=call)
         if only:

@@ -61,7 +61,7 @@ def test_invalid_toml_names_the_file(write_spec):
 
 
 def test_conflicting_dispatch_into_one_process_is_refused(write_spec):
-    text = pipeline_toml(stages=2, placement='hosts = [["producer"], ["stage1", "stage2"]]')
+    text = pipeline_toml(stages=2, placement='hosts = [["producer"], ["stage1", "stage2"], ["side"]]')
     text += "[[component]]\nname = \"side\"\nkind = \"producer\"\n"
     text += "[[connection]]\nfrom = \"side.out\"\nto = \"stage2.in\"\ndispatch = \"serial\"\n"
     text = text.replace('chain = ["producer", "stage1", "stage2"]', 'chain = ["producer", "stage1"]')

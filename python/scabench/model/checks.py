@@ -3,7 +3,9 @@ one line naming the file (or flag), the key and what would be valid
 (errors.SpecError). The spec loader (scabench.model.spec) and the spec's
 overrides (--policy, --set, --cores, --link-delay) use the same checks, so a
 value is judged the same wherever it comes from."""
+import math
 import os
+import re
 
 from scabench.errors import SpecError
 from scabench.model.catalog import component_kinds
@@ -11,6 +13,13 @@ from scabench.model.link import LinkSettings
 from scabench.model.policy import PolicyValueError, parse_policy
 
 NETWORK_KEYS = ("delay_ms", "jitter_ms")
+# The largest integer a property can hold: the runtime keeps them as int64.
+INT64_MAX = (1 << 63) - 1
+# The most bytes one packet may carry: every host's ORB refuses a larger
+# message (-ORBgiopMaxMsgSize, scabench.run.assembly), less room for the
+# request's header.
+MAX_PACKET_BYTES = (64 << 20) - 4096
+SAMPLE_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
 
 
 def parse_cores(value, path="--cores", key="cores"):
@@ -23,7 +32,8 @@ def parse_cores(value, path="--cores", key="cores"):
             value = [int(v) for v in value.split(",") if v.strip()]
         except ValueError:
             raise SpecError(path, key, f"{value!r} is not a list of CPU numbers like 0,1") from None
-    if not isinstance(value, list) or not value or not all(isinstance(v, int) for v in value):
+    if not isinstance(value, list) or not value or \
+            not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         raise SpecError(path, key, f"use \"all\" or a list of CPU numbers from {usable}")
     bad = [v for v in value if v not in usable]
     if bad:
@@ -39,15 +49,21 @@ def parse_overrides(items, where="--policy"):
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise SpecError(where, item, "use KEY=VALUE")
-        text = text.strip()
-        if text in ("true", "false"):
-            value = text == "true"
-        elif text.isdigit():
-            value = int(text)
-        else:
-            value = text
+        value = override_value(text.strip())
         overrides[key.strip()] = value
     return overrides
+
+
+def override_value(text):
+    """A value given on the command line, read as TOML would read it: true,
+    false, a whole number, a real number, or else the text itself."""
+    if text in ("true", "false"):
+        return text == "true"
+    if re.fullmatch(r"[+-]?[0-9]+", text):
+        return int(text)
+    if re.fullmatch(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)", text):
+        return float(text)
+    return text
 
 
 def parse_property_overrides(items, where="--set"):
@@ -80,15 +96,31 @@ def policy_of(table, base, path, where):
 def check_property(path, where, kind, key, value):
     """A component property's value, checked against what the kind declares."""
     declared = component_kinds()[kind]["properties"]
-    if key not in declared or "." in key:
+    # Port policy keys ("in.worker") come from [policy]; record_capacity is the runner's.
+    if key not in declared or "." in key or key == "record_capacity":
         valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
         raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {valid}")
     expected = declared[key]["type"]
     if not _type_ok(value, expected):
         raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
-    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-        raise SpecError(path, where, f"must be >= 0 ({declared[key]['description']})")
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= INT64_MAX:
+        raise SpecError(path, where, f"must be from 0 to {INT64_MAX} ({declared[key]['description']})")
+    if isinstance(value, float) and not (math.isfinite(value) and value >= 0):
+        raise SpecError(path, where, f"must be a finite number >= 0 ({declared[key]['description']})")
+    # The stream's size: a source sends at least one packet, a packet holds
+    # at least one sample and fits in one ORB message.
+    if key in ("packets", "samples") and value < 1:
+        raise SpecError(path, where, f"must be at least 1 ({declared[key]['description']})")
     return value
+
+
+def check_packet_size(path, where, samples, sample_type):
+    """A packet of `samples` must fit in one ORB message."""
+    size = samples * SAMPLE_BYTES[sample_type]
+    if size > MAX_PACKET_BYTES:
+        raise SpecError(path, where, f"{samples} {sample_type} samples make a packet of {size} bytes; one packet "
+                        f"must fit in an ORB message: at most {MAX_PACKET_BYTES // SAMPLE_BYTES[sample_type]} "
+                        f"{sample_type} samples")
 
 
 def _type_ok(value, expected):

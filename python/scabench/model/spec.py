@@ -17,14 +17,16 @@ A spec (see experiments/paper/exp6.toml):
   [network]      delay_ms, jitter_ms: each process on a network host of its
                  own, behind an emulated link with this one-way delay (network.py)
 """
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import SpecError
 from scabench.model.catalog import component_kinds
-from scabench.model.checks import (check_dispatch_per_host, check_network_transport, check_property, endpoint,
-                                   network_settings, parse_cores, policy_of, table_of)
+from scabench.model.checks import (check_dispatch_per_host, check_network_transport, check_packet_size, check_property,
+                                   endpoint, network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy
 
@@ -104,10 +106,17 @@ class Spec:
         return [self.component(n) for n in self.pipeline_order()
                 if n in self.sources() and "packets" in kinds[self.component(n).kind]["properties"]]
 
-    def with_packets(self, packets):
+    def with_packets(self, packets, where="--packets"):
         for c in self.packet_sources():
-            c.properties["packets"] = packets
+            c.properties["packets"] = check_property(self.path, where, c.kind, "packets", packets)
         return self
+
+    def check_packet_sizes(self, where="component"):
+        """Every packet fits in one ORB message."""
+        for i, c in enumerate(self.components):
+            if "samples" in c.properties:
+                check_packet_size(self.path, f"{where}[{i}].samples" if where == "component" else where,
+                                  c.properties["samples"], self.sample_type)
 
     def with_cores(self, cores):
         self.cores = cores
@@ -139,6 +148,7 @@ class Spec:
                             f"{', '.join(c.name for c in self.components)}")
         for key, value in properties.items():
             comp.properties[key] = check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value)
+        self.check_packet_sizes(f"{where}.{name}")
         return self
 
     def with_network(self, table, where="--link-delay"):
@@ -171,15 +181,32 @@ class Spec:
         }
 
 
+# A spec or campaign is a few kB; anything near this is not one.
+MAX_SPEC_BYTES = 1 << 20
+
+
 def read_toml(path):
-    """A TOML file as a dict; a missing or malformed file is a SpecError naming it."""
+    """A TOML file as a dict. What is not one is a SpecError naming the file:
+    missing, not a regular file (a named pipe would block the read), too
+    large, not UTF-8, not valid TOML, or nested too deeply to parse."""
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise SpecError(path, "", "not a regular file; give the path of a .toml file")
+        if info.st_size > MAX_SPEC_BYTES:
+            raise SpecError(path, "", f"{info.st_size} bytes; a spec is a TOML file of at most {MAX_SPEC_BYTES}")
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            return tomllib.loads(f.read().decode("utf-8"))
     except FileNotFoundError:
         raise SpecError(path, "", "no such file") from None
+    except (IsADirectoryError, PermissionError, OSError) as exc:
+        raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(path, "", f"not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(path, "", f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(path, "", "nested too deeply to be a spec") from None
 
 
 def load_spec(path):
@@ -209,8 +236,8 @@ def parse_spec(doc, path):
     if scheduler not in SCHEDULERS:
         raise SpecError(path, "run.scheduler", f"{scheduler!r} is not valid; use one of: {', '.join(SCHEDULERS)}")
     timeout = run.get("timeout_s", 0)
-    if not isinstance(timeout, (int, float)) or timeout < 0:
-        raise SpecError(path, "run.timeout_s", "must be a number of seconds >= 0 (0: chosen from the floor)")
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 <= timeout <= 86400:
+        raise SpecError(path, "run.timeout_s", "must be a number of seconds from 0 to 86400 (0: chosen from the floor)")
 
     components = _components(doc, path)
     names = {c.name for c in components}
@@ -222,6 +249,7 @@ def parse_spec(doc, path):
                 components, connections, hosts, network, scheduler)
     check_dispatch_per_host(spec)
     check_network_transport(spec)
+    spec.check_packet_sizes()
     return spec
 
 
@@ -233,6 +261,8 @@ def _components(doc, path):
     components, seen = [], set()
     for i, item in enumerate(items):
         where = f"component[{i}]"
+        if not isinstance(item, dict):
+            raise SpecError(path, where, "must be a table: [[component]] with a name and a kind")
         name = item.get("name")
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise SpecError(path, f"{where}.name", "a name of letters, digits, - and _ is required")
@@ -240,7 +270,7 @@ def _components(doc, path):
             raise SpecError(path, f"{where}.name", f"{name!r} is used twice")
         seen.add(name)
         kind = item.get("kind")
-        if kind not in kinds:
+        if not isinstance(kind, str) or kind not in kinds:
             raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)}")
         properties = {}
         for key, value in item.items():
@@ -253,13 +283,18 @@ def _components(doc, path):
 def _connections(doc, path, components, default_policy):
     connections = []
     chain = doc.get("chain", [])
-    if not isinstance(chain, list):
+    if not isinstance(chain, list) or not all(isinstance(n, str) for n in chain):
         raise SpecError(path, "chain", "must be a list of component names")
+    if "chain" in doc and len(chain) < 2:
+        raise SpecError(path, "chain", "connects at least two components, like [\"producer\", \"stage1\"]")
+    items = doc.get("connection", [])
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise SpecError(path, "connection", "must be [[connection]] tables with from and to")
     for i, (a, b) in enumerate(zip(chain, chain[1:])):
         uses = endpoint(f"{a}.out", path, f"chain[{i}]", components, "uses")
         provides = endpoint(f"{b}.in", path, f"chain[{i + 1}]", components, "provides")
         connections.append(Connection(uses, provides, default_policy))
-    for i, item in enumerate(doc.get("connection", [])):
+    for i, item in enumerate(items):
         where = f"connection[{i}]"
         for key in ("from", "to"):
             if key not in item:
@@ -273,7 +308,42 @@ def _connections(doc, path, components, default_policy):
         if conn.uses in used:
             raise SpecError(path, "connection", f"port {'.'.join(conn.uses)} is connected twice")
         used.add(conn.uses)
+    _check_topology(path, components, connections)
     return connections
+
+
+def _check_topology(path, components, connections):
+    """Packets must flow from a source to an end: no component feeds itself
+    or a loop (its own packets would come back to it for ever), and with
+    more than one component every one is connected."""
+    for conn in connections:
+        if conn.uses[0] == conn.provides[0]:
+            raise SpecError(path, "connection", f"{conn.id} connects {conn.uses[0]!r} to itself; "
+                            "a pipeline has no loops")
+    downstream = {c.name: [] for c in components}
+    for conn in connections:
+        downstream[conn.uses[0]].append(conn.provides[0])
+    state = {}
+
+    def visit(name, trail):
+        state[name] = "open"
+        for nxt in downstream[name]:
+            if state.get(nxt) == "open":
+                loop = trail[trail.index(nxt):] + [nxt] if nxt in trail else [name, nxt]
+                raise SpecError(path, "connection", f"the connections make a loop ({' -> '.join(loop)}); "
+                                "a pipeline has no loops")
+            if nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[name] = "done"
+    for c in components:
+        if c.name not in state:
+            visit(c.name, [c.name])
+    if len(components) > 1:
+        linked = {n for conn in connections for n in (conn.uses[0], conn.provides[0])}
+        alone = [c.name for c in components if c.name not in linked]
+        if alone:
+            raise SpecError(path, "connection", f"{alone[0]!r} is connected to nothing; connect it (chain or "
+                            "[[connection]]) or remove it")
 
 
 def _placement(doc, path, names, order):
@@ -284,7 +354,8 @@ def _placement(doc, path, names, order):
     hosts = placement.get("hosts")
     if hosts is None:
         return [[n] for n in order]
-    if not isinstance(hosts, list) or not all(isinstance(h, list) and h for h in hosts):
+    if not isinstance(hosts, list) or not all(isinstance(h, list) and h and all(isinstance(n, str) for n in h)
+                                              for h in hosts):
         raise SpecError(path, "placement.hosts", "must be a list of non-empty lists of component names")
     placed = [n for h in hosts for n in h]
     for n in placed:
@@ -293,6 +364,9 @@ def _placement(doc, path, names, order):
         if placed.count(n) > 1:
             raise SpecError(path, "placement.hosts", f"{n!r} is placed twice")
     missing = [n for n in order if n not in placed]
-    return hosts + [[n] for n in missing]
+    if missing:
+        raise SpecError(path, "placement.hosts", f"{missing[0]!r} is not placed; a placement places every "
+                        f"component (add [\"{missing[0]}\"] for a process of its own)")
+    return hosts
 
 

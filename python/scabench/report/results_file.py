@@ -1,7 +1,10 @@
 """Results on disk: one way to write a command's JSON, so every result file
 looks alike and its folder is made on the way."""
 import json
+import os
 from pathlib import Path
+
+from scabench.errors import ScabenchError
 
 
 def write_json(doc, path):
@@ -10,3 +13,30 @@ def write_json(doc, path):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1) + "\n")
     return path
+
+
+def check_writable(path, flag):
+    """Refuses, before anything runs, a result path that could not be
+    written: a finished run must never lose its result to a bad --json."""
+    path = Path(path)
+    if path.is_dir():
+        raise ScabenchError(f"{flag}: {path} is a directory; give a file name")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ScabenchError(f"{flag}: {path} cannot be written: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK):
+        raise ScabenchError(f"{flag}: {path} cannot be written: {parent} is not writable")
+
+
+def read_json(path, flag, expect_key):
+    """A result file this tool wrote, read back; anything else is a
+    ScabenchError naming the flag, the file and what was expected."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ScabenchError(f"{flag}: {path} is not a JSON result file ({type(exc).__name__})") from None
+    if not isinstance(doc, dict) or expect_key not in doc:
+        raise ScabenchError(f"{flag}: {path} is not a result of this command (no {expect_key!r})")
+    return doc

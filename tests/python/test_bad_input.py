@@ -1,0 +1,267 @@
+"""A corpus of bad input: every case gets one line naming the file (or
+flag), the key and what is valid, before any process starts. The spec
+loader is also fuzzed: whatever TOML it is given, it returns a spec or
+raises SpecError, nothing else."""
+import math
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import pipeline_toml, scabench
+from scabench.errors import SpecError
+from scabench.model.checks import parse_overrides, parse_property_overrides
+from scabench.model.spec import load_spec, parse_spec
+
+ONE = '[[component]]\nname = "p"\nkind = "producer"\n'
+STAGE = '[[component]]\nname = "s"\nkind = "stage"\n'
+TWO = 'chain = ["p", "s"]\n' + ONE + STAGE
+
+
+def with_run(body):
+    """A two-component spec with `body` in its [run] table."""
+    return 'chain = ["p", "s"]\n[run]\n' + body + "\n" + ONE + STAGE
+
+
+# (spec text, the key the error names, a hint of what is valid)
+SPECS = [
+    # numbers that are not numbers, or too large
+    (with_run("timeout_s = nan"), "run.timeout_s", "0 to 86400"),
+    (with_run("timeout_s = inf"), "run.timeout_s", "0 to 86400"),
+    (with_run("timeout_s = -1"), "run.timeout_s", "0 to 86400"),
+    (with_run("timeout_s = true"), "run.timeout_s", "seconds"),
+    (with_run("timeout_s = 1e12"), "run.timeout_s", "0 to 86400"),
+    (with_run("cores = [true]"), "run.cores", "CPU numbers"),
+    (with_run("cores = []"), "run.cores", "CPU numbers"),
+    (with_run("cores = \"0,x\""), "run.cores", "CPU numbers"),
+    (with_run("cores = [-1]"), "run.cores", "usable CPUs"),
+    (with_run("cores = 0"), "run.cores", "CPU numbers"),
+    (with_run("pin = 1"), "run.pin", "true or false"),
+    (with_run("sample_type = \"int\""), "run.sample_type", "octet, short, float, double"),
+    (with_run("sample_type = [\"double\"]"), "run.sample_type", "octet, short, float, double"),
+    (with_run("transport = 3"), "run.transport", "tcp, unix"),
+    (with_run("scheduler = \"\""), "run.scheduler", "normal, batch"),
+    (with_run("transport = \"unix\"") + "[network]\ndelay_ms = 1\n", "run.transport", "tcp"),
+]
+PROPS = [
+    ("p", "packets = 0", "component[0].packets", "at least 1"),
+    ("p", "packets = -5", "component[0].packets", "from 0 to"),
+    ("p", "packets = 9223372036854775808", "component[0].packets", "0 to 9223372036854775807"),
+    ("p", "packets = 1.5", "component[0].packets", "integer"),
+    ("p", "packets = \"10\"", "component[0].packets", "integer"),
+    ("p", "packets = true", "component[0].packets", "integer"),
+    ("p", "samples = 0", "component[0].samples", "at least 1"),
+    ("p", "samples = 1000000000000", "component[0].samples", "fit in an ORB message"),
+    ("p", "samples = 9000000", "component[0].samples", "fit in an ORB message"),
+    ("p", "period_us = -1", "component[0].period_us", "from 0 to"),
+    ("p", "colour = \"red\"", "component[0].colour", "valid:"),
+    ("p", "record_capacity = 5", "component[0].record_capacity", "valid:"),
+    ("p", "\"in.worker\" = 4", "component[0].in.worker", "valid:"),
+    ("s", "work_us = nan", "component[1].work_us", "integer"),
+    ("s", "work_us = 1e400", "component[1].work_us", "integer"),
+    ("s", "work = 5", "component[1].work", "string"),
+    ("s", "work_us = [1]", "component[1].work_us", "integer"),
+    ("s", "work_us = {a = 1}", "component[1].work_us", "integer"),
+]
+for name, line, key, hint in PROPS:
+    text = TWO.replace(f'name = "{name}"\n', f'name = "{name}"\n{line}\n', 1)
+    SPECS.append((text, key, hint))
+SPECS += [
+    # shapes: arrays where tables are expected, and the reverse
+    ("run = [1, 2]\n" + TWO, "run", "must be a table"),
+    ("policy = 3\n" + TWO, "policy", "must be a table"),
+    ("component = 3\n", "component", "[[component]]"),
+    ("component = [1, 2]\n", "component[0]", "must be a table"),
+    ("component = []\n", "component", "[[component]]"),
+    ("", "component", "[[component]]"),
+    ("connection = 5\n" + TWO, "connection", "[[connection]]"),
+    ("connection = [\"p.out\"]\n" + TWO, "connection", "[[connection]]"),
+    ("chain = \"p\"\n" + ONE, "chain", "list of component names"),
+    ("chain = [1, 2]\n" + ONE, "chain", "list of component names"),
+    ("placement = [1]\n" + TWO, "placement", "must be a table"),
+    ("network = 10\n" + TWO, "network", "must be a table"),
+    ("experiment = \"x\"\n" + TWO, "experiment", "must be a table"),
+    (TWO + "[placement]\nhosts = \"p\"\n", "placement.hosts", "lists of component names"),
+    (TWO + "[placement]\nhosts = [[]]\n", "placement.hosts", "lists of component names"),
+    (TWO + "[placement]\nhosts = [[1]]\n", "placement.hosts", "lists of component names"),
+    (TWO + "[placement]\nhosts = [[\"p\"]]\n", "placement.hosts", "'s' is not placed"),
+    (TWO + "[placement]\nhosts = [[\"p\", \"s\"], [\"s\"]]\n", "placement.hosts", "placed twice"),
+    (TWO + "[placement]\ncores = 1\n", "placement.cores", "valid: hosts"),
+    # names and kinds
+    (ONE.replace('"p"', '"p q"'), "component[0].name", "letters, digits"),
+    (ONE.replace('name = "p"\n', ""), "component[0].name", "letters, digits"),
+    (ONE.replace('"p"', '""'), "component[0].name", "letters, digits"),
+    (ONE.replace('kind = "producer"\n', ""), "component[0].kind", "valid:"),
+    (ONE.replace('"producer"', '["producer"]'), "component[0].kind", "valid:"),
+    # topology
+    ('chain = []\n' + ONE, "chain", "at least two components"),
+    ('chain = ["p"]\n' + ONE, "chain", "at least two components"),
+    ('chain = ["p", "q"]\n' + ONE, "chain[1]", "no component named 'q'"),
+    (TWO.replace('chain = ["p", "s"]', 'chain = ["p", "s", "s"]'), "connection", "to itself"),
+    (TWO.replace('chain = ["p", "s"]', 'chain = ["s", "p"]'), "chain[1]", "no provides (input) port 'in'"),
+    (TWO + '[[component]]\nname = "t"\nkind = "stage"\n[[connection]]\nfrom = "s.out"\nto = "t.in"\n'
+     '[[connection]]\nfrom = "t.out"\nto = "s.in"\n', "connection", "loop"),
+    ('chain = ["a", "b"]\n[[component]]\nname = "a"\nkind = "stage"\n[[component]]\nname = "b"\nkind = "stage"\n'
+     '[[connection]]\nfrom = "b.out"\nto = "a.in"\n', "connection", "loop (a -> b -> a)"),
+    (TWO + '[[component]]\nname = "x"\nkind = "sink"\n', "connection", "'x' is connected to nothing"),
+    (TWO + '[[connection]]\nfrom = "p.out"\nto = "s.in"\n', "connection", "connected twice"),
+    (TWO + '[[connection]]\nfrom = "s.out"\n', "connection[0].to", "required"),
+    (TWO + '[[connection]]\nfrom = 5\nto = "s.in"\n', "connection[0].from", "component.port"),
+    (TWO + '[[connection]]\nfrom = "s.out.x"\nto = "p.in"\n', "connection[0].from", "component.port"),
+    # network
+    (TWO + "[network]\ndelay_ms = 1.5\n", "network.delay_ms", "whole number"),
+    (TWO + "[network]\ndelay_ms = nan\n", "network.delay_ms", "whole number"),
+    (TWO + "[network]\ndelay_ms = 100000\n", "network.delay_ms", "0 to 10000"),
+    (TWO + "[network]\ndelay_ms = 2\njitter_ms = 3\n", "network.jitter_ms", "delay_ms"),
+    (TWO + "[network]\nloss = 1\n", "network.loss", "valid: delay_ms"),
+    # top level
+    ("[runs]\n" + TWO, "runs", "valid: experiment"),
+    ("version = 2\n" + TWO, "version", "valid: experiment"),
+]
+
+
+@pytest.mark.parametrize("text, key, hint", SPECS)
+def test_bad_spec_is_one_line_naming_key_and_what_is_valid(write_spec, text, key, hint):
+    path = write_spec(text)
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    message = str(err.value)
+    assert err.value.key == key, message
+    assert message.startswith(str(path)) and hint in message and "\n" not in message
+
+
+def test_not_utf8_names_the_file(write_spec, tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('[experiment]\nname = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(SpecError, match="not UTF-8"):
+        load_spec(path)
+
+
+def test_deep_nesting_is_refused(tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text("x = " + "[" * 50000 + "]" * 50000 + "\n")
+    with pytest.raises(SpecError, match=str(path)):
+        load_spec(path)
+
+
+def test_a_named_pipe_is_refused_without_reading(tmp_path):
+    fifo = tmp_path / "spec.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(SpecError, match="not a regular file"):
+        load_spec(fifo)
+
+
+def test_a_directory_is_refused(tmp_path):
+    with pytest.raises(SpecError, match="not a regular file"):
+        load_spec(tmp_path)
+
+
+def test_a_huge_file_is_refused(tmp_path):
+    path = tmp_path / "big.toml"
+    path.write_text("# " + "x" * (2 << 20) + "\n")
+    with pytest.raises(SpecError, match="at most"):
+        load_spec(path)
+
+
+OVERRIDES = [
+    (["stage1.work_us=²"], "--set", "integer"),
+    (["stage1.work_us=1e999"], "--set", "integer"),
+    (["stage1.work_us=-3"], "--set", "from 0 to"),
+    (["stage1.work=nan"], "--set", "string"),
+    (["stage1work_us=3"], "--set", "COMPONENT.KEY=VALUE"),
+    (["stage1.=3"], "--set", "COMPONENT.KEY=VALUE"),
+    (["ghost.work_us=3"], "--set", "no component named 'ghost'"),
+    (["producer.samples=100000000"], "--set", "fit in an ORB message"),
+    (["producer.packets=0"], "--set", "at least 1"),
+]
+
+
+@pytest.mark.parametrize("items, where, hint", OVERRIDES)
+def test_bad_property_override(write_spec, items, where, hint):
+    spec = load_spec(write_spec(pipeline_toml(stages=1)))
+    with pytest.raises(SpecError) as err:
+        for name, props in parse_property_overrides(items).items():
+            spec.with_properties(name, props)
+    assert hint in str(err.value) and where in str(err.value) and "\n" not in str(err.value)
+
+
+def test_override_values_read_as_toml_would():
+    assert parse_overrides(["a=1", "b=-2", "c=1.5", "d=true", "e=x", "f=²", "g=nan"]) == \
+        {"a": 1, "b": -2, "c": 1.5, "d": True, "e": "x", "f": "²", "g": pytest.approx(math.nan, nan_ok=True)}
+
+
+def test_huge_packets_flag_is_refused(write_spec):
+    spec = load_spec(write_spec(pipeline_toml(stages=1)))
+    with pytest.raises(SpecError, match="0 to 9223372036854775807"):
+        spec.with_packets(10 ** 30)
+
+
+# The CLI: exit code 2, one line on stderr, no traceback, no process started.
+CLI = [
+    (["run", "{spec}", "--cores", ""], "--cores"),
+    (["run", "{spec}", "--cores", "0,,x"], "--cores"),
+    (["run", "{spec}", "--set", "stage1.work_us=²"], "--set"),
+    (["run", "{spec}", "--policy", "worker=0"], "--policy"),
+    (["run", "{spec}", "--policy", "nonsense"], "--policy"),
+    (["run", "{fifo}"], "not a regular file"),
+    (["run", "{dir}"], "Error"),
+    (["run", "{missing}"], "no such file"),
+    (["run", "{spec}", "--packets", "0"], "--packets"),
+    (["run", "{spec}", "--link-delay", "-1"], "--link-delay"),
+    (["run", "{spec}", "--scheduler", "fifo"], "--scheduler"),
+    (["run", "{spec}", "--json", "{file}/r.json"], "--json"),
+    (["run", "{spec}", "--json", "{dir}"], "Error"),
+    (["granularity", "--from-json", "{file}"], "--from-json"),
+    (["granularity", "--from-json", "{garbage}"], "--from-json"),
+    (["granularity", "--from-json", "{other}"], "no 'summary'"),
+    (["granularity", "--from-json", "{hollow}", "--out", "{dir}/g"], "not a whole granularity result"),
+    (["granularity", "--json", "{file}/g.json", "--plan", "tiny"], "--json"),
+    (["granularity", "--cores", ""], "--cores"),
+    (["profile", "--json", "{file}/p.json", "--quick"], "--json"),
+    (["datarate", "--cycles", "nan", "--clock-mhz", "1", "--elements", "1"], "--cycles"),
+    (["paper", "--only", "nothing-like-this", "--out", "{dir}/p"], "--only"),
+    (["paper", "--campaign", "{garbage}", "--out", "{dir}/p"], "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("args, hint", CLI)
+def test_bad_cli_call_exits_2_with_one_line(write_spec, tmp_path, args, hint):
+    spec = write_spec(pipeline_toml(stages=1))
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    regular = tmp_path / "plain"
+    regular.write_text("")
+    garbage, other, hollow = tmp_path / "garbage.json", tmp_path / "other.json", tmp_path / "hollow.json"
+    garbage.write_text("{not json")
+    other.write_text('{"a": 1}')
+    hollow.write_text('{"summary": {}}')
+    names = {"spec": spec, "fifo": fifo, "dir": tmp_path, "missing": tmp_path / "none.toml", "file": regular,
+             "garbage": garbage, "other": other, "hollow": hollow}
+    proc = scabench(*[a.format(**names) for a in args], timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and hint in proc.stderr
+    # One error line (click adds its usage lines above a bad flag's).
+    assert len([line for line in proc.stderr.splitlines() if line.lower().startswith("error")]) == 1
+
+
+TOML_VALUES = st.recursive(
+    st.none().map(lambda _: 0) | st.booleans() | st.integers(min_value=-(2 ** 70), max_value=2 ** 70)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20)
+KEYS = st.sampled_from(["experiment", "run", "component", "policy", "chain", "connection", "placement", "network",
+                        "other"])
+SUBKEYS = st.sampled_from(["name", "kind", "packets", "samples", "work_us", "work", "cores", "timeout_s", "hosts",
+                           "from", "to", "call", "worker", "flow", "delay_ms", "transport", "sample_type"])
+DOCS = st.dictionaries(KEYS, TOML_VALUES | st.dictionaries(SUBKEYS, TOML_VALUES, max_size=5)
+                       | st.lists(st.dictionaries(SUBKEYS, TOML_VALUES, max_size=5), max_size=3), max_size=6)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DOCS)
+def test_fuzzed_specs_give_a_spec_or_a_spec_error(doc):
+    try:
+        parse_spec(doc, "fuzz.toml")
+    except SpecError as exc:
+        assert "\n" not in str(exc)
