@@ -147,7 +147,8 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
               help="Write the result here (default: OUT/profile.json).")
 def profile(quick, out_dir, json_path):
     """What the ORB costs per call and per byte, on every transport."""
-    from scabench.studies.orb_profile.measure import Plan, run_profile
+    from scabench.studies.orb_profile.measure import run_profile
+    from scabench.studies.orb_profile.plan import Plan
     from scabench.studies.orb_profile.render import format_profile, write_profile_report
     with exit_codes("profile failed"):
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
