@@ -126,7 +126,8 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     """Two-way + worker vs credits across network hosts with link delay."""
-    from scabench.studies.link_delay.measure import headline, rerender, run_link_delay  # matplotlib is only needed here
+    from scabench.studies.link_delay.analysis import headline
+    from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
     with exit_codes():
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
