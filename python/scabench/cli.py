@@ -101,7 +101,7 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
               help="Run nothing: judge the claims and write the report again from OUT/results.json.")
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
-    from scabench.studies.paper.command import rerender, run_paper  # matplotlib is only needed here
+    from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     with exit_codes():
         if from_results:
             entries, claims = rerender(out_dir)
