@@ -111,7 +111,7 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
               help="Run nothing: judge the claims and write the report again from OUT/results.json.")
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
-    from scabench.studies.paper.command import rerender, run_paper  # matplotlib is only needed here
+    from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     with exit_codes():
         if from_results:
             entries, claims = rerender(out_dir)
@@ -136,7 +136,8 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     """Two-way + worker vs credits across network hosts with link delay."""
-    from scabench.studies.link_delay.measure import headline, rerender, run_link_delay  # matplotlib is only needed here
+    from scabench.studies.link_delay.analysis import headline
+    from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
     with exit_codes():
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
@@ -157,7 +158,8 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
               help="Write the result here (default: OUT/profile.json).")
 def profile(quick, out_dir, json_path):
     """What the ORB costs per call and per byte, on every transport."""
-    from scabench.studies.orb_profile.measure import Plan, run_profile
+    from scabench.studies.orb_profile.measure import run_profile
+    from scabench.studies.orb_profile.plan import Plan
     from scabench.studies.orb_profile.render import format_profile, write_profile_report
     with exit_codes("profile failed"):
         check_writable(json_path or Path(out_dir) / "profile.json", "--json")

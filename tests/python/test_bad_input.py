@@ -95,8 +95,9 @@ SPECS += [
     (ONE.replace('kind = "producer"\n', ""), "component[0].kind", "valid:"),
     (ONE.replace('"producer"', '["producer"]'), "component[0].kind", "valid:"),
     # topology
-    ('chain = []\n' + ONE, "chain", "at least two components"),
-    ('chain = ["p"]\n' + ONE, "chain", "at least two components"),
+    ('chain = []\n' + STAGE, "connection", "'s' (stage) receives from nothing"),
+    ('chain = ["s"]\n' + STAGE, "connection", "'s' (stage) receives from nothing"),
+    (TWO.replace('chain = ["p", "s"]', 'chain = ["s"]'), "connection", "'s' (stage) receives from nothing"),
     ('chain = ["p", "q"]\n' + ONE, "chain[1]", "no component named 'q'"),
     (TWO.replace('chain = ["p", "s"]', 'chain = ["p", "s", "s"]'), "connection", "to itself"),
     (TWO.replace('chain = ["p", "s"]', 'chain = ["s", "p"]'), "chain[1]", "no provides (input) port 'in'"),
@@ -104,7 +105,8 @@ SPECS += [
      '[[connection]]\nfrom = "t.out"\nto = "s.in"\n', "connection", "loop"),
     ('chain = ["a", "b"]\n[[component]]\nname = "a"\nkind = "stage"\n[[component]]\nname = "b"\nkind = "stage"\n'
      '[[connection]]\nfrom = "b.out"\nto = "a.in"\n', "connection", "loop (a -> b -> a)"),
-    (TWO + '[[component]]\nname = "x"\nkind = "sink"\n', "connection", "'x' is connected to nothing"),
+    (TWO + '[[component]]\nname = "x"\nkind = "producer"\n', "connection", "'x' is connected to nothing"),
+    (TWO + '[[component]]\nname = "x"\nkind = "sink"\n', "connection", "'x' (sink) receives from nothing"),
     (TWO + '[[connection]]\nfrom = "p.out"\nto = "s.in"\n', "connection", "connected twice"),
     (TWO + '[[connection]]\nfrom = "s.out"\n', "connection[0].to", "required"),
     (TWO + '[[connection]]\nfrom = 5\nto = "s.in"\n', "connection[0].from", "component.port"),

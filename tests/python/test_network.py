@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, pipeline_toml, run_processes, scabench
 from scabench.run import network
 from scabench.errors import SpecError
-from scabench.studies.link_delay.measure import model_ms
+from scabench.studies.link_delay.analysis import model_ms
 from scabench.model.pipeline import floor_of
 from scabench.run.runner import run_spec
 from scabench.model.spec import load_spec

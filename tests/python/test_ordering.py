@@ -57,7 +57,7 @@ def test_resequence_composes_with_a_worker_and_watermarks(write_spec):
 
 def test_credits_with_two_way_and_a_collocated_hop(write_spec):
     text = jittery_pipeline('flow = "credits(4)"\nworker = 2\n')
-    text += '[placement]\nhosts = [["producer", "stage1"]]\n'
+    text += '[placement]\nhosts = [["producer", "stage1"], ["stage2"], ["stage3"]]\n'
     result = run(write_spec, text)
     for s in result["stages"]:
         assert s["received"] == PACKETS and s["reordered_from_original"] == 0, s

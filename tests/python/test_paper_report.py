@@ -10,7 +10,7 @@ from conftest import REPO, scabench
 from scabench.measure.campaign import load_campaign, spread
 from scabench.errors import SpecError
 from scabench.studies.paper.claims import judge_claims
-from scabench.studies.paper.command import draw_figures
+from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render
 from scabench.report.markdown import write_report
 

@@ -10,8 +10,8 @@ import pytest
 from conftest import scabench
 from scabench.studies.orb_profile import datarate
 from scabench.paths import program
-from scabench.studies.orb_profile.measure import (CASES, TRANSPORTS, block_size_analysis, fit_fixed_and_per_byte,
-                              summarize_rounds)
+from scabench.studies.orb_profile.analysis import block_size_analysis, fit_fixed_and_per_byte, summarize_rounds
+from scabench.studies.orb_profile.plan import CASES, TRANSPORTS
 from scabench.studies.orb_profile import seed
 from scabench.studies.orb_profile.wire import GiopStreamParser
 

@@ -70,7 +70,7 @@ class Config:
     def key(self):
         """Configurations that resolve to the same spec are the same run.
         (Computed once: it loads and resolves the spec.)"""
-        return json.dumps(self.load(0).describe(), sort_keys=True)
+        return json.dumps(self.load(1).describe(), sort_keys=True)
 
     @property
     def name(self):

@@ -244,6 +244,7 @@ def parse_spec(doc, path):
     default_policy = policy_of(doc.get("policy", {}), None, path, "policy")
     connections = _connections(doc, path, components, default_policy)
     hosts = _placement(doc, path, names, [c.name for c in components])
+    _check_topology(path, components, connections)
     network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
     spec = Spec(path, table_of(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
                 components, connections, hosts, network, scheduler)
@@ -285,8 +286,6 @@ def _connections(doc, path, components, default_policy):
     chain = doc.get("chain", [])
     if not isinstance(chain, list) or not all(isinstance(n, str) for n in chain):
         raise SpecError(path, "chain", "must be a list of component names")
-    if "chain" in doc and len(chain) < 2:
-        raise SpecError(path, "chain", "connects at least two components, like [\"producer\", \"stage1\"]")
     items = doc.get("connection", [])
     if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
         raise SpecError(path, "connection", "must be [[connection]] tables with from and to")
@@ -308,7 +307,6 @@ def _connections(doc, path, components, default_policy):
         if conn.uses in used:
             raise SpecError(path, "connection", f"port {'.'.join(conn.uses)} is connected twice")
         used.add(conn.uses)
-    _check_topology(path, components, connections)
     return connections
 
 
@@ -338,6 +336,12 @@ def _check_topology(path, components, connections):
     for c in components:
         if c.name not in state:
             visit(c.name, [c.name])
+    fed = {conn.provides[0] for conn in connections}
+    kinds = component_kinds()
+    for c in components:
+        if c.name not in fed and kinds[c.kind]["provides"]:
+            raise SpecError(path, "connection", f"{c.name!r} ({c.kind}) receives from nothing and would wait for ever; "
+                            "connect a source to its input")
     if len(components) > 1:
         linked = {n for conn in connections for n in (conn.uses[0], conn.provides[0])}
         alone = [c.name for c in components if c.name not in linked]

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from scabench.studies.orb_profile import datarate  # noqa: E402
-from scabench.studies.orb_profile.measure import CASES, TYPES  # noqa: E402
+from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
 from scabench.report.markdown import md_table, write_report  # noqa: E402
 from scabench.studies.orb_profile import seed  # noqa: E402
 from scabench.report.tables import format_table  # noqa: E402

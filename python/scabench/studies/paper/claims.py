@@ -2,13 +2,17 @@
 
 Each function takes the campaign's entries ({"exp1@multicore": {"config",
 "runs", "summary"}, ...}) and returns a Claim whose verdict is "reproduced",
-"not reproduced" or "differs", with the figures that decide it. The rules are
-written for any machine: where the answer depends on the core count (the
-paper had 4 cores, this machine may have 2), the rule says what that count
-predicts and judges against the prediction.
+"not reproduced" or "differs", with the figures that decide it (read from the
+entries by evidence.py). The rules are written for any machine: where the
+answer depends on the core count (the paper had 4 cores, this machine may
+have 2), the rule says what that count predicts and judges against the
+prediction.
 """
 from dataclasses import dataclass, asdict
 
+from scabench.studies.paper.evidence import (Missing, core_count, entry, floor_ms, last_ms, most_reordered, ms,
+                                             paper_last_ms, paper_reordered, ratio, reordered, run_count, setup_label,
+                                             stage_count)
 from scabench.studies.paper.published import published
 
 REPRODUCED, NOT_REPRODUCED, DIFFERS = "reproduced", "not reproduced", "differs"
@@ -26,70 +30,9 @@ class Claim:
         return asdict(self)
 
 
-class Missing(Exception):
-    """A configuration the claim needs was not measured (or every run failed)."""
-
-
-def _entry(entries, name):
-    e = entries.get(name)
-    if not e or not e.get("summary"):
-        raise Missing(name)
-    return e
-
-
-def _last(entries, name):
-    return _entry(entries, name)["summary"]["stages"][-1]["last_packet_ms"]["median"]
-
-
-def _ratio(entries, name):
-    return _entry(entries, name)["summary"]["overhead_ratio"]["median"]
-
-
-def _floor(entries, name):
-    return _entry(entries, name)["summary"]["floor_ms"]
-
-
-def _reordered(entries, name, kind="reordered_from_previous", stage=-1):
-    return _entry(entries, name)["summary"]["stages"][stage][kind]["median"]
-
-
-def _most_reordered(entries, name):
-    """The most packets any run reordered at any stage, by either count."""
-    runs = _entry(entries, name)["runs"]
-    return max(max(s["reordered_from_previous"], s["reordered_from_original"]) for r in runs for s in r["stages"])
-
-
-def _runs(entries, name):
-    return len(_entry(entries, name)["runs"])
-
-
-def _cores(entries, name):
-    return len(_entry(entries, name)["config"]["cores"])
-
-
-def _stage_count(entries, name):
-    return sum(1 for s in _entry(entries, name)["summary"]["stages"] if s["name"] != "sink")
-
-
-def _setup(entries, name):
-    return _entry(entries, name)["config"]["setup_label"]
-
-
-def _paper_last(table):
-    return published()["table"][str(table)]["last_packet_ms"][-1]
-
-
-def _paper_reordered(table, kind="reordered_from_previous"):
-    return published()["table"][str(table)][kind][-1]
-
-
 def _on_both_setups(held_on):
     """The verdict for an effect checked on the two set-ups."""
     return REPRODUCED if held_on == 2 else DIFFERS if held_on == 1 else NOT_REPRODUCED
-
-
-def _ms(v):
-    return f"{v:,.0f} ms"
 
 
 def _judge(entries, rule):
@@ -109,12 +52,12 @@ def oneway_reorders(entries):
     parts, hits = [], 0
     for setup, table in ((MC, 2), (SC, 3)):
         name = f"exp1@{setup}"
-        prev, orig = _reordered(entries, name), _reordered(entries, name, "reordered_from_original")
-        threads = _entry(entries, name)["summary"]["stages"][0]["max_server_threads"]["max"]
+        prev, orig = reordered(entries, name), reordered(entries, name, "reordered_from_original")
+        threads = entry(entries, name)["summary"]["stages"][0]["max_server_threads"]["max"]
         hits += prev > 0
-        parts.append(f"exp1 on {_setup(entries, name)}: stage 3 reordered {prev:.0f} from previous / {orig:.0f} "
+        parts.append(f"exp1 on {setup_label(entries, name)}: stage 3 reordered {prev:.0f} from previous / {orig:.0f} "
                      f"from original, up to {threads:.0f} ORB threads at once in stage 1 (paper, Table {table}: "
-                     f"{_paper_reordered(table)} / {_paper_reordered(table, 'reordered_from_original')})")
+                     f"{paper_reordered(table)} / {paper_reordered(table, 'reordered_from_original')})")
     return _on_both_setups(hits), "; ".join(parts)
 
 
@@ -124,34 +67,35 @@ def twoway_keeps_order(entries):
              if n in entries and entries[n].get("summary")]
     if not names:
         raise Missing("exp5@multicore")
-    worst = {n: _most_reordered(entries, n) for n in names}
-    runs = sum(_runs(entries, n) for n in names)
+    worst = {n: most_reordered(entries, n) for n in names}
+    runs = sum(run_count(entries, n) for n in names)
     verdict = REPRODUCED if not any(worst.values()) else NOT_REPRODUCED
     return verdict, (f"{runs} two-way runs over {len(names)} configurations; most packets reordered at any stage in "
                      f"any run: {max(worst.values())} ({', '.join(f'{n} {v}' for n, v in worst.items())})")
 
 
 def empty_pipeline(entries):
-    work_ms = _floor(entries, "exp5@singlecore")  # every stage's CPU on one core: S x N x w
-    stages = _stage_count(entries, "exp5@multicore")
-    cores = _cores(entries, "exp5@multicore")
-    mc, sc, full = _last(entries, "exp5@multicore"), _last(entries, "exp5@singlecore"), _last(entries, "exp6@multicore")
+    work_ms = floor_ms(entries, "exp5@singlecore")  # every stage's CPU on one core: S x N x w
+    stages = stage_count(entries, "exp5@multicore")
+    cores = core_count(entries, "exp5@multicore")
+    mc, sc, full = (last_ms(entries, "exp5@multicore"), last_ms(entries, "exp5@singlecore"),
+                    last_ms(entries, "exp6@multicore"))
     expected = min(stages, cores)
     slowdown = mc / full
     ok = mc >= 0.95 * work_ms and sc >= 0.95 * work_ms and slowdown >= 0.9 * expected
     return (REPRODUCED if ok else NOT_REPRODUCED,
-            f"exp5 last packet {_ms(mc)} on {_setup(entries, 'exp5@multicore')} and {_ms(sc)} on 1 core, "
-            f"against S x N x w = {_ms(work_ms)} (paper: {_ms(_paper_last(10))} on 4 cores, {_ms(_paper_last(11))} "
+            f"exp5 last packet {ms(mc)} on {setup_label(entries, 'exp5@multicore')} and {ms(sc)} on 1 core, "
+            f"against S x N x w = {ms(work_ms)} (paper: {ms(paper_last_ms(10))} on 4 cores, {ms(paper_last_ms(11))} "
             f"on 1); exp5 is {slowdown:.2f}x slower than exp6 on {cores} cores, where a full pipeline of {stages} "
             f"stages can be at most min(S, cores) = {expected}x faster (paper: "
-            f"{_paper_last(10) / _paper_last(12):.2f}x on 4 cores)")
+            f"{paper_last_ms(10) / paper_last_ms(12):.2f}x on 4 cores)")
 
 
 def worker_fills_pipeline(entries):
-    r6, r5 = _ratio(entries, "exp6@multicore"), _ratio(entries, "exp5@multicore")
-    paper = _paper_last(12) / published()["setup"]["multicore"]["floor_ms"]
+    r6, r5 = ratio(entries, "exp6@multicore"), ratio(entries, "exp5@multicore")
+    paper = paper_last_ms(12) / published()["setup"]["multicore"]["floor_ms"]
     return (REPRODUCED if r6 <= 1.10 and r5 / r6 >= 1.5 else NOT_REPRODUCED,
-            f"two-way + worker (exp6) ends at {r6:.3f}x the floor on {_setup(entries, 'exp6@multicore')} "
+            f"two-way + worker (exp6) ends at {r6:.3f}x the floor on {setup_label(entries, 'exp6@multicore')} "
             f"against {r5:.3f}x without the worker (exp5); paper: {paper:.3f}x on 4 cores")
 
 
@@ -160,7 +104,7 @@ def oneway_worker_no_guarantee(entries):
         "exp3", "exp4", "sync-none-worker", "sync-transport-worker", "sync-server-worker")]
     if "exp3@multicore" not in candidates:
         raise Missing("exp3@multicore")
-    worst = {n: _most_reordered(entries, n) for n in candidates}
+    worst = {n: most_reordered(entries, n) for n in candidates}
     p6 = published()["table"]["6"]
     text = (f"most packets reordered in any run, one-way + worker: "
             f"{', '.join(f'{n} {v}' for n, v in worst.items())} (paper, Table 6: {p6['reordered_from_previous'][0]} "
@@ -193,9 +137,9 @@ def _per_run(per_run):
 
 
 def worker_reorders_only_at_entry(entries):
-    pattern, per_run = _entry_pattern(_entry(entries, "exp3@multicore")["runs"])
+    pattern, per_run = _entry_pattern(entry(entries, "exp3@multicore")["runs"])
     p6 = published()["table"]["6"]["reordered_from_previous"]
-    text = (f"exp3 on {_setup(entries, 'exp3@multicore')}, reordered from previous at stages 1/2/3 per run: "
+    text = (f"exp3 on {setup_label(entries, 'exp3@multicore')}, reordered from previous at stages 1/2/3 per run: "
             f"{_per_run(per_run)} (paper, Table 6: {'/'.join(str(v) for v in p6)})")
     if pattern == "carried":
         return REPRODUCED, text
@@ -220,12 +164,12 @@ def pacing_reduces_reordering(entries):
     parts, fewer, matched_fewer, matched_seen = [], 0, 0, 0
     for setup, (t1, t2), matched in ((MC, (2, 4), "exp2-matched@multicore"),
                                      (SC, (3, 5), "exp2-matched-1core@singlecore")):
-        a, b = _reordered(entries, f"exp1@{setup}"), _reordered(entries, f"exp2@{setup}")
+        a, b = reordered(entries, f"exp1@{setup}"), reordered(entries, f"exp2@{setup}")
         fewer += b < a
-        part = (f"stage 3 reordered from previous on {_setup(entries, f'exp1@{setup}')}: no wait {a:.0f}, "
-                f"5 ms wait {b:.0f} (paper: {_paper_reordered(t1)} -> {_paper_reordered(t2)})")
+        part = (f"stage 3 reordered from previous on {setup_label(entries, f'exp1@{setup}')}: no wait {a:.0f}, "
+                f"5 ms wait {b:.0f} (paper: {paper_reordered(t1)} -> {paper_reordered(t2)})")
         if matched in entries and entries[matched].get("summary"):
-            c = _reordered(entries, matched)
+            c = reordered(entries, matched)
             period = entries[matched]["config"]["component"]["producer"]["period_us"] / 1000
             matched_seen += 1
             matched_fewer += c < a
@@ -241,18 +185,18 @@ def pacing_reduces_reordering(entries):
 
 
 def collocated_oneway_is_twoway(entries):
-    col, two, remote = (_last(entries, "exp1-collocated@multicore"), _last(entries, "exp5@multicore"),
-                        _last(entries, "exp1@multicore"))
-    worst = _most_reordered(entries, "exp1-collocated@multicore")
+    col, two, remote = (last_ms(entries, "exp1-collocated@multicore"), last_ms(entries, "exp5@multicore"),
+                        last_ms(entries, "exp1@multicore"))
+    worst = most_reordered(entries, "exp1-collocated@multicore")
     ok = 0.9 <= col / two <= 1.1 and worst == 0 and remote < 0.75 * two
     return (REPRODUCED if ok else NOT_REPRODUCED,
-            f"exp1 in one process: last packet {_ms(col)}, {worst} reordered; two-way exp5: {_ms(two)}; "
-            f"the same one-way pipeline over processes: {_ms(remote)}")
+            f"exp1 in one process: last packet {ms(col)}, {worst} reordered; two-way exp5: {ms(two)}; "
+            f"the same one-way pipeline over processes: {ms(remote)}")
 
 
 def collocated_worker_parallel(entries):
-    r3, r6 = _ratio(entries, "exp3-collocated@multicore"), _ratio(entries, "exp6-collocated@multicore")
-    r1 = _ratio(entries, "exp1-collocated@multicore")
+    r3, r6 = ratio(entries, "exp3-collocated@multicore"), ratio(entries, "exp6-collocated@multicore")
+    r1 = ratio(entries, "exp1-collocated@multicore")
     return (REPRODUCED if r3 <= 1.10 and r6 <= 1.10 else NOT_REPRODUCED,
             f"in one process, with a worker: one-way {r3:.3f}x and two-way {r6:.3f}x the floor; "
             f"without a worker: {r1:.3f}x")
@@ -261,13 +205,14 @@ def collocated_worker_parallel(entries):
 def oneway_marginally_faster(entries):
     parts, diffs = [], []
     for setup, table in ((MC, 15), (SC, 14)):
-        one, two = _last(entries, f"exp3@{setup}"), _last(entries, f"exp6@{setup}")
+        one, two = last_ms(entries, f"exp3@{setup}"), last_ms(entries, f"exp6@{setup}")
         d = (two - one) / two
         diffs.append(d)
         t = published()["table"][str(table)]
         pd = (t["twoway_last_packet_ms"][-1] - t["oneway_last_packet_ms"][-1]) / t["twoway_last_packet_ms"][-1]
-        parts.append(f"{_setup(entries, f'exp3@{setup}')}: one-way + worker {_ms(one)}, two-way + worker {_ms(two)}, "
-                     f"one-way faster by {100 * d:+.1f} % (paper, Table {table}: {100 * pd:+.1f} % at stage 3)")
+        parts.append(f"{setup_label(entries, f'exp3@{setup}')}: one-way + worker {ms(one)}, "
+                     f"two-way + worker {ms(two)}, one-way faster by {100 * d:+.1f} % "
+                     f"(paper, Table {table}: {100 * pd:+.1f} % at stage 3)")
     text = "; ".join(parts)
     if all(abs(d) <= 0.05 for d in diffs):
         if all(d >= 0 for d in diffs):
@@ -277,9 +222,9 @@ def oneway_marginally_faster(entries):
 
 
 def multicore_spare_core(entries):
-    cores, stages = _cores(entries, "exp1@multicore"), _stage_count(entries, "exp1@multicore")
-    r = _ratio(entries, "exp1@multicore")
-    paper = _paper_last(2) / published()["setup"]["multicore"]["floor_ms"]
+    cores, stages = core_count(entries, "exp1@multicore"), stage_count(entries, "exp1@multicore")
+    r = ratio(entries, "exp1@multicore")
+    paper = paper_last_ms(2) / published()["setup"]["multicore"]["floor_ms"]
     text = (f"exp1 ends at {r:.3f}x the floor on {cores} cores (paper: {paper:.3f}x on 4 cores, where the producer's "
             f"core was idle and stage threads used it)")
     if cores <= stages:
@@ -289,14 +234,14 @@ def multicore_spare_core(entries):
 
 
 def pinning_removes_overhead(entries):
-    work = _floor(entries, "exp5@singlecore")
-    free, pinned = _last(entries, "exp5@multicore") - work, _last(entries, "exp5-pinned@multicore") - work
+    work = floor_ms(entries, "exp5@singlecore")
+    free, pinned = last_ms(entries, "exp5@multicore") - work, last_ms(entries, "exp5-pinned@multicore") - work
     o = published()["overhead"]
-    cores = _cores(entries, "exp5-pinned@multicore")
-    processes = _stage_count(entries, "exp5-pinned@multicore") + 1
-    text = (f"exp5 overhead above S x N x w: {_ms(free)} unpinned, {_ms(pinned)} with the processes pinned "
-            f"(paper, 4 cores: {_ms(o['exp5_multicore_ms'])}, of which pinning removed "
-            f"{_ms(o['exp5_multicore_removed_by_pinning_ms'])})")
+    cores = core_count(entries, "exp5-pinned@multicore")
+    processes = stage_count(entries, "exp5-pinned@multicore") + 1
+    text = (f"exp5 overhead above S x N x w: {ms(free)} unpinned, {ms(pinned)} with the processes pinned "
+            f"(paper, 4 cores: {ms(o['exp5_multicore_ms'])}, of which pinning removed "
+            f"{ms(o['exp5_multicore_removed_by_pinning_ms'])})")
     if pinned <= 0.5 * free:
         return REPRODUCED, text
     if free <= 0.03 * work:
@@ -310,18 +255,18 @@ def pinning_removes_overhead(entries):
 
 
 def single_core_less_overhead(entries):
-    work = _floor(entries, "exp5@singlecore")
-    mc, sc = _last(entries, "exp5@multicore") - work, _last(entries, "exp5@singlecore") - work
+    work = floor_ms(entries, "exp5@singlecore")
+    mc, sc = last_ms(entries, "exp5@multicore") - work, last_ms(entries, "exp5@singlecore") - work
     o = published()["overhead"]
     return (REPRODUCED if sc < mc else NOT_REPRODUCED,
-            f"exp5 overhead: {_ms(sc)} on 1 core, {_ms(mc)} on {_cores(entries, 'exp5@multicore')} cores "
-            f"(paper: {_ms(o['exp5_singlecore_ms'])} and {_ms(o['exp5_multicore_ms'])})")
+            f"exp5 overhead: {ms(sc)} on 1 core, {ms(mc)} on {core_count(entries, 'exp5@multicore')} cores "
+            f"(paper: {ms(o['exp5_singlecore_ms'])} and {ms(o['exp5_multicore_ms'])})")
 
 
 def single_thread_poa_no_guarantee(entries):
     name = "exp1-single-thread-poa@multicore"
-    worst, runs = _most_reordered(entries, name), _runs(entries, name)
-    prev = _reordered(entries, name)
+    worst, runs = most_reordered(entries, name), run_count(entries, name)
+    prev = reordered(entries, name)
     text = f"one-way into a single-thread POA: at most {worst} packets reordered in {runs} runs (median at stage 3: {prev:.0f})"
     if worst > 0:
         return REPRODUCED, text
@@ -334,39 +279,39 @@ def single_thread_poa_no_guarantee(entries):
 def producer_paced_by_transport(entries):
     parts, ok = [], 0
     for setup, fig in ((MC, 9), (SC, 10)):
-        s = _entry(entries, f"exp1@{setup}")["summary"]
+        s = entry(entries, f"exp1@{setup}")["summary"]
         share = s["send_share_under_us"].get("35")
         fast, slow = s["send_us"]["mean_fastest_90pct"], s["send_us"]["mean_slowest_10pct"]
         f = published()["figure"][str(fig)]
         ok += share is not None and share >= 75 and slow >= 100 * fast
-        parts.append(f"{_setup(entries, f'exp1@{setup}')}: {share:.0f} % of sends under 35 µs, fastest 90 % average "
-                     f"{fast:.1f} µs, slowest 10 % average {slow:,.0f} µs (paper, Fig. {fig}: fastest "
+        parts.append(f"{setup_label(entries, f'exp1@{setup}')}: {share:.0f} % of sends under 35 µs, fastest 90 % "
+                     f"average {fast:.1f} µs, slowest 10 % average {slow:,.0f} µs (paper, Fig. {fig}: fastest "
                      f"{f['fastest_pct']} % average {f['mean_fastest_us']} µs, the rest {f['mean_slowest_us']:,} µs)")
     return _on_both_setups(ok), "; ".join(parts)
 
 
 def twoway_producer_waits_pipeline(entries):
-    stages = _stage_count(entries, "exp5@singlecore")
-    work_us = _floor(entries, "exp5@singlecore") * 1000 / max(1, _entry(entries, "exp5@singlecore")["runs"][0]
+    stages = stage_count(entries, "exp5@singlecore")
+    work_us = floor_ms(entries, "exp5@singlecore") * 1000 / max(1, entry(entries, "exp5@singlecore")["runs"][0]
                                                                ["producer"]["sent"])
     parts, ok = [], 0
     for setup, fig in ((MC, 13), (SC, 14)):
-        p50 = _entry(entries, f"exp5@{setup}")["summary"]["send_us"]["p50"]
+        p50 = entry(entries, f"exp5@{setup}")["summary"]["send_us"]["p50"]
         ok += 0.95 * work_us <= p50 <= 1.3 * work_us
-        parts.append(f"{_setup(entries, f'exp5@{setup}')}: median send {p50:,.0f} µs "
+        parts.append(f"{setup_label(entries, f'exp5@{setup}')}: median send {p50:,.0f} µs "
                      f"(paper, Fig. {fig}: mean {published()['figure'][str(fig)]['mean_us']:,} µs)")
     return _on_both_setups(ok), f"each send waits for the {stages} stages, {work_us:,.0f} µs of work: " + "; ".join(parts)
 
 
 def twoway_worker_fast_sends(entries):
-    s6 = _entry(entries, "exp6@multicore")["summary"]
+    s6 = entry(entries, "exp6@multicore")["summary"]
     share = s6["send_share_under_us"].get("100")
     text = (f"exp6: {share:.0f} % of sends under 100 µs, median {s6['send_us']['p50']:,.0f} µs "
             f"(paper, Fig. 15: 92 % under 100 µs; the slides' test 4: about 5 ms per send)")
     if share >= 80:
         return REPRODUCED, text
     try:
-        deep = _entry(entries, "exp6-deep-queue@multicore")["summary"]
+        deep = entry(entries, "exp6-deep-queue@multicore")["summary"]
     except Missing:
         return NOT_REPRODUCED, text
     deep_share = deep["send_share_under_us"].get("100")
@@ -377,15 +322,15 @@ def twoway_worker_fast_sends(entries):
 
 
 def sync_target_is_twoway(entries):
-    target, two = _last(entries, "sync-target@multicore"), _last(entries, "exp5@multicore")
-    worst = _most_reordered(entries, "sync-target@multicore")
+    target, two = last_ms(entries, "sync-target@multicore"), last_ms(entries, "exp5@multicore")
+    worst = most_reordered(entries, "sync-target@multicore")
     return (REPRODUCED if 0.9 <= target / two <= 1.1 and worst == 0 else NOT_REPRODUCED,
-            f"one-way with SYNC_WITH_TARGET: last packet {_ms(target)}, {worst} reordered; two-way (exp5): {_ms(two)}")
+            f"one-way with SYNC_WITH_TARGET: last packet {ms(target)}, {worst} reordered; two-way (exp5): {ms(two)}")
 
 
 def sync_server_worker_like_twoway_worker(entries):
-    server, two = _ratio(entries, "sync-server-worker@multicore"), _ratio(entries, "exp6@multicore")
-    worst = _most_reordered(entries, "sync-server-worker@multicore")
+    server, two = ratio(entries, "sync-server-worker@multicore"), ratio(entries, "exp6@multicore")
+    worst = most_reordered(entries, "sync-server-worker@multicore")
     return (REPRODUCED if abs(server - two) <= 0.05 else NOT_REPRODUCED,
             f"one-way SYNC_WITH_SERVER + worker: {server:.3f}x the floor, at most {worst} reordered; two-way + worker: "
             f"{two:.3f}x")

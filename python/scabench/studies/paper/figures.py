@@ -5,7 +5,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from scabench.studies.paper.published import paper_figure, paper_table, published  # noqa: E402
+from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
+                                              published)
 
 
 def send_time_histogram(path, title, send_us, paper_note=None):
@@ -59,11 +60,6 @@ def overview(path, rows):
     plt.close(fig)
 
 
-def paper_ratio(experiment, setup):
-    _, table = paper_table(experiment, setup)
-    return table["last_packet_ms"][-1] / published()["setup"][setup]["floor_ms"]
-
-
 def figure_note(experiment, setup):
     number, fig = paper_figure(experiment, setup)
     if not number:
@@ -74,3 +70,31 @@ def figure_note(experiment, setup):
               f"max {fig['max_us']:,} µs" if "max_us" in fig else ""]
     return f"paper, Fig. {number} ({published()['setup'][setup]['label']}): " + ", ".join(
         x for x in [shares] + extras if x)
+
+
+def draw_figures(out, entries):
+    """The send-time histogram of the median run of each Table 1 experiment
+    and set-up, and the overview. Returns {key: file name}."""
+    figures = {}
+    rows = []
+    for exp in TABLE1:
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            if not e:
+                continue
+            s = e.get("summary")
+            label = e["config"]["setup_label"]
+            if s:
+                run = e["runs"][s["median_run"]]
+                name = f"send-times-{exp}-{setup}.png"
+                number, _ = paper_table(exp, setup)
+                send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
+                                    run["producer"]["send_us_all"], figure_note(exp, setup))
+                figures[f"{exp}@{setup}"] = name
+                ratio = s["overhead_ratio"]
+                rows.append((f"{exp} {label}", ratio["median"], (ratio["min"], ratio["max"]), paper_ratio(exp, setup)))
+            else:
+                rows.append((f"{exp} {label}", None, (0, 0), paper_ratio(exp, setup)))
+    figures["overview"] = "overview.png"
+    overview(out / "overview.png", rows)
+    return figures

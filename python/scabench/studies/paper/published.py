@@ -4,6 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 
 PUBLISHED_FILE = Path(__file__).with_name("published.toml")
+TABLE1 = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6")  # the experiments of the paper's Table 1
 SETUPS = ("multicore", "singlecore")
 
 
@@ -33,3 +34,8 @@ def slides_test(experiment):
         if test["experiment"] == experiment:
             return name, test
     return None, None
+
+
+def paper_ratio(experiment, setup):
+    _, table = paper_table(experiment, setup)
+    return table["last_packet_ms"][-1] / published()["setup"][setup]["floor_ms"]

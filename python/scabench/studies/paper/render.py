@@ -1,10 +1,9 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
 from scabench.report.markdown import md_table
-from scabench.studies.paper.published import paper_figure, paper_table, published, slides_test
-from scabench.studies.paper.figures import paper_ratio
+from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published,
+                                              slides_test)
 
-TABLE1 = ("exp1", "exp2", "exp3", "exp4", "exp5", "exp6")
-SETUPS = ("multicore", "singlecore")
+TITLE = "The messaging-semantics paper, reproduced by scabench"
 SEND_STATEMENTS = (("min", "fastest send"), ("p50", "median"), ("p90", "90th percentile"),
                    ("mean_fastest_90pct", "mean of the fastest 90 %"), ("mean_slowest_10pct", "mean of the slowest 10 %"),
                    ("max", "slowest send"))

@@ -3,7 +3,9 @@
 The out directory gets results.json (every run, the summaries and the
 claims), one PNG per experiment and set-up plus an overview, report.md and a
 self-contained report.html. results.json is rewritten after every
-configuration, so an interrupted campaign keeps what it measured.
+configuration, so an interrupted campaign keeps what it measured. The claims
+are judged in claims.py; figures.py draws the PNGs and render.py writes the
+report.
 """
 import json
 import time
@@ -17,12 +19,10 @@ from scabench.paths import REPO_ROOT
 from scabench.report.markdown import write_report
 from scabench.report.results_file import write_json
 from scabench.studies.paper.claims import judge_claims
-from scabench.studies.paper.figures import figure_note, overview, paper_ratio, send_time_histogram
-from scabench.studies.paper.published import paper_table
-from scabench.studies.paper.render import SETUPS, TABLE1, render
+from scabench.studies.paper.figures import draw_figures
+from scabench.studies.paper.render import TITLE, render
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "paper" / "campaign.toml"
-TITLE = "The messaging-semantics paper, reproduced by scabench"
 
 
 def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign_file=None):
@@ -83,31 +83,3 @@ def rerender(out_dir):
     write_json(doc, path)
     write_report(out, TITLE, render(entries, claims, meta, draw_figures(out, entries)))
     return entries, claims
-
-
-def draw_figures(out, entries):
-    """The send-time histogram of the median run of each Table 1 experiment
-    and set-up, and the overview. Returns {key: file name}."""
-    figures = {}
-    rows = []
-    for exp in TABLE1:
-        for setup in SETUPS:
-            e = entries.get(f"{exp}@{setup}")
-            if not e:
-                continue
-            s = e.get("summary")
-            label = e["config"]["setup_label"]
-            if s:
-                run = e["runs"][s["median_run"]]
-                name = f"send-times-{exp}-{setup}.png"
-                number, _ = paper_table(exp, setup)
-                send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
-                                    run["producer"]["send_us_all"], figure_note(exp, setup))
-                figures[f"{exp}@{setup}"] = name
-                ratio = s["overhead_ratio"]
-                rows.append((f"{exp} {label}", ratio["median"], (ratio["min"], ratio["max"]), paper_ratio(exp, setup)))
-            else:
-                rows.append((f"{exp} {label}", None, (0, 0), paper_ratio(exp, setup)))
-    figures["overview"] = "overview.png"
-    overview(out / "overview.png", rows)
-    return figures
