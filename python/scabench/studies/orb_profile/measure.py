@@ -19,6 +19,7 @@ import numpy as np
 
 from scabench.run.environment import describe_environment
 from scabench.errors import RunError
+from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 from scabench.paths import program
 from scabench.studies.orb_profile.analysis import cycles_to_ns, derive, summarize_rounds
@@ -143,20 +144,14 @@ def measure_case(driver, case, elements, rounds, plan, tsc_hz, watch_cores=None)
     per_call_s = max(float(np.median(probe)) / tsc_hz, 1e-9)
     driver.time(case, elements, int(np.clip(plan.warmup_s / per_call_s, 5, plan.max_calls)))
     calls = int(np.clip(plan.round_s / per_call_s, plan.min_calls, plan.max_calls))
-    kept, foreign, attempts = [], [], []
-    for _ in range(rounds):
-        best = None
-        for attempt in range(1, plan.max_attempts + 1):
-            meter = ForeignLoadMeter(watch_cores).start()
-            cycles = driver.time(case, elements, calls)
-            pct = meter.foreign_pct()
-            if best is None or pct < best[1]:
-                best = (cycles, pct)
-            if pct < plan.foreign_threshold_pct:
-                break
-        kept.append(best[0])
-        foreign.append(round(best[1], 2))
-        attempts.append(attempt)
+    # Rounds are short (~0.2 s), so the guard does not wait for quiet before
+    # each: it meters each round and redoes the disturbed ones.
+    guard = Guard(GuardSettings(quiet_wait_s=0, redo_above_pct=plan.foreign_threshold_pct,
+                                max_redos=plan.max_attempts - 1), cores=watch_cores)
+    rounds_kept = [guard.measure(lambda: driver.time(case, elements, calls)) for _ in range(rounds)]
+    kept = [r.value for r in rounds_kept]
+    foreign = [round(r.foreign_pct, 2) for r in rounds_kept]
+    attempts = [r.attempts for r in rounds_kept]
     summary = summarize_rounds(kept, tsc_hz)
     summary.update(foreign_pct=foreign, attempts=attempts,
                    spoiled_rounds=sum(p >= plan.foreign_threshold_pct for p in foreign))
