@@ -8,7 +8,8 @@ import pytest
 
 from scabench.studies.granularity import s4285 as s4
 from scabench.errors import ScabenchError
-from scabench.studies.granularity.lab import PLANS, Lab
+from scabench.studies.granularity.lab import Lab
+from scabench.studies.granularity.plan import PLANS
 from scabench.studies.granularity.render import render
 
 

@@ -19,20 +19,6 @@ import statistics
 from scabench.measure.window import user_split
 from scabench.waveforms.stanag4285 import SYMBOLS_PER_FRAME, load_split, plain_argv
 
-# What the seed's text gives about its Figs. 3 (user %) and 4 (user+system %).
-# The bars are an image and none of their values is in the text, so only the
-# settings and the ratios it states are carried here.
-SEED = {
-    "symbol_rates": [2395, 25600, 64000],  # the first is its audio card's 9.36 frames/s
-    "frames_per_s_at_the_lowest_rate": 9.36,
-    "configs": ["non-SCA", "2 components", "7 components", "11 components"],
-    "measured_with": "sar -u 40 5, whole machine",
-    "figure_values_in_text": False,
-    "user_11_vs_2": 2.5,  # "roughly"
-    "user_11_vs_plain_above": 2.5,  # "more than"
-    "total_ratios_above_user": True,  # Fig. 4: the user+system difference is "even larger"
-}
-
 NARROW, WIDE = 2, 11  # the seed's headline compares these splits
 DATA_SEED = 4285  # the random user bytes, the same for the plain program and every split
 
