@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from scabench.studies.granularity import models as gm  # noqa: E402
-from scabench.studies.granularity.lab import GOALS, summarise  # noqa: E402
+from scabench.studies.granularity.analysis import GOALS, summarise  # noqa: E402
 from scabench.report.markdown import md_table, write_report  # noqa: E402
 from scabench.studies.granularity.seed import SEED  # noqa: E402
 from scabench.studies.granularity.workloads import WORKLOADS  # noqa: E402
