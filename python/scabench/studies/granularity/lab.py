@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from scabench.studies.granularity import models as gm
-from scabench.studies.granularity import s4285 as granularity_s4285
+from scabench.studies.granularity import lab_s4285
 from scabench.measure.window import measure_window, tick_us
 from scabench.run.environment import describe_environment
 from scabench.errors import RunError, ScabenchError
@@ -395,7 +395,7 @@ class Lab:
         if "fir" in p.parts:
             result.update(self.run_fir())
         if "s4285" in p.parts:
-            result["stanag4285"] = granularity_s4285.run(self)
+            result["stanag4285"] = lab_s4285.run(self)
         result.update({"duration_s": time.time() - started, "runs": self.runs, "tick_us": self.tick_us,
                        "runs_redone": self.redone})
         result["summary"] = summarise(result)
