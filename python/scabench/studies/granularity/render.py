@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from scabench.studies.granularity import models as gm  # noqa: E402
-from scabench.studies.granularity.analysis import GOALS, summarise  # noqa: E402
+from scabench.studies.granularity.analysis import GOALS  # noqa: E402
 from scabench.report.markdown import md_table, write_report  # noqa: E402
 from scabench.studies.granularity.seed import SEED  # noqa: E402
 from scabench.studies.granularity.workloads import WORKLOADS  # noqa: E402
@@ -608,7 +608,6 @@ def render(result, out_dir):
     """Writes the PNGs, report.md and report.html; returns their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    result["summary"] = summarise(result)
     plan = result["plan"]
     env = result["environment"]
     s4285 = result.get("stanag4285")
