@@ -7,9 +7,9 @@ Every run is on the same core(s) (default: CPU 0, the seed's single
 processor) while this process and the launcher keep to the others. The
 source emits PR packets per second on an absolute timer schedule (the seed
 used an audio card). After a warm-up the lab measures a steady window of the
-run's processes (cpuload.py, the way sar -u does). Each point is repeated;
-a run during which other processes took more than a few % of the core is
-redone.
+run's processes (scabench.measure.window, the way sar -u does). Each point
+is repeated; a run during which other processes took more than a few % of
+the core is redone.
 
 The steps:
   1. calibrate: in-process costs (FIR, sink, conversions, context switch,
@@ -21,9 +21,14 @@ The steps:
   5. both models for every configuration measured;
   6. the STANAG 4285 transmitter (seed section 3.2, Figs. 3 and 4): the plain
      program and its 2-, 7- and 11-component splits at three symbol rates
-     (granularity_s4285.py).
-Plan.parts chooses the FIR steps (1-5, "fir"), the transmitter ("s4285"),
-or both.
+     (lab_s4285.py).
+Plan.parts (plan.py) chooses the FIR steps (1-5, "fir"), the transmitter
+("s4285"), or both.
+
+This module measures: the Lab and its process control. analysis.py puts
+the models on what it measured (step 5) and summarises it (result["summary"]);
+render.py writes the report from the result (or its JSON) and never imports
+this module.
 """
 import json
 import math

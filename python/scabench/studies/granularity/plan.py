@@ -39,7 +39,7 @@ class Plan:
     redo_budget: float = 0.3  # at most this share of extra runs, so a busy machine cannot stall the lab
     workload: str = "fir"
     parts: tuple = PARTS
-    # The STANAG 4285 transmitter (granularity_s4285.py), with the warm-up
+    # The STANAG 4285 transmitter (lab_s4285.py), with the warm-up
     # above; its window is at least s4285_window_s and s4285_window_frames
     # frames, in whole frame periods.
     s4285_mode: str = "2400L"
