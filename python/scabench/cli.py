@@ -208,7 +208,8 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
     against its number of components and symbol rate."""
     from dataclasses import replace
 
-    from scabench.studies.granularity.lab import PLANS, Lab
+    from scabench.studies.granularity.lab import Lab
+    from scabench.studies.granularity.plan import PLANS
     from scabench.studies.granularity.render import render
 
     if from_json:

@@ -1,14 +1,19 @@
 """The granularity lab: model arithmetic, the window measurement, the FIR
 against a reference, the rate regulator, and a tiny end-to-end run."""
+import ast
 import json
 import math
 import subprocess
+import sys
 import time
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import scabench as scabench_cli
 
+import scabench
 from scabench.measure import window as cpuload
 from scabench.studies.granularity import models as gm
 from scabench.paths import program
@@ -183,3 +188,81 @@ def test_tiny_granularity_run(tiny_granularity):
         assert r["model2_total_pct"] >= r["model1_total_pct"]
     assert all(not math.isnan(r["total_pct"]) for r in rows)
     assert "W3/FUNC" in (out / "report.md").read_text()
+
+
+# ------------------------------------------------------------------ the report apart from the lab
+
+GRANULARITY = Path(gm.__file__).parent
+REPORT_MODULES = ("render", "render_fir", "render_s4285", "render_common", "figures")
+LAB_MODULES = {"scabench.studies.granularity.lab", "scabench.studies.granularity.lab_s4285"}
+
+
+def scabench_imports(module):
+    """The scabench modules `module`'s source imports; `from package import
+    name` counts as importing the module package.name where that is one."""
+    path = Path(scabench.__file__).parent.joinpath(*module.split(".")[1:])
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "scabench"}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "scabench":
+            found.add(node.module)
+            base = Path(scabench.__file__).parent.joinpath(*node.module.split(".")[1:])
+            found |= {f"{node.module}.{a.name}" for a in node.names
+                      if (base / f"{a.name}.py").is_file() or (base / a.name).is_dir()}
+    return found
+
+
+def test_the_report_imports_nothing_of_the_lab():
+    # Every report module, and everything they import in turn: the report
+    # reads the lab's result and never needs the lab to do so.
+    assert all((GRANULARITY / f"{m}.py").is_file() for m in REPORT_MODULES)
+    seen, todo = set(), [f"scabench.studies.granularity.{m}" for m in REPORT_MODULES]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += scabench_imports(module)
+    assert "scabench.studies.granularity.analysis" in seen  # the checker follows the imports
+    assert not seen & LAB_MODULES, sorted(seen & LAB_MODULES)
+    assert scabench_imports("scabench.studies.granularity.lab") >= {"scabench.studies.granularity.lab_s4285"}
+
+
+NO_LAB = """
+import importlib.abc, json, sys
+
+LAB = set({lab!r})
+
+class NoLab(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in LAB:
+            raise ImportError(name + " imported while rendering")
+
+sys.meta_path.insert(0, NoLab())
+from scabench.studies.granularity.render import render
+render(json.loads(open(sys.argv[1]).read()), sys.argv[2])
+assert not set(sys.modules) & LAB
+try:
+    import scabench.studies.granularity.lab
+except ImportError:
+    pass
+else:
+    raise SystemExit("the lab could be imported: this check checks nothing")
+"""
+
+
+def test_the_report_renders_from_the_json_without_the_lab(tiny_granularity, tmp_path):
+    # In an interpreter where the lab cannot be imported, the JSON the run
+    # wrote renders the very report the run rendered from its result (so the
+    # stored summary is all the report needs); and so does --from-json.
+    out, _ = tiny_granularity
+    written = out.parent / "g.json"
+    proc = subprocess.run([sys.executable, "-c", NO_LAB.format(lab=sorted(LAB_MODULES)), written, tmp_path / "alone"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "alone" / "report.md").read_text() == (out / "report.md").read_text()
+    assert sorted(p.name for p in (tmp_path / "alone").iterdir()) == sorted(p.name for p in out.iterdir())
+    proc = scabench_cli("granularity", "--from-json", written, "--out", tmp_path / "cli")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (tmp_path / "cli" / "report.md").read_text() == (out / "report.md").read_text()

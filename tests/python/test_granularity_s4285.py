@@ -6,9 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from scabench.studies.granularity import s4285 as s4
+from scabench.studies.granularity import lab_s4285
+from scabench.studies.granularity.analysis_s4285 import summarise
 from scabench.errors import ScabenchError
-from scabench.studies.granularity.lab import PLANS, Lab
+from scabench.studies.granularity.lab import Lab
+from scabench.studies.granularity.plan import PLANS
 from scabench.studies.granularity.render import render
 
 
@@ -24,7 +26,7 @@ def test_ratios_and_the_overhead_left_once_collocated():
             row("split2", 2, "collocated", 64000, 1.5, 2.0),
             row("split11", 11, "collocated", 64000, 2.1, 3.5),
             row("split7", 7, "process", 64000, 4.0, 6.0)]
-    summary = s4.summarise(rows)
+    summary = summarise(rows)
     process, collocated = summary["ratios"]
     assert process["placement"] == "process" and collocated["placement"] == "collocated"
     assert process["user_wide_vs_narrow"] == pytest.approx(2.5)
@@ -45,21 +47,21 @@ def test_no_overhead_or_no_tick_leaves_the_share_undefined():
             row("split11", 11, "process", 2400, 0.9, 0.4),
             row("split2", 2, "collocated", 2400, 0.2, 0.2),
             row("split11", 11, "collocated", 2400, 0.3, 0.3)]
-    summary = s4.summarise(rows)
+    summary = summarise(rows)
     assert summary["ratios"][0]["user_wide_vs_narrow"] is None  # no tick on split2: U unknown
     assert summary["ratios"][0]["user_wide_vs_plain"] is None  # no plain program measured
     (left,) = summary["leftover"]
     assert left["user_left_collocated"] is None
     assert left["total_left_collocated"] is None  # processes showed no overhead to share
     # Without both placements at a rate there is no leftover to compute.
-    assert s4.summarise(rows[:2])["leftover"] == []
+    assert summarise(rows[:2])["leftover"] == []
 
 
 def test_the_window_is_whole_frame_periods():
     plan = replace(PLANS["default"], s4285_window_s=3.0, s4285_window_frames=64)
-    assert s4.window_s(plan, 2400) == pytest.approx(64 * 256 / 2400)  # 64 frames outlast 3 s at 9.375/s
-    assert s4.window_s(plan, 64000) == pytest.approx(750 * 256 / 64000)  # 3 s is 750 frames
-    assert s4.window_s(replace(plan, s4285_window_frames=0), 2400) == pytest.approx(28 * 256 / 2400)
+    assert lab_s4285.window_s(plan, 2400) == pytest.approx(64 * 256 / 2400)  # 64 frames outlast 3 s at 9.375/s
+    assert lab_s4285.window_s(plan, 64000) == pytest.approx(750 * 256 / 64000)  # 3 s is 750 frames
+    assert lab_s4285.window_s(replace(plan, s4285_window_frames=0), 2400) == pytest.approx(28 * 256 / 2400)
 
 
 def test_an_unknown_part_is_refused_in_one_line():

@@ -7,9 +7,9 @@ Every run is on the same core(s) (default: CPU 0, the seed's single
 processor) while this process and the launcher keep to the others. The
 source emits PR packets per second on an absolute timer schedule (the seed
 used an audio card). After a warm-up the lab measures a steady window of the
-run's processes (cpuload.py, the way sar -u does). Each point is repeated;
-a run during which other processes took more than a few % of the core is
-redone.
+run's processes (scabench.measure.window, the way sar -u does). Each point
+is repeated; a run during which other processes took more than a few % of
+the core is redone.
 
 The steps:
   1. calibrate: in-process costs (FIR, sink, conversions, context switch,
@@ -21,9 +21,14 @@ The steps:
   5. both models for every configuration measured;
   6. the STANAG 4285 transmitter (seed section 3.2, Figs. 3 and 4): the plain
      program and its 2-, 7- and 11-component splits at three symbol rates
-     (granularity_s4285.py).
-Plan.parts chooses the FIR steps (1-5, "fir"), the transmitter ("s4285"),
-or both.
+     (lab_s4285.py).
+Plan.parts (plan.py) chooses the FIR steps (1-5, "fir"), the transmitter
+("s4285"), or both.
+
+This module measures: the Lab and its process control. analysis.py puts
+the models on what it measured (step 5) and summarises it (result["summary"]);
+render.py writes the report from the result (or its JSON) and never imports
+this module.
 """
 import json
 import math
@@ -31,103 +36,21 @@ import os
 import subprocess
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.studies.granularity import models as gm
-from scabench.studies.granularity import s4285 as granularity_s4285
-from scabench.measure.window import measure_window, tick_us, user_split
+from scabench.studies.granularity import lab_s4285
+from scabench.measure.window import measure_window, tick_us
 from scabench.run.environment import describe_environment
 from scabench.errors import RunError, ScabenchError
 from scabench.measure.load import wait_for_quiet
 from scabench.paths import program
 from scabench.run.runner import run_spec
 from scabench.model.spec import parse_spec
+from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
+from scabench.studies.granularity.plan import PARTS
+from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS, Layout
-
-# The seed's figures: its Table 2 (cycles; B in floats), its context-switch
-# estimates and its W11/FUNC (U+S) ratios (Fig. 6).
-SEED = {
-    "cpu": "Pentium M 1.86 GHz, Linux 2.6.9, OSSIE 0.6, omniORB",
-    "f_hz": 1.86e9,
-    "table2": {
-        "sar": {"user": {"src": 0, "snk": 0, "to_seq_b": 14.5, "from_seq_b": 10.6, "tr_a": 79200, "tr_b": 5.5},
-                "system": {"src": 0, "snk": 0, "to_seq_b": 0, "from_seq_b": 0, "tr_a": 160000, "tr_b": 23.6}},
-        "oprofile": {"user": {"src": 650, "snk": 200, "to_seq_b": 14.6, "from_seq_b": 10.6, "tr_a": 80700, "tr_b": 5.5},
-                     "system": {"src": 0, "snk": 0, "to_seq_b": 0, "from_seq_b": 0, "tr_a": 150000, "tr_b": 23.0}},
-    },
-    "csr": 1300,
-    "cs_direct_cycles": 9300,
-    "cs_indirect_c": 0.02,
-    "w11_func_ratio": {20000: 1.94, 100000: 1.17},
-    "s4285": granularity_s4285.SEED,
-}
-
-PLACEMENTS = (("process", "tcp"), ("process", "unix"), ("collocated", "none"))
-PARTS = ("fir", "s4285")  # the FIR steps 1-5, and the STANAG 4285 transmitter (step 6)
-
-
-@dataclass
-class Plan:
-    """What to measure and for how long."""
-    name: str
-    cores: list = field(default_factory=lambda: [0])
-    pr: int = 40
-    warmup_s: float = 1.0
-    window_s: float = 3.0
-    repeats: int = 2
-    fig6_nb: tuple = (20000, 100000)
-    fig6_samples: int = 2000
-    fig6_configs: tuple = ("W2", "W3", "W5", "W11")
-    fig7_samples: tuple = (500, 2000, 8000, 32000)
-    fig7_configs: tuple = ("W2", "W3", "W5", "W11")
-    fig7_repeats: int = 1
-    fig7_target_pct: float = 10.0
-    placements: tuple = PLACEMENTS
-    test_samples: tuple = (500, 4000, 16000)
-    # The test application at two rates: warm (a packet every 2.5 ms, caches
-    # and branch predictors stay warm: model (1)'s "no loss" parameters) and
-    # cold (the experiments' rate: 25 ms of idle before each packet, in which
-    # this VM's core runs other guests and forgets ours).
-    test_pr: int = 400
-    test_pr_cold: int = 40
-    test_warmup_s: float = 1.0
-    test_window_s: float = 3.0
-    call: str = "twoway"
-    foreign_limit_pct: float = 5.0
-    max_redo: int = 2
-    redo_budget: float = 0.3  # at most this share of extra runs, so a busy machine cannot stall the lab
-    workload: str = "fir"
-    parts: tuple = PARTS
-    # The STANAG 4285 transmitter (granularity_s4285.py), with the warm-up
-    # above; its window is at least s4285_window_s and s4285_window_frames
-    # frames, in whole frame periods.
-    s4285_mode: str = "2400L"
-    s4285_rates: tuple = (2400, 25600, 64000)
-    s4285_splits: tuple = (2, 7, 11)
-    s4285_placements: tuple = ("process", "collocated")
-    s4285_repeats: int = 3
-    s4285_window_s: float = 3.0
-    s4285_window_frames: int = 64
-
-
-PLANS = {
-    "default": Plan("default"),
-    "quick": Plan("quick", warmup_s=0.5, window_s=1.2, repeats=1, fig6_configs=("W2", "W11"),
-                  fig7_samples=(500, 8000), fig7_configs=("W11",),
-                  placements=(("process", "tcp"), ("collocated", "none")), test_samples=(1000, 8000),
-                  test_warmup_s=0.5, test_window_s=1.2, test_pr_cold=0, max_redo=0,
-                  s4285_rates=(2400, 64000), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=1.2,
-                  s4285_window_frames=16),
-    # For the tests: every code path, as short as it gets.
-    "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_nb=(20000,), fig6_configs=("W3",),
-                 fig7_samples=(4000,), fig7_configs=("W3",), fig7_target_pct=2.0,
-                 placements=(("process", "unix"), ("collocated", "none")), test_samples=(1000, 4000),
-                 test_pr=200, test_pr_cold=0,
-                 test_warmup_s=0.3, test_window_s=0.5, max_redo=0, foreign_limit_pct=100.0,
-                 s4285_rates=(25600,), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=0.5,
-                 s4285_window_frames=0),
-}
 
 
 def _log_default(message):
@@ -477,209 +400,8 @@ class Lab:
         if "fir" in p.parts:
             result.update(self.run_fir())
         if "s4285" in p.parts:
-            result["stanag4285"] = granularity_s4285.run(self)
+            result["stanag4285"] = lab_s4285.run(self)
         result.update({"duration_s": time.time() - started, "runs": self.runs, "tick_us": self.tick_us,
                        "runs_redone": self.redone})
         result["summary"] = summarise(result)
         return result
-
-
-def aggregate(runs):
-    """The mean of several windows; the user split from all their ticks."""
-    n = len(runs)
-    mean = lambda key: sum(r[key] for r in runs) / n  # noqa: E731
-    out = {k: mean(k) for k in ("total_pct", "csw_per_s", "sar_user_pct", "sar_total_pct", "system_csw_per_s",
-                                "foreign_pct")}
-    out["user_sample_s"] = sum(r["user_sample_s"] for r in runs)
-    out["system_sample_s"] = sum(r["system_sample_s"] for r in runs)
-    out["split_source"] = runs[0]["split_source"]
-    out["user_pct"] = out["total_pct"] * user_split(out["user_sample_s"], out["system_sample_s"])
-    out["system_pct"] = out["total_pct"] - out["user_pct"]
-    out["runs"] = [{k: r[k] for k in ("user_pct", "total_pct", "csw_per_s", "foreign_pct", "window_s", "user_sample_s",
-                                      "system_sample_s")} for r in runs]
-    # Per process: the mean of each process's share, by name (the last run's names).
-    names = [q["name"] for q in runs[-1]["processes"]]
-    out["processes"] = []
-    for name in names:
-        found = [q for r in runs for q in r["processes"] if q["name"] == name]
-        out["processes"].append({"name": name, **{k: sum(q[k] for q in found) / len(found)
-                                                  for k in ("user_pct", "system_pct", "total_pct", "csw_per_s")}})
-    checksums = {r.get("checksum") for r in runs}
-    out["checksum"] = checksums.pop() if len(checksums) == 1 else None
-    for k in ("work_ns_per_packet", "sink_ns_per_packet", "send_us_p50"):
-        if runs[0].get(k) is not None:
-            out[k] = sum(r[k] for r in runs) / n
-    return out
-
-
-def model_parameters(calibration, test, test_cold=None):
-    """Model (1) and (2) parameters in ns (and cycles), from the calibration
-    and the test application (warm; and cold, for model (1)'s bracket)."""
-    f = calibration["f_hz"]
-    src = test["src"]
-    params = {
-        "f_hz": f,
-        "src": src,
-        "snk": calibration["snk"],
-        "to_seq": calibration["to_seq"],
-        "from_seq": calibration["from_seq"],
-        "conversions_per_hop": {"to": 0, "from": 0},
-        "transfer": {k: {"user": v["user"], "system": v["system"], "total": v["total"]}
-                     for k, v in test["transfer"].items()},
-        "cs_direct_ns": calibration["ctxsw"]["direct_ns"],
-        "cs_indirect_c": SEED["cs_indirect_c"],
-        "l2_bytes": calibration["l2_bytes"],
-        "read_bytes_per_s": calibration["membw"]["read_bytes_per_s"],
-        "write_bytes_per_s": calibration["membw"]["write_bytes_per_s"],
-        "test_pr": test["pr"],
-    }
-    if test_cold:
-        params["cold"] = {"test_pr": test_cold["pr"], "src": test_cold["src"],
-                          "transfer": {k: {"user": v["user"], "system": v["system"], "total": v["total"]}
-                                       for k, v in test_cold["transfer"].items()}}
-    return params
-
-
-def apply_models(row, params, cores):
-    """Model (1) and (2) predictions (user and user+system %) for one row.
-    C_CL is the FUNC program's own FIR time at this (N, B) (the seed measured
-    it with OProfile in its standalone program)."""
-    ncores = len(cores)
-    filters = WORKLOADS[row["workload"]].filters
-    point = f"{row['workload']}:{row['taps']}x{row['samples']}"
-    if row["config"] == "FUNC":
-        params.setdefault("c_cl_ns", {})[point] = row["work_ns_per_packet"] / filters
-    c_cl = params.setdefault("c_cl_ns", {}).get(point, 0.0)
-    b = row["samples"]
-    key = "collocated/none" if row["placement"] == "collocated" else f"process/{row['transport']}"
-    tr = params["transfer"].get(key, {"user": {"a": 0, "b": 0}, "total": {"a": 0, "b": 0}})
-    snk = gm.Linear(**params["snk"])(b)
-    common = dict(components=row["components"], filters=filters, c_cl=c_cl, c_snk=snk,
-                  c_to=gm.Linear(**params["to_seq"])(b), c_from=gm.Linear(**params["from_seq"])(b),
-                  k_to=params["conversions_per_hop"]["to"], k_from=params["conversions_per_hop"]["from"])
-    user_ns = gm.model1_ns(c_src=max(0.0, params["src"]["user_ns"]), c_tr=gm.Linear(**tr["user"]).cost(b), **common)
-    total_ns = gm.model1_ns(c_src=params["src"]["total_ns"], c_tr=gm.Linear(**tr["total"]).cost(b), **common)
-    cold = params.get("cold")
-    if cold:
-        tr_cold = cold["transfer"].get(key, {"total": {"a": 0, "b": 0}})
-        cold_ns = gm.model1_ns(c_src=cold["src"]["total_ns"], c_tr=gm.Linear(**tr_cold["total"]).cost(b), **common)
-        row["model1_cold_total_pct"] = gm.pct(cold_ns, row["pr"], ncores)
-    indirect = gm.indirect_cs_ns(row["components"], b, params["l2_bytes"], params["read_bytes_per_s"],
-                                 params["write_bytes_per_s"], params["cs_indirect_c"])
-    row["N"], row["B"], row["PR"] = row["taps"], row["samples"], row["pr"]
-    row["model1_user_pct"] = gm.pct(user_ns, row["pr"], ncores)
-    row["model1_total_pct"] = gm.pct(total_ns, row["pr"], ncores)
-    row["cs_indirect_ns"] = indirect
-    for part in ("user", "total"):
-        row[f"model2_{part}_pct"] = gm.model2_pct(row[f"model1_{part}_pct"], row["csw_per_s"],
-                                                  params["cs_direct_ns"], indirect, ncores)
-    # The cost per context switch that would close model (1)'s gap on its own.
-    gap = row["total_pct"] - row["model1_total_pct"]
-    row["implied_cs_ns"] = gap / 100.0 * ncores / row["csw_per_s"] * 1e9 if row["csw_per_s"] > 0 else None
-
-
-GOALS = {"collocated": 1.10, "process": 1.5}
-
-
-def goal_analysis(result, per_hop):
-    """Where W11/FUNC at the smallest N·B stands against the goal (1.10
-    collocated, 1.5 process per component), and the N·B at which the measured
-    per-hop cost would meet it. FUNC's CPU per packet is its fixed part (the
-    timer, the sink) plus its filters, whose cost FUNC measures itself on its
-    thread clock and which grows in proportion to N·B (the slope between the
-    Fig. 6 points); H hops at h µs each meet ratio R once H·h <= (R - 1)·FUNC."""
-    plan = result["plan"]
-    rows = result["configurations"]
-    to_us = lambda v: v / 100.0 * len(plan["cores"]) / plan["pr"] * 1e6  # noqa: E731
-    funcs = sorted((r for r in rows if r["experiment"] == "fig6" and r["config"] == "FUNC"), key=lambda r: r["nb"])
-    if not funcs:
-        return []
-    work = lambda r: (r.get("work_ns_per_packet") or r.get("fir_ns_per_packet") or 0.0) / 1000.0  # noqa: E731
-    first = funcs[0]
-    slope = (work(funcs[-1]) - work(first)) / (funcs[-1]["nb"] - first["nb"]) if len(funcs) > 1 else (
-        work(first) / first["nb"])
-    fixed = to_us(first["total_pct"]) - work(first)
-    out = []
-    for h in per_hop:
-        if h["nb"] != first["nb"] or h["placement"] not in GOALS:
-            continue
-        goal = GOALS[h["placement"]]
-        widest = _find(rows, experiment="fig6", nb=first["nb"], config=h["widest"], placement=h["placement"],
-                       transport=h["transport"])
-        hops = widest["components"] - 1
-        func_us = to_us(first["total_pct"])
-        ratio = widest["total_pct"] / first["total_pct"]
-        needed_func_us = hops * max(h["vs_func_total_us"], 0.0) / (goal - 1)
-        out.append({
-            "placement": h["placement"], "transport": h["transport"], "goal": goal, "nb": first["nb"],
-            "ratio": ratio, "met": ratio <= goal, "per_hop_us": h["vs_func_total_us"], "hops": hops,
-            "func_us": func_us, "func_fixed_us": fixed, "func_us_per_nb": slope,
-            # what one hop may cost for the goal at this N·B
-            "allowed_per_hop_us": (goal - 1) * func_us / hops,
-            # the N·B at which FUNC is heavy enough for the measured hop cost
-            "nb_needed": ((needed_func_us - fixed) / slope) if slope > 0 and ratio > goal else None,
-        })
-    return out
-
-
-def _find(rows, **match):
-    return next((r for r in rows if all(r.get(k) == v for k, v in match.items())), None)
-
-
-def summarise(result):
-    """W11/FUNC ratios, per-hop costs, and model errors at low and high B."""
-    rows = result["configurations"]
-    plan = result["plan"]
-    out = {"ratios": [], "per_hop": [], "model_error": []}
-    placements = [tuple(p) for p in plan["placements"]]
-    for nb in plan["fig6_nb"]:
-        func = _find(rows, experiment="fig6", config="FUNC", nb=nb)
-        for placement, transport in placements:
-            for config in plan["fig6_configs"]:
-                w = _find(rows, experiment="fig6", config=config, nb=nb, placement=placement, transport=transport)
-                if not (func and w and func["total_pct"] > 0):
-                    continue
-                out["ratios"].append({"nb": nb, "config": config, "placement": placement, "transport": transport,
-                                      "ratio_total": w["total_pct"] / func["total_pct"],
-                                      "ratio_user": w["user_pct"] / func["user_pct"] if func["user_pct"] else None,
-                                      "seed_ratio_total": SEED["w11_func_ratio"].get(nb) if config == "W11" else None})
-            # Per hop: slope of the workload over the hops, W2..W11, as µs of CPU per packet per hop.
-            ws = [_find(rows, experiment="fig6", config=c, nb=nb, placement=placement, transport=transport)
-                  for c in plan["fig6_configs"]]
-            ws = [w for w in ws if w]
-            if func and ws:
-                to_us = lambda v: v / 100.0 * len(plan["cores"]) / plan["pr"] * 1e6  # noqa: E731
-                xs = [w["components"] - 1 for w in ws]
-                fit_total = gm.fit_linear(xs, [to_us(w["total_pct"]) for w in ws])
-                fit_user = gm.fit_linear(xs, [to_us(w["user_pct"]) for w in ws])
-                widest = max(ws, key=lambda w: w["components"])
-                out["per_hop"].append({
-                    "nb": nb, "placement": placement, "transport": transport,
-                    "slope_total_us": fit_total.b if len(ws) > 1 else None,
-                    "slope_user_us": fit_user.b if len(ws) > 1 else None,
-                    "vs_func_total_us": (to_us(widest["total_pct"]) - to_us(func["total_pct"])) / (widest["components"] - 1),
-                    "vs_func_user_us": (to_us(widest["user_pct"]) - to_us(func["user_pct"])) / (widest["components"] - 1),
-                    "widest": widest["config"],
-                })
-    out["goal"] = goal_analysis(result, out["per_hop"])
-    fig7 = [r for r in rows if r["experiment"] == "fig7" and r["config"] != "FUNC"]
-    if fig7:
-        bs = sorted({r["samples"] for r in fig7})
-        for b in (bs[0], bs[-1]):
-            for r in (r for r in fig7 if r["samples"] == b):
-                func = _find(rows, experiment="fig7", config="FUNC", samples=b)
-                entry = {"samples": b, "config": r["config"], "placement": r["placement"], "transport": r["transport"]}
-                for part in ("user", "total"):
-                    measured = r[f"{part}_pct"]
-                    overhead = measured - (func[f"{part}_pct"] if func else 0.0)
-                    for m in ("model1", "model2", "model1_cold"):
-                        if f"{m}_{part}_pct" not in r:
-                            continue
-                        predicted = r[f"{m}_{part}_pct"]
-                        entry[f"{m}_{part}_error_pct"] = 100.0 * (predicted - measured) / measured if measured else None
-                        base = "model1_cold" if m == "model1_cold" else "model1"
-                        model_overhead = predicted - (func[f"{base}_{part}_pct"] if func else 0.0)
-                        entry[f"{m}_{part}_overhead_share"] = model_overhead / overhead if overhead > 0 else None
-                    entry[f"measured_{part}_pct"] = measured
-                out["model_error"].append(entry)
-    return out

@@ -4,14 +4,14 @@ program with no middleware (the seed's FUNC).
 
 A workload says, for each of its configurations, which components it has
 and how they are chained, and how to start its FUNC program. The lab
-(granularity.py) runs them all the same way over N (taps) and B (packet
+(lab.py) runs them all the same way over N (taps) and B (packet
 size), so adding such a workload means adding a class here and listing it in
 WORKLOADS; the report renders every workload's measurements.
 
 The STANAG 4285 transmitter is not one of them: its work per frame is fixed
 by the waveform, so it is swept over the symbol rate instead, with its own
 assemblies (experiments/stanag4285/) and plain program, in
-granularity_s4285.py."""
+lab_s4285.py."""
 from dataclasses import dataclass
 
 from scabench.paths import program

@@ -17,23 +17,9 @@ order (experiments/stanag4285/README.md)."""
 import statistics
 
 from scabench.measure.window import user_split
+from scabench.studies.granularity.analysis_s4285 import summarise
 from scabench.waveforms.stanag4285 import SYMBOLS_PER_FRAME, load_split, plain_argv
 
-# What the seed's text gives about its Figs. 3 (user %) and 4 (user+system %).
-# The bars are an image and none of their values is in the text, so only the
-# settings and the ratios it states are carried here.
-SEED = {
-    "symbol_rates": [2395, 25600, 64000],  # the first is its audio card's 9.36 frames/s
-    "frames_per_s_at_the_lowest_rate": 9.36,
-    "configs": ["non-SCA", "2 components", "7 components", "11 components"],
-    "measured_with": "sar -u 40 5, whole machine",
-    "figure_values_in_text": False,
-    "user_11_vs_2": 2.5,  # "roughly"
-    "user_11_vs_plain_above": 2.5,  # "more than"
-    "total_ratios_above_user": True,  # Fig. 4: the user+system difference is "even larger"
-}
-
-NARROW, WIDE = 2, 11  # the seed's headline compares these splits
 DATA_SEED = 4285  # the random user bytes, the same for the plain program and every split
 
 
@@ -109,49 +95,3 @@ def _row(config, components, placement, transport, where, m, lab, reference):
     lab.log(f"  {where['symbol_rate']:6d} symbols/s {config:8s} {placement:10s} "
             f"U {'–' if user is None else f'{user:.3f}':>7s} %  U+S {total:7.3f} %  CSR {row['csw_per_s']:7.0f}/s")
     return row
-
-
-def _find(rows, **match):
-    return next((r for r in rows if all(r.get(k) == v for k, v in match.items())), None)
-
-
-def _ratio(a, b):
-    return a / b if a is not None and b is not None and b > 0 else None
-
-
-def _difference(a, b):
-    return a - b if a is not None and b is not None else None
-
-
-def summarise(rows):
-    """At each symbol rate: 11 over 2 components (and 11 over the plain
-    program), user and user+system, per placement; and the leftover, how
-    much of the 11-vs-2 overhead with a process per component remains once
-    the components are collocated: (collocated 11 − collocated 2) /
-    (process 11 − process 2)."""
-    ratios, leftover = [], []
-    for rate in sorted({r["symbol_rate"] for r in rows}):
-        plain = _find(rows, symbol_rate=rate, config="plain")
-        at = {}
-        for placement in ("process", "collocated"):
-            narrow = _find(rows, symbol_rate=rate, components=NARROW, placement=placement)
-            wide = _find(rows, symbol_rate=rate, components=WIDE, placement=placement)
-            if not (narrow and wide):
-                continue
-            at[placement] = (narrow, wide)
-            entry = {"symbol_rate": rate, "placement": placement}
-            for part in ("user", "total"):
-                entry[f"{part}_wide_vs_narrow"] = _ratio(wide[f"{part}_pct"], narrow[f"{part}_pct"])
-                entry[f"{part}_wide_vs_plain"] = _ratio(wide[f"{part}_pct"], plain[f"{part}_pct"]) if plain else None
-            ratios.append(entry)
-        if len(at) == 2:
-            entry = {"symbol_rate": rate}
-            for part in ("user", "total"):
-                (p_narrow, p_wide), (c_narrow, c_wide) = at["process"], at["collocated"]
-                process_overhead = _difference(p_wide[f"{part}_pct"], p_narrow[f"{part}_pct"])
-                collocated_overhead = _difference(c_wide[f"{part}_pct"], c_narrow[f"{part}_pct"])
-                entry[f"{part}_process_overhead_pct"] = process_overhead
-                entry[f"{part}_collocated_overhead_pct"] = collocated_overhead
-                entry[f"{part}_left_collocated"] = _ratio(collocated_overhead, process_overhead)
-            leftover.append(entry)
-    return {"narrow": NARROW, "wide": WIDE, "ratios": ratios, "leftover": leftover}
