@@ -43,6 +43,7 @@ from scabench.studies.granularity import lab_s4285
 from scabench.measure.window import measure_window, tick_us
 from scabench.run.environment import describe_environment
 from scabench.errors import RunError, ScabenchError
+from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import wait_for_quiet
 from scabench.paths import program
 from scabench.run.runner import run_spec
@@ -99,8 +100,11 @@ class Lab:
         self.plan = plan
         self.workload = WORKLOADS[plan.workload]
         self.log = log
-        self.runs = 0
-        self.redone = 0
+        # Each run measures its own steady window, foreign load included; a
+        # short quiet wait, as a point takes seconds, not minutes.
+        self.guard = Guard(GuardSettings(quiet_below_pct=plan.foreign_limit_pct, quiet_wait_s=3.0, quiet_interval_s=0.3,
+                                         redo_above_pct=plan.foreign_limit_pct, max_redos=plan.max_redo,
+                                         redo_budget=plan.redo_budget), cores=plan.cores, log=log)
         self.tick_us = tick_us()
 
     def dither_us(self, pr):
@@ -179,26 +183,11 @@ class Lab:
                 "sink_ns_per_packet": report.get("sink_ns_per_packet", 0.0)}
 
     def measured(self, what, run_once, repeats):
-        """Repeats run_once; redoes a run that others disturbed. Returns the
-        mean of the runs, with the tick samples summed for the user split."""
-        runs = []
-        for _ in range(repeats):
-            best = None
-            for attempt in range(1 + self.plan.max_redo):
-                wait_for_quiet(threshold_pct=self.plan.foreign_limit_pct, interval_s=0.3, timeout_s=3.0,
-                               cores=self.plan.cores)
-                m = run_once()
-                self.runs += 1
-                if best is None or m["foreign_pct"] < best["foreign_pct"]:
-                    best = m
-                if m["foreign_pct"] <= self.plan.foreign_limit_pct:
-                    break
-                if self.redone >= self.plan.redo_budget * max(self.runs, 20):
-                    self.log(f"    {what}: {m['foreign_pct']:.1f} % foreign load; redo budget spent, kept")
-                    break
-                self.redone += 1
-                self.log(f"    {what}: {m['foreign_pct']:.1f} % foreign load, redoing")
-            runs.append(best)
+        """Repeats run_once under the guard (a disturbed run is redone, within
+        the plan's budget; the cleanest is kept). Returns the mean of the
+        runs, with the tick samples summed for the user split."""
+        runs = [self.guard.measure(run_once, foreign_of=lambda m: m["foreign_pct"], label=f"    {what}").value
+                for _ in range(repeats)]
         return aggregate(runs)
 
     # ------------------------------------------------------------ steps
@@ -401,7 +390,7 @@ class Lab:
             result.update(self.run_fir())
         if "s4285" in p.parts:
             result["stanag4285"] = lab_s4285.run(self)
-        result.update({"duration_s": time.time() - started, "runs": self.runs, "tick_us": self.tick_us,
-                       "runs_redone": self.redone})
+        result.update({"duration_s": time.time() - started, "runs": self.guard.measurements, "tick_us": self.tick_us,
+                       "runs_redone": self.guard.redos})
         result["summary"] = summarise(result)
         return result
