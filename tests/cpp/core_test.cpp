@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include "scabench/bounded_queue.hpp"
-#include "scabench/clock.hpp"
-#include "scabench/record_log.hpp"
-#include "scabench/work.hpp"
+#include "scabench/core/bounded_queue.hpp"
+#include "scabench/core/clock.hpp"
+#include "scabench/core/record_log.hpp"
+#include "scabench/core/work.hpp"
 
 using namespace scabench;
 

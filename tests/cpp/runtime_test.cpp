@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "scabench/registry.hpp"
+#include "scabench/runtime/registry.hpp"
 
 using namespace scabench;
 
