@@ -4,13 +4,15 @@
 // the two-way caller: the paper's implicit flow control) and the client-side
 // queue behind SYNC_NONE.
 //
-// A producer blocked on a full queue resumes once the queue has drained to
-// `resumeAt` items (a low watermark). With resumeAt = capacity - 1 it resumes
-// at the first free slot, so behind a busy consumer every push waits for a
-// pop and every packet costs a wake-up and a switch; with a lower mark the
-// producer sleeps once and then pushes a burst, while the consumer still has
-// resumeAt items of work queued. Measured on exp6 (docs/architecture.md,
-// "Worker queue").
+// A producer blocked on a full queue resumes once the queue has drained to a
+// resume level (a low watermark). At capacity - 1 it resumes at the first
+// free slot, so behind a busy consumer every push waits for a pop and every
+// packet costs a wake-up and a switch; with a lower mark the producer sleeps
+// once and then pushes a burst, while the consumer still has that many items
+// of work queued. Measured on exp6 (docs/architecture.md, "Worker queue").
+// The level is the queue's own (the constructor's) unless a push names one:
+// the in-port picks it per call, by how the packet came in (policy_schema.hpp,
+// worker_resume = "auto").
 //
 // It lives in core, not with the ports in runtime: it knows nothing of CORBA
 // or of packets, two runtime pieces use it (the in-port's worker queue and the
@@ -33,32 +35,42 @@ class BoundedQueue {
 
   BoundedQueue(std::size_t capacity, std::size_t resumeAt) : capacity_(capacity), resumeAt_(resumeAt) {
     if (capacity == 0) throw std::invalid_argument("queue capacity must be at least 1");
-    if (resumeAt >= capacity) throw std::invalid_argument("the resume level must be below the capacity");
+    checkResumeLevel(resumeAt);
   }
 
   // Blocks while the queue is full, and then until it has drained to the
   // resume level. Returns false if the queue was closed.
   //
-  // Once the queue has drained, the blocked producers are let in one at a
-  // time, each waking the next, until the queue is full again. One-way calls
-  // into a thread pool can block several ORB threads here; waking them all at
-  // once would let them race for the free slots and reorder the packets they
-  // hold, on top of whatever the pool did. One by one, they go in the order
-  // the condition variable wakes them, as with resuming at the first slot.
-  bool push(T item) {
+  // Blocked producers wait in line, in the order they blocked. Once the queue
+  // has drained to the level of the first in line, they are let in one at a
+  // time, each letting in the next, until the queue is full again; the rest
+  // wait for the next drain. One-way calls into a thread pool can block
+  // several ORB threads here; letting them all go at once would make them race
+  // for the free slots and reorder the packets they hold, on top of whatever
+  // the pool did.
+  bool push(T item) { return push(std::move(item), resumeAt_); }
+
+  // As push(item), resuming at `resumeAt` (< capacity) if this call blocks.
+  bool push(T item, std::size_t resumeAt) {
     std::unique_lock lock(mutex_);
-    if (!closed_ && (items_.size() >= capacity_ || blockedPushers_ > 0)) {
-      ++blockedPushers_;
-      notFull_.wait(lock, [&] { return closed_ || (refilling_ && items_.size() < capacity_); });
-      --blockedPushers_;
+    if (!closed_ && (items_.size() + admitted_ >= capacity_ || !waiting_.empty())) {
+      checkResumeLevel(resumeAt);
+      Waiter self(resumeAt);
+      waiting_.push_back(&self);
+      self.wake.wait(lock, [&] { return closed_ || self.admitted; });
+      if (!self.admitted) {
+        std::erase(waiting_, &self);
+        return false;
+      }
+      --admitted_;
     }
     if (closed_) return false;
     items_.push_back(std::move(item));
     if (items_.size() > deepest_) deepest_ = items_.size();
-    if (items_.size() >= capacity_)
+    if (items_.size() + admitted_ >= capacity_)
       refilling_ = false;
-    else if (refilling_ && blockedPushers_ > 0)
-      notFull_.notify_one();
+    else if (refilling_)
+      admitNext();
     notEmpty_.notify_one();
     return true;
   }
@@ -70,9 +82,9 @@ class BoundedQueue {
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
-    if (blockedPushers_ > 0 && !refilling_ && items_.size() <= resumeAt_) {
+    if (!refilling_ && !waiting_.empty() && items_.size() <= waiting_.front()->resumeAt) {
       refilling_ = true;
-      notFull_.notify_one();
+      admitNext();
     }
     return item;
   }
@@ -82,7 +94,7 @@ class BoundedQueue {
     std::lock_guard lock(mutex_);
     closed_ = true;
     notEmpty_.notify_all();
-    notFull_.notify_all();
+    for (Waiter* w : waiting_) w->wake.notify_one();
   }
 
   std::size_t capacity() const { return capacity_; }
@@ -91,9 +103,10 @@ class BoundedQueue {
     std::lock_guard lock(mutex_);
     return items_.size();
   }
+  // Producers inside push() that have not yet queued their item.
   std::size_t blockedPushers() const {
     std::lock_guard lock(mutex_);
-    return blockedPushers_;
+    return waiting_.size() + admitted_;
   }
   std::size_t deepest() const {
     std::lock_guard lock(mutex_);
@@ -101,12 +114,34 @@ class BoundedQueue {
   }
 
  private:
+  struct Waiter {
+    explicit Waiter(std::size_t level) : resumeAt(level) {}
+    const std::size_t resumeAt;
+    std::condition_variable wake;
+    bool admitted = false;
+  };
+
+  void checkResumeLevel(std::size_t resumeAt) const {
+    if (resumeAt >= capacity_) throw std::invalid_argument("the resume level must be below the capacity");
+  }
+
+  // Lets the first producer in line go, if its slot is free. Under the lock.
+  void admitNext() {
+    if (waiting_.empty() || items_.size() + admitted_ >= capacity_) return;
+    Waiter* next = waiting_.front();
+    waiting_.pop_front();
+    next->admitted = true;
+    ++admitted_;
+    next->wake.notify_one();
+  }
+
   const std::size_t capacity_;
   const std::size_t resumeAt_;
-  std::size_t blockedPushers_ = 0;
-  bool refilling_ = false;  // drained to resumeAt_: blocked producers may go in, until full
+  std::deque<Waiter*> waiting_;  // blocked producers, in the order they blocked
+  std::size_t admitted_ = 0;     // let in, slot kept for them, not yet queued
+  bool refilling_ = false;       // drained to a resume level: producers go in, until full
   mutable std::mutex mutex_;
-  std::condition_variable notFull_, notEmpty_;
+  std::condition_variable notEmpty_;
   std::deque<T> items_;
   std::size_t deepest_ = 0;
   bool closed_ = false;
