@@ -1,7 +1,8 @@
 // scabench-host: one process that hosts one or more components.
 //
 //   scabench-host --describe     prints every component kind, its ports and
-//                                 properties as JSON (the spec checker's source)
+//                                 properties, and the connection policy's
+//                                 schema, as JSON (the spec checker's source)
 //   scabench-host --host NAME --status-fd FD --record-dir DIR
 //                 --component NAME:KIND:SAMPLE_TYPE [--component ...] [-ORB options]
 //
@@ -22,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
 
 namespace {
@@ -75,8 +77,9 @@ struct ComponentSpec {
   std::string name, kind, sampleType;
 };
 
-// The catalogue of component kinds, straight from their declarations, so
-// that spec validation never disagrees with the components.
+// The catalogue of component kinds, straight from their declarations, and
+// the policy table the ports declare their properties from, so that spec
+// validation never disagrees with the components.
 int describe(CORBA::ORB_ptr orb) {
   CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
   PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
@@ -97,7 +100,10 @@ int describe(CORBA::ORB_ptr orb) {
                    {"properties", props}};
     c->_remove_ref();
   }
-  std::cout << nlohmann::json{{"kinds", kinds}}.dump(2) << "\n";
+  nlohmann::ordered_json out;
+  out["kinds"] = nlohmann::ordered_json::parse(kinds.dump());
+  out["policy"] = scabench::policy::describe();
+  std::cout << out.dump(2) << "\n";
   return 0;
 }
 

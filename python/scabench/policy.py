@@ -3,7 +3,8 @@ setting becomes in the runtime (port properties and ORB options).
 
   call      twoway | oneway
   sync      none | transport | server | target   (one-way only; see
-            cpp/include/scabench/messaging.hpp for how each is realised)
+            cpp/runtime/include/scabench/runtime/senders.hpp for how each
+            is realised)
   dispatch  pool | pool:N | serial | single      (receiving side)
   worker    false | true | depth                 (receiving side; with
             worker_resume = "auto" | "half" | r: the queue level at which a
@@ -15,6 +16,10 @@ setting becomes in the runtime (port properties and ORB options).
 
 Placement decides whether a connection is remote or collocated: a collocated
 call is a direct call, so dispatch does not apply to it.
+
+The ports take these keys as they are written here, as `<port>.<key>`
+properties (the runtime's policy table: scabench-host --describe, "policy");
+the runtime resolves worker_resume = "auto" per call.
 """
 import re
 from dataclasses import dataclass, asdict
@@ -31,8 +36,9 @@ DEFAULT_REORDER_TIMEOUT_MS = 50.0
 
 # Two-way + worker needs slack in each queue to keep both cores of a 2-core
 # machine busy behind three equal stages. A two-way caller blocked on a full
-# queue resumes at half the depth (worker_resume = "auto"; see
-# worker_resume_level), so it sleeps once per burst rather than once per packet. exp6 on 2 cores, 4 guarded runs each:
+# queue resumes at half the depth (worker_resume = "auto", resolved per call by
+# the runtime), so it sleeps once per burst rather than once per packet. exp6
+# on 2 cores, 4 guarded runs each:
 # depth 16 1.030-1.036 x floor, 64 1.024-1.028, 256 1.021-1.025, 1024
 # 1.020-1.029; 64 resuming at the first free slot, as before, 1.032-1.053.
 # So 64 is the knee. It costs 64 packets of memory (512 KiB of doubles) per
@@ -85,33 +91,15 @@ class Policy:
         return {"none": "none", "watermarks": f"watermarks({self.flow_low}, {self.flow_high})",
                 "credits": f"credits({self.credits})"}[self.flow]
 
-    @property
-    def worker_resume_level(self):
-        """The `<port>.worker_resume` property: -1 asks the runtime for half
-        the depth. One-way callers into a thread pool each hold an ORB thread
-        while they wait, so a long wait for half the queue lets dozens pile up,
-        and they lose their order going back in (exp3 on 2 cores: 600-700 of
-        1000 reordered at stage 3 instead of ~50); two-way callers are one per
-        connection. Hence "auto"."""
-        if self.worker_resume == "half" or (self.worker_resume == "auto" and self.call == "twoway"):
-            return -1
-        if self.worker_resume == "auto":
-            return max(self.worker_depth - 1, 0)
-        return self.worker_resume
-
     def uses_properties(self, port):
-        return {f"{port}.call": self.call, f"{port}.sync": self.sync, f"{port}.flow": self.flow,
-                f"{port}.credits": self.credits}
+        return {f"{port}.call": self.call, f"{port}.sync": self.sync, f"{port}.flow": self.flow_text}
 
     def provides_properties(self, port):
-        resume = self.worker_resume_level
-        return {f"{port}.worker_depth": self.worker_depth, f"{port}.worker_resume": resume,
-                f"{port}.dispatch": "single" if self.dispatch == "single" else "orb",
-                f"{port}.ordering": self.ordering,
+        resume = self.worker_resume if self.worker_resume in ("auto", "half") else str(self.worker_resume)
+        return {f"{port}.worker": self.worker_depth, f"{port}.worker_resume": resume,
+                f"{port}.dispatch": self.dispatch, f"{port}.ordering": self.ordering,
                 f"{port}.reorder_capacity": self.reorder_capacity,
-                f"{port}.reorder_timeout_us": int(round(self.reorder_timeout_ms * 1000)),
-                f"{port}.flow": self.flow, f"{port}.flow_low": self.flow_low,
-                f"{port}.flow_high": self.flow_high, f"{port}.credits": self.credits}
+                f"{port}.reorder_timeout_ms": float(self.reorder_timeout_ms), f"{port}.flow": self.flow_text}
 
 
 def parse_policy(table, base=None):

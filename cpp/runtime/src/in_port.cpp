@@ -1,6 +1,7 @@
 #include "scabench/runtime/in_port.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "scabench/runtime/component.hpp"
@@ -8,53 +9,29 @@
 namespace scabench {
 
 InPortBase::InPortBase(Component& owner, std::string name) : owner_(owner), name_(std::move(name)) {
-  owner_.properties().declare(name_ + ".worker_depth", int64_t{0},
-                              "0: the ORB thread processes the packet; d > 0: a worker thread does, "
-                              "behind a queue of d packets that blocks the caller when full");
-  owner_.properties().declare(name_ + ".worker_resume", int64_t{-1},
-                              "a caller blocked on the full worker queue resumes once it holds this many "
-                              "packets (0 <= r < d); -1: half the depth");
-  owner_.properties().declare(name_ + ".dispatch", std::string("orb"),
-                              "orb: the host ORB's threading; single: a SINGLE_THREAD_MODEL POA");
-  owner_.properties().declare(name_ + ".ordering", std::string("arrival"),
-                              "arrival: as the ORB delivers; resequence: back in the sender's link order");
-  owner_.properties().declare(name_ + ".reorder_capacity", int64_t{64}, "packets the reorder buffer holds");
-  owner_.properties().declare(name_ + ".reorder_timeout_us", int64_t{50000},
-                              "how long a gap in the link order is waited for before it is skipped");
-  owner_.properties().declare(name_ + ".flow", std::string("none"), "flow control: none, watermarks or credits");
-  owner_.properties().declare(name_ + ".flow_low", int64_t{0}, "watermarks: resume the sender at this many held");
-  owner_.properties().declare(name_ + ".flow_high", int64_t{0}, "watermarks: suspend the sender at this many held");
-  owner_.properties().declare(name_ + ".credits", int64_t{0}, "credits: packets the sender may have unacknowledged");
+  policy::declarePortProperties(owner_.properties(), name_, policy::Side::Provides);
 }
 
-bool InPortBase::resequencing() const {
-  const std::string& o = owner_.properties().text(name_ + ".ordering");
-  if (o == "resequence") return true;
-  if (o == "arrival") return false;
-  throw std::invalid_argument(name_ + ".ordering '" + o + "' is not one of: arrival, resequence");
-}
+// The values were checked when they were configured (policy::check); what is
+// left to check here is worker_resume against the depth.
+
+bool InPortBase::resequencing() const { return owner_.properties().text(name_ + ".ordering") == "resequence"; }
 
 std::size_t InPortBase::reorderCapacity() const {
-  const int64_t c = owner_.properties().integer(name_ + ".reorder_capacity");
-  if (c < 1) throw std::invalid_argument(name_ + ".reorder_capacity must be >= 1");
-  return std::size_t(c);
+  return std::size_t(owner_.properties().integer(name_ + ".reorder_capacity"));
 }
 
 std::chrono::microseconds InPortBase::reorderTimeout() const {
-  const int64_t t = owner_.properties().integer(name_ + ".reorder_timeout_us");
-  if (t < 0) throw std::invalid_argument(name_ + ".reorder_timeout_us must be >= 0");
-  return std::chrono::microseconds(t);
+  const double ms = owner_.properties().real(name_ + ".reorder_timeout_ms");
+  return std::chrono::microseconds(std::llround(ms * 1000));
 }
 
 void InPortBase::prepareFlow() {
-  flow_ = parseFlowKind(owner_.properties().text(name_ + ".flow"));
-  flowLow_ = owner_.properties().integer(name_ + ".flow_low");
-  flowHigh_ = owner_.properties().integer(name_ + ".flow_high");
-  const int64_t credits = owner_.properties().integer(name_ + ".credits");
-  if (flow_ == FlowKind::Watermarks && !(0 <= flowLow_ && flowLow_ < flowHigh_))
-    throw std::invalid_argument(name_ + ": watermarks need 0 <= flow_low < flow_high");
-  if (flow_ == FlowKind::Credits && credits < 1) throw std::invalid_argument(name_ + ".credits must be >= 1");
-  credits_ = uint64_t(std::max<int64_t>(credits, 0));
+  const policy::Flow flow = policy::parseFlow(owner_.properties().text(name_ + ".flow"));
+  flow_ = flow.kind;
+  flowLow_ = int64_t(flow.low);
+  flowHigh_ = int64_t(flow.high);
+  credits_ = flow.credits;
   // Acknowledge a quarter window at a time: few signals, and the sender still
   // has three quarters of its window left while an acknowledgement travels.
   ackBatch_ = std::max<uint64_t>(1, credits_ / 4);
@@ -132,26 +109,19 @@ void InPortBase::publishReorderStats(const ResequencerStats& stats) {
   h.duplicates.fetch_add(stats.duplicates);
 }
 
-std::size_t InPortBase::workerDepth() const {
-  const int64_t d = owner_.properties().integer(name_ + ".worker_depth");
-  if (d < 0) throw std::invalid_argument(name_ + ".worker_depth must be >= 0");
-  return std::size_t(d);
-}
+std::size_t InPortBase::workerDepth() const { return std::size_t(owner_.properties().integer(name_ + ".worker")); }
 
-std::size_t InPortBase::workerResume(std::size_t depth) const {
-  const int64_t r = owner_.properties().integer(name_ + ".worker_resume");
-  if (r == -1) return depth / 2;
-  if (r < 0 || std::size_t(r) >= depth)
-    throw std::invalid_argument(name_ + ".worker_resume must be -1 (half the depth) or in [0, " +
-                                std::to_string(depth) + ")");
-  return std::size_t(r);
+void InPortBase::prepareResume(std::size_t depth) {
+  try {
+    const policy::WorkerResume resume(owner_.properties().text(name_ + ".worker_resume"), depth);
+    resume_ = {resume.levelFor(CallKind::Twoway), resume.levelFor(CallKind::Oneway)};
+  } catch (const std::invalid_argument& ex) {
+    throw std::invalid_argument(name_ + ": " + ex.what());
+  }
 }
 
 bool InPortBase::singleThreadDispatch() const {
-  const std::string& d = owner_.properties().text(name_ + ".dispatch");
-  if (d == "single") return true;
-  if (d == "orb") return false;
-  throw std::invalid_argument(name_ + ".dispatch '" + d + "' is not one of: orb, single");
+  return policy::singleThreadDispatch(owner_.properties().text(name_ + ".dispatch"));
 }
 
 RecordLog& InPortBase::records() { return owner_.records(); }

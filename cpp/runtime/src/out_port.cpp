@@ -7,23 +7,21 @@
 namespace scabench {
 
 OutPortBase::OutPortBase(Component& owner, std::string name) : owner_(owner), name_(std::move(name)) {
-  owner_.properties().declare(name_ + ".call", std::string("twoway"), "twoway or oneway");
-  owner_.properties().declare(name_ + ".sync", std::string("transport"),
-                              "one-way sync scope: none, transport, server or target");
+  policy::declarePortProperties(owner_.properties(), name_, policy::Side::Uses);
+  // Not a spec key: the sync=none queue's depth is the runtime's own choice.
   owner_.properties().declare(name_ + ".sync_none_depth", int64_t{1024},
-                              "packets the sync=none client queue holds before the caller blocks");
-  owner_.properties().declare(name_ + ".flow", std::string("none"), "flow control: none, watermarks or credits");
-  owner_.properties().declare(name_ + ".credits", int64_t{0}, "credits: packets that may be unacknowledged");
+                              "packets the sync=none client queue holds before the caller blocks",
+                              [](const PropertyValue& v) {
+                                if (std::get<int64_t>(v) < 1) throw std::invalid_argument("must be >= 1");
+                              });
 }
 
 bool OutPortBase::openGate() {
-  const FlowKind flow = parseFlowKind(owner_.properties().text(name_ + ".flow"));
-  if (flow == FlowKind::None) return false;
-  const int64_t credits = owner_.properties().integer(name_ + ".credits");
-  if (flow == FlowKind::Credits && credits < 1) throw std::invalid_argument(name_ + ".credits must be >= 1");
+  const policy::Flow flow = policy::parseFlow(owner_.properties().text(name_ + ".flow"));
+  if (flow.kind == FlowKind::None) return false;
   // An earlier gate may still be active in the POA: let it go rather than delete a live servant.
   (void)gate_.release();
-  gate_ = std::make_unique<FlowGate>(flow == FlowKind::Credits ? uint64_t(credits) : 0);
+  gate_ = std::make_unique<FlowGate>(flow.kind == FlowKind::Credits ? flow.credits : 0);
   return true;
 }
 
@@ -54,12 +52,12 @@ CORBA::Object_ptr OutPortBase::reference() {
   return CORBA::Object::_duplicate(ref_);
 }
 
-CallKind OutPortBase::callKind() const { return parseCallKind(owner_.properties().text(name_ + ".call")); }
-SyncScope OutPortBase::syncScope() const { return parseSyncScope(owner_.properties().text(name_ + ".sync")); }
+CallKind OutPortBase::callKind() const { return policy::parseCallKind(owner_.properties().text(name_ + ".call")); }
+SyncScope OutPortBase::syncScope() const {
+  return policy::parseSyncScope(owner_.properties().text(name_ + ".sync"));
+}
 std::size_t OutPortBase::syncNoneDepth() const {
-  const int64_t d = owner_.properties().integer(name_ + ".sync_none_depth");
-  if (d < 1) throw std::invalid_argument(name_ + ".sync_none_depth must be >= 1");
-  return std::size_t(d);
+  return std::size_t(owner_.properties().integer(name_ + ".sync_none_depth"));
 }
 
 void OutPortBase::connectPort(CORBA::Object_ptr connection, const char* connectionId) {

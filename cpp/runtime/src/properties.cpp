@@ -56,8 +56,8 @@ CORBA::Any toAny(const PropertyValue& v) {
 
 }  // namespace
 
-void PropertyBag::declare(const std::string& id, PropertyValue defaultValue, std::string description) {
-  entries_[id] = Entry{std::move(defaultValue), std::move(description)};
+void PropertyBag::declare(const std::string& id, PropertyValue defaultValue, std::string description, Check check) {
+  entries_[id] = Entry{std::move(defaultValue), std::move(description), std::move(check)};
 }
 
 void PropertyBag::configure(const CF::Properties& props) {
@@ -73,11 +73,17 @@ void PropertyBag::configure(const CF::Properties& props) {
       why << "); ";
     } else {
       PropertyValue value = it->second.value;
-      if (fromAny(props[i].value, value)) {
-        staged[id] = value;
-        continue;
+      if (!fromAny(props[i].value, value)) {
+        why << "property '" << id << "' must be a " << typeName(it->second.value) << "; ";
+      } else {
+        try {
+          if (it->second.check) it->second.check(value);
+          staged[id] = value;
+          continue;
+        } catch (const std::invalid_argument& ex) {
+          why << "property '" << id << "': " << ex.what() << "; ";
+        }
       }
-      why << "property '" << id << "' must be a " << typeName(it->second.value) << "; ";
     }
     const CORBA::ULong n = invalid.length();
     invalid.length(n + 1);

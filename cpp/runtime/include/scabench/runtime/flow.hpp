@@ -1,4 +1,5 @@
-// Flow control between a sending and a receiving port (policy `flow`):
+// Flow control between a sending and a receiving port (policy `flow`, parsed
+// by policy::parseFlow):
 //
 //   none                no limit: one-way senders are paced only by the socket.
 //   watermarks(lo, hi)  the receiver counts the packets it holds (in upcalls,
@@ -23,11 +24,9 @@
 #include <string>
 
 #include "scabench.hh"
+#include "scabench/runtime/policy_schema.hpp"
 
 namespace scabench {
-
-enum class FlowKind { None, Watermarks, Credits };
-FlowKind parseFlowKind(const std::string& text);
 
 // The sending side. admit() blocks the sending thread while the receiver has
 // suspended it or while the credit window is used up.

@@ -1,25 +1,32 @@
 // Provides (input) data ports: the receiving half of a connection's policy.
 //
-//   <port>.worker_depth  0: the ORB thread runs the handler (and forwards).
-//                        d: the ORB thread only queues the packet (blocking
-//                           while d packets wait) and one worker thread per
-//                           port runs the handler: the paper's section 5.2.
-//   <port>.worker_resume r: a caller blocked on the full queue resumes once
-//                           r packets are left (-1: d / 2); bounded_queue.hpp.
-//   <port>.dispatch      "orb": the ORB's own threading, set per host process
-//                        (pool, pool:n, serial); "single": the port is served
-//                        by a POA with the SINGLE_THREAD_MODEL policy.
-//   <port>.ordering      "arrival": packets go on as the ORB delivers them;
-//                        "resequence": a reorder buffer (resequencer.hpp) of
-//                        <port>.reorder_capacity packets puts them back in the
-//                        sender's link order, skipping a gap after
-//                        <port>.reorder_timeout_us; a releaser thread hands
-//                        them on (to the worker queue, or to the handler).
-//   <port>.flow          none | watermarks (<port>.flow_low / flow_high) |
-//                        credits (<port>.credits): flow.hpp.
+// Its properties are the spec's policy keys, declared from the policy table
+// (policy_schema.hpp: names, defaults, checks) as `<port>.<key>`:
+//   <port>.worker            0: the ORB thread runs the handler (and forwards).
+//                            d: the ORB thread only queues the packet (blocking
+//                            while d packets wait) and one worker thread per
+//                            port runs the handler: the paper's section 5.2.
+//   <port>.worker_resume     the level at which a caller blocked on the full
+//                            queue resumes (bounded_queue.hpp): "auto" (d / 2
+//                            for a pushPacket caller, d - 1 for a
+//                            pushPacketOneway caller: the port tells them apart
+//                            per call), "half" (d / 2), or "r" (0 <= r < d).
+//   <port>.dispatch          "single": the port is served by a POA with the
+//                            SINGLE_THREAD_MODEL policy. "pool", "pool:N",
+//                            "serial": the ORB's own threading, set per host
+//                            process by an ORB option, not by the port.
+//   <port>.ordering          "arrival": packets go on as the ORB delivers them;
+//                            "resequence": a reorder buffer (resequencer.hpp)
+//                            of <port>.reorder_capacity packets puts them back
+//                            in the sender's link order, skipping a gap after
+//                            <port>.reorder_timeout_ms; a releaser thread hands
+//                            them on (to the worker queue, or to the handler).
+//   <port>.flow              "none", "watermarks(lo, hi)" or "credits(w)":
+//                            the receiver's side of flow control (flow.hpp).
 // The sending half lives in OutPort (out_port.hpp).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -35,6 +42,7 @@
 #include "scabench/core/clock.hpp"
 #include "scabench/core/record_log.hpp"
 #include "scabench/runtime/flow.hpp"
+#include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/resequencer.hpp"
 
@@ -61,12 +69,15 @@ class InPortBase {
   // The owner's packet records (Component::records()).
   RecordLog& records();
   std::size_t workerDepth() const;
-  std::size_t workerResume(std::size_t depth) const;
+  // Reads worker_resume for a queue of `depth`: the level for each call type.
+  void prepareResume(std::size_t depth);
+  std::size_t resumeLevel(CallKind call) const { return resume_[call == CallKind::Oneway]; }
   bool singleThreadDispatch() const;
   bool resequencing() const;
   std::size_t reorderCapacity() const;
   std::chrono::microseconds reorderTimeout() const;
-  // Reads and checks the flow settings; called when the port starts.
+  // Reads the flow setting (checked when it was configured); called when the
+  // port starts.
   void prepareFlow();
 
   // Flow accounting. held(+1) when a packet enters the port, held(-1) when
@@ -108,6 +119,7 @@ class InPortBase {
   std::atomic<uint64_t> delivered_{0};
   std::atomic<bool> endFired_{false};
 
+  std::array<std::size_t, 2> resume_{};  // two-way, one-way
   FlowKind flow_ = FlowKind::None;
   int64_t flowLow_ = 0, flowHigh_ = 0;
   uint64_t credits_ = 0, ackBatch_ = 1;
@@ -129,8 +141,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       : InPortBase(owner, name), handler_(std::move(handler)) {}
   ~InPort() override { stopWorker(); }
 
-  void pushPacket(const PacketHeader& h, const typename Traits::Seq& data) override { upcall(h, data); }
-  void pushPacketOneway(const PacketHeader& h, const typename Traits::Seq& data) override { upcall(h, data); }
+  void pushPacket(const PacketHeader& h, const typename Traits::Seq& data) override {
+    upcall(h, data, CallKind::Twoway);
+  }
+  void pushPacketOneway(const PacketHeader& h, const typename Traits::Seq& data) override {
+    upcall(h, data, CallKind::Oneway);
+  }
   void syncMarker() override {}
   void attachFlowControl(scabench::FlowControl_ptr sender) override { rememberSender(sender); }
 
@@ -138,7 +154,8 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     prepareFlow();
     const std::size_t depth = workerDepth();
     if (depth > 0 && !worker_.joinable()) {
-      queue_ = std::make_unique<BoundedQueue<Queued>>(depth, workerResume(depth));
+      prepareResume(depth);
+      queue_ = std::make_unique<BoundedQueue<Queued>>(depth);
       worker_ = std::thread([this] { workerLoop(); });
     }
     if (resequencing() && !releaser_.joinable()) {
@@ -166,9 +183,15 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     PacketHeader header;
     typename Traits::Seq samples;
     uint64_t slot;
+    CallKind call;  // how it came in: picks the worker queue's resume level
   };
 
-  void upcall(const PacketHeader& h, const typename Traits::Seq& data);
+  void upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call);
+  // Queues a packet for the worker; blocks while the queue is full.
+  void enqueue(Queued&& item) {
+    const std::size_t level = resumeLevel(item.call);
+    queue_->push(std::move(item), level);
+  }
   static typename Traits::Seq takeSamples(const typename Traits::Seq& data);
   void process(const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot);
   void workerLoop();
@@ -186,13 +209,13 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
 // ---------------------------------------------------------- InPort<T> bodies
 
 template <class T>
-void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data) {
+void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call) {
   RecordLog& log = records();
   log.enterUpcall();
   if (resequencer_) {
     // File it under its link number; the releaser hands it on in order. The
     // record slot is claimed on acceptance, so dropped duplicates leave none.
-    Queued item{h, h.end_of_stream ? typename Traits::Seq() : takeSamples(data), 0};
+    Queued item{h, h.end_of_stream ? typename Traits::Seq() : takeSamples(data), 0, call};
     resequencer_->offer(h.link_sequence, std::move(item), [&](Queued& q) {
       if (q.header.end_of_stream) return;
       q.slot = log.arrive(h.sequence_number, monotonicNs());
@@ -200,14 +223,14 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data) 
     });
   } else if (h.end_of_stream) {
     if (queue_)
-      queue_->push(Queued{h, {}, 0});
+      enqueue(Queued{h, {}, 0, call});
     else
       endOfStreamArrived(h.sequence_number);
   } else {
     const uint64_t slot = log.arrive(h.sequence_number, monotonicNs());
     held(+1);
     if (queue_)
-      queue_->push(Queued{h, takeSamples(data), slot});
+      enqueue(Queued{h, takeSamples(data), slot, call});
     else
       process(h, data.get_buffer(), data.length(), slot);
   }
@@ -226,7 +249,7 @@ void InPort<T>::releaserLoop() {
 template <class T>
 void InPort<T>::release(Queued&& item) {
   if (queue_) {
-    queue_->push(std::move(item));
+    enqueue(std::move(item));  // at the level of the call that brought it in
   } else if (item.header.end_of_stream) {
     endOfStreamArrived(item.header.sequence_number);
   } else {

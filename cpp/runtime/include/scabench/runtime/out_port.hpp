@@ -1,8 +1,17 @@
 // Uses (output) data ports: the sending half of a connection's policy.
 //
-//   <port>.call, <port>.sync   how a packet is handed to the ORB (senders.hpp)
-//   <port>.sync_none_depth     the sync=none client queue's depth
-//   <port>.flow, <port>.credits  the sender's side of flow control (flow.hpp)
+// Its properties are the spec's policy keys for this side, declared from the
+// policy table (policy_schema.hpp: names, defaults, checks) as `<port>.<key>`:
+//   <port>.call              "twoway" or "oneway": which Sender hands a packet
+//                            to the ORB (senders.hpp), and so when the caller
+//   <port>.sync              gets control back: "none", "transport", "server"
+//                            or "target", for one-way calls only.
+//   <port>.flow              "none", "watermarks(lo, hi)" or "credits(w)": the
+//                            sender's side of flow control (flow.hpp). It
+//                            must match the receiving port's.
+// and one of the runtime's own, not a spec key:
+//   <port>.sync_none_depth   packets the sync=none client queue holds before
+//                            the caller blocks (default 1024).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,10 @@
-// A component's configurable properties: declared once with a default and a
-// description, set through CF::PropertySet::configure, read by the component.
+// A component's configurable properties: declared once with a default, a
+// description and optionally a check of the value, set through
+// CF::PropertySet::configure, read by the component.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <variant>
@@ -15,11 +17,16 @@ using PropertyValue = std::variant<bool, int64_t, double, std::string>;
 
 class PropertyBag {
  public:
-  void declare(const std::string& id, PropertyValue defaultValue, std::string description);
+  // Throws std::invalid_argument, saying what would be valid, for a value
+  // of the declared type that the property does not take.
+  using Check = std::function<void(const PropertyValue&)>;
 
-  // Applies CF properties. Unknown ids and values of the wrong type are
-  // rejected as a whole with CF::PropertySet::InvalidConfiguration, whose
-  // message names the id and what would be valid.
+  void declare(const std::string& id, PropertyValue defaultValue, std::string description, Check check = {});
+
+  // Applies CF properties. Unknown ids, values of the wrong type and values
+  // their check refuses are rejected as a whole with
+  // CF::PropertySet::InvalidConfiguration, whose message names the id and
+  // what would be valid.
   void configure(const CF::Properties& props);
   void query(CF::Properties& props) const;
 
@@ -31,6 +38,7 @@ class PropertyBag {
   struct Entry {
     PropertyValue value;
     std::string description;
+    Check check;
   };
   const std::map<std::string, Entry>& entries() const { return entries_; }
 

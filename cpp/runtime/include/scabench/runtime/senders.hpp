@@ -20,15 +20,10 @@
 #include <thread>
 
 #include "scabench/core/bounded_queue.hpp"
+#include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
 
 namespace scabench {
-
-enum class CallKind { Twoway, Oneway };
-enum class SyncScope { None, Transport, Server, Target };
-
-CallKind parseCallKind(const std::string& text);
-SyncScope parseSyncScope(const std::string& text);
 
 template <class T>
 class Sender {
