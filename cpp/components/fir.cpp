@@ -5,8 +5,8 @@
 // and the port lends it to the ORB, so a hop converts nothing.
 #include <memory>
 
-#include "scabench/fir.hpp"
-#include "scabench/registry.hpp"
+#include "scabench/dsp/fir.hpp"
+#include "scabench/runtime/registry.hpp"
 
 namespace scabench {
 

@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "scabench/fir.hpp"
-#include "scabench/registry.hpp"
+#include "scabench/dsp/fir.hpp"
+#include "scabench/runtime/registry.hpp"
 
 namespace scabench {
 

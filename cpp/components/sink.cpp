@@ -4,7 +4,7 @@
 // which is how a run's output is checked against the standalone program's.
 #include <cstdio>
 
-#include "scabench/registry.hpp"
+#include "scabench/runtime/registry.hpp"
 
 namespace scabench {
 

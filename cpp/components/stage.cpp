@@ -3,8 +3,8 @@
 // a shared core) or a sleep (work done by another device).
 #include <algorithm>
 
-#include "scabench/registry.hpp"
-#include "scabench/work.hpp"
+#include "scabench/runtime/registry.hpp"
+#include "scabench/core/work.hpp"
 
 namespace scabench {
 

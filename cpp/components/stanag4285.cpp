@@ -1,5 +1,5 @@
 // The STANAG 4285 transmitter as SCA components. Each kind runs a run of the
-// blocks in scabench/stanag4285.hpp; the kinds cover the 2-, 7- and
+// blocks in scabench/dsp/stanag4285.hpp; the kinds cover the 2-, 7- and
 // 11-component splits (experiments/stanag4285/), so every split does the same
 // processing. One packet is one frame.
 //
@@ -14,9 +14,9 @@
 #include <mutex>
 #include <thread>
 
-#include "scabench/clock.hpp"
-#include "scabench/registry.hpp"
-#include "scabench/stanag4285.hpp"
+#include "scabench/core/clock.hpp"
+#include "scabench/runtime/registry.hpp"
+#include "scabench/dsp/stanag4285.hpp"
 
 namespace scabench {
 namespace {

@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include "scabench/bounded_queue.hpp"
-#include "scabench/clock.hpp"
-#include "scabench/record_log.hpp"
-#include "scabench/work.hpp"
+#include "scabench/core/bounded_queue.hpp"
+#include "scabench/core/clock.hpp"
+#include "scabench/core/record_log.hpp"
+#include "scabench/core/work.hpp"
 
 using namespace scabench;
 
@@ -103,6 +103,59 @@ TEST(BoundedQueue, DrainedQueueAdmitsBlockedPushersUntilFull) {
   got.push_back(*q.pop());
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<int>{10, 11, 12}));
+}
+
+// A push can name its own resume level (the in-port's worker_resume = "auto"
+// gives a two-way caller d / 2 and a one-way caller d - 1): each blocked
+// pusher resumes at its own level, not the queue's.
+TEST(BoundedQueue, APushResumesAtTheLevelItNames) {
+  for (const std::size_t level : {std::size_t{2}, std::size_t{3}}) {  // d / 2, d - 1 for d = 4
+    BoundedQueue<int> q(4, 0);
+    for (int i = 0; i < 4; ++i) q.push(i);
+    std::atomic<bool> pushed{false};
+    std::thread t([&] {
+      q.push(4, level);
+      pushed = true;
+    });
+    while (q.blockedPushers() == 0) usleep(1'000);
+    std::size_t left = 4;
+    while (left > level) {
+      EXPECT_FALSE(pushed) << "resumed with " << left << " queued, level " << level;
+      q.pop();
+      --left;
+      if (left > level) usleep(50'000);
+    }
+    t.join();  // resumes at its level
+    EXPECT_TRUE(pushed);
+    EXPECT_EQ(q.size(), level + 1);
+  }
+  BoundedQueue<int> q(4);
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 4; ++i) q.push(i);
+        q.push(4, 4);
+      },
+      std::invalid_argument);
+}
+
+// Blocked pushers wait in line: the first one's level decides when the queue
+// refills, and they go in in the order they blocked.
+TEST(BoundedQueue, BlockedPushersGoInInTheOrderTheyBlocked) {
+  BoundedQueue<int> q(2, 0);
+  q.push(0);
+  q.push(1);
+  std::vector<std::thread> pushers;
+  for (int i = 10; i < 14; ++i) {
+    pushers.emplace_back([&q, i] { q.push(i, i == 10 ? 1 : 0); });
+    while (q.blockedPushers() < std::size_t(i - 9)) usleep(1'000);
+  }
+  q.pop();  // 1 left: the first in line resumes at 1, and only it fits
+  while (q.blockedPushers() > 3) usleep(1'000);
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(*q.pop(), 1);
+  EXPECT_EQ(*q.pop(), 10);  // empty: the next two go in
+  for (int expect = 11; expect < 14; ++expect) EXPECT_EQ(*q.pop(), expect);
+  for (auto& t : pushers) t.join();
 }
 
 TEST(BoundedQueue, ResumeLevelMustBeBelowCapacity) {

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <random>
 
-#include "scabench/fir.hpp"
+#include "scabench/dsp/fir.hpp"
 
 using namespace scabench;
 

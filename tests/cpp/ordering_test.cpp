@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "scabench/flow.hpp"
-#include "scabench/resequencer.hpp"
+#include "scabench/runtime/flow.hpp"
+#include "scabench/runtime/resequencer.hpp"
 
 using namespace scabench;
 using namespace std::chrono_literals;

@@ -7,10 +7,12 @@
 #include <future>
 #include <mutex>
 #include <new>
+#include <set>
 #include <thread>
 #include <vector>
 
-#include "scabench/registry.hpp"
+#include "scabench/runtime/policy_schema.hpp"
+#include "scabench/runtime/registry.hpp"
 
 using namespace scabench;
 
@@ -78,6 +80,7 @@ CF::Properties props(std::initializer_list<std::pair<const char*, CORBA::Any>> i
 }
 
 CORBA::Any text(const char* s) {
+  host();  // a string in an Any needs the ORB, which the first test to run may not have started yet
   CORBA::Any a;
   a <<= s;
   return a;
@@ -85,6 +88,11 @@ CORBA::Any text(const char* s) {
 CORBA::Any integer(long long v) {
   CORBA::Any a;
   a <<= CORBA::LongLong(v);
+  return a;
+}
+CORBA::Any real(double v) {
+  CORBA::Any a;
+  a <<= CORBA::Double(v);
   return a;
 }
 
@@ -153,7 +161,7 @@ scabench::dataDouble_ptr startSleepingWorkerStage(Component*& stage, const char*
 
 TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
   Component* stage = nullptr;
-  scabench::dataDouble_var in = startSleepingWorkerStage(stage, "worker", props({{"in.worker_depth", integer(4)}}));
+  scabench::dataDouble_var in = startSleepingWorkerStage(stage, "worker", props({{"in.worker", integer(4)}}));
   PacketHeader h{};
   CORBA::DoubleSeq samples;
   samples.length(16);
@@ -174,7 +182,7 @@ TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
 TEST(Collocation, FullWorkerQueueResumesTheCallerAtItsResumeLevel) {
   Component* stage = nullptr;
   scabench::dataDouble_var in = startSleepingWorkerStage(
-      stage, "resume", props({{"in.worker_depth", integer(2)}, {"in.worker_resume", integer(0)}}));
+      stage, "resume", props({{"in.worker", integer(2)}, {"in.worker_resume", text("0")}}));
   PacketHeader h{};
   CORBA::DoubleSeq samples;
   samples.length(16);
@@ -192,6 +200,109 @@ TEST(Collocation, FullWorkerQueueResumesTheCallerAtItsResumeLevel) {
   h.sequence_number = 4;
   in->pushPacket(h, CORBA::DoubleSeq());
   stage->stop();
+}
+
+// worker_resume = "auto" (the default) resolves per call: a caller blocked on
+// the full queue resumes at d / 2 if it came through pushPacket, and at the
+// first free slot, d - 1, if it came through pushPacketOneway. Depth 4 and
+// 100 ms a packet: packet 0 is being worked on and 1-4 fill the queue; when
+// the blocked call for packet 5 returns, the worker has finished one packet
+// if it resumed at 3 queued (it took packet 1), two if at 2 (it took packet 2).
+TEST(Collocation, AutoResumeLevelFollowsTheCallType) {
+  for (const bool oneway : {false, true}) {
+    Component* stage = nullptr;
+    scabench::dataDouble_var in = startSleepingWorkerStage(
+        stage, oneway ? "auto-oneway" : "auto-twoway", props({{"in.worker", integer(4)}, {"work_us", integer(100'000)}}));
+    PacketHeader h{};
+    CORBA::DoubleSeq samples;
+    samples.length(16);
+    in->pushPacket(h, samples);
+    usleep(30'000);  // the worker takes packet 0
+    for (uint64_t seq = 1; seq <= 4; ++seq) {
+      h.sequence_number = seq;
+      in->pushPacket(h, samples);
+    }
+    h.sequence_number = 5;
+    if (oneway)
+      in->pushPacketOneway(h, samples);
+    else
+      in->pushPacket(h, samples);
+    EXPECT_EQ(stage->records().header().completed.load(), oneway ? 1u : 2u) << (oneway ? "one-way" : "two-way");
+    h.end_of_stream = true;
+    h.sequence_number = 6;
+    in->pushPacket(h, CORBA::DoubleSeq());
+    stage->stop();
+  }
+}
+
+// The ports declare their policy properties from the policy table: every key
+// of a side is a `<port>.<key>` property of that side's ports, with the
+// table's default, and the ports declare no other policy property (beyond
+// the sender's own sync_none_depth).
+TEST(PolicySchema, PortsDeclareEveryKeyOfTheirSideWithItsDefault) {
+  Component* stage = createComponent("stage", "double", {"schema", ::testing::TempDir(), &host()});
+  const auto& declared = stage->properties().entries();
+  std::set<std::string> expected{"out.sync_none_depth"};
+  for (const auto& key : policy::schema()) {
+    for (const auto& [port, side] : {std::pair{"in", policy::Side::Provides}, std::pair{"out", policy::Side::Uses}}) {
+      const std::string id = std::string(port) + "." + key.name;
+      if (!key.on(side)) {
+        EXPECT_EQ(declared.count(id), 0u) << id;
+        continue;
+      }
+      expected.insert(id);
+      auto it = declared.find(id);
+      ASSERT_NE(it, declared.end()) << id;
+      EXPECT_EQ(it->second.value, key.defaultValue) << id;
+      EXPECT_EQ(it->second.description, key.description) << id;
+    }
+  }
+  std::set<std::string> portProperties;
+  for (const auto& [id, _] : declared)
+    if (id.find('.') != std::string::npos) portProperties.insert(id);
+  EXPECT_EQ(portProperties, expected);
+  stage->_remove_ref();
+}
+
+// A port property's value is checked by its key when it is configured: the
+// whole configuration is refused, naming the property and what is valid.
+TEST(PolicySchema, BadPolicyValuesAreRefusedAtConfigure) {
+  Component* stage = createComponent("stage", "double", {"refuse", ::testing::TempDir(), &host()});
+  auto refused = [&](const char* id, CORBA::Any value, const char* hint) {
+    try {
+      stage->configure(props({{id, value}}));
+      ADD_FAILURE() << id << " was accepted";
+    } catch (const CF::PropertySet::InvalidConfiguration& ex) {
+      const std::string msg = ex.msg.in();
+      EXPECT_NE(msg.find(id), std::string::npos) << msg;
+      EXPECT_NE(msg.find(hint), std::string::npos) << msg;
+    }
+  };
+  refused("in.flow", text("credits(0)"), "w must be in [1, 65536]");
+  refused("out.flow", text("watermarks(8, 2)"), "lo < hi");
+  refused("in.dispatch", text("orb"), "pool, pool:N, serial, single");
+  refused("in.worker", integer(70'000), "[1, 65536]");
+  refused("in.worker_resume", text("-1"), "auto, half");
+  refused("in.reorder_capacity", integer(0), "[1, 65536]");
+  refused("in.reorder_timeout_ms", real(-1), "[0, 600000]");
+  refused("out.call", text("twice"), "twoway, oneway");
+  stage->configure(props({{"in.flow", text(" credits( 8 )")}, {"in.dispatch", text("pool:4")},
+                          {"in.worker", integer(8)}, {"in.worker_resume", text("7")},
+                          {"in.reorder_timeout_ms", real(0.5)}}));
+  stage->_remove_ref();
+}
+
+// worker_resume is checked against the depth when the port starts.
+TEST(PolicySchema, ResumeLevelAtOrAboveTheDepthFailsTheStart) {
+  Component* stage = createComponent("stage", "double", {"deep-resume", ::testing::TempDir(), &host()});
+  stage->configure(props({{"in.worker", integer(4)}, {"in.worker_resume", text("4")}, {"record_capacity", integer(4)}}));
+  try {
+    stage->start();
+    ADD_FAILURE() << "started";
+  } catch (const CF::Resource::StartError& ex) {
+    EXPECT_NE(std::string(ex.msg.in()).find("0 <= r < 4"), std::string::npos) << ex.msg.in();
+  }
+  stage->_remove_ref();
 }
 
 TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "scabench/stanag4285.hpp"
+#include "scabench/dsp/stanag4285.hpp"
 
 namespace scabench::s4285::testing {
 

@@ -10,7 +10,7 @@
 
 #include <fftw3.h>
 
-#include "scabench/stanag4285.hpp"
+#include "scabench/dsp/stanag4285.hpp"
 #include "stanag4285_receiver.hpp"
 
 namespace s4285 = scabench::s4285;

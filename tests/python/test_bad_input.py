@@ -111,6 +111,18 @@ SPECS += [
     (TWO + '[[connection]]\nfrom = "s.out"\n', "connection[0].to", "required"),
     (TWO + '[[connection]]\nfrom = 5\nto = "s.in"\n', "connection[0].from", "component.port"),
     (TWO + '[[connection]]\nfrom = "s.out.x"\nto = "p.in"\n', "connection[0].from", "component.port"),
+    # policy, against the runtime's schema: its ranges hold before any process starts
+    (TWO + "[policy]\nworker = 65537\n", "policy.worker", "at most 65536"),
+    (TWO + "[policy]\ndispatch = \"pool:1001\"\n", "policy.dispatch", "from 1 to 1000"),
+    (TWO + "[policy]\nflow = \"credits(70000)\"\n", "policy.flow", "from 1 to 65536"),
+    (TWO + "[policy]\nflow = \"watermarks(3, 3)\"\n", "policy.flow", "lo < hi"),
+    (TWO + "[policy]\nreorder_timeout_ms = inf\n", "policy.reorder_timeout_ms", "from 0 to 600000"),
+    (TWO + "[policy]\nreorder_timeout_ms = nan\n", "policy.reorder_timeout_ms", "from 0 to 600000"),
+    (TWO + "[policy]\nreorder_capacity = true\n", "policy.reorder_capacity", "whole number"),
+    (TWO + "[policy]\ncall = [\"oneway\"]\n", "policy.call", "twoway, oneway"),
+    (TWO + "[policy]\nflow = 3\n", "policy.flow", "credits(w)"),
+    (TWO + "[policy]\nworker = 4\nworker_resume = -1\n", "policy.worker_resume", "r >= 0"),
+    (TWO + "[[connection]]\nfrom = \"s.out\"\nto = \"p.in\"\n", "connection[0].to", "no provides (input) port"),
     # network
     (TWO + "[network]\ndelay_ms = 1.5\n", "network.delay_ms", "whole number"),
     (TWO + "[network]\ndelay_ms = nan\n", "network.delay_ms", "whole number"),

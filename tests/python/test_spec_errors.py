@@ -39,7 +39,7 @@ CASES = [
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"credits(0)\"\n", "policy.flow", "w >= 1"),
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"lots\"\n", "policy.flow", "credits(w)"),
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nreorder_capacity = 0\n", "policy.reorder_capacity",
-     "c >= 1"),
+     "from 1 to 65536"),
     ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nordering = \"sorted\"\n", "policy.ordering",
      "arrival, resequence"),
 ]
@@ -111,9 +111,18 @@ def test_overrides_change_the_resolved_spec(write_spec):
     assert d["components"][0]["properties"]["period_us"] == 7500 and len(d["hosts"]) == 1
 
 
-def test_worker_resume_defaults_to_half_for_twoway_and_the_first_slot_for_oneway():
+def test_ports_take_the_policy_as_the_spec_writes_it():
+    """The port properties are the spec's keys and values; the runtime resolves
+    worker_resume = "auto" per call (tests/cpp: AutoResumeLevelFollowsTheCallType)."""
+    from scabench.model.catalog import component_kinds
     from scabench.model.policy import parse_policy
-    assert parse_policy({"call": "twoway", "worker": 64}).provides_properties("in")["in.worker_resume"] == -1
-    assert parse_policy({"call": "oneway", "worker": 64}).provides_properties("in")["in.worker_resume"] == 63
-    assert parse_policy({"call": "oneway", "worker": 64, "worker_resume": "half"}).worker_resume_level == -1
-    assert parse_policy({"call": "twoway", "worker": 64, "worker_resume": 5}).worker_resume_level == 5
+    p = parse_policy({"call": "oneway", "worker": 64, "dispatch": "pool:4", "flow": "credits( 32)"})
+    assert p.uses_properties("out") == {"out.call": "oneway", "out.sync": "transport", "out.flow": "credits(32)"}
+    assert p.provides_properties("in") == {
+        "in.worker": 64, "in.worker_resume": "auto", "in.dispatch": "pool:4", "in.ordering": "arrival",
+        "in.reorder_capacity": 64, "in.reorder_timeout_ms": 50.0, "in.flow": "credits(32)"}
+    assert parse_policy({"worker": 64, "worker_resume": "half"}).provides_properties("in")["in.worker_resume"] == "half"
+    assert parse_policy({"worker": 64, "worker_resume": 5}).provides_properties("in")["in.worker_resume"] == "5"
+    declared = component_kinds()["stage"]["properties"]
+    for name in {**p.uses_properties("out"), **p.provides_properties("in")}:
+        assert name in declared

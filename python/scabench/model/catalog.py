@@ -1,5 +1,7 @@
-"""The component kinds the runtime offers, read from the host program itself
-(`scabench-host --describe`), so that spec checks and components agree."""
+"""What the runtime offers, read from the host program itself
+(`scabench-host --describe`), so that spec checks and components agree:
+the component kinds (their ports and properties) and the connection policy
+schema (its keys, values, forms, ranges and defaults)."""
 import functools
 import json
 import subprocess
@@ -9,10 +11,20 @@ from scabench.paths import program
 
 
 @functools.lru_cache(maxsize=1)
-def component_kinds():
+def _describe():
     host = program("scabench-host")
     try:
         out = subprocess.run([str(host), "--describe"], check=True, capture_output=True, text=True, timeout=30)
-    except (subprocess.SubprocessError, OSError) as exc:
+        return json.loads(out.stdout)
+    except (subprocess.SubprocessError, OSError, ValueError) as exc:
         raise ScabenchError(f"{host} --describe failed: {exc}") from exc
-    return json.loads(out.stdout)["kinds"]
+
+
+def component_kinds():
+    return _describe()["kinds"]
+
+
+def policy_schema():
+    """{key: {"side", "type", "values" | "forms" and "args", "min", "max",
+    "default", "description", ...}}: the runtime's policy table."""
+    return _describe()["policy"]

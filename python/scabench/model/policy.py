@@ -1,43 +1,25 @@
-"""A connection's messaging policy: the vocabulary, its checks, and what each
-setting becomes in the runtime (port properties and ORB options).
+"""A connection's messaging policy: the spec's words (call, sync, dispatch,
+worker, worker_resume, ordering, reorder_capacity, reorder_timeout_ms,
+flow), checked against the schema the runtime publishes, and what each
+becomes in the runtime.
 
-  call      twoway | oneway
-  sync      none | transport | server | target   (one-way only; see
-            cpp/include/scabench/messaging.hpp for how each is realised)
-  dispatch  pool | pool:N | serial | single      (receiving side)
-  worker    false | true | depth                 (receiving side; with
-            worker_resume = "auto" | "half" | r: the queue level at which a
-            caller blocked on the full queue resumes; "auto" is "half" for
-            two-way and the first free slot, d - 1, for one-way)
-  ordering  arrival | resequence                 (receiving side; with
-            reorder_capacity = c packets and reorder_timeout_ms = t)
-  flow      none | "watermarks(lo, hi)" | "credits(w)"   (both sides)
+The runtime is the one source of the policy keys, their values, forms,
+ranges and defaults (cpp/runtime/src/policy_schema.cpp, published by
+`scabench-host --describe` under "policy"). Nothing here restates them: this
+module reads the schema, judges a spec's values by it, and hands the values
+to the ports under the same names (`<port>.<key>`). What the runtime cannot
+do for itself stays here: the receiving host's ORB options, which must be
+set before its components exist (dispatch = pool:N or serial).
 
 Placement decides whether a connection is remote or collocated: a collocated
 call is a direct call, so dispatch does not apply to it.
 """
+import math
 import re
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
+from functools import lru_cache
 
-CALLS = ("twoway", "oneway")
-SYNCS = ("none", "transport", "server", "target")
-DISPATCH_FORMS = "pool, pool:N (N >= 1), serial or single"
-POLICY_KEYS = ("call", "sync", "dispatch", "worker", "worker_resume", "ordering", "reorder_capacity",
-               "reorder_timeout_ms", "flow")
-ORDERINGS = ("arrival", "resequence")
-FLOW_FORMS = 'none, "watermarks(lo, hi)" with 0 <= lo < hi, or "credits(w)" with w >= 1'
-DEFAULT_REORDER_CAPACITY = 64
-DEFAULT_REORDER_TIMEOUT_MS = 50.0
-
-# Two-way + worker needs slack in each queue to keep both cores of a 2-core
-# machine busy behind three equal stages. A two-way caller blocked on a full
-# queue resumes at half the depth (worker_resume = "auto"; see
-# worker_resume_level), so it sleeps once per burst rather than once per packet. exp6 on 2 cores, 4 guarded runs each:
-# depth 16 1.030-1.036 x floor, 64 1.024-1.028, 256 1.021-1.025, 1024
-# 1.020-1.029; 64 resuming at the first free slot, as before, 1.032-1.053.
-# So 64 is the knee. It costs 64 packets of memory (512 KiB of doubles) per
-# port; with a paced source the queue stays nearly empty and adds no latency.
-DEFAULT_WORKER_DEPTH = 64
+from scabench.model.catalog import policy_schema
 
 
 class PolicyValueError(ValueError):
@@ -50,21 +32,34 @@ class PolicyValueError(ValueError):
 
 @dataclass(frozen=True)
 class Policy:
-    call: str = "twoway"
-    sync: str = "transport"
-    dispatch: str = "pool"
-    worker_depth: int = 0
-    worker_resume: object = "auto"   # "auto", "half" (the runtime's d // 2) or 0 <= r < d
-    ordering: str = "arrival"
-    reorder_capacity: int = DEFAULT_REORDER_CAPACITY
-    reorder_timeout_ms: float = DEFAULT_REORDER_TIMEOUT_MS
-    flow: str = "none"          # none | watermarks | credits
+    """A connection's resolved policy. The fields are those the result files
+    have always stored; `values` gives the spec's words back."""
+    call: str
+    sync: str
+    dispatch: str
+    worker_depth: int
+    worker_resume: object       # "auto", "half" or a level 0 <= r < worker_depth
+    ordering: str
+    reorder_capacity: int
+    reorder_timeout_ms: float
+    flow: str                   # none | watermarks | credits
     flow_low: int = 0
     flow_high: int = 0
     credits: int = 0
+    flow_text: str = "none"     # the flow form as the spec gives it, canonical
 
     def as_dict(self):
-        return asdict(self)
+        doc = asdict(self)
+        del doc["flow_text"]
+        return doc
+
+    @property
+    def values(self):
+        """The policy in the spec's (and the ports') words."""
+        return {"call": self.call, "sync": self.sync, "dispatch": self.dispatch, "worker": self.worker_depth,
+                "worker_resume": self.worker_resume, "ordering": self.ordering,
+                "reorder_capacity": self.reorder_capacity, "reorder_timeout_ms": self.reorder_timeout_ms,
+                "flow": self.flow_text}
 
     @property
     def max_server_threads_per_connection(self):
@@ -80,125 +75,138 @@ class Policy:
         n = self.max_server_threads_per_connection
         return [] if n is None else ["-ORBmaxServerThreadPerConnection", str(n)]
 
-    @property
-    def flow_text(self):
-        return {"none": "none", "watermarks": f"watermarks({self.flow_low}, {self.flow_high})",
-                "credits": f"credits({self.credits})"}[self.flow]
-
-    @property
-    def worker_resume_level(self):
-        """The `<port>.worker_resume` property: -1 asks the runtime for half
-        the depth. One-way callers into a thread pool each hold an ORB thread
-        while they wait, so a long wait for half the queue lets dozens pile up,
-        and they lose their order going back in (exp3 on 2 cores: 600-700 of
-        1000 reordered at stage 3 instead of ~50); two-way callers are one per
-        connection. Hence "auto"."""
-        if self.worker_resume == "half" or (self.worker_resume == "auto" and self.call == "twoway"):
-            return -1
-        if self.worker_resume == "auto":
-            return max(self.worker_depth - 1, 0)
-        return self.worker_resume
+    def _properties(self, port, sides):
+        schema = policy_schema()
+        # A "level" (worker_resume) is one of its words or a number: the port takes it as text.
+        return {f"{port}.{key}": str(value) if schema[key]["type"] == "level" else value
+                for key, value in self.values.items() if schema[key]["side"] in sides}
 
     def uses_properties(self, port):
-        return {f"{port}.call": self.call, f"{port}.sync": self.sync, f"{port}.flow": self.flow,
-                f"{port}.credits": self.credits}
+        return self._properties(port, ("uses", "both"))
 
     def provides_properties(self, port):
-        resume = self.worker_resume_level
-        return {f"{port}.worker_depth": self.worker_depth, f"{port}.worker_resume": resume,
-                f"{port}.dispatch": "single" if self.dispatch == "single" else "orb",
-                f"{port}.ordering": self.ordering,
-                f"{port}.reorder_capacity": self.reorder_capacity,
-                f"{port}.reorder_timeout_us": int(round(self.reorder_timeout_ms * 1000)),
-                f"{port}.flow": self.flow, f"{port}.flow_low": self.flow_low,
-                f"{port}.flow_high": self.flow_high, f"{port}.credits": self.credits}
+        return self._properties(port, ("provides", "both"))
 
 
 def parse_policy(table, base=None):
-    """Builds a Policy from a TOML table, on top of `base`. Raises
-    PolicyValueError naming the key and the valid values."""
-    base = base or Policy()
-    fields = base.as_dict()
+    """Builds a Policy from a TOML table, on top of `base` (default: the
+    runtime's defaults). Raises PolicyValueError naming the key and what is
+    valid."""
+    schema = policy_schema()
+    values = dict(base.values) if base else {key: entry["default"] for key, entry in schema.items()}
     for key, value in table.items():
-        if key == "call":
-            if value not in CALLS:
-                raise PolicyValueError(key, f"{value!r} is not valid; use one of: {', '.join(CALLS)}")
-            fields["call"] = value
-        elif key == "sync":
-            if value not in SYNCS:
-                raise PolicyValueError(key, f"{value!r} is not valid; use one of: {', '.join(SYNCS)}")
-            fields["sync"] = value
-        elif key == "dispatch":
-            fields["dispatch"] = _check_dispatch(value)
-        elif key == "worker":
-            fields["worker_depth"] = _worker_depth(value)
-        elif key == "worker_resume":
-            if value not in ("auto", "half") and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise PolicyValueError(key, f"{value!r} is not valid; use \"auto\", \"half\" or a queue level r >= 0")
-            fields["worker_resume"] = value
-        elif key == "ordering":
-            if value not in ORDERINGS:
-                raise PolicyValueError(key, f"{value!r} is not valid; use one of: {', '.join(ORDERINGS)}")
-            fields["ordering"] = value
-        elif key == "reorder_capacity":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise PolicyValueError(key, f"{value!r} is not valid; the reorder buffer holds c >= 1 packets")
-            fields["reorder_capacity"] = value
-        elif key == "reorder_timeout_ms":
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-                raise PolicyValueError(key, f"{value!r} is not valid; use a time in ms >= 0")
-            fields["reorder_timeout_ms"] = float(value)
-        elif key == "flow":
-            fields.update(_flow(value))
-        else:
-            raise PolicyValueError(key, f"unknown policy key; valid keys: {', '.join(POLICY_KEYS)}")
-    resume, depth = fields["worker_resume"], fields["worker_depth"]
-    if resume not in ("auto", "half") and not resume < depth:
-        raise PolicyValueError("worker_resume", f"{resume!r} is not valid with worker depth {depth}; "
-                               f"use \"auto\", \"half\" or 0 <= r < {depth}" if depth else
-                               "it applies to a worker queue; set worker = true or a depth")
-    if fields["call"] == "twoway" and "sync" in table and table["sync"] != "transport":
-        raise PolicyValueError("sync", "a sync scope only applies to call = \"oneway\"")
-    return Policy(**fields)
+        if key not in schema:
+            raise PolicyValueError(key, f"unknown policy key; valid keys: {', '.join(schema)}")
+        values[key] = _check(key, value, schema[key])
+    for key, entry in schema.items():
+        for other, required in entry.get("only_with", {}).items():
+            if key in table and table[key] != entry["default"] and values[other] != required:
+                raise PolicyValueError(key, f"{key} only applies to {other} = \"{required}\"")
+        if entry["type"] == "level" and not isinstance(values[key], str):
+            below = values[entry["below"]]
+            if not below:
+                raise PolicyValueError(key, f"it applies to a {entry['below']} queue; set {entry['below']} = true "
+                                       "or a depth")
+            if values[key] >= below:
+                raise PolicyValueError(key, f"{values[key]!r} is not valid with {entry['below']} depth {below}; "
+                                       f"use {_words(entry['values'])} or 0 <= r < {below}")
+    flow = _form_parts(values["flow"], schema["flow"])
+    return Policy(call=values["call"], sync=values["sync"], dispatch=values["dispatch"],
+                  worker_depth=values["worker"], worker_resume=values["worker_resume"], ordering=values["ordering"],
+                  reorder_capacity=values["reorder_capacity"], reorder_timeout_ms=float(values["reorder_timeout_ms"]),
+                  flow=flow[0], flow_low=flow[1].get("lo", 0), flow_high=flow[1].get("hi", 0),
+                  credits=flow[1].get("w", 0), flow_text=values["flow"])
 
 
-def _flow(value):
-    """"none", "watermarks(lo, hi)" or "credits(w)" -> the Policy fields."""
-    text = value.replace(" ", "") if isinstance(value, str) else ""
-    if text == "none":
-        return {"flow": "none", "flow_low": 0, "flow_high": 0, "credits": 0}
-    m = re.fullmatch(r"watermarks\((\d+),(\d+)\)", text)
-    if m:
-        lo, hi = int(m.group(1)), int(m.group(2))
-        if lo >= hi:
-            raise PolicyValueError("flow", f"{value!r}: the low watermark must be below the high one (lo < hi)")
-        return {"flow": "watermarks", "flow_low": lo, "flow_high": hi, "credits": 0}
-    m = re.fullmatch(r"credits\((\d+)\)", text)
-    if m:
-        w = int(m.group(1))
-        if w < 1:
-            raise PolicyValueError("flow", f"{value!r}: a credit window needs w >= 1 packets")
-        return {"flow": "credits", "flow_low": 0, "flow_high": 0, "credits": w}
-    raise PolicyValueError("flow", f"{value!r} is not valid; use {FLOW_FORMS}")
+def _words(values):
+    return ", ".join(f'"{v}"' for v in values)
 
 
-def _check_dispatch(value):
-    if isinstance(value, str):
-        if value in ("pool", "serial", "single"):
-            return value
-        if value.startswith("pool:"):
-            n = value.split(":", 1)[1]
-            if n.isdigit() and int(n) >= 1:
-                return f"pool:{int(n)}"
-    raise PolicyValueError("dispatch", f"{value!r} is not valid; use {DISPATCH_FORMS}")
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _worker_depth(value):
-    if value is True:
-        return DEFAULT_WORKER_DEPTH
-    if value is False:
-        return 0
-    if isinstance(value, int) and value >= 1:
+def _check(key, value, entry):
+    """One value against its schema entry; returns the canonical value."""
+    kind = entry["type"]
+    if kind == "choice":
+        if value not in entry["values"]:
+            raise PolicyValueError(key, f"{value!r} is not valid; use one of: {', '.join(entry['values'])}")
         return value
-    raise PolicyValueError("worker", f"{value!r} is not valid; use false, true (depth "
-                           f"{DEFAULT_WORKER_DEPTH}) or a queue depth >= 1")
+    if kind == "form":
+        if not isinstance(value, str):
+            raise PolicyValueError(key, f"{value!r} is not valid; use {_form_help(entry)}")
+        name, args = _form_parts(value, entry, key)
+        return _form_text(entry, name, args)
+    if kind == "depth":
+        if value is True:
+            return entry["true"]
+        if value is False:
+            return 0
+        if _whole(value) and entry["min"] <= value <= entry["max"]:
+            return value
+        raise PolicyValueError(key, f"{value!r} is not valid; use false, true (depth {entry['true']}) or a queue "
+                               f"depth >= {entry['min']} (at most {entry['max']})")
+    if kind == "level":
+        if value in entry["values"] or (_whole(value) and value >= entry["min"]):
+            return value
+        raise PolicyValueError(key, f"{value!r} is not valid; use {_words(entry['values'])} or a queue level "
+                               f"r >= {entry['min']}")
+    if kind == "integer":
+        if _whole(value) and entry["min"] <= value <= entry["max"]:
+            return value
+        raise PolicyValueError(key, f"{value!r} is not valid; use a whole number from {entry['min']} to "
+                               f"{entry['max']} ({entry['description']})")
+    if kind == "real":
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and \
+                entry["min"] <= value <= entry["max"]:
+            return float(value)
+        raise PolicyValueError(key, f"{value!r} is not valid; use a number from {entry['min']} to {entry['max']}")
+    raise PolicyValueError(key, f"the runtime's schema has a type this version cannot check: {kind!r}")
+
+
+def _form_help(entry):
+    ranges = "; ".join(f"{arg} from {r['min']} to {r['max']}" for arg, r in entry.get("args", {}).items())
+    rules = "; ".join(entry.get("constraints", []))
+    return ", ".join(entry["forms"]) + (f" ({ranges}" + (f"; {rules}" if rules else "") + ")" if ranges else "")
+
+
+@lru_cache(maxsize=None)
+def _form_pattern(form, args):
+    """"watermarks(lo, hi)" -> a regex with a group per argument (in order),
+    blanks allowed around punctuation; and the arguments' names."""
+    tokens = re.findall(r"\w+|\S", form)
+    names = tuple(tok for tok in tokens if tok in args)
+    regex = r"\s*".join(r"(\d+)" if tok in args else re.escape(tok) for tok in tokens)
+    return re.compile(r"\s*" + regex + r"\s*"), names
+
+
+def _form_parts(text, entry, key="flow"):
+    """"credits(32)" -> ("credits", {"w": 32}), checked against the ranges and constraints."""
+    args = tuple(entry.get("args", {}))
+    for form in entry["forms"]:
+        pattern, names = _form_pattern(form, args)
+        m = pattern.fullmatch(text)
+        if not m:
+            continue
+        values = {n: int(v) for n, v in zip(names, m.groups())}
+        for n, v in values.items():
+            r = entry["args"][n]
+            if not r["min"] <= v <= r["max"]:
+                raise PolicyValueError(key, f"{text!r}: {n} must be from {r['min']} to {r['max']} "
+                                       f"(in {form}, {n} >= {r['min']})")
+        for rule in entry.get("constraints", []):
+            a, op, b = rule.split()
+            if a in values and b in values and not {"<": values[a] < values[b], "<=": values[a] <= values[b]}[op]:
+                raise PolicyValueError(key, f"{text!r}: {form} needs {rule}")
+        return re.split(r"[(:]", form)[0], values
+    raise PolicyValueError(key, f"{text!r} is not valid; use {_form_help(entry)}")
+
+
+def _form_text(entry, name, values):
+    """The canonical text of a form: the schema's own spelling with the numbers in."""
+    form = next(f for f in entry["forms"] if re.split(r"[(:]", f)[0] == name and
+                set(re.findall(r"\b\w+\b", f)) - {name} == set(values))
+    for n, v in values.items():
+        form = re.sub(r"\b%s\b" % re.escape(n), str(v), form)
+    return form

@@ -1,0 +1,72 @@
+#include "scabench/core/record_log.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <system_error>
+
+namespace scabench {
+
+uint32_t currentThreadId() {
+  thread_local const uint32_t tid = uint32_t(::syscall(SYS_gettid));
+  return tid;
+}
+
+RecordLog::RecordLog(const std::string& path, uint64_t capacity) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+  mappedBytes_ = sizeof(RecordFileHeader) + capacity * sizeof(PacketRecord);
+  if (::ftruncate(fd, off_t(mappedBytes_)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::system_error(err, std::generic_category(), "size " + path);
+  }
+  void* base = ::mmap(nullptr, mappedBytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "map " + path);
+  std::memset(base, 0, mappedBytes_);  // touch every page before the run
+  header_ = new (base) RecordFileHeader{};
+  std::memcpy(header_->magic, "SCABREC2", 8);
+  header_->headerSize = sizeof(RecordFileHeader);
+  header_->recordSize = sizeof(PacketRecord);
+  header_->capacity = capacity;
+  records_ = reinterpret_cast<PacketRecord*>(static_cast<char*>(base) + sizeof(RecordFileHeader));
+}
+
+RecordLog::~RecordLog() {
+  if (header_) ::munmap(header_, mappedBytes_);
+}
+
+uint64_t RecordLog::arrive(uint64_t sequence, int64_t arriveNs) {
+  const uint64_t slot = header_->claimed.fetch_add(1, std::memory_order_relaxed);
+  if (slot < header_->capacity) {
+    PacketRecord& r = records_[slot];
+    r.sequence = sequence;
+    r.arriveNs = arriveNs;
+    r.threadId = currentThreadId();
+  }
+  return slot;
+}
+
+void RecordLog::done(uint64_t slot, int64_t doneNs) {
+  if (slot < header_->capacity) {
+    records_[slot].doneNs = doneNs;
+    header_->completed.fetch_add(1, std::memory_order_release);
+  }
+}
+
+void RecordLog::enterUpcall() {
+  const uint32_t now = inUpcall_.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint32_t seen = header_->maxConcurrent.load(std::memory_order_relaxed);
+  while (now > seen && !header_->maxConcurrent.compare_exchange_weak(seen, now)) {
+  }
+}
+
+void RecordLog::leaveUpcall() { inUpcall_.fetch_sub(1, std::memory_order_relaxed); }
+
+}  // namespace scabench

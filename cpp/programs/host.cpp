@@ -1,0 +1,178 @@
+// scabench-host: one process that hosts one or more components.
+//
+//   scabench-host --describe     prints every component kind, its ports and
+//                                 properties, and the connection policy's
+//                                 schema, as JSON (the spec checker's source)
+//   scabench-host --host NAME --status-fd FD --record-dir DIR
+//                 --component NAME:KIND:SAMPLE_TYPE [--component ...] [-ORB options]
+//
+// It creates the components, activates them, and tells the launcher their
+// references on the status pipe ("ready NAME IOR"). The launcher then drives
+// them through CF::Resource. When every component has been released the ORB
+// shuts down and the host reports its resource usage ("rusage ...").
+// Components placed in the same host call each other directly (collocation).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scabench/runtime/policy_schema.hpp"
+#include "scabench/runtime/registry.hpp"
+
+namespace {
+
+class Host final : public scabench::HostServices {
+ public:
+  Host(CORBA::ORB_ptr orb, PortableServer::POA_ptr root, int statusFd)
+      : orb_(CORBA::ORB::_duplicate(orb)), root_(PortableServer::POA::_duplicate(root)), statusFd_(statusFd) {}
+
+  void notify(const std::string& line) override {
+    const std::string text = line + "\n";
+    std::lock_guard lock(mutex_);
+    // Every host shares the launcher's pipe. A write of under PIPE_BUF bytes
+    // (4096; an IOR line is a few hundred) is atomic, so lines never mix.
+    const char* p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+      const ssize_t n = ::write(statusFd_, p, left);
+      if (n <= 0) return;  // the launcher is gone; the death signal follows
+      p += n;
+      left -= std::size_t(n);
+    }
+  }
+
+  PortableServer::POA_ptr portPoa(bool singleThread) override {
+    std::lock_guard lock(mutex_);
+    PortableServer::POA_var& poa = singleThread ? single_ : shared_;
+    if (CORBA::is_nil(poa)) poa = scabench::createPortPoa(root_, singleThread);
+    return poa;
+  }
+
+  void componentReleased(const std::string& name) override {
+    std::lock_guard lock(mutex_);
+    released_.insert(name);
+    if (released_.size() == expected_) orb_->shutdown(false);
+  }
+
+  void expect(std::size_t count) { expected_ = count; }
+
+ private:
+  CORBA::ORB_var orb_;
+  PortableServer::POA_var root_;
+  PortableServer::POA_var shared_, single_;
+  const int statusFd_;
+  std::mutex mutex_;
+  std::set<std::string> released_;
+  std::size_t expected_ = 0;
+};
+
+struct ComponentSpec {
+  std::string name, kind, sampleType;
+};
+
+// The catalogue of component kinds, straight from their declarations, and
+// the policy table the ports declare their properties from, so that spec
+// validation never disagrees with the components.
+int describe(CORBA::ORB_ptr orb) {
+  CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+  PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+  Host host(orb, root, -1);
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& kind : scabench::registeredKinds()) {
+    const auto types = scabench::sampleTypesOf(kind);
+    scabench::Component* c = scabench::createComponent(kind, types.front(), {"describe", "/tmp", &host});
+    nlohmann::json props = nlohmann::json::object();
+    for (const auto& [id, entry] : c->properties().entries()) {
+      nlohmann::json value;
+      std::visit([&](const auto& v) { value = v; }, entry.value);
+      const char* type = value.is_boolean() ? "boolean" : value.is_number_integer() ? "integer"
+                         : value.is_number() ? "real" : "string";
+      props[id] = {{"default", value}, {"type", type}, {"description", entry.description}};
+    }
+    kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()},
+                   {"properties", props}};
+    c->_remove_ref();
+  }
+  nlohmann::ordered_json out;
+  out["kinds"] = nlohmann::ordered_json::parse(kinds.dump());
+  out["policy"] = scabench::policy::describe();
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+int usage(const std::string& why) {
+  std::cerr << "scabench-host: " << why
+            << "\nusage: scabench-host --host NAME --status-fd FD --record-dir DIR "
+               "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options
+  if (argc == 2 && std::string(argv[1]) == "--describe") return describe(orb);
+  std::string hostName, recordDir;
+  int statusFd = -1;
+  std::vector<ComponentSpec> specs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return usage("missing value after " + arg);
+    const std::string value = argv[++i];
+    if (arg == "--host") {
+      hostName = value;
+    } else if (arg == "--status-fd") {
+      statusFd = std::stoi(value);
+    } else if (arg == "--record-dir") {
+      recordDir = value;
+    } else if (arg == "--component") {
+      const auto a = value.find(':'), b = value.find(':', a + 1);
+      if (a == std::string::npos || b == std::string::npos) return usage("bad --component " + value);
+      specs.push_back({value.substr(0, a), value.substr(a + 1, b - a - 1), value.substr(b + 1)});
+    } else {
+      return usage("unknown argument " + arg);
+    }
+  }
+  if (hostName.empty() || statusFd < 0 || recordDir.empty() || specs.empty()) return usage("missing arguments");
+
+  CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+  PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+  Host host(orb, root, statusFd);
+  host.expect(specs.size());
+
+  std::vector<scabench::Component*> components;
+  for (const auto& spec : specs) {
+    try {
+      scabench::Component* c =
+          scabench::createComponent(spec.kind, spec.sampleType, {spec.name, recordDir, &host});
+      PortableServer::ObjectId_var id = root->activate_object(c);
+      CORBA::Object_var ref = root->id_to_reference(id);
+      CORBA::String_var ior = orb->object_to_string(ref);
+      components.push_back(c);
+      host.notify("ready " + spec.name + " " + ior.in());
+    } catch (const std::exception& ex) {
+      host.notify("error " + spec.name + " " + ex.what());
+      return 3;
+    }
+  }
+  PortableServer::POAManager_var manager = root->the_POAManager();
+  manager->activate();
+  orb->run();
+  orb->destroy();  // waits for every upcall, then drops the POA's servant references
+  for (auto* c : components) c->_remove_ref();
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return std::to_string(double(tv.tv_sec) + tv.tv_usec / 1e6); };
+  host.notify("rusage " + hostName + " " + seconds(usage.ru_utime) + " " + seconds(usage.ru_stime) + " " +
+              std::to_string(usage.ru_nvcsw) + " " + std::to_string(usage.ru_nivcsw) + " " +
+              std::to_string(usage.ru_maxrss));
+  return 0;
+}

@@ -1,0 +1,147 @@
+// The component API: derive from Component, declare properties and ports in
+// the constructor, react to packets and to start/stop. The base class
+// provides the whole CF::Resource interface (initialize, configure, query,
+// getPort, start, stop, releaseObject), so SCA tools can drive it.
+//
+//   class Doubler : public scabench::Component {
+//    public:
+//     explicit Doubler(const scabench::ComponentContext& ctx) : Component(ctx) {
+//       out_ = &addOutPort<CORBA::Double>("out");
+//       addInPort<CORBA::Double>("in", [this](const scabench::PacketView<CORBA::Double>& p) {
+//         std::vector<double> y(p.samples, p.samples + p.count);
+//         for (double& v : y) v *= 2;
+//         out_->push(p.header, y.data(), y.size());
+//       });
+//     }
+//    private:
+//     scabench::OutPort<CORBA::Double>* out_;
+//   };
+//   SCABENCH_REGISTER_COMPONENT("doubler", Doubler);   // see registry.hpp
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cf.hh"
+#include "scabench/core/record_log.hpp"
+#include "scabench/runtime/in_port.hpp"
+#include "scabench/runtime/out_port.hpp"
+#include "scabench/runtime/port_types.hpp"
+#include "scabench/runtime/properties.hpp"
+
+namespace scabench {
+
+// What a host gives its components.
+class HostServices {
+ public:
+  virtual ~HostServices() = default;
+  // Sends one event line to the launcher ("eos stage3 1000", "error ...").
+  virtual void notify(const std::string& line) = 0;
+  // The POA for ports, one of each kind per host (createPortPoa, below).
+  virtual PortableServer::POA_ptr portPoa(bool singleThread) = 0;
+  virtual void componentReleased(const std::string& name) = 0;
+};
+
+// Creates, under `root`, the POA that a host serves its components' ports
+// from (HostServices::portPoa). singleThread: SINGLE_THREAD_MODEL, and every
+// call goes through the POA, which is what serialises them. Otherwise the
+// ORB's own threading, and a call from a component of the same process goes
+// straight to the servant (omniORB's LOCAL_CALLS_SHORTCUT, with stubs built
+// for it): omniORB's collocated dispatch (call descriptor, POA lock, servant
+// lookup) would do nothing else for it, since the host never holds or
+// discards its POA manager. A port's servant is never deactivated during a
+// run; if it were, omniORB stops taking the shortcut and dispatches again.
+// One difference: a C++ exception escaping the servant reaches the caller as
+// itself, not as CORBA::UNKNOWN; the caller's port reports either.
+PortableServer::POA_ptr createPortPoa(PortableServer::POA_ptr root, bool singleThread);
+
+struct ComponentContext {
+  std::string name;
+  std::string recordDir;  // where the component's packet records go
+  HostServices* host = nullptr;
+};
+
+// Names a CORBA system exception the way an operator can act on it.
+std::string describeException(const CORBA::Exception& ex);
+
+class Component : public virtual POA_CF::Resource {
+ public:
+  explicit Component(const ComponentContext& ctx);
+  ~Component() override;
+
+  const std::string& name() const { return ctx_.name; }
+
+  // CF::Resource
+  char* identifier() override;
+  void initialize() override;
+  void releaseObject() override;
+  void runTest(CORBA::ULong testId, CF::Properties& values) override;
+  void configure(const CF::Properties& props) override;
+  void query(CF::Properties& props) override;
+  CORBA::Object_ptr getPort(const char* name) override;
+  void start() override;
+  void stop() override;
+
+  // Reports a failure to the launcher, which ends the run naming this
+  // component. Safe from any thread.
+  void fail(const std::string& message);
+
+  RecordLog& records();
+  PropertyBag& properties() { return properties_; }
+  std::vector<std::string> providesPorts() const;
+  std::vector<std::string> usesPorts() const;
+  HostServices& host() { return *ctx_.host; }
+
+ protected:
+  template <class T>
+  InPort<T>& addInPort(const std::string& name, std::function<void(const PacketView<T>&)> handler);
+  template <class T>
+  OutPort<T>& addOutPort(const std::string& name);
+
+  virtual void onStart() {}
+  virtual void onStop() {}
+  // Called once every in-port has seen end of stream and delivered every
+  // packet announced by it. The default forwards end of stream on every
+  // connected out port, or tells the launcher if none is connected.
+  virtual void onEndOfStream();
+
+  // Sends end of stream downstream (or tells the launcher, for a terminal
+  // component). `count` is how many packets this component emitted.
+  void endStream(uint64_t count);
+  bool anyOutPortConnected() const;
+
+ private:
+  friend class InPortBase;
+  void inPortReachedEndOfStream();
+
+  ComponentContext ctx_;
+  PropertyBag properties_;
+  std::vector<std::unique_ptr<InPortBase>> inPorts_;
+  std::vector<std::unique_ptr<OutPortBase>> outPorts_;
+  std::unique_ptr<RecordLog> records_;
+  std::atomic<int> inPortsAtEnd_{0};
+  std::atomic<bool> failed_{false};
+  bool started_ = false;
+};
+
+template <class T>
+InPort<T>& Component::addInPort(const std::string& name, std::function<void(const PacketView<T>&)> handler) {
+  auto port = std::make_unique<InPort<T>>(*this, name, std::move(handler));
+  auto& ref = *port;
+  inPorts_.push_back(std::move(port));
+  return ref;
+}
+
+template <class T>
+OutPort<T>& Component::addOutPort(const std::string& name) {
+  auto port = std::make_unique<OutPort<T>>(*this, name);
+  auto& ref = *port;
+  outPorts_.push_back(std::move(port));
+  return ref;
+}
+
+}  // namespace scabench

@@ -1,0 +1,129 @@
+// Uses (output) data ports: the sending half of a connection's policy.
+//
+// Its properties are the spec's policy keys for this side, declared from the
+// policy table (policy_schema.hpp: names, defaults, checks) as `<port>.<key>`:
+//   <port>.call              "twoway" or "oneway": which Sender hands a packet
+//                            to the ORB (senders.hpp), and so when the caller
+//   <port>.sync              gets control back: "none", "transport", "server"
+//                            or "target", for one-way calls only.
+//   <port>.flow              "none", "watermarks(lo, hi)" or "credits(w)": the
+//                            sender's side of flow control (flow.hpp). It
+//                            must match the receiving port's.
+// and one of the runtime's own, not a spec key:
+//   <port>.sync_none_depth   packets the sync=none client queue holds before
+//                            the caller blocks (default 1024).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cf.hh"
+#include "scabench/core/clock.hpp"
+#include "scabench/runtime/flow.hpp"
+#include "scabench/runtime/port_types.hpp"
+#include "scabench/runtime/senders.hpp"
+
+namespace scabench {
+
+// Named only: OutPortBase reaches its owner out of line (out_port.cpp).
+class Component;
+
+class OutPortBase : public virtual POA_CF::Port {
+ public:
+  OutPortBase(Component& owner, std::string name);
+  ~OutPortBase() override = default;
+  const std::string& name() const { return name_; }
+  CORBA::Object_ptr reference();
+
+  virtual bool connected() const = 0;
+  // Sends end of stream, announcing `count` packets, then waits until every
+  // packet has left this process.
+  virtual void sendEndOfStream(uint32_t streamId, uint64_t count) = 0;
+
+  // CF::Port
+  void connectPort(CORBA::Object_ptr connection, const char* connectionId) override;
+  void disconnectPort(const char* connectionId) override;
+
+ protected:
+  // Narrows to the port's data interface and builds its sender; throws
+  // CF::Port::InvalidPort if the object is not a data port of this type.
+  virtual void attach(CORBA::Object_ptr connection) = 0;
+  virtual void detach() = 0;
+  CallKind callKind() const;
+  SyncScope syncScope() const;
+  std::size_t syncNoneDepth() const;
+
+  // Flow control: the gate exists when the connection's flow is not none.
+  bool openGate();
+  scabench::FlowControl_ptr gateReference();
+  bool admit(uint64_t linkSequence);
+  void closeGate();
+  std::unique_ptr<FlowGate> gate_;
+
+  Component& owner_;
+  const std::string name_;
+
+ private:
+  std::string connectionId_;
+  CORBA::Object_var ref_;
+};
+
+template <class T>
+class OutPort final : public OutPortBase {
+ public:
+  using Traits = PortTraits<T>;
+  OutPort(Component& owner, const std::string& name) : OutPortBase(owner, name) {}
+
+  bool connected() const override { return sender_ != nullptr; }
+
+  // Pushes one packet with this connection's policy. Without a connection
+  // the packet goes nowhere: that is how a last stage ends a pipeline.
+  // Throws the CORBA exception if the peer cannot be reached.
+  void push(const PacketHeader& header, const T* samples, std::size_t count) {
+    if (!sender_) return;
+    PacketHeader h = header;
+    h.link_sequence = nextLink_;
+    // End of stream always goes: it carries no data and must not wait for credits.
+    if (!h.end_of_stream && gate_ && !admit(nextLink_)) return;
+    ++nextLink_;
+    // A borrowed view: no copy, the ORB marshals straight from the caller's buffer.
+    const auto length = static_cast<CORBA::ULong>(count);
+    typename Traits::Seq view(length, length, const_cast<T*>(samples), false);
+    sender_->send(h, view);
+  }
+
+  // Uses up a link sequence without sending: a packet lost on purpose, for
+  // testing what the receiver does about a gap.
+  void dropNext() { ++nextLink_; }
+
+  void sendEndOfStream(uint32_t streamId, uint64_t count) override {
+    if (!sender_) return;
+    PacketHeader h{};
+    h.stream_id = streamId;
+    h.sequence_number = count;
+    h.send_time_ns = uint64_t(monotonicNs());
+    h.end_of_stream = true;
+    push(h, nullptr, 0);
+    sender_->flush();
+  }
+
+ protected:
+  void attach(CORBA::Object_ptr connection) override {
+    typename Traits::Ref_var ref = Traits::Ref::_narrow(connection);
+    if (CORBA::is_nil(ref)) throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
+    sender_ = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
+    if (openGate()) ref->attachFlowControl(gateReference());
+  }
+  void detach() override {
+    closeGate();
+    if (sender_) sender_->flush();
+    sender_.reset();
+  }
+
+ private:
+  std::unique_ptr<Sender<T>> sender_;
+  uint64_t nextLink_ = 0;
+};
+
+}  // namespace scabench

@@ -1,0 +1,156 @@
+// Puts a connection's packets back in the order their sender stamped them
+// (the paper's section 5.1 remedy for one-way messaging), with bounded memory.
+//
+// Packets carry a per-connection link sequence number, 0, 1, 2, ... offer()
+// files each under its number; one releaser thread hands them on strictly in
+// that order. A gap is waited for at most `timeout`, counted from the moment
+// the oldest waiting packet arrived; then the missing numbers are skipped and
+// counted. A packet that turns up after its number was skipped is "late", one
+// whose number was already released or is already held is a "duplicate";
+// both are dropped and counted.
+//
+// Memory: at most `capacity` packets are held. A packet that would go beyond
+// it blocks its caller until the releaser makes room, unless it fills a gap
+// (its number is below the highest held): refusing those could hold back the
+// very packet the releaser waits for.
+//
+// No CORBA here: the port (in_port.hpp) decides what a release does.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace scabench {
+
+struct ResequencerStats {
+  uint64_t released = 0;
+  uint64_t skipped = 0;     // numbers given up on after the timeout
+  uint64_t late = 0;        // arrived after their number was skipped
+  uint64_t duplicates = 0;  // arrived twice
+  uint64_t peakHeld = 0;    // the most packets held at once
+};
+
+template <class Item>
+class Resequencer {
+ public:
+  using Clock = std::chrono::steady_clock;
+  enum class Offer { Accepted, Late, Duplicate, Closed };
+
+  Resequencer(std::size_t capacity, std::chrono::microseconds timeout) : capacity_(capacity), timeout_(timeout) {
+    if (capacity < 1) throw std::invalid_argument("reorder buffer capacity must be >= 1");
+  }
+
+  // Files `item` under `number`. `onAccept` runs under the lock just before
+  // the item is filed, so a caller can stamp it (e.g. claim a record slot) in
+  // the order acceptance happens.
+  Offer offer(uint64_t number, Item item, const std::function<void(Item&)>& onAccept = {}) {
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] {
+      return closed_ || held_.size() < capacity_ || number < next_ || (!held_.empty() && number < held_.rbegin()->first);
+    });
+    if (closed_) return Offer::Closed;
+    if (number < next_) {
+      if (wasSkipped(number)) {
+        ++stats_.late;
+        return Offer::Late;
+      }
+      ++stats_.duplicates;
+      return Offer::Duplicate;
+    }
+    if (held_.count(number)) {
+      ++stats_.duplicates;
+      return Offer::Duplicate;
+    }
+    if (onAccept) onAccept(item);
+    held_.emplace(number, Entry{std::move(item), Clock::now()});
+    if (held_.size() > stats_.peakHeld) stats_.peakHeld = held_.size();
+    ready_.notify_one();
+    return Offer::Accepted;
+  }
+
+  // The releaser's loop: waits for the next item in order and returns it,
+  // skipping gaps older than the timeout. `skipped(first, count)` is told
+  // which numbers were given up on. Returns nothing once closed and drained.
+  std::optional<Item> next(const std::function<void(uint64_t, uint64_t)>& skipped = {}) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (!held_.empty()) {
+        auto head = held_.begin();
+        if (head->first == next_) {
+          Item item = std::move(head->second.item);
+          held_.erase(head);
+          ++next_;
+          ++stats_.released;
+          room_.notify_all();
+          return item;
+        }
+        const auto deadline = head->second.arrived + timeout_;
+        if (closed_ || Clock::now() >= deadline) {
+          const uint64_t first = next_, gap = head->first - next_;
+          stats_.skipped += gap;
+          skippedRanges_.emplace(first, head->first);
+          next_ = head->first;
+          if (skipped) {
+            lock.unlock();
+            skipped(first, gap);
+            lock.lock();
+          }
+          continue;
+        }
+        ready_.wait_until(lock, deadline);
+      } else if (closed_) {
+        return std::nullopt;
+      } else {
+        ready_.wait(lock);
+      }
+    }
+  }
+
+  // No more offers; next() drains what is held (skipping gaps at once).
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    ready_.notify_all();
+    room_.notify_all();
+  }
+
+  std::size_t held() const {
+    std::lock_guard lock(mutex_);
+    return held_.size();
+  }
+  ResequencerStats stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  struct Entry {
+    Item item;
+    Clock::time_point arrived;
+  };
+  bool wasSkipped(uint64_t number) const {
+    auto it = skippedRanges_.upper_bound(number);
+    if (it == skippedRanges_.begin()) return false;
+    --it;
+    return number >= it->first && number < it->second;
+  }
+
+  const std::size_t capacity_;
+  const std::chrono::microseconds timeout_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_, room_;
+  std::map<uint64_t, Entry> held_;
+  std::map<uint64_t, uint64_t> skippedRanges_;  // [first, end) of each skipped gap
+  uint64_t next_ = 0;
+  bool closed_ = false;
+  ResequencerStats stats_;
+};
+
+}  // namespace scabench

@@ -1,0 +1,81 @@
+#include "scabench/runtime/out_port.hpp"
+
+#include <stdexcept>
+
+#include "scabench/runtime/component.hpp"
+
+namespace scabench {
+
+OutPortBase::OutPortBase(Component& owner, std::string name) : owner_(owner), name_(std::move(name)) {
+  policy::declarePortProperties(owner_.properties(), name_, policy::Side::Uses);
+  // Not a spec key: the sync=none queue's depth is the runtime's own choice.
+  owner_.properties().declare(name_ + ".sync_none_depth", int64_t{1024},
+                              "packets the sync=none client queue holds before the caller blocks",
+                              [](const PropertyValue& v) {
+                                if (std::get<int64_t>(v) < 1) throw std::invalid_argument("must be >= 1");
+                              });
+}
+
+bool OutPortBase::openGate() {
+  const policy::Flow flow = policy::parseFlow(owner_.properties().text(name_ + ".flow"));
+  if (flow.kind == FlowKind::None) return false;
+  // An earlier gate may still be active in the POA: let it go rather than delete a live servant.
+  (void)gate_.release();
+  gate_ = std::make_unique<FlowGate>(flow.kind == FlowKind::Credits ? flow.credits : 0);
+  return true;
+}
+
+scabench::FlowControl_ptr OutPortBase::gateReference() {
+  PortableServer::POA_var poa = PortableServer::POA::_duplicate(owner_.host().portPoa(false));
+  PortableServer::ObjectId_var id = poa->activate_object(gate_.get());
+  CORBA::Object_var obj = poa->id_to_reference(id);
+  return scabench::FlowControl::_narrow(obj);
+}
+
+bool OutPortBase::admit(uint64_t linkSequence) {
+  const uint64_t before = gate_->stalls();
+  const bool ok = gate_->admit(linkSequence);
+  if (gate_->stalls() != before) owner_.records().header().sendStalls.fetch_add(1);
+  return ok;
+}
+
+void OutPortBase::closeGate() {
+  if (gate_) gate_->close();
+}
+
+CORBA::Object_ptr OutPortBase::reference() {
+  if (CORBA::is_nil(ref_)) {
+    PortableServer::POA_var poa = PortableServer::POA::_duplicate(owner_.host().portPoa(false));
+    PortableServer::ObjectId_var id = poa->activate_object(this);
+    ref_ = poa->id_to_reference(id);
+  }
+  return CORBA::Object::_duplicate(ref_);
+}
+
+CallKind OutPortBase::callKind() const { return policy::parseCallKind(owner_.properties().text(name_ + ".call")); }
+SyncScope OutPortBase::syncScope() const {
+  return policy::parseSyncScope(owner_.properties().text(name_ + ".sync"));
+}
+std::size_t OutPortBase::syncNoneDepth() const {
+  return std::size_t(owner_.properties().integer(name_ + ".sync_none_depth"));
+}
+
+void OutPortBase::connectPort(CORBA::Object_ptr connection, const char* connectionId) {
+  if (connected()) throw CF::Port::OccupiedPort();
+  if (CORBA::is_nil(connection)) throw CF::Port::InvalidPort(1, "nil connection");
+  try {
+    attach(connection);
+  } catch (const std::invalid_argument& ex) {
+    throw CF::Port::InvalidPort(2, ex.what());
+  }
+  connectionId_ = connectionId;
+}
+
+void OutPortBase::disconnectPort(const char* connectionId) {
+  if (!connected() || connectionId_ != connectionId)
+    throw CF::Port::InvalidPort(3, (std::string("no connection '") + connectionId + "' on port " + name_).c_str());
+  detach();
+  connectionId_.clear();
+}
+
+}  // namespace scabench
