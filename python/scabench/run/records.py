@@ -1,5 +1,5 @@
 """Reads the per-packet record files that components write (the layout is
-RecordFileHeader / PacketRecord in cpp/include/scabench/record_log.hpp)."""
+RecordFileHeader / PacketRecord in cpp/core/include/scabench/core/record_log.hpp)."""
 from dataclasses import dataclass
 
 import numpy as np
