@@ -90,8 +90,6 @@ class Guard:
                 break
             self.redos += 1
             self.log(f"{label}: others used {pct:.1f} % of the cores; redoing")
-        if best is None:  # every attempt failed with an error the settings retry, the last one re-raised above
-            raise RuntimeError("unreachable")
         best.attempts, best.discarded_foreign_pct = attempt, discarded
         best.disturbed = best.foreign_pct > s.redo_above_pct
         return best

@@ -19,6 +19,7 @@ INT64_MAX = (1 << 63) - 1
 # message (-ORBgiopMaxMsgSize, scabench.run.assembly), less room for the
 # request's header.
 MAX_PACKET_BYTES = (64 << 20) - 4096
+# The sample types a port carries, and the bytes of one sample (CORBA octet, short, float, double).
 SAMPLE_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from scabench.errors import SpecError
 from scabench.model.catalog import component_kinds
-from scabench.model.checks import (check_dispatch_per_host, check_network_transport, check_packet_size, check_property,
+from scabench.model.checks import (check_dispatch_per_host, check_network_transport, SAMPLE_BYTES, check_packet_size, check_property,
                                    endpoint, network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy
@@ -37,7 +37,7 @@ RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s"
 # waits for the running one's slice instead of preempting it.
 SCHEDULERS = ("normal", "batch")
 TRANSPORTS = ("tcp", "unix")
-SAMPLE_TYPES = ("octet", "short", "float", "double")
+SAMPLE_TYPES = tuple(SAMPLE_BYTES)
 
 
 @dataclass
@@ -199,7 +199,7 @@ def read_toml(path):
             return tomllib.loads(f.read().decode("utf-8"))
     except FileNotFoundError:
         raise SpecError(path, "", "no such file") from None
-    except (IsADirectoryError, PermissionError, OSError) as exc:
+    except OSError as exc:
         raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise SpecError(path, "", f"not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None

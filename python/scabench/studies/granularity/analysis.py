@@ -130,7 +130,7 @@ def goal_analysis(result, per_hop):
         if h["nb"] != first["nb"] or h["placement"] not in GOALS:
             continue
         goal = GOALS[h["placement"]]
-        widest = _find(rows, experiment="fig6", nb=first["nb"], config=h["widest"], placement=h["placement"],
+        widest = find_row(rows, experiment="fig6", nb=first["nb"], config=h["widest"], placement=h["placement"],
                        transport=h["transport"])
         hops = widest["components"] - 1
         func_us = to_us(first["total_pct"])
@@ -148,7 +148,8 @@ def goal_analysis(result, per_hop):
     return out
 
 
-def _find(rows, **match):
+def find_row(rows, **match):
+    """The first row whose keys hold the given values, or None."""
     return next((r for r in rows if all(r.get(k) == v for k, v in match.items())), None)
 
 
@@ -159,10 +160,10 @@ def summarise(result):
     out = {"ratios": [], "per_hop": [], "model_error": []}
     placements = [tuple(p) for p in plan["placements"]]
     for nb in plan["fig6_nb"]:
-        func = _find(rows, experiment="fig6", config="FUNC", nb=nb)
+        func = find_row(rows, experiment="fig6", config="FUNC", nb=nb)
         for placement, transport in placements:
             for config in plan["fig6_configs"]:
-                w = _find(rows, experiment="fig6", config=config, nb=nb, placement=placement, transport=transport)
+                w = find_row(rows, experiment="fig6", config=config, nb=nb, placement=placement, transport=transport)
                 if not (func and w and func["total_pct"] > 0):
                     continue
                 out["ratios"].append({"nb": nb, "config": config, "placement": placement, "transport": transport,
@@ -170,7 +171,7 @@ def summarise(result):
                                       "ratio_user": w["user_pct"] / func["user_pct"] if func["user_pct"] else None,
                                       "seed_ratio_total": SEED["w11_func_ratio"].get(nb) if config == "W11" else None})
             # Per hop: slope of the workload over the hops, W2..W11, as µs of CPU per packet per hop.
-            ws = [_find(rows, experiment="fig6", config=c, nb=nb, placement=placement, transport=transport)
+            ws = [find_row(rows, experiment="fig6", config=c, nb=nb, placement=placement, transport=transport)
                   for c in plan["fig6_configs"]]
             ws = [w for w in ws if w]
             if func and ws:
@@ -193,7 +194,7 @@ def summarise(result):
         bs = sorted({r["samples"] for r in fig7})
         for b in (bs[0], bs[-1]):
             for r in (r for r in fig7 if r["samples"] == b):
-                func = _find(rows, experiment="fig7", config="FUNC", samples=b)
+                func = find_row(rows, experiment="fig7", config="FUNC", samples=b)
                 entry = {"samples": b, "config": r["config"], "placement": r["placement"], "transport": r["transport"]}
                 for part in ("user", "total"):
                     measured = r[f"{part}_pct"]

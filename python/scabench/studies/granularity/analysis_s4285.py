@@ -3,12 +3,9 @@ over the narrowest (and over the plain program), and how much of that
 overhead is left once the components are collocated
 (result["stanag4285"]["summary"]). A function of the lab's rows
 (lab_s4285.py) only."""
+from scabench.studies.granularity.analysis import find_row
 
 NARROW, WIDE = 2, 11  # the seed's headline compares these splits
-
-
-def _find(rows, **match):
-    return next((r for r in rows if all(r.get(k) == v for k, v in match.items())), None)
 
 
 def _ratio(a, b):
@@ -27,11 +24,11 @@ def summarise(rows):
     (process 11 − process 2)."""
     ratios, leftover = [], []
     for rate in sorted({r["symbol_rate"] for r in rows}):
-        plain = _find(rows, symbol_rate=rate, config="plain")
+        plain = find_row(rows, symbol_rate=rate, config="plain")
         at = {}
         for placement in ("process", "collocated"):
-            narrow = _find(rows, symbol_rate=rate, components=NARROW, placement=placement)
-            wide = _find(rows, symbol_rate=rate, components=WIDE, placement=placement)
+            narrow = find_row(rows, symbol_rate=rate, components=NARROW, placement=placement)
+            wide = find_row(rows, symbol_rate=rate, components=WIDE, placement=placement)
             if not (narrow and wide):
                 continue
             at[placement] = (narrow, wide)

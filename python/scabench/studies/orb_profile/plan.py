@@ -3,9 +3,11 @@ IDL operation of idl/profile.idl each) and the Plan that says how much to
 measure. Data only: measure.py runs it, analysis.py reads the result."""
 from dataclasses import dataclass, field
 
+from scabench.model.checks import SAMPLE_BYTES
+
 TRANSPORTS = ("collocated", "unix", "tcp")
 TYPES = ("octet", "short", "float", "double")
-ELEMENT_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
+ELEMENT_BYTES = SAMPLE_BYTES
 ARRAY_LENGTH = 1024  # idl/profile.idl ARRAY_LENGTH, and the sequences of the profile's cases
 SWEEP_TYPE = "double"
 
