@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from scabench import interrupts
 from scabench.errors import RunError, ScabenchError
+from scabench.interrupts import Interrupted
 from scabench.report.results_file import check_writable, read_json, write_json
 from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
@@ -25,15 +27,27 @@ def finite(ctx, param, value):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """scabench: SCA component pipelines over real omniORB, measured."""
+    # SIGINT, SIGTERM and SIGHUP unwind through the runs, which stop their
+    # processes and keep what they measured (scabench.interrupts).
+    interrupts.install()
 
 
 @contextmanager
-def exit_codes(failed="run failed", partial_json=None):
+def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
     """One way for every command to end on an error: a failed run exits 1
     (saying where its partial result went), a bad input exits 2, each with
-    one line and no traceback."""
+    one line and no traceback. A termination signal exits 128 + its number,
+    after writing what was measured to interrupted_json (unless the command
+    wrote it elsewhere itself)."""
+    interrupted_json = interrupted_json or partial_json
     try:
         yield
+    except Interrupted as exc:
+        if interrupted_json and exc.result is not None and exc.saved_to is None:
+            exc.saved_to = write_json(exc.result, interrupted_json)
+        kept = f"; what was measured is in {exc.saved_to}" if exc.saved_to else ""
+        click.echo(f"interrupted by {exc.name}{kept}", err=True)
+        sys.exit(exc.exit_code)
     except RunError as exc:
         click.echo(f"{failed}: {exc}", err=True)
         if partial_json:
@@ -161,7 +175,7 @@ def profile(quick, out_dir, json_path):
     from scabench.studies.orb_profile.measure import run_profile
     from scabench.studies.orb_profile.plan import Plan
     from scabench.studies.orb_profile.render import format_profile, write_profile_report
-    with exit_codes("profile failed"):
+    with exit_codes("profile failed", interrupted_json=json_path or Path(out_dir) / "profile.json"):
         check_writable(json_path or Path(out_dir) / "profile.json", "--json")
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
@@ -223,7 +237,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
         click.echo(f"report: {md} and {html}")
         return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
-    with exit_codes():
+    with exit_codes(interrupted_json=json_path or Path(out_dir) / "granularity.json"):
         check_writable(json_path or Path(out_dir) / "granularity.json", "--json")
         if cores is not None:
             plan = replace(plan, cores=parse_cores(cores))

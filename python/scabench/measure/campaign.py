@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from scabench.errors import RunError, SpecError
+from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.model.pipeline import floor_of
 from scabench.run.runner import run_spec
@@ -182,7 +183,8 @@ class Progress:
 
 def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=sys.stderr):
     """Runs every distinct configuration `runs` times. Returns
-    {config.name: {"config": ..., "runs": [result, ...], "failures": [...]}}."""
+    {config.name: {"config": ..., "runs": [result, ...], "failures": [...]}}.
+    Interrupted carries that dict as far as it got."""
     m = campaign.measure
     distinct = {}
     for c in campaign.configs:
@@ -200,7 +202,18 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
         guard = Guard(m.guard_settings(), cores=c.cores, log=progress.say)
         for r in range(runs):
             n_done += 1
-            result, failure = _careful_run(c, packets, guard, progress, f"[{n_done}/{n_total}] {c.name} run {r + 1}/{runs}")
+            try:
+                result, failure = _careful_run(c, packets, guard, progress,
+                                               f"[{n_done}/{n_total}] {c.name} run {r + 1}/{runs}")
+            except Interrupted as exc:
+                # Keep the runs done so far, this configuration's included,
+                # and the interrupted run as a failure.
+                failures.append({"error": f"interrupted by {exc.name}", "component": "",
+                                 **({"partial": exc.result} if exc.result else {})})
+                out[c.name] = {"config": describe_config(c), "runs": results, "failures": failures,
+                               "interrupted": True}
+                exc.result = out
+                raise
             if result is not None:
                 results.append(result)
             if failure is not None:
@@ -228,7 +241,7 @@ def _careful_run(c, packets, guard, progress, label):
     estimated = estimate_s(c, packets)
     try:
         kept = guard.measure(lambda: run_spec(c.load(packets)), foreign_of=lambda r: r.get("foreign_cpu_pct") or 0.0,
-                             label=label)
+                             label=label, flaw_of=_stall_of)
     except RunError as exc:
         progress.advance(estimated)
         progress.say(f"{label}: FAILED: {exc}")
@@ -240,10 +253,20 @@ def _careful_run(c, packets, guard, progress, label):
     elapsed, left = progress.advance(estimated)
     last = result["stages"][-1]
     note = f", foreign load {foreign:.0f} % (the cleanest of {kept.attempts} runs)" if kept.disturbed else ""
+    note += f", {kept.flaw} (every one of {kept.attempts} runs)" if kept.flaw else ""
     progress.say(f"{label}: last packet {last['last_packet_ms']:.0f} ms, ratio {result['overhead_ratio']:.3f}, "
                  f"reordered {last['reordered_from_previous']}/{last['reordered_from_original']}{note}"
                  f"  [{elapsed / 60:.1f} min, ~{left / 60:.1f} min left]")
     return result, None
+
+
+def _stall_of(result):
+    """A stalled run is redone like a disturbed one (run/stalls.py)."""
+    stalls = result.get("stalls") or []
+    if not stalls:
+        return None
+    worst = max(stalls, key=lambda e: e["for_ms"])
+    return f"{worst['component']} stalled {worst['for_ms']:.0f} ms"
 
 
 def spread(values):

@@ -1,5 +1,6 @@
 """The measurement guard every study uses: wait for a quiet machine, measure,
-redo a measurement that other processes disturbed, keep the cleanest.
+redo a measurement that other processes disturbed (or that stalled), keep
+the cleanest.
 
 A benchmark on a shared machine cannot stop others from running; it can
 start when they are quiet, know afterwards how much CPU they took while it
@@ -37,6 +38,7 @@ class Guarded:
     discarded_foreign_pct: list = field(default_factory=list)  # foreign load of the attempts thrown away
     machine_was_quiet: bool = True   # the last wait for quiet ended quiet (True when not waiting)
     disturbed: bool = False          # kept although others took more than allowed
+    flaw: str | None = None          # kept although flaw_of found this in it (every attempt had one)
 
 
 class Guard:
@@ -53,15 +55,18 @@ class Guard:
         budget = self.settings.redo_budget
         return budget is None or self.redos < budget * max(self.measurements, 20)
 
-    def measure(self, run_once, foreign_of=None, label=""):
+    def measure(self, run_once, foreign_of=None, label="", flaw_of=None):
         """Runs run_once() until others leave it undisturbed, at most
         1 + max_redos times; returns the cleanest as a Guarded.
 
         foreign_of(value) gives the foreign load a measurement saw (a run
         measures it over its own window); without it the guard meters the
-        watched cores around run_once. An exception in retry_errors is
-        retried like a disturbed measurement, and raised if no attempt
-        succeeded."""
+        watched cores around run_once. flaw_of(value), if given, names what
+        else spoils a measurement (a run that stalled), or gives None: a
+        flawed measurement is redone like a disturbed one, and the cleanest
+        is an unflawed one first, the least disturbed second. An exception
+        in retry_errors is retried like a disturbed measurement, and raised
+        if no attempt succeeded."""
         s = self.settings
         best, discarded, quiet = None, [], True
         for attempt in range(1, s.max_redos + 2):
@@ -77,19 +82,21 @@ class Guard:
                 self.log(f"{label}: failed ({exc}); trying again")
                 continue
             pct = float(foreign_of(value) if foreign_of else meter.foreign_pct())
-            if best is None or pct < best.foreign_pct:
+            flaw = flaw_of(value) if flaw_of else None
+            if best is None or (flaw is not None, pct) < (best.flaw is not None, best.foreign_pct):
                 if best is not None:
                     discarded.append(round(best.foreign_pct, 1))
-                best = Guarded(value, pct, machine_was_quiet=quiet)
+                best = Guarded(value, pct, machine_was_quiet=quiet, flaw=flaw)
             else:
                 discarded.append(round(pct, 1))
-            if pct <= s.redo_above_pct or attempt > s.max_redos:
+            if (pct <= s.redo_above_pct and flaw is None) or attempt > s.max_redos:
                 break
+            why = flaw or f"others used {pct:.1f} % of the cores"
             if not self._budget_left():
-                self.log(f"{label}: others used {pct:.1f} % of the cores; redo budget spent, kept")
+                self.log(f"{label}: {why}; redo budget spent, kept")
                 break
             self.redos += 1
-            self.log(f"{label}: others used {pct:.1f} % of the cores; redoing")
+            self.log(f"{label}: {why}; redoing")
         best.attempts, best.discarded_foreign_pct = attempt, discarded
         best.disturbed = best.foreign_pct > s.redo_above_pct
         return best

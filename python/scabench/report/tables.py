@@ -68,6 +68,10 @@ def format_run(result):
     ratio = result.get("overhead_ratio")
     out.append(f"floor {_fmt(result['floor_ms'], 1)} ms, ratio {_fmt(ratio, 3)}, "
                f"foreign CPU {_fmt(result['foreign_cpu_pct'], 1)} %")
+    for stall in result.get("stalls", []):
+        out.append(f"STALLED: {stall['component']} held work and finished none for {stall['for_ms']:.0f} ms, "
+                   f"from {stall['at_ms']:.0f} ms (threshold {stall['threshold_ms']:.0f} ms): "
+                   "this run's times are not the pipeline's")
     send = producer.get("send_us", {})
     if send:
         out.append("producer send (µs): " + ", ".join(

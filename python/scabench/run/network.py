@@ -19,8 +19,10 @@ delay d. Requests into a host and acknowledgements going back to a sender
 
 Namespaces, links and the proxy exist only for the run: `NetworkHosts` is a
 context manager that removes them on the way out, also on errors and
-SIGTERM, and removes what a killed earlier run left (namespaces whose owner
-process is gone) before it makes new ones.
+termination signals, and removes what a killed earlier run left (namespaces
+whose owner process is gone) before it makes new ones. The proxy dies with
+the command even when the command is killed outright (processes.spawn), so
+it never keeps its ports bound.
 """
 import json
 import os
@@ -35,8 +37,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from scabench import interrupts
 from scabench.errors import ScabenchError
 from scabench.paths import REPO_ROOT
+from scabench.run import processes
 
 # The Toxiproxy release scripts/setup.sh installs.
 TOXIPROXY_VERSION = "v2.5.0"
@@ -188,7 +192,7 @@ class NetworkHosts:
     # ------------------------------------------------------------ lifecycle
 
     def __enter__(self):
-        if threading_main():
+        if threading_main() and not interrupts.installed():
             self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_exit)
         try:
             remove_stale()
@@ -228,8 +232,9 @@ class NetworkHosts:
         # One OS thread for its goroutines: the emulator shares the run's
         # cores, and more threads would only add switches.
         env = {**os.environ, "GOMAXPROCS": "1"}
-        self.proxy = subprocess.Popen([str(toxiproxy_binary()), "-host", "127.0.0.1", "-port", str(port)],
-                                      stdout=log, stderr=subprocess.STDOUT, env=env)
+        # spawn: the emulator dies with this process, whatever kills it.
+        self.proxy = processes.spawn([str(toxiproxy_binary()), "-host", "127.0.0.1", "-port", str(port)],
+                                     stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
         deadline = time.monotonic() + 10
         while True:

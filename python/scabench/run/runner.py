@@ -5,19 +5,21 @@ import json
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from scabench.run import metrics
-from scabench.model.pipeline import floor_of, producer_packets
-from scabench.run.environment import describe_environment
 from scabench.errors import RunError
-from scabench.run.network import NetworkHosts
+from scabench.interrupts import Interrupted
+from scabench.model.pipeline import floor_of, producer_packets, property_value, source_period_ms, stage_work_ms
 from scabench.paths import program
+from scabench.run import metrics, processes
+from scabench.run.environment import describe_environment
+from scabench.run.network import NetworkHosts
 from scabench.run.records import read_records
+from scabench.run.stalls import find_stalls
+from scabench.run.watchdog import Watchdog
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -26,6 +28,9 @@ from scabench.run.records import read_records
 SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 
 BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
+# The watchdog ends a run in which no packet moved for this long (s), or for
+# longer where the pipeline's own pace is slower (hang_limit_s).
+HANG_MIN_S = 5.0
 
 
 def host_cores(spec):
@@ -78,19 +83,31 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
 
 def run_spec(spec, on_start=None):
     """Runs `spec` once over real processes and returns the result dict.
-    Raises RunError, which carries the partial result (the caller keeps it).
+    Raises RunError, which carries the partial result (the caller keeps it),
+    or Interrupted (a termination signal), which carries it too.
 
     on_start(pids, host_names), if given, is called once the stream has
     started, with the host processes; whatever it returns is the result's
     "window" (the granularity lab measures a steady window there)."""
     floor = floor_of(spec)
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
-    run_dir = Path(tempfile.mkdtemp(prefix="scabench-"))
+    processes.remove_leftovers()
+    run_dir = processes.make_run_dir()
     try:
         with _network_hosts(spec, run_dir) as network:
             return _launch(spec, run_dir, timeout_s, floor, network, on_start)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def hang_limit_s(spec):
+    """How long a run may go without any packet moving before the watchdog
+    ends it: HANG_MIN_S, or more where a stage's work, a source's period or
+    the links' delay is that slow."""
+    work, _ = stage_work_ms(spec)
+    period = max((source_period_ms(p) for p in spec.packet_sources()), default=0.0)
+    delay = spec.network.delay_ms if spec.network is not None else 0.0
+    return max(HANG_MIN_S, (20 * max(work, default=0.0) + 3 * period + 4 * delay) / 1000.0)
 
 
 def _network_hosts(spec, run_dir):
@@ -105,31 +122,45 @@ def _launch(spec, run_dir, timeout_s, floor, network, on_start):
     (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
     manifest_path = run_dir / "manifest.json"
     started = time.time()
-    proc = subprocess.Popen([str(program("scabench-launch")), str(run_dir / "assembly.json"),
-                             str(manifest_path)], stderr=subprocess.PIPE, text=True,
-                            stdout=subprocess.PIPE if on_start else None)
-    window = None
-    try:
-        if on_start:
-            line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
-            if line.startswith("started"):
-                pids = [int(p) for p in line.split()[1:]]
-                window = on_start(pids, [h["name"] for h in assembly["hosts"]])
-        _, stderr = proc.communicate(timeout=timeout_s + 60)
-    except (subprocess.TimeoutExpired, KeyboardInterrupt, SystemExit):
-        proc.send_signal(signal.SIGTERM)  # the launcher ends its hosts, then itself
-        _, stderr = proc.communicate()
-        raise
     result = {"status": "failed", "spec": spec.describe(), "environment": describe_environment(spec.cores),
               "floor_ms": floor, "started_at": started}
     if network is not None:
         result["network"] = network.describe()
+    proc = processes.spawn([str(program("scabench-launch")), str(run_dir / "assembly.json"), str(manifest_path)],
+                           stderr=subprocess.PIPE, text=True, stdout=subprocess.PIPE if on_start else None)
+    window = None
+    dog = Watchdog(proc, run_dir, hang_limit_s(spec), order=spec.pipeline_order(),
+                   packets={c.name: property_value(c, "packets") for c in spec.packet_sources()})
+    try:
+        with dog:
+            if on_start:
+                line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
+                if line.startswith("started"):
+                    pids = [int(p) for p in line.split()[1:]]
+                    window = on_start(pids, [h["name"] for h in assembly["hosts"]])
+            _, stderr = proc.communicate(timeout=timeout_s + 60)
+    except BaseException as exc:
+        # Interrupted, a timeout, or an error in on_start: the launcher ends
+        # its hosts, then itself; what the records hold so far is kept.
+        _end_launcher(proc)
+        result.update(partial_analysis(spec, run_dir))
+        if isinstance(exc, Interrupted):
+            result["status"] = "interrupted"
+            result["error"] = f"interrupted by {exc.name}"
+            exc.result = result
+        raise
+    if dog.fault is not None:
+        result.update(partial_analysis(spec, run_dir))
+        result["error"], result["failed_component"] = dog.fault[1], dog.fault[0]
+        raise RunError(dog.fault[1], dog.fault[0], result)
     if not manifest_path.exists():
+        result.update(partial_analysis(spec, run_dir))
         result["error"] = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
         raise RunError(result["error"], result=result)
     manifest = json.loads(manifest_path.read_text())
     result["hosts"] = manifest.get("hosts", [])
     if manifest["status"] != "ok":
+        result.update(partial_analysis(spec, run_dir))
         result["error"] = manifest["error"]
         result["failed_component"] = manifest.get("failed_component", "")
         raise RunError(manifest["error"], manifest.get("failed_component", ""), result)
@@ -140,6 +171,18 @@ def _launch(spec, run_dir, timeout_s, floor, network, on_start):
         result["window"] = window
     result["status"] = "ok"
     return result
+
+
+def _end_launcher(proc):
+    """SIGTERM: the launcher ends its hosts (SIGTERM, SIGKILL 2 s later) and
+    writes its manifest; SIGKILL if it has not gone after that."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # the hosts go with it (PR_SET_PDEATHSIG)
+            proc.wait()
 
 
 def _count_emulator_as_own(result, emulator_cpu_s, cores):
@@ -154,16 +197,41 @@ def _count_emulator_as_own(result, emulator_cpu_s, cores):
         result["foreign_cpu_pct"] = max(0.0, result["foreign_cpu_pct"] - share)
 
 
-def analyse(spec, run_dir, manifest, floor):
-    records = {c.name: read_records(run_dir / f"{c.name}.rec") for c in spec.components}
+def _read_all_records(spec, run_dir, partial=False):
+    """{component: Records}; with partial, the components whose record file
+    was made and can be read (a run that failed may have stopped anywhere)."""
+    out = {}
+    for c in spec.components:
+        try:
+            out[c.name] = read_records(run_dir / f"{c.name}.rec")
+        except (OSError, ValueError):
+            if not partial:
+                raise
+    return out
+
+
+def partial_analysis(spec, run_dir):
+    """What a run that did not finish measured: each stage's and the
+    producer's figures over the packets they handled, and its stalls. No
+    ratio and no CPU: those need the whole run."""
+    records = _read_all_records(spec, run_dir, partial=True)
+    if not records:
+        return {}
+    stages, producer, stalls, _ = _components(spec, records)
+    return {"stages": stages, "producer": producer, "stalls": stalls, "stalled": bool(stalls)}
+
+
+def _components(spec, records):
+    """(stages, producer, stalls, last packet in ms) from the records."""
     sources = set(spec.sources())
-    producers = [c.name for c in spec.packet_sources()]
+    producers = [c.name for c in spec.packet_sources() if c.name in records]
     t0 = min((int(records[p].arrive_ns.min()) for p in producers if records[p].arrive_ns.size), default=0)
     ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
+    work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind == "stage"], stage_work_ms(spec)[0]))
 
-    stages = []
+    stages, stalls = [], []
     for name in spec.pipeline_order():
-        if name in sources:
+        if name in sources or name not in records:
             continue
         r = records[name]
         output = r.sequence[np.argsort(r.done_ns, kind="stable")]
@@ -185,6 +253,7 @@ def analyse(spec, run_dir, manifest, floor):
             "flow_suspends": r.flow["suspends"],
             "send_stalls": r.flow["send_stalls"],
         })
+        stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent)
     producer = {}
     if producers:
         r = records[producers[0]]
@@ -198,9 +267,17 @@ def analyse(spec, run_dir, manifest, floor):
             "send_us_all": [round(float(v), 3) for v in send_us],
             "send_stalls": r.flow["send_stalls"],
         }
+    for name in producers:
+        r = records[name]
+        stalls += find_stalls(name, r.arrive_ns, r.done_ns, 0.0, t0, source_period_ms(spec.component(name)))
     terminal = [s for s in stages if s["last_packet_ms"] is not None and
                 not any(c.uses[0] == s["name"] for c in spec.connections)]
     last = max((s["last_packet_ms"] for s in terminal), default=None)
+    return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last
+
+
+def analyse(spec, run_dir, manifest, floor):
+    stages, producer, stalls, last = _components(spec, _read_all_records(spec, run_dir))
     rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
     return {
         "floor_ms": floor,
@@ -217,4 +294,6 @@ def analyse(spec, run_dir, manifest, floor):
         },
         "window_s": (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9,
         "stats": manifest.get("stats", {}),
+        "stalls": stalls,
+        "stalled": bool(stalls),
     }

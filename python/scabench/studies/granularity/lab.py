@@ -43,6 +43,7 @@ from scabench.studies.granularity import lab_s4285
 from scabench.measure.window import measure_window, tick_us
 from scabench.run.environment import describe_environment
 from scabench.errors import RunError, ScabenchError
+from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import wait_for_quiet
 from scabench.paths import program
@@ -106,6 +107,7 @@ class Lab:
                                          redo_above_pct=plan.foreign_limit_pct, max_redos=plan.max_redo,
                                          redo_budget=plan.redo_budget), cores=plan.cores, log=log)
         self.tick_us = tick_us()
+        self.fir_rows = []
 
     def dither_us(self, pr):
         """Each packet is dithered within one scheduler tick (at most its
@@ -349,7 +351,7 @@ class Lab:
         calibration = self.calibrate(sorted(set(p.test_samples) | {p.fig6_samples} | set(p.fig7_samples)))
         test = self.test_application(calibration["snk"], p.test_pr)
         test_cold = self.test_application(calibration["snk"], p.test_pr_cold) if p.test_pr_cold else None
-        rows = []
+        rows = self.fir_rows  # `+=` below extends it in place: an interrupted study keeps the rows so far
         self.log(f"Fig. 6: N*B in {list(p.fig6_nb)}, B = {p.fig6_samples}, PR = {p.pr}")
         for nb in p.fig6_nb:
             taps = max(1, nb // p.fig6_samples)
@@ -386,10 +388,17 @@ class Lab:
             "seed": {**SEED, "w11_func_ratio": {str(k): v for k, v in SEED["w11_func_ratio"].items()}},
             "configurations": [],
         }
-        if "fir" in p.parts:
-            result.update(self.run_fir())
-        if "s4285" in p.parts:
-            result["stanag4285"] = lab_s4285.run(self)
+        try:
+            if "fir" in p.parts:
+                result.update(self.run_fir())
+            if "s4285" in p.parts:
+                result["stanag4285"] = lab_s4285.run(self)
+        except Interrupted as exc:
+            # What was measured stays: the FIR points so far (without the
+            # models, which need the whole step) and whatever part finished.
+            exc.result = {**result, "status": "interrupted", "configurations": list(self.fir_rows),
+                          "duration_s": time.time() - started, "runs": self.guard.measurements}
+            raise
         result.update({"duration_s": time.time() - started, "runs": self.guard.measurements, "tick_us": self.tick_us,
                        "runs_redone": self.guard.redos})
         result["summary"] = summarise(result)

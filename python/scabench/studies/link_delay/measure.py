@@ -20,6 +20,7 @@ from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from scabench.paths import REPO_ROOT
+from scabench.interrupts import Interrupted
 from scabench.report.results_file import write_json
 from scabench.studies.link_delay.analysis import add_models
 from scabench.studies.link_delay.render import write_link_delay_report
@@ -52,7 +53,12 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
         write_json(doc, out / "results.json")
         return doc
 
-    entries = run_campaign(campaign, runs, packets, on_config_done=save)
+    try:
+        entries = run_campaign(campaign, runs, packets, on_config_done=save)
+    except Interrupted as exc:
+        save(exc.result or {}, status="interrupted")
+        exc.saved_to = out / "results.json"
+        raise
     for e in entries.values():
         e["summary"] = summarise(e["runs"])
     add_models(entries, campaign, packets)

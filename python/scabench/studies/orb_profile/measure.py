@@ -19,6 +19,7 @@ import numpy as np
 
 from scabench.run.environment import describe_environment
 from scabench.errors import RunError
+from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 from scabench.paths import program
@@ -295,7 +296,11 @@ def run_profile(plan, log=print):
             calibrator.close()
         result["tsc"] = {"hz": hz, "timer_overhead_cycles": overhead}
         log(f"cycle counter: {hz / 1e6:.1f} MHz, timing nothing costs {overhead} cycles")
-        for transport in plan.transports:
-            result["transports"][transport] = profile_transport(transport, plan, hz, workdir, log)
+        try:
+            for transport in plan.transports:
+                result["transports"][transport] = profile_transport(transport, plan, hz, workdir, log)
+        except Interrupted as exc:
+            exc.result = {**result, "status": "interrupted"}  # the transports measured so far
+            raise
     result["elapsed_s"] = round(time.monotonic() - started, 1)
     return derive(result)

@@ -1,0 +1,123 @@
+"""The processes a run starts, so that none outlives the command that owns it
+(docs/architecture.md, "Faults").
+
+Every program scabench starts goes through spawn(), which
+  - asks the kernel to SIGKILL the child when this process dies, even by
+    SIGKILL (PR_SET_PDEATHSIG; the launcher asks the same for its hosts, so
+    killing the command takes the whole tree down at once);
+  - puts it in a session of its own, so that Ctrl-C in a terminal reaches
+    only the command, which then takes the run down in order instead of
+    every process dying at once in some order;
+  - marks it with the owner's tag (OWNER_ENV, inherited by the launcher's
+    hosts), and run directories carry the same tag in their names.
+A command that dies anyway leaves tagged processes and directories behind
+whose owner is gone; remove_leftovers() ends and removes those, and every
+run calls it before it starts. Leftovers of a live owner (another scabench
+command running beside this one) are left alone."""
+import ctypes
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+OWNER_ENV = "SCABENCH_RUN_OWNER"
+RUN_DIR_PREFIX = "scabench-run-"
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child must not load libraries
+
+
+def _start_time(pid):
+    """The kernel's start time of a process (clock ticks since boot): with the
+    pid, it names the process even after the pid is reused."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def owner_tag(pid=None):
+    pid = pid or os.getpid()
+    return f"{pid}.{_start_time(pid)}"
+
+
+def owner_alive(tag):
+    pid, _, start = tag.partition(".")
+    return pid.isdigit() and str(_start_time(int(pid))) == start
+
+
+def spawn(argv, preexec=None, **popen_kwargs):
+    """subprocess.Popen(argv, ...) for a program of the run (see the module
+    docstring). `preexec` runs in the child after the death signal is set."""
+    parent = os.getpid()
+
+    def child_setup():
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the owner died before the line above
+            os._exit(1)
+        if preexec:
+            preexec()
+
+    env = {**(popen_kwargs.pop("env", None) or os.environ), OWNER_ENV: owner_tag()}
+    return subprocess.Popen(argv, preexec_fn=child_setup, start_new_session=True, env=env, **popen_kwargs)
+
+
+def stop(proc, grace_s=5.0):
+    """SIGTERM, then SIGKILL after grace_s; waits for the exit either way."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def make_run_dir():
+    """A private (0700) directory for one run, named after its owner."""
+    return Path(tempfile.mkdtemp(prefix=f"{RUN_DIR_PREFIX}{owner_tag()}-"))
+
+
+def _tag_of(pid):
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:  # gone, or not ours to read
+        return None
+    for item in environ.split(b"\0"):
+        if item.startswith(OWNER_ENV.encode() + b"="):
+            return item.split(b"=", 1)[1].decode(errors="replace")
+    return None
+
+
+def tagged_processes(tag=None):
+    """{pid: tag} of the processes scabench started (those of `tag` only, if
+    given). The command's own process is never in it."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            t = _tag_of(entry.name)
+            if t is not None and (tag is None or t == tag):
+                out[int(entry.name)] = t
+    return out
+
+
+def remove_leftovers():
+    """Ends the processes and removes the run directories of scabench
+    commands that died without cleaning up. Returns what it removed."""
+    removed = []
+    for pid, tag in tagged_processes().items():
+        if not owner_alive(tag):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                removed.append(f"process {pid}")
+            except (ProcessLookupError, PermissionError):
+                pass
+    pattern = re.compile(rf"{re.escape(RUN_DIR_PREFIX)}(\d+\.\d+)-")
+    for d in Path(tempfile.gettempdir()).glob(f"{RUN_DIR_PREFIX}*"):
+        m = pattern.match(d.name)
+        if m and not owner_alive(m.group(1)):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(str(d))
+    return removed

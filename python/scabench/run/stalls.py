@@ -1,0 +1,71 @@
+"""Stalls: stretches of a run in which a component had work and finished
+none of it (docs/architecture.md, "Metrics").
+
+A stage stopped for a while and then resumed still delivers every packet in
+order; only its times show it, inside a ratio that looks merely poor. A
+stall is measured from the per-packet records, not guessed from the ratio:
+
+  A component holds work from the moment it has taken more packets than it
+  finished. Between its (k-1)-th and k-th completion (times c) it holds work
+  from max(c[k-1], a[k]) on, a[k] being its k-th arrival, so
+      stalled_k = c[k] - max(c[k-1], a[k]).
+  This is exact for any order of arrival, since it counts packets only.
+  For a packet source, a[k] is when it began packet k, so the same formula
+  covers a send that blocks; a source that starts packet k later than
+  its period after the (k-1)-th send returned is stalled too.
+
+A stretch longer than the component's threshold is a stall: STALL_WORK_FACTOR
+times its work per packet, times the most packets it worked on at once (n
+threads sharing a core finish their n packets together, after about n times
+the work: slow, but not stalled), and never less than STALL_MIN_MS (a 2-core
+machine shared with others preempts a process for tens of ms now and then;
+that is foreign load, which the guard measures, not a stall)."""
+import numpy as np
+
+STALL_WORK_FACTOR = 20
+STALL_MIN_MS = 250.0
+
+
+def threshold_ms(work_ms, concurrency=1):
+    return max(STALL_WORK_FACTOR * (work_ms or 0.0) * max(1, concurrency), STALL_MIN_MS)
+
+
+def held_without_progress(arrive_ns, done_ns):
+    """(start_ns, length_ns) arrays: for each completion, how long before it
+    the component held work and finished none (see the module docstring)."""
+    a = np.sort(np.asarray(arrive_ns, dtype=np.int64))
+    c = np.sort(np.asarray(done_ns, dtype=np.int64))
+    n = min(a.size, c.size)
+    if n == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    a, c = a[:n], c[:n]
+    previous = np.concatenate(([np.iinfo(np.int64).min], c[:-1]))
+    start = np.maximum(previous, a)
+    return start, c - start
+
+
+def late_starts(arrive_ns, done_ns, period_ns):
+    """(start_ns, length_ns) of a source's idle stretches beyond its period:
+    from a send's return to the next packet's start, less the period."""
+    a = np.asarray(arrive_ns, dtype=np.int64)
+    c = np.asarray(done_ns, dtype=np.int64)
+    if a.size < 2:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    order = np.argsort(a, kind="stable")
+    a, c = a[order], c[order]
+    start = c[:-1]
+    return start, a[1:] - start - int(period_ns)
+
+
+def find_stalls(name, arrive_ns, done_ns, work_ms, t0_ns, period_ms=None, concurrency=1):
+    """The stalls of one component, as result entries. period_ms: a source's
+    pacing period (None: not a source)."""
+    limit_ms = threshold_ms(work_ms, concurrency)
+    starts, lengths = held_without_progress(arrive_ns, done_ns)
+    if period_ms is not None:
+        s2, l2 = late_starts(arrive_ns, done_ns, period_ms * 1e6)
+        starts, lengths = np.concatenate((starts, s2)), np.concatenate((lengths, l2))
+    hit = lengths > limit_ms * 1e6
+    return sorted(({"component": name, "at_ms": round((int(s) - t0_ns) / 1e6, 1),
+                    "for_ms": round(int(d) / 1e6, 1), "threshold_ms": limit_ms}
+                   for s, d in zip(starts[hit], lengths[hit])), key=lambda e: e["at_ms"])

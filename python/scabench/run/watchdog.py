@@ -1,0 +1,151 @@
+"""Finds a stopped or hung process of a run within seconds, names it, and
+ends the run (docs/architecture.md, "Faults").
+
+The launcher already notices a host that dies. What it cannot notice is a
+process that stays alive but does nothing: a host or the launcher itself
+stopped (SIGSTOP, a debugger), or a host that no longer moves packets. A
+thread of the command watches, every POLL_S:
+  - the state of the launcher and of each host (/proc/PID/stat): stopped
+    for longer than STOPPED_LIMIT_S is a fault;
+  - the progress of the stream: the packets every component has taken and
+    finished (the counters at the head of its record file). Once the stream
+    has started, no change in any of them for `hang_limit_s` is a fault,
+    named after the components holding a packet they do not finish.
+On a fault it ends the launcher (SIGTERM; SIGKILL if it does not go; the
+hosts die with it) and keeps the reason for the runner to report. A run that
+merely slows down is not a fault here: stalls.py measures it after the run."""
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from scabench.run.records import HEADER
+
+POLL_S = 0.2
+STOPPED_LIMIT_S = 3.0
+LAUNCHER_GRACE_S = 3.0
+
+
+def process_state(pid):
+    """One letter (R, S, D, T, t, Z, ...) or None when the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def children(pid):
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def host_components(pid):
+    """The components a scabench-host process runs, from its command line."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+    return [argv[i + 1].split(":")[0] for i, a in enumerate(argv[:-1]) if a == "--component"]
+
+
+def progress(run_dir):
+    """{component: (taken, finished)} from the record files' headers."""
+    out = {}
+    for path in Path(run_dir).glob("*.rec"):
+        try:
+            header = np.fromfile(path, dtype=HEADER, count=1)
+        except (OSError, ValueError):
+            continue
+        if header.size:
+            out[path.stem] = (int(header[0]["claimed"]), int(header[0]["completed"]))
+    return out
+
+
+class Watchdog(threading.Thread):
+    """with Watchdog(launcher_proc, run_dir, hang_limit_s) as dog: ...; then
+    dog.fault is None, or (component, reason)."""
+
+    def __init__(self, launcher, run_dir, hang_limit_s, order=(), packets=None, stopped_limit_s=STOPPED_LIMIT_S):
+        """order: the components in pipeline order (the hang names the last
+        one holding a packet: those before it wait on it); packets: what
+        each packet source sends. Once they have sent it all and no one holds
+        a packet, the stream is draining or done, and stillness is no fault."""
+        super().__init__(name="scabench-watchdog", daemon=True)
+        self.launcher, self.run_dir = launcher, run_dir
+        self.hang_limit_s, self.stopped_limit_s = hang_limit_s, stopped_limit_s
+        self.order, self.packets = list(order), dict(packets or {})
+        self.fault = None
+        self._done = threading.Event()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self.join()
+        return False
+
+    def run(self):
+        stopped_since = {}
+        last, moved_at = None, None
+        while not self._done.wait(POLL_S):
+            if self.launcher.poll() is not None:
+                return
+            now = time.monotonic()
+            lpid = self.launcher.pid
+            watched = {lpid: ("", f"scabench-launch (pid {lpid})")}
+            for pid in children(lpid):
+                names = host_components(pid)
+                watched[pid] = (names[0] if names else "",
+                                f"component {', '.join(names) or '?'} (pid {pid})")
+            for pid, (component, who) in watched.items():
+                if process_state(pid) in ("T", "t"):
+                    since = stopped_since.setdefault(pid, now)
+                    if now - since >= self.stopped_limit_s:
+                        return self._end(component, f"{who} has been stopped for {now - since:.0f} s "
+                                                    "(SIGSTOP or a debugger); the run was ended")
+                else:
+                    stopped_since.pop(pid, None)
+            counts = progress(self.run_dir)
+            if counts != last:
+                started = any(finished for _, finished in counts.values())
+                last, moved_at = counts, (now if started else None)
+            elif moved_at is not None and now - moved_at >= self.hang_limit_s:
+                fault = self._hang(counts, now - moved_at)
+                if fault:
+                    return self._end(*fault)
+
+    def _hang(self, counts, still_s):
+        rank = {name: i for i, name in enumerate(self.order)}
+        holding = sorted((n for n, (taken, finished) in counts.items() if taken > finished),
+                         key=lambda n: rank.get(n, len(rank)))
+        unsent = [n for n, packets in self.packets.items() if counts.get(n, (0, 0))[1] < packets]
+        if not holding and not unsent:
+            return None
+        handled = ", ".join(f"{n} {counts[n][1]}" for n in sorted(counts, key=lambda n: rank.get(n, len(rank))))
+        if holding:
+            culprit, why = holding[-1], f"component {holding[-1]} holds a packet it does not finish"
+            if len(holding) > 1:
+                why += f" ({', '.join(holding[:-1])} wait on it)"
+        else:
+            culprit, why = unsent[0], f"component {unsent[0]} stopped sending"
+        return culprit, f"no packet moved for {still_s:.0f} s: {why} (finished: {handled}); the run was ended"
+
+    def _end(self, component, reason):
+        self.fault = (component, reason)
+        pid = self.launcher.pid
+        if process_state(pid) in ("T", "t"):
+            os.kill(pid, signal.SIGKILL)  # a stopped launcher cannot take its hosts down; PDEATHSIG does
+            return
+        self.launcher.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + LAUNCHER_GRACE_S
+        while self.launcher.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.launcher.poll() is None:
+            self.launcher.kill()
