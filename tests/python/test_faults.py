@@ -228,3 +228,35 @@ def test_a_killed_command_takes_its_processes_along_and_the_next_run_cleans_up(w
     assert left, "the killed command's run directory should be there to clean up"
     removed = processes.remove_leftovers()
     assert str(left[0]) in removed and not left[0].exists()
+
+
+def test_an_interrupted_campaign_keeps_its_runs(tmp_path):
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(f'''
+[measure]
+runs = 3
+quiet_wait_s = 0.0
+max_redos = 0
+[setup.two]
+cores = "all"
+[[config]]
+id = "exp6"
+spec = "{REPO}/experiments/paper/exp6.toml"
+''')
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "paper", "--campaign", str(campaign),
+                             "--packets", "200", "--out", str(tmp_path / "r")],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tag = processes.owner_tag(proc.pid)
+    # 200 packets of 5 ms: a run takes over a second; stop the campaign in its second or third.
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "interrupted by SIGTERM" in stderr and "results.json" in stderr and "Traceback" not in stderr
+    assert processes.tagged_processes(tag) == {}
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert doc["status"] == "interrupted"
+    entry = doc["configs"]["exp6@two"]
+    assert entry["interrupted"] is True
+    assert len(entry["runs"]) + len(entry["failures"]) >= 1
+    assert entry["failures"][-1]["error"] == "interrupted by SIGTERM"

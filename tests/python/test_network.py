@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, pipeline_toml, run_processes, scabench
-from scabench.run import network
+from scabench.run import network, processes
 from scabench.errors import SpecError
 from scabench.studies.link_delay.analysis import model_ms
 from scabench.model.pipeline import floor_of
@@ -181,6 +181,27 @@ def test_a_terminated_run_removes_its_network(write_spec):
     while time.time() < deadline and Path(f"/proc/{host}").exists():
         time.sleep(0.05)
     assert not Path(f"/proc/{host}").exists(), "a host outlived its run"
+
+
+@needs_network
+def test_a_killed_command_takes_its_emulator_along_and_the_next_run_removes_its_network(write_spec):
+    spec = write_spec(pipeline_toml(packets=500, work="sleep", work_us=10_000, policy='call = "twoway"'))
+    before = _emulators()
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tag = processes.owner_tag(proc.pid)
+    _wait_for_host(proc, "--component stage3:stage")
+    time.sleep(0.5)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and (processes.tagged_processes(tag) or _emulators() - before):
+        time.sleep(0.02)
+    assert processes.tagged_processes(tag) == {} and _emulators() - before == set()
+    assert _namespaces(proc.pid), "SIGKILL leaves the namespaces for the next run to remove"
+    processes.remove_leftovers()
+    network.remove_stale()
+    assert _namespaces(proc.pid) == [] and _links(proc.pid) == []
 
 
 @needs_network

@@ -121,3 +121,19 @@ def remove_leftovers():
             shutil.rmtree(d, ignore_errors=True)
             removed.append(str(d))
     return removed
+
+
+def run_program(argv, timeout, preexec=None, check=False):
+    """subprocess.run(argv, capture_output=True, text=True, ...) for a
+    program started by spawn(): it dies with the command, and with an
+    exception here (a timeout, Interrupted) it is killed on the way out."""
+    proc = spawn(argv, preexec=preexec, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    if check and proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, argv, out, err)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)

@@ -6,7 +6,6 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 

@@ -3,12 +3,12 @@ assemblies (experiments/stanag4285/split*.toml) with one set of settings
 applied to every component, and the plain program (scabench-s4285) with the
 same settings. Both report the CPU they used (user and system seconds)."""
 import json
-import subprocess
 
 from scabench.errors import ScabenchError
 from scabench.model.pipeline import S4285_SYMBOLS_PER_FRAME
 from scabench.paths import REPO_ROOT, program
 from scabench.model.spec import load_spec
+from scabench.run.processes import run_program
 
 SPLITS = (2, 7, 11)
 SYMBOLS_PER_FRAME = S4285_SYMBOLS_PER_FRAME  # one packet is one frame
@@ -57,7 +57,7 @@ def run_plain(*, mode="2400L", packets=100, symbol_rate=2400.0, seed=4285, dithe
                       audio_file=audio_file)
     if timeout is None:
         timeout = 60 + (packets * SYMBOLS_PER_FRAME / symbol_rate if symbol_rate > 0 else 0)
-    out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    out = run_program(args, timeout=timeout)
     if out.returncode != 0:
         raise ScabenchError(out.stderr.strip().splitlines()[0] if out.stderr.strip() else f"exit {out.returncode}")
     return json.loads(out.stdout)

@@ -47,6 +47,7 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import wait_for_quiet
 from scabench.paths import program
+from scabench.run.processes import run_program, spawn
 from scabench.run.runner import run_spec
 from scabench.model.spec import parse_spec
 from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
@@ -155,8 +156,8 @@ class Lab:
         from its launch; returns the window and its last stdout line as JSON."""
         cores = set(self.plan.cores)
         with _harness_off(cores):
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                    preexec_fn=lambda: os.sched_setaffinity(0, cores))
+            proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec=lambda: os.sched_setaffinity(0, cores))
             try:
                 pid = proc.pid
                 if announces_start:
@@ -200,8 +201,8 @@ class Lab:
 
         def run(*args):
             with _harness_off(self.plan.cores):
-                out = subprocess.run([str(cal), *map(str, args)], capture_output=True, text=True, check=True,
-                                     timeout=120, preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+                out = run_program([str(cal), *map(str, args)], check=True, timeout=120,
+                                  preexec=lambda: os.sched_setaffinity(0, {core}))
             return json.loads(out.stdout)
 
         self.log("calibrating: context switch, memory, conversions, sink")
@@ -226,9 +227,9 @@ class Lab:
         cal = program("scabench-calibrate")
         core = self.plan.cores[0]
         with _harness_off(self.plan.cores):
-            out = subprocess.run([str(cal), "fir", "--filters", str(self.workload.filters), "--taps", str(taps),
-                                  "--samples", str(samples)], capture_output=True, text=True, check=True,
-                                 timeout=120, preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+            out = run_program([str(cal), "fir", "--filters", str(self.workload.filters), "--taps", str(taps),
+                               "--samples", str(samples)], check=True, timeout=120,
+                              preexec=lambda: os.sched_setaffinity(0, {core}))
         return json.loads(out.stdout)["ns_per_packet"]
 
     def test_application(self, snk_fit, pr):

@@ -23,6 +23,7 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 from scabench.paths import program
+from scabench.run.processes import spawn
 from scabench.studies.orb_profile.analysis import cycles_to_ns, derive, summarize_rounds
 from scabench.studies.orb_profile.plan import CASES, CASES_BY_NAME, ELEMENT_BYTES, SWEEP_TYPE
 from scabench.studies.orb_profile.wire import GiopRelay, exchanges
@@ -52,8 +53,8 @@ def _stderr_tail(proc):
 def _start(args, what, cores=None):
     err = tempfile.TemporaryFile(mode="w+")
     pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
-    proc = subprocess.Popen([str(program("scabench-profile")), *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, preexec_fn=pin)
+    proc = spawn([str(program("scabench-profile")), *args], stdin=subprocess.PIPE,
+                 stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, preexec=pin)
     proc.stderr_file = err
     proc.what = what
     return proc
