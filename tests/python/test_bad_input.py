@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from conftest import pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.checks import parse_overrides, parse_property_overrides
+from scabench.model.resources import check_memory, memory_needed
 from scabench.model.spec import load_spec, parse_spec
 
 ONE = '[[component]]\nname = "p"\nkind = "producer"\n'
@@ -211,6 +212,21 @@ def test_huge_packets_flag_is_refused(write_spec):
         spec.with_packets(10 ** 30)
 
 
+def test_a_run_the_memory_cannot_hold_is_refused(write_spec):
+    spec = load_spec(write_spec(pipeline_toml(stages=2, packets=100)))
+    spec.with_properties("producer", {"samples": 1_000_000})  # 8 MB packets
+    need, largest = memory_needed(spec)
+    # 2 connections, each holding up to 100 packets (the ORB's pool bounds it
+    # first): 2 x (2 x 100 + 1) x 8 MB, with the records and 3 hosts besides.
+    assert need == 2 * 201 * 8_000_000 + 3 * (100 + 16) * 32 + 3 * (32 << 20)
+    assert largest.startswith("packets in flight")
+    check_memory(spec, available=10 * need)
+    with pytest.raises(SpecError, match="would need about 3.1 GiB of memory.*0.4 GiB available"):
+        check_memory(spec, available=400 << 20)
+    spec.with_policy({"dispatch": "serial"})  # one ORB thread per connection: far fewer held
+    assert memory_needed(spec)[0] < need / 10
+
+
 # The CLI: exit code 2, one line on stderr, no traceback, no process started.
 CLI = [
     (["run", "{spec}", "--cores", ""], "--cores"),
@@ -224,6 +240,8 @@ CLI = [
     (["run", "{spec}", "--packets", "0"], "--packets"),
     (["run", "{spec}", "--link-delay", "-1"], "--link-delay"),
     (["run", "{spec}", "--scheduler", "fifo"], "--scheduler"),
+    (["run", "{spec}", "--set", "producer.samples=8000000", "--packets", "5000", "--policy", "worker=4000"],
+     "GiB of memory"),
     (["run", "{spec}", "--json", "{file}/r.json"], "--json"),
     (["run", "{spec}", "--json", "{dir}"], "Error"),
     (["granularity", "--from-json", "{file}"], "--from-json"),

@@ -11,6 +11,7 @@ import numpy as np
 
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
+from scabench.model.resources import check_memory
 from scabench.model.pipeline import floor_of, producer_packets, property_value, source_period_ms, stage_work_ms
 from scabench.paths import program
 from scabench.run import metrics, processes
@@ -88,6 +89,7 @@ def run_spec(spec, on_start=None):
     on_start(pids, host_names), if given, is called once the stream has
     started, with the host processes; whatever it returns is the result's
     "window" (the granularity lab measures a steady window there)."""
+    check_memory(spec)  # before any process starts
     floor = floor_of(spec)
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
     processes.remove_leftovers()

@@ -1,0 +1,81 @@
+"""The memory a run needs, estimated from its spec before any process starts,
+so that a spec the machine cannot hold is refused with one line instead of
+a host killed by the kernel halfway through.
+
+The estimate counts what scales with the spec, generously but not
+absurdly:
+  - every component's packet records: (packets + 16) x 32 bytes, preallocated
+    and touched at configure;
+  - per connection, the packets its receiving port may hold at once: one in
+    the handler, the worker queue, the reorder buffer, the flow-control
+    window and the ORB threads in upcalls (omniORB's default pool when the
+    dispatch does not bound it), at most the whole stream; each held twice
+    (the ORB's receive buffer and the unmarshalled sequence), plus the
+    sender's copy;
+  - a fixed share per host process (the ORB and the libraries).
+"""
+from pathlib import Path
+
+from scabench.errors import SpecError
+from scabench.model.catalog import component_kinds
+from scabench.model.checks import SAMPLE_BYTES
+from scabench.model.pipeline import producer_packets, property_value
+
+RECORD_BYTES = 32
+RECORD_SLACK = 16            # the runner's record_capacity = packets + 16
+HOST_BASE_BYTES = 32 << 20   # one host: the ORB, the libraries, its threads' stacks
+ORB_POOL_DEFAULT = 100       # omniORB's maxServerThreadPoolSize
+SHARE_OF_AVAILABLE = 0.8     # leave the rest to the machine
+
+
+def packet_bytes(spec):
+    """The largest packet of the run (bytes)."""
+    samples = [property_value(c, "samples") for c in spec.components
+               if "samples" in component_kinds()[c.kind]["properties"]]
+    return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
+
+
+def held_per_connection(policy, packets):
+    """The most packets a receiving port may hold at once (see the module docstring)."""
+    threads = policy.max_server_threads_per_connection or ORB_POOL_DEFAULT
+    held = 1 + policy.worker_depth + threads
+    if policy.ordering == "resequence":
+        held += policy.reorder_capacity
+    held += max(policy.flow_high, policy.credits)
+    return min(held, packets)
+
+
+def memory_needed(spec):
+    """(bytes, the largest part as words) the run needs."""
+    packets = producer_packets(spec)
+    size = packet_bytes(spec)
+    records = len(spec.components) * (packets + RECORD_SLACK) * RECORD_BYTES
+    in_flight = sum((2 * held_per_connection(c.policy, packets) + 1) * size for c in spec.connections)
+    hosts = len(spec.hosts) * HOST_BASE_BYTES
+    parts = {"packet records (packets)": records, "packets in flight (samples x held per connection)": in_flight,
+             "host processes": hosts}
+    return records + in_flight + hosts, max(parts, key=parts.get)
+
+
+def available_bytes():
+    """MemAvailable from /proc/meminfo, or None where it cannot be read."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory(spec, available=None):
+    """Refuses a spec whose run would need more memory than the machine has."""
+    available = available if available is not None else available_bytes()
+    if available is None:
+        return
+    need, largest = memory_needed(spec)
+    if need > SHARE_OF_AVAILABLE * available:
+        raise SpecError(spec.path, "", f"the run would need about {need / 2**30:.1f} GiB of memory, most of it "
+                        f"{largest}, and this machine has {available / 2**30:.1f} GiB available; lower the "
+                        "packets, the samples, or the packets a connection may hold (worker, reorder_capacity, "
+                        "flow, dispatch)")
