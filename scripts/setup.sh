@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
-                 libgtest-dev nlohmann-json3-dev python3-venv
+                 libgtest-dev nlohmann-json3-dev python3-venv omniorb-nameserver
                  libliquid-dev libfec-dev libfftw3-dev iproute2)
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do

@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include <omniORB4/Naming.hh>
+
 #include "cf.hh"
 #include "scabench/core/clock.hpp"
 #include "scabench/core/record_log.hpp"
@@ -133,6 +135,7 @@ class Launcher {
       waitReady();
       initOrb();
       configureAll();
+      bindNames();
       connectAll();
       const CpuSnapshot before = snapshot(measuredCores_, hosts_);
       manifest["window_start_ns"] = before.wallNs;
@@ -147,6 +150,7 @@ class Launcher {
       manifest["foreign_cpu_pct"] = wall > 0 ? std::max(0.0, 100.0 * foreign / (wall * double(measuredCores_.size()))) : 0.0;
       manifest["eos"] = eos_;
       manifest["stats"] = stats_;
+      holdIfAsked();
       releaseAll();
       manifest["status"] = "ok";
     } catch (const RunFailure& f) {
@@ -312,6 +316,54 @@ class Launcher {
           resources_[name]->configure(props);
         });
       }
+    }
+  }
+
+  // The SCA way to find a waveform's components: a naming context for this
+  // waveform instance in the run's Naming Service, each component bound in
+  // it under its name. The launcher binds them (it holds every reference);
+  // an outside tool resolves them there (README, "Finding a run's components").
+  void bindNames() {
+    if (!a_.contains("naming")) return;
+    const json& naming = a_["naming"];
+    const std::string where = naming["corbaloc"].get<std::string>();
+    try {
+      CORBA::Object_var obj = orb_->string_to_object(where.c_str());
+      CosNaming::NamingContext_var root = CosNaming::NamingContext::_narrow(obj);
+      if (CORBA::is_nil(root)) throw std::runtime_error("not a naming context");
+      CosNaming::Name contextName;
+      contextName.length(1);
+      contextName[0].id = naming["context"].get<std::string>().c_str();
+      CosNaming::NamingContext_var context;
+      try {
+        context = root->bind_new_context(contextName);
+      } catch (const CosNaming::NamingContext::AlreadyBound&) {
+        obj = root->resolve(contextName);
+        context = CosNaming::NamingContext::_narrow(obj);
+      }
+      for (const auto& [name, res] : resources_) {
+        CosNaming::Name n;
+        n.length(1);
+        n[0].id = name.c_str();
+        context->rebind(n, res);
+      }
+    } catch (const CORBA::Exception& ex) {
+      throw RunFailure("", "the Naming Service at " + where + " refused the run's names: " + ex._name());
+    }
+  }
+
+  // With "hold" in the assembly: once the stream has ended and been
+  // measured, say so on stdout ("held") and keep every component up, bound
+  // in the Naming Service, until stdin closes; then release as usual.
+  void holdIfAsked() {
+    if (!a_.value("hold", false)) return;
+    std::cout << "held" << std::endl;
+    char buf[256];
+    while (true) {
+      if (interrupted) throw RunFailure("", "interrupted");
+      pollfd p{0, POLLIN, 0};
+      if (poll(&p, 1, 200) > 0 && read(0, buf, sizeof buf) <= 0) return;
+      pumpEvents(0);  // a host that dies while held is still a failure
     }
   }
 

@@ -75,8 +75,11 @@ def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
 @click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Jitter on those links (ms, at most the delay).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here.")
+@click.option("--hold", is_flag=True,
+              help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
+                   "(its corbaloc is printed) until Ctrl-C.")
 def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, link_delay, link_jitter,
-        json_path):
+        json_path, hold):
     """Run one spec over real processes and print its table."""
     with exit_codes(partial_json=json_path):
         if json_path:
@@ -100,7 +103,7 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         if link:
             spec.with_network(link)
         try:
-            result = run_spec(spec)
+            result = run_spec(spec, on_hold=announce_hold if hold else None)
         except RunError as exc:
             if json_path and exc.result is not None:
                 write_json(exc.result, json_path)  # a failed run keeps what it measured
@@ -110,6 +113,13 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
     click.echo(format_run(result))
     if json_path:
         click.echo(f"result written to {json_path}")
+
+
+def announce_hold(naming):
+    """Says where the held components are, then waits for Ctrl-C."""
+    click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
+               f"context {naming['context']}; Ctrl-C releases them", err=True)
+    interrupts.wait()  # main() installed the handlers: Ctrl-C ends the wait, not the command
 
 
 @main.command()

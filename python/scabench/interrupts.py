@@ -53,3 +53,16 @@ def install():
 
 def installed():
     return _state["installed"]
+
+
+def wait():
+    """Blocks until a termination signal arrives (raising Interrupted), then
+    lets the next one raise again: a command that waits for Ctrl-C as its
+    normal end (`scabench run --hold`) can still be interrupted afterwards."""
+    import time
+    try:
+        while True:
+            time.sleep(3600)
+    except Interrupted as exc:
+        _state["raised"] = False
+        return exc

@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from scabench.model.pipeline import floor_of, producer_packets, property_value, 
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
+from scabench.run.naming import NamingService
 from scabench.run.network import NetworkHosts
 from scabench.run.records import read_records
 from scabench.run.stalls import find_stalls
@@ -81,22 +83,27 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     }
 
 
-def run_spec(spec, on_start=None):
+def run_spec(spec, on_start=None, on_hold=None):
     """Runs `spec` once over real processes and returns the result dict.
     Raises RunError, which carries the partial result (the caller keeps it),
     or Interrupted (a termination signal), which carries it too.
 
     on_start(pids, host_names), if given, is called once the stream has
     started, with the host processes; whatever it returns is the result's
-    "window" (the granularity lab measures a steady window there)."""
+    "window" (the granularity lab measures a steady window there).
+
+    on_hold(naming), if given, is called once the stream has ended and been
+    measured, with the run's components still up and bound in the Naming
+    Service (naming: {"corbaloc", "context"}); they are released when it
+    returns."""
     check_memory(spec)  # before any process starts
     floor = floor_of(spec)
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
     processes.remove_leftovers()
     run_dir = processes.make_run_dir()
     try:
-        with _network_hosts(spec, run_dir) as network:
-            return _launch(spec, run_dir, timeout_s, floor, network, on_start)
+        with NamingService(run_dir) as names, _network_hosts(spec, run_dir) as network:
+            return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -117,9 +124,17 @@ def _network_hosts(spec, run_dir):
     return NetworkHosts(len(spec.hosts), spec.network, run_dir)
 
 
-def _launch(spec, run_dir, timeout_s, floor, network, on_start):
+def waveform_instance(spec):
+    """The naming context of the run's waveform instance: the spec's name
+    and an instance number, as an SCA domain names an application."""
+    return f"{Path(str(spec.path)).stem or 'waveform'}_1"
+
+
+def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     assembly = build_assembly(spec, run_dir, timeout_s, network)
     assembly["announce_start"] = on_start is not None
+    assembly["hold"] = on_hold is not None
+    assembly["naming"] = names.describe(waveform_instance(spec))
     (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
     manifest_path = run_dir / "manifest.json"
     started = time.time()
@@ -127,8 +142,11 @@ def _launch(spec, run_dir, timeout_s, floor, network, on_start):
               "floor_ms": floor, "started_at": started}
     if network is not None:
         result["network"] = network.describe()
+    result["naming"] = assembly["naming"]
     proc = processes.spawn([str(program("scabench-launch")), str(run_dir / "assembly.json"), str(manifest_path)],
-                           stderr=subprocess.PIPE, text=True, stdout=subprocess.PIPE if on_start else None)
+                           stderr=subprocess.PIPE, text=True,
+                           stdout=subprocess.PIPE if (on_start or on_hold) else None,
+                           stdin=subprocess.PIPE if on_hold else subprocess.DEVNULL)
     window = None
     dog = Watchdog(proc, run_dir, hang_limit_s(spec), order=spec.pipeline_order(),
                    packets={c.name: property_value(c, "packets") for c in spec.packet_sources()})
@@ -139,6 +157,11 @@ def _launch(spec, run_dir, timeout_s, floor, network, on_start):
                 if line.startswith("started"):
                     pids = [int(p) for p in line.split()[1:]]
                     window = on_start(pids, [h["name"] for h in assembly["hosts"]])
+            if on_hold:
+                if _read_until(proc.stdout, "held"):  # nothing if the run failed first
+                    on_hold(assembly["naming"])
+                proc.stdin.close()  # the launcher releases the components
+                proc.stdin = None    # (communicate() would flush the closed pipe)
             _, stderr = proc.communicate(timeout=timeout_s + 60)
     except BaseException as exc:
         # Interrupted, a timeout, or an error in on_start: the launcher ends
@@ -172,6 +195,13 @@ def _launch(spec, run_dir, timeout_s, floor, network, on_start):
         result["window"] = window
     result["status"] = "ok"
     return result
+
+
+def _read_until(stream, word):
+    for line in stream:
+        if line.split()[:1] == [word]:
+            return True
+    return False
 
 
 def _end_launcher(proc):

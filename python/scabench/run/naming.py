@@ -1,0 +1,82 @@
+"""The run's CORBA Naming Service: omniORB's omniNames, one per run, on
+loopback, its data files in the run's directory (docs/architecture.md,
+"Naming").
+
+The launcher binds a context for the waveform instance in it, and every
+component under its name in that context, as an SCA domain does; an outside
+tool resolves them there while a run is held (`scabench run --hold`). The
+service is one of the run's processes: it dies with the command and is
+removed with the run's directory."""
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from scabench.errors import RunError
+from scabench.run import processes
+
+START_TIMEOUT_S = 10.0
+ATTEMPTS = 3  # a free port can be taken between choosing it and binding it
+
+
+def omninames_binary():
+    return shutil.which("omniNames") or ("/usr/bin/omniNames" if Path("/usr/bin/omniNames").exists() else None)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _accepts(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+class NamingService:
+    """with NamingService(run_dir) as names: names.corbaloc"""
+
+    def __init__(self, run_dir):
+        self.dir = Path(run_dir) / "naming"
+        self.proc = None
+        self.port = None
+
+    @property
+    def corbaloc(self):
+        return f"corbaloc::127.0.0.1:{self.port}/NameService"
+
+    def __enter__(self):
+        binary = omninames_binary()
+        if binary is None:
+            raise RunError("the Naming Service omniNames is not installed (Debian package omniorb-nameserver; "
+                           "scripts/setup.sh installs it)")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for _ in range(ATTEMPTS):
+            self.port = _free_port()
+            log = open(self.dir / "omniNames.log", "w")
+            self.proc = processes.spawn([binary, "-start", str(self.port), "-always", "-datadir", str(self.dir),
+                                         "-nohostname", "-ORBendPoint", f"giop:tcp:127.0.0.1:{self.port}"],
+                                        stdout=log, stderr=subprocess.STDOUT)
+            log.close()
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                if _accepts(self.port):
+                    return self
+                time.sleep(0.02)
+            processes.stop(self.proc)
+        tail = (self.dir / "omniNames.log").read_text(errors="replace").strip().splitlines()[-1:]
+        raise RunError(f"the Naming Service did not start: {tail[0] if tail else 'no output'}")
+
+    def __exit__(self, *exc):
+        if self.proc is not None:
+            processes.stop(self.proc, grace_s=2.0)
+            self.proc = None
+        return False
+
+    def describe(self, context):
+        return {"corbaloc": self.corbaloc, "context": context}

@@ -1,0 +1,64 @@
+"""The run's Naming Service: every run binds its components, the SCA way, in
+a context of its own in a real omniNames; a held run keeps them up for an
+outside tool to resolve until Ctrl-C."""
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import REPO, pipeline_toml
+from scabench.model.spec import load_spec
+from scabench.run import processes
+from scabench.run.runner import run_spec
+
+needs_tools = pytest.mark.skipif(shutil.which("nameclt") is None or shutil.which("catior") is None,
+                                 reason="omniORB's nameclt and catior (Debian package omniorb) are not installed")
+
+
+def nameclt(corbaloc, *args):
+    out = subprocess.run(["nameclt", "-ORBInitRef", f"NameService={corbaloc}", *args], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_run_names_its_naming_service_and_removes_it(write_spec):
+    result = run_spec(load_spec(write_spec(pipeline_toml(packets=5, stages=2), name="chain.toml")))
+    naming = result["naming"]
+    assert re.fullmatch(r"corbaloc::127\.0\.0\.1:\d+/NameService", naming["corbaloc"])
+    assert naming["context"] == "chain_1"
+    port = int(naming["corbaloc"].split(":")[3].split("/")[0])
+    assert subprocess.run(["ss", "-ltn", f"sport = :{port}"], capture_output=True, text=True).stdout.count(
+        "LISTEN") == 0, "the Naming Service outlived its run"
+
+
+@needs_tools
+def test_a_held_run_is_resolved_by_name_from_outside_then_released(write_spec, tmp_path):
+    spec = write_spec(pipeline_toml(packets=8, stages=2), name="chain.toml")
+    out = tmp_path / "held.json"
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--hold", "--json", str(out)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tag = processes.owner_tag(proc.pid)
+    line = ""
+    deadline = time.monotonic() + 60
+    while "held:" not in line and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        assert line or proc.poll() is None, "the command ended before holding"
+    corbaloc = re.search(r"(corbaloc::\S+/NameService)", line).group(1)
+    context = re.search(r"context (\S+);", line).group(1)
+    assert context == "chain_1"
+    assert set(nameclt(corbaloc, "list", context).split()) == {"producer", "stage1", "stage2"}
+    ior = nameclt(corbaloc, "resolve", f"{context}/stage2").strip()
+    described = subprocess.run(["catior", ior], capture_output=True, text=True, timeout=30).stdout
+    assert 'Type ID: "IDL:CF/Resource:1.0"' in described
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert "stage2" in stdout and "ratio" in stdout
+    assert json.loads(out.read_text())["status"] == "ok"
+    assert processes.tagged_processes(tag) == {}
