@@ -5,12 +5,19 @@
 //                                 schema, as JSON (the spec checker's source)
 //   scabench-host --host NAME --status-fd FD --record-dir DIR
 //                 --component NAME:KIND:SAMPLE_TYPE [--component ...] [-ORB options]
+//   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME
+//                 KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORB options]
 //
-// It creates the components, activates them, and tells the launcher their
-// references on the status pipe ("ready NAME IOR"). The launcher then drives
-// them through CF::Resource. When every component has been released the ORB
-// shuts down and the host reports its resource usage ("rusage ...").
+// The first form is how scabench-launch runs it: it creates the components,
+// activates them, and tells the launcher their references on the status
+// pipe ("ready NAME IOR"). The launcher then drives them through
+// CF::Resource. When every component has been released the ORB shuts down
+// and the host reports its resource usage ("rusage ...").
 // Components placed in the same host call each other directly (collocation).
+//
+// The second form is the SCA execute protocol (exec parameters as name/value
+// pairs), for any SCA launcher: one component of kind KIND, bound under NAME
+// in the naming context given, unbound again once it is released.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <omniORB4/Naming.hh>
 
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
@@ -107,18 +115,101 @@ int describe(CORBA::ORB_ptr orb) {
   return 0;
 }
 
+const char* const USAGE =
+    "usage: scabench-host --describe\n"
+    "       scabench-host --host NAME --status-fd FD --record-dir DIR "
+    "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
+    "       scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME KIND KIND "
+    "[SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORBoption value ...]\n";
+
 int usage(const std::string& why) {
-  std::cerr << "scabench-host: " << why
-            << "\nusage: scabench-host --host NAME --status-fd FD --record-dir DIR "
-               "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n";
+  std::cerr << "scabench-host: " << why << "\n" << USAGE;
   return 2;
+}
+
+// The SCA execute protocol: the exec parameters arrive as name/value pairs.
+struct ExecParameters {
+  std::string namingContextIor, identifier, nameBinding, kind, sampleType = "double", recordDir = "/tmp";
+};
+
+bool isExecForm(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "NAMING_CONTEXT_IOR") return true;
+  return false;
+}
+
+int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
+  ExecParameters p;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string key = argv[i];
+    if (i + 1 >= argc) return usage("exec parameter " + key + " has no value");
+    const std::string value = argv[i + 1];
+    if (key == "NAMING_CONTEXT_IOR") p.namingContextIor = value;
+    else if (key == "COMPONENT_IDENTIFIER") p.identifier = value;
+    else if (key == "NAME_BINDING") p.nameBinding = value;
+    else if (key == "KIND") p.kind = value;
+    else if (key == "SAMPLE_TYPE") p.sampleType = value;
+    else if (key == "RECORD_DIR") p.recordDir = value;
+    // Other exec parameters (PROFILE_NAME, DOM_PATH, ...) are for launchers
+    // that need them; this host does not.
+  }
+  if (p.namingContextIor.empty() || p.nameBinding.empty() || p.kind.empty())
+    return usage("NAMING_CONTEXT_IOR, NAME_BINDING and KIND are required");
+  CosNaming::NamingContext_var context;
+  try {
+    CORBA::Object_var obj = orb->string_to_object(p.namingContextIor.c_str());
+    context = CosNaming::NamingContext::_narrow(obj);
+  } catch (const CORBA::Exception& ex) {
+    return usage(std::string("NAMING_CONTEXT_IOR is not a naming context: ") + ex._name());
+  }
+  if (CORBA::is_nil(context)) return usage("NAMING_CONTEXT_IOR is not a naming context");
+  CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+  PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+  Host host(orb, root, -1);
+  host.expect(1);
+  scabench::Component* c = nullptr;
+  try {
+    c = scabench::createComponent(p.kind, p.sampleType, {p.nameBinding, p.recordDir, &host});
+  } catch (const std::exception& ex) {
+    return usage(std::string("KIND ") + p.kind + ", SAMPLE_TYPE " + p.sampleType + ": " + ex.what());
+  }
+  PortableServer::ObjectId_var id = root->activate_object(c);
+  CORBA::Object_var ref = root->id_to_reference(id);
+  PortableServer::POAManager_var manager = root->the_POAManager();
+  manager->activate();
+  CosNaming::Name name;
+  name.length(1);
+  name[0].id = p.nameBinding.c_str();
+  try {
+    context->rebind(name, ref);
+  } catch (const CORBA::Exception& ex) {
+    std::cerr << "scabench-host: cannot bind " << p.nameBinding << ": " << ex._name() << "\n";
+    return 1;
+  }
+  orb->run();  // until releaseObject
+  try {
+    context->unbind(name);
+  } catch (...) {
+    // The context may be gone with its domain; nothing to undo then.
+  }
+  orb->destroy();
+  c->_remove_ref();
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options
+  // Runs use packets up to 64 MiB; a host started by anyone else gets the
+  // same limit unless its own -ORB options say otherwise.
+  const char* options[][2] = {{"giopMaxMsgSize", "67108864"}, {nullptr, nullptr}};
+  CORBA::ORB_var orb = CORBA::ORB_init(argc, argv, "omniORB4", options);  // removes the -ORB options
   if (argc == 2 && std::string(argv[1]) == "--describe") return describe(orb);
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::cout << USAGE;
+    return 0;
+  }
+  if (isExecForm(argc, argv)) return runExec(orb, argc, argv);
   std::string hostName, recordDir;
   int statusFd = -1;
   std::vector<ComponentSpec> specs;

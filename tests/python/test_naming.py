@@ -62,3 +62,31 @@ def test_a_held_run_is_resolved_by_name_from_outside_then_released(write_spec, t
     assert "stage2" in stdout and "ratio" in stdout
     assert json.loads(out.read_text())["status"] == "ok"
     assert processes.tagged_processes(tag) == {}
+
+
+def test_the_host_answers_help_and_refuses_bad_exec_parameters():
+    from scabench.paths import program
+    out = subprocess.run([str(program("scabench-host")), "--help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "NAMING_CONTEXT_IOR" in out.stdout
+    out = subprocess.run([str(program("scabench-host")), "NAMING_CONTEXT_IOR", "corbaloc::127.0.0.1:1/NameService",
+                          "NAME_BINDING", "s"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "KIND" in out.stderr.splitlines()[0]
+
+
+@needs_tools
+def test_a_host_started_the_sca_way_binds_itself(tmp_path):
+    from scabench.paths import program
+    from scabench.run.naming import NamingService
+    with NamingService(tmp_path) as names:
+        host = processes.spawn([str(program("scabench-host")), "NAMING_CONTEXT_IOR", names.corbaloc,
+                                "COMPONENT_IDENTIFIER", "stage1_1", "NAME_BINDING", "stage1", "KIND", "stage",
+                                "RECORD_DIR", str(tmp_path)])
+        try:
+            deadline = time.monotonic() + 30
+            while "stage1" not in nameclt(names.corbaloc, "list") and time.monotonic() < deadline:
+                time.sleep(0.1)
+            ior = nameclt(names.corbaloc, "resolve", "stage1").strip()
+            described = subprocess.run(["catior", ior], capture_output=True, text=True, timeout=30).stdout
+            assert 'Type ID: "IDL:CF/Resource:1.0"' in described
+        finally:
+            processes.stop(host)
