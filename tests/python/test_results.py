@@ -100,7 +100,8 @@ def test_unknown_or_missing_keys_are_refused_by_name():
 
 def test_write_json_writes_a_result_as_its_dict_anywhere_in_a_document(tmp_path):
     run = ok_run()
-    assert write_json(run, tmp_path / "a.json").read_text() == write_json(run.as_dict(), tmp_path / "b.json").read_text()
+    typed, plain = write_json(run, tmp_path / "a.json"), write_json(run.as_dict(), tmp_path / "b.json")
+    assert typed.read_bytes() == plain.read_bytes()
     entry = {"config": {"name": "x"}, "runs": [run], "failures": []}
     plain = {"config": {"name": "x"}, "runs": [run.as_dict()], "failures": []}
     assert write_json(entry, tmp_path / "c.json").read_bytes() == write_json(plain, tmp_path / "d.json").read_bytes()

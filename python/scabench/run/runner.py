@@ -1,5 +1,6 @@
 """Runs a spec: writes the assembly, hands it to scabench-launch, then turns
-the per-packet records into the result (docs/architecture.md, "Result")."""
+the per-packet records into the result, a RunResult (docs/architecture.md,
+"Result JSON")."""
 import contextlib
 import json
 import shutil
@@ -18,6 +19,7 @@ from scabench.errors import RunError
 from scabench.run.network import NetworkHosts
 from scabench.paths import program
 from scabench.run.records import read_records
+from scabench.run.results import CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -77,12 +79,12 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
 
 
 def run_spec(spec, on_start=None):
-    """Runs `spec` once over real processes and returns the result dict.
+    """Runs `spec` once over real processes and returns its RunResult.
     Raises RunError, which carries the partial result (the caller keeps it).
 
     on_start(pids, host_names), if given, is called once the stream has
     started, with the host processes; whatever it returns is the result's
-    "window" (the granularity lab measures a steady window there)."""
+    window (the granularity lab measures a steady window there)."""
     floor = floor_of(spec)
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
     run_dir = Path(tempfile.mkdtemp(prefix="scabench-"))
@@ -120,25 +122,25 @@ def _launch(spec, run_dir, timeout_s, floor, network, on_start):
         proc.send_signal(signal.SIGTERM)  # the launcher ends its hosts, then itself
         _, stderr = proc.communicate()
         raise
-    result = {"status": "failed", "spec": spec.describe(), "environment": describe_environment(spec.cores),
-              "floor_ms": floor, "started_at": started}
+    result = RunResult(status="failed", spec=spec.describe(), environment=describe_environment(spec.cores),
+                       floor_ms=floor, started_at=started)
     if network is not None:
-        result["network"] = network.describe()
+        result.network = NetworkResult(**network.describe())
     if not manifest_path.exists():
-        result["error"] = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
-        raise RunError(result["error"], result=result)
+        result.error = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
+        raise RunError(result.error, result=result)
     manifest = json.loads(manifest_path.read_text())
-    result["hosts"] = manifest.get("hosts", [])
+    result.hosts = manifest.get("hosts", [])
     if manifest["status"] != "ok":
-        result["error"] = manifest["error"]
-        result["failed_component"] = manifest.get("failed_component", "")
+        result.error = manifest["error"]
+        result.failed_component = manifest.get("failed_component", "")
         raise RunError(manifest["error"], manifest.get("failed_component", ""), result)
-    result.update(analyse(spec, run_dir, manifest, floor))
+    analyse(spec, run_dir, manifest, result)
     if network is not None:
         _count_emulator_as_own(result, network.emulator_cpu_s(), len(spec.cores))
     if on_start:
-        result["window"] = window
-    result["status"] = "ok"
+        result.window = window
+    result.status = "ok"
     return result
 
 
@@ -147,14 +149,15 @@ def _count_emulator_as_own(result, emulator_cpu_s, cores):
     cores: its CPU is the run's, not foreign load. It is reported on its own.
     (Nearly all of it falls in the measured window: before start() only a
     few control calls cross the links.)"""
-    result["network"]["emulator_cpu_s"] = emulator_cpu_s
-    window_s = result.get("window_s") or 0
+    result.network.emulator_cpu_s = emulator_cpu_s
+    window_s = result.window_s or 0
     if window_s > 0:
         share = 100.0 * emulator_cpu_s / (window_s * cores)
-        result["foreign_cpu_pct"] = max(0.0, result["foreign_cpu_pct"] - share)
+        result.foreign_cpu_pct = max(0.0, result.foreign_cpu_pct - share)
 
 
-def analyse(spec, run_dir, manifest, floor):
+def analyse(spec, run_dir, manifest, result):
+    """Sets the figures of `result` from the record files and the manifest."""
     records = {c.name: read_records(run_dir / f"{c.name}.rec") for c in spec.components}
     sources = set(spec.sources())
     producers = [c.name for c in spec.packet_sources()]
@@ -167,54 +170,52 @@ def analyse(spec, run_dir, manifest, floor):
             continue
         r = records[name]
         output = r.sequence[np.argsort(r.done_ns, kind="stable")]
-        stages.append({
-            "name": name,
-            "kind": spec.component(name).kind,
-            "received": int(r.sequence.size + r.overflowed),
-            "last_packet_ms": ms(r.done_ns.max()) if r.done_ns.size else None,
-            "reordered_from_previous": metrics.reordered_from_previous(r.sequence),
-            "reordered_from_original": metrics.reordered_from_original(r.sequence),
-            "output_reordered_from_previous": metrics.reordered_from_previous(output),
-            "max_server_threads": r.max_concurrent,
-            "distinct_receiving_threads": int(np.unique(r.thread_id).size),
-            "reorder_buffer_peak": r.flow["reorder_peak"],
-            "skipped": r.flow["skipped"],
-            "late": r.flow["late"],
-            "duplicates": r.flow["duplicates"],
-            "held_peak": r.flow["held_peak"],
-            "flow_suspends": r.flow["suspends"],
-            "send_stalls": r.flow["send_stalls"],
-        })
-    producer = {}
+        stages.append(StageResult(
+            name=name,
+            kind=spec.component(name).kind,
+            received=int(r.sequence.size + r.overflowed),
+            last_packet_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
+            reordered_from_previous=metrics.reordered_from_previous(r.sequence),
+            reordered_from_original=metrics.reordered_from_original(r.sequence),
+            output_reordered_from_previous=metrics.reordered_from_previous(output),
+            max_server_threads=r.max_concurrent,
+            distinct_receiving_threads=int(np.unique(r.thread_id).size),
+            reorder_buffer_peak=r.flow["reorder_peak"],
+            skipped=r.flow["skipped"],
+            late=r.flow["late"],
+            duplicates=r.flow["duplicates"],
+            held_peak=r.flow["held_peak"],
+            flow_suspends=r.flow["suspends"],
+            send_stalls=r.flow["send_stalls"],
+        ))
+    producer = None
     if producers:
         r = records[producers[0]]
         send_us = (r.done_ns - r.arrive_ns) / 1e3
-        producer = {
-            "name": producers[0],
-            "sent": int(r.sequence.size),
-            "last_sent_ms": ms(r.done_ns.max()) if r.done_ns.size else None,
-            "send_us": metrics.send_time_stats(send_us),
-            "send_share_under_us": metrics.share_under(send_us, SEND_THRESHOLDS_US),
-            "send_us_all": [round(float(v), 3) for v in send_us],
-            "send_stalls": r.flow["send_stalls"],
-        }
-    terminal = [s for s in stages if s["last_packet_ms"] is not None and
-                not any(c.uses[0] == s["name"] for c in spec.connections)]
-    last = max((s["last_packet_ms"] for s in terminal), default=None)
+        producer = ProducerResult(
+            name=producers[0],
+            sent=int(r.sequence.size),
+            last_sent_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
+            send_us=metrics.send_time_stats(send_us),
+            send_share_under_us=metrics.share_under(send_us, SEND_THRESHOLDS_US),
+            send_us_all=[round(float(v), 3) for v in send_us],
+            send_stalls=r.flow["send_stalls"],
+        )
+    terminal = [s for s in stages if s.last_packet_ms is not None and
+                not any(c.uses[0] == s.name for c in spec.connections)]
+    last = max((s.last_packet_ms for s in terminal), default=None)
     rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
-    return {
-        "floor_ms": floor,
-        "overhead_ratio": (last / floor) if (last and floor) else None,
-        "foreign_cpu_pct": manifest["foreign_cpu_pct"],
-        "stages": stages,
-        "producer": producer,
-        "cpu": {
-            "run_cpu_s": manifest["own_cpu_s"],
-            "user_s": sum(u["user_s"] for u in rusage),
-            "system_s": sum(u["system_s"] for u in rusage),
-            "voluntary_ctxsw": sum(u["voluntary_ctxsw"] for u in rusage),
-            "involuntary_ctxsw": sum(u["involuntary_ctxsw"] for u in rusage),
-        },
-        "window_s": (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9,
-        "stats": manifest.get("stats", {}),
-    }
+    floor = result.floor_ms
+    result.overhead_ratio = (last / floor) if (last and floor) else None
+    result.foreign_cpu_pct = manifest["foreign_cpu_pct"]
+    result.stages = stages
+    result.producer = producer
+    result.cpu = CpuUsage(
+        run_cpu_s=manifest["own_cpu_s"],
+        user_s=sum(u["user_s"] for u in rusage),
+        system_s=sum(u["system_s"] for u in rusage),
+        voluntary_ctxsw=sum(u["voluntary_ctxsw"] for u in rusage),
+        involuntary_ctxsw=sum(u["involuntary_ctxsw"] for u in rusage),
+    )
+    result.window_s = (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9
+    result.stats = manifest.get("stats", {})
