@@ -1,28 +1,31 @@
-"""Synthetic campaign entries for the paper's claims: runs shaped like real
-results (runner.run_spec), summarised by the real campaign.summarise."""
+"""Synthetic campaign entries for the paper's claims: RunResults like the
+runner's (runner.run_spec), summarised by the real campaign.summarise."""
 import copy
 
 import numpy as np
 
 from scabench.run import metrics
 from scabench.measure.campaign import summarise
+from scabench.run.results import CpuUsage, ProducerResult, RunResult, StageResult
 from scabench.run.runner import SEND_THRESHOLDS_US
 
 
 def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1)):
     orig = prev if orig is None else orig
     sends = np.asarray(sends if sends is not None else [50.0] * 1000, dtype=float)
-    stages = [{"name": f"stage{i + 1}", "kind": "stage", "last_packet_ms": float(t), "received": 1000,
-               "reordered_from_previous": int(p), "reordered_from_original": int(o),
-               "output_reordered_from_previous": int(p), "max_server_threads": int(th)}
+    stages = [StageResult(name=f"stage{i + 1}", kind="stage", last_packet_ms=float(t), received=1000,
+                          reordered_from_previous=int(p), reordered_from_original=int(o),
+                          output_reordered_from_previous=int(p), max_server_threads=int(th),
+                          distinct_receiving_threads=int(th))
               for i, (t, p, o, th) in enumerate(zip(last, prev, orig, threads))]
-    return {"status": "ok", "floor_ms": floor, "overhead_ratio": last[-1] / floor, "foreign_cpu_pct": 1.0,
-            "stages": stages,
-            "producer": {"name": "producer", "sent": int(sends.size), "last_sent_ms": float(last[0]) - 5,
-                         "send_us": metrics.send_time_stats(sends),
-                         "send_share_under_us": metrics.share_under(sends, SEND_THRESHOLDS_US),
-                         "send_us_all": sends.tolist()},
-            "cpu": {"user_s": 15.0, "system_s": 0.5}}
+    return RunResult(status="ok", spec={}, environment={}, floor_ms=floor, started_at=0.0, hosts=[],
+                     overhead_ratio=last[-1] / floor, foreign_cpu_pct=1.0, stages=stages,
+                     producer=ProducerResult(name="producer", sent=int(sends.size), last_sent_ms=float(last[0]) - 5,
+                                             send_us=metrics.send_time_stats(sends),
+                                             send_share_under_us=metrics.share_under(sends, SEND_THRESHOLDS_US),
+                                             send_us_all=sends.tolist()),
+                     cpu=CpuUsage(run_cpu_s=15.5, user_s=15.0, system_s=0.5, voluntary_ctxsw=0, involuntary_ctxsw=0),
+                     window_s=last[-1] / 1000, stats={})
 
 
 def entry(config_id, setup, runs, cores=None, group="table1"):

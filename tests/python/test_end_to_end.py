@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, pipeline_toml, run_processes, scabench
+from scabench.report.results_file import write_json
+from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.model.spec import load_spec
 
@@ -22,17 +24,17 @@ def run(write_spec, **kwargs):
 
 
 def assert_all_delivered(result):
-    packets = result["spec"]["components"][0]["properties"]["packets"]
-    assert result["status"] == "ok"
-    assert result["producer"]["sent"] == packets
-    for stage in result["stages"]:
-        assert stage["received"] == packets, stage
+    packets = result.spec["components"][0]["properties"]["packets"]
+    assert result.status == "ok"
+    assert result.producer.sent == packets
+    for stage in result.stages:
+        assert stage.received == packets, stage
 
 
 def assert_in_order(result):
-    for stage in result["stages"]:
-        assert stage["reordered_from_previous"] == 0, stage
-        assert stage["reordered_from_original"] == 0, stage
+    for stage in result.stages:
+        assert stage.reordered_from_previous == 0, stage
+        assert stage.reordered_from_original == 0, stage
 
 
 POLICIES = [
@@ -58,7 +60,7 @@ def test_every_policy_delivers_every_packet(write_spec, policy):
 def test_both_transports(write_spec, transport):
     result = run(write_spec, policy='call = "oneway"', run=f'transport = "{transport}"')
     assert_all_delivered(result)
-    assert result["spec"]["transport"] == transport
+    assert result.spec["transport"] == transport
 
 
 @pytest.mark.parametrize("policy", ['call = "twoway"', 'call = "twoway"\nworker = 2',
@@ -75,15 +77,15 @@ def test_two_way_and_serial_dispatch_never_reorder(write_spec, policy):
 def test_two_way_without_worker_holds_one_packet_in_the_pipeline(write_spec):
     # The empty pipeline: each send returns only after all three stages ran.
     result = run(write_spec, policy='call = "twoway"', work="sleep", work_us=10_000)
-    assert result["producer"]["send_us"]["min"] >= 3 * 10_000
+    assert result.producer.send_us["min"] >= 3 * 10_000
 
 
 def test_oneway_target_waits_for_the_servant_and_transport_does_not(write_spec):
     target = run(write_spec, policy='call = "oneway"\nsync = "target"', work="sleep", work_us=20_000, stages=1)
-    assert target["producer"]["send_us"]["min"] >= 20_000
+    assert target.producer.send_us["min"] >= 20_000
     transport = run(write_spec, policy='call = "oneway"\nsync = "transport"', work="sleep", work_us=20_000,
                     stages=1, packets=4)
-    assert transport["producer"]["send_us"]["p50"] < 20_000
+    assert transport.producer.send_us["p50"] < 20_000
 
 
 def test_collocated_oneway_behaves_as_two_way(write_spec):
@@ -92,8 +94,8 @@ def test_collocated_oneway_behaves_as_two_way(write_spec):
                  placement='hosts = [["producer", "stage1", "stage2", "stage3"]]')
     assert_all_delivered(result)
     assert_in_order(result)
-    assert result["spec"]["connections"][0]["placement"] == "collocated"
-    assert result["producer"]["send_us"]["min"] >= 3 * 10_000
+    assert result.spec["connections"][0]["placement"] == "collocated"
+    assert result.producer.send_us["min"] >= 3 * 10_000
 
 
 def test_collocated_worker_threads_keep_stages_parallel(write_spec):
@@ -102,14 +104,14 @@ def test_collocated_worker_threads_keep_stages_parallel(write_spec):
     assert_all_delivered(result)
     serial_ms = PACKETS * 3 * 20
     # Pipelined it needs about (PACKETS + 2) x 20 ms; one packet at a time, 1200 ms.
-    assert result["stages"][-1]["last_packet_ms"] < 0.75 * serial_ms
+    assert result.stages[-1].last_packet_ms < 0.75 * serial_ms
 
 
 def test_single_core_run_and_pinning(write_spec):
     result = run(write_spec, policy='call = "twoway"\nworker = 4', run='cores = [0]\npin = true')
     assert_all_delivered(result)
-    assert result["spec"]["cores"] == [0]
-    assert all(h["cores"] == [0] for h in result["hosts"])
+    assert result.spec["cores"] == [0]
+    assert all(h["cores"] == [0] for h in result.hosts)
 
 
 def test_result_json_has_the_keys_other_work_reads(write_spec, tmp_path):
@@ -130,6 +132,14 @@ def test_result_json_has_the_keys_other_work_reads(write_spec, tmp_path):
     assert result["producer"]["send_share_under_us"]["10000"] <= 100.0
     env = result["environment"]
     assert env["omniorb_version"] and env["kernel"] and env["cpu_model"] and env["cores"]
+    assert_reads_back(out, tmp_path)
+
+
+def assert_reads_back(path, tmp_path):
+    """A result file reads back as a RunResult that writes the same bytes
+    (what --from-results does with a study's kept runs)."""
+    again = write_json(RunResult.from_dict(json.loads(path.read_text())), tmp_path / "again.json")
+    assert again.read_bytes() == path.read_bytes()
 
 
 def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_path):
@@ -152,6 +162,7 @@ def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_pat
     assert "the last was #" in stderr
     result = json.loads(out.read_text())
     assert result["status"] == "failed" and result["failed_component"] == "stage2"
+    assert_reads_back(out, tmp_path)
     assert run_processes(run_dir) == []
 
 
@@ -165,6 +176,9 @@ def test_a_component_that_cannot_start_is_named(write_spec):
         run_spec(spec)
     assert err.value.component == "stage2"
     assert "spin" in str(err.value) and "none, cpu, sleep" in str(err.value)
+    partial = err.value.result  # what the run had when it failed: no figures
+    assert isinstance(partial, RunResult) and partial.status == "failed" and partial.failed_component == "stage2"
+    assert not partial.analysed and partial.hosts
 
 
 SCHED_BATCH = 3
@@ -186,7 +200,7 @@ def test_batch_scheduler_reaches_every_host_thread(write_spec):
                                               run='scheduler = "batch"')))
     seen = {}
     result = run_spec(spec, on_start=lambda pids, names: seen.update({p: _policies(p) for p in pids}))
-    assert result["spec"]["scheduler"] == "batch"
+    assert result.spec["scheduler"] == "batch"
     assert len(seen) == 4
     for policies in seen.values():
         # ORB threads, the worker and the releaser: all of them

@@ -18,6 +18,7 @@ from scabench.measure.guard import Guard, GuardSettings
 from scabench.model.spec import load_spec
 from scabench.run import processes
 from scabench.run.records import HEADER
+from scabench.report.tables import format_run
 from scabench.run.runner import run_spec
 from scabench.run.stalls import STALL_MIN_MS, find_stalls, held_without_progress, late_starts, threshold_ms
 from scabench.run.watchdog import Watchdog
@@ -134,18 +135,20 @@ def test_a_stage_stopped_and_resumed_is_flagged_as_a_stall(write_spec):
         os.kill(victim, signal.SIGCONT)
 
     result = run_spec(spec, on_start=pause_stage2)
-    assert result["status"] == "ok" and result["stalled"] is True
-    stalled = {s["component"] for s in result["stalls"]}
+    assert result.status == "ok" and result.stalled is True
+    stalled = {s["component"] for s in result.stalls}
     assert "stage2" in stalled
-    worst = max((s for s in result["stalls"] if s["component"] == "stage2"), key=lambda s: s["for_ms"])
+    worst = max((s for s in result.stalls if s["component"] == "stage2"), key=lambda s: s["for_ms"])
     assert 1200 <= worst["for_ms"] <= 3000
     # Nothing else went wrong: every packet, in order.
-    assert all(s["received"] == 150 and s["reordered_from_original"] == 0 for s in result["stages"])
+    assert all(s.received == 150 and s.reordered_from_original == 0 for s in result.stages)
+    assert "STALLED: stage2" in format_run(result)
 
 
 def test_an_undisturbed_run_has_no_stall(write_spec):
     result = run_spec(_spec(write_spec, packets=30, work="sleep", work_us=2000))
-    assert result["stalled"] is False and result["stalls"] == []
+    assert result.stalled is False and result.stalls == []
+    assert "STALLED" not in format_run(result)
 
 
 def test_a_stage_stopped_for_good_is_named_within_seconds(write_spec):
@@ -162,7 +165,8 @@ def test_a_stage_stopped_for_good_is_named_within_seconds(write_spec):
     assert time.monotonic() - stopped_at["t"] < 10
     assert err.value.component == "stage3" and "stopped" in str(err.value)
     partial = err.value.result
-    assert partial["status"] == "failed" and partial["stages"]  # what it measured is kept
+    assert partial.status == "failed" and partial.stages  # what it measured is kept
+    assert partial.overhead_ratio is None and partial.as_dict()["stages"][0]["name"] == "stage1"
     assert processes.tagged_processes(processes.owner_tag()) == {}
 
 

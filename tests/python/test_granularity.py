@@ -152,8 +152,8 @@ def test_producer_holds_its_packet_rate():
                          {"name": "snk", "kind": "sink"}],
            "chain": ["src", "snk"], "policy": {"call": "twoway"}}
     result = run_spec(parse_spec(doc, "schedule.toml"))
-    assert result["producer"]["sent"] == 31
-    assert result["producer"]["last_sent_ms"] >= 300
+    assert result.producer.sent == 31
+    assert result.producer.last_sent_ms >= 300
 
 
 def test_fir_layouts_split_nine_filters():

@@ -29,7 +29,7 @@ def nameclt(corbaloc, *args):
 
 def test_a_run_names_its_naming_service_and_removes_it(write_spec):
     result = run_spec(load_spec(write_spec(pipeline_toml(packets=5, stages=2), name="chain.toml")))
-    naming = result["naming"]
+    naming = result.naming
     assert re.fullmatch(r"corbaloc::127\.0\.0\.1:\d+/NameService", naming["corbaloc"])
     assert naming["context"] == "chain_1"
     port = int(naming["corbaloc"].split(":")[3].split("/")[0])

@@ -120,14 +120,14 @@ def test_two_way_across_hosts_pays_the_round_trip_and_keeps_order(write_spec):
     spec.with_network({"delay_ms": 5})
     before = _emulators()
     result = run_spec(spec)
-    assert [s["received"] for s in result["stages"]] == [20, 20, 20]
-    assert all(s["reordered_from_original"] == 0 for s in result["stages"])
+    assert [s.received for s in result.stages] == [20, 20, 20]
+    assert all(s.reordered_from_original == 0 for s in result.stages)
     # Every two-way send crosses the producer's link out and back: >= 2 x 5 ms.
-    assert result["producer"]["send_us"]["min"] >= 10_000
-    hosts = result["network"]["hosts"]
+    assert result.producer.send_us["min"] >= 10_000
+    hosts = result.network.hosts
     assert len(hosts) == 4 and len({h["netns"] for h in hosts}) == 4 and len({h["address"] for h in hosts}) == 4
-    assert result["network"]["link"] == {"delay_ms": 5, "jitter_ms": 0}
-    assert result["network"]["emulator_cpu_s"] >= 0
+    assert result.network.link == {"delay_ms": 5, "jitter_ms": 0}
+    assert result.network.emulator_cpu_s >= 0
     assert _namespaces(os.getpid()) == [] and _links(os.getpid()) == []
     assert _emulators() - before == set()
 
@@ -142,9 +142,9 @@ def test_credits_across_hosts_keep_order_and_nothing_is_lost(write_spec):
     spec = load_spec(write_spec(pipeline_toml(packets=60, policy=policy)))
     spec.with_network({"delay_ms": 3, "jitter_ms": 1})
     result = run_spec(spec)
-    for s in result["stages"]:
-        assert s["received"] == 60 and s["output_reordered_from_previous"] == 0
-        assert s["skipped"] == 0 and s["held_peak"] <= 16 + 8
+    for s in result.stages:
+        assert s.received == 60 and s.output_reordered_from_previous == 0
+        assert s.skipped == 0 and s.held_peak <= 16 + 8
     assert _namespaces(os.getpid()) == []
 
 

@@ -24,20 +24,20 @@ def test_resequence_with_credits_keeps_every_output_in_order_and_memory_bounded(
     c, w, packets = 16, 16, 150
     result = run(write_spec, jittery_pipeline(f'call = "oneway"\nordering = "resequence"\nreorder_capacity = {c}\n'
                                               f'flow = "credits({w})"\n', packets=packets))
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     # Whether the ORB scrambles arrivals in a given short run is up to the
     # scheduler (it did not in one CI run of 150 packets); the next test shows
     # that this pipeline reorders without resequencing. Here: order, no loss, bounded memory.
-    for s in result["stages"]:
-        assert s["received"] == packets and s["skipped"] == 0 and s["late"] == 0 and s["duplicates"] == 0, s
-        assert s["output_reordered_from_previous"] == 0, s
-        assert s["held_peak"] <= c + w and s["reorder_buffer_peak"] <= c, s
-    assert result["producer"]["send_stalls"] > 0  # the window did limit the producer
+    for s in result.stages:
+        assert s.received == packets and s.skipped == 0 and s.late == 0 and s.duplicates == 0, s
+        assert s.output_reordered_from_previous == 0, s
+        assert s.held_peak <= c + w and s.reorder_buffer_peak <= c, s
+    assert result.producer.send_stalls > 0  # the window did limit the producer
 
 
 def test_without_resequencing_the_same_pipeline_reorders_its_output(write_spec):
     result = run(write_spec, jittery_pipeline('call = "oneway"\n', packets=300))
-    assert sum(s["output_reordered_from_previous"] for s in result["stages"]) > 0
+    assert sum(s.output_reordered_from_previous for s in result.stages) > 0
 
 
 def test_resequence_composes_with_a_worker_and_watermarks(write_spec):
@@ -49,28 +49,28 @@ def test_resequence_composes_with_a_worker_and_watermarks(write_spec):
     text = jittery_pipeline('call = "oneway"\nordering = "resequence"\nworker = 4\nflow = "watermarks(2, 6)"\n',
                             packets=packets).replace("period_us = 0\n", "period_us = 100\n")
     result = run(write_spec, text)
-    for s in result["stages"]:
-        assert s["received"] == packets and s["output_reordered_from_previous"] == 0, s
-    stage1 = result["stages"][0]
-    assert stage1["flow_suspends"] > 0 and result["producer"]["send_stalls"] > 0
+    for s in result.stages:
+        assert s.received == packets and s.output_reordered_from_previous == 0, s
+    stage1 = result.stages[0]
+    assert stage1.flow_suspends > 0 and result.producer.send_stalls > 0
 
 
 def test_credits_with_two_way_and_a_collocated_hop(write_spec):
     text = jittery_pipeline('flow = "credits(4)"\nworker = 2\n')
     text += '[placement]\nhosts = [["producer", "stage1"], ["stage2"], ["stage3"]]\n'
     result = run(write_spec, text)
-    for s in result["stages"]:
-        assert s["received"] == PACKETS and s["reordered_from_original"] == 0, s
+    for s in result.stages:
+        assert s.received == PACKETS and s.reordered_from_original == 0, s
 
 
 def test_a_lost_packet_is_skipped_after_the_timeout_and_counted(write_spec):
     result = run(write_spec, jittery_pipeline('call = "oneway"\nordering = "resequence"\nreorder_timeout_ms = 20\n'
                                               'flow = "credits(8)"\n', producer_extra="drop_packet = 7\n"))
-    stage1, later = result["stages"][0], result["stages"][1:]
-    assert result["producer"]["sent"] == PACKETS - 1
-    assert stage1["skipped"] == 1 and stage1["received"] == PACKETS - 1 and stage1["late"] == 0
+    stage1, later = result.stages[0], result.stages[1:]
+    assert result.producer.sent == PACKETS - 1
+    assert stage1.skipped == 1 and stage1.received == PACKETS - 1 and stage1.late == 0
     for s in later:  # each hop numbers its own packets: no gap downstream
-        assert s["received"] == PACKETS - 1 and s["skipped"] == 0, s
-    for s in result["stages"]:
+        assert s.received == PACKETS - 1 and s.skipped == 0, s
+    for s in result.stages:
         # 6 is followed by 8: the gap itself is the one "reordered from previous" the definition counts.
-        assert s["output_reordered_from_previous"] == 1
+        assert s.output_reordered_from_previous == 1

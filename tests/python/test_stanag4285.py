@@ -19,12 +19,12 @@ def test_seven_components_over_processes_send_the_plain_programs_audio(tmp_path,
     spec = load_split(7, mode=mode, packets=FRAMES, symbol_rate=0, seed=11, audio_file=tmp_path / "sca.raw")
     assert len(spec.hosts) == 7  # a process per component
     result = run_spec(spec)
-    assert result["status"] == "ok"
-    assert result["producer"]["sent"] == FRAMES
-    for stage in result["stages"]:
-        assert stage["received"] == FRAMES, stage
-        assert stage["reordered_from_original"] == 0, stage
-    assert result["cpu"]["user_s"] + result["cpu"]["system_s"] > 0
+    assert result.status == "ok"
+    assert result.producer.sent == FRAMES
+    for stage in result.stages:
+        assert stage.received == FRAMES, stage
+        assert stage.reordered_from_original == 0, stage
+    assert result.cpu.user_s + result.cpu.system_s > 0
 
     plain = run_plain(mode=mode, packets=FRAMES, symbol_rate=0, seed=11, audio_file=tmp_path / "plain.raw")
     assert plain["audio_samples"] == FRAMES * SAMPLES_PER_FRAME
@@ -32,8 +32,8 @@ def test_seven_components_over_processes_send_the_plain_programs_audio(tmp_path,
     assert len(sca_audio) == FRAMES * SAMPLES_PER_FRAME * 2
     assert sca_audio == (tmp_path / "plain.raw").read_bytes()
     # The sink reports the same digest as a run stat, so runs without a file can be checked too.
-    assert result["stats"]["sink"]["audio_digest"] == plain["audio_digest"]
-    assert int(result["stats"]["sink"]["audio_samples"]) == plain["audio_samples"]
+    assert result.stats["sink"]["audio_digest"] == plain["audio_digest"]
+    assert int(result.stats["sink"]["audio_samples"]) == plain["audio_samples"]
 
 
 def test_dither_delays_frames_but_not_the_audio():
@@ -45,9 +45,9 @@ def test_dither_delays_frames_but_not_the_audio():
     assert dithered["audio_digest"] == plain["audio_digest"]
     spec = load_split(2, collocated=True, packets=11, symbol_rate=25600, seed=3, dither_us=3000)
     result = run_spec(spec)
-    assert result["stats"]["tx"]["audio_digest"] == plain["audio_digest"]
+    assert result.stats["tx"]["audio_digest"] == plain["audio_digest"]
     # Measured from the first frame's send, which its own dither (< 3 ms) may have delayed.
-    assert result["producer"]["last_sent_ms"] >= 100 - 3
+    assert result.producer.last_sent_ms >= 100 - 3
 
 
 def test_a_different_seed_gives_different_audio(tmp_path):
@@ -59,7 +59,7 @@ def test_a_different_seed_gives_different_audio(tmp_path):
 def test_collocated_two_components_send_the_same_audio(tmp_path):
     spec = load_split(2, collocated=True, packets=4, symbol_rate=0, audio_file=tmp_path / "sca.raw")
     assert len(spec.hosts) == 1
-    assert run_spec(spec)["status"] == "ok"
+    assert run_spec(spec).status == "ok"
     run_plain(packets=4, symbol_rate=0, audio_file=tmp_path / "plain.raw")
     assert (tmp_path / "sca.raw").read_bytes() == (tmp_path / "plain.raw").read_bytes()
 

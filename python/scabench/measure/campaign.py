@@ -8,6 +8,10 @@ lists) to run it on. For every run the campaign
   3. redoes the run if others took more CPU than allowed meanwhile,
 and it shows progress with an estimate of the time left. Results are
 summarised as the median with the spread (min and max) over the runs.
+
+A campaign's entries are plain dicts, as results.json keeps them
+({config, runs, failures, summary, same_as?}); their runs are RunResults
+(entries_from_json reads them back).
 """
 import json
 import math
@@ -23,6 +27,7 @@ from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.model.pipeline import floor_of
+from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.model.spec import load_spec, parse_cores, read_toml
 
@@ -183,7 +188,7 @@ class Progress:
 
 def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=sys.stderr):
     """Runs every distinct configuration `runs` times. Returns
-    {config.name: {"config": ..., "runs": [result, ...], "failures": [...]}}.
+    {config.name: {"config": ..., "runs": [RunResult, ...], "failures": [...]}}.
     Interrupted carries that dict as far as it got."""
     m = campaign.measure
     distinct = {}
@@ -240,29 +245,29 @@ def _careful_run(c, packets, guard, progress, label):
     load the cores or when it failed. Returns (result or None, failure or None)."""
     estimated = estimate_s(c, packets)
     try:
-        kept = guard.measure(lambda: run_spec(c.load(packets)), foreign_of=lambda r: r.get("foreign_cpu_pct") or 0.0,
+        kept = guard.measure(lambda: run_spec(c.load(packets)), foreign_of=lambda r: r.foreign_cpu_pct or 0.0,
                              label=label, flaw_of=_stall_of)
     except RunError as exc:
         progress.advance(estimated)
         progress.say(f"{label}: FAILED: {exc}")
         return None, {"error": str(exc), "component": exc.component}
     result, foreign = kept.value, kept.foreign_pct
-    result["attempt"] = kept.attempts
-    result["redone_for_foreign_load_pct"] = kept.discarded_foreign_pct
-    result["machine_was_quiet"] = kept.machine_was_quiet
+    result.attempt = kept.attempts
+    result.redone_for_foreign_load_pct = kept.discarded_foreign_pct
+    result.machine_was_quiet = kept.machine_was_quiet
     elapsed, left = progress.advance(estimated)
-    last = result["stages"][-1]
+    last = result.stages[-1]
     note = f", foreign load {foreign:.0f} % (the cleanest of {kept.attempts} runs)" if kept.disturbed else ""
     note += f", {kept.flaw} (every one of {kept.attempts} runs)" if kept.flaw else ""
-    progress.say(f"{label}: last packet {last['last_packet_ms']:.0f} ms, ratio {result['overhead_ratio']:.3f}, "
-                 f"reordered {last['reordered_from_previous']}/{last['reordered_from_original']}{note}"
+    progress.say(f"{label}: last packet {last.last_packet_ms:.0f} ms, ratio {result.overhead_ratio:.3f}, "
+                 f"reordered {last.reordered_from_previous}/{last.reordered_from_original}{note}"
                  f"  [{elapsed / 60:.1f} min, ~{left / 60:.1f} min left]")
     return result, None
 
 
 def _stall_of(result):
     """A stalled run is redone like a disturbed one (run/stalls.py)."""
-    stalls = result.get("stalls") or []
+    stalls = result.stalls or []
     if not stalls:
         return None
     worst = max(stalls, key=lambda e: e["for_ms"])
@@ -277,31 +282,40 @@ def spread(values):
     return {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v)), "n": len(v)}
 
 
+def entries_from_json(entries):
+    """A campaign's entries as results.json keeps them, with their runs read
+    back as RunResults (in place; returns them). ValueError if a run is not
+    one this tool wrote."""
+    for e in entries.values():
+        e["runs"] = [RunResult.from_dict(r) for r in e["runs"]]
+    return entries
+
+
 def summarise(runs):
-    """Median and spread over runs of every figure the paper reports."""
+    """Median and spread over runs (RunResults) of every figure the paper reports."""
     if not runs:
         return None
     first = runs[0]
     stages = []
-    for i, s in enumerate(first["stages"]):
-        stages.append({"name": s["name"], **{k: spread([r["stages"][i][k] for r in runs]) for k in (
+    for i, s in enumerate(first.stages):
+        stages.append({"name": s.name, **{k: spread([getattr(r.stages[i], k) for r in runs]) for k in (
             "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
             "output_reordered_from_previous", "max_server_threads")}})
-    ratios = [r["overhead_ratio"] for r in runs]
+    ratios = [r.overhead_ratio for r in runs]
     median_run = int(np.argsort(ratios)[len(ratios) // 2]) if all(x is not None for x in ratios) else 0
-    send_keys = first["producer"].get("send_us", {}).keys()
-    share_keys = first["producer"].get("send_share_under_us", {}).keys()
+    send_keys = first.producer.send_us.keys() if first.producer else ()
+    share_keys = first.producer.send_share_under_us.keys() if first.producer else ()
     return {
         "runs": len(runs),
-        "floor_ms": first["floor_ms"],
+        "floor_ms": first.floor_ms,
         "overhead_ratio": spread(ratios),
-        "foreign_cpu_pct": spread([r["foreign_cpu_pct"] for r in runs]),
-        "producer_last_sent_ms": spread([r["producer"].get("last_sent_ms") for r in runs]),
-        "send_us": {k: spread([r["producer"]["send_us"][k] for r in runs])["median"] for k in send_keys},
-        "send_share_under_us": {k: spread([r["producer"]["send_share_under_us"][k] for r in runs])["median"]
+        "foreign_cpu_pct": spread([r.foreign_cpu_pct for r in runs]),
+        "producer_last_sent_ms": spread([r.producer.last_sent_ms if r.producer else None for r in runs]),
+        "send_us": {k: spread([r.producer.send_us[k] for r in runs])["median"] for k in send_keys},
+        "send_share_under_us": {k: spread([r.producer.send_share_under_us[k] for r in runs])["median"]
                                 for k in share_keys},
         "stages": stages,
-        "cpu_s": spread([r["cpu"]["user_s"] + r["cpu"]["system_s"] for r in runs]),
-        "emulator_cpu_s": spread([(r.get("network") or {}).get("emulator_cpu_s") for r in runs]),
+        "cpu_s": spread([r.cpu.user_s + r.cpu.system_s for r in runs]),
+        "emulator_cpu_s": spread([r.network.emulator_cpu_s if r.network else None for r in runs]),
         "median_run": median_run,
     }

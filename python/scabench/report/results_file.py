@@ -1,5 +1,6 @@
 """Results on disk: one way to write a command's JSON, so every result file
-looks alike and its folder is made on the way."""
+looks alike and its folder is made on the way. Typed results (a RunResult,
+run/results.py) become JSON here, through their as_dict()."""
 import json
 import os
 from pathlib import Path
@@ -7,11 +8,19 @@ from pathlib import Path
 from scabench.errors import ScabenchError
 
 
+def _as_json(value):
+    """What json cannot write itself: a typed result, as its dict."""
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    raise TypeError(f"{type(value).__name__} cannot be written as JSON")
+
+
 def write_json(doc, path):
-    """Writes `doc` as indented JSON to `path`, creating its folder; returns the path."""
+    """Writes `doc` as indented JSON to `path`, creating its folder; returns
+    the path. `doc` may hold typed results anywhere (a campaign's runs)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    path.write_text(json.dumps(doc, indent=1, default=_as_json) + "\n")
     return path
 
 

@@ -17,14 +17,20 @@ def _fmt(v, digits=2):
     return "-" if v is None else (f"{v:.{digits}f}" if isinstance(v, float) else str(v))
 
 
+def _count(v):
+    """A count a result may lack (older results): "-"."""
+    return "-" if v is None else v
+
+
 def format_run(result):
-    spec = result["spec"]
+    """The table of one run (a RunResult that ran: its figures exist)."""
+    spec = result.spec
     exp = spec.get("experiment", {})
     title = exp.get("name", spec["file"]) + (f": {exp['title']}" if exp.get("title") else "")
-    producer = result.get("producer", {})
-    stages = result["stages"]
+    producer = result.producer
+    stages = result.stages
     out = [title,
-           f"cores {spec['cores']}, transport {spec['transport']}, {producer.get('sent', 0)} packets, "
+           f"cores {spec['cores']}, transport {spec['transport']}, {producer.sent if producer else 0} packets, "
            f"hosts {len(spec['hosts'])}" + (f", scheduler {spec['scheduler']}" if spec.get("scheduler", "normal") != "normal"
                                              else "")]
     for c in spec["connections"]:
@@ -43,43 +49,42 @@ def format_run(result):
         net = spec["network"]
         out.append(f"  network hosts: one namespace per process, links of {net['delay_ms']} ms one-way delay"
                    + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else ""))
-    header = [""] + ([producer["name"]] if producer else []) + [s["name"] for s in stages]
+    header = [""] + ([producer.name] if producer else []) + [s.name for s in stages]
     rows = [
-        ["time of last packet (ms)"] + ([_fmt(producer.get("last_sent_ms"))] if producer else [])
-        + [_fmt(s["last_packet_ms"]) for s in stages],
-        ["received"] + ([producer.get("sent")] if producer else []) + [s["received"] for s in stages],
-        ["reordered from previous"] + (["-"] if producer else []) + [s["reordered_from_previous"] for s in stages],
-        ["reordered from original"] + (["-"] if producer else []) + [s["reordered_from_original"] for s in stages],
-        ["most server threads at once"] + (["-"] if producer else []) + [s["max_server_threads"] for s in stages],
+        ["time of last packet (ms)"] + ([_fmt(producer.last_sent_ms)] if producer else [])
+        + [_fmt(s.last_packet_ms) for s in stages],
+        ["received"] + ([producer.sent] if producer else []) + [s.received for s in stages],
+        ["reordered from previous"] + (["-"] if producer else []) + [s.reordered_from_previous for s in stages],
+        ["reordered from original"] + (["-"] if producer else []) + [s.reordered_from_original for s in stages],
+        ["most server threads at once"] + (["-"] if producer else []) + [s.max_server_threads for s in stages],
     ]
     if any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none" for c in spec["connections"]):
         rows += [
             ["output reordered from previous"] + (["-"] if producer else [])
-            + [s["output_reordered_from_previous"] for s in stages],
-            ["most held at once"] + (["-"] if producer else []) + [s.get("held_peak", "-") for s in stages],
-            ["reorder buffer peak"] + (["-"] if producer else []) + [s.get("reorder_buffer_peak", "-") for s in stages],
+            + [s.output_reordered_from_previous for s in stages],
+            ["most held at once"] + (["-"] if producer else []) + [_count(s.held_peak) for s in stages],
+            ["reorder buffer peak"] + (["-"] if producer else []) + [_count(s.reorder_buffer_peak) for s in stages],
             ["skipped / late / duplicate"] + (["-"] if producer else [])
-            + [f"{s.get('skipped', 0)} / {s.get('late', 0)} / {s.get('duplicates', 0)}" for s in stages],
-            ["times sender suspended"] + (["-"] if producer else []) + [s.get("flow_suspends", "-") for s in stages],
-            ["sends that waited for flow"] + ([producer.get("send_stalls", "-")] if producer else [])
-            + [s.get("send_stalls", "-") for s in stages],
+            + [f"{s.skipped or 0} / {s.late or 0} / {s.duplicates or 0}" for s in stages],
+            ["times sender suspended"] + (["-"] if producer else []) + [_count(s.flow_suspends) for s in stages],
+            ["sends that waited for flow"] + ([_count(producer.send_stalls)] if producer else [])
+            + [_count(s.send_stalls) for s in stages],
         ]
     out += ["", format_table(header, rows), ""]
-    ratio = result.get("overhead_ratio")
-    out.append(f"floor {_fmt(result['floor_ms'], 1)} ms, ratio {_fmt(ratio, 3)}, "
-               f"foreign CPU {_fmt(result['foreign_cpu_pct'], 1)} %")
-    for stall in result.get("stalls", []):
+    out.append(f"floor {_fmt(result.floor_ms, 1)} ms, ratio {_fmt(result.overhead_ratio, 3)}, "
+               f"foreign CPU {_fmt(result.foreign_cpu_pct, 1)} %")
+    for stall in result.stalls or []:
         out.append(f"STALLED: {stall['component']} held work and finished none for {stall['for_ms']:.0f} ms, "
                    f"from {stall['at_ms']:.0f} ms (threshold {stall['threshold_ms']:.0f} ms): "
                    "this run's times are not the pipeline's")
-    send = producer.get("send_us", {})
+    send = producer.send_us if producer else {}
     if send:
         out.append("producer send (µs): " + ", ".join(
             f"{k} {_fmt(send[k], 1)}" for k in ("min", "p50", "p90", "p99", "max")))
-    cpu = result["cpu"]
-    out.append(f"run CPU: user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s, context switches "
-               f"{cpu['voluntary_ctxsw']} voluntary / {cpu['involuntary_ctxsw']} involuntary")
-    if result.get("network"):
-        out.append(f"link emulator CPU: {result['network']['emulator_cpu_s']:.2f} s (on the run's cores; "
+    cpu = result.cpu
+    out.append(f"run CPU: user {cpu.user_s:.2f} s, system {cpu.system_s:.2f} s, context switches "
+               f"{cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary")
+    if result.network:
+        out.append(f"link emulator CPU: {result.network.emulator_cpu_s:.2f} s (on the run's cores; "
                    "not counted as foreign)")
     return "\n".join(out)

@@ -1,5 +1,6 @@
 """Runs a spec: writes the assembly, hands it to scabench-launch, then turns
-the per-packet records into the result (docs/architecture.md, "Result")."""
+the per-packet records into the result, a RunResult (docs/architecture.md,
+"Result JSON")."""
 import contextlib
 import json
 import shutil
@@ -20,6 +21,7 @@ from scabench.run.environment import describe_environment
 from scabench.run.naming import NamingService
 from scabench.run.network import NetworkHosts
 from scabench.run.records import read_records
+from scabench.run.results import CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
 from scabench.run.stalls import find_stalls
 from scabench.run.watchdog import Watchdog
 
@@ -84,7 +86,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
 
 
 def run_spec(spec, on_start=None, on_hold=None):
-    """Runs `spec` once over real processes and returns the result dict.
+    """Runs `spec` once over real processes and returns its RunResult.
     Raises RunError, which carries the partial result (the caller keeps it),
     or Interrupted (a termination signal), which carries it too.
 
@@ -138,11 +140,11 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
     manifest_path = run_dir / "manifest.json"
     started = time.time()
-    result = {"status": "failed", "spec": spec.describe(), "environment": describe_environment(spec.cores),
-              "floor_ms": floor, "started_at": started}
+    result = RunResult(status="failed", spec=spec.describe(), environment=describe_environment(spec.cores),
+                       floor_ms=floor, started_at=started)
     if network is not None:
-        result["network"] = network.describe()
-    result["naming"] = assembly["naming"]
+        result.network = NetworkResult(**network.describe())
+    result.naming = assembly["naming"]
     proc = processes.spawn([str(program("scabench-launch")), str(run_dir / "assembly.json"), str(manifest_path)],
                            stderr=subprocess.PIPE, text=True,
                            stdout=subprocess.PIPE if (on_start or on_hold) else None,
@@ -167,33 +169,33 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         # Interrupted, a timeout, or an error in on_start: the launcher ends
         # its hosts, then itself; what the records hold so far is kept.
         _end_launcher(proc)
-        result.update(partial_analysis(spec, run_dir))
+        partial_analysis(spec, run_dir, result)
         if isinstance(exc, Interrupted):
-            result["status"] = "interrupted"
-            result["error"] = f"interrupted by {exc.name}"
+            result.status = "interrupted"
+            result.error = f"interrupted by {exc.name}"
             exc.result = result
         raise
     if dog.fault is not None:
-        result.update(partial_analysis(spec, run_dir))
-        result["error"], result["failed_component"] = dog.fault[1], dog.fault[0]
-        raise RunError(dog.fault[1], dog.fault[0], result)
+        partial_analysis(spec, run_dir, result)
+        result.failed_component, result.error = dog.fault
+        raise RunError(result.error, result.failed_component, result)
     if not manifest_path.exists():
-        result.update(partial_analysis(spec, run_dir))
-        result["error"] = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
-        raise RunError(result["error"], result=result)
+        partial_analysis(spec, run_dir, result)
+        result.error = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
+        raise RunError(result.error, result=result)
     manifest = json.loads(manifest_path.read_text())
-    result["hosts"] = manifest.get("hosts", [])
+    result.hosts = manifest.get("hosts", [])
     if manifest["status"] != "ok":
-        result.update(partial_analysis(spec, run_dir))
-        result["error"] = manifest["error"]
-        result["failed_component"] = manifest.get("failed_component", "")
-        raise RunError(manifest["error"], manifest.get("failed_component", ""), result)
-    result.update(analyse(spec, run_dir, manifest, floor))
+        partial_analysis(spec, run_dir, result)
+        result.error = manifest["error"]
+        result.failed_component = manifest.get("failed_component", "")
+        raise RunError(result.error, result.failed_component, result)
+    analyse(spec, run_dir, manifest, result)
     if network is not None:
         _count_emulator_as_own(result, network.emulator_cpu_s(), len(spec.cores))
     if on_start:
-        result["window"] = window
-    result["status"] = "ok"
+        result.window = window
+    result.status = "ok"
     return result
 
 
@@ -221,11 +223,11 @@ def _count_emulator_as_own(result, emulator_cpu_s, cores):
     cores: its CPU is the run's, not foreign load. It is reported on its own.
     (Nearly all of it falls in the measured window: before start() only a
     few control calls cross the links.)"""
-    result["network"]["emulator_cpu_s"] = emulator_cpu_s
-    window_s = result.get("window_s") or 0
+    result.network.emulator_cpu_s = emulator_cpu_s
+    window_s = result.window_s or 0
     if window_s > 0:
         share = 100.0 * emulator_cpu_s / (window_s * cores)
-        result["foreign_cpu_pct"] = max(0.0, result["foreign_cpu_pct"] - share)
+        result.foreign_cpu_pct = max(0.0, result.foreign_cpu_pct - share)
 
 
 def _read_all_records(spec, run_dir, partial=False):
@@ -241,15 +243,14 @@ def _read_all_records(spec, run_dir, partial=False):
     return out
 
 
-def partial_analysis(spec, run_dir):
-    """What a run that did not finish measured: each stage's and the
+def partial_analysis(spec, run_dir, result):
+    """Sets what a run that did not finish measured: each stage's and the
     producer's figures over the packets they handled, and its stalls. No
-    ratio and no CPU: those need the whole run."""
+    ratio and no CPU (null): those need the whole run."""
     records = _read_all_records(spec, run_dir, partial=True)
-    if not records:
-        return {}
-    stages, producer, stalls, _ = _components(spec, records)
-    return {"stages": stages, "producer": producer, "stalls": stalls, "stalled": bool(stalls)}
+    if any(r.sequence.size for r in records.values()):  # a run that failed before any packet measured nothing
+        result.stages, result.producer, result.stalls, _ = _components(spec, records)
+        result.stalled = bool(result.stalls)
 
 
 def _components(spec, records):
@@ -266,65 +267,63 @@ def _components(spec, records):
             continue
         r = records[name]
         output = r.sequence[np.argsort(r.done_ns, kind="stable")]
-        stages.append({
-            "name": name,
-            "kind": spec.component(name).kind,
-            "received": int(r.sequence.size + r.overflowed),
-            "last_packet_ms": ms(r.done_ns.max()) if r.done_ns.size else None,
-            "reordered_from_previous": metrics.reordered_from_previous(r.sequence),
-            "reordered_from_original": metrics.reordered_from_original(r.sequence),
-            "output_reordered_from_previous": metrics.reordered_from_previous(output),
-            "max_server_threads": r.max_concurrent,
-            "distinct_receiving_threads": int(np.unique(r.thread_id).size),
-            "reorder_buffer_peak": r.flow["reorder_peak"],
-            "skipped": r.flow["skipped"],
-            "late": r.flow["late"],
-            "duplicates": r.flow["duplicates"],
-            "held_peak": r.flow["held_peak"],
-            "flow_suspends": r.flow["suspends"],
-            "send_stalls": r.flow["send_stalls"],
-        })
+        stages.append(StageResult(
+            name=name,
+            kind=spec.component(name).kind,
+            received=int(r.sequence.size + r.overflowed),
+            last_packet_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
+            reordered_from_previous=metrics.reordered_from_previous(r.sequence),
+            reordered_from_original=metrics.reordered_from_original(r.sequence),
+            output_reordered_from_previous=metrics.reordered_from_previous(output),
+            max_server_threads=r.max_concurrent,
+            distinct_receiving_threads=int(np.unique(r.thread_id).size),
+            reorder_buffer_peak=r.flow["reorder_peak"],
+            skipped=r.flow["skipped"],
+            late=r.flow["late"],
+            duplicates=r.flow["duplicates"],
+            held_peak=r.flow["held_peak"],
+            flow_suspends=r.flow["suspends"],
+            send_stalls=r.flow["send_stalls"],
+        ))
         stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent)
-    producer = {}
+    producer = None
     if producers:
         r = records[producers[0]]
         send_us = (r.done_ns - r.arrive_ns) / 1e3
-        producer = {
-            "name": producers[0],
-            "sent": int(r.sequence.size),
-            "last_sent_ms": ms(r.done_ns.max()) if r.done_ns.size else None,
-            "send_us": metrics.send_time_stats(send_us),
-            "send_share_under_us": metrics.share_under(send_us, SEND_THRESHOLDS_US),
-            "send_us_all": [round(float(v), 3) for v in send_us],
-            "send_stalls": r.flow["send_stalls"],
-        }
+        producer = ProducerResult(
+            name=producers[0],
+            sent=int(r.sequence.size),
+            last_sent_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
+            send_us=metrics.send_time_stats(send_us),
+            send_share_under_us=metrics.share_under(send_us, SEND_THRESHOLDS_US),
+            send_us_all=[round(float(v), 3) for v in send_us],
+            send_stalls=r.flow["send_stalls"],
+        )
     for name in producers:
         r = records[name]
         stalls += find_stalls(name, r.arrive_ns, r.done_ns, 0.0, t0, source_period_ms(spec.component(name)))
-    terminal = [s for s in stages if s["last_packet_ms"] is not None and
-                not any(c.uses[0] == s["name"] for c in spec.connections)]
-    last = max((s["last_packet_ms"] for s in terminal), default=None)
+    terminal = [s for s in stages if s.last_packet_ms is not None and
+                not any(c.uses[0] == s.name for c in spec.connections)]
+    last = max((s.last_packet_ms for s in terminal), default=None)
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last
 
 
-def analyse(spec, run_dir, manifest, floor):
+def analyse(spec, run_dir, manifest, result):
+    """Sets the figures of `result` from the record files and the manifest."""
     stages, producer, stalls, last = _components(spec, _read_all_records(spec, run_dir))
     rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
-    return {
-        "floor_ms": floor,
-        "overhead_ratio": (last / floor) if (last and floor) else None,
-        "foreign_cpu_pct": manifest["foreign_cpu_pct"],
-        "stages": stages,
-        "producer": producer,
-        "cpu": {
-            "run_cpu_s": manifest["own_cpu_s"],
-            "user_s": sum(u["user_s"] for u in rusage),
-            "system_s": sum(u["system_s"] for u in rusage),
-            "voluntary_ctxsw": sum(u["voluntary_ctxsw"] for u in rusage),
-            "involuntary_ctxsw": sum(u["involuntary_ctxsw"] for u in rusage),
-        },
-        "window_s": (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9,
-        "stats": manifest.get("stats", {}),
-        "stalls": stalls,
-        "stalled": bool(stalls),
-    }
+    floor = result.floor_ms
+    result.overhead_ratio = (last / floor) if (last and floor) else None
+    result.foreign_cpu_pct = manifest["foreign_cpu_pct"]
+    result.stages = stages
+    result.producer = producer
+    result.cpu = CpuUsage(
+        run_cpu_s=manifest["own_cpu_s"],
+        user_s=sum(u["user_s"] for u in rusage),
+        system_s=sum(u["system_s"] for u in rusage),
+        voluntary_ctxsw=sum(u["voluntary_ctxsw"] for u in rusage),
+        involuntary_ctxsw=sum(u["involuntary_ctxsw"] for u in rusage),
+    )
+    result.window_s = (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9
+    result.stats = manifest.get("stats", {})
+    result.stalls, result.stalled = stalls, bool(stalls)

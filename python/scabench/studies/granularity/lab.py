@@ -144,11 +144,10 @@ class Lab:
         spec.with_cores(list(cores))
         with _harness_off(cores):
             result = run_spec(spec, on_start=lambda pids, names: measure_window(pids, cores, warmup_s, window_s, names))
-        window = result.get("window")
-        if not window:
+        if not result.window:
             raise RunError(f"{spec.path.stem}: the stream never started")
-        send = result.get("producer", {}).get("send_us", {})
-        return {**window, "stats": result.get("stats", {}), "send_us_p50": send.get("p50")}
+        send = result.producer.send_us if result.producer else {}
+        return {**result.window, "stats": result.stats, "send_us_p50": send.get("p50")}
 
     def run_program_window(self, argv, name, warmup_s, window_s, timeout_s, announces_start):
         """Runs a standalone program on the plan's cores and measures a steady

@@ -76,12 +76,12 @@ def _ratio_with_emulator(entry):
     leave to the pipeline. None on loopback."""
     values = []
     for r in entry["runs"]:
-        emulator_s = (r.get("network") or {}).get("emulator_cpu_s")
-        last = r["stages"][-1]["last_packet_ms"]
+        emulator_s = r.network.emulator_cpu_s if r.network else None
+        last = r.stages[-1].last_packet_ms
         if emulator_s is None or not last:
             return None
-        cores = len(r["spec"]["cores"])
-        floor = max(r["floor_ms"], entry["cpu_bound_ms"] + 1000.0 * emulator_s / cores)
+        cores = len(r.spec["cores"])
+        floor = max(r.floor_ms, entry["cpu_bound_ms"] + 1000.0 * emulator_s / cores)
         values.append(last / floor)
     return spread(values)
 
@@ -103,8 +103,7 @@ def headline(doc):
                         "output_reordered": int(max(st["output_reordered_from_previous"]["max"] for st in s["stages"])),
                         "emulator_cpu_s": s.get("emulator_cpu_s", {}).get("median"),
                         "cpu_s": s["cpu_s"]["median"],
-                        "held_peak": max((r["stages"][i].get("held_peak", 0) for r in e["runs"]
-                                          for i in range(len(r["stages"]))), default=0)}
+                        "held_peak": max((st.held_peak or 0 for r in e["runs"] for st in r.stages), default=0)}
         if tw and cr:
             row["twoway_over_credits"] = row["twoway_worker"]["last_ms"] / row["credits"]["last_ms"]
         rows.append(row)

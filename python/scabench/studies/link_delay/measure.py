@@ -15,7 +15,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scabench.measure.campaign import load_campaign, run_campaign, summarise
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign, summarise
 from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
@@ -73,6 +73,7 @@ def rerender(out_dir):
     path = Path(out_dir) / "results.json"
     try:
         doc = json.loads(path.read_text())
+        entries_from_json(doc["configs"])
     except (OSError, ValueError) as exc:
         raise ScabenchError(f"{path}: cannot read the kept results ({exc})") from None
     add_models(doc["configs"], load_campaign(doc["meta"]["campaign"]), doc["meta"]["packets"])

@@ -1,12 +1,12 @@
 """The paper's claims, one function each, judged on our measurements.
 
 Each function takes the campaign's entries ({"exp1@multicore": {"config",
-"runs", "summary"}, ...}) and returns a Claim whose verdict is "reproduced",
-"not reproduced" or "differs", with the figures that decide it (read from the
-entries by evidence.py). The rules are written for any machine: where the
-answer depends on the core count (the paper had 4 cores, this machine may
-have 2), the rule says what that count predicts and judges against the
-prediction.
+"runs" (RunResults), "summary"}, ...}) and returns a Claim whose verdict is
+"reproduced", "not reproduced" or "differs", with the figures that decide it
+(read from the entries by evidence.py). The rules are written for any
+machine: where the answer depends on the core count (the paper had 4 cores,
+this machine may have 2), the rule says what that count predicts and judges
+against the prediction.
 """
 from dataclasses import dataclass, asdict
 
@@ -41,7 +41,7 @@ def _judge(entries, rule):
         return rule(entries)
     except Missing as m:
         return NOT_REPRODUCED, f"not measured: {m.args[0]} has no successful run"
-    except (KeyError, TypeError, ZeroDivisionError, IndexError) as exc:
+    except (KeyError, TypeError, ZeroDivisionError, IndexError, AttributeError) as exc:
         # A partial result (e.g. a stage that recorded nothing) must not cost the whole report.
         return NOT_REPRODUCED, f"could not be judged from the results: {type(exc).__name__}: {exc}"
 
@@ -121,7 +121,7 @@ def _entry_pattern(runs):
     "carried" (in every run it all enters at stage 1), "mostly" (over the
     runs, stage 1 brings at least 75 % of what the last stage shows), "none"
     (nothing entered out of order) or "grows"."""
-    per_run = [[s["reordered_from_previous"] for s in r["stages"]] for r in runs]
+    per_run = [[s.reordered_from_previous for s in r.stages] for r in runs]
     entered, final = sum(run[0] for run in per_run), sum(max(run) for run in per_run)
     if entered == 0:
         return "none", per_run
@@ -292,8 +292,8 @@ def producer_paced_by_transport(entries):
 
 def twoway_producer_waits_pipeline(entries):
     stages = stage_count(entries, "exp5@singlecore")
-    work_us = floor_ms(entries, "exp5@singlecore") * 1000 / max(1, entry(entries, "exp5@singlecore")["runs"][0]
-                                                               ["producer"]["sent"])
+    first_run = entry(entries, "exp5@singlecore")["runs"][0]
+    work_us = floor_ms(entries, "exp5@singlecore") * 1000 / max(1, first_run.producer.sent)
     parts, ok = [], 0
     for setup, fig in ((MC, 13), (SC, 14)):
         p50 = entry(entries, f"exp5@{setup}")["summary"]["send_us"]["p50"]

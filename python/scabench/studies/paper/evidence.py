@@ -1,7 +1,7 @@
 """The figures the claims are judged on, read from the campaign's entries
-({"exp1@multicore": {"config", "runs", "summary"}, ...}), and the paper's
-published counterparts. A configuration without a successful run raises
-Missing, which claims.py turns into "not reproduced"."""
+({"exp1@multicore": {"config", "runs" (RunResults), "summary"}, ...}), and
+the paper's published counterparts. A configuration without a successful run
+raises Missing, which claims.py turns into "not reproduced"."""
 from scabench.studies.paper.published import published
 
 
@@ -35,7 +35,7 @@ def reordered(entries, name, kind="reordered_from_previous", stage=-1):
 def most_reordered(entries, name):
     """The most packets any run reordered at any stage, by either count."""
     runs = entry(entries, name)["runs"]
-    return max(max(s["reordered_from_previous"], s["reordered_from_original"]) for r in runs for s in r["stages"])
+    return max(max(s.reordered_from_previous, s.reordered_from_original) for r in runs for s in r.stages)
 
 
 def run_count(entries, name):

@@ -89,7 +89,7 @@ def draw_figures(out, entries):
                 name = f"send-times-{exp}-{setup}.png"
                 number, _ = paper_table(exp, setup)
                 send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
-                                    run["producer"]["send_us_all"], figure_note(exp, setup))
+                                    run.producer.send_us_all, figure_note(exp, setup))
                 figures[f"{exp}@{setup}"] = name
                 ratio = s["overhead_ratio"]
                 rows.append((f"{exp} {label}", ratio["median"], (ratio["min"], ratio["max"]), paper_ratio(exp, setup)))

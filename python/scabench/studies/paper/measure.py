@@ -12,7 +12,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scabench.measure.campaign import load_campaign, run_campaign, summarise
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign, summarise
 from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.paths import REPO_ROOT
@@ -82,6 +82,10 @@ def rerender(out_dir):
         raise ScabenchError(f"{path}: not a scabench paper result ({exc})") from None
     if doc.get("status") != "complete":
         raise ScabenchError(f"{path}: the campaign did not finish (status {doc.get('status')!r}); run it again")
+    try:
+        entries_from_json(entries)
+    except (ValueError, KeyError) as exc:
+        raise ScabenchError(f"{path}: not a scabench paper result ({exc})") from None
     for e in entries.values():
         e["summary"] = summarise(e["runs"])
     claims = judge_claims(entries)

@@ -142,8 +142,8 @@ def ordered_table(entries, names):
             rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–", "–"])
             continue
         out_of_order = int(sum(st["output_reordered_from_previous"]["max"] for st in s["stages"]))
-        skipped = sum(r["stages"][i].get("skipped", 0) for r in e["runs"] for i in range(len(s["stages"])))
-        held = max(r["stages"][i].get("held_peak", 0) for r in e["runs"] for i in range(len(s["stages"])))
+        skipped = sum(r.stages[i].skipped or 0 for r in e["runs"] for i in range(len(s["stages"])))
+        held = max(r.stages[i].held_peak or 0 for r in e["runs"] for i in range(len(s["stages"])))
         label = c["id"] + ("" if c.get("setup", "multicore") == "multicore" else f", {c['setup_label']}")
         rows.append([label + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
                      _spread(s["stages"][-1]["last_packet_ms"]), _spread(s["overhead_ratio"], 3),
@@ -226,8 +226,8 @@ def render(entries, claims, meta, figures):
             "- Reordering counts follow the paper's definitions; times are from the producer's first send to the "
             "moment each stage finished forwarding its last packet.",
             ""]
-    redone = [(n, r["redone_for_foreign_load_pct"]) for n, e in entries.items() if not e.get("same_as")
-              for r in e["runs"] if r.get("redone_for_foreign_load_pct")]
+    redone = [(n, r.redone_for_foreign_load_pct) for n, e in entries.items() if not e.get("same_as")
+              for r in e["runs"] if r.redone_for_foreign_load_pct]
     failures = [(n, f) for n, e in entries.items() if not e.get("same_as") for f in e.get("failures", [])]
     out.append(f"Runs redone for foreign load: {len(redone)}"
                + (" (" + "; ".join(f"{n}: {', '.join(f'{p:.0f} %' for p in ps)}" for n, ps in redone) + ")"

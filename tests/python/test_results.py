@@ -1,0 +1,109 @@
+"""The typed run result (run/results.py) writes the result JSON's object
+exactly: its keys in the file's order, optional keys only when set, a
+failed run without the figures it never had; and reads one back unchanged."""
+import json
+
+import pytest
+
+from scabench.report.results_file import write_json
+from scabench.run.results import CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
+
+HEAD = ["status", "spec", "environment", "floor_ms", "started_at"]
+FIGURES = ["overhead_ratio", "foreign_cpu_pct", "stages", "producer", "cpu", "window_s", "stats"]
+STAGE_KEYS = ["name", "kind", "received", "last_packet_ms", "reordered_from_previous", "reordered_from_original",
+              "output_reordered_from_previous", "max_server_threads", "distinct_receiving_threads",
+              "reorder_buffer_peak", "skipped", "late", "duplicates", "held_peak", "flow_suspends", "send_stalls"]
+
+
+def stage(name="stage1", last=12.5, **flow):
+    flow = {k: 0 for k in STAGE_KEYS[9:]} | flow
+    return StageResult(name=name, kind="stage", received=10, last_packet_ms=last, reordered_from_previous=0,
+                       reordered_from_original=0, output_reordered_from_previous=0, max_server_threads=1,
+                       distinct_receiving_threads=1, **flow)
+
+
+def producer():
+    return ProducerResult(name="producer", sent=10, last_sent_ms=2.0, send_us={"min": 1.0, "p50": 2.0},
+                          send_share_under_us={"10": 100.0}, send_us_all=[1.0, 2.0], send_stalls=0)
+
+
+def ok_run(**changes):
+    run = RunResult(status="ok", spec={"cores": [0, 1]}, environment={"kernel": "6.x"}, floor_ms=10.0,
+                    started_at=1.5, hosts=[{"name": "host0-producer"}], overhead_ratio=1.25, foreign_cpu_pct=0.5,
+                    stages=[stage(), stage("stage2")], producer=producer(),
+                    cpu=CpuUsage(run_cpu_s=0.2, user_s=0.1, system_s=0.05, voluntary_ctxsw=3, involuntary_ctxsw=4),
+                    window_s=0.02, stats={"sink": {"checksum": "1.5"}})
+    for key, value in changes.items():
+        setattr(run, key, value)
+    return run
+
+
+def round_trips(run):
+    doc = json.loads(json.dumps(run.as_dict()))
+    again = RunResult.from_dict(doc)
+    assert again == run and again.as_dict() == doc
+    return doc
+
+
+def test_an_ok_run_writes_the_keys_in_the_files_order():
+    doc = round_trips(ok_run())
+    assert list(doc) == HEAD + ["hosts"] + FIGURES
+    assert list(doc["stages"][0]) == STAGE_KEYS
+    assert list(doc["producer"]) == ["name", "sent", "last_sent_ms", "send_us", "send_share_under_us",
+                                     "send_us_all", "send_stalls"]
+    assert list(doc["cpu"]) == ["run_cpu_s", "user_s", "system_s", "voluntary_ctxsw", "involuntary_ctxsw"]
+
+
+def test_optional_keys_take_their_place_only_when_set():
+    net = NetworkResult(hosts=[{"netns": "n0"}], link={"delay_ms": 2, "jitter_ms": 0}, emulator="e 1",
+                        emulator_cpu_s=0.1)
+    doc = round_trips(ok_run(network=net, window={"total_pct": 3.0}, attempt=2, redone_for_foreign_load_pct=[9.5],
+                             machine_was_quiet=False))
+    assert list(doc) == HEAD + ["network", "hosts"] + FIGURES + ["window", "attempt", "redone_for_foreign_load_pct",
+                                                                  "machine_was_quiet"]
+    assert list(doc["network"]) == ["hosts", "link", "emulator", "emulator_cpu_s"]
+
+
+def test_a_figure_without_a_value_is_null_and_no_producer_is_an_empty_object():
+    doc = round_trips(ok_run(overhead_ratio=None, producer=None, stages=[stage(last=None)]))
+    assert doc["overhead_ratio"] is None and doc["producer"] == {} and doc["stages"][0]["last_packet_ms"] is None
+
+
+def test_a_failed_run_has_no_figures():
+    early = RunResult(status="failed", spec={}, environment={}, floor_ms=5.0, started_at=1.0,
+                      network=NetworkResult(hosts=[], link={"delay_ms": 1, "jitter_ms": 0}, emulator="e 1"),
+                      error="scabench-launch ended without a result: 1")
+    doc = round_trips(early)
+    assert list(doc) == HEAD + ["network", "error"] and "emulator_cpu_s" not in doc["network"]
+    late = RunResult(status="failed", spec={}, environment={}, floor_ms=5.0, started_at=1.0, hosts=[],
+                     error="component stage2 could not start", failed_component="stage2")
+    assert list(round_trips(late)) == HEAD + ["hosts", "error", "failed_component"]
+    assert not late.analysed and ok_run().analysed
+
+
+def test_a_stage_written_before_the_flow_counters_reads_back_without_them():
+    old = {k: v for k, v in stage().as_dict().items() if k in STAGE_KEYS[:9]}
+    s = StageResult.from_dict(old)
+    assert s.held_peak is None and s.as_dict() == old
+
+
+def test_unknown_or_missing_keys_are_refused_by_name():
+    doc = ok_run().as_dict()
+    with pytest.raises(ValueError, match="RunResult: unknown key.*'colour'"):
+        RunResult.from_dict({**doc, "colour": "blue"})
+    doc["stages"][0].pop("received")
+    with pytest.raises(ValueError, match="StageResult:.*received"):
+        RunResult.from_dict(doc)
+    with pytest.raises(ValueError, match="expected an object"):
+        RunResult.from_dict([])
+
+
+def test_write_json_writes_a_result_as_its_dict_anywhere_in_a_document(tmp_path):
+    run = ok_run()
+    typed, plain = write_json(run, tmp_path / "a.json"), write_json(run.as_dict(), tmp_path / "b.json")
+    assert typed.read_bytes() == plain.read_bytes()
+    entry = {"config": {"name": "x"}, "runs": [run], "failures": []}
+    plain = {"config": {"name": "x"}, "runs": [run.as_dict()], "failures": []}
+    assert write_json(entry, tmp_path / "c.json").read_bytes() == write_json(plain, tmp_path / "d.json").read_bytes()
+    with pytest.raises(TypeError, match="object cannot be written as JSON"):
+        write_json({"x": object()}, tmp_path / "e.json")
