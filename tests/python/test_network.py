@@ -153,8 +153,7 @@ def test_a_stage_killed_across_hosts_is_named_and_the_network_removed(write_spec
     spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep",
                                     work_us=10_000))
     before = _emulators()
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start_networked_run(spec)
     victim = _wait_for_host(proc, "--component stage2:stage")
     assert _namespaces(proc.pid), "the run made no namespaces"
     time.sleep(1.0)
@@ -169,8 +168,7 @@ def test_a_stage_killed_across_hosts_is_named_and_the_network_removed(write_spec
 def test_a_terminated_run_removes_its_network(write_spec):
     spec = write_spec(pipeline_toml(packets=500, work="sleep", work_us=10_000, policy='call = "twoway"'))
     before = _emulators()
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start_networked_run(spec)
     host = _wait_for_host(proc, "--component stage3:stage")
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
@@ -187,8 +185,7 @@ def test_a_terminated_run_removes_its_network(write_spec):
 def test_a_killed_command_takes_its_emulator_along_and_the_next_run_removes_its_network(write_spec):
     spec = write_spec(pipeline_toml(packets=500, work="sleep", work_us=10_000, policy='call = "twoway"'))
     before = _emulators()
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _start_networked_run(spec)
     tag = processes.owner_tag(proc.pid)
     _wait_for_host(proc, "--component stage3:stage")
     time.sleep(0.5)
@@ -239,6 +236,12 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
     assert "with the emulator's CPU" in (tmp_path / "r" / "report.md").read_text()
     html = (tmp_path / "r" / "report.html").read_text()
     assert "two-way + worker" in html and "data:image/png;base64," in html
+
+
+def _start_networked_run(spec):
+    """`scabench run SPEC --link-delay 1` in a process of its own."""
+    return subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _wait_for_host(proc, marker):

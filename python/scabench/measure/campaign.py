@@ -189,7 +189,9 @@ class Progress:
 def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=sys.stderr):
     """Runs every distinct configuration `runs` times. Returns
     {config.name: {"config": ..., "runs": [RunResult, ...], "failures": [...]}}.
-    Interrupted carries that dict as far as it got."""
+    on_config_done(entries, status="partial") saves them after each
+    configuration and returns where; when Interrupted, with
+    status="interrupted", and the exception carries the entries and that path."""
     m = campaign.measure
     distinct = {}
     for c in campaign.configs:
@@ -218,6 +220,8 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
                 out[c.name] = {"config": describe_config(c), "runs": results, "failures": failures,
                                "interrupted": True}
                 exc.result = out
+                if on_config_done:
+                    exc.saved_to = on_config_done(out, status="interrupted")
                 raise
             if result is not None:
                 results.append(result)

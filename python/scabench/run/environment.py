@@ -2,6 +2,7 @@
 import os
 import platform
 import subprocess
+from pathlib import Path
 
 
 def cpu_model():
@@ -13,6 +14,30 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def cpu_hz():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("cpu MHz"):
+                    return float(line.split(":")[1]) * 1e6
+    except OSError:
+        pass
+    return 1e9
+
+
+def l2_bytes(core):
+    base = Path(f"/sys/devices/system/cpu/cpu{core}/cache")
+    for index in sorted(base.glob("index*")):
+        try:
+            if (index / "level").read_text().strip() == "2":
+                text = (index / "size").read_text().strip().upper()
+                mult = {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
+                return int(text.rstrip("KM")) * mult
+        except OSError:
+            continue
+    return 2 << 20
 
 
 def omniorb_version():

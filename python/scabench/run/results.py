@@ -62,8 +62,19 @@ def _from_dict(cls, doc, read=None):
         raise ValueError(f"{cls.__name__}: {exc}") from None
 
 
+class _Typed:
+    """as_dict() and from_dict() for a part of a result (see the module docstring)."""
+
+    def as_dict(self):
+        return _as_dict(self)
+
+    @classmethod
+    def from_dict(cls, doc):
+        return _from_dict(cls, doc)
+
+
 @dataclass
-class StageResult:
+class StageResult(_Typed):
     """One stage (a component with an input), from its record file."""
     name: str
     kind: str
@@ -84,16 +95,9 @@ class StageResult:
     flow_suspends: int | None = optional()
     send_stalls: int | None = optional()
 
-    def as_dict(self):
-        return _as_dict(self)
-
-    @classmethod
-    def from_dict(cls, doc):
-        return _from_dict(cls, doc)
-
 
 @dataclass
-class ProducerResult:
+class ProducerResult(_Typed):
     """The first packet source: what it sent and how long each send took."""
     name: str
     sent: int
@@ -103,16 +107,9 @@ class ProducerResult:
     send_us_all: list            # every send, in order (µs)
     send_stalls: int | None = optional()
 
-    def as_dict(self):
-        return _as_dict(self)
-
-    @classmethod
-    def from_dict(cls, doc):
-        return _from_dict(cls, doc)
-
 
 @dataclass
-class CpuUsage:
+class CpuUsage(_Typed):
     """The run's CPU: the launcher's count of the hosts' CPU, and their
     rusage at exit, summed."""
     run_cpu_s: float
@@ -121,29 +118,15 @@ class CpuUsage:
     voluntary_ctxsw: int
     involuntary_ctxsw: int
 
-    def as_dict(self):
-        return _as_dict(self)
-
-    @classmethod
-    def from_dict(cls, doc):
-        return _from_dict(cls, doc)
-
 
 @dataclass
-class NetworkResult:
+class NetworkResult(_Typed):
     """Network hosts (run/network.py): where each host was, the link, and
     the link emulator's CPU once the run ended."""
     hosts: list                  # per host: netns, address, published
     link: dict                   # delay_ms, jitter_ms
     emulator: str
     emulator_cpu_s: float | None = optional()  # counted as the run's own, not foreign
-
-    def as_dict(self):
-        return _as_dict(self)
-
-    @classmethod
-    def from_dict(cls, doc):
-        return _from_dict(cls, doc)
 
 
 @dataclass

@@ -41,7 +41,7 @@ from pathlib import Path
 from scabench.studies.granularity import models as gm
 from scabench.studies.granularity import lab_s4285
 from scabench.measure.window import measure_window, tick_us
-from scabench.run.environment import describe_environment
+from scabench.run.environment import cpu_hz, describe_environment, l2_bytes
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
@@ -71,30 +71,6 @@ def _harness_off(cores):
         yield
     finally:
         os.sched_setaffinity(0, before)
-
-
-def cpu_hz():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("cpu MHz"):
-                    return float(line.split(":")[1]) * 1e6
-    except OSError:
-        pass
-    return 1e9
-
-
-def l2_bytes(core):
-    base = Path(f"/sys/devices/system/cpu/cpu{core}/cache")
-    for index in sorted(base.glob("index*")):
-        try:
-            if (index / "level").read_text().strip() == "2":
-                text = (index / "size").read_text().strip().upper()
-                mult = {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
-                return int(text.rstrip("KM")) * mult
-        except OSError:
-            continue
-    return 2 << 20
 
 
 class Lab:

@@ -20,7 +20,6 @@ from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from scabench.paths import REPO_ROOT
-from scabench.interrupts import Interrupted
 from scabench.report.results_file import write_json
 from scabench.studies.link_delay.analysis import add_models
 from scabench.studies.link_delay.render import write_link_delay_report
@@ -48,23 +47,20 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
             "emulator": f"toxiproxy {TOXIPROXY_VERSION}",
             "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
 
-    def save(entries, status="partial"):
-        doc = {"status": status, "meta": meta, "configs": entries}
-        write_json(doc, out / "results.json")
-        return doc
+    def document(entries, status):
+        return {"status": status, "meta": meta, "configs": entries}
 
-    try:
-        entries = run_campaign(campaign, runs, packets, on_config_done=save)
-    except Interrupted as exc:
-        save(exc.result or {}, status="interrupted")
-        exc.saved_to = out / "results.json"
-        raise
+    def save(entries, status="partial"):
+        return write_json(document(entries, status), out / "results.json")
+
+    entries = run_campaign(campaign, runs, packets, on_config_done=save)
     for e in entries.values():
         e["summary"] = summarise(e["runs"])
     add_models(entries, campaign, packets)
     meta["elapsed_s"] = time.monotonic() - started
     meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    doc = save(entries, status="complete")
+    save(entries, status="complete")
+    doc = document(entries, "complete")
     write_link_delay_report(doc, out)
     return doc
 

@@ -167,7 +167,7 @@ def spread_rows(result):
             pinned = t["cases"][name]
             rows.append([tr, name, _n(pinned["median_cycles"]), _n(m["median_cycles"]),
                          f"{m['median_cycles'] / pinned['median_cycles']:.2f}"])
-    return ["transport", "case", f"one core (cycles)", "any core (cycles)", "ratio"], rows
+    return ["transport", "case", "one core (cycles)", "any core (cycles)", "ratio"], rows
 
 
 # --- plots -----------------------------------------------------------------
@@ -246,7 +246,7 @@ def _conditions(result):
 
 
 def build_markdown(result, fig8_name="fig8-cycles.png", sweep_name="size-sweep.png"):
-    out = [f"# ORB profile: what omniORB costs per call and per byte", "",
+    out = ["# ORB profile: what omniORB costs per call and per byte", "",
            f"Reproduces the ORB profiling paper (“{seed.TITLE}”) on this machine, for every transport, and goes "
            "further (size sweep, fixed and per-byte costs). The paper's figures are printed beside ours: "
            f"{seed.PLATFORM}.", "", "## Conditions", ""] + _conditions(result)

@@ -17,7 +17,6 @@ from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.paths import REPO_ROOT
 from scabench.report.markdown import write_report
-from scabench.interrupts import Interrupted
 from scabench.report.results_file import write_json
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
@@ -48,14 +47,9 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
 
     def save(entries, claims=None, status="partial"):
         doc = {"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])], "configs": entries}
-        write_json(doc, out / "results.json")
+        return write_json(doc, out / "results.json")
 
-    try:
-        entries = run_campaign(campaign, runs, packets, on_config_done=save)
-    except Interrupted as exc:
-        save(exc.result or {}, status="interrupted")
-        exc.saved_to = out / "results.json"
-        raise
+    entries = run_campaign(campaign, runs, packets, on_config_done=save)
     for e in entries.values():
         e["summary"] = summarise(e["runs"])
     claims = judge_claims(entries)

@@ -29,13 +29,6 @@ def paper_figure(experiment, setup):
     return None, None
 
 
-def slides_test(experiment):
-    for name, test in published()["slides"].items():
-        if test["experiment"] == experiment:
-            return name, test
-    return None, None
-
-
 def paper_ratio(experiment, setup):
     _, table = paper_table(experiment, setup)
     return table["last_packet_ms"][-1] / published()["setup"][setup]["floor_ms"]

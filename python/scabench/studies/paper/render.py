@@ -1,7 +1,6 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
 from scabench.report.markdown import md_table
-from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published,
-                                              slides_test)
+from scabench.studies.paper.published import SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published
 
 TITLE = "The messaging-semantics paper, reproduced by scabench"
 SEND_STATEMENTS = (("min", "fastest send"), ("p50", "median"), ("p90", "90th percentile"),
