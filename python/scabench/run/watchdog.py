@@ -108,6 +108,8 @@ class Watchdog(threading.Thread):
                 if process_state(pid) in ("T", "t"):
                     since = stopped_since.setdefault(pid, now)
                     if now - since >= self.stopped_limit_s:
+                        if pid != lpid:
+                            os.kill(pid, signal.SIGKILL)  # a stopped host would hold up the launcher's teardown
                         return self._end(component, f"{who} has been stopped for {now - since:.0f} s "
                                                     "(SIGSTOP or a debugger); the run was ended")
                 else:
