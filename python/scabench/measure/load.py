@@ -11,23 +11,32 @@ import time
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _busy_and_total_ticks(cores=None):
-    """Busy and total jiffies, over all CPUs or the given ones."""
-    busy = total = 0
+def core_jiffies(cores=None):
+    """/proc/stat jiffies (user nice system idle iowait irq softirq steal):
+    the machine's total line, or summed over the given CPUs."""
+    total = [0] * 8
     with open("/proc/stat") as f:
         for line in f:
             if not line.startswith("cpu"):
                 break
             name, *fields = line.split()
-            if cores is None and name != "cpu":
+            if (name == "cpu") != (cores is None) or (cores is not None and int(name[3:]) not in cores):
                 continue
-            if cores is not None and (name == "cpu" or int(name[3:]) not in cores):
-                continue
-            values = [int(v) for v in fields[:8]]
-            idle = values[3] + values[4]  # idle + iowait
-            busy += sum(values) - idle
-            total += sum(values)
-    return busy, total
+            for i, v in enumerate(fields[:8]):
+                total[i] += int(v)
+    return total
+
+
+def busy_jiffies(fields):
+    """The one definition of busy every meter uses (the launcher's too):
+    everything but idle and iowait. Steal counts as busy: the hypervisor
+    gave the core to someone else."""
+    return sum(fields) - fields[3] - fields[4]
+
+
+def _busy_and_total_ticks(cores=None):
+    fields = core_jiffies(cores)
+    return busy_jiffies(fields), sum(fields)
 
 
 def _children_of():

@@ -25,6 +25,8 @@ import socket
 import struct
 import time
 
+from scabench.measure.load import busy_jiffies, core_jiffies
+
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
 
@@ -90,21 +92,6 @@ class TaskStats:
         return cls._shared
 
 
-def _core_fields(cores):
-    """Summed /proc/stat jiffies of the given CPUs: user nice system idle
-    iowait irq softirq steal."""
-    total = [0] * 8
-    with open("/proc/stat") as f:
-        for line in f:
-            if not line.startswith("cpu") or line.startswith("cpu "):
-                continue
-            name, *fields = line.split()
-            if int(name[3:]) in cores:
-                for i, v in enumerate(fields[:8]):
-                    total[i] += int(v)
-    return total
-
-
 def _system_ctxt():
     with open("/proc/stat") as f:
         for line in f:
@@ -157,7 +144,7 @@ def process_snapshot(pid):
 class Snapshot:
     def __init__(self, pids, cores):
         self.wall = time.monotonic()
-        self.cores = _core_fields(cores)
+        self.cores = core_jiffies(cores)
         self.ctxt = _system_ctxt()
         self.processes = {pid: process_snapshot(pid) for pid in pids}
 
@@ -220,7 +207,7 @@ def window_result(before, after, names=None, ncores=1):
         "sar_total_pct": core_total,
         "steal_pct": 100.0 * steal / jiffies,
         "system_csw_per_s": (after.ctxt - before.ctxt) / wall,
-        "foreign_pct": max(0.0, core_total + 100.0 * steal / jiffies - own_total),
+        "foreign_pct": max(0.0, 100.0 * busy_jiffies(d) / jiffies - own_total),
         "processes": processes,
     }
 
