@@ -11,13 +11,16 @@
 // them through CF::Resource. When every component has been released the ORB
 // shuts down and the host reports its resource usage ("rusage ...").
 // Components placed in the same host call each other directly (collocation).
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -107,6 +110,19 @@ int describe(CORBA::ORB_ptr orb) {
   return 0;
 }
 
+// The component's reference, for a tool that drives or probes it from
+// outside the launcher (tests/python/test_hostile_peers.py). Owner-only, in
+// the run's private directory: a reference is the right to call configure or
+// releaseObject (docs/trust-model.md).
+void writeReference(const std::string& path, const char* ior) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  const std::string text = std::string(ior) + "\n";
+  const bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot write " + path);
+}
+
 int usage(const std::string& why) {
   std::cerr << "scabench-host: " << why
             << "\nusage: scabench-host --host NAME --status-fd FD --record-dir DIR "
@@ -117,6 +133,15 @@ int usage(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A unix-socket endpoint is owner-only (omniORB's default is 0777): anyone
+  // who can connect can send to the ports and call configure or
+  // releaseObject (docs/trust-model.md). First, so that an explicit option
+  // on the command line still wins.
+  std::vector<char*> args{argv[0], const_cast<char*>("-ORBunixTransportPermission"), const_cast<char*>("0600")};
+  args.insert(args.end(), argv + 1, argv + argc);
+  argc = int(args.size());
+  args.push_back(nullptr);
+  argv = args.data();
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);  // removes the -ORB options
   if (argc == 2 && std::string(argv[1]) == "--describe") return describe(orb);
   std::string hostName, recordDir;
@@ -156,6 +181,7 @@ int main(int argc, char** argv) {
       CORBA::Object_var ref = root->id_to_reference(id);
       CORBA::String_var ior = orb->object_to_string(ref);
       components.push_back(c);
+      writeReference(recordDir + "/" + spec.name + ".ior", ior.in());
       host.notify("ready " + spec.name + " " + ior.in());
     } catch (const std::exception& ex) {
       host.notify("error " + spec.name + " " + ex.what());

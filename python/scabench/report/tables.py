@@ -64,10 +64,15 @@ def format_run(result):
             ["sends that waited for flow"] + ([producer.get("send_stalls", "-")] if producer else [])
             + [s.get("send_stalls", "-") for s in stages],
         ]
+    if not result.get("clean", True):
+        rows.append(["refused from peers"] + ([producer.get("refused", 0)] if producer else [])
+                    + [s.get("refused", 0) for s in stages])
     out += ["", format_table(header, rows), ""]
     ratio = result.get("overhead_ratio")
     out.append(f"floor {_fmt(result['floor_ms'], 1)} ms, ratio {_fmt(ratio, 3)}, "
                f"foreign CPU {_fmt(result['foreign_cpu_pct'], 1)} %")
+    if not result.get("clean", True):
+        out.append(_refusal_line(result, [producer] + stages))
     send = producer.get("send_us", {})
     if send:
         out.append("producer send (µs): " + ", ".join(
@@ -79,3 +84,14 @@ def format_run(result):
         out.append(f"link emulator CPU: {result['network']['emulator_cpu_s']:.2f} s (on the run's cores; "
                    "not counted as foreign)")
     return "\n".join(out)
+
+
+def _refusal_line(result, parts):
+    """The marker of a run in which ports refused what peers sent."""
+    by = {}
+    for part in parts:
+        for reason, n in (part.get("refused_by") or {}).items():
+            by[reason] = by.get(reason, 0) + n
+    detail = ", ".join(f"{reason} {n}" for reason, n in by.items() if n)
+    return (f"NOT CLEAN: ports refused {result.get('refusals', 0)} packets or signals from peers ({detail}); "
+            "see docs/trust-model.md")

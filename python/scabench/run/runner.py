@@ -17,7 +17,7 @@ from scabench.run.environment import describe_environment
 from scabench.errors import RunError
 from scabench.run.network import NetworkHosts
 from scabench.paths import program
-from scabench.run.records import read_records
+from scabench.run.records import read_records, refusals
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -184,6 +184,7 @@ def analyse(spec, run_dir, manifest, floor):
             "held_peak": r.flow["held_peak"],
             "flow_suspends": r.flow["suspends"],
             "send_stalls": r.flow["send_stalls"],
+            **refusals(r),
         })
     producer = {}
     if producers:
@@ -197,6 +198,7 @@ def analyse(spec, run_dir, manifest, floor):
             "send_share_under_us": metrics.share_under(send_us, SEND_THRESHOLDS_US),
             "send_us_all": [round(float(v), 3) for v in send_us],
             "send_stalls": r.flow["send_stalls"],
+            **refusals(r),
         }
     terminal = [s for s in stages if s["last_packet_ms"] is not None and
                 not any(c.uses[0] == s["name"] for c in spec.connections)]
@@ -217,4 +219,8 @@ def analyse(spec, run_dir, manifest, floor):
         },
         "window_s": (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9,
         "stats": manifest.get("stats", {}),
+        # A peer sent what a port refused (docs/trust-model.md): the counts may
+        # still be right, but the run was not the clean one the spec describes.
+        "refusals": sum(refusals(r)["refused"] for r in records.values()),
+        "clean": not any(refusals(r)["refused"] for r in records.values()),
     }
