@@ -13,6 +13,7 @@ from pathlib import Path
 from conftest import pipeline_toml
 from scabench.model.spec import load_spec
 from scabench.paths import program
+from scabench.report.tables import format_run
 from scabench.run.runner import run_spec
 
 PACKETS = 100
@@ -101,6 +102,10 @@ def test_a_resequencing_port_with_credits_refuses_bad_numbers_lengths_and_a_spoo
     assert target["refused"] == 5 + flood
     assert stage(result, "stage2")["refused"] == 0 and result["producer"]["refused"] == 0
     assert result["refusals"] == 5 + flood and result["clean"] is False
+    table = format_run(result)
+    assert f"NOT CLEAN: ports refused {5 + flood} packets or signals from peers (sequence 2, length {1 + flood}, " \
+           "eos 1, sender 1)" in table
+    assert "refused from peers" in table
     # The port allocated nothing for the bad numbers: the stage stays near its
     # size at rest (about 10 MB), nowhere near what one skip to 2^64 asked for.
     rusage = next(h["rusage"] for h in result["hosts"] if h["name"].endswith("-stage1"))
@@ -133,6 +138,7 @@ def test_an_arrival_port_refuses_a_strangers_flood_and_cannot_be_taken_over(writ
 def test_a_clean_run_says_so(write_spec):
     result = run_spec(load_spec(write_spec(pipeline_toml(packets=10, policy='packet_length = 256\n'))))
     assert result["clean"] is True and result["refusals"] == 0
+    assert "NOT CLEAN" not in format_run(result) and "refused from peers" not in format_run(result)
     for s in [result["producer"], *result["stages"]]:
         assert s["refused"] == 0 and set(s["refused_by"]) == {"sequence", "length", "eos", "credit", "threads",
                                                                "sender"}
