@@ -18,13 +18,16 @@
 // The second form is the SCA execute protocol (exec parameters as name/value
 // pairs), for any SCA launcher: one component of kind KIND, bound under NAME
 // in the naming context given, unbound again once it is released.
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -115,6 +118,19 @@ int describe(CORBA::ORB_ptr orb) {
   return 0;
 }
 
+// The component's reference, for a tool that drives or probes it from
+// outside the launcher (tests/python/test_hostile_peers.py). Owner-only, in
+// the run's private directory: a reference is the right to call configure or
+// releaseObject (docs/trust-model.md).
+void writeReference(const std::string& path, const char* ior) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  const std::string text = std::string(ior) + "\n";
+  const bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot write " + path);
+}
+
 const char* const USAGE =
     "usage: scabench-host --describe\n"
     "       scabench-host --host NAME --status-fd FD --record-dir DIR "
@@ -200,6 +216,15 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A unix-socket endpoint is owner-only (omniORB's default is 0777): anyone
+  // who can connect can send to the ports and call configure or
+  // releaseObject (docs/trust-model.md). First, so that an explicit option
+  // on the command line still wins.
+  std::vector<char*> args{argv[0], const_cast<char*>("-ORBunixTransportPermission"), const_cast<char*>("0600")};
+  args.insert(args.end(), argv + 1, argv + argc);
+  argc = int(args.size());
+  args.push_back(nullptr);
+  argv = args.data();
   // Runs use packets up to 64 MiB; a host started by anyone else gets the
   // same limit unless its own -ORB options say otherwise.
   const char* options[][2] = {{"giopMaxMsgSize", "67108864"}, {nullptr, nullptr}};
@@ -247,6 +272,7 @@ int main(int argc, char** argv) {
       CORBA::Object_var ref = root->id_to_reference(id);
       CORBA::String_var ior = orb->object_to_string(ref);
       components.push_back(c);
+      writeReference(recordDir + "/" + spec.name + ".ior", ior.in());
       host.notify("ready " + spec.name + " " + ior.in());
     } catch (const std::exception& ex) {
       host.notify("error " + spec.name + " " + ex.what());

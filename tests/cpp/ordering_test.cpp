@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scabench/runtime/flow.hpp"
+#include "scabench/runtime/link_window.hpp"
 #include "scabench/runtime/resequencer.hpp"
 
 using namespace scabench;
@@ -79,15 +80,69 @@ TEST(Resequencer, CloseDrainsWhatIsHeldSkippingGaps) {
 
 TEST(Resequencer, RefusesAZeroCapacity) { EXPECT_THROW(Resequencer<int>(0, 1ms), std::invalid_argument); }
 
-TEST(AckTracker, AdvancesOnlyOverAContiguousPrefix) {
-  AckTracker t;
-  EXPECT_EQ(t.finish(1), 0u);
-  EXPECT_EQ(t.finish(3), 0u);
-  EXPECT_EQ(t.finish(0), 2u);
-  EXPECT_EQ(t.finish(2), 4u);
-  EXPECT_EQ(t.finish(4, 3), 7u);  // a skipped range finishes at once
-  EXPECT_EQ(t.finish(1), 7u);     // old news changes nothing
+// A number far ahead of what the buffer waits for is refused at once: it is
+// not filed, so it can neither make the releaser skip the real packets up to
+// it nor make its caller wait for room.
+TEST(Resequencer, RefusesANumberBeyondItsWindowWithoutWaiting) {
+  Resequencer<int> r(2, 20ms, /*window=*/8);
+  r.offer(1, 1);
+  r.offer(2, 2);  // full, waiting for 0
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(r.offer(1'000'000, 9), Resequencer<int>::Offer::Refused);
+  EXPECT_EQ(r.offer(UINT64_MAX - 1, 9), Resequencer<int>::Offer::Refused);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);  // would block forever if it waited for room
+  EXPECT_EQ(r.held(), 2u);
+  r.offer(0, 0);
+  for (int expected = 0; expected < 3; ++expected) EXPECT_EQ(r.next().value(), expected);
+  // The window moves with the releaser: 3 + 7 is inside now, 3 + 8 is not.
+  EXPECT_EQ(r.offer(3 + 8, 11), Resequencer<int>::Offer::Refused);
+  EXPECT_EQ(r.offer(3 + 7, 10), Resequencer<int>::Offer::Accepted);
+  const auto s = r.stats();
+  EXPECT_EQ(s.refused, 3u);
+  EXPECT_EQ(s.skipped, 0u);
+  EXPECT_EQ(s.late, 0u);
 }
+
+TEST(LinkWindow, AdvancesOnlyOverAContiguousPrefix) {
+  LinkWindow w(16);
+  EXPECT_EQ(w.finish(1), 0u);
+  EXPECT_EQ(w.finish(3), 0u);
+  EXPECT_EQ(w.finish(0), 2u);
+  EXPECT_EQ(w.finish(2), 4u);
+  EXPECT_EQ(w.finish(4, 3), 7u);  // a skipped range finishes at once
+  EXPECT_EQ(w.finish(1), 7u);     // old news changes nothing
+}
+
+TEST(LinkWindow, PlacesNumbersBehindInsideOrAheadOfItsWindow) {
+  LinkWindow w(8);
+  EXPECT_EQ(w.place(0), LinkWindow::Place::Inside);
+  EXPECT_EQ(w.place(7), LinkWindow::Place::Inside);
+  EXPECT_EQ(w.place(8), LinkWindow::Place::Ahead);
+  EXPECT_EQ(w.place(UINT64_MAX), LinkWindow::Place::Ahead);
+  w.finish(0, 3);
+  w.finish(5);
+  EXPECT_EQ(w.place(1), LinkWindow::Place::Behind);   // below the prefix
+  EXPECT_EQ(w.place(5), LinkWindow::Place::Behind);   // finished, ahead of a gap
+  EXPECT_EQ(w.place(4), LinkWindow::Place::Inside);
+  EXPECT_EQ(w.place(10), LinkWindow::Place::Inside);  // the window moved with the prefix
+  EXPECT_EQ(w.place(11), LinkWindow::Place::Ahead);
+}
+
+// A range reaching to 2^64 (what a skip up to a bogus number would ask for)
+// costs at most the window: the prefix stops at the window's end and nothing
+// beyond it is remembered.
+TEST(LinkWindow, AHugeRangeIsCutAtTheWindow) {
+  LinkWindow w(64);
+  EXPECT_EQ(w.finish(0, UINT64_MAX), 64u);
+  EXPECT_EQ(w.finish(150, UINT64_MAX), 64u);  // wholly beyond the window [64, 128): ignored
+  EXPECT_EQ(w.place(127), LinkWindow::Place::Inside);
+  EXPECT_EQ(w.place(150), LinkWindow::Place::Ahead);
+  EXPECT_EQ(w.finish(64, 64), 128u);          // the bitmap is reused as the window moves
+  EXPECT_EQ(w.place(100), LinkWindow::Place::Behind);
+  EXPECT_EQ(w.place(150), LinkWindow::Place::Inside);  // the ignored range left no trace
+}
+
+TEST(LinkWindow, RefusesAnEmptyWindow) { EXPECT_THROW(LinkWindow(0), std::invalid_argument); }
 
 TEST(FlowGate, CreditsBlockTheSenderUntilAcknowledged) {
   FlowGate gate(2);
@@ -105,6 +160,7 @@ TEST(FlowGate, CreditsBlockTheSenderUntilAcknowledged) {
 
 TEST(FlowGate, SuspendResumeFollowsTheNewestEpoch) {
   FlowGate gate(0);
+  gate.issue(1);  // two packets out: the receiver can be at epoch 4 at most
   gate.setSuspended(true, 2);
   gate.setSuspended(false, 1);  // older, overtaken: ignored
   std::atomic<bool> sent{false};
@@ -125,4 +181,55 @@ TEST(FlowGate, CloseReleasesABlockedSender) {
   gate.close();
   sender.join();
   EXPECT_EQ(result, 0);
+}
+
+// An acknowledgement can only cover what was sent: one beyond it would grant
+// credits past the window, so it is refused, counted and ignored.
+TEST(FlowGate, RefusesAnAcknowledgementOfPacketsNotSent) {
+  int refusals = 0;
+  FlowGate gate(2, [&] { ++refusals; });
+  EXPECT_TRUE(gate.admit(0));
+  EXPECT_TRUE(gate.admit(1));
+  gate.acknowledge(UINT64_MAX);  // a bogus grant of everything
+  gate.acknowledge(3);           // more than the two sent
+  EXPECT_EQ(gate.refused(), 2u);
+  EXPECT_EQ(refusals, 2);
+  std::atomic<bool> sent{false};
+  std::thread sender([&] { sent = gate.admit(2); });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(sent);  // still no credit for link 2
+  gate.acknowledge(2);  // the truth: 0 and 1 are done
+  sender.join();
+  EXPECT_TRUE(sent);
+  EXPECT_EQ(gate.refused(), 2u);
+}
+
+// Numbers used without waiting (end of stream, a packet dropped on purpose)
+// may be acknowledged too: the receiver finishes or skips them.
+TEST(FlowGate, NumbersIssuedWithoutWaitingMayBeAcknowledged) {
+  FlowGate gate(4);
+  gate.admit(0);
+  gate.issue(1);  // dropped on purpose
+  gate.issue(2);  // end of stream
+  gate.acknowledge(3);
+  EXPECT_EQ(gate.refused(), 0u);
+}
+
+// A suspend signal from an epoch the receiver cannot have reached (at most
+// two a packet) is refused: taken, it would make every true signal look stale.
+TEST(FlowGate, RefusesASuspendSignalFromTooFarAhead) {
+  FlowGate gate(0);
+  gate.admit(0);  // one packet issued: epochs 1 and 2 are possible
+  gate.setSuspended(true, UINT64_MAX);
+  gate.setSuspended(true, 3);
+  EXPECT_EQ(gate.refused(), 2u);
+  EXPECT_TRUE(gate.admit(1));  // not suspended
+  gate.setSuspended(true, 1);  // a true signal still works
+  std::atomic<bool> sent{false};
+  std::thread sender([&] { sent = gate.admit(2); });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(sent);
+  gate.setSuspended(false, 2);
+  sender.join();
+  EXPECT_TRUE(sent);
 }

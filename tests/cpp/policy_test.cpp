@@ -108,7 +108,7 @@ TEST(PolicySchema, DescribesEveryKeyInTheSpecsOrder) {
   std::vector<std::string> names;
   for (const auto& [name, _] : d.items()) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"call", "sync", "dispatch", "worker", "worker_resume", "ordering",
-                                             "reorder_capacity", "reorder_timeout_ms", "flow"}));
+                                             "reorder_capacity", "reorder_timeout_ms", "flow", "packet_length"}));
   EXPECT_EQ(d["sync"]["only_with"], nlohmann::ordered_json({{"call", "oneway"}}));
   EXPECT_EQ(d["dispatch"]["args"]["N"]["max"], 1000);
   EXPECT_EQ(d["worker"]["type"], "depth");
@@ -119,6 +119,8 @@ TEST(PolicySchema, DescribesEveryKeyInTheSpecsOrder) {
   EXPECT_EQ(d["flow"]["side"], "both");
   EXPECT_EQ(d["flow"]["constraints"], nlohmann::ordered_json::array({"lo < hi"}));
   EXPECT_EQ(d["flow"]["args"]["w"]["min"], 1);
+  EXPECT_EQ(d["packet_length"]["side"], "provides");
+  EXPECT_EQ(d["packet_length"]["default"], 0);
   for (const auto& [name, entry] : d.items()) {
     EXPECT_TRUE(entry.contains("side") && entry.contains("type") && entry.contains("default") &&
                 entry.contains("description"))

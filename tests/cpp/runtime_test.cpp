@@ -169,7 +169,7 @@ TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
   in->pushPacket(h, samples);
   EXPECT_LT(monotonicNs() - before, 40'000'000);
   h.end_of_stream = true;
-  h.sequence_number = 1;
+  h.sequence_number = h.link_sequence = 1;
   in->pushPacket(h, CORBA::DoubleSeq());
   stage->stop();  // drains the worker: the packet is processed, then EOS
   std::lock_guard lock(host().mutex);
@@ -189,15 +189,15 @@ TEST(Collocation, FullWorkerQueueResumesTheCallerAtItsResumeLevel) {
   in->pushPacket(h, samples);
   usleep(20'000);  // the worker takes packet 0 and works on it until t = 50 ms
   for (uint64_t seq = 1; seq <= 2; ++seq) {  // they fill the queue
-    h.sequence_number = seq;
+    h.sequence_number = h.link_sequence = seq;
     in->pushPacket(h, samples);
   }
-  h.sequence_number = 3;
+  h.sequence_number = h.link_sequence = 3;
   const int64_t before = monotonicNs();
   in->pushPacket(h, samples);  // resumes when packet 2 is taken, at t = 100 ms
   EXPECT_GE(monotonicNs() - before, 70'000'000);
   h.end_of_stream = true;
-  h.sequence_number = 4;
+  h.sequence_number = h.link_sequence = 4;
   in->pushPacket(h, CORBA::DoubleSeq());
   stage->stop();
 }
@@ -219,17 +219,17 @@ TEST(Collocation, AutoResumeLevelFollowsTheCallType) {
     in->pushPacket(h, samples);
     usleep(30'000);  // the worker takes packet 0
     for (uint64_t seq = 1; seq <= 4; ++seq) {
-      h.sequence_number = seq;
+      h.sequence_number = h.link_sequence = seq;
       in->pushPacket(h, samples);
     }
-    h.sequence_number = 5;
+    h.sequence_number = h.link_sequence = 5;
     if (oneway)
       in->pushPacketOneway(h, samples);
     else
       in->pushPacket(h, samples);
     EXPECT_EQ(stage->records().header().completed.load(), oneway ? 1u : 2u) << (oneway ? "one-way" : "two-way");
     h.end_of_stream = true;
-    h.sequence_number = 6;
+    h.sequence_number = h.link_sequence = 6;
     in->pushPacket(h, CORBA::DoubleSeq());
     stage->stop();
   }
@@ -238,11 +238,11 @@ TEST(Collocation, AutoResumeLevelFollowsTheCallType) {
 // The ports declare their policy properties from the policy table: every key
 // of a side is a `<port>.<key>` property of that side's ports, with the
 // table's default, and the ports declare no other policy property (beyond
-// the sender's own sync_none_depth).
+// the sender's own sync_none_depth and the receiver's own max_calls).
 TEST(PolicySchema, PortsDeclareEveryKeyOfTheirSideWithItsDefault) {
   Component* stage = createComponent("stage", "double", {"schema", ::testing::TempDir(), &host()});
   const auto& declared = stage->properties().entries();
-  std::set<std::string> expected{"out.sync_none_depth"};
+  std::set<std::string> expected{"out.sync_none_depth", "in.max_calls"};
   for (const auto& key : policy::schema()) {
     for (const auto& [port, side] : {std::pair{"in", policy::Side::Provides}, std::pair{"out", policy::Side::Uses}}) {
       const std::string id = std::string(port) + "." + key.name;
@@ -344,7 +344,7 @@ TEST(Collocation, AHopAllocatesNothingOnceWarm) {
   in->pushPacket(h, samples);  // sizes the filter's and the port's buffers
   countAllocations = true;
   for (int i = 1; i <= 8; ++i) {
-    h.sequence_number = uint64_t(i);
+    h.sequence_number = h.link_sequence = uint64_t(i);
     in->pushPacket(h, samples);
   }
   countAllocations = false;
@@ -354,9 +354,11 @@ TEST(Collocation, AHopAllocatesNothingOnceWarm) {
   snk->stop();
 }
 
-// One two-way packet of four samples into a port.
-void pushFourSamples(scabench::dataDouble_ptr in) {
+// One two-way packet of four samples into a port, with the next link
+// sequence of `link`, as the sending port would number it.
+void pushFourSamples(scabench::dataDouble_ptr in, std::atomic<uint64_t>& link) {
   PacketHeader h{};
+  h.link_sequence = link++;
   CORBA::DoubleSeq samples;
   samples.length(4);
   in->pushPacket(h, samples);
@@ -371,7 +373,8 @@ TEST(Collocation, ACallFromTheSameProcessSkipsThePoa) {
   snk->start();
   CORBA::Object_var port = snk->getPort("in");
   scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
-  auto push = [&] { pushFourSamples(in); };
+  std::atomic<uint64_t> link{0};
+  auto push = [&] { pushFourSamples(in, link); };
   push();
   PortableServer::POAManager_var manager = host().root->the_POAManager();
   manager->hold_requests(false);
@@ -394,11 +397,180 @@ TEST(Collocation, SingleThreadDispatchStillSerialisesCollocatedCalls) {
   stage->start();
   CORBA::Object_var port = stage->getPort("in");
   scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
-  auto push = [&] { pushFourSamples(in); };
+  std::atomic<uint64_t> link{0};
+  auto push = [&] { pushFourSamples(in, link); };
   std::thread a(push), b(push);
   a.join();
   b.join();
   EXPECT_EQ(stage->records().header().completed.load(), 2u);
   EXPECT_EQ(stage->records().header().maxConcurrent.load(), 1u);
   stage->stop();
+}
+
+// ------------------------------------------------ what a provides port takes
+
+namespace {
+
+uint32_t refused(Component* c, Refusal why) { return c->records().header().refused[std::size_t(why)].load(); }
+
+// A started sink whose input has `token` as its connection's (attached as a
+// sending port would), with the extra properties; returns its input.
+scabench::dataDouble_ptr startAttachedSink(Component*& sink, const char* name, uint64_t token,
+                                           CF::Properties extra = {}) {
+  sink = createComponent("sink", "double", {name, ::testing::TempDir(), &host()});
+  CF::Properties p = props({{"record_capacity", integer(16)}});
+  const CORBA::ULong n = p.length();
+  p.length(n + extra.length());
+  for (CORBA::ULong i = 0; i < extra.length(); ++i) p[n + i] = extra[i];
+  sink->configure(p);
+  CORBA::Object_var port = sink->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  in->attachSender(token, scabench::FlowControl::_nil());
+  sink->start();
+  return in._retn();
+}
+
+void push(scabench::dataDouble_ptr in, uint64_t token, uint64_t link, CORBA::ULong samples = 4) {
+  PacketHeader h{};
+  h.sequence_number = h.link_sequence = link;
+  h.connection_token = token;
+  CORBA::DoubleSeq data;
+  data.length(samples);
+  in->pushPacket(h, data);
+}
+
+void pushEndOfStream(scabench::dataDouble_ptr in, uint64_t token, uint64_t link) {
+  PacketHeader h{};
+  h.sequence_number = h.link_sequence = link;
+  h.connection_token = token;
+  h.end_of_stream = true;
+  in->pushPacket(h, CORBA::DoubleSeq());
+}
+
+bool reportedEndOfStream(const std::string& name) {
+  std::lock_guard lock(host().mutex);
+  for (const auto& line : host().lines)
+    if (line.rfind("eos " + name + " ", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+// A connected port takes packets only with its connection's token; anything
+// else is refused and counted, and does not reach the handler.
+TEST(InPortChecks, TakesOnlyTheConnectionsOwnPackets) {
+  constexpr uint64_t kToken = 0x1234'5678'9abc'def0;
+  Component* sink = nullptr;
+  scabench::dataDouble_var in = startAttachedSink(sink, "own-only", kToken);
+  push(in, kToken, 0);
+  push(in, 0, 1);          // no token: not the connection's
+  push(in, kToken + 1, 1);  // a guess
+  push(in, kToken, 1);
+  EXPECT_EQ(sink->records().header().completed.load(), 2u);
+  EXPECT_EQ(refused(sink, Refusal::Sender), 2u);
+  // Once started, nobody can attach as the sender: the port is occupied.
+  EXPECT_THROW(in->attachSender(42, scabench::FlowControl::_nil()), CF::Port::OccupiedPort);
+  EXPECT_EQ(refused(sink, Refusal::Sender), 3u);
+  push(in, kToken, 2);  // the real sender still gets through
+  EXPECT_EQ(sink->records().header().completed.load(), 3u);
+  sink->stop();
+}
+
+// packet_length: a packet of another length is refused, whoever sent it; a
+// refused packet of the connection's own uses up its link number, so the
+// stream (and its end) goes on past it.
+TEST(InPortChecks, RefusesPacketsOfAnotherLength) {
+  constexpr uint64_t kToken = 77;
+  Component* sink = nullptr;
+  scabench::dataDouble_var in = startAttachedSink(sink, "length", kToken, props({{"in.packet_length", integer(4)}}));
+  push(in, kToken, 0, 4);
+  push(in, kToken, 1, 5);
+  push(in, kToken, 2, 0);
+  push(in, kToken + 1, 3, 4000);
+  push(in, kToken, 3, 4);
+  EXPECT_EQ(sink->records().header().completed.load(), 2u);
+  EXPECT_EQ(refused(sink, Refusal::Length), 3u);
+  pushEndOfStream(in, kToken, 4);
+  EXPECT_TRUE(reportedEndOfStream("length"));
+  sink->stop();
+}
+
+// A link sequence far ahead of the window is refused before it is filed or
+// acknowledged; with credits and a reorder buffer one near 2^64 would
+// otherwise have been skipped up to, a range of 2^64 numbers.
+TEST(InPortChecks, RefusesALinkSequenceBeyondTheWindow) {
+  constexpr uint64_t kToken = 5;
+  Component* sink = nullptr;
+  scabench::dataDouble_var in = startAttachedSink(
+      sink, "window", kToken,
+      props({{"in.ordering", text("resequence")}, {"in.flow", text("credits(4)")}, {"in.reorder_timeout_ms", real(5)}}));
+  push(in, kToken, 0);
+  push(in, kToken, 1'000'000);
+  push(in, kToken, UINT64_MAX - 16);
+  push(in, kToken, 1);
+  pushEndOfStream(in, kToken, 2);
+  for (int i = 0; i < 200 && !reportedEndOfStream("window"); ++i) usleep(10'000);  // the releaser hands them on
+  EXPECT_TRUE(reportedEndOfStream("window"));
+  EXPECT_EQ(refused(sink, Refusal::Sequence), 2u);
+  sink->stop();
+  EXPECT_EQ(sink->records().header().completed.load(), 2u);
+  EXPECT_EQ(sink->records().header().skipped.load(), 0u);  // nothing was skipped to reach them
+}
+
+// End of stream counts only from the connection, once, and only when every
+// packet before it (by link sequence) is done: a spoofed or early one cannot
+// end the measurement.
+TEST(InPortChecks, EndOfStreamCountsOnlyFromTheSenderAndInSequence) {
+  constexpr uint64_t kToken = 9;
+  Component* sink = nullptr;
+  scabench::dataDouble_var in = startAttachedSink(sink, "eos-order", kToken);
+  pushEndOfStream(in, 0, 0);         // a stranger's, announcing nothing
+  pushEndOfStream(in, kToken, 1'000'000);  // the connection's, far out of sequence
+  EXPECT_EQ(refused(sink, Refusal::EndOfStream), 2u);
+  push(in, kToken, 0);
+  push(in, kToken, 2);               // 1 is still on its way (one-way packets overtake)
+  pushEndOfStream(in, kToken, 3);    // the real one: waits for 1
+  EXPECT_FALSE(reportedEndOfStream("eos-order"));
+  pushEndOfStream(in, kToken, 3);    // a second one is refused
+  EXPECT_EQ(refused(sink, Refusal::EndOfStream), 3u);
+  push(in, kToken, 1);
+  EXPECT_TRUE(reportedEndOfStream("eos-order"));
+  EXPECT_EQ(sink->records().header().completed.load(), 3u);
+  sink->stop();
+}
+
+// max_calls: calls of the connection beyond it are refused at once instead of
+// taking one more ORB thread into the port. Two calls sleep in the stage; the
+// third is refused while they are still there, without waiting for a slot.
+TEST(InPortChecks, RefusesACallBeyondMaxCalls) {
+  Component* stage = createComponent("stage", "double", {"max-calls", ::testing::TempDir(), &host()});
+  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(1'000'000)}, {"in.max_calls", integer(2)},
+                          {"record_capacity", integer(8)}}));
+  stage->start();
+  CORBA::Object_var port = stage->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  std::thread a([&] { push(in, 0, 0); }), b([&] { push(in, 0, 1); });
+  while (stage->records().header().maxConcurrent.load() < 2) usleep(1'000);
+  push(in, 0, 2);
+  EXPECT_EQ(stage->records().header().completed.load(), 0u);  // both calls still sleeping: it did not wait
+  a.join();
+  b.join();
+  EXPECT_EQ(refused(stage, Refusal::Threads), 1u);
+  EXPECT_EQ(stage->records().header().completed.load(), 2u);
+  EXPECT_EQ(stage->records().header().maxConcurrent.load(), 2u);
+  stage->stop();
+}
+
+// A packet before start is not the connection's (the launcher starts
+// receivers first): refused, and counted once the records exist.
+TEST(InPortChecks, APacketBeforeStartIsRefusedAndCounted) {
+  Component* sink = createComponent("sink", "double", {"early", ::testing::TempDir(), &host()});
+  sink->configure(props({{"record_capacity", integer(4)}}));
+  CORBA::Object_var port = sink->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  push(in, 0, 0);
+  sink->start();
+  EXPECT_EQ(refused(sink, Refusal::Sender), 1u);
+  EXPECT_EQ(sink->records().header().completed.load(), 0u);
+  sink->stop();
 }

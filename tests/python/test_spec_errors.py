@@ -120,9 +120,23 @@ def test_ports_take_the_policy_as_the_spec_writes_it():
     assert p.uses_properties("out") == {"out.call": "oneway", "out.sync": "transport", "out.flow": "credits(32)"}
     assert p.provides_properties("in") == {
         "in.worker": 64, "in.worker_resume": "auto", "in.dispatch": "pool:4", "in.ordering": "arrival",
-        "in.reorder_capacity": 64, "in.reorder_timeout_ms": 50.0, "in.flow": "credits(32)"}
+        "in.reorder_capacity": 64, "in.reorder_timeout_ms": 50.0, "in.flow": "credits(32)", "in.packet_length": 0}
     assert parse_policy({"worker": 64, "worker_resume": "half"}).provides_properties("in")["in.worker_resume"] == "half"
     assert parse_policy({"worker": 64, "worker_resume": 5}).provides_properties("in")["in.worker_resume"] == "5"
     declared = component_kinds()["stage"]["properties"]
     for name in {**p.uses_properties("out"), **p.provides_properties("in")}:
         assert name in declared
+
+
+def test_a_key_the_runtime_adds_needs_no_restating(write_spec):
+    """packet_length is declared once, in the runtime's policy table: a spec
+    key for it is checked against the published range, reaches the provides
+    port, and shows in the resolved spec."""
+    spec = load_spec(write_spec(pipeline_toml(policy="packet_length = 256")))
+    assert {c["packet_length"] for c in spec.describe()["connections"]} == {256}
+    assert spec.connections[0].policy.provides_properties("in")["in.packet_length"] == 256
+    assert "in.packet_length" not in spec.connections[0].policy.uses_properties("out")
+    for bad in ("-1", '"256"', "true"):
+        with pytest.raises(SpecError) as err:
+            load_spec(write_spec(pipeline_toml(policy=f"packet_length = {bad}")))
+        assert "packet_length" in str(err.value) and "0 to 67108864" in str(err.value)

@@ -18,7 +18,9 @@ uint32_t currentThreadId() {
 }
 
 RecordLog::RecordLog(const std::string& path, uint64_t capacity) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  // Owner-only: the records are the run's results, and the header's counters
+  // are live; nobody else should read or write them (docs/trust-model.md).
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
   mappedBytes_ = sizeof(RecordFileHeader) + capacity * sizeof(PacketRecord);
   if (::ftruncate(fd, off_t(mappedBytes_)) != 0) {

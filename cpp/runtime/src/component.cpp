@@ -73,6 +73,10 @@ void Component::start() {
     if (capacity < 1) throw std::invalid_argument("record_capacity must be >= 1");
     records_ = std::make_unique<RecordLog>(ctx_.recordDir + "/" + ctx_.name + ".rec", uint64_t(capacity));
     for (auto& p : inPorts_) p->startWorker();
+    // The ports take packets from here on, their checks ready.
+    recording_.store(true, std::memory_order_seq_cst);
+    for (std::size_t i = 0; i < kRefusalReasons; ++i)
+      records_->header().refused[i].fetch_add(earlyRefusals_[i].exchange(0));
     started_ = true;
     onStart();
   } catch (const std::exception& ex) {
@@ -90,6 +94,19 @@ void Component::stop() {
 RecordLog& Component::records() {
   if (!records_) throw std::logic_error("component " + ctx_.name + " received data before start()");
   return *records_;
+}
+
+void Component::countRefusal(Refusal why) {
+  const auto i = std::size_t(why);
+  if (recording_.load(std::memory_order_seq_cst)) {
+    records_->header().refused[i].fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  earlyRefusals_[i].fetch_add(1);
+  // start() may have made the header and moved the early counts between the
+  // check above and this add: then move this one too.
+  if (recording_.load(std::memory_order_seq_cst))
+    records_->header().refused[i].fetch_add(earlyRefusals_[i].exchange(0));
 }
 
 void Component::fail(const std::string& message) {

@@ -1,5 +1,7 @@
 #include "scabench/runtime/out_port.hpp"
 
+#include <mutex>
+#include <random>
 #include <stdexcept>
 
 #include "scabench/runtime/component.hpp"
@@ -21,8 +23,20 @@ bool OutPortBase::openGate() {
   if (flow.kind == FlowKind::None) return false;
   // An earlier gate may still be active in the POA: let it go rather than delete a live servant.
   (void)gate_.release();
-  gate_ = std::make_unique<FlowGate>(flow.kind == FlowKind::Credits ? flow.credits : 0);
+  gate_ = std::make_unique<FlowGate>(flow.kind == FlowKind::Credits ? flow.credits : 0,
+                                     [this] { owner_.countRefusal(Refusal::Credit); });
   return true;
+}
+
+uint64_t OutPortBase::drawToken() {
+  // The kernel's entropy (std::random_device reads it on Linux): the token
+  // is what a stranger would have to guess, so not a seeded generator.
+  static std::mutex mutex;
+  static std::random_device device;
+  std::lock_guard lock(mutex);
+  uint64_t token = 0;
+  while (token == 0) token = (uint64_t(device()) << 32) ^ uint64_t(device());
+  return token;
 }
 
 scabench::FlowControl_ptr OutPortBase::gateReference() {

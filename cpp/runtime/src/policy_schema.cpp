@@ -26,6 +26,9 @@ constexpr int64_t kWorkerDepthWhenTrue = 64;
 constexpr int64_t kMaxPackets = 65536;        // queue depths, buffers, windows, watermarks
 constexpr int64_t kMaxPoolThreads = 1000;     // dispatch = "pool:N"
 constexpr int64_t kMaxReorderTimeoutMs = 600'000;  // ten minutes
+// The most samples a packet can have: the hosts' giopMaxMsgSize (64 MiB,
+// python/scabench/run/runner.py) holds no more elements of even one byte.
+constexpr int64_t kMaxPacketSamples = int64_t{64} << 20;
 
 Key newKey(std::string name, Side side, Type type) {
   Key k;
@@ -117,6 +120,15 @@ std::vector<Key> makeSchema() {
       "flow control: none; watermarks(lo, hi): the receiver suspends the sender when it holds hi packets and "
       "resumes it at lo; credits(w): the sender keeps at most w packets unacknowledged";
   add(flow);
+
+  Key length = newKey("packet_length", Side::Provides, Type::Integer);
+  length.min = 0;
+  length.max = kMaxPacketSamples;
+  length.defaultValue = int64_t{0};
+  length.description =
+      "samples every packet into the provides port must have; a packet of another length is refused and counted "
+      "(0: any length)";
+  add(length);
   return keys;
 }
 

@@ -1,7 +1,7 @@
 """A connection's messaging policy: the spec's words (call, sync, dispatch,
 worker, worker_resume, ordering, reorder_capacity, reorder_timeout_ms,
-flow), checked against the schema the runtime publishes, and what each
-becomes in the runtime.
+flow, and any key the runtime adds, such as packet_length), checked against
+the schema the runtime publishes, and what each becomes in the runtime.
 
 The runtime is the one source of the policy keys, their values, forms,
 ranges and defaults (cpp/runtime/src/policy_schema.cpp, published by
@@ -30,6 +30,12 @@ class PolicyValueError(ValueError):
         super().__init__(message)
 
 
+# The keys Policy has a field of its own for (the result files' names for
+# them); every other key of the schema is carried as it is, in `others`.
+NAMED_KEYS = ("call", "sync", "dispatch", "worker", "worker_resume", "ordering", "reorder_capacity",
+              "reorder_timeout_ms", "flow")
+
+
 @dataclass(frozen=True)
 class Policy:
     """A connection's resolved policy. The fields are those the result files
@@ -47,10 +53,12 @@ class Policy:
     flow_high: int = 0
     credits: int = 0
     flow_text: str = "none"     # the flow form as the spec gives it, canonical
+    others: tuple = ()          # (key, value) for the schema's keys not in NAMED_KEYS, in its order
 
     def as_dict(self):
         doc = asdict(self)
-        del doc["flow_text"]
+        del doc["flow_text"], doc["others"]
+        doc.update(self.others)
         return doc
 
     @property
@@ -59,7 +67,7 @@ class Policy:
         return {"call": self.call, "sync": self.sync, "dispatch": self.dispatch, "worker": self.worker_depth,
                 "worker_resume": self.worker_resume, "ordering": self.ordering,
                 "reorder_capacity": self.reorder_capacity, "reorder_timeout_ms": self.reorder_timeout_ms,
-                "flow": self.flow_text}
+                "flow": self.flow_text, **dict(self.others)}
 
     @property
     def max_server_threads_per_connection(self):
@@ -115,7 +123,8 @@ def parse_policy(table, base=None):
                   worker_depth=values["worker"], worker_resume=values["worker_resume"], ordering=values["ordering"],
                   reorder_capacity=values["reorder_capacity"], reorder_timeout_ms=float(values["reorder_timeout_ms"]),
                   flow=flow[0], flow_low=flow[1].get("lo", 0), flow_high=flow[1].get("hi", 0),
-                  credits=flow[1].get("w", 0), flow_text=values["flow"])
+                  credits=flow[1].get("w", 0), flow_text=values["flow"],
+                  others=tuple((key, values[key]) for key in schema if key not in NAMED_KEYS))
 
 
 def _words(values):

@@ -70,6 +70,9 @@ def format_run(result):
             ["sends that waited for flow"] + ([_count(producer.send_stalls)] if producer else [])
             + [_count(s.send_stalls) for s in stages],
         ]
+    if result.clean is False:
+        rows.append(["refused from peers"] + ([producer.refused or 0] if producer else [])
+                    + [s.refused or 0 for s in stages])
     out += ["", format_table(header, rows), ""]
     out.append(f"floor {_fmt(result.floor_ms, 1)} ms, ratio {_fmt(result.overhead_ratio, 3)}, "
                f"foreign CPU {_fmt(result.foreign_cpu_pct, 1)} %")
@@ -77,6 +80,8 @@ def format_run(result):
         out.append(f"STALLED: {stall['component']} held work and finished none for {stall['for_ms']:.0f} ms, "
                    f"from {stall['at_ms']:.0f} ms (threshold {stall['threshold_ms']:.0f} ms): "
                    "this run's times are not the pipeline's")
+    if result.clean is False:
+        out.append(_refusal_line(result, [producer] + stages))
     send = producer.send_us if producer else {}
     if send:
         out.append("producer send (µs): " + ", ".join(
@@ -88,3 +93,14 @@ def format_run(result):
         out.append(f"link emulator CPU: {result.network.emulator_cpu_s:.2f} s (on the run's cores; "
                    "not counted as foreign)")
     return "\n".join(out)
+
+
+def _refusal_line(result, parts):
+    """The marker of a run in which ports refused what peers sent."""
+    by = {}
+    for part in parts:
+        for reason, n in ((part.refused_by if part else None) or {}).items():
+            by[reason] = by.get(reason, 0) + n
+    detail = ", ".join(f"{reason} {n}" for reason, n in by.items() if n)
+    return (f"NOT CLEAN: ports refused {result.refusals or 0} packets or signals from peers ({detail}); "
+            "see docs/trust-model.md")

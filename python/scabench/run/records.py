@@ -1,13 +1,17 @@
 """Reads the per-packet record files that components write (the layout is
 RecordFileHeader / PacketRecord in cpp/core/include/scabench/core/record_log.hpp)."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+# What a component's ports refused from peers, by reason: the header's
+# `refused` counters, in the order of the runtime's Refusal (record_log.hpp).
+REFUSAL_REASONS = ("sequence", "length", "eos", "credit", "threads", "sender")
 HEADER = np.dtype([("magic", "S8"), ("header_size", "<u4"), ("record_size", "<u4"), ("capacity", "<u8"),
                    ("claimed", "<u8"), ("max_concurrent", "<u4"), ("reserved0", "<u4"), ("completed", "<u8"),
                    ("reorder_peak", "<u8"), ("skipped", "<u8"), ("late", "<u8"), ("duplicates", "<u8"),
-                   ("held_peak", "<u8"), ("suspends", "<u8"), ("send_stalls", "<u8"), ("reserved", "V24")])
+                   ("held_peak", "<u8"), ("suspends", "<u8"), ("send_stalls", "<u8")]
+                  + [(f"refused_{reason}", "<u4") for reason in REFUSAL_REASONS])
 RECORD = np.dtype([("sequence", "<u8"), ("arrive_ns", "<i8"), ("done_ns", "<i8"), ("thread_id", "<u4"),
                    ("flags", "<u4")])
 FLOW_FIELDS = ("reorder_peak", "skipped", "late", "duplicates", "held_peak", "suspends", "send_stalls")
@@ -24,6 +28,7 @@ class Records:
     max_concurrent: int
     overflowed: int  # packets that arrived after the preallocated records ran out
     flow: dict       # ordering and flow-control counts (RecordFileHeader)
+    refused: dict = field(default_factory=dict)  # reason -> count (REFUSAL_REASONS)
 
 
 def read_records(path):
@@ -37,4 +42,10 @@ def read_records(path):
     body = raw[HEADER.itemsize:HEADER.itemsize + count * RECORD.itemsize].view(RECORD)
     return Records(body["sequence"].astype(np.int64), body["arrive_ns"], body["done_ns"], body["thread_id"],
                    int(header["max_concurrent"]), int(header["claimed"] - count),
-                   {k: int(header[k]) for k in FLOW_FIELDS})
+                   {k: int(header[k]) for k in FLOW_FIELDS},
+                   {reason: int(header[f"refused_{reason}"]) for reason in REFUSAL_REASONS})
+
+
+def refusals(records):
+    """A component's refusals as the result gives them: the total, and by reason."""
+    return {"refused": sum(records.refused.values()), "refused_by": dict(records.refused)}

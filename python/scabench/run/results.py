@@ -94,6 +94,10 @@ class StageResult(_Typed):
     held_peak: int | None = optional()
     flow_suspends: int | None = optional()
     send_stalls: int | None = optional()
+    # What its ports refused from peers (docs/trust-model.md): the total and
+    # by reason; None in results written before ports counted refusals.
+    refused: int | None = optional()
+    refused_by: dict | None = optional()
 
 
 @dataclass
@@ -106,6 +110,8 @@ class ProducerResult(_Typed):
     send_share_under_us: dict    # {threshold (µs, as text): % of sends faster}
     send_us_all: list            # every send, in order (µs)
     send_stalls: int | None = optional()
+    refused: int | None = optional()     # as StageResult's
+    refused_by: dict | None = optional()
 
 
 @dataclass
@@ -152,6 +158,10 @@ class RunResult:
     # Stretches in which a component held work and finished none (run/stalls.py).
     stalls: list | None = optional()
     stalled: bool | None = optional()
+    # Packets or signals the ports refused from peers, and whether there were
+    # none: a run with refusals is not reported as clean.
+    refusals: int | None = optional()
+    clean: bool | None = optional()
     window: dict | None = optional()         # what run_spec's on_start measured
     error: str | None = optional()
     failed_component: str | None = optional()

@@ -20,7 +20,7 @@ from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import NamingService
 from scabench.run.network import NetworkHosts
-from scabench.run.records import read_records
+from scabench.run.records import read_records, refusals
 from scabench.run.results import CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
 from scabench.run.stalls import find_stalls
 from scabench.run.watchdog import Watchdog
@@ -284,6 +284,7 @@ def _components(spec, records):
             held_peak=r.flow["held_peak"],
             flow_suspends=r.flow["suspends"],
             send_stalls=r.flow["send_stalls"],
+            **refusals(r),
         ))
         stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent)
     producer = None
@@ -298,6 +299,7 @@ def _components(spec, records):
             send_share_under_us=metrics.share_under(send_us, SEND_THRESHOLDS_US),
             send_us_all=[round(float(v), 3) for v in send_us],
             send_stalls=r.flow["send_stalls"],
+            **refusals(r),
         )
     for name in producers:
         r = records[name]
@@ -327,3 +329,7 @@ def analyse(spec, run_dir, manifest, result):
     result.window_s = (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9
     result.stats = manifest.get("stats", {})
     result.stalls, result.stalled = stalls, bool(stalls)
+    # A peer sent what a port refused (docs/trust-model.md): the counts may
+    # still be right, but the run was not the clean one the spec describes.
+    result.refusals = sum(p.refused for p in [producer, *stages] if p is not None)
+    result.clean = result.refusals == 0

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -40,9 +41,27 @@ struct RecordFileHeader {
   std::atomic<uint64_t> heldPeak;       // most packets a port held at once (upcalls + buffers + queue)
   std::atomic<uint64_t> suspends;       // times a port told its sender to suspend (watermarks)
   std::atomic<uint64_t> sendStalls;     // times an output port waited for credits or a resume
-  uint8_t reserved[24];
+  // What the component's ports refused from a peer, by reason (Refusal):
+  // packets and signals that a sending port keeping to its connection never
+  // sends (docs/trust-model.md). Summed over the ports; each count wraps at
+  // 2^32, far beyond any run. These were reserved bytes: files written before
+  // them read as no refusals.
+  std::atomic<uint32_t> refused[6];
 };
 static_assert(sizeof(RecordFileHeader) == 128);
+static_assert(offsetof(RecordFileHeader, refused) == 104);
+
+// Why a port refused something, an index into RecordFileHeader::refused
+// (python/scabench/run/records.py names them in this order).
+enum class Refusal : uint8_t {
+  Sequence,     // a link sequence outside the port's window
+  Length,       // a packet of another length than the port's packet_length
+  EndOfStream,  // an end of stream not from the connection's sender, a second one, or out of sequence
+  Credit,       // a flow-control signal granting more than was sent
+  Threads,      // a call beyond the port's limit of calls in progress
+  Sender,       // a packet without the connection's token, or a sender attached after start
+};
+constexpr std::size_t kRefusalReasons = 6;
 
 class RecordLog {
  public:

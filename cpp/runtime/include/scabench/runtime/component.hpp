@@ -19,6 +19,7 @@
 //   SCABENCH_REGISTER_COMPONENT("doubler", Doubler);   // see registry.hpp
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -91,6 +92,11 @@ class Component : public virtual POA_CF::Resource {
   void fail(const std::string& message);
 
   RecordLog& records();
+  // Whether start() has made the records: packets are taken from then on.
+  bool recording() const { return recording_.load(std::memory_order_acquire); }
+  // Counts one thing a port refused from a peer, into the record header
+  // (before start, held until the header exists). Safe from any thread.
+  void countRefusal(Refusal why);
   PropertyBag& properties() { return properties_; }
   std::vector<std::string> providesPorts() const;
   std::vector<std::string> usesPorts() const;
@@ -125,6 +131,8 @@ class Component : public virtual POA_CF::Resource {
   std::unique_ptr<RecordLog> records_;
   std::atomic<int> inPortsAtEnd_{0};
   std::atomic<bool> failed_{false};
+  std::atomic<bool> recording_{false};
+  std::array<std::atomic<uint32_t>, kRefusalReasons> earlyRefusals_{};  // before the header exists
   bool started_ = false;
 };
 

@@ -12,14 +12,26 @@
 //                       (one packet in flight per hop) this keeps w in flight,
 //                       so a link's delay is paid once, not per packet.
 //
-// FlowGate is the sender's servant of the FlowControl interface; AckTracker
-// is the receiver's bookkeeping of which link sequences are done.
+// FlowGate is the sender's servant of the FlowControl interface. The
+// receiver's bookkeeping of which link sequences are done is LinkWindow
+// (link_window.hpp).
+//
+// The gate believes only what its receiver could truthfully say. It knows
+// which link sequences it has issued (admitted, or used up without waiting:
+// a packet dropped on purpose, end of stream), and refuses, counts and
+// ignores
+//   - an acknowledgement beyond them: no receiver can have finished a packet
+//     not yet sent, and taking it would grant credits past the window;
+//   - a suspend signal whose epoch is beyond twice them: the receiver moves to
+//     a new epoch at most twice per packet it takes (on entry, and when done),
+//     and one bogus epoch far ahead would make every true signal after it
+//     look stale and leave the sender suspended or running for good.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -32,7 +44,10 @@ namespace scabench {
 // suspended it or while the credit window is used up.
 class FlowGate final : public virtual POA_scabench::FlowControl {
  public:
-  explicit FlowGate(uint64_t credits) : credits_(credits) {}
+  // `onRefused` is told of every signal refused (the port counts it); it runs
+  // on the ORB thread that brought the signal, outside the gate's lock.
+  explicit FlowGate(uint64_t credits, std::function<void()> onRefused = {})
+      : credits_(credits), onRefused_(std::move(onRefused)) {}
 
   // Waits until the packet with this link sequence may go. False once closed.
   bool admit(uint64_t linkSequence) {
@@ -42,7 +57,14 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
       ++stalls_;
       changed_.wait(lock, allowed);
     }
+    if (!closed_) issue(lock, linkSequence);
     return !closed_;
+  }
+  // A link sequence used without waiting (end of stream, a packet dropped on
+  // purpose): the receiver may finish it, so it may be acknowledged.
+  void issue(uint64_t linkSequence) {
+    std::unique_lock lock(mutex_);
+    issue(lock, linkSequence);
   }
   void close() {
     std::lock_guard lock(mutex_);
@@ -53,55 +75,57 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
     std::lock_guard lock(mutex_);
     return stalls_;
   }
+  uint64_t refused() const {
+    std::lock_guard lock(mutex_);
+    return refused_;
+  }
 
   // FlowControl
   void acknowledge(CORBA::ULongLong upTo) override {
-    std::lock_guard lock(mutex_);
-    if (upTo > acked_) {
-      acked_ = upTo;
-      changed_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      if (upTo <= issued_) {
+        if (upTo > acked_) {  // an older acknowledgement, overtaken, changes nothing
+          acked_ = upTo;
+          changed_.notify_all();
+        }
+        return;
+      }
+      ++refused_;
     }
+    if (onRefused_) onRefused_();
   }
   void setSuspended(CORBA::Boolean suspended, CORBA::ULongLong epoch) override {
-    std::lock_guard lock(mutex_);
-    if (epoch <= epoch_) return;  // an older signal overtaken by a newer one
-    epoch_ = epoch;
-    suspended_ = suspended;
-    changed_.notify_all();
+    {
+      std::lock_guard lock(mutex_);
+      if (epoch <= issued_ || epoch - issued_ <= issued_) {  // epoch <= 2 * issued, without overflow
+        if (epoch <= epoch_) return;  // an older signal overtaken by a newer one
+        epoch_ = epoch;
+        suspended_ = suspended;
+        changed_.notify_all();
+        return;
+      }
+      ++refused_;
+    }
+    if (onRefused_) onRefused_();
   }
 
  private:
+  void issue(std::unique_lock<std::mutex>&, uint64_t linkSequence) {
+    if (linkSequence >= issued_) issued_ = linkSequence + 1;
+  }
+
   const uint64_t credits_;
+  const std::function<void()> onRefused_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   uint64_t acked_ = 0;
+  uint64_t issued_ = 0;  // every link sequence below it has been issued
   uint64_t epoch_ = 0;
   uint64_t stalls_ = 0;
+  uint64_t refused_ = 0;
   bool suspended_ = false;
   bool closed_ = false;
-};
-
-// The receiving side of credits: the contiguous prefix of finished link
-// sequences, whatever order they finish in.
-class AckTracker {
- public:
-  // Marks [first, first + count) finished; returns the new prefix (every
-  // link sequence below it is finished).
-  uint64_t finish(uint64_t first, uint64_t count = 1) {
-    std::lock_guard lock(mutex_);
-    for (uint64_t n = first; n < first + count; ++n)
-      if (n >= prefix_) ahead_.insert(n);
-    while (!ahead_.empty() && *ahead_.begin() == prefix_) {
-      ahead_.erase(ahead_.begin());
-      ++prefix_;
-    }
-    return prefix_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::set<uint64_t> ahead_;
-  uint64_t prefix_ = 0;
 };
 
 }  // namespace scabench

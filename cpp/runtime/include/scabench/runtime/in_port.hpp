@@ -23,7 +23,19 @@
 //                            them on (to the worker queue, or to the handler).
 //   <port>.flow              "none", "watermarks(lo, hi)" or "credits(w)":
 //                            the receiver's side of flow control (flow.hpp).
+//   <port>.packet_length     samples every packet must have; 0: any.
+// and one of the runtime's own, not a spec key:
+//   <port>.max_calls         calls from the connection's sender the port
+//                            serves at once (default 128); one more is refused.
 // The sending half lives in OutPort (out_port.hpp).
+//
+// Peers are judged before the port does anything with a packet (in_port.cpp,
+// "What a port takes"): every packet passes a few checks that neither
+// allocate nor wait, and what fails them is dropped and counted by reason in
+// the record header (Refusal): a length other than packet_length, a link
+// sequence outside the port's window, a token other than the connection's,
+// an end of stream that is not the connection's own and in sequence, a call
+// beyond max_calls. docs/trust-model.md says what this defends and what not.
 #pragma once
 
 #include <array>
@@ -42,6 +54,7 @@
 #include "scabench/core/clock.hpp"
 #include "scabench/core/record_log.hpp"
 #include "scabench/runtime/flow.hpp"
+#include "scabench/runtime/link_window.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/resequencer.hpp"
@@ -64,10 +77,14 @@ class InPortBase {
   virtual void startWorker() = 0;
   virtual void stopWorker() = 0;
 
+  // What this port refused from peers, by reason.
+  uint64_t refusals(Refusal why) const { return refused_[std::size_t(why)].load(); }
+
  protected:
   virtual PortableServer::Servant servant() = 0;
-  // The owner's packet records (Component::records()).
+  // The owner's packet records (Component::records()), and whether they exist.
   RecordLog& records();
+  bool recording() const;
   std::size_t workerDepth() const;
   // Reads worker_resume for a queue of `depth`: the level for each call type.
   void prepareResume(std::size_t depth);
@@ -76,23 +93,37 @@ class InPortBase {
   bool resequencing() const;
   std::size_t reorderCapacity() const;
   std::chrono::microseconds reorderTimeout() const;
-  // Reads the flow setting (checked when it was configured); called when the
-  // port starts.
-  void prepareFlow();
+  // Reads the flow setting, the packet length, the call limit and the link
+  // window (checked when they were configured); called when the port starts.
+  void prepareChecks();
+  // The link window (in_port.cpp says how wide, and why).
+  uint64_t linkWindow() const { return links_->window(); }
+
+  // DataPort::attachSender: the connection's token and flow-control sender.
+  void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow);
+
+  // The checks, in the upcall, before anything else. True: the packet is the
+  // connection's and the port goes on with it; false: it was refused (and
+  // counted) or, a duplicate of a finished packet, dropped.
+  bool takePacket(const PacketHeader& h, std::size_t samples);
+  bool takeEndOfStream(const PacketHeader& h);
+  // Takes a slot among the calls in progress; false (refused, counted) if
+  // max_calls are in progress. leaveCall() gives it back.
+  bool enterCall(const PacketHeader& h);
+  void leaveCall() { calls_.fetch_sub(1, std::memory_order_relaxed); }
+  void refuse(Refusal why);
 
   // Flow accounting. held(+1) when a packet enters the port, held(-1) when
   // it is done with (processed or dropped): drives the watermarks. finished()
-  // marks link sequences done: drives the credits.
+  // marks link sequences done (processed, or given up on): drives the
+  // credits and the end of stream.
   void held(int64_t delta);
   void finished(uint64_t firstLink, uint64_t count = 1);
-  void rememberSender(scabench::FlowControl_ptr sender);
-  // Link sequences given up on still count toward the end of stream.
-  void packetsSkipped(uint64_t count);
   void publishReorderStats(const ResequencerStats& stats);
 
-  // End of stream: the announced count arrived; fires once all delivered.
-  void endOfStreamArrived(uint64_t announcedCount);
-  void packetDelivered();
+  // End of stream, the connection's own, with link sequence `link`: fires
+  // once every link sequence before it is finished.
+  void endOfStreamArrived(uint64_t link);
   // Runs `body`; a failure (e.g. the downstream peer died) fails the component.
   // A template, not a std::function: every packet passes here, and a
   // std::function of a capturing lambda would cost a heap allocation each.
@@ -111,12 +142,24 @@ class InPortBase {
   const std::string name_;
 
  private:
-  void checkEndOfStream();
+  void checkEndOfStream(uint64_t prefix);
+  // A packet of the connection's own that was refused: its link sequence is
+  // used up, so that the stream goes on past it (a reorder buffer skips it
+  // after its timeout instead).
+  void usedUp(uint64_t link, LinkWindow::Place place);
+  void rememberSender(scabench::FlowControl_ptr sender);
   void failed(const CORBA::Exception& ex);
   void failed(const std::exception& ex);
   CORBA::Object_var ref_;
-  std::atomic<int64_t> announced_{-1};
-  std::atomic<uint64_t> delivered_{0};
+  std::atomic<uint64_t> token_{0};     // the connection's; 0 until a sender attaches
+  std::unique_ptr<LinkWindow> links_;  // made at start, when the window is known
+  std::size_t packetLength_ = 0;       // 0: any
+  bool resequencing_ = false;
+  uint32_t maxCalls_ = 1;
+  std::atomic<uint32_t> calls_{0};
+  std::array<std::atomic<uint64_t>, kRefusalReasons> refused_{};
+  std::atomic<bool> eosTaken_{false};
+  std::atomic<int64_t> eosLink_{-1};
   std::atomic<bool> endFired_{false};
 
   std::array<std::size_t, 2> resume_{};  // two-way, one-way
@@ -128,7 +171,6 @@ class InPortBase {
   std::atomic<int64_t> heldNow_{0};
   bool suspended_ = false;
   uint64_t epoch_ = 0, lastAck_ = 0;
-  AckTracker acks_;
 };
 
 template <class T>
@@ -148,10 +190,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     upcall(h, data, CallKind::Oneway);
   }
   void syncMarker() override {}
-  void attachFlowControl(scabench::FlowControl_ptr sender) override { rememberSender(sender); }
+  void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) override {
+    InPortBase::attachSender(token, flow);
+  }
 
   void startWorker() override {
-    prepareFlow();
+    prepareChecks();
     const std::size_t depth = workerDepth();
     if (depth > 0 && !worker_.joinable()) {
       prepareResume(depth);
@@ -159,7 +203,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       worker_ = std::thread([this] { workerLoop(); });
     }
     if (resequencing() && !releaser_.joinable()) {
-      resequencer_ = std::make_unique<Resequencer<Queued>>(reorderCapacity(), reorderTimeout());
+      resequencer_ = std::make_unique<Resequencer<Queued>>(reorderCapacity(), reorderTimeout(), linkWindow());
       releaser_ = std::thread([this] { releaserLoop(); });
     }
   }
@@ -210,22 +254,39 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
 
 template <class T>
 void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call) {
+  // Nothing is taken before start: the launcher starts receivers before their
+  // senders, so such a packet is not the connection's (and there are no
+  // records to write yet).
+  if (!recording()) return refuse(Refusal::Sender);
+  if (h.end_of_stream ? !takeEndOfStream(h) : !takePacket(h, data.length())) return;
+  if (!enterCall(h)) return;
+  // "Server threads" count the calls the port took: a refused call is over
+  // in microseconds and does none of the stage's work.
   RecordLog& log = records();
   log.enterUpcall();
+  struct Leave {
+    InPort& port;
+    RecordLog& log;
+    ~Leave() {
+      log.leaveUpcall();
+      port.leaveCall();
+    }
+  } leave{*this, log};
   if (resequencer_) {
     // File it under its link number; the releaser hands it on in order. The
     // record slot is claimed on acceptance, so dropped duplicates leave none.
     Queued item{h, h.end_of_stream ? typename Traits::Seq() : takeSamples(data), 0, call};
-    resequencer_->offer(h.link_sequence, std::move(item), [&](Queued& q) {
+    const auto offer = resequencer_->offer(h.link_sequence, std::move(item), [&](Queued& q) {
       if (q.header.end_of_stream) return;
       q.slot = log.arrive(h.sequence_number, monotonicNs());
       held(+1);
     });
+    if (offer == Resequencer<Queued>::Offer::Refused) refuse(Refusal::Sequence);
   } else if (h.end_of_stream) {
     if (queue_)
       enqueue(Queued{h, {}, 0, call});
     else
-      endOfStreamArrived(h.sequence_number);
+      endOfStreamArrived(h.link_sequence);
   } else {
     const uint64_t slot = log.arrive(h.sequence_number, monotonicNs());
     held(+1);
@@ -234,15 +295,12 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, 
     else
       process(h, data.get_buffer(), data.length(), slot);
   }
-  log.leaveUpcall();
 }
 
 template <class T>
 void InPort<T>::releaserLoop() {
-  auto skipped = [this](uint64_t first, uint64_t count) {
-    finished(first, count);
-    packetsSkipped(count);
-  };
+  // Link sequences given up on count as finished: for credits and for the end of stream.
+  auto skipped = [this](uint64_t first, uint64_t count) { finished(first, count); };
   while (auto item = resequencer_->next(skipped)) release(std::move(*item));
 }
 
@@ -251,7 +309,7 @@ void InPort<T>::release(Queued&& item) {
   if (queue_) {
     enqueue(std::move(item));  // at the level of the call that brought it in
   } else if (item.header.end_of_stream) {
-    endOfStreamArrived(item.header.sequence_number);
+    endOfStreamArrived(item.header.link_sequence);
   } else {
     process(item.header, item.samples.get_buffer(), item.samples.length(), item.slot);
   }
@@ -275,14 +333,13 @@ void InPort<T>::process(const PacketHeader& h, const T* samples, std::size_t cou
   records().done(slot, monotonicNs());
   held(-1);
   finished(h.link_sequence);
-  packetDelivered();
 }
 
 template <class T>
 void InPort<T>::workerLoop() {
   while (auto item = queue_->pop()) {
     if (item->header.end_of_stream)
-      endOfStreamArrived(item->header.sequence_number);
+      endOfStreamArrived(item->header.link_sequence);
     else
       process(item->header, item->samples.get_buffer(), item->samples.length(), item->slot);
   }

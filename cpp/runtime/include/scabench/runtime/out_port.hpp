@@ -14,6 +14,7 @@
 //                            the caller blocks (default 1024).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,6 +58,9 @@ class OutPortBase : public virtual POA_CF::Port {
   // Flow control: the gate exists when the connection's flow is not none.
   bool openGate();
   scabench::FlowControl_ptr gateReference();
+  // A fresh connection token: random, never 0 (a receiving port with no
+  // sender attached takes 0).
+  static uint64_t drawToken();
   bool admit(uint64_t linkSequence);
   void closeGate();
   std::unique_ptr<FlowGate> gate_;
@@ -83,10 +87,17 @@ class OutPort final : public OutPortBase {
   void push(const PacketHeader& header, const T* samples, std::size_t count) {
     if (!sender_) return;
     PacketHeader h = header;
-    h.link_sequence = nextLink_;
-    // End of stream always goes: it carries no data and must not wait for credits.
-    if (!h.end_of_stream && gate_ && !admit(nextLink_)) return;
-    ++nextLink_;
+    // Atomic: a component served by a thread pool pushes from several ORB
+    // threads at once, and the receiver takes each link number only once.
+    h.link_sequence = nextLink_.fetch_add(1, std::memory_order_relaxed);
+    h.connection_token = token_;
+    if (gate_) {
+      // End of stream always goes: it carries no data and must not wait for credits.
+      if (h.end_of_stream)
+        gate_->issue(h.link_sequence);
+      else if (!admit(h.link_sequence))
+        return;
+    }
     // A borrowed view: no copy, the ORB marshals straight from the caller's buffer.
     const auto length = static_cast<CORBA::ULong>(count);
     typename Traits::Seq view(length, length, const_cast<T*>(samples), false);
@@ -95,7 +106,10 @@ class OutPort final : public OutPortBase {
 
   // Uses up a link sequence without sending: a packet lost on purpose, for
   // testing what the receiver does about a gap.
-  void dropNext() { ++nextLink_; }
+  void dropNext() {
+    const uint64_t link = nextLink_.fetch_add(1, std::memory_order_relaxed);
+    if (gate_) gate_->issue(link);  // the receiver will skip it, and may acknowledge it
+  }
 
   void sendEndOfStream(uint32_t streamId, uint64_t count) override {
     if (!sender_) return;
@@ -113,7 +127,14 @@ class OutPort final : public OutPortBase {
     typename Traits::Ref_var ref = Traits::Ref::_narrow(connection);
     if (CORBA::is_nil(ref)) throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
     sender_ = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
-    if (openGate()) ref->attachFlowControl(gateReference());
+    token_ = drawToken();
+    scabench::FlowControl_var flow = openGate() ? gateReference() : scabench::FlowControl::_nil();
+    try {
+      ref->attachSender(token_, flow);
+    } catch (...) {
+      sender_.reset();  // not connected after all
+      throw;
+    }
   }
   void detach() override {
     closeGate();
@@ -123,7 +144,8 @@ class OutPort final : public OutPortBase {
 
  private:
   std::unique_ptr<Sender<T>> sender_;
-  uint64_t nextLink_ = 0;
+  std::atomic<uint64_t> nextLink_{0};
+  uint64_t token_ = 0;
 };
 
 }  // namespace scabench

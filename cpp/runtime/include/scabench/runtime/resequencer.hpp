@@ -14,6 +14,13 @@
 // (its number is below the highest held): refusing those could hold back the
 // very packet the releaser waits for.
 //
+// Window: a number at or beyond next + `window` (next: the number the
+// releaser waits for) is refused at once, before any wait, and counted. No
+// sender that keeps to its connection gets that far ahead (the port picks the
+// window: in_port.cpp), and one such number, filed, would make the releaser
+// skip every number up to it after the timeout and drop the real packets as
+// late. Gap fillers are below the highest held number, so inside the window.
+//
 // No CORBA here: the port (in_port.hpp) decides what a release does.
 #pragma once
 
@@ -21,6 +28,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -34,6 +42,7 @@ struct ResequencerStats {
   uint64_t skipped = 0;     // numbers given up on after the timeout
   uint64_t late = 0;        // arrived after their number was skipped
   uint64_t duplicates = 0;  // arrived twice
+  uint64_t refused = 0;     // beyond the window: never filed, never waited on
   uint64_t peakHeld = 0;    // the most packets held at once
 };
 
@@ -41,10 +50,16 @@ template <class Item>
 class Resequencer {
  public:
   using Clock = std::chrono::steady_clock;
-  enum class Offer { Accepted, Late, Duplicate, Closed };
+  enum class Offer { Accepted, Late, Duplicate, Refused, Closed };
 
-  Resequencer(std::size_t capacity, std::chrono::microseconds timeout) : capacity_(capacity), timeout_(timeout) {
+  // How far ahead a legitimate number can be depends on the callers (how
+  // many can wait for room), which the buffer does not know: without a
+  // `window` it refuses nothing; the port always gives one.
+  Resequencer(std::size_t capacity, std::chrono::microseconds timeout,
+              uint64_t window = std::numeric_limits<uint64_t>::max())
+      : capacity_(capacity), timeout_(timeout), window_(window) {
     if (capacity < 1) throw std::invalid_argument("reorder buffer capacity must be >= 1");
+    if (window_ < capacity_) throw std::invalid_argument("the reorder window must be at least the capacity");
   }
 
   // Files `item` under `number`. `onAccept` runs under the lock just before
@@ -52,6 +67,10 @@ class Resequencer {
   // the order acceptance happens.
   Offer offer(uint64_t number, Item item, const std::function<void(Item&)>& onAccept = {}) {
     std::unique_lock lock(mutex_);
+    if (number >= next_ && number - next_ >= window_) {
+      ++stats_.refused;
+      return Offer::Refused;
+    }
     room_.wait(lock, [&] {
       return closed_ || held_.size() < capacity_ || number < next_ || (!held_.empty() && number < held_.rbegin()->first);
     });
@@ -144,6 +163,7 @@ class Resequencer {
 
   const std::size_t capacity_;
   const std::chrono::microseconds timeout_;
+  const uint64_t window_;
   mutable std::mutex mutex_;
   std::condition_variable ready_, room_;
   std::map<uint64_t, Entry> held_;
