@@ -264,3 +264,15 @@ spec = "{REPO}/experiments/paper/exp6.toml"
     assert entry["interrupted"] is True
     assert len(entry["runs"]) + len(entry["failures"]) >= 1
     assert entry["failures"][-1]["error"] == "interrupted by SIGTERM"
+
+
+def test_campaigns_redo_a_stalled_or_unclean_run():
+    from scabench.measure.campaign import _flaw_of
+    from scabench.run.results import RunResult
+    base = dict(status="ok", spec={}, environment={}, floor_ms=1.0, started_at=0.0)
+    assert _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=0, clean=True)) is None
+    stalled = RunResult(**base, stalls=[{"component": "stage2", "at_ms": 5.0, "for_ms": 900.0, "threshold_ms": 250.0}],
+                        stalled=True, refusals=0, clean=True)
+    assert _flaw_of(stalled) == "stage2 stalled 900 ms"
+    assert "refused 3" in _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=3, clean=False))
+    assert _flaw_of(RunResult(**base)) is None  # a result from before these fields existed
