@@ -28,34 +28,12 @@
 #include <vector>
 
 #include "scabench.hh"
+#include "scabench/runtime/port_types.hpp"  // the element type -> interface map, header only
 
 namespace {
 
 // The guess a stranger puts in the connection field: any fixed value.
 constexpr uint64_t kGuessedToken = 0x5ca1ab1e;
-
-template <class T>
-struct Port;
-template <>
-struct Port<CORBA::Octet> {
-  using Ref = scabench::dataOctet;
-  using Seq = CORBA::OctetSeq;
-};
-template <>
-struct Port<CORBA::Short> {
-  using Ref = scabench::dataShort;
-  using Seq = CORBA::ShortSeq;
-};
-template <>
-struct Port<CORBA::Float> {
-  using Ref = scabench::dataFloat;
-  using Seq = CORBA::FloatSeq;
-};
-template <>
-struct Port<CORBA::Double> {
-  using Ref = scabench::dataDouble;
-  using Seq = CORBA::DoubleSeq;
-};
 
 scabench::PacketHeader header(uint64_t link, uint64_t sequence, bool eos = false) {
   scabench::PacketHeader h{};
@@ -68,18 +46,18 @@ scabench::PacketHeader header(uint64_t link, uint64_t sequence, bool eos = false
 
 template <class T>
 int attack(CORBA::Object_ptr portObj, std::size_t samples, const std::vector<std::string>& attacks) {
-  typename Port<T>::Ref::_var_type port = Port<T>::Ref::_narrow(portObj);
+  typename scabench::PortTraits<T>::Ref::_var_type port = scabench::PortTraits<T>::Ref::_narrow(portObj);
   if (CORBA::is_nil(port)) {
     std::cerr << "scabench-hostile: the port is not a data port of this sample type\n";
     return 2;
   }
   auto packet = [](std::size_t n) {
-    typename Port<T>::Seq seq;
+    typename scabench::PortTraits<T>::Seq seq;
     seq.length(CORBA::ULong(n));
     for (CORBA::ULong i = 0; i < seq.length(); ++i) seq[i] = T(1);
     return seq;
   };
-  const typename Port<T>::Seq right = packet(samples), empty;
+  const typename scabench::PortTraits<T>::Seq right = packet(samples), empty;
   for (const auto& a : attacks) {
     uint64_t sent = 0;
     if (a == "far-future") {

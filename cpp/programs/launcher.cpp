@@ -237,7 +237,7 @@ class Launcher {
           perror("scabench-host: sched_setaffinity");
           _exit(126);
         }
-        // A network host: the run made the namespace (python/scabench/network.py);
+        // A network host: the run made the namespace (python/scabench/run/network.py);
         // entering it here keeps the host a direct child, so PDEATHSIG and
         // waitpid work as for any other host.
         if (!hosts_[i].netns.empty()) {
@@ -395,7 +395,7 @@ class Launcher {
   // With "announce_start" in the assembly, tells whoever runs the launcher
   // that the stream has started, with the hosts' pids, on one stdout line
   // ("started PID ..."): the granularity lab measures a steady window of
-  // those processes from there (python/scabench/cpuload.py).
+  // those processes from there (python/scabench/measure/window.py).
   void announceStart() {
     if (!a_.value("announce_start", false)) return;
     std::string line = "started";

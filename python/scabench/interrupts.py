@@ -8,6 +8,7 @@ on the other two as well. Only the first signal raises: a second Ctrl-C
 while the run is being taken down must not cut the clean-up short."""
 import signal
 import threading
+import time
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -59,7 +60,6 @@ def wait():
     """Blocks until a termination signal arrives (raising Interrupted), then
     lets the next one raise again: a command that waits for Ctrl-C as its
     normal end (`scabench run --hold`) can still be interrupted afterwards."""
-    import time
     try:
         while True:
             time.sleep(3600)

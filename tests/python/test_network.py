@@ -1,5 +1,5 @@
 """Network hosts: processes in namespaces of their own, behind emulated links
-with real delay (python/scabench/network.py), and `scabench link-delay`.
+with real delay (python/scabench/run/network.py), and `scabench link-delay`.
 
 The end-to-end tests need root, iproute2 and the link emulator; where any is
 missing they skip and say which."""

@@ -20,10 +20,6 @@ START_TIMEOUT_S = 10.0
 ATTEMPTS = 3  # a free port can be taken between choosing it and binding it
 
 
-def omninames_binary():
-    return shutil.which("omniNames") or ("/usr/bin/omniNames" if Path("/usr/bin/omniNames").exists() else None)
-
-
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -51,7 +47,7 @@ class NamingService:
         return f"corbaloc::127.0.0.1:{self.port}/NameService"
 
     def __enter__(self):
-        binary = omninames_binary()
+        binary = shutil.which("omniNames")
         if binary is None:
             raise RunError("the Naming Service omniNames is not installed (Debian package omniorb-nameserver; "
                            "scripts/setup.sh installs it)")
