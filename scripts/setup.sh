@@ -27,13 +27,14 @@ cmake --build build -j 2
 
 # Python: a venv of our own, so the system interpreter is left alone. It
 # holds omniORBpy too (salome-omniorb, a dependency in python/pyproject.toml:
-# Debian bookworm has no omniORBpy package).
+# Debian bookworm has no omniORBpy package) and the console scripts
+# (`scabench`, `scabench-py-stage`).
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 if ! .venv/bin/python -c "import scabench, numpy, click, pytest, hypothesis, matplotlib, markdown, omniORB" \
-     2>/dev/null; then
+     2>/dev/null || [ ! -x .venv/bin/scabench-py-stage ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e 'python[test]'
 fi
