@@ -254,12 +254,12 @@ class OutPort(_S.CF__POA.Port):
     def push(self, header, samples):
         """Sends one packet; raises the CORBA exception if the peer cannot be
         reached (the in-port reports it)."""
-        peer = self._peer
+        peer, queued = self._peer, self._queued  # one connection's, even if it is dropped meanwhile
         if peer is None:
             return
-        if self._queued is not None:
+        if queued is not None:
             with self._lock:  # stamped in queue order
-                self._queued.send(_header(header, next(self._links)), samples)
+                queued.send(_header(header, next(self._links)), samples)
             return
         h = _header(header, next(self._links))
         if self._call == "twoway" or self._sync == "target":
@@ -273,12 +273,13 @@ class OutPort(_S.CF__POA.Port):
         """Sends end of stream announcing `count` packets (header: the one that
         came in, for its stream id and send time), then waits until every
         packet has left this process."""
+        queued = self._queued
         if self._peer is None:
             return
         self.push(_header(header, 0, end_of_stream=True, sequence_number=count), b"" if self.sample_type == "octet"
                   else [])
-        if self._queued is not None:
-            self._queued.flush()
+        if queued is not None:
+            queued.flush()
 
     def _queue_failed(self, exc):
         self.owner.fail(f"port {self.name}: forwarding failed: {describe(exc)}")
