@@ -26,7 +26,7 @@ _contexts = itertools.count(1)
 
 @pytest.fixture(scope="module")
 def orb():
-    orb = CORBA.ORB_init(["tests"] + LOOPBACK, CORBA.ORB_ID)
+    orb = CORBA.ORB_init(["tests", "-ORBgiopMaxMsgSize", str(64 << 20)] + LOOPBACK, CORBA.ORB_ID)
     poa = orb.resolve_initial_references("RootPOA")
     poa._get_the_POAManager().activate()
     yield orb
@@ -99,6 +99,15 @@ def test_twoway_packets_are_forwarded_bit_identical_in_order_with_link_sequence_
     (eos, _, _), = sink.ends()
     assert (eos.sequence_number, eos.link_sequence, eos.stream_id) == (40, 40, 7)
     assert stage.stderr() == ""
+
+
+def test_a_packet_past_omniorbs_default_message_limit_crosses(start_stage, make_sink):
+    """2.4 MB of doubles: over omniORB's 2 MiB default, under the runs' 64 MiB."""
+    stage, res, port, sink = wired_stage(start_stage, make_sink)
+    data = samples("double", 300_000, 3)
+    port.pushPacket(header(0), data)
+    (_, got, _), = sink.data()
+    assert as_bytes("double", got) == as_bytes("double", data)
 
 
 @pytest.mark.parametrize("sample_type", ["octet", "short", "float"])
@@ -307,6 +316,8 @@ def test_it_dies_with_its_parent(tmp_path, context):
      "SAMPLE_TYPE 'int'"),
     (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "-ORBtraceLevel"],
      "ORB option -ORBtraceLevel has no value"),
+    (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "KIND", "fir"],
+     "KIND 'fir': this program serves 'stage'"),
     (["NAMING_CONTEXT_IOR", "not-an-ior", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"],
      "not an object reference"),
 ])

@@ -9,9 +9,11 @@ naming context it is given, and it lives until releaseObject().
 serve(ComponentClass) creates the component's CF::Resource servant, binds it
 (rebind) in that context under the one-component name NAME_BINDING, and
 serves until releaseObject(), after which the name is unbound, the ORB shut
-down and the program exits 0. Other KEY VALUE pairs are ignored (an SCA
-launcher may pass more); -ORB options go to omniORB (the launcher's endpoint
-and dispatch options, as for a C++ host). Bad or missing parameters: one line
+down and the program exits 0. KIND, if given (scabench-host's execute form
+takes one), must be the program's own; other KEY VALUE pairs are ignored (an
+SCA launcher may pass more); -ORB options go to omniORB (the launcher's
+endpoint and dispatch options, as for a C++ host), after a default message
+limit of 64 MiB, scabench-host's. Bad or missing parameters: one line
 on stderr, exit 2; the naming context cannot be reached or bound in: exit 1.
 
 It dies with its parent (PR_SET_PDEATHSIG, as every program of a run), and
@@ -39,6 +41,9 @@ CosNaming = idl.load().CosNaming
 
 REQUIRED = ("NAMING_CONTEXT_IOR", "COMPONENT_IDENTIFIER", "NAME_BINDING")
 DEFAULT_SAMPLE_TYPE = "double"
+# Runs use packets up to 64 MiB: the message limit scabench-host takes by
+# default too. The launcher's own -ORB options come after it, so they win.
+DEFAULT_ORB_ARGS = ["-ORBgiopMaxMsgSize", str(64 << 20)]
 NAMING_TIMEOUT_MS = 5000   # a naming call that takes longer has a dead or stopped service behind it
 SHUTDOWN_GRACE_S = 5.0     # in-flight upcalls get this long to finish once the program ends
 PR_SET_PDEATHSIG = 1
@@ -51,9 +56,10 @@ usage: {prog} NAMING_CONTEXT_IOR <IOR> COMPONENT_IDENTIFIER <id> NAME_BINDING <n
 Serves one scabench component over CORBA, started the SCA way: binds its
 CF::Resource under NAME_BINDING in the naming context NAMING_CONTEXT_IOR and
 serves until releaseObject(), then unbinds it and exits 0. SAMPLE_TYPE is
-its ports' element type (default {default}); other KEY VALUE pairs are
-ignored; -ORB options go to omniORB. Exit 2: bad parameters; 1: the naming
-context cannot be used; 128+N: ended by signal N."""
+its ports' element type (default {default}); KIND, if given, must be this
+program's kind; other KEY VALUE pairs are ignored; -ORB options go to
+omniORB. Exit 2: bad parameters; 1: the naming context cannot be used;
+128+N: ended by signal N."""
 
 
 class UsageError(ValueError):
@@ -96,7 +102,7 @@ def parse(args):
         raise UsageError(f"parameter {pairs[-1]!r} has no value")
     values = {}
     for key, value in zip(pairs[::2], pairs[1::2]):
-        if key in values and (key in REQUIRED or key == "SAMPLE_TYPE"):
+        if key in values and (key in REQUIRED or key in ("SAMPLE_TYPE", "KIND")):
             raise UsageError(f"{key} is given twice")
         values[key] = value
     missing = [key for key in REQUIRED if not values.get(key)]
@@ -187,9 +193,10 @@ def _install_signal_handlers():
         signal.signal(s, handler)
 
 
-def serve(factory, argv=None, prog=None):
+def serve(factory, argv=None, prog=None, kind=None):
     """Runs the component program; returns its exit status. factory(context)
-    makes the component (usually its class)."""
+    makes the component (usually its class); kind: its kind's name, which a
+    KIND parameter (as scabench-host takes one) must match."""
     prog = prog or os.path.basename(sys.argv[0])
     args = list(sys.argv[1:] if argv is None else argv)
     if "--help" in args or "-h" in args:
@@ -197,6 +204,9 @@ def serve(factory, argv=None, prog=None):
         return 0
     try:
         params = parse(args)
+        asked = params.others.get("KIND")
+        if kind is not None and asked is not None and asked != kind:
+            raise UsageError(f"KIND {asked!r}: this program serves {kind!r}")
     except UsageError as exc:
         print(f"{prog}: {exc} (--help for usage)", file=sys.stderr)
         return 2
@@ -205,7 +215,7 @@ def serve(factory, argv=None, prog=None):
     orb = None
     try:
         try:
-            orb = CORBA.ORB_init([prog] + params.orb_args, CORBA.ORB_ID)
+            orb = CORBA.ORB_init([prog] + DEFAULT_ORB_ARGS + params.orb_args, CORBA.ORB_ID)
         except CORBA.Exception as exc:
             print(f"{prog}: bad ORB options {' '.join(params.orb_args)}: {describe(exc)}", file=sys.stderr)
             return 2

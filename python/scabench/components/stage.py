@@ -72,7 +72,7 @@ class Stage(Component):
 
 
 def main():
-    sys.exit(serve(Stage, prog="scabench-py-stage"))
+    sys.exit(serve(Stage, prog="scabench-py-stage", kind="stage"))
 
 
 if __name__ == "__main__":
