@@ -10,9 +10,11 @@ import struct
 import subprocess
 import sys
 import threading
+import itertools
 import time
 from pathlib import Path
 
+import pytest
 from omniORB import CORBA
 
 from scabench.components import idl
@@ -105,6 +107,7 @@ def sink_class(sample_type):
 
         def __init__(self):
             self.packets = []
+            self.token = None  # what its sender attached
             self.cond = threading.Condition()
 
         def _take(self, header, data, call):
@@ -121,8 +124,9 @@ def sink_class(sample_type):
         def syncMarker(self):
             pass
 
-        def attachFlowControl(self, sender):
-            raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO)
+        def attachSender(self, token, flow):
+            assert flow is None
+            self.token = token
 
         def wait_for(self, predicate, timeout=WAIT_S):
             with self.cond:
@@ -139,8 +143,13 @@ def sink_class(sample_type):
     return Sink
 
 
-def header(seq, link=0, eos=False, stream=7, send_time=None):
-    return S.data.PacketHeader(stream, seq, send_time if send_time is not None else 1_000_000 + seq, eos, link)
+TOKEN = 0x5CAB_E4C4_0000_0001  # this process's connection token when it sends into a stage
+
+
+def header(seq, link=None, eos=False, stream=7, send_time=None, token=TOKEN):
+    """A packet header as the test's sending port stamps it: link sequence = seq unless given."""
+    return S.data.PacketHeader(stream, seq, send_time if send_time is not None else 1_000_000 + seq, eos,
+                               seq if link is None else link, token)
 
 
 def samples(sample_type, n, seed):
@@ -221,8 +230,67 @@ class StageProcess:
     def stdout(self):
         return self.out_path.read_text()
 
+    def stats(self):
+        """The `stat NAME KEY VALUE` events it wrote: {KEY: VALUE}."""
+        return {w[2]: int(w[3]) for w in (line.split() for line in self.stdout().splitlines()) if w[0] == "stat"}
+
     def stderr(self):
         return self.err_path.read_text()
 
     def close(self):
         end_process(self.proc)
+
+
+_contexts = itertools.count(1)
+
+
+# Fixtures: a test module imports the ones it uses. One ORB for the session
+# (omniORBpy has one per process); one omniNames per module.
+@pytest.fixture(scope="session")
+def orb():
+    orb = CORBA.ORB_init(["tests", "-ORBgiopMaxMsgSize", str(64 << 20)] + LOOPBACK, CORBA.ORB_ID)
+    poa = orb.resolve_initial_references("RootPOA")
+    poa._get_the_POAManager().activate()
+    yield orb
+    try:
+        orb.destroy()
+    except CORBA.BAD_INV_ORDER:
+        pass  # each importing module has its own copy of this fixture, and omniORBpy one ORB: destroyed already
+
+
+@pytest.fixture(scope="module")
+def naming(orb, tmp_path_factory):
+    service = NamingService(tmp_path_factory.mktemp("naming"), orb)
+    yield service
+    service.close()
+
+
+@pytest.fixture
+def context(orb, naming):
+    """A fresh naming context, as a launcher makes for a waveform instance: (context, its IOR)."""
+    ctx = naming.root.bind_new_context(name(f"waveform_{next(_contexts)}"))
+    return ctx, orb.object_to_string(ctx)
+
+
+@pytest.fixture
+def start_stage(tmp_path, context):
+    started = []
+
+    def start(**kw):
+        stage = StageProcess(tmp_path, *context, **kw)
+        started.append(stage)
+        return stage
+    yield start
+    for stage in started:
+        stage.close()
+
+
+@pytest.fixture
+def make_sink(orb):
+    poa = orb.resolve_initial_references("RootPOA")
+
+    def make(sample_type="double"):
+        sink = sink_class(sample_type)()
+        poa.activate_object(sink)
+        return sink, poa.servant_to_reference(sink)
+    return make

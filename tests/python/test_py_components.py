@@ -1,74 +1,23 @@
 """Components in Python (python/scabench/components/): `scabench-py-stage`
 started the SCA way against a real omniNames, driven over real CORBA from
 this process as a launcher would, its packets checked at a sink servant
-here; and beside a C++ stage in `scabench-host`."""
-import itertools
+here; and beside a C++ stage in `scabench-host`. The execute protocol
+itself: test_py_component_program.py."""
 import json
 import os
-import signal
 import subprocess
-import sys
 import threading
 import time
-import tomllib
 
 import pytest
 from omniORB import CORBA
 
-from py_components_world import (LOOPBACK, WAIT_S, S, NamingService, StageProcess, alive, any_of, as_bytes, bound,
-                                 end_process, free_port, header, name, props, samples, sink_class, stage_command)
+# The fixtures (context, make_sink, naming, orb, start_stage) are imported for pytest to find.
+from py_components_world import (LOOPBACK, TOKEN, WAIT_S, S, any_of, as_bytes, context, end_process,  # noqa: F401
+                                 header, make_sink, naming, orb, props, samples, start_stage)
 from scabench.components.component import ComponentContext
 from scabench.components.stage import Stage
-from scabench.paths import REPO_ROOT, program
-
-_contexts = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def orb():
-    orb = CORBA.ORB_init(["tests", "-ORBgiopMaxMsgSize", str(64 << 20)] + LOOPBACK, CORBA.ORB_ID)
-    poa = orb.resolve_initial_references("RootPOA")
-    poa._get_the_POAManager().activate()
-    yield orb
-    orb.destroy()
-
-
-@pytest.fixture(scope="module")
-def naming(orb, tmp_path_factory):
-    service = NamingService(tmp_path_factory.mktemp("naming"), orb)
-    yield service
-    service.close()
-
-
-@pytest.fixture
-def context(orb, naming):
-    """A fresh naming context, as a launcher makes for a waveform instance: (context, its IOR)."""
-    ctx = naming.root.bind_new_context(name(f"waveform_{next(_contexts)}"))
-    return ctx, orb.object_to_string(ctx)
-
-
-@pytest.fixture
-def start_stage(tmp_path, context):
-    started = []
-
-    def start(**kw):
-        stage = StageProcess(tmp_path, *context, **kw)
-        started.append(stage)
-        return stage
-    yield start
-    for stage in started:
-        stage.close()
-
-
-@pytest.fixture
-def make_sink(orb):
-    poa = orb.resolve_initial_references("RootPOA")
-
-    def make(sample_type="double"):
-        sink = sink_class(sample_type)()
-        poa.activate_object(sink)
-        return sink, poa.servant_to_reference(sink)
-    return make
+from scabench.paths import program
 
 
 def wired_stage(start_stage, make_sink, sample_type="double", **config):
@@ -78,6 +27,7 @@ def wired_stage(start_stage, make_sink, sample_type="double", **config):
     res.initialize()
     res.configure(props(**{"work": "none", **config}))
     port = res.getPort("in")._narrow(getattr(S.data, f"data{sample_type.capitalize()}"))
+    port.attachSender(TOKEN, None)  # this process is the in-port's sender, as a C++ out-port would be
     sink, sink_ref = make_sink(sample_type)
     res.getPort("out")._narrow(S.CF.Port).connectPort(sink_ref, "stage1-to-sink")
     res.start()
@@ -85,20 +35,25 @@ def wired_stage(start_stage, make_sink, sample_type="double", **config):
 
 
 def test_twoway_packets_are_forwarded_bit_identical_in_order_with_link_sequence_restamped(start_stage, make_sink):
-    stage, res, port, sink = wired_stage(start_stage, make_sink)
-    sent = [(header(i, link=1000 + 3 * i), samples("double", 256, i)) for i in range(40)]
+    stage, res, port, sink = wired_stage(start_stage, make_sink, in__packet_length=256)
+    port.pushPacket(header(0, link=0), [0.0] * 100)  # the wrong length: refused, its link used up
+    sent = [(header(i, link=i + 1), samples("double", 256, i)) for i in range(40)]
     for h, data in sent:
         port.pushPacket(h, data)  # returns once forwarded: the stage's out call is two-way too
     got = sink.data()
     assert [h.sequence_number for h, _, _ in got] == list(range(40))
-    assert [h.link_sequence for h, _, _ in got] == list(range(40))  # this connection's own count
+    # Links 1..40 came in; the out connection counts its own, and stamps its own token.
+    assert [h.link_sequence for h, _, _ in got] == list(range(40))
+    assert {h.connection_token for h, _, _ in got} == {sink.token} and sink.token not in (0, TOKEN)
     for (h, data), (g, gdata, call) in zip(sent, got):
         assert (g.stream_id, g.send_time_ns, g.end_of_stream, call) == (h.stream_id, h.send_time_ns, False, "twoway")
         assert as_bytes("double", gdata) == as_bytes("double", data)
-    port.pushPacket(header(40, eos=True), [])
+    port.pushPacket(header(41, eos=True), [])
     (eos, _, _), = sink.ends()
-    assert (eos.sequence_number, eos.link_sequence, eos.stream_id) == (40, 40, 7)
-    assert stage.stderr() == ""
+    assert (eos.sequence_number, eos.link_sequence, eos.stream_id) == (40, 40, 7)  # the 40 it forwarded
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert stage.stats() == {"refused.length": 1}
 
 
 def test_a_packet_past_omniorbs_default_message_limit_crosses(start_stage, make_sink):
@@ -157,8 +112,9 @@ def test_a_stage_with_nothing_connected_reports_its_end_of_stream(start_stage):
     stage = start_stage()
     res = stage.resolve()
     res.configure(props(work="none"))
-    res.start()
     port = res.getPort("in")._narrow(S.data.dataDouble)
+    port.attachSender(TOKEN, None)
+    res.start()
     for i in range(4):
         port.pushPacket(header(i), [float(i)])
     port.pushPacket(header(4, eos=True), [])
@@ -195,16 +151,43 @@ def test_a_stopped_component_neither_processes_nor_forwards(start_stage, make_si
     stage, res, port, sink = wired_stage(start_stage, make_sink)
     port.pushPacket(header(0), [0.0])
     res.stop()
-    with pytest.raises(CORBA.BAD_INV_ORDER):
-        port.pushPacket(header(1), [1.0])
+    port.pushPacket(header(1), [1.0])  # refused, and the caller is not told, as by the C++ port
     port.pushPacketOneway(header(2), [2.0])
     port.syncMarker()  # the one-way has been read; its upcall may still be running
     time.sleep(0.2)
     assert [h.sequence_number for h, _, _ in sink.packets] == [0]
-    assert "refused: the component is not started" in stage.stderr()
+    assert "the component is not started" in stage.stderr()
     res.start()
     port.pushPacket(header(3), [3.0])
     assert [h.sequence_number for h, _, _ in sink.packets] == [0, 3]
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert stage.stats() == {"refused.sender": 2}
+
+
+def test_the_port_takes_only_its_senders_packets_in_its_window(start_stage, make_sink):
+    """The C++ port's checks (docs/trust-model.md), each refusal counted by reason."""
+    stage, res, port, sink = wired_stage(start_stage, make_sink, in__max_calls=1, work="sleep", work_us=300_000)
+    with pytest.raises(S.CF.Port.OccupiedPort):
+        port.attachSender(99, None)  # started: nobody takes the connection over
+    port.pushPacket(header(0, token=99), [0.0])        # a stranger's packet
+    port.pushPacket(header(1, link=512), [1.0])        # far past the window (2 x max_calls)
+    port.pushPacket(header(2, eos=True, token=99), [])  # a stranger's end of stream
+    assert sink.packets == []
+    slow = threading.Thread(target=port.pushPacket, args=(header(0), [0.0]))
+    slow.start()
+    time.sleep(0.1)
+    port.pushPacket(header(1), [1.0])  # while link 0 is in its 300 ms: one call more than max_calls
+    slow.join()
+    port.pushPacket(header(0), [0.0])  # seen before
+    port.pushPacket(header(2, eos=True), [])
+    port.pushPacket(header(3, eos=True, link=2), [])  # a second end of stream
+    # The refused call used its link up, so end of stream (link 2) did not wait for it.
+    assert [(h.link_sequence, h.end_of_stream) for h, _, _ in sink.packets] == [(0, False), (1, True)]
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert stage.stats() == {"refused.sender": 2, "refused.sequence": 1, "refused.eos": 2, "refused.threads": 1,
+                             "duplicates": 1}
 
 
 REFUSED = [
@@ -262,86 +245,6 @@ def test_integer_properties_take_any_numeric_corba_type_that_fits(start_stage):
     res.configure([S.CF.DataType("in.reorder_timeout_ms", any_of(CORBA.TC_short, 20))])  # a real takes an integer
 
 
-def test_release_unbinds_the_name_and_exits_0(start_stage):
-    stage = start_stage(binding="stage7")
-    res = stage.resolve()
-    assert res._get_identifier() == "stage7:waveform_1"
-    res.initialize()
-    res.start()
-    res.releaseObject()
-    assert not stage.bound()  # gone by the time releaseObject returns
-    assert stage.proc.wait(WAIT_S) == 0
-    assert stage.stderr() == ""
-
-
-def test_sigterm_ends_it_cleanly_and_unbinds(start_stage):
-    stage = start_stage()
-    stage.resolve()
-    os.kill(stage.proc.pid, signal.SIGTERM)
-    assert stage.proc.wait(WAIT_S) == 128 + signal.SIGTERM
-    assert not stage.bound()
-    assert "Traceback" not in stage.stderr()
-
-
-def test_it_dies_with_its_parent(tmp_path, context):
-    ctx, ior = context
-    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; p = subprocess.Popen(sys.argv[1:]); "
-                               "print(p.pid, flush=True); p.wait()", *stage_command(), "NAMING_CONTEXT_IOR", ior,
-                               "COMPONENT_IDENTIFIER", "orphan:w", "NAME_BINDING", "orphan", *LOOPBACK],
-                              stdout=subprocess.PIPE, text=True)
-    child = int(parent.stdout.readline())
-    try:
-        deadline = time.monotonic() + WAIT_S
-        while not bound(ctx, "orphan"):
-            assert time.monotonic() < deadline, "never bound"
-            time.sleep(0.05)
-        os.kill(parent.pid, signal.SIGKILL)
-        parent.wait()
-        deadline = time.monotonic() + WAIT_S
-        while alive(child):
-            assert time.monotonic() < deadline, "outlived its parent"
-            time.sleep(0.05)
-        assert not bound(ctx, "orphan")  # it ended cleanly: SIGTERM
-    finally:
-        end_process(parent)
-        if alive(child):
-            os.kill(child, signal.SIGKILL)
-
-
-@pytest.mark.parametrize("args, why", [
-    ([], "missing NAMING_CONTEXT_IOR, COMPONENT_IDENTIFIER, NAME_BINDING"),
-    (["NAMING_CONTEXT_IOR", "IOR:00", "COMPONENT_IDENTIFIER", "a"], "missing NAME_BINDING"),
-    (["NAMING_CONTEXT_IOR", "IOR:00", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING"], "'NAME_BINDING' has no value"),
-    (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "SAMPLE_TYPE", "int"],
-     "SAMPLE_TYPE 'int'"),
-    (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "-ORBtraceLevel"],
-     "ORB option -ORBtraceLevel has no value"),
-    (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "KIND", "fir"],
-     "KIND 'fir': this program serves 'stage'"),
-    (["NAMING_CONTEXT_IOR", "not-an-ior", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"],
-     "not an object reference"),
-])
-def test_bad_parameters_get_one_line_and_exit_2(args, why):
-    done = subprocess.run(stage_command() + args, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
-    assert len(done.stderr.strip().splitlines()) == 1 and why in done.stderr, done.stderr
-
-
-def test_help_and_an_unusable_context(orb, make_sink):
-    done = subprocess.run(stage_command() + ["--help"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "NAMING_CONTEXT_IOR" in done.stdout and "NAME_BINDING" in done.stdout
-    base = ["COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"] + LOOPBACK
-    # Another kind of object: not a naming context.
-    _, sink_ref = make_sink()
-    done = subprocess.run(stage_command() + ["NAMING_CONTEXT_IOR", orb.object_to_string(sink_ref)] + base,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "not a CosNaming naming context" in done.stderr, done.stderr
-    # Nothing listens there: it cannot be reached.
-    done = subprocess.run(stage_command() + ["NAMING_CONTEXT_IOR", f"corbaloc::127.0.0.1:{free_port()}/NameService"]
-                          + base, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "cannot reach the naming context" in done.stderr, done.stderr
-
-
 def test_dispatch_single_serialises_the_port(start_stage, make_sink):
     stage, res, port, sink = wired_stage(start_stage, make_sink, in__dispatch="single", work="sleep", work_us=100_000)
 
@@ -370,11 +273,6 @@ def test_policy_keys_and_defaults_are_the_runtimes():
     assert python == cxx
 
 
-def test_the_console_script_is_declared():
-    scripts = tomllib.loads((REPO_ROOT / "python" / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["scabench-py-stage"] == "scabench.components.stage:main"
-
-
 def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, start_stage, make_sink):
     """test -> Python stage -> C++ stage (scabench-host) -> Python stage -> sink."""
     py_a, py_b = start_stage(binding="py_a"), start_stage(binding="py_b")
@@ -398,12 +296,13 @@ def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, st
         a.getPort("out")._narrow(S.CF.Port).connectPort(cxx.getPort("in"), "a-cxx")
         cxx.getPort("out")._narrow(S.CF.Port).connectPort(b.getPort("in"), "cxx-b")
         b.getPort("out")._narrow(S.CF.Port).connectPort(sink_ref, "b-sink")
+        port = a.getPort("in")._narrow(S.data.dataDouble)
+        port.attachSender(TOKEN, None)
         for res in (b, cxx, a):
             res.start()
-        port = a.getPort("in")._narrow(S.data.dataDouble)
         sent = [samples("double", 128, 90 + i) for i in range(20)]
         for i, data in enumerate(sent):
-            port.pushPacket(header(i, link=500 + i), data)
+            port.pushPacket(header(i), data)
         port.pushPacket(header(20, eos=True), [])
         got = sink.wait_for(lambda p: any(h.end_of_stream for h, _, _ in p))
         assert [(h.sequence_number, h.link_sequence) for h, _, _ in got[:-1]] == [(i, i) for i in range(20)]
@@ -412,6 +311,7 @@ def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, st
         for res in (a, cxx, b):
             res.releaseObject()
         assert host.wait(WAIT_S) == 0 and py_a.proc.wait(WAIT_S) == 0 and py_b.proc.wait(WAIT_S) == 0
+        assert py_a.stats() == py_b.stats() == {}  # nothing refused either way
     finally:
         end_process(host)
         status.close()

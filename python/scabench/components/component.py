@@ -19,10 +19,14 @@ so an SCA launcher drives it as it drives a C++ component.
     if __name__ == "__main__":
         sys.exit(program.serve(Doubler, prog="doubler"))   # the SCA execute protocol
 
-Lifecycle: packets are handled only between start() and stop(); outside it
-a two-way push is refused (BAD_INV_ORDER) and a one-way packet is dropped
-and counted (InPort.refused), so a stopped component neither processes nor
-forwards. configure() is refused while started, as in the C++ runtime.
+Lifecycle: packets are handled only between start() and stop(). Before
+start() the C++ port refuses them too; after stop() it goes on taking them,
+where this one keeps to SCA's stop (the end of processing): a stopped
+component neither processes nor forwards. Either way a packet it does not
+take is dropped and counted, as every refusal of the C++ port is (the
+caller, two-way too, is not told), and the counts go out at release as
+`stat` events (report()). configure() is refused while started, as in the
+C++ runtime.
 """
 import sys
 import threading
@@ -57,6 +61,7 @@ class Component(idl.load().CF__POA.Resource):
         self._processed = 0
         self._ended_ports = set()
         self._failed = False
+        self._reported = False
 
     @property
     def name(self):
@@ -111,6 +116,7 @@ class Component(idl.load().CF__POA.Resource):
             self.log(f"stop during release: {exc}")
         for port in self.out_ports:
             port.disconnect()  # lets a sync=none queue drain first
+        self.report()
         if self.context.services is not None:
             self.context.services.released(self)
 
@@ -136,6 +142,8 @@ class Component(idl.load().CF__POA.Resource):
             if self._running:
                 return
             try:
+                for port in self.in_ports:
+                    port.prepare()
                 self.on_start()
             except ValueError as exc:
                 raise _CF.Resource.StartError(1, str(exc))
@@ -170,6 +178,23 @@ class Component(idl.load().CF__POA.Resource):
             port.send_end_of_stream(header, count)
         if not any(p.connected for p in self.out_ports):
             self.notify(f"eos {self.name} {count}")
+
+    def report(self):
+        """What the in-ports refused, by reason, and the duplicates they
+        dropped, as `stat NAME KEY VALUE` events (a C++ component's record
+        file holds the same counts); nonzero ones only. Once, at the end."""
+        with self._lock:
+            if self._reported:
+                return
+            self._reported = True
+        totals = {}
+        for port in self.in_ports:
+            for reason, n in port.refused.items():
+                totals[f"refused.{reason}"] = totals.get(f"refused.{reason}", 0) + n
+            totals["duplicates"] = totals.get("duplicates", 0) + port.duplicates
+        for key, n in totals.items():
+            if n:
+                self.notify(f"stat {self.name} {key} {n}")
 
     def fail(self, message):
         """Reports a failure once ("error NAME MESSAGE"), as the C++ runtime tells its launcher."""

@@ -78,6 +78,9 @@ def _generate(root, final):
         except OSError:
             if not (final / PACKAGE).exists():  # not another process's finished copy
                 raise
+        for old in root.iterdir():  # stubs of an IDL this checkout no longer has
+            if old.name != final.name and not old.name.startswith(".gen-"):
+                shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

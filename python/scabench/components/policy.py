@@ -7,7 +7,8 @@ What the Python ports implement:
 - provides side: dispatch pool, pool:N and serial (the ORB's own threading,
   set per process by the launcher's -ORB options, as for a C++ host) and
   single (a SINGLE_THREAD_MODEL POA); no worker (the ORB thread runs the
-  handler); ordering arrival; flow none;
+  handler); ordering arrival; flow none; packet_length and max_calls (the
+  C++ port's checks, ports.InPort);
 - uses side: call twoway and oneway; sync none (a client-side queue and one
   sender thread), transport (omniORB's own oneway), server (the oneway, then
   the two-way syncMarker) and target (pushPacket); flow none.
@@ -25,6 +26,7 @@ from scabench.components.properties import Refused, at_least, one_of
 
 WORK_QUEUE_MAX = 65536  # the schema's bound on queue depths and windows
 POOL_THREADS_MAX = 1000  # dispatch = "pool:N"
+PACKET_SAMPLES_MAX = 64 << 20  # packet_length: no more elements fit in the 64 MiB message limit
 
 CALLS = ("twoway", "oneway")
 SYNCS = ("none", "transport", "server", "target")
@@ -76,6 +78,11 @@ PROVIDES = (
     ("reorder_timeout_ms", 50.0, "the reorder buffer's gap timeout; no effect with ordering = arrival",
      at_least(0, 600_000)),
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
+    ("packet_length", 0, "samples every packet into the provides port must have; a packet of another length is "
+     "refused and counted (0: any length)", at_least(0, PACKET_SAMPLES_MAX)),
+    # Not a spec key: the bound on calls in progress, the runtime's own, as the C++ port has it.
+    ("max_calls", 128, "calls from the connection's sender the port serves at once; one more is refused and "
+     "counted", at_least(1, 100_000)),
 )
 
 USES = (
@@ -85,8 +92,7 @@ USES = (
      "servant has run)", one_of(*SYNCS)),
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
     # Not a spec key: the sync=none queue's depth, as the C++ port has it.
-    ("sync_none_depth", 1024, "packets the sync=none client queue holds before the caller blocks",
-     at_least(1, WORK_QUEUE_MAX)),
+    ("sync_none_depth", 1024, "packets the sync=none client queue holds before the caller blocks", at_least(1)),
 )
 
 

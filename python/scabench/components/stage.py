@@ -13,11 +13,10 @@ Properties, as the C++ stage's:
                   stages see the same "data").
 plus the ports' policy properties (policy.py).
 """
-import sys
 import time
 
 from scabench.components.component import Component
-from scabench.components.program import serve
+from scabench.components import program
 from scabench.components.properties import at_least, one_of
 
 WORK_KINDS = ("none", "cpu", "sleep")
@@ -72,7 +71,7 @@ class Stage(Component):
 
 
 def main():
-    sys.exit(serve(Stage, prog="scabench-py-stage", kind="stage"))
+    program.main(Stage, prog="scabench-py-stage", kind="stage")
 
 
 if __name__ == "__main__":
