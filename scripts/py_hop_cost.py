@@ -11,6 +11,7 @@ interleaved rounds of `--packets` packets, per sample count.
     .venv/bin/python scripts/py_hop_cost.py [--packets 2000] [--rounds 7] [--samples 16,1024]
 """
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -22,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
 from omniORB import CORBA  # noqa: E402
 
-from py_components_world import (LOOPBACK, NamingService, S, StageProcess, end_process, header,  # noqa: E402
-                                 name, props, sink_class)
+from py_components_world import (LOOPBACK, TOKEN, NamingService, S, StageProcess, end_process,  # noqa: E402
+                                 header, name, props, sink_class)
 from scabench.paths import program  # noqa: E402
 
 
@@ -32,11 +33,12 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def per_packet_us(port, n, data, pid=None):
-    """(wall, CPU of process `pid`) per packet, microseconds."""
+def per_packet_us(port, links, n, data, pid=None):
+    """(wall, CPU of process `pid`) per packet, microseconds; links: the connection's link counter."""
     c0, t0 = cpu_s(pid) if pid else 0.0, time.perf_counter()
-    for i in range(n):
-        port.pushPacket(header(i), data)
+    for _ in range(n):
+        link = next(links)
+        port.pushPacket(header(link), data)
     wall = time.perf_counter() - t0
     return wall / n * 1e6, ((cpu_s(pid) - c0) / n * 1e6 if pid else 0.0)
 
@@ -66,30 +68,37 @@ def main():
     try:
         cxx = orb.string_to_object(status.readline().split()[2])._narrow(S.CF.Resource)
         stages = {"python": py.resolve(), "c++": cxx}
-        total = args.packets * args.rounds + 16
-        for res in stages.values():
+        sizes = [int(n) for n in args.samples.split(",")]
+        total = len(sizes) * (200 + args.packets * args.rounds) + 16  # the C++ stage's records
+        ports = {}
+        for key, res in stages.items():
             res.configure(props(work="none") + (props(record_capacity=total) if res is cxx else []))
             res.getPort("out")._narrow(S.CF.Port).connectPort(sink_ref, "to-sink")
+            ports[key] = res.getPort("in")._narrow(S.data.dataDouble)
+            ports[key].attachSender(TOKEN, None)  # this client is the in-port's sender
             res.start()
-        ports = {k: r.getPort("in")._narrow(S.data.dataDouble) for k, r in stages.items()}
+        links = {k: itertools.count() for k in ports}
         pids = {"python": py.proc.pid, "c++": host.pid}
         print(f"two-way, work none, {args.packets} packets x {args.rounds} rounds, us per packet (median of rounds): "
               "round trip client to sink | CPU of the stage's process")
-        for n in map(int, args.samples.split(",")):
+        for n in sizes:
             data = [float(i) for i in range(n)]
-            for port in ports.values():
-                per_packet_us(port, 200, data)  # connections open, caches warm
+            for k, port in ports.items():
+                per_packet_us(port, links[k], 200, data)  # connections open, caches warm
             rounds = {k: [] for k in ports}
             for _ in range(args.rounds):  # interleaved: a burst of load elsewhere hits both alike
                 for k, p in ports.items():
-                    rounds[k].append(per_packet_us(p, args.packets, data, pids[k]))
+                    rounds[k].append(per_packet_us(p, links[k], args.packets, data, pids[k]))
             wall = {k: statistics.median(w for w, _ in v) for k, v in rounds.items()}
             cpu = {k: statistics.median(c for _, c in v) for k, v in rounds.items()}
             text = "   ".join(f"{k}: {wall[k]:6.1f} | {cpu[k]:5.1f}" for k in ports)
             print(f"{n:6d} doubles  {text}   python - c++: {wall['python'] - wall['c++']:6.1f} | "
                   f"{cpu['python'] - cpu['c++']:5.1f}")
+        received = len(sink.packets)
         for res in stages.values():
             res.releaseObject()
+        sent = sum(next(c) for c in links.values())  # each counter's next value is what it gave out
+        assert received == sent, f"the sink got {received} of {sent} packets: some were refused"
     finally:
         end_process(host)
         py.close()
