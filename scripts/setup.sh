@@ -25,15 +25,23 @@ if [ ! -f build/build.ninja ]; then
 fi
 cmake --build build -j 2
 
-# Python: a venv of our own, so the system interpreter is left alone.
+# Python: a venv of our own, so the system interpreter is left alone. It
+# holds omniORBpy too (salome-omniorb, a dependency in python/pyproject.toml:
+# Debian bookworm has no omniORBpy package) and the console scripts
+# (`scabench`, `scabench-py-stage`).
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import scabench, numpy, click, pytest, hypothesis, matplotlib, markdown" 2>/dev/null; then
+if ! .venv/bin/python -c "import scabench, numpy, click, pytest, hypothesis, matplotlib, markdown, omniORB" \
+     2>/dev/null || [ ! -x .venv/bin/scabench-py-stage ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e 'python[test]'
 fi
+# The omniORBpy stubs of idl/ (generated into build/python-idl/, keyed by the
+# IDL's text, so this is a check once they exist); it also proves that
+# omniORBpy's C extension loads in this interpreter.
+.venv/bin/python -c "from scabench.components import idl; idl.load()"
 
 # The link emulator for network hosts (python/scabench/network.py), built
 # from the Go module proxy at a fixed release into .tools/bin. Go comes with

@@ -9,7 +9,7 @@ import scabench
 PACKAGE = Path(scabench.__file__).parent
 # Lowest first. The top-level modules errors and paths are the base every
 # layer may use; cli (and the package's own __init__) sit above everything.
-LAYERS = ["base", "model", "run", "measure", "report", "waveforms", "studies", "top"]
+LAYERS = ["base", "components", "model", "run", "measure", "report", "waveforms", "studies", "top"]
 TOP_LEVEL = {"errors": "base", "paths": "base", "interrupts": "base", "cli": "top", "__init__": "top"}
 
 

@@ -1,0 +1,357 @@
+"""Data ports over omniORBpy: the provides (input) port, a servant of the
+scabench data interface of its sample type, and the uses (output) port, a
+CF::Port servant that sends on the one connection made to it. They mirror
+cpp/runtime/include/scabench/runtime/{in_port,out_port,senders}.hpp for the
+policies policy.py lists.
+
+Samples cross the ports as omniORBpy maps the IDL sequences: bytes for
+octet, a list of ints for short, a list of floats for float and double. A
+stage forwards the object it received, so the data leave as they came.
+"""
+import itertools
+import queue
+import secrets
+import threading
+
+import omniORB
+from omniORB import CORBA
+
+from scabench.components import idl, policy
+from scabench.components.window import AHEAD, BEHIND, INSIDE, LinkWindow
+
+_S = idl.load()
+
+SAMPLE_TYPES = {"octet": "dataOctet", "short": "dataShort", "float": "dataFloat", "double": "dataDouble"}
+
+
+def describe(exc):
+    """A CORBA exception as an operator can act on it: its name, and for a
+    system exception omniORB's minor code text (COMM_FAILURE (SendFailed))."""
+    name = type(exc).__name__
+    if isinstance(exc, CORBA.SystemException):
+        text = omniORB.minorCodeToString(exc)
+        return f"{name} ({text})" if text else name
+    return f"{name}: {exc}" if str(exc) else name
+
+
+def _header(h, link, token, **changes):
+    """A copy of `h` stamped for a connection: its link sequence and token."""
+    fields = dict(stream_id=h.stream_id, sequence_number=h.sequence_number, send_time_ns=h.send_time_ns,
+                  end_of_stream=h.end_of_stream, link_sequence=link, connection_token=token)
+    fields.update(changes)
+    return _S.data.PacketHeader(**fields)
+
+
+# ------------------------------------------------------------------ provides
+
+REFUSALS = ("sequence", "length", "eos", "threads", "sender")  # the C++ ports' reasons (no flow: no "credit")
+
+
+def _servant_class(sample_type):
+    """The servant of the data interface of `sample_type`; it hands every
+    call to its InPort."""
+    base = getattr(_S.data__POA, SAMPLE_TYPES[sample_type])
+
+    class DataPortServant(base):
+        def __init__(self, port):
+            self._port = port
+
+        def pushPacket(self, header, data):
+            self._port._upcall(header, data)
+
+        def pushPacketOneway(self, header, data):
+            self._port._upcall(header, data)
+
+        def syncMarker(self):
+            pass  # its reply is the point: the ORB has read every earlier request on the connection
+
+        def attachSender(self, token, flow):
+            self._port._attach_sender(token, flow)
+
+    DataPortServant.__name__ = f"{SAMPLE_TYPES[sample_type]}Servant"
+    return DataPortServant
+
+
+class InPort:
+    """A provides port. The handler runs on the ORB thread that delivered the
+    packet (no worker), as handler(header, samples).
+
+    What it takes, as the C++ port (cpp/runtime/src/in_port.cpp, "What a port
+    takes"; docs/trust-model.md): only while the component runs, only packets
+    with the token its sender attached (attachSender, before start), of
+    `packet_length` samples if that is set, with a link sequence inside its
+    window (twice `max_calls`: all it can have in progress, and as much again
+    for a sender's calls overtaking each other), at most `max_calls` at once.
+    Anything else is dropped and counted by reason (refused); a link sequence
+    seen before is a duplicate, dropped and counted. End of stream is taken
+    once, from the sender, and counts only once every link sequence before it
+    is finished: one-way packets may overtake it. Then the owner's end of
+    stream runs, once."""
+
+    def __init__(self, owner, name, sample_type, handler):
+        if sample_type not in SAMPLE_TYPES:
+            raise ValueError(f"port {name}: sample type {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
+        self.owner, self.name, self.sample_type, self.handler = owner, name, sample_type, handler
+        policy.declare(owner.properties, name, policy.PROVIDES)
+        self._ref = None
+        self._lock = threading.Lock()
+        self._token = 0                # the connection's; 0 until a sender attaches, as in the C++ port
+        self._window = None            # made at start, from max_calls
+        self._length = self._max_calls = 0
+        self._calls = 0                # calls in the handler now
+        self._eos_taken = self._ended = False
+        self._eos_link = self._eos_header = None
+        self.refused = dict.fromkeys(REFUSALS, 0)
+        self.duplicates = 0
+
+    def reference(self):
+        """The port's object reference; its servant is activated on first use,
+        in the POA its dispatch asks for."""
+        if self._ref is None:
+            single = self.owner.properties[f"{self.name}.dispatch"].replace(" ", "") == "single"
+            poa = self.owner.context.services.port_poa(single)
+            servant = _servant_class(self.sample_type)(self)
+            poa.activate_object(servant)
+            self._ref = poa.servant_to_reference(servant)
+        return self._ref
+
+    def prepare(self):
+        """At start: the checks' settings, and the link window (once: a restart keeps its place)."""
+        props = self.owner.properties
+        self._length, self._max_calls = props[f"{self.name}.packet_length"], props[f"{self.name}.max_calls"]
+        if self._window is None:
+            self._window = LinkWindow(2 * self._max_calls)
+
+    def _refuse(self, reason, header):
+        with self._lock:
+            self.refused[reason] += 1
+            first = self.refused[reason] == 1
+        if first:  # the counts go out at the end (Component.report); the first of each kind says what
+            self.owner.log(f"port {self.name}: refused ({reason}): packet {header.sequence_number}, link "
+                           f"{header.link_sequence}" + ("" if self.owner.running else ": the component is not "
+                                                        "started"))
+
+    def _attach_sender(self, token, flow):
+        # Once started, the launcher has connected everything: a later attach
+        # could only take the connection from its sender.
+        if self.owner.running:
+            self._refuse("sender", _S.data.PacketHeader(0, 0, 0, False, 0, token))
+            raise _S.CF.Port.OccupiedPort()
+        if flow is not None:
+            # A sender with flow control; this port has none (policy.py): the two ends disagree.
+            raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO)
+        self._token = token
+
+    def _upcall(self, header, data):
+        # Refused calls return at once, to a two-way caller too, as in the C++ port.
+        if not self.owner.running:
+            return self._refuse("sender", header)
+        if header.end_of_stream:
+            return self._end_of_stream(header)
+        own, place = header.connection_token == self._token, self._window.place(header.link_sequence)
+        if self._length and len(data) != self._length:
+            self._refuse("length", header)
+            if own and place == INSIDE:  # the sender's number is used up: end of stream must not wait for it
+                self._finish(header.link_sequence)
+            return
+        if place == AHEAD:
+            return self._refuse("sequence", header)
+        if not own:
+            return self._refuse("sender", header)
+        if place == BEHIND:
+            with self._lock:
+                self.duplicates += 1
+            return
+        with self._lock:
+            full = self._calls >= self._max_calls
+            self._calls += not full
+        if full:
+            self._refuse("threads", header)
+            return self._finish(header.link_sequence)
+        try:
+            self.handler(header, data)
+        except CORBA.Exception as exc:  # forwarding failed: the peer downstream is gone or refused it
+            self.owner.fail(f"port {self.name}: forwarding failed: {describe(exc)}")
+        except Exception as exc:  # a bug in the handler; reported, as the C++ port does
+            self.owner.fail(f"port {self.name}: {type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._calls -= 1
+        self.owner.packet_done()
+        self._finish(header.link_sequence)
+
+    def _end_of_stream(self, header):
+        own, place = header.connection_token == self._token, self._window.place(header.link_sequence)
+        with self._lock:
+            taken = own and place == INSIDE and not self._eos_taken
+            if taken:
+                self._eos_taken, self._eos_link, self._eos_header = True, header.link_sequence, header
+        if not taken:
+            return self._refuse("eos", header)
+        self._check_end(self._window.prefix)
+
+    def _finish(self, link):
+        self._check_end(self._window.finish(link))
+
+    def _check_end(self, prefix):
+        with self._lock:
+            if self._ended or self._eos_link is None or prefix < self._eos_link:
+                return
+            self._ended = True
+        try:
+            self.owner.in_port_ended(self, self._eos_header)
+        except CORBA.Exception as exc:
+            self.owner.fail(f"port {self.name}: forwarding end of stream failed: {describe(exc)}")
+
+
+# ---------------------------------------------------------------------- uses
+
+class _QueuedOneway:
+    """sync = none: the caller only queues the packet; one sender thread
+    issues the oneways in queue order, so the client never reorders."""
+
+    def __init__(self, ref, depth, on_error):
+        self._ref, self._on_error = ref, on_error
+        self._queue = queue.Queue(maxsize=depth)
+        self._thread = threading.Thread(target=self._drain, name="sync-none-sender", daemon=True)
+        self._thread.start()
+
+    def send(self, header, data):
+        self._queue.put((header, data))
+
+    def flush(self):
+        self._queue.join()
+
+    def close(self):
+        self._queue.put(None)
+
+    def _drain(self):
+        failed = False
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                if not failed:
+                    self._ref.pushPacketOneway(*item)
+            except CORBA.Exception as exc:
+                failed = True  # the peer is gone: report once, drop what is left
+                self._on_error(exc)
+            finally:
+                self._queue.task_done()
+
+
+class OutPort(_S.CF__POA.Port):
+    """A uses port: CF::Port's connectPort/disconnectPort, one connection at a
+    time, and push(header, samples), which stamps the connection's next link
+    sequence (0, 1, 2, ...) and its token (drawn at connect and handed to the
+    receiving port with attachSender), and sends with the connection's call
+    and sync.
+    Without a connection a packet goes nowhere: that is how a last stage ends
+    a pipeline."""
+
+    def __init__(self, owner, name, sample_type):
+        if sample_type not in SAMPLE_TYPES:
+            raise ValueError(f"port {name}: sample type {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
+        self.owner, self.name, self.sample_type = owner, name, sample_type
+        policy.declare(owner.properties, name, policy.USES)
+        self._interface = getattr(_S.data, SAMPLE_TYPES[sample_type])
+        self._ref = None
+        self._lock = threading.Lock()  # the connection, and the link stamp with the queue's order
+        self._peer = self._queued = self._connection_id = None
+        self._links = itertools.count()
+        self._call = self._sync = None
+        self._token = 0
+
+    def reference(self):
+        if self._ref is None:
+            poa = self.owner.context.services.port_poa(False)
+            poa.activate_object(self)
+            self._ref = poa.servant_to_reference(self)
+        return self._ref
+
+    @property
+    def connected(self):
+        return self._peer is not None
+
+    # CF::Port
+    def connectPort(self, connection, connectionId):
+        with self._lock:
+            if self._peer is not None:
+                raise _S.CF.Port.OccupiedPort()
+            if connection is None:
+                raise _S.CF.Port.InvalidPort(1, "nil connection")
+            try:
+                peer = connection._narrow(self._interface)
+            except CORBA.Exception as exc:
+                raise _S.CF.Port.InvalidPort(1, f"cannot reach the object to connect: {describe(exc)}")
+            if peer is None:
+                raise _S.CF.Port.InvalidPort(1, f"not a {SAMPLE_TYPES[self.sample_type]} data port")
+            # A fresh token for the connection, from the kernel's entropy, never 0 (a receiving port
+            # with no sender has 0): the receiver takes only packets that carry it.
+            token = secrets.randbits(64) or 1
+            try:
+                peer.attachSender(token, None)  # no flow control: no signals to send back
+            except CORBA.Exception as exc:
+                if isinstance(exc, _S.CF.Port.OccupiedPort):
+                    raise  # the receiver has started: it takes no new sender
+                raise _S.CF.Port.InvalidPort(2, f"the receiving port did not take the sender: {describe(exc)}")
+            props = self.owner.properties
+            self._call, self._sync = props[f"{self.name}.call"], props[f"{self.name}.sync"]
+            if self._call == "oneway" and self._sync == "none":
+                self._queued = _QueuedOneway(peer, props[f"{self.name}.sync_none_depth"], self._queue_failed)
+            self._peer, self._connection_id, self._token = peer, connectionId, token
+            self._links = itertools.count()
+
+    def disconnectPort(self, connectionId):
+        with self._lock:
+            if self._peer is None or connectionId != self._connection_id:
+                raise _S.CF.Port.InvalidPort(3, f"no connection '{connectionId}' on port {self.name}")
+            queued, self._queued, self._peer, self._connection_id = self._queued, None, None, None
+        if queued is not None:
+            queued.flush()
+            queued.close()
+
+    def disconnect(self):
+        """Drops the connection, if any (releaseObject)."""
+        with self._lock:
+            connection_id = self._connection_id
+        if connection_id is not None:
+            try:
+                self.disconnectPort(connection_id)
+            except _S.CF.Port.InvalidPort:
+                pass  # disconnected meanwhile
+
+    # Sending
+    def push(self, header, samples):
+        """Sends one packet; raises the CORBA exception if the peer cannot be
+        reached (the in-port reports it)."""
+        peer, queued, token = self._peer, self._queued, self._token  # one connection's, even if dropped meanwhile
+        if peer is None:
+            return
+        if queued is not None:
+            with self._lock:  # stamped in queue order
+                queued.send(_header(header, next(self._links), token), samples)
+            return
+        h = _header(header, next(self._links), token)
+        if self._call == "twoway" or self._sync == "target":
+            peer.pushPacket(h, samples)
+        else:
+            peer.pushPacketOneway(h, samples)
+            if self._sync == "server":
+                peer.syncMarker()
+
+    def send_end_of_stream(self, header, count):
+        """Sends end of stream announcing `count` packets (header: the one that
+        came in, for its stream id and send time), then waits until every
+        packet has left this process."""
+        queued = self._queued
+        if self._peer is None:
+            return
+        self.push(_header(header, 0, 0, end_of_stream=True, sequence_number=count),
+                  b"" if self.sample_type == "octet" else [])
+        if queued is not None:
+            queued.flush()
+
+    def _queue_failed(self, exc):
+        self.owner.fail(f"port {self.name}: forwarding failed: {describe(exc)}")
