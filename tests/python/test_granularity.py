@@ -145,15 +145,18 @@ def test_func_holds_its_packet_rate():
 
 
 def test_producer_holds_its_packet_rate():
-    # 31 packets every 10 ms: the last one is due 300 ms after the first and
-    # is never sent before.
+    # 31 packets every 10 ms on an absolute schedule: the last one is due 300
+    # ms after the schedule's origin, never sent before. The times count from
+    # the first packet, which a busy machine may send a few ms after that
+    # origin (the schedule then catches up), so the span can fall short of
+    # 300 ms by that much; without pacing it would be a few ms in all.
     doc = {"run": {"sample_type": "float", "cores": "all"},
            "component": [{"name": "src", "kind": "producer", "packets": 31, "samples": 64, "period_us": 10000},
                          {"name": "snk", "kind": "sink"}],
            "chain": ["src", "snk"], "policy": {"call": "twoway"}}
     result = run_spec(parse_spec(doc, "schedule.toml"))
     assert result.producer.sent == 31
-    assert result.producer.last_sent_ms >= 300
+    assert 270 <= result.producer.last_sent_ms
 
 
 def test_fir_layouts_split_nine_filters():
