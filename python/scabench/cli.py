@@ -236,12 +236,13 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
     from scabench.studies.granularity.lab import Lab
     from scabench.studies.granularity.plan import PLANS
     from scabench.studies.granularity.render import render
+    from scabench.studies.granularity.rows import read_result
 
     if from_json:
         with exit_codes():
             result = read_json(from_json, "--from-json", "summary")
             try:
-                md, html = render(result, out_dir)
+                md, html = render(read_result(result), out_dir)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 raise ScabenchError(f"--from-json: {from_json} is not a whole granularity result "
                                     f"({type(exc).__name__}: {exc})") from None

@@ -13,6 +13,11 @@ from paper_world import run
 from scabench.measure.campaign import CampaignEntry, Config, ConfigSummary, RunFailure, entries_from_json
 from scabench.report.results_file import write_json
 from scabench.run.results import RunResult
+from scabench.studies.granularity.analysis import apply_models
+from scabench.studies.granularity.analysis import summarise as summarise_fir
+from scabench.studies.granularity.analysis_s4285 import summarise as summarise_s4285
+from scabench.studies.granularity.render import render as render_granularity
+from scabench.studies.granularity.rows import FirRow, S4285Row, read_result
 from scabench.studies.link_delay.analysis import LinkDelayEntry, headline
 from scabench.studies.link_delay.render import render as render_link_delay
 from scabench.studies.paper.claims import judge_claims
@@ -139,3 +144,54 @@ def test_a_configuration_reads_back_only_as_written():
     entry = CampaignEntry(config(), [], []).as_dict()
     with pytest.raises(ValueError, match="CampaignEntry: unknown key.*'summarised'"):
         CampaignEntry.from_dict({**entry, "summarised": True})
+
+
+# ------------------------------------------------------------------ granularity
+
+MODELLED = ("model1_cold_total_pct", "N", "B", "PR", "model1_user_pct", "model1_total_pct", "cs_indirect_ns",
+            "model2_user_pct", "model2_total_pct", "implied_cs_ns")
+
+
+@pytest.mark.parametrize("name", ["granularity.json", "granularity-cold.json"])
+def test_a_granularity_result_reads_back_and_writes_the_same_bytes(tmp_path, name):
+    raw, doc = kept(name)
+    result = read_result(doc)
+    assert all(type(r) is FirRow and r.analysed for r in result["configurations"])
+    assert written(result, tmp_path) == raw
+    # The models put again on rows read without them, and the summaries made
+    # again from the rows: what the lab wrote.
+    plain = [{k: v for k, v in r.items() if k not in MODELLED} for r in doc["configurations"]]
+    result["configurations"] = [FirRow.from_dict(r) for r in plain]
+    assert not any(r.analysed for r in result["configurations"])
+    for row in result["configurations"]:
+        apply_models(row, result["parameters"], result["plan"]["cores"])
+    result["summary"] = summarise_fir(result)
+    if result.get("stanag4285"):
+        result["stanag4285"]["summary"] = summarise_s4285(result["stanag4285"]["configurations"])
+        assert all(type(r) is S4285Row for r in result["stanag4285"]["configurations"])
+    assert written(result, tmp_path) == raw
+    render_granularity(result, tmp_path / "report")
+    assert (tmp_path / "report" / "report.md").read_text() == (DATA / name.replace(".json", "-report.md")).read_text()
+
+
+def test_a_cold_test_application_puts_its_model_before_the_others():
+    _, doc = kept("granularity-cold.json")
+    row = read_result(doc)["configurations"][1]
+    keys = list(row.as_dict())
+    assert row.model1_cold_total_pct is not None
+    assert keys[keys.index("output_matches_func") + 1:] == list(MODELLED)
+
+
+def test_rows_of_an_interrupted_lab_have_no_models(tmp_path):
+    raw, doc = kept("granularity-interrupted.json")
+    result = read_result(doc)
+    rows = result["configurations"]
+    assert doc["status"] == "interrupted" and [r.config for r in rows] == ["FUNC", "W3", "W3"]
+    assert not any(r.analysed for r in rows) and rows[0].work_ns_per_packet > 0 and rows[1].work_ns_per_packet is None
+    assert list(rows[1].as_dict())[-2:] == ["checksum", "output_matches_func"]
+    assert list(rows[0].as_dict())[-2:] == ["work_ns_per_packet", "sink_ns_per_packet"]
+    assert written(result, tmp_path) == raw
+    with pytest.raises(ValueError, match="FirRow: unknown key.*'colour'"):
+        FirRow.from_dict({**doc["configurations"][0], "colour": "blue"})
+    with pytest.raises(KeyError):
+        read_result({"summary": {}})

@@ -422,6 +422,7 @@ class CampaignEntry(Typed):
         return self.summarised
 
     def summarise(self):
+        """Summarises its runs (again, if it was); returns itself."""
         self.summary, self.summarised = summarise(self.runs), True
         return self
 
