@@ -160,6 +160,7 @@ def render(entries, claims, meta, figures):
     """The whole report. figures: {"overview": file, "exp1@multicore": file, ...}."""
     counts = {v: sum(1 for c in claims if c.verdict == v) for v in ("reproduced", "differs", "not reproduced")}
     env = meta["environment"]
+    cores = len(entries["exp1@multicore"].config.cores) if "exp1@multicore" in entries else 0
     out = [
         "# The messaging-semantics paper, reproduced by scabench",
         "",
@@ -178,7 +179,7 @@ def render(entries, claims, meta, figures):
         "## Headline: the six experiments of Table 1",
         "",
         "The paper ran on 4 cores and on 1; here the multi-core set-up is this machine's "
-        f"{(len(entries['exp1@multicore'].config.cores) if 'exp1@multicore' in entries else 0) or '?'} cores. The floor is the "
+        f"{cores or '?'} cores. The floor is the "
         "least time the hardware allows for the last packet: on few cores the CPU bound (3 stages × N × 5 ms over "
         "the cores), otherwise the pipeline bound (N × 5 ms + 10 ms). Times are medians over the runs with the "
         "range in brackets.",
