@@ -19,6 +19,7 @@ from scabench.studies.granularity import models as gm
 from scabench.paths import program
 from scabench.run.runner import run_spec
 from scabench.model.spec import parse_spec
+from scabench.studies.granularity.rows import read_result
 from scabench.studies.granularity.workloads import FirWorkload
 
 # ------------------------------------------------------------------ models
@@ -179,18 +180,24 @@ def test_tiny_granularity_run(tiny_granularity):
         if name == "models_fir_W11.png":
             continue  # the tiny plan sweeps W3 only
         assert (out / name).is_file(), name
-    rows = result["configurations"]
-    assert {(r["config"], r["placement"], r["transport"]) for r in rows} >= {
+    rows = read_result(result)["configurations"]
+    assert {(r.config, r.placement, r.transport) for r in rows} >= {
         ("FUNC", "standalone", "none"), ("W3", "process", "unix"), ("W3", "collocated", "none")}
     for r in rows:
-        for key in ("placement", "transport", "taps", "samples", "pr", "user_pct", "total_pct", "csw_per_s",
-                    "model1_user_pct", "model1_total_pct", "model2_user_pct", "model2_total_pct"):
-            assert key in r and r[key] is not None, (key, r["config"])
-        assert r["output_matches_func"] is True, r
-        assert 0 < r["total_pct"] < 100 and r["user_pct"] <= r["total_pct"] + 1e-9
-        assert r["model2_total_pct"] >= r["model1_total_pct"]
-    assert all(not math.isnan(r["total_pct"]) for r in rows)
+        assert r.analysed and None not in (r.user_pct, r.total_pct, r.csw_per_s, r.model1_user_pct,
+                                           r.model1_total_pct, r.model2_user_pct, r.model2_total_pct), r.config
+        assert r.output_matches_func is True, r
+        assert 0 < r.total_pct < 100 and r.user_pct <= r.total_pct + 1e-9
+        assert r.model2_total_pct >= r.model1_total_pct
+    assert all(not math.isnan(r.total_pct) for r in rows)
     assert "W3/FUNC" in (out / "report.md").read_text()
+    # The rows have the keys, in the order, of the same plan's rows written before they were typed
+    # (data/README.md); so has the rest of the result.
+    before = json.loads((Path(__file__).parent / "data" / "granularity.json").read_text())
+    assert list(result) == list(before)
+    assert [list(r) for r in result["configurations"]] == [list(r) for r in before["configurations"]]
+    assert [list(r) for r in result["stanag4285"]["configurations"]] == [
+        list(r) for r in before["stanag4285"]["configurations"]]
 
 
 # ------------------------------------------------------------------ the report apart from the lab
@@ -244,7 +251,8 @@ class NoLab(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, NoLab())
 from scabench.studies.granularity.render import render
-render(json.loads(open(sys.argv[1]).read()), sys.argv[2])
+from scabench.studies.granularity.rows import read_result
+render(read_result(json.loads(open(sys.argv[1]).read())), sys.argv[2])
 assert not set(sys.modules) & LAB
 try:
     import scabench.studies.granularity.lab
