@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -101,11 +102,25 @@ int describe(CORBA::ORB_ptr orb) {
     scabench::Component* c = scabench::createComponent(kind, types.front(), {"describe", "/tmp", &host});
     nlohmann::json props = nlohmann::json::object();
     for (const auto& [id, entry] : c->properties().entries()) {
+      const auto& d = entry.declaration;
       nlohmann::json value;
-      std::visit([&](const auto& v) { value = v; }, entry.value);
-      const char* type = value.is_boolean() ? "boolean" : value.is_number_integer() ? "integer"
-                         : value.is_number() ? "real" : "string";
-      props[id] = {{"default", value}, {"type", type}, {"description", entry.description}};
+      std::visit([&](const auto& v) { value = v; }, d.defaultValue);
+      // type: how a spec writes it; corba_type: what configure converts to and
+      // query answers in; min and max: the range it takes, where it has one.
+      nlohmann::json p = {{"default", value}, {"type", scabench::valueKind(d.type)},
+                          {"corba_type", scabench::idlName(d.type)},
+                          {"while_started", d.configurable == scabench::Configurable::AnyTime},
+                          {"description", d.description}};
+      if (scabench::isInteger(d.type)) {
+        auto [lo, hi] = scabench::integerRange(d.type);
+        if (d.bounds) lo = std::max(lo, d.bounds->min), hi = std::min(hi, d.bounds->max);
+        p["min"] = lo;
+        p["max"] = hi;
+      } else if (d.bounds) {
+        p["min"] = d.bounds->min;
+        p["max"] = d.bounds->max;
+      }
+      props[id] = p;
     }
     kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()},
                    {"properties", props}};
