@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "scabench/runtime/message_limit.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
 
@@ -814,5 +815,37 @@ TEST(Lifecycle, AStoppedProducerSendsNothingUntilStartedAgain) {
   producer->stop();
   sink->stop();
   producer->_remove_ref();
+  sink->_remove_ref();
+}
+
+// ------------------------------------------------------------ message limit
+
+// This process's ORB has omniORB's default limit, 2 MiB. A packet that does
+// not fit is refused by the sending port, naming the limit, before it is
+// sent: here the peer is in the same process, where omniORB itself would
+// make no message and check nothing.
+TEST(MessageLimit, ASendingPortRefusesAPacketOverTheLimitBeforeSending) {
+  ASSERT_EQ(messageLimit(), 2u << 20);
+  Component *stage = nullptr, *sink = nullptr;
+  scabench::dataDouble_var in = wiredStage(stage, sink, "too-large");
+  sink->start();
+  stage->start();
+  const CORBA::ULong fits = CORBA::ULong(((2u << 20) - kMessageHeaderRoom) / sizeof(CORBA::Double));
+  push(in, 0, 0, fits);
+  EXPECT_EQ(sink->records().header().completed.load(), 1u);
+  push(in, 0, 1, fits + 1);
+  EXPECT_EQ(sink->records().header().completed.load(), 1u);
+  {
+    std::lock_guard lock(host().mutex);
+    const std::string expected = "error too-large port in: port out: a packet of " + std::to_string(fits + 1) +
+                                 " double samples (" + std::to_string(8 * (fits + 1)) +
+                                 " bytes) does not fit in the ORB's message limit of 2097152 bytes";
+    EXPECT_TRUE(std::any_of(host().lines.begin(), host().lines.end(),
+                            [&](const std::string& l) { return l.rfind(expected, 0) == 0; }))
+        << expected;
+  }
+  stage->stop();
+  sink->stop();
+  stage->_remove_ref();
   sink->_remove_ref();
 }

@@ -66,6 +66,41 @@ def test_a_packet_past_omniorbs_default_message_limit_crosses(start_stage, make_
     assert as_bytes("double", got) == as_bytes("double", data)
 
 
+def test_a_packet_that_does_not_fit_the_message_limit_is_refused_before_sending(start_stage, make_sink):
+    """The stage's ORB takes messages up to 1 MiB. A packet of 1 MiB less 1000 bytes reaches it (the
+    request's headers take about 150 bytes) but leaves less than the 4 KiB a sending port keeps for them:
+    the out-port refuses it, naming the limit, and sends nothing; the connection goes on."""
+    limit = 1 << 20
+    stage, res, port, sink = wired_stage(start_stage, make_sink, "octet", extra=["-ORBgiopMaxMsgSize", str(limit)])
+    port.pushPacket(header(0), b"x" * (limit - 1000))
+    port.pushPacket(header(1), b"y" * 10)
+    assert [h.sequence_number for h, _, _ in sink.data()] == [1]
+    assert [h.link_sequence for h, _, _ in sink.data()] == [0]  # the refused packet used no link number
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert (f"error stage1 port in: PacketTooLarge: port out: a packet of {limit - 1000} octet samples "
+            f"({limit - 1000} bytes) does not fit in the ORB's message limit of {limit} bytes") in stage.stdout()
+
+
+def test_a_packet_over_the_receivers_limit_only_is_lost_with_the_connection(start_stage, make_sink):
+    """omniORB on the receiving side (this process sends with 64 MiB, the stage takes 1 MiB): the stage's
+    ORB answers MessageError and closes the connection. A two-way caller gets COMM_FAILURE; a one-way
+    is lost, without a word (the next call on the connection fails) or with COMM_FAILURE if the
+    connection closed while it was still being written. Hence the sending port's own check, and one limit for every process of a run
+    (docs/architecture.md, "Message limit")."""
+    limit = 1 << 20
+    stage, res, port, sink = wired_stage(start_stage, make_sink, "octet", extra=["-ORBgiopMaxMsgSize", str(limit)])
+    with pytest.raises(CORBA.COMM_FAILURE):
+        port.pushPacket(header(0), b"x" * (limit + 1))
+    try:
+        port.pushPacketOneway(header(1), b"x" * (limit + 1))
+        port.syncMarker()
+    except CORBA.COMM_FAILURE:
+        pass  # the one-way, or the next call on its connection, met the connection the stage closed
+    port.pushPacket(header(2), b"y" * 10)  # on a new connection
+    assert [h.sequence_number for h, _, _ in sink.data()] == [2]
+
+
 @pytest.mark.parametrize("sample_type", ["octet", "short", "float"])
 def test_every_sample_type_crosses_bit_identical(start_stage, make_sink, sample_type):
     stage, res, port, sink = wired_stage(start_stage, make_sink, sample_type)
