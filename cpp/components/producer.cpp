@@ -2,6 +2,8 @@
 // the connection lets it or one every `period_us` on an absolute schedule
 // (a late send does not delay the ones after it). Each send is recorded
 // (start and return), which gives the paper's send-time distributions.
+// stop() stops it before its next packet; a later start() goes on with the
+// next one (source_loop.hpp).
 //
 // With `filters` > 0 (float only) it runs that many FIR filters of `taps`
 // taps over each packet before sending it: the seed's FTOT component, source
