@@ -787,30 +787,32 @@ TEST(Lifecycle, ConfigureWhileStartedChangesOnlyWhatMayChange) {
 TEST(Lifecycle, AStoppedProducerSendsNothingUntilStartedAgain) {
   Component* producer = createComponent("producer", "double", {"paused", ::testing::TempDir(), &host()});
   Component* sink = createComponent("sink", "double", {"paused-sink", ::testing::TempDir(), &host()});
-  producer->configure(props({{"packets", integer(20)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
-                             {"record_capacity", integer(32)}}));
-  sink->configure(props({{"record_capacity", integer(32)}}));
+  // 100 packets, one every 10 ms: a second's stream, stopped after its first few.
+  producer->configure(props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
+                             {"record_capacity", integer(128)}}));
+  sink->configure(props({{"record_capacity", integer(128)}}));
   CORBA::Object_var out = producer->getPort("out");
   CF::Port_var uses = CF::Port::_narrow(out);
   CORBA::Object_var sinkIn = sink->getPort("in");
   uses->connectPort(sinkIn, "paused-to-sink");
   sink->start();
   producer->start();
-  while (sink->records().header().completed.load() < 3) usleep(1'000);
+  for (int i = 0; i < 10'000 && sink->records().header().completed.load() < 3; ++i) usleep(1'000);
   producer->stop();
   const uint64_t sent = sink->records().header().completed.load();
-  EXPECT_LT(sent, 20u);
+  EXPECT_GE(sent, 3u);
+  EXPECT_LT(sent, 100u);
   usleep(100'000);  // ten periods
   EXPECT_EQ(sink->records().header().completed.load(), sent);
   EXPECT_FALSE(reportedEndOfStream("paused-sink"));
   producer->start();
   for (int i = 0; i < 1000 && !reportedEndOfStream("paused-sink"); ++i) usleep(10'000);
   EXPECT_TRUE(reportedEndOfStream("paused-sink"));
-  EXPECT_EQ(sink->records().header().completed.load(), 20u);
+  EXPECT_EQ(sink->records().header().completed.load(), 100u);
   EXPECT_EQ(sink->records().header().duplicates.load(), 0u);
   {
     std::lock_guard lock(host().mutex);
-    EXPECT_EQ(std::count(host().lines.begin(), host().lines.end(), "eos paused-sink 20"), 1);
+    EXPECT_EQ(std::count(host().lines.begin(), host().lines.end(), "eos paused-sink 100"), 1);
   }
   producer->stop();
   sink->stop();
