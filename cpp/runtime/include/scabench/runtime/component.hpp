@@ -12,9 +12,10 @@
 //                start() tries again.
 //   stop()       the ports take no more packets (refused and counted, as
 //                before start), onStop() runs (a source stops sending), and
-//                the ports' worker and releaser finish what they had taken;
-//                once it returns the component neither processes nor
-//                forwards. A later start() goes on where it stopped.
+//                the ports' worker and releaser finish what they had taken
+//                before it returns (an ORB thread already in the handler
+//                finishes its packet); then the component neither processes
+//                nor forwards. A later start() goes on where it stopped.
 //   configure()  all or nothing (properties.hpp). While started, only the
 //                properties declared Configurable::AnyTime (a stage's work,
 //                say); the component picks them up in onConfigure().
