@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -34,6 +35,7 @@
 #include <nlohmann/json.hpp>
 #include <omniORB4/Naming.hh>
 
+#include "scabench/core/usage.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
 
@@ -101,11 +103,25 @@ int describe(CORBA::ORB_ptr orb) {
     scabench::Component* c = scabench::createComponent(kind, types.front(), {"describe", "/tmp", &host});
     nlohmann::json props = nlohmann::json::object();
     for (const auto& [id, entry] : c->properties().entries()) {
+      const auto& d = entry.declaration;
       nlohmann::json value;
-      std::visit([&](const auto& v) { value = v; }, entry.value);
-      const char* type = value.is_boolean() ? "boolean" : value.is_number_integer() ? "integer"
-                         : value.is_number() ? "real" : "string";
-      props[id] = {{"default", value}, {"type", type}, {"description", entry.description}};
+      std::visit([&](const auto& v) { value = v; }, d.defaultValue);
+      // type: how a spec writes it; corba_type: what configure converts to and
+      // query answers in; min and max: the range it takes, where it has one.
+      nlohmann::json p = {{"default", value}, {"type", scabench::valueKind(d.type)},
+                          {"corba_type", scabench::idlName(d.type)},
+                          {"while_started", d.configurable == scabench::Configurable::AnyTime},
+                          {"description", d.description}};
+      if (scabench::isInteger(d.type)) {
+        auto [lo, hi] = scabench::integerRange(d.type);
+        if (d.bounds) lo = std::max(lo, d.bounds->min), hi = std::min(hi, d.bounds->max);
+        p["min"] = lo;
+        p["max"] = hi;
+      } else if (d.bounds) {
+        p["min"] = d.bounds->min;
+        p["max"] = d.bounds->max;
+      }
+      props[id] = p;
     }
     kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()},
                    {"properties", props}};
@@ -136,7 +152,10 @@ const char* const USAGE =
     "       scabench-host --host NAME --status-fd FD --record-dir DIR "
     "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
     "       scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME KIND KIND "
-    "[SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORBoption value ...]\n";
+    "[SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORBoption value ...]\n"
+    "Hosts scabench components: --describe prints the component kinds (ports, properties with their types)\n"
+    "and the policy schema as JSON; the second form is how scabench-launch runs a host; the third is the\n"
+    "SCA execute protocol, one component bound under NAME in the naming context IOR.\n";
 
 int usage(const std::string& why) {
   std::cerr << "scabench-host: " << why << "\n" << USAGE;
@@ -216,6 +235,10 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   // A unix-socket endpoint is owner-only (omniORB's default is 0777): anyone
   // who can connect can send to the ports and call configure or
   // releaseObject (docs/trust-model.md). First, so that an explicit option
@@ -230,10 +253,6 @@ int main(int argc, char** argv) {
   const char* options[][2] = {{"giopMaxMsgSize", "67108864"}, {nullptr, nullptr}};
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv, "omniORB4", options);  // removes the -ORB options
   if (argc == 2 && std::string(argv[1]) == "--describe") return describe(orb);
-  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::cout << USAGE;
-    return 0;
-  }
   if (isExecForm(argc, argv)) return runExec(orb, argc, argv);
   std::string hostName, recordDir;
   int statusFd = -1;

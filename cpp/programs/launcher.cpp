@@ -36,6 +36,7 @@
 
 #include "cf.hh"
 #include "scabench/core/clock.hpp"
+#include "scabench/core/usage.hpp"
 #include "scabench/core/record_log.hpp"
 
 using nlohmann::json;
@@ -620,9 +621,18 @@ class Launcher {
 
 }  // namespace
 
+const char* const USAGE =
+    "usage: scabench-launch ASSEMBLY.json MANIFEST.json\n"
+    "Runs one assembly (written by `scabench run`): starts its hosts, drives the components through the SCA\n"
+    "lifecycle, waits for end of stream, tears everything down, and writes the outcome to MANIFEST.json.\n";
+
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   if (argc != 3) {
-    std::cerr << "usage: scabench-launch ASSEMBLY.json MANIFEST.json\n";
+    std::cerr << "scabench-launch: expected two arguments\n" << USAGE;
     return 2;
   }
   json assembly;

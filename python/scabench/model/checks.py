@@ -104,8 +104,10 @@ def check_property(path, where, kind, key, value):
     expected = declared[key]["type"]
     if not _type_ok(value, expected):
         raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
-    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= INT64_MAX:
-        raise SpecError(path, where, f"must be from 0 to {INT64_MAX} ({declared[key]['description']})")
+    # The declared type's range (an unsigned long ends at 2^32 - 1), from 0: a spec sets counts and times.
+    high = declared[key].get("max", INT64_MAX)
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= high:
+        raise SpecError(path, where, f"must be from 0 to {high} ({declared[key]['description']})")
     if isinstance(value, float) and not (math.isfinite(value) and value >= 0):
         raise SpecError(path, where, f"must be a finite number >= 0 ({declared[key]['description']})")
     # The stream's size: a source sends at least one packet, a packet holds
