@@ -106,8 +106,10 @@ std::vector<std::string> loadComponentLibrary(const std::string& path) {
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   loading = nullptr;
   if (handle == nullptr) {
-    const char* why = dlerror();
-    throw std::runtime_error("cannot load " + path + ": " + (why ? why : "unknown error"));
+    // The loader's words usually begin with the file it tried.
+    std::string why = dlerror() ?: "unknown error";
+    if (why.rfind(file + ": ", 0) == 0) why.erase(0, file.size() + 2);
+    throw std::runtime_error("cannot load " + path + ": " + why);
   }
   if (!state.conflicts.empty()) {
     const std::string& kind = *state.conflicts.begin();
