@@ -79,12 +79,12 @@ checksum = true
 """
 
 
-def expected_checksum(gain):
+def expected_checksum(gain, packets=PACKETS, samples=SAMPLES):
     """What the checksum sink sums after the gain: the producer's sinusoid
     (producer.cpp), every packet, in order, in double."""
-    samples = [100.0 * math.sin(0.01 * i) for i in range(SAMPLES)]
+    samples = [100.0 * math.sin(0.01 * i) for i in range(samples)]
     total = 0.0
-    for _ in range(PACKETS):
+    for _ in range(packets):
         for x in samples:
             total += gain * x
     return total
@@ -147,6 +147,18 @@ def test_a_plugins_property_set_from_the_command_line_all_in_one_process(gain_li
     result = json.loads(out.read_text())
     assert [h["components"] for h in result["hosts"]] == [["producer", "gain", "sink"]]
     assert float(result["stats"]["sink"]["checksum"]) == expected_checksum(0.5)
+
+
+def test_the_examples_spec_runs_as_shipped(gain_library, tmp_path):
+    # Where its README builds the library: build/ beside the spec.
+    shutil.copy(EXAMPLE / "gain.toml", tmp_path / "gain.toml")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "libgain.so").symlink_to(gain_library)
+    out = tmp_path / "result.json"
+    proc = scabench("run", tmp_path / "gain.toml", "--packets", 10, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert float(result["stats"]["sink"]["checksum"]) == expected_checksum(2.0, packets=10, samples=1024)
 
 
 def bad(write_spec, text):
