@@ -153,7 +153,7 @@ int usage(const std::string& why) {
 }
 
 // Takes every `--library PATH` out of the arguments (any form may have
-// them) and returns the paths; "" in `missing` if one lacks its path.
+// them) and returns the paths; sets `missing` if one lacks its path.
 std::vector<std::string> takeLibraries(int& argc, char** argv, bool& missing) {
   std::vector<std::string> libraries;
   int kept = 1;

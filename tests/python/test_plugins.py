@@ -220,6 +220,25 @@ def test_a_plugins_properties_are_checked_like_built_in_ones(write_spec, gain_li
         load_spec(write_spec(gain_spec(gain_library))).with_properties("gain", {"gain": "loud"})
 
 
+def test_two_libraries_with_one_kind(write_spec, gain_library, tmp_path):
+    twin = tmp_path / "libtwin.so"
+    shutil.copy(gain_library, twin)
+    text = gain_spec(gain_library).replace('chain = ["producer", "gain", "sink"]',
+                                           'chain = ["producer", "gain", "gain2", "sink"]')
+    text = text.replace('[placement]\nhosts = [["producer", "gain"], ["sink"]]', "")
+    text += f'[[component]]\nname = "gain2"\nkind = "gain"\nlibrary = "{twin}"\n'
+    line = bad(write_spec, text)
+    assert f"component[3].library: {twin} registers kind 'gain', which {gain_library} registers too" in line
+    # The same file under two names is one library.
+    (tmp_path / "liblink.so").symlink_to(gain_library)
+    load_spec(write_spec(text.replace(str(twin), str(tmp_path / "liblink.so"))))
+    # A host given both refuses the second.
+    proc = host("--library", gain_library, "--library", twin, "--describe")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0] == (f"scabench-host: --library: {twin} registers component kind 'gain', "
+                                           f"which {gain_library} already registers; give it another name")
+
+
 def test_a_library_key_that_is_not_a_path(write_spec):
     line = bad(write_spec, gain_spec("x").replace('library = "x"', "library = 3"))
     assert "component[1].library: must be the path of a component library" in line

@@ -286,6 +286,7 @@ def _components(doc, path):
             if key not in ("name", "kind", "library"):
                 properties[key] = check_property(path, f"{where}.{key}", kind, key, value, library)
         components.append(Component(name, kind, properties, library))
+    _check_libraries_apart(components, path)
     return components
 
 
@@ -312,10 +313,29 @@ def _library(item, path, where):
     return library
 
 
+def _library_kinds(library):
+    return [k for k, d in component_kinds(library).items() if "library" in d]
+
+
 def _check_library_kind(kind, library, path, where):
-    own = [k for k, d in component_kinds(library).items() if "library" in d]
+    own = _library_kinds(library)
     if kind not in own:
         raise SpecError(path, f"{where}.kind", f"{kind!r} is not a kind of {library}; it registers: {', '.join(own)}")
+
+
+def _check_libraries_apart(components, path):
+    """Two component libraries of one spec must not register the same kind:
+    a host given both refuses the second (registry.hpp), and a kind's name
+    would mean two pieces of code."""
+    owner = {}
+    for i, c in enumerate(components):
+        if c.library is None:
+            continue
+        for kind in _library_kinds(c.library):
+            first = owner.setdefault(kind, c.library)
+            if not os.path.samefile(first, c.library):
+                raise SpecError(path, f"component[{i}].library", f"{c.library} registers kind {kind!r}, which {first} "
+                                "registers too; a spec's kind names one piece of code: rename one of them")
 
 
 def _connections(doc, path, components, default_policy):
