@@ -193,6 +193,14 @@ def library_without_kinds(tmp_path_factory):
     return where / "libnothing.so"
 
 
+def test_a_library_that_crashes_while_loading(write_spec, tmp_path):
+    (tmp_path / "crash.cpp").write_text("static const int crash = (__builtin_trap(), 0);\n")
+    _check(["c++", "-shared", "-fPIC", "-o", tmp_path / "libcrash.so", tmp_path / "crash.cpp"])
+    line = bad(write_spec, gain_spec("libcrash.so"))
+    assert line.endswith(f"component[1].library: scabench-host failed while loading {tmp_path}/libcrash.so "
+                         "(killed by SIGILL)")
+
+
 def test_a_library_that_registers_no_kind(write_spec, library_without_kinds):
     line = bad(write_spec, gain_spec(library_without_kinds))
     assert f"component[1].library: {library_without_kinds} registers no component kind" in line

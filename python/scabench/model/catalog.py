@@ -10,6 +10,7 @@ adds kinds: `component_kinds(library)` is what a host that loads it offers
 import functools
 import json
 import os
+import signal
 import subprocess
 
 from scabench.errors import ScabenchError
@@ -32,6 +33,11 @@ def _describe(library=None, _version=None):
         # The host's one line: "scabench-host: --library: <why>", then its usage.
         line = next((l for l in out.stderr.splitlines() if l.startswith("scabench-host: ")), out.stderr.strip())
         raise LibraryError(line.removeprefix("scabench-host: ").removeprefix("--library: "))
+    if out.returncode != 0 and library is not None:
+        # Its initialisers run inside the host: a crash there is the library's.
+        how = (f"killed by {signal.Signals(-out.returncode).name}" if out.returncode < 0
+               else f"exit status {out.returncode}")
+        raise LibraryError(f"scabench-host failed while loading {library} ({how})")
     try:
         if out.returncode != 0:
             raise ValueError(f"exit {out.returncode}: {out.stderr.strip()}")
