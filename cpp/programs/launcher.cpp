@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <csignal>
@@ -224,6 +225,13 @@ class Launcher {
       for (const auto& c : h["components"])
         args.push_back("--component"), args.push_back(c["name"].get<std::string>() + ":" + c["kind"].get<std::string>() +
                                                        ":" + c["sample_type"].get<std::string>());
+      // The component libraries (plugins) this host's components come from,
+      // each once: the host loads them before it creates any component.
+      std::vector<std::string> libraries;
+      for (const auto& c : h["components"])
+        if (c.contains("library") && std::find(libraries.begin(), libraries.end(), c["library"]) == libraries.end())
+          libraries.push_back(c["library"]);
+      for (const auto& library : libraries) args.push_back("--library"), args.push_back(library);
       for (const auto& o : h["orb_options"]) args.push_back(o);
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("fork failed");

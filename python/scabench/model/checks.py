@@ -8,7 +8,7 @@ import os
 import re
 
 from scabench.errors import SpecError
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import component_kinds, kind_of
 from scabench.model.link import LinkSettings
 from scabench.model.policy import PolicyValueError, parse_policy
 
@@ -94,9 +94,10 @@ def policy_of(table, base, path, where):
         raise SpecError(path, f"{where}.{exc.key}", str(exc)) from None
 
 
-def check_property(path, where, kind, key, value):
-    """A component property's value, checked against what the kind declares."""
-    declared = component_kinds()[kind]["properties"]
+def check_property(path, where, kind, key, value, library=None):
+    """A component property's value, checked against what the kind declares
+    (in its component library, if it comes from one)."""
+    declared = component_kinds(library)[kind]["properties"]
     # Port policy keys ("in.worker") come from [policy]; record_capacity is the runner's.
     if key not in declared or "." in key or key == "record_capacity":
         valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
@@ -137,14 +138,13 @@ def _type_ok(value, expected):
 
 
 def endpoint(text, path, key, components, direction):
-    kinds = component_kinds()
     if not isinstance(text, str) or text.count(".") != 1:
         raise SpecError(path, key, f"{text!r} must look like \"component.port\"")
     name, port = text.split(".")
     comp = next((c for c in components if c.name == name), None)
     if comp is None:
         raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
-    ports = kinds[comp.kind][direction]
+    ports = kind_of(comp)[direction]
     if port not in ports:
         role = "uses (output)" if direction == "uses" else "provides (input)"
         raise SpecError(path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}")

@@ -72,8 +72,8 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
             "scheduler": spec.scheduler,
             **({"netns": network.netns(i)} if network is not None else {}),
             "orb_options": endpoint_options + BASE_ORB_OPTIONS + host_options[i],
-            "components": [{"name": n, "kind": spec.component(n).kind, "sample_type": spec.sample_type,
-                            "properties": properties[n]} for n in members],
+            "components": [_assembly_component(spec.component(n), spec.sample_type, properties[n])
+                           for n in members],
         })
     return {
         "run_dir": str(run_dir),
@@ -84,6 +84,13 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         "connections": [{"id": c.id, "uses": {"component": c.uses[0], "port": c.uses[1]},
                          "provides": {"component": c.provides[0], "port": c.provides[1]}} for c in spec.connections],
     }
+
+
+def _assembly_component(comp, sample_type, properties):
+    entry = {"name": comp.name, "kind": comp.kind, "sample_type": sample_type, "properties": properties}
+    if comp.library is not None:
+        entry["library"] = str(comp.library)  # the host loads it before creating the component
+    return entry
 
 
 def run_spec(spec, on_start=None, on_hold=None):
