@@ -16,7 +16,7 @@ class SpecError(ScabenchError):
     """A spec file is wrong: names the file, the key and what is valid."""
 
     def __init__(self, path, key, message):
-        self.path, self.key = str(path), key
+        self.path, self.key, self.message = str(path), key, message
         path, key, message = one_line(path), one_line(key), one_line(message)
         super().__init__(f"{path}: {key}: {message}" if key else f"{path}: {message}")
 

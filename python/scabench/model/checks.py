@@ -94,14 +94,19 @@ def policy_of(table, base, path, where):
         raise SpecError(path, f"{where}.{exc.key}", str(exc)) from None
 
 
+def settable_properties(kind, library=None):
+    """The properties of a kind a spec sets, in the kind's order. Port policy
+    keys ("in.worker") come from [policy]; record_capacity is the runner's."""
+    return [k for k in component_kinds(library)[kind]["properties"] if "." not in k and k != "record_capacity"]
+
+
 def check_property(path, where, kind, key, value, library=None):
     """A component property's value, checked against what the kind declares
     (in its component library, if it comes from one)."""
     declared = component_kinds(library)[kind]["properties"]
-    # Port policy keys ("in.worker") come from [policy]; record_capacity is the runner's.
-    if key not in declared or "." in key or key == "record_capacity":
-        valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
-        raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {valid}")
+    settable = settable_properties(kind, library)
+    if key not in settable:
+        raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {', '.join(settable)}")
     expected = declared[key]["type"]
     if not _type_ok(value, expected):
         raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")

@@ -214,7 +214,13 @@ def read_toml(path):
 
 
 def load_spec(path):
+    """A spec from a TOML file, or from an SCA waveform's SAD (a path ending
+    in .sad.xml, with its sidecar; model/sad/load.py)."""
+    # Imported here: the SAD loader builds on this module's parse_spec.
+    from scabench.model.sad.load import is_sad, load_sad
     path = Path(path)
+    if is_sad(path):
+        return load_sad(path)
     return parse_spec(read_toml(path), path)
 
 

@@ -16,6 +16,7 @@ from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
 from scabench.model.pipeline import floor_of, producer_packets, property_value, source_period_ms, stage_work_ms
+from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
@@ -138,7 +139,7 @@ def _network_hosts(spec, run_dir):
 def waveform_instance(spec):
     """The naming context of the run's waveform instance: the spec's name
     and an instance number, as an SCA domain names an application."""
-    return f"{Path(str(spec.path)).stem or 'waveform'}_1"
+    return f"{waveform_stem(spec.path) or 'waveform'}_1"
 
 
 def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):

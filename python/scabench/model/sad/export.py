@@ -1,0 +1,254 @@
+"""A Spec written as an SCA waveform, in the layout REDHAWK and OSSIE use:
+
+  OUT/components/<Name>/<Name>.spd.xml, .prf.xml, .scd.xml   one package per kind
+  OUT/waveforms/<W>/<W>.sad.xml                               the assembly
+  OUT/waveforms/<W>/<W>.sad.toml                              its run settings (load.py)
+
+Loading the SAD back gives the same spec (`describe()` equal but for the
+file; load.py), with two exceptions: a spec without an experiment name gets
+the file's, and components are listed in placement order (a
+hostcollocation's members together), which differs from the spec's own order
+only when collocated components are not next to each other in it.
+
+A component package is the kind's, not the instance's: its PRF declares every
+property the kind takes (scabench-host --describe), with no <value>, and each
+instantiation's simplerefs carry the spec's values, so a property the spec
+leaves to the runtime's default stays unset. Descriptor ids are DCE UUIDs
+derived from the names, so an export is the same bytes every time."""
+import os
+import re
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomli_w
+from lxml import etree
+
+from scabench.errors import ScabenchError, SpecError
+from scabench.model.catalog import component_kinds
+from scabench.model.checks import parse_cores, settable_properties
+from scabench.model.policy import PolicyValueError, parse_policy
+from scabench.model.sad.load import SAD_SUFFIX, SIDECAR_SUFFIX, waveform_stem
+from scabench.model.sad.mapping import CORBA_TO_PRF, code_of, text_of
+
+# The SCA 2.2.2 DTDs' public ids, as REDHAWK and OSSIE write them (nothing is
+# fetched from them: the loader checks against dtd/).
+DOCTYPES = {
+    "softwareassembly": '<!DOCTYPE softwareassembly PUBLIC "-//JTRS//DTD SCA V2.2.2 SAD//EN" "softwareassembly.dtd">',
+    "softpkg": '<!DOCTYPE softpkg PUBLIC "-//JTRS//DTD SCA V2.2.2 SPD//EN" "softpkg.dtd">',
+    "properties": '<!DOCTYPE properties PUBLIC "-//JTRS//DTD SCA V2.2.2 PRF//EN" "properties.dtd">',
+    "softwarecomponent": '<!DOCTYPE softwarecomponent PUBLIC "-//JTRS//DTD SCA V2.2.2 SCD//EN" "softwarecomponent.dtd">',
+}
+# What every component of the runtime is (idl/cf.idl), and its data ports'
+# base interface (idl/scabench.idl; the element type is the run's).
+RESOURCE_INTERFACES = ("LifeCycle", "TestableObject", "PropertySet", "PortSupplier")
+DATA_PORT = "IDL:scabench/DataPort:1.0"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+@dataclass
+class Exported:
+    sad: Path
+    sidecar: Path
+    packages: list    # the SPD of each component package
+
+
+def export_sad(spec, out_dir):
+    """Writes `spec` under out_dir; returns what it wrote."""
+    out = Path(out_dir)
+    waveform = spec.experiment.get("name") or waveform_stem(spec.path)
+    if not isinstance(waveform, str) or not NAME.fullmatch(waveform):
+        raise SpecError(spec.path, "experiment.name", f"{waveform!r} names the waveform's folder and files: use "
+                        "letters, digits, ., - and _")
+    packages = {}
+    for c in spec.components:
+        if getattr(c, "external", None) is not None:
+            raise SpecError(spec.path, f"component {c.name!r}", "an external component has no SCA package scabench "
+                            "can write; export specs of the runtime's kinds and component libraries")
+        if (c.kind, c.library) not in packages:
+            packages[(c.kind, c.library)] = _package_name(c.kind, packages.values())
+    spds = [_write_package(out / "components" / name, name, kind, library)
+            for (kind, library), name in packages.items()]
+    folder = out / "waveforms" / waveform
+    folder.mkdir(parents=True, exist_ok=True)
+    sad = folder / f"{waveform}{SAD_SUFFIX}"
+    _write_xml(sad, _assembly(spec, waveform, packages, folder, out))
+    sidecar = folder / f"{waveform}{SIDECAR_SUFFIX}"
+    sidecar.write_text(_sidecar_text(spec, sad.name))
+    return Exported(sad, sidecar, spds)
+
+
+def _package_name(kind, taken):
+    """s4285-interleave-puncture -> S4285InterleavePuncture."""
+    base = "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_.]", kind) if part) or "Component"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}{n}", n + 1
+    return name
+
+
+def _dce(what):
+    return f"DCE:{uuid.uuid5(uuid.NAMESPACE_URL, 'scabench:' + what)}"
+
+
+def _el(parent, tag, text=None, **attributes):
+    element = etree.SubElement(parent, tag, {k: str(v) for k, v in attributes.items()})
+    if text is not None:
+        element.text = text
+    return element
+
+
+def _write_xml(path, root):
+    path.write_bytes(etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8",
+                                    doctype=DOCTYPES[root.tag]))
+
+
+def _write_package(folder, name, kind, library):
+    folder.mkdir(parents=True, exist_ok=True)
+    code_type, localfile, entrypoint = code_of(kind, library, Path(os.path.abspath(folder)))
+    declared = component_kinds(library)[kind]
+    what = f"component library {library}" if library else "the scabench runtime"
+
+    spd = etree.Element("softpkg", id=_dce(f"component/{kind}"), name=name, type="sca_compliant")
+    spd.append(etree.Comment(f" scabench kind {kind!r}, of {what}; written by scabench export-sad "))
+    _el(spd, "title", name)
+    _el(_el(spd, "author"), "name", "scabench export-sad")
+    _el(spd, "description", f"The scabench component kind {kind} (scabench-host"
+        + (f" --library {library}" if library else "") + " --describe).")
+    _el(_el(spd, "propertyfile", type="PRF"), "localfile", name=f"{name}.prf.xml")
+    _el(_el(spd, "descriptor"), "localfile", name=f"{name}.scd.xml")
+    implementation = _el(spd, "implementation", id="cpp")
+    code = _el(implementation, "code", type=code_type)
+    _el(code, "localfile", name=localfile)
+    if entrypoint:
+        _el(code, "entrypoint", entrypoint)
+    _el(implementation, "programminglanguage", name="C++")
+    _el(implementation, "humanlanguage", name="EN")
+    _el(implementation, "os", name="Linux")
+    _write_xml(folder / f"{name}.spd.xml", spd)
+
+    prf = etree.Element("properties")
+    for key in settable_properties(kind, library):
+        entry = declared["properties"][key]
+        prf_type = CORBA_TO_PRF.get(entry["corba_type"])
+        if prf_type is None:
+            raise ScabenchError(f"{kind}.{key}: CORBA type {entry['corba_type']!r} has no PRF type")
+        simple = _el(prf, "simple", id=key, name=key, type=prf_type, mode="readwrite")
+        _el(simple, "description", f"{entry['description']} (default: {text_of(entry['default'])})")
+        _el(simple, "kind", kindtype="configure")
+        _el(simple, "action", type="external")
+    _write_xml(folder / f"{name}.prf.xml", prf)
+
+    scd = etree.Element("softwarecomponent")
+    _el(scd, "corbaversion", "2.2")
+    _el(scd, "componentrepid", repid="IDL:CF/Resource:1.0")
+    _el(scd, "componenttype", "resource")
+    features = _el(scd, "componentfeatures")
+    for interface in ("Resource",) + RESOURCE_INTERFACES:
+        _el(features, "supportsinterface", repid=f"IDL:CF/{interface}:1.0", supportsname=interface)
+    ports = _el(features, "ports")
+    for port in declared["provides"]:
+        _el(_el(ports, "provides", repid=DATA_PORT, providesname=port), "porttype", type="data")
+    for port in declared["uses"]:
+        _el(_el(ports, "uses", repid=DATA_PORT, usesname=port), "porttype", type="data")
+    interfaces = _el(scd, "interfaces")
+    resource = _el(interfaces, "interface", repid="IDL:CF/Resource:1.0", name="Resource")
+    for interface in RESOURCE_INTERFACES:
+        _el(resource, "inheritsinterface", repid=f"IDL:CF/{interface}:1.0")
+    for interface in RESOURCE_INTERFACES:
+        _el(interfaces, "interface", repid=f"IDL:CF/{interface}:1.0", name=interface)
+    _el(interfaces, "interface", repid=DATA_PORT, name="DataPort")
+    _write_xml(folder / f"{name}.scd.xml", scd)
+    return folder / f"{name}.spd.xml"
+
+
+def _assembly(spec, waveform, packages, folder, out):
+    sad = etree.Element("softwareassembly", id=_dce(f"waveform/{waveform}"), name=waveform)
+    sad.append(etree.Comment(f" written by scabench export-sad from {Path(str(spec.path)).name}; how it runs "
+                             f"(policy, cores, ...) is in {waveform}{SIDECAR_SUFFIX} "))
+    if spec.experiment.get("title"):
+        _el(sad, "description", str(spec.experiment["title"]))
+    files = _el(sad, "componentfiles")
+    for name in packages.values():
+        spd = out / "components" / name / f"{name}.spd.xml"
+        _el(_el(files, "componentfile", id=f"{name}_spd", type="SPD"), "localfile",
+            name=os.path.relpath(spd, folder))
+    partitioning = _el(sad, "partitioning")
+    for i, host in enumerate(spec.hosts):
+        parent = partitioning if len(host) == 1 else _el(partitioning, "hostcollocation", id=f"host{i + 1}",
+                                                           name=f"host{i + 1}")
+        for name in host:
+            c = spec.component(name)
+            placement = _el(parent, "componentplacement")
+            _el(placement, "componentfileref", refid=f"{packages[(c.kind, c.library)]}_spd")
+            instantiation = _el(placement, "componentinstantiation", id=c.name)
+            _el(instantiation, "usagename", c.name)
+            if c.properties:
+                values = _el(instantiation, "componentproperties")
+                for key, value in c.properties.items():
+                    _el(values, "simpleref", refid=key, value=text_of(value))
+            _el(_el(instantiation, "findcomponent"), "namingservice", name=c.name)
+    # The component an SCA application's own start() goes to: the first
+    # packet source (the launcher starts every component itself).
+    sources = spec.packet_sources() or [spec.component(n) for n in spec.sources()] or spec.components
+    _el(_el(sad, "assemblycontroller"), "componentinstantiationref", refid=sources[0].name)
+    connections = _el(sad, "connections")
+    for conn in spec.connections:
+        interface = _el(connections, "connectinterface", id=conn.id)
+        uses = _el(interface, "usesport")
+        _el(uses, "usesidentifier", conn.uses[1])
+        _el(uses, "componentinstantiationref", refid=conn.uses[0])
+        provides = _el(interface, "providesport")
+        _el(provides, "providesidentifier", conn.provides[1])
+        _el(provides, "componentinstantiationref", refid=conn.provides[0])
+    return sad
+
+
+def _sidecar_text(spec, sad_name):
+    usable = parse_cores("all")
+    run = {"sample_type": spec.sample_type, "transport": spec.transport,
+           "cores": "all" if spec.cores == usable else spec.cores, "pin": spec.pin, "scheduler": spec.scheduler,
+           "timeout_s": spec.timeout_s}
+    doc = {}
+    more = {k: v for k, v in spec.experiment.items() if k not in ("name", "title")}
+    if more:
+        doc["experiment"] = more
+    doc["run"] = run
+    default, overrides = _policies(spec)
+    doc["policy"] = default
+    connections = {conn.id: overrides[conn.id] for conn in spec.connections if overrides[conn.id]}
+    if connections:
+        doc["connection"] = connections
+    if spec.network is not None:
+        doc["network"] = spec.network.describe()
+    header = (f"# How {sad_name} runs, which SAD has no place for: the run's settings, every connection's\n"
+              "# messaging policy ([policy]) and a connection's own ([connection.\"ID\"], by connectinterface\n"
+              "# id). README: \"Waveforms as SCA SAD XML\".\n")
+    return header + tomli_w.dumps(doc)
+
+
+def _policies(spec):
+    """[policy] and each connection's keys over it, as few as say every
+    connection's policy: the most common policy as the default. A policy
+    reached only through a default (a key that only applies with another)
+    can need another default; each is tried in turn."""
+    runtime = parse_policy({}).values
+    common = Counter(conn.policy for conn in spec.connections).most_common()
+    for candidate, _ in common or [(parse_policy({}), 0)]:
+        table = {k: v for k, v in candidate.values.items() if v != runtime[k]}
+        try:
+            base = parse_policy(table)
+            if base != candidate:
+                continue
+            overrides = {}
+            for conn in spec.connections:
+                keys = {k: v for k, v in conn.policy.values.items() if v != base.values[k]}
+                if parse_policy(keys, base) != conn.policy:
+                    raise PolicyValueError("", "not the same policy")
+                overrides[conn.id] = keys
+        except PolicyValueError:
+            continue
+        return table, overrides
+    raise ScabenchError(f"{spec.path}: the connections' policies cannot be written as [policy] and a connection's "
+                        "keys over it")

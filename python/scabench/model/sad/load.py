@@ -1,0 +1,518 @@
+"""A waveform as an SCA Software Assembly Descriptor, loaded into the same
+Spec a TOML spec gives (model/spec.py): `load_spec` reads a path ending in
+.sad.xml through here, so `scabench run`, the studies and every other user
+of a spec take either.
+
+What each part of the SAD becomes in the spec:
+
+  softwareassembly name, description    [experiment] name, title
+  componentfiles/componentfile          the SPDs, by localfile relative to the SAD
+  componentplacement/componentinstantiation
+                                        a [[component]]: its name the usagename (or
+                                        the id), its kind, library or program from the
+                                        SPD's first implementation (mapping.py), its
+                                        properties the PRF's values with the
+                                        instantiation's simplerefs over them
+  hostcollocation                       [placement] hosts: its components share one
+                                        process; any other instantiation has its own
+  connectinterface                      a [[connection]] from usesport to providesport,
+                                        each end found by componentinstantiationref or
+                                        by findby/namingservice (an instantiation's
+                                        findcomponent name, or its name)
+  assemblycontroller                    must name an instantiation; the launcher starts
+                                        every component itself
+
+SAD has no place for how a run is measured, so that comes from a sidecar
+beside it, <name>.sad.toml, each table optional: [experiment] (more keys),
+[run] (a spec's [run] keys, and packets: the stream of every packet source),
+[policy] (every connection's policy), [connection."ID"] (policy keys of the
+connectinterface with that id, or with the id a result gives it,
+"a.out->b.in"), [network]. `scabench run` flags go on top, as for TOML.
+
+Every mistake is one line naming the file and line (SAD, SPD, PRF or SCD) or
+the sidecar's key, and what would be valid; the checks a TOML spec gets
+(model/spec.py parse_spec) run on what the SAD says, and their errors are
+placed on the element they came from."""
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from scabench.errors import SpecError
+from scabench.model.catalog import LibraryError, component_kinds
+from scabench.model.checks import check_property, settable_properties, table_of
+from scabench.model.sad.descriptor import child, children, read_descriptor, text
+from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, implementation_of,
+                                        is_external, value_of)
+from scabench.model.spec import parse_spec, read_toml
+
+SAD_SUFFIX = ".sad.xml"
+SIDECAR_SUFFIX = ".sad.toml"
+SIDECAR_TABLES = ("experiment", "run", "policy", "connection", "network")
+# PRF kinds a component is configured with ("property" is REDHAWK's later
+# word for "configure"); allocation, test, factoryparam, message and event
+# properties are for devices, tests, factories and events, none of which a
+# scabench run has.
+CONFIGURED = ("configure", "property", "execparam")
+
+
+def is_sad(path):
+    return str(path).endswith(SAD_SUFFIX)
+
+
+def waveform_stem(path):
+    """exp6.sad.xml -> exp6, exp6.toml -> exp6: the waveform's name from its file."""
+    name = Path(str(path)).name
+    return name[:-len(SAD_SUFFIX)] if is_sad(name) else Path(name).stem
+
+
+def sidecar_of(path):
+    path = Path(path)
+    return path.with_name(waveform_stem(path) + SIDECAR_SUFFIX)
+
+
+def load_sad(path):
+    return _Waveform(Path(path)).spec()
+
+
+@dataclass
+class Simple:
+    """A simple property of a PRF."""
+    id: str
+    type: str
+    mode: str
+    element: object
+    prf: object                # its Descriptor
+    value: object = None       # the PRF's <value>, or None
+    range: tuple | None = None
+
+
+@dataclass
+class Package:
+    """An SPD and what it leads to."""
+    spd: object                # Descriptor
+    name: str
+    implementation: object     # mapping.Implementation
+    simples: dict = field(default_factory=dict)
+    prfs: list = field(default_factory=list)
+    ports: dict | None = None  # {"uses": [...], "provides": [...]}; None: not known (an external program)
+
+    def describe(self):
+        if self.implementation.program is not None:
+            return f"{self.name}, program {self.implementation.program}"
+        return f"{self.name}, kind {self.implementation.kind}"
+
+
+@dataclass
+class Instance:
+    element: object
+    id: str
+    name: str
+    package: Package
+    properties: dict
+
+
+class _Waveform:
+    def __init__(self, path):
+        self.path = path
+        self.sad = read_descriptor(path, "softwareassembly")
+        self.sidecar_path = sidecar_of(self.sad.path)
+        self.side = read_toml(self.sidecar_path) if self.sidecar_path.exists() else {}
+        for key in self.side:
+            if key not in SIDECAR_TABLES:
+                raise SpecError(self.sidecar_path, key, f"unknown table; a SAD's sidecar has: {', '.join(SIDECAR_TABLES)} "
+                                "(components, placement and connections are the SAD's)")
+        self.packages = {}     # SPD path -> Package
+        self.instances = []    # in document order
+        self.hosts = []        # lists of instances sharing a process
+        self.connections = []  # (element, id, uses instance, port, provides instance, port)
+        self.connection_keys = []  # the sidecar's key for each connection's policy
+
+    # -- the SAD -----------------------------------------------------------
+
+    def spec(self):
+        root = self.sad.root
+        files = self._component_files()
+        self._partitioning(files)
+        by_id = {i.id: i for i in self.instances}
+        controller = child(child(root, "assemblycontroller"), "componentinstantiationref")
+        self._instance_by_id(controller, by_id)
+        self._connections(by_id)
+        doc = self._document()
+        try:
+            spec = parse_spec(doc, self.sad.path)
+            packets = table_of(self.side, "run", self.sidecar_path).get("packets")
+            if packets is not None:
+                if isinstance(packets, bool) or not isinstance(packets, int) or packets < 1:
+                    raise SpecError(self.sidecar_path, "run.packets", "must be a whole number of packets >= 1 "
+                                    "(what every packet source sends)")
+                spec.with_packets(packets, where="run.packets")
+        except SpecError as exc:
+            raise self._placed(exc) from None
+        return spec
+
+    def _component_files(self):
+        files = {}
+        for element in children(child(self.sad.root, "componentfiles"), "componentfile"):
+            fid = element.get("id")
+            what = f"componentfile {fid!r}"
+            if fid in files:
+                raise self.sad.error(element, f"id used twice (first on line {files[fid][0].sourceline})", what)
+            if element.get("type") not in (None, "SPD"):
+                raise self.sad.error(element, f"type {element.get('type')!r}: a component file is an SPD "
+                                     "(type=\"SPD\")", what)
+            local = child(element, "localfile")
+            spd = self.sad.file(local)
+            if not spd.is_file():
+                raise self.sad.error(local, f"{spd}: no such file; give the component's SPD "
+                                     "(components/<Name>/<Name>.spd.xml), relative to the SAD", what)
+            files[fid] = (element, self._package(spd))
+        return files
+
+    def _partitioning(self, files):
+        for element in children(child(self.sad.root, "partitioning")):
+            if element.tag == "componentplacement":
+                for instance in self._placement(element, files):
+                    # A placement of its own is a process of its own (an external program is its own already).
+                    if not is_external({"kind": self._kind(instance)}):
+                        self.hosts.append([instance])
+            else:  # hostcollocation
+                group = []
+                for placement in children(element, "componentplacement"):
+                    for instance in self._placement(placement, files):
+                        if is_external({"kind": self._kind(instance)}):
+                            raise self.sad.error(instance.element, "an external program is a process of its own; "
+                                                 "take it out of the hostcollocation",
+                                                 f"componentinstantiation {instance.id!r}")
+                        group.append(instance)
+                if group:
+                    self.hosts.append(group)
+
+    @staticmethod
+    def _kind(instance):
+        return component_table(instance.name, instance.package.implementation, {})["kind"]
+
+    def _placement(self, element, files):
+        ref = child(element, "componentfileref")
+        fid = ref.get("refid")
+        if fid not in files:
+            raise self.sad.error(ref, f"no componentfile {fid!r}; the SAD's componentfiles: {', '.join(files) or 'none'}",
+                                 "componentfileref")
+        for tag in ("deployondevice", "compositepartofdevice", "devicepkgfile"):
+            device = child(element, tag)
+            if device is not None:
+                raise self.sad.error(device, "scabench has no devices to deploy on: it places components in "
+                                     "processes, one each or a hostcollocation's together")
+        package = files[fid][1]
+        for instantiation in children(element, "componentinstantiation"):
+            instance = self._instance(instantiation, package)
+            self.instances.append(instance)
+            yield instance
+
+    def _instance(self, element, package):
+        iid = element.get("id")
+        what = f"componentinstantiation {iid!r}"
+        other = next((i for i in self.instances if i.id == iid), None)
+        if other is not None:
+            raise self.sad.error(element, f"id used twice (first on line {other.element.sourceline})", what)
+        name = text(child(element, "usagename")) or iid
+        find = child(element, "findcomponent")
+        if find is not None and child(find, "namingservice") is None:
+            raise self.sad.error(find, "scabench starts its components itself: find one by namingservice, not by "
+                                 "a resource factory", what)
+        properties = {s.id: s.value for s in package.simples.values() if s.value is not None and s.mode != "readonly"}
+        overrides = child(element, "componentproperties")
+        for ref in children(overrides) if overrides is not None else []:
+            rid = ref.get("refid")
+            where = f"{what}: {ref.tag} {rid!r}"
+            if ref.tag != "simpleref":
+                raise self.sad.error(ref, "scabench components take simple properties only (simpleref)", where)
+            simple = package.simples.get(rid)
+            if simple is None:
+                if not package.prfs:
+                    raise self.sad.error(ref, f"not a property of {package.name}: its SPD ({package.spd.path}) names "
+                                         "no propertyfile", where)
+                raise self.sad.error(ref, f"not a property in {' and '.join(str(p.path) for p in package.prfs)}; "
+                                     f"it declares: {', '.join(package.simples) or 'none'}", where)
+            if simple.mode == "readonly":
+                raise self.sad.error(ref, f"readonly in {simple.prf.path}:{simple.element.sourceline}; a "
+                                     "configuration cannot set it", where)
+            properties[rid] = self._value(self.sad, ref, ref.get("value"), simple, package, where)
+        return Instance(element, iid, name, package, properties)
+
+    def _aliases(self, instance):
+        """The names findby/namingservice finds an instantiation by."""
+        names = {instance.name}
+        find = child(instance.element, "findcomponent")
+        if find is not None:
+            names.add(child(find, "namingservice").get("name"))
+        return names
+
+    def _instance_by_id(self, ref, by_id):
+        instance = by_id.get(ref.get("refid"))
+        if instance is None:
+            raise self.sad.error(ref, f"no componentinstantiation {ref.get('refid')!r}; the waveform has: "
+                                 f"{', '.join(by_id) or 'none'}", "componentinstantiationref")
+        return instance
+
+    def _connections(self, by_id):
+        connections = child(self.sad.root, "connections")
+        seen = {}
+        for element in children(connections, "connectinterface") if connections is not None else []:
+            cid = element.get("id")
+            what = f"connectinterface {cid!r}" if cid else "connectinterface"
+            if cid is not None:
+                if cid in seen:
+                    raise self.sad.error(element, f"id used twice (first on line {seen[cid]})", what)
+                seen[cid] = element.sourceline
+            provides = child(element, "providesport")
+            if provides is None:
+                other = children(element)[1]
+                raise self.sad.error(other, "scabench connects a uses port to a provides port (providesport)", what)
+            uses_instance, uses_port = self._end(child(element, "usesport"), "usesidentifier", "uses", by_id, what)
+            provides_instance, provides_port = self._end(provides, "providesidentifier", "provides", by_id, what)
+            self.connections.append((element, cid, uses_instance, uses_port, provides_instance, provides_port))
+
+    def _end(self, element, identifier, direction, by_id, what):
+        port_element = child(element, identifier)
+        port = text(port_element)
+        ref = child(element, "componentinstantiationref")
+        if ref is not None:
+            instance = self._instance_by_id(ref, by_id)
+        else:
+            find = child(element, "findby")
+            if find is None:
+                device = children(element)[1]
+                raise self.sad.error(device, "scabench has no devices; connect ports of the waveform's "
+                                     "componentinstantiations", what)
+            naming = child(find, "namingservice")
+            if naming is None:
+                raise self.sad.error(children(find)[0], "an object outside the waveform; scabench connects the "
+                                     "waveform's own componentinstantiations", what)
+            name = naming.get("name")
+            instance = next((i for i in self.instances if name in self._aliases(i)), None)
+            if instance is None:
+                known = sorted({a for i in self.instances for a in self._aliases(i)})
+                raise self.sad.error(naming, f"findby names {name!r}, which no componentinstantiation is found by "
+                                     f"(its findcomponent name or usagename); the waveform has: {', '.join(known)}",
+                                     what)
+        ports = instance.package.ports
+        if ports is not None and port not in ports[direction]:
+            raise self.sad.error(port_element, f"{instance.name} ({instance.package.describe()}) has no {direction} "
+                                 f"port {port!r}; it has: {', '.join(ports[direction]) or 'none'}", what)
+        return instance, port
+
+    # -- SPD, PRF, SCD -----------------------------------------------------
+
+    def _package(self, path):
+        if path in self.packages:
+            return self.packages[path]
+        spd = read_descriptor(path, "softpkg")
+        # scabench runs the first implementation: one process kind per
+        # component, where an SCA domain would pick by device.
+        implementation = children(spd.root, "implementation")[0]
+        code = child(implementation, "code")
+        what = f"implementation {implementation.get('id')!r}: code"
+        try:
+            impl = implementation_of(code.get("type", ""), child(code, "localfile").get("name"),
+                                     text(child(code, "entrypoint")), spd.path.parent)
+        except ValueError as exc:
+            raise spd.error(code, str(exc), what) from None
+        package = Package(spd, spd.root.get("name"), self._resolved(spd, code, impl, what))
+        for element in (child(spd.root, "propertyfile"), child(implementation, "propertyfile")):
+            if element is not None:
+                self._properties(spd, element, package)
+        package.ports = self._ports(spd, package)
+        self.packages[path] = package
+        return package
+
+    def _resolved(self, spd, code, impl, what):
+        """The implementation checked against the runtime: its kind exists,
+        in its library if it names one."""
+        local = child(code, "localfile")
+        if impl.program is not None:
+            if not impl.program.is_file() or not os.access(impl.program, os.X_OK):
+                raise spd.error(local, f"{impl.program}: no such executable file", what)
+            return impl
+        if impl.library is not None:
+            if not impl.library.is_file():
+                raise spd.error(local, f"{impl.library}: no such file; give the component library (a .so), "
+                                "relative to the SPD", what)
+            try:
+                kinds = component_kinds(impl.library)
+            except LibraryError as exc:
+                raise spd.error(local, str(exc), what) from None
+            own = [k for k, d in kinds.items() if "library" in d]
+            if impl.kind is None:
+                if len(own) != 1:
+                    raise spd.error(code, f"{impl.library} registers {', '.join(own)}: name the kind in "
+                                    "<entrypoint>", what)
+                return replace(impl, kind=own[0])
+            if impl.kind not in own:
+                raise spd.error(child(code, "entrypoint"), f"{impl.kind!r} is not a kind of {impl.library}; it "
+                                f"registers: {', '.join(own)}", what)
+            return impl
+        kinds = component_kinds()
+        if impl.kind not in kinds:
+            raise spd.error(local, f"{impl.kind!r} is not a kind of the runtime; valid: {', '.join(kinds)} (a "
+                            "component library's kind: its .so as localfile, the kind as entrypoint)", what)
+        return impl
+
+    def _properties(self, spd, element, package):
+        local = child(element, "localfile")
+        path = spd.file(local)
+        if not path.is_file():
+            raise spd.error(local, f"{path}: no such file; give the component's PRF, relative to the SPD",
+                            "propertyfile")
+        prf = read_descriptor(path, "properties")
+        package.prfs.append(prf)
+        impl = package.implementation
+        settable = settable_properties(impl.kind, impl.library) if impl.program is None else None
+        for simple in children(prf.root):
+            if simple.tag == "description":
+                continue
+            sid = simple.get("id")
+            what = f"{simple.tag} {sid!r}"
+            if simple.tag != "simple":
+                raise prf.error(simple, "scabench components take simple properties only", what)
+            kinds = [k.get("kindtype", "configure") for k in children(simple, "kind")] or ["configure"]
+            wrong = next((k for k in kinds if k not in CONFIGURED), None)
+            if wrong:
+                raise prf.error(simple, f"kind {wrong!r}: a component is configured with {', '.join(CONFIGURED)} "
+                                "properties", what)
+            prf_type = simple.get("type")
+            if settable is not None:
+                if sid not in settable:
+                    raise prf.error(simple, f"{impl.kind} has no property {sid!r}; valid: {', '.join(settable)} "
+                                    "(a connection's policy goes in the sidecar's [policy])", what)
+                corba = component_kinds(impl.library)[impl.kind]["properties"][sid]["corba_type"]
+                if PRF_TO_CORBA[prf_type] != corba:
+                    raise prf.error(simple, f"type {prf_type!r}: {impl.kind}'s {sid} is a CORBA {corba}, "
+                                    f"type=\"{CORBA_TO_PRF.get(corba, corba)}\"", what)
+            limits = child(simple, "range")
+            entry = Simple(sid, prf_type, simple.get("mode", "readwrite"), simple, prf,
+                           range=(limits.get("min"), limits.get("max")) if limits is not None else None)
+            value = child(simple, "value")
+            if value is not None:
+                entry.value = self._value(prf, value, value.text or "", entry, package, what)
+            package.simples[sid] = entry
+
+    def _value(self, descriptor, element, text_value, simple, package, what):
+        """A property's value from PRF text, checked by its PRF type and range
+        and by the kind, at `element`'s line."""
+        try:
+            value = value_of(text_value, simple.type)
+            if simple.range is not None:
+                check_range(value, *simple.range)
+        except ValueError as exc:
+            raise descriptor.error(element, f"{simple.id}: {exc}", what) from None
+        impl = package.implementation
+        if impl.program is None:
+            value = check_property(f"{descriptor.path}:{element.sourceline}", what, impl.kind, simple.id, value,
+                                   impl.library)
+        return value
+
+    def _ports(self, spd, package):
+        impl = package.implementation
+        kind_ports = None
+        if impl.program is None:
+            kind = component_kinds(impl.library)[impl.kind]
+            kind_ports = {"uses": kind["uses"], "provides": kind["provides"]}
+        element = child(spd.root, "descriptor")
+        if element is None:
+            return kind_ports
+        local = child(element, "localfile")
+        path = spd.file(local)
+        if not path.is_file():
+            raise spd.error(local, f"{path}: no such file; give the component's SCD, relative to the SPD",
+                            "descriptor")
+        scd = read_descriptor(path, "softwarecomponent")
+        ports = {"uses": [], "provides": []}
+        for port in children(child(child(scd.root, "componentfeatures"), "ports")):
+            name = port.get(f"{port.tag}name")
+            if kind_ports is not None and name not in kind_ports[port.tag]:
+                raise scd.error(port, f"{impl.kind} has no {port.tag} port {name!r}; it has: "
+                                f"{', '.join(kind_ports[port.tag]) or 'none'}", f"{port.tag} {name!r}")
+            ports[port.tag].append(name)
+        return ports
+
+    # -- the spec ----------------------------------------------------------
+
+    def _document(self):
+        """The SAD and its sidecar as the tables of a TOML spec."""
+        root = self.sad.root
+        experiment = {}
+        if root.get("name"):
+            experiment["name"] = root.get("name")
+        if text(child(root, "description")):
+            experiment["title"] = text(child(root, "description"))
+        more = table_of(self.side, "experiment", self.sidecar_path)
+        for key, source in (("name", "softwareassembly name=\"...\""), ("title", "<description>")):
+            if key in more:
+                raise SpecError(self.sidecar_path, f"experiment.{key}", f"the SAD gives it ({source})")
+        experiment.update(more)
+        doc = {"experiment": experiment,
+               "component": [component_table(i.name, i.package.implementation, i.properties)
+                             for i in self.instances],
+               "connection": self._connection_tables(),
+               "placement": {"hosts": [[i.name for i in host] for host in self.hosts]}}
+        run = dict(table_of(self.side, "run", self.sidecar_path))
+        run.pop("packets", None)  # applied to the spec's packet sources once it exists
+        doc["run"] = run
+        for key in ("policy", "network"):
+            if key in self.side:
+                doc[key] = self.side[key]
+        return doc
+
+    def _connection_tables(self):
+        own = table_of(self.side, "connection", self.sidecar_path)
+        ids = {}
+        for element, cid, uses, uses_port, provides, provides_port in self.connections:
+            for name in filter(None, (cid, f"{uses.name}.{uses_port}->{provides.name}.{provides_port}")):
+                ids.setdefault(name, len(ids))
+        for key, table in own.items():
+            if key not in ids:
+                raise SpecError(self.sidecar_path, f"connection.{key}", f"no connectinterface with this id in "
+                                f"{self.sad.path}; its connections: {', '.join(ids) or 'none'}")
+            if not isinstance(table, dict):
+                raise SpecError(self.sidecar_path, f"connection.{key}", "must be a table of policy keys")
+            for word in ("from", "to"):
+                if word in table:
+                    raise SpecError(self.sidecar_path, f"connection.{key}.{word}", "a connection's ends are the "
+                                    "SAD's (usesport, providesport); the sidecar gives its policy keys")
+        tables = []
+        for element, cid, uses, uses_port, provides, provides_port in self.connections:
+            table = {"from": f"{uses.name}.{uses_port}", "to": f"{provides.name}.{provides_port}"}
+            names = [n for n in (f"{uses.name}.{uses_port}->{provides.name}.{provides_port}", cid) if n in own]
+            for name in names:
+                table.update(own[name])
+            # Where its policy keys came from, for an error about one of them.
+            self.connection_keys.append(names[-1] if names else cid or table["from"] + "->" + table["to"])
+            tables.append(table)
+        return tables
+
+    def _placed(self, exc):
+        """An error of the spec checks on the SAD's document, placed on the
+        element (or sidecar key) it came from."""
+        if exc.path != str(self.sad.path):
+            return exc
+        key, message = exc.key, exc.message
+        m = re.fullmatch(r"component\[(\d+)\](?:\.(.*))?", key)
+        if m:
+            instance = self.instances[int(m.group(1))]
+            return self.sad.error(instance.element, message, f"componentinstantiation {instance.id!r}"
+                                  + (f": {m.group(2)}" if m.group(2) and m.group(2) != "name" else ""))
+        m = re.fullmatch(r"connection\[(\d+)\](?:\.(.*))?", key)
+        if m:
+            element, cid, uses, uses_port, provides, provides_port = self.connections[int(m.group(1))]
+            if m.group(2) in (None, "from", "to"):
+                return self.sad.error(element, message, f"connectinterface {cid!r}" if cid else "connectinterface")
+            return SpecError(self.sidecar_path, f"connection.{self.connection_keys[int(m.group(1))]}.{m.group(2)}",
+                             message)
+        if key in ("connection", "component") or key.startswith("placement"):
+            section = {"connection": "connections", "component": "partitioning"}.get(key, "partitioning")
+            element = child(self.sad.root, section)
+            return self.sad.error(element if element is not None else self.sad.root, message, section)
+        if key.split(".")[0] in SIDECAR_TABLES:
+            return SpecError(self.sidecar_path, key, message)
+        return exc

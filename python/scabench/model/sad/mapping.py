@@ -1,0 +1,151 @@
+"""Where SCA's words meet scabench's, in one place, for the loader and the
+exporter alike:
+
+- what an SPD implementation's <code> names: a kind of the runtime, a
+  component library (plugin) or a program of its own (external);
+- PRF simple types and the runtime's CORBA types;
+- property values as PRF text and as spec values.
+
+An implementation's code, REDHAWK- and OSSIE-shaped (an SPD's <code> names
+the file that runs the component, relative to the SPD):
+
+  <code type="Executable"><localfile name="scabench:stage"/></code>
+      a kind of the runtime, hosted by scabench-host: the URI scheme
+      "scabench:" names a kind (scabench-host --describe) where a file would
+      be named
+  <code type="SharedLibrary"><localfile name="build/libgain.so"/><entrypoint>gain</entrypoint></code>
+      a component library (a plugin; docs/architecture.md "Component
+      libraries"): a spec's library = "...", kind = the entrypoint (which
+      may be left out when the library registers one kind)
+  <code type="Executable"><localfile name="bin/mycomponent"/></code>
+      a program of its own, started with the SCA exec parameters: a spec's
+      kind = "external", exec = "..." (see EXTERNAL_PROGRAMS)
+"""
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+BUILTIN_SCHEME = "scabench:"
+# A shared object, possibly versioned (libx.so.1).
+SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")
+
+# A program of its own becomes an external component (kind = "external",
+# exec = the program: the launcher starts it with the SCA exec parameters).
+# Specs take that form once scabench has external components; until then a
+# SAD naming a program is refused with EXTERNAL_REFUSAL (implementation_of).
+# Enabling it is setting this to True: component_table writes that form, and
+# the loader leaves external components out of the placement, as such specs
+# require.
+EXTERNAL_PROGRAMS = False
+EXTERNAL_KIND = "external"
+EXTERNAL_REFUSAL = ("external executables need specs with kind = \"external\", exec = \"program\", which this "
+                    "scabench does not have yet; name a kind of the runtime (localfile \"scabench:KIND\") or a "
+                    "component library (a .so with its kind as entrypoint)")
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """What runs a component: exactly one of kind (with library, for a
+    plugin's kind) or program."""
+    kind: str | None = None
+    library: Path | None = None
+    program: Path | None = None
+
+
+def implementation_of(code_type, localfile, entrypoint, folder):
+    """The Implementation an SPD's code names. `folder` is the SPD's. Raises
+    ValueError with what is wrong (the caller knows the line)."""
+    if localfile.startswith(BUILTIN_SCHEME):
+        kind = localfile[len(BUILTIN_SCHEME):]
+        if not kind:
+            raise ValueError(f"{localfile!r} names no kind; use \"scabench:KIND\" (scabench-host --describe)")
+        return Implementation(kind=kind)
+    if code_type not in ("", "Executable", "SharedLibrary"):
+        raise ValueError(f"code type {code_type!r}: scabench runs Executable and SharedLibrary code")
+    # Absolute, as a spec's library and exec end up: the spec is the SAD, elsewhere.
+    path = Path(os.path.abspath(folder / localfile))
+    if code_type == "SharedLibrary" or SHARED_LIBRARY.search(localfile):
+        return Implementation(kind=entrypoint or None, library=path)
+    if not EXTERNAL_PROGRAMS:
+        raise ValueError(EXTERNAL_REFUSAL)
+    return Implementation(program=path)
+
+
+def code_of(kind, library, folder):
+    """The SPD's (code type, localfile name, entrypoint) for a spec's
+    component: the inverse of implementation_of. `folder` is the SPD's."""
+    if library is None:
+        return "Executable", BUILTIN_SCHEME + kind, None
+    return "SharedLibrary", os.path.relpath(library, folder), kind
+
+
+def component_table(name, implementation, properties):
+    """The [[component]] table of a spec for one instantiation."""
+    if implementation.program is not None:
+        return {"name": name, "kind": EXTERNAL_KIND, "exec": str(implementation.program), **properties}
+    table = {"name": name, "kind": implementation.kind, **properties}
+    if implementation.library is not None:
+        table["library"] = str(implementation.library)
+    return table
+
+
+def is_external(table):
+    """A component of no host of the runtime: a process of its own."""
+    return table["kind"] == EXTERNAL_KIND
+
+
+# PRF simple types and the runtime's CORBA types (scabench-host --describe,
+# "corba_type"). char and objref have no property of the runtime behind them.
+PRF_TO_CORBA = {"boolean": "boolean", "octet": "octet", "short": "short", "ushort": "unsigned short",
+                "long": "long", "ulong": "unsigned long", "longlong": "long long", "ulonglong": "unsigned long long",
+                "float": "float", "double": "double", "string": "string", "char": "char", "objref": "Object"}
+CORBA_TO_PRF = {corba: prf for prf, corba in PRF_TO_CORBA.items()}
+INTEGER_TYPES = ("octet", "short", "ushort", "long", "ulong", "longlong", "ulonglong")
+REAL_TYPES = ("float", "double")
+
+
+def value_of(text, prf_type):
+    """A PRF value's text as the spec value it stands for. Raises ValueError."""
+    if prf_type == "boolean":
+        if text.strip().lower() not in ("true", "false"):
+            raise ValueError(f"{text!r} is not a boolean; use true or false")
+        return text.strip().lower() == "true"
+    if prf_type in INTEGER_TYPES:
+        if not re.fullmatch(r"[+-]?[0-9]+", text.strip()):
+            raise ValueError(f"{text!r} is not a whole number ({prf_type})")
+        return int(text)
+    if prf_type in REAL_TYPES:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number ({prf_type})") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{text!r} is not a finite number ({prf_type})")
+        return value
+    if prf_type == "string":
+        return text
+    raise ValueError(f"type {prf_type!r}: scabench components take boolean, integer, floating and string properties")
+
+
+def text_of(value):
+    """A spec value as PRF text: value_of(text_of(v), type) == v."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def check_range(value, low, high):
+    """A PRF <range>: min and max are numbers. Raises ValueError."""
+    try:
+        low, high = float(low), float(high)
+    except ValueError:
+        raise ValueError(f"range min={low!r} max={high!r} is not two numbers") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("a range applies to a number")
+    if not low <= value <= high:
+        raise ValueError(f"{value!r} is outside the PRF's range, {low:g} to {high:g}")
+
