@@ -14,6 +14,7 @@ from scabench.report.results_file import check_writable, read_json, write_json
 from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.spec import load_spec
+from scabench.model.sad.export import export_sad
 from scabench.report.tables import format_run
 
 
@@ -113,6 +114,19 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
     click.echo(format_run(result))
     if json_path:
         click.echo(f"result written to {json_path}")
+
+
+@main.command("export-sad")
+@click.argument("spec_file", type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Where components/<Name>/ and waveforms/<name>/ go.")
+def export_sad_command(spec_file, out_dir):
+    """Write a spec as an SCA waveform: its SAD, an SPD, PRF and SCD per component kind, and the sidecar
+    of run settings (README, "Waveforms as SCA SAD XML")."""
+    with exit_codes():
+        exported = export_sad(load_spec(spec_file), out_dir)
+    click.echo(f"wrote {exported.sad}, its sidecar {exported.sidecar.name}, and {len(exported.packages)} component "
+               f"package(s) under {Path(out_dir) / 'components'}")
 
 
 def announce_hold(naming):

@@ -26,7 +26,7 @@ import tomli_w
 from lxml import etree
 
 from scabench.errors import ScabenchError, SpecError
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import component_kinds, policy_schema
 from scabench.model.checks import parse_cores, settable_properties
 from scabench.model.policy import PolicyValueError, parse_policy
 from scabench.model.sad.load import SAD_SUFFIX, SIDECAR_SUFFIX, waveform_stem
@@ -56,7 +56,13 @@ class Exported:
 
 def export_sad(spec, out_dir):
     """Writes `spec` under out_dir; returns what it wrote."""
-    out = Path(out_dir)
+    try:
+        return _export(spec, Path(out_dir))
+    except OSError as exc:
+        raise ScabenchError(f"--out {out_dir}: cannot write {exc.filename or 'there'}: {exc.strerror or exc}") from None
+
+
+def _export(spec, out):
     waveform = spec.experiment.get("name") or waveform_stem(spec.path)
     if not isinstance(waveform, str) or not NAME.fullmatch(waveform):
         raise SpecError(spec.path, "experiment.name", f"{waveform!r} names the waveform's folder and files: use "
@@ -233,17 +239,18 @@ def _policies(spec):
     connection's policy: the most common policy as the default. A policy
     reached only through a default (a key that only applies with another)
     can need another default; each is tried in turn."""
-    runtime = parse_policy({}).values
+    runtime = _words(parse_policy({}))
     common = Counter(conn.policy for conn in spec.connections).most_common()
     for candidate, _ in common or [(parse_policy({}), 0)]:
-        table = {k: v for k, v in candidate.values.items() if v != runtime[k]}
+        # call always: whether a connection is one-way is what a reader looks for first.
+        table = {"call": candidate.call, **{k: v for k, v in _words(candidate).items() if v != runtime[k]}}
         try:
             base = parse_policy(table)
             if base != candidate:
                 continue
             overrides = {}
             for conn in spec.connections:
-                keys = {k: v for k, v in conn.policy.values.items() if v != base.values[k]}
+                keys = {k: v for k, v in _words(conn.policy).items() if v != _words(base)[k]}
                 if parse_policy(keys, base) != conn.policy:
                     raise PolicyValueError("", "not the same policy")
                 overrides[conn.id] = keys
@@ -252,3 +259,15 @@ def _policies(spec):
         return table, overrides
     raise ScabenchError(f"{spec.path}: the connections' policies cannot be written as [policy] and a connection's "
                         "keys over it")
+
+
+def _words(policy):
+    """A policy's values as a spec writes them: a queue depth of 0 is false
+    (none; the schema takes no depth 0), the default depth true."""
+    schema = policy_schema()
+    words = {}
+    for key, value in policy.values.items():
+        if schema[key]["type"] == "depth" and value in (0, schema[key]["true"]):
+            value = value != 0
+        words[key] = value
+    return words

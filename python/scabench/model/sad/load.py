@@ -405,7 +405,7 @@ class _Waveform:
             if simple.range is not None:
                 check_range(value, *simple.range)
         except ValueError as exc:
-            raise descriptor.error(element, f"{simple.id}: {exc}", what) from None
+            raise descriptor.error(element, str(exc), what) from None
         impl = package.implementation
         if impl.program is None:
             value = check_property(f"{descriptor.path}:{element.sourceline}", what, impl.kind, simple.id, value,
