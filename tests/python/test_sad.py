@@ -499,3 +499,40 @@ def test_export_refuses_a_name_that_cannot_be_a_folder(write_spec, tmp_path):
     assert proc.stderr.strip() == (f"error: {spec}: experiment.name: '../up' names the waveform's folder and files: "
                                    "use letters, digits, ., - and _")
     assert not (tmp_path / "out").exists()
+
+
+def test_without_a_sidecar_the_runtimes_defaults(exp6):
+    exp6.with_name("exp6.sad.toml").unlink()
+    spec = load_spec(exp6)
+    assert len({c.policy for c in spec.connections}) == 1
+    assert spec.connections[0].policy.call == "twoway" and spec.connections[0].policy.worker_depth == 0
+    assert spec.transport == "tcp" and spec.timeout_s == 0
+
+
+def test_the_assembly_controller_names_an_instantiation(exp6):
+    line = edit(exp6, '<componentinstantiationref refid="producer"/>', '<componentinstantiationref refid="boss"/>',
+                after="<assemblycontroller>")
+    assert load_fails(exp6).startswith(f"{exp6}:{line}: componentinstantiationref: no componentinstantiation 'boss'")
+
+
+def test_a_campaign_runs_a_sad_as_a_spec(tmp_path):
+    """The studies' sweep takes a SAD wherever it takes a TOML spec."""
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(f"""
+[measure]
+packets = 5
+[setup.one]
+cores = [0]
+[[config]]
+id = "sad"
+spec = "{sad_of('exp6')}"
+policy = {{ worker = 8 }}
+[[config]]
+id = "toml"
+spec = "{TWINS['exp6']}"
+policy = {{ worker = 8 }}
+""")
+    from scabench.measure.campaign import load_campaign
+    sad, toml = (c.load(5) for c in load_campaign(campaign).configs)
+    assert same(sad, toml)
+    assert sad.cores == [0] and sad.connections[0].policy.worker_depth == 8

@@ -33,6 +33,7 @@ Every mistake is one line naming the file and line (SAD, SPD, PRF or SCD) or
 the sidecar's key, and what would be valid; the checks a TOML spec gets
 (model/spec.py parse_spec) run on what the SAD says, and their errors are
 placed on the element they came from."""
+import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -472,13 +473,13 @@ class _Waveform:
                 ids.setdefault(name, len(ids))
         for key, table in own.items():
             if key not in ids:
-                raise SpecError(self.sidecar_path, f"connection.{key}", f"no connectinterface with this id in "
+                raise SpecError(self.sidecar_path, f"connection.{_key(key)}", f"no connectinterface with this id in "
                                 f"{self.sad.path}; its connections: {', '.join(ids) or 'none'}")
             if not isinstance(table, dict):
-                raise SpecError(self.sidecar_path, f"connection.{key}", "must be a table of policy keys")
+                raise SpecError(self.sidecar_path, f"connection.{_key(key)}", "must be a table of policy keys")
             for word in ("from", "to"):
                 if word in table:
-                    raise SpecError(self.sidecar_path, f"connection.{key}.{word}", "a connection's ends are the "
+                    raise SpecError(self.sidecar_path, f"connection.{_key(key)}.{word}", "a connection's ends are the "
                                     "SAD's (usesport, providesport); the sidecar gives its policy keys")
         tables = []
         for element, cid, uses, uses_port, provides, provides_port in self.connections:
@@ -507,8 +508,8 @@ class _Waveform:
             element, cid, uses, uses_port, provides, provides_port = self.connections[int(m.group(1))]
             if m.group(2) in (None, "from", "to"):
                 return self.sad.error(element, message, f"connectinterface {cid!r}" if cid else "connectinterface")
-            return SpecError(self.sidecar_path, f"connection.{self.connection_keys[int(m.group(1))]}.{m.group(2)}",
-                             message)
+            return SpecError(self.sidecar_path, f"connection.{_key(self.connection_keys[int(m.group(1))])}."
+                             f"{m.group(2)}", message)
         if key in ("connection", "component") or key.startswith("placement"):
             section = {"connection": "connections", "component": "partitioning"}.get(key, "partitioning")
             element = child(self.sad.root, section)
@@ -516,3 +517,8 @@ class _Waveform:
         if key.split(".")[0] in SIDECAR_TABLES:
             return SpecError(self.sidecar_path, key, message)
         return exc
+
+
+def _key(name):
+    """A sidecar key as TOML writes it: quoted unless bare."""
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
