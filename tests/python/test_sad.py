@@ -536,3 +536,26 @@ policy = {{ worker = 8 }}
     sad, toml = (c.load(5) for c in load_campaign(campaign).configs)
     assert same(sad, toml)
     assert sad.cores == [0] and sad.connections[0].policy.worker_depth == 8
+
+
+@pytest.mark.parametrize("doctype, use", [
+    # Entities that would expand a thousandfold at each level.
+    ('<!DOCTYPE softwareassembly [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+     '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>', "&d;"),
+    # A file outside the waveform, as an external entity.
+    ('<!DOCTYPE softwareassembly [<!ENTITY secret SYSTEM "file:///etc/hostname">]>', "&secret;"),
+])
+def test_entities_are_neither_expanded_nor_fetched(exp6, doctype, use):
+    text = exp6.read_text()
+    text = text.replace('<!DOCTYPE softwareassembly PUBLIC "-//JTRS//DTD SCA V2.2.2 SAD//EN" "softwareassembly.dtd">',
+                        doctype)
+    exp6.write_text(text)
+    line = edit(exp6, "<usagename>stage2</usagename>", f"<usagename>stage2{use}</usagename>")
+    assert run_fails(exp6) == (f"{exp6}:{line}: usagename: entity reference {use}: scabench reads descriptors "
+                               "without expanding entities; write the text itself")
+
+
+def test_an_scd_port_the_kind_does_not_have(exp6):
+    scd = exp6.parents[2] / "components/Stage/Stage.scd.xml"
+    line = edit(scd, 'usesname="out"', 'usesname="out2"')
+    assert load_fails(exp6) == f"{scd}:{line}: uses 'out2': stage has no uses port 'out2'; it has: out"

@@ -73,6 +73,12 @@ def read_descriptor(path, root_tag):
         message = re.sub(r", line \d+, column \d+$", "", exc.msg or str(exc))
         column = f" (column {exc.position[1]})" if exc.position and exc.position[1] else ""
         raise SpecError(f"{path}:{exc.lineno}", "", f"not well-formed XML: {message}{column}") from None
+    # An entity reference is left unexpanded (nothing from the DTD is used),
+    # so the text around it would be read short: refuse it instead.
+    entity = next(root.iter(etree.Entity), None)
+    if entity is not None:
+        raise SpecError(f"{path}:{entity.sourceline}", entity.getparent().tag, f"entity reference {entity.text}: "
+                        "scabench reads descriptors without expanding entities; write the text itself")
     if root.tag != root_tag:
         raise SpecError(f"{path}:{root.sourceline}", str(root.tag), f"is not {KINDS[root_tag][1]}, whose root element "
                         f"is <{root_tag}> (without a namespace)")
