@@ -559,3 +559,9 @@ def test_an_scd_port_the_kind_does_not_have(exp6):
     scd = exp6.parents[2] / "components/Stage/Stage.scd.xml"
     line = edit(scd, 'usesname="out"', 'usesname="out2"')
     assert load_fails(exp6) == f"{scd}:{line}: uses 'out2': stage has no uses port 'out2'; it has: out"
+
+
+def test_a_prf_property_declared_twice(by_hand):
+    prf = by_hand.with_name("BusyStage.prf.xml")
+    line = edit(prf, '<simple id="work_us"', '<simple id="work"')
+    assert load_fails(by_hand) == f"{prf}:{line}: simple 'work': id used twice (first on line 3)"

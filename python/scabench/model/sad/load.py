@@ -115,7 +115,6 @@ class Instance:
 
 class _Waveform:
     def __init__(self, path):
-        self.path = path
         self.sad = read_descriptor(path, "softwareassembly")
         self.sidecar_path = sidecar_of(self.sad.path)
         self.side = read_toml(self.sidecar_path) if self.sidecar_path.exists() else {}
@@ -175,23 +174,19 @@ class _Waveform:
             if element.tag == "componentplacement":
                 for instance in self._placement(element, files):
                     # A placement of its own is a process of its own (an external program is its own already).
-                    if not is_external({"kind": self._kind(instance)}):
+                    if not is_external(instance.package.implementation):
                         self.hosts.append([instance])
             else:  # hostcollocation
                 group = []
                 for placement in children(element, "componentplacement"):
                     for instance in self._placement(placement, files):
-                        if is_external({"kind": self._kind(instance)}):
+                        if is_external(instance.package.implementation):
                             raise self.sad.error(instance.element, "an external program is a process of its own; "
                                                  "take it out of the hostcollocation",
                                                  f"componentinstantiation {instance.id!r}")
                         group.append(instance)
                 if group:
                     self.hosts.append(group)
-
-    @staticmethod
-    def _kind(instance):
-        return component_table(instance.name, instance.package.implementation, {})["kind"]
 
     def _placement(self, element, files):
         ref = child(element, "componentfileref")
@@ -369,11 +364,15 @@ class _Waveform:
         package.prfs.append(prf)
         impl = package.implementation
         settable = settable_properties(impl.kind, impl.library) if impl.program is None else None
+        lines = {}
         for simple in children(prf.root):
             if simple.tag == "description":
                 continue
             sid = simple.get("id")
             what = f"{simple.tag} {sid!r}"
+            if sid in lines:
+                raise prf.error(simple, f"id used twice (first on line {lines[sid]})", what)
+            lines[sid] = simple.sourceline
             if simple.tag != "simple":
                 raise prf.error(simple, "scabench components take simple properties only", what)
             kinds = [k.get("kindtype", "configure") for k in children(simple, "kind")] or ["configure"]

@@ -91,9 +91,9 @@ def component_table(name, implementation, properties):
     return table
 
 
-def is_external(table):
-    """A component of no host of the runtime: a process of its own."""
-    return table["kind"] == EXTERNAL_KIND
+def is_external(implementation):
+    """A component no host of the runtime holds: a process of its own."""
+    return implementation.program is not None
 
 
 # PRF simple types and the runtime's CORBA types (scabench-host --describe,
