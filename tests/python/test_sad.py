@@ -565,3 +565,33 @@ def test_a_prf_property_declared_twice(by_hand):
     prf = by_hand.with_name("BusyStage.prf.xml")
     line = edit(prf, '<simple id="work_us"', '<simple id="work"')
     assert load_fails(by_hand) == f"{prf}:{line}: simple 'work': id used twice (first on line 3)"
+
+
+def test_an_external_program_maps_to_the_external_form_once_enabled(by_hand, monkeypatch):
+    """What the SAD gives specs once they take external components
+    (mapping.EXTERNAL_PROGRAMS): the program as exec, its PRF's properties,
+    and no host of the runtime for it."""
+    from scabench.model.sad import load, mapping
+    program = by_hand.with_name("mystage")
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    spd = by_hand.with_name("BusyStage.spd.xml")
+    edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="mystage"/>')
+    # The collocation would hold it: a process of its own cannot share one.
+    line = HAND_SAD[:HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
+    monkeypatch.setattr(mapping, "EXTERNAL_PROGRAMS", True)
+    assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_1': an external program is a "
+                                   "process of its own; take it out of the hostcollocation")
+    text = by_hand.read_text()
+    start, end = text.index("<hostcollocation"), text.index("</hostcollocation>") + len("</hostcollocation>")
+    by_hand.write_text(text[:start] + text[text.index("<componentplacement>", start):text.index("</hostcollocation>")]
+                       + text[end:])
+    by_hand.with_name("byhand.sad.toml").unlink()
+    seen = {}
+    monkeypatch.setattr(load, "parse_spec", lambda doc, path: seen.setdefault("doc", doc))
+    load.load_sad(by_hand)
+    components = seen["doc"]["component"]
+    assert components[1] == {"name": "first", "kind": "external", "exec": str(program), "work": "sleep",
+                             "work_us": 2000}
+    assert components[2]["kind"] == "external" and components[2]["work_us"] == 300
+    assert seen["doc"]["placement"] == {"hosts": [["source"]]}
