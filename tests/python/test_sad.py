@@ -5,7 +5,6 @@ and every mistake in a SAD, SPD, PRF, SCD or sidecar is one line naming the
 file and line (or the sidecar's key), exit 2."""
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,7 @@ from scabench.errors import SpecError
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import load_spec
 from scabench.run.runner import run_spec
-from test_plugins import PACKETS, expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
+from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
 
 SAD = REPO / "experiments" / "sad"
 # Each shipped waveform and the TOML spec it was exported from.
