@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from scabench import interrupts
+from scabench import __version__, interrupts
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.report.results_file import check_writable, read_json, write_json
@@ -15,6 +15,7 @@ from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.spec import load_spec
 from scabench.report.tables import format_run
+from scabench.version import commit
 
 
 def finite(ctx, param, value):
@@ -24,7 +25,16 @@ def finite(ctx, param, value):
     return value
 
 
+def show_version(ctx, param, value):
+    """--version: asks git for the commit only when asked (every command would pay for it otherwise)."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"scabench {__version__} (commit {commit()})")
+        ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=show_version,
+              help="Print the version and the git commit, then exit.")
 def main():
     """scabench: SCA component pipelines over real omniORB, measured."""
     # SIGINT, SIGTERM and SIGHUP unwind through the runs, which stop their

@@ -1,11 +1,18 @@
 """Results on disk: one way to write a command's JSON, so every result file
 looks alike and its folder is made on the way. Typed results (a RunResult,
-run/results.py) become JSON here, through their as_dict()."""
+run/results.py) become JSON here, through their as_dict().
+
+Every result file names the scabench that measured it, as its first key:
+`scabench`: {"version", "commit"} (scabench/version.py). A run records it
+when it runs (RunResult.scabench), so the runs inside a study's document
+carry it too; a document gets it here, when first written. Files written
+before it are read as they are."""
 import json
 import os
 from pathlib import Path
 
 from scabench.errors import ScabenchError
+from scabench.version import version_info
 
 
 def _as_json(value):
@@ -20,7 +27,12 @@ def write_json(doc, path):
     the path. `doc` may hold typed results anywhere (a campaign's runs)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=_as_json) + "\n")
+    plain = doc.as_dict() if hasattr(doc, "as_dict") else doc
+    if isinstance(plain, dict) and "scabench" not in plain:
+        # A document read back and written again (a report re-rendered)
+        # keeps the version that measured it.
+        plain = {"scabench": version_info(), **plain}
+    path.write_text(json.dumps(plain, indent=1, default=_as_json) + "\n")
     return path
 
 

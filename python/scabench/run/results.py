@@ -140,6 +140,9 @@ class RunResult:
     """One run of a spec (runner.run_spec); a failed or interrupted run keeps
     what it had: its stages and producer over the packets handled (its other
     figures null)."""
+    # The scabench that measured it ({"version", "commit"}): the file's first
+    # key, and a keyword (it is not one of the positional fields below).
+    scabench: dict | None = field(default=None, kw_only=True, metadata={"omit": "if None"})
     status: str                  # "ok", "failed" or "interrupted"
     spec: dict                   # the resolved spec (Spec.describe())
     environment: dict            # cores, CPU model, kernel, ORB version
