@@ -10,11 +10,14 @@ import click
 from scabench import __version__, interrupts
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
-from scabench.report.results_file import check_writable, read_json, write_json
+from scabench.console import show
+from scabench.measure.guard import GuardSettings
+from scabench.measure.repeat import guard_settings, run_benchmark
+from scabench.report.results_file import check_writable, read_json, write_csv, write_json
 from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
-from scabench.model.spec import load_spec
-from scabench.report.tables import format_run
+from scabench.model.spec import find_spec, load_spec
+from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.version import commit
 
 
@@ -68,8 +71,15 @@ def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
         sys.exit(2)
 
 
-@main.command()
-@click.argument("spec_file", type=click.Path(dir_okay=False))
+SPEC_HELP = "A spec: its path, or the name of one in experiments/ (e.g. exp6)."
+
+
+def load_named_spec(name):
+    return load_spec(find_spec(name))
+
+
+@main.command(short_help="Run a spec over real processes (--runs K: a benchmark with statistics).")
+@click.argument("spec_file", metavar="SPEC")
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
 @click.option("--cores", help='CPUs to run on, e.g. "0" (single core) or "0,1" (overrides the spec).')
 @click.option("--policy", "policy_items", multiple=True, metavar="KEY=VALUE",
@@ -84,17 +94,38 @@ def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
               help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
 @click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Jitter on those links (ms, at most the delay).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here.")
+@click.option("--runs", type=click.IntRange(min=1),
+              help="Run K times under the studies' guard (a quiet machine first; a disturbed or stalled run "
+                   "redone) and print the median, mean ± σ, min … max and 95 % interval of the headline figures.")
+@click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Runs before the K runs, not kept (with --runs).")
+@click.option("--quiet-wait", type=click.FloatRange(min=0, max=3600), default=GuardSettings.quiet_wait_s,
+              show_default=True, metavar="S", callback=finite,
+              help="With --runs: how long to wait for a quiet machine before each run (s).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Write the result here (with --runs: every run and the summary).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write the table as CSV here: a row per component (with --runs: a row per headline figure).")
 @click.option("--hold", is_flag=True,
               help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
                    "(its corbaloc is printed) until Ctrl-C.")
 def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, link_delay, link_jitter,
-        json_path, hold):
-    """Run one spec over real processes and print its table."""
+        runs, warmup, quiet_wait, json_path, csv_path, hold):
+    """Run SPEC over real processes and print its table.
+
+    SPEC is the path of a spec, or the name of one in experiments/ (exp6).
+    With --runs K it is a benchmark: K runs, each after waiting for a quiet
+    machine and redone if other processes disturbed it or it stalled, then
+    the statistics of the headline figures and warnings in words."""
     with exit_codes(partial_json=json_path):
-        if json_path:
-            check_writable(json_path, "--json")
-        spec = load_spec(spec_file)
+        for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
+            if path:
+                check_writable(path, flag)
+        if hold and runs:
+            raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
+        if warmup and not runs:
+            raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
+        spec = load_named_spec(spec_file)
         if packets:
             spec.with_packets(packets)
         if cores is not None:
@@ -113,16 +144,22 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         if link:
             spec.with_network(link)
         try:
-            result = run_spec(spec, on_hold=announce_hold if hold else None)
+            if runs:
+                result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
+            else:
+                result = run_spec(spec, on_hold=announce_hold if hold else None)
         except RunError as exc:
             if json_path and exc.result is not None:
                 write_json(exc.result, json_path)  # a failed run keeps what it measured
             raise
     if json_path:
         write_json(result, json_path)
-    click.echo(format_run(result))
-    if json_path:
-        click.echo(f"result written to {json_path}")
+    if csv_path:
+        write_csv(*(benchmark_csv(result) if runs else stage_rows(result)), csv_path)
+    show(benchmark_view(result) if runs else run_view(result))
+    for path in (json_path, csv_path):
+        if path:
+            click.echo(f"result written to {path}")
 
 
 def announce_hold(naming):

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats as _scipy
 
 CONFIDENCE = 0.95
 # A figure whose runs spread more than this (σ over the mean) is worth a
@@ -78,6 +77,13 @@ class Summary:
                 "max": self.max, "ci95": list(self.ci95) if self.ci95 else None, "cv": self.cv}
 
 
+def _scipy():
+    """scipy.stats, imported on first use: it takes a second or more to
+    import, which every command would pay otherwise."""
+    from scipy import stats
+    return stats
+
+
 def _values(values):
     """The values a figure has: None and NaN (no value in that run) left out."""
     return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
@@ -85,7 +91,7 @@ def _values(values):
 
 def t_critical(df, confidence=CONFIDENCE):
     """The two-sided critical value of Student's t with df degrees of freedom."""
-    return float(_scipy.t.ppf(0.5 + confidence / 2, df))
+    return float(_scipy().t.ppf(0.5 + confidence / 2, df))
 
 
 def describe(values):
@@ -142,7 +148,7 @@ def compare(a_values, b_values):
         same = difference == 0
         return Comparison(a, b, ratio, difference, None, None, not same,
                           "identical on every run" if same else "different, and constant on every run")
-    test = _scipy.ttest_ind(b_v, a_v, equal_var=True)
+    test = _scipy().ttest_ind(b_v, a_v, equal_var=True)
     t, p = float(test.statistic), float(test.pvalue)
     by_t = p < 1 - CONFIDENCE
     if by_t and beyond:

@@ -7,6 +7,7 @@ Every result file names the scabench that measured it, as its first key:
 when it runs (RunResult.scabench), so the runs inside a study's document
 carry it too; a document gets it here, when first written. Files written
 before it are read as they are."""
+import csv
 import json
 import os
 from pathlib import Path
@@ -33,6 +34,18 @@ def write_json(doc, path):
         # keeps the version that measured it.
         plain = {"scabench": version_info(), **plain}
     path.write_text(json.dumps(plain, indent=1, default=_as_json) + "\n")
+    return path
+
+
+def write_csv(header, rows, path):
+    """Writes a table as CSV (`--csv`): the figures raw, in the units their
+    column names say (`_ms`, `_bps`), a missing one empty; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(header)
+        out.writerows([["" if v is None else v for v in row] for row in rows])
     return path
 
 
