@@ -6,18 +6,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.text import Text
 
-from scabench import __version__, interrupts
+from scabench import __version__, interrupts, units
+from scabench.console import VERDICT_STYLES, add_rows, console, show, table
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
-from scabench.console import show
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import guard_settings, run_benchmark
-from scabench.report.results_file import check_writable, read_json, write_csv, write_json
-from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.spec import find_spec, load_spec
+from scabench.report.results_file import check_writable, read_json, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
+from scabench.run.runner import run_spec
 from scabench.version import commit
 
 
@@ -190,10 +191,10 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
             entries, claims = run_paper(out_dir, quick=quick, runs=runs, packets=packets,
                                         only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
                                         campaign_file=campaign_file)
-    width = max(len(c.id) for c in claims)
+    verdicts = table("claim", ("verdict", {"justify": "left"}))
     for c in claims:
-        click.echo(f"{c.id.ljust(width)}  {c.verdict}")
-    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+        verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
+    show([verdicts, f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
 @main.command("link-delay")
@@ -212,13 +213,15 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     with exit_codes():
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
+    strategies = (("twoway_worker", "two-way + worker"), ("credits", "credits"))
+    ratios = table("link delay", *(f"{name}: ratio (model)" for _, name in strategies))
     for row in headline(doc):
         label = "loopback" if row["delay_ms"] is None else f"{row['delay_ms']} ms"
-        parts = [f"{name} {row[key]['ratio']['median']:.3f} x floor (model "
-                 + "-".join(f"{m:.3f}" for m in sorted(set(round(v, 3) for v in row[key]['model_ratio']))) + ")"
-                 for key, name in (("twoway_worker", "two-way + worker"), ("credits", "credits")) if key in row]
-        click.echo(f"{label:>9}: " + "; ".join(parts))
-    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+        add_rows(ratios, [[label] + [f"{units.ratio(row[key]['ratio']['median'])} ("
+                                     + "–".join(units.ratio(m) for m in sorted(set(round(v, 3) for v in
+                                                                                     row[key]['model_ratio'])))
+                                     + ")" if key in row else None for key, _ in strategies]])
+    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
 @main.command()
@@ -227,18 +230,25 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
               help="Directory for report.md, report.html, the plots and profile.json.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the result here (default: OUT/profile.json).")
-def profile(quick, out_dir, json_path):
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write every case on every transport as CSV here (cycles, ns, bit/s).")
+@click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
+def profile(quick, out_dir, json_path, csv_path, wide):
     """What the ORB costs per call and per byte, on every transport."""
     from scabench.studies.orb_profile.measure import run_profile
     from scabench.studies.orb_profile.plan import Plan
-    from scabench.studies.orb_profile.render import format_profile, write_profile_report
+    from scabench.studies.orb_profile.render import profile_csv, profile_view, write_profile_report
     with exit_codes("profile failed", interrupted_json=json_path or Path(out_dir) / "profile.json"):
         check_writable(json_path or Path(out_dir) / "profile.json", "--json")
+        if csv_path:
+            check_writable(csv_path, "--csv")
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
+    if csv_path:
+        write_csv(*profile_csv(result), csv_path)
     md_path, html_path = write_profile_report(result, out_dir)
-    click.echo(format_profile(result))
-    click.echo(f"\nreport: {md_path}, {html_path}; result: {json_path}")
+    show(profile_view(result) + ["", f"report: {md_path}, {html_path}; result: {json_path}"
+                                 + (f"; CSV: {csv_path}" if csv_path else "")], console(wide=wide))
 
 
 @main.command()
@@ -255,8 +265,8 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
     from scabench.studies.orb_profile.datarate import max_data_rate_bps
     from fractions import Fraction
     clock_hz = Fraction(str(clock_mhz)) * 1_000_000
-    click.echo(f"{max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)}"
-               " bit/s")
+    bps = max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)
+    click.echo(f"{units.bit_rate(bps)} ({bps} bit/s)")  # scaled to read, exact as the paper quotes it
 
 
 @main.command()

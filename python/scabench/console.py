@@ -28,6 +28,8 @@ WARN = "bold yellow"
 BAD = "bold red"
 TITLE = "bold"
 MUTED = "dim"
+# A study's verdict on a claim.
+VERDICT_STYLES = {"reproduced": "green", "differs": "yellow", "not reproduced": "red"}
 
 
 def console(stream=None, wide=False):
@@ -51,7 +53,9 @@ def table(*columns, title=None, first_left=True, **kwargs):
               pad_edge=False, **kwargs)
     for i, column in enumerate(columns):
         header, options = column if isinstance(column, tuple) else (column, {})
-        options = {"justify": "left" if i == 0 and first_left else "right", "overflow": "fold", **options}
+        # The labels stay whole; the figures' headers wrap to make room.
+        options = {"justify": "left" if i == 0 and first_left else "right", "overflow": "fold",
+                   "no_wrap": i == 0, **options}
         t.add_column(header, **options)
     return t
 
@@ -79,7 +83,7 @@ def text(items, wide=False):
     buffer = io.StringIO()
     show(items, Console(file=buffer, width=UNLIMITED if wide else MAX_WIDTH, highlight=False, color_system=None,
                         force_terminal=False, emoji=False))
-    return buffer.getvalue().rstrip("\n")
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").splitlines())
 
 
 class Progress:

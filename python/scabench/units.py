@@ -1,5 +1,5 @@
 """Figures as people read them on a terminal: a duration in the unit that
-suits it (ns, µs, ms, s), a data rate in bit/s, kbit/s ... Pbit/s, a
+suits it (ns, µs, ms, s), a data rate in bit/s, kbit/s ... Ebit/s, a
 ratio and a count as themselves. One place, so every table scales alike.
 
 The JSON and CSV keep the raw figures in their fixed units (the key says
@@ -8,14 +8,14 @@ import math
 
 # A duration's units, as multiples of a millisecond, largest first.
 _TIME = (("s", 1000.0), ("ms", 1.0), ("µs", 1e-3), ("ns", 1e-6))
-_RATE = (("Pbit/s", 1e15), ("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3), ("bit/s", 1.0))
+_RATE = (("Ebit/s", 1e18), ("Pbit/s", 1e15), ("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3), ("bit/s", 1.0))
 MISSING = "–"
 
 
 def _number(x):
-    """Four figures or so: 189.2, 12.30, 5.123; whole numbers from 1000 up."""
+    """Four figures or so: 189.2, 12.30, 5.123; a whole number as one (30, 1000)."""
     size = abs(x)
-    if size >= 1000 or x == int(x) and size >= 100:
+    if size >= 1000 or x == int(x):
         return f"{x:.0f}"
     return f"{x:.1f}" if size >= 100 else f"{x:.2f}" if size >= 10 else f"{x:.3f}"
 

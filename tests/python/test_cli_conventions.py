@@ -4,8 +4,10 @@ tables that fit, CSV beside JSON, help summaries."""
 import json
 import subprocess
 
+import pytest
+
 from conftest import REPO, scabench
-from scabench import __version__, version
+from scabench import __version__, units, version
 from scabench.report.results_file import write_json
 from scabench.run.results import RunResult
 
@@ -51,3 +53,21 @@ def test_a_run_result_keeps_the_scabench_that_measured_it_and_old_ones_still_loa
     run.scabench = {"version": "0.0.1", "commit": "abc"}
     doc = run.as_dict()
     assert list(doc)[0] == "scabench" and RunResult.from_dict(doc) == run
+
+
+@pytest.mark.parametrize("ms, printed", [(189226.5 / 1000, "189.2 ms"), (5123.4, "5.123 s"), (0.0123, "12.30 µs"),
+                                         (30.0, "30 ms"), (0.000674, "674 ns"), (0.0, "0 ms"), (None, "–"),
+                                         (-2.5, "-2.500 ms"), (7_200_000.0, "7200 s")])
+def test_durations_are_scaled(ms, printed):
+    assert units.duration(ms) == printed
+
+
+@pytest.mark.parametrize("bps, printed", [(800000000000000000, "800 Pbit/s"), (1366122, "1.366 Mbit/s"),
+                                          (999, "999 bit/s"), (2.5e9, "2.500 Gbit/s"), (0, "0 bit/s")])
+def test_rates_are_scaled(bps, printed):
+    assert units.bit_rate(bps) == printed
+
+
+def test_several_figures_print_in_one_unit():
+    scale = units.time_unit(1500.0)
+    assert [units.duration(v, scale) for v in (1500.0, 20.0)] == ["1.500 s", "0.020 s"]
