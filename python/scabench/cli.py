@@ -9,14 +9,16 @@ import click
 from rich.text import Text
 
 from scabench import __version__, interrupts, units
-from scabench.console import VERDICT_STYLES, add_rows, console, show, table
+from scabench.console import BAD, GOOD, VERDICT_STYLES, add_rows, console, show, table
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
+from scabench.model.pipeline import floor_of, producer_packets
+from scabench.model.resources import check_memory
 from scabench.model.spec import find_spec, load_spec
-from scabench.report.results_file import check_writable, read_json, write_csv, write_json
+from scabench.report.results_file import check_writable, read_json, read_runs, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.runner import run_spec
 from scabench.version import commit
@@ -161,6 +163,76 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
     for path in (json_path, csv_path):
         if path:
             click.echo(f"result written to {path}")
+
+
+@main.command(short_help="Compare results of scabench run: figures side by side, whether they differ.")
+@click.argument("files", nargs=-1, required=True, metavar="A.json B.json [...]")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the comparison here.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write the comparison as CSV here: a row per figure and file compared with A.")
+@click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
+def compare(files, json_path, csv_path, wide):
+    """Compare the results of `scabench run --json` (best of --runs K): the
+    headline figures side by side, B / A of their means, and whether each
+    file differs from A significantly: Student's two-sample t-test at 95 %
+    and a difference beyond both standard deviations (pyperf's rule)."""
+    from scabench.report.tables import Compared, compare_view, compare_warnings
+    with exit_codes():
+        if len(files) < 2:
+            raise ScabenchError("compare: give two result files or more (scabench run SPEC --runs K --json FILE)")
+        for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
+            if path:
+                check_writable(path, flag)
+        names = [chr(ord("A") + i) if i < 26 else f"F{i + 1}" for i in range(len(files))]
+        runs, own = {}, {}
+        for n, path in zip(names, files):
+            runs[n], own[n], _ = read_runs(path, n)
+            if not runs[n]:
+                raise ScabenchError(f"{n}: {path} holds no run that finished")
+        result = Compared(names, list(files), runs, compare_warnings(names, runs, own))
+    if json_path:
+        write_json(result, json_path)
+    if csv_path:
+        write_csv(*result.csv(), csv_path)
+    show(compare_view(result), console(wide=wide))
+    for path in (json_path, csv_path):
+        if path:
+            click.echo(f"comparison written to {path}")
+
+
+@main.command(short_help="Check specs without running them (exit 2 if any is bad).")
+@click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
+def validate(specs):
+    """Check each SPEC (a path, or a name in experiments/) as `scabench run`
+    does before it starts a process: every table, key and value, the
+    connections, the placement, the packet sizes, and the memory the run
+    would need. Prints one line per spec; exits 2 if any is bad."""
+    bad = 0
+    for name in specs:
+        try:
+            spec = load_named_spec(name)
+            check_memory(spec)
+        except ScabenchError as exc:
+            bad += 1
+            show([Text.assemble(("bad", BAD), f"  {exc}")])
+            continue
+        show([Text.assemble(("ok ", GOOD), f"  {spec.path}: {len(spec.components)} components, "
+                            f"{len(spec.connections)} connections, {len(spec.hosts)} processes, "
+                            f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}")])
+    sys.exit(2 if bad else 0)
+
+
+@main.command(short_help="The component kinds, their ports and properties, and the connection policy.")
+@click.argument("kind", required=False)
+@click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
+def components(kind, wide):
+    """The catalogue of the runtime (`scabench-host --describe`): every
+    component kind with its ports, and the policy keys of a connection; with
+    KIND, that kind's properties with their types, defaults and ranges."""
+    from scabench.report.catalogue import kind_view, kinds_view
+    with exit_codes():
+        view = kind_view(kind) if kind else kinds_view()
+    show(view, console(wide=wide))
 
 
 def announce_hold(naming):

@@ -26,6 +26,7 @@ UNLIMITED = 1000
 # Styles, by what they mean rather than how they look.
 WARN = "bold yellow"
 BAD = "bold red"
+GOOD = "green"
 TITLE = "bold"
 MUTED = "dim"
 # A study's verdict on a claim.
@@ -49,21 +50,23 @@ def table(*columns, title=None, first_left=True, **kwargs):
     """A table in the house style: a rule under the header, the first column
     left-aligned (labels), the others right-aligned (figures). A column is a
     header string, or a (header, options) pair for rich's add_column."""
-    t = Table(title=title, title_justify="left", title_style=TITLE, box=box.SIMPLE_HEAD, show_edge=False,
-              pad_edge=False, **kwargs)
+    # Titles, headers and cells are Text, never markup: "[policy]" is a
+    # spec's table, not a style.
+    t = Table(title=Text(title) if title else None, title_justify="left", title_style=TITLE, box=box.SIMPLE_HEAD,
+              show_edge=False, pad_edge=False, **kwargs)
     for i, column in enumerate(columns):
         header, options = column if isinstance(column, tuple) else (column, {})
         # The labels stay whole; the figures' headers wrap to make room.
         options = {"justify": "left" if i == 0 and first_left else "right", "overflow": "fold",
                    "no_wrap": i == 0, **options}
-        t.add_column(header, **options)
+        t.add_column(Text(header), **options)
     return t
 
 
 def add_rows(t, rows):
     """Rows of values; None shows as an en dash."""
     for row in rows:
-        t.add_row(*("–" if v is None else str(v) for v in row))
+        t.add_row(*(v if isinstance(v, Text) else Text("–" if v is None else str(v)) for v in row))
     return t
 
 

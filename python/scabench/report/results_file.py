@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 
 from scabench.errors import ScabenchError
+from scabench.measure.repeat import Benchmark
+from scabench.run.results import RunResult
 from scabench.version import version_info
 
 
@@ -74,3 +76,18 @@ def read_json(path, flag, expect_key):
     if not isinstance(doc, dict) or expect_key not in doc:
         raise ScabenchError(f"{flag}: {path} is not a result of this command (no {expect_key!r})")
     return doc
+
+
+def read_runs(path, flag):
+    """The runs in a result of `scabench run --json`: one run, or every run
+    of a benchmark (--runs); with the benchmark's warnings. Anything else is
+    a ScabenchError naming the flag, the file and what was expected."""
+    doc = read_json(path, flag, "status")
+    try:
+        if "benchmark" in doc:
+            bench = Benchmark.from_dict(doc)
+            return bench.runs, bench.warnings(), bench.spec
+        run = RunResult.from_dict(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ScabenchError(f"{flag}: {path} is not a result of scabench run --json ({exc})") from None
+    return [run], [], run.spec

@@ -2,6 +2,8 @@
 runs), and `scabench compare`'s table. Views are rich renderables
 (scabench/console.py prints them, with colour on a terminal); each format_*
 gives the same as plain text. Durations and rates are scaled (scabench/units.py)."""
+from dataclasses import dataclass, field
+
 from rich.text import Text
 
 from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
@@ -209,25 +211,6 @@ def format_benchmark(bench):
     return text(benchmark_view(bench))
 
 
-def comparison_rows(names, runs_by_name):
-    """Each headline figure of B (and C ...) against A: (header, rows, the
-    Comparisons by (figure key, name))."""
-    base = names[0]
-    header = ["figure"] + [f"{n} (median)" for n in names] + [f"{n} / {base}" for n in names[1:]] \
-        + [f"{n}: differs?" for n in names[1:]]
-    rows, found = [], {}
-    for f in stats.HEADLINE:
-        values = {n: [f.of(r) for r in runs_by_name[n]] for n in names}
-        comparisons = [stats.compare(values[base], values[n]) for n in names[1:]]
-        for n, c in zip(names[1:], comparisons):
-            found[(f.key, n)] = c
-        medians = [stats.describe(values[n]).median for n in names]
-        scale = units.time_unit(medians[0]) if f.unit == "ms" and medians[0] is not None else None
-        rows.append([f.label] + [units.figure(m, f.unit, scale) for m in medians]
-                    + [units.ratio(c.ratio) for c in comparisons] + [_verdict(c) for c in comparisons])
-    return header, rows, found
-
-
 def _verdict(c):
     if c.significant is None:
         return "cannot tell"
@@ -238,14 +221,84 @@ COMPARE_RULE = ("significant: Student's two-sample t-test (pooled variance) reje
                 "means differ by more than either side's σ (pyperf's rule)")
 
 
-def compare_view(names, files, runs_by_name, warnings):
-    header, rows, found = comparison_rows(names, runs_by_name)
-    out = [_line(f"{n}: {f} ({len(runs_by_name[n])} run(s))") for n, f in zip(names, files)]
-    t = table(*header)
-    for row in rows:
-        cells = ["–" if v is None else str(v) for v in row]
-        styled = [Text(c, style=(TITLE if c == "significant" else "")) for c in cells]
-        t.add_row(*styled)
-    out += [_line(""), t, _line(""), _line(COMPARE_RULE, MUTED)]
-    out += [_line(f"warning: {w}", WARN) for w in warnings]
+@dataclass
+class Compared:
+    """`scabench compare`: result files named A, B, C ..., and each headline
+    figure of every file after the first against the first (A)."""
+    names: list                  # "A", "B", ...
+    files: list                  # their paths
+    runs: dict                   # name: [RunResult]
+    warnings: list
+    comparisons: dict = field(default_factory=dict)  # (figure key, name): stats.Comparison
+
+    def __post_init__(self):
+        base = self.names[0]
+        for f in stats.HEADLINE:
+            for n in self.names[1:]:
+                self.comparisons[(f.key, n)] = stats.compare([f.of(r) for r in self.runs[base]],
+                                                             [f.of(r) for r in self.runs[n]])
+
+    def as_dict(self):
+        return {"files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
+                "rule": COMPARE_RULE,
+                "figures": {f.key: {"unit": f.unit, "against": self.names[0],
+                                    **{n: self.comparisons[(f.key, n)].as_dict() for n in self.names[1:]}}
+                            for f in stats.HEADLINE},
+                "warnings": self.warnings}
+
+    def csv(self):
+        """A row per headline figure and file compared with A: (header, rows)."""
+        header = ["figure", "unit", "a", "b", "a_n", "a_median", "a_mean", "a_stdev", "b_n", "b_median", "b_mean",
+                  "b_stdev", "ratio", "difference", "t", "p", "significant"]
+        rows = []
+        for f in stats.HEADLINE:
+            for n in self.names[1:]:
+                c = self.comparisons[(f.key, n)]
+                rows.append([f.key, f.unit, self.names[0], n, c.a.n, c.a.median, c.a.mean, c.a.stdev, c.b.n,
+                             c.b.median, c.b.mean, c.b.stdev, c.ratio, c.difference, c.t, c.p,
+                             "" if c.significant is None else c.significant])
+        return header, rows
+
+
+def compare_view(cmp):
+    """pyperf's layout: a row per figure, a column per file; A's median, then
+    each other file's median with its mean over A's and the verdict."""
+    base = cmp.names[0]
+    rows = []
+    for f in stats.HEADLINE:
+        medians = {n: stats.describe([f.of(r) for r in cmp.runs[n]]).median for n in cmp.names}
+        scale = units.time_unit(medians[base]) if f.unit == "ms" and medians[base] is not None else None
+        row = [f.label, units.figure(medians[base], f.unit, scale)]
+        for n in cmp.names[1:]:
+            c = cmp.comparisons[(f.key, n)]
+            row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({units.ratio(c.ratio)}×, ",
+                                     (_verdict(c), TITLE if c.significant else ""), ")"))
+        rows.append(row)
+    out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
+    out += ["", add_rows(table("figure", *cmp.names), rows), "",
+            Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
+                 + COMPARE_RULE, style=MUTED)]
+    out += [Text(f"warning: {w}", style=WARN) for w in cmp.warnings]
+    return out
+
+
+def compare_warnings(names, runs, own_warnings):
+    """What makes the comparison doubtful: each file's own warnings, one run
+    on a side, streams of different lengths, different machines."""
+    out = [f"{n}: {w}" for n in names for w in own_warnings[n]]
+    single = [n for n in names if len(runs[n]) == 1]
+    if single:
+        out.append(f"{', '.join(single)}: one run, no spread to judge a difference by; "
+                   "scabench run SPEC --runs K --json gives K")
+    sent = {n: sorted({r.producer.sent for r in runs[n] if r.producer}) for n in names}
+    if len({tuple(s) for s in sent.values()}) > 1:
+        out.append("the files' runs sent different numbers of packets ("
+                   + "; ".join(f"{n}: {', '.join(map(str, s)) or '–'}" for n, s in sent.items())
+                   + "): their times do not compare")
+    machines = {n: {(r.environment.get("cpu_model"), r.environment.get("online_cpus"), str(r.spec.get("cores")))
+                    for r in runs[n]} for n in names}
+    if len({m for s in machines.values() for m in s}) > 1:
+        out.append("the runs were measured on different machines or cores ("
+                   + "; ".join(f"{n}: " + ", ".join(f"{m[0]}, {m[1]} CPUs, cores {m[2]}" for m in sorted(s, key=str))
+                               for n, s in machines.items()) + ")")
     return out
