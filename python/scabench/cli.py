@@ -18,7 +18,7 @@ from scabench.model.checks import parse_cores, parse_overrides, parse_property_o
 from scabench.model.pipeline import floor_of, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.spec import find_spec, load_spec
-from scabench.report.results_file import check_writable, read_json, read_runs, write_csv, write_json
+from scabench.report.results_file import check_writable, read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.runner import run_spec
 from scabench.version import commit
@@ -82,7 +82,7 @@ def load_named_spec(name):
 
 
 @main.command(short_help="Run a spec over real processes (--runs K: a benchmark with statistics).")
-@click.argument("spec_file", metavar="SPEC")
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
 @click.option("--cores", help='CPUs to run on, e.g. "0" (single core) or "0,1" (overrides the spec).')
 @click.option("--policy", "policy_items", multiple=True, metavar="KEY=VALUE",
@@ -235,6 +235,13 @@ def components(kind, wide):
     show(view, console(wide=wide))
 
 
+def granularity_csv(result):
+    """Every configuration of a granularity result, FIR and STANAG 4285, a row each."""
+    rows = [{"part": "fir", **r} for r in result.get("configurations", [])]
+    rows += [{"part": "s4285", **r} for r in (result.get("stanag4285") or {}).get("configurations", [])]
+    return records_table(rows, first=("part",))
+
+
 def announce_hold(naming):
     """Says where the held components are, then waits for Ctrl-C."""
     click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
@@ -242,7 +249,7 @@ def announce_hold(naming):
     interrupts.wait()  # main() installed the handlers: Ctrl-C ends the wait, not the command
 
 
-@main.command()
+@main.command(short_help="Reproduce the messaging-semantics paper and judge its claims.")
 @click.option("--quick", is_flag=True, help="Fewer packets and one run per configuration: a few minutes.")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per configuration and set-up (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
@@ -269,7 +276,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     show([verdicts, f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
-@main.command("link-delay")
+@main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")
 @click.option("--quick", is_flag=True, help="100 packets and one run per row: about a minute.")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per row (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
@@ -296,7 +303,7 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
-@main.command()
+@main.command(short_help="What the ORB costs per call and per byte, on every transport.")
 @click.option("--quick", is_flag=True, help="Fewer and shorter rounds, a shorter size sweep (about 20 s).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/profile", show_default=True,
               help="Directory for report.md, report.html, the plots and profile.json.")
@@ -323,7 +330,7 @@ def profile(quick, out_dir, json_path, csv_path, wide):
                                  + (f"; CSV: {csv_path}" if csv_path else "")], console(wide=wide))
 
 
-@main.command()
+@main.command(short_help="The data rate the middleware allows (Eq. 1 of the ORB profiling paper).")
 @click.option("--cycles", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
               help="D_t: cycles of one call carrying the packet.")
 @click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
@@ -341,7 +348,7 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
     click.echo(f"{units.bit_rate(bps)} ({bps} bit/s)")  # scaled to read, exact as the paper quotes it
 
 
-@main.command()
+@main.command(short_help="CPU workload against the number of components and the packet size.")
 @click.option("--quick", is_flag=True, help="A short plan (about two minutes) instead of the default (about 20 min).")
 @click.option("--plan", "plan_name", type=click.Choice(["default", "quick", "tiny"]), hidden=True)
 @click.option("--only", type=click.Choice(["fir", "s4285"]),
@@ -353,9 +360,11 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
 @click.option("--cores", help='CPUs the runs use (default "0": one core, as the seed\'s machine).')
 @click.option("--call", type=click.Choice(["twoway", "oneway"]), default="twoway", show_default=True,
               help="The call of every connection (OSSIE's pushPacket is two-way).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write every configuration measured as CSV here (a row each; part: fir or s4285).")
 @click.option("--from-json", "from_json", type=click.Path(dir_okay=False, exists=True),
               help="Measure nothing: render the report again from a JSON this command wrote.")
-def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_json):
+def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, call, from_json):
     """CPU workload against the number of components and the packet size,
     with the seed's models (1) and (2); and the STANAG 4285 transmitter's
     against its number of components and symbol rate."""
@@ -373,11 +382,15 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 raise ScabenchError(f"--from-json: {from_json} is not a whole granularity result "
                                     f"({type(exc).__name__}: {exc})") from None
+        if csv_path:
+            write_csv(*granularity_csv(result), csv_path)
         click.echo(f"report: {md} and {html}")
         return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
     with exit_codes(interrupted_json=json_path or Path(out_dir) / "granularity.json"):
         check_writable(json_path or Path(out_dir) / "granularity.json", "--json")
+        if csv_path:
+            check_writable(csv_path, "--csv")
         if cores is not None:
             plan = replace(plan, cores=parse_cores(cores))
         plan = replace(plan, call=call)
@@ -387,6 +400,8 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
             click.echo("note: the runs use every CPU, so the harness shares them", err=True)
         result = Lab(plan, log=click.echo).run()
     json_path = write_json(result, json_path or Path(out_dir) / "granularity.json")
+    if csv_path:
+        write_csv(*granularity_csv(result), csv_path)
     md, html = render(result, out_dir)
     click.echo("")
     for r in result["summary"]["ratios"]:

@@ -51,6 +51,17 @@ def write_csv(header, rows, path):
     return path
 
 
+def records_table(records, first=()):
+    """Dicts (a study's rows) as (header, rows) for write_csv: a column per
+    key that holds a plain value in any of them, `first` ones first, then in
+    the order met; nested values are left to the JSON."""
+    header = list(first)
+    for record in records:
+        header += [k for k, v in record.items()
+                   if k not in header and (v is None or isinstance(v, (str, int, float, bool)))]
+    return header, [[r.get(k) if not isinstance(r.get(k), (dict, list)) else None for k in header] for r in records]
+
+
 def check_writable(path, flag):
     """Refuses, before anything runs, a result path that could not be
     written: a finished run must never lose its result to a bad --json."""
