@@ -167,3 +167,35 @@ def test_components_of_a_kind_gives_types_defaults_and_ranges():
     assert rows["packets"][1:5] == ["integer", "1000", "≥", "1"]
     assert rows["period_us"][1:5] == ["integer", "0", "≥", "0"]
     assert "record_capacity" not in rows and "out.call" not in rows  # the runner's and the [policy] table's
+
+
+# --- colour -----------------------------------------------------------------------
+
+def _on_a_terminal(*args):
+    """A command's stdout when it is a terminal (a pseudo-terminal)."""
+    import pty
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+    env.update(TERM="xterm-256color", COLUMNS="100",
+               PYTHONPATH=os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", *args], stdout=slave, stderr=subprocess.PIPE,
+                            cwd=REPO, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=60)
+    os.close(master)
+    return b"".join(chunks).decode()
+
+
+def test_colour_on_a_terminal_only():
+    assert "\x1b[" in _on_a_terminal("validate", "exp6")
+    piped = scabench("validate", "exp6")
+    assert piped.returncode == 0 and "\x1b[" not in piped.stdout
