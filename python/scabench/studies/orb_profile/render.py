@@ -144,7 +144,7 @@ def fit_rows(result):
     for tr in _transports(result):
         f, b = result["transports"][tr]["fit"], result["transports"][tr]["block_size"]
         largest = b.get("largest_blocks_ns_per_byte")
-        rows.append([tr, _n(f["fixed_cycles"]), f"{f['fixed_ns'] / 1e3:.2f}", _small(f["per_byte_cycles"]),
+        rows.append([tr, _n(f["fixed_cycles"]), units.duration_us(f["fixed_ns"] / 1e3), _small(f["per_byte_cycles"]),
                      _small(f["per_byte_ns"]),
                      _n(b["asymptotic_mb_per_s"]) if b["asymptotic_mb_per_s"] else "no per-byte cost",
                      f"{100 * f['worst_relative_residual']:.0f} %",
@@ -152,7 +152,7 @@ def fit_rows(result):
                      _n(b["model_bytes"]) if b["model_bytes"] else "never",
                      f"{b['measured_bytes']:,} ({b['measured_elements']:,} doubles)" if b["measured_bytes"]
                      else "never (no per-byte cost)"])
-    header = ["transport", "fixed (cycles)", "fixed (µs)", "per byte (cycles)", "per byte (ns)", "asymptote (MB/s)",
+    header = ["transport", "fixed (cycles)", "fixed (time)", "per byte (cycles)", "per byte (ns)", "asymptote (MB/s)",
               "worst residual", "per byte, two largest blocks (ns)", "fixed < 10 % from (bytes, fit)",
               "within 10 % of best MB/s from (measured)"]
     return header, rows
