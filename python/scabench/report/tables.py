@@ -93,7 +93,7 @@ def run_view(result):
     producer, stages = result.producer, result.stages
     out = spec_lines(result.spec, producer.sent if producer else 0)
     main = table("component", "last packet", "received", "reordered (previous)", "reordered (original)",
-                 "most ORB threads", *(["refused from peers"] if result.clean is False else []))
+                 "most ORB threads")
     parts = ([producer] if producer else []) + stages
     for part in parts:
         is_stage = part is not producer
@@ -101,8 +101,6 @@ def run_view(result):
                part.received if is_stage else part.sent]
         row += [part.reordered_from_previous, part.reordered_from_original, part.max_server_threads] if is_stage \
             else [None] * 3
-        if result.clean is False:
-            row.append(part.refused or 0)
         add_rows(main, [row])
     out += [_line(""), main]
     if _uses_ordering(result.spec):
@@ -125,6 +123,8 @@ def run_view(result):
                          f"{units.duration(stall['threshold_ms'])}): this run's times are not the pipeline's", BAD))
     if result.clean is False:
         out.append(_line(_refusal_line(result, parts), BAD))
+        # Beside the table rather than in it: one more column would not fit in 100.
+        out.append(_line("refused from peers: " + ", ".join(f"{p.name} {p.refused or 0}" for p in parts)))
     out += [_line(f"warning: {w}", WARN) for w in warnings_of([result], {})]
     send = producer.send_us if producer else {}
     if send:
