@@ -131,8 +131,8 @@ def test_warnings_name_the_spread_the_disturbance_the_redos_and_a_stall():
     assert "up to 47.8 % of the run's cores during 1 of 3 runs" in text
     assert "1 of 3 runs were redone: 2 attempt(s) thrown away, during which others used 12–30.5 %" in text
     assert "still busy" in text and "before 1 run(s)" in text
-    assert "run 1 stalled: stage1 held work and finished none for 812 ms" in text
-    assert "run 3: stage1 stalled 900 ms" in text
+    assert "1 of 3 runs stalled 1 time(s)" in text and "the longest: stage1, 812 ms, in run 1" in text
+    assert "1 attempt(s) thrown away for what was seen in them (run 3: stage1 stalled 900 ms)" in text
 
 
 def test_a_single_disturbed_run_says_how_to_do_better():

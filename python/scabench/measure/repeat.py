@@ -154,16 +154,22 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     if not_quiet:
         out.append(f"the machine was still busy (others above {guard.get('quiet_below_pct', 0):g} % of the cores) "
                    f"after waiting {guard.get('quiet_wait_s', 0):g} s, before {len(not_quiet)} run(s)")
-    for i, r in enumerate(runs if guard else [], 1):
-        for stall in r.stalls or []:
-            out.append(f"{'the run' if n == 1 else f'run {i}'} stalled: {stall['component']} held work and "
-                       f"finished none for {stall['for_ms']:.0f} ms; its times are not the pipeline's")
-        if r.clean is False:
-            out.append(f"{'the run' if n == 1 else f'run {i}'}: ports refused {r.refusals} packets or signals "
-                       "from peers (docs/trust-model.md)")
+    kept = list(enumerate(runs, 1)) if guard else []  # a single run's table flags these itself
+    stalled = [(i, s) for i, r in kept for s in r.stalls or []]
+    if stalled:
+        i, worst = max(stalled, key=lambda e: e[1]["for_ms"])
+        which = "the run" if n == 1 else f"{len({i for i, _ in stalled})} of {n} runs"
+        out.append(f"{which} stalled {len(stalled)} time(s) (a component held work and finished none for a while; "
+                   f"the longest: {worst['component']}, {worst['for_ms']:.0f} ms, in run {i}), on every attempt: "
+                   "their times are not the pipeline's")
+    unclean = [(i, r.refusals) for i, r in kept if r.clean is False]
+    if unclean:
+        out.append(f"ports refused packets or signals from peers in {len(unclean)} of {n} runs (up to "
+                   f"{max(x or 0 for _, x in unclean)} in one; docs/trust-model.md)")
     if redone_for:
-        out.append("attempts thrown away for what was seen in them: "
-                   + "; ".join(f"run {f['run']}: {f['flaw']}" for f in redone_for))
+        shown = "; ".join(f"run {f['run']}: {f['flaw']}" for f in redone_for[:3])
+        more = f"; and {len(redone_for) - 3} more" if len(redone_for) > 3 else ""
+        out.append(f"{len(redone_for)} attempt(s) thrown away for what was seen in them ({shown}{more})")
     return out
 
 
