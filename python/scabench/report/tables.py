@@ -271,7 +271,8 @@ def compare_view(cmp):
         row = [f.label, units.figure(medians[base], f.unit, scale)]
         for n in cmp.names[1:]:
             c = cmp.comparisons[(f.key, n)]
-            row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({units.ratio(c.ratio)}×, ",
+            ratio = "" if c.ratio is None else f"{units.ratio(c.ratio)}×, "  # none over a mean of 0
+            row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({ratio}",
                                      (_verdict(c), TITLE if c.significant else ""), ")"))
         rows.append(row)
     out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
