@@ -292,14 +292,14 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     with exit_codes():
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
-    strategies = (("twoway_worker", "two-way + worker"), ("credits", "credits"))
-    ratios = table("link delay", *(f"{name}: ratio (model)" for _, name in strategies))
+    ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
     for row in headline(doc):
-        label = "loopback" if row["delay_ms"] is None else f"{row['delay_ms']} ms"
-        add_rows(ratios, [[label] + [f"{units.ratio(row[key]['ratio']['median'])} ("
-                                     + "–".join(units.ratio(m) for m in sorted(set(round(v, 3) for v in
-                                                                                     row[key]['model_ratio'])))
-                                     + ")" if key in row else None for key, _ in strategies]])
+        label = "loopback" if row.delay_ms is None else f"{row.delay_ms} ms"
+        add_rows(ratios, [[label] + [f"{units.ratio(figures.ratio.median)} ("
+                                     + "–".join(units.ratio(m) for m in sorted(set(round(v, 3)
+                                                                                   for v in figures.model_ratio)))
+                                     + ")" if figures is not None else None
+                                     for figures in (row.twoway_worker, row.credits)]])
     show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
@@ -373,12 +373,13 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
     from scabench.studies.granularity.lab import Lab
     from scabench.studies.granularity.plan import PLANS
     from scabench.studies.granularity.render import render
+    from scabench.studies.granularity.rows import read_result
 
     if from_json:
         with exit_codes():
             result = read_json(from_json, "--from-json", "summary")
             try:
-                md, html = render(result, out_dir)
+                md, html = render(read_result(result), out_dir)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 raise ScabenchError(f"--from-json: {from_json} is not a whole granularity result "
                                     f"({type(exc).__name__}: {exc})") from None

@@ -1,7 +1,6 @@
 """The command line's conventions: --version, the version in every result
 file, spec lookup by name, validate, the component catalogue, scaled units,
 tables that fit, CSV beside JSON, help summaries."""
-import csv
 import json
 import os
 import subprocess
