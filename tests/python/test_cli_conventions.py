@@ -15,7 +15,7 @@ from scabench.cli import main
 from scabench.errors import SpecError
 from scabench.model.spec import find_spec
 from scabench.paths import program
-from scabench.report.results_file import write_json
+from scabench.report.results_file import stamped, write_json
 from scabench.run.results import RunResult
 
 
@@ -39,15 +39,14 @@ def test_outside_a_git_checkout_the_commit_is_unknown(tmp_path, monkeypatch):
         version.commit.cache_clear()
 
 
-def test_every_result_file_names_the_scabench_that_wrote_it(tmp_path):
-    doc = json.loads(write_json({"status": "ok", "configs": {}}, tmp_path / "a.json").read_text())
+def test_a_document_names_the_scabench_that_made_it_and_keeps_it(tmp_path):
+    doc = json.loads(write_json(stamped({"status": "ok", "configs": {}}), tmp_path / "a.json").read_text())
     assert list(doc)[0] == "scabench"
     assert doc["scabench"]["version"] == __version__
     assert doc["scabench"]["commit"].startswith(head_commit())
-    # A document written again keeps the version that measured it.
-    again = json.loads(write_json({"scabench": {"version": "0.0.1", "commit": "abc"}, "x": 1},
-                                  tmp_path / "b.json").read_text())
-    assert again["scabench"] == {"version": "0.0.1", "commit": "abc"}
+    # Written again (a report re-rendered), a document keeps what measured it, or that nothing was recorded.
+    for kept in ({"scabench": {"version": "0.0.1", "commit": "abc"}, "x": 1}, {"status": "ok"}):
+        assert json.loads(write_json(kept, tmp_path / "b.json").read_text()) == kept
 
 
 

@@ -16,6 +16,7 @@ from scabench.model.pipeline import floor_of
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.units import figure
+from scabench.version import version_info
 
 # Start-up and teardown of a run's processes, beyond the pipeline itself (s);
 # only used for the estimate of the time left.
@@ -83,6 +84,7 @@ class Benchmark:
     redone_for: list = field(default_factory=list)  # {"run": i, "flaw": text}: attempts thrown away for a flaw
     error: str | None = None             # why it stopped early (failed, interrupted)
     failed_run: RunResult | None = None  # what the run that failed (or was cut) had measured
+    scabench: dict | None = field(default_factory=version_info)  # what measured it (None: not recorded)
 
     def summary(self):
         return stats.summarise(self.runs)
@@ -91,7 +93,7 @@ class Benchmark:
         return warnings_of(self.runs, self.guard, self.redone_for, self.runs_asked)
 
     def as_dict(self):
-        out = {"status": self.status, "spec": self.spec,
+        out = {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status, "spec": self.spec,
                "benchmark": {"runs": self.runs_asked, "warmup": self.warmup, "guard": self.guard},
                "summary": {k: s.as_dict() for k, s in self.summary().items()},
                "warnings": self.warnings(), "redone_for": self.redone_for,
@@ -114,7 +116,7 @@ class Benchmark:
         failed = doc.get("failed_run")
         return cls(doc["status"], doc["spec"], b["runs"], b["warmup"], b["guard"],
                    [RunResult.from_dict(r) for r in doc["runs"]], doc.get("redone_for", []), doc.get("error"),
-                   RunResult.from_dict(failed) if failed else None)
+                   RunResult.from_dict(failed) if failed else None, doc.get("scabench"))
 
 
 def guard_dict(settings):

@@ -3,10 +3,12 @@ looks alike and its folder is made on the way. Typed results (a RunResult,
 run/results.py) become JSON here, through their as_dict().
 
 Every result file names the scabench that measured it, as its first key:
-`scabench`: {"version", "commit"} (scabench/version.py). A run records it
-when it runs (RunResult.scabench), so the runs inside a study's document
-carry it too; a document gets it here, when first written. Files written
-before it are read as they are."""
+`scabench`: {"version", "commit"} (scabench/version.py). It is put in when
+the result is made (a run when it runs, RunResult.scabench, so the runs
+inside a study's document carry it too; a document by stamped()), not when
+it is written: a document read back and written again (a report
+re-rendered) keeps the version that measured it, or none if it was
+measured before versions were recorded."""
 import csv
 import json
 import os
@@ -30,13 +32,14 @@ def write_json(doc, path):
     the path. `doc` may hold typed results anywhere (a campaign's runs)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    plain = doc.as_dict() if hasattr(doc, "as_dict") else doc
-    if isinstance(plain, dict) and "scabench" not in plain:
-        # A document read back and written again (a report re-rendered)
-        # keeps the version that measured it.
-        plain = {"scabench": version_info(), **plain}
-    path.write_text(json.dumps(plain, indent=1, default=_as_json) + "\n")
+    path.write_text(json.dumps(doc, indent=1, default=_as_json) + "\n")
     return path
+
+
+def stamped(doc):
+    """A document as a command makes it, with the scabench that measured it
+    as its first key (the module docstring)."""
+    return {"scabench": version_info(), **doc}
 
 
 def write_csv(header, rows, path):

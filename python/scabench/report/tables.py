@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
+from scabench import units
 from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
 from scabench.measure import stats
 from scabench.measure.repeat import warnings_of
-from scabench import units
+from scabench.version import version_info
 
 # The two figures every run reports, in words, on one line under its table
 # (docs/architecture.md, "Metrics", says how the floor is computed).
@@ -239,7 +240,7 @@ class Compared:
                                                              [f.of(r) for r in self.runs[n]])
 
     def as_dict(self):
-        return {"files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
+        return {"scabench": version_info(), "files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
                 "rule": COMPARE_RULE,
                 "figures": {f.key: {"unit": f.unit, "against": self.names[0],
                                     **{n: self.comparisons[(f.key, n)].as_dict() for n in self.names[1:]}}
