@@ -237,8 +237,10 @@ def components(kind, wide):
 
 def granularity_csv(result):
     """Every configuration of a granularity result, FIR and STANAG 4285, a row each."""
-    rows = [{"part": "fir", **r} for r in result.get("configurations", [])]
-    rows += [{"part": "s4285", **r} for r in (result.get("stanag4285") or {}).get("configurations", [])]
+    def plain(row):  # a typed row as the lab makes it, or its JSON as read back
+        return row.as_dict() if hasattr(row, "as_dict") else row
+    rows = [{"part": "fir", **plain(r)} for r in result.get("configurations", [])]
+    rows += [{"part": "s4285", **plain(r)} for r in (result.get("stanag4285") or {}).get("configurations", [])]
     return records_table(rows, first=("part",))
 
 
