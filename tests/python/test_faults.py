@@ -267,7 +267,8 @@ spec = "{REPO}/experiments/paper/exp6.toml"
 
 
 def test_campaigns_redo_a_stalled_or_unclean_run():
-    from scabench.measure.campaign import _flaw_of
+    # The guarded run of campaigns and benchmarks (measure/repeat.py).
+    from scabench.measure.repeat import flaw_of as _flaw_of
     from scabench.run.results import RunResult
     base = dict(status="ok", spec={}, environment={}, floor_ms=1.0, started_at=0.0)
     assert _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=0, clean=True)) is None

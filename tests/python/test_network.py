@@ -227,7 +227,8 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
     campaign.write_text(text)
     out = scabench("link-delay", "--campaign", campaign, "--packets", "12", "--runs", "1", "--out", tmp_path / "r")
     assert out.returncode == 0, out.stderr
-    assert "10 ms: two-way + worker" in out.stdout and "credits" in out.stdout
+    assert "two-way + worker: ratio" in out.stdout and "credits" in out.stdout
+    assert next(line for line in out.stdout.splitlines() if line.startswith("10 ms"))
     doc = json.loads((tmp_path / "r" / "results.json").read_text())
     assert doc["status"] == "complete" and len(doc["configs"]) == 2
     for entry in doc["configs"].values():

@@ -39,10 +39,13 @@ def test_eq1_refuses_nonsense():
 
 
 @pytest.mark.parametrize("args,expected", [
-    (["--cycles", "8075", "--clock-mhz", "720", "--elements", "1"], "11145 bit/s"),
-    (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024"], "1366122 bit/s"),
+    (["--cycles", "8075", "--clock-mhz", "720", "--elements", "1"], "11.14 kbit/s (11145 bit/s)"),
+    (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024"], "1.366 Mbit/s (1366122 bit/s)"),
     (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024", "--samples-per-symbol", "4",
-      "--bits-per-symbol", "2"], "5464490 bit/s"),
+      "--bits-per-symbol", "2"], "5.464 Mbit/s (5464490 bit/s)"),
+    # Scaled however large: a femtosecond call of a megasample.
+    (["--cycles", "1", "--clock-mhz", "1000000000", "--elements", "1000000"],
+     "125 Ebit/s (125000000000000000000 bit/s)"),
 ])
 def test_datarate_command(args, expected):
     out = scabench("datarate", *args)

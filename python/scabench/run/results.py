@@ -79,6 +79,8 @@ class RunResult(Typed):
     """One run of a spec (runner.run_spec); a failed or interrupted run keeps
     what it had: its stages and producer over the packets handled (its other
     figures null)."""
+    # The scabench that measured it ({"version", "commit"}): the file's first key.
+    scabench: dict | None = optional(kw_only=True)
     status: str                  # "ok", "failed" or "interrupted"
     spec: dict                   # the resolved spec (Spec.describe())
     environment: dict            # cores, CPU model, kernel, ORB version

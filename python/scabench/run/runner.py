@@ -25,6 +25,7 @@ from scabench.run.records import read_records, refusals
 from scabench.run.results import CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
 from scabench.run.stalls import find_stalls
 from scabench.run.watchdog import Watchdog
+from scabench.version import version_info
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -150,7 +151,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     manifest_path = run_dir / "manifest.json"
     started = time.time()
     result = RunResult(status="failed", spec=spec.describe(), environment=describe_environment(spec.cores),
-                       floor_ms=floor, started_at=started)
+                       floor_ms=floor, started_at=started, scabench=version_info())
     if network is not None:
         result.network = NetworkResult(**network.describe())
     result.naming = assembly["naming"]

@@ -10,7 +10,8 @@ from scabench.studies.orb_profile import datarate  # noqa: E402
 from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
 from scabench.report.markdown import md_table, write_report  # noqa: E402
 from scabench.studies.orb_profile import seed  # noqa: E402
-from scabench.report.tables import format_table  # noqa: E402
+from scabench.console import add_rows, table, text  # noqa: E402
+from scabench import units  # noqa: E402
 
 KINDS = (("basic", "Basic marsh."), ("array", "Array marsh."), ("sequence", "Sequence marsh."))
 SEED_LABEL = "seed (720 MHz DSP)"
@@ -40,16 +41,16 @@ def table1_rows(result):
 
 def invocation_rows(result):
     hz = result["tsc"]["hz"]
-    rows = [[SEED_LABEL + ", null two-way", _n(seed.NULL_CALL_US * seed.CLOCK_HZ / 1e6), _n(seed.NULL_CALL_US * 1e3),
-             None, None]]
+    rows = [[SEED_LABEL + ", null two-way", _n(seed.NULL_CALL_US * seed.CLOCK_HZ / 1e6),
+             units.duration_us(seed.NULL_CALL_US), None, None]]
     for tr in _transports(result):
         for name, label in (("null", "null two-way"), ("oneway", "oneway send (empty)"),
                             ("sequence-double-oneway", "oneway send, 1024 doubles")):
             m = result["transports"][tr]["cases"][name]
-            rows.append([f"{tr}, {label}", _n(m["median_cycles"]), _n(m["median_ns"]), _n(m["p99_cycles"]),
-                         _n(m["p99_ns"])])
+            rows.append([f"{tr}, {label}", _n(m["median_cycles"]), units.duration_us(m["median_ns"] / 1e3),
+                         _n(m["p99_cycles"]), units.duration_us(m["p99_ns"] / 1e3)])
     del hz
-    return ["", "cycles (median)", "ns (median)", "cycles (p99)", "ns (p99)"], rows
+    return ["", "cycles (median)", "time (median)", "cycles (p99)", "time (p99)"], rows
 
 
 def latency_rows(result):
@@ -76,13 +77,13 @@ def per_element_rows(result):
 
 
 def table2_rows(result):
-    rows = [[f"{SEED_LABEL}, {r['configuration']}", None, None, _n(r["cycles"]), f"{r['us']:.1f}"]
+    rows = [[f"{SEED_LABEL}, {r['configuration']}", None, None, _n(r["cycles"]), units.duration_us(r["us"])]
             for r in seed.TABLE2]
     for tr in _transports(result):
         f = result["transports"][tr]["first_call"]
         rows.append([tr, _n(f["first_cycles"]), _n(f["steady_cycles"]), _n(f["setup_cycles"]),
-                     f"{f['setup_ns'] / 1e3:.1f}"])
-    return ["", "first call (cycles)", "later calls (cycles)", "set-up (cycles)", "set-up (µs)"], rows
+                     units.duration_us(f["setup_ns"] / 1e3)])
+    return ["", "first call (cycles)", "later calls (cycles)", "set-up (cycles)", "set-up (time)"], rows
 
 
 def datarate_rows(result):
@@ -143,7 +144,7 @@ def fit_rows(result):
     for tr in _transports(result):
         f, b = result["transports"][tr]["fit"], result["transports"][tr]["block_size"]
         largest = b.get("largest_blocks_ns_per_byte")
-        rows.append([tr, _n(f["fixed_cycles"]), f"{f['fixed_ns'] / 1e3:.2f}", _small(f["per_byte_cycles"]),
+        rows.append([tr, _n(f["fixed_cycles"]), units.duration_us(f["fixed_ns"] / 1e3), _small(f["per_byte_cycles"]),
                      _small(f["per_byte_ns"]),
                      _n(b["asymptotic_mb_per_s"]) if b["asymptotic_mb_per_s"] else "no per-byte cost",
                      f"{100 * f['worst_relative_residual']:.0f} %",
@@ -151,7 +152,7 @@ def fit_rows(result):
                      _n(b["model_bytes"]) if b["model_bytes"] else "never",
                      f"{b['measured_bytes']:,} ({b['measured_elements']:,} doubles)" if b["measured_bytes"]
                      else "never (no per-byte cost)"])
-    header = ["transport", "fixed (cycles)", "fixed (µs)", "per byte (cycles)", "per byte (ns)", "asymptote (MB/s)",
+    header = ["transport", "fixed (cycles)", "fixed (time)", "per byte (cycles)", "per byte (ns)", "asymptote (MB/s)",
               "worst residual", "per byte, two largest blocks (ns)", "fixed < 10 % from (bytes, fit)",
               "within 10 % of best MB/s from (measured)"]
     return header, rows
@@ -311,16 +312,35 @@ def write_profile_report(result, out_dir):
     return write_report(out, "scabench profile", build_markdown(result))
 
 
-def format_profile(result):
-    """The terminal summary: Table 1, Table 2 and the fit."""
+def profile_view(result):
+    """The terminal summary: Table 1, the invocations, Table 2 and the fit."""
     h, r = table1_rows(result)
-    text = ["Table 1: cycles of a round trip (median of round medians)", format_table(h, r), ""]
+    out = [add_rows(table(*h, title="Table 1: cycles of a round trip (median of round medians)"), r), ""]
     h, r = invocation_rows(result)
-    text += [format_table(h, r), ""]
+    out += [add_rows(table(*h), r), ""]
     h, r = table2_rows(result)
-    text += ["Table 2: first call on a new reference", format_table(h, r), ""]
+    out += [add_rows(table(*h, title="Table 2: first call on a new reference"), r), ""]
     h, r = fit_rows(result)
     keep = [0, 1, 2, 3, 4, 6, 7, 8]
-    text += ["Fixed and per-byte cost (sequences of doubles)",
-             format_table([h[i] for i in keep], [[x[i] for i in keep] for x in r])]
-    return "\n".join(text)
+    out += [add_rows(table(*[h[i] for i in keep], title="Fixed and per-byte cost (sequences of doubles)"),
+                     [[x[i] for i in keep] for x in r])]
+    return out
+
+
+def format_profile(result, wide=False):
+    return text(profile_view(result), wide)
+
+
+def profile_csv(result):
+    """Every case on every transport, one row each, as measured (`--csv`)."""
+    header = ["transport", "case", "elements", "payload_bytes", "median_cycles", "p99_cycles", "median_ns", "p99_ns",
+              "datarate_bps"]
+    rows = []
+    for tr in _transports(result):
+        cases = result["transports"][tr]["cases"]
+        for c in CASES:
+            m = cases.get(c.name)
+            if m is not None:
+                rows.append([tr, c.name, c.elements, c.payload_bytes, m.get("median_cycles"), m.get("p99_cycles"),
+                             m.get("median_ns"), m.get("p99_ns"), m.get("datarate_bps")])
+    return header, rows
