@@ -1,4 +1,5 @@
 """Plain-text tables for the terminal."""
+from scabench.report.units import duration_us
 
 
 def format_table(header, rows):
@@ -82,6 +83,9 @@ def format_run(result):
                    "this run's times are not the pipeline's")
     if result.clean is False:
         out.append(_refusal_line(result, [producer] + stages))
+    latency = latency_rows(result)
+    if latency:
+        out += ["", format_table(["latency", "packets", "p50", "p90", "p99", "max"], latency)]
     send = producer.send_us if producer else {}
     if send:
         out.append("producer send (µs): " + ", ".join(
@@ -93,6 +97,22 @@ def format_run(result):
         out.append(f"link emulator CPU: {result.network.emulator_cpu_s:.2f} s (on the run's cores; "
                    "not counted as foreign)")
     return "\n".join(out)
+
+
+def latency_rows(result):
+    """The latency table's rows (docs/architecture.md, "Metrics"): per stage
+    from arrival and from send, then end to end; [] for a result without."""
+    rows = []
+
+    def row(label, lat):
+        if lat is not None:
+            rows.append([label, lat.count] + [duration_us(getattr(lat, k)) for k in ("p50", "p90", "p99", "max")])
+
+    for s in result.stages or []:
+        row(f"{s.name}: arrival → done", s.latency_in_stage_us)
+        row(f"{s.name}: send → done", s.latency_since_send_us)
+    row("end to end: send → last done", result.end_to_end_latency_us)
+    return rows
 
 
 def _refusal_line(result, parts):

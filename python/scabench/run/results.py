@@ -16,6 +16,8 @@ from_dict() refuses keys it does not know rather than drop them: a result
 rewritten from it would lose them."""
 from dataclasses import dataclass, field, fields
 
+from scabench.run import metrics
+
 
 def optional():
     """A key a result may lack: left out of the JSON while None."""
@@ -74,6 +76,23 @@ class _Typed:
 
 
 @dataclass
+class Latency(_Typed):
+    """A latency distribution over packets, in µs (metrics.latency_summary;
+    which span is measured: docs/architecture.md, "Metrics")."""
+    count: int                   # packets measured
+    p50: float
+    p90: float
+    p99: float
+    max: float
+
+    @classmethod
+    def of(cls, latency_us):
+        """From the packets' latencies (µs); None for no packet."""
+        summary = metrics.latency_summary(latency_us)
+        return cls(**summary) if summary is not None else None
+
+
+@dataclass
 class StageResult(_Typed):
     """One stage (a component with an input), from its record file."""
     name: str
@@ -98,6 +117,17 @@ class StageResult(_Typed):
     # by reason; None in results written before ports counted refusals.
     refused: int | None = optional()
     refused_by: dict | None = optional()
+    # Latency per packet (docs/architecture.md, "Metrics"): from its arrival
+    # at this stage's port to done here, and from the start of its send at
+    # the packet source to done here; None in results written before runs
+    # measured latency (and since_send without a single packet source).
+    latency_in_stage_us: Latency | None = optional()
+    latency_since_send_us: Latency | None = optional()
+
+    @classmethod
+    def from_dict(cls, doc):
+        return _from_dict(cls, doc, {"latency_in_stage_us": Latency.from_dict,
+                                     "latency_since_send_us": Latency.from_dict})
 
 
 @dataclass
@@ -149,6 +179,12 @@ class RunResult:
     naming: dict | None = optional()  # the run's Naming Service: corbaloc and the waveform's context
     hosts: list | None = optional()  # the launcher's record of each host; None if it left no manifest
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
+    # Each packet from the start of its send at the packet source to done at
+    # the end of the pipeline (docs/architecture.md, "Metrics"): the
+    # distribution, and every packet's in sequence order (µs). None in
+    # results written before runs measured latency.
+    end_to_end_latency_us: Latency | None = optional()
+    end_to_end_latency_us_all: list | None = optional()
     foreign_cpu_pct: float | None = figure()
     stages: list | None = figure()           # StageResult, in pipeline order
     producer: ProducerResult | None = figure()  # None (written {}) without a packet source
@@ -185,6 +221,7 @@ class RunResult:
     def from_dict(cls, doc):
         return _from_dict(cls, doc, {
             "network": NetworkResult.from_dict,
+            "end_to_end_latency_us": Latency.from_dict,
             "stages": lambda stages: [StageResult.from_dict(s) for s in stages],
             "producer": lambda p: ProducerResult.from_dict(p) if p else None,
             "cpu": CpuUsage.from_dict,

@@ -5,6 +5,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from scabench.run.metrics import percentile  # noqa: E402
 from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
                                               published)
 
@@ -22,7 +23,7 @@ def send_time_histogram(path, title, send_us, paper_note=None):
         ax.set_xscale("log")
         ax.set_yscale("log")
         for q, style in ((50, "--"), (90, ":"), (99, "-.")):
-            v = np.percentile(s, q)
+            v = percentile(s, q)
             ax.axvline(v, color="#a4161a", linestyle=style, linewidth=1, label=f"p{q} {v:,.0f} µs")
         ax.legend(fontsize=8)
         ax_time.plot(np.arange(s.size), s, ".", markersize=2, color="#3b6ea8")

@@ -1,0 +1,72 @@
+"""Per-packet latency end to end over real processes, few packets, and the
+units the table writes it in (docs/architecture.md, "Metrics")."""
+import json
+
+import pytest
+
+from conftest import pipeline_toml, scabench
+from scabench.model.spec import load_spec
+from scabench.report.units import duration_us
+from scabench.run.runner import run_spec
+
+PACKETS = 12
+WORK_US = 10_000
+
+
+def dominates(a, b):
+    """Every percentile of a at least b's (a is at least b packet by packet)."""
+    return all(getattr(a, k) >= getattr(b, k) for k in ("p50", "p90", "p99", "max"))
+
+
+def test_two_way_latency_covers_every_packet_and_every_stages_work(write_spec):
+    # Two-way, no worker: a send returns once all three stages have slept
+    # their 10 ms, so every packet takes at least 30 ms end to end, and the
+    # first stage holds each packet for its own work and the two after it.
+    spec = load_spec(write_spec(pipeline_toml(packets=PACKETS, work="sleep", work_us=WORK_US,
+                                              policy='call = "twoway"')))
+    result = run_spec(spec)
+    assert result.status == "ok"
+    e2e = result.end_to_end_latency_us
+    assert e2e.count == PACKETS and len(result.end_to_end_latency_us_all) == PACKETS
+    assert min(result.end_to_end_latency_us_all) >= 3 * WORK_US
+    assert max(result.end_to_end_latency_us_all) == pytest.approx(e2e.max, abs=1e-3)
+    # Each packet's span lies inside the run: none ends after the last packet was done.
+    assert e2e.max <= result.stages[-1].last_packet_ms * 1000 + 1e-3
+    for i, stage in enumerate(result.stages):
+        assert stage.latency_in_stage_us.count == stage.latency_since_send_us.count == PACKETS
+        assert stage.latency_in_stage_us.p50 >= (3 - i) * WORK_US
+        # A packet's send starts before it arrives anywhere.
+        assert dominates(stage.latency_since_send_us, stage.latency_in_stage_us)
+    # In a chain the end is the last stage.
+    assert result.stages[-1].latency_since_send_us == e2e
+    # A stage is done with a packet once it has forwarded it, and a two-way
+    # forward into a stage without a worker returns once that stage is done:
+    # so each stage is done after the next one.
+    for before, after in zip(result.stages, result.stages[1:]):
+        assert dominates(before.latency_since_send_us, after.latency_since_send_us)
+
+
+def test_the_run_table_and_json_give_latency_in_scaled_units(write_spec, tmp_path):
+    path = write_spec(pipeline_toml(packets=PACKETS, work="sleep", work_us=WORK_US, policy='call = "twoway"'))
+    out = tmp_path / "result.json"
+    proc = scabench("run", path, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stdout[proc.stdout.index("latency "):]
+    assert "p50" in table and "p99" in table and "max" in table
+    assert "stage1: arrival → done" in table and "end to end: send → last done" in table
+    doc = json.loads(out.read_text())
+    e2e = doc["end_to_end_latency_us"]
+    line = next(x for x in table.splitlines() if x.startswith("end to end"))
+    assert line.split()[-8:] == [*duration_us(e2e["p50"]).split(), *duration_us(e2e["p90"]).split(),
+                                 *duration_us(e2e["p99"]).split(), *duration_us(e2e["max"]).split()]
+    assert " ms" in line  # 30 ms or more, in ms
+    assert list(doc["stages"][0]["latency_in_stage_us"]) == ["count", "p50", "p90", "p99", "max"]
+
+
+@pytest.mark.parametrize("us, text", [
+    (0, "0 µs"), (0.5, "0.500 µs"), (12.345, "12.3 µs"), (850, "850 µs"), (999.4, "999 µs"),
+    (999.6, "1.00 ms"), (5030, "5.03 ms"), (12_400, "12.4 ms"), (320_000, "320 ms"), (999_600, "1.00 s"),
+    (1_200_000, "1.20 s"), (1_234_000_000, "1234 s"), (None, "–"),
+])
+def test_durations_are_written_in_the_unit_that_suits_them(us, text):
+    assert duration_us(us) == text
