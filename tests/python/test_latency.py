@@ -6,6 +6,7 @@ import pytest
 
 from conftest import pipeline_toml, scabench
 from scabench.model.spec import load_spec
+from scabench.run import network
 from scabench.report.units import duration_us
 from scabench.run.runner import run_spec
 
@@ -44,6 +45,22 @@ def test_two_way_latency_covers_every_packet_and_every_stages_work(write_spec):
     # so each stage is done after the next one.
     for before, after in zip(result.stages, result.stages[1:]):
         assert dominates(before.latency_since_send_us, after.latency_since_send_us)
+
+
+@pytest.mark.skipif(network.unavailable_reason() is not None,
+                    reason=f"network hosts unavailable: {network.unavailable_reason()}")
+def test_across_network_hosts_each_link_adds_its_delay(write_spec):
+    # One-way across hosts in namespaces of their own, 5 ms per link: a
+    # packet at stage i has crossed i + 1 links since its send. Sends and
+    # dones are read in different namespaces; this holds only because they
+    # read one clock (docs/architecture.md, "Recording").
+    spec = load_spec(write_spec(pipeline_toml(packets=PACKETS, work_us=1000, policy='call = "oneway"')))
+    spec.with_network({"delay_ms": 5})
+    result = run_spec(spec)
+    for i, stage in enumerate(result.stages):
+        assert stage.latency_since_send_us.count == PACKETS
+        assert stage.latency_since_send_us.p50 >= (i + 1) * 5000 + 1000
+    assert min(result.end_to_end_latency_us_all) >= 3 * 5000 + 3 * 1000
 
 
 def test_the_run_table_and_json_give_latency_in_scaled_units(write_spec, tmp_path):
