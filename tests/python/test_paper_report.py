@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from paper_world import world
+from paper_world import FAST, replace, run, world
 
 from conftest import REPO, scabench
 from scabench.measure.campaign import load_campaign, spread
@@ -31,7 +31,7 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
     md_path, html_path = write_report(tmp_path, "t", render(entries, claims, META, figures))
     md = md_path.read_text()
     # Table 2's published stage-3 time and reordering, beside ours (median and range over 3 equal runs).
-    assert "| exp1 | 2 cores | 7,600 | 1.013 | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table 2 |" in md
+    assert "| exp1 | 2 cores | 7,600 | 1.013 | – | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table 2 |" in md
     assert "4,330.24" in md                     # Table 2's producer column
     assert "| … paper (1 core) | – | 15,236.05 | 15,261.42 | 15,280.76 |" in md
     assert "| test 1 | exp1 | 7,550 / 7,580 / 7,600 | 4,463 / 4,508 / 4,514 | 12 / 400 / 900 | 315 / 520 / 612 |" in md
@@ -43,6 +43,32 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
     assert html.count("data:image/png;base64,") == len(figures)
     assert not re.search(r'src="(?!data:)', html)     # self-contained
     assert 'class="verdict-reproduced"' in html
+
+
+def with_latency(entries):
+    """exp6 on 2 cores with every packet's latency: 0, 1, ..., 100 ms, and
+    1.2 and 1.4 times that in two more runs."""
+    base = [1000.0 * i for i in range(101)]
+    runs = [run([7650, 7680, 7700], sends=FAST, latency=[k * v for v in base]) for k in (1.0, 1.2, 1.4)]
+    return replace(entries, "exp6@multicore", runs)
+
+
+def test_report_gives_latency_beside_the_ratio(tmp_path):
+    entries = with_latency(world())
+    figures = draw_figures(tmp_path, entries)
+    md = render(entries, judge_claims(entries), META, figures)
+    # Medians over the runs: p50 of 50, 60, 70 ms; p99 of 99, 118.8, 138.6 ms.
+    assert "| exp6 | 2 cores | 7,700 | 1.027 | 60.0 ms / 119 ms | 0 / 0 |" in md
+    assert ("| exp6 | 2 cores | 3 | 60.0 ms (50.0 ms–70.0 ms) | 108 ms (90.0 ms–126 ms) | 119 ms (99.0 ms–139 ms) "
+            "| 120 ms (100 ms–140 ms) |") in md
+    # Results written before runs measured latency show none, rather than zero.
+    assert "| exp1 | 2 cores | 7,600 | 1.013 | – |" in md
+    assert figures["latency"] == "latency.png" and f"![latency per packet]({figures['latency']})" in md
+    assert (tmp_path / "latency.png").stat().st_size > 1000
+
+
+def test_no_latency_histogram_without_latency(tmp_path):
+    assert "latency" not in draw_figures(tmp_path, world())
 
 
 def test_campaign_file_errors_name_the_key(tmp_path):

@@ -5,6 +5,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from scabench.report import latency  # noqa: E402
 from scabench.run.metrics import percentile  # noqa: E402
 from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
                                               published)
@@ -98,4 +99,26 @@ def draw_figures(out, entries):
                 rows.append((f"{exp} {label}", None, (0, 0), paper_ratio(exp, setup)))
     figures["overview"] = "overview.png"
     overview(out / "overview.png", rows)
+    if latency_histograms(out / "latency.png", entries):
+        figures["latency"] = "latency.png"
     return figures
+
+
+def latency_histograms(path, entries):
+    """The end-to-end latency of every packet of the median run of each
+    Table 1 experiment, both set-ups in one panel. False if no run measured
+    latency (results written before runs did)."""
+    panels = []
+    for exp in TABLE1:
+        group, ran = [], False
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            s = e.get("summary") if e else None
+            ran = ran or bool(s)
+            run = e["runs"][s["median_run"]] if s else None
+            if run is not None and run.end_to_end_latency_us_all:
+                group.append((e["config"]["setup_label"], run.end_to_end_latency_us_all))
+        e = published()["experiment"][exp]
+        panels.append((f"{exp}: {e['call']}{', worker' if e['worker'] else ''}, producer waits "
+                       f"{e['producer_wait_ms']} ms", group or ("no latency in these results" if ran else "not run")))
+    return latency.histograms(path, panels, "Latency per packet, producer send to stage 3 done (median run of each)")

@@ -1,4 +1,5 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
+from scabench.report import latency
 from scabench.report.markdown import md_table
 from scabench.studies.paper.published import SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published
 
@@ -42,14 +43,29 @@ def headline(entries):
             rows.append([exp, e["config"]["setup_label"] if e else setup,
                          _spread(last["last_packet_ms"]) if s else "failed",
                          _spread(s["overhead_ratio"], 3) if s else "–",
+                         latency.p50_p99(latency.end_to_end(e["runs"])) if s else "–",
                          f"{last['reordered_from_previous']['median']:.0f} / {last['reordered_from_original']['median']:.0f}"
                          if s else "–",
                          f"{table['last_packet_ms'][-1]:,.0f}", f"{paper_ratio(exp, setup):.3f}",
                          f"{table['reordered_from_previous'][-1]} / {table['reordered_from_original'][-1]}",
                          f"Table {number}"])
-    header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "reordered prev / orig",
+    header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99", "reordered prev / orig",
               "paper (ms)", "paper × floor", "paper reordered", "paper"]
     return md_table(header, rows)
+
+
+def latency_table(entries):
+    """End-to-end latency of each Table 1 experiment and set-up, over its runs."""
+    rows = []
+    for exp in TABLE1:
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            if not e or not e.get("summary"):
+                continue
+            lat = latency.end_to_end(e["runs"])
+            rows.append([exp, e["config"]["setup_label"], latency.measured_runs(lat)]
+                        + [latency.spread_cell(lat, q) for q in latency.QUANTILES])
+    return md_table(["exp", "set-up", "runs", "p50", "p90", "p99", "max"], rows)
 
 
 def paper_layout(entry, exp, setup):
@@ -70,6 +86,10 @@ def paper_layout(entry, exp, setup):
         ["reordered with original, scabench", "–"] + [_spread(st["reordered_from_original"]) for st in s["stages"]],
         ["… paper", "–"] + [str(v) for v in table["reordered_from_original"]],
         ["most ORB threads in a stage at once", "–"] + [_num(st["max_server_threads"]["max"]) for st in s["stages"]],
+        ["latency since send, p50 / p99", "–"]
+        + [latency.p50_p99(latency.at_stage(entry["runs"], i)) for i in range(len(s["stages"]))],
+        ["latency in the stage, p50 / p99", "–"]
+        + [latency.p50_p99(latency.at_stage(entry["runs"], i, "in_stage")) for i in range(len(s["stages"]))],
     ]
     floor = published()["setup"][setup]["floor_ms"]
     return (f"**{entry['config']['setup_label']}** (paper: Table {number}, {label}); floor {s['floor_ms']:,.0f} ms, "
@@ -118,16 +138,17 @@ def config_table(entries, names):
         s = e.get("summary")
         c = e["config"]
         if not s:
-            rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–"])
+            rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–", "–"])
             continue
         last = s["stages"][-1]
         label = c["id"] + ("" if c.get("setup", "multicore") == "multicore" else f", {c['setup_label']}")
         rows.append([label + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
                      _spread(last["last_packet_ms"]), _spread(s["overhead_ratio"], 3),
+                     latency.p50_p99(latency.end_to_end(e["runs"])),
                      f"{_spread(last['reordered_from_previous'])} / {_spread(last['reordered_from_original'])}",
                      _num(s["send_us"].get("p50"), 0), _num(s["stages"][0]["max_server_threads"]["max"])])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "reordered prev / orig (stage 3)",
-                     "median send (µs)", "ORB threads in stage 1"], rows)
+    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
+                     "reordered prev / orig (stage 3)", "median send (µs)", "ORB threads in stage 1"], rows)
 
 
 def ordered_table(entries, names):
@@ -138,7 +159,7 @@ def ordered_table(entries, names):
         e = entries[name]
         s, c = e.get("summary"), e["config"]
         if not s:
-            rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–", "–"])
+            rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–", "–", "–"])
             continue
         out_of_order = int(sum(st["output_reordered_from_previous"]["max"] for st in s["stages"]))
         skipped = sum(r.stages[i].skipped or 0 for r in e["runs"] for i in range(len(s["stages"])))
@@ -146,8 +167,10 @@ def ordered_table(entries, names):
         label = c["id"] + ("" if c.get("setup", "multicore") == "multicore" else f", {c['setup_label']}")
         rows.append([label + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
                      _spread(s["stages"][-1]["last_packet_ms"]), _spread(s["overhead_ratio"], 3),
+                     latency.p50_p99(latency.end_to_end(e["runs"])),
                      _spread(s["stages"][0]["reordered_from_previous"]), str(out_of_order), str(skipped), str(held)])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "arrivals reordered at stage 1",
+    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
+                     "arrivals reordered at stage 1",
                      "outputs reordered, all stages (worst run)", "skipped", "most held by a port"], rows)
 
 
@@ -182,7 +205,18 @@ def render(entries, claims, meta, figures):
         "",
         f"![last packet over the floor]({figures['overview']})",
         "",
+        "## Latency per packet",
+        "",
+        "The ratio says how soon the last packet was done; latency says how long each packet took: from the "
+        "start of its send at the producer to done at stage 3 (docs/architecture.md, \"Metrics\"). Deep queues "
+        "buy throughput with latency: a worker queue of 64 packets of 5 ms can hold a packet for 320 ms per stage. "
+        "Each figure is the median over the runs, with the range in brackets; percentiles are numpy's linear ones.",
+        "",
+        latency_table(entries),
+        "",
     ]
+    if "latency" in figures:
+        out += [f"![latency per packet]({figures['latency']})", ""]
     for exp in TABLE1:
         out += [f"## {exp}: {_experiment_title(exp)}", ""]
         for setup in SETUPS:
