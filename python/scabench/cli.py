@@ -136,6 +136,7 @@ def announce_hold(naming):
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
+    from scabench.studies.paper.render import claim_tally
     with exit_codes():
         if from_results:
             entries, claims = rerender(out_dir)
@@ -146,6 +147,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     width = max(len(c.id) for c in claims)
     for c in claims:
         click.echo(f"{c.id.ljust(width)}  {c.verdict}")
+    click.echo(claim_tally(claims))
     click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
 
 

@@ -7,6 +7,7 @@ import pytest
 from conftest import pipeline_toml, scabench
 from scabench.model.spec import load_spec
 from scabench.run import network
+from scabench.report.plots import runs_label, whiskers
 from scabench.report.units import duration_us
 from scabench.run.runner import run_spec
 
@@ -81,9 +82,24 @@ def test_the_run_table_and_json_give_latency_in_scaled_units(write_spec, tmp_pat
 
 
 @pytest.mark.parametrize("us, text", [
-    (0, "0 µs"), (0.5, "0.500 µs"), (12.345, "12.3 µs"), (850, "850 µs"), (999.4, "999 µs"),
+    (0, "0 ns"), (0.0631, "63.1 ns"), (0.5, "500 ns"), (0.9996, "1.00 µs"), (12.345, "12.3 µs"), (850, "850 µs"), (999.4, "999 µs"),
     (999.6, "1.00 ms"), (5030, "5.03 ms"), (12_400, "12.4 ms"), (320_000, "320 ms"), (999_600, "1.00 s"),
     (1_200_000, "1.20 s"), (1_234_000_000, "1234 s"), (None, "–"),
 ])
 def test_durations_are_written_in_the_unit_that_suits_them(us, text):
     assert duration_us(us) == text
+
+
+# ------------------------------------------------ what the studies' plots share
+def test_whiskers_only_where_several_runs_give_a_spread():
+    one = {"median": 1.2, "min": 1.2, "max": 1.2, "n": 1}
+    three = {"median": 1.2, "min": 1.1, "max": 1.5, "n": 3}
+    assert whiskers([one, None, one]) == ([], [[], []])
+    indices, (below, above) = whiskers([one, three])
+    assert indices == [1] and below == [pytest.approx(0.1)] and above == [pytest.approx(0.3)]
+
+
+def test_a_legend_says_how_many_runs_a_median_stands_on():
+    assert runs_label([1, 1]) == "one run each, so no spread"
+    assert runs_label([3, 3]) == "median of 3 runs, whiskers min–max"
+    assert runs_label([1, 3]) == "median of 1–3 runs, whiskers min–max where more than one"

@@ -71,6 +71,38 @@ def test_no_latency_histogram_without_latency(tmp_path):
     assert "latency" not in draw_figures(tmp_path, world())
 
 
+def test_claims_that_did_not_run_are_counted_apart_and_the_report_opens_with_the_counts(tmp_path):
+    entries = {k: v for k, v in world().items() if k.split("@")[0] == "exp6"}  # as --only exp6
+    claims = judge_claims(entries)
+    md_path, html_path = write_report(tmp_path, "t", render(entries, claims, META, draw_figures(tmp_path, entries)))
+    md = md_path.read_text()
+    answer = ("**Claims: 2 reproduced, 0 differ (explained), 0 not reproduced, of the 2 judged. 17 of 19 not run: "
+              "a configuration they need was not measured, so they are neither reproduced nor refuted.**")
+    assert md.split("\n")[2] == answer     # the answer first, under the title
+    assert md.count("| **not run** |") == 17 and md.count("| **not reproduced** |") == 0
+    assert "| exp1 | multicore | not run |" in md   # the headline does not call it failed
+    html = html_path.read_text()
+    assert html.count('class="verdict-not-run"') == 17
+
+
+def test_the_long_report_has_contents_that_link_to_its_sections(tmp_path):
+    entries = world()
+    md_path, html_path = write_report(tmp_path, "t", render(entries, judge_claims(entries), META,
+                                                            draw_figures(tmp_path, entries)))
+    md = md_path.read_text()
+    contents = md[md.index("**Contents**"):md.index("## Claims")]
+    links = re.findall(r"- \[(.+)\]\(#([^)]+)\)", contents)
+    sections = re.findall(r"^## (.+)$", md, re.M)
+    assert [title for title, _ in links] == sections and len(sections) > 10
+    assert ("Claims", "claims") in links
+    assert ("exp1: one-way, producer waits 0 ms, no worker thread",
+            "exp1-one-way-producer-waits-0-ms-no-worker-thread") in links
+    html = html_path.read_text()
+    for _, anchor in links:   # every link lands on a heading of the HTML
+        assert f'<h2 id="{anchor}">' in html, anchor
+    assert md.index("**Contents**") < md.index("## Claims") < md.index("## Headline")
+
+
 def test_campaign_file_errors_name_the_key(tmp_path):
     bad = tmp_path / "c.toml"
     bad.write_text('[measure]\nruns = 0\n')
@@ -129,8 +161,12 @@ setups = ["multicore"]
     assert configs["exp6@multicore"]["summary"]["stages"][-1]["reordered_from_original"]["max"] == 0
     claims = {c["id"]: c for c in results["claims"]}
     assert claims["twoway-keeps-order"]["verdict"] == "reproduced"
-    assert all(c["verdict"] in ("reproduced", "not reproduced", "differs") and c["evidence"] for c in claims.values())
+    assert all(c["verdict"] in ("reproduced", "not reproduced", "differs", "not run") and c["evidence"]
+               for c in claims.values())
+    assert claims["collocated-oneway-is-twoway"]["verdict"] == "not run"
     assert "not measured" in claims["collocated-oneway-is-twoway"]["evidence"]
+    not_run = sum(c["verdict"] == "not run" for c in claims.values())
+    assert f"{not_run} of {len(claims)} not run" in proc.stdout
     for f in ("report.md", "report.html", "overview.png", "send-times-exp6-singlecore.png"):
         assert (out / f).exists(), f
     assert "twoway-keeps-order" in proc.stdout and "reproduced" in proc.stdout

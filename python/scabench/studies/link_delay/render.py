@@ -5,6 +5,7 @@ from pathlib import Path
 
 from scabench.report import latency
 from scabench.report.markdown import md_table, write_report
+from scabench.report.plots import runs_label, whiskers
 from scabench.studies.link_delay.analysis import headline, rows_by_delay
 
 TITLE = "Ordered pipelines across hosts with link delay"
@@ -31,10 +32,13 @@ def _plot(doc, out):
         if not pts:
             continue
         xs = [d for d, _ in pts]
-        med = [e["summary"]["overhead_ratio"]["median"] for _, e in pts]
-        lo = [m - e["summary"]["overhead_ratio"]["min"] for m, (_, e) in zip(med, pts)]
-        hi = [e["summary"]["overhead_ratio"]["max"] - m for m, (_, e) in zip(med, pts)]
-        ax.errorbar(xs, med, yerr=[lo, hi], fmt="o-", color=colour, capsize=3, label=f"{label}, measured")
+        ratios = [e["summary"]["overhead_ratio"] for _, e in pts]
+        med = [r["median"] for r in ratios]
+        ax.plot(xs, med, "o-", color=colour, label=f"{label}, measured ({runs_label(r['n'] for r in ratios)})")
+        several, err = whiskers(ratios)
+        if several:
+            ax.errorbar([xs[i] for i in several], [med[i] for i in several], yerr=err, fmt="none", color=colour,
+                        capsize=3)
         best = [e["model_ms"][0] / e["summary"]["floor_ms"] for _, e in pts]
         worst = [e["model_ms"][1] / e["summary"]["floor_ms"] for _, e in pts]
         ax.fill_between(xs, best, worst, color=colour, alpha=.15)
@@ -91,6 +95,26 @@ def latency_table(doc):
     return md_table(["one-way delay", "strategy", "runs", "p50", "p90", "p99", "max"], rows)
 
 
+def answer(doc):
+    """The report's answer, first: at each delay, how much later two-way +
+    worker delivered its last packet than credits, and each one's p99
+    latency (medians over the runs)."""
+    lines, entries = [], rows_by_delay(doc)
+    for r in headline(doc):
+        if "twoway_over_credits" not in r:
+            continue
+        by = entries[r["delay_ms"]]
+        p99 = {k: latency.spread_cell(latency.end_to_end(by[k]["runs"]), "p99") if by[k]["runs"] else "–"
+               for k in ("twoway-worker", "credits")}
+        lines.append(f"- {_delay_label(r['delay_ms'])}: two-way + worker took {r['twoway_over_credits']:.2f}× as "
+                     f"long as credits to deliver the last packet ({r['twoway_worker']['ratio']['median']:.3f}× "
+                     f"against {r['credits']['ratio']['median']:.3f}× the floor); p99 latency "
+                     f"{p99['twoway-worker']} against {p99['credits']}.")
+    if not lines:
+        return "No delay has a successful run of both strategies."
+    return "\n".join(lines)
+
+
 def render(doc, figure, latency_figure=None):
     meta = doc["meta"]
     rows = headline(doc)
@@ -115,7 +139,7 @@ def render(doc, figure, latency_figure=None):
                       f"{tw.get('output_reordered', '–')} / {cr.get('output_reordered', '–')}",
                       cr.get("held_peak"),
                       f"{fmt(tw.get('emulator_cpu_s'), 2) or '–'} / {fmt(cr.get('emulator_cpu_s'), 2) or '–'}"])
-    text = [f"# {TITLE}", "",
+    text = [f"# {TITLE}", "", answer(doc), "",
             f"{meta['packets']} packets per run, {meta['runs']} run(s) per row, median (min–max); "
             f"finished {meta.get('finished_at', '?')} in {meta.get('elapsed_s', 0) / 60:.1f} min. "
             f"Campaign: `{meta['campaign']}`.", "",

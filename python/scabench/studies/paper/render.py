@@ -1,6 +1,7 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
 from scabench.report import latency
-from scabench.report.markdown import md_table
+from scabench.report.markdown import CONTENTS, md_table
+from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS
 from scabench.studies.paper.published import SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published
 
 TITLE = "The messaging-semantics paper, reproduced by scabench"
@@ -41,7 +42,7 @@ def headline(entries):
             s = e.get("summary") if e else None
             last = s["stages"][-1] if s else None
             rows.append([exp, e["config"]["setup_label"] if e else setup,
-                         _spread(last["last_packet_ms"]) if s else "failed",
+                         _spread(last["last_packet_ms"]) if s else ("failed" if e else "not run"),
                          _spread(s["overhead_ratio"], 3) if s else "–",
                          latency.p50_p99(latency.end_to_end(e["runs"])) if s else "–",
                          f"{last['reordered_from_previous']['median']:.0f} / {last['reordered_from_original']['median']:.0f}"
@@ -174,12 +175,26 @@ def ordered_table(entries, names):
                      "outputs reordered, all stages (worst run)", "skipped", "most held by a port"], rows)
 
 
+def claim_tally(claims):
+    """The answer, in one sentence: how the judged claims came out, and how
+    many were not run, counted apart (the terminal prints it too)."""
+    counts = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
+    judged = len(claims) - counts[NOT_RUN]
+    text = (f"Claims: {counts[REPRODUCED]} reproduced, {counts[DIFFERS]} differ (explained), "
+            f"{counts[NOT_REPRODUCED]} not reproduced, of the {judged} judged.")
+    if counts[NOT_RUN]:
+        text += (f" {counts[NOT_RUN]} of {len(claims)} not run: a configuration they need was not measured, "
+                 "so they are neither reproduced nor refuted.")
+    return text
+
+
 def render(entries, claims, meta, figures):
     """The whole report. figures: {"overview": file, "exp1@multicore": file, ...}."""
-    counts = {v: sum(1 for c in claims if c.verdict == v) for v in ("reproduced", "differs", "not reproduced")}
     env = meta["environment"]
     out = [
         "# The messaging-semantics paper, reproduced by scabench",
+        "",
+        f"**{claim_tally(claims)}**",
         "",
         f"Paper: \"How different messaging semantics can affect SCA applications performances\" (SDR'10), and the "
         f"same authors' slides. Measured {meta['finished_at']} on {env['cpu_model']} ({env['online_cpus']} CPUs, "
@@ -187,11 +202,16 @@ def render(entries, claims, meta, figures):
         f"{meta['runs']} run(s) per configuration{' (quick mode)' if meta['quick'] else ''}; the whole campaign took "
         f"{meta['elapsed_s'] / 60:.1f} min.",
         "",
-        f"**Claims: {counts['reproduced']} reproduced, {counts['differs']} differ (explained), "
-        f"{counts['not reproduced']} not reproduced.**",
+        CONTENTS,
+        "",
+        "## Claims",
+        "",
+        "Each claim of the paper, judged on this machine's runs, with the figures that decide it. A claim whose "
+        "configuration did not run is \"not run\": nothing was measured that could reproduce or refute it.",
         "",
         md_table(["claim", "verdict", "deciding figures"],
-                 [[c.claim, f"**{c.verdict}**", c.evidence] for c in claims]),
+                 [[c.claim, f"**{c.verdict}**", c.evidence]
+                  for c in sorted(claims, key=lambda c: c.verdict == NOT_RUN)]),
         "",
         "## Headline: the six experiments of Table 1",
         "",
@@ -222,7 +242,8 @@ def render(entries, claims, meta, figures):
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
             if not e or not e.get("summary"):
-                out += [f"{setup}: no successful run ({'; '.join(f['error'] for f in e['failures']) if e else 'not run'})", ""]
+                out += [f"{setup}: no successful run ({'; '.join(f['error'] for f in e['failures'])})" if e
+                        else f"{setup}: not run", ""]
                 continue
             out += [paper_layout(e, exp, setup), "", send_statements(e, exp, setup), ""]
             if f"{exp}@{setup}" in figures:
