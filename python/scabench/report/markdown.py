@@ -17,7 +17,8 @@ body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; 
        color: #1d2433; line-height: 1.45; }
 h1, h2, h3 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #d6dae3; padding-bottom: .2rem; margin-top: 2.2rem; }
-table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; }
+table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; display: block; max-width: 100%;
+        overflow-x: auto; }  /* a wide table scrolls inside the page rather than spilling out of it */
 th, td { border: 1px solid #d6dae3; padding: .25rem .55rem; text-align: left; vertical-align: top; }
 td.num { text-align: right; white-space: nowrap; }
 thead th { background: #eef1f6; }

@@ -111,8 +111,9 @@ def answer(doc):
                      f"against {r['credits']['ratio']['median']:.3f}× the floor); p99 latency "
                      f"{p99['twoway-worker']} against {p99['credits']}.")
     if not lines:
-        return "No delay has a successful run of both strategies."
-    return "\n".join(lines)
+        return "**No delay has a successful run of both strategies.**"
+    return "\n".join(["**Two-way + worker against one-way + resequence + credits(32), medians over the runs:**",
+                      ""] + lines)
 
 
 def render(doc, figure, latency_figure=None):
