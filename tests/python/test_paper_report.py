@@ -7,9 +7,10 @@ import pytest
 from paper_world import FAST, replace, run, world
 
 from conftest import REPO, scabench
-from scabench.measure.campaign import load_campaign, spread
+from scabench.measure.campaign import load_campaign, spread, summarise
 from scabench.errors import SpecError
 from scabench.studies.paper.claims import judge_claims
+from scabench.studies.paper import figures as paper_figures
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render
 from scabench.report.markdown import write_report
@@ -65,6 +66,35 @@ def test_report_gives_latency_beside_the_ratio(tmp_path):
     assert "| exp1 | 2 cores | 7,600 | 1.013 | – |" in md
     assert figures["latency"] == "latency.png" and f"![latency per packet]({figures['latency']})" in md
     assert (tmp_path / "latency.png").stat().st_size > 1000
+
+
+def _overview(entries, tmp_path, monkeypatch):
+    """The overview figure's axes, kept open."""
+    kept, close = [], paper_figures.plt.close
+    monkeypatch.setattr(paper_figures.plt, "close", kept.append)
+    draw_figures(tmp_path, entries)
+    overview = next(f for f in kept if "over the set-up's floor" in f.axes[0].get_title())
+    for f in kept:
+        if f is not overview:
+            close(f)
+    return overview.axes[0]
+
+
+def test_the_overview_draws_whiskers_only_over_several_runs(tmp_path, monkeypatch):
+    from matplotlib.container import ErrorbarContainer
+    one = {name: dict(e, runs=e["runs"][:1], summary=summarise(e["runs"][:1])) for name, e in world().items()}
+    ax = _overview(one, tmp_path, monkeypatch)
+    assert not [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert "one run each, so no spread" in ax.get_legend().get_texts()[0].get_text()
+    spread = replace(one, "exp1@multicore", [run([7550, 7580, v], floor=7500.0) for v in (7500, 7600, 7900)])
+    ax = _overview(spread, tmp_path, monkeypatch)
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 1 and len(bars[0].lines[2][0].get_segments()) == 1   # one whisker: exp1 on 2 cores
+    assert "median of 1–3 runs, whiskers min–max where more than one" in ax.get_legend().get_texts()[0].get_text()
+    # What did not run is no bar at all, and says so.
+    del spread["exp2@singlecore"]
+    ax = _overview(spread, tmp_path, monkeypatch)
+    assert "not run" in [t.get_text() for t in ax.texts]
 
 
 def test_no_latency_histogram_without_latency(tmp_path):
