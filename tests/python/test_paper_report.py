@@ -15,6 +15,8 @@ from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render
 from scabench.report.markdown import write_report
 
+CLOSE = paper_figures.plt.close  # pyplot's own, before any test replaces it
+
 META = {"quick": False, "runs": 3, "packets": 1000, "quiet_below_pct": 10, "redo_above_pct": 10, "max_redos": 2,
         "elapsed_s": 600.0, "finished_at": "2026-11-22 10:00 UTC",
         "environment": {"cpu_model": "test CPU", "online_cpus": 2, "kernel": "6.x", "omniorb_version": "4.2.5"}}
@@ -70,13 +72,13 @@ def test_report_gives_latency_beside_the_ratio(tmp_path):
 
 def _overview(entries, tmp_path, monkeypatch):
     """The overview figure's axes, kept open."""
-    kept, close = [], paper_figures.plt.close
+    kept = []
     monkeypatch.setattr(paper_figures.plt, "close", kept.append)
     draw_figures(tmp_path, entries)
     overview = next(f for f in kept if "over the set-up's floor" in f.axes[0].get_title())
     for f in kept:
         if f is not overview:
-            close(f)
+            CLOSE(f)
     return overview.axes[0]
 
 
