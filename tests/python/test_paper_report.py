@@ -2,12 +2,14 @@
 and a tiny end-to-end run over real processes."""
 import json
 import re
+from dataclasses import replace as changed
+from pathlib import Path
 
 import pytest
 from paper_world import FAST, replace, run, world
 
 from conftest import REPO, scabench
-from scabench.measure.campaign import load_campaign, spread, summarise
+from scabench.measure.campaign import Spread, load_campaign, spread
 from scabench.errors import SpecError
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper import figures as paper_figures
@@ -23,8 +25,8 @@ META = {"quick": False, "runs": 3, "packets": 1000, "quiet_below_pct": 10, "redo
 
 
 def test_spread_gives_median_and_range():
-    assert spread([3, 1, 2, None]) == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
-    assert spread([])["median"] is None
+    assert spread([3, 1, 2, None, float("nan")]) == Spread(median=2.0, min=1.0, max=3.0, n=3)
+    assert spread([]) == Spread(None, None, None, 0)
 
 
 def test_report_sets_our_figures_beside_the_papers(tmp_path):
@@ -84,7 +86,7 @@ def _overview(entries, tmp_path, monkeypatch):
 
 def test_the_overview_draws_whiskers_only_over_several_runs(tmp_path, monkeypatch):
     from matplotlib.container import ErrorbarContainer
-    one = {name: dict(e, runs=e["runs"][:1], summary=summarise(e["runs"][:1])) for name, e in world().items()}
+    one = {name: changed(e, runs=e.runs[:1]).summarise() for name, e in world().items()}
     ax = _overview(one, tmp_path, monkeypatch)
     assert not [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
     assert "one run each, so no spread" in ax.get_legend().get_texts()[0].get_text()
@@ -191,6 +193,13 @@ setups = ["multicore"]
     for name, e in configs.items():
         assert len(e["runs"]) == 1 and e["runs"][0]["producer"]["sent"] == 6, name
     assert configs["exp6@multicore"]["summary"]["stages"][-1]["reordered_from_original"]["max"] == 0
+    # The entries have the keys, in the order, of a file written before they were typed (data/README.md).
+    before = json.loads((Path(__file__).parent / "data" / "paper-results.json").read_text())["configs"]
+    for name, e in configs.items():
+        was = before[name]
+        assert list(e) == list(was) and list(e["config"]) == list(was["config"]), name
+        assert list(e["summary"]) == list(was["summary"]), name
+        assert [list(s) for s in e["summary"]["stages"]] == [list(s) for s in was["summary"]["stages"]], name
     claims = {c["id"]: c for c in results["claims"]}
     assert claims["twoway-keeps-order"]["verdict"] == "reproduced"
     assert all(c["verdict"] in ("reproduced", "not reproduced", "differs", "not run") and c["evidence"]

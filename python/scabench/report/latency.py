@@ -49,6 +49,10 @@ def measured_runs(latencies):
     return sum(1 for x in latencies if x is not None)
 
 
+# What a report says in place of a latency table of dashes.
+NOT_MEASURED = "These results hold no latency: they were written before runs measured it."
+
+
 def histograms(path, panels, title, note=None):
     """Small multiples of per-packet latency histograms, one panel per
     (panel title, [(series label, latencies in µs)] or, for a panel with

@@ -15,9 +15,9 @@ def runs_label(counts):
 
 def whiskers(spreads):
     """Which of the plotted medians get whiskers, and how long: (indices,
-    [below, above]) for the spreads ({median, min, max, n}) that stand on
+    [below, above]) for the spreads (measure.campaign.Spread) that stand on
     several runs. One run has no spread, and a whisker of zero length would
     still draw caps that look like one."""
-    several = [i for i, s in enumerate(spreads) if s and s.get("n", 0) > 1 and s["median"] is not None]
-    return several, [[spreads[i]["median"] - spreads[i]["min"] for i in several],
-                     [spreads[i]["max"] - spreads[i]["median"] for i in several]]
+    several = [i for i, s in enumerate(spreads) if s is not None and s.n > 1 and s.median is not None]
+    return several, [[spreads[i].median - spreads[i].min for i in several],
+                     [spreads[i].max - spreads[i].median for i in several]]

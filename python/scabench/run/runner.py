@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scabench import interrupts
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
@@ -104,7 +105,8 @@ def run_spec(spec, on_start=None, on_hold=None):
     processes.remove_leftovers()
     run_dir = processes.make_run_dir()
     try:
-        with NamingService(run_dir) as names, _network_hosts(spec, run_dir) as network:
+        with interrupts.while_owning(), NamingService(run_dir) as names, \
+                _network_hosts(spec, run_dir) as network:
             return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)

@@ -12,11 +12,12 @@ TITLE = "Ordered pipelines across hosts with link delay"
 
 
 def _cell(s, digits=3):
-    if not s or s.get("median") is None:
+    """A Spread as median (min–max), None without one."""
+    if s is None or s.median is None:
         return None
-    if s["n"] > 1 and s["max"] - s["min"] > 0:
-        return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
-    return f"{s['median']:.{digits}f}"
+    if s.n > 1 and s.max - s.min > 0:
+        return f"{s.median:.{digits}f} ({s.min:.{digits}f}–{s.max:.{digits}f})"
+    return f"{s.median:.{digits}f}"
 
 
 def _plot(doc, out):
@@ -32,15 +33,15 @@ def _plot(doc, out):
         if not pts:
             continue
         xs = [d for d, _ in pts]
-        ratios = [e["summary"]["overhead_ratio"] for _, e in pts]
-        med = [r["median"] for r in ratios]
-        ax.plot(xs, med, "o-", color=colour, label=f"{label}, measured ({runs_label(r['n'] for r in ratios)})")
+        ratios = [e.summary.overhead_ratio for _, e in pts]
+        med = [r.median for r in ratios]
+        ax.plot(xs, med, "o-", color=colour, label=f"{label}, measured ({runs_label(r.n for r in ratios)})")
         several, err = whiskers(ratios)
         if several:
             ax.errorbar([xs[i] for i in several], [med[i] for i in several], yerr=err, fmt="none", color=colour,
                         capsize=3)
-        best = [e["model_ms"][0] / e["summary"]["floor_ms"] for _, e in pts]
-        worst = [e["model_ms"][1] / e["summary"]["floor_ms"] for _, e in pts]
+        best = [e.model_ms[0] / e.summary.floor_ms for _, e in pts]
+        worst = [e.model_ms[1] / e.summary.floor_ms for _, e in pts]
         ax.fill_between(xs, best, worst, color=colour, alpha=.15)
         ax.plot(xs, best, "--", color=colour, alpha=.7, label=f"{label}, model (best–worst)")
         ax.plot(xs, worst, "--", color=colour, alpha=.7)
@@ -71,7 +72,7 @@ def _latency_plot(doc, out):
         group = []
         for strategy, label in STRATEGIES:
             e = by.get(strategy)
-            run = e["runs"][e["summary"]["median_run"]] if e and e.get("summary") else None
+            run = e.runs[e.summary.median_run] if e and e.summary else None
             if run is not None and run.end_to_end_latency_us_all:
                 group.append((label, run.end_to_end_latency_us_all))
         panels.append((_delay_label(delay), group or "no latency in these results"))
@@ -89,9 +90,11 @@ def latency_table(doc):
             e = by.get(strategy)
             if e is None:
                 continue
-            lat = latency.end_to_end(e["runs"])
+            lat = latency.end_to_end(e.runs)
             rows.append([_delay_label(delay), label, latency.measured_runs(lat)]
                         + [latency.spread_cell(lat, q) for q in latency.QUANTILES])
+    if not any(row[2] for row in rows):
+        return latency.NOT_MEASURED
     return md_table(["one-way delay", "strategy", "runs", "p50", "p90", "p99", "max"], rows)
 
 
@@ -101,15 +104,15 @@ def answer(doc):
     latency (medians over the runs)."""
     lines, entries = [], rows_by_delay(doc)
     for r in headline(doc):
-        if "twoway_over_credits" not in r:
+        if r.twoway_over_credits is None:
             continue
-        by = entries[r["delay_ms"]]
-        p99 = {k: latency.spread_cell(latency.end_to_end(by[k]["runs"]), "p99") if by[k]["runs"] else "–"
-               for k in ("twoway-worker", "credits")}
-        lines.append(f"- {_delay_label(r['delay_ms'])}: two-way + worker took {r['twoway_over_credits']:.2f}× as "
-                     f"long as credits to deliver the last packet ({r['twoway_worker']['ratio']['median']:.3f}× "
-                     f"against {r['credits']['ratio']['median']:.3f}× the floor); p99 latency "
-                     f"{p99['twoway-worker']} against {p99['credits']}.")
+        by = entries[r.delay_ms]
+        lat = {k: latency.end_to_end(by[k].runs) for k in ("twoway-worker", "credits")}
+        p99 = (f"; p99 latency {latency.spread_cell(lat['twoway-worker'], 'p99')} against "
+               f"{latency.spread_cell(lat['credits'], 'p99')}" if all(map(latency.measured_runs, lat.values())) else "")
+        lines.append(f"- {_delay_label(r.delay_ms)}: two-way + worker took {r.twoway_over_credits:.2f}× as "
+                     f"long as credits to deliver the last packet ({r.twoway_worker.ratio.median:.3f}× "
+                     f"against {r.credits.ratio.median:.3f}× the floor){p99}.")
     if not lines:
         return "**No delay has a successful run of both strategies.**"
     return "\n".join(["**Two-way + worker against one-way + resequence + credits(32), medians over the runs:**",
@@ -126,20 +129,24 @@ def render(doc, figure, latency_figure=None):
             return None
         return fmt(m[0]) if abs(m[1] - m[0]) < 5e-4 else f"{fmt(m[0])}–{fmt(m[1])}"
 
+    def of(figures, name, missing=None):
+        """A strategy's figure, `missing` where the strategy did not run at this delay."""
+        return missing if figures is None else getattr(figures, name)
+
     table, entries = [], rows_by_delay(doc)
     for r in rows:
-        tw, cr = r.get("twoway_worker", {}), r.get("credits", {})
-        by = entries[r["delay_ms"]]
-        table.append(["loopback (no emulator)" if r["delay_ms"] is None else f"{r['delay_ms']} ms",
-                      _cell(tw.get("ratio")), model(tw.get("model_ratio")),
-                      latency.p50_p99(latency.end_to_end(by["twoway-worker"]["runs"])) if tw else None,
-                      _cell(cr.get("ratio")), model(cr.get("model_ratio")),
-                      latency.p50_p99(latency.end_to_end(by["credits"]["runs"])) if cr else None,
-                      _cell(cr.get("ratio_with_emulator")),
-                      fmt(r.get("twoway_over_credits"), 2),
-                      f"{tw.get('output_reordered', '–')} / {cr.get('output_reordered', '–')}",
-                      cr.get("held_peak"),
-                      f"{fmt(tw.get('emulator_cpu_s'), 2) or '–'} / {fmt(cr.get('emulator_cpu_s'), 2) or '–'}"])
+        tw, cr = r.twoway_worker, r.credits
+        by = entries[r.delay_ms]
+        table.append(["loopback (no emulator)" if r.delay_ms is None else f"{r.delay_ms} ms",
+                      _cell(of(tw, "ratio")), model(of(tw, "model_ratio")),
+                      latency.p50_p99(latency.end_to_end(by["twoway-worker"].runs)) if tw else None,
+                      _cell(of(cr, "ratio")), model(of(cr, "model_ratio")),
+                      latency.p50_p99(latency.end_to_end(by["credits"].runs)) if cr else None,
+                      _cell(of(cr, "ratio_with_emulator")),
+                      fmt(r.twoway_over_credits, 2),
+                      f"{of(tw, 'output_reordered', '–')} / {of(cr, 'output_reordered', '–')}",
+                      of(cr, "held_peak"),
+                      f"{fmt(of(tw, 'emulator_cpu_s'), 2) or '–'} / {fmt(of(cr, 'emulator_cpu_s'), 2) or '–'}"])
     text = [f"# {TITLE}", "", answer(doc), "",
             f"{meta['packets']} packets per run, {meta['runs']} run(s) per row, median (min–max); "
             f"finished {meta.get('finished_at', '?')} in {meta.get('elapsed_s', 0) / 60:.1f} min. "

@@ -45,16 +45,16 @@ def send_time_histogram(path, title, send_us, paper_note=None):
 
 def overview(path, rows):
     """Time of the last packet over the floor, ours beside the paper's, per
-    experiment and set-up. rows: [(label, ratio spread {median, min, max,
-    n} or None, paper ratio, why there is no ratio: "not run", "failed")].
+    experiment and set-up. rows: [(label, the ratio's Spread or None, paper
+    ratio, why there is no ratio: "not run", "failed")].
     Whiskers only where several runs give a spread; no bar where nothing
     was measured (a zero bar would read as a ratio of 0)."""
     fig, ax = plt.subplots(figsize=(11, 3.8))
     x = np.arange(len(rows))
-    measured = [(i, r[1]) for i, r in enumerate(rows) if r[1] and r[1]["median"] is not None]
+    measured = [(i, r[1]) for i, r in enumerate(rows) if r[1] is not None and r[1].median is not None]
     xs = [x[i] - 0.2 for i, _ in measured]
-    med = [s["median"] for _, s in measured]
-    ax.bar(xs, med, 0.4, label=f"scabench ({runs_label(s['n'] for _, s in measured)})", color="#3b6ea8")
+    med = [s.median for _, s in measured]
+    ax.bar(xs, med, 0.4, label=f"scabench ({runs_label(s.n for _, s in measured)})", color="#3b6ea8")
     several, err = whiskers([s for _, s in measured])
     if several:
         ax.errorbar([xs[k] for k in several], [med[k] for k in several], yerr=err, fmt="none",
@@ -62,7 +62,7 @@ def overview(path, rows):
     paper = [r[2] if r[2] is not None else np.nan for r in rows]
     ax.bar(x + 0.2, paper, 0.4, label="paper", color="#c9a227")
     for i, r in enumerate(rows):
-        if not (r[1] and r[1]["median"] is not None):
+        if r[1] is None or r[1].median is None:
             ax.text(x[i] - 0.2, 0.05, r[3], rotation=90, ha="center", va="bottom", fontsize=8, color="#6b7280")
     ax.axhline(1.0, color="#444", linewidth=0.8)
     ax.set_xticks(x, [r[0] for r in rows], rotation=30, ha="right", fontsize=8)
@@ -97,16 +97,16 @@ def draw_figures(out, entries):
             if not e:
                 rows.append((f"{exp} {setup}", None, paper_ratio(exp, setup), "not run"))
                 continue
-            s = e.get("summary")
-            label = e["config"]["setup_label"]
+            s = e.summary
+            label = e.config.setup_label
             if s:
-                run = e["runs"][s["median_run"]]
+                run = e.runs[s.median_run]
                 name = f"send-times-{exp}-{setup}.png"
                 number, _ = paper_table(exp, setup)
                 send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
                                     run.producer.send_us_all, figure_note(exp, setup))
                 figures[f"{exp}@{setup}"] = name
-                rows.append((f"{exp} {label}", s["overhead_ratio"], paper_ratio(exp, setup), None))
+                rows.append((f"{exp} {label}", s.overhead_ratio, paper_ratio(exp, setup), None))
             else:
                 rows.append((f"{exp} {label}", None, paper_ratio(exp, setup), "failed"))
     figures["overview"] = "overview.png"
@@ -125,11 +125,11 @@ def latency_histograms(path, entries):
         group, ran = [], False
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
-            s = e.get("summary") if e else None
+            s = e.summary if e else None
             ran = ran or bool(s)
-            run = e["runs"][s["median_run"]] if s else None
+            run = e.runs[s.median_run] if s else None
             if run is not None and run.end_to_end_latency_us_all:
-                group.append((e["config"]["setup_label"], run.end_to_end_latency_us_all))
+                group.append((e.config.setup_label, run.end_to_end_latency_us_all))
         e = published()["experiment"][exp]
         panels.append((f"{exp}: {e['call']}{', worker' if e['worker'] else ''}, producer waits "
                        f"{e['producer_wait_ms']} ms", group or ("no latency in these results" if ran else "not run")))
