@@ -5,6 +5,7 @@ import json
 import pytest
 
 from conftest import pipeline_toml, scabench
+from scabench.measure.campaign import Spread
 from scabench.model.spec import load_spec
 from scabench.run import network
 from scabench.report.plots import runs_label, whiskers
@@ -92,8 +93,7 @@ def test_durations_are_written_in_the_unit_that_suits_them(us, text):
 
 # ------------------------------------------------ what the studies' plots share
 def test_whiskers_only_where_several_runs_give_a_spread():
-    one = {"median": 1.2, "min": 1.2, "max": 1.2, "n": 1}
-    three = {"median": 1.2, "min": 1.1, "max": 1.5, "n": 3}
+    one, three = Spread(1.2, 1.2, 1.2, 1), Spread(1.2, 1.1, 1.5, 3)
     assert whiskers([one, None, one]) == ([], [[], []])
     indices, (below, above) = whiskers([one, three])
     assert indices == [1] and below == [pytest.approx(0.1)] and above == [pytest.approx(0.3)]
