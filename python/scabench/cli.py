@@ -265,6 +265,7 @@ def announce_hold(naming):
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
+    from scabench.studies.paper.render import claim_tally
     with exit_codes():
         if from_results:
             entries, claims = rerender(out_dir)
@@ -275,7 +276,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     verdicts = table("claim", ("verdict", {"justify": "left"}))
     for c in claims:
         verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
-    show([verdicts, f"report: {out_dir}/report.html (and report.md, results.json)"])
+    show([verdicts, claim_tally(claims), f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
 @main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")

@@ -167,6 +167,10 @@ def test_a_stage_stopped_for_good_is_named_within_seconds(write_spec):
     partial = err.value.result
     assert partial.status == "failed" and partial.stages  # what it measured is kept
     assert partial.overhead_ratio is None and partial.as_dict()["stages"][0]["name"] == "stage1"
+    # Latency over the packets each stage finished, none of those it still held.
+    assert partial.stages[0].latency_in_stage_us.count <= partial.stages[0].received < 400
+    e2e = partial.end_to_end_latency_us
+    assert (e2e.count if e2e else 0) <= partial.stages[-1].received
     assert processes.tagged_processes(processes.owner_tag()) == {}
 
 

@@ -127,6 +127,11 @@ def run_view(result):
         # Beside the table rather than in it: one more column would not fit in 100.
         out.append(_line("refused from peers: " + ", ".join(f"{p.name} {p.refused or 0}" for p in parts)))
     out += [_line(f"warning: {w}", WARN) for w in warnings_of([result], {})]
+    latency = latency_rows(result)
+    if latency:
+        view = table("latency", "packets", "p50", "p90", "p99", "max")
+        add_rows(view, latency)
+        out += [_line(""), view]
     send = producer.send_us if producer else {}
     if send:
         out.append(_line("producer send: " + ", ".join(f"{k} {units.duration_us(send[k])}"
@@ -142,6 +147,22 @@ def run_view(result):
 
 def format_run(result):
     return text(run_view(result))
+
+
+def latency_rows(result):
+    """The latency table's rows (docs/architecture.md, "Metrics"): per stage
+    from arrival and from send, then end to end; [] for a result without."""
+    rows = []
+
+    def row(label, lat):
+        if lat is not None:
+            rows.append([label, lat.count] + [units.duration_us(getattr(lat, k)) for k in ("p50", "p90", "p99", "max")])
+
+    for s in result.stages or []:
+        row(f"{s.name}: arrival → done", s.latency_in_stage_us)
+        row(f"{s.name}: send → done", s.latency_since_send_us)
+    row("end to end: send → last done", result.end_to_end_latency_us)
+    return rows
 
 
 def _refusal_line(result, parts):

@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 
 from scabench.studies.orb_profile import datarate  # noqa: E402
 from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
-from scabench.report.markdown import md_table, write_report  # noqa: E402
+from scabench.report.markdown import CONTENTS, md_table, write_report  # noqa: E402
 from scabench.studies.orb_profile import seed  # noqa: E402
 from scabench.console import add_rows, table, text  # noqa: E402
 from scabench import units  # noqa: E402
@@ -135,8 +135,16 @@ def sweep_rows(result, tr):
     for p in t["sweep"]:
         wire = w.get(f"sweep-{p['elements']}")
         rows.append([p["elements"], p["payload_bytes"], wire["request_bytes"] if wire else None,
-                     f"{p['median_ns'] / 1e3:.2f}", f"{p['p99_ns'] / 1e3:.2f}", f"{p['mb_per_s']:.1f}"])
+                     f"{p['median_ns'] / 1e3:.2f}", f"{p['p99_ns'] / 1e3:.2f}",
+                     f"{p['mb_per_s']:.1f}" if moves_bytes(tr) else "– (no bytes move)"])
     return ["doubles", "payload bytes", "request bytes on the wire", "median (µs)", "p99 (µs)", "MB/s"], rows
+
+
+def moves_bytes(transport):
+    """Whether a call over the transport moves its payload: collocated, the
+    ORB makes a direct call that hands over a reference to the caller's
+    sequence, so payload bytes / time is no throughput."""
+    return transport != "collocated"
 
 
 def fit_rows(result):
@@ -179,17 +187,26 @@ def plot_fig8(result, path):
     panels = [(SEED_LABEL, seed.TABLE1_CYCLES)] + [
         (tr, {k: {t: result["transports"][tr]["cases"][f"{k}-{t}"]["median_cycles"] for t in TYPES}
               for k, _ in KINDS}) for tr in _transports(result)]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8))
+    # One logarithmic cycle axis for every panel: the sources differ by
+    # hundreds of times (a direct call against a DSP's round trip), and
+    # separate linear axes would draw them the same height.
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), sharey=True)
     x = np.arange(len(TYPES))
     for ax, (title, data) in zip(np.atleast_1d(axes), panels):
         for i, (kind, label) in enumerate(KINDS):
             ax.bar(x + (i - 1) * 0.27, [data[kind][t] for t in TYPES], 0.27, label=label)
         ax.set_xticks(x, [t.capitalize() for t in TYPES])
         ax.set_title(title)
-        ax.set_ylabel("cycles per round trip")
-        ax.grid(axis="y", alpha=0.3)
-    np.atleast_1d(axes)[0].legend(fontsize=8)
-    fig.tight_layout()
+        ax.set_yscale("log")
+        ax.grid(axis="y", alpha=0.3, which="both")
+    # Bars on a log axis start at its bottom: a decade under the smallest
+    # value, so the smallest bar still shows.
+    smallest = min(v for _, data in panels for kind, _ in KINDS for v in data[kind].values())
+    np.atleast_1d(axes)[0].set_ylim(bottom=10 ** (np.floor(np.log10(smallest)) - 1))
+    np.atleast_1d(axes)[0].set_ylabel("cycles per round trip (log scale, shared)")
+    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(KINDS), fontsize=8)  # above the bars, not on them
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -204,7 +221,8 @@ def plot_sweep(result, path):
         xs = np.geomspace(x.min(), x.max(), 100)
         ax1.loglog(xs, (t["fit"]["fixed_ns"] + t["fit"]["per_byte_ns"] * xs) / 1e3, "-", color=line.get_color(),
                    alpha=0.6)
-        ax2.semilogx(x, [p["mb_per_s"] for p in t["sweep"]], "o-", label=tr, color=line.get_color())
+        if moves_bytes(tr):
+            ax2.semilogx(x, [p["mb_per_s"] for p in t["sweep"]], "o-", label=tr, color=line.get_color())
     ax1.set_xlabel("payload per call (bytes of doubles)")
     ax1.set_ylabel("round trip (µs, median)")
     ax1.set_title("Size sweep, with the fixed + per-byte fit")
@@ -212,6 +230,9 @@ def plot_sweep(result, path):
     ax2.set_ylabel("MB/s (10⁶ bytes/s)")
     ax2.set_yscale("log")
     ax2.set_title("Throughput of one client, two-way calls")
+    if "collocated" in result["transports"]:
+        ax2.text(0.98, 0.03, "collocated not shown:\na direct call moves no bytes", transform=ax2.transAxes,
+                 ha="right", fontsize=8, color="#555")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3, which="both")
         ax.legend()
@@ -248,13 +269,17 @@ def _conditions(result):
 
 def build_markdown(result, fig8_name="fig8-cycles.png", sweep_name="size-sweep.png"):
     out = ["# ORB profile: what omniORB costs per call and per byte", "",
+           answer(result), "",
            f"Reproduces the ORB profiling paper (“{seed.TITLE}”) on this machine, for every transport, and goes "
            "further (size sweep, fixed and per-byte costs). The paper's figures are printed beside ours: "
-           f"{seed.PLATFORM}.", "", "## Conditions", ""] + _conditions(result)
+           f"{seed.PLATFORM}. How it was measured is under Conditions, at the end.", "", CONTENTS]
     h, r = table1_rows(result)
     out += ["", "## Table 1: cycles of a round trip carrying the argument", "",
             "Arrays and sequences have 1024 elements; servants are empty.", "", md_table(h, r)]
-    out += ["", f"![cycles by type and argument kind]({fig8_name})"]
+    out += ["", f"![cycles by type and argument kind]({fig8_name})", "",
+            "The panels share one logarithmic cycle axis: the sources differ by hundreds of times, which "
+            f"separate linear axes would hide. The seed's cycles are its {seed.CLOCK_HZ / 1e6:.0f} MHz DSP's, ours "
+            f"the time-stamp counter's at {result['tsc']['hz'] / 1e6:.0f} MHz."]
     h, r = invocation_rows(result)
     out += ["", "## Invocation and oneway send", "", md_table(h, r)]
     h, r = latency_rows(result)
@@ -300,7 +325,27 @@ def build_markdown(result, fig8_name="fig8-cycles.png", sweep_name="size-sweep.p
         out += ["", "## One core or any core", "",
                 "The same calls with client and server free to run on any core. On a virtual machine a wake-up "
                 "of a peer on another, idle, core can cost more than the call.", "", md_table(h, r)]
+    out += ["", "## Conditions", ""] + _conditions(result)
     return "\n".join(out) + "\n"
+
+
+def answer(result):
+    """The report's answer, first: what a call costs here beside the paper's
+    DSP (in time: the cycles are of different clocks), and the fixed and
+    per-byte cost of a call that moves bytes."""
+    parts = []
+    for tr in _transports(result):
+        t = result["transports"][tr]
+        seq = t["cases"]["sequence-double"]
+        text = (f"{tr} {units.duration_us(seq['median_ns'] / 1e3)} ({_n(seq['median_cycles'])} cycles; null call "
+                f"{units.duration_us(t['cases']['null']['median_ns'] / 1e3)})")
+        if moves_bytes(tr) and t["fit"]["per_byte_ns"] > 0:
+            text += f", {units.duration_us(t['fit']['fixed_ns'] / 1e3)} a call plus {t['fit']['per_byte_ns']:.2f} ns a byte"
+        parts.append(text)
+    dsp = seed.TABLE1_CYCLES["sequence"]["double"]
+    return (f"**A round trip carrying a sequence of 1024 doubles: {'; '.join(parts)}. On the paper's DSP: "
+            f"{units.duration_us(dsp / seed.CLOCK_HZ * 1e6)} ({_n(dsp)} cycles at {seed.CLOCK_HZ / 1e6:.0f} MHz; null "
+            f"call {units.duration_us(seed.NULL_CALL_US)}).**")
 
 
 def write_profile_report(result, out_dir):
