@@ -594,3 +594,16 @@ def test_an_external_program_maps_to_the_external_form_once_enabled(by_hand, mon
                              "work_us": 2000}
     assert components[2]["kind"] == "external" and components[2]["work_us"] == 300
     assert seen["doc"]["placement"] == {"hosts": [["source"]]}
+
+
+def test_a_sidecar_is_not_a_spec_nor_a_name():
+    sidecar = SAD / "waveforms/exp6/exp6.sad.toml"
+    proc = scabench("validate", sidecar, "exp6.sad", "exp6", sad_of("exp6"))
+    assert proc.returncode == 2
+    lines = proc.stdout.splitlines()
+    assert lines[0] == (f"bad  {sidecar}: the run settings of a waveform's SAD, not a spec; give the SAD "
+                        "(exp6.sad.xml)")
+    assert lines[1].startswith("bad  exp6.sad: no such file, and no spec of that name in ")
+    assert "exp6.sad," not in lines[1]
+    assert lines[2].startswith(f"ok   {TWINS['exp6']}: 4 components")
+    assert lines[3].startswith(f"ok   {sad_of('exp6')}: 4 components")

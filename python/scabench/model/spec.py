@@ -31,6 +31,7 @@ from scabench.model.checks import (check_dispatch_per_host, check_network_transp
                                    endpoint, network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy
+from scabench.paths import experiments_dir
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
@@ -217,11 +218,38 @@ def load_spec(path):
     """A spec from a TOML file, or from an SCA waveform's SAD (a path ending
     in .sad.xml, with its sidecar; model/sad/load.py)."""
     # Imported here: the SAD loader builds on this module's parse_spec.
-    from scabench.model.sad.load import is_sad, load_sad
+    from scabench.model.sad.load import SAD_SUFFIX, SIDECAR_SUFFIX, is_sad, load_sad
     path = Path(path)
     if is_sad(path):
         return load_sad(path)
+    if path.name.endswith(SIDECAR_SUFFIX):
+        raise SpecError(path, "", f"the run settings of a waveform's SAD, not a spec; give the SAD "
+                        f"({path.name.removesuffix(SIDECAR_SUFFIX)}{SAD_SUFFIX})")
     return parse_spec(read_toml(path), path)
+
+
+def find_spec(name, root=None):
+    """The spec a command line names: a path to it, or, where no such file
+    exists, a name matched exactly against the stems of the specs under
+    experiments/ (`exp6` is experiments/paper/exp6.toml), so a bundled spec
+    runs from any directory. None or several matches: a SpecError listing
+    what there is."""
+    path = Path(name)
+    if path.exists() or path.suffix == ".toml" or len(path.parts) != 1:
+        return path
+    root = Path(root) if root is not None else experiments_dir()
+    # A waveform's sidecar (exp6.sad.toml) is not a spec: its SAD is, by path.
+    from scabench.model.sad.load import SIDECAR_SUFFIX
+    specs = sorted(p for p in root.rglob("*.toml") if not p.name.endswith(SIDECAR_SUFFIX)) if root.is_dir() else []
+    found = [p for p in specs if p.stem == name]  # compared, not globbed: a name may hold * or ?
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SpecError(name, "", "names several specs in " + str(root) + ": "
+                        + ", ".join(str(p.relative_to(root)) for p in found) + "; give the path of one")
+    known = sorted({p.stem for p in specs})
+    raise SpecError(name, "", f"no such file, and no spec of that name in {root}"
+                    + (f" (names: {', '.join(known)})" if known else ""))
 
 
 def parse_spec(doc, path):
