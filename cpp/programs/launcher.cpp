@@ -26,6 +26,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -157,6 +158,16 @@ double processCpuSeconds(pid_t pid) {
   return double(utime + stime) * jiffy();
 }
 
+// CPU time of a whole process (its threads that ended included), to the
+// nanosecond: the kernel's own clock of that process, where /proc counts
+// whole clock ticks. -1 if it cannot be read (the process is gone).
+double processCpuClockSeconds(pid_t pid) {
+  clockid_t clock;
+  timespec t{};
+  if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &t) != 0) return -1;
+  return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
+}
+
 CpuSnapshot snapshot(const std::vector<int>& cores, const std::vector<HostProc>& hosts) {
   CpuSnapshot s;
   s.wallNs = scabench::monotonicNs();
@@ -188,14 +199,16 @@ class Launcher {
       connectAll();
       const CpuSnapshot before = snapshot(measuredCores_, hosts_);
       for (auto& h : hosts_)
-        if (!h.exited) h.cpuAtStart = processCpuSeconds(h.pid);
+        if (!h.exited) h.cpuAtStart = processCpuClockSeconds(h.pid);
       manifest["window_start_ns"] = before.wallNs;
       startAll();
       announceStart();
       waitEndOfStream();
       const CpuSnapshot after = snapshot(measuredCores_, hosts_);
-      for (auto& h : hosts_)
-        if (!h.exited) h.windowCpuS = processCpuSeconds(h.pid) - h.cpuAtStart;
+      for (auto& h : hosts_) {
+        const double now = h.exited ? -1 : processCpuClockSeconds(h.pid);
+        if (now >= 0 && h.cpuAtStart >= 0) h.windowCpuS = now - h.cpuAtStart;
+      }
       manifest["window_end_ns"] = after.wallNs;
       const double wall = double(after.wallNs - before.wallNs) / 1e9;
       const double foreign = (after.busySeconds - before.busySeconds) - (after.ownSeconds - before.ownSeconds);

@@ -33,7 +33,7 @@ import threading
 from dataclasses import dataclass, field
 
 from scabench.components import idl
-from scabench.components.ports import InPort, OutPort
+from scabench.components.ports import SAMPLE_TYPES, InPort, OutPort
 from scabench.components.properties import PropertyBag
 
 _CF = idl.load().CF
@@ -213,3 +213,18 @@ class Component(idl.load().CF__POA.Resource):
 
     def log(self, text):
         print(f"{self.name}: {text}", file=sys.stderr, flush=True)
+
+
+def describe(factory, sample_type="double"):
+    """A kind's ports and properties in the words of `scabench-host
+    --describe` (each property's default, type and description), from a
+    component made but never served: what a spec checker reads."""
+    comp = factory(ComponentContext("describe", sample_type=sample_type))
+    types = {bool: "boolean", int: "integer", float: "real", str: "string"}
+    return {
+        "sample_types": list(SAMPLE_TYPES),
+        "provides": [p.name for p in comp.in_ports],
+        "uses": [p.name for p in comp.out_ports],
+        "properties": {pid: {"default": e.value, "type": types[type(e.value)], "description": e.description}
+                       for pid, e in comp.properties.entries().items()},
+    }

@@ -6,9 +6,13 @@ this floor.
 
 The kinds' knowledge lives here, once: which kinds pace a stream and how
 (`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), and which
-kind does a known amount of work per packet (the stage's `work`/`work_us`).
+kinds do a known amount of work per packet (the stages' `work`/`work_us`,
+in C++ and in Python).
 """
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import kind_info
+
+# The kinds that do `work` for `work_us` on each packet.
+STAGE_KINDS = ("stage", "py-stage")
 
 # A STANAG 4285 frame is 256 symbols, and its data source sends one frame
 # per packet (the standard's frame; the waveform's components agree).
@@ -17,7 +21,7 @@ S4285_SYMBOLS_PER_FRAME = 256
 
 def property_value(comp, key):
     """A component property as the run will see it: the spec's value or the default."""
-    return comp.properties.get(key, component_kinds()[comp.kind]["properties"][key]["default"])
+    return comp.properties.get(key, kind_info(comp.kind)["properties"][key]["default"])
 
 
 def producer_packets(spec):
@@ -28,7 +32,7 @@ def producer_packets(spec):
 def source_period_ms(comp):
     """The pacing period of a packet source: `period_us`, or one STANAG 4285
     frame at `symbol_rate`; 0 when it sends as fast as it can."""
-    props = component_kinds()[comp.kind]["properties"]
+    props = kind_info(comp.kind)["properties"]
     if "period_us" in props:
         return property_value(comp, "period_us") / 1000.0
     if "symbol_rate" in props and property_value(comp, "symbol_rate") > 0:
@@ -53,7 +57,7 @@ def stage_work_ms(spec):
     work, cpu = [], []
     for name in spec.pipeline_order():
         comp = spec.component(name)
-        if comp.kind != "stage":
+        if comp.kind not in STAGE_KINDS:
             continue
         kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
         work.append(0.0 if kind == "none" else ms)

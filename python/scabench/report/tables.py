@@ -31,7 +31,8 @@ def format_run(result):
     stages = result.stages
     out = [title,
            f"cores {spec['cores']}, transport {spec['transport']}, {producer.sent if producer else 0} packets, "
-           f"hosts {len(spec['hosts'])}" + (f", scheduler {spec['scheduler']}" if spec.get("scheduler", "normal") != "normal"
+           f"hosts {len(spec['hosts'])}"
+           + (f", external {n_ext}" if (n_ext := sum("external" in c for c in spec["components"])) else "") + (f", scheduler {spec['scheduler']}" if spec.get("scheduler", "normal") != "normal"
                                              else "")]
     for c in spec["connections"]:
         policy = f"call={c['call']}" + (f" sync={c['sync']}" if c["call"] == "oneway" else "")
@@ -56,8 +57,12 @@ def format_run(result):
         ["received"] + ([producer.sent] if producer else []) + [s.received for s in stages],
         ["reordered from previous"] + (["-"] if producer else []) + [s.reordered_from_previous for s in stages],
         ["reordered from original"] + (["-"] if producer else []) + [s.reordered_from_original for s in stages],
-        ["most server threads at once"] + (["-"] if producer else []) + [s.max_server_threads for s in stages],
+        ["most server threads at once"] + (["-"] if producer else []) + [_count(s.max_server_threads) for s in stages],
     ]
+    external = [s for s in stages if s.measured_at]
+    if external:  # what a stage's process costs, beside an external one's
+        rows.append(["process CPU per packet (µs)"] + (["-"] if producer else [])
+                    + [_fmt(s.cpu_per_packet_us, 1) for s in stages])
     if any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none" for c in spec["connections"]):
         rows += [
             ["output reordered from previous"] + (["-"] if producer else [])
@@ -74,6 +79,9 @@ def format_run(result):
         rows.append(["refused from peers"] + ([producer.refused or 0] if producer else [])
                     + [s.refused or 0 for s in stages])
     out += ["", format_table(header, rows), ""]
+    for s in external:
+        out.append(f"{s.name} ({s.kind}) is external: measured at {s.measured_at}, its packets as they reached "
+                   "that port")
     out.append(f"floor {_fmt(result.floor_ms, 1)} ms, ratio {_fmt(result.overhead_ratio, 3)}, "
                f"foreign CPU {_fmt(result.foreign_cpu_pct, 1)} %")
     for stall in result.stalls or []:
