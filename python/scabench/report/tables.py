@@ -80,8 +80,9 @@ def format_run(result):
                     + [s.refused or 0 for s in stages])
     out += ["", format_table(header, rows), ""]
     for s in external:
-        out.append(f"{s.name} ({s.kind}) is external: measured at {s.measured_at}, its packets as they reached "
-                   "that port")
+        kind = "" if s.kind == "external" else f" ({s.kind})"
+        out.append(f"{s.name}: an external component{kind}, measured at {s.measured_at} (its packets as they "
+                   "reached that port)")
     out.append(f"floor {_fmt(result.floor_ms, 1)} ms, ratio {_fmt(result.overhead_ratio, 3)}, "
                f"foreign CPU {_fmt(result.foreign_cpu_pct, 1)} %")
     for stall in result.stalls or []:
