@@ -89,6 +89,7 @@ struct External {
   std::string name;
   std::string ref;          // empty: exec'd
   bool release = true;      // releaseObject at the end (a reference may belong to someone else)
+  bool configured = false;   // taken into the run: its configure succeeded
   bool startedByUs = false;
   std::string sampleType;
 };
@@ -614,6 +615,8 @@ class Launcher {
       }
       resources_[name]->configure(props);
     });
+    auto ext = externals_.find(name);
+    if (ext != externals_.end()) ext->second.configured = true;
   }
 
   // The SCA way to find a waveform's components: a naming context for this
@@ -736,13 +739,14 @@ class Launcher {
     }
   }
 
-  // On a failure, the referenced components: released if the run owns
-  // their end, else stopped if the run started them and cut from the run's
-  // connections; each call bounded, each failure ignored (the run has
-  // failed already).
+  // On a failure, the referenced components the run had taken in (configured):
+  // released if the run owns their end, else stopped if the run started them
+  // and cut from the run's connections; each call bounded, each failure
+  // ignored (the run has failed already). One the run never configured is
+  // left as it was found.
   void abandonRefs() {
     for (auto& [name, ext] : externals_) {
-      if (ext.ref.empty() || !resources_.count(name)) continue;
+      if (ext.ref.empty() || !ext.configured || !resources_.count(name)) continue;
       CF::Resource_ptr res = resources_[name];
       omniORB::setClientCallTimeout(res, 2000);
       try {
