@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <csignal>
@@ -42,6 +43,7 @@
 
 #include "cf.hh"
 #include "scabench/core/clock.hpp"
+#include "scabench/core/usage.hpp"
 #include "scabench/core/record_log.hpp"
 
 using nlohmann::json;
@@ -277,6 +279,13 @@ class Launcher {
                             c["sample_type"].get<std::string>());
         ++componentCount_;
       }
+      // The component libraries (plugins) this host's components come from,
+      // each once: the host loads them before it creates any component.
+      std::vector<std::string> libraries;
+      for (const auto& c : h["components"])
+        if (c.contains("library") && std::find(libraries.begin(), libraries.end(), c["library"]) == libraries.end())
+          libraries.push_back(c["library"]);
+      for (const auto& library : libraries) proc.argv.push_back("--library"), proc.argv.push_back(library);
       for (const auto& o : h["orb_options"]) proc.argv.push_back(o);
       hosts_.push_back(proc);
     }
@@ -1006,9 +1015,18 @@ class Launcher {
 
 }  // namespace
 
+const char* const USAGE =
+    "usage: scabench-launch ASSEMBLY.json MANIFEST.json\n"
+    "Runs one assembly (written by `scabench run`): starts its hosts, drives the components through the SCA\n"
+    "lifecycle, waits for end of stream, tears everything down, and writes the outcome to MANIFEST.json.\n";
+
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   if (argc != 3) {
-    std::cerr << "usage: scabench-launch ASSEMBLY.json MANIFEST.json\n";
+    std::cerr << "scabench-launch: expected two arguments\n" << USAGE;
     return 2;
   }
   json assembly;

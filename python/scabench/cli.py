@@ -180,10 +180,11 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
     for row in headline(doc):
-        label = "loopback" if row["delay_ms"] is None else f"{row['delay_ms']} ms"
-        parts = [f"{name} {row[key]['ratio']['median']:.3f} x floor (model "
-                 + "-".join(f"{m:.3f}" for m in sorted(set(round(v, 3) for v in row[key]['model_ratio']))) + ")"
-                 for key, name in (("twoway_worker", "two-way + worker"), ("credits", "credits")) if key in row]
+        label = "loopback" if row.delay_ms is None else f"{row.delay_ms} ms"
+        parts = [f"{name} {figures.ratio.median:.3f} x floor (model "
+                 + "-".join(f"{m:.3f}" for m in sorted(set(round(v, 3) for v in figures.model_ratio))) + ")"
+                 for figures, name in ((row.twoway_worker, "two-way + worker"), (row.credits, "credits"))
+                 if figures is not None]
         click.echo(f"{label:>9}: " + "; ".join(parts))
     click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
 
@@ -249,12 +250,13 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
     from scabench.studies.granularity.lab import Lab
     from scabench.studies.granularity.plan import PLANS
     from scabench.studies.granularity.render import render
+    from scabench.studies.granularity.rows import read_result
 
     if from_json:
         with exit_codes():
             result = read_json(from_json, "--from-json", "summary")
             try:
-                md, html = render(result, out_dir)
+                md, html = render(read_result(result), out_dir)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 raise ScabenchError(f"--from-json: {from_json} is not a whole granularity result "
                                     f"({type(exc).__name__}: {exc})") from None

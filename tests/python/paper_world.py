@@ -1,11 +1,12 @@
 """Synthetic campaign entries for the paper's claims: RunResults like the
 runner's (runner.run_spec), summarised by the real campaign.summarise."""
 import copy
+from pathlib import Path
 
 import numpy as np
 
 from scabench.run import metrics
-from scabench.measure.campaign import summarise
+from scabench.measure.campaign import CampaignEntry, Config
 from scabench.run.results import CpuUsage, ProducerResult, RunResult, StageResult
 from scabench.run.runner import SEND_THRESHOLDS_US
 
@@ -30,10 +31,9 @@ def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1
 
 def entry(config_id, setup, runs, cores=None, group="table1"):
     cores = cores or ([0, 1] if setup == "multicore" else [0])
-    return {"config": {"name": f"{config_id}@{setup}", "id": config_id, "group": group, "title": config_id,
-                       "setup": setup, "setup_label": f"{len(cores)} core{'s' if len(cores) > 1 else ''}",
-                       "cores": cores, "policy": {}, "collocated": False, "pin": False},
-            "runs": runs, "failures": [], "summary": summarise(runs)}
+    config = Config(config_id, group, Path(f"{config_id}.toml"), setup,
+                    f"{len(cores)} core{'s' if len(cores) > 1 else ''}", cores, title=config_id)
+    return CampaignEntry(config, runs, []).summarise()
 
 
 PACED = [4.0] * 900 + [20000.0] * 100        # one-way producer paced by socket buffers
@@ -73,6 +73,6 @@ def world():
 def replace(entries, name, runs):
     """A copy of entries where `name` has the given runs."""
     out = dict(entries)
-    old = entries[name]["config"]
-    out[name] = entry(old["id"], old["setup"], runs, cores=old["cores"], group=old["group"])
+    old = entries[name].config
+    out[name] = entry(old.id, old.setup, runs, cores=old.cores, group=old.group)
     return out

@@ -276,3 +276,24 @@ def test_campaigns_redo_a_stalled_or_unclean_run():
     assert _flaw_of(stalled) == "stage2 stalled 900 ms"
     assert "refused 3" in _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=3, clean=False))
     assert _flaw_of(RunResult(**base)) is None  # a result from before these fields existed
+
+
+def test_a_library_caller_gets_interrupted_while_owning_and_its_handlers_back():
+    # Outside the CLI nothing installs the handlers for good: a block that
+    # owns processes or namespaces takes them for its duration only.
+    script = """
+import os, signal
+from scabench import interrupts
+mine = lambda s, f: None
+signal.signal(signal.SIGTERM, mine)
+try:
+    with interrupts.while_owning():
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.pause()
+except interrupts.Interrupted as exc:
+    print("interrupted", exc.exit_code)
+print("restored", signal.getsignal(signal.SIGTERM) is mine, interrupts.installed())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["interrupted 143", "restored True False"]

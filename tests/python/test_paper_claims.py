@@ -1,5 +1,7 @@
 """The verdict logic on synthetic results: each rule says reproduced when the
 figures show the paper's effect, and something else when they do not."""
+from dataclasses import replace as changed
+
 from paper_world import FAST, PACED, entry, replace, run, world
 
 from scabench.studies.paper.claims import CLAIMS, judge_claims
@@ -29,14 +31,14 @@ def test_claims_have_ids_texts_and_figures():
 
 def test_a_reordering_two_way_run_breaks_the_order_claim():
     w = world()
-    w = replace(w, "exp6@multicore", w["exp6@multicore"]["runs"][:2] + [run([7650, 7680, 7700], (0, 1, 1))])
+    w = replace(w, "exp6@multicore", w["exp6@multicore"].runs[:2] + [run([7650, 7680, 7700], (0, 1, 1))])
     assert verdicts(w)["twoway-keeps-order"] == "not reproduced"
 
 
 def test_one_way_in_order_everywhere_is_not_reproduced():
     w = world()
     for name in ("exp1@multicore", "exp1@singlecore"):
-        w = replace(w, name, [run([7600, 7600, 7600], floor=w[name]["summary"]["floor_ms"], sends=PACED)])
+        w = replace(w, name, [run([7600, 7600, 7600], floor=w[name].summary.floor_ms, sends=PACED)])
     assert verdicts(w)["oneway-reorders"] == "not reproduced"
     w = replace(w, "exp1@singlecore", [run([15200] * 3, (5, 5, 5), floor=15000.0, sends=PACED)])
     assert verdicts(w)["oneway-reorders"] == "differs"
@@ -75,12 +77,12 @@ def test_bounded_queue_back_pressure_differs_from_the_unbounded_paper():
 
 def test_spare_core_rule_depends_on_the_core_count():
     w = world()
-    cfg = w["exp1@multicore"]["config"]
+    cfg = w["exp1@multicore"].config
     four = dict(w)
-    four["exp1@multicore"] = dict(w["exp1@multicore"], config=dict(cfg, cores=[0, 1, 2, 3]))
+    four["exp1@multicore"] = changed(w["exp1@multicore"], config=changed(cfg, cores=[0, 1, 2, 3]))
     assert verdicts(four)["multicore-spare-core"] == "not reproduced"   # ratio 1.013, not below the floor
     faster = replace(four, "exp1@multicore", [run([4400, 4450, 4500], (1, 2, 3), floor=5010.0, sends=PACED)])
-    faster["exp1@multicore"]["config"]["cores"] = [0, 1, 2, 3]
+    faster["exp1@multicore"].config.cores = [0, 1, 2, 3]
     assert verdicts(faster)["multicore-spare-core"] == "reproduced"
 
 
@@ -114,7 +116,7 @@ def test_pacing_that_only_helps_at_the_matched_rate_differs():
     for name, cfg_id, setup, period in (("exp2-matched@multicore", "exp2-matched", "multicore", 7500),
                                         ("exp2-matched-1core@singlecore", "exp2-matched-1core", "singlecore", 15000)):
         w[name] = entry(cfg_id, setup, [run([7600] * 3, (0, 1, 2))])
-        w[name]["config"]["component"] = {"producer": {"period_us": period}}
+        w[name].config.component = {"producer": {"period_us": period}}
     assert verdicts(w)["pacing-reduces-reordering"] == "differs"
 
 
@@ -129,6 +131,6 @@ def test_pinning_that_hurts_on_fewer_cores_than_processes_differs():
     w = replace(world(), "exp5-pinned@multicore", [run([16000] * 3, sends=[15100.0] * 1000)])
     assert verdicts(w)["pinning-removes-overhead"] == "differs"   # 5 processes, 2 cores
     four = dict(w)
-    four["exp5-pinned@multicore"] = dict(w["exp5-pinned@multicore"],
-                                         config=dict(w["exp5-pinned@multicore"]["config"], cores=[0, 1, 2, 3, 4]))
+    four["exp5-pinned@multicore"] = changed(w["exp5-pinned@multicore"],
+                                            config=changed(w["exp5-pinned@multicore"].config, cores=[0, 1, 2, 3, 4]))
     assert verdicts(four)["pinning-removes-overhead"] == "not reproduced"

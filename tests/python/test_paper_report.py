@@ -2,12 +2,13 @@
 and a tiny end-to-end run over real processes."""
 import json
 import re
+from pathlib import Path
 
 import pytest
 from paper_world import world
 
 from conftest import REPO, scabench
-from scabench.measure.campaign import load_campaign, spread
+from scabench.measure.campaign import Spread, load_campaign, spread
 from scabench.errors import SpecError
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
@@ -20,8 +21,8 @@ META = {"quick": False, "runs": 3, "packets": 1000, "quiet_below_pct": 10, "redo
 
 
 def test_spread_gives_median_and_range():
-    assert spread([3, 1, 2, None]) == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
-    assert spread([])["median"] is None
+    assert spread([3, 1, 2, None, float("nan")]) == Spread(median=2.0, min=1.0, max=3.0, n=3)
+    assert spread([]) == Spread(None, None, None, 0)
 
 
 def test_report_sets_our_figures_beside_the_papers(tmp_path):
@@ -101,6 +102,13 @@ setups = ["multicore"]
     for name, e in configs.items():
         assert len(e["runs"]) == 1 and e["runs"][0]["producer"]["sent"] == 6, name
     assert configs["exp6@multicore"]["summary"]["stages"][-1]["reordered_from_original"]["max"] == 0
+    # The entries have the keys, in the order, of a file written before they were typed (data/README.md).
+    before = json.loads((Path(__file__).parent / "data" / "paper-results.json").read_text())["configs"]
+    for name, e in configs.items():
+        was = before[name]
+        assert list(e) == list(was) and list(e["config"]) == list(was["config"]), name
+        assert list(e["summary"]) == list(was["summary"]), name
+        assert [list(s) for s in e["summary"]["stages"]] == [list(s) for s in was["summary"]["stages"]], name
     claims = {c["id"]: c for c in results["claims"]}
     assert claims["twoway-keeps-order"]["verdict"] == "reproduced"
     assert all(c["verdict"] in ("reproduced", "not reproduced", "differs") and c["evidence"] for c in claims.values())

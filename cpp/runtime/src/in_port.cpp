@@ -74,7 +74,7 @@ void InPortBase::prepareChecks() {
 void InPortBase::attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) {
   // Once the component has started, the launcher has connected everything:
   // a later attach could only take the connection from its sender.
-  if (recording()) {
+  if (running()) {
     refuse(Refusal::Sender);
     throw CF::Port::OccupiedPort();
   }
@@ -227,7 +227,7 @@ bool InPortBase::singleThreadDispatch() const {
 }
 
 RecordLog& InPortBase::records() { return owner_.records(); }
-bool InPortBase::recording() const { return owner_.recording(); }
+bool InPortBase::running() const { return owner_.running(); }
 
 CORBA::Object_ptr InPortBase::reference() {
   if (CORBA::is_nil(ref_)) {

@@ -8,7 +8,7 @@ import os
 import re
 
 from scabench.errors import SpecError
-from scabench.model.catalog import PYTHON_KINDS, kind_info
+from scabench.model.catalog import PYTHON_KINDS, kind_declaration, kind_of
 from scabench.model.link import LinkSettings
 from scabench.model.policy import PolicyValueError, parse_policy
 
@@ -94,10 +94,11 @@ def policy_of(table, base, path, where):
         raise SpecError(path, f"{where}.{exc.key}", str(exc)) from None
 
 
-def check_property(path, where, kind, key, value):
+def check_property(path, where, kind, key, value, library=None):
     """A component property's value, checked against what the kind declares
-    (an external component declares nothing: check_external_property)."""
-    declared = kind_info(kind)["properties"]
+    (in its component library, if it comes from one; an external component
+    declares nothing: check_external_property)."""
+    declared = kind_declaration(kind, library)["properties"]
     # Port policy keys ("in.worker") come from [policy]; record_capacity is the runner's.
     if key not in declared or "." in key or key == "record_capacity":
         valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
@@ -105,8 +106,10 @@ def check_property(path, where, kind, key, value):
     expected = declared[key]["type"]
     if not _type_ok(value, expected):
         raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
-    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= INT64_MAX:
-        raise SpecError(path, where, f"must be from 0 to {INT64_MAX} ({declared[key]['description']})")
+    # The declared type's range (an unsigned long ends at 2^32 - 1), from 0: a spec sets counts and times.
+    high = declared[key].get("max", INT64_MAX)
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= high:
+        raise SpecError(path, where, f"must be from 0 to {high} ({declared[key]['description']})")
     if isinstance(value, float) and not (math.isfinite(value) and value >= 0):
         raise SpecError(path, where, f"must be a finite number >= 0 ({declared[key]['description']})")
     # The stream's size: a source sends at least one packet, a packet holds
@@ -163,12 +166,12 @@ def endpoint(text, path, key, components, direction):
     comp = next((c for c in components if c.name == name), None)
     if comp is None:
         raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
-    info = kind_info(comp.kind)
-    if info is None:  # external: its ports are checked at run time, when it is there to ask
+    declared = kind_of(comp)
+    if declared is None:  # external: its ports are checked at run time, when it is there to ask
         if not port or not port.replace("_", "").replace("-", "").isalnum():
             raise SpecError(path, key, f"{text!r}: a port name of letters, digits, - and _ is required")
         return (name, port)
-    ports = info[direction]
+    ports = declared[direction]
     if port not in ports:
         role = "uses (output)" if direction == "uses" else "provides (input)"
         raise SpecError(path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}")
@@ -231,7 +234,7 @@ def check_python_ports(spec, where="policy"):
         for (name, port), side, table in ((conn.uses, "uses", "USES"), (conn.provides, "provides", "PROVIDES")):
             if spec.component(name).kind not in PYTHON_KINDS:
                 continue
-            checks = {key: check for key, _, _, check in getattr(python_policy, table)}
+            checks = {key: check for key, _, _, check, *_ in getattr(python_policy, table)}
             properties = getattr(conn.policy, f"{side}_properties")(port)
             for prop, value in properties.items():
                 key = prop.split(".", 1)[1]

@@ -9,7 +9,7 @@ The kinds' knowledge lives here, once: which kinds pace a stream and how
 kinds do a known amount of work per packet (the stages' `work`/`work_us`,
 in C++ and in Python).
 """
-from scabench.model.catalog import kind_info
+from scabench.model.catalog import kind_of
 
 # The kinds that do `work` for `work_us` on each packet.
 STAGE_KINDS = ("stage", "py-stage")
@@ -21,7 +21,7 @@ S4285_SYMBOLS_PER_FRAME = 256
 
 def property_value(comp, key):
     """A component property as the run will see it: the spec's value or the default."""
-    return comp.properties.get(key, kind_info(comp.kind)["properties"][key]["default"])
+    return comp.properties.get(key, kind_of(comp)["properties"][key]["default"])
 
 
 def producer_packets(spec):
@@ -32,7 +32,7 @@ def producer_packets(spec):
 def source_period_ms(comp):
     """The pacing period of a packet source: `period_us`, or one STANAG 4285
     frame at `symbol_rate`; 0 when it sends as fast as it can."""
-    props = kind_info(comp.kind)["properties"]
+    props = kind_of(comp)["properties"]
     if "period_us" in props:
         return property_value(comp, "period_us") / 1000.0
     if "symbol_rate" in props and property_value(comp, "symbol_rate") > 0:

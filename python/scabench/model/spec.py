@@ -9,6 +9,8 @@ A spec (see experiments/paper/exp6.toml):
                  pin (each process on its own core), scheduler ("normal" |
                  "batch": Linux SCHED_BATCH for every host), timeout_s
   [[component]]  name, kind, and the kind's properties (scabench-host --describe);
+                 library = "path/libx.so": the kind comes from that component
+                 library (a plugin; the path relative to the spec's folder);
                  kind = "py-stage": the stage in Python, a program of its own;
                  kind = "external": exec = "program" (started with the SCA
                  exec parameters) or ref = "IOR:..." | "corbaloc:..." |
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import SpecError
-from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, kind_info, kind_names
+from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, SAMPLE_BYTES,
                                    check_packet_size, check_property, check_python_ports, endpoint,
                                    network_settings, parse_cores, policy_of, table_of)
@@ -88,6 +90,7 @@ class Component:
     name: str
     kind: str
     properties: dict
+    library: Path | None = None   # the component library (plugin) its kind comes from; None: built in
     external: External | None = None  # None: hosted by scabench-host
 
 
@@ -158,11 +161,11 @@ class Spec:
         producer, the STANAG 4285 data source. In data-flow order."""
         return [self.component(n) for n in self.pipeline_order()
                 if n in self.sources() and self.component(n).external is None
-                and "packets" in kind_info(self.component(n).kind)["properties"]]
+                and "packets" in kind_of(self.component(n))["properties"]]
 
     def with_packets(self, packets, where="--packets"):
         for c in self.packet_sources():
-            c.properties["packets"] = check_property(self.path, where, c.kind, "packets", packets)
+            c.properties["packets"] = check_property(self.path, where, c.kind, "packets", packets, c.library)
         return self
 
     def check_packet_sizes(self, where="component"):
@@ -229,7 +232,8 @@ class Spec:
             "cores": self.cores,
             "pin": self.pin,
             "scheduler": self.scheduler,
-            "components": [{"name": c.name, "kind": c.kind, "properties": c.properties,
+            "components": [{"name": c.name, "kind": c.kind, **({"library": str(c.library)} if c.library else {}),
+                            "properties": c.properties,
                             **({"external": c.external.describe()} if c.external is not None else {})}
                            for c in self.components],
             "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
@@ -330,26 +334,34 @@ def _components(doc, path):
             raise SpecError(path, f"{where}.name", f"{name!r} is used twice")
         seen.add(name)
         kind = item.get("kind")
-        if not isinstance(kind, str) or kind not in kinds:
-            raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)}")
+        library = _library(item, path, where)
+        if library is not None:
+            if kind in PYTHON_KINDS or kind == EXTERNAL:
+                raise SpecError(path, f"{where}.library", f"a {kind} component is a program of its own, not a kind "
+                                "of a component library")
+            _check_library_kind(kind, library, path, where)
+        elif not isinstance(kind, str) or kind not in kinds:
+            raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)} "
+                            "(a kind of a component library needs its library = \"path/lib.so\")")
         external = None
         if kind == EXTERNAL:
             external = _external(item, path, where)
         elif kind in PYTHON_KINDS:
             entry = PYTHON_KINDS[kind]
             external = External(python_program(entry.script, entry.module), {"KIND": entry.kind}, orb_options=True)
-        comp = Component(name, kind, {}, external)
+        comp = Component(name, kind, {}, library, external)
         for key, value in item.items():
-            if key not in ("name", "kind") and not (kind == EXTERNAL and key in EXEC_KEYS + REF_KEYS):
+            if key not in ("name", "kind", "library") and not (kind == EXTERNAL and key in EXEC_KEYS + REF_KEYS):
                 comp.properties[key] = _property(path, f"{where}.{key}", comp, key, value)
         components.append(comp)
+    _check_libraries_apart(components, path)
     return components
 
 
 def _property(path, where, comp, key, value):
     if comp.kind == EXTERNAL:
         return check_external_property(path, where, key, value)
-    return check_property(path, where, comp.kind, key, value)
+    return check_property(path, where, comp.kind, key, value, comp.library)
 
 
 def _external(item, path, where):
@@ -441,6 +453,54 @@ def _reference(ref, naming, path, where):
     return f"corbaname:{naming[len('corbaloc:'):]}#{ref}"
 
 
+def _library(item, path, where):
+    """A component's `library`: the component library (plugin) its kind
+    comes from, as an absolute path, or None. Relative paths are from the
+    spec's folder. The host must load it and find kinds in it
+    (`scabench-host --library PATH --describe`), before any process starts."""
+    if "library" not in item:
+        return None
+    value = item["library"]
+    if not isinstance(value, str) or not value:
+        raise SpecError(path, f"{where}.library", "must be the path of a component library (a .so file), "
+                        "relative to the spec's folder")
+    library = Path(os.path.abspath(Path(path).parent / value))
+    if not library.is_file():
+        why = "is not a file" if library.exists() else "no such file"
+        raise SpecError(path, f"{where}.library", f"{library}: {why}; give the path of a component library "
+                        "(a .so file), relative to the spec's folder")
+    try:
+        component_kinds(library)
+    except LibraryError as exc:
+        raise SpecError(path, f"{where}.library", str(exc)) from None
+    return library
+
+
+def _library_kinds(library):
+    return [k for k, d in component_kinds(library).items() if "library" in d]
+
+
+def _check_library_kind(kind, library, path, where):
+    own = _library_kinds(library)
+    if kind not in own:
+        raise SpecError(path, f"{where}.kind", f"{kind!r} is not a kind of {library}; it registers: {', '.join(own)}")
+
+
+def _check_libraries_apart(components, path):
+    """Two component libraries of one spec must not register the same kind:
+    a host given both refuses the second (registry.hpp), and a kind's name
+    would mean two pieces of code."""
+    owner = {}
+    for i, c in enumerate(components):
+        if c.library is None:
+            continue
+        for kind in _library_kinds(c.library):
+            first = owner.setdefault(kind, c.library)
+            if not os.path.samefile(first, c.library):
+                raise SpecError(path, f"component[{i}].library", f"{c.library} registers kind {kind!r}, which {first} "
+                                "registers too; a spec's kind names one piece of code: rename one of them")
+
+
 def _connections(doc, path, components, default_policy):
     connections = []
     chain = doc.get("chain", [])
@@ -498,7 +558,7 @@ def _check_topology(path, components, connections):
             visit(c.name, [c.name])
     fed = {conn.provides[0] for conn in connections}
     for c in components:
-        if c.name not in fed and (kind_info(c.kind) or {}).get("provides"):
+        if c.name not in fed and (kind_of(c) or {}).get("provides"):
             raise SpecError(path, "connection", f"{c.name!r} ({c.kind}) receives from nothing and would wait for ever; "
                             "connect a source to its input")
     if len(components) > 1:

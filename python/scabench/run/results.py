@@ -2,79 +2,18 @@
 "Result JSON").
 
 as_dict() gives the result JSON's object, keys in the order the file has
-them; from_dict() reads one back (a study's kept runs, re-rendered). The
-JSON tells a missing key from a null, so the fields say which they are:
-- a field without a default is always written (None as null);
-- optional(): left out while None (only a failed run has "error", only a
-  run on network hosts has "network");
-- figure(): one of a run's figures, which exist once its records were
-  analysed; all of them are written, null where a figure has no value, or
-  none of them (a run that failed before).
-A new optional key is one more optional() field, in the place its key takes
-in the file, so results written without it read and write back unchanged.
-from_dict() refuses keys it does not know rather than drop them: a result
-rewritten from it would lose them."""
-from dataclasses import dataclass, field, fields
+them; from_dict() reads one back (a study's kept runs, re-rendered). Which
+keys a result may lack is in the fields (scabench/typed.py): optional() ones
+are left out while None (only a failed run has "error", only a run on
+network hosts has "network"); figure() ones exist once the run's records
+were analysed, all of them or none (a run that failed before)."""
+from dataclasses import dataclass
 
-
-def optional():
-    """A key a result may lack: left out of the JSON while None."""
-    return field(default=None, metadata={"omit": "if None"})
-
-
-def figure():
-    """A figure of an analysed run (RunResult.analysed)."""
-    return field(default=None, metadata={"omit": "unless analysed"})
-
-
-def _plain(value):
-    if hasattr(value, "as_dict"):
-        return value.as_dict()
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _as_dict(obj, analysed=True):
-    out = {}
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        omit = f.metadata.get("omit")
-        if (omit == "if None" and value is None) or (omit == "unless analysed" and not analysed):
-            continue
-        out[f.name] = _plain(value)
-    return out
-
-
-def _from_dict(cls, doc, read=None):
-    """cls from its JSON object; read: {key: function} for the keys that hold
-    typed values (applied unless the value is null)."""
-    if not isinstance(doc, dict):
-        raise ValueError(f"{cls.__name__}: expected an object, not {type(doc).__name__}")
-    known = {f.name for f in fields(cls)}
-    unknown = [k for k in doc if k not in known]
-    if unknown:
-        raise ValueError(f"{cls.__name__}: unknown key(s) {', '.join(map(repr, unknown))}")
-    read = read or {}
-    try:
-        return cls(**{k: (read[k](v) if k in read and v is not None else v) for k, v in doc.items()})
-    except TypeError as exc:  # a required key is missing
-        raise ValueError(f"{cls.__name__}: {exc}") from None
-
-
-class _Typed:
-    """as_dict() and from_dict() for a part of a result (see the module docstring)."""
-
-    def as_dict(self):
-        return _as_dict(self)
-
-    @classmethod
-    def from_dict(cls, doc):
-        return _from_dict(cls, doc)
+from scabench.typed import Typed, figure, from_dict, list_of, optional
 
 
 @dataclass
-class StageResult(_Typed):
+class StageResult(Typed):
     """One stage (a component with an input), from its record file; an
     external component from the record file of the one it feeds
     (`measured_at`)."""
@@ -111,7 +50,7 @@ class StageResult(_Typed):
 
 
 @dataclass
-class ProducerResult(_Typed):
+class ProducerResult(Typed):
     """The first packet source: what it sent and how long each send took."""
     name: str
     sent: int
@@ -125,7 +64,7 @@ class ProducerResult(_Typed):
 
 
 @dataclass
-class CpuUsage(_Typed):
+class CpuUsage(Typed):
     """The run's CPU: the launcher's count of the hosts' CPU, and their
     rusage at exit, summed."""
     run_cpu_s: float
@@ -136,7 +75,7 @@ class CpuUsage(_Typed):
 
 
 @dataclass
-class NetworkResult(_Typed):
+class NetworkResult(Typed):
     """Network hosts (run/network.py): where each host was, the link, and
     the link emulator's CPU once the run ended."""
     hosts: list                  # per host: netns, address, published
@@ -146,7 +85,7 @@ class NetworkResult(_Typed):
 
 
 @dataclass
-class RunResult:
+class RunResult(Typed):
     """One run of a spec (runner.run_spec); a failed or interrupted run keeps
     what it had: its stages and producer over the packets handled (its other
     figures null)."""
@@ -186,16 +125,16 @@ class RunResult:
         return self.stages is not None
 
     def as_dict(self):
-        out = _as_dict(self, self.analysed)
+        out = super().as_dict()
         if self.analysed and self.producer is None:
             out["producer"] = {}
         return out
 
     @classmethod
     def from_dict(cls, doc):
-        return _from_dict(cls, doc, {
+        return from_dict(cls, doc, {
             "network": NetworkResult.from_dict,
-            "stages": lambda stages: [StageResult.from_dict(s) for s in stages],
+            "stages": list_of(StageResult),
             "producer": lambda p: ProducerResult.from_dict(p) if p else None,
             "cpu": CpuUsage.from_dict,
         })

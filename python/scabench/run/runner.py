@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scabench import interrupts
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
@@ -79,8 +80,8 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
             "scheduler": spec.scheduler,
             **({"netns": network.netns(i)} if network is not None else {}),
             "orb_options": endpoint_options + BASE_ORB_OPTIONS + dispatch_options.get(("host", i), []),
-            "components": [{"name": n, "kind": spec.component(n).kind, "sample_type": spec.sample_type,
-                            "properties": properties[n]} for n in members],
+            "components": [_assembly_component(spec.component(n), spec.sample_type, properties[n])
+                           for n in members],
         })
     externals = []
     exec_cores = iter(cores[len(spec.hosts):])
@@ -114,6 +115,13 @@ def _endpoint(spec, run_dir, name):
     return ["-ORBendPoint", "giop:tcp:127.0.0.1:" if spec.transport == "tcp" else f"giop:unix:{run_dir}/{name}.sock"]
 
 
+def _assembly_component(comp, sample_type, properties):
+    entry = {"name": comp.name, "kind": comp.kind, "sample_type": sample_type, "properties": properties}
+    if comp.library is not None:
+        entry["library"] = str(comp.library)  # the host loads it before creating the component
+    return entry
+
+
 def run_spec(spec, on_start=None, on_hold=None):
     """Runs `spec` once over real processes and returns its RunResult.
     Raises RunError, which carries the partial result (the caller keeps it),
@@ -133,7 +141,8 @@ def run_spec(spec, on_start=None, on_hold=None):
     processes.remove_leftovers()
     run_dir = processes.make_run_dir()
     try:
-        with NamingService(run_dir) as names, _network_hosts(spec, run_dir) as network:
+        with interrupts.while_owning(), NamingService(run_dir) as names, \
+                _network_hosts(spec, run_dir) as network:
             return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)

@@ -52,6 +52,7 @@ from scabench.run.runner import run_spec
 from scabench.model.spec import parse_spec
 from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
 from scabench.studies.granularity.plan import PARTS
+from scabench.studies.granularity.rows import FirRow
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS, Layout
 
@@ -294,18 +295,16 @@ class Lab:
         return rows
 
     def _row(self, experiment, config, components, placement, transport, taps, samples, m, func_checksum):
-        row = {"experiment": experiment, "workload": self.workload.name, "config": config,
-               "components": components, "placement": placement, "transport": transport,
-               "taps": taps, "samples": samples, "nb": taps * samples, "pr": self.plan.pr}
-        row.update({k: m[k] for k in ("user_pct", "system_pct", "total_pct", "csw_per_s", "sar_user_pct",
-                                      "sar_total_pct", "system_csw_per_s", "foreign_pct", "user_sample_s",
-                                      "system_sample_s", "split_source", "runs", "processes")})
-        row["checksum"] = m.get("checksum")
-        row["output_matches_func"] = (m.get("checksum") == func_checksum) if m.get("checksum") is not None else None
-        for k in ("work_ns_per_packet", "sink_ns_per_packet"):
-            if k in m:
-                row[k] = m[k]
-        return row
+        return FirRow(experiment=experiment, workload=self.workload.name, config=config, components=components,
+                      placement=placement, transport=transport, taps=taps, samples=samples, nb=taps * samples,
+                      pr=self.plan.pr,
+                      **{k: m[k] for k in ("user_pct", "system_pct", "total_pct", "csw_per_s", "sar_user_pct",
+                                           "sar_total_pct", "system_csw_per_s", "foreign_pct", "user_sample_s",
+                                           "system_sample_s", "split_source", "runs", "processes")},
+                      checksum=m.get("checksum"),
+                      output_matches_func=(m.get("checksum") == func_checksum) if m.get("checksum") is not None
+                      else None,
+                      work_ns_per_packet=m.get("work_ns_per_packet"), sink_ns_per_packet=m.get("sink_ns_per_packet"))
 
     def choose_taps(self, samples):
         """N such that FUNC is about fig7_target_pct % at this B: solved on

@@ -1,6 +1,7 @@
 """The granularity report: Markdown + HTML (scabench.report.markdown) with
 matplotlib PNGs, from the result of lab.Lab.run() or the JSON it was written
-to. Rendering reads the result, the summary included (result["summary"],
+to (read back by rows.read_result, which types its rows). Rendering reads
+the result, the summary included (result["summary"],
 result["stanag4285"]["summary"]), and never imports the lab nor recomputes
 the analysis.
 
@@ -27,8 +28,8 @@ def render(result, out_dir):
     s4285 = result.get("stanag4285")
     has_fir = result.get("test_application") is not None
     rows = result["configurations"] + (s4285["configurations"] if s4285 else [])
-    kept = sum(r["foreign_pct"] > plan["foreign_limit_pct"] for r in rows)
-    workloads = [w for w in WORKLOADS if any(r["workload"] == w for r in result["configurations"])]
+    kept = sum(r.foreign_pct > plan["foreign_limit_pct"] for r in rows)
+    workloads = [w for w in WORKLOADS if any(r.workload == w for r in result["configurations"])]
     text = [
         "# Component granularity and CPU workload",
         "",

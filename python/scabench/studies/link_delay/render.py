@@ -10,11 +10,12 @@ TITLE = "Ordered pipelines across hosts with link delay"
 
 
 def _cell(s, digits=3):
-    if not s or s.get("median") is None:
+    """A Spread as median (min–max), None without one."""
+    if s is None or s.median is None:
         return None
-    if s["n"] > 1 and s["max"] - s["min"] > 0:
-        return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
-    return f"{s['median']:.{digits}f}"
+    if s.n > 1 and s.max - s.min > 0:
+        return f"{s.median:.{digits}f} ({s.min:.{digits}f}–{s.max:.{digits}f})"
+    return f"{s.median:.{digits}f}"
 
 
 def _plot(doc, out):
@@ -30,12 +31,12 @@ def _plot(doc, out):
         if not pts:
             continue
         xs = [d for d, _ in pts]
-        med = [e["summary"]["overhead_ratio"]["median"] for _, e in pts]
-        lo = [m - e["summary"]["overhead_ratio"]["min"] for m, (_, e) in zip(med, pts)]
-        hi = [e["summary"]["overhead_ratio"]["max"] - m for m, (_, e) in zip(med, pts)]
+        med = [e.summary.overhead_ratio.median for _, e in pts]
+        lo = [m - e.summary.overhead_ratio.min for m, (_, e) in zip(med, pts)]
+        hi = [e.summary.overhead_ratio.max - m for m, (_, e) in zip(med, pts)]
         ax.errorbar(xs, med, yerr=[lo, hi], fmt="o-", color=colour, capsize=3, label=f"{label}, measured")
-        best = [e["model_ms"][0] / e["summary"]["floor_ms"] for _, e in pts]
-        worst = [e["model_ms"][1] / e["summary"]["floor_ms"] for _, e in pts]
+        best = [e.model_ms[0] / e.summary.floor_ms for _, e in pts]
+        worst = [e.model_ms[1] / e.summary.floor_ms for _, e in pts]
         ax.fill_between(xs, best, worst, color=colour, alpha=.15)
         ax.plot(xs, best, "--", color=colour, alpha=.7, label=f"{label}, model (best–worst)")
         ax.plot(xs, worst, "--", color=colour, alpha=.7)
@@ -61,16 +62,20 @@ def render(doc, figure):
             return None
         return fmt(m[0]) if abs(m[1] - m[0]) < 5e-4 else f"{fmt(m[0])}–{fmt(m[1])}"
 
+    def of(figures, name, missing=None):
+        """A strategy's figure, `missing` where the strategy did not run at this delay."""
+        return missing if figures is None else getattr(figures, name)
+
     table = []
     for r in rows:
-        tw, cr = r.get("twoway_worker", {}), r.get("credits", {})
-        table.append(["loopback (no emulator)" if r["delay_ms"] is None else f"{r['delay_ms']} ms",
-                      _cell(tw.get("ratio")), model(tw.get("model_ratio")),
-                      _cell(cr.get("ratio")), model(cr.get("model_ratio")), _cell(cr.get("ratio_with_emulator")),
-                      fmt(r.get("twoway_over_credits"), 2),
-                      f"{tw.get('output_reordered', '–')} / {cr.get('output_reordered', '–')}",
-                      cr.get("held_peak"),
-                      f"{fmt(tw.get('emulator_cpu_s'), 2) or '–'} / {fmt(cr.get('emulator_cpu_s'), 2) or '–'}"])
+        tw, cr = r.twoway_worker, r.credits
+        table.append(["loopback (no emulator)" if r.delay_ms is None else f"{r.delay_ms} ms",
+                      _cell(of(tw, "ratio")), model(of(tw, "model_ratio")),
+                      _cell(of(cr, "ratio")), model(of(cr, "model_ratio")), _cell(of(cr, "ratio_with_emulator")),
+                      fmt(r.twoway_over_credits, 2),
+                      f"{of(tw, 'output_reordered', '–')} / {of(cr, 'output_reordered', '–')}",
+                      of(cr, "held_peak"),
+                      f"{fmt(of(tw, 'emulator_cpu_s'), 2) or '–'} / {fmt(of(cr, 'emulator_cpu_s'), 2) or '–'}"])
     text = [f"# {TITLE}", "",
             f"{meta['packets']} packets per run, {meta['runs']} run(s) per row, median (min–max); "
             f"finished {meta.get('finished_at', '?')} in {meta.get('elapsed_s', 0) / 60:.1f} min. "

@@ -82,17 +82,17 @@ def draw_figures(out, entries):
             e = entries.get(f"{exp}@{setup}")
             if not e:
                 continue
-            s = e.get("summary")
-            label = e["config"]["setup_label"]
+            s = e.summary
+            label = e.config.setup_label
             if s:
-                run = e["runs"][s["median_run"]]
+                run = e.runs[s.median_run]
                 name = f"send-times-{exp}-{setup}.png"
                 number, _ = paper_table(exp, setup)
                 send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
                                     run.producer.send_us_all, figure_note(exp, setup))
                 figures[f"{exp}@{setup}"] = name
-                ratio = s["overhead_ratio"]
-                rows.append((f"{exp} {label}", ratio["median"], (ratio["min"], ratio["max"]), paper_ratio(exp, setup)))
+                ratio = s.overhead_ratio
+                rows.append((f"{exp} {label}", ratio.median, (ratio.min, ratio.max), paper_ratio(exp, setup)))
             else:
                 rows.append((f"{exp} {label}", None, (0, 0), paper_ratio(exp, setup)))
     figures["overview"] = "overview.png"

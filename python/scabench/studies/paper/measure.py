@@ -12,7 +12,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign, summarise
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.paths import REPO_ROOT
@@ -51,7 +51,7 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)
     for e in entries.values():
-        e["summary"] = summarise(e["runs"])
+        e.summarise()
     claims = judge_claims(entries)
     meta["elapsed_s"] = time.monotonic() - started
     meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -77,11 +77,11 @@ def rerender(out_dir):
     if doc.get("status") != "complete":
         raise ScabenchError(f"{path}: the campaign did not finish (status {doc.get('status')!r}); run it again")
     try:
-        entries_from_json(entries)
+        entries = doc["configs"] = entries_from_json(entries)
     except (ValueError, KeyError) as exc:
         raise ScabenchError(f"{path}: not a scabench paper result ({exc})") from None
     for e in entries.values():
-        e["summary"] = summarise(e["runs"])
+        e.summarise()
     claims = judge_claims(entries)
     doc["claims"] = [c.as_dict() for c in claims]
     write_json(doc, path)

@@ -82,9 +82,10 @@ class InPortBase {
 
  protected:
   virtual PortableServer::Servant servant() = 0;
-  // The owner's packet records (Component::records()), and whether they exist.
+  // The owner's packet records (Component::records()).
   RecordLog& records();
-  bool recording() const;
+  // Whether the owner runs (Component::running()): packets are taken only then.
+  bool running() const;
   std::size_t workerDepth() const;
   // Reads worker_resume for a queue of `depth`: the level for each call type.
   void prepareResume(std::size_t depth);
@@ -256,8 +257,9 @@ template <class T>
 void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call) {
   // Nothing is taken before start: the launcher starts receivers before their
   // senders, so such a packet is not the connection's (and there are no
-  // records to write yet).
-  if (!recording()) return refuse(Refusal::Sender);
+  // records to write yet). Nor after stop: a stopped component neither
+  // processes nor forwards.
+  if (!running()) return refuse(Refusal::Sender);
   if (h.end_of_stream ? !takeEndOfStream(h) : !takePacket(h, data.length())) return;
   if (!enterCall(h)) return;
   // "Server threads" count the calls the port took: a refused call is over
