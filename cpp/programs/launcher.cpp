@@ -408,19 +408,19 @@ class Launcher {
         // The process dies with the launcher, even if the launcher is killed.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != launcherPid) _exit(127);
-        if (!h.cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0) childFail("sched_setaffinity", 126);
+        if (!h.cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0) childFail(h.argv.front().c_str(), "sched_setaffinity", 126);
         // A network host: the run made the namespace (python/scabench/run/network.py);
         // entering it here keeps the host a direct child, so PDEATHSIG and
         // waitpid work as for any other host.
         if (!nsPath.empty()) {
           const int nsFd = open(nsPath.c_str(), O_RDONLY | O_CLOEXEC);
-          if (nsFd < 0 || setns(nsFd, CLONE_NEWNET) != 0) childFail("cannot enter its network namespace", 125);
+          if (nsFd < 0 || setns(nsFd, CLONE_NEWNET) != 0) childFail(nsPath.c_str(), "cannot enter the network namespace", 125);
           close(nsFd);
         }
         // Threads inherit the policy, so every ORB and worker thread gets it.
         if (h.batch) {
           sched_param param{};
-          if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) childFail("sched_setscheduler(SCHED_BATCH)", 126);
+          if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) childFail(h.argv.front().c_str(), "sched_setscheduler(SCHED_BATCH)", 126);
         }
         if (h.exec) {
           // Not the launcher's stdin (the runner's hold pipe) nor its stdout
@@ -432,7 +432,7 @@ class Launcher {
           dup2(statusWrite, 3);  // dup2 clears close-on-exec on fd 3
         }
         execv(argv[0], argv.data());
-        childFail("exec", 127);
+        childFail(h.argv.front().c_str(), "exec", 127);
       }
       h.pid = pid;
       h.spawnedNs = scabench::monotonicNs();
@@ -446,10 +446,11 @@ class Launcher {
     if (devNull >= 0) close(devNull);
   }
 
-  // In the child after fork: a message with write(2), which takes no lock.
-  [[noreturn]] static void childFail(const char* what, int code) {
+  // In the child after fork: "scabench-launch: WHO: WHAT: why" with
+  // write(2), which takes no lock.
+  [[noreturn]] static void childFail(const char* who, const char* what, int code) {
     const char* why = strerror(errno);
-    const char* parts[] = {"scabench-launch: ", what, ": ", why, "\n"};
+    const char* parts[] = {"scabench-launch: ", who, ": ", what, ": ", why, "\n"};
     for (const char* p : parts) {
       const ssize_t ignored = write(2, p, strlen(p));
       (void)ignored;
