@@ -63,6 +63,20 @@ def producer_sum(samples):
     return sum(100.0 * math.sin(0.01 * i) for i in range(samples))
 
 
+def comm(pid):
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
+
+
+def cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def no_processes_left(tag):
     deadline = time.monotonic() + 10
     while processes.tagged_processes(tag) and time.monotonic() < deadline:
@@ -218,11 +232,34 @@ def test_a_program_that_never_binds_is_ended_after_its_timeout(tmp_path, write_s
                              str(write_spec(chain_spec(f'kind = "external"\nexec = "{sleeper}"\nbind_timeout_s = 1')))],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tag = processes.owner_tag(proc.pid)
+    seen = False  # the sleeper carries the run owner's tag, as every process of the run
+    while proc.poll() is None and not seen:
+        seen = any(comm(pid) == "sleep" for pid in processes.tagged_processes(tag))
+        time.sleep(0.05)
     out, err = proc.communicate(timeout=120)
+    assert seen
     assert proc.returncode == 1
     assert re.fullmatch(r"run failed: component x \(.*sleeper, pid \d+\) did not bind its name 'x' in the naming "
                         r"context within 1 s", err.strip()), err
     assert no_processes_left(tag)  # the sleeper went with the run
+
+
+def test_a_killed_command_takes_its_external_programs_along():
+    """SIGKILL to the command: the launcher dies with it, and the Python
+    stage with the launcher (PR_SET_PDEATHSIG), as the hosts do."""
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(PYLINE), "--packets", "20", "--hold"],
+                            cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert "held:" in proc.stderr.readline()
+        tag = processes.owner_tag(proc.pid)
+        stage = [pid for pid in processes.tagged_processes(tag) if "NAME_BINDING" in cmdline(pid)]
+        assert len(stage) == 1 and "stage2" in cmdline(stage[0])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        assert no_processes_left(tag)
+    finally:
+        end_process(proc)
 
 
 def test_a_ref_that_does_not_answer(write_spec):
