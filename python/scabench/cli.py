@@ -125,7 +125,7 @@ def announce_hold(naming):
     if _stdin_is_pipe():
         threading.Thread(target=lambda: (sys.stdin.buffer.read(), closed.set()), daemon=True).start()
     click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
-               f"context {naming['context']}; Ctrl-C releases them", err=True)
+               f"context {naming['context']}; Ctrl-C (or closing a piped stdin) releases them", err=True)
     interrupts.wait(closed)  # main() installed the handlers: Ctrl-C ends the wait, not the command
 
 
