@@ -27,3 +27,8 @@ def python_program(script: str, module: str) -> list:
     interpreter (a checkout used through PYTHONPATH)."""
     installed = Path(sys.executable).parent / script
     return [str(installed)] if installed.exists() else [sys.executable, "-m", module]
+
+
+def experiments_dir() -> Path:
+    """The specs that come with scabench, found by name from any directory."""
+    return REPO_ROOT / "experiments"

@@ -21,9 +21,11 @@ rewritten from it would lose them."""
 from dataclasses import field, fields
 
 
-def optional():
-    """A key an object may lack: left out of the JSON while None."""
-    return field(default=None, metadata={"omit": "if None"})
+def optional(kw_only=False):
+    """A key an object may lack: left out of the JSON while None. kw_only:
+    a keyword of the constructor, so that it may come before the positional
+    fields (and its key before theirs)."""
+    return field(default=None, kw_only=kw_only, metadata={"omit": "if None"})
 
 
 def figure():

@@ -7,11 +7,13 @@ import numpy as np
 
 from scabench.run import metrics
 from scabench.measure.campaign import CampaignEntry, Config
-from scabench.run.results import CpuUsage, ProducerResult, RunResult, StageResult
+from scabench.run.results import CpuUsage, Latency, ProducerResult, RunResult, StageResult
 from scabench.run.runner import SEND_THRESHOLDS_US
 
 
-def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1)):
+def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1), latency=None):
+    """latency: every packet's end-to-end latency (µs); None, as in results
+    written before runs measured it."""
     orig = prev if orig is None else orig
     sends = np.asarray(sends if sends is not None else [50.0] * 1000, dtype=float)
     stages = [StageResult(name=f"stage{i + 1}", kind="stage", last_packet_ms=float(t), received=1000,
@@ -26,7 +28,9 @@ def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1
                                              send_share_under_us=metrics.share_under(sends, SEND_THRESHOLDS_US),
                                              send_us_all=sends.tolist()),
                      cpu=CpuUsage(run_cpu_s=15.5, user_s=15.0, system_s=0.5, voluntary_ctxsw=0, involuntary_ctxsw=0),
-                     window_s=last[-1] / 1000, stats={})
+                     window_s=last[-1] / 1000, stats={},
+                     end_to_end_latency_us=Latency.of(latency) if latency is not None else None,
+                     end_to_end_latency_us_all=list(latency) if latency is not None else None)
 
 
 def entry(config_id, setup, runs, cores=None, group="table1"):

@@ -167,6 +167,10 @@ def test_a_stage_stopped_for_good_is_named_within_seconds(write_spec):
     partial = err.value.result
     assert partial.status == "failed" and partial.stages  # what it measured is kept
     assert partial.overhead_ratio is None and partial.as_dict()["stages"][0]["name"] == "stage1"
+    # Latency over the packets each stage finished, none of those it still held.
+    assert partial.stages[0].latency_in_stage_us.count <= partial.stages[0].received < 400
+    e2e = partial.end_to_end_latency_us
+    assert (e2e.count if e2e else 0) <= partial.stages[-1].received
     assert processes.tagged_processes(processes.owner_tag()) == {}
 
 
@@ -267,7 +271,8 @@ spec = "{REPO}/experiments/paper/exp6.toml"
 
 
 def test_campaigns_redo_a_stalled_or_unclean_run():
-    from scabench.measure.campaign import _flaw_of
+    # The guarded run of campaigns and benchmarks (measure/repeat.py).
+    from scabench.measure.repeat import flaw_of as _flaw_of
     from scabench.run.results import RunResult
     base = dict(status="ok", spec={}, environment={}, floor_ms=1.0, started_at=0.0)
     assert _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=0, clean=True)) is None

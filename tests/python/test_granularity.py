@@ -1,6 +1,7 @@
 """The granularity lab: model arithmetic, the window measurement, the FIR
 against a reference, the rate regulator, and a tiny end-to-end run."""
 import ast
+import csv
 import json
 import math
 import subprocess
@@ -194,7 +195,7 @@ def test_tiny_granularity_run(tiny_granularity):
     # The rows have the keys, in the order, of the same plan's rows written before they were typed
     # (data/README.md); so has the rest of the result.
     before = json.loads((Path(__file__).parent / "data" / "granularity.json").read_text())
-    assert list(result) == list(before)
+    assert list(result) == ["scabench", *before]  # and the scabench that measured it, first
     assert [list(r) for r in result["configurations"]] == [list(r) for r in before["configurations"]]
     assert [list(r) for r in result["stanag4285"]["configurations"]] == [
         list(r) for r in before["stanag4285"]["configurations"]]
@@ -277,3 +278,18 @@ def test_the_report_renders_from_the_json_without_the_lab(tiny_granularity, tmp_
     proc = scabench_cli("granularity", "--from-json", written, "--out", tmp_path / "cli")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert (tmp_path / "cli" / "report.md").read_text() == (out / "report.md").read_text()
+
+
+def test_the_csv_has_a_row_per_configuration_measured(tiny_granularity, tmp_path):
+    # Written by the run (typed rows) and again from its JSON (plain rows): the same table.
+    out, result = tiny_granularity
+    rows = list(csv.DictReader((out.parent / "g.csv").open()))
+    parts = [r["part"] for r in rows]
+    assert parts == ["fir"] * len(result["configurations"]) + ["s4285"] * len(
+        result["stanag4285"]["configurations"])
+    assert [float(r["total_pct"]) for r in rows if r["part"] == "fir"] == [
+        c["total_pct"] for c in result["configurations"]]
+    proc = scabench_cli("granularity", "--from-json", out.parent / "g.json", "--out", tmp_path / "r",
+                        "--csv", tmp_path / "again.csv")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (tmp_path / "again.csv").read_text() == (out.parent / "g.csv").read_text()

@@ -4,6 +4,7 @@ from dataclasses import replace as changed
 
 from paper_world import FAST, PACED, entry, replace, run, world
 
+from scabench.measure.campaign import RunFailure
 from scabench.studies.paper.claims import CLAIMS, judge_claims
 
 VERDICTS = {"reproduced", "not reproduced", "differs"}
@@ -86,11 +87,27 @@ def test_spare_core_rule_depends_on_the_core_count():
     assert verdicts(faster)["multicore-spare-core"] == "reproduced"
 
 
-def test_a_missing_configuration_is_named():
+def test_a_configuration_that_did_not_run_leaves_its_claim_not_run_and_says_why():
     w = world()
     del w["exp1-collocated@multicore"]
     claim = next(c for c in judge_claims(w) if c.id == "collocated-oneway-is-twoway")
-    assert claim.verdict == "not reproduced" and "exp1-collocated@multicore" in claim.evidence
+    assert claim.verdict == "not run"
+    assert claim.evidence == "not measured: exp1-collocated@multicore was not in this campaign"
+    failed = dict(world())
+    failed["exp1-collocated@multicore"] = changed(
+        failed["exp1-collocated@multicore"], runs=[], failures=[RunFailure("stage2 died", "stage2")]).summarise()
+    claim = next(c for c in judge_claims(failed) if c.id == "collocated-oneway-is-twoway")
+    assert claim.verdict == "not run"
+    assert claim.evidence == "not measured: exp1-collocated@multicore has no successful run (every run failed)"
+
+
+def test_a_campaign_of_exp6_alone_judges_only_what_exp6_decides():
+    # scabench paper --only exp6: the other claims were not measured, so
+    # they are neither reproduced nor refuted.
+    only = {k: v for k, v in world().items() if k.split("@")[0] == "exp6"}
+    v = verdicts(only)
+    assert v.pop("twoway-keeps-order") == v.pop("twoway-worker-fast-sends") == "reproduced"
+    assert set(v.values()) == {"not run"} and len(v) == 17
 
 
 def test_collocated_one_way_that_stays_parallel_is_not_two_way():

@@ -16,17 +16,18 @@ to results.json as their as_dict() (entries_from_json reads them back).
 import json
 import math
 import sys
-import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from scabench import units
+from scabench.console import BAD, Progress
 from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
+from scabench.measure import repeat
 from scabench.measure.guard import Guard, GuardSettings
-from scabench.model.pipeline import floor_of
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.model.spec import load_spec, parse_cores, read_toml
@@ -35,9 +36,6 @@ from scabench.typed import Typed, figure, from_dict, list_of, optional, state
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
 CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "scheduler", "network",
                "setups")
-# Start-up and teardown of a run's processes, beyond the pipeline itself (s);
-# only used for the estimate of the time left.
-RUN_SETUP_S = 1.5
 
 
 @dataclass
@@ -190,24 +188,7 @@ def _network_table(item, path, where):
 
 
 def estimate_s(config, packets):
-    return floor_of(config.load(packets)) / 1000.0 * 1.05 + RUN_SETUP_S
-
-
-class Progress:
-    """One line per run on stderr: what runs, what it gave, and the time left."""
-
-    def __init__(self, total_s, stream=sys.stderr):
-        self.total_s, self.done_s, self.started = total_s, 0.0, time.monotonic()
-        self.stream = stream
-
-    def say(self, text):
-        print(text, file=self.stream, flush=True)
-
-    def advance(self, estimated_s):
-        self.done_s += estimated_s
-        elapsed = time.monotonic() - self.started
-        left = max(0.0, self.total_s - self.done_s) * (elapsed / self.done_s if self.done_s else 1.0)
-        return elapsed, left
+    return repeat.estimate_s(config.load(packets))
 
 
 def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=sys.stderr):
@@ -216,15 +197,19 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
     status="partial") saves them after each configuration and returns where;
     when Interrupted, with status="interrupted", and the exception carries
     the entries and that path."""
-    m = campaign.measure
     distinct = {}
     for c in campaign.configs:
         distinct.setdefault(c.key, c)
     total = sum(estimate_s(c, packets) * runs for c in distinct.values())
-    progress = Progress(total, progress_stream)
-    progress.say(f"{len(campaign.configs)} configurations ({len(distinct)} distinct) x {runs} run(s) of "
-                 f"{packets} packets; about {total / 60:.0f} min")
-    by_key, out, n_done, n_total = {}, {}, 0, len(distinct) * runs
+    with Progress(total, "campaign", progress_stream) as progress:
+        progress.say(f"{len(campaign.configs)} configurations ({len(distinct)} distinct) x {runs} run(s) of "
+                     f"{packets} packets; about {units.wall_time(total)}")
+        return _run_configs(campaign, runs, packets, progress, on_config_done)
+
+
+def _run_configs(campaign, runs, packets, progress, on_config_done):
+    m = campaign.measure
+    by_key, out, n_done, n_total = {}, {}, 0, len({c.key for c in campaign.configs}) * runs
     for c in campaign.configs:
         if c.key in by_key:
             out[c.name] = by_key[c.key].shown_as(c)
@@ -254,8 +239,7 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
         out[c.name] = entry
         if on_config_done:
             on_config_done(out)
-    elapsed, _ = progress.advance(0)
-    progress.say(f"done in {elapsed / 60:.1f} min")
+    progress.say(f"done in {units.wall_time(progress.elapsed_s)}")
     return out
 
 
@@ -264,36 +248,14 @@ def _careful_run(c, packets, guard, progress, label):
     load the cores or when it failed. Returns (result or None, failure or None)."""
     estimated = estimate_s(c, packets)
     try:
-        kept = guard.measure(lambda: run_spec(c.load(packets)), foreign_of=lambda r: r.foreign_cpu_pct or 0.0,
-                             label=label, flaw_of=_flaw_of)
+        result, kept, _ = repeat.guarded_run(lambda: run_spec(c.load(packets)), guard, label)
     except RunError as exc:
-        progress.advance(estimated)
-        progress.say(f"{label}: FAILED: {exc}")
+        progress.advance(estimated, f"{label}: FAILED: {exc}", style=BAD)
         return None, RunFailure(str(exc), exc.component)
-    result, foreign = kept.value, kept.foreign_pct
-    result.attempt = kept.attempts
-    result.redone_for_foreign_load_pct = kept.discarded_foreign_pct
-    result.machine_was_quiet = kept.machine_was_quiet
-    elapsed, left = progress.advance(estimated)
-    last = result.stages[-1]
-    note = f", foreign load {foreign:.0f} % (the cleanest of {kept.attempts} runs)" if kept.disturbed else ""
+    note = f", foreign load {kept.foreign_pct:.0f} % (the cleanest of {kept.attempts} runs)" if kept.disturbed else ""
     note += f", {kept.flaw} (every one of {kept.attempts} runs)" if kept.flaw else ""
-    progress.say(f"{label}: last packet {last.last_packet_ms:.0f} ms, ratio {result.overhead_ratio:.3f}, "
-                 f"reordered {last.reordered_from_previous}/{last.reordered_from_original}{note}"
-                 f"  [{elapsed / 60:.1f} min, ~{left / 60:.1f} min left]")
+    progress.advance(estimated, f"{label}: {repeat.run_line(result)}{note}")
     return result, None
-
-
-def _flaw_of(result):
-    """A run that stalled (run/stalls.py) or in which ports refused what a
-    peer sent (docs/trust-model.md) is redone like a disturbed one."""
-    if result.clean is False:
-        return f"ports refused {result.refusals} packets or signals from peers"
-    stalls = result.stalls or []
-    if not stalls:
-        return None
-    worst = max(stalls, key=lambda e: e["for_ms"])
-    return f"{worst['component']} stalled {worst['for_ms']:.0f} ms"
 
 
 @dataclass

@@ -19,6 +19,9 @@ INT64_MAX = (1 << 63) - 1
 # message (-ORBgiopMaxMsgSize, scabench.run.assembly), less room for the
 # request's header.
 MAX_PACKET_BYTES = (64 << 20) - 4096
+# Properties that size the stream: a source sends at least one packet, a
+# packet holds at least one sample.
+AT_LEAST_ONE = ("packets", "samples")
 # The sample types a port carries, and the bytes of one sample (CORBA octet, short, float, double).
 SAMPLE_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
 
@@ -112,9 +115,8 @@ def check_property(path, where, kind, key, value, library=None):
         raise SpecError(path, where, f"must be from 0 to {high} ({declared[key]['description']})")
     if isinstance(value, float) and not (math.isfinite(value) and value >= 0):
         raise SpecError(path, where, f"must be a finite number >= 0 ({declared[key]['description']})")
-    # The stream's size: a source sends at least one packet, a packet holds
-    # at least one sample and fits in one ORB message.
-    if key in ("packets", "samples") and value < 1:
+    # The stream's size; a packet must also fit in one ORB message (check_packet_size).
+    if key in AT_LEAST_ONE and value < 1:
         raise SpecError(path, where, f"must be at least 1 ({declared[key]['description']})")
     return value
 
@@ -138,6 +140,14 @@ def check_external_property(path, where, key, value):
             raise SpecError(path, where, "must be a finite number")
         return value
     raise SpecError(path, where, "a property is a boolean, an integer, a real or a string")
+
+
+def property_range(key, expected):
+    """(low, high) that check_property allows a numeric property of this
+    type (high None: no bound but the type's); None for other types."""
+    if expected not in ("integer", "real"):
+        return None
+    return (1 if key in AT_LEAST_ONE else 0, INT64_MAX if expected == "integer" else None)
 
 
 def check_packet_size(path, where, samples, sample_type):

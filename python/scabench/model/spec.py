@@ -39,7 +39,7 @@ from scabench.model.checks import (check_dispatch_per_host, check_external_prope
                                    network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy
-from scabench.paths import python_program
+from scabench.paths import experiments_dir, python_program
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
@@ -274,6 +274,28 @@ def read_toml(path):
 def load_spec(path):
     path = Path(path)
     return parse_spec(read_toml(path), path)
+
+
+def find_spec(name, root=None):
+    """The spec a command line names: a path to it, or, where no such file
+    exists, a name matched exactly against the stems of the specs under
+    experiments/ (`exp6` is experiments/paper/exp6.toml), so a bundled spec
+    runs from any directory. None or several matches: a SpecError listing
+    what there is."""
+    path = Path(name)
+    if path.exists() or path.suffix == ".toml" or len(path.parts) != 1:
+        return path
+    root = Path(root) if root is not None else experiments_dir()
+    specs = sorted(root.rglob("*.toml")) if root.is_dir() else []
+    found = [p for p in specs if p.stem == name]  # compared, not globbed: a name may hold * or ?
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SpecError(name, "", "names several specs in " + str(root) + ": "
+                        + ", ".join(str(p.relative_to(root)) for p in found) + "; give the path of one")
+    known = sorted({p.stem for p in specs})
+    raise SpecError(name, "", f"no such file, and no spec of that name in {root}"
+                    + (f" (names: {', '.join(known)})" if known else ""))
 
 
 def parse_spec(doc, path):

@@ -9,7 +9,25 @@ network hosts has "network"); figure() ones exist once the run's records
 were analysed, all of them or none (a run that failed before)."""
 from dataclasses import dataclass
 
+from scabench.run import metrics
 from scabench.typed import Typed, figure, from_dict, list_of, optional
+
+
+@dataclass
+class Latency(Typed):
+    """A latency distribution over packets, in µs (metrics.latency_summary;
+    which span is measured: docs/architecture.md, "Metrics")."""
+    count: int                   # packets measured
+    p50: float
+    p90: float
+    p99: float
+    max: float
+
+    @classmethod
+    def of(cls, latency_us):
+        """From the packets' latencies (µs); None for no packet."""
+        summary = metrics.latency_summary(latency_us)
+        return cls(**summary) if summary is not None else None
 
 
 @dataclass
@@ -39,6 +57,12 @@ class StageResult(Typed):
     # by reason; None in results written before ports counted refusals.
     refused: int | None = optional()
     refused_by: dict | None = optional()
+    # Latency per packet (docs/architecture.md, "Metrics"): from its arrival
+    # at this stage's port to done here, and from the start of its send at
+    # the packet source to done here; None in results written before runs
+    # measured latency (and since_send without a single packet source).
+    latency_in_stage_us: Latency | None = optional()
+    latency_since_send_us: Latency | None = optional()
     # An external component: the port whose records give its figures (its
     # packets as they reached that port, received and last_packet_ms too).
     measured_at: str | None = optional()
@@ -47,6 +71,11 @@ class StageResult(Typed):
     # started by the run, and per packet received.
     process_cpu_s: float | None = optional()
     cpu_per_packet_us: float | None = optional()
+
+    @classmethod
+    def from_dict(cls, doc):
+        return from_dict(cls, doc, {"latency_in_stage_us": Latency.from_dict,
+                                    "latency_since_send_us": Latency.from_dict})
 
 
 @dataclass
@@ -89,6 +118,8 @@ class RunResult(Typed):
     """One run of a spec (runner.run_spec); a failed or interrupted run keeps
     what it had: its stages and producer over the packets handled (its other
     figures null)."""
+    # The scabench that measured it ({"version", "commit"}): the file's first key.
+    scabench: dict | None = optional(kw_only=True)
     status: str                  # "ok", "failed" or "interrupted"
     spec: dict                   # the resolved spec (Spec.describe())
     environment: dict            # cores, CPU model, kernel, ORB version
@@ -98,6 +129,12 @@ class RunResult(Typed):
     naming: dict | None = optional()  # the run's Naming Service: corbaloc and the waveform's context
     hosts: list | None = optional()  # the launcher's record of each host; None if it left no manifest
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
+    # Each packet from the start of its send at the packet source to done at
+    # the end of the pipeline (docs/architecture.md, "Metrics"): the
+    # distribution, and every packet's in sequence order (µs). None in
+    # results written before runs measured latency.
+    end_to_end_latency_us: Latency | None = optional()
+    end_to_end_latency_us_all: list | None = optional()
     foreign_cpu_pct: float | None = figure()
     stages: list | None = figure()           # StageResult, in pipeline order
     producer: ProducerResult | None = figure()  # None (written {}) without a packet source
@@ -134,6 +171,7 @@ class RunResult(Typed):
     def from_dict(cls, doc):
         return from_dict(cls, doc, {
             "network": NetworkResult.from_dict,
+            "end_to_end_latency_us": Latency.from_dict,
             "stages": list_of(StageResult),
             "producer": lambda p: ProducerResult.from_dict(p) if p else None,
             "cpu": CpuUsage.from_dict,

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
+from scabench.report.plots import runs_label  # noqa: E402
 from scabench.studies.granularity import models as gm  # noqa: E402
 from scabench.studies.granularity.render_common import func_row, placement_key, rows_where  # noqa: E402
 from scabench.studies.granularity.workloads import WORKLOADS  # noqa: E402
@@ -176,8 +177,9 @@ def plot_s4285(result, out_dir):
                                                                  else width / 2)
                 colour = S4285_PLACEMENTS[r.placement]
                 low, high = r.total_spread
+                several = len(r.runs) > 1  # one run has no spread to draw
                 ax.bar(j + shift, r.total_pct, width, color=colour, alpha=0.35,
-                       yerr=[[r.total_pct - low], [high - r.total_pct]], capsize=2)
+                       yerr=[[r.total_pct - low], [high - r.total_pct]] if several else None, capsize=2)
                 if r.user_pct is not None:
                     ax.bar(j + shift, r.user_pct, width, color=colour)
         ax.set_xticks(range(len(configs)), ["plain" if c == "plain" else c.replace("split", "") for _, c in configs])
@@ -187,7 +189,8 @@ def plot_s4285(result, out_dir):
     axes[0][0].set_ylabel("CPU workload (% of the core)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in S4285_PLACEMENTS.values()]
     axes[0][-1].legend(handles, ["plain program", "a process per component", "collocated"], fontsize=7)
-    fig.suptitle("STANAG 4285 transmitter (seed Figs. 3 and 4): solid user, light user+system", fontsize=9)
+    fig.suptitle("STANAG 4285 transmitter (seed Figs. 3 and 4): solid user, light user+system "
+                 f"({runs_label(len(r.runs) for r in rows)})", fontsize=9)
     name = "s4285.png"
     fig.tight_layout()
     fig.savefig(Path(out_dir) / name, dpi=110)

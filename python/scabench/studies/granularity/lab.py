@@ -55,6 +55,7 @@ from scabench.studies.granularity.plan import PARTS
 from scabench.studies.granularity.rows import FirRow
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS, Layout
+from scabench.version import version_info
 
 
 def _log_default(message):
@@ -355,6 +356,7 @@ class Lab:
         started = time.time()
         quiet, busy = wait_for_quiet(threshold_pct=p.foreign_limit_pct, interval_s=0.5, timeout_s=20.0, cores=p.cores)
         result = {
+            "scabench": version_info(),
             "command": "granularity",
             "plan": {k: (list(v) if isinstance(v, tuple) else v) for k, v in p.__dict__.items()},
             "environment": describe_environment(p.cores),

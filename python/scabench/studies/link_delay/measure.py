@@ -20,7 +20,7 @@ from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from scabench.paths import REPO_ROOT
-from scabench.report.results_file import write_json
+from scabench.report.results_file import stamped, write_json
 from scabench.studies.link_delay.analysis import LinkDelayEntry, add_models
 from scabench.studies.link_delay.render import write_link_delay_report
 
@@ -48,7 +48,7 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
             "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
 
     def document(entries, status):
-        return {"status": status, "meta": meta, "configs": entries}
+        return stamped({"status": status, "meta": meta, "configs": entries})
 
     def save(entries, status="partial"):
         return write_json(document(entries, status), out / "results.json")

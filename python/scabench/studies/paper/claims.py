@@ -3,7 +3,8 @@
 Each function takes the campaign's entries ({"exp1@multicore":
 CampaignEntry, ...}, measure/campaign.py) and returns a Claim whose verdict is
 "reproduced", "not reproduced" or "differs", with the figures that decide it
-(read from the entries by evidence.py). The rules are written for any
+(read from the entries by evidence.py), or "not run" when a configuration it
+needs was not measured. The rules are written for any
 machine: where the answer depends on the core count (the paper had 4 cores,
 this machine may have 2), the rule says what that count predicts and judges
 against the prediction.
@@ -15,7 +16,8 @@ from scabench.studies.paper.evidence import (Missing, core_count, entry, floor_m
                                              stage_count)
 from scabench.studies.paper.published import published
 
-REPRODUCED, NOT_REPRODUCED, DIFFERS = "reproduced", "not reproduced", "differs"
+REPRODUCED, NOT_REPRODUCED, DIFFERS, NOT_RUN = "reproduced", "not reproduced", "differs", "not run"
+VERDICTS = (REPRODUCED, DIFFERS, NOT_REPRODUCED, NOT_RUN)
 MC, SC = "multicore", "singlecore"
 
 
@@ -36,11 +38,13 @@ def _on_both_setups(held_on):
 
 
 def _judge(entries, rule):
-    """Runs a rule; a missing measurement makes the claim unproven."""
+    """Runs a rule. A configuration it needs that was not measured leaves
+    the claim "not run": no evidence either way."""
     try:
         return rule(entries)
     except Missing as m:
-        return NOT_REPRODUCED, f"not measured: {m.args[0]} has no successful run"
+        name, why = m.args
+        return NOT_RUN, f"not measured: {name} {why}"
     except (KeyError, TypeError, ZeroDivisionError, IndexError, AttributeError) as exc:
         # A partial result (e.g. a stage that recorded nothing) must not cost the whole report.
         return NOT_REPRODUCED, f"could not be judged from the results: {type(exc).__name__}: {exc}"
@@ -66,7 +70,7 @@ def twoway_keeps_order(entries):
                          "exp6-collocated@multicore", "exp6-deep-queue@multicore", "exp5-pinned@multicore")
              if n in entries and entries[n].summary]
     if not names:
-        raise Missing("exp5@multicore")
+        raise Missing("no two-way configuration (exp5, exp6 or a variant)", "has a successful run")
     worst = {n: most_reordered(entries, n) for n in names}
     runs = sum(run_count(entries, n) for n in names)
     verdict = REPRODUCED if not any(worst.values()) else NOT_REPRODUCED
@@ -103,7 +107,7 @@ def oneway_worker_no_guarantee(entries):
     candidates = [n for n in entries if entries[n].summary and n.split("@")[0] in (
         "exp3", "exp4", "sync-none-worker", "sync-transport-worker", "sync-server-worker")]
     if "exp3@multicore" not in candidates:
-        raise Missing("exp3@multicore")
+        entry(entries, "exp3@multicore")  # raises Missing, saying why
     worst = {n: most_reordered(entries, n) for n in candidates}
     p6 = published()["table"]["6"]
     text = (f"most packets reordered in any run, one-way + worker: "

@@ -1,18 +1,21 @@
 """The figures the claims are judged on, read from the campaign's entries
 ({"exp1@multicore": CampaignEntry, ...}, measure/campaign.py), and
 the paper's published counterparts. A configuration without a successful run
-raises Missing, which claims.py turns into "not reproduced"."""
+raises Missing, which claims.py turns into "not run": nothing was measured
+that could reproduce the claim or refute it."""
 from scabench.studies.paper.published import published
 
 
 class Missing(Exception):
-    """A configuration the claim needs was not measured (or every run failed)."""
+    """A configuration the claim needs was not measured: args (name, why)."""
 
 
 def entry(entries, name):
     e = entries.get(name)
-    if not e or not e.summary:
-        raise Missing(name)
+    if not e:
+        raise Missing(name, "was not in this campaign")
+    if not e.summary:
+        raise Missing(name, "has no successful run (every run failed)")
     return e
 
 

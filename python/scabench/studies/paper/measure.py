@@ -17,7 +17,7 @@ from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.paths import REPO_ROOT
 from scabench.report.markdown import write_report
-from scabench.report.results_file import write_json
+from scabench.report.results_file import stamped, write_json
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import TITLE, render
@@ -46,7 +46,8 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
             "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
 
     def save(entries, claims=None, status="partial"):
-        doc = {"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])], "configs": entries}
+        doc = stamped({"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])],
+                       "configs": entries})
         return write_json(doc, out / "results.json")
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)

@@ -1,5 +1,7 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
-from scabench.report.markdown import md_table
+from scabench.report import latency
+from scabench.report.markdown import CONTENTS, md_table
+from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS
 from scabench.studies.paper.published import SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published
 
 TITLE = "The messaging-semantics paper, reproduced by scabench"
@@ -40,16 +42,33 @@ def headline(entries):
             s = e.summary if e else None
             last = s.stages[-1] if s else None
             rows.append([exp, e.config.setup_label if e else setup,
-                         _spread(last.last_packet_ms) if s else "failed",
+                         _spread(last.last_packet_ms) if s else ("failed" if e else "not run"),
                          _spread(s.overhead_ratio, 3) if s else "–",
+                         latency.p50_p99(latency.end_to_end(e.runs)) if s else "–",
                          f"{last.reordered_from_previous.median:.0f} / {last.reordered_from_original.median:.0f}"
                          if s else "–",
                          f"{table['last_packet_ms'][-1]:,.0f}", f"{paper_ratio(exp, setup):.3f}",
                          f"{table['reordered_from_previous'][-1]} / {table['reordered_from_original'][-1]}",
                          f"Table {number}"])
-    header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "reordered prev / orig",
+    header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99", "reordered prev / orig",
               "paper (ms)", "paper × floor", "paper reordered", "paper"]
     return md_table(header, rows)
+
+
+def latency_table(entries):
+    """End-to-end latency of each Table 1 experiment and set-up, over its runs."""
+    rows = []
+    for exp in TABLE1:
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            if not e or not e.summary:
+                continue
+            lat = latency.end_to_end(e.runs)
+            rows.append([exp, e.config.setup_label, latency.measured_runs(lat)]
+                        + [latency.spread_cell(lat, q) for q in latency.QUANTILES])
+    if not any(row[2] for row in rows):
+        return latency.NOT_MEASURED
+    return md_table(["exp", "set-up", "runs", "p50", "p90", "p99", "max"], rows)
 
 
 def paper_layout(entry, exp, setup):
@@ -71,6 +90,10 @@ def paper_layout(entry, exp, setup):
         ["… paper", "–"] + [str(v) for v in table["reordered_from_original"]],
         ["most ORB threads in a stage at once", "–"] + [_num(st.max_server_threads.max) for st in s.stages],
     ]
+    for row, span in (("latency since send, p50 / p99", "since_send"), ("latency in the stage, p50 / p99", "in_stage")):
+        cells = [latency.p50_p99(latency.at_stage(entry.runs, i, span)) for i in range(len(s.stages))]
+        if any(c != "–" for c in cells):  # results written before runs measured latency have none
+            rows.append([row, "–"] + cells)
     floor = published()["setup"][setup]["floor_ms"]
     return (f"**{entry.config.setup_label}** (paper: Table {number}, {label}); floor {s.floor_ms:,.0f} ms, "
             f"ratio {_spread(s.overhead_ratio, 3)} (paper: floor {floor:,.0f} ms, ratio "
@@ -125,15 +148,16 @@ def config_table(entries, names):
             continue
         s, c = e.summary, e.config
         if not s:
-            rows.append([c.id, c.title, "failed", "–", "–", "–", "–"])
+            rows.append([c.id, c.title, "failed", "–", "–", "–", "–", "–"])
             continue
         last = s.stages[-1]
         rows.append([_config_label(e), c.title,
                      _spread(last.last_packet_ms), _spread(s.overhead_ratio, 3),
+                     latency.p50_p99(latency.end_to_end(e.runs)),
                      f"{_spread(last.reordered_from_previous)} / {_spread(last.reordered_from_original)}",
                      _num(s.send_us.get("p50"), 0), _num(s.stages[0].max_server_threads.max)])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "reordered prev / orig (stage 3)",
-                     "median send (µs)", "ORB threads in stage 1"], rows)
+    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
+                     "reordered prev / orig (stage 3)", "median send (µs)", "ORB threads in stage 1"], rows)
 
 
 def ordered_table(entries, names):
@@ -144,25 +168,46 @@ def ordered_table(entries, names):
         e = entries[name]
         s, c = e.summary, e.config
         if not s:
-            rows.append([c.id, c.title, "failed", "–", "–", "–", "–", "–"])
+            rows.append([c.id, c.title, "failed", "–", "–", "–", "–", "–", "–"])
             continue
         out_of_order = int(sum(st.output_reordered_from_previous.max for st in s.stages))
         skipped = sum(r.stages[i].skipped or 0 for r in e.runs for i in range(len(s.stages)))
         held = max(r.stages[i].held_peak or 0 for r in e.runs for i in range(len(s.stages)))
         rows.append([_config_label(e), c.title,
                      _spread(s.stages[-1].last_packet_ms), _spread(s.overhead_ratio, 3),
+                     latency.p50_p99(latency.end_to_end(e.runs)),
                      _spread(s.stages[0].reordered_from_previous), str(out_of_order), str(skipped), str(held)])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "arrivals reordered at stage 1",
+    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
+                     "arrivals reordered at stage 1",
                      "outputs reordered, all stages (worst run)", "skipped", "most held by a port"], rows)
+
+
+def _multicore_cores(entries):
+    """How many cores the multi-core set-up had: any of its entries says."""
+    return next((len(e.config.cores) for n, e in entries.items() if n.endswith("@multicore")), "?")
+
+
+def claim_tally(claims):
+    """The answer, in one sentence: how the judged claims came out, and how
+    many were not run, counted apart (the terminal prints it too)."""
+    counts = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
+    judged = len(claims) - counts[NOT_RUN]
+    text = (f"Claims: {counts[REPRODUCED]} reproduced, {counts[DIFFERS]} differ (explained), "
+            f"{counts[NOT_REPRODUCED]} not reproduced, of the {judged} judged.")
+    if counts[NOT_RUN]:
+        text += (f" {counts[NOT_RUN]} of {len(claims)} not run: a configuration they need was not measured, "
+                 "so they are neither reproduced nor refuted.")
+    return text
 
 
 def render(entries, claims, meta, figures):
     """The whole report. figures: {"overview": file, "exp1@multicore": file, ...}."""
-    counts = {v: sum(1 for c in claims if c.verdict == v) for v in ("reproduced", "differs", "not reproduced")}
     env = meta["environment"]
-    cores = len(entries["exp1@multicore"].config.cores) if "exp1@multicore" in entries else 0
+    cores = _multicore_cores(entries)
     out = [
         "# The messaging-semantics paper, reproduced by scabench",
+        "",
+        f"**{claim_tally(claims)}**",
         "",
         f"Paper: \"How different messaging semantics can affect SCA applications performances\" (SDR'10), and the "
         f"same authors' slides. Measured {meta['finished_at']} on {env['cpu_model']} ({env['online_cpus']} CPUs, "
@@ -170,16 +215,21 @@ def render(entries, claims, meta, figures):
         f"{meta['runs']} run(s) per configuration{' (quick mode)' if meta['quick'] else ''}; the whole campaign took "
         f"{meta['elapsed_s'] / 60:.1f} min.",
         "",
-        f"**Claims: {counts['reproduced']} reproduced, {counts['differs']} differ (explained), "
-        f"{counts['not reproduced']} not reproduced.**",
+        CONTENTS,
+        "",
+        "## Claims",
+        "",
+        "Each claim of the paper, judged on this machine's runs, with the figures that decide it. A claim whose "
+        "configuration did not run is \"not run\": nothing was measured that could reproduce or refute it.",
         "",
         md_table(["claim", "verdict", "deciding figures"],
-                 [[c.claim, f"**{c.verdict}**", c.evidence] for c in claims]),
+                 [[c.claim, f"**{c.verdict}**", c.evidence]
+                  for c in sorted(claims, key=lambda c: c.verdict == NOT_RUN)]),
         "",
         "## Headline: the six experiments of Table 1",
         "",
         "The paper ran on 4 cores and on 1; here the multi-core set-up is this machine's "
-        f"{cores or '?'} cores. The floor is the "
+        f"{cores} cores. The floor is the "
         "least time the hardware allows for the last packet: on few cores the CPU bound (3 stages × N × 5 ms over "
         "the cores), otherwise the pipeline bound (N × 5 ms + 10 ms). Times are medians over the runs with the "
         "range in brackets.",
@@ -188,13 +238,25 @@ def render(entries, claims, meta, figures):
         "",
         f"![last packet over the floor]({figures['overview']})",
         "",
+        "## Latency per packet",
+        "",
+        "The ratio says how soon the last packet was done; latency says how long each packet took: from the "
+        "start of its send at the producer to done at stage 3 (docs/architecture.md, \"Metrics\"). Deep queues "
+        "buy throughput with latency: a worker queue of 64 packets of 5 ms can hold a packet for 320 ms per stage. "
+        "Each figure is the median over the runs, with the range in brackets; percentiles are numpy's linear ones.",
+        "",
+        latency_table(entries),
+        "",
     ]
+    if "latency" in figures:
+        out += [f"![latency per packet]({figures['latency']})", ""]
     for exp in TABLE1:
         out += [f"## {exp}: {_experiment_title(exp)}", ""]
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
             if not e or not e.summary:
-                out += [f"{setup}: no successful run ({'; '.join(f.error for f in e.failures) if e else 'not run'})", ""]
+                out += [f"{setup}: no successful run ({'; '.join(f.error for f in e.failures)})" if e
+                        else f"{setup}: not run", ""]
                 continue
             out += [paper_layout(e, exp, setup), "", send_statements(e, exp, setup), ""]
             if f"{exp}@{setup}" in figures:
