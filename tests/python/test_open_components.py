@@ -91,7 +91,7 @@ def test_a_python_stage_between_cpp_stages_is_run_and_measured_at_its_neighbour(
     proc = scabench("run", PYLINE, "--packets", 40, "--json", out)
     assert proc.returncode == 0, proc.stderr
     assert "stage2: an external component (py-stage), measured at stage3.in" in proc.stdout
-    assert "process CPU per packet (µs)" in proc.stdout
+    assert re.search(r"process CPU +over the run +per packet", proc.stdout)
     result = json.loads(out.read_text())
     assert result["status"] == "ok"
     stages = {s["name"]: s for s in result["stages"]}
@@ -350,3 +350,13 @@ def test_the_relative_exec_of_a_spec_is_from_its_folder():
     assert stage2.external.program == [str(REPO / "build" / "bin" / "scabench-host")]
     assert stage2.external.parameters == {"KIND": "stage", "RECORD_DIR": "{run_dir}"}
     assert spec.hosts == [["producer"], ["stage1"], ["stage3"]]
+
+
+def test_the_catalogue_lists_the_python_and_external_kinds():
+    proc = scabench("components")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^py-stage +out +in ", proc.stdout, re.M) and re.search(r"^external +its own", proc.stdout, re.M)
+    proc = scabench("components", "py-stage")
+    assert proc.returncode == 0 and re.search(r"^work_us +integer +5000", proc.stdout, re.M)
+    proc = scabench("components", "external")
+    assert proc.returncode == 2 and "declares nothing" in one_line_error(proc)
