@@ -219,7 +219,7 @@ def validate(specs):
             show([Text.assemble(("bad", BAD), f"  {exc}")])
             continue
         show([Text.assemble(("ok ", GOOD), f"  {spec.path}: {len(spec.components)} components, "
-                            f"{len(spec.connections)} connections, {len(spec.hosts)} processes, "
+                            f"{len(spec.connections)} connections, {spec.process_count()} processes, "
                             f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}")])
     sys.exit(2 if bad else 0)
 

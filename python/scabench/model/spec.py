@@ -126,6 +126,11 @@ class Spec:
     def externals(self):
         return [c for c in self.components if c.external is not None]
 
+    def process_count(self):
+        """The processes the run starts for its components: one per host, and
+        one per external program (a referenced component is someone else's)."""
+        return len(self.hosts) + sum(c.external.program is not None for c in self.externals())
+
     def host_of(self, name):
         """The index of the host holding `name`; None for an external component."""
         return next((i for i, h in enumerate(self.hosts) if name in h), None)

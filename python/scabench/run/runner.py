@@ -47,7 +47,7 @@ HANG_MIN_S = 5.0
 def process_cores(spec):
     """Each process's CPU set, the hosts' then the external programs' (in
     spec order): all run cores, or with pin one core each in turn."""
-    count = len(spec.hosts) + sum(c.external.program is not None for c in spec.externals())
+    count = spec.process_count()
     if spec.pin:
         return [[spec.cores[i % len(spec.cores)]] for i in range(count)]
     return [list(spec.cores) for _ in range(count)]
