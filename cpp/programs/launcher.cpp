@@ -3,18 +3,22 @@
 //   scabench-launch ASSEMBLY.json MANIFEST.json
 //
 // The assembly (written by `scabench run`, format in docs/architecture.md)
-// lists host processes with their cores, ORB options and components, and the
-// connections with their properties. The launcher starts the hosts, drives
-// each component the SCA way (initialize, configure, getPort, connectPort,
-// start), waits until every terminal component has seen end of stream, then
+// lists host processes with their cores, ORB options and components, the
+// external components (programs it starts with the SCA exec parameters, or
+// references to components someone else started), and the connections. The
+// launcher starts the hosts and the external programs, drives each component
+// the SCA way (initialize, configure, getPort, connectPort, start), waits
+// until every terminal component has seen end of stream, then
 // stop/releaseObject. It measures the CPU that processes outside the run
-// used meanwhile, and writes the outcome to MANIFEST.json. On any failure it
-// names the component and the reason, and no host outlives it.
+// used meanwhile, and each process's own, and writes the outcome to
+// MANIFEST.json. On any failure it names the component and the reason, and
+// no process it started outlives it.
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -34,6 +39,7 @@
 #include <vector>
 
 #include <omniORB4/Naming.hh>
+#include <omniORB4/omniORB.h>
 
 #include "cf.hh"
 #include "scabench/core/clock.hpp"
@@ -53,17 +59,59 @@ struct RunFailure : std::runtime_error {
   std::string component;
 };
 
+// A process the launcher starts: a scabench-host, or an external component's
+// program started with the SCA exec parameters.
 struct HostProc {
   std::string name;
   std::vector<int> cores;
   std::string netns;  // network namespace the host runs in; empty: the launcher's own
   bool batch = false; // SCHED_BATCH: the host's threads do not preempt on wake-up
   std::vector<std::string> components;
+  std::vector<std::string> argv;  // what is exec'd, made before fork (the child must not allocate)
+  // An external program binds itself in the naming context and has no status
+  // pipe: its stdout is read for the events a scabench component writes
+  // ("error NAME ...", "stat NAME ..."), its stderr kept in the run directory.
+  bool exec = false;
+  std::string errPath;
+  int outFd = -1;
+  std::string outPending;
+  double bindTimeoutS = 0;
+  int64_t spawnedNs = 0;
   pid_t pid = -1;
   bool exited = false;
   int status = 0;
   json rusage;
+  double cpuAtStart = 0;   // CPU seconds at the measured window's start
+  double windowCpuS = -1;  // CPU seconds over the measured window; -1: not measured
 };
+
+// A component the launcher does not host: exec'd (a HostProc of its own) or
+// resolved from a reference.
+struct External {
+  std::string name;
+  std::string ref;          // empty: exec'd
+  bool release = true;      // releaseObject at the end (a reference may belong to someone else)
+  bool configured = false;   // taken into the run: its configure succeeded
+  bool startedByUs = false;
+  std::string sampleType;
+};
+
+std::string describeException(const CORBA::Exception& ex) {
+  std::string text = ex._name();
+  if (auto* sys = CORBA::SystemException::_downcast(&ex))
+    if (const char* minor = sys->NP_minorString()) text += std::string(" (") + minor + ")";
+  return text;
+}
+
+// The last line a program wrote to its stderr file, for an error message.
+std::string lastLineOf(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  return last;
+}
 
 std::string describeStatus(int status) {
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
@@ -113,6 +161,16 @@ double processCpuSeconds(pid_t pid) {
   return double(utime + stime) * jiffy();
 }
 
+// CPU time of a whole process (its threads that ended included), to the
+// nanosecond: the kernel's own clock of that process, where /proc counts
+// whole clock ticks. -1 if it cannot be read (the process is gone).
+double processCpuClockSeconds(pid_t pid) {
+  clockid_t clock;
+  timespec t{};
+  if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &t) != 0) return -1;
+  return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
+}
+
 CpuSnapshot snapshot(const std::vector<int>& cores, const std::vector<HostProc>& hosts) {
   CpuSnapshot s;
   s.wallNs = scabench::monotonicNs();
@@ -133,25 +191,33 @@ class Launcher {
     json manifest;
     try {
       validate();
-      spawnHosts();
-      waitReady();
       initOrb();
+      makeContext();
+      spawnAll();
+      waitReady();
+      resolveRefs();
+      checkExternalPorts();
       configureAll();
       bindNames();
       connectAll();
       const CpuSnapshot before = snapshot(measuredCores_, hosts_);
+      for (auto& h : hosts_)
+        if (!h.exited) h.cpuAtStart = processCpuClockSeconds(h.pid);
       manifest["window_start_ns"] = before.wallNs;
       startAll();
       announceStart();
       waitEndOfStream();
       const CpuSnapshot after = snapshot(measuredCores_, hosts_);
+      for (auto& h : hosts_) {
+        const double now = h.exited ? -1 : processCpuClockSeconds(h.pid);
+        if (now >= 0 && h.cpuAtStart >= 0) h.windowCpuS = now - h.cpuAtStart;
+      }
       manifest["window_end_ns"] = after.wallNs;
       const double wall = double(after.wallNs - before.wallNs) / 1e9;
       const double foreign = (after.busySeconds - before.busySeconds) - (after.ownSeconds - before.ownSeconds);
       manifest["own_cpu_s"] = after.ownSeconds - before.ownSeconds;
       manifest["foreign_cpu_pct"] = wall > 0 ? std::max(0.0, 100.0 * foreign / (wall * double(measuredCores_.size()))) : 0.0;
       manifest["eos"] = eos_;
-      manifest["stats"] = stats_;
       holdIfAsked();
       releaseAll();
       manifest["status"] = "ok";
@@ -159,18 +225,25 @@ class Launcher {
       manifest["status"] = "failed";
       manifest["failed_component"] = f.component;
       manifest["error"] = f.what();
+      abandonRefs();
       killAll();
     } catch (const std::exception& ex) {
       manifest["status"] = "failed";
       manifest["failed_component"] = "";
       manifest["error"] = ex.what();
+      abandonRefs();
       killAll();
     }
+    // After the release: a component reports some figures (a Python
+    // component's refusals) only as it goes.
+    manifest["stats"] = stats_;
     json hosts = json::array();
     for (const auto& h : hosts_) {
       json entry = {{"name", h.name}, {"pid", h.pid}, {"cores", h.cores}, {"components", h.components}};
+      if (h.exec) entry["exec"] = h.argv.front();
       entry["exit"] = h.exited ? describeStatus(h.status) : "not started";
       if (!h.rusage.is_null()) entry["rusage"] = h.rusage;
+      if (h.windowCpuS >= 0) entry["window_cpu_s"] = h.windowCpuS;
       hosts.push_back(entry);
     }
     manifest["hosts"] = hosts;
@@ -191,100 +264,328 @@ class Launcher {
     runDir_ = a_["run_dir"];
     measuredCores_ = a_["measure_cores"].get<std::vector<int>>();
     deadlineNs_ = scabench::monotonicNs() + int64_t(a_["timeout_s"].get<double>() * 1e9);
+    const std::string binary = a_["host_binary"];
     for (const auto& h : a_["hosts"]) {
       HostProc proc;
       proc.name = h["name"];
       proc.cores = h["cores"].get<std::vector<int>>();
       proc.netns = h.value("netns", "");
-      const std::string scheduler = h.value("scheduler", "normal");
-      if (scheduler != "normal" && scheduler != "batch")
-        throw std::runtime_error("host " + proc.name + ": scheduler '" + scheduler + "' is not normal or batch");
-      proc.batch = scheduler == "batch";
+      proc.batch = batchScheduler(h, proc.name);
+      proc.argv = {binary, "--host", proc.name, "--status-fd", "3", "--record-dir", runDir_};
       for (const auto& c : h["components"]) {
         proc.components.push_back(c["name"]);
+        proc.argv.push_back("--component");
+        proc.argv.push_back(c["name"].get<std::string>() + ":" + c["kind"].get<std::string>() + ":" +
+                            c["sample_type"].get<std::string>());
         ++componentCount_;
       }
-      hosts_.push_back(proc);
-    }
-    for (const auto& c : a_["connections"]) {
-      hasOutgoing_.insert(c["uses"]["component"].get<std::string>());
-      hasIncoming_.insert(c["provides"]["component"].get<std::string>());
-    }
-  }
-
-  void spawnHosts() {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot create the status pipe");
-    statusRead_ = fds[0];
-    const int statusWrite = fds[1];
-    const pid_t launcherPid = getpid();
-    const std::string binary = a_["host_binary"];
-    for (std::size_t i = 0; i < hosts_.size(); ++i) {
-      const json& h = a_["hosts"][i];
-      std::vector<std::string> args = {binary, "--host", hosts_[i].name, "--status-fd", "3", "--record-dir", runDir_};
-      for (const auto& c : h["components"])
-        args.push_back("--component"), args.push_back(c["name"].get<std::string>() + ":" + c["kind"].get<std::string>() +
-                                                       ":" + c["sample_type"].get<std::string>());
       // The component libraries (plugins) this host's components come from,
       // each once: the host loads them before it creates any component.
       std::vector<std::string> libraries;
       for (const auto& c : h["components"])
         if (c.contains("library") && std::find(libraries.begin(), libraries.end(), c["library"]) == libraries.end())
           libraries.push_back(c["library"]);
-      for (const auto& library : libraries) args.push_back("--library"), args.push_back(library);
-      for (const auto& o : h["orb_options"]) args.push_back(o);
+      for (const auto& library : libraries) proc.argv.push_back("--library"), proc.argv.push_back(library);
+      for (const auto& o : h["orb_options"]) proc.argv.push_back(o);
+      hosts_.push_back(proc);
+    }
+    for (const auto& e : a_.contains("externals") ? a_["externals"] : json::array()) {
+      External ext;
+      ext.name = e["name"];
+      ext.ref = e.value("ref", "");
+      ext.release = e.value("release", true);
+      ext.sampleType = e.value("sample_type", "double");
+      if (ext.ref.empty()) {
+        if (!e.contains("exec")) throw std::runtime_error("external " + ext.name + " has neither exec nor ref");
+        HostProc proc;
+        proc.name = "exec-" + ext.name;
+        proc.exec = true;
+        proc.components = {ext.name};
+        proc.cores = e.value("cores", std::vector<int>{});
+        proc.batch = batchScheduler(e, ext.name);
+        proc.argv = e["exec"].get<std::vector<std::string>>();  // the exec parameters follow in spawnAll
+        if (proc.argv.empty()) throw std::runtime_error("external " + ext.name + ": empty exec");
+        proc.errPath = runDir_ + "/" + ext.name + ".stderr";
+        proc.bindTimeoutS = e.value("bind_timeout_s", 30.0);
+        hosts_.push_back(proc);
+      }
+      externals_[ext.name] = ext;
+    }
+    for (const auto& c : a_["connections"]) {
+      hasOutgoing_.insert(c["uses"]["component"].get<std::string>());
+      hasIncoming_.insert(c["provides"]["component"].get<std::string>());
+    }
+    // An external component has no record file and reports no end of stream:
+    // the run sees its packets at the ports of the components around it.
+    for (const auto& [name, _] : externals_)
+      if (!hasOutgoing_.count(name))
+        throw RunFailure(name, "component " + name + " is external and has no outgoing connection; "
+                               "a run ends at a component of the runtime");
+  }
+
+  static bool batchScheduler(const json& entry, const std::string& who) {
+    const std::string scheduler = entry.value("scheduler", "normal");
+    if (scheduler != "normal" && scheduler != "batch")
+      throw std::runtime_error(who + ": scheduler '" + scheduler + "' is not normal or batch");
+    return scheduler == "batch";
+  }
+
+  // The naming context of the waveform instance, made before any external
+  // program starts: its IOR is their NAMING_CONTEXT_IOR.
+  void makeContext() {
+    if (!a_.contains("naming")) {
+      for (const auto& h : hosts_)
+        if (h.exec)
+          throw RunFailure(h.components.front(), "component " + h.components.front() +
+                                                     " is started with the SCA exec parameters, which need the "
+                                                     "run's Naming Service; the assembly names none");
+      return;
+    }
+    const json& naming = a_["naming"];
+    const std::string where = naming["corbaloc"].get<std::string>();
+    try {
+      CORBA::Object_var obj = orb_->string_to_object(where.c_str());
+      CosNaming::NamingContext_var root = CosNaming::NamingContext::_narrow(obj);
+      if (CORBA::is_nil(root)) throw std::runtime_error("not a naming context");
+      CosNaming::Name contextName;
+      contextName.length(1);
+      contextName[0].id = naming["context"].get<std::string>().c_str();
+      try {
+        context_ = root->bind_new_context(contextName);
+      } catch (const CosNaming::NamingContext::AlreadyBound&) {
+        obj = root->resolve(contextName);
+        context_ = CosNaming::NamingContext::_narrow(obj);
+      }
+      CORBA::String_var ior = orb_->object_to_string(context_);
+      contextIor_ = ior.in();
+    } catch (const CORBA::Exception& ex) {
+      throw RunFailure("", "the Naming Service at " + where + " refused the run's context: " + describeException(ex));
+    }
+  }
+
+  // Starts every host and every external program, each on its CPU set, tied
+  // to the launcher (PR_SET_PDEATHSIG) and carrying the run owner's tag
+  // (inherited environment, python/scabench/run/processes.py). The child
+  // only makes system calls between fork and exec: the launcher's ORB has
+  // threads, and one of them may hold the allocator's lock at the fork.
+  void spawnAll() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot create the status pipe");
+    statusRead_ = fds[0];
+    const int statusWrite = fds[1];
+    const int devNull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const pid_t launcherPid = getpid();
+    for (auto& h : hosts_) {
+      if (h.exec) {
+        const std::string& name = h.components.front();
+        const json& e = externalEntry(name);
+        const std::vector<std::string> params = {"NAMING_CONTEXT_IOR", contextIor_, "COMPONENT_IDENTIFIER",
+                                                 name + ":" + a_["naming"]["context"].get<std::string>(),
+                                                 "NAME_BINDING", name};
+        h.argv.insert(h.argv.end(), params.begin(), params.end());
+        if (e.contains("parameters"))
+          for (const auto& [key, value] : e["parameters"].items())
+            h.argv.push_back(key), h.argv.push_back(value.get<std::string>());
+        if (e.contains("orb_options"))
+          for (const auto& o : e["orb_options"]) h.argv.push_back(o);
+      }
+      std::vector<char*> argv;
+      for (auto& a : h.argv) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      const std::string nsPath = h.netns.empty() ? "" : "/run/netns/" + h.netns;
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int core : h.cores) CPU_SET(core, &set);
+      int out[2] = {-1, -1}, errFd = -1;
+      if (h.exec) {
+        if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe for " + h.name);
+        errFd = open(h.errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (errFd < 0) throw std::runtime_error("cannot create " + h.errPath);
+      }
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("fork failed");
       if (pid == 0) {
-        // The host dies with the launcher, even if the launcher is killed.
+        // The process dies with the launcher, even if the launcher is killed.
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != launcherPid) _exit(127);
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        for (int core : hosts_[i].cores) CPU_SET(core, &set);
-        if (!hosts_[i].cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0) {
-          perror("scabench-host: sched_setaffinity");
-          _exit(126);
-        }
+        if (!h.cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0) childFail(h.argv.front().c_str(), "sched_setaffinity", 126);
         // A network host: the run made the namespace (python/scabench/run/network.py);
         // entering it here keeps the host a direct child, so PDEATHSIG and
         // waitpid work as for any other host.
-        if (!hosts_[i].netns.empty()) {
-          const std::string path = "/run/netns/" + hosts_[i].netns;
-          const int nsFd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-          if (nsFd < 0 || setns(nsFd, CLONE_NEWNET) != 0) {
-            std::cerr << "scabench-host: cannot enter network namespace " << path << ": " << std::strerror(errno) << "\n";
-            _exit(125);
-          }
+        if (!nsPath.empty()) {
+          const int nsFd = open(nsPath.c_str(), O_RDONLY | O_CLOEXEC);
+          if (nsFd < 0 || setns(nsFd, CLONE_NEWNET) != 0) childFail(nsPath.c_str(), "cannot enter the network namespace", 125);
           close(nsFd);
         }
         // Threads inherit the policy, so every ORB and worker thread gets it.
-        if (hosts_[i].batch) {
+        if (h.batch) {
           sched_param param{};
-          if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) {
-            perror("scabench-host: sched_setscheduler(SCHED_BATCH)");
-            _exit(126);
-          }
+          if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) childFail(h.argv.front().c_str(), "sched_setscheduler(SCHED_BATCH)", 126);
         }
-        dup2(statusWrite, 3);  // dup2 clears close-on-exec on fd 3
-        std::vector<char*> argv;
-        for (auto& s : args) argv.push_back(s.data());
-        argv.push_back(nullptr);
-        execv(binary.c_str(), argv.data());
-        perror("scabench-host: exec");
-        _exit(127);
+        if (h.exec) {
+          // Not the launcher's stdin (the runner's hold pipe) nor its stdout
+          // (the runner reads "started" and "held" there).
+          dup2(devNull, 0);
+          dup2(out[1], 1);
+          dup2(errFd, 2);
+        } else {
+          dup2(statusWrite, 3);  // dup2 clears close-on-exec on fd 3
+        }
+        execv(argv[0], argv.data());
+        childFail(h.argv.front().c_str(), "exec", 127);
       }
-      hosts_[i].pid = pid;
+      h.pid = pid;
+      h.spawnedNs = scabench::monotonicNs();
+      if (h.exec) {
+        close(out[1]);
+        close(errFd);
+        h.outFd = out[0];
+      }
     }
     close(statusWrite);
+    if (devNull >= 0) close(devNull);
   }
 
+  // In the child after fork: "scabench-launch: WHO: WHAT: why" with
+  // write(2), which takes no lock.
+  [[noreturn]] static void childFail(const char* who, const char* what, int code) {
+    const char* why = strerror(errno);
+    const char* parts[] = {"scabench-launch: ", who, ": ", what, ": ", why, "\n"};
+    for (const char* p : parts) {
+      const ssize_t ignored = write(2, p, strlen(p));
+      (void)ignored;
+    }
+    _exit(code);
+  }
+
+  const json& externalEntry(const std::string& name) const {
+    for (const auto& e : a_["externals"])
+      if (e["name"] == name) return e;
+    throw std::logic_error("no external " + name);
+  }
+
+  // Hosts say "ready NAME IOR" on the pipe; an external program binds its
+  // name in the context, or it does not within its time.
   void waitReady() {
     const std::size_t expected = componentCount_;
     const int64_t readyDeadline = scabench::monotonicNs() + 30'000'000'000LL;
-    while (iors_.size() < expected) {
-      if (scabench::monotonicNs() > readyDeadline) throw RunFailure("", "hosts did not come up within 30 s");
-      pumpEvents(100);
+    std::vector<HostProc*> binding;
+    for (auto& h : hosts_)
+      if (h.exec) binding.push_back(&h);
+    while (iors_.size() < expected || !binding.empty()) {
+      if (iors_.size() < expected && scabench::monotonicNs() > readyDeadline)
+        throw RunFailure("", "hosts did not come up within 30 s");
+      pumpEvents(50);
+      for (auto it = binding.begin(); it != binding.end();) {
+        if (resolveBound(**it)) it = binding.erase(it);
+        else ++it;
+      }
+    }
+    for (const auto& [name, ior] : iors_) {
+      CORBA::Object_var obj = orb_->string_to_object(ior.c_str());
+      resources_[name] = CF::Resource::_narrow(obj);
+    }
+  }
+
+  bool resolveBound(const HostProc& h) {
+    const std::string& name = h.components.front();
+    CosNaming::Name n;
+    n.length(1);
+    n[0].id = name.c_str();
+    try {
+      CORBA::Object_var obj = context_->resolve(n);
+      CF::Resource_var res = CF::Resource::_narrow(obj);
+      if (CORBA::is_nil(res))
+        throw RunFailure(name, "component " + name + " (" + h.argv.front() + ") bound '" + name +
+                                   "' to something that is not a CF::Resource");
+      resources_[name] = res;
+      return true;
+    } catch (const CosNaming::NamingContext::NotFound&) {
+      const double waited = double(scabench::monotonicNs() - h.spawnedNs) / 1e9;
+      if (waited > h.bindTimeoutS)
+        throw RunFailure(name, "component " + name + " (" + h.argv.front() + ", pid " + std::to_string(h.pid) +
+                                   ") did not bind its name '" + name + "' in the naming context within " +
+                                   formatSeconds(h.bindTimeoutS) + stderrTail(h));
+      return false;
+    } catch (const CORBA::Exception& ex) {
+      throw RunFailure(name, "component " + name + ": the Naming Service failed while resolving it: " +
+                                 describeException(ex));
+    }
+  }
+
+  static std::string formatSeconds(double s) {
+    std::ostringstream out;
+    out << s << " s";
+    return out.str();
+  }
+
+  std::string stderrTail(const HostProc& h) const {
+    if (!h.exec) return "";
+    const std::string last = lastLineOf(h.errPath);
+    return last.empty() ? "" : "; its stderr: " + last;
+  }
+
+  // A component someone else started: its reference (IOR:, corbaloc: or
+  // corbaname:, which names it in a Naming Service) must answer as a
+  // CF::Resource, and soon: a call to it times out after REF_TIMEOUT_MS.
+  static constexpr CORBA::ULong REF_TIMEOUT_MS = 10000;
+  void resolveRefs() {
+    for (auto& [name, ext] : externals_) {
+      if (ext.ref.empty()) continue;
+      const std::string what = "component " + name + ": ref '" + ext.ref + "'";
+      CORBA::Object_var obj;
+      try {
+        obj = orb_->string_to_object(ext.ref.c_str());
+      } catch (const CORBA::Exception& ex) {
+        throw RunFailure(name, what + " does not resolve: " + describeException(ex));
+      }
+      if (CORBA::is_nil(obj)) throw RunFailure(name, what + " resolves to a nil reference");
+      omniORB::setClientCallTimeout(obj, REF_TIMEOUT_MS);
+      bool isResource = false;
+      try {
+        isResource = obj->_is_a("IDL:CF/Resource:1.0");
+      } catch (const CORBA::Exception& ex) {
+        throw RunFailure(name, what + " does not answer: " + describeException(ex));
+      }
+      if (!isResource) throw RunFailure(name, what + " is not a CF::Resource");
+      resources_[name] = CF::Resource::_narrow(obj);
+    }
+  }
+
+  // Every port the connections use on an external component must be there,
+  // and be what they need, before anything is configured.
+  void checkExternalPorts() {
+    static const std::map<std::string, std::string> interfaces = {
+        {"octet", "dataOctet"}, {"short", "dataShort"}, {"float", "dataFloat"}, {"double", "dataDouble"}};
+    for (const auto& c : a_["connections"]) {
+      for (const char* side : {"uses", "provides"}) {
+        const std::string name = c[side]["component"], port = c[side]["port"];
+        auto ext = externals_.find(name);
+        if (ext == externals_.end()) continue;
+        const std::string who = "component " + name;
+        CORBA::Object_var obj;
+        try {
+          obj = resources_[name]->getPort(port.c_str());
+        } catch (const CF::PortSupplier::UnknownPort&) {
+          throw RunFailure(name, who + " has no port '" + port + "' (connection " + c["id"].get<std::string>() + ")");
+        } catch (const CORBA::Exception& ex) {
+          pumpEvents(50);  // its process died: say so instead
+          throw RunFailure(name, who + ": getPort(" + port + ") failed: " + describeException(ex));
+        }
+        const bool uses = std::string(side) == "uses";
+        const std::string repoId = uses ? "IDL:CF/Port:1.0"
+                                        : "IDL:scabench/" + interfaces.at(ext->second.sampleType) + ":1.0";
+        bool ok = false;
+        try {
+          ok = !CORBA::is_nil(obj) && obj->_is_a(repoId.c_str());
+        } catch (const CORBA::Exception& ex) {
+          throw RunFailure(name, who + ": its port '" + port + "' does not answer: " + describeException(ex));
+        }
+        if (!ok)
+          throw RunFailure(name, who + ": its port '" + port + "' is not " +
+                                     (uses ? "a uses port (CF::Port)" : "a scabench " +
+                                      interfaces.at(ext->second.sampleType) + " port"));
+      }
     }
   }
 
@@ -293,10 +594,6 @@ class Launcher {
     // A hung component must not hang the launcher: calls time out.
     const char* options[][2] = {{"clientCallTimeOutPeriod", "30000"}, {"verifyObjectExistsAndType", "0"}, {nullptr, nullptr}};
     orb_ = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
-    for (const auto& [name, ior] : iors_) {
-      CORBA::Object_var obj = orb_->string_to_object(ior.c_str());
-      resources_[name] = CF::Resource::_narrow(obj);
-    }
   }
 
   static CORBA::Any toAny(const json& v) {
@@ -309,55 +606,48 @@ class Launcher {
   }
 
   void configureAll() {
-    for (const auto& h : a_["hosts"]) {
-      for (const auto& c : h["components"]) {
-        const std::string name = c["name"];
-        guardCall(name, "initialize/configure", [&] {
-          resources_[name]->initialize();
-          CF::Properties props;
-          props.length(CORBA::ULong(c["properties"].size()));
-          CORBA::ULong i = 0;
-          for (const auto& [id, value] : c["properties"].items()) {
-            props[i].id = id.c_str();
-            props[i].value = toAny(value);
-            ++i;
-          }
-          resources_[name]->configure(props);
-        });
+    for (const auto& h : a_["hosts"])
+      for (const auto& c : h["components"]) configure(c["name"], c["properties"]);
+    if (a_.contains("externals"))
+      for (const auto& e : a_["externals"]) configure(e["name"], e.contains("properties") ? e["properties"] : json::object());
+  }
+
+  void configure(const std::string& name, const json& properties) {
+    guardCall(name, "initialize/configure", [&] {
+      resources_[name]->initialize();
+      CF::Properties props;
+      props.length(CORBA::ULong(properties.size()));
+      CORBA::ULong i = 0;
+      for (const auto& [id, value] : properties.items()) {
+        props[i].id = id.c_str();
+        props[i].value = toAny(value);
+        ++i;
       }
-    }
+      resources_[name]->configure(props);
+    });
+    auto ext = externals_.find(name);
+    if (ext != externals_.end()) ext->second.configured = true;
   }
 
   // The SCA way to find a waveform's components: a naming context for this
   // waveform instance in the run's Naming Service, each component bound in
   // it under its name. The launcher binds them (it holds every reference);
-  // an outside tool resolves them there (README, "Finding a run's components").
+  // an external program bound itself. An outside tool resolves them there
+  // (README, "Finding a run's components").
   void bindNames() {
-    if (!a_.contains("naming")) return;
-    const json& naming = a_["naming"];
-    const std::string where = naming["corbaloc"].get<std::string>();
+    if (CORBA::is_nil(context_)) return;
     try {
-      CORBA::Object_var obj = orb_->string_to_object(where.c_str());
-      CosNaming::NamingContext_var root = CosNaming::NamingContext::_narrow(obj);
-      if (CORBA::is_nil(root)) throw std::runtime_error("not a naming context");
-      CosNaming::Name contextName;
-      contextName.length(1);
-      contextName[0].id = naming["context"].get<std::string>().c_str();
-      CosNaming::NamingContext_var context;
-      try {
-        context = root->bind_new_context(contextName);
-      } catch (const CosNaming::NamingContext::AlreadyBound&) {
-        obj = root->resolve(contextName);
-        context = CosNaming::NamingContext::_narrow(obj);
-      }
       for (const auto& [name, res] : resources_) {
+        auto ext = externals_.find(name);
+        if (ext != externals_.end() && ext->second.ref.empty()) continue;
         CosNaming::Name n;
         n.length(1);
         n[0].id = name.c_str();
-        context->rebind(n, res);
+        context_->rebind(n, res);
       }
     } catch (const CORBA::Exception& ex) {
-      throw RunFailure("", "the Naming Service at " + where + " refused the run's names: " + ex._name());
+      throw RunFailure("", "the Naming Service at " + a_["naming"]["corbaloc"].get<std::string>() +
+                               " refused the run's names: " + describeException(ex));
     }
   }
 
@@ -398,6 +688,8 @@ class Launcher {
         const bool source = !hasIncoming_.count(name);
         if ((pass == 0) == source) continue;
         guardCall(name, "start", [&] { res->start(); });
+        auto ext = externals_.find(name);
+        if (ext != externals_.end()) ext->second.startedByUs = true;
       }
   }
 
@@ -429,7 +721,15 @@ class Launcher {
 
   void releaseAll() {
     for (const auto& [name, res] : resources_) guardCall(name, "stop", [&] { res->stop(); });
-    for (const auto& [name, res] : resources_) guardCall(name, "releaseObject", [&] { res->releaseObject(); });
+    for (const auto& [name, res] : resources_) {
+      auto ext = externals_.find(name);
+      if (ext != externals_.end() && !ext->second.release) {
+        // Someone else's component, left running: only the run's connections go.
+        disconnectUses(name);
+        continue;
+      }
+      guardCall(name, "releaseObject", [&] { res->releaseObject(); });
+    }
     // Hosts exit once all their components are released; give them time to
     // report their resource usage, then make sure.
     const int64_t until = scabench::monotonicNs() + 10'000'000'000LL;
@@ -437,16 +737,65 @@ class Launcher {
     killAll();
   }
 
-  // ---- events from the hosts
-  // Reads status lines and reaps hosts. A host that exits before it is
-  // released is a failure named after its components.
+  void disconnectUses(const std::string& name) {
+    for (const auto& c : a_["connections"]) {
+      if (c["uses"]["component"] != name) continue;
+      const std::string port = c["uses"]["port"], id = c["id"];
+      guardCall(name, "disconnectPort(" + port + ")", [&] {
+        CORBA::Object_var obj = resources_[name]->getPort(port.c_str());
+        CF::Port_var p = CF::Port::_narrow(obj);
+        if (!CORBA::is_nil(p)) p->disconnectPort(id.c_str());
+      });
+    }
+  }
+
+  // On a failure, the referenced components the run had taken in (configured):
+  // released if the run owns their end, else stopped if the run started them
+  // and cut from the run's connections; each call bounded, each failure
+  // ignored (the run has failed already). One the run never configured is
+  // left as it was found.
+  void abandonRefs() {
+    for (auto& [name, ext] : externals_) {
+      if (ext.ref.empty() || !ext.configured || !resources_.count(name)) continue;
+      CF::Resource_ptr res = resources_[name];
+      omniORB::setClientCallTimeout(res, 2000);
+      try {
+        if (ext.release || ext.startedByUs) res->stop();
+        if (ext.release) {
+          res->releaseObject();
+        } else {
+          for (const auto& c : a_["connections"]) {
+            if (c["uses"]["component"] != name) continue;
+            CORBA::Object_var obj = res->getPort(c["uses"]["port"].get<std::string>().c_str());
+            CF::Port_var p = CF::Port::_narrow(obj);
+            if (!CORBA::is_nil(p)) p->disconnectPort(c["id"].get<std::string>().c_str());
+          }
+        }
+      } catch (...) {
+      }
+    }
+  }
+
+  // ---- events from the hosts and the external programs
+  // Reads status lines (the hosts' pipe, each external program's stdout) and
+  // reaps processes. One that exits before it is released is a failure
+  // named after its components.
   void pumpEvents(int timeoutMs, bool exitIsFailure = true) {
     if (interrupted) throw RunFailure("", "interrupted");
-    pollfd p{statusRead_, POLLIN, 0};
-    if (poll(&p, 1, timeoutMs) > 0) {
+    std::vector<pollfd> fds{{statusRead_, POLLIN, 0}};
+    for (const auto& h : hosts_)
+      if (h.outFd >= 0) fds.push_back({h.outFd, POLLIN, 0});
+    if (poll(fds.data(), nfds_t(fds.size()), timeoutMs) > 0) {
       char buf[8192];
-      const ssize_t n = read(statusRead_, buf, sizeof buf);
-      if (n > 0) pending_.append(buf, std::size_t(n));
+      if (fds[0].revents) {
+        const ssize_t n = read(statusRead_, buf, sizeof buf);
+        if (n > 0) pending_.append(buf, std::size_t(n));
+      }
+      for (auto& h : hosts_) {
+        if (h.outFd < 0) continue;
+        for (const auto& f : fds)
+          if (f.fd == h.outFd && f.revents) readOutput(h);
+      }
     }
     std::size_t nl;
     while ((nl = pending_.find('\n')) != std::string::npos) {
@@ -454,15 +803,50 @@ class Launcher {
       pending_.erase(0, nl + 1);
       handleLine(line);
     }
-    for (auto& h : hosts_) {
-      if (h.exited || h.pid <= 0) continue;
-      int status;
-      if (waitpid(h.pid, &status, WNOHANG) == h.pid) {
-        h.exited = true;
-        h.status = status;
-        if (exitIsFailure) throw hostDied(h);
-      }
+    for (auto& h : hosts_)
+      if (reap(h, false) && exitIsFailure) throw hostDied(h);
+  }
+
+  // What an external program writes on stdout: the events a scabench
+  // component writes are taken when they name its own component; anything
+  // else is its own business.
+  void readOutput(HostProc& h) {
+    char buf[8192];
+    const ssize_t n = read(h.outFd, buf, sizeof buf);
+    if (n <= 0) {
+      close(h.outFd);
+      h.outFd = -1;
+      return;
     }
+    h.outPending.append(buf, std::size_t(n));
+    std::size_t nl;
+    while ((nl = h.outPending.find('\n')) != std::string::npos) {
+      const std::string line = h.outPending.substr(0, nl);
+      h.outPending.erase(0, nl + 1);
+      std::istringstream in(line);
+      std::string kind, who;
+      in >> kind >> who;
+      if ((kind == "error" || kind == "stat") && who == h.components.front()) handleLine(line);
+    }
+  }
+
+  // Reaps `h` if it has exited (blocking: waits for it); true if it just did.
+  // An external program's resource usage comes from the kernel here (a host
+  // reports its own on the pipe).
+  bool reap(HostProc& h, bool block) {
+    if (h.exited || h.pid <= 0) return false;
+    int status;
+    rusage usage{};
+    if (wait4(h.pid, &status, block ? 0 : WNOHANG, &usage) != h.pid) return false;
+    h.exited = true;
+    h.status = status;
+    if (h.exec) {
+      const auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+      h.rusage = {{"user_s", seconds(usage.ru_utime)}, {"system_s", seconds(usage.ru_stime)},
+                  {"voluntary_ctxsw", usage.ru_nvcsw}, {"involuntary_ctxsw", usage.ru_nivcsw},
+                  {"max_rss_kb", usage.ru_maxrss}};
+    }
+    return true;
   }
 
   void handleLine(const std::string& line) {
@@ -492,14 +876,8 @@ class Launcher {
       // The error may be the echo of a neighbour's death: give dead hosts a
       // moment to be reaped so that the true culprit is named.
       for (int i = 0; i < 10; ++i) {
-        for (auto& h : hosts_) {
-          int status;
-          if (!h.exited && h.pid > 0 && waitpid(h.pid, &status, WNOHANG) == h.pid) {
-            h.exited = true;
-            h.status = status;
-            throw hostDied(h);
-          }
-        }
+        for (auto& h : hosts_)
+          if (reap(h, false)) throw hostDied(h);
         usleep(20'000);
       }
       throw RunFailure(who, "component " + who + " failed: " + rest);
@@ -507,6 +885,10 @@ class Launcher {
   }
 
   RunFailure hostDied(const HostProc& h) {
+    if (h.exec)
+      return RunFailure(h.components.front(), "component " + h.components.front() + " (" + h.argv.front() +
+                                                  ", pid " + std::to_string(h.pid) + ") " + describeStatus(h.status) +
+                                                  stderrTail(h));
     std::string names;
     for (const auto& c : h.components) names += (names.empty() ? "" : ", ") + c;
     return RunFailure(h.components.empty() ? h.name : h.components.front(),
@@ -581,7 +963,7 @@ class Launcher {
     return true;
   }
 
-  // Ends every host still running: SIGTERM, then SIGKILL after a grace period.
+  // Ends every process still running: SIGTERM, then SIGKILL after a grace period.
   void killAll() {
     for (auto& h : hosts_)
       if (!h.exited && h.pid > 0) kill(h.pid, SIGTERM);
@@ -591,11 +973,13 @@ class Launcher {
       for (auto& h : hosts_) {
         if (h.exited || h.pid <= 0) continue;
         if (late) kill(h.pid, SIGKILL);
-        int status;
-        if (waitpid(h.pid, &status, late ? 0 : WNOHANG) == h.pid) h.exited = true, h.status = status;
+        reap(h, late);
       }
       if (!late) usleep(10'000);
     }
+    // What the external programs wrote last (a Python component's refusals).
+    for (auto& h : hosts_)
+      while (h.outFd >= 0) readOutput(h);
     // Read the last status lines (rusage) the hosts wrote before exiting.
     if (statusRead_ >= 0) {
       char buf[8192];
@@ -625,6 +1009,9 @@ class Launcher {
   std::map<std::string, std::map<std::string, std::string>> stats_;
   CORBA::ORB_var orb_;
   std::map<std::string, CF::Resource_var> resources_;
+  std::map<std::string, External> externals_;
+  CosNaming::NamingContext_var context_;
+  std::string contextIor_;
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
 """The scabench command line."""
 import math
 import os
+import stat
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -218,7 +220,7 @@ def validate(specs):
             show([Text.assemble(("bad", BAD), f"  {exc}")])
             continue
         show([Text.assemble(("ok ", GOOD), f"  {spec.path}: {len(spec.components)} components, "
-                            f"{len(spec.connections)} connections, {len(spec.hosts)} processes, "
+                            f"{len(spec.connections)} connections, {spec.process_count()} processes, "
                             f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}")])
     sys.exit(2 if bad else 0)
 
@@ -259,10 +261,22 @@ def export_sad_command(spec_file, out_dir):
 
 
 def announce_hold(naming):
-    """Says where the held components are, then waits for Ctrl-C."""
+    """Says where the held components are, then waits for Ctrl-C, or for the
+    end of standard input where it is a pipe (a tool that drives the run
+    releases it by closing the pipe; a terminal or /dev/null does not)."""
+    closed = threading.Event()
+    if _stdin_is_pipe():
+        threading.Thread(target=lambda: (sys.stdin.buffer.read(), closed.set()), daemon=True).start()
     click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
-               f"context {naming['context']}; Ctrl-C releases them", err=True)
-    interrupts.wait()  # main() installed the handlers: Ctrl-C ends the wait, not the command
+               f"context {naming['context']}; Ctrl-C (or closing a piped stdin) releases them", err=True)
+    interrupts.wait(closed)  # main() installed the handlers: Ctrl-C ends the wait, not the command
+
+
+def _stdin_is_pipe():
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):  # no stdin, or closed
+        return False
 
 
 @main.command(short_help="Reproduce the messaging-semantics paper and judge its claims.")

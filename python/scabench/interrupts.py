@@ -76,13 +76,15 @@ def while_owning():
         _state["installed"] = _state["raised"] = False
 
 
-def wait():
+def wait(done=None):
     """Blocks until a termination signal arrives (raising Interrupted), then
     lets the next one raise again: a command that waits for Ctrl-C as its
-    normal end (`scabench run --hold`) can still be interrupted afterwards."""
+    normal end (`scabench run --hold`) can still be interrupted afterwards.
+    done (a threading.Event), if given, ends the wait too (returns None)."""
     try:
-        while True:
-            time.sleep(3600)
+        while not (done.wait(0.2) if done is not None else time.sleep(3600)):
+            pass
     except Interrupted as exc:
         _state["raised"] = False
         return exc
+    return None

@@ -1,6 +1,8 @@
-"""Where the C++ programs are: the build tree of this checkout, unless
-SCABENCH_BIN_DIR says otherwise."""
+"""Where the programs are: the C++ ones in the build tree of this checkout,
+unless SCABENCH_BIN_DIR says otherwise; the Python ones beside the
+interpreter."""
 import os
+import sys
 from pathlib import Path
 
 from scabench.errors import ScabenchError
@@ -17,6 +19,14 @@ def program(name: str) -> Path:
     if not path.exists():
         raise ScabenchError(f"{path} is missing: build the runtime first (make build)")
     return path
+
+
+def python_program(script: str, module: str) -> list:
+    """The argv of a Python program of this package: its console script,
+    installed beside this interpreter, or else the module run by this
+    interpreter (a checkout used through PYTHONPATH)."""
+    installed = Path(sys.executable).parent / script
+    return [str(installed)] if installed.exists() else [sys.executable, "-m", module]
 
 
 def experiments_dir() -> Path:

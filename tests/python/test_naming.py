@@ -42,7 +42,8 @@ def test_a_held_run_is_resolved_by_name_from_outside_then_released(write_spec, t
     spec = write_spec(pipeline_toml(packets=8, stages=2), name="chain.toml")
     out = tmp_path / "held.json"
     proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--hold", "--json", str(out)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     tag = processes.owner_tag(proc.pid)
     line = ""
     deadline = time.monotonic() + 60

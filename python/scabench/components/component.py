@@ -35,8 +35,8 @@ import threading
 from dataclasses import dataclass, field
 
 from scabench.components import idl
-from scabench.components.ports import InPort, OutPort
-from scabench.components.properties import PropertyBag
+from scabench.components.ports import SAMPLE_TYPES, InPort, OutPort
+from scabench.components.properties import TYPES, PropertyBag
 
 _CF = idl.load().CF
 
@@ -226,3 +226,22 @@ class Component(idl.load().CF__POA.Resource):
 
     def log(self, text):
         print(f"{self.name}: {text}", file=sys.stderr, flush=True)
+
+
+def describe(factory, sample_type="double"):
+    """A kind's ports and properties in the words of `scabench-host
+    --describe` (each property's default, type, CORBA type, integer range,
+    whether it may change while started, description), from a component
+    made but never served: what a spec checker reads."""
+    comp = factory(ComponentContext("describe", sample_type=sample_type))
+    kinds = {bool: "boolean", int: "integer", float: "real", str: "string"}
+    properties = {}
+    for pid, e in comp.properties.entries().items():
+        held, _, limits = TYPES[e.type]
+        entry = {"corba_type": e.type, "default": e.default, "description": e.description, "type": kinds[held],
+                 "while_started": e.while_started}
+        if limits:
+            entry["min"], entry["max"] = limits
+        properties[pid] = entry
+    return {"sample_types": list(SAMPLE_TYPES), "provides": [p.name for p in comp.in_ports],
+            "uses": [p.name for p in comp.out_ports], "properties": properties}

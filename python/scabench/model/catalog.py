@@ -6,15 +6,36 @@ schema (its keys, values, forms, ranges and defaults).
 A component library (a plugin, docs/architecture.md "Component libraries")
 adds kinds: `component_kinds(library)` is what a host that loads it offers
 (`scabench-host --library PATH --describe`), its own kinds marked with
-`"library"`."""
+`"library"`.
+
+Besides the kinds scabench-host hosts, a spec may name the Python kinds
+(PYTHON_KINDS), each a program of its own started with the SCA exec
+parameters and described from its class, and EXTERNAL, any program or
+reference, whose ports and properties only the component itself knows
+(docs/architecture.md, "External components")."""
 import functools
+import importlib
 import json
 import os
 import signal
 import subprocess
+from dataclasses import dataclass
 
 from scabench.errors import ScabenchError
 from scabench.paths import program
+
+EXTERNAL = "external"
+
+
+@dataclass(frozen=True)
+class PythonKind:
+    module: str      # the module with the component's class and its program's main()
+    cls: str
+    script: str      # its console script (python/pyproject.toml)
+    kind: str        # the KIND exec parameter its program checks
+
+
+PYTHON_KINDS = {"py-stage": PythonKind("scabench.components.stage", "Stage", "scabench-py-stage", "stage")}
 
 
 class LibraryError(ScabenchError):
@@ -65,10 +86,35 @@ def component_kinds(library=None):
     return (_describe() if library is None else _library_describe(library))["kinds"]
 
 
+def kind_declaration(kind, library=None):
+    """A kind's declaration ({"sample_types", "provides", "uses",
+    "properties"}): from its library if it comes from one, a Python kind's
+    from its class; None for EXTERNAL, which declares nothing."""
+    if kind in PYTHON_KINDS:
+        return _python_kind(kind)
+    if kind == EXTERNAL:
+        return None
+    return component_kinds(library)[kind]
+
+
 def kind_of(component):
-    """The declaration of a spec's component: its kind, from its library if
-    it names one."""
-    return component_kinds(component.library)[component.kind]
+    """The declaration of a spec's component (kind_declaration)."""
+    return kind_declaration(component.kind, component.library)
+
+
+@functools.lru_cache(maxsize=None)
+def _python_kind(name):
+    # Imported here, not at the top: it loads omniORBpy and its stubs, which
+    # only a spec with a Python component needs.
+    from scabench.components.component import describe
+    entry = PYTHON_KINDS[name]
+    return describe(getattr(importlib.import_module(entry.module), entry.cls))
+
+
+def kind_names():
+    """Every kind a spec may name without a library."""
+    return [*component_kinds(), *PYTHON_KINDS, EXTERNAL]
+
 
 
 def policy_schema():

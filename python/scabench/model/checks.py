@@ -8,7 +8,7 @@ import os
 import re
 
 from scabench.errors import SpecError
-from scabench.model.catalog import component_kinds, kind_of
+from scabench.model.catalog import PYTHON_KINDS, kind_declaration, kind_of
 from scabench.model.link import LinkSettings
 from scabench.model.policy import PolicyValueError, parse_policy
 
@@ -100,13 +100,14 @@ def policy_of(table, base, path, where):
 def settable_properties(kind, library=None):
     """The properties of a kind a spec sets, in the kind's order. Port policy
     keys ("in.worker") come from [policy]; record_capacity is the runner's."""
-    return [k for k in component_kinds(library)[kind]["properties"] if "." not in k and k != "record_capacity"]
+    return [k for k in kind_declaration(kind, library)["properties"] if "." not in k and k != "record_capacity"]
 
 
 def check_property(path, where, kind, key, value, library=None):
     """A component property's value, checked against what the kind declares
-    (in its component library, if it comes from one)."""
-    declared = component_kinds(library)[kind]["properties"]
+    (in its component library, if it comes from one; an external component
+    declares nothing: check_external_property)."""
+    declared = kind_declaration(kind, library)["properties"]
     settable = settable_properties(kind, library)
     if key not in settable:
         raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {', '.join(settable)}")
@@ -123,6 +124,27 @@ def check_property(path, where, kind, key, value, library=None):
     if key in AT_LEAST_ONE and value < 1:
         raise SpecError(path, where, f"must be at least 1 ({declared[key]['description']})")
     return value
+
+
+def check_external_property(path, where, key, value):
+    """A property of an external component: the component alone knows its
+    properties, so only what the launcher can send is checked (a boolean, a
+    64-bit integer, a real or a string, as CORBA anys) and the name (port
+    policy keys, "<port>.<key>", come from [policy])."""
+    if not isinstance(key, str) or not key or "." in key:
+        raise SpecError(path, where, "a property name without dots (port policy keys come from [policy] and "
+                        "[[connection]])")
+    if isinstance(value, bool) or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if not -INT64_MAX - 1 <= value <= INT64_MAX:
+            raise SpecError(path, where, f"{value} does not fit in a 64-bit integer")
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SpecError(path, where, "must be a finite number")
+        return value
+    raise SpecError(path, where, "a property is a boolean, an integer, a real or a string")
 
 
 def property_range(key, expected):
@@ -159,7 +181,12 @@ def endpoint(text, path, key, components, direction):
     comp = next((c for c in components if c.name == name), None)
     if comp is None:
         raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
-    ports = kind_of(comp)[direction]
+    declared = kind_of(comp)
+    if declared is None:  # external: its ports are checked at run time, when it is there to ask
+        if not port or not port.replace("_", "").replace("-", "").isalnum():
+            raise SpecError(path, key, f"{text!r}: a port name of letters, digits, - and _ is required")
+        return (name, port)
+    ports = declared[direction]
     if port not in ports:
         role = "uses (output)" if direction == "uses" else "provides (input)"
         raise SpecError(path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}")
@@ -167,12 +194,13 @@ def endpoint(text, path, key, components, direction):
 
 
 def check_dispatch_per_host(spec):
-    """ORB threading is per process: remote connections into one host must agree."""
+    """ORB threading is per process: remote connections into one host (or
+    external program) must agree."""
     seen = {}
     for conn in spec.connections:
         if spec.collocated(conn):
             continue
-        host = spec.host_of(conn.provides[0])
+        host = spec.process_of(conn.provides[0])
         options = conn.policy.orb_options()
         if host in seen and seen[host][1] != options:
             raise SpecError(spec.path, "connection",
@@ -197,7 +225,38 @@ def network_settings(table, path, where):
     return LinkSettings(**values)
 
 
-def check_network_transport(spec):
-    if spec.network is not None and spec.transport != "tcp":
+def check_network(spec, where="network"):
+    """Network hosts talk over tcp, and only to processes of the runtime."""
+    if spec.network is None:
+        return
+    if spec.transport != "tcp":
         raise SpecError(spec.path, "run.transport", f"network hosts talk over tcp; {spec.transport!r} cannot "
                         "cross a network link (remove [network] or use transport = \"tcp\")")
+    external = next((c for c in spec.components if c.external is not None), None)
+    if external is not None:
+        raise SpecError(spec.path, where, f"{external.name!r} ({external.kind}) is external: it runs on this "
+                        "machine's loopback, outside the network hosts; remove [network] or the component")
+
+
+def check_python_ports(spec, where="policy"):
+    """A connection to or from a Python component gets only the policy its
+    ports implement (scabench.components.policy): anything else is refused
+    here, before any process starts, as its configure would refuse it."""
+    if not any(c.kind in PYTHON_KINDS for c in spec.components):
+        return
+    from scabench.components import policy as python_policy  # loads omniORBpy: only for a spec that needs it
+    for conn in spec.connections:
+        for (name, port), side, table in ((conn.uses, "uses", "USES"), (conn.provides, "provides", "PROVIDES")):
+            if spec.component(name).kind not in PYTHON_KINDS:
+                continue
+            checks = {key: check for key, _, _, check, *_ in getattr(python_policy, table)}
+            properties = getattr(conn.policy, f"{side}_properties")(port)
+            for prop, value in properties.items():
+                key = prop.split(".", 1)[1]
+                try:
+                    if key not in checks:
+                        raise ValueError("not implemented by the Python ports")
+                    checks[key](value)
+                except ValueError as exc:
+                    raise SpecError(spec.path, where, f"{conn.id}: {name!r} is a Python component, and {prop} = "
+                                    f"{value!r}: {exc}") from None

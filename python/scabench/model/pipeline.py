@@ -6,9 +6,13 @@ this floor.
 
 The kinds' knowledge lives here, once: which kinds pace a stream and how
 (`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), and which
-kind does a known amount of work per packet (the stage's `work`/`work_us`).
+kinds do a known amount of work per packet (the stages' `work`/`work_us`,
+in C++ and in Python).
 """
 from scabench.model.catalog import kind_of
+
+# The kinds that do `work` for `work_us` on each packet.
+STAGE_KINDS = ("stage", "py-stage")
 
 # A STANAG 4285 frame is 256 symbols, and its data source sends one frame
 # per packet (the standard's frame; the waveform's components agree).
@@ -53,7 +57,7 @@ def stage_work_ms(spec):
     work, cpu = [], []
     for name in spec.pipeline_order():
         comp = spec.component(name)
-        if comp.kind != "stage":
+        if comp.kind not in STAGE_KINDS:
             continue
         kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
         work.append(0.0 if kind == "none" else ms)

@@ -31,7 +31,7 @@ SHARE_OF_AVAILABLE = 0.8     # leave the rest to the machine
 def packet_bytes(spec):
     """The largest packet of the run (bytes)."""
     samples = [property_value(c, "samples") for c in spec.components
-               if "samples" in kind_of(c)["properties"]]
+               if c.external is None and "samples" in kind_of(c)["properties"]]
     return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
 
 
@@ -49,7 +49,7 @@ def memory_needed(spec):
     """(bytes, the largest part as words) the run needs."""
     packets = producer_packets(spec)
     size = packet_bytes(spec)
-    records = len(spec.components) * (packets + RECORD_SLACK) * RECORD_BYTES
+    records = sum(c.external is None for c in spec.components) * (packets + RECORD_SLACK) * RECORD_BYTES
     in_flight = sum((2 * held_per_connection(c.policy, packets) + 1) * size for c in spec.connections)
     hosts = len(spec.hosts) * HOST_BASE_BYTES
     parts = {"packet records (packets)": records, "packets in flight (samples x held per connection)": in_flight,

@@ -10,7 +10,12 @@ A spec (see experiments/paper/exp6.toml):
                  "batch": Linux SCHED_BATCH for every host), timeout_s
   [[component]]  name, kind, and the kind's properties (scabench-host --describe);
                  library = "path/libx.so": the kind comes from that component
-                 library (a plugin; the path relative to the spec's folder)
+                 library (a plugin; the path relative to the spec's folder);
+                 kind = "py-stage": the stage in Python, a program of its own;
+                 kind = "external": exec = "program" (started with the SCA
+                 exec parameters) or ref = "IOR:..." | "corbaloc:..." |
+                 "corbaname:..." | a name with naming = "corbaloc:...", plus
+                 its properties (see External)
   [policy]       the default policy of every connection (see policy.py)
   chain = [...]  connects each component's "out" to the next one's "in"
   [[connection]] from = "a.out", to = "b.in", plus policy keys that override [policy]
@@ -19,19 +24,22 @@ A spec (see experiments/paper/exp6.toml):
   [network]      delay_ms, jitter_ms: each process on a network host of its
                  own, behind an emulated link with this one-way delay (network.py)
 """
+import math
 import os
+import shutil
 import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import SpecError
-from scabench.model.catalog import LibraryError, component_kinds, kind_of
-from scabench.model.checks import (check_dispatch_per_host, check_network_transport, SAMPLE_BYTES, check_packet_size, check_property,
-                                   endpoint, network_settings, parse_cores, policy_of, table_of)
+from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
+from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, SAMPLE_BYTES,
+                                   check_packet_size, check_property, check_python_ports, endpoint,
+                                   network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy
-from scabench.paths import experiments_dir
+from scabench.paths import experiments_dir, python_program
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
@@ -43,12 +51,47 @@ TRANSPORTS = ("tcp", "unix")
 SAMPLE_TYPES = tuple(SAMPLE_BYTES)
 
 
+# How long an external program may take to bind its name, unless its spec
+# says: a Python program starting on a busy machine takes seconds.
+BIND_TIMEOUT_S = 30.0
+# What an external component's [[component]] table may say besides its
+# properties: how it is started or found.
+EXEC_KEYS = ("exec", "parameters", "orb_options", "bind_timeout_s")
+REF_KEYS = ("ref", "naming", "release")
+REF_SCHEMES = ("IOR:", "corbaloc:", "corbaname:")
+# Exec parameters the launcher gives every external program (SAMPLE_TYPE:
+# the run's, as scabench's programs take it).
+LAUNCHER_PARAMETERS = ("NAMING_CONTEXT_IOR", "COMPONENT_IDENTIFIER", "NAME_BINDING", "SAMPLE_TYPE")
+
+
+@dataclass
+class External:
+    """How the run gets a component that scabench-host does not host
+    (docs/architecture.md, "External components"): a program the launcher
+    starts with the SCA exec parameters, or a reference to a component
+    someone else started. Either way it has no record file: the run measures
+    its packets at the port of the component it feeds."""
+    program: list | None = None     # the program's argv before the exec parameters
+    parameters: dict = field(default_factory=dict)  # more exec parameters, KEY: text ({run_dir}: the run's directory)
+    orb_options: bool = False       # it takes omniORB's -ORB options: the run's endpoint and dispatch, as a host
+    bind_timeout_s: float = BIND_TIMEOUT_S
+    ref: str | None = None          # IOR:, corbaloc: or corbaname: (a name in a Naming Service)
+    release: bool = True            # releaseObject at the end; false: stopped and disconnected only
+
+    def describe(self):
+        if self.ref is not None:
+            return {"ref": self.ref, "release": self.release}
+        return {"exec": self.program, "parameters": self.parameters, "orb_options": self.orb_options,
+                "bind_timeout_s": self.bind_timeout_s}
+
+
 @dataclass
 class Component:
     name: str
     kind: str
     properties: dict
     library: Path | None = None   # the component library (plugin) its kind comes from; None: built in
+    external: External | None = None  # None: hosted by scabench-host
 
 
 @dataclass
@@ -80,11 +123,26 @@ class Spec:
     def component(self, name):
         return next(c for c in self.components if c.name == name)
 
+    def externals(self):
+        return [c for c in self.components if c.external is not None]
+
+    def process_count(self):
+        """The processes the run starts for its components: one per host, and
+        one per external program (a referenced component is someone else's)."""
+        return len(self.hosts) + sum(c.external.program is not None for c in self.externals())
+
     def host_of(self, name):
-        return next(i for i, h in enumerate(self.hosts) if name in h)
+        """The index of the host holding `name`; None for an external component."""
+        return next((i for i, h in enumerate(self.hosts) if name in h), None)
+
+    def process_of(self, name):
+        """The process `name` runs in: ("host", index), or ("external", name)."""
+        host = self.host_of(name)
+        return ("host", host) if host is not None else ("external", name)
 
     def collocated(self, conn):
-        return self.host_of(conn.uses[0]) == self.host_of(conn.provides[0])
+        host = self.host_of(conn.uses[0])
+        return host is not None and host == self.host_of(conn.provides[0])
 
     def sources(self):
         fed = {c.provides[0] for c in self.connections}
@@ -107,7 +165,8 @@ class Spec:
         """Sources that send a counted stream (a `packets` property): the
         producer, the STANAG 4285 data source. In data-flow order."""
         return [self.component(n) for n in self.pipeline_order()
-                if n in self.sources() and "packets" in kind_of(self.component(n))["properties"]]
+                if n in self.sources() and self.component(n).external is None
+                and "packets" in kind_of(self.component(n))["properties"]]
 
     def with_packets(self, packets, where="--packets"):
         for c in self.packet_sources():
@@ -141,6 +200,7 @@ class Spec:
         for conn in self.connections:
             conn.policy = policy_of(overrides, conn.policy, self.path, where)
         check_dispatch_per_host(self)
+        check_python_ports(self, where)
         return self
 
     def with_properties(self, name, properties, where="--set"):
@@ -150,8 +210,7 @@ class Spec:
             raise SpecError(self.path, where, f"no component named {name!r}; declared: "
                             f"{', '.join(c.name for c in self.components)}")
         for key, value in properties.items():
-            comp.properties[key] = check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value,
-                                                 comp.library)
+            comp.properties[key] = _property(self.path, f"{where}.{name}.{key}", comp, key, value)
         self.check_packet_sizes(f"{where}.{name}")
         return self
 
@@ -159,12 +218,13 @@ class Spec:
         """Runs every process on a network host of its own, behind links with
         the given delay_ms / jitter_ms (checked like a [network] table)."""
         self.network = network_settings({**(self.network.describe() if self.network else {}), **table}, self.path, where)
-        check_network_transport(self)
+        check_network(self, where)
         return self
 
     def collocate(self):
-        """Places every component in one process: every call becomes direct."""
-        self.hosts = [[c.name for c in self.components]]
+        """Places every component of the runtime in one process: every call
+        between them becomes direct (external components stay where they are)."""
+        self.hosts = [[c.name for c in self.components if c.external is None]]
         return self
 
     def describe(self):
@@ -178,7 +238,9 @@ class Spec:
             "pin": self.pin,
             "scheduler": self.scheduler,
             "components": [{"name": c.name, "kind": c.kind, **({"library": str(c.library)} if c.library else {}),
-                            "properties": c.properties} for c in self.components],
+                            "properties": c.properties,
+                            **({"external": c.external.describe()} if c.external is not None else {})}
+                           for c in self.components],
             "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
                              **c.policy.as_dict()} for c in self.connections],
             "hosts": self.hosts,
@@ -278,22 +340,23 @@ def parse_spec(doc, path):
         raise SpecError(path, "run.timeout_s", "must be a number of seconds from 0 to 86400 (0: chosen from the floor)")
 
     components = _components(doc, path)
-    names = {c.name for c in components}
     default_policy = policy_of(doc.get("policy", {}), None, path, "policy")
     connections = _connections(doc, path, components, default_policy)
-    hosts = _placement(doc, path, names, [c.name for c in components])
+    hosts = _placement(doc, path, components)
     _check_topology(path, components, connections)
+    _check_externals(path, components, connections)
     network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
     spec = Spec(path, table_of(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
                 components, connections, hosts, network, scheduler)
     check_dispatch_per_host(spec)
-    check_network_transport(spec)
+    check_network(spec)
+    check_python_ports(spec)
     spec.check_packet_sizes()
     return spec
 
 
 def _components(doc, path):
-    kinds = component_kinds()
+    kinds = kind_names()
     items = doc.get("component", [])
     if not isinstance(items, list) or not items:
         raise SpecError(path, "component", "declare at least one [[component]] with a name and a kind")
@@ -311,17 +374,121 @@ def _components(doc, path):
         kind = item.get("kind")
         library = _library(item, path, where)
         if library is not None:
+            if kind in PYTHON_KINDS or kind == EXTERNAL:
+                raise SpecError(path, f"{where}.library", f"a {kind} component is a program of its own, not a kind "
+                                "of a component library")
             _check_library_kind(kind, library, path, where)
         elif not isinstance(kind, str) or kind not in kinds:
             raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)} "
                             "(a kind of a component library needs its library = \"path/lib.so\")")
-        properties = {}
+        external = None
+        if kind == EXTERNAL:
+            external = _external(item, path, where)
+        elif kind in PYTHON_KINDS:
+            entry = PYTHON_KINDS[kind]
+            external = External(python_program(entry.script, entry.module), {"KIND": entry.kind}, orb_options=True)
+        comp = Component(name, kind, {}, library, external)
         for key, value in item.items():
-            if key not in ("name", "kind", "library"):
-                properties[key] = check_property(path, f"{where}.{key}", kind, key, value, library)
-        components.append(Component(name, kind, properties, library))
+            if key not in ("name", "kind", "library") and not (kind == EXTERNAL and key in EXEC_KEYS + REF_KEYS):
+                comp.properties[key] = _property(path, f"{where}.{key}", comp, key, value)
+        components.append(comp)
     _check_libraries_apart(components, path)
     return components
+
+
+def _property(path, where, comp, key, value):
+    if comp.kind == EXTERNAL:
+        return check_external_property(path, where, key, value)
+    return check_property(path, where, comp.kind, key, value, comp.library)
+
+
+def _external(item, path, where):
+    """An external component's External, from its [[component]] table."""
+    if ("exec" in item) == ("ref" in item):
+        raise SpecError(path, where, "an external component needs one of exec = \"path/to/program\" (started with "
+                        "the SCA exec parameters) or ref = \"IOR:...\" | \"corbaloc:...\" | \"corbaname:...\" | a "
+                        "name with naming = \"corbaloc::HOST:PORT/NameService\" (a component already running)")
+    if "exec" in item:
+        wrong = next((k for k in REF_KEYS if k in item), None)
+        if wrong:
+            raise SpecError(path, f"{where}.{wrong}", "goes with ref, not with exec")
+        return External(program=[_program(item["exec"], path, f"{where}.exec")],
+                        parameters=_parameters(item.get("parameters", {}), path, f"{where}.parameters"),
+                        orb_options=_boolean(item.get("orb_options", False), path, f"{where}.orb_options"),
+                        bind_timeout_s=_bind_timeout(item.get("bind_timeout_s", BIND_TIMEOUT_S), path,
+                                                     f"{where}.bind_timeout_s"))
+    wrong = next((k for k in EXEC_KEYS if k in item), None)
+    if wrong:
+        raise SpecError(path, f"{where}.{wrong}", "goes with exec, not with ref")
+    return External(ref=_reference(item["ref"], item.get("naming"), path, where),
+                    release=_boolean(item.get("release", True), path, f"{where}.release"))
+
+
+def _program(text, path, where):
+    """The program's absolute path: a path (relative to the spec's folder),
+    or a bare name found on PATH; it must be an executable file."""
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError(path, where, "must be the path of a program (relative to the spec's folder) or a name on PATH")
+    if "/" in text:
+        program = Path(text) if Path(text).is_absolute() else Path(path).parent / text
+    else:
+        found = shutil.which(text)
+        if found is None:
+            raise SpecError(path, where, f"no program {text!r} on PATH; give its path (relative to the spec's folder)")
+        program = Path(found)
+    if not program.is_file():
+        raise SpecError(path, where, f"no such program: {program}")
+    if not os.access(program, os.X_OK):
+        raise SpecError(path, where, f"{program} is not executable")
+    return os.path.abspath(program)
+
+
+def _parameters(table, path, where):
+    """More exec parameters (KEY = "value"); the launcher's own are not among them."""
+    if not isinstance(table, dict):
+        raise SpecError(path, where, "must be a table of exec parameters, like { KIND = \"stage\" }")
+    out = {}
+    for key, value in table.items():
+        if not key or any(ch.isspace() for ch in key) or key.startswith("-"):
+            raise SpecError(path, f"{where}.{key}", "an exec parameter's name is one word, not an option")
+        if key in LAUNCHER_PARAMETERS:
+            raise SpecError(path, f"{where}.{key}", f"the launcher gives it ({', '.join(LAUNCHER_PARAMETERS)})")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise SpecError(path, f"{where}.{key}", "an exec parameter's value is a string or a number")
+        out[key] = str(value)
+    return out
+
+
+def _boolean(value, path, where):
+    if not isinstance(value, bool):
+        raise SpecError(path, where, "must be true or false")
+    return value
+
+
+def _bind_timeout(value, path, where):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= 600 and math.isfinite(value)):
+        raise SpecError(path, where, "must be a number of seconds, more than 0 and at most 600")
+    return float(value)
+
+
+def _reference(ref, naming, path, where):
+    """A reference the launcher's ORB resolves: IOR:, corbaloc: or
+    corbaname: as given; a name ("context/component") in the Naming Service
+    at `naming` becomes the corbaname: that names it there."""
+    if not isinstance(ref, str) or not ref.strip():
+        raise SpecError(path, f"{where}.ref", "must be \"IOR:...\", \"corbaloc:...\", \"corbaname:...\" or a name")
+    if ref.lower().startswith(tuple(s.lower() for s in REF_SCHEMES)):
+        if naming is not None:
+            raise SpecError(path, f"{where}.naming", "goes with a name for ref, not with a reference")
+        return ref
+    parts = ref.split("/")
+    if not all(parts) or any(ch in ref for ch in "#: \t"):
+        raise SpecError(path, f"{where}.ref", f"{ref!r} is neither a reference (IOR:, corbaloc:, corbaname:) nor a "
+                        "name like \"context/component\"")
+    if not isinstance(naming, str) or not naming.startswith("corbaloc:"):
+        raise SpecError(path, f"{where}.naming", f"ref {ref!r} is a name: give the Naming Service that holds it, "
+                        "naming = \"corbaloc::HOST:PORT/NameService\"")
+    return f"corbaname:{naming[len('corbaloc:'):]}#{ref}"
 
 
 def _library(item, path, where):
@@ -429,7 +596,7 @@ def _check_topology(path, components, connections):
             visit(c.name, [c.name])
     fed = {conn.provides[0] for conn in connections}
     for c in components:
-        if c.name not in fed and kind_of(c)["provides"]:
+        if c.name not in fed and (kind_of(c) or {}).get("provides"):
             raise SpecError(path, "connection", f"{c.name!r} ({c.kind}) receives from nothing and would wait for ever; "
                             "connect a source to its input")
     if len(components) > 1:
@@ -440,7 +607,41 @@ def _check_topology(path, components, connections):
                             "[[connection]]) or remove it")
 
 
-def _placement(doc, path, names, order):
+def _check_externals(path, components, connections):
+    """An external component has no record file: the run sees its packets as
+    they reach the component of the runtime it feeds, and counts them from a
+    packet source of the runtime. So it is never first nor last, never feeds
+    another external component, and the port it feeds takes from it alone."""
+    by_name = {c.name: c for c in components}
+    for c in components:
+        if c.external is None:
+            continue
+        what = f"{c.name!r} ({c.kind}) is external"
+        outgoing = [conn for conn in connections if conn.uses[0] == c.name]
+        if not outgoing:
+            raise SpecError(path, "connection", f"{what} and last: it has no record file of its own, so the run "
+                            "measures it at the port it feeds; end the pipeline with a component of the runtime "
+                            "(a stage or a sink)")
+        if not any(conn.provides[0] == c.name for conn in connections):
+            raise SpecError(path, "connection", f"{what} and first: the run counts packets from a packet source "
+                            "of the runtime; feed it from one (a producer)")
+        for conn in outgoing:
+            target = by_name[conn.provides[0]]
+            if target.external is not None:
+                raise SpecError(path, "connection", f"{conn.id}: both ends are external; the run measures an "
+                                "external component at the port of the runtime's component it feeds")
+            others = [o.id for o in connections if o.provides == conn.provides and o is not conn]
+            if others:
+                raise SpecError(path, "connection", f"{conn.id}: {'.'.join(conn.provides)} also receives "
+                                f"{others[0]}; the run measures {c.name!r} at that port, which must take from it alone")
+
+
+def _placement(doc, path, components):
+    """The hosts: lists of the runtime's components that share a process.
+    External components are processes of their own (or someone else's)."""
+    names = {c.name for c in components if c.external is None}
+    order = [c.name for c in components if c.external is None]
+    external = {c.name for c in components if c.external is not None}
     placement = table_of(doc, "placement", path)
     for key in placement:
         if key != "hosts":
@@ -453,6 +654,9 @@ def _placement(doc, path, names, order):
         raise SpecError(path, "placement.hosts", "must be a list of non-empty lists of component names")
     placed = [n for h in hosts for n in h]
     for n in placed:
+        if n in external:
+            raise SpecError(path, "placement.hosts", f"{n!r} is external, a process of its own (or someone "
+                            "else's); leave it out of the placement")
         if n not in names:
             raise SpecError(path, "placement.hosts", f"no component named {n!r}")
         if placed.count(n) > 1:

@@ -6,7 +6,7 @@ from rich.text import Text
 
 from scabench.console import TITLE, add_rows, table
 from scabench.errors import ScabenchError
-from scabench.model.catalog import component_kinds, policy_schema
+from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, component_kinds, kind_declaration, policy_schema
 from scabench.model.checks import INT64_MAX, property_range
 
 
@@ -49,9 +49,11 @@ def kinds_view():
     t = table("kind", ("uses", {"justify": "left"}), ("provides", {"justify": "left"}),
               ("sample types", {"justify": "left"}), ("properties", {"justify": "left"}),
               title="Component kinds (scabench components KIND: a kind's properties)")
-    for name, kind in kinds.items():
+    for name, kind in [*kinds.items(), *((n, kind_declaration(n)) for n in PYTHON_KINDS)]:
         add_rows(t, [[name, ", ".join(kind["uses"]) or "–", ", ".join(kind["provides"]) or "–",
                       ", ".join(kind["sample_types"]) or "–", ", ".join(_own_properties(kind)) or "–"]])
+    # Any program or reference: only the component knows (docs/architecture.md, "External components").
+    add_rows(t, [[EXTERNAL, "its own", "its own", "the run's", "its own (exec or ref, and the keys it takes)"]])
     return [t, "", *policy_view()]
 
 
@@ -69,10 +71,13 @@ def policy_view():
 
 def kind_view(name):
     """One kind: its ports and every property with type, default and range."""
-    kinds = component_kinds()
+    kinds = [*component_kinds(), *PYTHON_KINDS]
+    if name == EXTERNAL:
+        raise ScabenchError(f"components: {EXTERNAL!r} declares nothing: its ports and properties are the "
+                            "component's own (README, \"External components\")")
     if name not in kinds:
-        raise ScabenchError(f"components: {name!r} is not a component kind; valid: {', '.join(kinds)}")
-    kind = kinds[name]
+        raise ScabenchError(f"components: {name!r} is not a component kind; valid: {', '.join(kinds)}, {EXTERNAL}")
+    kind = kind_declaration(name)
     ports = (f"uses (out) {', '.join(kind['uses']) or 'none'}; provides (in) {', '.join(kind['provides']) or 'none'}; "
              f"sample types {', '.join(kind['sample_types'])}")
     t = table("property", ("type", {"justify": "left"}), "default", "range",

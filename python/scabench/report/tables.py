@@ -30,6 +30,9 @@ def spec_lines(spec, packets=None):
     if packets is not None:
         setup += f", {packets} packets"
     setup += f", hosts {len(spec['hosts'])}"
+    external = sum("external" in c for c in spec["components"])
+    if external:
+        setup += f", external {external}"
     if spec.get("scheduler", "normal") != "normal":
         setup += f", scheduler {spec['scheduler']}"
     out = [_line(title, TITLE), _line(setup)]
@@ -86,6 +89,10 @@ def stage_rows(result):
         header.append("refused")
         for row, part in zip(rows, ([producer] if producer else []) + stages):
             row.append(part.refused or 0)
+    if any(s.measured_at for s in stages):
+        header += ["measured_at", "process_cpu_s", "cpu_per_packet_us"]
+        for row, part in zip(rows, ([producer] if producer else []) + stages):
+            row += [None] * 3 if part is producer else [part.measured_at, part.process_cpu_s, part.cpu_per_packet_us]
     return header, rows
 
 
@@ -104,6 +111,16 @@ def run_view(result):
             else [None] * 3
         add_rows(main, [row])
     out += [_line(""), main]
+    external = [s for s in stages if s.measured_at]
+    for s in external:
+        kind = "" if s.kind == "external" else f" ({s.kind})"
+        out.append(_line(f"{s.name}: an external component{kind}, measured at {s.measured_at} (its packets as "
+                         "they reached that port)", MUTED))
+    if external:  # what each stage's process costs, beside an external one's
+        cpu = table("process CPU", "over the run", "per packet")
+        add_rows(cpu, [[s.name, units.duration(s.process_cpu_s * 1e3), units.duration_us(s.cpu_per_packet_us)]
+                       for s in stages if s.process_cpu_s is not None])
+        out += [_line(""), cpu]
     if _uses_ordering(result.spec):
         flow = table("component", "output reordered", "most held", "reorder buffer peak",
                      "skipped / late / dup.", "sender suspended", "sends that waited", title="ordering and flow")

@@ -32,7 +32,9 @@ class Latency(Typed):
 
 @dataclass
 class StageResult(Typed):
-    """One stage (a component with an input), from its record file."""
+    """One stage (a component with an input), from its record file; an
+    external component from the record file of the one it feeds
+    (`measured_at`)."""
     name: str
     kind: str
     received: int
@@ -40,8 +42,8 @@ class StageResult(Typed):
     reordered_from_previous: int
     reordered_from_original: int
     output_reordered_from_previous: int  # in the order it finished packets
-    max_server_threads: int
-    distinct_receiving_threads: int
+    max_server_threads: int | None       # None: an external component (its own ports know)
+    distinct_receiving_threads: int | None
     # Ordering and flow-control counts from the record file's header; None in
     # results written before the runtime counted them.
     reorder_buffer_peak: int | None = optional()
@@ -61,6 +63,14 @@ class StageResult(Typed):
     # measured latency (and since_send without a single packet source).
     latency_in_stage_us: Latency | None = optional()
     latency_since_send_us: Latency | None = optional()
+    # An external component: the port whose records give its figures (its
+    # packets as they reached that port, received and last_packet_ms too).
+    measured_at: str | None = optional()
+    # CPU of the stage's process over the measured window (from start() to
+    # the last end of stream), where the stage has a process of its own
+    # started by the run, and per packet received.
+    process_cpu_s: float | None = optional()
+    cpu_per_packet_us: float | None = optional()
 
     @classmethod
     def from_dict(cls, doc):

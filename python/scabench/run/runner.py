@@ -7,7 +7,6 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -15,14 +14,16 @@ from scabench import interrupts
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
-from scabench.model.pipeline import floor_of, producer_packets, property_value, source_period_ms, stage_work_ms
+from scabench.model.catalog import PYTHON_KINDS
+from scabench.model.pipeline import (STAGE_KINDS, floor_of, producer_packets, property_value, source_period_ms,
+                                     stage_work_ms)
 from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import NamingService
 from scabench.run.network import NetworkHosts
-from scabench.run.records import read_records, refusals
+from scabench.run.records import REFUSAL_REASONS, read_records, refusals
 from scabench.run.results import CpuUsage, Latency, NetworkResult, ProducerResult, RunResult, StageResult
 from scabench.run.stalls import find_stalls
 from scabench.run.watchdog import Watchdog
@@ -35,57 +36,84 @@ from scabench.version import version_info
 SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 
 BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
+# An external program that takes -ORB options gets what scabench-host sets
+# for itself too: a unix socket only its owner may connect to.
+EXTERNAL_ORB_OPTIONS = ["-ORBunixTransportPermission", "0600"]
 # The watchdog ends a run in which no packet moved for this long (s), or for
 # longer where the pipeline's own pace is slower (hang_limit_s).
 HANG_MIN_S = 5.0
 
 
-def host_cores(spec):
-    """Each host's CPU set: all run cores, or with pin one core each in turn."""
+def process_cores(spec):
+    """Each process's CPU set, the hosts' then the external programs' (in
+    spec order): all run cores, or with pin one core each in turn."""
+    count = spec.process_count()
     if spec.pin:
-        return [[spec.cores[i % len(spec.cores)]] for i in range(len(spec.hosts))]
-    return [list(spec.cores) for _ in spec.hosts]
+        return [[spec.cores[i % len(spec.cores)]] for i in range(count)]
+    return [list(spec.cores) for _ in range(count)]
 
 
 def build_assembly(spec, run_dir, timeout_s, network=None):
     """What scabench-launch runs. `network` (a network.NetworkHosts) puts
     each host in its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
-    host_options = [[] for _ in spec.hosts]
+    dispatch_options = {}  # process (Spec.process_of) -> the ORB options of the dispatch into it
     packets = producer_packets(spec)
     for c in spec.components:
-        properties[c.name]["record_capacity"] = packets + 16
+        if c.external is None:  # the runtime's own property: an external component has no record file
+            properties[c.name]["record_capacity"] = packets + 16
     for conn in spec.connections:
         properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
         properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
         if not spec.collocated(conn):
-            host_options[spec.host_of(conn.provides[0])] = conn.policy.orb_options()
+            dispatch_options[spec.process_of(conn.provides[0])] = conn.policy.orb_options()
+    cores = process_cores(spec)
     hosts = []
-    for i, (members, cores) in enumerate(zip(spec.hosts, host_cores(spec))):
+    for i, members in enumerate(spec.hosts):
         name = f"host{i}-" + "+".join(members)
         if network is not None:
             endpoint_options = network.orb_options(i)
         else:
-            endpoint_options = ["-ORBendPoint", "giop:tcp:127.0.0.1:" if spec.transport == "tcp"
-                                else f"giop:unix:{run_dir}/host{i}.sock"]
+            endpoint_options = _endpoint(spec, run_dir, f"host{i}")
         hosts.append({
             "name": name,
-            "cores": cores,
+            "cores": cores[i],
             "scheduler": spec.scheduler,
             **({"netns": network.netns(i)} if network is not None else {}),
-            "orb_options": endpoint_options + BASE_ORB_OPTIONS + host_options[i],
+            "orb_options": endpoint_options + BASE_ORB_OPTIONS + dispatch_options.get(("host", i), []),
             "components": [_assembly_component(spec.component(n), spec.sample_type, properties[n])
                            for n in members],
         })
+    externals = []
+    exec_cores = iter(cores[len(spec.hosts):])
+    for c in spec.externals():
+        entry = {"name": c.name, "kind": c.kind, "sample_type": spec.sample_type, "properties": properties[c.name]}
+        ext = c.external
+        if ext.ref is not None:
+            entry.update(ref=ext.ref, release=ext.release)
+        else:
+            entry.update(exec=ext.program, cores=next(exec_cores), scheduler=spec.scheduler,
+                         bind_timeout_s=ext.bind_timeout_s,
+                         parameters={"SAMPLE_TYPE": spec.sample_type,
+                                     **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()}},
+                         orb_options=(_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS + BASE_ORB_OPTIONS
+                                      + dispatch_options.get(("external", c.name), [])) if ext.orb_options else [])
+        externals.append(entry)
     return {
         "run_dir": str(run_dir),
         "host_binary": str(program("scabench-host")),
         "timeout_s": timeout_s,
         "measure_cores": spec.cores,
         "hosts": hosts,
+        "externals": externals,
         "connections": [{"id": c.id, "uses": {"component": c.uses[0], "port": c.uses[1]},
                          "provides": {"component": c.provides[0], "port": c.provides[1]}} for c in spec.connections],
     }
+
+
+def _endpoint(spec, run_dir, name):
+    """Where a process of the run listens: loopback tcp, or a unix socket in the run's directory."""
+    return ["-ORBendPoint", "giop:tcp:127.0.0.1:" if spec.transport == "tcp" else f"giop:unix:{run_dir}/{name}.sock"]
 
 
 def _assembly_component(comp, sample_type, properties):
@@ -160,9 +188,11 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                            stderr=subprocess.PIPE, text=True,
                            stdout=subprocess.PIPE if (on_start or on_hold) else None,
                            stdin=subprocess.PIPE if on_hold else subprocess.DEVNULL)
-    window = None
+    window = held_records = None
     dog = Watchdog(proc, run_dir, hang_limit_s(spec), order=spec.pipeline_order(),
-                   packets={c.name: property_value(c, "packets") for c in spec.packet_sources()})
+                   packets={c.name: property_value(c, "packets") for c in spec.packet_sources()},
+                   feeds_external={c.uses[0]: c.provides[0] for c in spec.connections
+                                   if spec.component(c.provides[0]).external is not None})
     try:
         with dog:
             if on_start:
@@ -172,6 +202,10 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                     window = on_start(pids, [h["name"] for h in assembly["hosts"]])
             if on_hold:
                 if _read_until(proc.stdout, "held"):  # nothing if the run failed first
+                    # The stream is over: its records are read now, before an
+                    # outside tool may restart a component (which starts a new
+                    # record file) while the run is held.
+                    held_records = _read_all_records(spec, run_dir, partial=True)
                     on_hold(assembly["naming"])
                 proc.stdin.close()  # the launcher releases the components
                 proc.stdin = None    # (communicate() would flush the closed pipe)
@@ -201,7 +235,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         result.error = manifest["error"]
         result.failed_component = manifest.get("failed_component", "")
         raise RunError(result.error, result.failed_component, result)
-    analyse(spec, run_dir, manifest, result)
+    analyse(spec, run_dir, manifest, result, held_records)
     if network is not None:
         _count_emulator_as_own(result, network.emulator_cpu_s(), len(spec.cores))
     if on_start:
@@ -242,10 +276,13 @@ def _count_emulator_as_own(result, emulator_cpu_s, cores):
 
 
 def _read_all_records(spec, run_dir, partial=False):
-    """{component: Records}; with partial, the components whose record file
-    was made and can be read (a run that failed may have stopped anywhere)."""
+    """{component: Records} of the runtime's components (an external one has
+    no record file); with partial, those whose record file was made and can
+    be read (a run that failed may have stopped anywhere)."""
     out = {}
     for c in spec.components:
+        if c.external is not None:
+            continue
         try:
             out[c.name] = read_records(run_dir / f"{c.name}.rec")
         except (OSError, ValueError):
@@ -280,15 +317,16 @@ def _chain_from(spec, source):
     return chain
 
 
-def _components(spec, records):
+def _components(spec, records, stats=None):
     """(stages, producer, stalls, last packet in ms, end-to-end latency of
-    each packet in µs, in sequence order) from the records.
+    each packet in µs, in sequence order) from the records (and the stats
+    the components reported, for an external one's refusals).
 
     Latency since send needs the packet numbers of one source: with several
     packet sources (each numbering its own packets from 0) or none, it and
     the end-to-end latency are not measured (None). A uses port has one
     connection, so what the source feeds is a chain, and its end is the end
-    of the pipeline."""
+    of the pipeline (never an external component: spec.py)."""
     sources = set(spec.sources())
     producers = [c.name for c in spec.packet_sources() if c.name in records]
     t0 = min((int(records[p].arrive_ns.min()) for p in producers if records[p].arrive_ns.size), default=0)
@@ -304,10 +342,16 @@ def _components(spec, records):
         return metrics.since_send_ns(sent.sequence, sent.arrive_ns, r.sequence[done[name]][order],
                                      r.done_ns[done[name]][order]) / 1e3
     ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
-    work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind == "stage"], stage_work_ms(spec)[0]))
+    work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind in STAGE_KINDS],
+                    stage_work_ms(spec)[0]))
 
     stages, stalls = [], []
     for name in spec.pipeline_order():
+        if spec.component(name).external is not None:
+            stage = _external_stage(spec, spec.component(name), records, ms, (stats or {}).get(name, {}))
+            if stage is not None:
+                stages.append(stage)
+            continue
         if name in sources or name not in records:
             continue
         r = records[name]
@@ -359,9 +403,55 @@ def _components(spec, records):
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last, end_to_end
 
 
-def analyse(spec, run_dir, manifest, result):
-    """Sets the figures of `result` from the record files and the manifest."""
-    stages, producer, stalls, last, end_to_end = _components(spec, _read_all_records(spec, run_dir))
+def _external_stage(spec, comp, records, ms, stats):
+    """An external component's figures, from the record file of the
+    component it feeds (its first connection's): the packets it passed on,
+    in the order they reached that port, and when the last one did. What
+    only its own ports know (threads, and refusals unless it reported them
+    as stats, as a Python component does) is None."""
+    conn = next(c for c in spec.connections if c.uses[0] == comp.name)
+    r = records.get(conn.provides[0])
+    if r is None:
+        return None
+    reported = {reason: int(stats[f"refused.{reason}"]) for reason in REFUSAL_REASONS if f"refused.{reason}" in stats}
+    knows_refusals = comp.kind in PYTHON_KINDS or bool(reported)  # a Python component reports only nonzero counts
+    by_reason = {reason: reported.get(reason, 0) for reason in REFUSAL_REASONS}
+    order = metrics.reordered_from_previous(r.sequence)
+    return StageResult(
+        name=comp.name,
+        kind=comp.kind,
+        received=int(r.sequence.size + r.overflowed),
+        last_packet_ms=ms(r.arrive_ns.max()) if r.arrive_ns.size else None,
+        reordered_from_previous=order,
+        reordered_from_original=metrics.reordered_from_original(r.sequence),
+        output_reordered_from_previous=order,
+        max_server_threads=None,
+        distinct_receiving_threads=None,
+        duplicates=int(stats["duplicates"]) if "duplicates" in stats else (0 if knows_refusals else None),
+        refused=sum(by_reason.values()) if knows_refusals else None,
+        refused_by=by_reason if knows_refusals else None,
+        measured_at=f"{conn.provides[0]}.{conn.provides[1]}",
+    )
+
+
+def _process_cpu(spec, stages, hosts):
+    """Each stage's process CPU over the measured window, where the stage has
+    a process of its own (a host of one component, or an external program
+    the run started), and that CPU per packet it received."""
+    own = {h["components"][0]: h["window_cpu_s"] for h in hosts
+           if len(h.get("components", [])) == 1 and h.get("window_cpu_s") is not None}
+    for stage in stages:
+        if stage.name in own:
+            stage.process_cpu_s = own[stage.name]
+            stage.cpu_per_packet_us = 1e6 * own[stage.name] / stage.received if stage.received else None
+
+
+def analyse(spec, run_dir, manifest, result, records=None):
+    """Sets the figures of `result` from the record files (or `records`, read
+    already) and the manifest."""
+    records = records if records is not None else _read_all_records(spec, run_dir)
+    stages, producer, stalls, last, end_to_end = _components(spec, records, manifest.get("stats", {}))
+    _process_cpu(spec, stages, manifest["hosts"])
     rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
     floor = result.floor_ms
     result.overhead_ratio = (last / floor) if (last and floor) else None
@@ -381,5 +471,5 @@ def analyse(spec, run_dir, manifest, result):
     result.stalls, result.stalled = stalls, bool(stalls)
     # A peer sent what a port refused (docs/trust-model.md): the counts may
     # still be right, but the run was not the clean one the spec describes.
-    result.refusals = sum(p.refused for p in [producer, *stages] if p is not None)
+    result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)
     result.clean = result.refusals == 0

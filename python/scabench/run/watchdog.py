@@ -45,12 +45,15 @@ def children(pid):
 
 
 def host_components(pid):
-    """The components a scabench-host process runs, from its command line."""
+    """The components a process of the run serves, from its command line: a
+    scabench-host's --component NAME:KIND:TYPE, an external program's
+    NAME_BINDING NAME (the SCA exec parameters)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
         return []
-    return [argv[i + 1].split(":")[0] for i, a in enumerate(argv[:-1]) if a == "--component"]
+    return [argv[i + 1].split(":")[0] if a == "--component" else argv[i + 1]
+            for i, a in enumerate(argv[:-1]) if a in ("--component", "NAME_BINDING")]
 
 
 def progress(run_dir):
@@ -70,15 +73,19 @@ class Watchdog(threading.Thread):
     """with Watchdog(launcher_proc, run_dir, hang_limit_s) as dog: ...; then
     dog.fault is None, or (component, reason)."""
 
-    def __init__(self, launcher, run_dir, hang_limit_s, order=(), packets=None, stopped_limit_s=STOPPED_LIMIT_S):
+    def __init__(self, launcher, run_dir, hang_limit_s, order=(), packets=None, stopped_limit_s=STOPPED_LIMIT_S,
+                 feeds_external=None):
         """order: the components in pipeline order (the hang names the last
         one holding a packet: those before it wait on it); packets: what
         each packet source sends. Once they have sent it all and no one holds
-        a packet, the stream is draining or done, and stillness is no fault."""
+        a packet, the stream is draining or done, and stillness is no fault.
+        feeds_external: {component: the external component it sends to},
+        which has no record file: a hang there shows as its sender's."""
         super().__init__(name="scabench-watchdog", daemon=True)
         self.launcher, self.run_dir = launcher, run_dir
         self.hang_limit_s, self.stopped_limit_s = hang_limit_s, stopped_limit_s
         self.order, self.packets = list(order), dict(packets or {})
+        self.feeds_external = dict(feeds_external or {})
         self.fault = None
         self._done = threading.Event()
 
@@ -133,6 +140,9 @@ class Watchdog(threading.Thread):
         handled = ", ".join(f"{n} {counts[n][1]}" for n in sorted(counts, key=lambda n: rank.get(n, len(rank))))
         if holding:
             culprit, why = holding[-1], f"component {holding[-1]} holds a packet it does not finish"
+            if culprit in self.feeds_external:
+                why += (f" (it sends to the external component {self.feeds_external[culprit]}, whose own packets "
+                        "the run cannot see)")
             if len(holding) > 1:
                 why += f" ({', '.join(holding[:-1])} wait on it)"
         else:
