@@ -430,17 +430,6 @@ def test_a_value_outside_the_prfs_range(by_hand):
                                    "200000 is outside the PRF's range, 0 to 100000")
 
 
-def test_an_external_program_is_refused_until_specs_take_one(by_hand):
-    program = by_hand.with_name("mystage")
-    program.write_text("#!/bin/sh\nexit 0\n")
-    program.chmod(0o755)
-    spd = by_hand.with_name("BusyStage.spd.xml")
-    line = edit(spd, '<code type="Executable"><localfile name="scabench:stage"/><entrypoint>scabench:stage</entrypoint>',
-                '<code type="Executable"><localfile name="mystage"/><entrypoint>mystage</entrypoint>')
-    error = run_fails(by_hand)
-    assert error.startswith(f"{spd}:{line}: implementation 'cpp': code: external executables need ")
-
-
 def test_an_unknown_kind(by_hand):
     spd = by_hand.with_name("BusyStage.spd.xml")
     line = edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="scabench:stager"/>')
@@ -566,11 +555,10 @@ def test_a_prf_property_declared_twice(by_hand):
     assert load_fails(by_hand) == f"{prf}:{line}: simple 'work': id used twice (first on line 3)"
 
 
-def test_an_external_program_maps_to_the_external_form_once_enabled(by_hand, monkeypatch):
-    """What the SAD gives specs once they take external components
-    (mapping.EXTERNAL_PROGRAMS): the program as exec, its PRF's properties,
-    and no host of the runtime for it."""
-    from scabench.model.sad import load, mapping
+def test_an_external_program_maps_to_the_external_form(by_hand, monkeypatch):
+    """A program of its own in an SPD is an external component: the program
+    as exec, its PRF's properties, and no host of the runtime for it."""
+    from scabench.model.sad import load
     program = by_hand.with_name("mystage")
     program.write_text("#!/bin/sh\nexit 0\n")
     program.chmod(0o755)
@@ -578,7 +566,6 @@ def test_an_external_program_maps_to_the_external_form_once_enabled(by_hand, mon
     edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="mystage"/>')
     # The collocation would hold it: a process of its own cannot share one.
     line = HAND_SAD[:HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
-    monkeypatch.setattr(mapping, "EXTERNAL_PROGRAMS", True)
     assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_1': an external program is a "
                                    "process of its own; take it out of the hostcollocation")
     text = by_hand.read_text()

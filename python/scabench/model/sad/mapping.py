@@ -19,7 +19,7 @@ the file that runs the component, relative to the SPD):
       may be left out when the library registers one kind)
   <code type="Executable"><localfile name="bin/mycomponent"/></code>
       a program of its own, started with the SCA exec parameters: a spec's
-      kind = "external", exec = "..." (see EXTERNAL_PROGRAMS)
+      kind = "external", exec = "..." (README, "External components")
 """
 import math
 import os
@@ -32,17 +32,9 @@ BUILTIN_SCHEME = "scabench:"
 SHARED_LIBRARY = re.compile(r"\.so(\.\d+)*$")
 
 # A program of its own becomes an external component (kind = "external",
-# exec = the program: the launcher starts it with the SCA exec parameters).
-# Specs take that form once scabench has external components; until then a
-# SAD naming a program is refused with EXTERNAL_REFUSAL (implementation_of).
-# Enabling it is setting this to True: component_table writes that form, and
-# the loader leaves external components out of the placement, as such specs
-# require.
-EXTERNAL_PROGRAMS = False
+# exec = the program: the launcher starts it with the SCA exec parameters);
+# the loader leaves it out of the placement, as such specs require.
 EXTERNAL_KIND = "external"
-EXTERNAL_REFUSAL = ("external executables need specs with kind = \"external\", exec = \"program\", which this "
-                    "scabench does not have yet; name a kind of the runtime (localfile \"scabench:KIND\") or a "
-                    "component library (a .so with its kind as entrypoint)")
 
 
 @dataclass(frozen=True)
@@ -68,8 +60,6 @@ def implementation_of(code_type, localfile, entrypoint, folder):
     path = Path(os.path.abspath(folder / localfile))
     if code_type == "SharedLibrary" or SHARED_LIBRARY.search(localfile):
         return Implementation(kind=entrypoint or None, library=path)
-    if not EXTERNAL_PROGRAMS:
-        raise ValueError(EXTERNAL_REFUSAL)
     return Implementation(program=path)
 
 
