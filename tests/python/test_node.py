@@ -404,6 +404,7 @@ def test_a_naming_service_restarted_empty_gets_the_node_again(start_node, tmp_pa
     (["--domain", "{domain}", "--name", "n", "--cores", "4096"], "--cores"),
     (["--domain", "{domain}", "--name", "n", "--listen", "127.0.0.1:70000"], "--listen"),
     (["--domain", "{domain}", "--name", "n", "--listen", "192.0.2.1"], "--listen"),
+    (["--domain", "{domain}", "--name", "n", "--listen", "127.0.0.1:{port}"], "Address already in use"),
     (["--domain", "{domain}", "--name", "n", "--component-ports", "5000-4000"], "--component-ports"),
     (["--domain", "{domain}", "--name", "n", "--component-ports", "80-90"], "--component-ports"),
     (["--domain", "{domain}", "--name", "n", "--allow", "/no/such/program"], "--allow"),
@@ -417,7 +418,8 @@ def test_bad_arguments_get_one_line_and_exit_2(args, hint, naming, orb, tmp_path
     plain = tmp_path / "plain"
     plain.write_text("")
     sink = orb.object_to_string(_not_naming(orb))
-    values = {"domain": f"corbaloc::127.0.0.1:{naming.port}/NameService", "plain": plain, "sink": sink}
+    values = {"domain": f"corbaloc::127.0.0.1:{naming.port}/NameService", "plain": plain, "sink": sink,
+              "port": naming.port}
     done = subprocess.run([sys.executable, "-m", "scabench.cli", "node", *[a.format(**values) for a in args]],
                           capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 2, done.stderr

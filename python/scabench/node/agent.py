@@ -55,7 +55,10 @@ class Agent:
         self._lost_since = None
         self._stop = threading.Event()
         self._stop_reason = None
+        # Held by a heartbeat and by the node's end: a shutdown() on an ORB thread
+        # must not unbind the names while the heartbeat binds them again.
         self._ending = threading.Lock()
+        self._leaving = False
         self._registered = False
         self.orb = self.root = self.table = None
         self.device = self.device_ref = self.manager_ref = None
@@ -91,10 +94,11 @@ class Agent:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _start_orb(self):
-        if self.settings.listen_port == 0:
-            # A port chosen here, not by the ORB, so that the log can say which.
-            self.settings = dataclasses.replace(self.settings, listen_port=_free_port(self.settings.listen_host))
-        s = self.settings
+        # The address tried here first, so that a bad one gets one line (omniORB's
+        # own refusal comes with lines of its log); a port chosen here, not by the
+        # ORB, so that the log can say which.
+        s = self.settings = dataclasses.replace(
+            self.settings, listen_port=_bindable(self.settings.listen_host, self.settings.listen_port))
         args = ["scabench-node", "-ORBendPoint", s.endpoint]
         try:
             self.orb = CORBA.ORB_init(args, CORBA.ORB_ID)
@@ -114,6 +118,7 @@ class Agent:
 
     def _end_processes_and_names(self):
         with self._ending:
+            self._leaving = True  # no heartbeat registers the node again from now on
             if self.device is not None:
                 self.device.shutting_down()
             if self.table is not None:
@@ -207,6 +212,11 @@ class Agent:
         self._registered = False
 
     def _beat(self):
+        with self._ending:
+            if not self._leaving:
+                self._check_in()
+
+    def _check_in(self):
         s = self.settings
         try:
             bound = self.root.resolve(node_path(s.name, DEVICE))
@@ -240,14 +250,17 @@ class Agent:
                            "its processes are stopped")
 
 
-def _free_port(host):
+def _bindable(host, port):
+    """The port (a free one for 0) once a socket could bind there."""
     try:
-        family = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0]
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         with socket.socket(family) as s:
-            s.bind((host, 0))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as omniORB binds
+            s.bind((host, port))
             return s.getsockname()[1]
     except OSError as exc:
-        raise ScabenchError(f"--listen: cannot listen on {host}: {exc.strerror or exc}") from None
+        where = f"{host}:{port}" if port else host
+        raise ScabenchError(f"--listen: cannot listen on {where}: {exc.strerror or exc}") from None
 
 
 def _shutdown_orb(orb):
