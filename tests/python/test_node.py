@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from omniORB import CORBA
@@ -185,8 +186,14 @@ def test_execute_starts_a_python_stage_that_binds_and_is_driven_then_terminate_e
 
 def test_execute_starts_scabench_host_which_ends_on_release(node, context):
     ctx, ior = context
-    pid = execute_stage(node.device, ior, "cstage", program="scabench-host", KIND="stage")
+    node.device.load(None, "scabench-host", CF.LoadableDevice.EXECUTABLE)
+    pid = node.device.execute("scabench-host", [], exec_params(ior, "cstage", KIND="stage") +
+                              [CF.DataType("-ORBgiopMaxMsgSize", CORBA.Any(CORBA.TC_string, str(1 << 20)))])
     res = resolve_resource(ctx, "cstage", pid)
+    argv = Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1]
+    assert argv[1:] == ["NAMING_CONTEXT_IOR", ior, "COMPONENT_IDENTIFIER", "cstage:waveform_1", "NAME_BINDING",
+                        "cstage", "KIND", "stage", "-ORBgiopMaxMsgSize", "1048576",
+                        "-ORBendPoint", "giop:tcp:127.0.0.1:"]
     res.initialize()
     res.start()
     res.stop()
@@ -254,9 +261,13 @@ def test_execute_load_and_terminate_refuse_what_they_cannot_do(node, context, tm
     with pytest.raises(CF.LoadableDevice.InvalidLoadKind):
         device.load(None, "scabench-host", CF.LoadableDevice.SHARED_LIBRARY)
     device.load(None, "scabench-py-stage", CF.LoadableDevice.EXECUTABLE)
-    with pytest.raises(CF.ExecutableDevice.InvalidParameters):
-        device.execute("scabench-py-stage", [], exec_params(ior, "x") +
-                       [CF.DataType("-ORBendPoint", CORBA.Any(CORBA.TC_string, "giop:tcp:0.0.0.0:"))])
+    # Where components listen, what a program loads, where it writes: the node's to say.
+    for key, value in (("-ORBendPoint", "giop:tcp:0.0.0.0:"), ("-ORBtraceFile", "/tmp/x"),
+                       ("--library", str(tmp_path / "lib.so")), ("RECORD_DIR", "/etc"), ("", "x")):
+        with pytest.raises(CF.ExecutableDevice.InvalidParameters) as refused:
+            device.execute("scabench-py-stage", [], exec_params(ior, "x") +
+                           [CF.DataType(key, CORBA.Any(CORBA.TC_string, value))])
+        assert [p.id for p in refused.value.invalidParms] == [key]
     for option in (props(PRIORITY=1), props(AFFINITY="999"), props(STACK_SIZE=0), props(COLOUR="red")):
         with pytest.raises(CF.ExecutableDevice.InvalidOptions):
             device.execute("scabench-py-stage", option, exec_params(ior, "x"))

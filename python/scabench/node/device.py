@@ -11,7 +11,10 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      not read (nodes run programs installed on them).
   execute            the loaded program, each parameter as two arguments (id,
                      value), then -ORBendPoint with the node's address (and
-                     its component port range); options STACK_SIZE (bytes) and
+                     its component port range); a parameter id that starts
+                     with '-' must be one of ORB_OPTIONS, and one naming a
+                     place on the node (NODE_PARAMETERS) is refused
+                     (InvalidParameters); options STACK_SIZE (bytes) and
                      AFFINITY (a CPU list within the node's), run on the
                      node's CPUs otherwise. Answers the pid.
   terminate          SIGTERM to the process's group, SIGKILL after
@@ -40,7 +43,20 @@ Executable = CF.ExecutableDevice
 
 TERMINATE_GRACE_S = 5.0
 AFFINITY_ID = "AFFINITY"           # scabench's own execute option: the CPUs of the process
-ENDPOINT_OPTIONS = ("-orbendpoint", "-orbendpointpublish")  # the node's to set, never the caller's
+# The -ORB options a caller may give: the ORB's limits, threading and
+# timeouts, what a launcher gives its hosts. The others are the node's
+# (-ORBendPoint: where its components listen) or reach outside the process
+# (files, endpoints, initial references). Any other parameter id that starts
+# with '-' is a program's own option, not an execute parameter, and is
+# refused: scabench-host's --library would load any library on the node.
+ORB_OPTIONS = frozenset(f"-ORB{o}" for o in (
+    "giopMaxMsgSize", "maxServerThreadPerConnection", "maxServerThreadPoolSize", "threadPerConnectionPolicy",
+    "threadPerConnectionUpperLimit", "threadPerConnectionLowerLimit", "verifyObjectExistsAndType",
+    "clientCallTimeOutPeriod", "clientConnectTimeOutPeriod", "serverCallTimeOutPeriod", "oneCallPerConnection"))
+# Parameters that name a place on the node's file system: where files go is
+# the node's to say (scabench-host's RECORD_DIR would truncate <dir>/<name>.rec
+# anywhere the node's user can write).
+NODE_PARAMETERS = frozenset({"RECORD_DIR"})
 
 
 def _whole(value):
@@ -264,7 +280,8 @@ class NodeDevice(S.node__POA.NodeDevice):
         args, bad, identifier = [], [], ""
         for p in parameters:
             value = _argument(p.value.value())
-            if not p.id or "\0" in p.id or value is None or p.id.lower() in ENDPOINT_OPTIONS:
+            if not p.id or "\0" in p.id or value is None or p.id in NODE_PARAMETERS or \
+                    (p.id.startswith("-") and p.id not in ORB_OPTIONS):
                 bad.append(p)
                 continue
             args += [p.id, value]
