@@ -157,6 +157,15 @@ def test_a_second_node_of_a_live_name_is_refused(node, start_node):
     assert resolve_node(node.root, node.name).device._is_equivalent(node.device)
 
 
+def test_a_node_whose_name_another_takes_leaves_the_domain_to_it(node, orb, naming):
+    from scabench.run.nodes import DEVICE, node_path
+    other = _not_naming(orb)
+    naming.root.rebind(node_path(node.name, DEVICE), other)
+    assert node.proc.wait(WAIT_S) == 1
+    assert "another node registered" in node.stderr()
+    assert naming.root.resolve(node_path(node.name, DEVICE))._is_equivalent(other)  # the newcomer's, untouched
+
+
 # --- execute, drive, terminate ----------------------------------------------------------------
 
 def test_execute_starts_a_python_stage_that_binds_and_is_driven_then_terminate_ends_it(node, context):

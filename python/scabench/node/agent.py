@@ -221,6 +221,7 @@ class Agent:
         try:
             bound = self.root.resolve(node_path(s.name, DEVICE))
             if not bound._is_equivalent(self.device_ref):
+                self._registered = False  # the names are the other node's now: left as they are
                 raise RunError(f"another node registered as {NODES_CONTEXT}/{s.name}: this one leaves the domain")
         except CosNaming.NamingContext.NotFound:
             try:
