@@ -74,7 +74,8 @@ def start_node(tmp_path, naming, orb):
     started = []
 
     def start(*extra, root=None, domain=None, **kw):
-        node = Node(tmp_path, root or naming.root, domain or f"corbaloc::127.0.0.1:{naming.port}/NameService",
+        # The iiop form here; the tests with a Naming Service of their own give the short one.
+        node = Node(tmp_path, root or naming.root, domain or f"corbaloc:iiop:127.0.0.1:{naming.port}/NameService",
                     *extra, **kw)
         started.append(node)
         return node
