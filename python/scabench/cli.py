@@ -449,5 +449,47 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
     click.echo(f"report: {md} and {html}; data: {json_path}")
 
 
+@main.command(short_help="A node agent: starts components on this machine for a domain (an SCA DeviceManager).")
+@click.option("--domain", required=True, metavar="CORBALOC",
+              help="The domain's Naming Service, e.g. corbaloc::10.0.0.1:2809/NameService.")
+@click.option("--name", required=True, help="The node's name in the domain: it registers as nodes/NAME.")
+@click.option("--cores", help='The CPUs it offers, e.g. "0,1" (default: all it may use); its processes run on them.')
+@click.option("--memory-mib", type=click.IntRange(min=1), metavar="N",
+              help="The memory it offers, MiB (default: what the machine has available now).")
+@click.option("--listen", default="127.0.0.1", show_default=True, metavar="HOST[:PORT]",
+              help="Where the node listens (loopback unless told; see docs/trust-model.md before you widen it).")
+@click.option("--component-ports", metavar="LO-HI",
+              help="The ports its components listen on (for a firewall); default: any free port.")
+@click.option("--allow", multiple=True, metavar="PROGRAM",
+              help="A program execute may start, besides scabench-host and scabench-py-stage (repeatable).")
+@click.option("--heartbeat-s", type=click.FloatRange(min=0.05, max=60), default=1.0, show_default=True,
+              callback=finite, metavar="S", help="How often it checks in with the domain's Naming Service.")
+@click.option("--grace-s", type=click.FloatRange(min=0.1, max=3600), default=10.0, show_default=True,
+              callback=finite, metavar="S",
+              help="How long the Naming Service may not answer before the node stops its processes and exits.")
+def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartbeat_s, grace_s):
+    """Serve this machine to a domain as an SCA node: a DeviceManager and an
+    ExecutableDevice registered under nodes/NAME in the domain's Naming
+    Service, which start component programs here (load, execute, terminate),
+    allocate its cores and memory, and report their processes' CPU. Runs
+    until DeviceManager.shutdown() or Ctrl-C; exits 1, its processes stopped,
+    when the Naming Service has not answered for --grace-s."""
+    from scabench.node.agent import Agent
+    from scabench.node.settings import make_settings
+    code = 0
+    try:
+        with exit_codes("node failed"):
+            settings = make_settings(domain, name, cores, memory_mib, listen, component_ports, allow,
+                                     heartbeat_s, grace_s)
+            Agent(settings, log=lambda line: click.echo(line)).serve()
+    except SystemExit as exc:
+        code = exc.code
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # No interpreter finalization once omniORB has run: its threads winding
+    # down then can abort the process (components/program.py, main).
+    os._exit(code if isinstance(code, int) else 1)
+
+
 if __name__ == "__main__":
     main()

@@ -52,12 +52,12 @@ def end_process(proc, grace_s=5.0):
 
 
 class NamingService:
-    """omniNames on a free loopback port, its data in `folder`."""
+    """omniNames on a free loopback port (or `port`), its data in `folder`."""
 
-    def __init__(self, folder, orb):
+    def __init__(self, folder, orb, port=None):
         binary = shutil.which("omniNames") or "/usr/bin/omniNames"
         folder.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = port or free_port()
         self.log = open(folder / "omniNames.log", "w")
         self.proc = subprocess.Popen([binary, "-start", str(self.port), "-always", "-datadir", str(folder),
                                       "-nohostname", "-ORBendPoint", f"giop:tcp:127.0.0.1:{self.port}"],
@@ -69,8 +69,9 @@ class NamingService:
                     obj = orb.string_to_object(f"corbaloc::127.0.0.1:{self.port}/NameService")
                     self.root = obj._narrow(CosNaming.NamingContext)
                     break
-                except (CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST):
-                    # Not listening yet, or listening before its NameService object is active.
+                except (CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE):
+                    # Not listening yet, or listening before its NameService object is active (or,
+                    # on the port of an earlier service, this ORB's connection to that one broke).
                     assert self.proc.poll() is None, (folder / "omniNames.log").read_text()
                     assert time.monotonic() < deadline, "omniNames did not start"
                     time.sleep(0.05)

@@ -10,7 +10,7 @@ PACKAGE = Path(scabench.__file__).parent
 # Lowest first. The top-level modules (errors, paths, the terminal's console
 # and units...) are the base every layer may use; cli (and the package's own
 # __init__) sit above everything.
-LAYERS = ["base", "components", "model", "run", "measure", "report", "waveforms", "studies", "top"]
+LAYERS = ["base", "components", "model", "run", "measure", "node", "report", "waveforms", "studies", "top"]
 TOP_LEVEL = {"errors": "base", "paths": "base", "interrupts": "base", "typed": "base", "version": "base",
              "console": "base", "units": "base", "cli": "top", "__init__": "top"}
 

@@ -1,4 +1,4 @@
-"""The omniORBpy stubs of idl/cf.idl and idl/scabench.idl.
+"""The omniORBpy stubs of idl/cf.idl, idl/scabench.idl and idl/node.idl.
 
 They are generated, never committed: on first use, omniidl's Python back end
 (shipped with omniORBpy) writes them into a cache folder named after a hash
@@ -28,7 +28,7 @@ from scabench.errors import ScabenchError
 from scabench.paths import REPO_ROOT
 
 IDL_DIR = REPO_ROOT / "idl"
-IDL_FILES = ("cf.idl", "scabench.idl")
+IDL_FILES = ("cf.idl", "scabench.idl", "node.idl")
 PACKAGE = "scabench_corba"
 # Where Debian's omniorb-idl puts orb.idl (the include path the C++ build uses
 # too, CMakeLists.txt), and where a source build of omniORB would.
@@ -103,11 +103,15 @@ def stub_dir():
 @lru_cache(maxsize=None)
 def load():
     """The stub modules: CF and CF__POA (cf.idl), data and data__POA (the IDL
-    module `scabench`), and CosNaming from omniORBpy."""
+    module `scabench`), node and node__POA (`scabench::node`, node.idl), and
+    CosNaming from omniORBpy."""
     folder = str(stub_dir())
     if folder not in sys.path:
         sys.path.append(folder)
     import CosNaming
     from scabench_corba import CF, CF__POA  # noqa: E402 (generated; importable only now)
     from scabench_corba import scabench as data, scabench__POA as data__POA
-    return SimpleNamespace(CF=CF, CF__POA=CF__POA, data=data, data__POA=data__POA, CosNaming=CosNaming)
+    from scabench_corba.scabench import node
+    from scabench_corba.scabench__POA import node as node__POA
+    return SimpleNamespace(CF=CF, CF__POA=CF__POA, data=data, data__POA=data__POA, node=node, node__POA=node__POA,
+                           CosNaming=CosNaming)

@@ -1,0 +1,11 @@
+"""The node agent, `scabench node`: one per machine of a domain, an SCA
+DeviceManager with one ExecutableDevice that starts component programs there
+for a launcher (docs/architecture.md, "Nodes").
+
+- settings: the command line's values, checked;
+- agent: the ORB, the registration in the domain's Naming Service, the
+  heartbeat, the node's end;
+- device: the CORBA servants (NodeDevice, DeviceManager);
+- processes: the programs it started, their end and their CPU.
+
+A launcher's side of a node (its names, node_alive) is run/nodes.py."""

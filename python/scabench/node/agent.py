@@ -1,0 +1,281 @@
+"""`scabench node`: the node agent (docs/architecture.md, "Nodes").
+
+One process per machine of a domain. It serves the node's DeviceManager and
+NodeDevice (node/device.py) on its listen address, registers both in the
+domain's Naming Service (run/nodes.py says under which names), and then
+beats: every heartbeat_s it resolves its own device there,
+
+  - found, and it is this node's: nothing to do;
+  - not found (the service was restarted without its data, or someone
+    unbound it): it registers again;
+  - bound to another node's device: it gives the name up and ends, since two
+    nodes must not serve one name;
+  - no answer: the domain is lost. The device turns DISABLED (execute,
+    load and allocateCapacity refuse with InvalidState) and, if the service
+    has still not answered after grace_s, the node stops every process it
+    started and exits 1: components whose domain is gone can be neither
+    found nor released by anyone.
+
+It ends cleanly on DeviceManager.shutdown() (exit 0) and on SIGTERM, SIGINT
+or SIGHUP (128 + the signal): its processes are stopped (SIGTERM, then
+SIGKILL), its names unbound, its ORB shut down. Killed outright, it takes its
+processes with it (PR_SET_PDEATHSIG, node/processes.py) and its names stay
+behind, pointing at nothing: node_alive() tells."""
+import dataclasses
+import shutil
+import socket
+import threading
+import time
+
+import omniORB
+from omniORB import CORBA
+
+from scabench.components import idl
+from scabench.components.ports import describe
+from scabench.errors import RunError, ScabenchError
+from scabench.node.device import DeviceManager, NodeDevice
+from scabench.node.processes import ProcessTable
+from scabench.run import processes
+from scabench.run.nodes import DEVICE, DEVICE_MANAGER, NODES_CONTEXT, domain_root, node_alive, node_path
+
+S = idl.load()
+CosNaming = S.CosNaming
+
+STOP_GRACE_S = 5.0        # what each process gets after SIGTERM when the node ends
+ORB_SHUTDOWN_S = 5.0      # in-flight calls get this long once the node ends
+START_RETRY_S = 0.5       # between tries to reach the domain at start-up
+
+
+class Agent:
+    def __init__(self, settings, log):
+        self.settings = settings
+        self._log = log
+        self._log_lock = threading.Lock()
+        self.domain_reachable = True
+        self._lost_since = None
+        self._stop = threading.Event()
+        self._stop_reason = None
+        # Held by a heartbeat and by the node's end: a shutdown() on an ORB thread
+        # must not unbind the names while the heartbeat binds them again.
+        self._ending = threading.Lock()
+        self._leaving = False
+        self._registered = False
+        self.orb = self.root = self.table = None
+        self.device = self.device_ref = self.manager_ref = None
+
+    def log(self, text):
+        with self._log_lock:
+            self._log(f"node {self.settings.name}: {text}")
+
+    # --- life ----------------------------------------------------------------------
+
+    def serve(self):
+        """Runs the node until shutdown() (returns its reason), a signal
+        (Interrupted propagates) or the loss of its domain (RunError). Bad
+        settings found on the way (an address it cannot listen on, a name
+        another live node holds): ScabenchError."""
+        workdir = processes.make_run_dir()
+        try:
+            self._start_orb()
+            self.table = ProcessTable(workdir, self.log)
+            self.device = NodeDevice(self)
+            poa = self.orb.resolve_initial_references("RootPOA")
+            poa.activate_object(self.device)
+            self.device_ref = poa.servant_to_reference(self.device)
+            manager = DeviceManager(self, self.device_ref)
+            poa.activate_object(manager)
+            self.manager_ref = poa.servant_to_reference(manager)
+            self._register(first=True)
+            while not self._stop.wait(self.settings.heartbeat_s):
+                self._beat()
+            return self._stop_reason
+        finally:
+            self._end()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _start_orb(self):
+        # The address tried here first, so that a bad one gets one line (omniORB's
+        # own refusal comes with lines of its log); a port chosen here, not by the
+        # ORB, so that the log can say which.
+        s = self.settings = dataclasses.replace(
+            self.settings, listen_port=_bindable(self.settings.listen_host, self.settings.listen_port))
+        args = ["scabench-node", "-ORBendPoint", s.endpoint]
+        try:
+            self.orb = CORBA.ORB_init(args, CORBA.ORB_ID)
+            poa = self.orb.resolve_initial_references("RootPOA")
+            poa._get_the_POAManager().activate()
+        except CORBA.Exception as exc:
+            raise ScabenchError(f"--listen: cannot listen on {s.endpoint}: {describe(exc)}") from None
+
+    def shutdown(self, reason):
+        """From a CORBA call (DeviceManager.shutdown, releaseObject): stops the
+        processes and leaves the domain before the call returns, then lets
+        serve() return."""
+        self.log(f"shutting down: {reason}")
+        self._end_processes_and_names()
+        self._stop_reason = reason
+        self._stop.set()
+
+    def _end_processes_and_names(self):
+        with self._ending:
+            self._leaving = True  # no heartbeat registers the node again from now on
+            if self.device is not None:
+                self.device.shutting_down()
+            if self.table is not None:
+                stopped = self.table.stop_all(STOP_GRACE_S)
+                if stopped:
+                    self.log(f"stopped {stopped} process{'es' if stopped != 1 else ''}")
+            if self._registered and self.domain_reachable:
+                self._unregister()
+
+    def _end(self):
+        self._end_processes_and_names()
+        if self.table is not None:
+            self.table.close()
+        if self.orb is not None:
+            _shutdown_orb(self.orb)
+
+    # --- the domain --------------------------------------------------------------------
+
+    def _register(self, first=False):
+        """Binds the node's context and both names. At start-up the domain
+        gets grace_s to answer, and a live node of the same name is refused."""
+        s = self.settings
+        deadline = time.monotonic() + s.grace_s
+        while True:
+            try:
+                if self.root is None:
+                    self.root = domain_root(self.orb, s.domain, timeout_s=self._call_timeout_s())
+                if first:
+                    self._refuse_a_live_namesake()
+                self._bind()
+                break
+            except RunError as exc:
+                if time.monotonic() >= deadline:
+                    raise RunError(f"{exc} (tried for {s.grace_s:g} s)") from None
+            except CORBA.SystemException as exc:
+                if time.monotonic() >= deadline:
+                    raise RunError(f"the domain's Naming Service at {s.domain} does not answer: {describe(exc)} "
+                                   f"(tried for {s.grace_s:g} s)") from None
+            time.sleep(START_RETRY_S)
+        self._registered = True
+        if first:
+            where = "loopback only" if s.loopback else "reachable from other machines"
+            self.log(f"registered in {s.domain} as {NODES_CONTEXT}/{s.name}; listening on {s.endpoint} "
+                     f"({where}); components on {s.component_endpoint}; cores {','.join(map(str, s.cores))}, "
+                     f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}")
+
+    def _call_timeout_s(self):
+        return min(2.0, max(0.5, self.settings.heartbeat_s))
+
+    def _refuse_a_live_namesake(self):
+        try:
+            other = self.root.resolve(node_path(self.settings.name, DEVICE))
+        except CosNaming.NamingContext.NotFound:
+            return
+        try:
+            other = other._narrow(S.node.NodeDevice)
+        except CORBA.SystemException:
+            return  # a stale binding whose node is gone: taken over
+        if other is not None and node_alive(other, self._call_timeout_s()):
+            raise ScabenchError(f"--name: a node named {self.settings.name!r} is registered in the domain and "
+                                "answers; give this one another name, or shut that one down")
+
+    def _bind(self):
+        context = self.root
+        for component in node_path(self.settings.name):
+            try:
+                context = context.bind_new_context([component])
+            except CosNaming.NamingContext.AlreadyBound:
+                context = context.resolve([component])._narrow(CosNaming.NamingContext)
+            # A reference of its own: without the root's timeout a dead service would hang the heartbeat.
+            omniORB.setClientCallTimeout(context, int(self._call_timeout_s() * 1000))
+        context.rebind([CosNaming.NameComponent(DEVICE_MANAGER, "")], self.manager_ref)
+        context.rebind([CosNaming.NameComponent(DEVICE, "")], self.device_ref)
+
+    def _unregister(self):
+        name = self.settings.name
+        try:
+            for leaf in (DEVICE, DEVICE_MANAGER):
+                try:
+                    self.root.unbind(node_path(name, leaf))
+                except CosNaming.NamingContext.NotFound:
+                    pass
+            context = self.root.resolve(node_path(name))._narrow(CosNaming.NamingContext)
+            omniORB.setClientCallTimeout(context, int(self._call_timeout_s() * 1000))
+            context.destroy()  # NotEmpty if someone bound something else there: left as it is
+            self.root.unbind(node_path(name))
+        except (CosNaming.NamingContext.NotFound, CosNaming.NamingContext.NotEmpty):
+            pass
+        except CORBA.SystemException as exc:
+            self.log(f"could not unbind {NODES_CONTEXT}/{name}: {describe(exc)}")
+        self._registered = False
+
+    def _beat(self):
+        with self._ending:
+            if not self._leaving:
+                self._check_in()
+
+    def _check_in(self):
+        s = self.settings
+        try:
+            bound = self.root.resolve(node_path(s.name, DEVICE))
+            if not bound._is_equivalent(self.device_ref):
+                self._registered = False  # the names are the other node's now: left as they are
+                raise RunError(f"another node registered as {NODES_CONTEXT}/{s.name}: this one leaves the domain")
+        except CosNaming.NamingContext.NotFound:
+            try:
+                self._bind()
+                self.log(f"registered again as {NODES_CONTEXT}/{s.name} (the Naming Service had lost the names)")
+            except CORBA.SystemException as exc:
+                self._lost(exc)
+                return
+        except CORBA.SystemException as exc:
+            self._lost(exc)
+            return
+        if not self.domain_reachable:
+            self.log("the domain's Naming Service answers again")
+            self.domain_reachable = True
+            self._lost_since = None
+
+    def _lost(self, exc):
+        now = time.monotonic()
+        if self.domain_reachable:
+            self.domain_reachable = False
+            self._lost_since = now
+            self.log(f"the domain's Naming Service does not answer ({describe(exc)}): DISABLED; "
+                     f"it gives up in {self.settings.grace_s:g} s")
+        elif now - self._lost_since >= self.settings.grace_s:
+            raise RunError(f"node {self.settings.name} lost its domain: the Naming Service at {self.settings.domain} "
+                           f"has not answered for {self.settings.grace_s:g} s ({describe(exc)}); "
+                           "its processes are stopped")
+
+
+def _bindable(host, port):
+    """The port (a free one for 0) once a socket could bind there."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as omniORB binds
+            s.bind((host, port))
+            return s.getsockname()[1]
+    except OSError as exc:
+        where = f"{host}:{port}" if port else host
+        raise ScabenchError(f"--listen: cannot listen on {where}: {exc.strerror or exc}") from None
+
+
+def _shutdown_orb(orb):
+    """Waits for in-flight calls up to ORB_SHUTDOWN_S; one stuck longer does
+    not keep the node alive (the caller exits with os._exit either way)."""
+    done = threading.Event()
+
+    def shutdown():
+        try:
+            orb.shutdown(True)
+            orb.destroy()
+        except CORBA.Exception:
+            pass
+        done.set()
+
+    threading.Thread(target=shutdown, name="orb-shutdown", daemon=True).start()
+    done.wait(ORB_SHUTDOWN_S)

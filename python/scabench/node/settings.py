@@ -1,0 +1,156 @@
+"""What a node is started with (`scabench node`), checked before anything
+starts: each mistake is a ScabenchError of one line naming the option and
+what it takes (exit 2)."""
+import ipaddress
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scabench.errors import ScabenchError, SpecError, one_line
+from scabench.model.checks import parse_cores
+from scabench.paths import bin_dir
+from scabench.run.nodes import check_node_name
+
+# The programs a node runs without being told: scabench's own component
+# programs, as this installation has them.
+DEFAULT_PROGRAMS = ("scabench-host", "scabench-py-stage")
+
+
+@dataclass
+class NodeSettings:
+    domain: str                  # the domain's Naming Service, a corbaloc
+    name: str
+    cores: list                  # the CPUs the node offers: its processes run on them
+    memory_mib: int              # the memory it offers (a capacity, accounted, not enforced)
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 0         # 0: any free port
+    component_ports: tuple = None  # (lo, hi): the ports its components listen on; None: any
+    programs: dict = field(default_factory=dict)  # file name -> path: what execute may start
+    heartbeat_s: float = 1.0
+    grace_s: float = 10.0
+
+    @property
+    def endpoint(self):
+        """The agent's own ORB endpoint."""
+        return f"giop:tcp:{_bracketed(self.listen_host)}:{self.listen_port or ''}"
+
+    @property
+    def component_endpoint(self):
+        """The endpoint the node gives every program it executes: its own
+        address, and the port range if one was given."""
+        ports = f"{self.component_ports[0]}-{self.component_ports[1]}" if self.component_ports else ""
+        return f"giop:tcp:{_bracketed(self.listen_host)}:{ports}"
+
+    @property
+    def loopback(self):
+        return is_loopback(self.listen_host)
+
+
+def _bracketed(host):
+    return f"[{host}]" if ":" in host else host
+
+
+def is_loopback(host):
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_listen(text, where="--listen"):
+    """HOST or HOST:PORT ([V6]:PORT): where the agent listens."""
+    text = text.strip()
+    host, port = text, "0"
+    if text.startswith("["):
+        host, sep, rest = text[1:].partition("]")
+        if not sep or (rest and not rest.startswith(":")):
+            raise ScabenchError(f"{where}: {one_line(text)!r}: use HOST, HOST:PORT or [IPv6]:PORT")
+        port = rest[1:] or "0"
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    elif ":" in text:  # a bare IPv6 address
+        host = text
+    if not host or any(c.isspace() or c in "/@[]" for c in host) or not host.isprintable():
+        raise ScabenchError(f"{where}: {one_line(text)!r} names no host; use HOST, HOST:PORT or [IPv6]:PORT")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ScabenchError(f"{where}: port {one_line(port)!r} is not a number from 0 to 65535")
+    return host, int(port)
+
+
+def parse_port_range(text, where="--component-ports"):
+    """LO-HI, 1024 <= LO <= HI <= 65535."""
+    lo, sep, hi = (text or "").partition("-")
+    if not sep or not lo.strip().isdigit() or not hi.strip().isdigit():
+        raise ScabenchError(f"{where}: {one_line(text)!r}: use a port range LO-HI, e.g. 40000-40099")
+    lo, hi = int(lo), int(hi)
+    if not 1024 <= lo <= hi <= 65535:
+        raise ScabenchError(f"{where}: {lo}-{hi}: use LO <= HI within 1024-65535")
+    return lo, hi
+
+
+def machine_memory_mib():
+    """(total, available) MiB, from /proc/meminfo."""
+    values = {}
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("MemTotal", "MemAvailable"):
+            values[key] = int(rest.split()[0]) // 1024
+    return values["MemTotal"], values.get("MemAvailable", values["MemTotal"])
+
+
+def _default_programs():
+    found = {}
+    host = bin_dir() / "scabench-host"
+    if host.exists():
+        found[host.name] = host
+    # The console script beside this interpreter (scripts/setup.sh installs it there), else on PATH.
+    stage = Path(sys.executable).parent / "scabench-py-stage"
+    if not stage.exists():
+        stage = shutil.which("scabench-py-stage")
+    if stage:
+        found["scabench-py-stage"] = Path(stage)
+    return found
+
+
+def parse_programs(paths, where="--allow"):
+    """The programs execute may start: the defaults, plus each PATH given.
+    They are named by their file name, which must be unique."""
+    programs = _default_programs()
+    for text in paths:
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise ScabenchError(f"{where}: {one_line(text)}: no such file")
+        if not os.access(path, os.X_OK):
+            raise ScabenchError(f"{where}: {one_line(text)}: not executable")
+        path = path.resolve()
+        other = programs.get(path.name)
+        if other is not None and other.resolve() != path:
+            raise ScabenchError(f"{where}: {one_line(text)}: another program is already named {path.name!r} "
+                                f"({other}); a node names its programs by file name")
+        programs[path.name] = path
+    return programs
+
+
+def make_settings(domain, name, cores=None, memory_mib=None, listen="127.0.0.1", component_ports=None,
+                  allow=(), heartbeat_s=1.0, grace_s=10.0):
+    """NodeSettings from the command line's values, every one checked."""
+    check_node_name(name)
+    try:
+        cpus = parse_cores(cores if cores is not None else "all", "--cores", "")
+    except SpecError as exc:
+        raise ScabenchError(str(exc)) from None
+    total, available = machine_memory_mib()
+    if memory_mib is not None and memory_mib > total:
+        raise ScabenchError(f"--memory-mib: {memory_mib} is more than this machine's {total} MiB")
+    host, port = parse_listen(listen)
+    ports = parse_port_range(component_ports) if component_ports is not None else None
+    if grace_s < heartbeat_s:
+        raise ScabenchError(f"--grace-s: {grace_s} is shorter than --heartbeat-s {heartbeat_s}: "
+                            "the node would give its domain up before asking it twice")
+    return NodeSettings(domain=domain, name=name, cores=cpus, memory_mib=memory_mib or available,
+                        listen_host=host, listen_port=port, component_ports=ports,
+                        programs=parse_programs(allow), heartbeat_s=heartbeat_s, grace_s=grace_s)
