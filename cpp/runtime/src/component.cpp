@@ -72,6 +72,7 @@ void Component::start() {
     const int64_t capacity = properties_.integer("record_capacity");
     if (capacity < 1) throw std::invalid_argument("record_capacity must be >= 1");
     records_ = std::make_unique<RecordLog>(ctx_.recordDir + "/" + ctx_.name + ".rec", uint64_t(capacity));
+    inPortsAtEnd_.store(0);
     for (auto& p : inPorts_) p->startWorker();
     // The ports take packets from here on, their checks ready.
     recording_.store(true, std::memory_order_seq_cst);
@@ -115,7 +116,12 @@ void Component::fail(const std::string& message) {
 }
 
 void Component::inPortReachedEndOfStream() {
-  if (++inPortsAtEnd_ == int(inPorts_.size())) onEndOfStream();
+  // Per stream: once every in-port has ended one, the component's stream
+  // ends, and the count goes on for the next (start() re-arms it).
+  const int ports = int(inPorts_.size());
+  if (inPortsAtEnd_.fetch_add(1) + 1 != ports) return;
+  inPortsAtEnd_.fetch_sub(ports);
+  onEndOfStream();
 }
 
 std::vector<std::string> Component::providesPorts() const {
