@@ -59,7 +59,7 @@ class Component(idl.load().CF__POA.Resource):
         self._lock = threading.Lock()
         self._running = False
         self._processed = 0
-        self._ended_ports = set()
+        self._ports_ended = 0  # in-ports whose stream has ended, in the stream under way
         self._failed = False
         self._reported = False
 
@@ -74,7 +74,8 @@ class Component(idl.load().CF__POA.Resource):
 
     @property
     def processed(self):
-        """Packets handled (by any in-port) so far: what end of stream announces."""
+        """Packets handled (by any in-port) since start: what end of stream
+        announces (the C++ runtime counts its records, made anew at start)."""
         return self._processed
 
     def add_in_port(self, name, handler, sample_type=None):
@@ -142,6 +143,7 @@ class Component(idl.load().CF__POA.Resource):
             if self._running:
                 return
             try:
+                self._processed = self._ports_ended = 0
                 for port in self.in_ports:
                     port.prepare()
                 self.on_start()
@@ -165,9 +167,13 @@ class Component(idl.load().CF__POA.Resource):
             self._processed += 1
 
     def in_port_ended(self, port, header):
+        # Per stream: once every in-port has ended one, the component's
+        # stream ends, and the count starts again for the next.
         with self._lock:
-            self._ended_ports.add(port.name)
-            every = len(self._ended_ports) == len(self.in_ports)
+            self._ports_ended += 1
+            every = self._ports_ended == len(self.in_ports)
+            if every:
+                self._ports_ended = 0
         if every:
             self.on_end_of_stream(header)
 
