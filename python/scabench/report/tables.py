@@ -74,6 +74,14 @@ def format_run(result):
         rows.append(["refused from peers"] + ([producer.refused or 0] if producer else [])
                     + [s.refused or 0 for s in stages])
     out += ["", format_table(header, rows), ""]
+    fan_in = [s for s in stages if s.connections]
+    for s in fan_in:
+        out.append(f"{s.name}, per connection (its counts above are their sum, each stream on its own):")
+        out.append(format_table(["", "sent", "received", "reordered from previous", "reordered from original"],
+                                [[f"  {c.id}", _count(c.sent), c.received, c.reordered_from_previous,
+                                  c.reordered_from_original] for c in s.connections]))
+    if fan_in:
+        out.append("")
     out.append(f"floor {_fmt(result.floor_ms, 1)} ms, ratio {_fmt(result.overhead_ratio, 3)}, "
                f"foreign CPU {_fmt(result.foreign_cpu_pct, 1)} %")
     for stall in result.stalls or []:

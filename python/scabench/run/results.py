@@ -98,6 +98,27 @@ class StageResult(_Typed):
     # by reason; None in results written before ports counted refusals.
     refused: int | None = optional()
     refused_by: dict | None = optional()
+    # With more than one connection into it (fan-in): each connection's
+    # figures (ConnectionResult), in the spec's order; the stage's own
+    # reordering counts are then their sum. None otherwise, and in results
+    # written before.
+    connections: list | None = optional()
+
+    @classmethod
+    def from_dict(cls, doc):
+        return _from_dict(cls, doc, {"connections": lambda cs: [ConnectionResult.from_dict(c) for c in cs]})
+
+
+@dataclass
+class ConnectionResult(_Typed):
+    """One connection into a stage that has several (fan-in), from the
+    stage's records: each packet's record names the connection it came in
+    on. Order is counted within the connection, per stream."""
+    id: str                       # the spec's connection id, "p1.out->stage1.in"
+    sent: int | None              # packets the sending component handled (a source: sent); None: no records
+    received: int
+    reordered_from_previous: int
+    reordered_from_original: int
 
 
 @dataclass

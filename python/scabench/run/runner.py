@@ -14,14 +14,14 @@ import numpy as np
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
-from scabench.model.pipeline import floor_of, producer_packets, property_value, source_period_ms, stage_work_ms
+from scabench.model.pipeline import floor_of, packets_through, property_value, source_period_ms, stage_work_ms
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import NamingService
 from scabench.run.network import NetworkHosts
 from scabench.run.records import read_records, refusals
-from scabench.run.results import CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
+from scabench.run.results import ConnectionResult, CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
 from scabench.run.stalls import find_stalls
 from scabench.run.watchdog import Watchdog
 
@@ -49,9 +49,9 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     each host in its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
     host_options = [[] for _ in spec.hosts]
-    packets = producer_packets(spec)
+    through = packets_through(spec)
     for c in spec.components:
-        properties[c.name]["record_capacity"] = packets + 16
+        properties[c.name]["record_capacity"] = through[c.name] + 16
     for conn in spec.connections:
         properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
         properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
@@ -80,6 +80,9 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         "timeout_s": timeout_s,
         "measure_cores": spec.cores,
         "hosts": hosts,
+        # In the spec's order, which the launcher connects in: a receiving
+        # port numbers its connections in the order they attach, and each
+        # record names its connection by that number (_connections).
         "connections": [{"id": c.id, "uses": {"component": c.uses[0], "port": c.uses[1]},
                          "provides": {"component": c.provides[0], "port": c.provides[1]}} for c in spec.connections],
     }
@@ -266,15 +269,17 @@ def _components(spec, records):
         if name in sources or name not in records:
             continue
         r = records[name]
-        output = r.sequence[np.argsort(r.done_ns, kind="stable")]
+        done_order = np.argsort(r.done_ns, kind="stable")
         stages.append(StageResult(
             name=name,
             kind=spec.component(name).kind,
             received=int(r.sequence.size + r.overflowed),
             last_packet_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
-            reordered_from_previous=metrics.reordered_from_previous(r.sequence),
-            reordered_from_original=metrics.reordered_from_original(r.sequence),
-            output_reordered_from_previous=metrics.reordered_from_previous(output),
+            reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, r.sequence, r.stream),
+            reordered_from_original=metrics.per_stream(metrics.reordered_from_original, r.sequence, r.stream),
+            output_reordered_from_previous=metrics.per_stream(
+                metrics.reordered_from_previous, r.sequence[done_order],
+                None if r.stream is None else r.stream[done_order]),
             max_server_threads=r.max_concurrent,
             distinct_receiving_threads=int(np.unique(r.thread_id).size),
             reorder_buffer_peak=r.flow["reorder_peak"],
@@ -285,6 +290,7 @@ def _components(spec, records):
             flow_suspends=r.flow["suspends"],
             send_stalls=r.flow["send_stalls"],
             **refusals(r),
+            connections=_connections(spec, name, r, records),
         ))
         stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent)
     producer = None
@@ -308,6 +314,31 @@ def _components(spec, records):
                 not any(c.uses[0] == s.name for c in spec.connections)]
     last = max((s.last_packet_ms for s in terminal), default=None)
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last
+
+
+def _connections(spec, name, r, records):
+    """Each connection's figures at a stage that several feed (fan-in), or
+    None. A record names its connection by the number the port gave it, in
+    the order they attached: the spec's order, in which the launcher
+    connects. (Every kind has one provides port; with connections into
+    several ports of one component their numbers would not tell them apart,
+    and none are given.)"""
+    into = [c for c in spec.connections if c.provides[0] == name]
+    if len(into) < 2 or len({c.provides for c in into}) > 1 or r.connection is None:
+        return None
+    out = []
+    for number, conn in enumerate(into):
+        mine = r.connection == number
+        seq, stream = r.sequence[mine], r.stream[mine]
+        upstream = records.get(conn.uses[0])
+        out.append(ConnectionResult(
+            id=conn.id,
+            sent=int(upstream.sequence.size + upstream.overflowed) if upstream is not None else None,
+            received=int(seq.size),
+            reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, seq, stream),
+            reordered_from_original=metrics.per_stream(metrics.reordered_from_original, seq, stream),
+        ))
+    return out
 
 
 def analyse(spec, run_dir, manifest, result):
