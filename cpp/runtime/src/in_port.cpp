@@ -97,11 +97,6 @@ std::vector<std::shared_ptr<InLink>> InPortBase::prepareChecks() {
   return live;
 }
 
-std::size_t InPortBase::connections() const {
-  std::lock_guard lock(linksMutex_);
-  return std::size_t(std::count_if(links_.begin(), links_.end(), [](const auto& l) { return !l->detached.load(); }));
-}
-
 std::shared_ptr<InLink> InPortBase::linkOf(uint64_t token) const {
   std::lock_guard lock(linksMutex_);
   for (const auto& link : links_)

@@ -138,12 +138,6 @@ class InPort:
             self._ref = poa.servant_to_reference(servant)
         return self._ref
 
-    @property
-    def connections(self):
-        """Connections attached and not detached."""
-        with self._lock:
-            return sum(not link.detached for link in self._links)
-
     def prepare(self):
         """At start: the checks' settings; a link window for each connection
         attached since the last start (a connection keeps its own over a

@@ -286,7 +286,8 @@ def single_thread_poa_no_guarantee(entries):
                      + "; ".join(f"{i.split('.')[0]} " + ", ".join(f"{a}/{b} of {n}" for a, b, n in v)
                                  for i, v in counts.items())
                      + f"; at the later stages, each stream on its own: at most {later}; {merges[0].name} took "
-                     f"the two streams on at most {max(m.distinct_receiving_threads for m in merges)} ORB threads")
+                     f"the {len(ids)} streams on at most {max(m.distinct_receiving_threads for m in merges)} ORB "
+                     "threads")
     if one in measured:
         alone = most_reordered(entries, one)
         worst = max(worst, alone)

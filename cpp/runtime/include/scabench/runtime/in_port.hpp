@@ -97,8 +97,8 @@ struct InLink {
   bool suspended = false;
   uint64_t epoch = 0, lastAck = 0;
   // The port's per-connection part that depends on the element type (a
-  // reorder buffer): owned by the port, valid while it runs.
-  void* typed = nullptr;
+  // reorder buffer): owned by the port for its whole life, replaced at start.
+  std::atomic<void*> typed{nullptr};
 };
 
 class InPortBase {
@@ -114,9 +114,6 @@ class InPortBase {
 
   // What this port refused from peers, by reason.
   uint64_t refusals(Refusal why) const { return refused_[std::size_t(why)].load(); }
-  // Connections attached and not detached (the implicit one of a port
-  // nobody attached to included, once started).
-  std::size_t connections() const;
 
  protected:
   virtual PortableServer::Servant servant() = 0;
@@ -257,7 +254,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       for (const auto& link : links) {
         auto r = std::make_unique<Reorder>(reorderCapacity(), reorderTimeout(), link->window->window(),
                                            link->window->prefix());
-        link->typed = r.get();
+        link->typed.store(r.get());
         r->releaser = std::thread([this, link, buffer = &r->buffer] { releaserLoop(link, *buffer); });
         reorders_.push_back(std::move(r));
       }
@@ -269,6 +266,9 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       r->buffer.close();
       r->releaser.join();
       publishReorderStats(r->buffer.stats());
+      // Kept, closed: an upcall still under way (a stopped port goes on
+      // taking calls) may hold it, and finds it refusing.
+      retired_.push_back(std::move(r));
     }
     reorders_.clear();
     if (worker_.joinable()) {
@@ -312,6 +312,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   std::unique_ptr<BoundedQueue<Queued>> queue_;
   std::thread worker_;
   std::vector<std::unique_ptr<Reorder>> reorders_;
+  std::vector<std::unique_ptr<Reorder>> retired_;  // closed at a stop
 };
 
 // ---------------------------------------------------------- InPort<T> bodies
@@ -338,7 +339,7 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, 
     }
   } leave{*link, log};
   const uint32_t flags = recordFlags(link->number, h.stream_id);
-  if (auto* reorder = static_cast<Reorder*>(link->typed)) {
+  if (auto* reorder = static_cast<Reorder*>(link->typed.load())) {
     // File it under its link number; the releaser hands it on in order. The
     // record slot is claimed on acceptance, so dropped duplicates leave none.
     Queued item{h, h.end_of_stream ? typename Traits::Seq() : takeSamples(data), 0, call, link};
