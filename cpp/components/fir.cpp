@@ -13,8 +13,8 @@ namespace scabench {
 class Fir final : public Component {
  public:
   explicit Fir(const ComponentContext& ctx) : Component(ctx) {
-    properties().declare("filters", int64_t{1}, "FIR filters in cascade in this component");
-    properties().declare("taps", int64_t{10}, "taps of each FIR filter");
+    properties().declare("filters", PropertyType::ULong, int64_t{1}, "FIR filters in cascade in this component");
+    properties().declare("taps", PropertyType::ULong, int64_t{10}, "taps of each FIR filter").within(1, UINT32_MAX);
     out_ = &addOutPort<CORBA::Float>("out");
     addInPort<CORBA::Float>("in", [this](const PacketView<CORBA::Float>& p) {
       output_.resize(p.count);
@@ -26,7 +26,6 @@ class Fir final : public Component {
  protected:
   void onStart() override {
     const int64_t filters = properties().integer("filters"), taps = properties().integer("taps");
-    if (filters < 0 || taps < 1) throw std::invalid_argument("filters must be >= 0 and taps >= 1");
     chain_ = std::make_unique<FirChain>(std::size_t(filters), std::size_t(taps));
   }
 

@@ -2,6 +2,7 @@
 // work is CPU time on the thread's own clock (so 5 ms is 5 ms of CPU even on
 // a shared core) or a sleep (work done by another device).
 #include <algorithm>
+#include <atomic>
 
 #include "scabench/runtime/registry.hpp"
 #include "scabench/core/work.hpp"
@@ -12,44 +13,53 @@ template <class T>
 class Stage final : public Component {
  public:
   explicit Stage(const ComponentContext& ctx) : Component(ctx) {
-    properties().declare("work", std::string("cpu"), "none, cpu or sleep");
-    properties().declare("work_us", int64_t{5000}, "work per packet, microseconds");
-    properties().declare("work_jitter_us", int64_t{0},
-                         "data-dependent work: each packet takes work_us +- up to this much, fixed by its "
-                         "sequence number (like a coder whose time depends on its input)");
+    // The work may change while the stage runs (a coder switching rate, say):
+    // it takes effect from the next packet.
+    properties()
+        .declare("work", PropertyType::String, std::string("cpu"), "none, cpu or sleep")
+        .checkedBy([](const PropertyValue& v) { parseWorkKind(std::get<std::string>(v)); })
+        .whileStarted();
+    properties().declare("work_us", PropertyType::ULong, int64_t{5000}, "work per packet, microseconds").whileStarted();
+    properties()
+        .declare("work_jitter_us", PropertyType::ULong, int64_t{0},
+                 "data-dependent work: each packet takes work_us +- up to this much, fixed by its sequence number "
+                 "(like a coder whose time depends on its input)")
+        .whileStarted();
     out_ = &addOutPort<T>("out");
     addInPort<T>("in", [this](const PacketView<T>& p) {
-      Work work = work_;
-      if (jitterNs_ > 0) work.durationNs = std::max<int64_t>(0, work_.durationNs + jitterFor(p.header.sequence_number));
+      Work work{WorkKind(kind_.load(std::memory_order_relaxed)), workNs_.load(std::memory_order_relaxed)};
+      const int64_t jitterNs = jitterNs_.load(std::memory_order_relaxed);
+      if (jitterNs > 0) work.durationNs = std::max<int64_t>(0, work.durationNs + jitterFor(p.header.sequence_number, jitterNs));
       work.run();
       out_->push(p.header, p.samples, p.count);
     });
   }
 
  protected:
-  void onStart() override {
-    work_.kind = parseWorkKind(properties().text("work"));
-    const int64_t us = properties().integer("work_us");
-    if (us < 0) throw std::invalid_argument("work_us must be >= 0");
-    work_.durationNs = us * 1000;
-    const int64_t jitter = properties().integer("work_jitter_us");
-    if (jitter < 0) throw std::invalid_argument("work_jitter_us must be >= 0");
-    jitterNs_ = jitter * 1000;
-  }
+  void onStart() override { readWork(); }
+  void onConfigure() override { readWork(); }
 
  private:
+  // Where the packet threads read the work: the properties may change under
+  // them (configure while started), these change atomically.
+  void readWork() {
+    kind_.store(int(parseWorkKind(properties().text("work"))), std::memory_order_relaxed);
+    workNs_.store(properties().integer("work_us") * 1000, std::memory_order_relaxed);
+    jitterNs_.store(properties().integer("work_jitter_us") * 1000, std::memory_order_relaxed);
+  }
+
   // A fixed pseudo-random offset in [-jitter, +jitter] per sequence number
   // (splitmix64), so every run and every stage sees the same "data".
-  int64_t jitterFor(uint64_t sequence) const {
+  static int64_t jitterFor(uint64_t sequence, int64_t jitterNs) {
     uint64_t z = sequence + 0x9e3779b97f4a7c15ULL;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
-    return int64_t(z % uint64_t(2 * jitterNs_ + 1)) - jitterNs_;
+    return int64_t(z % uint64_t(2 * jitterNs + 1)) - jitterNs;
   }
-  int64_t jitterNs_ = 0;
+  std::atomic<int> kind_{int(WorkKind::Cpu)};
+  std::atomic<int64_t> workNs_{0}, jitterNs_{0};
   OutPort<T>* out_;
-  Work work_;
 };
 
 SCABENCH_REGISTER_TYPED_COMPONENT("stage", Stage);

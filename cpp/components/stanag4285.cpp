@@ -16,6 +16,7 @@
 
 #include "scabench/core/clock.hpp"
 #include "scabench/runtime/registry.hpp"
+#include "scabench/runtime/source_loop.hpp"
 #include "scabench/dsp/stanag4285.hpp"
 
 namespace scabench {
@@ -262,68 +263,52 @@ class WholeTransmitter final : public Component {
 };
 
 // The data source: random user bytes, one frame per packet, paced to the
-// symbol rate on an absolute schedule (the rate regulator).
+// symbol rate on an absolute schedule (the rate regulator). stop() stops it
+// before its next frame, a later start() goes on (source_loop.hpp).
 class DataSource final : public Component {
  public:
   explicit DataSource(const ComponentContext& ctx) : Component(ctx) {
     declareMode(*this);
-    properties().declare("packets", int64_t{100}, "frames to send (256 symbols each)");
-    properties().declare("symbol_rate", 2400.0, "symbols/s the frames are paced to; 0: as fast as possible");
-    properties().declare("seed", int64_t{4285}, "seed of the random user bytes");
-    properties().declare("dither_us", int64_t{0},
+    properties().declare("packets", PropertyType::ULong, int64_t{100}, "frames to send (256 symbols each)");
+    properties()
+        .declare("symbol_rate", PropertyType::Double, 2400.0,
+                 "symbols/s the frames are paced to; 0: as fast as possible")
+        .within(0, INT64_MAX);
+    properties().declare("seed", PropertyType::LongLong, int64_t{4285}, "seed of the random user bytes");
+    properties().declare("dither_us", PropertyType::ULong, int64_t{0},
                          "each frame waits a pseudo-random 0..dither_us past its slot (the slots stay fixed)");
     out_ = &addOutPort<CORBA::Octet>("out");
   }
-  ~DataSource() override { joinSender(); }
 
  protected:
   void onStart() override {
     const auto mode = s4285::parseMode(properties().text("mode"));
-    const int64_t frames = properties().integer("packets");
-    const double rate = properties().real("symbol_rate");
-    if (frames < 0) throw std::invalid_argument("packets must be >= 0");
-    if (rate < 0) throw std::invalid_argument("symbol_rate must be >= 0");
-    const auto seed = uint64_t(properties().integer("seed"));
-    const int64_t ditherUs = properties().integer("dither_us");
-    if (ditherUs < 0) throw std::invalid_argument("dither_us must be >= 0");
-    sender_ = std::thread(
-        [=, this] { run(mode, frames, int64_t(s4285::framePeriodS(rate) * 1e9), ditherUs * 1000, seed); });
+    // Made at the first start: a restart goes on with the same stream of bytes.
+    if (!source_) source_ = std::make_unique<s4285::ByteSource>(mode, uint64_t(properties().integer("seed")));
+    loop_.start(uint64_t(properties().integer("packets")),
+                int64_t(s4285::framePeriodS(properties().real("symbol_rate")) * 1e9),
+                properties().integer("dither_us") * 1000, [this](uint64_t i) { send(i); },
+                [this](uint64_t count) { endStream(count); });
   }
-  void onStop() override { joinSender(); }
+  void onStop() override { loop_.stop(); }
 
  private:
-  void run(const s4285::Mode& mode, int64_t frames, int64_t periodNs, int64_t ditherNs, uint64_t seed) {
-    s4285::ByteSource source(mode, seed);
-    std::vector<uint8_t> bytes;
-    int64_t sent = 0;
-    try {
-      const PacketSchedule schedule{monotonicNs(), periodNs, ditherNs};
-      for (int64_t i = 0; i < frames; ++i) {
-        schedule.waitFor(uint64_t(i));
-        bytes.clear();
-        source.frame(bytes);
-        PacketHeader h{};
-        h.sequence_number = uint64_t(i);
-        const int64_t sendNs = monotonicNs();
-        h.send_time_ns = uint64_t(sendNs);
-        const uint64_t slot = records().arrive(uint64_t(i), sendNs);
-        out_->push(h, bytes.data(), bytes.size());
-        records().done(slot, monotonicNs());
-        ++sent;
-      }
-      endStream(uint64_t(sent));
-    } catch (const CORBA::Exception& ex) {
-      fail("send of frame " + std::to_string(sent) + " failed: " + describeException(ex));
-    } catch (const std::exception& ex) {
-      fail(ex.what());
-    }
-  }
-  void joinSender() {
-    if (sender_.joinable() && sender_.get_id() != std::this_thread::get_id()) sender_.join();
+  void send(uint64_t i) {
+    bytes_.clear();
+    source_->frame(bytes_);
+    PacketHeader h{};
+    h.sequence_number = i;
+    const int64_t sendNs = monotonicNs();
+    h.send_time_ns = uint64_t(sendNs);
+    const uint64_t slot = records().arrive(i, sendNs);
+    out_->push(h, bytes_.data(), bytes_.size());
+    records().done(slot, monotonicNs());
   }
 
   OutPort<CORBA::Octet>* out_;
-  std::thread sender_;
+  std::unique_ptr<s4285::ByteSource> source_;
+  std::vector<uint8_t> bytes_;
+  SourceLoop loop_{*this, "frame"};
 };
 
 template <class C>

@@ -27,6 +27,7 @@
 
 #include "scabench.hh"
 #include "scabench/core/clock.hpp"
+#include "scabench/core/usage.hpp"
 #include "scabench/dsp/fir.hpp"
 
 namespace {
@@ -190,9 +191,22 @@ int membw(const std::map<std::string, long long>& o) {
 
 }  // namespace
 
+const char* const USAGE =
+    "usage: scabench-calibrate fir --filters K --taps N --samples B\n"
+    "       scabench-calibrate sink --samples B\n"
+    "       scabench-calibrate convert --samples B\n"
+    "       scabench-calibrate ctxsw [--core C]\n"
+    "       scabench-calibrate membw\n"
+    "In-process costs for the granularity models, one JSON object each: a FIR cascade per packet, the checksum\n"
+    "sink, float array <-> FloatSequence, a context switch, memory bandwidth.\n";
+
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   if (argc < 2) {
-    std::cerr << "usage: scabench-calibrate fir|sink|convert|ctxsw|membw [--option value ...]\n";
+    std::cerr << "scabench-calibrate: which measurement?\n" << USAGE;
     return 2;
   }
   const std::string what = argv[1];
@@ -202,6 +216,6 @@ int main(int argc, char** argv) {
   if (what == "convert") return convert(o);
   if (what == "ctxsw") return ctxsw(o);
   if (what == "membw") return membw(o);
-  std::cerr << "scabench-calibrate: unknown measurement " << what << "\n";
+  std::cerr << "scabench-calibrate: unknown measurement " << what << "\n" << USAGE;
   return 2;
 }

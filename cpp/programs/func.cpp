@@ -24,9 +24,21 @@
 #include <vector>
 
 #include "scabench/core/clock.hpp"
+#include "scabench/core/usage.hpp"
 #include "scabench/dsp/fir.hpp"
 
+namespace {
+const char* const USAGE =
+    "usage: scabench-func --filters K --taps N --samples B --period-us P --packets COUNT [--dither-us D]\n"
+    "The synthetic load without middleware: every P us a packet of B floats through K FIR filters of N taps,\n"
+    "summed as the checksum sink does. Prints \"started PID\", then one JSON line.\n";
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   long long filters = 9, taps = 10, samples = 2000, periodUs = 25000, packets = 100, ditherUs = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
@@ -38,13 +50,12 @@ int main(int argc, char** argv) {
     else if (arg == "--packets") packets = v;
     else if (arg == "--dither-us") ditherUs = v;
     else {
-      std::cerr << "scabench-func: unknown argument " << arg << "\n";
+      std::cerr << "scabench-func: unknown argument " << arg << "\n" << USAGE;
       return 2;
     }
   }
   if (argc % 2 == 0 || filters < 0 || taps < 1 || samples < 1 || periodUs < 0 || packets < 0 || ditherUs < 0) {
-    std::cerr << "usage: scabench-func --filters K --taps N --samples B --period-us P --packets COUNT "
-                 "[--dither-us D]\n";
+    std::cerr << "scabench-func: every option takes a value, counts >= 0 (taps and samples >= 1)\n" << USAGE;
     return 2;
   }
   std::vector<float> source(static_cast<std::size_t>(samples)), output(static_cast<std::size_t>(samples));

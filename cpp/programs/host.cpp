@@ -8,6 +8,12 @@
 //   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME
 //                 KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORB options]
 //
+// Every form takes `--library PATH` (repeatable): a component library
+// (plugin) loaded first, whose kinds are then created, described and
+// collocated like the built-in ones (registry.hpp). A library that cannot be
+// loaded, registers no kind or takes a registered kind's name: one line,
+// exit 2.
+//
 // The first form is how scabench-launch runs it: it creates the components,
 // activates them, and tells the launcher their references on the status
 // pipe ("ready NAME IOR"). The launcher then drives them through
@@ -22,6 +28,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -34,6 +41,7 @@
 #include <nlohmann/json.hpp>
 #include <omniORB4/Naming.hh>
 
+#include "scabench/core/usage.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
 
@@ -101,14 +109,31 @@ int describe(CORBA::ORB_ptr orb) {
     scabench::Component* c = scabench::createComponent(kind, types.front(), {"describe", "/tmp", &host});
     nlohmann::json props = nlohmann::json::object();
     for (const auto& [id, entry] : c->properties().entries()) {
+      const auto& d = entry.declaration;
       nlohmann::json value;
-      std::visit([&](const auto& v) { value = v; }, entry.value);
-      const char* type = value.is_boolean() ? "boolean" : value.is_number_integer() ? "integer"
-                         : value.is_number() ? "real" : "string";
-      props[id] = {{"default", value}, {"type", type}, {"description", entry.description}};
+      std::visit([&](const auto& v) { value = v; }, d.defaultValue);
+      // type: how a spec writes it; corba_type: what configure converts to and
+      // query answers in; min and max: the range it takes, where it has one.
+      nlohmann::json p = {{"default", value}, {"type", scabench::valueKind(d.type)},
+                          {"corba_type", scabench::idlName(d.type)},
+                          {"while_started", d.configurable == scabench::Configurable::AnyTime},
+                          {"description", d.description}};
+      if (scabench::isInteger(d.type)) {
+        auto [lo, hi] = scabench::integerRange(d.type);
+        if (d.bounds) lo = std::max(lo, d.bounds->min), hi = std::min(hi, d.bounds->max);
+        p["min"] = lo;
+        p["max"] = hi;
+      } else if (d.bounds) {
+        p["min"] = d.bounds->min;
+        p["max"] = d.bounds->max;
+      }
+      props[id] = p;
     }
     kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()},
                    {"properties", props}};
+    // Where a plugin's kind comes from, so that a spec's check can tell
+    // its library's kinds from the built-in ones.
+    if (const std::string library = scabench::libraryOf(kind); !library.empty()) kinds[kind]["library"] = library;
     c->_remove_ref();
   }
   nlohmann::ordered_json out;
@@ -132,15 +157,50 @@ void writeReference(const std::string& path, const char* ior) {
 }
 
 const char* const USAGE =
-    "usage: scabench-host --describe\n"
-    "       scabench-host --host NAME --status-fd FD --record-dir DIR "
+    "usage: scabench-host [--library PATH ...] --describe\n"
+    "       scabench-host [--library PATH ...] --host NAME --status-fd FD --record-dir DIR "
     "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
-    "       scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME KIND KIND "
-    "[SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORBoption value ...]\n";
+    "       scabench-host [--library PATH ...] NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME "
+    "KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORBoption value ...]\n"
+    "Hosts scabench components: --describe prints the component kinds (ports, properties with their types)\n"
+    "and the policy schema as JSON; the second form is how scabench-launch runs a host; the third is the\n"
+    "SCA execute protocol, one component bound under NAME in the naming context IOR. --library loads a\n"
+    "component library (a plugin) whose kinds then join the built-in ones.\n";
 
 int usage(const std::string& why) {
   std::cerr << "scabench-host: " << why << "\n" << USAGE;
   return 2;
+}
+
+// Takes every `--library PATH` out of the arguments (any form may have
+// them) and returns the paths; sets `missing` if one lacks its path.
+std::vector<std::string> takeLibraries(int& argc, char** argv, bool& missing) {
+  std::vector<std::string> libraries;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "--library") {
+      argv[kept++] = argv[i];
+    } else if (i + 1 < argc) {
+      libraries.push_back(argv[++i]);
+    } else {
+      missing = true;
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  return libraries;
+}
+
+// Loads the component libraries; the first that fails, in one line.
+std::string loadLibraries(const std::vector<std::string>& libraries) {
+  for (const auto& library : libraries) {
+    try {
+      scabench::loadComponentLibrary(library);
+    } catch (const std::exception& ex) {
+      return std::string("--library: ") + ex.what();
+    }
+  }
+  return "";
 }
 
 // The SCA execute protocol: the exec parameters arrive as name/value pairs.
@@ -216,6 +276,10 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   // A unix-socket endpoint is owner-only (omniORB's default is 0777): anyone
   // who can connect can send to the ports and call configure or
   // releaseObject (docs/trust-model.md). First, so that an explicit option
@@ -229,12 +293,17 @@ int main(int argc, char** argv) {
   // same limit unless its own -ORB options say otherwise.
   const char* options[][2] = {{"giopMaxMsgSize", "67108864"}, {nullptr, nullptr}};
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv, "omniORB4", options);  // removes the -ORB options
-  if (argc == 2 && std::string(argv[1]) == "--describe") return describe(orb);
-  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::cout << USAGE;
-    return 0;
+  bool libraryWithoutPath = false;
+  const std::vector<std::string> libraries = takeLibraries(argc, argv, libraryWithoutPath);
+  if (libraryWithoutPath) return usage("--library needs the path of a component library");
+  if (argc == 2 && std::string(argv[1]) == "--describe") {
+    if (const std::string why = loadLibraries(libraries); !why.empty()) return usage(why);
+    return describe(orb);
   }
-  if (isExecForm(argc, argv)) return runExec(orb, argc, argv);
+  if (isExecForm(argc, argv)) {
+    if (const std::string why = loadLibraries(libraries); !why.empty()) return usage(why);
+    return runExec(orb, argc, argv);
+  }
   std::string hostName, recordDir;
   int statusFd = -1;
   std::vector<ComponentSpec> specs;
@@ -262,6 +331,14 @@ int main(int argc, char** argv) {
   PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
   Host host(orb, root, statusFd);
   host.expect(specs.size());
+  // The spec's check loaded each library already (scabench-host --library
+  // --describe); a failure here is a library changed since. The launcher
+  // names the host's first component, the line names the library.
+  if (const std::string why = loadLibraries(libraries); !why.empty()) {
+    std::cerr << "scabench-host: " << why << "\n";
+    host.notify("error " + specs.front().name + " " + why);
+    return 2;
+  }
 
   std::vector<scabench::Component*> components;
   for (const auto& spec : specs) {

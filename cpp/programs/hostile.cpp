@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "scabench.hh"
+#include "scabench/core/usage.hpp"
 #include "scabench/runtime/port_types.hpp"  // the element type -> interface map, header only
 
 namespace {
@@ -95,16 +96,24 @@ int attack(CORBA::Object_ptr portObj, std::size_t samples, const std::vector<std
   return 0;
 }
 
+const char* const USAGE =
+    "usage: scabench-hostile --ior FILE --port NAME --sample-type octet|short|float|double --samples N ATTACK...\n"
+    "       [-ORBoption value ...]\n"
+    "A hostile peer of a component's provides port NAME (its reference in FILE), for the tests. ATTACK:\n"
+    "far-future, near-wrap, spoof-eos, flood:K, wrong-length, oversize:K, stranger, attach.\n";
+
 int usage(const std::string& why) {
-  std::cerr << "scabench-hostile: " << why
-            << "\nusage: scabench-hostile --ior FILE --port NAME --sample-type octet|short|float|double "
-               "--samples N ATTACK...\n";
+  std::cerr << "scabench-hostile: " << why << "\n" << USAGE;
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);
   std::string iorFile, portName, type;
   std::size_t samples = 0;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <csignal>
@@ -36,6 +37,7 @@
 
 #include "cf.hh"
 #include "scabench/core/clock.hpp"
+#include "scabench/core/usage.hpp"
 #include "scabench/core/record_log.hpp"
 
 using nlohmann::json;
@@ -223,6 +225,13 @@ class Launcher {
       for (const auto& c : h["components"])
         args.push_back("--component"), args.push_back(c["name"].get<std::string>() + ":" + c["kind"].get<std::string>() +
                                                        ":" + c["sample_type"].get<std::string>());
+      // The component libraries (plugins) this host's components come from,
+      // each once: the host loads them before it creates any component.
+      std::vector<std::string> libraries;
+      for (const auto& c : h["components"])
+        if (c.contains("library") && std::find(libraries.begin(), libraries.end(), c["library"]) == libraries.end())
+          libraries.push_back(c["library"]);
+      for (const auto& library : libraries) args.push_back("--library"), args.push_back(library);
       for (const auto& o : h["orb_options"]) args.push_back(o);
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("fork failed");
@@ -624,9 +633,18 @@ class Launcher {
 
 }  // namespace
 
+const char* const USAGE =
+    "usage: scabench-launch ASSEMBLY.json MANIFEST.json\n"
+    "Runs one assembly (written by `scabench run`): starts its hosts, drives the components through the SCA\n"
+    "lifecycle, waits for end of stream, tears everything down, and writes the outcome to MANIFEST.json.\n";
+
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   if (argc != 3) {
-    std::cerr << "usage: scabench-launch ASSEMBLY.json MANIFEST.json\n";
+    std::cerr << "scabench-launch: expected two arguments\n" << USAGE;
     return 2;
   }
   json assembly;

@@ -35,6 +35,7 @@
 
 #include "profile.hh"
 #include "scabench/core/clock.hpp"
+#include "scabench/core/usage.hpp"
 
 namespace sp = scabench::profile;
 
@@ -95,13 +96,15 @@ class EmptyTarget : public POA_scabench::profile::Target {
   CORBA::ORB_var orb_;
 };
 
+const char* const USAGE =
+    "usage: scabench-profile serve --endpoint ENDPOINT\n"
+    "       scabench-profile drive (--ior REF | --collocated)\n"
+    "       scabench-profile first (--ior REF | --collocated) [--follow N]\n"
+    "What omniORB costs per call and per byte: serve the empty target, time calls on it (drive: one command\n"
+    "a line on stdin, \"tsc\", \"time CASE ELEMENTS CALLS\" or \"quit\"), or time a reference's first call.\n";
+
 [[noreturn]] void usage(const std::string& message) {
-  std::fprintf(stderr,
-               "scabench-profile: %s\n"
-               "usage: scabench-profile serve --endpoint ENDPOINT\n"
-               "       scabench-profile drive (--ior REF | --collocated)\n"
-               "       scabench-profile first (--ior REF | --collocated) [--follow N]\n",
-               message.c_str());
+  std::fprintf(stderr, "scabench-profile: %s\n%s", message.c_str(), USAGE);
   std::exit(2);
 }
 
@@ -112,6 +115,10 @@ struct Options {
 };
 
 Options parseOptions(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::fputs(USAGE, stdout);
+    std::exit(0);
+  }
   if (argc < 2) usage("missing mode (serve, drive or first)");
   Options o;
   o.mode = argv[1];

@@ -21,15 +21,20 @@
 #include <nlohmann/json.hpp>
 
 #include "scabench/core/clock.hpp"
+#include "scabench/core/usage.hpp"
 #include "scabench/dsp/stanag4285.hpp"
 
 namespace s4285 = scabench::s4285;
 
 namespace {
+const char* const USAGE =
+    "usage: scabench-s4285 [--mode NAME] [--packets N] [--symbol_rate R] [--seed S] [--dither_us D]"
+    " [--audio_file PATH]\n"
+    "The STANAG 4285 transmitter without middleware (defaults: 2400L, 100 frames, 2400 symbols/s, seed 4285);\n"
+    "prints one JSON line: frames, audio samples and digest, CPU, context switches and wall time.\n";
+
 [[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "scabench-s4285: " << problem
-            << "\nusage: scabench-s4285 [--mode NAME] [--packets N] [--symbol_rate R] [--seed S] [--dither_us D]"
-               " [--audio_file PATH]\n";
+  std::cerr << "scabench-s4285: " << problem << "\n" << USAGE;
   std::exit(2);
 }
 
@@ -45,12 +50,15 @@ double number(const std::string& key, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (scabench::askedForHelp(argc, argv)) {
+    std::cout << USAGE;
+    return 0;
+  }
   std::map<std::string, std::string> opt = {
       {"mode", "2400L"}, {"packets", "100"}, {"symbol_rate", "2400"}, {"seed", "4285"}, {"dither_us", "0"},
       {"audio_file", ""}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") usage("the STANAG 4285 transmitter without middleware");
     if (arg.rfind("--", 0) != 0) usage("unexpected argument '" + arg + "'");
     std::string key = arg.substr(2), value;
     if (const auto eq = key.find('='); eq != std::string::npos) {

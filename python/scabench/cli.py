@@ -6,15 +6,22 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.text import Text
 
-from scabench import interrupts
+from scabench import __version__, interrupts, units
+from scabench.console import BAD, GOOD, VERDICT_STYLES, add_rows, console, show, table
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
-from scabench.report.results_file import check_writable, read_json, write_json
-from scabench.run.runner import run_spec
+from scabench.measure.guard import GuardSettings
+from scabench.measure.repeat import guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
-from scabench.model.spec import load_spec
-from scabench.report.tables import format_run
+from scabench.model.pipeline import floor_of, producer_packets
+from scabench.model.resources import check_memory
+from scabench.model.spec import find_spec, load_spec
+from scabench.report.results_file import check_writable, read_json, read_runs, records_table, write_csv, write_json
+from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
+from scabench.run.runner import run_spec
+from scabench.version import commit
 
 
 def finite(ctx, param, value):
@@ -24,7 +31,16 @@ def finite(ctx, param, value):
     return value
 
 
+def show_version(ctx, param, value):
+    """--version: asks git for the commit only when asked (every command would pay for it otherwise)."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"scabench {__version__} (commit {commit()})")
+        ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=show_version,
+              help="Print the version and the git commit, then exit.")
 def main():
     """scabench: SCA component pipelines over real omniORB, measured."""
     # SIGINT, SIGTERM and SIGHUP unwind through the runs, which stop their
@@ -58,8 +74,15 @@ def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
         sys.exit(2)
 
 
-@main.command()
-@click.argument("spec_file", type=click.Path(dir_okay=False))
+SPEC_HELP = "A spec: its path, or the name of one in experiments/ (e.g. exp6)."
+
+
+def load_named_spec(name):
+    return load_spec(find_spec(name))
+
+
+@main.command(short_help="Run a spec over real processes (--runs K: a benchmark with statistics).")
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
 @click.option("--cores", help='CPUs to run on, e.g. "0" (single core) or "0,1" (overrides the spec).')
 @click.option("--policy", "policy_items", multiple=True, metavar="KEY=VALUE",
@@ -74,17 +97,38 @@ def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
               help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
 @click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Jitter on those links (ms, at most the delay).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here.")
+@click.option("--runs", type=click.IntRange(min=1),
+              help="Run K times under the studies' guard (a quiet machine first; a disturbed or stalled run "
+                   "redone) and print the median, mean ± σ, min … max and 95 % interval of the headline figures.")
+@click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Runs before the K runs, not kept (with --runs).")
+@click.option("--quiet-wait", type=click.FloatRange(min=0, max=3600), default=GuardSettings.quiet_wait_s,
+              show_default=True, metavar="S", callback=finite,
+              help="With --runs: how long to wait for a quiet machine before each run (s).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Write the result here (with --runs: every run and the summary).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write the table as CSV here: a row per component (with --runs: a row per headline figure).")
 @click.option("--hold", is_flag=True,
               help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
                    "(its corbaloc is printed) until Ctrl-C.")
 def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, link_delay, link_jitter,
-        json_path, hold):
-    """Run one spec over real processes and print its table."""
+        runs, warmup, quiet_wait, json_path, csv_path, hold):
+    """Run SPEC over real processes and print its table.
+
+    SPEC is the path of a spec, or the name of one in experiments/ (exp6).
+    With --runs K it is a benchmark: K runs, each after waiting for a quiet
+    machine and redone if other processes disturbed it or it stalled, then
+    the statistics of the headline figures and warnings in words."""
     with exit_codes(partial_json=json_path):
-        if json_path:
-            check_writable(json_path, "--json")
-        spec = load_spec(spec_file)
+        for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
+            if path:
+                check_writable(path, flag)
+        if hold and runs:
+            raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
+        if warmup and not runs:
+            raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
+        spec = load_named_spec(spec_file)
         if packets:
             spec.with_packets(packets)
         if cores is not None:
@@ -103,16 +147,101 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         if link:
             spec.with_network(link)
         try:
-            result = run_spec(spec, on_hold=announce_hold if hold else None)
+            if runs:
+                result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
+            else:
+                result = run_spec(spec, on_hold=announce_hold if hold else None)
         except RunError as exc:
             if json_path and exc.result is not None:
                 write_json(exc.result, json_path)  # a failed run keeps what it measured
             raise
     if json_path:
         write_json(result, json_path)
-    click.echo(format_run(result))
+    if csv_path:
+        write_csv(*(benchmark_csv(result) if runs else stage_rows(result)), csv_path)
+    show(benchmark_view(result) if runs else run_view(result))
+    for path in (json_path, csv_path):
+        if path:
+            click.echo(f"result written to {path}")
+
+
+@main.command(short_help="Compare results of scabench run: figures side by side, whether they differ.")
+@click.argument("files", nargs=-1, required=True, metavar="A.json B.json [...]")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the comparison here.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write the comparison as CSV here: a row per figure and file compared with A.")
+@click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
+def compare(files, json_path, csv_path, wide):
+    """Compare the results of `scabench run --json` (best of --runs K): the
+    headline figures side by side, B / A of their means, and whether each
+    file differs from A significantly: Student's two-sample t-test at 95 %
+    and a difference beyond both standard deviations (pyperf's rule)."""
+    from scabench.report.tables import Compared, compare_view, compare_warnings
+    with exit_codes():
+        if len(files) < 2:
+            raise ScabenchError("compare: give two result files or more (scabench run SPEC --runs K --json FILE)")
+        for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
+            if path:
+                check_writable(path, flag)
+        names = [chr(ord("A") + i) if i < 26 else f"F{i + 1}" for i in range(len(files))]
+        runs, own = {}, {}
+        for n, path in zip(names, files):
+            runs[n], own[n], _ = read_runs(path, n)
+            if not runs[n]:
+                raise ScabenchError(f"{n}: {path} holds no run that finished")
+        result = Compared(names, list(files), runs, compare_warnings(names, runs, own))
     if json_path:
-        click.echo(f"result written to {json_path}")
+        write_json(result, json_path)
+    if csv_path:
+        write_csv(*result.csv(), csv_path)
+    show(compare_view(result), console(wide=wide))
+    for path in (json_path, csv_path):
+        if path:
+            click.echo(f"comparison written to {path}")
+
+
+@main.command(short_help="Check specs without running them (exit 2 if any is bad).")
+@click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
+def validate(specs):
+    """Check each SPEC (a path, or a name in experiments/) as `scabench run`
+    does before it starts a process: every table, key and value, the
+    connections, the placement, the packet sizes, and the memory the run
+    would need. Prints one line per spec; exits 2 if any is bad."""
+    bad = 0
+    for name in specs:
+        try:
+            spec = load_named_spec(name)
+            check_memory(spec)
+        except ScabenchError as exc:
+            bad += 1
+            show([Text.assemble(("bad", BAD), f"  {exc}")])
+            continue
+        show([Text.assemble(("ok ", GOOD), f"  {spec.path}: {len(spec.components)} components, "
+                            f"{len(spec.connections)} connections, {len(spec.hosts)} processes, "
+                            f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}")])
+    sys.exit(2 if bad else 0)
+
+
+@main.command(short_help="The component kinds, their ports and properties, and the connection policy.")
+@click.argument("kind", required=False)
+@click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
+def components(kind, wide):
+    """The catalogue of the runtime (`scabench-host --describe`): every
+    component kind with its ports, and the policy keys of a connection; with
+    KIND, that kind's properties with their types, defaults and ranges."""
+    from scabench.report.catalogue import kind_view, kinds_view
+    with exit_codes():
+        view = kind_view(kind) if kind else kinds_view()
+    show(view, console(wide=wide))
+
+
+def granularity_csv(result):
+    """Every configuration of a granularity result, FIR and STANAG 4285, a row each."""
+    def plain(row):  # a typed row as the lab makes it, or its JSON as read back
+        return row.as_dict() if hasattr(row, "as_dict") else row
+    rows = [{"part": "fir", **plain(r)} for r in result.get("configurations", [])]
+    rows += [{"part": "s4285", **plain(r)} for r in (result.get("stanag4285") or {}).get("configurations", [])]
+    return records_table(rows, first=("part",))
 
 
 def announce_hold(naming):
@@ -122,7 +251,7 @@ def announce_hold(naming):
     interrupts.wait()  # main() installed the handlers: Ctrl-C ends the wait, not the command
 
 
-@main.command()
+@main.command(short_help="Reproduce the messaging-semantics paper and judge its claims.")
 @click.option("--quick", is_flag=True, help="Fewer packets and one run per configuration: a few minutes.")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per configuration and set-up (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
@@ -136,6 +265,7 @@ def announce_hold(naming):
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
+    from scabench.studies.paper.render import claim_tally
     with exit_codes():
         if from_results:
             entries, claims = rerender(out_dir)
@@ -143,13 +273,13 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
             entries, claims = run_paper(out_dir, quick=quick, runs=runs, packets=packets,
                                         only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
                                         campaign_file=campaign_file)
-    width = max(len(c.id) for c in claims)
+    verdicts = table("claim", ("verdict", {"justify": "left"}))
     for c in claims:
-        click.echo(f"{c.id.ljust(width)}  {c.verdict}")
-    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+        verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
+    show([verdicts, claim_tally(claims), f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
-@main.command("link-delay")
+@main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")
 @click.option("--quick", is_flag=True, help="100 packets and one run per row: about a minute.")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per row (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
@@ -165,36 +295,45 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
     with exit_codes():
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
+    ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
     for row in headline(doc):
-        label = "loopback" if row["delay_ms"] is None else f"{row['delay_ms']} ms"
-        parts = [f"{name} {row[key]['ratio']['median']:.3f} x floor (model "
-                 + "-".join(f"{m:.3f}" for m in sorted(set(round(v, 3) for v in row[key]['model_ratio']))) + ")"
-                 for key, name in (("twoway_worker", "two-way + worker"), ("credits", "credits")) if key in row]
-        click.echo(f"{label:>9}: " + "; ".join(parts))
-    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+        label = "loopback" if row.delay_ms is None else f"{row.delay_ms} ms"
+        add_rows(ratios, [[label] + [f"{units.ratio(figures.ratio.median)} ("
+                                     + "–".join(units.ratio(m) for m in sorted(set(round(v, 3)
+                                                                                   for v in figures.model_ratio)))
+                                     + ")" if figures is not None else None
+                                     for figures in (row.twoway_worker, row.credits)]])
+    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
-@main.command()
+@main.command(short_help="What the ORB costs per call and per byte, on every transport.")
 @click.option("--quick", is_flag=True, help="Fewer and shorter rounds, a shorter size sweep (about 20 s).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/profile", show_default=True,
               help="Directory for report.md, report.html, the plots and profile.json.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the result here (default: OUT/profile.json).")
-def profile(quick, out_dir, json_path):
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write every case on every transport as CSV here (cycles, ns, bit/s).")
+@click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
+def profile(quick, out_dir, json_path, csv_path, wide):
     """What the ORB costs per call and per byte, on every transport."""
     from scabench.studies.orb_profile.measure import run_profile
     from scabench.studies.orb_profile.plan import Plan
-    from scabench.studies.orb_profile.render import format_profile, write_profile_report
+    from scabench.studies.orb_profile.render import profile_csv, profile_view, write_profile_report
     with exit_codes("profile failed", interrupted_json=json_path or Path(out_dir) / "profile.json"):
         check_writable(json_path or Path(out_dir) / "profile.json", "--json")
+        if csv_path:
+            check_writable(csv_path, "--csv")
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
+    if csv_path:
+        write_csv(*profile_csv(result), csv_path)
     md_path, html_path = write_profile_report(result, out_dir)
-    click.echo(format_profile(result))
-    click.echo(f"\nreport: {md_path}, {html_path}; result: {json_path}")
+    show(profile_view(result) + ["", f"report: {md_path}, {html_path}; result: {json_path}"
+                                 + (f"; CSV: {csv_path}" if csv_path else "")], console(wide=wide))
 
 
-@main.command()
+@main.command(short_help="The data rate the middleware allows (Eq. 1 of the ORB profiling paper).")
 @click.option("--cycles", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
               help="D_t: cycles of one call carrying the packet.")
 @click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
@@ -208,11 +347,11 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
     from scabench.studies.orb_profile.datarate import max_data_rate_bps
     from fractions import Fraction
     clock_hz = Fraction(str(clock_mhz)) * 1_000_000
-    click.echo(f"{max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)}"
-               " bit/s")
+    bps = max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)
+    click.echo(f"{units.bit_rate(bps)} ({bps} bit/s)")  # scaled to read, exact as the paper quotes it
 
 
-@main.command()
+@main.command(short_help="CPU workload against the number of components and the packet size.")
 @click.option("--quick", is_flag=True, help="A short plan (about two minutes) instead of the default (about 20 min).")
 @click.option("--plan", "plan_name", type=click.Choice(["default", "quick", "tiny"]), hidden=True)
 @click.option("--only", type=click.Choice(["fir", "s4285"]),
@@ -224,9 +363,11 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
 @click.option("--cores", help='CPUs the runs use (default "0": one core, as the seed\'s machine).')
 @click.option("--call", type=click.Choice(["twoway", "oneway"]), default="twoway", show_default=True,
               help="The call of every connection (OSSIE's pushPacket is two-way).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write every configuration measured as CSV here (a row each; part: fir or s4285).")
 @click.option("--from-json", "from_json", type=click.Path(dir_okay=False, exists=True),
               help="Measure nothing: render the report again from a JSON this command wrote.")
-def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_json):
+def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, call, from_json):
     """CPU workload against the number of components and the packet size,
     with the seed's models (1) and (2); and the STANAG 4285 transmitter's
     against its number of components and symbol rate."""
@@ -235,20 +376,25 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
     from scabench.studies.granularity.lab import Lab
     from scabench.studies.granularity.plan import PLANS
     from scabench.studies.granularity.render import render
+    from scabench.studies.granularity.rows import read_result
 
     if from_json:
         with exit_codes():
             result = read_json(from_json, "--from-json", "summary")
             try:
-                md, html = render(result, out_dir)
+                md, html = render(read_result(result), out_dir)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
                 raise ScabenchError(f"--from-json: {from_json} is not a whole granularity result "
                                     f"({type(exc).__name__}: {exc})") from None
+        if csv_path:
+            write_csv(*granularity_csv(result), csv_path)
         click.echo(f"report: {md} and {html}")
         return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
     with exit_codes(interrupted_json=json_path or Path(out_dir) / "granularity.json"):
         check_writable(json_path or Path(out_dir) / "granularity.json", "--json")
+        if csv_path:
+            check_writable(csv_path, "--csv")
         if cores is not None:
             plan = replace(plan, cores=parse_cores(cores))
         plan = replace(plan, call=call)
@@ -258,6 +404,8 @@ def granularity(quick, plan_name, only, out_dir, json_path, cores, call, from_js
             click.echo("note: the runs use every CPU, so the harness shares them", err=True)
         result = Lab(plan, log=click.echo).run()
     json_path = write_json(result, json_path or Path(out_dir) / "granularity.json")
+    if csv_path:
+        write_csv(*granularity_csv(result), csv_path)
     md, html = render(result, out_dir)
     click.echo("")
     for r in result["summary"]["ratios"]:

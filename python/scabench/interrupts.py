@@ -6,6 +6,7 @@ SIGINT, SIGTERM and SIGHUP raise Interrupted in the main thread. Interrupted
 is a KeyboardInterrupt, so code that already cleans up on Ctrl-C cleans up
 on the other two as well. Only the first signal raises: a second Ctrl-C
 while the run is being taken down must not cut the clean-up short."""
+import contextlib
 import signal
 import threading
 import time
@@ -54,6 +55,25 @@ def install():
 
 def installed():
     return _state["installed"]
+
+
+@contextlib.contextmanager
+def while_owning():
+    """For code used as a library, outside the CLI (which installs for good):
+    raises Interrupted on the termination signals while the block owns
+    something that must be taken down (network namespaces, processes), and
+    puts the caller's handlers back afterwards."""
+    if installed() or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in SIGNALS}
+    install()
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _state["installed"] = _state["raised"] = False
 
 
 def wait():

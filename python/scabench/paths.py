@@ -17,3 +17,8 @@ def program(name: str) -> Path:
     if not path.exists():
         raise ScabenchError(f"{path} is missing: build the runtime first (make build)")
     return path
+
+
+def experiments_dir() -> Path:
+    """The specs that come with scabench, found by name from any directory."""
+    return REPO_ROOT / "experiments"

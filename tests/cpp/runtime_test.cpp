@@ -1,16 +1,19 @@
 // The component API over a real in-process omniORB.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <map>
 #include <mutex>
 #include <new>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "scabench/runtime/message_limit.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
 
@@ -121,10 +124,108 @@ TEST(Properties, UnknownIdAndWrongTypeAreRejectedWithTheValidIds) {
   stage->configure(props({{"work_us", integer(7)}}));
   CF::Properties q = props({{"work_us", CORBA::Any()}});
   stage->query(q);
-  CORBA::LongLong v = 0;
-  q[0].value >>= v;
-  EXPECT_EQ(v, 7);
+  CORBA::ULong v = 0;
+  EXPECT_TRUE(q[0].value >>= v);
+  EXPECT_EQ(v, 7u);
   stage->_remove_ref();
+}
+
+namespace {
+
+template <class T>
+CORBA::Any anyOf(T v) {
+  CORBA::Any a;
+  a <<= v;
+  return a;
+}
+
+// configure's refusal of one property: its message, which must name it.
+std::string refusal(Component* c, const char* id, const CORBA::Any& value) {
+  try {
+    c->configure(props({{id, value}}));
+  } catch (const CF::PropertySet::InvalidConfiguration& ex) {
+    EXPECT_EQ(ex.invalidProperties.length(), 1u);
+    EXPECT_STREQ(ex.invalidProperties[0].id.in(), id);
+    return ex.msg.in();
+  }
+  ADD_FAILURE() << id << " was taken";
+  return "";
+}
+
+}  // namespace
+
+// A numeric property takes a value of any numeric CORBA type that fits its
+// declared type and range, and query answers in the declared type, whatever
+// type configure came with.
+TEST(Properties, EveryNumericTypeThatFitsIsTakenAndQueryAnswersInTheDeclaredType) {
+  Component* stage = createComponent("stage", "double", {"typed", ::testing::TempDir(), &host()});
+  CORBA::Any asOctet;
+  asOctet <<= CORBA::Any::from_octet(200);
+  // An alias of unsigned long, as an IDL typedef would send it.
+  CORBA::TypeCode_var alias = host().orb->create_alias_tc("IDL:test/Microseconds:1.0", "Microseconds", CORBA::_tc_ulong);
+  CORBA::Any aliased = anyOf(CORBA::ULong(1510));
+  aliased.type(alias);
+  const std::vector<std::pair<CORBA::Any, CORBA::ULong>> taken = {
+      {anyOf(CORBA::Short(1500)), 1500},   {anyOf(CORBA::UShort(1501)), 1501},
+      {anyOf(CORBA::Long(1502)), 1502},    {anyOf(CORBA::ULong(1503)), 1503},
+      {anyOf(CORBA::LongLong(1504)), 1504}, {anyOf(CORBA::ULongLong(1505)), 1505},
+      {asOctet, 200},                       {anyOf(CORBA::Double(1506.0)), 1506},
+      {anyOf(CORBA::Float(1507.0f)), 1507}, {aliased, 1510}};
+  for (const auto& [value, expected] : taken) {
+    stage->configure(props({{"work_us", value}}));
+    CF::Properties q = props({{"work_us", CORBA::Any()}});
+    stage->query(q);
+    CORBA::TypeCode_var tc = q[0].value.type();
+    EXPECT_EQ(tc->kind(), CORBA::tk_ulong);
+    CORBA::ULong got = 0;
+    EXPECT_TRUE(q[0].value >>= got);
+    EXPECT_EQ(got, expected);
+  }
+  // What does not fit an unsigned long, or is no number, is refused, naming the property and what it takes.
+  EXPECT_NE(refusal(stage, "work_us", anyOf(CORBA::Double(1.5))).find("not a whole number"), std::string::npos);
+  for (const CORBA::Any& big : {anyOf(CORBA::LongLong(-1)), anyOf(CORBA::LongLong(1LL << 32)),
+                                anyOf(CORBA::ULongLong(UINT64_MAX)), anyOf(CORBA::Double(1e10))}) {
+    const std::string msg = refusal(stage, "work_us", big);
+    EXPECT_NE(msg.find("'work_us' is an unsigned long"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[0, 4294967295]"), std::string::npos) << msg;
+  }
+  EXPECT_NE(refusal(stage, "work_us", text("5000")).find("not a string"), std::string::npos);
+  CORBA::Any yes;
+  yes <<= CORBA::Any::from_boolean(true);
+  EXPECT_NE(refusal(stage, "work_us", yes).find("not a boolean"), std::string::npos);
+  // The declared range narrows the type's: record_capacity is at least 1.
+  EXPECT_NE(refusal(stage, "record_capacity", anyOf(CORBA::Short(0))).find("[1, 4294967295]"), std::string::npos);
+  // A double property takes integers, and answers as a double.
+  stage->configure(props({{"in.reorder_timeout_ms", anyOf(CORBA::Short(20))}}));
+  CF::Properties q = props({{"in.reorder_timeout_ms", CORBA::Any()}});
+  stage->query(q);
+  CORBA::Double timeout = 0;
+  EXPECT_TRUE(q[0].value >>= timeout);
+  EXPECT_EQ(timeout, 20.0);
+  // A string is a string: a number is not spelled for it.
+  EXPECT_NE(refusal(stage, "work", anyOf(CORBA::Long(1))).find("is a string: it takes a string, not a number"),
+            std::string::npos);
+  stage->_remove_ref();
+}
+
+// The catalogue's types: every property declares one, and query of all of
+// them answers each in its own.
+TEST(Properties, QueryOfEverythingAnswersEachInItsDeclaredType) {
+  Component* producer = createComponent("producer", "float", {"types", ::testing::TempDir(), &host()});
+  CF::Properties all;
+  producer->query(all);
+  std::map<std::string, CORBA::TCKind> kinds;
+  for (CORBA::ULong i = 0; i < all.length(); ++i) {
+    CORBA::TypeCode_var tc = all[i].value.type();
+    kinds[all[i].id.in()] = tc->kind();
+  }
+  EXPECT_EQ(kinds.size(), producer->properties().entries().size());
+  EXPECT_EQ(kinds["packets"], CORBA::tk_ulong);
+  EXPECT_EQ(kinds["drop_packet"], CORBA::tk_longlong);
+  EXPECT_EQ(kinds["record_capacity"], CORBA::tk_ulong);
+  EXPECT_EQ(kinds["out.call"], CORBA::tk_string);
+  EXPECT_EQ(kinds["out.sync_none_depth"], CORBA::tk_longlong);
+  producer->_remove_ref();
 }
 
 // The paper's section 4.1: in one address space a oneway is a direct call on
@@ -254,7 +355,9 @@ TEST(PolicySchema, PortsDeclareEveryKeyOfTheirSideWithItsDefault) {
       auto it = declared.find(id);
       ASSERT_NE(it, declared.end()) << id;
       EXPECT_EQ(it->second.value, key.defaultValue) << id;
-      EXPECT_EQ(it->second.description, key.description) << id;
+      EXPECT_EQ(it->second.declaration.description, key.description) << id;
+      // A connection's policy is read when the port connects or starts.
+      EXPECT_EQ(it->second.declaration.configurable, Configurable::WhileStopped) << id;
     }
   }
   std::set<std::string> portProperties;
@@ -573,4 +676,178 @@ TEST(InPortChecks, APacketBeforeStartIsRefusedAndCounted) {
   EXPECT_EQ(refused(sink, Refusal::Sender), 1u);
   EXPECT_EQ(sink->records().header().completed.load(), 0u);
   sink->stop();
+}
+
+// ------------------------------------------------------------------ lifecycle
+
+namespace {
+
+// A stage in this process, its out port connected to a sink in this process
+// (both configured with `extra`, record_capacity 16 and no work), neither
+// started; returns the stage's input.
+scabench::dataDouble_ptr wiredStage(Component*& stage, Component*& sink, const std::string& name) {
+  stage = createComponent("stage", "double", {name, ::testing::TempDir(), &host()});
+  sink = createComponent("sink", "double", {name + "-sink", ::testing::TempDir(), &host()});
+  stage->configure(props({{"work", text("none")}, {"record_capacity", integer(16)}}));
+  sink->configure(props({{"record_capacity", integer(16)}}));
+  CORBA::Object_var out = stage->getPort("out");
+  CF::Port_var uses = CF::Port::_narrow(out);
+  CORBA::Object_var sinkIn = sink->getPort("in");
+  uses->connectPort(sinkIn, (name + "-to-sink").c_str());
+  CORBA::Object_var port = stage->getPort("in");
+  return scabench::dataDouble::_narrow(port);
+}
+
+}  // namespace
+
+// A start that fails leaves the component stopped: it takes no packets, it
+// can be configured, and the next start tries again (and fails again while
+// nothing changed) instead of doing nothing.
+TEST(Lifecycle, AFailedStartLeavesTheComponentStopped) {
+  Component* stage = createComponent("stage", "double", {"failed-start", ::testing::TempDir(), &host()});
+  stage->configure(props({{"in.worker", integer(4)}, {"in.worker_resume", text("4")}, {"record_capacity", integer(4)},
+                          {"work", text("none")}}));
+  EXPECT_THROW(stage->start(), CF::Resource::StartError);
+  EXPECT_FALSE(stage->running());
+  CORBA::Object_var port = stage->getPort("in");
+  scabench::dataDouble_var in = scabench::dataDouble::_narrow(port);
+  push(in, 0, 0);  // refused: the component is not started
+  EXPECT_EQ(stage->records().header().completed.load(), 0u);
+  EXPECT_EQ(refused(stage, Refusal::Sender), 1u);
+  EXPECT_THROW(stage->start(), CF::Resource::StartError);  // tried again, not skipped
+  stage->configure(props({{"in.worker_resume", text("1")}}));
+  stage->start();
+  EXPECT_TRUE(stage->running());
+  push(in, 0, 0);
+  stage->stop();  // the worker finishes the packet
+  EXPECT_EQ(stage->records().header().completed.load(), 1u);
+  stage->_remove_ref();
+}
+
+// A stopped stage neither processes nor forwards: a packet that arrives
+// while it is stopped is refused and counted (as before start), and after a
+// new start the stream goes on.
+TEST(Lifecycle, AStoppedStageNeitherProcessesNorForwards) {
+  Component *stage = nullptr, *sink = nullptr;
+  scabench::dataDouble_var in = wiredStage(stage, sink, "stopped");
+  sink->start();
+  stage->start();
+  push(in, 0, 0);
+  EXPECT_EQ(sink->records().header().completed.load(), 1u);
+  stage->stop();
+  push(in, 0, 1);
+  EXPECT_EQ(stage->records().header().completed.load(), 1u);
+  EXPECT_EQ(sink->records().header().completed.load(), 1u);
+  EXPECT_EQ(refused(stage, Refusal::Sender), 1u);
+  stage->start();
+  push(in, 0, 1);  // its link number was not used up by the refusal
+  EXPECT_EQ(sink->records().header().completed.load(), 2u);
+  stage->stop();
+  sink->stop();
+  stage->_remove_ref();
+  sink->_remove_ref();
+}
+
+// configure on a started component: the properties declared changeable while
+// started take effect from the next packet; structural ones (the ports'
+// policy, the records) are refused with the reason, and with them the whole
+// configuration.
+TEST(Lifecycle, ConfigureWhileStartedChangesOnlyWhatMayChange) {
+  Component *stage = nullptr, *sink = nullptr;
+  scabench::dataDouble_var in = wiredStage(stage, sink, "reconfigured");
+  sink->start();
+  stage->start();
+  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(200'000)}}));
+  const int64_t before = monotonicNs();
+  push(in, 0, 0);
+  EXPECT_GE(monotonicNs() - before, 200'000'000);  // slept: the new work applied to this packet
+  for (const char* structural : {"in.worker", "record_capacity"}) {
+    const std::string msg = refusal(stage, structural, integer(8));
+    EXPECT_NE(msg.find("cannot change while the component is started"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("work_us"), std::string::npos) << msg;  // what can
+  }
+  try {
+    stage->configure(props({{"work_us", integer(1)}, {"out.call", text("oneway")}}));
+    ADD_FAILURE() << "out.call changed while started";
+  } catch (const CF::PropertySet::InvalidConfiguration& ex) {
+    ASSERT_EQ(ex.invalidProperties.length(), 1u);
+    EXPECT_STREQ(ex.invalidProperties[0].id.in(), "out.call");
+  }
+  EXPECT_EQ(stage->properties().integer("work_us"), 200'000);  // all or nothing
+  stage->stop();
+  stage->configure(props({{"in.worker", integer(8)}}));  // stopped: anything goes
+  sink->stop();
+  stage->_remove_ref();
+  sink->_remove_ref();
+}
+
+// A source's stop stops it sending, before its next packet, with no end of
+// stream; a new start goes on with the next packet, and the stream ends once,
+// with every packet sent once.
+TEST(Lifecycle, AStoppedProducerSendsNothingUntilStartedAgain) {
+  Component* producer = createComponent("producer", "double", {"paused", ::testing::TempDir(), &host()});
+  Component* sink = createComponent("sink", "double", {"paused-sink", ::testing::TempDir(), &host()});
+  // 100 packets, one every 10 ms: a second's stream, stopped after its first few.
+  producer->configure(props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
+                             {"record_capacity", integer(128)}}));
+  sink->configure(props({{"record_capacity", integer(128)}}));
+  CORBA::Object_var out = producer->getPort("out");
+  CF::Port_var uses = CF::Port::_narrow(out);
+  CORBA::Object_var sinkIn = sink->getPort("in");
+  uses->connectPort(sinkIn, "paused-to-sink");
+  sink->start();
+  producer->start();
+  for (int i = 0; i < 10'000 && sink->records().header().completed.load() < 3; ++i) usleep(1'000);
+  producer->stop();
+  const uint64_t sent = sink->records().header().completed.load();
+  EXPECT_GE(sent, 3u);
+  EXPECT_LT(sent, 100u);
+  usleep(100'000);  // ten periods
+  EXPECT_EQ(sink->records().header().completed.load(), sent);
+  EXPECT_FALSE(reportedEndOfStream("paused-sink"));
+  producer->start();
+  for (int i = 0; i < 1000 && !reportedEndOfStream("paused-sink"); ++i) usleep(10'000);
+  EXPECT_TRUE(reportedEndOfStream("paused-sink"));
+  EXPECT_EQ(sink->records().header().completed.load(), 100u);
+  EXPECT_EQ(sink->records().header().duplicates.load(), 0u);
+  {
+    std::lock_guard lock(host().mutex);
+    EXPECT_EQ(std::count(host().lines.begin(), host().lines.end(), "eos paused-sink 100"), 1);
+  }
+  producer->stop();
+  sink->stop();
+  producer->_remove_ref();
+  sink->_remove_ref();
+}
+
+// ------------------------------------------------------------ message limit
+
+// This process's ORB has omniORB's default limit, 2 MiB. A packet that does
+// not fit is refused by the sending port, naming the limit, before it is
+// sent: here the peer is in the same process, where omniORB itself would
+// make no message and check nothing.
+TEST(MessageLimit, ASendingPortRefusesAPacketOverTheLimitBeforeSending) {
+  ASSERT_EQ(messageLimit(), 2u << 20);
+  Component *stage = nullptr, *sink = nullptr;
+  scabench::dataDouble_var in = wiredStage(stage, sink, "too-large");
+  sink->start();
+  stage->start();
+  const CORBA::ULong fits = CORBA::ULong(((2u << 20) - kMessageHeaderRoom) / sizeof(CORBA::Double));
+  push(in, 0, 0, fits);
+  EXPECT_EQ(sink->records().header().completed.load(), 1u);
+  push(in, 0, 1, fits + 1);
+  EXPECT_EQ(sink->records().header().completed.load(), 1u);
+  {
+    std::lock_guard lock(host().mutex);
+    const std::string expected = "error too-large port in: port out: a packet of " + std::to_string(fits + 1) +
+                                 " double samples (" + std::to_string(8 * (fits + 1)) +
+                                 " bytes) does not fit in the ORB's message limit of 2097152 bytes";
+    EXPECT_TRUE(std::any_of(host().lines.begin(), host().lines.end(),
+                            [&](const std::string& l) { return l.rfind(expected, 0) == 0; }))
+        << expected;
+  }
+  stage->stop();
+  sink->stop();
+  stage->_remove_ref();
+  sink->_remove_ref();
 }

@@ -77,6 +77,7 @@ def tiny_granularity(tmp_path_factory):
     """One `scabench granularity` run with the tiny plan (both parts, over
     real processes), shared by the tests that read its report and JSON."""
     out = tmp_path_factory.mktemp("granularity")
-    proc = scabench("granularity", "--plan", "tiny", "--out", out / "report", "--json", out / "g.json", timeout=600)
+    proc = scabench("granularity", "--plan", "tiny", "--out", out / "report", "--json", out / "g.json",
+                    "--csv", out / "g.csv", timeout=600)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return out / "report", json.loads((out / "g.json").read_text())

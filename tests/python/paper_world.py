@@ -1,18 +1,22 @@
 """Synthetic campaign entries for the paper's claims: RunResults like the
 runner's (runner.run_spec), summarised by the real campaign.summarise."""
 import copy
+from pathlib import Path
 
 import numpy as np
 
 from scabench.run import metrics
-from scabench.measure.campaign import summarise
-from scabench.run.results import ConnectionResult, CpuUsage, ProducerResult, RunResult, StageResult
+from scabench.measure.campaign import CampaignEntry, Config
+from scabench.run.results import ConnectionResult, CpuUsage, Latency, ProducerResult, RunResult, StageResult
 from scabench.run.runner import SEND_THRESHOLDS_US
 
 
-def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1), connections=None):
-    """connections: (previous, original) reordered per connection into stage1
-    from producer, producer2, ...: a fan-in run, its stage1 counts their sum."""
+def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1), latency=None,
+        connections=None):
+    """latency: every packet's end-to-end latency (µs); None, as in results
+    written before runs measured it. connections: (previous, original)
+    reordered per connection into stage1 from producer, producer2, ...: a
+    fan-in run, its stage1 counts their sum."""
     orig = prev if orig is None else orig
     sends = np.asarray(sends if sends is not None else [50.0] * 1000, dtype=float)
     stages = [StageResult(name=f"stage{i + 1}", kind="stage", last_packet_ms=float(t), received=1000,
@@ -34,15 +38,16 @@ def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1
                                              send_share_under_us=metrics.share_under(sends, SEND_THRESHOLDS_US),
                                              send_us_all=sends.tolist()),
                      cpu=CpuUsage(run_cpu_s=15.5, user_s=15.0, system_s=0.5, voluntary_ctxsw=0, involuntary_ctxsw=0),
-                     window_s=last[-1] / 1000, stats={})
+                     window_s=last[-1] / 1000, stats={},
+                     end_to_end_latency_us=Latency.of(latency) if latency is not None else None,
+                     end_to_end_latency_us_all=list(latency) if latency is not None else None)
 
 
 def entry(config_id, setup, runs, cores=None, group="table1"):
     cores = cores or ([0, 1] if setup == "multicore" else [0])
-    return {"config": {"name": f"{config_id}@{setup}", "id": config_id, "group": group, "title": config_id,
-                       "setup": setup, "setup_label": f"{len(cores)} core{'s' if len(cores) > 1 else ''}",
-                       "cores": cores, "policy": {}, "collocated": False, "pin": False},
-            "runs": runs, "failures": [], "summary": summarise(runs)}
+    config = Config(config_id, group, Path(f"{config_id}.toml"), setup,
+                    f"{len(cores)} core{'s' if len(cores) > 1 else ''}", cores, title=config_id)
+    return CampaignEntry(config, runs, []).summarise()
 
 
 PACED = [4.0] * 900 + [20000.0] * 100        # one-way producer paced by socket buffers
@@ -84,6 +89,6 @@ def world():
 def replace(entries, name, runs):
     """A copy of entries where `name` has the given runs."""
     out = dict(entries)
-    old = entries[name]["config"]
-    out[name] = entry(old["id"], old["setup"], runs, cores=old["cores"], group=old["group"])
+    old = entries[name].config
+    out[name] = entry(old.id, old.setup, runs, cores=old.cores, group=old.group)
     return out

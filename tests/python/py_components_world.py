@@ -63,15 +63,20 @@ class NamingService:
                                       "-nohostname", "-ORBendPoint", f"giop:tcp:127.0.0.1:{self.port}"],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + WAIT_S
-        while True:
-            try:
-                obj = orb.string_to_object(f"corbaloc::127.0.0.1:{self.port}/NameService")
-                self.root = obj._narrow(CosNaming.NamingContext)
-                break
-            except CORBA.TRANSIENT:
-                assert self.proc.poll() is None, (folder / "omniNames.log").read_text()
-                assert time.monotonic() < deadline, "omniNames did not start"
-                time.sleep(0.05)
+        try:
+            while True:
+                try:
+                    obj = orb.string_to_object(f"corbaloc::127.0.0.1:{self.port}/NameService")
+                    self.root = obj._narrow(CosNaming.NamingContext)
+                    break
+                except (CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST):
+                    # Not listening yet, or listening before its NameService object is active.
+                    assert self.proc.poll() is None, (folder / "omniNames.log").read_text()
+                    assert time.monotonic() < deadline, "omniNames did not start"
+                    time.sleep(0.05)
+        except BaseException:
+            self.close()  # a fixture that fails here is never closed by its caller
+            raise
 
     def close(self):
         end_process(self.proc)

@@ -167,6 +167,10 @@ def test_a_stage_stopped_for_good_is_named_within_seconds(write_spec):
     partial = err.value.result
     assert partial.status == "failed" and partial.stages  # what it measured is kept
     assert partial.overhead_ratio is None and partial.as_dict()["stages"][0]["name"] == "stage1"
+    # Latency over the packets each stage finished, none of those it still held.
+    assert partial.stages[0].latency_in_stage_us.count <= partial.stages[0].received < 400
+    e2e = partial.end_to_end_latency_us
+    assert (e2e.count if e2e else 0) <= partial.stages[-1].received
     assert processes.tagged_processes(processes.owner_tag()) == {}
 
 
@@ -267,7 +271,8 @@ spec = "{REPO}/experiments/paper/exp6.toml"
 
 
 def test_campaigns_redo_a_stalled_or_unclean_run():
-    from scabench.measure.campaign import _flaw_of
+    # The guarded run of campaigns and benchmarks (measure/repeat.py).
+    from scabench.measure.repeat import flaw_of as _flaw_of
     from scabench.run.results import RunResult
     base = dict(status="ok", spec={}, environment={}, floor_ms=1.0, started_at=0.0)
     assert _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=0, clean=True)) is None
@@ -276,3 +281,24 @@ def test_campaigns_redo_a_stalled_or_unclean_run():
     assert _flaw_of(stalled) == "stage2 stalled 900 ms"
     assert "refused 3" in _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=3, clean=False))
     assert _flaw_of(RunResult(**base)) is None  # a result from before these fields existed
+
+
+def test_a_library_caller_gets_interrupted_while_owning_and_its_handlers_back():
+    # Outside the CLI nothing installs the handlers for good: a block that
+    # owns processes or namespaces takes them for its duration only.
+    script = """
+import os, signal
+from scabench import interrupts
+mine = lambda s, f: None
+signal.signal(signal.SIGTERM, mine)
+try:
+    with interrupts.while_owning():
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.pause()
+except interrupts.Interrupted as exc:
+    print("interrupted", exc.exit_code)
+print("restored", signal.getsignal(signal.SIGTERM) is mine, interrupts.installed())
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["interrupted 143", "restored True False"]

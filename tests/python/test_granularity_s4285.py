@@ -12,11 +12,18 @@ from scabench.errors import ScabenchError
 from scabench.studies.granularity.lab import Lab
 from scabench.studies.granularity.plan import PLANS
 from scabench.studies.granularity.render import render
+from scabench.studies.granularity.rows import S4285Row, read_result
 
 
 def row(config, components, placement, rate, user, total):
-    return {"config": config, "components": components, "placement": placement, "symbol_rate": rate,
-            "user_pct": user, "total_pct": total}
+    """A row as the lab makes it; what the summary does not read is left at zero."""
+    return S4285Row(workload="s4285", config=config, components=components, placement=placement,
+                    transport="tcp" if placement == "process" else "none", mode="2400L", symbol_rate=rate,
+                    frame_rate=rate / 256, frames=0, window_s=0.0, dither_us=0, user_pct=user,
+                    system_pct=None if user is None else total - user, total_pct=total, csw_per_s=0.0,
+                    total_spread=[total, total], us_per_frame=0.0, audio_digest="", output_matches_plain=None,
+                    foreign_pct=0.0, sar_user_pct=0.0, sar_total_pct=0.0, system_csw_per_s=0.0, user_sample_s=0.0,
+                    system_sample_s=0.0, split_source="taskstats", runs=[], processes=[])
 
 
 def test_ratios_and_the_overhead_left_once_collocated():
@@ -70,25 +77,26 @@ def test_an_unknown_part_is_refused_in_one_line():
 
 
 def test_tiny_run_measures_every_configuration(tiny_granularity, tmp_path):
-    out, result = tiny_granularity
+    out, written = tiny_granularity
+    result = read_result(written)
     part = result["stanag4285"]
     plan = result["plan"]
     rows = part["configurations"]
     expected = {("plain", "standalone")} | {(f"split{n}", p) for n in plan["s4285_splits"]
                                             for p in plan["s4285_placements"]}
     for rate in plan["s4285_rates"]:
-        at = [r for r in rows if r["symbol_rate"] == rate]
-        assert {(r["config"], r["placement"]) for r in at} == expected
+        at = [r for r in rows if r.symbol_rate == rate]
+        assert {(r.config, r.placement) for r in at} == expected
         for r in at:
-            assert r["total_pct"] > 0 and r["csw_per_s"] > 0, r["config"]
-            assert r["frames"] * 256 / rate > plan["warmup_s"] + r["window_s"]  # the stream outlasts the window
-            assert r["processes"] and all(q["total_pct"] >= 0 for q in r["processes"])
-            if r["config"] != "plain":
-                assert r["output_matches_plain"] is True, r
-                assert len(r["processes"]) == (r["components"] if r["placement"] == "process" else 1)
-        plain = next(r for r in at if r["config"] == "plain")
-        assert [q["name"] for q in plain["processes"]] == ["plain"]  # its own process, over the window
-        assert plain["window_s"] == next(r for r in at if r["config"] != "plain")["window_s"]
+            assert r.total_pct > 0 and r.csw_per_s > 0, r.config
+            assert r.frames * 256 / rate > plan["warmup_s"] + r.window_s  # the stream outlasts the window
+            assert r.processes and all(q["total_pct"] >= 0 for q in r.processes)
+            if r.config != "plain":
+                assert r.output_matches_plain is True, r
+                assert len(r.processes) == (r.components if r.placement == "process" else 1)
+        plain = next(r for r in at if r.config == "plain")
+        assert [q["name"] for q in plain.processes] == ["plain"]  # its own process, over the window
+        assert plain.window_s == next(r for r in at if r.config != "plain").window_s
     assert {(r["symbol_rate"], r["placement"]) for r in part["summary"]["ratios"]} == {
         (rate, p) for rate in plan["s4285_rates"] for p in ("process", "collocated")}
     text = (out / "report.md").read_text()
@@ -96,9 +104,9 @@ def test_tiny_run_measures_every_configuration(tiny_granularity, tmp_path):
     assert (out / "s4285.png").is_file()
 
     # The STANAG part alone (what --only s4285 writes) renders without the FIR sections.
-    alone = {k: v for k, v in result.items() if k not in ("calibration", "test_application", "test_application_cold",
-                                                          "parameters")}
+    alone = {k: v for k, v in written.items() if k not in ("calibration", "test_application",
+                                                           "test_application_cold", "parameters")}
     alone["configurations"] = []
-    render(json.loads(json.dumps(alone)), tmp_path)
+    render(read_result(json.loads(json.dumps(alone))), tmp_path)
     text = (tmp_path / "report.md").read_text()
     assert "## STANAG 4285 transmitter" in text and "Fig. 6" not in text

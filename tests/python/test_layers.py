@@ -7,10 +7,12 @@ from pathlib import Path
 import scabench
 
 PACKAGE = Path(scabench.__file__).parent
-# Lowest first. The top-level modules errors and paths are the base every
-# layer may use; cli (and the package's own __init__) sit above everything.
+# Lowest first. The top-level modules (errors, paths, the terminal's console
+# and units...) are the base every layer may use; cli (and the package's own
+# __init__) sit above everything.
 LAYERS = ["base", "components", "model", "run", "measure", "report", "waveforms", "studies", "top"]
-TOP_LEVEL = {"errors": "base", "paths": "base", "interrupts": "base", "cli": "top", "__init__": "top"}
+TOP_LEVEL = {"errors": "base", "paths": "base", "interrupts": "base", "typed": "base", "version": "base",
+             "console": "base", "units": "base", "cli": "top", "__init__": "top"}
 
 
 def layer_of(module):

@@ -60,3 +60,48 @@ def test_send_time_statistics():
 
 def test_floor_without_stages_is_the_pacing():
     assert floor_ms(10, [], [], 100, 2) == 900
+
+
+# Percentiles (metrics.PERCENTILE_METHOD, numpy's "linear"): position
+# q/100 * (n - 1) in the sorted samples, interpolated between neighbours.
+def test_percentiles_of_0_to_100_are_the_samples_themselves():
+    samples = list(range(100, -1, -1))  # order does not matter
+    assert [metrics.percentile(samples, q) for q in (0, 50, 90, 99, 100)] == [0.0, 50.0, 90.0, 99.0, 100.0]
+
+
+def test_a_percentile_between_two_samples_is_interpolated():
+    # Four samples: p50 at position 1.5, p90 at 2.7, p99 at 2.97.
+    samples = [40.0, 10.0, 30.0, 20.0]
+    assert metrics.percentile(samples, 50) == 25.0
+    assert metrics.percentile(samples, 90) == pytest.approx(37.0, abs=1e-12)
+    assert metrics.percentile(samples, 99) == pytest.approx(39.7, abs=1e-12)
+    # Nearest rank would give a sample: 20, 40, 40.
+    assert metrics.percentile(samples, 90) not in samples
+
+
+def test_latency_summary_on_known_samples():
+    summary = metrics.latency_summary([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    assert list(summary) == ["count", "p50", "p90", "p99", "max"]
+    assert summary["count"] == 10 and summary["max"] == 10.0
+    # Positions 4.5, 8.1, 8.91 of 1..10.
+    assert summary["p50"] == 5.5
+    assert summary["p90"] == pytest.approx(9.1, abs=1e-12)
+    assert summary["p99"] == pytest.approx(9.91, abs=1e-12)
+    assert metrics.latency_summary([7.0]) == {"count": 1, "p50": 7.0, "p90": 7.0, "p99": 7.0, "max": 7.0}
+    assert metrics.latency_summary([]) is None
+
+
+def test_send_times_use_the_same_percentiles():
+    stats = metrics.send_time_stats([40.0, 10.0, 30.0, 20.0])
+    assert stats["p50"] == 25.0 and stats["p90"] == metrics.percentile([10, 20, 30, 40], 90)
+
+
+def test_since_send_matches_packets_by_number_and_leaves_out_unsent_ones():
+    sent = [0, 1, 2, 3]
+    start = [100, 200, 300, 400]
+    # The stage got 2, 0 and 3 (in that order), and a number the source never sent.
+    latency = metrics.since_send_ns(sent, start, [2, 0, 9, 3], [1300, 1100, 5000, 1450])
+    assert latency.tolist() == [1000, 1000, 1050]
+    assert metrics.since_send_ns(sent, start, [], []).tolist() == []
+    assert metrics.since_send_ns([], [], [1], [5]).tolist() == []
+

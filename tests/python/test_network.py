@@ -5,6 +5,7 @@ The end-to-end tests need root, iproute2 and the link emulator; where any is
 missing they skip and say which."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -227,13 +228,20 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
     campaign.write_text(text)
     out = scabench("link-delay", "--campaign", campaign, "--packets", "12", "--runs", "1", "--out", tmp_path / "r")
     assert out.returncode == 0, out.stderr
-    assert "10 ms: two-way + worker" in out.stdout and "credits" in out.stdout
+    assert "two-way + worker: ratio" in out.stdout and "credits" in out.stdout
+    assert next(line for line in out.stdout.splitlines() if line.startswith("10 ms"))
     doc = json.loads((tmp_path / "r" / "results.json").read_text())
     assert doc["status"] == "complete" and len(doc["configs"]) == 2
     for entry in doc["configs"].values():
         assert entry["runs"][0]["network"]["link"]["delay_ms"] == 10
         assert 0 < entry["model_ms"][0] <= entry["model_ms"][1]
-    assert "with the emulator's CPU" in (tmp_path / "r" / "report.md").read_text()
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "with the emulator's CPU" in md
+    # Latency beside the ratio, and its histogram: a packet crosses 3 links of 10 ms at least.
+    for strategy in ("two-way + worker", "one-way + resequence + credits"):
+        row = re.search(rf"\| 10 ms per hop \| {re.escape(strategy)} \| 1 \| ([\d.]+) (ms|s) \|", md)
+        assert row and float(row.group(1)) * (1000 if row.group(2) == "s" else 1) >= 30, strategy
+    assert "![latency per packet by link delay](link-delay-latency.png)" in md
     html = (tmp_path / "r" / "report.html").read_text()
     assert "two-way + worker" in html and "data:image/png;base64," in html
 

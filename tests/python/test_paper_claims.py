@@ -1,7 +1,10 @@
 """The verdict logic on synthetic results: each rule says reproduced when the
 figures show the paper's effect, and something else when they do not."""
+from dataclasses import replace as changed
+
 from paper_world import FAST, PACED, entry, replace, run, world
 
+from scabench.measure.campaign import RunFailure
 from scabench.studies.paper.claims import CLAIMS, judge_claims
 
 VERDICTS = {"reproduced", "not reproduced", "differs"}
@@ -29,14 +32,14 @@ def test_claims_have_ids_texts_and_figures():
 
 def test_a_reordering_two_way_run_breaks_the_order_claim():
     w = world()
-    w = replace(w, "exp6@multicore", w["exp6@multicore"]["runs"][:2] + [run([7650, 7680, 7700], (0, 1, 1))])
+    w = replace(w, "exp6@multicore", w["exp6@multicore"].runs[:2] + [run([7650, 7680, 7700], (0, 1, 1))])
     assert verdicts(w)["twoway-keeps-order"] == "not reproduced"
 
 
 def test_one_way_in_order_everywhere_is_not_reproduced():
     w = world()
     for name in ("exp1@multicore", "exp1@singlecore"):
-        w = replace(w, name, [run([7600, 7600, 7600], floor=w[name]["summary"]["floor_ms"], sends=PACED)])
+        w = replace(w, name, [run([7600, 7600, 7600], floor=w[name].summary.floor_ms, sends=PACED)])
     assert verdicts(w)["oneway-reorders"] == "not reproduced"
     w = replace(w, "exp1@singlecore", [run([15200] * 3, (5, 5, 5), floor=15000.0, sends=PACED)])
     assert verdicts(w)["oneway-reorders"] == "differs"
@@ -75,20 +78,36 @@ def test_bounded_queue_back_pressure_differs_from_the_unbounded_paper():
 
 def test_spare_core_rule_depends_on_the_core_count():
     w = world()
-    cfg = w["exp1@multicore"]["config"]
+    cfg = w["exp1@multicore"].config
     four = dict(w)
-    four["exp1@multicore"] = dict(w["exp1@multicore"], config=dict(cfg, cores=[0, 1, 2, 3]))
+    four["exp1@multicore"] = changed(w["exp1@multicore"], config=changed(cfg, cores=[0, 1, 2, 3]))
     assert verdicts(four)["multicore-spare-core"] == "not reproduced"   # ratio 1.013, not below the floor
     faster = replace(four, "exp1@multicore", [run([4400, 4450, 4500], (1, 2, 3), floor=5010.0, sends=PACED)])
-    faster["exp1@multicore"]["config"]["cores"] = [0, 1, 2, 3]
+    faster["exp1@multicore"].config.cores = [0, 1, 2, 3]
     assert verdicts(faster)["multicore-spare-core"] == "reproduced"
 
 
-def test_a_missing_configuration_is_named():
+def test_a_configuration_that_did_not_run_leaves_its_claim_not_run_and_says_why():
     w = world()
     del w["exp1-collocated@multicore"]
     claim = next(c for c in judge_claims(w) if c.id == "collocated-oneway-is-twoway")
-    assert claim.verdict == "not reproduced" and "exp1-collocated@multicore" in claim.evidence
+    assert claim.verdict == "not run"
+    assert claim.evidence == "not measured: exp1-collocated@multicore was not in this campaign"
+    failed = dict(world())
+    failed["exp1-collocated@multicore"] = changed(
+        failed["exp1-collocated@multicore"], runs=[], failures=[RunFailure("stage2 died", "stage2")]).summarise()
+    claim = next(c for c in judge_claims(failed) if c.id == "collocated-oneway-is-twoway")
+    assert claim.verdict == "not run"
+    assert claim.evidence == "not measured: exp1-collocated@multicore has no successful run (every run failed)"
+
+
+def test_a_campaign_of_exp6_alone_judges_only_what_exp6_decides():
+    # scabench paper --only exp6: the other claims were not measured, so
+    # they are neither reproduced nor refuted.
+    only = {k: v for k, v in world().items() if k.split("@")[0] == "exp6"}
+    v = verdicts(only)
+    assert v.pop("twoway-keeps-order") == v.pop("twoway-worker-fast-sends") == "reproduced"
+    assert set(v.values()) == {"not run"} and len(v) == 17
 
 
 def test_collocated_one_way_that_stays_parallel_is_not_two_way():
@@ -114,7 +133,7 @@ def test_pacing_that_only_helps_at_the_matched_rate_differs():
     for name, cfg_id, setup, period in (("exp2-matched@multicore", "exp2-matched", "multicore", 7500),
                                         ("exp2-matched-1core@singlecore", "exp2-matched-1core", "singlecore", 15000)):
         w[name] = entry(cfg_id, setup, [run([7600] * 3, (0, 1, 2))])
-        w[name]["config"]["component"] = {"producer": {"period_us": period}}
+        w[name].config.component = {"producer": {"period_us": period}}
     assert verdicts(w)["pacing-reduces-reordering"] == "differs"
 
 
@@ -129,8 +148,8 @@ def test_pinning_that_hurts_on_fewer_cores_than_processes_differs():
     w = replace(world(), "exp5-pinned@multicore", [run([16000] * 3, sends=[15100.0] * 1000)])
     assert verdicts(w)["pinning-removes-overhead"] == "differs"   # 5 processes, 2 cores
     four = dict(w)
-    four["exp5-pinned@multicore"] = dict(w["exp5-pinned@multicore"],
-                                         config=dict(w["exp5-pinned@multicore"]["config"], cores=[0, 1, 2, 3, 4]))
+    four["exp5-pinned@multicore"] = changed(w["exp5-pinned@multicore"],
+                                            config=changed(w["exp5-pinned@multicore"].config, cores=[0, 1, 2, 3, 4]))
     assert verdicts(four)["pinning-removes-overhead"] == "not reproduced"
 
 

@@ -2,17 +2,22 @@
 and a tiny end-to-end run over real processes."""
 import json
 import re
+from dataclasses import replace as changed
+from pathlib import Path
 
 import pytest
-from paper_world import world
+from paper_world import FAST, replace, run, world
 
 from conftest import REPO, scabench
-from scabench.measure.campaign import load_campaign, spread
+from scabench.measure.campaign import Spread, load_campaign, spread
 from scabench.errors import SpecError
 from scabench.studies.paper.claims import judge_claims
+from scabench.studies.paper import figures as paper_figures
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render
 from scabench.report.markdown import write_report
+
+CLOSE = paper_figures.plt.close  # pyplot's own, before any test replaces it
 
 META = {"quick": False, "runs": 3, "packets": 1000, "quiet_below_pct": 10, "redo_above_pct": 10, "max_redos": 2,
         "elapsed_s": 600.0, "finished_at": "2026-11-22 10:00 UTC",
@@ -20,8 +25,8 @@ META = {"quick": False, "runs": 3, "packets": 1000, "quiet_below_pct": 10, "redo
 
 
 def test_spread_gives_median_and_range():
-    assert spread([3, 1, 2, None]) == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
-    assert spread([])["median"] is None
+    assert spread([3, 1, 2, None, float("nan")]) == Spread(median=2.0, min=1.0, max=3.0, n=3)
+    assert spread([]) == Spread(None, None, None, 0)
 
 
 def test_report_sets_our_figures_beside_the_papers(tmp_path):
@@ -31,7 +36,7 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
     md_path, html_path = write_report(tmp_path, "t", render(entries, claims, META, figures))
     md = md_path.read_text()
     # Table 2's published stage-3 time and reordering, beside ours (median and range over 3 equal runs).
-    assert "| exp1 | 2 cores | 7,600 | 1.013 | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table 2 |" in md
+    assert "| exp1 | 2 cores | 7,600 | 1.013 | – | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table 2 |" in md
     assert "4,330.24" in md                     # Table 2's producer column
     assert "| … paper (1 core) | – | 15,236.05 | 15,261.42 | 15,280.76 |" in md
     assert "| test 1 | exp1 | 7,550 / 7,580 / 7,600 | 4,463 / 4,508 / 4,514 | 12 / 400 / 900 | 315 / 520 / 612 |" in md
@@ -43,6 +48,93 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
     assert html.count("data:image/png;base64,") == len(figures)
     assert not re.search(r'src="(?!data:)', html)     # self-contained
     assert 'class="verdict-reproduced"' in html
+
+
+def with_latency(entries):
+    """exp6 on 2 cores with every packet's latency: 0, 1, ..., 100 ms, and
+    1.2 and 1.4 times that in two more runs."""
+    base = [1000.0 * i for i in range(101)]
+    runs = [run([7650, 7680, 7700], sends=FAST, latency=[k * v for v in base]) for k in (1.0, 1.2, 1.4)]
+    return replace(entries, "exp6@multicore", runs)
+
+
+def test_report_gives_latency_beside_the_ratio(tmp_path):
+    entries = with_latency(world())
+    figures = draw_figures(tmp_path, entries)
+    md = render(entries, judge_claims(entries), META, figures)
+    # Medians over the runs: p50 of 50, 60, 70 ms; p99 of 99, 118.8, 138.6 ms.
+    assert "| exp6 | 2 cores | 7,700 | 1.027 | 60.0 ms / 119 ms | 0 / 0 |" in md
+    assert ("| exp6 | 2 cores | 3 | 60.0 ms (50.0 ms–70.0 ms) | 108 ms (90.0 ms–126 ms) | 119 ms (99.0 ms–139 ms) "
+            "| 120 ms (100 ms–140 ms) |") in md
+    # Results written before runs measured latency show none, rather than zero.
+    assert "| exp1 | 2 cores | 7,600 | 1.013 | – |" in md
+    assert figures["latency"] == "latency.png" and f"![latency per packet]({figures['latency']})" in md
+    assert (tmp_path / "latency.png").stat().st_size > 1000
+
+
+def _overview(entries, tmp_path, monkeypatch):
+    """The overview figure's axes, kept open."""
+    kept = []
+    monkeypatch.setattr(paper_figures.plt, "close", kept.append)
+    draw_figures(tmp_path, entries)
+    overview = next(f for f in kept if "over the set-up's floor" in f.axes[0].get_title())
+    for f in kept:
+        if f is not overview:
+            CLOSE(f)
+    return overview.axes[0]
+
+
+def test_the_overview_draws_whiskers_only_over_several_runs(tmp_path, monkeypatch):
+    from matplotlib.container import ErrorbarContainer
+    one = {name: changed(e, runs=e.runs[:1]).summarise() for name, e in world().items()}
+    ax = _overview(one, tmp_path, monkeypatch)
+    assert not [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert "one run each, so no spread" in ax.get_legend().get_texts()[0].get_text()
+    spread = replace(one, "exp1@multicore", [run([7550, 7580, v], floor=7500.0) for v in (7500, 7600, 7900)])
+    ax = _overview(spread, tmp_path, monkeypatch)
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 1 and len(bars[0].lines[2][0].get_segments()) == 1   # one whisker: exp1 on 2 cores
+    assert "median of 1–3 runs, whiskers min–max where more than one" in ax.get_legend().get_texts()[0].get_text()
+    # What did not run is no bar at all, and says so.
+    del spread["exp2@singlecore"]
+    ax = _overview(spread, tmp_path, monkeypatch)
+    assert "not run" in [t.get_text() for t in ax.texts]
+
+
+def test_no_latency_histogram_without_latency(tmp_path):
+    assert "latency" not in draw_figures(tmp_path, world())
+
+
+def test_claims_that_did_not_run_are_counted_apart_and_the_report_opens_with_the_counts(tmp_path):
+    entries = {k: v for k, v in world().items() if k.split("@")[0] == "exp6"}  # as --only exp6
+    claims = judge_claims(entries)
+    md_path, html_path = write_report(tmp_path, "t", render(entries, claims, META, draw_figures(tmp_path, entries)))
+    md = md_path.read_text()
+    answer = ("**Claims: 2 reproduced, 0 differ (explained), 0 not reproduced, of the 2 judged. 17 of 19 not run: "
+              "a configuration they need was not measured, so they are neither reproduced nor refuted.**")
+    assert md.split("\n")[2] == answer     # the answer first, under the title
+    assert md.count("| **not run** |") == 17 and md.count("| **not reproduced** |") == 0
+    assert "| exp1 | multicore | not run |" in md   # the headline does not call it failed
+    html = html_path.read_text()
+    assert html.count('class="verdict-not-run"') == 17
+
+
+def test_the_long_report_has_contents_that_link_to_its_sections(tmp_path):
+    entries = world()
+    md_path, html_path = write_report(tmp_path, "t", render(entries, judge_claims(entries), META,
+                                                            draw_figures(tmp_path, entries)))
+    md = md_path.read_text()
+    contents = md[md.index("**Contents**"):md.index("## Claims")]
+    links = re.findall(r"- \[(.+)\]\(#([^)]+)\)", contents)
+    sections = re.findall(r"^## (.+)$", md, re.M)
+    assert [title for title, _ in links] == sections and len(sections) > 10
+    assert ("Claims", "claims") in links
+    assert ("exp1: one-way, producer waits 0 ms, no worker thread",
+            "exp1-one-way-producer-waits-0-ms-no-worker-thread") in links
+    html = html_path.read_text()
+    for _, anchor in links:   # every link lands on a heading of the HTML
+        assert f'<h2 id="{anchor}">' in html, anchor
+    assert md.index("**Contents**") < md.index("## Claims") < md.index("## Headline")
 
 
 def test_campaign_file_errors_name_the_key(tmp_path):
@@ -101,10 +193,21 @@ setups = ["multicore"]
     for name, e in configs.items():
         assert len(e["runs"]) == 1 and e["runs"][0]["producer"]["sent"] == 6, name
     assert configs["exp6@multicore"]["summary"]["stages"][-1]["reordered_from_original"]["max"] == 0
+    # The entries have the keys, in the order, of a file written before they were typed (data/README.md).
+    before = json.loads((Path(__file__).parent / "data" / "paper-results.json").read_text())["configs"]
+    for name, e in configs.items():
+        was = before[name]
+        assert list(e) == list(was) and list(e["config"]) == list(was["config"]), name
+        assert list(e["summary"]) == list(was["summary"]), name
+        assert [list(s) for s in e["summary"]["stages"]] == [list(s) for s in was["summary"]["stages"]], name
     claims = {c["id"]: c for c in results["claims"]}
     assert claims["twoway-keeps-order"]["verdict"] == "reproduced"
-    assert all(c["verdict"] in ("reproduced", "not reproduced", "differs") and c["evidence"] for c in claims.values())
+    assert all(c["verdict"] in ("reproduced", "not reproduced", "differs", "not run") and c["evidence"]
+               for c in claims.values())
+    assert claims["collocated-oneway-is-twoway"]["verdict"] == "not run"
     assert "not measured" in claims["collocated-oneway-is-twoway"]["evidence"]
+    not_run = sum(c["verdict"] == "not run" for c in claims.values())
+    assert f"{not_run} of {len(claims)} not run" in proc.stdout
     for f in ("report.md", "report.html", "overview.png", "send-times-exp6-singlecore.png"):
         assert (out / f).exists(), f
     assert "twoway-keeps-order" in proc.stdout and "reproduced" in proc.stdout

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import scabench
 from scabench.studies.orb_profile import datarate
+from scabench.studies.orb_profile import render as profile_render
 from scabench.paths import program
 from scabench.studies.orb_profile.analysis import block_size_analysis, fit_fixed_and_per_byte, summarize_rounds
 from scabench.studies.orb_profile.plan import CASES, TRANSPORTS
@@ -39,10 +40,13 @@ def test_eq1_refuses_nonsense():
 
 
 @pytest.mark.parametrize("args,expected", [
-    (["--cycles", "8075", "--clock-mhz", "720", "--elements", "1"], "11145 bit/s"),
-    (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024"], "1366122 bit/s"),
+    (["--cycles", "8075", "--clock-mhz", "720", "--elements", "1"], "11.14 kbit/s (11145 bit/s)"),
+    (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024"], "1.366 Mbit/s (1366122 bit/s)"),
     (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024", "--samples-per-symbol", "4",
-      "--bits-per-symbol", "2"], "5464490 bit/s"),
+      "--bits-per-symbol", "2"], "5.464 Mbit/s (5464490 bit/s)"),
+    # Scaled however large: a femtosecond call of a megasample.
+    (["--cycles", "1", "--clock-mhz", "1000000000", "--elements", "1000000"],
+     "125 Ebit/s (125000000000000000000 bit/s)"),
 ])
 def test_datarate_command(args, expected):
     out = scabench("datarate", *args)
@@ -219,6 +223,50 @@ def test_quick_profile_end_to_end(tmp_path):
     assert body["sequence-octet"] == 4 + 1024 and body["sequence-double"] == 4 + 4 + 8192  # length, pad, data
     assert unix["oneway"]["reply_bytes"] == 0 and unix["null"]["reply_bytes"] > 0
     assert result["transports"]["collocated"]["wire"] is None
+    # The report opens with the answer, then its contents; the collocated
+    # sweep, a direct call that moves no bytes, has no throughput.
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert md.split("\n")[2].startswith("**A round trip carrying a sequence of 1024 doubles: collocated ")
+    assert md.index("**Contents**") < md.index("## Table 1") and md.rstrip().split("\n## ")[-1].startswith("Conditions")
+    collocated_sweep = md[md.index("### Size sweep, collocated"):md.index("### Size sweep, unix")]
+    assert collocated_sweep.count("| – (no bytes move) |") == len(result["plan"]["sweep_elements"])
+    assert "| – (no bytes move) |" not in md[md.index("### Size sweep, unix"):]
+
+
+def _drawn(monkeypatch, draw, result, path):
+    """The figure draw() made, kept open."""
+    kept = []
+    monkeypatch.setattr(profile_render.plt, "close", kept.append)
+    draw(result, path)
+    return kept[0]
+
+
+def test_profile_figures_compare_what_they_seem_to(tmp_path, monkeypatch):
+    result = _synthetic_profile()
+    fig = _drawn(monkeypatch, profile_render.plot_fig8, result, tmp_path / "fig8.png")
+    panels = fig.axes
+    # The paper's DSP and our three transports on one log axis: 160 cycles
+    # collocated must not be drawn as tall as the DSP's 125,000.
+    assert len(panels) == 4 and all(ax.get_yscale() == "log" for ax in panels)
+    assert all(panels[0].get_shared_y_axes().joined(panels[0], ax) for ax in panels[1:])
+    assert "log scale, shared" in panels[0].get_ylabel()
+    fig = _drawn(monkeypatch, profile_render.plot_sweep, result, tmp_path / "sweep.png")
+    _, throughput = fig.axes
+    assert [line.get_label() for line in throughput.get_lines()] == ["unix", "tcp"]  # no collocated "throughput"
+    assert any("moves no bytes" in t.get_text() for t in throughput.texts)
+
+
+def _synthetic_profile():
+    """What profile.json holds, for the figures: Table 1's cases, a sweep
+    and its fit per transport (collocated: a direct call, no per-byte cost)."""
+    transports = {}
+    for tr, call_ns, per_byte_ns in (("collocated", 60.0, 0.0), ("unix", 4700.0, 0.14), ("tcp", 6400.0, 0.28)):
+        cases = {f"{k}-{t}": {"median_cycles": call_ns * 2.6 * (1 + i)} for i, k in enumerate(("basic", "array",
+                 "sequence")) for t in ("octet", "short", "float", "double")}
+        sweep = [{"payload_bytes": 8 * n, "median_ns": call_ns + per_byte_ns * 8 * n,
+                  "mb_per_s": 8 * n / (call_ns + per_byte_ns * 8 * n) * 1e3} for n in (1, 64, 4096, 262144)]
+        transports[tr] = {"cases": cases, "sweep": sweep, "fit": {"fixed_ns": call_ns, "per_byte_ns": per_byte_ns}}
+    return {"transports": transports}
 
 
 def test_profile_bad_option():

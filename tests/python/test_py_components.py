@@ -15,14 +15,15 @@ from omniORB import CORBA
 # The fixtures (context, make_sink, naming, orb, start_stage) are imported for pytest to find.
 from py_components_world import (LOOPBACK, TOKEN, WAIT_S, S, any_of, as_bytes, context, end_process,  # noqa: F401
                                  header, make_sink, naming, orb, props, samples, start_stage)
-from scabench.components.component import ComponentContext
+from scabench.components.component import Component, ComponentContext
 from scabench.components.stage import Stage
 from scabench.paths import program
 
 
-def wired_stage(start_stage, make_sink, sample_type="double", **config):
-    """A started stage, configured (work none unless said), its out-port connected to a sink here."""
-    stage = start_stage(sample_type=sample_type)
+def wired_stage(start_stage, make_sink, sample_type="double", extra=(), **config):
+    """A started stage, configured (work none unless said), its out-port connected to a sink here;
+    extra: more execute parameters (-ORB options)."""
+    stage = start_stage(sample_type=sample_type, extra=extra)
     res = stage.resolve()
     res.initialize()
     res.configure(props(**{"work": "none", **config}))
@@ -63,6 +64,41 @@ def test_a_packet_past_omniorbs_default_message_limit_crosses(start_stage, make_
     port.pushPacket(header(0), data)
     (_, got, _), = sink.data()
     assert as_bytes("double", got) == as_bytes("double", data)
+
+
+def test_a_packet_that_does_not_fit_the_message_limit_is_refused_before_sending(start_stage, make_sink):
+    """The stage's ORB takes messages up to 1 MiB. A packet of 1 MiB less 1000 bytes reaches it (the
+    request's headers take about 150 bytes) but leaves less than the 4 KiB a sending port keeps for them:
+    the out-port refuses it, naming the limit, and sends nothing; the connection goes on."""
+    limit = 1 << 20
+    stage, res, port, sink = wired_stage(start_stage, make_sink, "octet", extra=["-ORBgiopMaxMsgSize", str(limit)])
+    port.pushPacket(header(0), b"x" * (limit - 1000))
+    port.pushPacket(header(1), b"y" * 10)
+    assert [h.sequence_number for h, _, _ in sink.data()] == [1]
+    assert [h.link_sequence for h, _, _ in sink.data()] == [0]  # the refused packet used no link number
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert (f"error stage1 port in: PacketTooLarge: port out: a packet of {limit - 1000} octet samples "
+            f"({limit - 1000} bytes) does not fit in the ORB's message limit of {limit} bytes") in stage.stdout()
+
+
+def test_a_packet_over_the_receivers_limit_only_is_lost_with_the_connection(start_stage, make_sink):
+    """omniORB on the receiving side (this process sends with 64 MiB, the stage takes 1 MiB): the stage's
+    ORB answers MessageError and closes the connection. A two-way caller gets COMM_FAILURE; a one-way
+    is lost, without a word (the next call on the connection fails) or with COMM_FAILURE if the
+    connection closed while it was still being written. Hence the sending port's own check, and one limit for every process of a run
+    (docs/architecture.md, "Message limit")."""
+    limit = 1 << 20
+    stage, res, port, sink = wired_stage(start_stage, make_sink, "octet", extra=["-ORBgiopMaxMsgSize", str(limit)])
+    with pytest.raises(CORBA.COMM_FAILURE):
+        port.pushPacket(header(0), b"x" * (limit + 1))
+    try:
+        port.pushPacketOneway(header(1), b"x" * (limit + 1))
+        port.syncMarker()
+    except CORBA.COMM_FAILURE:
+        pass  # the one-way, or the next call on its connection, met the connection the stage closed
+    port.pushPacket(header(2), b"y" * 10)  # on a new connection
+    assert [h.sequence_number for h, _, _ in sink.data()] == [2]
 
 
 @pytest.mark.parametrize("sample_type", ["octet", "short", "float"])
@@ -199,7 +235,7 @@ REFUSED = [
     ("out.call", "sometimes", "use one of: twoway, oneway"),
     ("out.sync", "later", "use one of: none, transport, server, target"),
     ("work", "gpu", "use one of: none, cpu, sleep"),
-    ("work_us", -1, "from 0"),
+    ("work_us", -1, "does not fit: use a whole number in [0, 4294967295]"),
     ("colour", "blue", "unknown property"),
 ]
 
@@ -221,9 +257,16 @@ def test_configure_refuses_what_the_python_runtime_does_not_do_naming_the_proper
                 "out.sync": "none", "out.flow": "none", "out.sync_none_depth": 1024}
     res.configure(props(**{k.replace(".", "__"): v for k, v in defaults.items()}))
     res.start()
-    with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
-        res.configure(props(work_us=1))
-    assert "started" in refused.value.msg
+    # Started: the work may change (from the next packet), a connection's policy may not, nor anything sent with it.
+    res.configure(props(work_us=1, work="sleep"))
+    for pid, value in [("in.packet_length", 4), ("out.call", "twoway")]:
+        with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
+            res.configure(props(work_us=2) + props(**{pid.replace(".", "__"): value}))
+        assert f"property '{pid}' cannot change while the component is started" in refused.value.msg
+        assert "these can change while started: work work_jitter_us work_us" in refused.value.msg
+        assert [p.id for p in refused.value.invalidProperties] == [pid]
+    current = {p.id: p.value.value() for p in res.query([])}
+    assert (current["work_us"], current["work"], current["in.packet_length"]) == (1, "sleep", 0)
 
 
 INTEGERS = [(CORBA.TC_short, 1500), (CORBA.TC_ushort, 1501), (CORBA.TC_long, 1502), (CORBA.TC_ulong, 1503),
@@ -231,18 +274,51 @@ INTEGERS = [(CORBA.TC_short, 1500), (CORBA.TC_ushort, 1501), (CORBA.TC_long, 150
             (CORBA.TC_float, 1507.0)]
 
 
-def test_integer_properties_take_any_numeric_corba_type_that_fits(start_stage):
+def test_numeric_properties_take_any_numeric_corba_type_that_fits_and_answer_in_their_own(start_stage):
+    """work_us is an unsigned long, as the C++ stage's: taken from any numeric type if it fits, and queried
+    as an unsigned long whatever it came as."""
     res = start_stage().resolve()
     for tc, value in INTEGERS:
         res.configure([S.CF.DataType("work_us", any_of(tc, value))])
         got, = res.query([S.CF.DataType("work_us", any_of(CORBA.TC_null, None))])
-        assert (got.value.typecode().kind(), got.value.value()) == (CORBA.tk_longlong, int(value))
-    for tc, value, why in [(CORBA.TC_double, 1.5, "whole number"), (CORBA.TC_ulonglong, 2 ** 64 - 1, "64-bit"),
-                           (CORBA.TC_string, "5000", "integer"), (CORBA.TC_boolean, True, "integer")]:
+        assert (got.value.typecode().kind(), got.value.value()) == (CORBA.tk_ulong, int(value))
+    for tc, value, why in [(CORBA.TC_double, 1.5, "1.5 is not a whole number: use a whole number in [0, 4294967295]"),
+                           (CORBA.TC_longlong, -1, "-1 does not fit: use a whole number in [0, 4294967295]"),
+                           (CORBA.TC_ulonglong, 2 ** 32, "does not fit"), (CORBA.TC_ulonglong, 2 ** 64 - 1, "does not fit"),
+                           (CORBA.TC_string, "5000", "it takes a number of any CORBA numeric type, not a string"),
+                           (CORBA.TC_boolean, True, "not a boolean")]:
         with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
             res.configure([S.CF.DataType("work_us", any_of(tc, value))])
-        assert "'work_us'" in refused.value.msg and why in refused.value.msg, refused.value.msg
-    res.configure([S.CF.DataType("in.reorder_timeout_ms", any_of(CORBA.TC_short, 20))])  # a real takes an integer
+        assert "property 'work_us' is an unsigned long: " in refused.value.msg and why in refused.value.msg, \
+            refused.value.msg
+    res.configure([S.CF.DataType("in.reorder_timeout_ms", any_of(CORBA.TC_short, 20))])  # a double takes an integer
+    got, = res.query([S.CF.DataType("in.reorder_timeout_ms", any_of(CORBA.TC_null, None))])
+    assert (got.value.typecode().kind(), got.value.value()) == (CORBA.tk_double, 20.0)
+    with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
+        res.configure([S.CF.DataType("work", any_of(CORBA.TC_long, 1))])
+    assert "property 'work' is a string: it takes a string, not a number" in refused.value.msg
+
+
+def test_a_failed_start_leaves_the_component_stopped():
+    """Whatever on_start raises, start() answers StartError with its message, and the component stays
+    stopped: configurable, and started by the next start()."""
+    class Fussy(Component):
+        def __init__(self, context):
+            super().__init__(context)
+            self.properties.declare("ready", False, "on_start fails until it is true")
+
+        def on_start(self):
+            if not self.properties["ready"]:
+                raise RuntimeError("not ready")
+
+    fussy = Fussy(ComponentContext("fussy"))
+    for _ in range(2):  # tried again each time, not skipped
+        with pytest.raises(S.CF.Resource.StartError) as failed:
+            fussy.start()
+        assert failed.value.msg == "not ready" and not fussy.running
+    fussy.configure([S.CF.DataType("ready", any_of(CORBA.TC_boolean, True))])
+    fussy.start()
+    assert fussy.running
 
 
 def test_dispatch_single_serialises_the_port(start_stage, make_sink):
@@ -262,14 +338,16 @@ def test_dispatch_single_serialises_the_port(start_stage, make_sink):
     assert sorted(h.sequence_number for h, _, _ in sink.packets) == [0, 1, 2, 3]
 
 
-def test_policy_keys_and_defaults_are_the_runtimes():
-    """The Python ports declare the runtime's policy keys with its defaults,
-    and the stage the C++ stage's own properties (all but record_capacity:
-    the Python runtime keeps no packet records)."""
+def test_policy_keys_defaults_and_types_are_the_runtimes():
+    """The Python ports declare the runtime's policy keys with its defaults
+    and types, and the stage the C++ stage's own properties (all but
+    record_capacity: the Python runtime keeps no packet records), changeable
+    while started where the C++ stage's are."""
     described = json.loads(subprocess.run([str(program("scabench-host")), "--describe"], capture_output=True,
                                           text=True, check=True, timeout=60).stdout)
-    cxx = {k: v["default"] for k, v in described["kinds"]["stage"]["properties"].items() if k != "record_capacity"}
-    python = {k: p.value for k, p in Stage(ComponentContext("s")).properties.entries().items()}
+    cxx = {k: (v["default"], v["corba_type"], v["while_started"])
+           for k, v in described["kinds"]["stage"]["properties"].items() if k != "record_capacity"}
+    python = {k: (p.default, p.type, p.while_started) for k, p in Stage(ComponentContext("s")).properties.entries().items()}
     assert python == cxx
 
 
@@ -351,8 +429,8 @@ def test_two_senders_into_one_port_each_number_their_own_and_the_stream_ends_onc
 
 
 def test_every_stream_ends_and_a_restart_rearms_the_port(start_stage, make_sink):
-    """A second stream's end was swallowed: end of stream is per stream, and
-    each announces what the component handled since start."""
+    """A second stream's end was swallowed: end of stream is per stream
+    (each announces what the component has handled so far)."""
     stage, res, port, sink = wired_stage(start_stage, make_sink)
     for i in range(3):
         port.pushPacket(header(i), [float(i)])
@@ -364,7 +442,7 @@ def test_every_stream_ends_and_a_restart_rearms_the_port(start_stage, make_sink)
     assert len(sink.ends()) == 1
     port.pushPacket(header(5, link=4), [5.0])
     ends = sink.wait_for(lambda p: sum(h.end_of_stream for h, _, _ in p) == 2)
-    assert [h.sequence_number for h, _, _ in ends if h.end_of_stream] == [3, 2]
+    assert [h.sequence_number for h, _, _ in ends if h.end_of_stream] == [3, 5]
     port.pushPacket(header(7, link=7, eos=True), [])  # a stream of nothing, without a restart
     sink.wait_for(lambda p: sum(h.end_of_stream for h, _, _ in p) == 3)
     res.releaseObject()

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from scabench.report.results_file import write_json
-from scabench.run.results import CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
+from scabench.run.results import CpuUsage, Latency, NetworkResult, ProducerResult, RunResult, StageResult
 
 HEAD = ["status", "spec", "environment", "floor_ms", "started_at"]
 FIGURES = ["overhead_ratio", "foreign_cpu_pct", "stages", "producer", "cpu", "window_s", "stats"]
@@ -85,6 +85,21 @@ def test_a_stage_written_before_the_flow_counters_reads_back_without_them():
     old = {k: v for k, v in stage().as_dict().items() if k in STAGE_KEYS[:9]}
     s = StageResult.from_dict(old)
     assert s.held_peak is None and s.as_dict() == old
+
+
+def test_latency_takes_its_place_and_results_written_before_it_read_back_unchanged():
+    lat = Latency(count=2, p50=1.5, p90=1.9, p99=1.99, max=2.0)
+    doc = round_trips(ok_run(end_to_end_latency_us=lat, end_to_end_latency_us_all=[1.0, 2.0],
+                             stages=[stage(latency_in_stage_us=lat, latency_since_send_us=lat)]))
+    assert list(doc) == HEAD + ["hosts", "overhead_ratio", "end_to_end_latency_us", "end_to_end_latency_us_all"] \
+        + FIGURES[1:]
+    assert list(doc["end_to_end_latency_us"]) == ["count", "p50", "p90", "p99", "max"]
+    assert list(doc["stages"][0])[-2:] == ["latency_in_stage_us", "latency_since_send_us"]
+    assert isinstance(RunResult.from_dict(doc).stages[0].latency_since_send_us, Latency)
+    old = ok_run().as_dict()  # as written before runs measured latency
+    again = RunResult.from_dict(old)
+    assert again.end_to_end_latency_us is None and again.stages[0].latency_in_stage_us is None
+    assert again.as_dict() == old
 
 
 def test_unknown_or_missing_keys_are_refused_by_name():

@@ -46,8 +46,10 @@ def test_dither_delays_frames_but_not_the_audio():
     spec = load_split(2, collocated=True, packets=11, symbol_rate=25600, seed=3, dither_us=3000)
     result = run_spec(spec)
     assert result.stats["tx"]["audio_digest"] == plain["audio_digest"]
-    # Measured from the first frame's send, which its own dither (< 3 ms) may have delayed.
-    assert result.producer.last_sent_ms >= 100 - 3
+    # Measured from the first frame's send, which its own dither (< 3 ms) and
+    # a busy machine may have delayed past the schedule's origin; unpaced,
+    # 11 frames would take a few ms.
+    assert result.producer.last_sent_ms >= 90
 
 
 def test_a_different_seed_gives_different_audio(tmp_path):

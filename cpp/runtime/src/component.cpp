@@ -26,7 +26,10 @@ PortableServer::POA_ptr createPortPoa(PortableServer::POA_ptr root, bool singleT
 // ----------------------------------------------------------------- Component
 
 Component::Component(const ComponentContext& ctx) : ctx_(ctx) {
-  properties_.declare("record_capacity", int64_t{1'000'000}, "packet records preallocated for the run");
+  properties_
+      .declare("record_capacity", PropertyType::ULong, int64_t{1'000'000},
+               "packet records preallocated for the run (read at the first start)")
+      .within(1, UINT32_MAX);
 }
 
 Component::~Component() = default;
@@ -46,11 +49,16 @@ void Component::releaseObject() {
 void Component::runTest(CORBA::ULong, CF::Properties&) { throw CF::TestableObject::UnknownTest(); }
 
 void Component::configure(const CF::Properties& props) {
-  if (started_) throw CF::PropertySet::InvalidConfiguration("cannot configure a started component", props);
-  properties_.configure(props);
+  std::lock_guard lock(lifecycle_);
+  const bool started = running();
+  properties_.configure(props, started);
+  if (started) onConfigure();
 }
 
-void Component::query(CF::Properties& props) { properties_.query(props); }
+void Component::query(CF::Properties& props) {
+  std::lock_guard lock(lifecycle_);
+  properties_.query(props);
+}
 
 CORBA::Object_ptr Component::getPort(const char* name) {
   try {
@@ -67,29 +75,54 @@ CORBA::Object_ptr Component::getPort(const char* name) {
 }
 
 void Component::start() {
-  if (started_) return;
+  std::lock_guard lock(lifecycle_);
+  if (running()) return;
+  auto undo = [this] {
+    // Back to stopped: nothing was taken (the ports take packets only once
+    // running), so the workers have nothing to finish.
+    for (auto& p : inPorts_) p->stopWorker();
+  };
   try {
-    const int64_t capacity = properties_.integer("record_capacity");
-    if (capacity < 1) throw std::invalid_argument("record_capacity must be >= 1");
-    records_ = std::make_unique<RecordLog>(ctx_.recordDir + "/" + ctx_.name + ".rec", uint64_t(capacity));
-    inPortsAtEnd_.store(0);
+    if (!records_) {
+      records_ = std::make_unique<RecordLog>(ctx_.recordDir + "/" + ctx_.name + ".rec",
+                                             uint64_t(properties_.integer("record_capacity")));
+      recording_.store(true, std::memory_order_seq_cst);
+      for (std::size_t i = 0; i < kRefusalReasons; ++i)
+        records_->header().refused[i].fetch_add(earlyRefusals_[i].exchange(0));
+    }
+    inPortsAtEnd_.store(0);  // re-armed: each start's stream ends anew
     for (auto& p : inPorts_) p->startWorker();
-    // The ports take packets from here on, their checks ready.
-    recording_.store(true, std::memory_order_seq_cst);
-    for (std::size_t i = 0; i < kRefusalReasons; ++i)
-      records_->header().refused[i].fetch_add(earlyRefusals_[i].exchange(0));
-    started_ = true;
     onStart();
+  } catch (const CF::Resource::StartError&) {
+    undo();
+    throw;
+  } catch (const CORBA::Exception& ex) {
+    undo();
+    throw CF::Resource::StartError(1, describeException(ex).c_str());
   } catch (const std::exception& ex) {
+    undo();
     throw CF::Resource::StartError(1, ex.what());
   }
+  // The ports take packets from here on, their checks and the component ready.
+  running_.store(true, std::memory_order_seq_cst);
 }
 
 void Component::stop() {
-  if (!started_) return;
-  started_ = false;
-  onStop();
+  std::lock_guard lock(lifecycle_);
+  if (!running()) return;
+  running_.store(false, std::memory_order_seq_cst);  // the ports refuse from here on
+  std::string failure;
+  try {
+    onStop();
+  } catch (const CORBA::Exception& ex) {
+    failure = describeException(ex);
+  } catch (const std::exception& ex) {
+    failure = ex.what();
+  }
+  // What the ports had taken before is finished: a packet a two-way caller
+  // saw queued was promised processing.
   for (auto& p : inPorts_) p->stopWorker();
+  if (!failure.empty()) throw CF::Resource::StopError(1, failure.c_str());
 }
 
 RecordLog& Component::records() {

@@ -93,23 +93,22 @@ std::vector<std::shared_ptr<InLink>> InPortBase::prepareChecks() {
     rounds_ = 0;
   }
   for (auto& [link, marker] : usedUpMarkers) finished(*link, marker);
-  running_.store(true);
   return live;
 }
 
 std::shared_ptr<InLink> InPortBase::linkOf(uint64_t token) const {
   std::lock_guard lock(linksMutex_);
   for (const auto& link : links_)
-    if (link->token == token && !link->detached.load(std::memory_order_relaxed)) return link;
+    if (link->token == token && link->window && !link->detached.load(std::memory_order_relaxed)) return link;
   return nullptr;
 }
 
 void InPortBase::attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) {
-  // While the port runs, its connections are set: a new one could only be a
-  // stranger's, whose stream would never end and so would hold back the
+  // While the component runs, its connections are set: a new one could only
+  // be a stranger's, whose stream would never end and so would hold back the
   // port's end of stream. Stopped (before the first start, or after a stop),
   // each attach is one more connection (fan-in).
-  if (running_.load()) {
+  if (running()) {
     refuse(Refusal::Sender);
     throw CF::Port::OccupiedPort();
   }
@@ -142,7 +141,7 @@ void InPortBase::detachSender(CORBA::ULongLong token) {
     return;
   }
   link->detached.store(true);
-  if (running_.load()) checkRound();
+  if (running()) checkRound();
 }
 
 // What a port takes. Every check below is a comparison or a bitmap lookup:
@@ -288,7 +287,7 @@ bool InPortBase::singleThreadDispatch() const {
 }
 
 RecordLog& InPortBase::records() { return owner_.records(); }
-bool InPortBase::recording() const { return owner_.recording(); }
+bool InPortBase::running() const { return owner_.running(); }
 
 CORBA::Object_ptr InPortBase::reference() {
   if (CORBA::is_nil(ref_)) {
@@ -337,7 +336,7 @@ void InPortBase::checkRound() {
       std::lock_guard lock(eosMutex_);
       bool any = false, all = true;
       for (const auto& l : links_) {
-        if (l->detached.load()) continue;
+        if (l->detached.load() || !l->window) continue;
         any = true;
         all = all && l->ended > rounds_;
       }

@@ -333,8 +333,19 @@ void check(const Key& key, const PropertyValue& value) {
 }
 
 void declarePortProperties(PropertyBag& bag, const std::string& port, Side side) {
-  for (const Key& k : schema())
-    if (k.on(side)) bag.declare(port + "." + k.name, k.defaultValue, k.description, [&k](const PropertyValue& v) { check(k, v); });
+  for (const Key& k : schema()) {
+    if (!k.on(side)) continue;
+    // Depths, capacities and lengths are counts below 2^32 (kMaxPackets,
+    // kMaxPacketSamples); the one real is a duration; the rest are words.
+    const PropertyType type = std::holds_alternative<int64_t>(k.defaultValue) ? PropertyType::ULong
+                              : std::holds_alternative<double>(k.defaultValue) ? PropertyType::Double
+                                                                               : PropertyType::String;
+    // Every one is structural: a connection's policy is read when the port
+    // connects or starts, so it cannot change while the component runs.
+    bag.declare(port + "." + k.name, type, k.defaultValue, k.description).checkedBy([&k](const PropertyValue& v) {
+      check(k, v);
+    });
+  }
 }
 
 Flow parseFlow(const std::string& text) {

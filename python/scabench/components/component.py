@@ -19,14 +19,16 @@ so an SCA launcher drives it as it drives a C++ component.
     if __name__ == "__main__":
         sys.exit(program.serve(Doubler, prog="doubler"))   # the SCA execute protocol
 
-Lifecycle: packets are handled only between start() and stop(). Before
-start() the C++ port refuses them too; after stop() it goes on taking them,
-where this one keeps to SCA's stop (the end of processing): a stopped
-component neither processes nor forwards. Either way a packet it does not
-take is dropped and counted, as every refusal of the C++ port is (the
-caller, two-way too, is not told), and the counts go out at release as
-`stat` events (report()). configure() is refused while started, as in the
-C++ runtime.
+Lifecycle, as the C++ runtime's (docs/architecture.md, "Lifecycle"):
+packets are handled only between start() and stop(). A start() that fails
+(a port's settings, or on_start raising) leaves the component stopped and
+raises CF::Resource::StartError: it can be configured, and the next start()
+tries again. A stopped component neither processes nor forwards: a packet
+that arrives before start() or after stop() is dropped and counted, as
+every refusal of the C++ port is (the caller, two-way too, is not told), and
+the counts go out at release as `stat` events (report()). configure() on a
+started component takes only the properties declared while_started (the
+stage's work); on_configure() then picks them up.
 """
 import sys
 import threading
@@ -57,6 +59,8 @@ class Component(idl.load().CF__POA.Resource):
         self.properties = PropertyBag()
         self.in_ports, self.out_ports = [], []
         self._lock = threading.Lock()
+        # configure, start and stop come on any ORB thread: one at a time.
+        self._lifecycle = threading.Lock()
         self._running = False
         self._processed = 0
         self._ports_ended = 0  # in-ports whose stream has ended, in the stream under way
@@ -74,8 +78,7 @@ class Component(idl.load().CF__POA.Resource):
 
     @property
     def processed(self):
-        """Packets handled (by any in-port) since start: what end of stream
-        announces (the C++ runtime counts its records, made anew at start)."""
+        """Packets handled (by any in-port) so far: what end of stream announces."""
         return self._processed
 
     def add_in_port(self, name, handler, sample_type=None):
@@ -89,13 +92,18 @@ class Component(idl.load().CF__POA.Resource):
         self.out_ports.append(port)
         return port
 
-    # Hooks for subclasses. on_start may raise ValueError (a property that
-    # cannot work): start() turns it into CF::Resource::StartError.
+    # Hooks for subclasses. on_start may raise (a property that cannot work):
+    # start() turns it into CF::Resource::StartError, and the component stays
+    # stopped. on_stop may raise ValueError: StopError, the component stopped all the same.
     def on_start(self):
         pass
 
     def on_stop(self):
         pass
+
+    def on_configure(self):
+        """After configure() has changed properties while the component is
+        started (only while_started ones can have changed): pick them up."""
 
     def on_end_of_stream(self, header):
         """Called once every in-port has seen end of stream and handled every
@@ -125,9 +133,11 @@ class Component(idl.load().CF__POA.Resource):
         raise _CF.TestableObject.UnknownTest()
 
     def configure(self, configProperties):
-        if self._running:
-            raise _CF.PropertySet.InvalidConfiguration("cannot configure a started component", configProperties)
-        self.properties.configure(configProperties)
+        with self._lifecycle:
+            started = self._running
+            self.properties.configure(configProperties, started)
+            if started:
+                self.on_configure()
 
     def query(self, configProperties):
         return self.properties.query(configProperties)
@@ -139,20 +149,22 @@ class Component(idl.load().CF__POA.Resource):
         raise _CF.PortSupplier.UnknownPort()
 
     def start(self):
-        with self._lock:
+        with self._lifecycle:
             if self._running:
                 return
             try:
-                self._processed = self._ports_ended = 0
+                self._ports_ended = 0  # re-armed: each start's stream ends anew
                 for port in self.in_ports:
                     port.prepare()
                 self.on_start()
-            except ValueError as exc:
-                raise _CF.Resource.StartError(1, str(exc))
-            self._running = True
+            except _CF.Resource.StartError:
+                raise
+            except Exception as exc:  # stopped still: nothing was taken, the next start tries again
+                raise _CF.Resource.StartError(1, str(exc) or type(exc).__name__)
+            self._running = True  # the ports take packets from here on
 
     def stop(self):
-        with self._lock:
+        with self._lifecycle:
             if not self._running:
                 return
             self._running = False

@@ -65,21 +65,25 @@ def _flow(value):
     raise Refused(f"{value!r} is not valid; use none, watermarks(lo, hi) or credits(w)")
 
 
-# (key, default, description, check): the runtime's keys and defaults.
+# (key, default, description, check[, type]): the runtime's keys, defaults and
+# types. As in the C++ ports: the policy table's counts are unsigned long, its
+# one real a double, the rest strings; the runtime's own two (max_calls,
+# sync_none_depth) long long. None of them changes while the component runs.
 PROVIDES = (
     ("dispatch", "pool", "the threads that run upcalls into the provides port: pool, pool:N, serial (the ORB's "
      "threading, set by -ORB options) or single (a SINGLE_THREAD_MODEL POA)", _dispatch),
-    ("worker", 0, "worker queue depth; the Python runtime has none: 0 (the ORB thread runs the handler)", _worker),
+    ("worker", 0, "worker queue depth; the Python runtime has none: 0 (the ORB thread runs the handler)", _worker,
+     "unsigned long"),
     ("worker_resume", "auto", "the worker queue's resume level; no effect without a worker", _worker_resume),
     ("ordering", "arrival", "arrival (packets go on as the ORB delivers them); resequence is not supported",
      one_of("arrival", "resequence", supported=("arrival",))),
     ("reorder_capacity", 64, "the reorder buffer's size; no effect with ordering = arrival",
-     at_least(1, WORK_QUEUE_MAX)),
+     at_least(1, WORK_QUEUE_MAX), "unsigned long"),
     ("reorder_timeout_ms", 50.0, "the reorder buffer's gap timeout; no effect with ordering = arrival",
      at_least(0, 600_000)),
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
     ("packet_length", 0, "samples every packet into the provides port must have; a packet of another length is "
-     "refused and counted (0: any length)", at_least(0, PACKET_SAMPLES_MAX)),
+     "refused and counted (0: any length)", at_least(0, PACKET_SAMPLES_MAX), "unsigned long"),
     # Not a spec key: the bound on calls in progress, the runtime's own, as the C++ port has it.
     ("max_calls", 128, "calls from the connection's sender the port serves at once; one more is refused and "
      "counted", at_least(1, 100_000)),
@@ -97,5 +101,5 @@ USES = (
 
 
 def declare(properties, port, keys):
-    for key, default, description, check in keys:
-        properties.declare(f"{port}.{key}", default, description, check)
+    for key, default, description, check, *ptype in keys:
+        properties.declare(f"{port}.{key}", default, description, check, type=ptype[0] if ptype else None)

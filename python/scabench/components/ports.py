@@ -17,6 +17,7 @@ import omniORB
 from omniORB import CORBA
 
 from scabench.components import idl, policy
+from scabench.components.message_limit import check_fits
 from scabench.components.window import AHEAD, BEHIND, INSIDE, LinkWindow
 
 _S = idl.load()
@@ -408,10 +409,12 @@ class OutPort(_S.CF__POA.Port):
     # Sending
     def push(self, header, samples):
         """Sends one packet; raises the CORBA exception if the peer cannot be
-        reached (the in-port reports it)."""
+        reached (the in-port reports it), PacketTooLarge (unsent) if it does
+        not fit in a message (message_limit.py)."""
         peer, queued, token = self._peer, self._queued, self._token  # one connection's, even if dropped meanwhile
         if peer is None:
             return
+        check_fits(self.name, len(samples), self.sample_type, self.owner.context.services.message_limit)
         if queued is not None:
             with self._lock:  # stamped in queue order
                 queued.send(_header(header, next(self._links), token), samples)

@@ -36,6 +36,7 @@ from omniORB import CORBA, PortableServer
 
 from scabench.components import idl
 from scabench.components.component import ComponentContext
+from scabench.components.message_limit import OMNIORB_DEFAULT, message_limit
 from scabench.components.ports import SAMPLE_TYPES, describe
 
 CosNaming = idl.load().CosNaming
@@ -118,10 +119,12 @@ def parse(args):
 
 class Process:
     """What the program gives its component (ComponentContext.services): the
-    POAs for its ports, the event stream, and the end of its life."""
+    POAs for its ports, its ORB's message limit, the event stream, and the
+    end of its life."""
 
-    def __init__(self, orb, root_poa, prog):
+    def __init__(self, orb, root_poa, prog, message_limit=OMNIORB_DEFAULT):
         self.orb, self.root, self.prog = orb, root_poa, prog
+        self.message_limit = message_limit  # giopMaxMsgSize: what the out-ports check packets against
         self.released_event = threading.Event()
         self._single_poa = None
         self._lock = threading.Lock()
@@ -238,7 +241,7 @@ def _serve(orb, factory, params, prog):
               file=sys.stderr)
         return 2
     root = orb.resolve_initial_references("RootPOA")
-    process = Process(orb, root, prog)
+    process = Process(orb, root, prog, message_limit(DEFAULT_ORB_ARGS + params.orb_args))
     try:
         component = factory(ComponentContext(params.name_binding, params.identifier, params.sample_type, process))
     except (ValueError, TypeError) as exc:  # e.g. a sample type its ports do not take

@@ -1,19 +1,26 @@
 """A component's configurable properties, as in the C++ runtime
 (cpp/runtime/include/scabench/runtime/properties.hpp): declared once with a
-default, a description and optionally a check, set through
+CORBA type, a default, a description and optionally a check, and whether
+configure may change it while the component is started; set through
 CF::PropertySet::configure, read by the component.
 
-A property's type is its default's: bool, int (int64), float or str. A
-configure is all or nothing: unknown ids, values of the wrong type and values
-a check refuses are rejected together with CF::PropertySet::InvalidConfiguration,
-whose message names each id and what would be valid, and nothing changes.
-
 Values arrive as CORBA anys, typed by whoever sent them: a launcher may
-send 5000 as a short, a long, an unsigned long long or a double. An integer
-property takes any integer type and any floating value that is a whole
-number, as long as it fits in 64 bits; a real takes any number.
+send 5000 as a short, an unsigned long, a long long or a double. A numeric
+property takes a value of any numeric CORBA type (octet, short, unsigned
+short, long, unsigned long, long long, unsigned long long, float, double) if
+it fits the declared type: an integer property takes a floating value only if
+it is a whole number, a float property a double only within float's range.
+A boolean takes only a boolean, a string only a string. query answers in the
+declared type. The messages are the C++ runtime's.
+
+A configure is all or nothing: unknown ids, values that do not fit, values a
+check refuses and, on a started component, properties that cannot change
+while it is started, are rejected together with
+CF::PropertySet::InvalidConfiguration, whose message names each id and what
+would be valid, and nothing changes (so never PartialConfiguration).
 """
 import math
+import struct
 import threading
 
 from omniORB import CORBA
@@ -22,16 +29,37 @@ from scabench.components import idl
 
 _CF = idl.load().CF
 
-_INTEGRAL = {CORBA.tk_short, CORBA.tk_long, CORBA.tk_longlong, CORBA.tk_ushort, CORBA.tk_ulong,
-             CORBA.tk_ulonglong, CORBA.tk_octet}
+# The declared types, by their IDL names: (how a value is held, type code, integer range or None).
+TYPES = {
+    "boolean": (bool, CORBA.TC_boolean, None),
+    "octet": (int, CORBA.TC_octet, (0, 255)),
+    "short": (int, CORBA.TC_short, (-2 ** 15, 2 ** 15 - 1)),
+    "unsigned short": (int, CORBA.TC_ushort, (0, 2 ** 16 - 1)),
+    "long": (int, CORBA.TC_long, (-2 ** 31, 2 ** 31 - 1)),
+    "unsigned long": (int, CORBA.TC_ulong, (0, 2 ** 32 - 1)),
+    "long long": (int, CORBA.TC_longlong, (-2 ** 63, 2 ** 63 - 1)),
+    "float": (float, CORBA.TC_float, None),
+    "double": (float, CORBA.TC_double, None),
+    "string": (str, CORBA.TC_string, None),
+}
+# A type from a default, as the C++ runtime's declare without a type does.
+_BY_DEFAULT = {bool: "boolean", int: "long long", float: "double", str: "string"}
+_NUMBERS = {CORBA.tk_short, CORBA.tk_long, CORBA.tk_longlong, CORBA.tk_ushort, CORBA.tk_ulong,
+            CORBA.tk_ulonglong, CORBA.tk_octet, CORBA.tk_float, CORBA.tk_double}
 _FLOATING = {CORBA.tk_float, CORBA.tk_double}
-_INT64 = (-2 ** 63, 2 ** 63 - 1)
-_TYPE_NAMES = {bool: "boolean", int: "integer", float: "real", str: "string"}
-_TO_TC = {bool: CORBA.TC_boolean, int: CORBA.TC_longlong, float: CORBA.TC_double, str: CORBA.TC_string}
+_KIND_NAMES = {CORBA.tk_boolean: "boolean", CORBA.tk_string: "string", CORBA.tk_char: "char",
+               CORBA.tk_wchar: "wchar", CORBA.tk_wstring: "wstring", CORBA.tk_null: "null",
+               CORBA.tk_void: "void", CORBA.tk_struct: "struct", CORBA.tk_sequence: "sequence",
+               CORBA.tk_enum: "enum"}
+FLOAT_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
 
 class Refused(ValueError):
     """A check's verdict on a value: the message says what would be valid."""
+
+
+def _article(name):
+    return ("an " if name[0] in "aeiou" else "a ") + name
 
 
 def _kind(any_value):
@@ -41,53 +69,70 @@ def _kind(any_value):
     return tc.kind()
 
 
-def from_any(any_value, kind):
-    """The any's value as a Python value of type `kind`; Refused if it is not one."""
+def from_any(any_value, ptype):
+    """The any's value as a value of the declared type `ptype` (an IDL name);
+    Refused, saying what the property takes ("is an unsigned long: ..."), if
+    it does not fit. A narrower range is the property's check."""
     tk, value = _kind(any_value), any_value.value()
-    if kind is bool and tk == CORBA.tk_boolean:
-        return bool(value)
-    if kind is str and tk == CORBA.tk_string:
-        return value
-    if kind is float and (tk in _INTEGRAL or tk in _FLOATING):
-        return float(value)
-    if kind is int:
-        if tk in _FLOATING and math.isfinite(value) and value == int(value):
-            value, tk = int(value), CORBA.tk_longlong
-        if tk in _INTEGRAL:
-            if not _INT64[0] <= value <= _INT64[1]:
-                raise Refused(f"{value} does not fit in a 64-bit integer")
-            return int(value)
+    is_ = f"is {_article(ptype)}"
+    what = "number" if tk in _NUMBERS else _KIND_NAMES.get(tk, "value of another type")
+    if ptype == "boolean":
+        if tk == CORBA.tk_boolean:
+            return bool(value)
+        raise Refused(f"{is_}: it takes a boolean, not {_article(what)}")
+    if ptype == "string":
+        if tk == CORBA.tk_string:
+            return value
+        raise Refused(f"{is_}: it takes a string, not {_article(what)}")
+    if tk not in _NUMBERS:
+        raise Refused(f"{is_}: it takes a number of any CORBA numeric type, not {_article(what)}")
+    held, _, limits = TYPES[ptype]
+    if held is int:
+        lo, hi = limits
+        valid = f": use a whole number in [{lo}, {hi}]"
         if tk in _FLOATING:
-            raise Refused(f"must be a whole number, not {value!r}")
-    raise Refused(f"must be a{'n' if kind is int else ''} {_TYPE_NAMES[kind]}" +
-                  (" (any CORBA integer type, or a floating type holding a whole number)" if kind is int else ""))
+            if not (math.isfinite(value) and value == int(value)):
+                raise Refused(f"{is_}: {value!r} is not a whole number{valid}")
+            value = int(value)
+        if not lo <= value <= hi:
+            raise Refused(f"{is_}: {value} does not fit{valid}")
+        return int(value)
+    value = float(value)
+    if ptype == "float":
+        if math.isfinite(value) and abs(value) > FLOAT_MAX:
+            raise Refused(f"{is_}: {value!r} is beyond the range of a float")
+        value = struct.unpack("<f", struct.pack("<f", value))[0]  # held as query will answer it
+    return value
 
 
-def to_any(value):
-    """A property value as the C++ runtime reports it: boolean, long long, double or string."""
-    return CORBA.Any(_TO_TC[type(value)], value)
+def to_any(value, ptype):
+    """A property value as query answers it: in its declared type."""
+    return CORBA.Any(TYPES[ptype][1], value)
 
 
 class Property:
-    __slots__ = ("value", "description", "check")
+    __slots__ = ("value", "default", "type", "description", "check", "while_started")
 
-    def __init__(self, value, description, check):
-        self.value, self.description, self.check = value, description, check
+    def __init__(self, value, ptype, description, check, while_started):
+        self.value = self.default = value
+        self.type, self.description, self.check, self.while_started = ptype, description, check, while_started
 
 
 class PropertyBag:
-    """bag.declare("work_us", 5000, "work per packet, microseconds", check)
-    then bag["work_us"]. A check takes the converted value and raises Refused
-    (or ValueError) saying what would be valid."""
+    """bag.declare("work_us", 5000, "work per packet, microseconds", check, type="unsigned long",
+    while_started=True) then bag["work_us"]. A check takes the converted value
+    and raises Refused (or ValueError) saying what would be valid. Without a
+    type, the default's: boolean, long long, double or string."""
 
     def __init__(self):
         self._entries = {}
         self._lock = threading.Lock()  # configure and query may come on two ORB threads
 
-    def declare(self, pid, default, description, check=None):
-        if type(default) not in _TYPE_NAMES:
-            raise TypeError(f"property {pid}: default must be bool, int, float or str, not {type(default).__name__}")
-        self._entries[pid] = Property(default, description, check)
+    def declare(self, pid, default, description, check=None, type=None, while_started=False):
+        ptype = type or _BY_DEFAULT.get(default.__class__)
+        if ptype not in TYPES or default.__class__ is not TYPES[ptype][0]:
+            raise TypeError(f"property {pid}: a default of {default!r} for type {ptype!r}")
+        self._entries[pid] = Property(default, ptype, description, check, while_started)
 
     def __getitem__(self, pid):
         return self._entries[pid].value
@@ -96,23 +141,34 @@ class PropertyBag:
         return pid in self._entries
 
     def entries(self):
-        """{id: Property} (value, description, check): what a describe would list."""
+        """{id: Property} (value, default, type, description, check, while_started): what a describe would list."""
         return dict(self._entries)
 
-    def configure(self, props):
-        """Applies a CF::Properties sequence, all or nothing."""
+    def configure(self, props, started=False):
+        """Applies a CF::Properties sequence, all or nothing. `started`: only
+        properties declared while_started may change."""
         staged, invalid, why = {}, [], []
         for prop in props:
             entry = self._entries.get(prop.id)
             try:
                 if entry is None:
-                    raise Refused(f"unknown property (valid: {' '.join(sorted(self._entries))})")
-                value = from_any(prop.value, type(entry.value))
+                    raise Refused(f": unknown property (valid: {' '.join(sorted(self._entries))})")
+                if started and not entry.while_started:
+                    can = " ".join(sorted(k for k, e in self._entries.items() if e.while_started))
+                    raise Refused(" cannot change while the component is started (stop it first" +
+                                  (f"; these can change while started: {can})" if can else ")"))
+                try:
+                    value = from_any(prop.value, entry.type)
+                except Refused as exc:
+                    raise Refused(f" {exc}") from None  # "is a ...: ..."
                 if entry.check:
-                    entry.check(value)
+                    try:
+                        entry.check(value)
+                    except ValueError as exc:  # Refused, or a check's own ValueError
+                        raise Refused(f": {exc}") from None
                 staged[prop.id] = value
-            except ValueError as exc:  # Refused, or a check's own ValueError
-                why.append(f"property '{prop.id}': {exc}")
+            except Refused as exc:
+                why.append(f"property '{prop.id}'{exc}")
                 invalid.append(prop)
         if invalid:
             raise _CF.PropertySet.InvalidConfiguration("; ".join(why), invalid)
@@ -125,11 +181,11 @@ class PropertyBag:
         the ones asked for; UnknownProperties names the ids that are not."""
         with self._lock:
             if not props:
-                return [_CF.DataType(pid, to_any(e.value)) for pid, e in sorted(self._entries.items())]
+                return [_CF.DataType(pid, to_any(e.value, e.type)) for pid, e in sorted(self._entries.items())]
             unknown = [p for p in props if p.id not in self._entries]
             if unknown:
                 raise _CF.UnknownProperties(unknown)
-            return [_CF.DataType(p.id, to_any(self._entries[p.id].value)) for p in props]
+            return [_CF.DataType(p.id, to_any(self._entries[p.id].value, self._entries[p.id].type)) for p in props]
 
 
 # Checks shared by the ports and components.

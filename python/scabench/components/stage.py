@@ -17,7 +17,7 @@ import time
 
 from scabench.components.component import Component
 from scabench.components import program
-from scabench.components.properties import at_least, one_of
+from scabench.components.properties import one_of
 
 WORK_KINDS = ("none", "cpu", "sleep")
 _MASK = (1 << 64) - 1
@@ -45,16 +45,26 @@ def busy_ns(duration_ns):
 class Stage(Component):
     def __init__(self, context):
         super().__init__(context)
-        self.properties.declare("work", "cpu", "none, cpu or sleep", one_of(*WORK_KINDS))
-        self.properties.declare("work_us", 5000, "work per packet, microseconds", at_least(0))
+        # The work may change while the stage runs, as the C++ stage's: from the next packet.
+        self.properties.declare("work", "cpu", "none, cpu or sleep", one_of(*WORK_KINDS), while_started=True)
+        self.properties.declare("work_us", 5000, "work per packet, microseconds", type="unsigned long",
+                                while_started=True)
         self.properties.declare("work_jitter_us", 0, "data-dependent work: each packet takes work_us +- up to this "
-                                "much, fixed by its sequence number", at_least(0))
+                                "much, fixed by its sequence number (like a coder whose time depends on its input)",
+                                type="unsigned long", while_started=True)
         self.out = self.add_out_port("out")
         self.add_in_port("in", self.process)
         self._work, self._work_ns, self._jitter_ns = "cpu", 0, 0
 
     def on_start(self):
-        # Read once: configure is refused while started, so they cannot change under a packet.
+        self._read_work()
+
+    def on_configure(self):
+        self._read_work()
+
+    def _read_work(self):
+        # Where a packet reads its work: each attribute is replaced whole, so
+        # a packet sees the old value or the new one.
         self._work = self.properties["work"]
         self._work_ns = self.properties["work_us"] * 1000
         self._jitter_ns = self.properties["work_jitter_us"] * 1000

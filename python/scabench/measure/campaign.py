@@ -9,34 +9,33 @@ lists) to run it on. For every run the campaign
 and it shows progress with an estimate of the time left. Results are
 summarised as the median with the spread (min and max) over the runs.
 
-A campaign's entries are plain dicts, as results.json keeps them
-({config, runs, failures, summary, same_as?}); their runs are RunResults
-(entries_from_json reads them back).
+A campaign's entries are CampaignEntry objects: the configuration, its runs
+(RunResults), its failures and, once summarised, its ConfigSummary; written
+to results.json as their as_dict() (entries_from_json reads them back).
 """
 import json
 import math
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from scabench import units
+from scabench.console import BAD, Progress
 from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
+from scabench.measure import repeat
 from scabench.measure.guard import Guard, GuardSettings
-from scabench.model.pipeline import floor_of
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.model.spec import load_spec, parse_cores, read_toml
+from scabench.typed import Typed, figure, from_dict, list_of, optional, state
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
 CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "scheduler", "network",
                "setups")
-# Start-up and teardown of a run's processes, beyond the pipeline itself (s);
-# only used for the estimate of the time left.
-RUN_SETUP_S = 1.5
 
 
 @dataclass
@@ -57,7 +56,8 @@ class Measure:
 
 
 @dataclass
-class Config:
+class Config(Typed):
+    """One configuration on one set-up: a spec, its changes, the cores."""
     id: str
     group: str
     spec_file: Path
@@ -81,6 +81,28 @@ class Config:
     @property
     def name(self):
         return f"{self.id}@{self.setup}"
+
+    # Its object in results.json (an entry's "config"): these keys, "spec"
+    # being the spec file's path as text and "name" id@setup.
+    JSON_KEYS = ("name", "id", "group", "title", "spec", "setup", "setup_label", "cores", "policy", "component",
+                 "collocated", "pin", "scheduler", "network")
+
+    def as_dict(self):
+        return {k: str(self.spec_file) if k == "spec" else getattr(self, k) for k in self.JSON_KEYS}
+
+    @classmethod
+    def from_dict(cls, doc):
+        if not isinstance(doc, dict):
+            raise ValueError(f"Config: expected an object, not {type(doc).__name__}")
+        unknown = [k for k in doc if k not in cls.JSON_KEYS]
+        missing = [k for k in cls.JSON_KEYS if k not in doc]
+        if unknown or missing:
+            raise ValueError(f"Config: {'unknown' if unknown else 'missing'} key(s) "
+                             f"{', '.join(map(repr, unknown or missing))}")
+        config = cls(spec_file=Path(doc["spec"]), **{k: v for k, v in doc.items() if k not in ("name", "spec")})
+        if config.name != doc["name"]:
+            raise ValueError(f"Config: name {doc['name']!r} is not id@setup ({config.name!r})")
+        return config
 
     def load(self, packets):
         spec = load_spec(self.spec_file).with_cores(self.cores).with_packets(packets)
@@ -166,44 +188,31 @@ def _network_table(item, path, where):
 
 
 def estimate_s(config, packets):
-    return floor_of(config.load(packets)) / 1000.0 * 1.05 + RUN_SETUP_S
-
-
-class Progress:
-    """One line per run on stderr: what runs, what it gave, and the time left."""
-
-    def __init__(self, total_s, stream=sys.stderr):
-        self.total_s, self.done_s, self.started = total_s, 0.0, time.monotonic()
-        self.stream = stream
-
-    def say(self, text):
-        print(text, file=self.stream, flush=True)
-
-    def advance(self, estimated_s):
-        self.done_s += estimated_s
-        elapsed = time.monotonic() - self.started
-        left = max(0.0, self.total_s - self.done_s) * (elapsed / self.done_s if self.done_s else 1.0)
-        return elapsed, left
+    return repeat.estimate_s(config.load(packets))
 
 
 def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=sys.stderr):
-    """Runs every distinct configuration `runs` times. Returns
-    {config.name: {"config": ..., "runs": [RunResult, ...], "failures": [...]}}.
-    on_config_done(entries, status="partial") saves them after each
-    configuration and returns where; when Interrupted, with
-    status="interrupted", and the exception carries the entries and that path."""
-    m = campaign.measure
+    """Runs every distinct configuration `runs` times. Returns {config.name:
+    CampaignEntry}, not yet summarised. on_config_done(entries,
+    status="partial") saves them after each configuration and returns where;
+    when Interrupted, with status="interrupted", and the exception carries
+    the entries and that path."""
     distinct = {}
     for c in campaign.configs:
         distinct.setdefault(c.key, c)
     total = sum(estimate_s(c, packets) * runs for c in distinct.values())
-    progress = Progress(total, progress_stream)
-    progress.say(f"{len(campaign.configs)} configurations ({len(distinct)} distinct) x {runs} run(s) of "
-                 f"{packets} packets; about {total / 60:.0f} min")
-    by_key, out, n_done, n_total = {}, {}, 0, len(distinct) * runs
+    with Progress(total, "campaign", progress_stream) as progress:
+        progress.say(f"{len(campaign.configs)} configurations ({len(distinct)} distinct) x {runs} run(s) of "
+                     f"{packets} packets; about {units.wall_time(total)}")
+        return _run_configs(campaign, runs, packets, progress, on_config_done)
+
+
+def _run_configs(campaign, runs, packets, progress, on_config_done):
+    m = campaign.measure
+    by_key, out, n_done, n_total = {}, {}, 0, len({c.key for c in campaign.configs}) * runs
     for c in campaign.configs:
         if c.key in by_key:
-            out[c.name] = {**by_key[c.key], "config": describe_config(c), "same_as": by_key[c.key]["config"]["name"]}
+            out[c.name] = by_key[c.key].shown_as(c)
             continue
         results, failures = [], []
         guard = Guard(m.guard_settings(), cores=c.cores, log=progress.say)
@@ -215,10 +224,8 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
             except Interrupted as exc:
                 # Keep the runs done so far, this configuration's included,
                 # and the interrupted run as a failure.
-                failures.append({"error": f"interrupted by {exc.name}", "component": "",
-                                 **({"partial": exc.result} if exc.result else {})})
-                out[c.name] = {"config": describe_config(c), "runs": results, "failures": failures,
-                               "interrupted": True}
+                failures.append(RunFailure(f"interrupted by {exc.name}", "", partial=exc.result))
+                out[c.name] = CampaignEntry(c, results, failures, interrupted=True)
                 exc.result = out
                 if on_config_done:
                     exc.saved_to = on_config_done(out, status="interrupted")
@@ -227,21 +234,13 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
                 results.append(result)
             if failure is not None:
                 failures.append(failure)
-        entry = {"config": describe_config(c), "runs": results, "failures": failures}
+        entry = CampaignEntry(c, results, failures)
         by_key[c.key] = entry
         out[c.name] = entry
         if on_config_done:
             on_config_done(out)
-    elapsed, _ = progress.advance(0)
-    progress.say(f"done in {elapsed / 60:.1f} min")
+    progress.say(f"done in {units.wall_time(progress.elapsed_s)}")
     return out
-
-
-def describe_config(c):
-    return {"name": c.name, "id": c.id, "group": c.group, "title": c.title, "spec": str(c.spec_file),
-            "setup": c.setup, "setup_label": c.setup_label, "cores": c.cores, "policy": c.policy,
-            "component": c.component,
-            "collocated": c.collocated, "pin": c.pin, "scheduler": c.scheduler, "network": c.network}
 
 
 def _careful_run(c, packets, guard, progress, label):
@@ -249,80 +248,160 @@ def _careful_run(c, packets, guard, progress, label):
     load the cores or when it failed. Returns (result or None, failure or None)."""
     estimated = estimate_s(c, packets)
     try:
-        kept = guard.measure(lambda: run_spec(c.load(packets)), foreign_of=lambda r: r.foreign_cpu_pct or 0.0,
-                             label=label, flaw_of=_flaw_of)
+        result, kept, _ = repeat.guarded_run(lambda: run_spec(c.load(packets)), guard, label)
     except RunError as exc:
-        progress.advance(estimated)
-        progress.say(f"{label}: FAILED: {exc}")
-        return None, {"error": str(exc), "component": exc.component}
-    result, foreign = kept.value, kept.foreign_pct
-    result.attempt = kept.attempts
-    result.redone_for_foreign_load_pct = kept.discarded_foreign_pct
-    result.machine_was_quiet = kept.machine_was_quiet
-    elapsed, left = progress.advance(estimated)
-    last = result.stages[-1]
-    note = f", foreign load {foreign:.0f} % (the cleanest of {kept.attempts} runs)" if kept.disturbed else ""
+        progress.advance(estimated, f"{label}: FAILED: {exc}", style=BAD)
+        return None, RunFailure(str(exc), exc.component)
+    note = f", foreign load {kept.foreign_pct:.0f} % (the cleanest of {kept.attempts} runs)" if kept.disturbed else ""
     note += f", {kept.flaw} (every one of {kept.attempts} runs)" if kept.flaw else ""
-    progress.say(f"{label}: last packet {last.last_packet_ms:.0f} ms, ratio {result.overhead_ratio:.3f}, "
-                 f"reordered {last.reordered_from_previous}/{last.reordered_from_original}{note}"
-                 f"  [{elapsed / 60:.1f} min, ~{left / 60:.1f} min left]")
+    progress.advance(estimated, f"{label}: {repeat.run_line(result)}{note}")
     return result, None
 
 
-def _flaw_of(result):
-    """A run that stalled (run/stalls.py) or in which ports refused what a
-    peer sent (docs/trust-model.md) is redone like a disturbed one."""
-    if result.clean is False:
-        return f"ports refused {result.refusals} packets or signals from peers"
-    stalls = result.stalls or []
-    if not stalls:
-        return None
-    worst = max(stalls, key=lambda e: e["for_ms"])
-    return f"{worst['component']} stalled {worst['for_ms']:.0f} ms"
+@dataclass
+class Spread(Typed):
+    """The median, min and max of a figure over the runs that have it (n);
+    all None when none has."""
+    median: float | None
+    min: float | None
+    max: float | None
+    n: int
 
 
 def spread(values):
-    """Median, min and max of the values given (None when there are none)."""
+    """The Spread of the values given (None and NaN left out)."""
     v = [x for x in values if x is not None and not (isinstance(x, float) and math.isnan(x))]
     if not v:
-        return {"median": None, "min": None, "max": None, "n": 0}
-    return {"median": float(np.median(v)), "min": float(min(v)), "max": float(max(v)), "n": len(v)}
+        return Spread(None, None, None, 0)
+    return Spread(float(np.median(v)), float(min(v)), float(max(v)), len(v))
 
 
-def entries_from_json(entries):
-    """A campaign's entries as results.json keeps them, with their runs read
-    back as RunResults (in place; returns them). ValueError if a run is not
-    one this tool wrote."""
-    for e in entries.values():
-        e["runs"] = [RunResult.from_dict(r) for r in e["runs"]]
-    return entries
+# The figures of each stage that a summary gives (StageSummary, in this order).
+STAGE_FIGURES = ("last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
+                 "output_reordered_from_previous", "max_server_threads")
+
+
+@dataclass
+class StageSummary(Typed):
+    """One stage's figures over the runs."""
+    name: str
+    last_packet_ms: Spread
+    received: Spread
+    reordered_from_previous: Spread
+    reordered_from_original: Spread
+    output_reordered_from_previous: Spread
+    max_server_threads: Spread
+
+    @classmethod
+    def from_dict(cls, doc):
+        return from_dict(cls, doc, {k: Spread.from_dict for k in STAGE_FIGURES})
+
+
+@dataclass
+class ConfigSummary(Typed):
+    """What summarise() gives of a configuration's runs: every figure the
+    paper reports, as a Spread, and the median run (by ratio), whose send
+    times feed the histograms."""
+    runs: int                    # how many runs it summarises
+    floor_ms: float
+    overhead_ratio: Spread
+    foreign_cpu_pct: Spread
+    producer_last_sent_ms: Spread
+    send_us: dict                # {statistic of ProducerResult.send_us: median over the runs}
+    send_share_under_us: dict    # {threshold (µs, as text): median % of sends faster}
+    stages: list                 # StageSummary, in pipeline order
+    cpu_s: Spread                # user + system CPU of the run's hosts
+    emulator_cpu_s: Spread       # the link emulator's CPU (n = 0 without network hosts)
+    median_run: int              # index into the entry's runs
+
+    @classmethod
+    def from_dict(cls, doc):
+        spreads = ("overhead_ratio", "foreign_cpu_pct", "producer_last_sent_ms", "cpu_s", "emulator_cpu_s")
+        return from_dict(cls, doc, {"stages": list_of(StageSummary), **{k: Spread.from_dict for k in spreads}})
 
 
 def summarise(runs):
-    """Median and spread over runs (RunResults) of every figure the paper reports."""
+    """The ConfigSummary of runs (RunResults); None without a run."""
     if not runs:
         return None
     first = runs[0]
-    stages = []
-    for i, s in enumerate(first.stages):
-        stages.append({"name": s.name, **{k: spread([getattr(r.stages[i], k) for r in runs]) for k in (
-            "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
-            "output_reordered_from_previous", "max_server_threads")}})
+    stages = [StageSummary(s.name, *(spread([getattr(r.stages[i], k) for r in runs]) for k in STAGE_FIGURES))
+              for i, s in enumerate(first.stages)]
     ratios = [r.overhead_ratio for r in runs]
     median_run = int(np.argsort(ratios)[len(ratios) // 2]) if all(x is not None for x in ratios) else 0
     send_keys = first.producer.send_us.keys() if first.producer else ()
     share_keys = first.producer.send_share_under_us.keys() if first.producer else ()
-    return {
-        "runs": len(runs),
-        "floor_ms": first.floor_ms,
-        "overhead_ratio": spread(ratios),
-        "foreign_cpu_pct": spread([r.foreign_cpu_pct for r in runs]),
-        "producer_last_sent_ms": spread([r.producer.last_sent_ms if r.producer else None for r in runs]),
-        "send_us": {k: spread([r.producer.send_us[k] for r in runs])["median"] for k in send_keys},
-        "send_share_under_us": {k: spread([r.producer.send_share_under_us[k] for r in runs])["median"]
-                                for k in share_keys},
-        "stages": stages,
-        "cpu_s": spread([r.cpu.user_s + r.cpu.system_s for r in runs]),
-        "emulator_cpu_s": spread([r.network.emulator_cpu_s if r.network else None for r in runs]),
-        "median_run": median_run,
-    }
+    return ConfigSummary(
+        runs=len(runs),
+        floor_ms=first.floor_ms,
+        overhead_ratio=spread(ratios),
+        foreign_cpu_pct=spread([r.foreign_cpu_pct for r in runs]),
+        producer_last_sent_ms=spread([r.producer.last_sent_ms if r.producer else None for r in runs]),
+        send_us={k: spread([r.producer.send_us[k] for r in runs]).median for k in send_keys},
+        send_share_under_us={k: spread([r.producer.send_share_under_us[k] for r in runs]).median
+                             for k in share_keys},
+        stages=stages,
+        cpu_s=spread([r.cpu.user_s + r.cpu.system_s for r in runs]),
+        emulator_cpu_s=spread([r.network.emulator_cpu_s if r.network else None for r in runs]),
+        median_run=median_run,
+    )
+
+
+@dataclass
+class RunFailure(Typed):
+    """A run the guard could not keep: the error, the component it names
+    ("" if none), and for a run cut by a termination signal what it had
+    measured (a RunResult)."""
+    error: str
+    component: str | None
+    partial: RunResult | None = optional()
+
+    @classmethod
+    def from_dict(cls, doc):
+        return from_dict(cls, doc, {"partial": RunResult.from_dict})
+
+
+@dataclass
+class CampaignEntry(Typed):
+    """One configuration of a campaign, as results.json keeps it under the
+    configuration's name: the configuration, its runs and failures, and its
+    summary once summarise() ran (null when no run succeeded). A
+    configuration that resolves to the spec of one before it shows that
+    one's runs (same_as: its name); the configuration a termination signal
+    cut is interrupted."""
+    config: Config
+    runs: list                   # RunResult, in the order they ran
+    failures: list               # RunFailure
+    same_as: str | None = optional()
+    interrupted: bool | None = optional()
+    summary: ConfigSummary | None = figure()
+    # Whether summarise() ran: the entries saved while the campaign runs have
+    # no "summary" key, the entries of the finished campaign have one.
+    summarised: bool = state(False)
+
+    @property
+    def analysed(self):
+        return self.summarised
+
+    def summarise(self):
+        """Summarises its runs (again, if it was); returns itself."""
+        self.summary, self.summarised = summarise(self.runs), True
+        return self
+
+    def shown_as(self, config):
+        """This entry under another configuration of the same spec (sharing its runs)."""
+        return replace(self, config=config, same_as=self.config.name)
+
+    @classmethod
+    def from_dict(cls, doc):
+        entry = from_dict(cls, doc, {"config": Config.from_dict, "runs": list_of(RunResult),
+                                     "failures": list_of(RunFailure), "summary": ConfigSummary.from_dict})
+        entry.summarised = "summary" in doc
+        return entry
+
+
+def entries_from_json(entries, entry_type=CampaignEntry):
+    """A campaign's entries as results.json keeps them ({name: object}), read
+    back as entry_type (a CampaignEntry, or a study's own kind of it).
+    ValueError if one is not what this tool wrote."""
+    return {name: entry_type.from_dict(e) for name, e in entries.items()}

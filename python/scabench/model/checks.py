@@ -8,7 +8,7 @@ import os
 import re
 
 from scabench.errors import SpecError
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import component_kinds, kind_of
 from scabench.model.link import LinkSettings
 from scabench.model.policy import PolicyValueError, parse_policy
 
@@ -19,6 +19,9 @@ INT64_MAX = (1 << 63) - 1
 # message (-ORBgiopMaxMsgSize, scabench.run.assembly), less room for the
 # request's header.
 MAX_PACKET_BYTES = (64 << 20) - 4096
+# Properties that size the stream: a source sends at least one packet, a
+# packet holds at least one sample.
+AT_LEAST_ONE = ("packets", "samples")
 # The sample types a port carries, and the bytes of one sample (CORBA octet, short, float, double).
 SAMPLE_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
 
@@ -94,9 +97,10 @@ def policy_of(table, base, path, where):
         raise SpecError(path, f"{where}.{exc.key}", str(exc)) from None
 
 
-def check_property(path, where, kind, key, value):
-    """A component property's value, checked against what the kind declares."""
-    declared = component_kinds()[kind]["properties"]
+def check_property(path, where, kind, key, value, library=None):
+    """A component property's value, checked against what the kind declares
+    (in its component library, if it comes from one)."""
+    declared = component_kinds(library)[kind]["properties"]
     # Port policy keys ("in.worker") come from [policy]; record_capacity is the runner's.
     if key not in declared or "." in key or key == "record_capacity":
         valid = ", ".join(k for k in declared if "." not in k and k != "record_capacity")
@@ -104,15 +108,24 @@ def check_property(path, where, kind, key, value):
     expected = declared[key]["type"]
     if not _type_ok(value, expected):
         raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
-    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= INT64_MAX:
-        raise SpecError(path, where, f"must be from 0 to {INT64_MAX} ({declared[key]['description']})")
+    # The declared type's range (an unsigned long ends at 2^32 - 1), from 0: a spec sets counts and times.
+    high = declared[key].get("max", INT64_MAX)
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= high:
+        raise SpecError(path, where, f"must be from 0 to {high} ({declared[key]['description']})")
     if isinstance(value, float) and not (math.isfinite(value) and value >= 0):
         raise SpecError(path, where, f"must be a finite number >= 0 ({declared[key]['description']})")
-    # The stream's size: a source sends at least one packet, a packet holds
-    # at least one sample and fits in one ORB message.
-    if key in ("packets", "samples") and value < 1:
+    # The stream's size; a packet must also fit in one ORB message (check_packet_size).
+    if key in AT_LEAST_ONE and value < 1:
         raise SpecError(path, where, f"must be at least 1 ({declared[key]['description']})")
     return value
+
+
+def property_range(key, expected):
+    """(low, high) that check_property allows a numeric property of this
+    type (high None: no bound but the type's); None for other types."""
+    if expected not in ("integer", "real"):
+        return None
+    return (1 if key in AT_LEAST_ONE else 0, INT64_MAX if expected == "integer" else None)
 
 
 def check_packet_size(path, where, samples, sample_type):
@@ -135,14 +148,13 @@ def _type_ok(value, expected):
 
 
 def endpoint(text, path, key, components, direction):
-    kinds = component_kinds()
     if not isinstance(text, str) or text.count(".") != 1:
         raise SpecError(path, key, f"{text!r} must look like \"component.port\"")
     name, port = text.split(".")
     comp = next((c for c in components if c.name == name), None)
     if comp is None:
         raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
-    ports = kinds[comp.kind][direction]
+    ports = kind_of(comp)[direction]
     if port not in ports:
         role = "uses (output)" if direction == "uses" else "provides (input)"
         raise SpecError(path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}")

@@ -8,7 +8,7 @@ The kinds' knowledge lives here, once: which kinds pace a stream and how
 (`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), and which
 kind does a known amount of work per packet (the stage's `work`/`work_us`).
 """
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import kind_of
 
 # A STANAG 4285 frame is 256 symbols, and its data source sends one frame
 # per packet (the standard's frame; the waveform's components agree).
@@ -17,7 +17,7 @@ S4285_SYMBOLS_PER_FRAME = 256
 
 def property_value(comp, key):
     """A component property as the run will see it: the spec's value or the default."""
-    return comp.properties.get(key, component_kinds()[comp.kind]["properties"][key]["default"])
+    return comp.properties.get(key, kind_of(comp)["properties"][key]["default"])
 
 
 def producer_packets(spec):
@@ -47,7 +47,7 @@ def packets_through(spec):
 def source_period_ms(comp):
     """The pacing period of a packet source: `period_us`, or one STANAG 4285
     frame at `symbol_rate`; 0 when it sends as fast as it can."""
-    props = component_kinds()[comp.kind]["properties"]
+    props = kind_of(comp)["properties"]
     if "period_us" in props:
         return property_value(comp, "period_us") / 1000.0
     if "symbol_rate" in props and property_value(comp, "symbol_rate") > 0:

@@ -17,7 +17,7 @@ absurdly:
 from pathlib import Path
 
 from scabench.errors import SpecError
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import kind_of
 from scabench.model.checks import SAMPLE_BYTES
 from scabench.model.pipeline import packets_through, property_value
 
@@ -31,7 +31,7 @@ SHARE_OF_AVAILABLE = 0.8     # leave the rest to the machine
 def packet_bytes(spec):
     """The largest packet of the run (bytes)."""
     samples = [property_value(c, "samples") for c in spec.components
-               if "samples" in component_kinds()[c.kind]["properties"]]
+               if "samples" in kind_of(c)["properties"]]
     return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
 
 

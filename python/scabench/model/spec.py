@@ -8,7 +8,9 @@ A spec (see experiments/paper/exp6.toml):
   [run]          sample_type, transport ("tcp" | "unix"), cores ("all" | [..]),
                  pin (each process on its own core), scheduler ("normal" |
                  "batch": Linux SCHED_BATCH for every host), timeout_s
-  [[component]]  name, kind, and the kind's properties (scabench-host --describe)
+  [[component]]  name, kind, and the kind's properties (scabench-host --describe);
+                 library = "path/libx.so": the kind comes from that component
+                 library (a plugin; the path relative to the spec's folder)
   [policy]       the default policy of every connection (see policy.py)
   chain = [...]  connects each component's "out" to the next one's "in"
   [[connection]] from = "a.out", to = "b.in", plus policy keys that override [policy].
@@ -27,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import SpecError
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import LibraryError, component_kinds, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_network_transport, SAMPLE_BYTES, check_packet_size, check_property,
                                    endpoint, network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy
+from scabench.paths import experiments_dir
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
@@ -48,6 +51,7 @@ class Component:
     name: str
     kind: str
     properties: dict
+    library: Path | None = None   # the component library (plugin) its kind comes from; None: built in
 
 
 @dataclass
@@ -105,13 +109,12 @@ class Spec:
     def packet_sources(self):
         """Sources that send a counted stream (a `packets` property): the
         producer, the STANAG 4285 data source. In data-flow order."""
-        kinds = component_kinds()
         return [self.component(n) for n in self.pipeline_order()
-                if n in self.sources() and "packets" in kinds[self.component(n).kind]["properties"]]
+                if n in self.sources() and "packets" in kind_of(self.component(n))["properties"]]
 
     def with_packets(self, packets, where="--packets"):
         for c in self.packet_sources():
-            c.properties["packets"] = check_property(self.path, where, c.kind, "packets", packets)
+            c.properties["packets"] = check_property(self.path, where, c.kind, "packets", packets, c.library)
         return self
 
     def check_packet_sizes(self, where="component"):
@@ -150,7 +153,8 @@ class Spec:
             raise SpecError(self.path, where, f"no component named {name!r}; declared: "
                             f"{', '.join(c.name for c in self.components)}")
         for key, value in properties.items():
-            comp.properties[key] = check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value)
+            comp.properties[key] = check_property(self.path, f"{where}.{name}.{key}", comp.kind, key, value,
+                                                 comp.library)
         self.check_packet_sizes(f"{where}.{name}")
         return self
 
@@ -176,7 +180,8 @@ class Spec:
             "cores": self.cores,
             "pin": self.pin,
             "scheduler": self.scheduler,
-            "components": [{"name": c.name, "kind": c.kind, "properties": c.properties} for c in self.components],
+            "components": [{"name": c.name, "kind": c.kind, **({"library": str(c.library)} if c.library else {}),
+                            "properties": c.properties} for c in self.components],
             "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
                              **c.policy.as_dict()} for c in self.connections],
             "hosts": self.hosts,
@@ -215,6 +220,28 @@ def read_toml(path):
 def load_spec(path):
     path = Path(path)
     return parse_spec(read_toml(path), path)
+
+
+def find_spec(name, root=None):
+    """The spec a command line names: a path to it, or, where no such file
+    exists, a name matched exactly against the stems of the specs under
+    experiments/ (`exp6` is experiments/paper/exp6.toml), so a bundled spec
+    runs from any directory. None or several matches: a SpecError listing
+    what there is."""
+    path = Path(name)
+    if path.exists() or path.suffix == ".toml" or len(path.parts) != 1:
+        return path
+    root = Path(root) if root is not None else experiments_dir()
+    specs = sorted(root.rglob("*.toml")) if root.is_dir() else []
+    found = [p for p in specs if p.stem == name]  # compared, not globbed: a name may hold * or ?
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SpecError(name, "", "names several specs in " + str(root) + ": "
+                        + ", ".join(str(p.relative_to(root)) for p in found) + "; give the path of one")
+    known = sorted({p.stem for p in specs})
+    raise SpecError(name, "", f"no such file, and no spec of that name in {root}"
+                    + (f" (names: {', '.join(known)})" if known else ""))
 
 
 def parse_spec(doc, path):
@@ -275,14 +302,67 @@ def _components(doc, path):
             raise SpecError(path, f"{where}.name", f"{name!r} is used twice")
         seen.add(name)
         kind = item.get("kind")
-        if not isinstance(kind, str) or kind not in kinds:
-            raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)}")
+        library = _library(item, path, where)
+        if library is not None:
+            _check_library_kind(kind, library, path, where)
+        elif not isinstance(kind, str) or kind not in kinds:
+            raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)} "
+                            "(a kind of a component library needs its library = \"path/lib.so\")")
         properties = {}
         for key, value in item.items():
-            if key not in ("name", "kind"):
-                properties[key] = check_property(path, f"{where}.{key}", kind, key, value)
-        components.append(Component(name, kind, properties))
+            if key not in ("name", "kind", "library"):
+                properties[key] = check_property(path, f"{where}.{key}", kind, key, value, library)
+        components.append(Component(name, kind, properties, library))
+    _check_libraries_apart(components, path)
     return components
+
+
+def _library(item, path, where):
+    """A component's `library`: the component library (plugin) its kind
+    comes from, as an absolute path, or None. Relative paths are from the
+    spec's folder. The host must load it and find kinds in it
+    (`scabench-host --library PATH --describe`), before any process starts."""
+    if "library" not in item:
+        return None
+    value = item["library"]
+    if not isinstance(value, str) or not value:
+        raise SpecError(path, f"{where}.library", "must be the path of a component library (a .so file), "
+                        "relative to the spec's folder")
+    library = Path(os.path.abspath(Path(path).parent / value))
+    if not library.is_file():
+        why = "is not a file" if library.exists() else "no such file"
+        raise SpecError(path, f"{where}.library", f"{library}: {why}; give the path of a component library "
+                        "(a .so file), relative to the spec's folder")
+    try:
+        component_kinds(library)
+    except LibraryError as exc:
+        raise SpecError(path, f"{where}.library", str(exc)) from None
+    return library
+
+
+def _library_kinds(library):
+    return [k for k, d in component_kinds(library).items() if "library" in d]
+
+
+def _check_library_kind(kind, library, path, where):
+    own = _library_kinds(library)
+    if kind not in own:
+        raise SpecError(path, f"{where}.kind", f"{kind!r} is not a kind of {library}; it registers: {', '.join(own)}")
+
+
+def _check_libraries_apart(components, path):
+    """Two component libraries of one spec must not register the same kind:
+    a host given both refuses the second (registry.hpp), and a kind's name
+    would mean two pieces of code."""
+    owner = {}
+    for i, c in enumerate(components):
+        if c.library is None:
+            continue
+        for kind in _library_kinds(c.library):
+            first = owner.setdefault(kind, c.library)
+            if not os.path.samefile(first, c.library):
+                raise SpecError(path, f"component[{i}].library", f"{c.library} registers kind {kind!r}, which {first} "
+                                "registers too; a spec's kind names one piece of code: rename one of them")
 
 
 def _connections(doc, path, components, default_policy):
@@ -337,8 +417,7 @@ def _number_streams(components):
     """With several packet sources, each stamps a stream id of its own
     (the order of their declaration: 0, 1, ...) unless the spec sets one, so
     that a stage after a merge counts order per stream."""
-    kinds = component_kinds()
-    sources = [c for c in components if "stream_id" in kinds[c.kind]["properties"]]
+    sources = [c for c in components if "stream_id" in kind_of(c)["properties"]]
     if len(sources) > 1:
         for i, c in enumerate(sources):
             c.properties.setdefault("stream_id", i)
@@ -371,9 +450,8 @@ def _check_topology(path, components, connections):
         if c.name not in state:
             visit(c.name, [c.name])
     fed = {conn.provides[0] for conn in connections}
-    kinds = component_kinds()
     for c in components:
-        if c.name not in fed and kinds[c.kind]["provides"]:
+        if c.name not in fed and kind_of(c)["provides"]:
             raise SpecError(path, "connection", f"{c.name!r} ({c.kind}) receives from nothing and would wait for ever; "
                             "connect a source to its input")
     if len(components) > 1:

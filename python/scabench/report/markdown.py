@@ -10,13 +10,15 @@ import re
 from pathlib import Path
 
 import markdown
+from markdown.extensions.toc import TocExtension
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem;
        color: #1d2433; line-height: 1.45; }
 h1, h2, h3 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #d6dae3; padding-bottom: .2rem; margin-top: 2.2rem; }
-table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; }
+table { border-collapse: collapse; margin: .8rem 0; font-size: .9rem; display: block; max-width: 100%;
+        overflow-x: auto; }  /* a wide table scrolls inside the page rather than spilling out of it */
 th, td { border: 1px solid #d6dae3; padding: .25rem .55rem; text-align: left; vertical-align: top; }
 td.num { text-align: right; white-space: nowrap; }
 thead th { background: #eef1f6; }
@@ -27,11 +29,40 @@ img { max-width: 100%; border: 1px solid #e3e6ec; margin: .4rem 0; }
 .verdict-reproduced { color: #17663a; font-weight: 600; }
 .verdict-differs { color: #9a5b00; font-weight: 600; }
 .verdict-not-reproduced { color: #a4161a; font-weight: 600; }
+.verdict-not-run { color: #6b7280; font-weight: 600; }
 """
 
 # A cell that holds only figures: numbers, ranges, ratios, units.
-_NUMERIC_CELL = re.compile(r"<td>(?=[^<]*\d)([-+–\d.,/ ()%×]|µs|ms)+</td>")
-_VERDICT = re.compile(r"<strong>(reproduced|not reproduced|differs)</strong>")
+_NUMERIC_CELL = re.compile(r"<td>(?=[^<]*\d)([-+–\d.,/ ()%×]|µs|ms|ns|s)+</td>")
+_VERDICT = re.compile(r"<strong>(reproduced|not reproduced|differs|not run)</strong>")
+
+# A long report puts this line where its table of contents goes (after the
+# answer, before the evidence); write_report replaces it by links to the
+# report's ## sections after it. An HTML comment, so a report without it, or
+# its Markdown read raw, shows nothing.
+CONTENTS = "<!-- contents -->"
+
+
+def slug(heading):
+    """A heading's anchor as Markdown viewers make it (lower case, spaces to
+    hyphens, punctuation dropped): the same in report.md and report.html."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def with_contents(text):
+    """text with its CONTENTS line replaced by a list of links to the ##
+    headings that follow it; unchanged without the line."""
+    lines = text.split("\n")
+    if CONTENTS not in lines:
+        return text
+    at = lines.index(CONTENTS)
+    fence, entries = False, []
+    for line in lines[at + 1:]:
+        fence ^= line.startswith("```")
+        if not fence and line.startswith("## "):
+            title = line[3:].strip()
+            entries.append(f"- [{title}](#{slug(title)})")
+    return "\n".join(lines[:at] + ["**Contents**", ""] + entries + lines[at + 1:])
 
 
 def md_table(header, rows):
@@ -47,7 +78,8 @@ def md_table(header, rows):
 def markdown_to_html(text, title, image_dir):
     """Converts the report's Markdown to one HTML page; images referenced by a
     relative path are read from image_dir and embedded."""
-    body = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"])
+    body = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists",
+                                               TocExtension(slugify=lambda value, _separator: slug(value))])
 
     def embed(match):
         src = match.group(1)
@@ -70,6 +102,7 @@ def write_report(out_dir, title, text):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     md_path, html_path = out / "report.md", out / "report.html"
+    text = with_contents(text)
     md_path.write_text(text)
     html_path.write_text(markdown_to_html(text, title, out))
     return md_path, html_path

@@ -1,11 +1,23 @@
 """Results on disk: one way to write a command's JSON, so every result file
 looks alike and its folder is made on the way. Typed results (a RunResult,
-run/results.py) become JSON here, through their as_dict()."""
+run/results.py) become JSON here, through their as_dict().
+
+Every result file names the scabench that measured it, as its first key:
+`scabench`: {"version", "commit"} (scabench/version.py). It is put in when
+the result is made (a run when it runs, RunResult.scabench, so the runs
+inside a study's document carry it too; a document by stamped()), not when
+it is written: a document read back and written again (a report
+re-rendered) keeps the version that measured it, or none if it was
+measured before versions were recorded."""
+import csv
 import json
 import os
 from pathlib import Path
 
 from scabench.errors import ScabenchError
+from scabench.measure.repeat import Benchmark
+from scabench.run.results import RunResult
+from scabench.version import version_info
 
 
 def _as_json(value):
@@ -22,6 +34,35 @@ def write_json(doc, path):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, default=_as_json) + "\n")
     return path
+
+
+def stamped(doc):
+    """A document as a command makes it, with the scabench that measured it
+    as its first key (the module docstring)."""
+    return {"scabench": version_info(), **doc}
+
+
+def write_csv(header, rows, path):
+    """Writes a table as CSV (`--csv`): the figures raw, in the units their
+    column names say (`_ms`, `_bps`), a missing one empty; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(header)
+        out.writerows([["" if v is None else v for v in row] for row in rows])
+    return path
+
+
+def records_table(records, first=()):
+    """Dicts (a study's rows) as (header, rows) for write_csv: a column per
+    key that holds a plain value in any of them, `first` ones first, then in
+    the order met; nested values are left to the JSON."""
+    header = list(first)
+    for record in records:
+        header += [k for k, v in record.items()
+                   if k not in header and (v is None or isinstance(v, (str, int, float, bool)))]
+    return header, [[r.get(k) if not isinstance(r.get(k), (dict, list)) else None for k in header] for r in records]
 
 
 def check_writable(path, flag):
@@ -49,3 +90,18 @@ def read_json(path, flag, expect_key):
     if not isinstance(doc, dict) or expect_key not in doc:
         raise ScabenchError(f"{flag}: {path} is not a result of this command (no {expect_key!r})")
     return doc
+
+
+def read_runs(path, flag):
+    """The runs in a result of `scabench run --json`: one run, or every run
+    of a benchmark (--runs); with the benchmark's warnings. Anything else is
+    a ScabenchError naming the flag, the file and what was expected."""
+    doc = read_json(path, flag, "status")
+    try:
+        if "benchmark" in doc:
+            bench = Benchmark.from_dict(doc)
+            return bench.runs, bench.warnings(), bench.spec
+        run = RunResult.from_dict(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ScabenchError(f"{flag}: {path} is not a result of scabench run --json ({exc})") from None
+    return [run], [], run.spec

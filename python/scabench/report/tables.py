@@ -1,38 +1,38 @@
-"""Plain-text tables for the terminal."""
+"""What `scabench run` prints: one run's table, a benchmark's summary (K
+runs), and `scabench compare`'s table. Views are rich renderables
+(scabench/console.py prints them, with colour on a terminal); each format_*
+gives the same as plain text. Durations and rates are scaled (scabench/units.py)."""
+from dataclasses import dataclass, field
+
+from rich.text import Text
+
+from scabench import units
+from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
+from scabench.measure import stats
+from scabench.measure.repeat import warnings_of
+from scabench.version import version_info
+
+# The two figures every run reports, in words, on one line under its table
+# (docs/architecture.md, "Metrics", says how the floor is computed).
+LEGEND = "floor: least time the hardware allows for the last packet. ratio: last packet / floor (1: ideal)"
 
 
-def format_table(header, rows):
-    """Left-aligned first column, right-aligned others."""
-    cells = [header] + [[("" if v is None else str(v)) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = []
-    for n, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)))
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+def _line(content, style=None):
+    return Text(content, style=style or "")
 
 
-def _fmt(v, digits=2):
-    return "-" if v is None else (f"{v:.{digits}f}" if isinstance(v, float) else str(v))
-
-
-def _count(v):
-    """A count a result may lack (older results): "-"."""
-    return "-" if v is None else v
-
-
-def format_run(result):
-    """The table of one run (a RunResult that ran: its figures exist)."""
-    spec = result.spec
+def spec_lines(spec, packets=None):
+    """The title of a resolved spec and its set-up: cores, transport, each
+    connection's policy."""
     exp = spec.get("experiment", {})
     title = exp.get("name", spec["file"]) + (f": {exp['title']}" if exp.get("title") else "")
-    producer = result.producer
-    stages = result.stages
-    out = [title,
-           f"cores {spec['cores']}, transport {spec['transport']}, {producer.sent if producer else 0} packets, "
-           f"hosts {len(spec['hosts'])}" + (f", scheduler {spec['scheduler']}" if spec.get("scheduler", "normal") != "normal"
-                                             else "")]
+    setup = f"cores {spec['cores']}, transport {spec['transport']}"
+    if packets is not None:
+        setup += f", {packets} packets"
+    setup += f", hosts {len(spec['hosts'])}"
+    if spec.get("scheduler", "normal") != "normal":
+        setup += f", scheduler {spec['scheduler']}"
+    out = [_line(title, TITLE), _line(setup)]
     for c in spec["connections"]:
         policy = f"call={c['call']}" + (f" sync={c['sync']}" if c["call"] == "oneway" else "")
         policy += f" dispatch={c['dispatch']} worker={c['worker_depth'] or 'no'}"
@@ -44,63 +44,132 @@ def format_run(result):
             policy += " flow=" + {"watermarks": f"watermarks({c['flow_low']}, {c['flow_high']})",
                                   "credits": f"credits({c['credits']})"}[c["flow"]]
         policy += f" ({c['placement']})"
-        out.append(f"  {c['id']}: {policy}")
+        out.append(_line(f"  {c['id']}: {policy}"))
     if spec.get("network"):
         net = spec["network"]
-        out.append(f"  network hosts: one namespace per process, links of {net['delay_ms']} ms one-way delay"
-                   + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else ""))
-    header = [""] + ([producer.name] if producer else []) + [s.name for s in stages]
-    rows = [
-        ["time of last packet (ms)"] + ([_fmt(producer.last_sent_ms)] if producer else [])
-        + [_fmt(s.last_packet_ms) for s in stages],
-        ["received"] + ([producer.sent] if producer else []) + [s.received for s in stages],
-        ["reordered from previous"] + (["-"] if producer else []) + [s.reordered_from_previous for s in stages],
-        ["reordered from original"] + (["-"] if producer else []) + [s.reordered_from_original for s in stages],
-        ["most server threads at once"] + (["-"] if producer else []) + [s.max_server_threads for s in stages],
-    ]
-    if any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none" for c in spec["connections"]):
-        rows += [
-            ["output reordered from previous"] + (["-"] if producer else [])
-            + [s.output_reordered_from_previous for s in stages],
-            ["most held at once"] + (["-"] if producer else []) + [_count(s.held_peak) for s in stages],
-            ["reorder buffer peak"] + (["-"] if producer else []) + [_count(s.reorder_buffer_peak) for s in stages],
-            ["skipped / late / duplicate"] + (["-"] if producer else [])
-            + [f"{s.skipped or 0} / {s.late or 0} / {s.duplicates or 0}" for s in stages],
-            ["times sender suspended"] + (["-"] if producer else []) + [_count(s.flow_suspends) for s in stages],
-            ["sends that waited for flow"] + ([_count(producer.send_stalls)] if producer else [])
-            + [_count(s.send_stalls) for s in stages],
-        ]
+        out.append(_line(f"  network hosts: one namespace per process, links of {net['delay_ms']} ms one-way delay"
+                         + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else "")))
+    return out
+
+
+def _count(v):
+    """A count a result may lack (older results): a dash."""
+    return units.MISSING if v is None else v
+
+
+def _uses_ordering(spec):
+    return any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none"
+               for c in spec["connections"])
+
+
+def stage_rows(result):
+    """One row per component (the producer first): what the run table and
+    its CSV show. Returns (header, rows) of raw values."""
+    producer, stages = result.producer, result.stages
+    header = ["component", "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
+              "max_server_threads"]
+    rows = []
+    if producer:
+        rows.append([producer.name, producer.last_sent_ms, producer.sent, None, None, None])
+    rows += [[s.name, s.last_packet_ms, s.received, s.reordered_from_previous, s.reordered_from_original,
+              s.max_server_threads] for s in stages]
+    if _uses_ordering(result.spec):
+        header += ["output_reordered_from_previous", "held_peak", "reorder_buffer_peak", "skipped", "late",
+                   "duplicates", "flow_suspends", "send_stalls"]
+        for row, part in zip(rows, ([producer] if producer else []) + stages):
+            is_stage = part is not producer
+            row += [part.output_reordered_from_previous if is_stage else None]
+            row += [getattr(part, k) if is_stage else None for k in ("held_peak", "reorder_buffer_peak", "skipped",
+                                                                      "late", "duplicates", "flow_suspends")]
+            row += [part.send_stalls]
     if result.clean is False:
-        rows.append(["refused from peers"] + ([producer.refused or 0] if producer else [])
-                    + [s.refused or 0 for s in stages])
-    out += ["", format_table(header, rows), ""]
-    fan_in = [s for s in stages if s.connections]
-    for s in fan_in:
-        out.append(f"{s.name}, per connection (its counts above are their sum, each stream on its own):")
-        out.append(format_table(["", "sent", "received", "reordered from previous", "reordered from original"],
-                                [[f"  {c.id}", _count(c.sent), c.received, c.reordered_from_previous,
-                                  c.reordered_from_original] for c in s.connections]))
-    if fan_in:
-        out.append("")
-    out.append(f"floor {_fmt(result.floor_ms, 1)} ms, ratio {_fmt(result.overhead_ratio, 3)}, "
-               f"foreign CPU {_fmt(result.foreign_cpu_pct, 1)} %")
+        header.append("refused")
+        for row, part in zip(rows, ([producer] if producer else []) + stages):
+            row.append(part.refused or 0)
+    return header, rows
+
+
+def run_view(result):
+    """The table of one run (a RunResult that ran: its figures exist)."""
+    producer, stages = result.producer, result.stages
+    out = spec_lines(result.spec, producer.sent if producer else 0)
+    main = table("component", "last packet", "received", "reordered (previous)", "reordered (original)",
+                 "most ORB threads")
+    parts = ([producer] if producer else []) + stages
+    for part in parts:
+        is_stage = part is not producer
+        row = [part.name, units.duration(part.last_packet_ms if is_stage else part.last_sent_ms),
+               part.received if is_stage else part.sent]
+        row += [part.reordered_from_previous, part.reordered_from_original, part.max_server_threads] if is_stage \
+            else [None] * 3
+        add_rows(main, [row])
+    out += [_line(""), main]
+    if _uses_ordering(result.spec):
+        flow = table("component", "output reordered", "most held", "reorder buffer peak",
+                     "skipped / late / dup.", "sender suspended", "sends that waited", title="ordering and flow")
+        for part in parts:
+            is_stage = part is not producer
+            add_rows(flow, [[part.name] + ([part.output_reordered_from_previous, _count(part.held_peak),
+                                            _count(part.reorder_buffer_peak),
+                                            f"{part.skipped or 0} / {part.late or 0} / {part.duplicates or 0}",
+                                            _count(part.flow_suspends)] if is_stage else [None] * 5)
+                            + [_count(part.send_stalls)]])
+        out += [_line(""), flow]
+    for s in stages:
+        if s.connections:  # fan-in: each connection into it, its own order
+            view = table("connection", "sent", "received", "reordered (previous)", "reordered (original)",
+                         title=f"{s.name}, per connection (the counts above are their sum, each stream on its own)")
+            add_rows(view, [[c.id, _count(c.sent), c.received, c.reordered_from_previous, c.reordered_from_original]
+                            for c in s.connections])
+            out += [_line(""), view]
+    out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
+                     f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
+    out.append(_line(LEGEND, MUTED))
     for stall in result.stalls or []:
-        out.append(f"STALLED: {stall['component']} held work and finished none for {stall['for_ms']:.0f} ms, "
-                   f"from {stall['at_ms']:.0f} ms (threshold {stall['threshold_ms']:.0f} ms): "
-                   "this run's times are not the pipeline's")
+        out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
+                         f"{units.duration(stall['for_ms'])}, from {units.duration(stall['at_ms'])} (threshold "
+                         f"{units.duration(stall['threshold_ms'])}): this run's times are not the pipeline's", BAD))
     if result.clean is False:
-        out.append(_refusal_line(result, [producer] + stages))
+        out.append(_line(_refusal_line(result, parts), BAD))
+        # Beside the table rather than in it: one more column would not fit in 100.
+        out.append(_line("refused from peers: " + ", ".join(f"{p.name} {p.refused or 0}" for p in parts)))
+    out += [_line(f"warning: {w}", WARN) for w in warnings_of([result], {})]
+    latency = latency_rows(result)
+    if latency:
+        view = table("latency", "packets", "p50", "p90", "p99", "max")
+        add_rows(view, latency)
+        out += [_line(""), view]
     send = producer.send_us if producer else {}
     if send:
-        out.append("producer send (µs): " + ", ".join(
-            f"{k} {_fmt(send[k], 1)}" for k in ("min", "p50", "p90", "p99", "max")))
+        out.append(_line("producer send: " + ", ".join(f"{k} {units.duration_us(send[k])}"
+                                                       for k in ("min", "p50", "p90", "p99", "max"))))
     cpu = result.cpu
-    out.append(f"run CPU: user {cpu.user_s:.2f} s, system {cpu.system_s:.2f} s, context switches "
-               f"{cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary")
+    out.append(_line(f"run CPU: user {units.duration(cpu.user_s * 1e3)}, system {units.duration(cpu.system_s * 1e3)}, "
+                     f"context switches {cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary"))
     if result.network:
-        out.append(f"link emulator CPU: {result.network.emulator_cpu_s:.2f} s (on the run's cores; "
-                   "not counted as foreign)")
-    return "\n".join(out)
+        out.append(_line(f"link emulator CPU: {units.duration(result.network.emulator_cpu_s * 1e3)} (on the run's "
+                         "cores; not counted as foreign)"))
+    return out
+
+
+def format_run(result):
+    return text(run_view(result))
+
+
+def latency_rows(result):
+    """The latency table's rows (docs/architecture.md, "Metrics"): per stage
+    from arrival and from send, then end to end; [] for a result without."""
+    rows = []
+
+    def row(label, lat):
+        if lat is not None:
+            rows.append([label, lat.count] + [units.duration_us(getattr(lat, k)) for k in ("p50", "p90", "p99", "max")])
+
+    for s in result.stages or []:
+        row(f"{s.name}: arrival → done", s.latency_in_stage_us)
+        row(f"{s.name}: send → done", s.latency_since_send_us)
+    row("end to end: send → last done", result.end_to_end_latency_us)
+    return rows
 
 
 def _refusal_line(result, parts):
@@ -112,3 +181,154 @@ def _refusal_line(result, parts):
     detail = ", ".join(f"{reason} {n}" for reason, n in by.items() if n)
     return (f"NOT CLEAN: ports refused {result.refusals or 0} packets or signals from peers ({detail}); "
             "see docs/trust-model.md")
+
+
+def _interval(low, high, unit, scale=None):
+    return f"{units.figure(low, unit, scale)} … {units.figure(high, unit, scale)}"
+
+
+def summary_rows(summary):
+    """The headline figures of K runs, scaled for the terminal: (header, rows)."""
+    header = ["figure", "median", "mean ± σ", "min … max", "95 % CI of the mean"]
+    rows = []
+    for f in stats.HEADLINE:
+        s = summary[f.key]
+        if not s.n:
+            rows.append([f.label] + [None] * 4)
+            continue
+        scale = units.time_unit(s.median) if f.unit == "ms" else None
+        sigma = units.MISSING if s.stdev is None else units.figure(s.stdev, f.unit, scale)
+        rows.append([f.label, units.figure(s.median, f.unit, scale),
+                     f"{units.figure(s.mean, f.unit, scale)} ± {sigma}", _interval(s.min, s.max, f.unit, scale),
+                     _interval(*s.ci95, f.unit, scale) if s.ci95 else None])
+    return header, rows
+
+
+def benchmark_csv(bench):
+    """A benchmark's summary as CSV: (header, rows), a row per headline figure."""
+    header = ["figure", "unit", "n", "median", "mean", "stdev", "min", "max", "ci95_low", "ci95_high", "cv"]
+    rows = []
+    for f in stats.HEADLINE:
+        s = bench.summary()[f.key]
+        rows.append([f.key, f.unit, s.n, s.median, s.mean, s.stdev, s.min, s.max,
+                     *(s.ci95 if s.ci95 else (None, None)), s.cv])
+    return header, rows
+
+
+def benchmark_view(bench):
+    """A benchmark's summary: the spec, how the runs were kept, the headline
+    figures, the legend and the warnings."""
+    first = bench.runs[0] if bench.runs else None
+    packets = first.producer.sent if first and first.producer else None
+    out = spec_lines(bench.spec, packets)
+    redone = sum((r.attempt or 1) - 1 for r in bench.runs)
+    g = bench.guard
+    out.append(_line(f"{len(bench.runs)} run(s)" + (f" after {bench.warmup} warm-up" if bench.warmup else "")
+                     + f", each after a quiet machine (others under {g['quiet_below_pct']:g} % of the cores, waited "
+                     f"for up to {g['quiet_wait_s']:g} s) and redone (up to {g['max_redos']} times) if others took "
+                     f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"))
+    header, rows = summary_rows(bench.summary())
+    out += [_line(""), add_rows(table(*header), rows), _line("")]
+    if first is not None:
+        out.append(_line(f"floor {units.duration(first.floor_ms)}", None))
+    out.append(_line(LEGEND, MUTED))
+    out += [_line(f"warning: {w}", WARN) for w in bench.warnings()]
+    return out
+
+
+def format_benchmark(bench):
+    return text(benchmark_view(bench))
+
+
+def _verdict(c):
+    if c.significant is None:
+        return "cannot tell"
+    return "significant" if c.significant else "not significant"
+
+
+COMPARE_RULE = ("significant: Student's two-sample t-test (pooled variance) rejects equal means at 95 % and the "
+                "means differ by more than either side's σ (pyperf's rule)")
+
+
+@dataclass
+class Compared:
+    """`scabench compare`: result files named A, B, C ..., and each headline
+    figure of every file after the first against the first (A)."""
+    names: list                  # "A", "B", ...
+    files: list                  # their paths
+    runs: dict                   # name: [RunResult]
+    warnings: list
+    comparisons: dict = field(default_factory=dict)  # (figure key, name): stats.Comparison
+
+    def __post_init__(self):
+        base = self.names[0]
+        for f in stats.HEADLINE:
+            for n in self.names[1:]:
+                self.comparisons[(f.key, n)] = stats.compare([f.of(r) for r in self.runs[base]],
+                                                             [f.of(r) for r in self.runs[n]])
+
+    def as_dict(self):
+        return {"scabench": version_info(), "files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
+                "rule": COMPARE_RULE,
+                "figures": {f.key: {"unit": f.unit, "against": self.names[0],
+                                    **{n: self.comparisons[(f.key, n)].as_dict() for n in self.names[1:]}}
+                            for f in stats.HEADLINE},
+                "warnings": self.warnings}
+
+    def csv(self):
+        """A row per headline figure and file compared with A: (header, rows)."""
+        header = ["figure", "unit", "a", "b", "a_n", "a_median", "a_mean", "a_stdev", "b_n", "b_median", "b_mean",
+                  "b_stdev", "ratio", "difference", "t", "p", "significant"]
+        rows = []
+        for f in stats.HEADLINE:
+            for n in self.names[1:]:
+                c = self.comparisons[(f.key, n)]
+                rows.append([f.key, f.unit, self.names[0], n, c.a.n, c.a.median, c.a.mean, c.a.stdev, c.b.n,
+                             c.b.median, c.b.mean, c.b.stdev, c.ratio, c.difference, c.t, c.p,
+                             "" if c.significant is None else c.significant])
+        return header, rows
+
+
+def compare_view(cmp):
+    """pyperf's layout: a row per figure, a column per file; A's median, then
+    each other file's median with its mean over A's and the verdict."""
+    base = cmp.names[0]
+    rows = []
+    for f in stats.HEADLINE:
+        medians = {n: stats.describe([f.of(r) for r in cmp.runs[n]]).median for n in cmp.names}
+        scale = units.time_unit(medians[base]) if f.unit == "ms" and medians[base] is not None else None
+        row = [f.label, units.figure(medians[base], f.unit, scale)]
+        for n in cmp.names[1:]:
+            c = cmp.comparisons[(f.key, n)]
+            ratio = "" if c.ratio is None else f"{units.ratio(c.ratio)}×, "  # none over a mean of 0
+            row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({ratio}",
+                                     (_verdict(c), TITLE if c.significant else ""), ")"))
+        rows.append(row)
+    out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
+    out += ["", add_rows(table("figure", *cmp.names), rows), "",
+            Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
+                 + COMPARE_RULE, style=MUTED)]
+    out += [Text(f"warning: {w}", style=WARN) for w in cmp.warnings]
+    return out
+
+
+def compare_warnings(names, runs, own_warnings):
+    """What makes the comparison doubtful: each file's own warnings, one run
+    on a side, streams of different lengths, different machines."""
+    out = [f"{n}: {w}" for n in names for w in own_warnings[n]]
+    single = [n for n in names if len(runs[n]) == 1]
+    if single:
+        out.append(f"{', '.join(single)}: one run, no spread to judge a difference by; "
+                   "scabench run SPEC --runs K --json gives K")
+    sent = {n: sorted({r.producer.sent for r in runs[n] if r.producer}) for n in names}
+    if len({tuple(s) for s in sent.values()}) > 1:
+        out.append("the files' runs sent different numbers of packets ("
+                   + "; ".join(f"{n}: {', '.join(map(str, s)) or '–'}" for n, s in sent.items())
+                   + "): their times do not compare")
+    machines = {n: {(r.environment.get("cpu_model"), r.environment.get("online_cpus"), str(r.spec.get("cores")))
+                    for r in runs[n]} for n in names}
+    if len({m for s in machines.values() for m in s}) > 1:
+        out.append("the runs were measured on different machines or cores ("
+                   + "; ".join(f"{n}: " + ", ".join(f"{m[0]}, {m[1]} CPUs, cores {m[2]}" for m in sorted(s, key=str))
+                               for n, s in machines.items()) + ")")
+    return out

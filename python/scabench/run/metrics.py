@@ -6,6 +6,20 @@ producers, each stream's own (per_stream).
 """
 import numpy as np
 
+# Every percentile a run reports is numpy's "linear" method (its default):
+# for n sorted samples x[0] <= ... <= x[n-1], the q-th percentile is
+# x[i] + f * (x[i+1] - x[i]) where i + f = q/100 * (n - 1), i whole and
+# 0 <= f < 1. So p50 of an even count is the mean of the middle two, the max
+# is p100, and a percentile may fall between two samples, unlike the
+# nearest-rank method, which always returns a sample.
+PERCENTILE_METHOD = "linear"
+LATENCY_PERCENTILES = (50, 90, 99)
+
+
+def percentile(samples, q):
+    """The q-th percentile (0-100) of the samples, as PERCENTILE_METHOD defines it."""
+    return float(np.percentile(np.asarray(samples, dtype=float), q, method=PERCENTILE_METHOD))
+
 
 def reordered_from_previous(sequence):
     """Arrivals whose number is not the previous arrival's + 1; the first
@@ -45,10 +59,10 @@ def send_time_stats(send_us):
     return {
         "count": int(s.size),
         "min": float(s[0]),
-        "p50": float(np.percentile(s, 50)),
-        "p80": float(np.percentile(s, 80)),
-        "p90": float(np.percentile(s, 90)),
-        "p99": float(np.percentile(s, 99)),
+        "p50": percentile(s, 50),
+        "p80": percentile(s, 80),
+        "p90": percentile(s, 90),
+        "p99": percentile(s, 99),
         "max": float(s[-1]),
         "mean": float(s.mean()),
         "mean_fastest_90pct": float(s[:k].mean()),
@@ -60,3 +74,31 @@ def share_under(send_us, thresholds_us):
     """Share of sends (%) that took less than each threshold."""
     s = np.asarray(send_us, dtype=float)
     return {str(t): float(100.0 * np.count_nonzero(s < t) / s.size) if s.size else 0.0 for t in thresholds_us}
+
+
+def latency_summary(latency_us):
+    """A latency distribution (µs) as a run reports it: {count, p50, p90,
+    p99, max}; None for no packet."""
+    s = np.asarray(latency_us, dtype=float)
+    if s.size == 0:
+        return None
+    return {"count": int(s.size), **{f"p{q}": percentile(s, q) for q in LATENCY_PERCENTILES}, "max": float(s.max())}
+
+
+def since_send_ns(sent_sequence, send_start_ns, sequence, done_ns):
+    """How long after its send began each packet was done: for the packets
+    in (sequence, done_ns) whose number the source sent, done_ns minus the
+    start of that send (ns), in the order given; packets the source did not
+    send (no such number) are left out. (sent_sequence, send_start_ns): the
+    source's records, each number once."""
+    sent = np.asarray(sent_sequence, dtype=np.int64)
+    start = np.asarray(send_start_ns, dtype=np.int64)
+    seq = np.asarray(sequence, dtype=np.int64)
+    done = np.asarray(done_ns, dtype=np.int64)
+    if sent.size == 0 or seq.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(sent, kind="stable")
+    pos = np.minimum(np.searchsorted(sent[order], seq), sent.size - 1)
+    found = sent[order][pos] == seq
+    return done[found] - start[order][pos[found]]
+

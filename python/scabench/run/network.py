@@ -28,10 +28,8 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -162,7 +160,7 @@ class NetworkHosts:
         self.api = None
         self._made_ns = []
         self._made_links = []
-        self._old_sigterm = None
+        self._signals = None
 
     # ---------------------------------------------------------------- names
 
@@ -192,8 +190,8 @@ class NetworkHosts:
     # ------------------------------------------------------------ lifecycle
 
     def __enter__(self):
-        if threading_main() and not interrupts.installed():
-            self._old_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_exit)
+        self._signals = interrupts.while_owning()
+        self._signals.__enter__()
         try:
             remove_stale()
             self.subnet = _free_subnet()
@@ -297,15 +295,6 @@ class NetworkHosts:
             if _ip("link", "show", link, check=False).returncode == 0:
                 _ip("link", "del", link, check=False)
         self._made_ns, self._made_links = [], []
-        if self._old_sigterm is not None:
-            signal.signal(signal.SIGTERM, self._old_sigterm)
-            self._old_sigterm = None
-
-
-def threading_main():
-    return threading.current_thread() is threading.main_thread()
-
-
-def _sigterm_to_exit(signum, frame):
-    # Unwinds through the `with` blocks, so the namespaces are removed.
-    raise SystemExit(128 + signum)
+        if self._signals is not None:
+            self._signals.__exit__(None, None, None)
+            self._signals = None

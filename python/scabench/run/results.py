@@ -2,79 +2,36 @@
 "Result JSON").
 
 as_dict() gives the result JSON's object, keys in the order the file has
-them; from_dict() reads one back (a study's kept runs, re-rendered). The
-JSON tells a missing key from a null, so the fields say which they are:
-- a field without a default is always written (None as null);
-- optional(): left out while None (only a failed run has "error", only a
-  run on network hosts has "network");
-- figure(): one of a run's figures, which exist once its records were
-  analysed; all of them are written, null where a figure has no value, or
-  none of them (a run that failed before).
-A new optional key is one more optional() field, in the place its key takes
-in the file, so results written without it read and write back unchanged.
-from_dict() refuses keys it does not know rather than drop them: a result
-rewritten from it would lose them."""
-from dataclasses import dataclass, field, fields
+them; from_dict() reads one back (a study's kept runs, re-rendered). Which
+keys a result may lack is in the fields (scabench/typed.py): optional() ones
+are left out while None (only a failed run has "error", only a run on
+network hosts has "network"); figure() ones exist once the run's records
+were analysed, all of them or none (a run that failed before)."""
+from dataclasses import dataclass
 
-
-def optional():
-    """A key a result may lack: left out of the JSON while None."""
-    return field(default=None, metadata={"omit": "if None"})
-
-
-def figure():
-    """A figure of an analysed run (RunResult.analysed)."""
-    return field(default=None, metadata={"omit": "unless analysed"})
-
-
-def _plain(value):
-    if hasattr(value, "as_dict"):
-        return value.as_dict()
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _as_dict(obj, analysed=True):
-    out = {}
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        omit = f.metadata.get("omit")
-        if (omit == "if None" and value is None) or (omit == "unless analysed" and not analysed):
-            continue
-        out[f.name] = _plain(value)
-    return out
-
-
-def _from_dict(cls, doc, read=None):
-    """cls from its JSON object; read: {key: function} for the keys that hold
-    typed values (applied unless the value is null)."""
-    if not isinstance(doc, dict):
-        raise ValueError(f"{cls.__name__}: expected an object, not {type(doc).__name__}")
-    known = {f.name for f in fields(cls)}
-    unknown = [k for k in doc if k not in known]
-    if unknown:
-        raise ValueError(f"{cls.__name__}: unknown key(s) {', '.join(map(repr, unknown))}")
-    read = read or {}
-    try:
-        return cls(**{k: (read[k](v) if k in read and v is not None else v) for k, v in doc.items()})
-    except TypeError as exc:  # a required key is missing
-        raise ValueError(f"{cls.__name__}: {exc}") from None
-
-
-class _Typed:
-    """as_dict() and from_dict() for a part of a result (see the module docstring)."""
-
-    def as_dict(self):
-        return _as_dict(self)
-
-    @classmethod
-    def from_dict(cls, doc):
-        return _from_dict(cls, doc)
+from scabench.run import metrics
+from scabench.typed import Typed, figure, from_dict, list_of, optional
 
 
 @dataclass
-class StageResult(_Typed):
+class Latency(Typed):
+    """A latency distribution over packets, in µs (metrics.latency_summary;
+    which span is measured: docs/architecture.md, "Metrics")."""
+    count: int                   # packets measured
+    p50: float
+    p90: float
+    p99: float
+    max: float
+
+    @classmethod
+    def of(cls, latency_us):
+        """From the packets' latencies (µs); None for no packet."""
+        summary = metrics.latency_summary(latency_us)
+        return cls(**summary) if summary is not None else None
+
+
+@dataclass
+class StageResult(Typed):
     """One stage (a component with an input), from its record file."""
     name: str
     kind: str
@@ -98,6 +55,12 @@ class StageResult(_Typed):
     # by reason; None in results written before ports counted refusals.
     refused: int | None = optional()
     refused_by: dict | None = optional()
+    # Latency per packet (docs/architecture.md, "Metrics"): from its arrival
+    # at this stage's port to done here, and from the start of its send at
+    # the packet source to done here; None in results written before runs
+    # measured latency (and since_send without a single packet source).
+    latency_in_stage_us: Latency | None = optional()
+    latency_since_send_us: Latency | None = optional()
     # With more than one connection into it (fan-in): each connection's
     # figures (ConnectionResult), in the spec's order; the stage's own
     # reordering counts are then their sum. None otherwise, and in results
@@ -106,11 +69,13 @@ class StageResult(_Typed):
 
     @classmethod
     def from_dict(cls, doc):
-        return _from_dict(cls, doc, {"connections": lambda cs: [ConnectionResult.from_dict(c) for c in cs]})
+        return from_dict(cls, doc, {"latency_in_stage_us": Latency.from_dict,
+                                    "latency_since_send_us": Latency.from_dict,
+                                    "connections": list_of(ConnectionResult)})
 
 
 @dataclass
-class ConnectionResult(_Typed):
+class ConnectionResult(Typed):
     """One connection into a stage that has several (fan-in), from the
     stage's records: each packet's record names the connection it came in
     on. Order is counted within the connection, per stream."""
@@ -122,7 +87,7 @@ class ConnectionResult(_Typed):
 
 
 @dataclass
-class ProducerResult(_Typed):
+class ProducerResult(Typed):
     """The first packet source: what it sent and how long each send took."""
     name: str
     sent: int
@@ -136,7 +101,7 @@ class ProducerResult(_Typed):
 
 
 @dataclass
-class CpuUsage(_Typed):
+class CpuUsage(Typed):
     """The run's CPU: the launcher's count of the hosts' CPU, and their
     rusage at exit, summed."""
     run_cpu_s: float
@@ -147,7 +112,7 @@ class CpuUsage(_Typed):
 
 
 @dataclass
-class NetworkResult(_Typed):
+class NetworkResult(Typed):
     """Network hosts (run/network.py): where each host was, the link, and
     the link emulator's CPU once the run ended."""
     hosts: list                  # per host: netns, address, published
@@ -157,10 +122,12 @@ class NetworkResult(_Typed):
 
 
 @dataclass
-class RunResult:
+class RunResult(Typed):
     """One run of a spec (runner.run_spec); a failed or interrupted run keeps
     what it had: its stages and producer over the packets handled (its other
     figures null)."""
+    # The scabench that measured it ({"version", "commit"}): the file's first key.
+    scabench: dict | None = optional(kw_only=True)
     status: str                  # "ok", "failed" or "interrupted"
     spec: dict                   # the resolved spec (Spec.describe())
     environment: dict            # cores, CPU model, kernel, ORB version
@@ -170,6 +137,12 @@ class RunResult:
     naming: dict | None = optional()  # the run's Naming Service: corbaloc and the waveform's context
     hosts: list | None = optional()  # the launcher's record of each host; None if it left no manifest
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
+    # Each packet from the start of its send at the packet source to done at
+    # the end of the pipeline (docs/architecture.md, "Metrics"): the
+    # distribution, and every packet's in sequence order (µs). None in
+    # results written before runs measured latency.
+    end_to_end_latency_us: Latency | None = optional()
+    end_to_end_latency_us_all: list | None = optional()
     foreign_cpu_pct: float | None = figure()
     stages: list | None = figure()           # StageResult, in pipeline order
     producer: ProducerResult | None = figure()  # None (written {}) without a packet source
@@ -197,16 +170,17 @@ class RunResult:
         return self.stages is not None
 
     def as_dict(self):
-        out = _as_dict(self, self.analysed)
+        out = super().as_dict()
         if self.analysed and self.producer is None:
             out["producer"] = {}
         return out
 
     @classmethod
     def from_dict(cls, doc):
-        return _from_dict(cls, doc, {
+        return from_dict(cls, doc, {
             "network": NetworkResult.from_dict,
-            "stages": lambda stages: [StageResult.from_dict(s) for s in stages],
+            "end_to_end_latency_us": Latency.from_dict,
+            "stages": list_of(StageResult),
             "producer": lambda p: ProducerResult.from_dict(p) if p else None,
             "cpu": CpuUsage.from_dict,
         })

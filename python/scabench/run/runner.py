@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scabench import interrupts
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
@@ -21,9 +22,11 @@ from scabench.run.environment import describe_environment
 from scabench.run.naming import NamingService
 from scabench.run.network import NetworkHosts
 from scabench.run.records import read_records, refusals
-from scabench.run.results import ConnectionResult, CpuUsage, NetworkResult, ProducerResult, RunResult, StageResult
+from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, ProducerResult, RunResult,
+                                  StageResult)
 from scabench.run.stalls import find_stalls
 from scabench.run.watchdog import Watchdog
+from scabench.version import version_info
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -71,8 +74,8 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
             "scheduler": spec.scheduler,
             **({"netns": network.netns(i)} if network is not None else {}),
             "orb_options": endpoint_options + BASE_ORB_OPTIONS + host_options[i],
-            "components": [{"name": n, "kind": spec.component(n).kind, "sample_type": spec.sample_type,
-                            "properties": properties[n]} for n in members],
+            "components": [_assembly_component(spec.component(n), spec.sample_type, properties[n])
+                           for n in members],
         })
     return {
         "run_dir": str(run_dir),
@@ -86,6 +89,13 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         "connections": [{"id": c.id, "uses": {"component": c.uses[0], "port": c.uses[1]},
                          "provides": {"component": c.provides[0], "port": c.provides[1]}} for c in spec.connections],
     }
+
+
+def _assembly_component(comp, sample_type, properties):
+    entry = {"name": comp.name, "kind": comp.kind, "sample_type": sample_type, "properties": properties}
+    if comp.library is not None:
+        entry["library"] = str(comp.library)  # the host loads it before creating the component
+    return entry
 
 
 def run_spec(spec, on_start=None, on_hold=None):
@@ -107,7 +117,8 @@ def run_spec(spec, on_start=None, on_hold=None):
     processes.remove_leftovers()
     run_dir = processes.make_run_dir()
     try:
-        with NamingService(run_dir) as names, _network_hosts(spec, run_dir) as network:
+        with interrupts.while_owning(), NamingService(run_dir) as names, \
+                _network_hosts(spec, run_dir) as network:
             return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -144,7 +155,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     manifest_path = run_dir / "manifest.json"
     started = time.time()
     result = RunResult(status="failed", spec=spec.describe(), environment=describe_environment(spec.cores),
-                       floor_ms=floor, started_at=started)
+                       floor_ms=floor, started_at=started, scabench=version_info())
     if network is not None:
         result.network = NetworkResult(**network.describe())
     result.naming = assembly["naming"]
@@ -252,15 +263,49 @@ def partial_analysis(spec, run_dir, result):
     ratio and no CPU (null): those need the whole run."""
     records = _read_all_records(spec, run_dir, partial=True)
     if any(r.sequence.size for r in records.values()):  # a run that failed before any packet measured nothing
-        result.stages, result.producer, result.stalls, _ = _components(spec, records)
+        result.stages, result.producer, result.stalls, _, end_to_end = _components(spec, records)
         result.stalled = bool(result.stalls)
+        _set_end_to_end(result, end_to_end)
+
+
+def _set_end_to_end(result, latency_us):
+    """The run's end-to-end latency (None, or no packet: not measured, see _components)."""
+    if latency_us is not None and latency_us.size:
+        result.end_to_end_latency_us = Latency.of(latency_us)
+        result.end_to_end_latency_us_all = [round(float(v), 3) for v in latency_us]
+
+
+def _chain_from(spec, source):
+    """The components a source feeds, in order, the source first."""
+    chain = [source]
+    while (nxt := [c.provides[0] for c in spec.connections if c.uses[0] == chain[-1]]) and nxt[0] not in chain:
+        chain.append(nxt[0])
+    return chain
 
 
 def _components(spec, records):
-    """(stages, producer, stalls, last packet in ms) from the records."""
+    """(stages, producer, stalls, last packet in ms, end-to-end latency of
+    each packet in µs, in sequence order) from the records.
+
+    Latency since send needs the packet numbers of one source: with several
+    packet sources (each numbering its own packets from 0) or none, it and
+    the end-to-end latency are not measured (None). A uses port has one
+    connection, so what the source feeds is a chain, and its end is the end
+    of the pipeline."""
     sources = set(spec.sources())
     producers = [c.name for c in spec.packet_sources() if c.name in records]
     t0 = min((int(records[p].arrive_ns.min()) for p in producers if records[p].arrive_ns.size), default=0)
+    sent = records[producers[0]] if len(spec.packet_sources()) == 1 and producers else None
+    # Slots whose packet is done; a run cut short leaves the others' done time 0.
+    done = {name: r.done_ns > 0 for name, r in records.items()}
+    chain = _chain_from(spec, producers[0])[1:] if sent is not None else []
+
+    def since_send_us(name):
+        """The packets done at `name`, by number: done there minus send start (µs)."""
+        r = records[name]
+        order = np.argsort(r.sequence[done[name]], kind="stable")
+        return metrics.since_send_ns(sent.sequence, sent.arrive_ns, r.sequence[done[name]][order],
+                                     r.done_ns[done[name]][order]) / 1e3
     ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
     work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind == "stage"], stage_work_ms(spec)[0]))
 
@@ -290,6 +335,8 @@ def _components(spec, records):
             flow_suspends=r.flow["suspends"],
             send_stalls=r.flow["send_stalls"],
             **refusals(r),
+            latency_in_stage_us=Latency.of((r.done_ns[done[name]] - r.arrive_ns[done[name]]) / 1e3),
+            latency_since_send_us=Latency.of(since_send_us(name)) if name in chain else None,
             connections=_connections(spec, name, r, records),
         ))
         stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent)
@@ -313,7 +360,9 @@ def _components(spec, records):
     terminal = [s for s in stages if s.last_packet_ms is not None and
                 not any(c.uses[0] == s.name for c in spec.connections)]
     last = max((s.last_packet_ms for s in terminal), default=None)
-    return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last
+    # A run cut short may have left no record file at the end: nothing was done there.
+    end_to_end = since_send_us(chain[-1]) if chain and chain[-1] in records else None
+    return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last, end_to_end
 
 
 def _connections(spec, name, r, records):
@@ -343,10 +392,11 @@ def _connections(spec, name, r, records):
 
 def analyse(spec, run_dir, manifest, result):
     """Sets the figures of `result` from the record files and the manifest."""
-    stages, producer, stalls, last = _components(spec, _read_all_records(spec, run_dir))
+    stages, producer, stalls, last, end_to_end = _components(spec, _read_all_records(spec, run_dir))
     rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
     floor = result.floor_ms
     result.overhead_ratio = (last / floor) if (last and floor) else None
+    _set_end_to_end(result, end_to_end)
     result.foreign_cpu_pct = manifest["foreign_cpu_pct"]
     result.stages = stages
     result.producer = producer

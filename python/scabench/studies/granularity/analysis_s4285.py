@@ -2,7 +2,7 @@
 over the narrowest (and over the plain program), and how much of that
 overhead is left once the components are collocated
 (result["stanag4285"]["summary"]). A function of the lab's rows
-(lab_s4285.py) only."""
+(S4285Rows, lab_s4285.py) only."""
 from scabench.studies.granularity.analysis import find_row
 
 NARROW, WIDE = 2, 11  # the seed's headline compares these splits
@@ -23,7 +23,7 @@ def summarise(rows):
     the components are collocated: (collocated 11 − collocated 2) /
     (process 11 − process 2)."""
     ratios, leftover = [], []
-    for rate in sorted({r["symbol_rate"] for r in rows}):
+    for rate in sorted({r.symbol_rate for r in rows}):
         plain = find_row(rows, symbol_rate=rate, config="plain")
         at = {}
         for placement in ("process", "collocated"):
@@ -34,15 +34,17 @@ def summarise(rows):
             at[placement] = (narrow, wide)
             entry = {"symbol_rate": rate, "placement": placement}
             for part in ("user", "total"):
-                entry[f"{part}_wide_vs_narrow"] = _ratio(wide[f"{part}_pct"], narrow[f"{part}_pct"])
-                entry[f"{part}_wide_vs_plain"] = _ratio(wide[f"{part}_pct"], plain[f"{part}_pct"]) if plain else None
+                pct = f"{part}_pct"
+                entry[f"{part}_wide_vs_narrow"] = _ratio(getattr(wide, pct), getattr(narrow, pct))
+                entry[f"{part}_wide_vs_plain"] = _ratio(getattr(wide, pct), getattr(plain, pct)) if plain else None
             ratios.append(entry)
         if len(at) == 2:
             entry = {"symbol_rate": rate}
             for part in ("user", "total"):
+                pct = f"{part}_pct"
                 (p_narrow, p_wide), (c_narrow, c_wide) = at["process"], at["collocated"]
-                process_overhead = _difference(p_wide[f"{part}_pct"], p_narrow[f"{part}_pct"])
-                collocated_overhead = _difference(c_wide[f"{part}_pct"], c_narrow[f"{part}_pct"])
+                process_overhead = _difference(getattr(p_wide, pct), getattr(p_narrow, pct))
+                collocated_overhead = _difference(getattr(c_wide, pct), getattr(c_narrow, pct))
                 entry[f"{part}_process_overhead_pct"] = process_overhead
                 entry[f"{part}_collocated_overhead_pct"] = collocated_overhead
                 entry[f"{part}_left_collocated"] = _ratio(collocated_overhead, process_overhead)

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
+from scabench.report.plots import runs_label  # noqa: E402
 from scabench.studies.granularity import models as gm  # noqa: E402
 from scabench.studies.granularity.render_common import func_row, placement_key, rows_where  # noqa: E402
 from scabench.studies.granularity.workloads import WORKLOADS  # noqa: E402
@@ -34,21 +35,21 @@ def plot_bars(result, workload, nb, out_dir):
     """Seed Fig. 6: U and U+S of FUNC and each configuration, per placement."""
     rows = rows_where(result, experiment="fig6", workload=workload, nb=nb)
     func = func_row(result, "fig6", workload=workload, nb=nb)
-    configs = [c for c in WORKLOADS[workload].configs if any(r["config"] == c for r in rows)]
-    keys = [k for k in COLOURS if any(placement_key(r) == k for r in rows if r["config"] != "FUNC")]
+    configs = [c for c in WORKLOADS[workload].configs if any(r.config == c for r in rows)]
+    keys = [k for k in COLOURS if any(placement_key(r) == k for r in rows if r.config != "FUNC")]
     fig, ax = plt.subplots(figsize=(8, 4.2))
     width = 0.8 / max(1, len(keys))
     if func:
-        ax.bar(-1, func["total_pct"], 0.5, color=COLOURS["standalone/none"], alpha=0.35)
-        ax.bar(-1, func["user_pct"], 0.5, color=COLOURS["standalone/none"], label="FUNC")
+        ax.bar(-1, func.total_pct, 0.5, color=COLOURS["standalone/none"], alpha=0.35)
+        ax.bar(-1, func.user_pct, 0.5, color=COLOURS["standalone/none"], label="FUNC")
     for i, key in enumerate(keys):
         xs, user, total = [], [], []
         for j, c in enumerate(configs):
-            r = next((r for r in rows if r["config"] == c and placement_key(r) == key), None)
+            r = next((r for r in rows if r.config == c and placement_key(r) == key), None)
             if r:
                 xs.append(j + (i - (len(keys) - 1) / 2) * width)
-                user.append(r["user_pct"])
-                total.append(r["total_pct"])
+                user.append(r.user_pct)
+                total.append(r.total_pct)
         label = key.replace("/none", "").replace("process/", "process, ")
         ax.bar(xs, total, width, color=COLOURS[key], alpha=0.35)
         ax.bar(xs, user, width, color=COLOURS[key], label=label)
@@ -71,19 +72,19 @@ def plot_sweep(result, workload, out_dir):
     if not rows:
         return None
     keys = [k for k in COLOURS if k != "standalone/none" and any(placement_key(r) == k for r in rows)]
-    configs = [c for c in WORKLOADS[workload].configs if any(r["config"] == c for r in rows)]
+    configs = [c for c in WORKLOADS[workload].configs if any(r.config == c for r in rows)]
     fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 3.8), sharey=True, squeeze=False)
     markers = dict(zip(WORKLOADS[workload].configs, "osD^v<>"))
     for ax, key in zip(axes[0], keys):
-        func = sorted((r for r in rows if r["config"] == "FUNC"), key=lambda r: r["samples"])
-        ax.plot([r["samples"] for r in func], [r["total_pct"] for r in func], "k--", label="FUNC U+S")
+        func = sorted((r for r in rows if r.config == "FUNC"), key=lambda r: r.samples)
+        ax.plot([r.samples for r in func], [r.total_pct for r in func], "k--", label="FUNC U+S")
         for c in configs:
-            pts = sorted((r for r in rows if r["config"] == c and placement_key(r) == key), key=lambda r: r["samples"])
-            line, = ax.plot([r["samples"] for r in pts], [r["total_pct"] for r in pts], marker=markers[c],
+            pts = sorted((r for r in rows if r.config == c and placement_key(r) == key), key=lambda r: r.samples)
+            line, = ax.plot([r.samples for r in pts], [r.total_pct for r in pts], marker=markers[c],
                             label=f"{c} U+S")
-            ax.plot([r["samples"] for r in pts], [r["user_pct"] for r in pts], marker=markers[c], ls=":",
+            ax.plot([r.samples for r in pts], [r.user_pct for r in pts], marker=markers[c], ls=":",
                     color=line.get_color(), alpha=0.7, label=f"{c} U")
-        _b_axis(ax, sorted({r["samples"] for r in rows}))
+        _b_axis(ax, sorted({r.samples for r in rows}))
         ax.set_xlabel("B (floats per packet)")
         ax.set_title(key.replace("/none", "").replace("/", ", "), fontsize=9)
         ax.grid(alpha=0.3)
@@ -102,20 +103,20 @@ def plot_models(result, workload, config, out_dir):
     if not rows:
         return None
     keys = [k for k in COLOURS if any(placement_key(r) == k for r in rows)]
-    funcs = sorted(rows_where(result, experiment="fig7", workload=workload, config="FUNC"), key=lambda r: r["samples"])
+    funcs = sorted(rows_where(result, experiment="fig7", workload=workload, config="FUNC"), key=lambda r: r.samples)
     fig, axes = plt.subplots(2, len(keys), figsize=(4.2 * len(keys), 6.4), sharex=True, squeeze=False)
     for col, key in enumerate(keys):
-        pts = sorted((r for r in rows if placement_key(r) == key), key=lambda r: r["samples"])
-        bs = [r["samples"] for r in pts]
+        pts = sorted((r for r in rows if placement_key(r) == key), key=lambda r: r.samples)
+        bs = [r.samples for r in pts]
         for row_i, part in enumerate(("user", "total")):
             ax = axes[row_i][col]
-            ax.plot([r["samples"] for r in funcs], [r[f"{part}_pct"] for r in funcs], ":", color="#777777",
+            ax.plot([r.samples for r in funcs], [getattr(r, f"{part}_pct") for r in funcs], ":", color="#777777",
                     label="FUNC measured")
-            ax.plot(bs, [r[f"{part}_pct"] for r in pts], "D-", color="#b22222", label="measured")
-            ax.plot(bs, [r[f"model1_{part}_pct"] for r in pts], "o-", color="#555555", label="model (1)")
-            ax.plot(bs, [r[f"model2_{part}_pct"] for r in pts], "s--", color="#1f5fa8", label="model (2)")
-            if part == "total" and all("model1_cold_total_pct" in r for r in pts):
-                ax.plot(bs, [r["model1_cold_total_pct"] for r in pts], "^:", color="#8a5a00",
+            ax.plot(bs, [getattr(r, f"{part}_pct") for r in pts], "D-", color="#b22222", label="measured")
+            ax.plot(bs, [getattr(r, f"model1_{part}_pct") for r in pts], "o-", color="#555555", label="model (1)")
+            ax.plot(bs, [getattr(r, f"model2_{part}_pct") for r in pts], "s--", color="#1f5fa8", label="model (2)")
+            if part == "total" and all(r.model1_cold_total_pct is not None for r in pts):
+                ax.plot(bs, [r.model1_cold_total_pct for r in pts], "^:", color="#8a5a00",
                         label="model (1), cold parameters")
                 ax.legend(fontsize=7)
             _b_axis(ax, bs)
@@ -164,22 +165,23 @@ def plot_s4285(result, out_dir):
     """The seed's Figs. 3 and 4 in one: per symbol rate, U (solid) and U+S
     (light, with the runs' spread) of the plain program and every split."""
     rows = result["stanag4285"]["configurations"]
-    rates = sorted({r["symbol_rate"] for r in rows})
-    configs = sorted({(r["components"], r["config"]) for r in rows})
+    rates = sorted({r.symbol_rate for r in rows})
+    configs = sorted({(r.components, r.config) for r in rows})
     fig, axes = plt.subplots(1, len(rates), figsize=(max(6.5, 4.0 * len(rates)), 3.8), squeeze=False)
     for ax, rate in zip(axes[0], rates):
         width = 0.38
         for j, (_, config) in enumerate(configs):
-            found = [r for r in rows if r["symbol_rate"] == rate and r["config"] == config]
+            found = [r for r in rows if r.symbol_rate == rate and r.config == config]
             for r in found:
-                shift = 0.0 if r["placement"] == "standalone" else (-width / 2 if r["placement"] == "process"
-                                                                   else width / 2)
-                colour = S4285_PLACEMENTS[r["placement"]]
-                low, high = r["total_spread"]
-                ax.bar(j + shift, r["total_pct"], width, color=colour, alpha=0.35,
-                       yerr=[[r["total_pct"] - low], [high - r["total_pct"]]], capsize=2)
-                if r["user_pct"] is not None:
-                    ax.bar(j + shift, r["user_pct"], width, color=colour)
+                shift = 0.0 if r.placement == "standalone" else (-width / 2 if r.placement == "process"
+                                                                 else width / 2)
+                colour = S4285_PLACEMENTS[r.placement]
+                low, high = r.total_spread
+                several = len(r.runs) > 1  # one run has no spread to draw
+                ax.bar(j + shift, r.total_pct, width, color=colour, alpha=0.35,
+                       yerr=[[r.total_pct - low], [high - r.total_pct]] if several else None, capsize=2)
+                if r.user_pct is not None:
+                    ax.bar(j + shift, r.user_pct, width, color=colour)
         ax.set_xticks(range(len(configs)), ["plain" if c == "plain" else c.replace("split", "") for _, c in configs])
         ax.set_title(f"{rate} symbols/s ({rate / 256:.3g} frames/s)", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
@@ -187,7 +189,8 @@ def plot_s4285(result, out_dir):
     axes[0][0].set_ylabel("CPU workload (% of the core)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in S4285_PLACEMENTS.values()]
     axes[0][-1].legend(handles, ["plain program", "a process per component", "collocated"], fontsize=7)
-    fig.suptitle("STANAG 4285 transmitter (seed Figs. 3 and 4): solid user, light user+system", fontsize=9)
+    fig.suptitle("STANAG 4285 transmitter (seed Figs. 3 and 4): solid user, light user+system "
+                 f"({runs_label(len(r.runs) for r in rows)})", fontsize=9)
     name = "s4285.png"
     fig.tight_layout()
     fig.savefig(Path(out_dir) / name, dpi=110)

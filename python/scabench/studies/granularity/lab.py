@@ -52,8 +52,10 @@ from scabench.run.runner import run_spec
 from scabench.model.spec import parse_spec
 from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
 from scabench.studies.granularity.plan import PARTS
+from scabench.studies.granularity.rows import FirRow
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS, Layout
+from scabench.version import version_info
 
 
 def _log_default(message):
@@ -294,18 +296,16 @@ class Lab:
         return rows
 
     def _row(self, experiment, config, components, placement, transport, taps, samples, m, func_checksum):
-        row = {"experiment": experiment, "workload": self.workload.name, "config": config,
-               "components": components, "placement": placement, "transport": transport,
-               "taps": taps, "samples": samples, "nb": taps * samples, "pr": self.plan.pr}
-        row.update({k: m[k] for k in ("user_pct", "system_pct", "total_pct", "csw_per_s", "sar_user_pct",
-                                      "sar_total_pct", "system_csw_per_s", "foreign_pct", "user_sample_s",
-                                      "system_sample_s", "split_source", "runs", "processes")})
-        row["checksum"] = m.get("checksum")
-        row["output_matches_func"] = (m.get("checksum") == func_checksum) if m.get("checksum") is not None else None
-        for k in ("work_ns_per_packet", "sink_ns_per_packet"):
-            if k in m:
-                row[k] = m[k]
-        return row
+        return FirRow(experiment=experiment, workload=self.workload.name, config=config, components=components,
+                      placement=placement, transport=transport, taps=taps, samples=samples, nb=taps * samples,
+                      pr=self.plan.pr,
+                      **{k: m[k] for k in ("user_pct", "system_pct", "total_pct", "csw_per_s", "sar_user_pct",
+                                           "sar_total_pct", "system_csw_per_s", "foreign_pct", "user_sample_s",
+                                           "system_sample_s", "split_source", "runs", "processes")},
+                      checksum=m.get("checksum"),
+                      output_matches_func=(m.get("checksum") == func_checksum) if m.get("checksum") is not None
+                      else None,
+                      work_ns_per_packet=m.get("work_ns_per_packet"), sink_ns_per_packet=m.get("sink_ns_per_packet"))
 
     def choose_taps(self, samples):
         """N such that FUNC is about fig7_target_pct % at this B: solved on
@@ -356,6 +356,7 @@ class Lab:
         started = time.time()
         quiet, busy = wait_for_quiet(threshold_pct=p.foreign_limit_pct, interval_s=0.5, timeout_s=20.0, cores=p.cores)
         result = {
+            "scabench": version_info(),
             "command": "granularity",
             "plan": {k: (list(v) if isinstance(v, tuple) else v) for k, v in p.__dict__.items()},
             "environment": describe_environment(p.cores),

@@ -18,6 +18,7 @@ import statistics
 
 from scabench.measure.window import user_split
 from scabench.studies.granularity.analysis_s4285 import summarise
+from scabench.studies.granularity.rows import S4285Row
 from scabench.waveforms.stanag4285 import SYMBOLS_PER_FRAME, load_split, plain_argv
 
 DATA_SEED = 4285  # the random user bytes, the same for the plain program and every split
@@ -67,7 +68,7 @@ def run(lab):
                 m = lab.measured(f"split{components} {placement} {rate}/s", split_once, p.s4285_repeats)
                 rows.append(_row(f"split{components}", components, placement,
                                  "tcp" if placement == "process" else "none", where, m, lab,
-                                 reference=plain["audio_digest"]))
+                                 reference=plain.audio_digest))
     return {"mode": p.s4285_mode, "call": "twoway", "configurations": rows, "summary": summarise(rows)}
 
 
@@ -82,16 +83,16 @@ def _row(config, components, placement, transport, where, m, lab, reference):
     sampled = m["user_sample_s"] + m["system_sample_s"] > 0
     user = total * user_split(m["user_sample_s"], m["system_sample_s"]) if sampled else None
     ncores = len(lab.plan.cores)
-    row = {"workload": "s4285", "config": config, "components": components, "placement": placement,
-           "transport": transport, "mode": lab.plan.s4285_mode, **where,
-           "user_pct": user, "system_pct": None if user is None else total - user, "total_pct": total,
-           "csw_per_s": statistics.median(r["csw_per_s"] for r in runs),
-           "total_spread": [min(r["total_pct"] for r in runs), max(r["total_pct"] for r in runs)],
-           "us_per_frame": total / 100.0 * ncores / where["frame_rate"] * 1e6,
-           "audio_digest": m["checksum"],
-           "output_matches_plain": None if reference is None else m["checksum"] == reference}
-    row.update({k: m[k] for k in ("foreign_pct", "sar_user_pct", "sar_total_pct", "system_csw_per_s",
-                                  "user_sample_s", "system_sample_s", "split_source", "runs", "processes")})
+    row = S4285Row(workload="s4285", config=config, components=components, placement=placement,
+                   transport=transport, mode=lab.plan.s4285_mode, **where,
+                   user_pct=user, system_pct=None if user is None else total - user, total_pct=total,
+                   csw_per_s=statistics.median(r["csw_per_s"] for r in runs),
+                   total_spread=[min(r["total_pct"] for r in runs), max(r["total_pct"] for r in runs)],
+                   us_per_frame=total / 100.0 * ncores / where["frame_rate"] * 1e6,
+                   audio_digest=m["checksum"],
+                   output_matches_plain=None if reference is None else m["checksum"] == reference,
+                   **{k: m[k] for k in ("foreign_pct", "sar_user_pct", "sar_total_pct", "system_csw_per_s",
+                                        "user_sample_s", "system_sample_s", "split_source", "runs", "processes")})
     lab.log(f"  {where['symbol_rate']:6d} symbols/s {config:8s} {placement:10s} "
-            f"U {'–' if user is None else f'{user:.3f}':>7s} %  U+S {total:7.3f} %  CSR {row['csw_per_s']:7.0f}/s")
+            f"U {'–' if user is None else f'{user:.3f}':>7s} %  U+S {total:7.3f} %  CSR {row.csw_per_s:7.0f}/s")
     return row

@@ -1,6 +1,7 @@
 """The granularity report: Markdown + HTML (scabench.report.markdown) with
 matplotlib PNGs, from the result of lab.Lab.run() or the JSON it was written
-to. Rendering reads the result, the summary included (result["summary"],
+to (read back by rows.read_result, which types its rows). Rendering reads
+the result, the summary included (result["summary"],
 result["stanag4285"]["summary"]), and never imports the lab nor recomputes
 the analysis.
 
@@ -9,7 +10,7 @@ STANAG 4285 transmitter's in render_s4285.py, the PNGs in figures.py. A
 result with only the STANAG 4285 part renders only it."""
 from pathlib import Path
 
-from scabench.report.markdown import write_report
+from scabench.report.markdown import CONTENTS, write_report
 from scabench.studies.granularity.figures import plot_transfer
 from scabench.studies.granularity.render_fir import (section_fig6, section_findings, section_goal, section_models,
                                                      section_parameters, section_per_hop, section_processes,
@@ -27,14 +28,13 @@ def render(result, out_dir):
     s4285 = result.get("stanag4285")
     has_fir = result.get("test_application") is not None
     rows = result["configurations"] + (s4285["configurations"] if s4285 else [])
-    kept = sum(r["foreign_pct"] > plan["foreign_limit_pct"] for r in rows)
-    workloads = [w for w in WORKLOADS if any(r["workload"] == w for r in result["configurations"])]
-    text = [
-        "# Component granularity and CPU workload",
-        "",
-        "Reproduces *Effects of SCA component granularity on processor workload* (the seed) on this machine: "
-        "the same functional work split into more components, run at a fixed packet rate, and the CPU it "
-        "costs, measured" + (" and modelled" if has_fir else "") + ".",
+    kept = sum(r.foreign_pct > plan["foreign_limit_pct"] for r in rows)
+    workloads = [w for w in WORKLOADS if any(r.workload == w for r in result["configurations"])]
+    caveat = (f"**{kept} of {len(rows)} rows were kept with more foreign load than the limit** (the redo budget "
+              "was spent): their foreign % is in the tables, and they are the least trustworthy."
+              if kept else "")
+    conditions = [
+        "## Conditions",
         "",
         f"Machine: {env['cpu_model']}, {env['online_cpus']} CPUs, kernel {env['kernel']}, omniORB "
         f"{env['omniorb_version']}. Every run on CPU {', '.join(map(str, plan['cores']))} (percentages are of "
@@ -47,9 +47,7 @@ def render(result, out_dir):
         + f"{result['runs']} runs of which {result['runs_redone']} were redone for foreign load "
         f"(> {plan['foreign_limit_pct']} % of the core), {result['duration_s'] / 60:.1f} min in all. "
         f"Calls: {plan['call'] if has_fir else 'twoway'} `pushPacket`, as OSSIE's ports. "
-        + (f"**{kept} of {len(rows)} rows were kept with more foreign load than that** (the redo budget "
-           "was spent): their foreign % is in the tables, and they are the least trustworthy."
-           if kept else "No row kept foreign load above the limit."),
+        + (caveat or "No row kept foreign load above the limit."),
         "",
         "U+S is exact: the scheduler's nanosecond run time of every thread of the run, so it is the figure "
         "the ratios and the model comparisons lean on. The U/S split is the kernel's tick sample "
@@ -60,8 +58,17 @@ def render(result, out_dir):
         "charged to user (the source alone, nearly all timer wake-up, samples as all user). "
         "The `sar` columns of the JSON show the per-core view of the same windows.",
     ]
+    # The answer first (the findings), then the evidence; how it was measured last.
+    text = [
+        "# Component granularity and CPU workload",
+        "",
+        "Reproduces *Effects of SCA component granularity on processor workload* (the seed) on this machine: "
+        "the same functional work split into more components, run at a fixed packet rate, and the CPU it "
+        "costs, measured" + (" and modelled" if has_fir else "") + ". How it was measured is under "
+        "Conditions, at the end.",
+    ] + (["", caveat] if caveat else []) + ["", CONTENTS]
     if not has_fir:
-        text += ["", section_s4285(result, out_dir)]
+        text += ["", section_s4285(result, out_dir), ""] + conditions
         return write_report(out_dir, "Component granularity and CPU workload", "\n".join(text) + "\n")
     plot_transfer(result, out_dir)
     if "fir" in workloads:
@@ -89,4 +96,5 @@ def render(result, out_dir):
              "k_to = k_from = 0 here (1 in OSSIE); CSR is each run's own measured switch rate."]
     if s4285:
         text += ["", section_s4285(result, out_dir)]
+    text += [""] + conditions
     return write_report(out_dir, "Component granularity and CPU workload", "\n".join(text) + "\n")

@@ -1,6 +1,7 @@
 """What every part of the granularity report shares: number formatting and
 lookups on the lab's result (its rows, FUNC's row, a placement's label and
-key, a % of the cores as µs per packet). Reads the result only."""
+key, a % of the cores as µs per packet). Reads the result only, its rows
+typed (rows.py)."""
 
 
 def fmt(v, digits=2):
@@ -8,17 +9,18 @@ def fmt(v, digits=2):
 
 
 def placement_label(row):
-    if row["placement"] == "process":
-        return f"process per component, {row['transport']}"
-    return {"collocated": "collocated (one process)", "standalone": "standalone"}[row["placement"]]
+    if row.placement == "process":
+        return f"process per component, {row.transport}"
+    return {"collocated": "collocated (one process)", "standalone": "standalone"}[row.placement]
 
 
 def placement_key(row):
-    return f"{row['placement']}/{row['transport']}"
+    return f"{row.placement}/{row.transport}"
 
 
 def rows_where(result, **match):
-    return [r for r in result["configurations"] if all(r.get(k) == v for k, v in match.items())]
+    """The FIR rows (FirRow) whose attributes hold the given values."""
+    return [r for r in result["configurations"] if all(getattr(r, k) == v for k, v in match.items())]
 
 
 def func_row(result, experiment, **match):

@@ -1,6 +1,6 @@
 """The granularity report's FIR sections (seed Figs. 6 to 10, Table 2, the
-CPU per hop and the goal), as Markdown, from the lab's result and the
-summary it stored (result["summary"]).
+CPU per hop and the goal), as Markdown, from the lab's result (its rows are
+FirRows, rows.py) and the summary it stored (result["summary"]).
 
 The per-workload sections take the workload's name, so another N·B
 workload's rows render through the same code: add it to workloads.WORKLOADS
@@ -25,17 +25,17 @@ def section_ratios(result, workload):
         if not func:
             continue
         for r in rows_where(result, experiment="fig6", workload=workload, nb=nb):
-            if r["config"] == "FUNC":
+            if r.config == "FUNC":
                 continue
-            ratio = r["total_pct"] / func["total_pct"] if func["total_pct"] else None
-            widest = r["config"] == WORKLOADS[workload].configs[-1]
+            ratio = r.total_pct / func.total_pct if func.total_pct else None
+            widest = r.config == WORKLOADS[workload].configs[-1]
             seed = SEED["w11_func_ratio"].get(nb) if widest and workload == "fir" else None
-            goal = GOALS.get(r["placement"]) if widest and nb == min(plan["fig6_nb"]) else None
+            goal = GOALS.get(r.placement) if widest and nb == min(plan["fig6_nb"]) else None
             verdict = None
             if goal and ratio is not None:
                 verdict = "**reproduced**" if ratio <= goal else "**not reproduced**"
-            rows.append([f"{r['config']}/FUNC", nb, placement_label(r), fmt(ratio), fmt(r["user_pct"] / func["user_pct"]
-                         if func["user_pct"] else None), fmt(seed) if seed else None,
+            rows.append([f"{r.config}/FUNC", nb, placement_label(r), fmt(ratio), fmt(r.user_pct / func.user_pct
+                         if func.user_pct else None), fmt(seed) if seed else None,
                          f"≤ {goal} {verdict}" if goal else None])
     lines.append(md_table(["ratio", "N·B", "placement", "U+S ratio", "U ratio", "seed (U+S)", "goal"], rows))
     return "\n".join(lines)
@@ -48,13 +48,13 @@ def section_fig6(result, workload, out_dir):
         func = func_row(result, "fig6", workload=workload, nb=nb)
         rows = []
         for r in rows_where(result, experiment="fig6", workload=workload, nb=nb):
-            ratio = r["total_pct"] / func["total_pct"] if func and func["total_pct"] else None
-            rows.append([r["config"], r["components"], placement_label(r), fmt(r["user_pct"], 3), fmt(r["total_pct"], 3),
-                         fmt(us_per_packet(r["total_pct"], result), 1), fmt(r["csw_per_s"], 0), fmt(ratio),
-                         fmt(r["model1_total_pct"], 3), fmt(r["model2_total_pct"], 3),
-                         fmt(r.get("model1_cold_total_pct"), 3), fmt(r["foreign_pct"], 1),
-                         {True: "yes", False: "**no**", None: "–"}[r["output_matches_func"]]])
-        taps = func["taps"] if func else nb // plan["fig6_samples"]
+            ratio = r.total_pct / func.total_pct if func and func.total_pct else None
+            rows.append([r.config, r.components, placement_label(r), fmt(r.user_pct, 3), fmt(r.total_pct, 3),
+                         fmt(us_per_packet(r.total_pct, result), 1), fmt(r.csw_per_s, 0), fmt(ratio),
+                         fmt(r.model1_total_pct, 3), fmt(r.model2_total_pct, 3),
+                         fmt(r.model1_cold_total_pct, 3), fmt(r.foreign_pct, 1),
+                         {True: "yes", False: "**no**", None: "–"}[r.output_matches_func]])
+        taps = func.taps if func else nb // plan["fig6_samples"]
         parts.append(f"### N·B = {nb} (N = {taps}, B = {plan['fig6_samples']}, PR = {plan['pr']})\n")
         parts.append(md_table(["config", "M", "placement", "U %", "U+S %", "µs/packet", "CSR /s", "U+S / FUNC",
                                "model (1) U+S %", "model (2) U+S %", "model (1) cold U+S %", "foreign %",
@@ -131,11 +131,11 @@ def section_sweep(result, workload, out_dir):
     if not rows:
         return "No B sweep in this plan."
     table = []
-    for r in sorted(rows, key=lambda r: (r["samples"], r["config"] != "FUNC", r["config"], placement_key(r))):
-        table.append([r["samples"], r["taps"], r["config"], placement_label(r), fmt(r["user_pct"]), fmt(r["total_pct"]),
-                      fmt(r["csw_per_s"], 0), fmt(r["model1_user_pct"]), fmt(r["model2_user_pct"]),
-                      fmt(r["model1_total_pct"]), fmt(r["model2_total_pct"]),
-                      {True: "yes", False: "**no**", None: "–"}[r["output_matches_func"]]])
+    for r in sorted(rows, key=lambda r: (r.samples, r.config != "FUNC", r.config, placement_key(r))):
+        table.append([r.samples, r.taps, r.config, placement_label(r), fmt(r.user_pct), fmt(r.total_pct),
+                      fmt(r.csw_per_s, 0), fmt(r.model1_user_pct), fmt(r.model2_user_pct),
+                      fmt(r.model1_total_pct), fmt(r.model2_total_pct),
+                      {True: "yes", False: "**no**", None: "–"}[r.output_matches_func]])
     name = plot_sweep(result, workload, out_dir)
     return "\n".join([md_table(["B", "N", "config", "placement", "U %", "U+S %", "CSR /s", "model (1) U",
                                 "model (2) U", "model (1) U+S", "model (2) U+S", "output = FUNC"], table),
@@ -155,10 +155,10 @@ def section_models(result, workload, out_dir):
                      fmt(e["model2_total_error_pct"], 0), fmt(e["model1_total_overhead_share"]),
                      fmt(e["model2_total_overhead_share"]), fmt(e.get("model1_cold_total_error_pct"), 0),
                      fmt(e.get("model1_cold_total_overhead_share"))])
-    implied = [r for r in result["configurations"] if r["config"] == widest and r["placement"] == "process"
-               and r.get("implied_cs_ns") is not None]
-    cs_rows = [[r["experiment"], r["B"] if "B" in r else r["samples"], r["taps"], r["transport"], fmt(r["csw_per_s"], 0),
-                fmt(r["implied_cs_ns"] / 1000, 1)] for r in implied]
+    implied = [r for r in result["configurations"] if r.config == widest and r.placement == "process"
+               and r.implied_cs_ns is not None]
+    cs_rows = [[r.experiment, r.B if r.B is not None else r.samples, r.taps, r.transport, fmt(r.csw_per_s, 0),
+                fmt(r.implied_cs_ns / 1000, 1)] for r in implied]
     text = [f"{widest} at the lowest and the highest B of the sweep. Error: (model − measured) / measured. "
             "Share of the overhead: (model − model (1) of FUNC) / (measured − measured FUNC), the part of "
             "the extra CPU over FUNC that the model accounts for (the seed's claim: model (1) predicts the "
@@ -209,7 +209,7 @@ def section_findings(result):
         out.append("- One hop costs (U+S, per packet): " + ", ".join(
             f"{h['vs_func_total_us']:.1f} µs {h['placement']}" + (f"/{h['transport']}" if h['transport'] != "none"
                                                                  else "") for h in hops)
-            + f"; FUNC's whole packet costs {us_per_packet(func_row(result, 'fig6', nb=hops[0]['nb'])['total_pct'], result):.1f} µs.")
+            + f"; FUNC's whole packet costs {us_per_packet(func_row(result, 'fig6', nb=hops[0]['nb']).total_pct, result):.1f} µs.")
     for g in summary.get("goal", []):
         out.append(f"- Goal W11/FUNC ≤ {g['goal']} {g['placement']}"
                    + (f"/{g['transport']}" if g["transport"] != "none" else "")
@@ -226,8 +226,8 @@ def section_findings(result):
                    f"overhead over FUNC, model (2) for {100 * share2:.0f} %"
                    + (f", model (1) with cold parameters for {100 * cold:.0f} %" if cold is not None else "")
                    + f" (U+S; model (1) is {e['model1_total_error_pct']:+.0f} % off the whole workload).")
-    implied = sorted(r["implied_cs_ns"] for r in result["configurations"]
-                     if r["config"] == "W11" and r["placement"] == "process" and r.get("implied_cs_ns"))
+    implied = sorted(r.implied_cs_ns for r in result["configurations"]
+                     if r.config == "W11" and r.placement == "process" and r.implied_cs_ns)
     if implied:
         out.append(f"- For context switches alone to close model (1)'s gap on W11 with a process per component, "
                    f"each would have to cost {implied[len(implied) // 2] / 1000:.1f} µs (median); the direct cost "
@@ -260,7 +260,7 @@ def section_processes(result, workload):
     parts = []
     for r in rows_where(result, experiment="fig6", workload=workload, nb=nb, config=widest):
         rows = [[q["name"], fmt(q["user_pct"], 3), fmt(q["system_pct"], 3), fmt(q["total_pct"], 3),
-                 fmt(q["csw_per_s"], 0)] for q in r["processes"]]
+                 fmt(q["csw_per_s"], 0)] for q in r.processes]
         parts.append(f"**{widest}, {placement_label(r)}** (N·B = {nb})\n")
         parts.append(md_table(["process", "U %", "S %", "U+S %", "switches /s"], rows) + "\n")
     return "\n".join(parts)

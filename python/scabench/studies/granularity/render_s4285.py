@@ -1,6 +1,6 @@
 """The granularity report's STANAG 4285 section (seed section 3.2, Figs. 3
-and 4), as Markdown, from result["stanag4285"] and the summary the lab
-stored with it."""
+and 4), as Markdown, from result["stanag4285"] (its rows are S4285Rows,
+rows.py) and the summary the lab stored with it."""
 from scabench.report.markdown import md_table
 from scabench.studies.granularity.figures import plot_s4285
 from scabench.studies.granularity.render_common import fmt
@@ -8,15 +8,15 @@ from scabench.studies.granularity.seed import SEED
 
 
 def _s4285_label(row):
-    if row["config"] == "plain":
+    if row.config == "plain":
         return "plain program"
-    return f"{row['components']} components, " + ("a process each" if row["placement"] == "process" else "collocated")
+    return f"{row.components} components, " + ("a process each" if row.placement == "process" else "collocated")
 
 
 def _total_spread(row):
     """The median U+S, and the runs' lowest–highest when there are several."""
-    low, high = row["total_spread"]
-    return f"{row['total_pct']:.3f}" + (f" ({low:.3f}–{high:.3f})" if len(row["runs"]) > 1 else "")
+    low, high = row.total_spread
+    return f"{row.total_pct:.3f}" + (f" ({low:.3f}–{high:.3f})" if len(row.runs) > 1 else "")
 
 
 def s4285_findings(result):
@@ -53,8 +53,8 @@ def section_s4285(result, out_dir):
     summary = part["summary"]
     wide, narrow = summary["wide"], summary["narrow"]
     tick_s = result["tick_us"] / 1e6
-    rates = sorted({r["symbol_rate"] for r in rows})
-    windows = ", ".join(f"{next(r for r in rows if r['symbol_rate'] == rate)['window_s']:.2f} s at {rate}"
+    rates = sorted({r.symbol_rate for r in rows})
+    windows = ", ".join(f"{next(r for r in rows if r.symbol_rate == rate).window_s:.2f} s at {rate}"
                         for rate in rates)
     text = [
         "## STANAG 4285 transmitter (seed section 3.2, Figs. 3 and 4)",
@@ -106,17 +106,17 @@ def section_s4285(result, out_dir):
                        "U+S overhead, processes", "U+S overhead, collocated", "U+S left %"], left_rows),
              "", "### Every configuration", ""]
     table = []
-    for r in sorted(rows, key=lambda r: (r["symbol_rate"], r["components"], r["placement"] != "process")):
-        table.append([r["symbol_rate"], _s4285_label(r), fmt(r["user_pct"], 3), _total_spread(r),
-                      fmt(r["us_per_frame"], 1), fmt(r["csw_per_s"], 0),
-                      f"{(r['user_sample_s'] + r['system_sample_s']) / tick_s:.0f}", fmt(r["foreign_pct"], 1),
-                      {True: "yes", False: "**no**", None: "–"}[r["output_matches_plain"]]])
+    for r in sorted(rows, key=lambda r: (r.symbol_rate, r.components, r.placement != "process")):
+        table.append([r.symbol_rate, _s4285_label(r), fmt(r.user_pct, 3), _total_spread(r),
+                      fmt(r.us_per_frame, 1), fmt(r.csw_per_s, 0),
+                      f"{(r.user_sample_s + r.system_sample_s) / tick_s:.0f}", fmt(r.foreign_pct, 1),
+                      {True: "yes", False: "**no**", None: "–"}[r.output_matches_plain]])
     text += [md_table(["symbols/s", "configuration", "U %", "U+S % (runs' range)", "U+S µs/frame", "CSR /s", "ticks",
                        "foreign %", "audio = plain"], table),
              "", f"![STANAG 4285, seed Figs. 3 and 4]({plot_s4285(result, out_dir)})", "",
              f"### CPU per process at {rates[-1]} symbols/s", ""]
-    for r in (r for r in rows if r["symbol_rate"] == rates[-1] and r["placement"] in ("standalone", "process")):
+    for r in (r for r in rows if r.symbol_rate == rates[-1] and r.placement in ("standalone", "process")):
         procs = [[q["name"], fmt(q["user_pct"], 3), fmt(q["system_pct"], 3), fmt(q["total_pct"], 3),
-                  fmt(q["csw_per_s"], 0)] for q in r["processes"]]
+                  fmt(q["csw_per_s"], 0)] for q in r.processes]
         text += [f"**{_s4285_label(r)}**", "", md_table(["process", "U %", "S %", "U+S %", "switches /s"], procs), ""]
     return "\n".join(text)

@@ -3,8 +3,11 @@ rows of the report by link delay, and the headline (each strategy's ratio to
 the floor beside the model's). Functions of the kept results and of the
 campaign's configurations: nothing here runs anything; measure.py runs the
 campaign."""
-from scabench.measure.campaign import spread
+from dataclasses import dataclass, fields
+
+from scabench.measure.campaign import CampaignEntry, Spread, spread
 from scabench.model.pipeline import stage_work_ms
+from scabench.typed import optional
 
 
 def model_ms(strategy, packets, stage_work_ms, cores, delay_ms, credits=0):
@@ -35,8 +38,43 @@ def model_ms(strategy, packets, stage_work_ms, cores, delay_ms, credits=0):
     return (packets - 1) * best + tail, (packets - 1) * worst + tail
 
 
+@dataclass
+class LinkDelayEntry(CampaignEntry):
+    """A campaign entry with its configuration's model (add_models), kept in
+    results.json after the summary."""
+    model_ms: list | None = optional()       # the model's [best, worst] time of the last packet (ms)
+    cpu_bound_ms: float | None = optional()  # the floor's CPU bound: all stage work over the cores
+
+    @classmethod
+    def of(cls, entry):
+        """A campaign's entry as one of these, without its model yet."""
+        return cls(**{f.name: getattr(entry, f.name) for f in fields(entry)})
+
+
+@dataclass
+class StrategyFigures:
+    """One strategy at one link delay, as the report shows it."""
+    ratio: Spread                    # time of the last packet over the floor
+    model_ratio: list                # the model's [best, worst] over the floor
+    ratio_with_emulator: Spread | None  # over a floor that carries the emulator's CPU; None on loopback
+    last_ms: float                   # median time of the last packet
+    output_reordered: int            # most outputs out of order at any stage
+    emulator_cpu_s: float | None
+    cpu_s: float
+    held_peak: int                   # most packets a port held in any run
+
+
+@dataclass
+class DelayRow:
+    """One row of the report: both strategies at one link delay."""
+    delay_ms: float | None           # None: loopback, no emulator
+    twoway_worker: StrategyFigures | None = None
+    credits: StrategyFigures | None = None
+    twoway_over_credits: float | None = None  # their times of the last packet, where both ran
+
+
 def _delay(entry):
-    net = entry["config"].get("network")
+    net = entry.config.network
     return None if net is None else net.get("delay_ms", 0)
 
 
@@ -52,21 +90,26 @@ def _model_and_cpu_bound(config, packets):
 
 
 def add_models(entries, campaign, packets):
-    """Each entry's model range and CPU bound, from its configuration; done
-    again when a report is rewritten, so a corrected model needs no rerun."""
+    """The entries as LinkDelayEntry, each with its model range and CPU bound
+    from its configuration; done again when a report is rewritten, so a
+    corrected model needs no rerun."""
     configs = {c.name: c for c in campaign.configs}
+    out = {}
     for name, e in entries.items():
+        e = e if isinstance(e, LinkDelayEntry) else LinkDelayEntry.of(e)
         if name in configs:
-            model, cpu_bound = _model_and_cpu_bound(configs[name], packets)
-            e["model_ms"], e["cpu_bound_ms"] = list(model), cpu_bound
+            model, e.cpu_bound_ms = _model_and_cpu_bound(configs[name], packets)
+            e.model_ms = list(model)
+        out[name] = e
+    return out
 
 
 def rows_by_delay(doc):
     """{delay (None: loopback): {strategy: entry}}, in the order of the campaign."""
     out = {}
     for e in doc["configs"].values():
-        if e.get("summary"):
-            out.setdefault(_delay(e), {})[e["config"]["group"]] = e
+        if e.summary:
+            out.setdefault(_delay(e), {})[e.config.group] = e
     return out
 
 
@@ -75,36 +118,35 @@ def _ratio_with_emulator(entry):
     the emulator runs on the pipeline's cores, which a real network would
     leave to the pipeline. None on loopback."""
     values = []
-    for r in entry["runs"]:
+    for r in entry.runs:
         emulator_s = r.network.emulator_cpu_s if r.network else None
         last = r.stages[-1].last_packet_ms
         if emulator_s is None or not last:
             return None
         cores = len(r.spec["cores"])
-        floor = max(r.floor_ms, entry["cpu_bound_ms"] + 1000.0 * emulator_s / cores)
+        floor = max(r.floor_ms, entry.cpu_bound_ms + 1000.0 * emulator_s / cores)
         values.append(last / floor)
     return spread(values)
 
 
+def _figures(entry):
+    s = entry.summary
+    return StrategyFigures(
+        ratio=s.overhead_ratio, model_ratio=[m / s.floor_ms for m in entry.model_ms],
+        ratio_with_emulator=_ratio_with_emulator(entry), last_ms=s.stages[-1].last_packet_ms.median,
+        output_reordered=int(max(st.output_reordered_from_previous.max for st in s.stages)),
+        emulator_cpu_s=s.emulator_cpu_s.median, cpu_s=s.cpu_s.median,
+        held_peak=max((st.held_peak or 0 for r in entry.runs for st in r.stages), default=0))
+
+
 def headline(doc):
-    """One row per delay: both strategies' ratio to the floor, the model's, and
-    how much slower two-way + worker is."""
+    """One DelayRow per delay: both strategies' ratio to the floor, the
+    model's, and how much slower two-way + worker is."""
     rows = []
     for delay, by in rows_by_delay(doc).items():
         tw, cr = by.get("twoway-worker"), by.get("credits")
-        row = {"delay_ms": delay}
-        for key, e in (("twoway_worker", tw), ("credits", cr)):
-            if e is None:
-                continue
-            s = e["summary"]
-            row[key] = {"ratio": s["overhead_ratio"], "model_ratio": [m / s["floor_ms"] for m in e["model_ms"]],
-                        "ratio_with_emulator": _ratio_with_emulator(e),
-                        "last_ms": s["stages"][-1]["last_packet_ms"]["median"],
-                        "output_reordered": int(max(st["output_reordered_from_previous"]["max"] for st in s["stages"])),
-                        "emulator_cpu_s": s.get("emulator_cpu_s", {}).get("median"),
-                        "cpu_s": s["cpu_s"]["median"],
-                        "held_peak": max((st.held_peak or 0 for r in e["runs"] for st in r.stages), default=0)}
+        row = DelayRow(delay, _figures(tw) if tw else None, _figures(cr) if cr else None)
         if tw and cr:
-            row["twoway_over_credits"] = row["twoway_worker"]["last_ms"] / row["credits"]["last_ms"]
+            row.twoway_over_credits = row.twoway_worker.last_ms / row.credits.last_ms
         rows.append(row)
     return rows

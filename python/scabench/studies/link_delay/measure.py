@@ -15,13 +15,13 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign, summarise
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from scabench.paths import REPO_ROOT
-from scabench.report.results_file import write_json
-from scabench.studies.link_delay.analysis import add_models
+from scabench.report.results_file import stamped, write_json
+from scabench.studies.link_delay.analysis import LinkDelayEntry, add_models
 from scabench.studies.link_delay.render import write_link_delay_report
 
 DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "ordering" / "link-delay.toml"
@@ -48,15 +48,15 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
             "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
 
     def document(entries, status):
-        return {"status": status, "meta": meta, "configs": entries}
+        return stamped({"status": status, "meta": meta, "configs": entries})
 
     def save(entries, status="partial"):
         return write_json(document(entries, status), out / "results.json")
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)
     for e in entries.values():
-        e["summary"] = summarise(e["runs"])
-    add_models(entries, campaign, packets)
+        e.summarise()
+    entries = add_models(entries, campaign, packets)
     meta["elapsed_s"] = time.monotonic() - started
     meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     save(entries, status="complete")
@@ -69,12 +69,12 @@ def rerender(out_dir):
     path = Path(out_dir) / "results.json"
     try:
         doc = json.loads(path.read_text())
-        entries_from_json(doc["configs"])
+        entries = entries_from_json(doc["configs"], LinkDelayEntry)
     except (OSError, ValueError) as exc:
         raise ScabenchError(f"{path}: cannot read the kept results ({exc})") from None
-    add_models(doc["configs"], load_campaign(doc["meta"]["campaign"]), doc["meta"]["packets"])
-    for e in doc["configs"].values():
-        e["summary"] = summarise(e["runs"])
+    entries = doc["configs"] = add_models(entries, load_campaign(doc["meta"]["campaign"]), doc["meta"]["packets"])
+    for e in entries.values():
+        e.summarise()
     write_json(doc, path)
     write_link_delay_report(doc, out_dir)
     return doc

@@ -4,6 +4,7 @@ paying, and the figures derived from a whole result (Eq. 1 per case, cycles
 per element). Pure functions on measured numbers; measure.py measures them."""
 import numpy as np
 
+from scabench.run.metrics import percentile
 from scabench.studies.orb_profile import datarate
 from scabench.studies.orb_profile.plan import CASES_BY_NAME
 
@@ -14,10 +15,10 @@ def summarize_rounds(rounds, tsc_hz):
     if not rounds or any(len(r) == 0 for r in rounds):
         raise ValueError("every round needs at least one call")
     medians = [float(np.median(r)) for r in rounds]
-    p99s = [float(np.percentile(r, 99)) for r in rounds]
+    p99s = [percentile(r, 99) for r in rounds]
     pooled = np.concatenate([np.asarray(r, dtype=float) for r in rounds])
     median_cycles = float(np.median(medians))
-    p99_cycles = float(np.percentile(pooled, 99))
+    p99_cycles = percentile(pooled, 99)
     return {
         "median_cycles": median_cycles,
         "p99_cycles": p99_cycles,

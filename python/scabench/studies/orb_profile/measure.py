@@ -18,6 +18,7 @@ from dataclasses import asdict
 import numpy as np
 
 from scabench.run.environment import describe_environment
+from scabench.version import version_info
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
@@ -287,7 +288,8 @@ def run_profile(plan, log=print):
     started = time.monotonic()
     quiet, pct = wait_for_quiet(plan.foreign_threshold_pct, timeout_s=30,
                                 on_wait=lambda p: log(f"waiting for a quiet machine (others use {p:.0f} %)"))
-    result = {"command": "profile", "plan": asdict(plan), "environment": describe_environment("all"),
+    result = {"scabench": version_info(), "command": "profile", "plan": asdict(plan),
+              "environment": describe_environment("all"),
               "quiet_at_start": quiet, "foreign_pct_at_start": round(pct, 2), "transports": {}}
     with tempfile.TemporaryDirectory(prefix="scabench-profile-") as workdir:
         calibrator = Driver(None, "cycle-counter calibration")

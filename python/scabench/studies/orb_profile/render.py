@@ -8,9 +8,10 @@ import numpy as np  # noqa: E402
 
 from scabench.studies.orb_profile import datarate  # noqa: E402
 from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
-from scabench.report.markdown import md_table, write_report  # noqa: E402
+from scabench.report.markdown import CONTENTS, md_table, write_report  # noqa: E402
 from scabench.studies.orb_profile import seed  # noqa: E402
-from scabench.report.tables import format_table  # noqa: E402
+from scabench.console import add_rows, table, text  # noqa: E402
+from scabench import units  # noqa: E402
 
 KINDS = (("basic", "Basic marsh."), ("array", "Array marsh."), ("sequence", "Sequence marsh."))
 SEED_LABEL = "seed (720 MHz DSP)"
@@ -40,16 +41,16 @@ def table1_rows(result):
 
 def invocation_rows(result):
     hz = result["tsc"]["hz"]
-    rows = [[SEED_LABEL + ", null two-way", _n(seed.NULL_CALL_US * seed.CLOCK_HZ / 1e6), _n(seed.NULL_CALL_US * 1e3),
-             None, None]]
+    rows = [[SEED_LABEL + ", null two-way", _n(seed.NULL_CALL_US * seed.CLOCK_HZ / 1e6),
+             units.duration_us(seed.NULL_CALL_US), None, None]]
     for tr in _transports(result):
         for name, label in (("null", "null two-way"), ("oneway", "oneway send (empty)"),
                             ("sequence-double-oneway", "oneway send, 1024 doubles")):
             m = result["transports"][tr]["cases"][name]
-            rows.append([f"{tr}, {label}", _n(m["median_cycles"]), _n(m["median_ns"]), _n(m["p99_cycles"]),
-                         _n(m["p99_ns"])])
+            rows.append([f"{tr}, {label}", _n(m["median_cycles"]), units.duration_us(m["median_ns"] / 1e3),
+                         _n(m["p99_cycles"]), units.duration_us(m["p99_ns"] / 1e3)])
     del hz
-    return ["", "cycles (median)", "ns (median)", "cycles (p99)", "ns (p99)"], rows
+    return ["", "cycles (median)", "time (median)", "cycles (p99)", "time (p99)"], rows
 
 
 def latency_rows(result):
@@ -76,13 +77,13 @@ def per_element_rows(result):
 
 
 def table2_rows(result):
-    rows = [[f"{SEED_LABEL}, {r['configuration']}", None, None, _n(r["cycles"]), f"{r['us']:.1f}"]
+    rows = [[f"{SEED_LABEL}, {r['configuration']}", None, None, _n(r["cycles"]), units.duration_us(r["us"])]
             for r in seed.TABLE2]
     for tr in _transports(result):
         f = result["transports"][tr]["first_call"]
         rows.append([tr, _n(f["first_cycles"]), _n(f["steady_cycles"]), _n(f["setup_cycles"]),
-                     f"{f['setup_ns'] / 1e3:.1f}"])
-    return ["", "first call (cycles)", "later calls (cycles)", "set-up (cycles)", "set-up (µs)"], rows
+                     units.duration_us(f["setup_ns"] / 1e3)])
+    return ["", "first call (cycles)", "later calls (cycles)", "set-up (cycles)", "set-up (time)"], rows
 
 
 def datarate_rows(result):
@@ -134,8 +135,16 @@ def sweep_rows(result, tr):
     for p in t["sweep"]:
         wire = w.get(f"sweep-{p['elements']}")
         rows.append([p["elements"], p["payload_bytes"], wire["request_bytes"] if wire else None,
-                     f"{p['median_ns'] / 1e3:.2f}", f"{p['p99_ns'] / 1e3:.2f}", f"{p['mb_per_s']:.1f}"])
+                     f"{p['median_ns'] / 1e3:.2f}", f"{p['p99_ns'] / 1e3:.2f}",
+                     f"{p['mb_per_s']:.1f}" if moves_bytes(tr) else "– (no bytes move)"])
     return ["doubles", "payload bytes", "request bytes on the wire", "median (µs)", "p99 (µs)", "MB/s"], rows
+
+
+def moves_bytes(transport):
+    """Whether a call over the transport moves its payload: collocated, the
+    ORB makes a direct call that hands over a reference to the caller's
+    sequence, so payload bytes / time is no throughput."""
+    return transport != "collocated"
 
 
 def fit_rows(result):
@@ -143,7 +152,7 @@ def fit_rows(result):
     for tr in _transports(result):
         f, b = result["transports"][tr]["fit"], result["transports"][tr]["block_size"]
         largest = b.get("largest_blocks_ns_per_byte")
-        rows.append([tr, _n(f["fixed_cycles"]), f"{f['fixed_ns'] / 1e3:.2f}", _small(f["per_byte_cycles"]),
+        rows.append([tr, _n(f["fixed_cycles"]), units.duration_us(f["fixed_ns"] / 1e3), _small(f["per_byte_cycles"]),
                      _small(f["per_byte_ns"]),
                      _n(b["asymptotic_mb_per_s"]) if b["asymptotic_mb_per_s"] else "no per-byte cost",
                      f"{100 * f['worst_relative_residual']:.0f} %",
@@ -151,7 +160,7 @@ def fit_rows(result):
                      _n(b["model_bytes"]) if b["model_bytes"] else "never",
                      f"{b['measured_bytes']:,} ({b['measured_elements']:,} doubles)" if b["measured_bytes"]
                      else "never (no per-byte cost)"])
-    header = ["transport", "fixed (cycles)", "fixed (µs)", "per byte (cycles)", "per byte (ns)", "asymptote (MB/s)",
+    header = ["transport", "fixed (cycles)", "fixed (time)", "per byte (cycles)", "per byte (ns)", "asymptote (MB/s)",
               "worst residual", "per byte, two largest blocks (ns)", "fixed < 10 % from (bytes, fit)",
               "within 10 % of best MB/s from (measured)"]
     return header, rows
@@ -178,17 +187,26 @@ def plot_fig8(result, path):
     panels = [(SEED_LABEL, seed.TABLE1_CYCLES)] + [
         (tr, {k: {t: result["transports"][tr]["cases"][f"{k}-{t}"]["median_cycles"] for t in TYPES}
               for k, _ in KINDS}) for tr in _transports(result)]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8))
+    # One logarithmic cycle axis for every panel: the sources differ by
+    # hundreds of times (a direct call against a DSP's round trip), and
+    # separate linear axes would draw them the same height.
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), sharey=True)
     x = np.arange(len(TYPES))
     for ax, (title, data) in zip(np.atleast_1d(axes), panels):
         for i, (kind, label) in enumerate(KINDS):
             ax.bar(x + (i - 1) * 0.27, [data[kind][t] for t in TYPES], 0.27, label=label)
         ax.set_xticks(x, [t.capitalize() for t in TYPES])
         ax.set_title(title)
-        ax.set_ylabel("cycles per round trip")
-        ax.grid(axis="y", alpha=0.3)
-    np.atleast_1d(axes)[0].legend(fontsize=8)
-    fig.tight_layout()
+        ax.set_yscale("log")
+        ax.grid(axis="y", alpha=0.3, which="both")
+    # Bars on a log axis start at its bottom: a decade under the smallest
+    # value, so the smallest bar still shows.
+    smallest = min(v for _, data in panels for kind, _ in KINDS for v in data[kind].values())
+    np.atleast_1d(axes)[0].set_ylim(bottom=10 ** (np.floor(np.log10(smallest)) - 1))
+    np.atleast_1d(axes)[0].set_ylabel("cycles per round trip (log scale, shared)")
+    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(KINDS), fontsize=8)  # above the bars, not on them
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -203,7 +221,8 @@ def plot_sweep(result, path):
         xs = np.geomspace(x.min(), x.max(), 100)
         ax1.loglog(xs, (t["fit"]["fixed_ns"] + t["fit"]["per_byte_ns"] * xs) / 1e3, "-", color=line.get_color(),
                    alpha=0.6)
-        ax2.semilogx(x, [p["mb_per_s"] for p in t["sweep"]], "o-", label=tr, color=line.get_color())
+        if moves_bytes(tr):
+            ax2.semilogx(x, [p["mb_per_s"] for p in t["sweep"]], "o-", label=tr, color=line.get_color())
     ax1.set_xlabel("payload per call (bytes of doubles)")
     ax1.set_ylabel("round trip (µs, median)")
     ax1.set_title("Size sweep, with the fixed + per-byte fit")
@@ -211,6 +230,9 @@ def plot_sweep(result, path):
     ax2.set_ylabel("MB/s (10⁶ bytes/s)")
     ax2.set_yscale("log")
     ax2.set_title("Throughput of one client, two-way calls")
+    if "collocated" in result["transports"]:
+        ax2.text(0.98, 0.03, "collocated not shown:\na direct call moves no bytes", transform=ax2.transAxes,
+                 ha="right", fontsize=8, color="#555")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3, which="both")
         ax.legend()
@@ -247,13 +269,17 @@ def _conditions(result):
 
 def build_markdown(result, fig8_name="fig8-cycles.png", sweep_name="size-sweep.png"):
     out = ["# ORB profile: what omniORB costs per call and per byte", "",
+           answer(result), "",
            f"Reproduces the ORB profiling paper (“{seed.TITLE}”) on this machine, for every transport, and goes "
            "further (size sweep, fixed and per-byte costs). The paper's figures are printed beside ours: "
-           f"{seed.PLATFORM}.", "", "## Conditions", ""] + _conditions(result)
+           f"{seed.PLATFORM}. How it was measured is under Conditions, at the end.", "", CONTENTS]
     h, r = table1_rows(result)
     out += ["", "## Table 1: cycles of a round trip carrying the argument", "",
             "Arrays and sequences have 1024 elements; servants are empty.", "", md_table(h, r)]
-    out += ["", f"![cycles by type and argument kind]({fig8_name})"]
+    out += ["", f"![cycles by type and argument kind]({fig8_name})", "",
+            "The panels share one logarithmic cycle axis: the sources differ by hundreds of times, which "
+            f"separate linear axes would hide. The seed's cycles are its {seed.CLOCK_HZ / 1e6:.0f} MHz DSP's, ours "
+            f"the time-stamp counter's at {result['tsc']['hz'] / 1e6:.0f} MHz."]
     h, r = invocation_rows(result)
     out += ["", "## Invocation and oneway send", "", md_table(h, r)]
     h, r = latency_rows(result)
@@ -299,7 +325,27 @@ def build_markdown(result, fig8_name="fig8-cycles.png", sweep_name="size-sweep.p
         out += ["", "## One core or any core", "",
                 "The same calls with client and server free to run on any core. On a virtual machine a wake-up "
                 "of a peer on another, idle, core can cost more than the call.", "", md_table(h, r)]
+    out += ["", "## Conditions", ""] + _conditions(result)
     return "\n".join(out) + "\n"
+
+
+def answer(result):
+    """The report's answer, first: what a call costs here beside the paper's
+    DSP (in time: the cycles are of different clocks), and the fixed and
+    per-byte cost of a call that moves bytes."""
+    parts = []
+    for tr in _transports(result):
+        t = result["transports"][tr]
+        seq = t["cases"]["sequence-double"]
+        text = (f"{tr} {units.duration_us(seq['median_ns'] / 1e3)} ({_n(seq['median_cycles'])} cycles; null call "
+                f"{units.duration_us(t['cases']['null']['median_ns'] / 1e3)})")
+        if moves_bytes(tr) and t["fit"]["per_byte_ns"] > 0:
+            text += f", {units.duration_us(t['fit']['fixed_ns'] / 1e3)} a call plus {t['fit']['per_byte_ns']:.2f} ns a byte"
+        parts.append(text)
+    dsp = seed.TABLE1_CYCLES["sequence"]["double"]
+    return (f"**A round trip carrying a sequence of 1024 doubles: {'; '.join(parts)}. On the paper's DSP: "
+            f"{units.duration_us(dsp / seed.CLOCK_HZ * 1e6)} ({_n(dsp)} cycles at {seed.CLOCK_HZ / 1e6:.0f} MHz; null "
+            f"call {units.duration_us(seed.NULL_CALL_US)}).**")
 
 
 def write_profile_report(result, out_dir):
@@ -311,16 +357,35 @@ def write_profile_report(result, out_dir):
     return write_report(out, "scabench profile", build_markdown(result))
 
 
-def format_profile(result):
-    """The terminal summary: Table 1, Table 2 and the fit."""
+def profile_view(result):
+    """The terminal summary: Table 1, the invocations, Table 2 and the fit."""
     h, r = table1_rows(result)
-    text = ["Table 1: cycles of a round trip (median of round medians)", format_table(h, r), ""]
+    out = [add_rows(table(*h, title="Table 1: cycles of a round trip (median of round medians)"), r), ""]
     h, r = invocation_rows(result)
-    text += [format_table(h, r), ""]
+    out += [add_rows(table(*h), r), ""]
     h, r = table2_rows(result)
-    text += ["Table 2: first call on a new reference", format_table(h, r), ""]
+    out += [add_rows(table(*h, title="Table 2: first call on a new reference"), r), ""]
     h, r = fit_rows(result)
     keep = [0, 1, 2, 3, 4, 6, 7, 8]
-    text += ["Fixed and per-byte cost (sequences of doubles)",
-             format_table([h[i] for i in keep], [[x[i] for i in keep] for x in r])]
-    return "\n".join(text)
+    out += [add_rows(table(*[h[i] for i in keep], title="Fixed and per-byte cost (sequences of doubles)"),
+                     [[x[i] for i in keep] for x in r])]
+    return out
+
+
+def format_profile(result, wide=False):
+    return text(profile_view(result), wide)
+
+
+def profile_csv(result):
+    """Every case on every transport, one row each, as measured (`--csv`)."""
+    header = ["transport", "case", "elements", "payload_bytes", "median_cycles", "p99_cycles", "median_ns", "p99_ns",
+              "datarate_bps"]
+    rows = []
+    for tr in _transports(result):
+        cases = result["transports"][tr]["cases"]
+        for c in CASES:
+            m = cases.get(c.name)
+            if m is not None:
+                rows.append([tr, c.name, c.elements, c.payload_bytes, m.get("median_cycles"), m.get("p99_cycles"),
+                             m.get("median_ns"), m.get("p99_ns"), m.get("datarate_bps")])
+    return header, rows

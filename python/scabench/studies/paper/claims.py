@@ -1,9 +1,10 @@
 """The paper's claims, one function each, judged on our measurements.
 
-Each function takes the campaign's entries ({"exp1@multicore": {"config",
-"runs" (RunResults), "summary"}, ...}) and returns a Claim whose verdict is
+Each function takes the campaign's entries ({"exp1@multicore":
+CampaignEntry, ...}, measure/campaign.py) and returns a Claim whose verdict is
 "reproduced", "not reproduced" or "differs", with the figures that decide it
-(read from the entries by evidence.py). The rules are written for any
+(read from the entries by evidence.py), or "not run" when a configuration it
+needs was not measured. The rules are written for any
 machine: where the answer depends on the core count (the paper had 4 cores,
 this machine may have 2), the rule says what that count predicts and judges
 against the prediction.
@@ -15,7 +16,8 @@ from scabench.studies.paper.evidence import (Missing, core_count, entry, floor_m
                                              stage_count)
 from scabench.studies.paper.published import published
 
-REPRODUCED, NOT_REPRODUCED, DIFFERS = "reproduced", "not reproduced", "differs"
+REPRODUCED, NOT_REPRODUCED, DIFFERS, NOT_RUN = "reproduced", "not reproduced", "differs", "not run"
+VERDICTS = (REPRODUCED, DIFFERS, NOT_REPRODUCED, NOT_RUN)
 MC, SC = "multicore", "singlecore"
 
 
@@ -36,11 +38,13 @@ def _on_both_setups(held_on):
 
 
 def _judge(entries, rule):
-    """Runs a rule; a missing measurement makes the claim unproven."""
+    """Runs a rule. A configuration it needs that was not measured leaves
+    the claim "not run": no evidence either way."""
     try:
         return rule(entries)
     except Missing as m:
-        return NOT_REPRODUCED, f"not measured: {m.args[0]} has no successful run"
+        name, why = m.args
+        return NOT_RUN, f"not measured: {name} {why}"
     except (KeyError, TypeError, ZeroDivisionError, IndexError, AttributeError) as exc:
         # A partial result (e.g. a stage that recorded nothing) must not cost the whole report.
         return NOT_REPRODUCED, f"could not be judged from the results: {type(exc).__name__}: {exc}"
@@ -53,7 +57,7 @@ def oneway_reorders(entries):
     for setup, table in ((MC, 2), (SC, 3)):
         name = f"exp1@{setup}"
         prev, orig = reordered(entries, name), reordered(entries, name, "reordered_from_original")
-        threads = entry(entries, name)["summary"]["stages"][0]["max_server_threads"]["max"]
+        threads = entry(entries, name).summary.stages[0].max_server_threads.max
         hits += prev > 0
         parts.append(f"exp1 on {setup_label(entries, name)}: stage 3 reordered {prev:.0f} from previous / {orig:.0f} "
                      f"from original, up to {threads:.0f} ORB threads at once in stage 1 (paper, Table {table}: "
@@ -64,9 +68,9 @@ def oneway_reorders(entries):
 def twoway_keeps_order(entries):
     names = [n for n in ("exp5@multicore", "exp5@singlecore", "exp6@multicore", "exp6@singlecore",
                          "exp6-collocated@multicore", "exp6-deep-queue@multicore", "exp5-pinned@multicore")
-             if n in entries and entries[n].get("summary")]
+             if n in entries and entries[n].summary]
     if not names:
-        raise Missing("exp5@multicore")
+        raise Missing("no two-way configuration (exp5, exp6 or a variant)", "has a successful run")
     worst = {n: most_reordered(entries, n) for n in names}
     runs = sum(run_count(entries, n) for n in names)
     verdict = REPRODUCED if not any(worst.values()) else NOT_REPRODUCED
@@ -100,10 +104,10 @@ def worker_fills_pipeline(entries):
 
 
 def oneway_worker_no_guarantee(entries):
-    candidates = [n for n in entries if entries[n].get("summary") and n.split("@")[0] in (
+    candidates = [n for n in entries if entries[n].summary and n.split("@")[0] in (
         "exp3", "exp4", "sync-none-worker", "sync-transport-worker", "sync-server-worker")]
     if "exp3@multicore" not in candidates:
-        raise Missing("exp3@multicore")
+        entry(entries, "exp3@multicore")  # raises Missing, saying why
     worst = {n: most_reordered(entries, n) for n in candidates}
     p6 = published()["table"]["6"]
     text = (f"most packets reordered in any run, one-way + worker: "
@@ -137,15 +141,15 @@ def _per_run(per_run):
 
 
 def worker_reorders_only_at_entry(entries):
-    pattern, per_run = _entry_pattern(entry(entries, "exp3@multicore")["runs"])
+    pattern, per_run = _entry_pattern(entry(entries, "exp3@multicore").runs)
     p6 = published()["table"]["6"]["reordered_from_previous"]
     text = (f"exp3 on {setup_label(entries, 'exp3@multicore')}, reordered from previous at stages 1/2/3 per run: "
             f"{_per_run(per_run)} (paper, Table 6: {'/'.join(str(v) for v in p6)})")
     if pattern == "carried":
         return REPRODUCED, text
     deep = entries.get("exp3-deep-queue@multicore")
-    if deep and deep.get("summary"):
-        deep_pattern, deep_runs = _entry_pattern(deep["runs"])
+    if deep and deep.summary:
+        deep_pattern, deep_runs = _entry_pattern(deep.runs)
         if deep_pattern in ("carried", "mostly"):
             return DIFFERS, text + (f"; with a 1024-deep queue, as unbounded as the paper's seems to be (its Fig. 15 "
                                     f"shows no back-pressure): {_per_run(deep_runs)}, so reordering enters at stage 1 "
@@ -168,9 +172,9 @@ def pacing_reduces_reordering(entries):
         fewer += b < a
         part = (f"stage 3 reordered from previous on {setup_label(entries, f'exp1@{setup}')}: no wait {a:.0f}, "
                 f"5 ms wait {b:.0f} (paper: {paper_reordered(t1)} -> {paper_reordered(t2)})")
-        if matched in entries and entries[matched].get("summary"):
+        if matched in entries and entries[matched].summary:
             c = reordered(entries, matched)
-            period = entries[matched]["config"]["component"]["producer"]["period_us"] / 1000
+            period = entries[matched].config.component["producer"]["period_us"] / 1000
             matched_seen += 1
             matched_fewer += c < a
             part += f", paced at {period:g} ms {c:.0f}"
@@ -268,12 +272,12 @@ def single_thread_poa_no_guarantee(entries):
     senders' packets interleave at the port whatever the policy, so order is
     counted per connection, each stream on its own."""
     one, many = "exp1-single-thread-poa@multicore", "exp1-single-thread-poa-two-senders@multicore"
-    measured = [n for n in (many, one) if n in entries and entries[n].get("summary")]
+    measured = [n for n in (many, one) if n in entries and entries[n].summary]
     if not measured:
-        raise Missing(many)
+        entry(entries, one)  # raises Missing, saying why (naming the configuration the claim always had)
     parts, worst = [], 0
     if many in measured:
-        runs = entry(entries, many)["runs"]
+        runs = entry(entries, many).runs
         merges = [next(s for s in r.stages if s.connections) for r in runs]
         ids = [c.id for c in merges[0].connections]
         counts = {i: [(c.reordered_from_previous, c.reordered_from_original, c.received)
@@ -308,9 +312,9 @@ def single_thread_poa_no_guarantee(entries):
 def producer_paced_by_transport(entries):
     parts, ok = [], 0
     for setup, fig in ((MC, 9), (SC, 10)):
-        s = entry(entries, f"exp1@{setup}")["summary"]
-        share = s["send_share_under_us"].get("35")
-        fast, slow = s["send_us"]["mean_fastest_90pct"], s["send_us"]["mean_slowest_10pct"]
+        s = entry(entries, f"exp1@{setup}").summary
+        share = s.send_share_under_us.get("35")
+        fast, slow = s.send_us["mean_fastest_90pct"], s.send_us["mean_slowest_10pct"]
         f = published()["figure"][str(fig)]
         ok += share is not None and share >= 75 and slow >= 100 * fast
         parts.append(f"{setup_label(entries, f'exp1@{setup}')}: {share:.0f} % of sends under 35 µs, fastest 90 % "
@@ -321,11 +325,11 @@ def producer_paced_by_transport(entries):
 
 def twoway_producer_waits_pipeline(entries):
     stages = stage_count(entries, "exp5@singlecore")
-    first_run = entry(entries, "exp5@singlecore")["runs"][0]
+    first_run = entry(entries, "exp5@singlecore").runs[0]
     work_us = floor_ms(entries, "exp5@singlecore") * 1000 / max(1, first_run.producer.sent)
     parts, ok = [], 0
     for setup, fig in ((MC, 13), (SC, 14)):
-        p50 = entry(entries, f"exp5@{setup}")["summary"]["send_us"]["p50"]
+        p50 = entry(entries, f"exp5@{setup}").summary.send_us["p50"]
         ok += 0.95 * work_us <= p50 <= 1.3 * work_us
         parts.append(f"{setup_label(entries, f'exp5@{setup}')}: median send {p50:,.0f} µs "
                      f"(paper, Fig. {fig}: mean {published()['figure'][str(fig)]['mean_us']:,} µs)")
@@ -333,17 +337,17 @@ def twoway_producer_waits_pipeline(entries):
 
 
 def twoway_worker_fast_sends(entries):
-    s6 = entry(entries, "exp6@multicore")["summary"]
-    share = s6["send_share_under_us"].get("100")
-    text = (f"exp6: {share:.0f} % of sends under 100 µs, median {s6['send_us']['p50']:,.0f} µs "
+    s6 = entry(entries, "exp6@multicore").summary
+    share = s6.send_share_under_us.get("100")
+    text = (f"exp6: {share:.0f} % of sends under 100 µs, median {s6.send_us['p50']:,.0f} µs "
             f"(paper, Fig. 15: 92 % under 100 µs; the slides' test 4: about 5 ms per send)")
     if share >= 80:
         return REPRODUCED, text
     try:
-        deep = entry(entries, "exp6-deep-queue@multicore")["summary"]
+        deep = entry(entries, "exp6-deep-queue@multicore").summary
     except Missing:
         return NOT_REPRODUCED, text
-    deep_share = deep["send_share_under_us"].get("100")
+    deep_share = deep.send_share_under_us.get("100")
     text += (f"; with a 1024-deep queue: {deep_share:.0f} % under 100 µs. Our worker queue is bounded (default depth "
              "from the 2-core sweep) and blocks the two-way call when full, so after the first packets the producer "
              "is paced by the pipeline, as in the slides")

@@ -1,57 +1,60 @@
 """The figures the claims are judged on, read from the campaign's entries
-({"exp1@multicore": {"config", "runs" (RunResults), "summary"}, ...}), and
+({"exp1@multicore": CampaignEntry, ...}, measure/campaign.py), and
 the paper's published counterparts. A configuration without a successful run
-raises Missing, which claims.py turns into "not reproduced"."""
+raises Missing, which claims.py turns into "not run": nothing was measured
+that could reproduce the claim or refute it."""
 from scabench.studies.paper.published import published
 
 
 class Missing(Exception):
-    """A configuration the claim needs was not measured (or every run failed)."""
+    """A configuration the claim needs was not measured: args (name, why)."""
 
 
 def entry(entries, name):
     e = entries.get(name)
-    if not e or not e.get("summary"):
-        raise Missing(name)
+    if not e:
+        raise Missing(name, "was not in this campaign")
+    if not e.summary:
+        raise Missing(name, "has no successful run (every run failed)")
     return e
 
 
 def last_ms(entries, name):
-    return entry(entries, name)["summary"]["stages"][-1]["last_packet_ms"]["median"]
+    return entry(entries, name).summary.stages[-1].last_packet_ms.median
 
 
 def ratio(entries, name):
-    return entry(entries, name)["summary"]["overhead_ratio"]["median"]
+    return entry(entries, name).summary.overhead_ratio.median
 
 
 def floor_ms(entries, name):
-    return entry(entries, name)["summary"]["floor_ms"]
+    return entry(entries, name).summary.floor_ms
 
 
 def reordered(entries, name, kind="reordered_from_previous", stage=-1):
-    return entry(entries, name)["summary"]["stages"][stage][kind]["median"]
+    return getattr(entry(entries, name).summary.stages[stage], kind).median
 
 
 def most_reordered(entries, name):
     """The most packets any run reordered at any stage, by either count."""
-    runs = entry(entries, name)["runs"]
+    runs = entry(entries, name).runs
     return max(max(s.reordered_from_previous, s.reordered_from_original) for r in runs for s in r.stages)
 
 
 def run_count(entries, name):
-    return len(entry(entries, name)["runs"])
+    return len(entry(entries, name).runs)
 
 
 def core_count(entries, name):
-    return len(entry(entries, name)["config"]["cores"])
+    return len(entry(entries, name).config.cores)
 
 
 def stage_count(entries, name):
-    return sum(1 for s in entry(entries, name)["summary"]["stages"] if s["name"] != "sink")
+    return sum(1 for s in entry(entries, name).summary.stages if s.name != "sink")
 
 
 def setup_label(entries, name):
-    return entry(entries, name)["config"]["setup_label"]
+    return entry(entries, name).config.setup_label
 
 
 def paper_last_ms(table):

@@ -5,6 +5,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from scabench.report import latency  # noqa: E402
+from scabench.report.plots import runs_label, whiskers  # noqa: E402
+from scabench.run.metrics import percentile  # noqa: E402
 from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
                                               published)
 
@@ -22,7 +25,7 @@ def send_time_histogram(path, title, send_us, paper_note=None):
         ax.set_xscale("log")
         ax.set_yscale("log")
         for q, style in ((50, "--"), (90, ":"), (99, "-.")):
-            v = np.percentile(s, q)
+            v = percentile(s, q)
             ax.axvline(v, color="#a4161a", linestyle=style, linewidth=1, label=f"p{q} {v:,.0f} µs")
         ax.legend(fontsize=8)
         ax_time.plot(np.arange(s.size), s, ".", markersize=2, color="#3b6ea8")
@@ -42,14 +45,25 @@ def send_time_histogram(path, title, send_us, paper_note=None):
 
 def overview(path, rows):
     """Time of the last packet over the floor, ours beside the paper's, per
-    experiment and set-up. rows: [(label, ours_ratio, (lo, hi), paper_ratio)]."""
+    experiment and set-up. rows: [(label, the ratio's Spread or None, paper
+    ratio, why there is no ratio: "not run", "failed")].
+    Whiskers only where several runs give a spread; no bar where nothing
+    was measured (a zero bar would read as a ratio of 0)."""
     fig, ax = plt.subplots(figsize=(11, 3.8))
     x = np.arange(len(rows))
-    ours = [r[1] or 0 for r in rows]
-    err = np.array([[max(0.0, (r[1] or 0) - r[2][0]), max(0.0, r[2][1] - (r[1] or 0))] for r in rows]).T
-    paper = [r[3] if r[3] is not None else np.nan for r in rows]
-    ax.bar(x - 0.2, ours, 0.4, yerr=err, capsize=3, label="scabench (median, min-max)", color="#3b6ea8")
+    measured = [(i, r[1]) for i, r in enumerate(rows) if r[1] is not None and r[1].median is not None]
+    xs = [x[i] - 0.2 for i, _ in measured]
+    med = [s.median for _, s in measured]
+    ax.bar(xs, med, 0.4, label=f"scabench ({runs_label(s.n for _, s in measured)})", color="#3b6ea8")
+    several, err = whiskers([s for _, s in measured])
+    if several:
+        ax.errorbar([xs[k] for k in several], [med[k] for k in several], yerr=err, fmt="none",
+                    ecolor="#1d2433", capsize=3, linewidth=1)
+    paper = [r[2] if r[2] is not None else np.nan for r in rows]
     ax.bar(x + 0.2, paper, 0.4, label="paper", color="#c9a227")
+    for i, r in enumerate(rows):
+        if r[1] is None or r[1].median is None:
+            ax.text(x[i] - 0.2, 0.05, r[3], rotation=90, ha="center", va="bottom", fontsize=8, color="#6b7280")
     ax.axhline(1.0, color="#444", linewidth=0.8)
     ax.set_xticks(x, [r[0] for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("last packet / floor")
@@ -81,20 +95,42 @@ def draw_figures(out, entries):
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
             if not e:
+                rows.append((f"{exp} {setup}", None, paper_ratio(exp, setup), "not run"))
                 continue
-            s = e.get("summary")
-            label = e["config"]["setup_label"]
+            s = e.summary
+            label = e.config.setup_label
             if s:
-                run = e["runs"][s["median_run"]]
+                run = e.runs[s.median_run]
                 name = f"send-times-{exp}-{setup}.png"
                 number, _ = paper_table(exp, setup)
                 send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
                                     run.producer.send_us_all, figure_note(exp, setup))
                 figures[f"{exp}@{setup}"] = name
-                ratio = s["overhead_ratio"]
-                rows.append((f"{exp} {label}", ratio["median"], (ratio["min"], ratio["max"]), paper_ratio(exp, setup)))
+                rows.append((f"{exp} {label}", s.overhead_ratio, paper_ratio(exp, setup), None))
             else:
-                rows.append((f"{exp} {label}", None, (0, 0), paper_ratio(exp, setup)))
+                rows.append((f"{exp} {label}", None, paper_ratio(exp, setup), "failed"))
     figures["overview"] = "overview.png"
     overview(out / "overview.png", rows)
+    if latency_histograms(out / "latency.png", entries):
+        figures["latency"] = "latency.png"
     return figures
+
+
+def latency_histograms(path, entries):
+    """The end-to-end latency of every packet of the median run of each
+    Table 1 experiment, both set-ups in one panel. False if no run measured
+    latency (results written before runs did)."""
+    panels = []
+    for exp in TABLE1:
+        group, ran = [], False
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            s = e.summary if e else None
+            ran = ran or bool(s)
+            run = e.runs[s.median_run] if s else None
+            if run is not None and run.end_to_end_latency_us_all:
+                group.append((e.config.setup_label, run.end_to_end_latency_us_all))
+        e = published()["experiment"][exp]
+        panels.append((f"{exp}: {e['call']}{', worker' if e['worker'] else ''}, producer waits "
+                       f"{e['producer_wait_ms']} ms", group or ("no latency in these results" if ran else "not run")))
+    return latency.histograms(path, panels, "Latency per packet, producer send to stage 3 done (median run of each)")

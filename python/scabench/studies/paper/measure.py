@@ -12,12 +12,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign, summarise
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.paths import REPO_ROOT
 from scabench.report.markdown import write_report
-from scabench.report.results_file import write_json
+from scabench.report.results_file import stamped, write_json
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import TITLE, render
@@ -46,12 +46,13 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
             "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
 
     def save(entries, claims=None, status="partial"):
-        doc = {"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])], "configs": entries}
+        doc = stamped({"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])],
+                       "configs": entries})
         return write_json(doc, out / "results.json")
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)
     for e in entries.values():
-        e["summary"] = summarise(e["runs"])
+        e.summarise()
     claims = judge_claims(entries)
     meta["elapsed_s"] = time.monotonic() - started
     meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -77,11 +78,11 @@ def rerender(out_dir):
     if doc.get("status") != "complete":
         raise ScabenchError(f"{path}: the campaign did not finish (status {doc.get('status')!r}); run it again")
     try:
-        entries_from_json(entries)
+        entries = doc["configs"] = entries_from_json(entries)
     except (ValueError, KeyError) as exc:
         raise ScabenchError(f"{path}: not a scabench paper result ({exc})") from None
     for e in entries.values():
-        e["summary"] = summarise(e["runs"])
+        e.summarise()
     claims = judge_claims(entries)
     doc["claims"] = [c.as_dict() for c in claims]
     write_json(doc, path)

@@ -1,5 +1,7 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
-from scabench.report.markdown import md_table
+from scabench.report import latency
+from scabench.report.markdown import CONTENTS, md_table
+from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS
 from scabench.studies.paper.published import SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published
 
 TITLE = "The messaging-semantics paper, reproduced by scabench"
@@ -17,12 +19,12 @@ def _num(v, digits=0):
 
 
 def _spread(s, digits=0):
-    """median (min–max), or just the value when every run agreed."""
-    if not s or s.get("median") is None:
+    """median (min–max) of a Spread, or just the value when every run agreed."""
+    if s is None or s.median is None:
         return "–"
-    if s["n"] <= 1 or s["min"] == s["max"]:
-        return _num(s["median"], digits)
-    return f"{_num(s['median'], digits)} ({_num(s['min'], digits)}–{_num(s['max'], digits)})"
+    if s.n <= 1 or s.min == s.max:
+        return _num(s.median, digits)
+    return f"{_num(s.median, digits)} ({_num(s.min, digits)}–{_num(s.max, digits)})"
 
 
 def _experiment_title(exp):
@@ -37,51 +39,72 @@ def headline(entries):
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
             number, table = paper_table(exp, setup)
-            s = e.get("summary") if e else None
-            last = s["stages"][-1] if s else None
-            rows.append([exp, e["config"]["setup_label"] if e else setup,
-                         _spread(last["last_packet_ms"]) if s else "failed",
-                         _spread(s["overhead_ratio"], 3) if s else "–",
-                         f"{last['reordered_from_previous']['median']:.0f} / {last['reordered_from_original']['median']:.0f}"
+            s = e.summary if e else None
+            last = s.stages[-1] if s else None
+            rows.append([exp, e.config.setup_label if e else setup,
+                         _spread(last.last_packet_ms) if s else ("failed" if e else "not run"),
+                         _spread(s.overhead_ratio, 3) if s else "–",
+                         latency.p50_p99(latency.end_to_end(e.runs)) if s else "–",
+                         f"{last.reordered_from_previous.median:.0f} / {last.reordered_from_original.median:.0f}"
                          if s else "–",
                          f"{table['last_packet_ms'][-1]:,.0f}", f"{paper_ratio(exp, setup):.3f}",
                          f"{table['reordered_from_previous'][-1]} / {table['reordered_from_original'][-1]}",
                          f"Table {number}"])
-    header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "reordered prev / orig",
+    header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99", "reordered prev / orig",
               "paper (ms)", "paper × floor", "paper reordered", "paper"]
     return md_table(header, rows)
 
 
+def latency_table(entries):
+    """End-to-end latency of each Table 1 experiment and set-up, over its runs."""
+    rows = []
+    for exp in TABLE1:
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            if not e or not e.summary:
+                continue
+            lat = latency.end_to_end(e.runs)
+            rows.append([exp, e.config.setup_label, latency.measured_runs(lat)]
+                        + [latency.spread_cell(lat, q) for q in latency.QUANTILES])
+    if not any(row[2] for row in rows):
+        return latency.NOT_MEASURED
+    return md_table(["exp", "set-up", "runs", "p50", "p90", "p99", "max"], rows)
+
+
 def paper_layout(entry, exp, setup):
     """One experiment on one set-up in the layout of the paper's Tables 2-13."""
-    s = entry["summary"]
+    s = entry.summary
     number, table = paper_table(exp, setup)
     label = published()["setup"][setup]["label"]
-    stage_names = [st["name"] for st in s["stages"]]
+    stage_names = [st.name for st in s.stages]
     header = ["", "producer"] + stage_names
     producer_paper = table.get("producer_last_ms")
     rows = [
-        ["time of last packet (ms), scabench", _spread(s["producer_last_sent_ms"])]
-        + [_spread(st["last_packet_ms"]) for st in s["stages"]],
+        ["time of last packet (ms), scabench", _spread(s.producer_last_sent_ms)]
+        + [_spread(st.last_packet_ms) for st in s.stages],
         [f"… paper ({label})", _num(producer_paper, 2) if producer_paper else "–"]
         + [f"{v:,.2f}" for v in table["last_packet_ms"]],
-        ["reordered with previous, scabench", "–"] + [_spread(st["reordered_from_previous"]) for st in s["stages"]],
+        ["reordered with previous, scabench", "–"] + [_spread(st.reordered_from_previous) for st in s.stages],
         ["… paper", "–"] + [str(v) for v in table["reordered_from_previous"]],
-        ["reordered with original, scabench", "–"] + [_spread(st["reordered_from_original"]) for st in s["stages"]],
+        ["reordered with original, scabench", "–"] + [_spread(st.reordered_from_original) for st in s.stages],
         ["… paper", "–"] + [str(v) for v in table["reordered_from_original"]],
-        ["most ORB threads in a stage at once", "–"] + [_num(st["max_server_threads"]["max"]) for st in s["stages"]],
+        ["most ORB threads in a stage at once", "–"] + [_num(st.max_server_threads.max) for st in s.stages],
     ]
+    for row, span in (("latency since send, p50 / p99", "since_send"), ("latency in the stage, p50 / p99", "in_stage")):
+        cells = [latency.p50_p99(latency.at_stage(entry.runs, i, span)) for i in range(len(s.stages))]
+        if any(c != "–" for c in cells):  # results written before runs measured latency have none
+            rows.append([row, "–"] + cells)
     floor = published()["setup"][setup]["floor_ms"]
-    return (f"**{entry['config']['setup_label']}** (paper: Table {number}, {label}); floor {s['floor_ms']:,.0f} ms, "
-            f"ratio {_spread(s['overhead_ratio'], 3)} (paper: floor {floor:,.0f} ms, ratio "
-            f"{paper_ratio(exp, setup):.3f}); {s['runs']} run(s)\n\n" + md_table(header, rows))
+    return (f"**{entry.config.setup_label}** (paper: Table {number}, {label}); floor {s.floor_ms:,.0f} ms, "
+            f"ratio {_spread(s.overhead_ratio, 3)} (paper: floor {floor:,.0f} ms, ratio "
+            f"{paper_ratio(exp, setup):.3f}); {s.runs} run(s)\n\n" + md_table(header, rows))
 
 
 def send_statements(entry, exp, setup):
-    s = entry["summary"]
+    s = entry.summary
     number, fig = paper_figure(exp, setup)
-    rows = [[label, _num(s["send_us"].get(key), 1)] for key, label in SEND_STATEMENTS]
-    rows += [[f"share under {t} µs", f"{v:.0f} %"] for t, v in s["send_share_under_us"].items()]
+    rows = [[label, _num(s.send_us.get(key), 1)] for key, label in SEND_STATEMENTS]
+    rows += [[f"share under {t} µs", f"{v:.0f} %"] for t, v in s.send_share_under_us.items()]
     text = md_table(["producer send time (µs), median over runs", "scabench"], rows)
     if number:
         paper = [f"{p} % under {t} µs" for t, p in fig.get("share_under_us", {}).items()]
@@ -99,14 +122,22 @@ def slides(entries):
     rows = []
     for name, test in published()["slides"].items():
         e = entries.get(f"{test['experiment']}@multicore")
-        s = e.get("summary") if e else None
-        ours_t = " / ".join(_num(st["last_packet_ms"]["median"]) for st in s["stages"]) if s else "–"
-        ours_r = " / ".join(_num(st["reordered_from_previous"]["median"]) for st in s["stages"]) if s else "–"
+        s = e.summary if e else None
+        ours_t = " / ".join(_num(st.last_packet_ms.median) for st in s.stages) if s else "–"
+        ours_r = " / ".join(_num(st.reordered_from_previous.median) for st in s.stages) if s else "–"
         rows.append([name.replace("test", "test "), test["experiment"], ours_t,
                      " / ".join(f"{v:,.0f}" for v in test["last_arrival_ms"]), ours_r,
                      " / ".join(str(v) for v in test["reordered"])])
     return md_table(["slides", "= experiment", "scabench last packet, stages 1/2/3 (ms)", "slides (4 cores)",
                      "scabench reordered from previous", "slides reordered"], rows)
+
+
+def _config_label(e):
+    """The configuration's id, with its set-up unless multi-core, and the
+    configuration whose runs it shows."""
+    c = e.config
+    label = c.id + ("" if c.setup == "multicore" else f", {c.setup_label}")
+    return label + (f" (= {e.same_as.split('@')[0]})" if e.same_as else "")
 
 
 def config_table(entries, names):
@@ -115,19 +146,18 @@ def config_table(entries, names):
         e = entries.get(name)
         if not e:
             continue
-        s = e.get("summary")
-        c = e["config"]
+        s, c = e.summary, e.config
         if not s:
-            rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–"])
+            rows.append([c.id, c.title, "failed", "–", "–", "–", "–", "–"])
             continue
-        last = s["stages"][-1]
-        label = c["id"] + ("" if c.get("setup", "multicore") == "multicore" else f", {c['setup_label']}")
-        rows.append([label + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
-                     _spread(last["last_packet_ms"]), _spread(s["overhead_ratio"], 3),
-                     f"{_spread(last['reordered_from_previous'])} / {_spread(last['reordered_from_original'])}",
-                     _num(s["send_us"].get("p50"), 0), _num(s["stages"][0]["max_server_threads"]["max"])])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "reordered prev / orig (stage 3)",
-                     "median send (µs)", "ORB threads in stage 1"], rows)
+        last = s.stages[-1]
+        rows.append([_config_label(e), c.title,
+                     _spread(last.last_packet_ms), _spread(s.overhead_ratio, 3),
+                     latency.p50_p99(latency.end_to_end(e.runs)),
+                     f"{_spread(last.reordered_from_previous)} / {_spread(last.reordered_from_original)}",
+                     _num(s.send_us.get("p50"), 0), _num(s.stages[0].max_server_threads.max)])
+    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
+                     "reordered prev / orig (stage 3)", "median send (µs)", "ORB threads in stage 1"], rows)
 
 
 def ordered_table(entries, names):
@@ -136,27 +166,48 @@ def ordered_table(entries, names):
     rows = []
     for name in names:
         e = entries[name]
-        s, c = e.get("summary"), e["config"]
+        s, c = e.summary, e.config
         if not s:
-            rows.append([c["id"], c["title"], "failed", "–", "–", "–", "–", "–"])
+            rows.append([c.id, c.title, "failed", "–", "–", "–", "–", "–", "–"])
             continue
-        out_of_order = int(sum(st["output_reordered_from_previous"]["max"] for st in s["stages"]))
-        skipped = sum(r.stages[i].skipped or 0 for r in e["runs"] for i in range(len(s["stages"])))
-        held = max(r.stages[i].held_peak or 0 for r in e["runs"] for i in range(len(s["stages"])))
-        label = c["id"] + ("" if c.get("setup", "multicore") == "multicore" else f", {c['setup_label']}")
-        rows.append([label + (f" (= {e['same_as'].split('@')[0]})" if e.get("same_as") else ""), c["title"],
-                     _spread(s["stages"][-1]["last_packet_ms"]), _spread(s["overhead_ratio"], 3),
-                     _spread(s["stages"][0]["reordered_from_previous"]), str(out_of_order), str(skipped), str(held)])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "arrivals reordered at stage 1",
+        out_of_order = int(sum(st.output_reordered_from_previous.max for st in s.stages))
+        skipped = sum(r.stages[i].skipped or 0 for r in e.runs for i in range(len(s.stages)))
+        held = max(r.stages[i].held_peak or 0 for r in e.runs for i in range(len(s.stages)))
+        rows.append([_config_label(e), c.title,
+                     _spread(s.stages[-1].last_packet_ms), _spread(s.overhead_ratio, 3),
+                     latency.p50_p99(latency.end_to_end(e.runs)),
+                     _spread(s.stages[0].reordered_from_previous), str(out_of_order), str(skipped), str(held)])
+    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
+                     "arrivals reordered at stage 1",
                      "outputs reordered, all stages (worst run)", "skipped", "most held by a port"], rows)
+
+
+def _multicore_cores(entries):
+    """How many cores the multi-core set-up had: any of its entries says."""
+    return next((len(e.config.cores) for n, e in entries.items() if n.endswith("@multicore")), "?")
+
+
+def claim_tally(claims):
+    """The answer, in one sentence: how the judged claims came out, and how
+    many were not run, counted apart (the terminal prints it too)."""
+    counts = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
+    judged = len(claims) - counts[NOT_RUN]
+    text = (f"Claims: {counts[REPRODUCED]} reproduced, {counts[DIFFERS]} differ (explained), "
+            f"{counts[NOT_REPRODUCED]} not reproduced, of the {judged} judged.")
+    if counts[NOT_RUN]:
+        text += (f" {counts[NOT_RUN]} of {len(claims)} not run: a configuration they need was not measured, "
+                 "so they are neither reproduced nor refuted.")
+    return text
 
 
 def render(entries, claims, meta, figures):
     """The whole report. figures: {"overview": file, "exp1@multicore": file, ...}."""
-    counts = {v: sum(1 for c in claims if c.verdict == v) for v in ("reproduced", "differs", "not reproduced")}
     env = meta["environment"]
+    cores = _multicore_cores(entries)
     out = [
         "# The messaging-semantics paper, reproduced by scabench",
+        "",
+        f"**{claim_tally(claims)}**",
         "",
         f"Paper: \"How different messaging semantics can affect SCA applications performances\" (SDR'10), and the "
         f"same authors' slides. Measured {meta['finished_at']} on {env['cpu_model']} ({env['online_cpus']} CPUs, "
@@ -164,16 +215,21 @@ def render(entries, claims, meta, figures):
         f"{meta['runs']} run(s) per configuration{' (quick mode)' if meta['quick'] else ''}; the whole campaign took "
         f"{meta['elapsed_s'] / 60:.1f} min.",
         "",
-        f"**Claims: {counts['reproduced']} reproduced, {counts['differs']} differ (explained), "
-        f"{counts['not reproduced']} not reproduced.**",
+        CONTENTS,
+        "",
+        "## Claims",
+        "",
+        "Each claim of the paper, judged on this machine's runs, with the figures that decide it. A claim whose "
+        "configuration did not run is \"not run\": nothing was measured that could reproduce or refute it.",
         "",
         md_table(["claim", "verdict", "deciding figures"],
-                 [[c.claim, f"**{c.verdict}**", c.evidence] for c in claims]),
+                 [[c.claim, f"**{c.verdict}**", c.evidence]
+                  for c in sorted(claims, key=lambda c: c.verdict == NOT_RUN)]),
         "",
         "## Headline: the six experiments of Table 1",
         "",
         "The paper ran on 4 cores and on 1; here the multi-core set-up is this machine's "
-        f"{len(entries.get('exp1@multicore', {}).get('config', {}).get('cores', [])) or '?'} cores. The floor is the "
+        f"{cores} cores. The floor is the "
         "least time the hardware allows for the last packet: on few cores the CPU bound (3 stages × N × 5 ms over "
         "the cores), otherwise the pipeline bound (N × 5 ms + 10 ms). Times are medians over the runs with the "
         "range in brackets.",
@@ -182,17 +238,29 @@ def render(entries, claims, meta, figures):
         "",
         f"![last packet over the floor]({figures['overview']})",
         "",
+        "## Latency per packet",
+        "",
+        "The ratio says how soon the last packet was done; latency says how long each packet took: from the "
+        "start of its send at the producer to done at stage 3 (docs/architecture.md, \"Metrics\"). Deep queues "
+        "buy throughput with latency: a worker queue of 64 packets of 5 ms can hold a packet for 320 ms per stage. "
+        "Each figure is the median over the runs, with the range in brackets; percentiles are numpy's linear ones.",
+        "",
+        latency_table(entries),
+        "",
     ]
+    if "latency" in figures:
+        out += [f"![latency per packet]({figures['latency']})", ""]
     for exp in TABLE1:
         out += [f"## {exp}: {_experiment_title(exp)}", ""]
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
-            if not e or not e.get("summary"):
-                out += [f"{setup}: no successful run ({'; '.join(f['error'] for f in e['failures']) if e else 'not run'})", ""]
+            if not e or not e.summary:
+                out += [f"{setup}: no successful run ({'; '.join(f.error for f in e.failures)})" if e
+                        else f"{setup}: not run", ""]
                 continue
             out += [paper_layout(e, exp, setup), "", send_statements(e, exp, setup), ""]
             if f"{exp}@{setup}" in figures:
-                out += [f"![producer send times, {exp} on {e['config']['setup_label']}]({figures[f'{exp}@{setup}']})", ""]
+                out += [f"![producer send times, {exp} on {e.config.setup_label}]({figures[f'{exp}@{setup}']})", ""]
     out += ["## The slides' four tests", "",
             "The slides ran four of the six experiments again on the 4-core machine. Our figures are those of the "
             "same experiments on the multi-core set-up above. The slides give the time of the last arrival and one "
@@ -212,7 +280,7 @@ def render(entries, claims, meta, figures):
                "must restore order. The rows marked batch run every host under Linux's SCHED_BATCH policy (the "
                "spec's [run] scheduler), so that a thread waking to take a packet does not preempt a stage's work.")]
     for group, title, intro in groups:
-        names = [n for n, e in entries.items() if e["config"]["group"] == group]
+        names = [n for n, e in entries.items() if e.config.group == group]
         if names:
             table = ordered_table(entries, names) if group == "beyond" else config_table(entries, names)
             out += [title, ""] + ([intro, ""] if intro else []) + [table, ""]
@@ -225,14 +293,14 @@ def render(entries, claims, meta, figures):
             "- Reordering counts follow the paper's definitions; times are from the producer's first send to the "
             "moment each stage finished forwarding its last packet.",
             ""]
-    redone = [(n, r.redone_for_foreign_load_pct) for n, e in entries.items() if not e.get("same_as")
-              for r in e["runs"] if r.redone_for_foreign_load_pct]
-    failures = [(n, f) for n, e in entries.items() if not e.get("same_as") for f in e.get("failures", [])]
+    redone = [(n, r.redone_for_foreign_load_pct) for n, e in entries.items() if not e.same_as
+              for r in e.runs if r.redone_for_foreign_load_pct]
+    failures = [(n, f) for n, e in entries.items() if not e.same_as for f in e.failures]
     out.append(f"Runs redone for foreign load: {len(redone)}"
                + (" (" + "; ".join(f"{n}: {', '.join(f'{p:.0f} %' for p in ps)}" for n, ps in redone) + ")"
                   if redone else "") + ".")
     out.append("")
     out.append(f"Failed runs: {len(failures)}" + ("" if not failures else " (" + "; ".join(
-        f"{n}: {f['error']}" for n, f in failures) + ")") + ".")
+        f"{n}: {f.error}" for n, f in failures) + ")") + ".")
     out.append("")
     return "\n".join(out)

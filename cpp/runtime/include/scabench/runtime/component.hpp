@@ -3,6 +3,23 @@
 // provides the whole CF::Resource interface (initialize, configure, query,
 // getPort, start, stop, releaseObject), so SCA tools can drive it.
 //
+// Lifecycle, as CF::Resource means it (docs/architecture.md, "Lifecycle"):
+//   start()      makes the packet records (the first time), starts the ports'
+//                threads, runs onStart(); only then do the ports take
+//                packets. If any of it fails, what was started is stopped
+//                again and start() raises CF::Resource::StartError: the
+//                component is stopped, can be configured, and a later
+//                start() tries again.
+//   stop()       the ports take no more packets (refused and counted, as
+//                before start), onStop() runs (a source stops sending), and
+//                the ports' worker and releaser finish what they had taken
+//                before it returns (an ORB thread already in the handler
+//                finishes its packet); then the component neither processes
+//                nor forwards. A later start() goes on where it stopped.
+//   configure()  all or nothing (properties.hpp). While started, only the
+//                properties declared Configurable::AnyTime (a stage's work,
+//                say); the component picks them up in onConfigure().
+//
 //   class Doubler : public scabench::Component {
 //    public:
 //     explicit Doubler(const scabench::ComponentContext& ctx) : Component(ctx) {
@@ -92,8 +109,8 @@ class Component : public virtual POA_CF::Resource {
   void fail(const std::string& message);
 
   RecordLog& records();
-  // Whether start() has made the records: packets are taken from then on.
-  bool recording() const { return recording_.load(std::memory_order_acquire); }
+  // Between a successful start() and stop(): the ports take packets only then.
+  bool running() const { return running_.load(std::memory_order_acquire); }
   // Counts one thing a port refused from a peer, into the record header
   // (before start, held until the header exists). Safe from any thread.
   void countRefusal(Refusal why);
@@ -108,8 +125,18 @@ class Component : public virtual POA_CF::Resource {
   template <class T>
   OutPort<T>& addOutPort(const std::string& name);
 
+  // onStart() may throw (std::exception or a CORBA exception) to refuse to
+  // start, having started nothing itself; start() raises StartError with its
+  // message. onStop() may throw to raise StopError; the component is
+  // stopped all the same.
   virtual void onStart() {}
   virtual void onStop() {}
+  // After configure() has changed properties while the component is started
+  // (only Configurable::AnyTime ones can have changed): copy them to where
+  // the packet threads read them. Under the same lock as start and stop. It
+  // must not throw: what it could refuse belongs in the properties' checks,
+  // which configure runs before it changes anything.
+  virtual void onConfigure() {}
   // Called once every in-port has seen end of stream and delivered every
   // packet announced by it. The default forwards end of stream on every
   // connected out port, or tells the launcher if none is connected.
@@ -131,9 +158,12 @@ class Component : public virtual POA_CF::Resource {
   std::unique_ptr<RecordLog> records_;
   std::atomic<int> inPortsAtEnd_{0};
   std::atomic<bool> failed_{false};
+  std::atomic<bool> running_{false};
+  // Whether records_ exists: made at the first start, kept across a stop.
   std::atomic<bool> recording_{false};
   std::array<std::atomic<uint32_t>, kRefusalReasons> earlyRefusals_{};  // before the header exists
-  bool started_ = false;
+  // configure, query, start and stop come on any ORB thread: one at a time.
+  std::mutex lifecycle_;
 };
 
 template <class T>

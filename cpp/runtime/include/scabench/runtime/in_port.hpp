@@ -117,9 +117,10 @@ class InPortBase {
 
  protected:
   virtual PortableServer::Servant servant() = 0;
-  // The owner's packet records (Component::records()), and whether they exist.
+  // The owner's packet records (Component::records()).
   RecordLog& records();
-  bool recording() const;
+  // Whether the owner runs (Component::running()): packets are taken only then.
+  bool running() const;
   std::size_t workerDepth() const;
   // Reads worker_resume for a queue of `depth`: the level for each call type.
   void prepareResume(std::size_t depth);
@@ -131,9 +132,8 @@ class InPortBase {
   // At start: reads the flow setting, the packet length, the call limit (all
   // checked when they were configured); gives every connection attached
   // since the last start its link window; re-arms end of stream. Returns the
-  // live connections. stopped() when the port stops.
+  // live connections.
   std::vector<std::shared_ptr<InLink>> prepareChecks();
-  void stopped() { running_.store(false); }
 
   // DataPort::attachSender / detachSender.
   void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow);
@@ -196,12 +196,13 @@ class InPortBase {
   void failed(const std::exception& ex);
   CORBA::Object_var ref_;
 
-  // The connections: changed only while the port is stopped (attach, and the
-  // pruning of detached ones at start), read by every packet's lookup.
+  // The connections: changed only while the component is stopped (attach,
+  // and the pruning of detached ones at start), read by every packet's
+  // lookup. One attached while a start is under way has no window until the
+  // next start, and takes no part until then.
   mutable std::mutex linksMutex_;
   std::vector<std::shared_ptr<InLink>> links_;
   uint32_t nextNumber_ = 0;
-  std::atomic<bool> running_{false};
 
   std::size_t packetLength_ = 0;  // 0: any
   bool resequencing_ = false;
@@ -261,13 +262,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     }
   }
   void stopWorker() override {
-    stopped();
     for (auto& r : reorders_) {
       r->buffer.close();
       r->releaser.join();
       publishReorderStats(r->buffer.stats());
-      // Kept, closed: an upcall still under way (a stopped port goes on
-      // taking calls) may hold it, and finds it refusing.
+      // Kept, closed: an upcall that got in just before the stop may still
+      // hold it, and finds it refusing.
       retired_.push_back(std::move(r));
     }
     reorders_.clear();
@@ -321,8 +321,9 @@ template <class T>
 void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call) {
   // Nothing is taken before start: the launcher starts receivers before their
   // senders, so such a packet is not the connection's (and there are no
-  // records to write yet).
-  if (!recording()) return refuse(Refusal::Sender);
+  // records to write yet). Nor after stop: a stopped component neither
+  // processes nor forwards.
+  if (!running()) return refuse(Refusal::Sender);
   const std::shared_ptr<InLink> link = linkOf(h.connection_token);
   if (h.end_of_stream ? !takeEndOfStream(link.get(), h) : !takePacket(link.get(), h, data.length())) return;
   if (!enterCall(*link, h)) return;

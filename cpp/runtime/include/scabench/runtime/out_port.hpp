@@ -22,6 +22,7 @@
 #include "cf.hh"
 #include "scabench/core/clock.hpp"
 #include "scabench/runtime/flow.hpp"
+#include "scabench/runtime/message_limit.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/senders.hpp"
 
@@ -83,9 +84,11 @@ class OutPort final : public OutPortBase {
 
   // Pushes one packet with this connection's policy. Without a connection
   // the packet goes nowhere: that is how a last stage ends a pipeline.
-  // Throws the CORBA exception if the peer cannot be reached.
+  // Throws the CORBA exception if the peer cannot be reached, PacketTooLarge
+  // (unsent) if the packet does not fit in a message.
   void push(const PacketHeader& header, const T* samples, std::size_t count) {
     if (!sender_) return;
+    checkPacketFits(name_, count, sizeof(T), Traits::name);  // throws PacketTooLarge (message_limit.hpp)
     PacketHeader h = header;
     // Atomic: a component served by a thread pool pushes from several ORB
     // threads at once, and the receiver takes each link number only once.

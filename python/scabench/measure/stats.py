@@ -1,0 +1,160 @@
+"""Statistics of repeated runs, in one place: the summary of a figure over K
+runs (median, mean ± σ, min … max, a 95 % confidence interval of the mean)
+and whether two sets of runs differ (`scabench compare`).
+
+The figures a benchmark headlines are listed once, in HEADLINE. The run
+summary, its warnings, `scabench compare`, the JSON and the CSV all iterate
+that list, so a new headline figure (a latency percentile, say) is one more
+Figure line there.
+
+The formulas are the textbook ones, computed by scipy where it has them:
+- σ is the sample standard deviation (n - 1 in the denominator);
+- the confidence interval of the mean is mean ± t(0.975, n - 1)·σ/√n
+  (Student's t: the runs are few, and their σ is itself an estimate);
+- two sets differ significantly when Student's two-sample t-test (pooled
+  variance) rejects equal means at 95 % AND the means are further apart
+  than either set's σ. The second condition is pyperf's: with many runs the
+  t-test alone calls differences far below the run-to-run noise
+  significant, and a reader cares about differences the noise cannot hide.
+"""
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+CONFIDENCE = 0.95
+# A figure whose runs spread more than this (σ over the mean) is worth a
+# warning: its median is not a figure to quote on its own.
+SPREAD_WARN_CV = 0.05
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline figure of a run: its key in the JSON and CSV, the words
+    the terminal shows, its unit ("ms": a duration in milliseconds, scaled
+    when printed; "x": a ratio; "count": packets) and how a RunResult gives
+    it (None where the run has no value)."""
+    key: str
+    label: str
+    unit: str
+    of: Callable
+
+
+def _last_stage(result):
+    return result.stages[-1] if result.stages else None
+
+
+HEADLINE = (
+    Figure("last_packet_ms", "last packet", "ms", lambda r: getattr(_last_stage(r), "last_packet_ms", None)),
+    Figure("overhead_ratio", "ratio", "x", lambda r: r.overhead_ratio),
+    Figure("packets_reordered", "packets reordered", "count",
+           lambda r: getattr(_last_stage(r), "reordered_from_original", None)),
+)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One figure over n runs. With one run there is no spread: stdev and
+    ci95 are None."""
+    n: int
+    median: float | None = None
+    mean: float | None = None
+    stdev: float | None = None
+    min: float | None = None
+    max: float | None = None
+    ci95: tuple | None = None    # (low, high) of the mean
+
+    @property
+    def cv(self):
+        """σ over the mean (None without a spread, or with a mean of 0)."""
+        if self.stdev is None or not self.mean:
+            return None
+        return self.stdev / abs(self.mean)
+
+    def as_dict(self):
+        return {"n": self.n, "median": self.median, "mean": self.mean, "stdev": self.stdev, "min": self.min,
+                "max": self.max, "ci95": list(self.ci95) if self.ci95 else None, "cv": self.cv}
+
+
+def _scipy():
+    """scipy.stats, imported on first use: it takes a second or more to
+    import, which every command would pay otherwise."""
+    from scipy import stats
+    return stats
+
+
+def _values(values):
+    """The values a figure has: None and NaN (no value in that run) left out."""
+    return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+
+
+def t_critical(df, confidence=CONFIDENCE):
+    """The two-sided critical value of Student's t with df degrees of freedom."""
+    return float(_scipy().t.ppf(0.5 + confidence / 2, df))
+
+
+def describe(values):
+    """The Summary of a sample."""
+    v = _values(values)
+    if not v:
+        return Summary(0)
+    a = np.asarray(v)
+    if len(v) == 1:
+        return Summary(1, v[0], v[0], None, v[0], v[0], None)
+    mean, stdev = float(a.mean()), float(a.std(ddof=1))
+    half = t_critical(len(v) - 1) * stdev / math.sqrt(len(v))
+    return Summary(len(v), float(np.median(a)), mean, stdev, float(a.min()), float(a.max()),
+                   (mean - half, mean + half))
+
+
+def summarise(runs, figures=HEADLINE):
+    """{figure key: Summary} over RunResults."""
+    return {f.key: describe([f.of(r) for r in runs]) for f in figures}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """B against A for one figure."""
+    a: Summary
+    b: Summary
+    ratio: float | None          # mean of B over mean of A
+    difference: float | None     # mean of B minus mean of A
+    t: float | None              # Student's t (pooled variance); None when it cannot be computed
+    p: float | None
+    significant: bool | None     # None: cannot tell (fewer than two runs on a side)
+    why: str                     # the rule's verdict in words
+
+    def as_dict(self):
+        return {"a": self.a.as_dict(), "b": self.b.as_dict(), "ratio": self.ratio, "difference": self.difference,
+                "t": self.t, "p": self.p, "significant": self.significant, "why": self.why}
+
+
+def compare(a_values, b_values):
+    """Whether B differs from A (the rule in the module docstring)."""
+    a_v, b_v = _values(a_values), _values(b_values)
+    a, b = describe(a_v), describe(b_v)
+    if not a.n or not b.n:
+        return Comparison(a, b, None, None, None, None, None, "no value on one side")
+    difference = b.mean - a.mean
+    ratio = b.mean / a.mean if a.mean else None
+    if a.n < 2 or b.n < 2:
+        return Comparison(a, b, ratio, difference, None, None, None,
+                          "one run on a side: no spread to judge by (use --runs)")
+    beyond = abs(difference) > max(a.stdev, b.stdev)
+    if a.stdev == 0 and b.stdev == 0:
+        # No spread at all (counts, typically): the t-test is undefined and
+        # any difference is beyond the noise.
+        same = difference == 0
+        return Comparison(a, b, ratio, difference, None, None, not same,
+                          "identical on every run" if same else "different, and constant on every run")
+    test = _scipy().ttest_ind(b_v, a_v, equal_var=True)
+    t, p = float(test.statistic), float(test.pvalue)
+    by_t = p < 1 - CONFIDENCE
+    if by_t and beyond:
+        why = f"t-test p = {p:.3g} < {1 - CONFIDENCE:.2f} and the difference exceeds both σ"
+    elif by_t:
+        why = f"t-test p = {p:.3g}, but the difference is within one σ"
+    else:
+        why = f"t-test p = {p:.3g} ≥ {1 - CONFIDENCE:.2f}"
+    return Comparison(a, b, ratio, difference, t, p, by_t and beyond, why)

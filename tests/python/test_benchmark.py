@@ -1,0 +1,140 @@
+"""Benchmarking a spec: `scabench run --runs K` over real processes, its
+warnings, and `scabench compare` on samples whose verdicts are known."""
+import csv
+import json
+
+import pytest
+
+from conftest import pipeline_toml, scabench
+from scabench.measure import stats
+from scabench.measure.repeat import Benchmark, guard_dict, guard_settings, warnings_of
+from scabench.report.results_file import write_json
+from test_results import ok_run, stage
+
+
+def test_runs_end_to_end_keep_every_run_and_the_summary(write_spec, tmp_path):
+    spec = write_spec(pipeline_toml(packets=6, stages=1, work_us=500))
+    out, table = tmp_path / "bench.json", tmp_path / "bench.csv"
+    proc = scabench("run", spec, "--runs", 2, "--warmup", 1, "--quiet-wait", 1, "--json", out, "--csv", table,
+                    timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    for words in ("median", "mean ± σ", "min … max", "95 % CI", "last packet", "ratio", "packets reordered",
+                  "floor: "):
+        assert words in proc.stdout, words
+    assert "warm-up 1/1" in proc.stderr and "run 2/2" in proc.stderr  # progress, on stderr
+    doc = json.loads(out.read_text())
+    assert list(doc)[:3] == ["scabench", "status", "spec"] and doc["status"] == "ok"
+    assert doc["benchmark"]["runs"] == 2 and doc["benchmark"]["warmup"] == 1
+    assert len(doc["runs"]) == 2
+    for run in doc["runs"]:
+        assert run["status"] == "ok" and run["producer"]["sent"] == 6
+        assert run["attempt"] >= 1 and isinstance(run["machine_was_quiet"], bool)
+    assert list(doc["summary"]) == [f.key for f in stats.HEADLINE]
+    last = [r["stages"][-1]["last_packet_ms"] for r in doc["runs"]]
+    assert doc["summary"]["last_packet_ms"]["n"] == 2
+    assert doc["summary"]["last_packet_ms"]["median"] == pytest.approx(sum(last) / 2)
+    assert doc["summary"]["last_packet_ms"]["min"] == min(last)
+    # What the runs saw is in words: a run kept although others loaded the cores says so.
+    if any(r["foreign_cpu_pct"] > doc["benchmark"]["guard"]["redo_above_pct"] for r in doc["runs"]):
+        assert "warning: other processes used" in proc.stdout
+    assert doc["warnings"] == [line[len("warning: "):] for line in proc.stdout.splitlines()
+                               if line.startswith("warning: ")]
+    # The file reads back as it was written, and its CSV parses.
+    assert Benchmark.from_dict(doc).as_dict() == doc
+    rows = list(csv.DictReader(table.open()))
+    assert [r["figure"] for r in rows] == [f.key for f in stats.HEADLINE]
+    assert float(rows[0]["median"]) == pytest.approx(doc["summary"]["last_packet_ms"]["median"])
+    assert rows[0]["unit"] == "ms" and int(rows[0]["n"]) == 2
+
+
+def test_a_single_run_writes_a_csv_row_per_component(write_spec, tmp_path):
+    table = tmp_path / "run.csv"
+    proc = scabench("run", write_spec(pipeline_toml(packets=5, stages=2, work_us=200)), "--csv", table)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(table.open()))
+    assert [r["component"] for r in rows] == ["producer", "stage1", "stage2"]
+    assert [r["received"] for r in rows] == ["5", "5", "5"]
+    assert float(rows[-1]["last_packet_ms"]) > 0
+
+
+def _runs(last_ms, **changes):
+    runs = []
+    for ms in last_ms:
+        run = ok_run(stages=[stage("stage1", ms)], overhead_ratio=ms / 10.0, **changes)
+        run.attempt, run.machine_was_quiet = 1, True
+        runs.append(run)
+    return runs
+
+
+def _bench_file(path, last_ms):
+    write_json(Benchmark("ok", {"cores": [0, 1]}, len(last_ms), 0, guard_dict(guard_settings()), _runs(last_ms)),
+               path)
+    return path
+
+
+def test_compare_on_known_samples(tmp_path):
+    a = _bench_file(tmp_path / "a.json", [100.0, 101.0, 99.0, 100.5])
+    b = _bench_file(tmp_path / "b.json", [120.0, 121.0, 119.0, 120.5])      # 20 % slower, far beyond the noise
+    c = _bench_file(tmp_path / "c.json", [100.2, 101.5, 98.9, 100.1])      # the same, within the noise
+    out, table = tmp_path / "cmp.json", tmp_path / "cmp.csv"
+    proc = scabench("compare", a, b, c, "--json", out, "--csv", table)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("last packet"))
+    assert "(1.200×, significant)" in line and "(1.000×, not significant)" in line
+    assert "Student's two-sample t-test" in proc.stdout
+    doc = json.loads(out.read_text())
+    figure = doc["figures"]["last_packet_ms"]
+    assert figure["B"]["significant"] is True and figure["C"]["significant"] is False
+    assert figure["B"]["ratio"] == pytest.approx(120.125 / 100.125)
+    rows = list(csv.DictReader(table.open()))
+    assert [(r["figure"], r["b"], r["significant"]) for r in rows if r["figure"] == "last_packet_ms"] == [
+        ("last_packet_ms", "B", "True"), ("last_packet_ms", "C", "False")]
+
+
+def test_compare_with_a_single_run_cannot_tell(tmp_path):
+    a = _bench_file(tmp_path / "a.json", [100.0, 101.0, 99.0])
+    single = tmp_path / "one.json"
+    write_json(_runs([150.0])[0], single)  # what scabench run --json writes without --runs
+    proc = scabench("compare", a, single)
+    assert proc.returncode == 0, proc.stderr
+    assert "cannot tell" in proc.stdout and "B: one run, no spread" in proc.stdout
+
+
+def test_compare_warns_when_the_streams_differ(tmp_path):
+    a = _bench_file(tmp_path / "a.json", [100.0, 101.0])
+    runs = _runs([50.0, 51.0])
+    for r in runs:
+        r.producer.sent = 5
+    b = tmp_path / "b.json"
+    write_json(Benchmark("ok", {}, 2, 0, guard_dict(guard_settings()), runs), b)
+    proc = scabench("compare", a, b)
+    assert proc.returncode == 0 and "different numbers of packets" in proc.stdout
+
+
+GUARD = guard_dict(guard_settings())
+
+
+def test_no_warning_for_close_quiet_runs():
+    assert warnings_of(_runs([100.0, 101.0, 100.5], foreign_cpu_pct=0.5), GUARD) == []
+
+
+def test_warnings_name_the_spread_the_disturbance_the_redos_and_a_stall():
+    runs = _runs([100.0, 130.0, 90.0], foreign_cpu_pct=0.5)
+    runs[1].foreign_cpu_pct = 47.8
+    runs[2].attempt, runs[2].redone_for_foreign_load_pct = 3, [12.0, 30.5]
+    runs[2].machine_was_quiet = False
+    runs[0].stalls = [{"component": "stage1", "for_ms": 812.0, "at_ms": 10.0, "threshold_ms": 100.0}]
+    said = warnings_of(runs, GUARD, [{"run": 3, "flaw": "stage1 stalled 900 ms"}], runs_asked=4)
+    text = "\n".join(said)
+    assert "only 3 of the 4 runs" in text
+    assert "spread by more than 5 %" in text and "last packet" in text
+    assert "up to 47.8 % of the run's cores during 1 of 3 runs" in text
+    assert "1 of 3 runs were redone: 2 attempt(s) thrown away, during which others used 12–30.5 %" in text
+    assert "still busy" in text and "before 1 run(s)" in text
+    assert "1 of 3 runs stalled 1 time(s)" in text and "the longest: stage1, 812 ms, in run 1" in text
+    assert "1 attempt(s) thrown away for what was seen in them (run 3: stage1 stalled 900 ms)" in text
+
+
+def test_a_single_disturbed_run_says_how_to_do_better():
+    said = warnings_of(_runs([100.0], foreign_cpu_pct=47.8), {})
+    assert len(said) == 1 and "47.8 %" in said[0] and "--runs K" in said[0]

@@ -1,0 +1,51 @@
+"""Every program built from cpp/programs answers --help: its usage on stdout,
+nothing on stderr, exit status 0, and it starts nothing (no ORB call, no
+measurement). A bad command line gets one line saying why, then the usage,
+on stderr, and exit status 2. The programs are read from CMakeLists.txt, so
+a new one is covered as soon as it is built."""
+import re
+import subprocess
+
+import pytest
+
+from scabench.paths import REPO_ROOT, program
+
+
+def programs():
+    """{binary: source} of every add_executable whose source is in cpp/programs."""
+    cmake = (REPO_ROOT / "CMakeLists.txt").read_text()
+    return dict(re.findall(r"add_executable\((\S+) (cpp/programs/\S+\.cpp)", cmake))
+
+
+def test_every_program_source_is_built():
+    built = set(programs().values())
+    sources = {f"cpp/programs/{p.name}" for p in (REPO_ROOT / "cpp" / "programs").glob("*.cpp")}
+    assert built == sources and len(built) >= 7
+
+
+@pytest.mark.parametrize("name", sorted(programs()))
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_is_the_usage_on_stdout_and_exit_0(name, flag):
+    done = subprocess.run([str(program(name)), flag], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith(f"usage: {name} ") and len(done.stdout.splitlines()) >= 2, done.stdout
+
+
+# A command line each program cannot use (none of them reaches an ORB call).
+BAD = {
+    "scabench-calibrate": ["weigh"],
+    "scabench-func": ["--filters"],
+    "scabench-host": ["--colour", "blue"],
+    "scabench-hostile": ["--port", "in"],
+    "scabench-launch": ["only-one.json"],
+    "scabench-profile": ["sprint"],
+    "scabench-s4285": ["--colour", "blue"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(programs()))
+def test_a_bad_command_line_is_one_line_then_the_usage_and_exit_2(name):
+    done = subprocess.run([str(program(name))] + BAD[name], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    why, usage = done.stderr.split("\n", 1)
+    assert why.startswith(f"{name}: ") and usage.startswith(f"usage: {name} "), done.stderr
