@@ -63,8 +63,8 @@ def test_report_gives_latency_beside_the_ratio(tmp_path):
     figures = draw_figures(tmp_path, entries)
     md = render(entries, judge_claims(entries), META, figures)
     # Medians over the runs: p50 of 50, 60, 70 ms; p99 of 99, 118.8, 138.6 ms.
-    assert "| exp6 | 2 cores | 7,700 | 1.027 | 60.0 ms / 119 ms | 0 / 0 |" in md
-    assert ("| exp6 | 2 cores | 3 | 60.0 ms (50.0 ms–70.0 ms) | 108 ms (90.0 ms–126 ms) | 119 ms (99.0 ms–139 ms) "
+    assert "| exp6 | 2 cores | 7,700 | 1.027 | 60 ms / 118.8 ms | 0 / 0 |" in md
+    assert ("| exp6 | 2 cores | 3 | 60 ms (50 ms–70 ms) | 108 ms (90 ms–126.0 ms) | 118.8 ms (99 ms–138.6 ms) "
             "| 120 ms (100 ms–140 ms) |") in md
     # Results written before runs measured latency show none, rather than zero.
     assert "| exp1 | 2 cores | 7,600 | 1.013 | – |" in md

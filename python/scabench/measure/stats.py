@@ -41,6 +41,10 @@ class Figure:
     of: Callable
 
 
+def _ms(us):
+    return None if us is None else us / 1000.0
+
+
 def _last_stage(result):
     return result.stages[-1] if result.stages else None
 
@@ -50,6 +54,9 @@ HEADLINE = (
     Figure("overhead_ratio", "ratio", "x", lambda r: r.overhead_ratio),
     Figure("packets_reordered", "packets reordered", "count",
            lambda r: getattr(_last_stage(r), "reordered_from_original", None)),
+    # Deep queues buy throughput with latency: the worst packets' wait shows it.
+    Figure("latency_p99_ms", "latency p99", "ms",
+           lambda r: _ms(getattr(r.end_to_end_latency_us, "p99", None))),
 )
 
 
