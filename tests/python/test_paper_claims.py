@@ -170,6 +170,10 @@ def test_single_thread_poa_is_judged_per_connection_with_two_senders():
     w = replace(w, "exp1-single-thread-poa-two-senders@multicore",
                 [run([15050, 15080, 15100], floor=15000.0, connections=[(0, 0), (1, 2)])])
     assert verdicts(w)["single-thread-poa-no-guarantee"] == "reproduced"
+    # Runs without per-connection counts cannot say: not run, rather than a guess.
+    w2 = replace(w, "exp1-single-thread-poa-two-senders@multicore", [run([15050, 15080, 15100], floor=15000.0)])
+    claim = next(c for c in judge_claims(w2) if c.id == "single-thread-poa-no-guarantee")
+    assert claim.verdict == "not run" and "without per-connection counts" in claim.evidence
     # Without the fan-in configuration it is judged on the one sender.
     del w["exp1-single-thread-poa-two-senders@multicore"]
     claim = next(c for c in judge_claims(w) if c.id == "single-thread-poa-no-guarantee")
