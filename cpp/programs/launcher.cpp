@@ -667,6 +667,10 @@ class Launcher {
   }
 
   void connectAll() {
+    // In the assembly's order, one at a time: a receiving port numbers its
+    // connections in the order they attach (several may feed one port), and
+    // each packet's record names its connection by that number, which the
+    // analysis maps back to the assembly's order (run/runner.py).
     for (const auto& c : a_["connections"]) {
       const std::string id = c["id"], uses = c["uses"]["component"], provides = c["provides"]["component"];
       const std::string usesPort = c["uses"]["port"], providesPort = c["provides"]["port"];

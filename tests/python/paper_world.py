@@ -7,13 +7,16 @@ import numpy as np
 
 from scabench.run import metrics
 from scabench.measure.campaign import CampaignEntry, Config
-from scabench.run.results import CpuUsage, Latency, ProducerResult, RunResult, StageResult
+from scabench.run.results import ConnectionResult, CpuUsage, Latency, ProducerResult, RunResult, StageResult
 from scabench.run.runner import SEND_THRESHOLDS_US
 
 
-def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1), latency=None):
+def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1, 1), latency=None,
+        connections=None):
     """latency: every packet's end-to-end latency (µs); None, as in results
-    written before runs measured it."""
+    written before runs measured it. connections: (previous, original)
+    reordered per connection into stage1 from producer, producer2, ...: a
+    fan-in run, its stage1 counts their sum."""
     orig = prev if orig is None else orig
     sends = np.asarray(sends if sends is not None else [50.0] * 1000, dtype=float)
     stages = [StageResult(name=f"stage{i + 1}", kind="stage", last_packet_ms=float(t), received=1000,
@@ -21,6 +24,13 @@ def run(last, prev=(0, 0, 0), orig=None, floor=7500.0, sends=None, threads=(1, 1
                           output_reordered_from_previous=int(p), max_server_threads=int(th),
                           distinct_receiving_threads=int(th))
               for i, (t, p, o, th) in enumerate(zip(last, prev, orig, threads))]
+    if connections:
+        names = ["producer"] + [f"producer{k + 1}" for k in range(1, len(connections))]
+        stages[0].connections = [ConnectionResult(id=f"{n}.out->stage1.in", sent=1000, received=1000,
+                                                  reordered_from_previous=p, reordered_from_original=o)
+                                 for n, (p, o) in zip(names, connections)]
+        stages[0].reordered_from_previous = sum(p for p, _ in connections)
+        stages[0].reordered_from_original = sum(o for _, o in connections)
     return RunResult(status="ok", spec={}, environment={}, floor_ms=floor, started_at=0.0, hosts=[],
                      overhead_ratio=last[-1] / floor, foreign_cpu_pct=1.0, stages=stages,
                      producer=ProducerResult(name="producer", sent=int(sends.size), last_sent_ms=float(last[0]) - 5,
@@ -66,6 +76,8 @@ def world():
         ("exp6-collocated", "multicore"): run([7600, 7620, 7650], floor=mc),
         ("exp5-pinned", "multicore"): run([15200, 15200, 15200], floor=mc, sends=PIPELINE),
         ("exp1-single-thread-poa", "multicore"): run([7550, 7580, 7600], (3, 3, 3), (2, 2, 2), mc),
+        ("exp1-single-thread-poa-two-senders", "multicore"): run([15050, 15080, 15100], (0, 3, 3), floor=15000.0,
+                                                                 threads=(4, 1, 1), connections=[(2, 2), (1, 0)]),
         ("exp6-deep-queue", "multicore"): run([7650, 7680, 7700], floor=mc, sends=FAST),
         ("sync-target", "multicore"): run([15400, 15400, 15400], floor=mc),
         ("sync-server-worker", "multicore"): run([7660, 7690, 7710], floor=mc),

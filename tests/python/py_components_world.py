@@ -114,6 +114,7 @@ def sink_class(sample_type):
         def __init__(self):
             self.packets = []
             self.token = None  # what its sender attached
+            self.detached = None  # what its sender detached
             self.cond = threading.Condition()
 
         def _take(self, header, data, call):
@@ -133,6 +134,10 @@ def sink_class(sample_type):
         def attachSender(self, token, flow):
             assert flow is None
             self.token = token
+            self.detached = None
+
+        def detachSender(self, token):
+            self.detached = token
 
         def wait_for(self, predicate, timeout=WAIT_S):
             with self.cond:

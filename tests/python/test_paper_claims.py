@@ -151,3 +151,30 @@ def test_pinning_that_hurts_on_fewer_cores_than_processes_differs():
     four["exp5-pinned@multicore"] = changed(w["exp5-pinned@multicore"],
                                             config=changed(w["exp5-pinned@multicore"].config, cores=[0, 1, 2, 3, 4]))
     assert verdicts(four)["pinning-removes-overhead"] == "not reproduced"
+
+
+def test_single_thread_poa_is_judged_per_connection_with_two_senders():
+    w = world()
+    assert verdicts(w)["single-thread-poa-no-guarantee"] == "reproduced"
+    # Every connection's stream in order, with two senders and with one: not reproduced, and the
+    # text gives the counts per connection and run, and why.
+    w = replace(w, "exp1-single-thread-poa-two-senders@multicore",
+                [run([15050, 15080, 15100], floor=15000.0, threads=(4, 1, 1), connections=[(0, 0), (0, 0)])] * 3)
+    w = replace(w, "exp1-single-thread-poa@multicore", [run([7550, 7580, 7600])] * 3)
+    claim = next(c for c in judge_claims(w) if c.id == "single-thread-poa-no-guarantee")
+    assert claim.verdict == "not reproduced"
+    assert "2 producers one-way into single-thread POAs, 3 runs" in claim.evidence
+    assert "producer2 0/0 of 1000, 0/0 of 1000, 0/0 of 1000" in claim.evidence
+    assert "at most 4 ORB threads" in claim.evidence and "GIOP_S::ReceiveRequest" in claim.evidence
+    # One connection's stream reordered in one run is enough.
+    w = replace(w, "exp1-single-thread-poa-two-senders@multicore",
+                [run([15050, 15080, 15100], floor=15000.0, connections=[(0, 0), (1, 2)])])
+    assert verdicts(w)["single-thread-poa-no-guarantee"] == "reproduced"
+    # Runs without per-connection counts cannot say: not run, rather than a guess.
+    w2 = replace(w, "exp1-single-thread-poa-two-senders@multicore", [run([15050, 15080, 15100], floor=15000.0)])
+    claim = next(c for c in judge_claims(w2) if c.id == "single-thread-poa-no-guarantee")
+    assert claim.verdict == "not run" and "without per-connection counts" in claim.evidence
+    # Without the fan-in configuration it is judged on the one sender.
+    del w["exp1-single-thread-poa-two-senders@multicore"]
+    claim = next(c for c in judge_claims(w) if c.id == "single-thread-poa-no-guarantee")
+    assert claim.verdict == "not reproduced" and claim.evidence.startswith("one producer: at most 0")

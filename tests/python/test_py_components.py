@@ -393,3 +393,75 @@ def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, st
     finally:
         end_process(host)
         status.close()
+
+
+# ------------------------------------------------ connections, streams, fan-in
+
+def test_two_senders_into_one_port_each_number_their_own_and_the_stream_ends_once_both_have(start_stage, make_sink):
+    """Fan-in, as in the C++ port: each attached sender is a sequence space of
+    its own (the same link number from both is two packets), each ends its
+    own stream, and the stage's end of stream comes once both have."""
+    stage = start_stage()
+    res = stage.resolve()
+    res.configure(props(work="none"))
+    port = res.getPort("in")._narrow(S.data.dataDouble)
+    second = TOKEN + 1
+    port.attachSender(TOKEN, None)
+    port.attachSender(second, None)
+    sink, sink_ref = make_sink()
+    res.getPort("out")._narrow(S.CF.Port).connectPort(sink_ref, "stage1-to-sink")
+    res.start()
+    for i in range(3):
+        port.pushPacket(header(i, stream=1), [float(i)])
+        port.pushPacket(header(i, stream=2, token=second), [float(i)])
+    port.pushPacket(header(3, eos=True, stream=1), [])
+    port.pushPacket(header(4, link=4, stream=2, token=second), [4.0])  # overtook its link 3
+    port.pushPacket(header(5, link=5, eos=True, stream=2, token=second), [])
+    assert sink.ends() == []  # the second sender's stream waits for its link 3
+    port.pushPacket(header(3, stream=2, token=second), [3.0])
+    (eos, _, _), = sink.wait_for(lambda p: any(h.end_of_stream for h, _, _ in p))[-1:]
+    assert eos.end_of_stream and eos.sequence_number == 8  # all it handled, from both
+    assert len(sink.data()) == 8
+    port.pushPacket(header(0, stream=1), [0.0])  # the first sender's link 0 again: a duplicate of its own
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert stage.stats() == {"duplicates": 1}
+
+
+def test_every_stream_ends_and_a_restart_rearms_the_port(start_stage, make_sink):
+    """A second stream's end was swallowed: end of stream is per stream
+    (each announces what the component has handled so far)."""
+    stage, res, port, sink = wired_stage(start_stage, make_sink)
+    for i in range(3):
+        port.pushPacket(header(i), [float(i)])
+    port.pushPacket(header(3, eos=True), [])
+    res.stop()
+    res.start()
+    port.pushPacket(header(4, link=5), [4.0])  # the connection's numbers go on; 4 is on its way
+    port.pushPacket(header(6, link=6, eos=True), [])
+    assert len(sink.ends()) == 1
+    port.pushPacket(header(5, link=4), [5.0])
+    ends = sink.wait_for(lambda p: sum(h.end_of_stream for h, _, _ in p) == 2)
+    assert [h.sequence_number for h, _, _ in ends if h.end_of_stream] == [3, 5]
+    port.pushPacket(header(7, link=7, eos=True), [])  # a stream of nothing, without a restart
+    sink.wait_for(lambda p: sum(h.end_of_stream for h, _, _ in p) == 3)
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert stage.stats() == {}
+
+
+def test_a_reconnected_out_port_numbers_from_zero_and_the_old_receiver_is_told(start_stage, make_sink):
+    stage, res, port, first = wired_stage(start_stage, make_sink)
+    port.pushPacket(header(0), [0.0])
+    port.pushPacket(header(1), [1.0])
+    res.stop()
+    out = res.getPort("out")._narrow(S.CF.Port)
+    out.disconnectPort("stage1-to-sink")
+    assert first.detached == first.token
+    second, second_ref = make_sink()
+    out.connectPort(second_ref, "stage1-to-second")
+    res.start()
+    port.pushPacket(header(2), [2.0])
+    port.pushPacket(header(3, eos=True), [])
+    assert [h.link_sequence for h, _, _ in second.packets] == [0, 1]
+    assert second.token != first.token

@@ -44,13 +44,14 @@ RecordLog::~RecordLog() {
   if (header_) ::munmap(header_, mappedBytes_);
 }
 
-uint64_t RecordLog::arrive(uint64_t sequence, int64_t arriveNs) {
+uint64_t RecordLog::arrive(uint64_t sequence, int64_t arriveNs, uint32_t flags) {
   const uint64_t slot = header_->claimed.fetch_add(1, std::memory_order_relaxed);
   if (slot < header_->capacity) {
     PacketRecord& r = records_[slot];
     r.sequence = sequence;
     r.arriveNs = arriveNs;
     r.threadId = currentThreadId();
+    r.flags = flags;
   }
   return slot;
 }

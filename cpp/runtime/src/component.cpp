@@ -90,6 +90,7 @@ void Component::start() {
       for (std::size_t i = 0; i < kRefusalReasons; ++i)
         records_->header().refused[i].fetch_add(earlyRefusals_[i].exchange(0));
     }
+    inPortsAtEnd_.store(0);  // re-armed: each start's stream ends anew
     for (auto& p : inPorts_) p->startWorker();
     onStart();
   } catch (const CF::Resource::StartError&) {
@@ -148,7 +149,12 @@ void Component::fail(const std::string& message) {
 }
 
 void Component::inPortReachedEndOfStream() {
-  if (++inPortsAtEnd_ == int(inPorts_.size())) onEndOfStream();
+  // Per stream: once every in-port has ended one, the component's stream
+  // ends, and the count goes on for the next (start() re-arms it).
+  const int ports = int(inPorts_.size());
+  if (inPortsAtEnd_.fetch_add(1) + 1 != ports) return;
+  inPortsAtEnd_.fetch_sub(ports);
+  onEndOfStream();
 }
 
 std::vector<std::string> Component::providesPorts() const {

@@ -44,7 +44,7 @@ std::chrono::microseconds InPortBase::reorderTimeout() const {
   return std::chrono::microseconds(std::llround(ms * 1000));
 }
 
-void InPortBase::prepareChecks() {
+std::vector<std::shared_ptr<InLink>> InPortBase::prepareChecks() {
   const policy::Flow flow = policy::parseFlow(owner_.properties().text(name_ + ".flow"));
   flow_ = flow.kind;
   flowLow_ = int64_t(flow.low);
@@ -56,50 +56,112 @@ void InPortBase::prepareChecks() {
   packetLength_ = std::size_t(owner_.properties().integer(name_ + ".packet_length"));
   resequencing_ = resequencing();
   maxCalls_ = uint32_t(owner_.properties().integer(name_ + ".max_calls"));
-  if (!links_) {
-    // The link window. A link sequence is ahead of the oldest unfinished one
-    // only by packets the port has taken and not finished: in calls in
-    // progress (max_calls), held in the reorder buffer (reorder_capacity),
-    // queued for the worker (its depth); and under credits the sender has
-    // at most w unacknowledged. A sender whose own calls overtake each other
-    // on the way (several threads sending on one port) adds at most as many
-    // again: hence twice the sum. Beyond it nothing legitimate arrives, and a
-    // number there is refused before it is filed, acknowledged or waited for.
-    const uint64_t inPort = uint64_t(maxCalls_) + (resequencing_ ? reorderCapacity() : 0) + workerDepth() +
-                            (flow_ == FlowKind::Credits ? credits_ : 0);
-    links_ = std::make_unique<LinkWindow>(2 * inPort);
+  // The link window, per connection. A link sequence is ahead of the
+  // connection's oldest unfinished one only by packets the port has taken
+  // and not finished: in calls in progress (max_calls), held in the reorder
+  // buffer (reorder_capacity), queued for the worker (its depth); and under
+  // credits the sender has at most w unacknowledged. A sender whose own calls
+  // overtake each other on the way (several threads sending on one port)
+  // adds at most as many again: hence twice the sum. Beyond it nothing
+  // legitimate arrives, and a number there is refused before it is filed,
+  // acknowledged or waited for. (The worker queue is the port's, shared by
+  // its connections: one connection may fill all of it.)
+  const uint64_t window = 2 * (uint64_t(maxCalls_) + (resequencing_ ? reorderCapacity() : 0) + workerDepth() +
+                               (flow_ == FlowKind::Credits ? credits_ : 0));
+  std::vector<std::shared_ptr<InLink>> live;
+  std::vector<std::pair<std::shared_ptr<InLink>, uint64_t>> usedUpMarkers;
+  {
+    std::lock_guard lock(linksMutex_);
+    // Detached connections go now; a packet of theirs still queued keeps its
+    // own reference. A port nobody attached to takes token 0, as it always
+    // has: one implicit connection.
+    std::erase_if(links_, [](const auto& link) { return link->detached.load(); });
+    if (links_.empty()) links_.push_back(std::make_shared<InLink>(0, 0, true));
+    for (auto& link : links_) {
+      // A connection keeps its window over a restart, as its sender goes on
+      // numbering; one attached since the last start gets its own.
+      if (!link->window) link->window = std::make_unique<LinkWindow>(window);
+      // Re-armed: each start begins a new stream on every connection. A
+      // marker that came through but did not end its stream (a packet
+      // before it never came) has used its number up.
+      link->pending.store(false);
+      if (const int64_t marker = link->eosLink.exchange(-1); marker >= 0) usedUpMarkers.emplace_back(link, marker);
+      live.push_back(link);
+    }
+    std::lock_guard eos(eosMutex_);
+    for (auto& link : links_) link->ended = 0;
+    rounds_ = 0;
   }
+  for (auto& [link, marker] : usedUpMarkers) finished(*link, marker);
+  return live;
+}
+
+std::shared_ptr<InLink> InPortBase::linkOf(uint64_t token) const {
+  std::lock_guard lock(linksMutex_);
+  for (const auto& link : links_)
+    if (link->token == token && link->window && !link->detached.load(std::memory_order_relaxed)) return link;
+  return nullptr;
 }
 
 void InPortBase::attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) {
-  // Once the component has started, the launcher has connected everything:
-  // a later attach could only take the connection from its sender.
+  // While the component runs, its connections are set: a new one could only
+  // be a stranger's, whose stream would never end and so would hold back the
+  // port's end of stream. Stopped (before the first start, or after a stop),
+  // each attach is one more connection (fan-in).
   if (running()) {
     refuse(Refusal::Sender);
     throw CF::Port::OccupiedPort();
   }
-  token_.store(token);
-  if (!CORBA::is_nil(flow)) rememberSender(flow);
+  scabench::FlowControl_var sender;
+  if (!CORBA::is_nil(flow)) {
+    // Open the connection back to the sender now, while nothing runs: the
+    // first signal would otherwise pay for it, milliseconds in which a
+    // flooding sender goes on sending.
+    try {
+      (void)flow->_non_existent();
+    } catch (const CORBA::Exception&) {
+    }
+    sender = scabench::FlowControl::_duplicate(flow);
+  }
+  std::lock_guard lock(linksMutex_);
+  // A token attached again replaces its connection (a new stream space); the
+  // implicit connection of a port nobody attached to goes once someone does.
+  std::erase_if(links_, [&](const auto& l) { return l->token == token || l->implicit; });
+  links_.push_back(std::make_shared<InLink>(token, nextNumber_++));
+  links_.back()->sender = sender._retn();
+}
+
+void InPortBase::detachSender(CORBA::ULongLong token) {
+  // Only the sender knows its token, so only it can end its connection; at
+  // any time, as SCA's disconnectPort may come at any time. Its packets are
+  // refused from then on, and the port no longer waits for its end of stream.
+  const std::shared_ptr<InLink> link = linkOf(token);
+  if (!link || link->implicit) {
+    refuse(Refusal::Sender);
+    return;
+  }
+  link->detached.store(true);
+  if (running()) checkRound();
 }
 
 // What a port takes. Every check below is a comparison or a bitmap lookup:
 // none allocates or waits, so a refused call leaves at once and holds no ORB
 // thread. The content is judged first (length, link window), then the
 // sender, so that a bad packet counts the same whoever sent it; a stranger's
-// well-formed packet is refused as Sender.
-bool InPortBase::takePacket(const PacketHeader& h, std::size_t samples) {
-  const LinkWindow::Place place = links_->place(h.link_sequence);
-  const bool own = h.connection_token == token_.load(std::memory_order_relaxed);
+// well-formed packet is refused as Sender. A stranger has no window of its
+// own: its number is out of sequence if it lies beyond every connection's.
+bool InPortBase::takePacket(InLink* link, const PacketHeader& h, std::size_t samples) {
+  const LinkWindow::Place place = link ? link->window->place(h.link_sequence) : strangerPlace(h.link_sequence);
   if (packetLength_ != 0 && samples != packetLength_) {
     refuse(Refusal::Length);
-    if (own) usedUp(h.link_sequence, place);
+    if (link) usedUp(*link, h.link_sequence, place);
     return false;
   }
   if (place == LinkWindow::Place::Ahead) {
     refuse(Refusal::Sequence);
     return false;
   }
-  if (!own) {
+  if (!link) {
     refuse(Refusal::Sender);
     return false;
   }
@@ -112,42 +174,37 @@ bool InPortBase::takePacket(const PacketHeader& h, std::size_t samples) {
   return true;
 }
 
-// End of stream counts only if it is the connection's own, the first, and in
-// the window; it then fires once every link sequence before it is finished
-// (endOfStreamArrived), so nothing the sender sent before it is cut off.
-bool InPortBase::takeEndOfStream(const PacketHeader& h) {
-  const bool own = h.connection_token == token_.load(std::memory_order_relaxed);
-  if (!own || links_->place(h.link_sequence) != LinkWindow::Place::Inside || eosTaken_.exchange(true)) {
+LinkWindow::Place InPortBase::strangerPlace(uint64_t n) const {
+  std::lock_guard lock(linksMutex_);
+  for (const auto& l : links_)
+    if (l->window && l->window->place(n) != LinkWindow::Place::Ahead) return LinkWindow::Place::Inside;
+  return LinkWindow::Place::Ahead;
+}
+
+// End of stream counts only if it is the connection's own, the first of its
+// stream, and in its window; it then ends the connection's stream once every
+// link sequence before it is finished (endOfStreamArrived), so nothing the
+// sender sent before it is cut off.
+bool InPortBase::takeEndOfStream(InLink* link, const PacketHeader& h) {
+  if (!link || link->window->place(h.link_sequence) != LinkWindow::Place::Inside || link->pending.exchange(true)) {
     refuse(Refusal::EndOfStream);
     return false;
   }
   return true;
 }
 
-bool InPortBase::enterCall(const PacketHeader& h) {
-  // End of stream always gets in: there is one per connection (a second is
+bool InPortBase::enterCall(InLink& link, const PacketHeader& h) {
+  // End of stream always gets in: there is one per stream (a second is
   // refused), so it cannot flood, and losing it would stall the run.
-  if (calls_.fetch_add(1, std::memory_order_relaxed) < maxCalls_ || h.end_of_stream) return true;
-  calls_.fetch_sub(1, std::memory_order_relaxed);
+  if (link.calls.fetch_add(1, std::memory_order_relaxed) < maxCalls_ || h.end_of_stream) return true;
+  link.calls.fetch_sub(1, std::memory_order_relaxed);
   refuse(Refusal::Threads);
-  usedUp(h.link_sequence, links_->place(h.link_sequence));
+  usedUp(link, h.link_sequence, link.window->place(h.link_sequence));
   return false;
 }
 
-void InPortBase::usedUp(uint64_t link, LinkWindow::Place place) {
-  if (!resequencing_ && place == LinkWindow::Place::Inside) finished(link);
-}
-
-void InPortBase::rememberSender(scabench::FlowControl_ptr sender) {
-  // Open the connection back to the sender now, while nothing runs: the first
-  // signal would otherwise pay for it, milliseconds in which a flooding sender
-  // goes on sending.
-  try {
-    (void)sender->_non_existent();
-  } catch (const CORBA::Exception&) {
-  }
-  std::lock_guard lock(flowMutex_);
-  sender_ = scabench::FlowControl::_duplicate(sender);
+void InPortBase::usedUp(InLink& link, uint64_t n, LinkWindow::Place place) {
+  if (!resequencing_ && place == LinkWindow::Place::Inside) finished(link, n);
 }
 
 void InPortBase::refuse(Refusal why) {
@@ -155,29 +212,32 @@ void InPortBase::refuse(Refusal why) {
   owner_.countRefusal(why);
 }
 
-void InPortBase::held(int64_t delta) {
-  // Every packet passes here twice: the count and its peak are lock-free; the
-  // lock is only for the watermarks' suspend/resume decision.
+void InPortBase::held(InLink& link, int64_t delta) {
+  // Every packet passes here twice: the counts and the port's peak are
+  // lock-free; the lock is only for the watermarks' suspend/resume decision.
   const int64_t now = heldNow_.fetch_add(delta, std::memory_order_relaxed) + delta;
   RecordLog::raise(owner_.records().header().heldPeak, uint64_t(std::max<int64_t>(now, 0)));
+  link.held.fetch_add(delta, std::memory_order_relaxed);
   if (flow_ != FlowKind::Watermarks) return;
   bool suspend = false;
   uint64_t epoch = 0;
   scabench::FlowControl_var to;
   {
+    // Each sender hears of its own connection's packets: one sender's burst
+    // does not suspend the others.
     std::lock_guard lock(flowMutex_);
-    if (CORBA::is_nil(sender_)) return;
-    const int64_t level = heldNow_.load(std::memory_order_relaxed);
-    if (!suspended_ && level >= flowHigh_) {
-      suspended_ = suspend = true;
+    if (CORBA::is_nil(link.sender)) return;
+    const int64_t level = link.held.load(std::memory_order_relaxed);
+    if (!link.suspended && level >= flowHigh_) {
+      link.suspended = suspend = true;
       owner_.records().header().suspends.fetch_add(1);
-    } else if (suspended_ && level <= flowLow_) {
-      suspended_ = false;
+    } else if (link.suspended && level <= flowLow_) {
+      link.suspended = false;
     } else {
       return;
     }
-    epoch = ++epoch_;
-    to = scabench::FlowControl::_duplicate(sender_);
+    epoch = ++link.epoch;
+    to = scabench::FlowControl::_duplicate(link.sender);
   }
   try {
     to->setSuspended(suspend, epoch);  // outside the lock: a oneway may still block on the socket
@@ -186,16 +246,16 @@ void InPortBase::held(int64_t delta) {
   }
 }
 
-void InPortBase::finished(uint64_t firstLink, uint64_t count) {
-  const uint64_t prefix = links_->finish(firstLink, count);
-  checkEndOfStream(prefix);
+void InPortBase::finished(InLink& link, uint64_t firstLink, uint64_t count) {
+  const uint64_t prefix = link.window->finish(firstLink, count);
+  checkEndOfStream(link, prefix);
   if (flow_ != FlowKind::Credits) return;
   scabench::FlowControl_var to;
   {
     std::lock_guard lock(flowMutex_);
-    if (prefix < lastAck_ + ackBatch_ || CORBA::is_nil(sender_)) return;
-    lastAck_ = prefix;
-    to = scabench::FlowControl::_duplicate(sender_);
+    if (prefix < link.lastAck + ackBatch_ || CORBA::is_nil(link.sender)) return;
+    link.lastAck = prefix;
+    to = scabench::FlowControl::_duplicate(link.sender);
   }
   try {
     to->acknowledge(prefix);
@@ -244,17 +304,47 @@ void InPortBase::failed(const CORBA::Exception& ex) {
 
 void InPortBase::failed(const std::exception& ex) { owner_.fail("port " + name_ + ": " + ex.what()); }
 
-void InPortBase::endOfStreamArrived(uint64_t link) {
-  eosLink_.store(int64_t(link));
-  checkEndOfStream(links_->prefix());
+
+void InPortBase::endOfStreamArrived(InLink& link, uint64_t eosLink) {
+  link.eosLink.store(int64_t(eosLink));
+  checkEndOfStream(link, link.window->prefix());
 }
 
-void InPortBase::checkEndOfStream(uint64_t prefix) {
+void InPortBase::checkEndOfStream(InLink& link, uint64_t prefix) {
   // One-way packets may overtake the end-of-stream marker; it only counts once
   // every link sequence before it is finished (processed, or given up on).
-  const int64_t link = eosLink_.load();
-  if (link >= 0 && prefix >= uint64_t(link) && !endFired_.exchange(true))
+  int64_t eos = link.eosLink.load();
+  if (eos < 0 || prefix < uint64_t(eos) || !link.eosLink.compare_exchange_strong(eos, -1)) return;
+  {
+    std::lock_guard lock(eosMutex_);
+    ++link.ended;
+  }
+  // The connection's stream has ended, and its next may begin. The marker's
+  // own number is finished too, so that the window (and the credits) move on
+  // to the next stream's packets.
+  link.pending.store(false);
+  finished(link, uint64_t(eos));
+  checkRound();
+}
+
+void InPortBase::checkRound() {
+  // The port's stream ends once every connection's has: a round is over when
+  // each live connection has ended one stream more than the rounds before.
+  for (;;) {
+    {
+      std::lock_guard links(linksMutex_);
+      std::lock_guard lock(eosMutex_);
+      bool any = false, all = true;
+      for (const auto& l : links_) {
+        if (l->detached.load() || !l->window) continue;
+        any = true;
+        all = all && l->ended > rounds_;
+      }
+      if (!any || !all) return;
+      ++rounds_;
+    }
     guarded([this] { owner_.inPortReachedEndOfStream(); });
+  }
 }
 
 }  // namespace scabench

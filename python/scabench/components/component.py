@@ -63,7 +63,7 @@ class Component(idl.load().CF__POA.Resource):
         self._lifecycle = threading.Lock()
         self._running = False
         self._processed = 0
-        self._ended_ports = set()
+        self._ports_ended = 0  # in-ports whose stream has ended, in the stream under way
         self._failed = False
         self._reported = False
 
@@ -153,6 +153,7 @@ class Component(idl.load().CF__POA.Resource):
             if self._running:
                 return
             try:
+                self._ports_ended = 0  # re-armed: each start's stream ends anew
                 for port in self.in_ports:
                     port.prepare()
                 self.on_start()
@@ -178,9 +179,13 @@ class Component(idl.load().CF__POA.Resource):
             self._processed += 1
 
     def in_port_ended(self, port, header):
+        # Per stream: once every in-port has ended one, the component's
+        # stream ends, and the count starts again for the next.
         with self._lock:
-            self._ended_ports.add(port.name)
-            every = len(self._ended_ports) == len(self.in_ports)
+            self._ports_ended += 1
+            every = self._ports_ended == len(self.in_ports)
+            if every:
+                self._ports_ended = 0
         if every:
             self.on_end_of_stream(header)
 

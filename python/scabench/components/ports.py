@@ -69,25 +69,50 @@ def _servant_class(sample_type):
         def attachSender(self, token, flow):
             self._port._attach_sender(token, flow)
 
+        def detachSender(self, token):
+            self._port._detach_sender(token)
+
     DataPortServant.__name__ = f"{SAMPLE_TYPES[sample_type]}Servant"
     return DataPortServant
+
+
+class _Link:
+    """One connection into a port (the C++ port's InLink): its sender's
+    token, its own link window, calls and end of stream."""
+
+    def __init__(self, token, number, implicit=False):
+        self.token, self.number, self.implicit = token, number, implicit
+        self.window = None        # made at the first start after the attach
+        self.detached = False
+        self.calls = 0            # in the handler now
+        self.pending = False      # an end of stream was taken for the stream under way
+        self.eos_link = self.eos_header = None
+        self.ended = 0            # streams ended on it since start
 
 
 class InPort:
     """A provides port. The handler runs on the ORB thread that delivered the
     packet (no worker), as handler(header, samples).
 
+    Connections, as in the C++ port (cpp/runtime/include/scabench/runtime/
+    in_port.hpp): every sender that attaches (attachSender, while the
+    component is stopped) is a connection of its own, with its own link
+    window, calls in progress and end of stream (fan-in); detachSender, with
+    the connection's token, ends it. A port nobody attached to takes token 0.
+
     What it takes, as the C++ port (cpp/runtime/src/in_port.cpp, "What a port
     takes"; docs/trust-model.md): only while the component runs, only packets
-    with the token its sender attached (attachSender, before start), of
-    `packet_length` samples if that is set, with a link sequence inside its
-    window (twice `max_calls`: all it can have in progress, and as much again
-    for a sender's calls overtaking each other), at most `max_calls` at once.
+    with a connection's token, of `packet_length` samples if that is set,
+    with a link sequence inside the connection's window (twice `max_calls`:
+    all it can have in progress, and as much again for a sender's calls
+    overtaking each other), at most `max_calls` at once per connection.
     Anything else is dropped and counted by reason (refused); a link sequence
     seen before is a duplicate, dropped and counted. End of stream is taken
-    once, from the sender, and counts only once every link sequence before it
-    is finished: one-way packets may overtake it. Then the owner's end of
-    stream runs, once."""
+    once per stream, from the connection's sender, and ends the connection's
+    stream once every link sequence before it is finished: one-way packets
+    may overtake it. Once every connection's stream has ended, the owner's
+    end of stream runs; then the next stream may end, and start() re-arms
+    the port."""
 
     def __init__(self, owner, name, sample_type, handler):
         if sample_type not in SAMPLE_TYPES:
@@ -96,12 +121,10 @@ class InPort:
         policy.declare(owner.properties, name, policy.PROVIDES)
         self._ref = None
         self._lock = threading.Lock()
-        self._token = 0                # the connection's; 0 until a sender attaches, as in the C++ port
-        self._window = None            # made at start, from max_calls
+        self._links = []               # the connections; changed only while the component is stopped
+        self._next_number = 0
+        self._rounds = 0               # the port's ends of stream since start
         self._length = self._max_calls = 0
-        self._calls = 0                # calls in the handler now
-        self._eos_taken = self._ended = False
-        self._eos_link = self._eos_header = None
         self.refused = dict.fromkeys(REFUSALS, 0)
         self.duplicates = 0
 
@@ -117,11 +140,35 @@ class InPort:
         return self._ref
 
     def prepare(self):
-        """At start: the checks' settings, and the link window (once: a restart keeps its place)."""
+        """At start: the checks' settings; a link window for each connection
+        attached since the last start (a connection keeps its own over a
+        restart: its sender goes on numbering); end of stream re-armed."""
         props = self.owner.properties
         self._length, self._max_calls = props[f"{self.name}.packet_length"], props[f"{self.name}.max_calls"]
-        if self._window is None:
-            self._window = LinkWindow(2 * self._max_calls)
+        used_up = []
+        with self._lock:
+            self._links = [link for link in self._links if not link.detached]
+            if not self._links:
+                self._links.append(_Link(0, 0, implicit=True))
+            for link in self._links:
+                if link.window is None:
+                    link.window = LinkWindow(2 * self._max_calls)
+                if link.eos_link is not None:  # came through, but did not end its stream: its number is used up
+                    used_up.append((link.window, link.eos_link))
+                link.pending, link.eos_link, link.eos_header, link.ended = False, None, None, 0
+            self._rounds = 0
+        for window, n in used_up:
+            window.finish(n)
+
+    def _link_of(self, token):
+        with self._lock:
+            return next((link for link in self._links if link.token == token and not link.detached), None)
+
+    def _stranger_place(self, n):
+        """A stranger's number is out of sequence beyond every connection's window."""
+        with self._lock:
+            windows = [link.window for link in self._links if link.window is not None]
+        return INSIDE if any(w.place(n) != AHEAD for w in windows) else AHEAD
 
     def _refuse(self, reason, header):
         with self._lock:
@@ -133,42 +180,56 @@ class InPort:
                                                         "started"))
 
     def _attach_sender(self, token, flow):
-        # Once started, the launcher has connected everything: a later attach
-        # could only take the connection from its sender.
+        # Once started, the launcher has connected everything: a new
+        # connection now could only be a stranger's, whose stream would never
+        # end and so would hold back the port's end of stream.
         if self.owner.running:
             self._refuse("sender", _S.data.PacketHeader(0, 0, 0, False, 0, token))
             raise _S.CF.Port.OccupiedPort()
         if flow is not None:
             # A sender with flow control; this port has none (policy.py): the two ends disagree.
             raise CORBA.NO_IMPLEMENT(0, CORBA.COMPLETED_NO)
-        self._token = token
+        with self._lock:
+            # A token attached again replaces its connection; the implicit one goes once someone attaches.
+            self._links = [link for link in self._links if link.token != token and not link.implicit]
+            self._links.append(_Link(token, self._next_number))
+            self._next_number += 1
+
+    def _detach_sender(self, token):
+        link = self._link_of(token)
+        if link is None or link.implicit:
+            return self._refuse("sender", _S.data.PacketHeader(0, 0, 0, False, 0, token))
+        link.detached = True
+        if self.owner.running:
+            self._check_round(None)
 
     def _upcall(self, header, data):
         # Refused calls return at once, to a two-way caller too, as in the C++ port.
         if not self.owner.running:
             return self._refuse("sender", header)
+        link = self._link_of(header.connection_token)
         if header.end_of_stream:
-            return self._end_of_stream(header)
-        own, place = header.connection_token == self._token, self._window.place(header.link_sequence)
+            return self._end_of_stream(link, header)
+        place = link.window.place(header.link_sequence) if link else self._stranger_place(header.link_sequence)
         if self._length and len(data) != self._length:
             self._refuse("length", header)
-            if own and place == INSIDE:  # the sender's number is used up: end of stream must not wait for it
-                self._finish(header.link_sequence)
+            if link and place == INSIDE:  # the sender's number is used up: end of stream must not wait for it
+                self._finish(link, header.link_sequence)
             return
         if place == AHEAD:
             return self._refuse("sequence", header)
-        if not own:
+        if link is None:
             return self._refuse("sender", header)
         if place == BEHIND:
             with self._lock:
                 self.duplicates += 1
             return
         with self._lock:
-            full = self._calls >= self._max_calls
-            self._calls += not full
+            full = link.calls >= self._max_calls
+            link.calls += not full
         if full:
             self._refuse("threads", header)
-            return self._finish(header.link_sequence)
+            return self._finish(link, header.link_sequence)
         try:
             self.handler(header, data)
         except CORBA.Exception as exc:  # forwarding failed: the peer downstream is gone or refused it
@@ -177,32 +238,48 @@ class InPort:
             self.owner.fail(f"port {self.name}: {type(exc).__name__}: {exc}")
         finally:
             with self._lock:
-                self._calls -= 1
+                link.calls -= 1
         self.owner.packet_done()
-        self._finish(header.link_sequence)
+        self._finish(link, header.link_sequence)
 
-    def _end_of_stream(self, header):
-        own, place = header.connection_token == self._token, self._window.place(header.link_sequence)
+    def _end_of_stream(self, link, header):
+        place = link.window.place(header.link_sequence) if link else AHEAD
         with self._lock:
-            taken = own and place == INSIDE and not self._eos_taken
+            taken = link is not None and place == INSIDE and not link.pending
             if taken:
-                self._eos_taken, self._eos_link, self._eos_header = True, header.link_sequence, header
+                link.pending, link.eos_link, link.eos_header = True, header.link_sequence, header
         if not taken:
             return self._refuse("eos", header)
-        self._check_end(self._window.prefix)
+        self._check_end(link, link.window.prefix)
 
-    def _finish(self, link):
-        self._check_end(self._window.finish(link))
+    def _finish(self, link, n):
+        self._check_end(link, link.window.finish(n))
 
-    def _check_end(self, prefix):
+    def _check_end(self, link, prefix):
         with self._lock:
-            if self._ended or self._eos_link is None or prefix < self._eos_link:
+            if link.eos_link is None or prefix < link.eos_link:
                 return
-            self._ended = True
-        try:
-            self.owner.in_port_ended(self, self._eos_header)
-        except CORBA.Exception as exc:
-            self.owner.fail(f"port {self.name}: forwarding end of stream failed: {describe(exc)}")
+            marker, header = link.eos_link, link.eos_header
+            link.eos_link = link.eos_header = None
+            link.ended += 1
+            link.pending = False
+        # The marker's own number is finished too: the next stream's packets come after it.
+        link.window.finish(marker)
+        self._check_round(header)
+
+    def _check_round(self, header):
+        """The port's stream ends once every live connection has ended one
+        stream more than the rounds before."""
+        while True:
+            with self._lock:
+                live = [link for link in self._links if not link.detached]
+                if not live or any(link.ended <= self._rounds for link in live):
+                    return
+                self._rounds += 1
+            try:
+                self.owner.in_port_ended(self, header)
+            except CORBA.Exception as exc:
+                self.owner.fail(f"port {self.name}: forwarding end of stream failed: {describe(exc)}")
 
 
 # ---------------------------------------------------------------------- uses
@@ -308,10 +385,16 @@ class OutPort(_S.CF__POA.Port):
         with self._lock:
             if self._peer is None or connectionId != self._connection_id:
                 raise _S.CF.Port.InvalidPort(3, f"no connection '{connectionId}' on port {self.name}")
+            peer, token = self._peer, self._token
             queued, self._queued, self._peer, self._connection_id = self._queued, None, None, None
         if queued is not None:
             queued.flush()
             queued.close()
+        try:
+            # The receiver forgets the connection, so that it does not wait for its end of stream.
+            peer.detachSender(token)
+        except CORBA.Exception:
+            pass  # a receiver that is gone (or knows no such call) has nothing to forget
 
     def disconnect(self):
         """Drops the connection, if any (releaseObject)."""

@@ -28,6 +28,25 @@ def producer_packets(spec):
     return max([property_value(c, "packets") for c in spec.packet_sources()] or [0])
 
 
+def packets_through(spec):
+    """{component: packets it handles}: a packet source its own stream, a
+    source without a count none, any other component what every connection
+    into it brings (several connections into one port: fan-in adds them)."""
+    counted = {c.name for c in spec.packet_sources()}
+    out = {}
+
+    def through(name):
+        if name not in out:
+            if name in counted:
+                out[name] = property_value(spec.component(name), "packets")
+            else:
+                out[name] = sum(through(c.uses[0]) for c in spec.connections if c.provides[0] == name)
+        return out[name]
+    for c in spec.components:
+        through(c.name)
+    return out
+
+
 
 def source_period_ms(comp):
     """The pacing period of a packet source: `period_us`, or one STANAG 4285
@@ -41,14 +60,20 @@ def source_period_ms(comp):
 
 
 def floor_of(spec):
-    """The floor of the spec's pipeline on its cores (floor_ms)."""
+    """The floor of the spec's pipeline on its cores (floor_ms). With
+    several sources, each paces its own stream, and a stage behind a merge
+    handles the packets of every stream it gets."""
     producers = spec.packet_sources()
     if not producers:
         return 0.0
     packets = producer_packets(spec)
     period_ms = max(source_period_ms(p) for p in producers)
+    pacing_ms = max((property_value(p, "packets") - 1) * source_period_ms(p) for p in producers)
     work, cpu = stage_work_ms(spec)
-    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec))
+    through = packets_through(spec)
+    counts = [through[n] for n in spec.pipeline_order() if spec.component(n).kind == "stage"]
+    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec), stage_packets=counts,
+                    pacing_ms=pacing_ms)
 
 
 def stage_work_ms(spec):
@@ -78,7 +103,8 @@ def path_delay_ms(spec):
 
 
 
-def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores, path_delay_ms=0.0):
+def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores, path_delay_ms=0.0,
+             stage_packets=None, pacing_ms=None):
     """The least time the hardware allows for the last packet to leave the
     last stage: the pipeline bound (one packet per bottleneck period, plus the
     latency of one packet through every stage) or the CPU bound (all CPU work
@@ -87,12 +113,22 @@ def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores, pat
     stage_work_ms: work per packet of each stage on the path (any kind);
     cpu_work_ms: the part of it that needs a CPU (sleep does not);
     path_delay_ms: link delay along the path (network hosts), which one
-    packet's latency includes."""
+    packet's latency includes;
+    stage_packets: the packets each stage handles (default: `packets` each;
+    more behind a merge of several sources);
+    pacing_ms: when the sources can have sent their last packet (default:
+    (packets - 1) periods).
+
+    With one source: (N - 1) · max(Wmax, P) + ΣW (+ delay) against N · ΣWcpu / C.
+    In general the bottleneck period is the busiest stage's (n_s - 1) · W_s
+    or the slowest source's pacing, whichever ends later."""
     if packets <= 0:
         return 0.0
+    pacing = (packets - 1) * producer_period_ms if pacing_ms is None else pacing_ms
     if not stage_work_ms:  # no stage of known work (e.g. real DSP): only the pacing bounds it
-        return float((packets - 1) * producer_period_ms + path_delay_ms)
-    bottleneck = max(max(stage_work_ms), producer_period_ms)
-    pipeline = (packets - 1) * bottleneck + sum(stage_work_ms) + path_delay_ms
-    cpu = packets * sum(cpu_work_ms) / cores
+        return float(pacing + path_delay_ms)
+    counts = stage_packets if stage_packets is not None else [packets] * len(stage_work_ms)
+    busiest = max((n - 1) * w for n, w in zip(counts, stage_work_ms))
+    pipeline = max(busiest, pacing) + sum(stage_work_ms) + path_delay_ms
+    cpu = sum(n * c for n, c in zip(counts, cpu_work_ms)) / cores
     return float(max(pipeline, cpu))

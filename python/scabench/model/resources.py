@@ -4,7 +4,7 @@ a host killed by the kernel halfway through.
 
 The estimate counts what scales with the spec, generously but not
 absurdly:
-  - every component's packet records: (packets + 16) x 32 bytes, preallocated
+  - every component's packet records: (its packets + 16) x 32 bytes, preallocated
     and touched at configure;
   - per connection, the packets its receiving port may hold at once: one in
     the handler, the worker queue, the reorder buffer, the flow-control
@@ -19,7 +19,7 @@ from pathlib import Path
 from scabench.errors import SpecError
 from scabench.model.catalog import kind_of
 from scabench.model.checks import SAMPLE_BYTES
-from scabench.model.pipeline import producer_packets, property_value
+from scabench.model.pipeline import packets_through, property_value
 
 RECORD_BYTES = 32
 RECORD_SLACK = 16            # the runner's record_capacity = packets + 16
@@ -47,10 +47,10 @@ def held_per_connection(policy, packets):
 
 def memory_needed(spec):
     """(bytes, the largest part as words) the run needs."""
-    packets = producer_packets(spec)
+    through = packets_through(spec)
     size = packet_bytes(spec)
-    records = sum(c.external is None for c in spec.components) * (packets + RECORD_SLACK) * RECORD_BYTES
-    in_flight = sum((2 * held_per_connection(c.policy, packets) + 1) * size for c in spec.connections)
+    records = sum(through[c.name] + RECORD_SLACK for c in spec.components if c.external is None) * RECORD_BYTES
+    in_flight = sum((2 * held_per_connection(c.policy, through[c.uses[0]]) + 1) * size for c in spec.connections)
     hosts = len(spec.hosts) * HOST_BASE_BYTES
     parts = {"packet records (packets)": records, "packets in flight (samples x held per connection)": in_flight,
              "host processes": hosts}

@@ -18,7 +18,10 @@ A spec (see experiments/paper/exp6.toml):
                  its properties (see External)
   [policy]       the default policy of every connection (see policy.py)
   chain = [...]  connects each component's "out" to the next one's "in"
-  [[connection]] from = "a.out", to = "b.in", plus policy keys that override [policy]
+  [[connection]] from = "a.out", to = "b.in", plus policy keys that override [policy].
+                 A uses port connects once; a provides port takes any number of
+                 connections (fan-in: two producers into one stage's "in"), which
+                 must agree on the receiving side's keys (one port, one setting)
   [placement]    hosts = [["a", "b"], ["c"]]: components sharing a process
                  (default: one process per component, the paper's set-up)
   [network]      delay_ms, jitter_ms: each process on a network host of its
@@ -345,6 +348,7 @@ def parse_spec(doc, path):
     hosts = _placement(doc, path, components)
     _check_topology(path, components, connections)
     _check_externals(path, components, connections)
+    _number_streams(components)
     network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
     spec = Spec(path, table_of(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
                 components, connections, hosts, network, scheduler)
@@ -565,7 +569,36 @@ def _connections(doc, path, components, default_policy):
         if conn.uses in used:
             raise SpecError(path, "connection", f"port {'.'.join(conn.uses)} is connected twice")
         used.add(conn.uses)
+    _check_fan_in(path, connections)
     return connections
+
+
+def _check_fan_in(path, connections):
+    """Connections into one provides port (fan-in) set one port's properties:
+    they must agree on every key of the receiving side (worker, ordering,
+    flow, dispatch...). Each is a sequence space of its own all the same."""
+    first = {}
+    for conn in connections:
+        earlier = first.setdefault(conn.provides, conn)
+        if earlier is conn:
+            continue
+        mine, theirs = conn.policy.provides_properties("p"), earlier.policy.provides_properties("p")
+        for key in theirs:
+            if mine[key] != theirs[key]:
+                name = key.split(".", 1)[1]
+                raise SpecError(path, "connection", f"{earlier.id} and {conn.id} reach one port with different "
+                                f"{name} ({theirs[key]!r} and {mine[key]!r}); the receiving port has one setting, "
+                                "give both connections the same")
+
+
+def _number_streams(components):
+    """With several packet sources, each stamps a stream id of its own
+    (the order of their declaration: 0, 1, ...) unless the spec sets one, so
+    that a stage after a merge counts order per stream."""
+    sources = [c for c in components if "stream_id" in kind_of(c)["properties"]]
+    if len(sources) > 1:
+        for i, c in enumerate(sources):
+            c.properties.setdefault("stream_id", i)
 
 
 def _check_topology(path, components, connections):

@@ -132,6 +132,13 @@ def run_view(result):
                                             _count(part.flow_suspends)] if is_stage else [None] * 5)
                             + [_count(part.send_stalls)]])
         out += [_line(""), flow]
+    for s in stages:
+        if s.connections:  # fan-in: each connection into it, its own order
+            view = table("connection", "sent", "received", "reordered (previous)", "reordered (original)",
+                         title=f"{s.name}, per connection (the counts above are their sum, each stream on its own)")
+            add_rows(view, [[c.id, _count(c.sent), c.received, c.reordered_from_previous, c.reordered_from_original]
+                            for c in s.connections])
+            out += [_line(""), view]
     out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
                      f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
     out.append(_line(LEGEND, MUTED))

@@ -1,7 +1,8 @@
 """The paper's metrics, defined exactly (docs/architecture.md, "Metrics").
 The floor they are compared with is the model's (scabench.model.pipeline).
 
-Sequence numbers are those the producer stamped, 0-based.
+Sequence numbers are those the producer stamped, 0-based; with several
+producers, each stream's own (per_stream).
 """
 import numpy as np
 
@@ -35,6 +36,18 @@ def reordered_from_original(sequence):
     position in the original order, among the packets delivered."""
     seq = np.asarray(sequence, dtype=np.int64)
     return int(np.count_nonzero(seq != np.sort(seq)))
+
+
+def per_stream(count, sequence, stream=None):
+    """A reordering count over several streams (each source's sequence
+    numbers, told apart by stream id), each counted on its own and summed:
+    two streams merged into one port interleave, which is not reordering.
+    With one stream (or no stream ids) it is count(sequence)."""
+    seq = np.asarray(sequence, dtype=np.int64)
+    if stream is None:
+        return count(seq)
+    ids = np.asarray(stream)
+    return sum(count(seq[ids == s]) for s in np.unique(ids)) if seq.size else count(seq)
 
 
 def send_time_stats(send_us):

@@ -29,6 +29,11 @@ class Records:
     overflowed: int  # packets that arrived after the preallocated records ran out
     flow: dict       # ordering and flow-control counts (RecordFileHeader)
     refused: dict = field(default_factory=dict)  # reason -> count (REFUSAL_REASONS)
+    # From each record's flags (recordFlags, record_log.hpp): the connection
+    # it came in on (its number at the port, in attach order) and its stream
+    # id (low 16 bits). Zero in files written before, and for a source.
+    connection: np.ndarray | None = None
+    stream: np.ndarray | None = None
 
 
 def read_records(path):
@@ -40,10 +45,12 @@ def read_records(path):
         raise ValueError(f"{path}: not a scabench record file")
     count = int(min(header["claimed"], header["capacity"]))
     body = raw[HEADER.itemsize:HEADER.itemsize + count * RECORD.itemsize].view(RECORD)
+    flags = body["flags"]
     return Records(body["sequence"].astype(np.int64), body["arrive_ns"], body["done_ns"], body["thread_id"],
                    int(header["max_concurrent"]), int(header["claimed"] - count),
                    {k: int(header[k]) for k in FLOW_FIELDS},
-                   {reason: int(header[f"refused_{reason}"]) for reason in REFUSAL_REASONS})
+                   {reason: int(header[f"refused_{reason}"]) for reason in REFUSAL_REASONS},
+                   (flags & 0xFFFF).astype(np.int64), (flags >> 16).astype(np.int64))
 
 
 def refusals(records):

@@ -71,11 +71,29 @@ class StageResult(Typed):
     # started by the run, and per packet received.
     process_cpu_s: float | None = optional()
     cpu_per_packet_us: float | None = optional()
+    # With more than one connection into it (fan-in): each connection's
+    # figures (ConnectionResult), in the spec's order; the stage's own
+    # reordering counts are then their sum. None otherwise, and in results
+    # written before.
+    connections: list | None = optional()
 
     @classmethod
     def from_dict(cls, doc):
         return from_dict(cls, doc, {"latency_in_stage_us": Latency.from_dict,
-                                    "latency_since_send_us": Latency.from_dict})
+                                    "latency_since_send_us": Latency.from_dict,
+                                    "connections": list_of(ConnectionResult)})
+
+
+@dataclass
+class ConnectionResult(Typed):
+    """One connection into a stage that has several (fan-in), from the
+    stage's records: each packet's record names the connection it came in
+    on. Order is counted within the connection, per stream."""
+    id: str                       # the spec's connection id, "p1.out->stage1.in"
+    sent: int | None              # packets the sending component handled (a source: sent); None: no records
+    received: int
+    reordered_from_previous: int
+    reordered_from_original: int
 
 
 @dataclass

@@ -15,7 +15,7 @@ from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
 from scabench.model.catalog import PYTHON_KINDS
-from scabench.model.pipeline import (STAGE_KINDS, floor_of, producer_packets, property_value, source_period_ms,
+from scabench.model.pipeline import (STAGE_KINDS, floor_of, packets_through, property_value, source_period_ms,
                                      stage_work_ms)
 from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
@@ -24,7 +24,8 @@ from scabench.run.environment import describe_environment
 from scabench.run.naming import NamingService
 from scabench.run.network import NetworkHosts
 from scabench.run.records import REFUSAL_REASONS, read_records, refusals
-from scabench.run.results import CpuUsage, Latency, NetworkResult, ProducerResult, RunResult, StageResult
+from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, ProducerResult, RunResult,
+                                  StageResult)
 from scabench.run.stalls import find_stalls
 from scabench.run.watchdog import Watchdog
 from scabench.version import version_info
@@ -58,10 +59,10 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     each host in its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
     dispatch_options = {}  # process (Spec.process_of) -> the ORB options of the dispatch into it
-    packets = producer_packets(spec)
+    through = packets_through(spec)
     for c in spec.components:
         if c.external is None:  # the runtime's own property: an external component has no record file
-            properties[c.name]["record_capacity"] = packets + 16
+            properties[c.name]["record_capacity"] = through[c.name] + 16
     for conn in spec.connections:
         properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
         properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
@@ -106,6 +107,9 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         "measure_cores": spec.cores,
         "hosts": hosts,
         "externals": externals,
+        # In the spec's order, which the launcher connects in: a receiving
+        # port numbers its connections in the order they attach, and each
+        # record names its connection by that number (_connections).
         "connections": [{"id": c.id, "uses": {"component": c.uses[0], "port": c.uses[1]},
                          "provides": {"component": c.provides[0], "port": c.provides[1]}} for c in spec.connections],
     }
@@ -355,15 +359,17 @@ def _components(spec, records, stats=None):
         if name in sources or name not in records:
             continue
         r = records[name]
-        output = r.sequence[np.argsort(r.done_ns, kind="stable")]
+        done_order = np.argsort(r.done_ns, kind="stable")
         stages.append(StageResult(
             name=name,
             kind=spec.component(name).kind,
             received=int(r.sequence.size + r.overflowed),
             last_packet_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
-            reordered_from_previous=metrics.reordered_from_previous(r.sequence),
-            reordered_from_original=metrics.reordered_from_original(r.sequence),
-            output_reordered_from_previous=metrics.reordered_from_previous(output),
+            reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, r.sequence, r.stream),
+            reordered_from_original=metrics.per_stream(metrics.reordered_from_original, r.sequence, r.stream),
+            output_reordered_from_previous=metrics.per_stream(
+                metrics.reordered_from_previous, r.sequence[done_order],
+                None if r.stream is None else r.stream[done_order]),
             max_server_threads=r.max_concurrent,
             distinct_receiving_threads=int(np.unique(r.thread_id).size),
             reorder_buffer_peak=r.flow["reorder_peak"],
@@ -376,6 +382,7 @@ def _components(spec, records, stats=None):
             **refusals(r),
             latency_in_stage_us=Latency.of((r.done_ns[done[name]] - r.arrive_ns[done[name]]) / 1e3),
             latency_since_send_us=Latency.of(since_send_us(name)) if name in chain else None,
+            connections=_connections(spec, name, r, records),
         ))
         stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent)
     producer = None
@@ -401,6 +408,31 @@ def _components(spec, records, stats=None):
     # A run cut short may have left no record file at the end: nothing was done there.
     end_to_end = since_send_us(chain[-1]) if chain and chain[-1] in records else None
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last, end_to_end
+
+
+def _connections(spec, name, r, records):
+    """Each connection's figures at a stage that several feed (fan-in), or
+    None. A record names its connection by the number the port gave it, in
+    the order they attached: the spec's order, in which the launcher
+    connects. (Every kind has one provides port; with connections into
+    several ports of one component their numbers would not tell them apart,
+    and none are given.)"""
+    into = [c for c in spec.connections if c.provides[0] == name]
+    if len(into) < 2 or len({c.provides for c in into}) > 1 or r.connection is None:
+        return None
+    out = []
+    for number, conn in enumerate(into):
+        mine = r.connection == number
+        seq, stream = r.sequence[mine], r.stream[mine]
+        upstream = records.get(conn.uses[0])
+        out.append(ConnectionResult(
+            id=conn.id,
+            sent=int(upstream.sequence.size + upstream.overflowed) if upstream is not None else None,
+            received=int(seq.size),
+            reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, seq, stream),
+            reordered_from_original=metrics.per_stream(metrics.reordered_from_original, seq, stream),
+        ))
+    return out
 
 
 def _external_stage(spec, comp, records, ms, stats):

@@ -19,9 +19,18 @@ struct PacketRecord {
   int64_t arriveNs;    // stage: upcall entry; producer: send start
   int64_t doneNs;      // stage: processed and forwarded; producer: send returned
   uint32_t threadId;   // kernel thread that received the packet
-  uint32_t flags;      // reserved
+  uint32_t flags;      // where it came from: recordFlags(); 0 in files written before
 };
 static_assert(sizeof(PacketRecord) == 32);
+
+// A record's flags: the connection the packet came in on (its number at the
+// receiving port, in the order connections were attached) in the low 16
+// bits, the packet's stream id in the high 16. With several connections into
+// a port (fan-in) and several packet sources, the analysis counts order per
+// connection and per stream from them (python/scabench/run/records.py).
+constexpr uint32_t recordFlags(uint32_t connection, uint32_t streamId) {
+  return (connection & 0xFFFFu) | ((streamId & 0xFFFFu) << 16);
+}
 
 struct RecordFileHeader {
   char magic[8];                        // "SCABREC2"
@@ -76,7 +85,7 @@ class RecordLog {
   bool active() const { return header_ != nullptr; }
 
   // Claims the next slot in arrival order; returns the slot index.
-  uint64_t arrive(uint64_t sequence, int64_t arriveNs);
+  uint64_t arrive(uint64_t sequence, int64_t arriveNs, uint32_t flags = 0);
   void done(uint64_t slot, int64_t doneNs);
 
   // Tracks how many upcalls run at once (the "server threads" of the paper).

@@ -29,13 +29,20 @@
 //                            serves at once (default 128); one more is refused.
 // The sending half lives in OutPort (out_port.hpp).
 //
+// Connections. Any number of uses ports may connect to one provides port
+// (fan-in): each attaches with DataPort::attachSender, and is a connection of
+// its own (InLink) with its own sequence space: its link window, its calls in
+// progress, its reorder buffer, its credits or watermarks, and its end of
+// stream. The port's end of stream comes once every connection's stream has
+// ended. A port that nobody attached to takes token 0, as one connection.
+//
 // Peers are judged before the port does anything with a packet (in_port.cpp,
 // "What a port takes"): every packet passes a few checks that neither
 // allocate nor wait, and what fails them is dropped and counted by reason in
 // the record header (Refusal): a length other than packet_length, a link
-// sequence outside the port's window, a token other than the connection's,
-// an end of stream that is not the connection's own and in sequence, a call
-// beyond max_calls. docs/trust-model.md says what this defends and what not.
+// sequence outside its connection's window, a token of no connection, an end
+// of stream that is not the connection's own and in sequence, a call beyond
+// max_calls. docs/trust-model.md says what this defends and what not.
 #pragma once
 
 #include <array>
@@ -66,6 +73,34 @@ namespace scabench {
 // need component.hpp, which includes it.
 class Component;
 
+// One connection into a provides port: its sender's token and flow-control
+// servant, and where its stream stands. Shared (std::shared_ptr): a packet
+// in a queue keeps its connection alive after a detach.
+struct InLink {
+  InLink(uint64_t token, uint32_t number, bool implicit = false)
+      : token(token), number(number), implicit(implicit) {}
+  const uint64_t token;
+  const uint32_t number;  // attach order at this port: recorded with each packet (recordFlags)
+  const bool implicit;    // a port nobody attached to: token 0
+  scabench::FlowControl_var sender;     // nil without flow control; set before start
+  std::unique_ptr<LinkWindow> window;   // made at the first start after the attach
+  std::atomic<bool> detached{false};    // the sender detached: its packets are refused
+  std::atomic<uint32_t> calls{0};       // its calls in progress
+  std::atomic<int64_t> held{0};         // its packets in the port (watermarks)
+  // End of stream. pending: one was taken for the stream under way (a second
+  // is refused); eosLink: its link sequence once it has come through the
+  // port's queues, -1 before; ended: streams ended on it since start.
+  std::atomic<bool> pending{false};
+  std::atomic<int64_t> eosLink{-1};
+  uint64_t ended = 0;  // under InPortBase::eosMutex_
+  // Flow signals to its sender, under InPortBase::flowMutex_.
+  bool suspended = false;
+  uint64_t epoch = 0, lastAck = 0;
+  // The port's per-connection part that depends on the element type (a
+  // reorder buffer): owned by the port for its whole life, replaced at start.
+  std::atomic<void*> typed{nullptr};
+};
+
 class InPortBase {
  public:
   InPortBase(Component& owner, std::string name);
@@ -94,37 +129,43 @@ class InPortBase {
   bool resequencing() const;
   std::size_t reorderCapacity() const;
   std::chrono::microseconds reorderTimeout() const;
-  // Reads the flow setting, the packet length, the call limit and the link
-  // window (checked when they were configured); called when the port starts.
-  void prepareChecks();
-  // The link window (in_port.cpp says how wide, and why).
-  uint64_t linkWindow() const { return links_->window(); }
+  // At start: reads the flow setting, the packet length, the call limit (all
+  // checked when they were configured); gives every connection attached
+  // since the last start its link window; re-arms end of stream. Returns the
+  // live connections.
+  std::vector<std::shared_ptr<InLink>> prepareChecks();
 
-  // DataPort::attachSender: the connection's token and flow-control sender.
+  // DataPort::attachSender / detachSender.
   void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow);
+  void detachSender(CORBA::ULongLong token);
 
+  // The connection a packet names by its token; null if none.
+  std::shared_ptr<InLink> linkOf(uint64_t token) const;
+  // Where a stranger's link sequence falls: Ahead if beyond every connection's window.
+  LinkWindow::Place strangerPlace(uint64_t n) const;
   // The checks, in the upcall, before anything else. True: the packet is the
   // connection's and the port goes on with it; false: it was refused (and
   // counted) or, a duplicate of a finished packet, dropped.
-  bool takePacket(const PacketHeader& h, std::size_t samples);
-  bool takeEndOfStream(const PacketHeader& h);
-  // Takes a slot among the calls in progress; false (refused, counted) if
-  // max_calls are in progress. leaveCall() gives it back.
-  bool enterCall(const PacketHeader& h);
-  void leaveCall() { calls_.fetch_sub(1, std::memory_order_relaxed); }
+  bool takePacket(InLink* link, const PacketHeader& h, std::size_t samples);
+  bool takeEndOfStream(InLink* link, const PacketHeader& h);
+  // Takes a slot among the connection's calls in progress; false (refused,
+  // counted) if max_calls are in progress. leaveCall() gives it back.
+  bool enterCall(InLink& link, const PacketHeader& h);
+  static void leaveCall(InLink& link) { link.calls.fetch_sub(1, std::memory_order_relaxed); }
   void refuse(Refusal why);
 
-  // Flow accounting. held(+1) when a packet enters the port, held(-1) when
-  // it is done with (processed or dropped): drives the watermarks. finished()
-  // marks link sequences done (processed, or given up on): drives the
-  // credits and the end of stream.
-  void held(int64_t delta);
-  void finished(uint64_t firstLink, uint64_t count = 1);
+  // Flow accounting, per connection. held(+1) when a packet enters the port,
+  // held(-1) when it is done with (processed or dropped): drives the
+  // watermarks. finished() marks link sequences done (processed, or given
+  // up on): drives the credits and the end of stream.
+  void held(InLink& link, int64_t delta);
+  void finished(InLink& link, uint64_t firstLink, uint64_t count = 1);
   void publishReorderStats(const ResequencerStats& stats);
 
-  // End of stream, the connection's own, with link sequence `link`: fires
-  // once every link sequence before it is finished.
-  void endOfStreamArrived(uint64_t link);
+  // End of stream, the connection's own, with link sequence `eosLink`, has
+  // come through the port: it ends the connection's stream once every link
+  // sequence before it is finished.
+  void endOfStreamArrived(InLink& link, uint64_t eosLink);
   // Runs `body`; a failure (e.g. the downstream peer died) fails the component.
   // A template, not a std::function: every packet passes here, and a
   // std::function of a capturing lambda would cost a heap allocation each.
@@ -143,35 +184,39 @@ class InPortBase {
   const std::string name_;
 
  private:
-  void checkEndOfStream(uint64_t prefix);
+  void checkEndOfStream(InLink& link, uint64_t prefix);
+  // Fires the port's end of stream for every round in which each live
+  // connection has ended a stream.
+  void checkRound();
   // A packet of the connection's own that was refused: its link sequence is
   // used up, so that the stream goes on past it (a reorder buffer skips it
   // after its timeout instead).
-  void usedUp(uint64_t link, LinkWindow::Place place);
-  void rememberSender(scabench::FlowControl_ptr sender);
+  void usedUp(InLink& link, uint64_t n, LinkWindow::Place place);
   void failed(const CORBA::Exception& ex);
   void failed(const std::exception& ex);
   CORBA::Object_var ref_;
-  std::atomic<uint64_t> token_{0};     // the connection's; 0 until a sender attaches
-  std::unique_ptr<LinkWindow> links_;  // made at start, when the window is known
-  std::size_t packetLength_ = 0;       // 0: any
+
+  // The connections: changed only while the component is stopped (attach,
+  // and the pruning of detached ones at start), read by every packet's
+  // lookup. One attached while a start is under way has no window until the
+  // next start, and takes no part until then.
+  mutable std::mutex linksMutex_;
+  std::vector<std::shared_ptr<InLink>> links_;
+  uint32_t nextNumber_ = 0;
+
+  std::size_t packetLength_ = 0;  // 0: any
   bool resequencing_ = false;
   uint32_t maxCalls_ = 1;
-  std::atomic<uint32_t> calls_{0};
   std::array<std::atomic<uint64_t>, kRefusalReasons> refused_{};
-  std::atomic<bool> eosTaken_{false};
-  std::atomic<int64_t> eosLink_{-1};
-  std::atomic<bool> endFired_{false};
+  std::mutex eosMutex_;
+  uint64_t rounds_ = 0;  // the port's ends of stream since start (under eosMutex_)
 
   std::array<std::size_t, 2> resume_{};  // two-way, one-way
   FlowKind flow_ = FlowKind::None;
   int64_t flowLow_ = 0, flowHigh_ = 0;
   uint64_t credits_ = 0, ackBatch_ = 1;
-  scabench::FlowControl_var sender_;
   std::mutex flowMutex_;
-  std::atomic<int64_t> heldNow_{0};
-  bool suspended_ = false;
-  uint64_t epoch_ = 0, lastAck_ = 0;
+  std::atomic<int64_t> heldNow_{0};  // the whole port's, for its peak
 };
 
 template <class T>
@@ -194,26 +239,38 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) override {
     InPortBase::attachSender(token, flow);
   }
+  void detachSender(CORBA::ULongLong token) override { InPortBase::detachSender(token); }
 
   void startWorker() override {
-    prepareChecks();
+    const std::vector<std::shared_ptr<InLink>> links = prepareChecks();
     const std::size_t depth = workerDepth();
     if (depth > 0 && !worker_.joinable()) {
       prepareResume(depth);
       queue_ = std::make_unique<BoundedQueue<Queued>>(depth);
       worker_ = std::thread([this] { workerLoop(); });
     }
-    if (resequencing() && !releaser_.joinable()) {
-      resequencer_ = std::make_unique<Resequencer<Queued>>(reorderCapacity(), reorderTimeout(), linkWindow());
-      releaser_ = std::thread([this] { releaserLoop(); });
+    if (resequencing() && reorders_.empty()) {
+      // A reorder buffer per connection: each orders its own link sequences,
+      // from where the connection stands.
+      for (const auto& link : links) {
+        auto r = std::make_unique<Reorder>(reorderCapacity(), reorderTimeout(), link->window->window(),
+                                           link->window->prefix());
+        link->typed.store(r.get());
+        r->releaser = std::thread([this, link, buffer = &r->buffer] { releaserLoop(link, *buffer); });
+        reorders_.push_back(std::move(r));
+      }
     }
   }
   void stopWorker() override {
-    if (releaser_.joinable()) {
-      resequencer_->close();
-      releaser_.join();
-      publishReorderStats(resequencer_->stats());
+    for (auto& r : reorders_) {
+      r->buffer.close();
+      r->releaser.join();
+      publishReorderStats(r->buffer.stats());
+      // Kept, closed: an upcall that got in just before the stop may still
+      // hold it, and finds it refusing.
+      retired_.push_back(std::move(r));
     }
+    reorders_.clear();
     if (worker_.joinable()) {
       queue_->close();
       worker_.join();
@@ -229,6 +286,13 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     typename Traits::Seq samples;
     uint64_t slot;
     CallKind call;  // how it came in: picks the worker queue's resume level
+    std::shared_ptr<InLink> link;
+  };
+  struct Reorder {
+    Reorder(std::size_t capacity, std::chrono::microseconds timeout, uint64_t window, uint64_t first)
+        : buffer(capacity, timeout, window, first) {}
+    Resequencer<Queued> buffer;
+    std::thread releaser;
   };
 
   void upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call);
@@ -238,17 +302,17 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     queue_->push(std::move(item), level);
   }
   static typename Traits::Seq takeSamples(const typename Traits::Seq& data);
-  void process(const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot);
+  void process(InLink& link, const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot);
   void workerLoop();
-  void releaserLoop();
+  void releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Queued>& buffer);
   // Hands a packet on in order: to the worker queue, or to the handler.
   void release(Queued&& item);
 
   Handler handler_;
   std::unique_ptr<BoundedQueue<Queued>> queue_;
   std::thread worker_;
-  std::unique_ptr<Resequencer<Queued>> resequencer_;
-  std::thread releaser_;
+  std::vector<std::unique_ptr<Reorder>> reorders_;
+  std::vector<std::unique_ptr<Reorder>> retired_;  // closed at a stop
 };
 
 // ---------------------------------------------------------- InPort<T> bodies
@@ -260,50 +324,52 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, 
   // records to write yet). Nor after stop: a stopped component neither
   // processes nor forwards.
   if (!running()) return refuse(Refusal::Sender);
-  if (h.end_of_stream ? !takeEndOfStream(h) : !takePacket(h, data.length())) return;
-  if (!enterCall(h)) return;
+  const std::shared_ptr<InLink> link = linkOf(h.connection_token);
+  if (h.end_of_stream ? !takeEndOfStream(link.get(), h) : !takePacket(link.get(), h, data.length())) return;
+  if (!enterCall(*link, h)) return;
   // "Server threads" count the calls the port took: a refused call is over
   // in microseconds and does none of the stage's work.
   RecordLog& log = records();
   log.enterUpcall();
   struct Leave {
-    InPort& port;
+    InLink& link;
     RecordLog& log;
     ~Leave() {
       log.leaveUpcall();
-      port.leaveCall();
+      InPortBase::leaveCall(link);
     }
-  } leave{*this, log};
-  if (resequencer_) {
+  } leave{*link, log};
+  const uint32_t flags = recordFlags(link->number, h.stream_id);
+  if (auto* reorder = static_cast<Reorder*>(link->typed.load())) {
     // File it under its link number; the releaser hands it on in order. The
     // record slot is claimed on acceptance, so dropped duplicates leave none.
-    Queued item{h, h.end_of_stream ? typename Traits::Seq() : takeSamples(data), 0, call};
-    const auto offer = resequencer_->offer(h.link_sequence, std::move(item), [&](Queued& q) {
+    Queued item{h, h.end_of_stream ? typename Traits::Seq() : takeSamples(data), 0, call, link};
+    const auto offer = reorder->buffer.offer(h.link_sequence, std::move(item), [&](Queued& q) {
       if (q.header.end_of_stream) return;
-      q.slot = log.arrive(h.sequence_number, monotonicNs());
-      held(+1);
+      q.slot = log.arrive(h.sequence_number, monotonicNs(), flags);
+      held(*link, +1);
     });
     if (offer == Resequencer<Queued>::Offer::Refused) refuse(Refusal::Sequence);
   } else if (h.end_of_stream) {
     if (queue_)
-      enqueue(Queued{h, {}, 0, call});
+      enqueue(Queued{h, {}, 0, call, link});
     else
-      endOfStreamArrived(h.link_sequence);
+      endOfStreamArrived(*link, h.link_sequence);
   } else {
-    const uint64_t slot = log.arrive(h.sequence_number, monotonicNs());
-    held(+1);
+    const uint64_t slot = log.arrive(h.sequence_number, monotonicNs(), flags);
+    held(*link, +1);
     if (queue_)
-      enqueue(Queued{h, takeSamples(data), slot, call});
+      enqueue(Queued{h, takeSamples(data), slot, call, link});
     else
-      process(h, data.get_buffer(), data.length(), slot);
+      process(*link, h, data.get_buffer(), data.length(), slot);
   }
 }
 
 template <class T>
-void InPort<T>::releaserLoop() {
+void InPort<T>::releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Queued>& buffer) {
   // Link sequences given up on count as finished: for credits and for the end of stream.
-  auto skipped = [this](uint64_t first, uint64_t count) { finished(first, count); };
-  while (auto item = resequencer_->next(skipped)) release(std::move(*item));
+  auto skipped = [&](uint64_t first, uint64_t count) { finished(*link, first, count); };
+  while (auto item = buffer.next(skipped)) release(std::move(*item));
 }
 
 template <class T>
@@ -311,9 +377,9 @@ void InPort<T>::release(Queued&& item) {
   if (queue_) {
     enqueue(std::move(item));  // at the level of the call that brought it in
   } else if (item.header.end_of_stream) {
-    endOfStreamArrived(item.header.link_sequence);
+    endOfStreamArrived(*item.link, item.header.link_sequence);
   } else {
-    process(item.header, item.samples.get_buffer(), item.samples.length(), item.slot);
+    process(*item.link, item.header, item.samples.get_buffer(), item.samples.length(), item.slot);
   }
 }
 
@@ -330,20 +396,20 @@ typename PortTraits<T>::Seq InPort<T>::takeSamples(const typename Traits::Seq& d
 }
 
 template <class T>
-void InPort<T>::process(const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot) {
+void InPort<T>::process(InLink& link, const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot) {
   guarded([&] { handler_(PacketView<T>{h, samples, count}); });
   records().done(slot, monotonicNs());
-  held(-1);
-  finished(h.link_sequence);
+  held(link, -1);
+  finished(link, h.link_sequence);
 }
 
 template <class T>
 void InPort<T>::workerLoop() {
   while (auto item = queue_->pop()) {
     if (item->header.end_of_stream)
-      endOfStreamArrived(item->header.link_sequence);
+      endOfStreamArrived(*item->link, item->header.link_sequence);
     else
-      process(item->header, item->samples.get_buffer(), item->samples.length(), item->slot);
+      process(*item->link, item->header, item->samples.get_buffer(), item->samples.length(), item->slot);
   }
 }
 

@@ -131,6 +131,11 @@ class OutPort final : public OutPortBase {
     if (CORBA::is_nil(ref)) throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
     sender_ = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
     token_ = drawToken();
+    // A new connection is a new sequence space: its link sequences start at
+    // 0, as the receiver's window and a new flow gate's credits do. (Going
+    // on from an earlier connection's count left a credits sender waiting
+    // for acknowledgements of numbers its new receiver never saw.)
+    nextLink_.store(0);
     scabench::FlowControl_var flow = openGate() ? gateReference() : scabench::FlowControl::_nil();
     try {
       ref->attachSender(token_, flow);
@@ -138,15 +143,24 @@ class OutPort final : public OutPortBase {
       sender_.reset();  // not connected after all
       throw;
     }
+    peer_ = ref._retn();
   }
   void detach() override {
     closeGate();
     if (sender_) sender_->flush();
     sender_.reset();
+    // The receiver forgets the connection, so that it does not wait for its
+    // end of stream; a receiver that is gone has nothing to forget.
+    try {
+      if (!CORBA::is_nil(peer_)) peer_->detachSender(token_);
+    } catch (const CORBA::Exception&) {
+    }
+    peer_ = Traits::Ref::_nil();
   }
 
  private:
   std::unique_ptr<Sender<T>> sender_;
+  typename Traits::Ref_var peer_;
   std::atomic<uint64_t> nextLink_{0};
   uint64_t token_ = 0;
 };

@@ -54,10 +54,12 @@ class Resequencer {
 
   // How far ahead a legitimate number can be depends on the callers (how
   // many can wait for room), which the buffer does not know: without a
-  // `window` it refuses nothing; the port always gives one.
+  // `window` it refuses nothing; the port always gives one. `first` is the
+  // number it waits for first: 0 on a new connection, where the connection
+  // stands when a port restarts.
   Resequencer(std::size_t capacity, std::chrono::microseconds timeout,
-              uint64_t window = std::numeric_limits<uint64_t>::max())
-      : capacity_(capacity), timeout_(timeout), window_(window) {
+              uint64_t window = std::numeric_limits<uint64_t>::max(), uint64_t first = 0)
+      : capacity_(capacity), timeout_(timeout), window_(window), next_(first) {
     if (capacity < 1) throw std::invalid_argument("reorder buffer capacity must be >= 1");
     if (window_ < capacity_) throw std::invalid_argument("the reorder window must be at least the capacity");
   }
@@ -168,7 +170,7 @@ class Resequencer {
   std::condition_variable ready_, room_;
   std::map<uint64_t, Entry> held_;
   std::map<uint64_t, uint64_t> skippedRanges_;  // [first, end) of each skipped gap
-  uint64_t next_ = 0;
+  uint64_t next_;
   bool closed_ = false;
   ResequencerStats stats_;
 };

@@ -1,0 +1,397 @@
+// Connections into a provides port, over a real in-process omniORB: each
+// connection's own sequence space (a reconnect starts at 0), end of stream
+// per stream and per connection, re-armed by stop and start, and fan-in.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "scabench/runtime/registry.hpp"
+
+using namespace scabench;
+
+namespace {
+
+// A host of its own: its port POAs live under a POA of their own, since the
+// process's other tests made the usual ones under the root.
+class ConnectionsHost final : public HostServices {
+ public:
+  ConnectionsHost() {
+    int argc = 0;
+    orb = CORBA::ORB_init(argc, nullptr);
+    CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+    PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+    PortableServer::POAManager_var m = root->the_POAManager();
+    CORBA::PolicyList none;
+    parent = root->create_POA("connections-test", m, none);
+    m->activate();
+  }
+  void notify(const std::string& line) override {
+    std::lock_guard lock(mutex);
+    lines.push_back(line);
+  }
+  PortableServer::POA_ptr portPoa(bool singleThread) override {
+    std::lock_guard lock(mutex);
+    PortableServer::POA_var& poa = singleThread ? single : shared;
+    if (CORBA::is_nil(poa)) poa = createPortPoa(parent, singleThread);
+    return poa;
+  }
+  void componentReleased(const std::string&) override {}
+
+  // How many times `name` told the launcher its stream ended.
+  int ends(const std::string& name) {
+    std::lock_guard lock(mutex);
+    int n = 0;
+    for (const auto& line : lines) n += line.rfind("eos " + name + " ", 0) == 0;
+    return n;
+  }
+  // Waits until `name` has reported `n` ends of stream; false if it has not
+  // within 20 s (the test fails instead of hanging; nothing here is timed).
+  bool waitForEnds(const std::string& name, int n) {
+    for (int i = 0; i < 2000; ++i) {
+      if (ends(name) >= n) return true;
+      usleep(10'000);
+    }
+    return false;
+  }
+
+  CORBA::ORB_var orb;
+  PortableServer::POA_var parent, shared, single;
+  std::mutex mutex;
+  std::vector<std::string> lines;
+};
+
+ConnectionsHost& host() {
+  static ConnectionsHost h;
+  return h;
+}
+
+CF::Properties props(std::initializer_list<std::pair<const char*, CORBA::Any>> items) {
+  CF::Properties p;
+  p.length(CORBA::ULong(items.size()));
+  CORBA::ULong i = 0;
+  for (const auto& [id, value] : items) p[i].id = id, p[i++].value = value;
+  return p;
+}
+CORBA::Any text(const char* s) {
+  host();
+  CORBA::Any a;
+  a <<= s;
+  return a;
+}
+CORBA::Any integer(long long v) {
+  CORBA::Any a;
+  a <<= CORBA::LongLong(v);
+  return a;
+}
+
+Component* make(const char* kind, const std::string& name, CF::Properties p) {
+  Component* c = createComponent(kind, "double", {name, ::testing::TempDir(), &host()});
+  c->configure(p);
+  return c;
+}
+
+CF::Port_ptr usesPort(Component* c) {
+  CORBA::Object_var obj = c->getPort("out");
+  return CF::Port::_narrow(obj);
+}
+
+scabench::dataDouble_ptr providesPort(Component* c) {
+  CORBA::Object_var obj = c->getPort("in");
+  return scabench::dataDouble::_narrow(obj);
+}
+
+uint32_t refused(Component* c, Refusal why) { return c->records().header().refused[std::size_t(why)].load(); }
+
+void push(scabench::dataDouble_ptr in, uint64_t token, uint64_t link, uint64_t sequence, uint32_t stream = 0) {
+  PacketHeader h{};
+  h.stream_id = stream;
+  h.sequence_number = sequence;
+  h.link_sequence = link;
+  h.connection_token = token;
+  CORBA::DoubleSeq data;
+  data.length(4);
+  in->pushPacket(h, data);
+}
+
+void pushEndOfStream(scabench::dataDouble_ptr in, uint64_t token, uint64_t link, uint64_t count) {
+  PacketHeader h{};
+  h.sequence_number = count;
+  h.link_sequence = link;
+  h.connection_token = token;
+  h.end_of_stream = true;
+  in->pushPacket(h, CORBA::DoubleSeq());
+}
+
+// The records a component wrote, read back from its file.
+std::vector<PacketRecord> recordsOf(Component* c) {
+  std::ifstream in(::testing::TempDir() + "/" + c->name() + ".rec", std::ios::binary);
+  RecordFileHeader header;
+  in.read(reinterpret_cast<char*>(&header), sizeof header);
+  std::vector<PacketRecord> out(std::min<uint64_t>(header.claimed.load(), header.capacity));
+  in.read(reinterpret_cast<char*>(out.data()), std::streamsize(out.size() * sizeof(PacketRecord)));
+  return out;
+}
+
+}  // namespace
+
+// Waits until `c` has finished `n` packets; false if not within 20 s.
+bool waitForCompleted(Component* c, uint64_t n) {
+  for (int i = 0; i < 2000; ++i) {
+    if (c->records().header().completed.load() >= n) return true;
+    usleep(10'000);
+  }
+  return false;
+}
+
+// A producer with credits (100 packets, one every 10 ms) sends part of its
+// stream to one sink, is stopped, reconnected to another and started again:
+// it goes on with its next packet. The second connection must number from
+// 0: the new receiver's window and the new gate's credits both start there.
+// Numbering on from the first connection's count left the producer waiting
+// for acknowledgements of packets it could not send (a deadlock).
+TEST(Reconnect, ANewConnectionNumbersItsPacketsFromZero) {
+  Component* p = make("producer", "reconnect-producer",
+                      props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
+                             {"out.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  Component* a = make("sink", "reconnect-a", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  Component* b = make("sink", "reconnect-b", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  CF::Port_var out = usesPort(p);
+  scabench::dataDouble_var aIn = providesPort(a), bIn = providesPort(b);
+  out->connectPort(aIn, "p-a");
+  a->start();
+  p->start();
+  ASSERT_TRUE(waitForCompleted(a, 8));  // past the 4 credits a new gate grants
+  p->stop();
+  const uint64_t toA = a->records().header().completed.load();
+  ASSERT_LT(toA, 100u) << "the producer finished before it was stopped: nothing is left for the second connection";
+  out->disconnectPort("p-a");
+  out->connectPort(bIn, "p-b");
+  b->start();
+  p->start();
+  const bool ended = host().waitForEnds("reconnect-b", 1);
+  out->disconnectPort("p-b");  // closes the gate: a producer stuck on credits gives up
+  p->stop();
+  EXPECT_TRUE(ended) << "the second connection's stream never ended";
+  EXPECT_EQ(toA + b->records().header().completed.load(), 100u);
+  EXPECT_EQ(b->records().header().skipped.load() + b->records().header().duplicates.load(), 0u);
+  for (Refusal why : {Refusal::Sequence, Refusal::Sender, Refusal::EndOfStream, Refusal::Credit})
+    EXPECT_EQ(refused(b, why), 0u) << int(why);
+  a->stop();
+  b->stop();
+}
+
+// The same receiver, stopped, takes its sender back: the old connection is
+// forgotten (detachSender), the new one numbers from 0, and the stream ends
+// on the new connection alone.
+TEST(Reconnect, AStoppedReceiverTakesANewConnection) {
+  Component* p = make("producer", "again-producer",
+                      props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
+                             {"out.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  Component* s = make("sink", "again-sink", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  CF::Port_var out = usesPort(p);
+  scabench::dataDouble_var in = providesPort(s);
+  out->connectPort(in, "c1");
+  s->start();
+  p->start();
+  ASSERT_TRUE(waitForCompleted(s, 8));
+  p->stop();
+  s->stop();
+  ASSERT_LT(s->records().header().completed.load(), 100u) << "the producer finished before it was stopped";
+  out->disconnectPort("c1");
+  out->connectPort(in, "c2");  // the receiver is stopped: it takes a sender
+  s->start();
+  p->start();
+  const bool ended = host().waitForEnds("again-sink", 1);
+  out->disconnectPort("c2");
+  p->stop();
+  EXPECT_TRUE(ended) << "the new connection's stream never ended";
+  EXPECT_EQ(host().ends("again-sink"), 1);
+  EXPECT_EQ(s->records().header().completed.load(), 100u);  // records are kept across a stop
+  EXPECT_EQ(refused(s, Refusal::Sequence) + refused(s, Refusal::EndOfStream), 0u);
+  s->stop();
+}
+
+// End of stream is per stream: the second stream on a connection ends too,
+// with or without a stop and start in between. Each stream ends once every
+// packet before its marker is in; a second marker within one stream is
+// still refused.
+TEST(EndOfStream, EveryStreamOfAConnectionEnds) {
+  constexpr uint64_t kToken = 0xfeed;
+  Component* s = make("sink", "streams", props({{"record_capacity", integer(32)}}));
+  scabench::dataDouble_var in = providesPort(s);
+  in->attachSender(kToken, scabench::FlowControl::_nil());
+  s->start();
+  push(in, kToken, 0, 0);
+  push(in, kToken, 1, 1);
+  pushEndOfStream(in, kToken, 2, 2);
+  EXPECT_EQ(host().ends("streams"), 1);
+  // The next stream on the same connection, its numbers going on.
+  push(in, kToken, 4, 1);  // overtook packet 3
+  pushEndOfStream(in, kToken, 5, 2);
+  pushEndOfStream(in, kToken, 5, 2);  // a second marker for the same stream
+  EXPECT_EQ(host().ends("streams"), 1);
+  push(in, kToken, 3, 0);
+  EXPECT_EQ(host().ends("streams"), 2);
+  EXPECT_EQ(refused(s, Refusal::EndOfStream), 1u);
+  // Stopped and started: the port is re-armed, and a third stream ends.
+  s->stop();
+  s->start();
+  push(in, kToken, 6, 0);
+  pushEndOfStream(in, kToken, 7, 1);
+  EXPECT_EQ(host().ends("streams"), 3);
+  EXPECT_EQ(s->records().header().completed.load(), 5u);  // records are kept across a stop
+  s->stop();
+}
+
+// A stream cut short by a stop (its marker never came) does not hold up the
+// one after the start: the port is re-armed on start.
+TEST(EndOfStream, StartReArmsAPortWhoseStreamWasCutShort) {
+  constexpr uint64_t kToken = 0xcafe;
+  Component* s = make("sink", "cut-short", props({{"record_capacity", integer(32)}}));
+  scabench::dataDouble_var in = providesPort(s);
+  in->attachSender(kToken, scabench::FlowControl::_nil());
+  s->start();
+  push(in, kToken, 0, 0);
+  pushEndOfStream(in, kToken, 2, 2);  // waits for 1, which never comes
+  EXPECT_EQ(host().ends("cut-short"), 0);
+  s->stop();
+  s->start();
+  push(in, kToken, 1, 1);
+  push(in, kToken, 3, 0);
+  pushEndOfStream(in, kToken, 4, 1);
+  EXPECT_EQ(host().ends("cut-short"), 1);
+  EXPECT_EQ(refused(s, Refusal::EndOfStream), 0u);
+  s->stop();
+}
+
+// A resequencing port made again at start waits for the number its
+// connection stands at, not for 0. A packet that came while it was stopped
+// is refused; its number is skipped after the timeout.
+TEST(EndOfStream, AResequencingPortRestartsWhereItsConnectionStands) {
+  constexpr uint64_t kToken = 0x5e9;
+  CORBA::Any timeout;
+  timeout <<= CORBA::Double(5.0);
+  Component* s = make("sink", "resequenced",
+                      props({{"in.ordering", text("resequence")}, {"in.reorder_timeout_ms", timeout},
+                             {"record_capacity", integer(32)}}));
+  scabench::dataDouble_var in = providesPort(s);
+  in->attachSender(kToken, scabench::FlowControl::_nil());
+  s->start();
+  push(in, kToken, 1, 1);
+  push(in, kToken, 0, 0);
+  pushEndOfStream(in, kToken, 2, 2);
+  ASSERT_TRUE(host().waitForEnds("resequenced", 1));
+  s->stop();
+  push(in, kToken, 3, 0);  // stopped: refused
+  s->start();
+  push(in, kToken, 4, 1);
+  pushEndOfStream(in, kToken, 5, 2);
+  ASSERT_TRUE(host().waitForEnds("resequenced", 2));
+  s->stop();
+  EXPECT_EQ(s->records().header().completed.load(), 3u);  // links 0, 1 and 4
+  EXPECT_EQ(s->records().header().skipped.load(), 1u);    // link 3
+  EXPECT_EQ(refused(s, Refusal::Sender), 1u);
+  EXPECT_EQ(refused(s, Refusal::Sequence), 0u);
+}
+
+// Fan-in: two senders into one port, each a sequence space of its own. The
+// same link number from both is two packets, not a duplicate; each
+// connection's end of stream waits for its own packets; the port's comes
+// once both have ended. Each record says which connection and which stream.
+TEST(FanIn, EachConnectionIsASequenceSpaceOfItsOwn) {
+  constexpr uint64_t kA = 0xa11ce, kB = 0xb0b;
+  Component* s = make("sink", "fan-in", props({{"record_capacity", integer(32)}}));
+  scabench::dataDouble_var in = providesPort(s);
+  in->attachSender(kA, scabench::FlowControl::_nil());
+  in->attachSender(kB, scabench::FlowControl::_nil());
+  s->start();
+  push(in, kA, 0, 0, 1);
+  push(in, kB, 0, 0, 2);
+  push(in, kA, 1, 1, 1);
+  pushEndOfStream(in, kA, 2, 2);
+  EXPECT_EQ(host().ends("fan-in"), 0);  // B's stream goes on
+  push(in, kB, 2, 2, 2);                // overtook B's packet 1
+  pushEndOfStream(in, kB, 3, 3);
+  EXPECT_EQ(host().ends("fan-in"), 0);  // ... and B's end waits for it
+  push(in, kB, 1, 1, 2);
+  EXPECT_EQ(host().ends("fan-in"), 1);
+  push(in, kA, 0, 0, 1);  // A's packet 0 again: a duplicate of A's
+  EXPECT_EQ(s->records().header().completed.load(), 5u);
+  EXPECT_EQ(s->records().header().duplicates.load(), 1u);
+  EXPECT_EQ(refused(s, Refusal::Sender) + refused(s, Refusal::Sequence) + refused(s, Refusal::EndOfStream), 0u);
+  const std::vector<PacketRecord> records = recordsOf(s);
+  ASSERT_EQ(records.size(), 5u);
+  const uint32_t a = recordFlags(0, 1), b = recordFlags(1, 2);
+  EXPECT_EQ(records[0].flags, a);
+  EXPECT_EQ(records[1].flags, b);
+  EXPECT_EQ(records[2].flags, a);
+  EXPECT_EQ(records[3].flags, b);
+  EXPECT_EQ(records[4].flags, b);
+  s->stop();
+}
+
+// A connection detached while the others stream is no longer waited for,
+// and its packets are refused from then on.
+TEST(FanIn, ADetachedConnectionIsNotWaitedFor) {
+  constexpr uint64_t kA = 31, kB = 32;
+  Component* s = make("sink", "detached", props({{"record_capacity", integer(32)}}));
+  scabench::dataDouble_var in = providesPort(s);
+  in->attachSender(kA, scabench::FlowControl::_nil());
+  in->attachSender(kB, scabench::FlowControl::_nil());
+  s->start();
+  EXPECT_THROW(in->attachSender(33, scabench::FlowControl::_nil()), CF::Port::OccupiedPort);  // running
+  push(in, kA, 0, 0);
+  push(in, kB, 0, 0);
+  pushEndOfStream(in, kA, 1, 1);
+  EXPECT_EQ(host().ends("detached"), 0);
+  in->detachSender(kB + 1);  // not a connection: refused, changes nothing
+  EXPECT_EQ(host().ends("detached"), 0);
+  in->detachSender(kB);
+  EXPECT_EQ(host().ends("detached"), 1);
+  push(in, kB, 1, 1);
+  EXPECT_EQ(s->records().header().completed.load(), 2u);
+  EXPECT_EQ(refused(s, Refusal::Sender), 3u);  // the attach while running, the stranger's detach, B's late packet
+  s->stop();
+}
+
+// Two producers with credits into one sink: credits are per connection, so
+// each producer's window is its own, and the sink's stream ends once both
+// producers' have. Real components, collocated calls.
+TEST(FanIn, TwoProducersWithCreditsIntoOneSink) {
+  Component* s = make("sink", "two-sink", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(64)}}));
+  Component* p1 = make("producer", "two-p1",
+                       props({{"packets", integer(20)}, {"samples", integer(4)}, {"stream_id", integer(1)},
+                              {"out.flow", text("credits(4)")}, {"record_capacity", integer(32)}}));
+  Component* p2 = make("producer", "two-p2",
+                       props({{"packets", integer(15)}, {"samples", integer(4)}, {"stream_id", integer(2)},
+                              {"out.flow", text("credits(4)")}, {"record_capacity", integer(32)}}));
+  scabench::dataDouble_var in = providesPort(s);
+  CF::Port_var out1 = usesPort(p1), out2 = usesPort(p2);
+  out1->connectPort(in, "p1-s");
+  out2->connectPort(in, "p2-s");
+  s->start();
+  p1->start();
+  p2->start();
+  const bool ended = host().waitForEnds("two-sink", 1);
+  out1->disconnectPort("p1-s");
+  out2->disconnectPort("p2-s");
+  p1->stop();
+  p2->stop();
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(host().ends("two-sink"), 1);
+  EXPECT_EQ(s->records().header().completed.load(), 35u);
+  uint32_t perConnection[2] = {0, 0};
+  for (const PacketRecord& r : recordsOf(s)) {
+    ASSERT_LT(r.flags & 0xFFFFu, 2u);
+    ++perConnection[r.flags & 0xFFFFu];
+    EXPECT_EQ(r.flags >> 16, 1u + (r.flags & 0xFFFFu));  // connection 0 is p1's stream 1
+  }
+  EXPECT_EQ(perConnection[0], 20u);
+  EXPECT_EQ(perConnection[1], 15u);
+  s->stop();
+}
