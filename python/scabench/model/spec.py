@@ -594,8 +594,9 @@ def _check_fan_in(path, connections):
 def _number_streams(components):
     """With several packet sources, each stamps a stream id of its own
     (the order of their declaration: 0, 1, ...) unless the spec sets one, so
-    that a stage after a merge counts order per stream."""
-    sources = [c for c in components if "stream_id" in kind_of(c)["properties"]]
+    that a stage after a merge counts order per stream. (An external
+    component declares nothing, and is never a source: _check_externals.)"""
+    sources = [c for c in components if "stream_id" in (kind_of(c) or {}).get("properties", {})]
     if len(sources) > 1:
         for i, c in enumerate(sources):
             c.properties.setdefault("stream_id", i)
