@@ -126,6 +126,7 @@ def plot(doc, out):
             ax.axhline(doc["sweep"]["max_latency_ms"], color="#a4161a", ls="--", label="latency bound")
         if key == "overhead_ratio":
             ax.axhline(1.0, color="#6b7280", ls=":", label="floor")
+        ax.set_xlim(-0.5, len(points) - 0.5)
         ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize=7)
         ax.set_ylabel(name)
         ax.grid(alpha=.3)
