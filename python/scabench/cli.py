@@ -168,7 +168,7 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
             click.echo(f"result written to {path}")
 
 
-@main.command(short_help="Measure a spec over crossed grids of settings; the fastest in-order configuration.")
+@main.command(short_help="Measure a spec over crossed grids of settings; the fastest in order.")
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--grid", "grid_items", multiple=True, required=True, metavar="KEY=V1,V2,...",
               help="Values of one key to sweep (repeatable; the grids are crossed): policy.KEY (every connection, "
