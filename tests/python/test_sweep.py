@@ -82,7 +82,8 @@ def test_an_interrupted_sweep_resumes_skipping_the_points_measured(write_spec, t
     # so that a measurement of it again would show.
     kept = _point("oneway", 123.0, [0])
     kept["settings"] = {"policy.call": "oneway"}
-    (out / "results.json").write_text(json.dumps({"scabench": {}, "status": "interrupted", "points": [kept]}))
+    (out / "results.json").write_text(json.dumps({"scabench": {}, "status": "interrupted", "sweep": {"spec": str(spec)},
+                                                  "points": [kept]}))
     proc = _sweep(spec, out)
     assert proc.returncode == 0, proc.stderr
     assert "point 1/2 policy.call=oneway: measured already, skipped" in proc.stderr
@@ -92,6 +93,21 @@ def test_an_interrupted_sweep_resumes_skipping_the_points_measured(write_spec, t
     assert doc["points"][1]["settings"] == {"policy.call": "twoway"} and len(doc["points"][1]["benchmark"]["runs"]) == 1
     # Other runs or packets are another measurement: nothing is skipped.
     assert key_of({"policy.call": "oneway"}, 1, 8) != key_of({"policy.call": "oneway"}, 2, 8)
+    proc = scabench("sweep", spec, "--grid", "policy.call=oneway", "--runs", 1, "--packets", 5, "--quiet-wait", 1,
+                    "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "skipped" not in proc.stderr and json.loads((out / "results.json").read_text())["points"][0]["packets"] == 5
+
+
+def test_a_sweep_of_another_spec_in_the_same_out_is_refused(write_spec, tmp_path):
+    spec = write_spec(pipeline_toml(packets=8, stages=2, work_us=300))
+    out = tmp_path / "sweep"
+    out.mkdir()
+    doc = {"scabench": {}, "status": "ok", "sweep": {"spec": str(tmp_path / "other.toml")}, "points": []}
+    (out / "results.json").write_text(json.dumps(doc))
+    proc = _sweep(spec, out)
+    assert proc.returncode == 2 and "other.toml" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert json.loads((out / "results.json").read_text()) == doc  # left as it was
 
 
 @pytest.mark.parametrize("grid, words", [

@@ -19,6 +19,7 @@ it measured with the same settings, runs and packets (a resume)."""
 import itertools
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from scabench.console import Progress
 from scabench.errors import RunError, SpecError
@@ -178,8 +179,12 @@ def run_sweep(spec_name, axes, points, runs, warmup, settings, save, previous=No
     document and how many points were reused. save returns where it wrote
     the document. RunError and Interrupted
     carry the document so far as their result, saved already."""
-    old = {key_of(p["settings"], p["runs_asked"], p["packets"]): p
-           for p in (previous or {}).get("points", []) if p.get("status") == "ok"}
+    was_of = ((previous or {}).get("sweep") or {}).get("spec")
+    if was_of is not None and Path(str(was_of)).resolve() != Path(spec_name).resolve():
+        # Measuring on would write over another spec's sweep.
+        raise SpecError("--out", "results.json", f"holds a sweep of {was_of}, not of {spec_name}; give another --out")
+    old = {key_of(p.get("settings"), p.get("runs_asked"), p.get("packets")): p
+           for p in (previous or {}).get("points") or [] if isinstance(p, dict) and p.get("status") == "ok"}
     doc = {"scabench": version_info(), "status": "running",
            "sweep": {"spec": spec_name, "grid": {a.key: list(a.values) for a in axes}, "runs": runs,
                      "warmup": warmup, "packets": packets, "max_latency_ms": max_latency_ms},
