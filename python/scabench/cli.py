@@ -168,6 +168,46 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
             click.echo(f"result written to {path}")
 
 
+@main.command(short_help="Measure a spec over crossed grids of settings; the fastest in order.")
+@click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--grid", "grid_items", multiple=True, required=True, metavar="KEY=V1,V2,...",
+              help="Values of one key to sweep (repeatable; the grids are crossed): policy.KEY (every connection, "
+                   "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, pin, "
+                   "collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).")
+@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per point, under the guard.")
+@click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Runs before each point's runs, not kept.")
+@click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
+@click.option("--max-latency-ms", type=click.FloatRange(min=0, min_open=True), callback=finite, metavar="L",
+              help="The answer must have a median latency p99 of at most L ms.")
+@click.option("--quiet-wait", type=click.FloatRange(min=0, max=3600), default=GuardSettings.quiet_wait_s,
+              show_default=True, metavar="S", callback=finite, help="How long to wait for a quiet machine before each run (s).")
+@click.option("--out", "out_dir", default="results/sweep", show_default=True, type=click.Path(file_okay=False),
+              help="Where results.json, sweep.csv, sweep.png and report.md/.html go; a sweep cut short resumes here.")
+def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wait, out_dir):
+    """Run SPEC at every point of the crossed --grid values, K runs each
+    under the guard, and answer: the fastest configuration (lowest median
+    last packet) that kept 0 packets reordered at every output in every run
+    (and met --max-latency-ms). Running the same command again with the
+    same --out skips the points already measured."""
+    from scabench.measure.sweep import parse_grid, plan, run_sweep
+    from scabench.report.sweep import sweep_csv, sweep_view, write_sweep_report  # matplotlib only here
+    results = Path(out_dir) / "results.json"
+    with exit_codes(partial_json=results):
+        check_writable(results, "--out")
+        axes = parse_grid(grid_items)
+        points = plan(lambda: load_named_spec(spec_file), axes, packets)
+        previous = read_json(results, "--out", "points") if results.exists() else None
+        doc, reused = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait),
+                                lambda d: write_json(d, results), previous, max_latency_ms, packets)
+    if reused:
+        click.echo(f"resumed: {reused} of {len(points)} point(s) were measured already in {results} and skipped",
+                   err=True)
+    csv_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
+    md, html = write_sweep_report(doc, out_dir)
+    show(sweep_view(doc) + ["", f"report: {md}, {html}; table: {csv_path}; data: {results}"])
+
+
 @main.command(short_help="Compare results of scabench run: figures side by side, whether they differ.")
 @click.argument("files", nargs=-1, required=True, metavar="A.json B.json [...]")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the comparison here.")

@@ -175,33 +175,42 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     return out
 
 
-def run_benchmark(spec, runs, warmup=0, settings=None, stream=None, run_once=None):
+def run_benchmark(spec, runs, warmup=0, settings=None, stream=None, run_once=None, progress=None, label=""):
     """W warm-up runs (not kept), then `runs` guarded runs of `spec`; returns
     the Benchmark. A run that fails on every attempt raises RunError, and a
     termination signal Interrupted, each carrying the Benchmark so far as
-    its result (the command writes it)."""
+    its result (the command writes it). `progress`: a console.Progress to
+    advance instead of one of its own (a sweep's, over all its points), and
+    `label` to put before each of its lines."""
     settings = settings or guard_settings()
     run_once = run_once or (lambda: run_spec(spec))
     bench = Benchmark("ok", spec.describe(), runs, warmup, guard_dict(settings))
     each = estimate_s(spec)
-    with Progress(each * (warmup + runs), "runs", stream) as progress:
-        guard = Guard(settings, cores=spec.cores, log=progress.say)
-        try:
-            for i in range(warmup):
-                progress.advance(each, f"warm-up {i + 1}/{warmup}: {run_line(run_once())}")
-            for i in range(runs):
-                label = f"run {i + 1}/{runs}"
-                result, kept, seen = guarded_run(run_once, guard, label)
-                if kept.flaw in seen:
-                    seen.remove(kept.flaw)  # the kept run's own flaw is in its result
-                bench.redone_for += [{"run": i + 1, "flaw": f} for f in seen]
-                bench.runs.append(result)
-                note = f" (attempt {kept.attempts})" if kept.attempts > 1 else ""
-                progress.advance(each, f"{label}: {run_line(result)}{note}")
-        except (RunError, Interrupted) as exc:
-            bench.status = "interrupted" if isinstance(exc, Interrupted) else "failed"
-            bench.error = str(exc) if isinstance(exc, RunError) else f"interrupted by {exc.name}"
-            bench.failed_run = exc.result
-            exc.result = bench
-            raise
+    if progress is None:
+        with Progress(each * (warmup + runs), "runs", stream) as progress:
+            return _measure(bench, run_once, settings, spec.cores, each, progress, label)
+    return _measure(bench, run_once, settings, spec.cores, each, progress, label)
+
+
+def _measure(bench, run_once, settings, cores, each, progress, label):
+    runs, warmup = bench.runs_asked, bench.warmup
+    guard = Guard(settings, cores=cores, log=progress.say)
+    try:
+        for i in range(warmup):
+            progress.advance(each, f"{label}warm-up {i + 1}/{warmup}: {run_line(run_once())}")
+        for i in range(runs):
+            which = f"{label}run {i + 1}/{runs}"
+            result, kept, seen = guarded_run(run_once, guard, which)
+            if kept.flaw in seen:
+                seen.remove(kept.flaw)  # the kept run's own flaw is in its result
+            bench.redone_for += [{"run": i + 1, "flaw": f} for f in seen]
+            bench.runs.append(result)
+            note = f" (attempt {kept.attempts})" if kept.attempts > 1 else ""
+            progress.advance(each, f"{which}: {run_line(result)}{note}")
+    except (RunError, Interrupted) as exc:
+        bench.status = "interrupted" if isinstance(exc, Interrupted) else "failed"
+        bench.error = str(exc) if isinstance(exc, RunError) else f"interrupted by {exc.name}"
+        bench.failed_run = exc.result
+        exc.result = bench
+        raise
     return bench

@@ -1,0 +1,161 @@
+"""A sweep's document (measure/sweep.py) for people: the answer in words,
+the table (terminal and CSV), the plot (ratio and latency p99 per point)
+and the report (report.md, report.html), which opens with the answer."""
+from pathlib import Path
+from types import SimpleNamespace
+
+from rich.text import Text
+
+from scabench import units
+from scabench.console import BAD, GOOD, add_rows, table
+from scabench.measure import stats
+from scabench.measure.sweep import why_not
+from scabench.report.markdown import md_table, write_report
+from scabench.report.plots import runs_label, whiskers
+
+PLOT = "sweep.png"
+
+
+def _fig(point, key):
+    return SimpleNamespace(**{"n": 0, "median": None, "min": None, "max": None,
+                              **((point.get("summary") or {}).get(key) or {})})
+
+
+def _with_spread(s, show):
+    """A median, with its min–max where there were several runs."""
+    if s.median is None:
+        return None
+    if s.n > 1 and s.min != s.max:
+        return f"{show(s.median)} ({show(s.min)}–{show(s.max)})"
+    return show(s.median)
+
+
+def answer_lines(doc):
+    """The answer to the paper's question for this pipeline, in sentences."""
+    a = doc.get("answer")
+    if not a:
+        return ["no answer: the sweep did not finish every point (run the same command again to resume it)"]
+    bound = a["max_latency_ms"]
+    rule = "kept 0 packets reordered at every output in every run" + (
+        f" and had a median latency p99 within {units.duration(bound)}" if bound is not None else "")
+    best, second = a["best"], a["runner_up"]
+    if best is None:
+        whys = "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"])
+        return [f"No configuration qualified: none {rule}.", f"Why: {whys}."]
+    lines = [f"Fastest configuration that {rule}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
+             f"(median of {best['runs']} run(s)), {units.ratio(best['overhead_ratio'])} × the floor, "
+             f"latency p99 {units.duration(best['latency_p99_ms'])}."]
+    if second is not None:
+        lines.append(f"Runner-up: {second['label']}, last packet {units.duration(second['last_packet_ms'])}, "
+                     f"{units.ratio(second['overhead_ratio'])} × the floor, latency p99 "
+                     f"{units.duration(second['latency_p99_ms'])}.")
+    else:
+        lines.append("No runner-up: no other configuration qualified.")
+    if a["excluded"]:
+        lines.append(f"Left out ({len(a['excluded'])}): "
+                     + "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"]) + ".")
+    return lines
+
+
+HEADER = ("runs", "last packet", "ratio", "reordered (max)", "latency p99", "qualifies")
+
+
+def rows(doc):
+    """A row per point: its settings, then the figures (median, min–max where several runs)."""
+    keys = list(doc["sweep"]["grid"])
+    bound = doc["sweep"].get("max_latency_ms")
+    out = []
+    for p in doc["points"]:
+        reordered = [r for r in p["reordered_at_outputs"] if r is not None]
+        why = why_not(p, bound)
+        out.append([*(p["settings"].get(k) for k in keys), len(p["reordered_at_outputs"]),
+                    _with_spread(_fig(p, "last_packet_ms"), units.duration),
+                    _with_spread(_fig(p, "overhead_ratio"), units.ratio),
+                    max(reordered) if reordered else None,
+                    _with_spread(_fig(p, "latency_p99_ms"), units.duration),
+                    "yes" if why is None else f"no: {why}"])
+    return keys, out
+
+
+def sweep_view(doc):
+    """What the terminal shows: the table, then the answer."""
+    keys, body = rows(doc)
+    t = table(*keys, *HEADER, title=f"sweep of {doc['sweep']['spec']}")
+    add_rows(t, body)
+    best = (doc.get("answer") or {}).get("best")
+    lines = answer_lines(doc)
+    return [t, "", Text(lines[0], style=GOOD if best else BAD), *lines[1:]]
+
+
+def sweep_csv(doc):
+    """The table as CSV: settings, then each headline figure's median, min and max, raw."""
+    keys = list(doc["sweep"]["grid"])
+    header = keys + ["label", "runs", "status"] + [f"{f.key}_{s}" for f in stats.HEADLINE
+                                                   for s in ("median", "min", "max")] + ["reordered_max", "qualifies"]
+    body = []
+    for p in doc["points"]:
+        reordered = [r for r in p["reordered_at_outputs"] if r is not None]
+        figs = [getattr(_fig(p, f.key), s) for f in stats.HEADLINE for s in ("median", "min", "max")]
+        body.append([p["settings"].get(k) for k in keys] + [p["label"], len(p["reordered_at_outputs"]), p["status"]]
+                    + figs + [max(reordered) if reordered else None,
+                              why_not(p, doc["sweep"].get("max_latency_ms")) is None])
+    return header, body
+
+
+def plot(doc, out):
+    """Ratio per point (whiskers min–max only where several runs) and latency p99, side by side."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    points = doc["points"]
+    labels = [p["label"] for p in points]
+    xs = list(range(len(points)))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(7, 1.1 * len(points) + 3), 4.6))
+    best = ((doc.get("answer") or {}).get("best") or {}).get("label")
+    for ax, key, name in ((left, "overhead_ratio", "time of last packet / floor"),
+                          (right, "latency_p99_ms", "latency p99 (ms)")):
+        figs = [_fig(p, key) for p in points]
+        med = [f.median if f.median is not None else float("nan") for f in figs]
+        colours = ["#17663a" if lab == best else "#2a6fb5" for lab in labels]
+        ax.scatter(xs, med, color=colours, zorder=3, label=runs_label(f.n for f in figs))
+        several, err = whiskers(figs)
+        if several:
+            ax.errorbar([xs[i] for i in several], [med[i] for i in several], yerr=err, fmt="none",
+                        color="#2a6fb5", capsize=3)
+        if key == "latency_p99_ms" and doc["sweep"].get("max_latency_ms") is not None:
+            ax.axhline(doc["sweep"]["max_latency_ms"], color="#a4161a", ls="--", label="latency bound")
+        if key == "overhead_ratio":
+            ax.axhline(1.0, color="#6b7280", ls=":", label="floor")
+        ax.set_xlim(-0.5, len(points) - 0.5)
+        ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel(name)
+        ax.grid(alpha=.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Sweep of {Path(str(doc['sweep']['spec'])).name} (green: the answer)", fontsize=10)
+    fig.tight_layout()
+    path = Path(out) / PLOT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_sweep_report(doc, out):
+    """report.md and report.html, with the plot; returns their paths."""
+    plot(doc, out)
+    keys, body = rows(doc)
+    s = doc["sweep"]
+    grid = "; ".join(f"`{k}` = {', '.join(map(str, v))}" for k, v in s["grid"].items())
+    warnings = [f"- {p['label']}: {w}" for p in doc["points"] for w in p["benchmark"].get("warnings", [])]
+    text = "\n".join([
+        f"# Sweep of {s['spec']}", "", "## Answer", "", *[f"{line}\n" for line in answer_lines(doc)],
+        "## Points", "",
+        f"Grid: {grid}. {s['runs']} run(s) per point after {s['warmup']} warm-up(s), each under the measurement "
+        "guard; figures are medians, with min–max where there were several runs. Reordered: the most packets out "
+        "of order at any output in any run.", "",
+        md_table(list(keys) + list(HEADER), body), "",
+        f"![ratio and latency p99 per point]({PLOT})", "",
+        "## Warnings", "", *(warnings or ["None."]), "",
+        f"Measured by scabench {(doc.get('scabench') or {}).get('version', '?')} "
+        f"(commit {(doc.get('scabench') or {}).get('commit', '?')}); every run is in results.json.", ""])
+    return write_report(out, f"Sweep of {s['spec']}", text)
