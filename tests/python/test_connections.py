@@ -24,7 +24,10 @@ class Host:
             args += ["--component", f"{c}:double"]
         self.proc = subprocess.Popen(args + LOOPBACK, pass_fds=(write_fd,), stderr=subprocess.PIPE, text=True)
         os.close(write_fd)
-        self.status = os.fdopen(read_fd)
+        # Read raw, with our own buffer: a buffered reader can take several
+        # lines off the pipe at once, and select() on the pipe would then wait
+        # for a line that is already in the reader.
+        self.status, self.pending = read_fd, b""
         self.lines, self.res = [], {}
         while len(self.res) < len(components):
             word = self._line().split()
@@ -32,12 +35,16 @@ class Host:
             self.res[word[1]] = orb.string_to_object(word[2])._narrow(S.CF.Resource)
 
     def _line(self, timeout=WAIT_S):
-        ready, _, _ = select.select([self.status], [], [], timeout)
-        assert ready, f"no status line within {timeout} s; so far: {self.lines}"
-        line = self.status.readline()
-        assert line, f"the host ended: {self.proc.wait(WAIT_S)}, {self.proc.stderr.read()}"
-        self.lines.append(line.strip())
-        return line
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([self.status], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no status line within {timeout} s; so far: {self.lines}"
+            chunk = os.read(self.status, 65536)
+            assert chunk, f"the host ended: {self.proc.wait(WAIT_S)}, {self.proc.stderr.read()}"
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        self.lines.append(line.decode().strip())
+        return line.decode()
 
     def wait_for_end(self, name, timeout=WAIT_S):
         """The count of the next "eos NAME COUNT" line; fails (no hang) if none comes in time."""
@@ -52,7 +59,7 @@ class Host:
         for r in self.res.values():
             r.releaseObject()
         assert self.proc.wait(WAIT_S) == 0
-        self.status.close()
+        os.close(self.status)
 
 
 def connect(uses, provides, connection_id):
