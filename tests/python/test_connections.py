@@ -29,10 +29,14 @@ class Host:
         # for a line that is already in the reader.
         self.status, self.pending = read_fd, b""
         self.lines, self.res = [], {}
-        while len(self.res) < len(components):
-            word = self._line().split()
-            assert word[0] == "ready", word
-            self.res[word[1]] = orb.string_to_object(word[2])._narrow(S.CF.Resource)
+        try:
+            while len(self.res) < len(components):
+                word = self._line().split()
+                assert word[0] == "ready", word
+                self.res[word[1]] = orb.string_to_object(word[2])._narrow(S.CF.Resource)
+        except BaseException:
+            end_process(self.proc)  # a host that never got ready is not left behind
+            raise
 
     def _line(self, timeout=WAIT_S):
         deadline = time.monotonic() + timeout
@@ -90,7 +94,11 @@ def test_a_credits_connection_made_again_to_another_receiver_streams_and_ends(or
     new receiver could not grant. Then that receiver, stopped, takes a second
     producer in its place, and the second stream's end is not swallowed."""
     sender = Host(orb, tmp_path, "producer:producer", "producer2:producer")
-    receivers = Host(orb, tmp_path, "a:sink", "b:sink")
+    try:
+        receivers = Host(orb, tmp_path, "a:sink", "b:sink")
+    except BaseException:
+        end_process(sender.proc)
+        raise
     try:
         p, p2, a, b = (sender.res["producer"], sender.res["producer2"], receivers.res["a"], receivers.res["b"])
         for producer in (p, p2):
