@@ -13,6 +13,7 @@
 //
 // Prints one JSON line (peer.hpp).
 #include <gnuradio/io_signature.h>
+#include <gnuradio/logger.h>
 #include <gnuradio/sync_block.h>
 #include <gnuradio/top_block.h>
 
@@ -78,6 +79,9 @@ class Stage final : public gr::sync_block {
 
 int main(int argc, char** argv) {
   const Options o = parseOptions(argc, argv, "scabench-peer-gnuradio");
+  // GNU Radio logs to stdout; its notes (the buffer sizes set) would come
+  // before the JSON line. Warnings and errors still show.
+  gr::logging::singleton().set_default_level(gr::log_level::warn);
   std::vector<StageReport> reports(std::size_t(o.stages));
   auto top = gr::make_top_block("scabench_peer");
   auto source = gnuradio::make_block_sptr<Source>(o);
