@@ -250,7 +250,7 @@ def _careful_run(c, packets, guard, progress, label):
     estimated = estimate_s(c, packets)
     try:
         kept = guard.measure(lambda: run_spec(c.load(packets)), foreign_of=lambda r: r.foreign_cpu_pct or 0.0,
-                             label=label, flaw_of=_flaw_of)
+                             label=label, flaw_of=flaw_of)
     except RunError as exc:
         progress.advance(estimated)
         progress.say(f"{label}: FAILED: {exc}")
@@ -269,7 +269,7 @@ def _careful_run(c, packets, guard, progress, label):
     return result, None
 
 
-def _flaw_of(result):
+def flaw_of(result):
     """A run that stalled (run/stalls.py) or in which ports refused what a
     peer sent (docs/trust-model.md) is redone like a disturbed one."""
     if result.clean is False:
