@@ -267,15 +267,15 @@ spec = "{REPO}/experiments/paper/exp6.toml"
 
 
 def test_campaigns_redo_a_stalled_or_unclean_run():
-    from scabench.measure.campaign import _flaw_of
+    from scabench.measure.campaign import flaw_of
     from scabench.run.results import RunResult
     base = dict(status="ok", spec={}, environment={}, floor_ms=1.0, started_at=0.0)
-    assert _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=0, clean=True)) is None
+    assert flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=0, clean=True)) is None
     stalled = RunResult(**base, stalls=[{"component": "stage2", "at_ms": 5.0, "for_ms": 900.0, "threshold_ms": 250.0}],
                         stalled=True, refusals=0, clean=True)
-    assert _flaw_of(stalled) == "stage2 stalled 900 ms"
-    assert "refused 3" in _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=3, clean=False))
-    assert _flaw_of(RunResult(**base)) is None  # a result from before these fields existed
+    assert flaw_of(stalled) == "stage2 stalled 900 ms"
+    assert "refused 3" in flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=3, clean=False))
+    assert flaw_of(RunResult(**base)) is None  # a result from before these fields existed
 
 
 def test_a_library_caller_gets_interrupted_while_owning_and_its_handlers_back():
