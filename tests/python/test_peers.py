@@ -12,8 +12,9 @@ import pytest
 from conftest import REPO, scabench
 from scabench.paths import bin_dir
 from scabench.studies.peers import catalogue
-from scabench.studies.peers.analysis import order_problem, row_of_program
+from scabench.studies.peers.analysis import order_problem, row_of_program, summarise
 from scabench.studies.peers.measure import run_program_peer
+from scabench.studies.peers.render import format_peers, rows
 
 PACKETS = 6
 FAST = ("--quiet-wait-s", "0", "--max-redos", "0")
@@ -139,3 +140,19 @@ def test_a_peer_program_refuses_bad_arguments(args, says):
     path = bin_dir() / "scabench-peer-threads"
     proc = subprocess.run([path, *args], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_run_out_of_order_is_marked_in_the_table():
+    """The threads peer with two packets swapped, through the summary and
+    the table as the study renders them: the peer is marked, not hidden."""
+    peer = catalogue.BY_ID["threads"]
+    pipeline = {"packets": 8, "samples": 64, "stages": 3, "work_us": 100}
+    row = row_of_program(run_program_peer(peer, pipeline, sorted(os.sched_getaffinity(0)), 10.0, misorder=5), 10.0)
+    entry = {"title": peer.title, "how": peer.how, "kind": "program", "skipped": None, "failures": [],
+             "runs": [{"round": 1, **row, "foreign_pct": 0.0, "attempts": 1, "machine_was_quiet": True,
+                       "disturbed": False}]}
+    entry["summary"] = summarise(entry)
+    doc = {"meta": {"packets": 8, "cores": [0], "floor_ms": 10.0, "runs": 1}, "peers": {"threads": entry}}
+    [cells] = rows(doc)
+    assert cells[0] == "threads" and cells[6] == "NO: stage 1 saw 3 of 8 packets out of order"
+    assert "NO: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)
