@@ -45,7 +45,7 @@ from scabench.studies.peers.render import write_peers_report
 REDO_BUDGET = 0.5
 # A program peer that has not finished in this many floors (plus a start-up
 # allowance) is stuck, not slow. Generous: on a shared machine whose load
-# average reached 20 on 2 cores, a peer took 8 floors.
+# average reached 20 on 2 cores, a peer did not finish within 8 floors.
 TIMEOUT_FLOORS, TIMEOUT_EXTRA_S = 12.0, 60.0
 
 
