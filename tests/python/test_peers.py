@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, scabench
 from scabench.paths import bin_dir
 from scabench.studies.peers import catalogue
-from scabench.studies.peers.analysis import order_problem, row_of_program, summarise
+from scabench.studies.peers.analysis import order_problem, row_of_program, summarise, undisturbed
 from scabench.studies.peers.measure import run_program_peer
 from scabench.studies.peers.render import format_peers, rows
 
@@ -49,6 +49,7 @@ def test_every_installed_peer_runs_the_pipeline_in_order(quick_study):
         assert run["cpu_s"] > 0
         assert ("output" in run) == (e["kind"] == "program") and ("result" in run) == (e["kind"] == "scabench")
         assert pid in proc.stdout
+        assert e["summary"]["ratio_undisturbed"]["n"] == sum(undisturbed(r) for r in e["runs"])
     for pid, e in doc["peers"].items():
         if e["skipped"]:
             assert "scripts/setup.sh" in e["skipped"] and f"{pid}: skipped:" in proc.stderr
@@ -57,7 +58,7 @@ def test_every_installed_peer_runs_the_pipeline_in_order(quick_study):
 def test_the_report_has_the_table_the_plot_and_the_load(quick_study):
     out, proc, doc = quick_study
     text = (out / "report.md").read_text()
-    assert "| peer | runs | last packet ÷ floor | min–max |" in text
+    assert "| peer | runs | last packet ÷ floor | min–max | undisturbed runs: median (min–max, n) |" in text
     assert "## How loaded the machine was" in text and "peers.png" in text
     assert (out / "peers.png").stat().st_size > 0 and (out / "report.html").is_file()
     assert "last packet ÷ floor" in proc.stdout and "report:" in proc.stdout
@@ -154,5 +155,6 @@ def test_a_run_out_of_order_is_marked_in_the_table():
     entry["summary"] = summarise(entry)
     doc = {"meta": {"packets": 8, "cores": [0], "floor_ms": 10.0, "runs": 1}, "peers": {"threads": entry}}
     [cells] = rows(doc)
-    assert cells[0] == "threads" and cells[6] == "NO: stage 1 saw 3 of 8 packets out of order"
+    assert cells[0] == "threads" and cells[7] == "NO: stage 1 saw 3 of 8 packets out of order"
+    assert cells[4] == f"{row['ratio']:.3f} ({row['ratio']:.3f}, 1)"  # the one run, undisturbed
     assert "NO: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)

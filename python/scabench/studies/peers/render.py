@@ -5,7 +5,7 @@ from pathlib import Path
 
 from scabench.report.markdown import md_table, write_report
 from scabench.report.tables import format_table
-from scabench.studies.peers.analysis import load_summary
+from scabench.studies.peers.analysis import load_summary, undisturbed
 
 TITLE = "The paper's pipeline on peer frameworks"
 FIGURE = "peers.png"
@@ -33,21 +33,30 @@ def _cores_label(cores):
     return f"{len(cores)} core{'s' if len(cores) != 1 else ''} ({','.join(map(str, cores))})"
 
 
+def _undisturbed(s):
+    u = s.get("ratio_undisturbed")
+    if not u or not u["n"]:
+        return "none"
+    return f"{_median(u)} ({_range(u)}, {u['n']})"
+
+
 def rows(doc):
-    """One row per peer that ran: peer, runs, median ratio, min–max, median
-    last packet (ms), median CPU (s), all in order, median foreign load (%)."""
+    """One row per peer that ran: peer, runs, median ratio, min–max, the
+    same over the undisturbed runs, median last packet (ms), median CPU (s),
+    all in order, median foreign load (%)."""
     out = []
     for peer_id, e in doc["peers"].items():
         s = e.get("summary")
         if s is None:
             continue
-        out.append([peer_id, s["runs"], _median(s["ratio"]), _range(s["ratio"]), _median(s["last_packet_ms"], 0),
-                    _median(s["cpu_s"], 2), _order(s), _median(s["foreign_pct"], 1)])
+        out.append([peer_id, s["runs"], _median(s["ratio"]), _range(s["ratio"]), _undisturbed(s),
+                    _median(s["last_packet_ms"], 0), _median(s["cpu_s"], 2), _order(s),
+                    _median(s["foreign_pct"], 1)])
     return out
 
 
-HEADER = ["peer", "runs", "last packet ÷ floor", "min–max", "last packet ms", "CPU s", "all in order",
-          "foreign load %"]
+HEADER = ["peer", "runs", "last packet ÷ floor", "min–max", "undisturbed runs: median (min–max, n)",
+          "last packet ms", "CPU s", "all in order", "foreign load %"]
 
 
 def notes(doc):
@@ -80,12 +89,13 @@ def _plot(doc, out):
         colour = "#2a6fb5" if pid.startswith("scabench") else "#b5452a"
         ax.errorbar([s["median"]], [y], xerr=[[s["median"] - s["min"]], [s["max"] - s["median"]]], fmt="o",
                     color=colour, capsize=3)
-        ys = [r["ratio"] for r in e["runs"]]
-        ax.plot(ys, [y] * len(ys), "|", color=colour, alpha=.5, markersize=9)
+        for disturbed in (False, True):
+            ys = [r["ratio"] for r in e["runs"] if undisturbed(r) != disturbed]
+            ax.plot(ys, [y] * len(ys), "|", color="#999" if disturbed else colour, alpha=.6, markersize=9)
     ax.set_yticks(range(len(ran)), [pid for pid, _ in ran], fontsize=8)
     ax.invert_yaxis()
     ax.axvline(1.0, color="#444", linewidth=0.8)
-    ax.set_xlabel("time of last packet / floor (median, min–max; a tick per run)")
+    ax.set_xlabel("time of last packet / floor (median, min–max; a tick per run, grey if disturbed)")
     meta = doc["meta"]
     ax.set_title(f"Paper pipeline, {meta['packets']} packets, {_cores_label(meta['cores'])}", fontsize=10)
     ax.grid(alpha=.3)
@@ -119,6 +129,9 @@ def render(doc, figure):
              "completion, on the machine's monotonic clock, for every peer. The floor is the least the hardware "
              "allows: the larger of the pipeline bound (one packet per slowest stage, plus one packet's way "
              "through every stage) and the CPU bound (all the stages' work spread over the cores). "
+             "A run is undisturbed when others took at most the guard's share of the cores while it ran; "
+             "on a busy machine the guard keeps disturbed runs too (the cleanest of their "
+             "attempts), so the column of undisturbed runs is the one to compare peers by. "
              "\"All in order\": every stage of every run saw every packet, each right after its predecessor "
              "(for scabench, in the order the stage finished them, which is the order it delivered). CPU: user "
              "and system time of the peer's processes (for scabench, its hosts'; the launcher and the Naming "
@@ -136,11 +149,11 @@ def render(doc, figure):
              f"redos of the whole study at most {g['redo_budget']:.0%} of its runs); the cleanest attempt is kept.",
              "",
              md_table(["kept runs", "foreign load % (median, min–max)", "runs redone", "redos",
-                       "kept although disturbed", "started on a busy machine", "load average at start",
-                       "at end"],
+                       "kept although disturbed", "kept although stalled", "started on a busy machine",
+                       "load average at start", "at end"],
                       [[load["runs"], f"{fmt(load['foreign_pct']['median'])} ({fmt(load['foreign_pct']['min'])}–"
                                       f"{fmt(load['foreign_pct']['max'])})",
-                        load["redone"], load["redos"], load["disturbed"], load["started_busy"],
+                        load["redone"], load["redos"], load["disturbed"], load["flawed"], load["started_busy"],
                         loadavg(load["loadavg_start"]), loadavg(load["loadavg_end"])]]), "",
              "## Environment", "", "```", json.dumps(meta["environment"], indent=1), "```", ""]
     return "\n".join(text)
