@@ -2,26 +2,61 @@
 # Installs what scabench needs on a fresh Debian bookworm machine, builds the
 # C++ runtime and the Python package, and puts `scabench` on PATH.
 # Idempotent: a second run only checks.
+#
+#   scripts/setup.sh           everything scabench needs, ZeroMQ for `scabench peers` included
+#   scripts/setup.sh --peers   and GNU Radio's development packages, for its GNU Radio peer
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+WITH_PEERS=0
+for arg in "$@"; do
+  case "$arg" in
+    --peers) WITH_PEERS=1 ;;
+    *) echo "setup: unknown option $arg; valid: --peers" >&2; exit 2 ;;
+  esac
+done
+
+# libzmq3-dev, cppzmq-dev: ZeroMQ, a few hundred kB, for the ZeroMQ peer.
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
                  libgtest-dev nlohmann-json3-dev python3-venv omniorb-nameserver
-                 libliquid-dev libfec-dev libfftw3-dev iproute2)
+                 libliquid-dev libfec-dev libfftw3-dev iproute2 libzmq3-dev cppzmq-dev)
+# GNU Radio is some 190 packages without its recommendations (GUI, SDR
+# drivers), which the peer does not need: only with --peers, and without them.
+PEER_PACKAGES=(gnuradio-dev)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+apt_install() {  # apt_install [apt options] PACKAGE...
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  installed "$pkg" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
+fi
+if ((WITH_PEERS)); then
+  missing=()
+  for pkg in "${PEER_PACKAGES[@]}"; do
+    installed "$pkg" || missing+=("$pkg")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]} (the GNU Radio peer)"
+    apt_install --no-install-recommends "${missing[@]}"
+  fi
 fi
 
 # C++: configure once, then incremental builds. Two jobs: the machine has 2 cores.
 if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+# A peer program is built only where its library was found when the build
+# was configured (CMakeLists.txt): configure again once one has come since.
+if { installed cppzmq-dev && ! grep -q scabench-peer-zmq build/build.ninja; } ||
+   { installed gnuradio-dev && ! grep -q scabench-peer-gnuradio build/build.ninja; }; then
+  cmake -S . -B build >/dev/null
 fi
 cmake --build build -j 2
 

@@ -531,5 +531,29 @@ def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartb
     os._exit(code if isinstance(code, int) else 1)
 
 
+@main.command()
+@click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
+@click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
+@click.option("--runs", type=click.IntRange(min=1), help="Rounds, each running every peer once (default 3; 1 with --quick).")
+@click.option("--only", help="Comma-separated peers to run (default: every peer installed).")
+@click.option("--out", "out_dir", default="results/peers", show_default=True, type=click.Path(file_okay=False),
+              help="Where report.md, report.html, the PNG and results.json go.")
+@click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
+@click.option("--packets", type=click.IntRange(min=2), hidden=True)
+@click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
+@click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
+def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s, max_redos):
+    """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies."""
+    from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
+    from scabench.studies.peers.render import format_peers
+    with exit_codes():
+        doc = rerender(out_dir) if from_results else run_peers(
+            out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
+            only=[i.strip() for i in only.split(",")] if only is not None else None,
+            quiet_wait_s=quiet_wait_s, max_redos=max_redos, log=lambda m: click.echo(m, err=True))
+    click.echo(format_peers(doc))
+    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+
+
 if __name__ == "__main__":
     main()

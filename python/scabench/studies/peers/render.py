@@ -1,0 +1,166 @@
+"""The report of `scabench peers`: the terminal table, the plot of each
+peer's ratio to the floor, and report.md/report.html."""
+import json
+from pathlib import Path
+
+from scabench.report.markdown import md_table, write_report
+from scabench.report.tables import format_table
+from scabench.studies.peers.analysis import load_summary, undisturbed
+
+TITLE = "The paper's pipeline on peer frameworks"
+FIGURE = "peers.png"
+
+
+def _range(s, digits=3):
+    if not s or s.get("median") is None:
+        return None
+    if s["n"] > 1:
+        return f"{s['min']:.{digits}f}–{s['max']:.{digits}f}"
+    return f"{s['min']:.{digits}f}"
+
+
+def _median(s, digits=3):
+    return None if not s or s.get("median") is None else f"{s['median']:.{digits}f}"
+
+
+def _order(summary):
+    if summary is None:
+        return None
+    return "yes" if summary["in_order"] else "NO: " + "; ".join(summary["order_problems"])
+
+
+def _cores_label(cores):
+    return f"{len(cores)} core{'s' if len(cores) != 1 else ''} ({','.join(map(str, cores))})"
+
+
+def _undisturbed(s):
+    u = s.get("ratio_undisturbed")
+    if not u or not u["n"]:
+        return "none"
+    return f"{_median(u)} ({_range(u)}, {u['n']})"
+
+
+def rows(doc):
+    """One row per peer that ran: peer, runs, median ratio, min–max, the
+    same over the undisturbed runs, median last packet (ms), median CPU (s),
+    all in order, median foreign load (%)."""
+    out = []
+    for peer_id, e in doc["peers"].items():
+        s = e.get("summary")
+        if s is None:
+            continue
+        out.append([peer_id, s["runs"], _median(s["ratio"]), _range(s["ratio"]), _undisturbed(s),
+                    _median(s["last_packet_ms"], 0), _median(s["cpu_s"], 2), _order(s),
+                    _median(s["foreign_pct"], 1)])
+    return out
+
+
+HEADER = ["peer", "runs", "last packet ÷ floor", "min–max", "undisturbed runs: median (min–max, n)",
+          "last packet ms", "CPU s", "all in order", "foreign load %"]
+
+
+def notes(doc):
+    """The skipped peers and the failed runs, one line each."""
+    out = []
+    for peer_id, e in doc["peers"].items():
+        if e.get("skipped"):
+            out.append(f"{peer_id}: skipped: {e['skipped']}")
+        for f in e.get("failures", []):
+            out.append(f"{peer_id}: round {f['round']} failed: {f['error']}")
+    return out
+
+
+def format_peers(doc):
+    """The terminal's table, with the floor and the skipped peers."""
+    meta = doc["meta"]
+    text = [f"{meta['packets']} packets on {_cores_label(meta['cores'])}, floor {meta['floor_ms']:.0f} ms; "
+            f"{meta['runs']} round(s)", format_table(HEADER, rows(doc))]
+    return "\n".join(text + notes(doc))
+
+
+def _plot(doc, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ran = [(pid, e) for pid, e in doc["peers"].items() if e.get("summary")]
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.42 * max(1, len(ran))))
+    for y, (pid, e) in enumerate(ran):
+        s = e["summary"]["ratio"]
+        colour = "#2a6fb5" if pid.startswith("scabench") else "#b5452a"
+        ax.errorbar([s["median"]], [y], xerr=[[s["median"] - s["min"]], [s["max"] - s["median"]]], fmt="o",
+                    color=colour, capsize=3)
+        for disturbed in (False, True):
+            ys = [r["ratio"] for r in e["runs"] if undisturbed(r) != disturbed]
+            ax.plot(ys, [y] * len(ys), "|", color="#999" if disturbed else colour, alpha=.6, markersize=9)
+    ax.set_yticks(range(len(ran)), [pid for pid, _ in ran], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="#444", linewidth=0.8)
+    ax.set_xlabel("time of last packet / floor (median, min–max; a tick per run, grey if disturbed)")
+    meta = doc["meta"]
+    ax.set_title(f"Paper pipeline, {meta['packets']} packets, {_cores_label(meta['cores'])}", fontsize=10)
+    ax.grid(alpha=.3)
+    fig.tight_layout()
+    path = Path(out) / FIGURE
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def render(doc, figure):
+    meta = doc["meta"]
+    p = meta["pipeline"]
+    load = load_summary(doc)
+    fmt = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"  # noqa: E731
+    loadavg = lambda v: "–" if not v else " ".join(f"{x:.2f}" for x in v)  # noqa: E731
+    g = meta["guard"]
+    text = [f"# {TITLE}", "",
+            f"{meta['packets']} packets of {p['samples']} doubles, a producer and {p['stages']} stages of "
+            f"{p['work_us'] / 1000:g} ms of CPU work each (from `{meta['pipeline_spec']}`), on "
+            f"{_cores_label(meta['cores'])}; {meta['runs']} round(s), every peer once a round. Floor "
+            f"{meta['floor_ms']:.0f} ms. Finished {meta.get('finished_at', '?')} in "
+            f"{meta.get('elapsed_s', 0) / 60:.1f} min.", "",
+            "## Last packet over the floor", "",
+            md_table(HEADER, rows(doc)), ""]
+    skipped = notes(doc)
+    if skipped:
+        text += ["Not measured:", ""] + [f"- {line}" for line in skipped] + [""]
+    text += [f"![last packet over the floor, per peer]({figure})", "",
+             "The time of the last packet runs from the producer's first send to the last stage's last "
+             "completion, on the machine's monotonic clock, for every peer. The floor is the least the hardware "
+             "allows: the larger of the pipeline bound (one packet per slowest stage, plus one packet's way "
+             "through every stage) and the CPU bound (all the stages' work spread over the cores). "
+             "A run is undisturbed when others took at most the guard's share of the cores while it ran; "
+             "on a busy machine the guard keeps disturbed runs too (the cleanest of their "
+             "attempts), so the column of undisturbed runs is the one to compare peers by. "
+             "\"All in order\": every stage of every run saw every packet, each right after its predecessor "
+             "(for scabench, in the order the stage finished them, which is the order it delivered). CPU: user "
+             "and system time of the peer's processes (for scabench, its hosts'; the launcher and the Naming "
+             "Service are not counted).", "",
+             "## The peers", "",
+             md_table(["peer", "what moves the packets"], [[pid, e["how"]] for pid, e in doc["peers"].items()]), "",
+             "Every stage spins on its thread's CPU clock, the same spin as scabench's stage "
+             "(`cpp/core/src/work.cpp`), so 5 ms of work is 5 ms of CPU even on a shared core. A program "
+             "peer's process is pinned to the cores with sched_setaffinity before it starts; a scabench peer's "
+             "hosts are pinned by its launcher, as `scabench run --cores` does.", "",
+             "## How loaded the machine was", "",
+             f"Each run waited for the run's cores to be quiet (others below {g['quiet_below_pct']:g} % for "
+             f"{g['quiet_interval_s']:g} s, at most {g['quiet_wait_s']:g} s) and was redone when others took more "
+             f"than {g['redo_above_pct']:g} % of the cores while it ran (at most {g['max_redos']} redos a run, "
+             f"redos of the whole study at most {g['redo_budget']:.0%} of its runs); the cleanest attempt is kept.",
+             "",
+             md_table(["kept runs", "foreign load % (median, min–max)", "runs redone", "redos",
+                       "kept although disturbed", "kept although stalled", "started on a busy machine",
+                       "load average at start", "at end"],
+                      [[load["runs"], f"{fmt(load['foreign_pct']['median'])} ({fmt(load['foreign_pct']['min'])}–"
+                                      f"{fmt(load['foreign_pct']['max'])})",
+                        load["redone"], load["redos"], load["disturbed"], load["flawed"], load["started_busy"],
+                        loadavg(load["loadavg_start"]), loadavg(load["loadavg_end"])]]), "",
+             "## Environment", "", "```", json.dumps(meta["environment"], indent=1), "```", ""]
+    return "\n".join(text)
+
+
+def write_peers_report(doc, out_dir):
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    figure = _plot(doc, out)
+    return write_report(out, TITLE, render(doc, figure))
