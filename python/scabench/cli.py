@@ -545,14 +545,13 @@ def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartb
 def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s, max_redos):
     """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies."""
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
-    from scabench.studies.peers.render import format_peers
+    from scabench.studies.peers.render import peers_view
     with exit_codes():
         doc = rerender(out_dir) if from_results else run_peers(
             out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
             only=[i.strip() for i in only.split(",")] if only is not None else None,
             quiet_wait_s=quiet_wait_s, max_redos=max_redos, log=lambda m: click.echo(m, err=True))
-    click.echo(format_peers(doc))
-    click.echo(f"report: {out_dir}/report.html (and report.md, results.json)")
+    show(peers_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)"])
 
 
 if __name__ == "__main__":

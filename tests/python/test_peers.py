@@ -157,4 +157,4 @@ def test_a_run_out_of_order_is_marked_in_the_table():
     [cells] = rows(doc)
     assert cells[0] == "threads" and cells[7] == "NO: stage 1 saw 3 of 8 packets out of order"
     assert cells[4] == f"{row['ratio']:.3f} ({row['ratio']:.3f}, 1)"  # the one run, undisturbed
-    assert "NO: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)
+    assert "threads: out of order: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)

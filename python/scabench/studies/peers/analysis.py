@@ -3,8 +3,13 @@ packet over the floor, the CPU, and whether every stage saw every packet in
 order; and each peer's summary over its runs. Functions of what was
 measured: nothing here runs anything (measure.py does)."""
 from scabench.errors import ScabenchError
-from scabench.measure.campaign import spread
+from scabench.measure.campaign import spread as typed_spread
 from scabench.model.pipeline import property_value, stage_work_ms
+
+
+def spread(values):
+    # The study's file keeps plain dicts: peers' rows are data keyed by peer.
+    return typed_spread(values).as_dict()
 
 
 def pipeline_of(spec):

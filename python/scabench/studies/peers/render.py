@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from scabench.report.markdown import md_table, write_report
-from scabench.report.tables import format_table
+from scabench.console import add_rows, table, text
 from scabench.studies.peers.analysis import load_summary, undisturbed
 
 TITLE = "The paper's pipeline on peer frameworks"
@@ -70,12 +70,36 @@ def notes(doc):
     return out
 
 
-def format_peers(doc):
-    """The terminal's table, with the floor and the skipped peers."""
+# The terminal's columns: the report's, with shorter headers and the
+# undisturbed runs as median and count, so that the table fits 100 columns.
+TERMINAL_HEADER = ["peer", "ratio", "min–max", "quiet (n)", "last ms", "CPU s", "in order", "load %"]
+
+
+def _terminal_row(row, summary):
+    u = summary.get("ratio_undisturbed")
+    quiet = f"{_median(u)} ({u['n']})" if u and u["n"] else "none"
+    in_order = row[7]
+    if in_order and in_order.startswith("NO"):
+        in_order = "NO"  # what went wrong is a line under the table
+    return [row[0], row[2], row[3], quiet, row[5], row[6], in_order, row[8]]
+
+
+def peers_view(doc):
+    """The terminal's view: the set-up, the table, the legend, the skipped
+    peers and the failed runs (console.show prints it)."""
     meta = doc["meta"]
-    text = [f"{meta['packets']} packets on {_cores_label(meta['cores'])}, floor {meta['floor_ms']:.0f} ms; "
-            f"{meta['runs']} round(s)", format_table(HEADER, rows(doc))]
-    return "\n".join(text + notes(doc))
+    summaries = [e["summary"] for e in doc["peers"].values() if e.get("summary") is not None]
+    terminal_rows = [_terminal_row(r, s) for r, s in zip(rows(doc), summaries)]
+    return [f"{meta['packets']} packets on {_cores_label(meta['cores'])}, floor {meta['floor_ms']:.0f} ms; "
+            f"{meta['runs']} round(s)", add_rows(table(*TERMINAL_HEADER), terminal_rows),
+            "ratio: last packet ÷ floor (1: ideal), median over the rounds; quiet: over the rounds the guard "
+            "found undisturbed; load: others' CPU"] + [
+        f"{r[0]}: out of order: {r[7][len('NO: '):]}" for r in rows(doc) if r[7] and r[7].startswith("NO")] + notes(doc)
+
+
+def format_peers(doc, wide=False):
+    """The same as plain text."""
+    return text(peers_view(doc), wide)
 
 
 def _plot(doc, out):
