@@ -3,23 +3,33 @@ packets of B floats through K pass-through stages (work none) to a sink,
 each component a host process of its own, over the real launcher and
 hosts (docs/findings/hop-cost.md).
 
-The CPU of each host comes from its getrusage at exit (user + system, and
-its voluntary and involuntary context switches), which other load on the
-machine moves far less than wall time. Each configuration runs twice, with
-a short and a long stream; the difference over the extra packets leaves
-start-up and shut-down out. With --stages 0,1 the difference between the
-two chains is one more hop (a stage's receive and forward: what each of
-W11's extra components adds). Medians of --repeats runs.
+Each run measures a steady window (after a warm-up) of every host: its
+threads' run time from /proc/PID/task/TID/schedstat (nanoseconds, what the
+scheduler charged them, user and system together) and their voluntary and
+involuntary context switches, divided by the packets the sink finished in
+the window (its record file's header). CPU time moves far less with other
+load on the machine than wall time does, though a busy machine still
+inflates it (cold caches); the counts do not move. With --stages 0,1 the
+difference between the two chains is one more hop (a stage's receive and
+forward: what each of W11's extra components adds). Medians of --repeats
+runs.
 
-    .venv/bin/python scripts/hop_cost.py                       # 40 packets/s, twoway+oneway, tcp+unix
+    .venv/bin/python scripts/hop_cost.py                       # 40 packets/s on CPU 0, as the granularity study
     .venv/bin/python scripts/hop_cost.py --rate 0 --cores all  # flat out on every core
-    .venv/bin/python scripts/hop_cost.py --orb threadPoolWatchConnection=0 --json out.json
+    .venv/bin/python scripts/hop_cost.py --orb connectionWatchPeriod=50000 --json out.json
+    .venv/bin/python scripts/hop_cost.py --spec experiments/ordering/oneway-resequence-credits.toml \
+        --spec-packets 200000 --set stage1.work_us=20 --set stage1.work_jitter_us=40 ... --perf --repeats 1
 
---orb KEY=VALUE adds -ORBKEY VALUE to every host (a candidate setting,
-measured before it goes into the runner). --wrap perf or --wrap
-callgrind runs every scabench-host under that tool through a wrapper in a
-bin directory of its own (SCABENCH_BIN_DIR), and prints the system calls (perf stat's tracepoint counts) or
-instructions (callgrind, by category) per packet.
+--orb KEY=VALUE adds -ORBKEY VALUE to every host, after the runner's own
+options (a candidate setting, measured before it goes into the runner).
+--perf counts each host's system calls, by call, over the same window
+(perf stat on the kernel's tracepoints, which unlike strace leave the
+hosts' timing alone). --callgrind runs every scabench-host under callgrind
+(a wrapper in a bin directory of its own, SCABENCH_BIN_DIR) with a short
+and a long stream and prints the instructions per packet of the long one's
+extra packets, by category. --spec measures a whole spec's runs instead
+(its ratio, and per host and packet the rusage CPU and switches and, with
+--perf, the counts of perf stat wrapped around each host).
 """
 import argparse
 import json
@@ -30,15 +40,22 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from scabench.model.spec import parse_spec  # noqa: E402
 from scabench.paths import bin_dir  # noqa: E402
 from scabench.run import runner  # noqa: E402
+from scabench.run.watchdog import progress  # noqa: E402
+
+PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "raw_syscalls:sys_enter"] + [
+    f"syscalls:sys_enter_{name}" for name in ("poll", "ppoll", "epoll_wait", "recvfrom", "recvmsg", "sendto",
+                                              "sendmsg", "read", "write", "writev", "futex", "clock_nanosleep",
+                                              "sched_yield")]
 
 
-def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, collocated, dispatch):
+def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, collocated, dispatch, policy_items=()):
     names = ["src"] + [f"stg{i + 1}" for i in range(stages)] + ["snk"]
     components = [{"name": "src", "kind": "producer", "packets": packets, "samples": samples,
                    "period_us": period_us}]
@@ -52,97 +69,107 @@ def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, 
            "component": components, "chain": names, "policy": policy}
     if collocated:
         doc["placement"] = {"hosts": [names]}
-    return parse_spec(doc, Path("hop-cost.toml"))
+    spec = parse_spec(doc, Path("hop-cost.toml"))
+    if policy_items:
+        from scabench.model.checks import parse_overrides
+        spec.with_policy(parse_overrides(policy_items))
+    return spec
 
 
-def run_once(spec):
-    result = runner.run_spec(spec)
+# ------------------------------------------------------------------ window
+
+def threads_of(pid):
+    """(run ns, voluntary, involuntary switches) summed over a process's live threads."""
+    ns = vol = invol = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            ns += int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+            for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches"):
+                    vol += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches"):
+                    invol += int(line.split()[1])
+        except OSError:
+            continue  # a thread that ended meanwhile
+    return ns, vol, invol
+
+
+def record_dir(pid):
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return argv[argv.index("--record-dir") + 1]
+
+
+def measure_window(pids, names, warmup_s, window_s, sink, perf):
+    """Per host: CPU ns and switches over the window, perf counts if asked;
+    and the packets the sink finished in it."""
+    rundir = record_dir(pids[0])
+    time.sleep(warmup_s)
+    tmp = Path(tempfile.mkdtemp(prefix="hop-perf-"))
+    before = {pid: threads_of(pid) for pid in pids}
+    done0 = progress(rundir)[sink][1]
+    if None in before.values():
+        raise SystemExit("the stream ended before the window: a longer stream (--packets), or a shorter warm-up")
+    t0 = time.monotonic()
+    perfs = [subprocess.Popen(["perf", "stat", "-x,", "-o", str(tmp / str(pid)), "-e", ",".join(PERF_EVENTS),
+                               "-p", str(pid), "--", "sleep", str(window_s)]) for pid in pids] if perf else []
+    time.sleep(window_s)
+    after = {pid: threads_of(pid) for pid in pids}
+    done1 = progress(rundir)[sink][1]
+    if None in after.values():
+        raise SystemExit("the stream ended inside the window: a longer stream (--packets), or a shorter window")
+    wall = time.monotonic() - t0
+    for p in perfs:
+        p.wait()
+    hosts = {}
+    for pid, name in zip(pids, names):
+        b, a = before[pid], after[pid]
+        hosts[name] = {"cpu_ns": a[0] - b[0], "vcsw": a[1] - b[1], "ivcsw": a[2] - b[2]}
+        if perf:
+            hosts[name]["perf"] = read_perf(tmp / str(pid))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return {"hosts": hosts, "packets": done1 - done0, "wall_s": wall}
+
+
+def read_perf(path):
+    table = {}
+    for line in Path(path).read_text().splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and fields[0] and not line.startswith("#"):
+            try:
+                value = float(fields[0])
+            except ValueError:
+                continue
+            event = fields[2].replace("syscalls:sys_enter_", "").replace("raw_syscalls:sys_enter", "syscalls")
+            table[event] = value * (1e3 if event == "task-clock" else 1)  # msec -> µs
+    return table
+
+
+def run_window(spec, warmup_s, window_s, perf):
+    names = [n for n in spec.pipeline_order()]
+    result = runner.run_spec(spec, on_start=lambda pids, hosts: measure_window(
+        pids, hosts, warmup_s, window_s, names[-1], perf))
     lost = [s.name for s in result.stages if s.received != result.producer.sent]
     if lost:
         raise SystemExit(f"packets lost at {', '.join(lost)}")
+    w = result.window
+    if not w or w["packets"] <= 0:
+        raise SystemExit("no packet was finished in the window: a longer stream, or a shorter warm-up")
+    n = w["packets"]
     hosts = {}
-    for h in result.hosts:
-        u = h["rusage"]
-        hosts["+".join(h["components"])] = {"user_s": u["user_s"], "system_s": u["system_s"],
-                                            "vcsw": u["voluntary_ctxsw"], "ivcsw": u["involuntary_ctxsw"]}
-    return {"hosts": hosts, "pids": {h["pid"]: "+".join(h["components"]) for h in result.hosts},
-            "transport": result.spec["transport"], "foreign_pct": result.foreign_cpu_pct,
-            "send_us_p50": result.producer.send_us.get("p50"), "wall_s": result.window_s}
+    for host, h in w["hosts"].items():
+        name = host.split("-", 1)[1]
+        hosts[name] = {"cpu_us": h["cpu_ns"] / 1e3 / n, "vcsw": h["vcsw"] / n, "ivcsw": h["ivcsw"] / n}
+        for event, v in h.get("perf", {}).items():
+            hosts[name][event] = v / n
+    return {"hosts": hosts, "packets_in_window": n, "rate": n / w["wall_s"], "transport": result.spec["transport"],
+            "foreign_pct": result.foreign_cpu_pct, "send_us_p50": result.producer.send_us.get("p50")}
 
 
-def per_packet(short, long, extra):
-    """Per packet of the long run's extra packets, per host: CPU µs (user,
-    system, total) and switches."""
-    out = {}
-    for host, a in long["hosts"].items():
-        b = short["hosts"][host]
-        d = {k: (a[k] - b[k]) / extra for k in a}
-        out[host] = {"user_us": d["user_s"] * 1e6, "system_us": d["system_s"] * 1e6,
-                     "cpu_us": (d["user_s"] + d["system_s"]) * 1e6, "vcsw": d["vcsw"], "ivcsw": d["ivcsw"]}
-    return out
-
-
-def median_of(points):
-    """Median per host and figure over repeats."""
-    hosts = points[0].keys()
-    return {h: {k: statistics.median(p[h][k] for p in points) for k in points[0][h]} for h in hosts}
-
-
-def total(hosts):
-    keys = next(iter(hosts.values())).keys()
-    return {k: sum(h[k] for h in hosts.values()) for k in keys}
-
-
-# ----------------------------------------------------------------- wrappers
-
-# System calls are counted by the kernel's tracepoints (perf stat), which,
-# unlike strace, leave the hosts' timing alone: omniORB's connection-watching
-# thread polls in a loop whose length depends on it.
-PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "raw_syscalls:sys_enter"] + [
-    f"syscalls:sys_enter_{name}" for name in ("poll", "ppoll", "epoll_wait", "recvfrom", "recvmsg", "sendto",
-                                              "sendmsg", "read", "write", "writev", "futex", "clock_nanosleep")]
-
-WRAPPERS = {
-    "perf": (f'exec perf stat -x, -o "$SCABENCH_WRAP_OUT/perf.$$" -e {",".join(PERF_EVENTS)} -- "{{host}}" "$@"\n'),
-    "callgrind": ('exec valgrind --tool=callgrind --callgrind-out-file="$SCABENCH_WRAP_OUT/callgrind.%p" '
-                  '--dump-instr=no "{host}" "$@"\n'),
-}
-
-
-def make_wrapper_dir(tool, real_bin):
-    d = Path(tempfile.mkdtemp(prefix=f"hop-{tool}-bin-"))
-    for p in Path(real_bin).iterdir():
-        if p.name != "scabench-host":
-            (d / p.name).symlink_to(p)
-    host = d / "scabench-host"
-    real = Path(real_bin) / "scabench-host"
-    # The spec check's `--describe` runs bare: only the run's hosts are measured.
-    host.write_text(f'#!/bin/sh\ncase " $* " in *" --describe "*) exec "{real}" "$@";; esac\n'
-                    + WRAPPERS[tool].format(host=real))
-    host.chmod(0o755)
-    return d
-
-
-def perf_counts(out_dir, pids):
-    """{host: {event: count}} from each host's perf stat (pids: {pid: host})."""
-    counts = {}
-    for f in Path(out_dir).glob("perf.*"):
-        pid = int(f.name.split(".")[1])
-        if pid not in pids:
-            continue
-        table = {}
-        for line in f.read_text().splitlines():
-            fields = line.split(",")
-            if len(fields) > 2 and fields[0] and not line.startswith("#"):
-                try:
-                    value = float(fields[0])
-                except ValueError:
-                    continue
-                event = fields[2].replace("syscalls:sys_enter_", "").replace("raw_syscalls:sys_enter", "syscalls")
-                table[event] = value
-        counts[pids[pid]] = table
-    return counts
-
+# --------------------------------------------------------------- callgrind
 
 # Where an instruction counted by callgrind belongs (its function's own
 # count, not its callees'); first match wins.
@@ -158,7 +185,7 @@ CATEGORIES = (
     ("locks and condition variables", r"pthread_(mutex|cond|rwlock)|futex|__lll|omni_(mutex|condition)"),
     ("heap", r"malloc|free|_int_|operator new|operator delete|tcache"),
     ("system call wrappers", r"\b(poll|recv|recvfrom|send|sendto|read|write|clock_nanosleep|syscall|"
-                             r"__libc_|asynccancel|gettimeofday|clock_gettime)\b|asynccancel|__GI_"),
+                             r"__libc_|gettimeofday|clock_gettime)\b|asynccancel|__GI_"),
     ("ORB call path (GIOP, dispatch, POA, threads)", r"omni|giop|GIOP|CORBA|POA|_dispatch|_invoke|upcall"),
 )
 
@@ -177,15 +204,124 @@ def callgrind_categories(path):
     return totals
 
 
-def callgrind_by_host(out_dir, pids):
-    """{host: {category: instructions}} for the run's hosts (pids: {pid: host});
-    other scabench-host runs (the spec check's --describe) are left out."""
-    out = {}
-    for f in Path(out_dir).glob("callgrind.*"):
-        pid = int(f.name.split(".")[1])
-        if pid in pids:
-            out[pids[pid]] = callgrind_categories(f)
-    return out
+def callgrind_bin_dir(real_bin, out_dir):
+    """A bin directory whose scabench-host runs the real one under callgrind
+    (the spec check's --describe runs bare)."""
+    d = Path(tempfile.mkdtemp(prefix="hop-callgrind-bin-"))
+    for p in Path(real_bin).iterdir():
+        if p.name != "scabench-host":
+            (d / p.name).symlink_to(p)
+    real = Path(real_bin) / "scabench-host"
+    host = d / "scabench-host"
+    host.write_text(f'#!/bin/sh\ncase " $* " in *" --describe "*) exec "{real}" "$@";; esac\n'
+                    f'exec valgrind --tool=callgrind --callgrind-out-file="{out_dir}/callgrind.%p" '
+                    f'"{real}" "$@"\n')
+    host.chmod(0o755)
+    return d
+
+
+def run_callgrind(spec_of, short, long, out_dir):
+    """{host: {category: instructions per packet}} of the long run's extra packets."""
+    counts = {}
+    for n in (short, long):
+        for f in Path(out_dir).iterdir():
+            f.unlink()
+        result = runner.run_spec(spec_of(n))
+        pids = {h["pid"]: "+".join(h["components"]) for h in result.hosts}
+        counts[n] = {pids[int(f.name.split(".")[1])]: callgrind_categories(f)
+                     for f in Path(out_dir).glob("callgrind.*") if int(f.name.split(".")[1]) in pids}
+    a, b = counts[long], counts[short]
+    return {h: {c: (a[h].get(c, 0) - b[h].get(c, 0)) / (long - short) for c in set(a[h]) | set(b[h])} for h in a}
+
+
+# ------------------------------------------------------------- a whole spec
+
+def perf_bin_dir(real_bin, out_dir):
+    """A bin directory whose scabench-host runs the real one under perf stat
+    (counting, no sampling; the spec check's --describe runs bare)."""
+    d = Path(tempfile.mkdtemp(prefix="hop-perf-bin-"))
+    for p in Path(real_bin).iterdir():
+        if p.name != "scabench-host":
+            (d / p.name).symlink_to(p)
+    real = Path(real_bin) / "scabench-host"
+    host = d / "scabench-host"
+    host.write_text(f'#!/bin/sh\ncase " $* " in *" --describe "*) exec "{real}" "$@";; esac\n'
+                    f'exec perf stat -x, -o "{out_dir}/perf.$$" -e {",".join(PERF_EVENTS)} -- "{real}" "$@"\n')
+    host.chmod(0o755)
+    return d
+
+
+def run_whole_spec(args, extra):
+    """One spec, whole runs: per host and per packet, the rusage CPU and
+    switches and (with --perf) perf stat's counts; the run's ratio and CPU."""
+    from scabench.model.checks import parse_overrides, parse_property_overrides
+    from scabench.model.spec import load_spec
+    out = Path(tempfile.mkdtemp(prefix="hop-perf-out-"))
+    if args.perf:
+        os.environ["SCABENCH_BIN_DIR"] = str(perf_bin_dir(bin_dir(), out))
+    runs = []
+    for _ in range(args.repeats):
+        spec = load_spec(args.spec)
+        if args.spec_packets:
+            spec.with_packets(args.spec_packets)
+        if args.cores != "spec":
+            spec.with_cores("all" if args.cores == "all" else [int(c) for c in args.cores.split(",")])
+        if args.policy:
+            spec.with_policy(parse_overrides(args.policy))
+        for name, properties in parse_property_overrides(args.set).items():
+            spec.with_properties(name, properties)
+        for f in out.iterdir():
+            f.unlink()
+        result = runner.run_spec(spec)
+        n = result.producer.sent
+        hosts = {}
+        for h in result.hosts:
+            name = "+".join(h["components"])
+            u = h["rusage"]
+            hosts[name] = {"cpu_us": (u["user_s"] + u["system_s"]) * 1e6 / n, "vcsw": u["voluntary_ctxsw"] / n,
+                           "ivcsw": u["involuntary_ctxsw"] / n}
+            f = out / f"perf.{h['pid']}"
+            if f.exists():
+                hosts[name].update({e: v / n for e, v in read_perf(f).items()})
+        runs.append({"hosts": hosts, "ratio": result.overhead_ratio, "floor_ms": result.floor_ms,
+                     "cpu_s": result.cpu.user_s + result.cpu.system_s, "foreign_pct": result.foreign_cpu_pct,
+                     "transport": result.spec["transport"], "packets": n,
+                     "reordered_out": [s.output_reordered_from_previous for s in result.stages],
+                     "received": [s.received for s in result.stages]})
+        r = runs[-1]
+        print(f"ratio {r['ratio']:.3f} (floor {r['floor_ms']:.0f} ms), CPU {r['cpu_s']:.2f} s, foreign "
+              f"{r['foreign_pct']:.0f} %, transport {r['transport']}, received {r['received']}, "
+              f"output reordered {r['reordered_out']}")
+    point = {"spec": str(args.spec), "set": args.set, "policy": args.policy, "orb_options": extra,
+             "transport": runs[0]["transport"], "runs": runs, "hosts": median_hosts([r["hosts"] for r in runs]),
+             "ratio": statistics.median(r["ratio"] for r in runs),
+             "cpu_s": statistics.median(r["cpu_s"] for r in runs)}
+    point["total"] = total(point["hosts"])
+    t = point["total"]
+    print(f"median ratio {point['ratio']:.3f}, CPU {point['cpu_s']:.2f} s; per packet {t['cpu_us']:.1f} µs CPU, "
+          f"{t['vcsw']:.2f} vcsw + {t['ivcsw']:.2f} ivcsw" + (f", {t['syscalls']:.1f} system calls"
+                                                              if "syscalls" in t else ""))
+    for host, h in point["hosts"].items():
+        extra_figures = "".join(f", {e} {h[e]:.2f}" for e in h if e not in ("cpu_us", "vcsw", "ivcsw", "task-clock")
+                                and abs(h[e]) >= 0.01)
+        print(f"    {host:10s} {h['cpu_us']:7.1f} µs  vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}{extra_figures}")
+    if args.perf:
+        shutil.rmtree(os.environ["SCABENCH_BIN_DIR"], ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    return point
+
+
+# -------------------------------------------------------------------- main
+
+def median_hosts(points):
+    """Median per host and figure over repeats."""
+    hosts = points[0].keys()
+    return {h: {k: statistics.median(p[h].get(k, 0.0) for p in points) for k in points[0][h]} for h in hosts}
+
+
+def total(hosts):
+    keys = set().union(*(h.keys() for h in hosts.values()))
+    return {k: sum(h.get(k, 0.0) for h in hosts.values()) for k in keys}
 
 
 def main():
@@ -193,126 +329,120 @@ def main():
     ap.add_argument("--call", default="twoway,oneway")
     ap.add_argument("--sync", default="transport", help="for oneway calls")
     ap.add_argument("--dispatch", default="pool")
-    ap.add_argument("--transport", default="tcp,unix", help="tcp, unix, or collocated")
+    ap.add_argument("--transport", default="tcp,unix", help="tcp, unix, collocated, or several")
     ap.add_argument("--rate", type=float, default=40.0, help="packets/s; 0: flat out")
     ap.add_argument("--samples", type=int, default=2000, help="floats per packet (the granularity study's B)")
     ap.add_argument("--stages", default="0", help="pass-through stages between producer and sink, e.g. 0,1")
-    ap.add_argument("--packets", default=None, help="short,long stream (default: 1 s and 6 s at --rate, "
-                                                    "2000,12000 flat out)")
     ap.add_argument("--cores", default="0", help='"all" or a list such as 0 or 0,1')
+    ap.add_argument("--warmup", type=float, default=1.0, help="seconds before the window")
+    ap.add_argument("--window", type=float, default=5.0, help="seconds measured")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--packets", type=int, default=400000, help="stream length flat out")
     ap.add_argument("--orb", action="append", default=[], metavar="KEY=VALUE")
-    ap.add_argument("--wrap", choices=sorted(WRAPPERS), default=None)
+    ap.add_argument("--perf", action="store_true", help="count system calls and switches with perf stat")
+    ap.add_argument("--callgrind", action="store_true", help="instructions per packet instead of a window")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--spec", default=None, help="measure this spec's whole runs instead (per packet, per host)")
+    ap.add_argument("--set", action="append", default=[], metavar="COMPONENT.KEY=VALUE", help="with --spec")
+    ap.add_argument("--policy", action="append", default=[], metavar="KEY=VALUE",
+                    help="a policy key on every connection, e.g. worker=16 or ordering=resequence")
+    ap.add_argument("--spec-packets", type=int, default=None, help="with --spec: packets per run")
     args = ap.parse_args()
+    if args.spec and args.cores == "0":
+        args.cores = "spec"  # a spec keeps its own cores unless told
 
+    extra = []
     for kv in args.orb:
         key, _, value = kv.partition("=")
-        runner.BASE_ORB_OPTIONS = runner.BASE_ORB_OPTIONS + [f"-ORB{key}", value]
-    cores = "all" if args.cores == "all" else [int(c) for c in args.cores.split(",")]
-    if args.packets:
-        short, long = (int(n) for n in args.packets.split(","))
-    elif args.rate > 0:
-        short, long = int(args.rate), int(args.rate * 6)
-    else:
-        short, long = 2000, 12000
-    period_us = int(round(1e6 / args.rate)) if args.rate > 0 else 0
-    wrap_out = None
-    if args.wrap:
-        wrap_out = Path(tempfile.mkdtemp(prefix=f"hop-{args.wrap}-out-"))
-        os.environ["SCABENCH_WRAP_OUT"] = str(wrap_out)
-        os.environ["SCABENCH_BIN_DIR"] = str(make_wrapper_dir(args.wrap, bin_dir()))
+        extra += [f"-ORB{key}", value]
+    if extra:
+        build = runner.build_assembly
 
-    report = {"args": vars(args), "orb_options": runner.BASE_ORB_OPTIONS, "points": []}
+        def with_extra(*a, **k):
+            assembly = build(*a, **k)
+            for h in assembly["hosts"]:
+                h["orb_options"] = h["orb_options"] + extra
+            return assembly
+        runner.build_assembly = with_extra
+    if args.spec:
+        point = run_whole_spec(args, extra)
+        if args.json:
+            Path(args.json).write_text(json.dumps(point, indent=1))
+        return
+    cores = "all" if args.cores == "all" else [int(c) for c in args.cores.split(",")]
+    period_us = int(round(1e6 / args.rate)) if args.rate > 0 else 0
+    if args.rate > 0:
+        packets = int(args.rate * (args.warmup + args.window + 1.5)) + 2
+    else:
+        packets = args.packets  # the stream may end inside the window: its packets are counted
+    cg_out = None
+    if args.callgrind:
+        cg_out = Path(tempfile.mkdtemp(prefix="hop-callgrind-out-"))
+        os.environ["SCABENCH_BIN_DIR"] = str(callgrind_bin_dir(bin_dir(), cg_out))
+
+    report = {"args": vars(args), "points": [], "per_hop": []}
     for call in args.call.split(","):
         for transport in args.transport.split(","):
             chains = {}
             for stages in (int(s) for s in args.stages.split(",")):
-                spec_args = dict(call=call, transport="tcp" if transport == "collocated" else transport,
-                                 stages=stages, samples=args.samples, period_us=period_us, cores=cores,
-                                 sync=args.sync, collocated=transport == "collocated", dispatch=args.dispatch)
-                points, raw = [], []
-                for _ in range(args.repeats):
-                    runs = {}
-                    for n in (short, long):
-                        if wrap_out:
-                            for f in wrap_out.iterdir():
-                                f.unlink()
-                        runs[n] = run_once(spec_for(packets=n, **spec_args))
-                        if args.wrap == "perf":
-                            runs[n]["perf"] = perf_counts(wrap_out, runs[n]["pids"])
-                        elif args.wrap == "callgrind":
-                            runs[n]["callgrind"] = callgrind_by_host(wrap_out, runs[n]["pids"])
-                    points.append(per_packet(runs[short], runs[long], long - short))
-                    raw.append(runs)
-                hosts = median_of(points)
-                point = {"call": call, "transport": raw[0][short]["transport"],
-                         "placement": "collocated" if transport == "collocated" else "process",
-                         "stages": stages, "rate": args.rate, "samples": args.samples, "packets": [short, long],
-                         "hosts": hosts, "total": total(hosts),
-                         "foreign_pct": [r[n]["foreign_pct"] for r in raw for n in r],
-                         "send_us_p50": statistics.median(r[long]["send_us_p50"] for r in raw)}
-                if args.wrap == "perf":
-                    point["perf_per_packet"] = perf_per_packet(raw, short, long)
-                if args.wrap == "callgrind":
-                    point["instructions_per_packet"] = callgrind_per_packet(raw, short, long)
+                def spec_of(n):
+                    return spec_for(call=call, transport="tcp" if transport == "collocated" else transport,
+                                    stages=stages, samples=args.samples, period_us=period_us, packets=n,
+                                    cores=cores, sync=args.sync, collocated=transport == "collocated",
+                                    dispatch=args.dispatch, policy_items=args.policy)
+                point = {"call": call, "placement": "collocated" if transport == "collocated" else "process",
+                         "stages": stages, "rate": args.rate, "samples": args.samples, "dispatch": args.dispatch,
+                         "policy": args.policy,
+                         "orb_options": extra}
+                if args.callgrind:
+                    short, long = (int(args.rate * 1) + 2, int(args.rate * 6) + 2) if args.rate > 0 else (2000, 6000)
+                    point["transport"] = spec_of(short).transport
+                    point["instructions_per_packet"] = run_callgrind(spec_of, short, long, cg_out)
+                else:
+                    runs = [run_window(spec_of(packets), args.warmup, args.window, args.perf)
+                            for _ in range(args.repeats)]
+                    point["transport"] = runs[0]["transport"]
+                    point["hosts"] = median_hosts([r["hosts"] for r in runs])
+                    point["total"] = total(point["hosts"])
+                    point["rate_measured"] = statistics.median(r["rate"] for r in runs)
+                    point["foreign_pct"] = [r["foreign_pct"] for r in runs]
+                    point["send_us_p50"] = statistics.median(r["send_us_p50"] for r in runs)
                 chains[stages] = point
                 report["points"].append(point)
                 show(point)
-            if len(chains) > 1:
+            if len(chains) > 1 and not args.callgrind:
                 ks = sorted(chains)
                 lo, hi = chains[ks[0]]["total"], chains[ks[-1]]["total"]
-                hop = {k: (hi[k] - lo[k]) / (ks[-1] - ks[0]) for k in lo}
-                report.setdefault("per_hop", []).append({"call": call, "transport": transport, **hop})
-                print(f"  one more hop ({call}, {transport}): {hop['cpu_us']:.1f} µs CPU "
-                      f"(user {hop['user_us']:.1f}, system {hop['system_us']:.1f}), "
-                      f"{hop['vcsw']:.2f} voluntary + {hop['ivcsw']:.2f} involuntary switches per packet")
+                hop = {k: (hi.get(k, 0.0) - lo.get(k, 0.0)) / (ks[-1] - ks[0]) for k in hi}
+                report["per_hop"].append({"call": call, "transport": chains[ks[0]]["transport"],
+                                          "placement": chains[ks[0]]["placement"], **hop})
+                print(f"  one more hop ({call}, {transport}): {hop['cpu_us']:.1f} µs CPU, "
+                      f"{hop['vcsw']:.2f} voluntary + {hop['ivcsw']:.2f} involuntary switches"
+                      + (f", {hop['syscalls']:.1f} system calls" if "syscalls" in hop else "") + " per packet")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
-    if args.wrap:
+    if cg_out:
         shutil.rmtree(os.environ["SCABENCH_BIN_DIR"], ignore_errors=True)
-        shutil.rmtree(wrap_out, ignore_errors=True)
-
-
-def callgrind_per_packet(raw, short, long):
-    """{host: {category: instructions per packet}}, median over repeats."""
-    per = []
-    for r in raw:
-        a, b = r[long]["callgrind"], r[short]["callgrind"]
-        per.append({h: {c: (a[h].get(c, 0) - b[h].get(c, 0)) / (long - short) for c in set(a[h]) | set(b[h])}
-                    for h in a})
-    hosts = per[0].keys()
-    return {h: {c: round(statistics.median(p[h].get(c, 0) for p in per))
-                for c in sorted(set().union(*(p[h] for p in per)))} for h in hosts}
-
-
-def perf_per_packet(raw, short, long):
-    """{host: {event: per packet}} (task-clock in µs), median over repeats."""
-    per = []
-    for r in raw:
-        a, b = r[long]["perf"], r[short]["perf"]
-        per.append({h: {e: (a[h][e] - b[h].get(e, 0)) / (long - short) * (1e3 if e == "task-clock" else 1)
-                        for e in a[h]} for h in a if h in b})
-    hosts = per[0].keys()
-    return {h: {e: round(statistics.median(p[h][e] for p in per), 3) for e in per[0][h]} for h in hosts}
+        shutil.rmtree(cg_out, ignore_errors=True)
 
 
 def show(point):
-    t = point["total"]
-    print(f"{point['call']:7s} {point['transport']:5s} {point['placement']:10s} stages={point['stages']} "
-          f"rate={point['rate']:g}: {t['cpu_us']:.1f} µs CPU/packet (user {t['user_us']:.1f}, system "
-          f"{t['system_us']:.1f}), {t['vcsw']:.2f} vcsw + {t['ivcsw']:.2f} ivcsw; send p50 "
-          f"{point['send_us_p50']:.1f} µs")
-    for host, h in point["hosts"].items():
-        print(f"    {host:8s} {h['cpu_us']:7.1f} µs  (user {h['user_us']:.1f}, system {h['system_us']:.1f})"
-              f"  vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}")
-    for host, events in point.get("perf_per_packet", {}).items():
-        shown = ", ".join(f"{e} {v:g}" for e, v in events.items() if abs(v) >= 0.01)
-        print(f"    {host} per packet (perf stat; task-clock in µs): {shown}")
+    head = (f"{point['call']:7s} {point['transport']:5s} {point['placement']:10s} stages={point['stages']} "
+            f"rate={point['rate']:g}")
     if "instructions_per_packet" in point:
+        print(head)
         for host, cats in point["instructions_per_packet"].items():
-            shown = ", ".join(f"{c} {v}" for c, v in sorted(cats.items(), key=lambda kv: -kv[1]) if abs(v) >= 20)
-            print(f"    {host} instructions/packet: total {sum(cats.values())}: {shown}")
+            shown = ", ".join(f"{c} {v:.0f}" for c, v in sorted(cats.items(), key=lambda kv: -kv[1]) if abs(v) >= 20)
+            print(f"    {host} instructions/packet: total {sum(cats.values()):.0f}: {shown}")
+        return
+    t = point["total"]
+    print(f"{head} ({point['rate_measured']:.0f}/s): {t['cpu_us']:.1f} µs CPU/packet, {t['vcsw']:.2f} vcsw + "
+          f"{t['ivcsw']:.2f} ivcsw; send p50 {point['send_us_p50']:.1f} µs; foreign "
+          + "/".join(f"{f:.0f}" for f in point["foreign_pct"]) + " %")
+    for host, h in point["hosts"].items():
+        extra = "".join(f", {e} {h[e]:.2f}" for e in h if e not in ("cpu_us", "vcsw", "ivcsw", "task-clock")
+                        and abs(h[e]) >= 0.01)
+        print(f"    {host:8s} {h['cpu_us']:7.1f} µs  vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}{extra}")
 
 
 if __name__ == "__main__":
