@@ -16,6 +16,7 @@ from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory
 from scabench.model.pipeline import floor_of, producer_packets, property_value, source_period_ms, stage_work_ms
+from scabench.model.policy import host_orb_options
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
@@ -49,7 +50,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     """What scabench-launch runs. `network` (a network.NetworkHosts) puts
     each host in its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
-    host_options = [[] for _ in spec.hosts]
+    incoming = [[] for _ in spec.hosts]  # the policies of each host's remote connections in
     packets = producer_packets(spec)
     for c in spec.components:
         properties[c.name]["record_capacity"] = packets + 16
@@ -57,7 +58,8 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
         properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
         if not spec.collocated(conn):
-            host_options[spec.host_of(conn.provides[0])] = conn.policy.orb_options()
+            incoming[spec.host_of(conn.provides[0])].append(conn.policy)
+    host_options = [host_orb_options(policies) for policies in incoming]
     hosts = []
     for i, (members, cores) in enumerate(zip(spec.hosts, host_cores(spec))):
         name = f"host{i}-" + "+".join(members)
@@ -193,7 +195,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         result.error = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
         raise RunError(result.error, result=result)
     manifest = json.loads(manifest_path.read_text())
-    result.hosts = manifest.get("hosts", [])
+    result.hosts = _with_orb_options(manifest.get("hosts", []), assembly)
     if manifest["status"] != "ok":
         partial_analysis(spec, run_dir, result)
         result.error = manifest["error"]
@@ -206,6 +208,13 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         result.window = window
     result.status = "ok"
     return result
+
+
+def _with_orb_options(hosts, assembly):
+    """The launcher's record of each host, with the ORB options it ran with
+    (its endpoint says the transport; the rest, how omniORB served it)."""
+    options = {h["name"]: h["orb_options"] for h in assembly["hosts"]}
+    return [{**h, "orb_options": options[h["name"]]} if h.get("name") in options else h for h in hosts]
 
 
 def _read_until(stream, word):
