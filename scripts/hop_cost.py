@@ -27,7 +27,8 @@ options (a candidate setting, measured before it goes into the runner).
 hosts' timing alone). --callgrind runs every scabench-host under callgrind
 (a wrapper in a bin directory of its own, SCABENCH_BIN_DIR) with a short
 and a long stream and prints the instructions per packet of the long one's
-extra packets, by category. --spec measures a whole spec's runs instead
+extra packets, by category; --profile does the same with perf record's
+CPU-clock samples (kernel and user: where each 50 µs of CPU fell). --spec measures a whole spec's runs instead
 (its ratio, and per host and packet the rusage CPU and switches and, with
 --perf, the counts of perf stat wrapped around each host).
 """
@@ -169,6 +170,24 @@ def run_window(spec, warmup_s, window_s, perf):
             "foreign_pct": result.foreign_cpu_pct, "send_us_p50": result.producer.send_us.get("p50")}
 
 
+def guarded(run_once, args, cores):
+    """Waits (at most --quiet-wait s) for other processes to use less than
+    --quiet % of the run's cores, runs, and redoes a run that others
+    disturbed by more than that (at most --redo times), keeping the least
+    disturbed: the machine is shared, and CPU time, though far steadier than
+    wall time, still grows with others' load (cold caches)."""
+    from scabench.measure.load import wait_for_quiet
+    best = None
+    for _ in range(args.redo + 1):
+        wait_for_quiet(args.quiet, 0.5, args.quiet_wait, None if cores == "all" else cores)
+        r = run_once()
+        if best is None or r["foreign_pct"] < best["foreign_pct"]:
+            best = r
+        if r["foreign_pct"] <= args.quiet:
+            break
+    return best
+
+
 # --------------------------------------------------------------- callgrind
 
 # Where an instruction counted by callgrind belongs (its function's own
@@ -204,119 +223,111 @@ def callgrind_categories(path):
     return totals
 
 
-def callgrind_bin_dir(real_bin, out_dir):
-    """A bin directory whose scabench-host runs the real one under callgrind
-    (the spec check's --describe runs bare)."""
-    d = Path(tempfile.mkdtemp(prefix="hop-callgrind-bin-"))
+def wrapper_bin_dir(real_bin, wrap):
+    """A bin directory whose scabench-host runs the real one under `wrap`
+    (a command line ending where the program goes; the spec check's
+    --describe runs bare)."""
+    d = Path(tempfile.mkdtemp(prefix="hop-bin-"))
     for p in Path(real_bin).iterdir():
         if p.name != "scabench-host":
             (d / p.name).symlink_to(p)
     real = Path(real_bin) / "scabench-host"
     host = d / "scabench-host"
     host.write_text(f'#!/bin/sh\ncase " $* " in *" --describe "*) exec "{real}" "$@";; esac\n'
-                    f'exec valgrind --tool=callgrind --callgrind-out-file="{out_dir}/callgrind.%p" '
-                    f'"{real}" "$@"\n')
+                    f'exec {wrap} "{real}" "$@"\n')
     host.chmod(0o755)
     return d
 
 
-def run_callgrind(spec_of, short, long, out_dir):
-    """{host: {category: instructions per packet}} of the long run's extra packets."""
+def callgrind_wrap(out_dir):
+    return f'valgrind --tool=callgrind --callgrind-out-file="{out_dir}/out.%p"'
+
+
+# perf record's CPU-clock samples (every 50 µs of a thread's CPU), kernel and
+# user alike: where the CPU went, by the function a sample fell in. In this VM
+# a sample taken while interrupts are off lands where they come back on, so
+# the scheduler's switch and wake-up show as finish_task_switch and
+# _raw_spin_unlock_irqrestore.
+PROFILE_PERIOD_US = 50
+PROFILE_CATEGORIES = (
+    ("kernel: context switch and wake-up", r"\[k\] (finish_task_switch|__schedule|schedule|_raw_spin_unlock_irq|"
+                                           r"try_to_wake_up|ttwu|enqueue_|dequeue_|update_curr|pick_next|"
+                                           r"select_task_rq|psi_|set_next_entity|put_prev|__switch_to|"
+                                           r"switch_mm|native_sched|sched_)"),
+    ("kernel: futex", r"\[k\] .*futex"),
+    ("kernel: poll and the watching thread's pipe", r"\[k\] (do_sys_poll|do_poll|sock_poll|tcp_poll|unix_poll|"
+                                                     r"pipe_poll|fdget|fput|poll_|__pollwait|pipe_|anon_pipe|"
+                                                     r"vfs_read|vfs_write|ksys_read|ksys_write)"),
+    ("kernel: the stages' work clock", r"\[k\] (thread_cpu_clock|posix_cpu_clock|cpu_clock_sample|"
+                                      r"posix_clock|__x64_sys_clock_gettime)"),
+    ("kernel: copies", r"\[k\] (_copy_to_iter|_copy_from_iter|copy_user|rep_movs|memcpy|__memcpy|"
+                       r"_copy_from_user|_copy_to_user|skb_copy)"),
+    ("kernel: tcp/ip", r"\[k\] (tcp_|__tcp|ip_|__ip|inet|__inet|skb|__skb|kfree_skb|net_|__net|netif|"
+                       r"__netif|dev_|__dev|loopback|process_backlog|napi|sk_|__sk|sock_def|release_sock|"
+                       r"lock_sock|__release_sock|validate_xmit|nf_|ipv4|raw_v4|__alloc_skb|sock_wfree|"
+                       r"sock_rfree|__kfree_skb|handle_softirqs|do_softirq|__local_bh|_raw_spin_lock_bh|bbr_|"
+                       r"dst_|tcp4|__tcp4|ipv6|raw_local_deliver|__napi|ip_rcv|__xfrm|ktime_get_with_offset)"),
+    ("kernel: unix sockets", r"\[k\] (unix_|__unix|skb_recv|__skb_recv|__skb_try_recv|consume_skb)"),
+    ("kernel: system call entry and exit", r"\[k\] (do_syscall|entry_SYSCALL|syscall_|exit_to_user|"
+                                           r"__x64_sys|x64_sys_call|irqentry|__rseq|rseq_|__get_user|"
+                                           r"fpregs|restore_fpregs|switch_fpu|__fdget|__fget|sock_sendmsg|"
+                                           r"sock_recvmsg|__sys_|sock_read|sock_write|sockfd|"
+                                           r"security_|apparmor|selinux|import_single|__check_object|"
+                                           r"check_heap|__virt_addr|__x86_indirect|srso)"),
+    ("kernel: timers", r"\[k\] (hrtimer|__hrtimer|do_nanosleep|clock_nanosleep|tick_|timerqueue|"
+                       r"lapic|clockevents|read_tsc|ktime)"),
+    ("kernel: memory", r"\[k\] (kmem|kmalloc|__kmalloc|kfree|slab|__slab|___slab|page|__page|alloc_pages|"
+                       r"free_unref|mod_memcg|memcg|__mod|get_page|put_page|folio|exc_page_fault|"
+                       r"handle_mm_fault|do_user_addr_fault|__handle_mm_fault)"),
+    ("kernel: other", r"\[k\]"),
+    ("omniORB", r"libomniORB|libomnithread"),
+    ("clock reads (vDSO)", r"\[vdso\]"),
+    ("runtime and stubs", r"libscabench|scabench-host"),
+    ("libc (locks, heap, memcpy, syscall stubs)", r"libc\.so|libstdc\+\+"),
+    ("start-up (dynamic loader)", r"ld-linux"),
+)
+
+
+def profile_wrap(out_dir):
+    return f'perf record -q -e cpu-clock -c {PROFILE_PERIOD_US * 1000} -o "{out_dir}/out.$$"'
+
+
+def profile_categories(path):
+    """{category: CPU µs} of one perf record file, by where each sample fell."""
+    out = subprocess.run(["perf", "report", "-i", str(path), "--no-children", "--sort", "dso,sym", "-g", "none",
+                          "--stdio", "-F", "sample,dso,sym"], capture_output=True, text=True).stdout
+    totals = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+)\s+(\S+)\s+(\[[k.]\].*)$", line)
+        if not m:
+            continue
+        where_text = f"{m.group(3)} {m.group(2)}"
+        where = next((name for name, pattern in PROFILE_CATEGORIES if re.search(pattern, where_text)), "other")
+        totals[where] = totals.get(where, 0) + int(m.group(1)) * PROFILE_PERIOD_US
+    return totals
+
+
+def run_wrapped(spec_of, short, long, out_dir, categories):
+    """{host: {category: per packet}} of the long run's extra packets, from
+    each host's wrapped output (out.PID) read by `categories`."""
     counts = {}
     for n in (short, long):
         for f in Path(out_dir).iterdir():
             f.unlink()
         result = runner.run_spec(spec_of(n))
         pids = {h["pid"]: "+".join(h["components"]) for h in result.hosts}
-        counts[n] = {pids[int(f.name.split(".")[1])]: callgrind_categories(f)
-                     for f in Path(out_dir).glob("callgrind.*") if int(f.name.split(".")[1]) in pids}
+        counts[n] = {pids[int(f.name.split(".")[1])]: categories(f)
+                     for f in Path(out_dir).glob("out.*") if int(f.name.split(".")[1]) in pids}
     a, b = counts[long], counts[short]
     return {h: {c: (a[h].get(c, 0) - b[h].get(c, 0)) / (long - short) for c in set(a[h]) | set(b[h])} for h in a}
 
 
-# ------------------------------------------------------------- a whole spec
-
-def perf_bin_dir(real_bin, out_dir):
-    """A bin directory whose scabench-host runs the real one under perf stat
-    (counting, no sampling; the spec check's --describe runs bare)."""
-    d = Path(tempfile.mkdtemp(prefix="hop-perf-bin-"))
-    for p in Path(real_bin).iterdir():
-        if p.name != "scabench-host":
-            (d / p.name).symlink_to(p)
-    real = Path(real_bin) / "scabench-host"
-    host = d / "scabench-host"
-    host.write_text(f'#!/bin/sh\ncase " $* " in *" --describe "*) exec "{real}" "$@";; esac\n'
-                    f'exec perf stat -x, -o "{out_dir}/perf.$$" -e {",".join(PERF_EVENTS)} -- "{real}" "$@"\n')
-    host.chmod(0o755)
-    return d
-
-
-def run_whole_spec(args, extra):
-    """One spec, whole runs: per host and per packet, the rusage CPU and
-    switches and (with --perf) perf stat's counts; the run's ratio and CPU."""
-    from scabench.model.checks import parse_overrides, parse_property_overrides
-    from scabench.model.spec import load_spec
-    out = Path(tempfile.mkdtemp(prefix="hop-perf-out-"))
-    if args.perf:
-        os.environ["SCABENCH_BIN_DIR"] = str(perf_bin_dir(bin_dir(), out))
-    runs = []
-    for _ in range(args.repeats):
-        spec = load_spec(args.spec)
-        if args.spec_packets:
-            spec.with_packets(args.spec_packets)
-        if args.cores != "spec":
-            spec.with_cores("all" if args.cores == "all" else [int(c) for c in args.cores.split(",")])
-        if args.policy:
-            spec.with_policy(parse_overrides(args.policy))
-        for name, properties in parse_property_overrides(args.set).items():
-            spec.with_properties(name, properties)
-        for f in out.iterdir():
-            f.unlink()
-        result = runner.run_spec(spec)
-        n = result.producer.sent
-        hosts = {}
-        for h in result.hosts:
-            name = "+".join(h["components"])
-            u = h["rusage"]
-            hosts[name] = {"cpu_us": (u["user_s"] + u["system_s"]) * 1e6 / n, "vcsw": u["voluntary_ctxsw"] / n,
-                           "ivcsw": u["involuntary_ctxsw"] / n}
-            f = out / f"perf.{h['pid']}"
-            if f.exists():
-                hosts[name].update({e: v / n for e, v in read_perf(f).items()})
-        runs.append({"hosts": hosts, "ratio": result.overhead_ratio, "floor_ms": result.floor_ms,
-                     "cpu_s": result.cpu.user_s + result.cpu.system_s, "foreign_pct": result.foreign_cpu_pct,
-                     "transport": result.spec["transport"], "packets": n,
-                     "reordered_out": [s.output_reordered_from_previous for s in result.stages],
-                     "received": [s.received for s in result.stages]})
-        r = runs[-1]
-        print(f"ratio {r['ratio']:.3f} (floor {r['floor_ms']:.0f} ms), CPU {r['cpu_s']:.2f} s, foreign "
-              f"{r['foreign_pct']:.0f} %, transport {r['transport']}, received {r['received']}, "
-              f"output reordered {r['reordered_out']}")
-    point = {"spec": str(args.spec), "set": args.set, "policy": args.policy, "orb_options": extra,
-             "transport": runs[0]["transport"], "runs": runs, "hosts": median_hosts([r["hosts"] for r in runs]),
-             "ratio": statistics.median(r["ratio"] for r in runs),
-             "cpu_s": statistics.median(r["cpu_s"] for r in runs)}
-    point["total"] = total(point["hosts"])
-    t = point["total"]
-    print(f"median ratio {point['ratio']:.3f}, CPU {point['cpu_s']:.2f} s; per packet {t['cpu_us']:.1f} µs CPU, "
-          f"{t['vcsw']:.2f} vcsw + {t['ivcsw']:.2f} ivcsw" + (f", {t['syscalls']:.1f} system calls"
-                                                              if "syscalls" in t else ""))
-    for host, h in point["hosts"].items():
-        extra_figures = "".join(f", {e} {h[e]:.2f}" for e in h if e not in ("cpu_us", "vcsw", "ivcsw", "task-clock")
-                                and abs(h[e]) >= 0.01)
-        print(f"    {host:10s} {h['cpu_us']:7.1f} µs  vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}{extra_figures}")
-    if args.perf:
-        shutil.rmtree(os.environ["SCABENCH_BIN_DIR"], ignore_errors=True)
-    shutil.rmtree(out, ignore_errors=True)
-    return point
-
-
 # -------------------------------------------------------------------- main
 
-def median_hosts(points):
-    """Median per host and figure over repeats."""
+def median_hosts(points, of=statistics.median):
+    """Median (or `of`) per host and figure over repeats."""
     hosts = points[0].keys()
-    return {h: {k: statistics.median(p[h].get(k, 0.0) for p in points) for k in points[0][h]} for h in hosts}
+    return {h: {k: of(p[h].get(k, 0.0) for p in points) for k in points[0][h]} for h in hosts}
 
 
 def total(hosts):
@@ -337,10 +348,15 @@ def main():
     ap.add_argument("--warmup", type=float, default=1.0, help="seconds before the window")
     ap.add_argument("--window", type=float, default=5.0, help="seconds measured")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quiet", type=float, default=20.0, help="%% of the cores others may use (wait, redo)")
+    ap.add_argument("--quiet-wait", type=float, default=20.0, help="seconds to wait for quiet before a run")
+    ap.add_argument("--redo", type=int, default=2, help="runs redone when others used more than --quiet")
     ap.add_argument("--packets", type=int, default=400000, help="stream length flat out")
     ap.add_argument("--orb", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--perf", action="store_true", help="count system calls and switches with perf stat")
     ap.add_argument("--callgrind", action="store_true", help="instructions per packet instead of a window")
+    ap.add_argument("--profile", action="store_true",
+                    help="where the CPU goes, kernel and user, from perf record samples, instead of a window")
     ap.add_argument("--json", default=None)
     ap.add_argument("--spec", default=None, help="measure this spec's whole runs instead (per packet, per host)")
     ap.add_argument("--set", action="append", default=[], metavar="COMPONENT.KEY=VALUE", help="with --spec")
@@ -375,10 +391,12 @@ def main():
         packets = int(args.rate * (args.warmup + args.window + 1.5)) + 2
     else:
         packets = args.packets  # the stream may end inside the window: its packets are counted
+    wrapped = "callgrind" if args.callgrind else "profile" if args.profile else None
     cg_out = None
-    if args.callgrind:
-        cg_out = Path(tempfile.mkdtemp(prefix="hop-callgrind-out-"))
-        os.environ["SCABENCH_BIN_DIR"] = str(callgrind_bin_dir(bin_dir(), cg_out))
+    if wrapped:
+        cg_out = Path(tempfile.mkdtemp(prefix=f"hop-{wrapped}-out-"))
+        wrap = callgrind_wrap(cg_out) if args.callgrind else profile_wrap(cg_out)
+        os.environ["SCABENCH_BIN_DIR"] = str(wrapper_bin_dir(bin_dir(), wrap))
 
     report = {"args": vars(args), "points": [], "per_hop": []}
     for call in args.call.split(","):
@@ -394,29 +412,42 @@ def main():
                          "stages": stages, "rate": args.rate, "samples": args.samples, "dispatch": args.dispatch,
                          "policy": args.policy,
                          "orb_options": extra}
-                if args.callgrind:
-                    short, long = (int(args.rate * 1) + 2, int(args.rate * 6) + 2) if args.rate > 0 else (2000, 6000)
+                if wrapped:
+                    short, long = ((int(args.rate * 1) + 2, int(args.rate * args.window) + 2) if args.rate > 0
+                                   else (2000, 2000 + args.packets // 10))
                     point["transport"] = spec_of(short).transport
-                    point["instructions_per_packet"] = run_callgrind(spec_of, short, long, cg_out)
+                    if args.callgrind:
+                        point["instructions_per_packet"] = run_wrapped(spec_of, short, long, cg_out,
+                                                                       callgrind_categories)
+                    else:
+                        point["cpu_us_per_packet_by_where"] = run_wrapped(spec_of, short, long, cg_out,
+                                                                          profile_categories)
                 else:
-                    runs = [run_window(spec_of(packets), args.warmup, args.window, args.perf)
-                            for _ in range(args.repeats)]
+                    runs = [guarded(lambda: run_window(spec_of(packets), args.warmup, args.window, args.perf),
+                                    args, cores) for _ in range(args.repeats)]
                     point["transport"] = runs[0]["transport"]
                     point["hosts"] = median_hosts([r["hosts"] for r in runs])
                     point["total"] = total(point["hosts"])
+                    # Others' load only ever adds CPU time (cold caches, steal): the least of the
+                    # repeats is the closest to an undisturbed run.
+                    point["least_cpu_us"] = min(total(r["hosts"])["cpu_us"] for r in runs)
+                    point["runs"] = runs
                     point["rate_measured"] = statistics.median(r["rate"] for r in runs)
                     point["foreign_pct"] = [r["foreign_pct"] for r in runs]
                     point["send_us_p50"] = statistics.median(r["send_us_p50"] for r in runs)
                 chains[stages] = point
                 report["points"].append(point)
                 show(point)
-            if len(chains) > 1 and not args.callgrind:
+            if len(chains) > 1 and not wrapped:
                 ks = sorted(chains)
                 lo, hi = chains[ks[0]]["total"], chains[ks[-1]]["total"]
                 hop = {k: (hi.get(k, 0.0) - lo.get(k, 0.0)) / (ks[-1] - ks[0]) for k in hi}
+                hop["least_cpu_us"] = ((chains[ks[-1]]["least_cpu_us"] - chains[ks[0]]["least_cpu_us"])
+                                       / (ks[-1] - ks[0]))
                 report["per_hop"].append({"call": call, "transport": chains[ks[0]]["transport"],
                                           "placement": chains[ks[0]]["placement"], **hop})
-                print(f"  one more hop ({call}, {transport}): {hop['cpu_us']:.1f} µs CPU, "
+                print(f"  one more hop ({call}, {transport}): {hop['cpu_us']:.1f} µs CPU (least "
+                      f"{hop['least_cpu_us']:.1f}), "
                       f"{hop['vcsw']:.2f} voluntary + {hop['ivcsw']:.2f} involuntary switches"
                       + (f", {hop['syscalls']:.1f} system calls" if "syscalls" in hop else "") + " per packet")
     if args.json:
@@ -429,14 +460,18 @@ def main():
 def show(point):
     head = (f"{point['call']:7s} {point['transport']:5s} {point['placement']:10s} stages={point['stages']} "
             f"rate={point['rate']:g}")
-    if "instructions_per_packet" in point:
-        print(head)
-        for host, cats in point["instructions_per_packet"].items():
-            shown = ", ".join(f"{c} {v:.0f}" for c, v in sorted(cats.items(), key=lambda kv: -kv[1]) if abs(v) >= 20)
-            print(f"    {host} instructions/packet: total {sum(cats.values()):.0f}: {shown}")
-        return
+    for key, what, least in (("instructions_per_packet", "instructions/packet", 20),
+                             ("cpu_us_per_packet_by_where", "CPU µs/packet (perf samples)", 0.05)):
+        if key in point:
+            print(head)
+            for host, cats in point[key].items():
+                shown = ", ".join(f"{c} {v:.{0 if least >= 1 else 1}f}"
+                                  for c, v in sorted(cats.items(), key=lambda kv: -kv[1]) if abs(v) >= least)
+                print(f"    {host} {what}: total {sum(cats.values()):.{0 if least >= 1 else 1}f}: {shown}")
+            return
     t = point["total"]
-    print(f"{head} ({point['rate_measured']:.0f}/s): {t['cpu_us']:.1f} µs CPU/packet, {t['vcsw']:.2f} vcsw + "
+    print(f"{head} ({point['rate_measured']:.0f}/s): {t['cpu_us']:.1f} µs CPU/packet (least "
+          f"{point['least_cpu_us']:.1f}), {t['vcsw']:.2f} vcsw + "
           f"{t['ivcsw']:.2f} ivcsw; send p50 {point['send_us_p50']:.1f} µs; foreign "
           + "/".join(f"{f:.0f}" for f in point["foreign_pct"]) + " %")
     for host, h in point["hosts"].items():
