@@ -63,6 +63,34 @@ def test_both_transports(write_spec, transport):
     assert result.spec["transport"] == transport
 
 
+QUIET = ["-ORBmaxServerThreadPerConnection", "1", "-ORBconnectionWatchPeriod", "3600000000"]
+
+
+def runs_quiet(host):
+    options = host["orb_options"]
+    return any(options[i:i + len(QUIET)] == QUIET for i in range(len(options)))
+
+
+@pytest.mark.parametrize("policy, quiet_stages", [
+    ('call = "twoway"', True),
+    ('call = "oneway"\nsync = "target"', True),
+    ('call = "oneway"\ndispatch = "serial"', True),
+    ('call = "oneway"', False),
+    ('call = "oneway"\ndispatch = "pool:2"', False),
+    ('call = "oneway"\ndispatch = "single"', False),
+])
+def test_omniorb_watches_only_connections_that_threads_may_share(write_spec, policy, quiet_stages):
+    # One thread per connection and no watching thread where no connection
+    # in can have two calls at once (docs/findings/hop-cost.md); the producer
+    # receives only flow-control signals. Every host's options are in the result.
+    result = run(write_spec, policy=policy, packets=6)
+    assert_all_delivered(result)
+    by_name = {h["components"][0]: h for h in result.hosts}
+    assert runs_quiet(by_name["producer"])
+    for stage in ("stage1", "stage2", "stage3"):
+        assert runs_quiet(by_name[stage]) == quiet_stages, by_name[stage]["orb_options"]
+
+
 @pytest.mark.parametrize("policy", ['call = "twoway"', 'call = "twoway"\nworker = 2',
                                     'call = "oneway"\ndispatch = "serial"',
                                     'call = "oneway"\ndispatch = "serial"\nworker = 2'])

@@ -9,7 +9,8 @@ ranges and defaults (cpp/runtime/src/policy_schema.cpp, published by
 module reads the schema, judges a spec's values by it, and hands the values
 to the ports under the same names (`<port>.<key>`). What the runtime cannot
 do for itself stays here: the receiving host's ORB options, which must be
-set before its components exist (dispatch = pool:N or serial).
+set before its components exist (dispatch = pool:N or serial, and how
+omniORB watches the host's connections: host_orb_options).
 
 Placement decides whether a connection is remote or collocated: a collocated
 call is a direct call, so dispatch does not apply to it.
@@ -79,9 +80,20 @@ class Policy:
         return None
 
     def orb_options(self):
-        """ORB options for the host that receives on this connection."""
+        """ORB options for the host that receives on this connection: its
+        dispatch (host_orb_options gives a host's whole set)."""
         n = self.max_server_threads_per_connection
         return [] if n is None else ["-ORBmaxServerThreadPerConnection", str(n)]
+
+    @property
+    def shares_connection_between_threads(self):
+        """Whether the receiving ORB may serve two calls of this connection
+        at once on two threads. Only one-way requests (pushPacketOneway) can
+        be on a connection while an earlier one is still in its upcall: a
+        two-way caller (and sync = target) waits for its reply first, and
+        omniORB gives each two-way call in progress a connection of its own."""
+        one_way = self.call == "oneway" and self.sync != "target"
+        return one_way and self.max_server_threads_per_connection != 1
 
     def _properties(self, port, sides):
         schema = policy_schema()
@@ -94,6 +106,32 @@ class Policy:
 
     def provides_properties(self, port):
         return self._properties(port, ("provides", "both"))
+
+
+# omniORB's connection-watching thread (SocketCollection) is what gives a
+# second thread a connection whose own thread is still in an upcall. It polls
+# with its timeout cut to whole milliseconds, so whenever something wakes it
+# early (the upcall's thread marking its connection watchable, each call) it
+# spins in poll() up to a millisecond before its next scan: at 40 packets/s
+# that was 100-650 poll() calls per packet in every receiving host, most of a
+# hop's CPU (docs/findings/hop-cost.md). A host none of whose connections in
+# shares a connection between threads does without it: one thread per
+# connection, and a scan once an hour (the period is omniORB's unsigned long
+# of microseconds, at most ~71 minutes), so nothing wakes it. That cannot
+# change what a policy means: a two-way connection never has two calls at once.
+# Connections that do share (one-way with a pool) keep omniORB's defaults: with
+# a long period and one-way requests piling up, omniORB left one unread (a
+# sink stalled at 166,906 of 400,000 packets flat out).
+QUIET_WATCH_OPTIONS = ["-ORBmaxServerThreadPerConnection", "1", "-ORBconnectionWatchPeriod", str(3_600_000_000)]
+
+
+def host_orb_options(policies):
+    """ORB options for a host that receives on remote connections with these
+    policies (none: a host that only sends). Every connection into a host has
+    the same dispatch (checks.check_dispatch_per_host)."""
+    if not any(p.shares_connection_between_threads for p in policies):
+        return list(QUIET_WATCH_OPTIONS)
+    return policies[0].orb_options()
 
 
 def parse_policy(table, base=None):

@@ -17,6 +17,7 @@ from scabench.model.resources import check_memory
 from scabench.model.catalog import PYTHON_KINDS
 from scabench.model.pipeline import (STAGE_KINDS, floor_of, packets_through, property_value, source_period_ms,
                                      stage_work_ms)
+from scabench.model.policy import host_orb_options
 from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
 from scabench.run import metrics, processes
@@ -58,7 +59,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     """What scabench-launch runs. `network` (a network.NetworkHosts) puts
     each host in its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
-    dispatch_options = {}  # process (Spec.process_of) -> the ORB options of the dispatch into it
+    incoming = {}  # process (Spec.process_of) -> the policies of its remote connections in
     through = packets_through(spec)
     for c in spec.components:
         if c.external is None:  # the runtime's own property: an external component has no record file
@@ -67,7 +68,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
         properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
         if not spec.collocated(conn):
-            dispatch_options[spec.process_of(conn.provides[0])] = conn.policy.orb_options()
+            incoming.setdefault(spec.process_of(conn.provides[0]), []).append(conn.policy)
     cores = process_cores(spec)
     hosts = []
     for i, members in enumerate(spec.hosts):
@@ -81,7 +82,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
             "cores": cores[i],
             "scheduler": spec.scheduler,
             **({"netns": network.netns(i)} if network is not None else {}),
-            "orb_options": endpoint_options + BASE_ORB_OPTIONS + dispatch_options.get(("host", i), []),
+            "orb_options": endpoint_options + BASE_ORB_OPTIONS + host_orb_options(incoming.get(("host", i), [])),
             "components": [_assembly_component(spec.component(n), spec.sample_type, properties[n])
                            for n in members],
         })
@@ -98,7 +99,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
                          parameters={"SAMPLE_TYPE": spec.sample_type,
                                      **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()}},
                          orb_options=(_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS + BASE_ORB_OPTIONS
-                                      + dispatch_options.get(("external", c.name), [])) if ext.orb_options else [])
+                                      + host_orb_options(incoming.get(("external", c.name), []))) if ext.orb_options else [])
         externals.append(entry)
     return {
         "run_dir": str(run_dir),
@@ -233,7 +234,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         result.error = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
         raise RunError(result.error, result=result)
     manifest = json.loads(manifest_path.read_text())
-    result.hosts = manifest.get("hosts", [])
+    result.hosts = _with_orb_options(manifest.get("hosts", []), assembly)
     if manifest["status"] != "ok":
         partial_analysis(spec, run_dir, result)
         result.error = manifest["error"]
@@ -246,6 +247,16 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         result.window = window
     result.status = "ok"
     return result
+
+
+def _with_orb_options(hosts, assembly):
+    """The launcher's record of each process, with the ORB options it ran
+    with where the run chose them (its endpoint says the transport; the
+    rest, how omniORB served it)."""
+    options = {h["name"]: h["orb_options"] for h in assembly["hosts"]}
+    # An external program's process is named exec-NAME (scabench-launch).
+    options.update({f"exec-{e['name']}": e["orb_options"] for e in assembly["externals"] if e.get("orb_options")})
+    return [{**h, "orb_options": options[h["name"]]} if h.get("name") in options else h for h in hosts]
 
 
 def _read_until(stream, word):

@@ -287,6 +287,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     uint64_t slot;
     CallKind call;  // how it came in: picks the worker queue's resume level
     std::shared_ptr<InLink> link;
+    Queued(const PacketHeader& h, typename Traits::Seq s, uint64_t sl, CallKind c, std::shared_ptr<InLink> l)
+        : header(h), samples(handOver(s)), slot(sl), call(c), link(std::move(l)) {}
+    // The reorder buffer and the worker queue move a packet several times:
+    // each move hands the samples' buffer over (port_types.hpp, handOver).
+    Queued(Queued&& o)
+        : header(o.header), samples(handOver(o.samples)), slot(o.slot), call(o.call), link(std::move(o.link)) {}
   };
   struct Reorder {
     Reorder(std::size_t capacity, std::chrono::microseconds timeout, uint64_t window, uint64_t first)
@@ -388,11 +394,7 @@ void InPort<T>::release(Queued&& item) {
 // collocated call lends the caller's own buffer, which must be copied.
 template <class T>
 typename PortTraits<T>::Seq InPort<T>::takeSamples(const typename Traits::Seq& data) {
-  if (!data.release()) return typename Traits::Seq(data);
-  auto& owned = const_cast<typename Traits::Seq&>(data);
-  const CORBA::ULong length = owned.length(), maximum = owned.maximum();
-  T* buffer = owned.get_buffer(true);  // orphan: `data` is left empty
-  return typename Traits::Seq(maximum, length, buffer, true);
+  return handOver(const_cast<typename Traits::Seq&>(data));  // `data` is left empty if it was ours
 }
 
 template <class T>

@@ -45,6 +45,22 @@ struct PortTraits<CORBA::Double> {
   static constexpr const char* name = "double";
 };
 
+// omniORB's sequences predate C++11 and have no move constructor: std::move
+// on one, or on a struct that holds one, copies every sample. A packet that a
+// port keeps past its call (the reorder buffer, the worker queue, the
+// sync=none sender's queue) is moved several times on its way; handOver moves
+// it for real: the result takes `from`'s buffer and `from` is left empty. A
+// sequence that does not own its buffer (a collocated caller lends its own, a
+// sending port lends the component's) is copied, since that buffer is not
+// ours to keep.
+template <class Seq>
+Seq handOver(Seq& from) {
+  if (!from.release()) return Seq(from);
+  const CORBA::ULong length = from.length(), maximum = from.maximum();
+  auto* buffer = from.get_buffer(true);  // orphaned: `from` is left empty
+  return Seq(maximum, length, buffer, true);
+}
+
 // A received packet as the component's handler sees it. The samples belong
 // to the caller: copy them to keep them past the handler.
 template <class T>

@@ -83,6 +83,9 @@ class QueuedOnewaySender final : public Sender<T> {
   struct Item {
     PacketHeader header;
     typename PortTraits<T>::Seq data;
+    Item(const PacketHeader& h, typename PortTraits<T>::Seq d) : header(h), data(handOver(d)) {}
+    // Through the queue and out, each move hands the buffer over (port_types.hpp).
+    Item(Item&& o) : header(o.header), data(handOver(o.data)) {}
   };
   void drain() {
     while (auto item = queue_.pop()) {
