@@ -65,6 +65,21 @@ def test_stall_threshold_scales_with_work_and_concurrency():
     assert find_stalls("s", a, np.array([5, 200]) * MS, 5.0, 0) == []
 
 
+def test_a_wait_while_the_rest_of_the_pipeline_progresses_is_flow_control_not_a_stall():
+    # A source's send blocks 500 ms (a full worker queue draining to its
+    # resume level) while the next stage finishes a packet every 5 ms.
+    a = np.array([0, 1, 501]) * MS
+    c = np.array([1, 501, 502]) * MS
+    downstream = np.arange(2, 600, 5) * MS
+    assert find_stalls("producer", a, c, 0.0, 0, period_ms=0.0) != []  # judged alone
+    assert find_stalls("producer", a, c, 0.0, 0, period_ms=0.0, progress_ns=downstream) == []
+    # The stage stops finishing after 97 ms: from then until the send
+    # returns at 501 ms nothing moved anywhere, and that is the stall.
+    stopped = downstream[downstream < 100 * MS]
+    [found] = find_stalls("producer", a, c, 0.0, 0, period_ms=0.0, progress_ns=stopped)
+    assert found["at_ms"] == 97.0 and found["for_ms"] == 404.0
+
+
 def test_the_guard_redoes_a_flawed_measurement_and_keeps_an_unflawed_one():
     values = iter([{"stalled": True, "foreign": 0.0}, {"stalled": False, "foreign": 2.0}])
     guard = Guard(GuardSettings(quiet_wait_s=0, max_redos=3))

@@ -360,6 +360,9 @@ def _components(spec, records, stats=None):
     work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind in STAGE_KINDS],
                     stage_work_ms(spec)[0]))
 
+    # When anything in the run finished something: a component waiting while
+    # others progress is held back by flow control, not stalled (stalls.py).
+    progress = np.sort(np.concatenate([r.done_ns[done[n]] for n, r in records.items()] or [np.empty(0, np.int64)]))
     stages, stalls = [], []
     for name in spec.pipeline_order():
         if spec.component(name).external is not None:
@@ -395,7 +398,8 @@ def _components(spec, records, stats=None):
             latency_since_send_us=Latency.of(since_send_us(name)) if name in chain else None,
             connections=_connections(spec, name, r, records),
         ))
-        stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent)
+        stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent,
+                              progress_ns=progress)
     producer = None
     if producers:
         r = records[producers[0]]
@@ -412,7 +416,8 @@ def _components(spec, records, stats=None):
         )
     for name in producers:
         r = records[name]
-        stalls += find_stalls(name, r.arrive_ns, r.done_ns, 0.0, t0, source_period_ms(spec.component(name)))
+        stalls += find_stalls(name, r.arrive_ns, r.done_ns, 0.0, t0, source_period_ms(spec.component(name)),
+                              progress_ns=progress)
     terminal = [s for s in stages if s.last_packet_ms is not None and
                 not any(c.uses[0] == s.name for c in spec.connections)]
     last = max((s.last_packet_ms for s in terminal), default=None)

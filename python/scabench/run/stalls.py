@@ -14,6 +14,13 @@ stall is measured from the per-packet records, not guessed from the ratio:
   covers a send that blocks; a source that starts packet k later than
   its period after the (k-1)-th send returned is stalled too.
 
+A component that holds work while the rest of the pipeline finishes packets
+is held back by flow control (a source's two-way send into a full worker
+queue waits for half the queue to drain: 32 packets of 5 ms, longer when
+three stages share two cores), not stalled. So what counts is the longest
+part of such a stretch in which no component of the run finished anything:
+the pipeline stood still while this component had work.
+
 A stretch longer than the component's threshold is a stall: STALL_WORK_FACTOR
 times its work per packet, times the most packets it worked on at once (n
 threads sharing a core finish their n packets together, after about n times
@@ -57,14 +64,32 @@ def late_starts(arrive_ns, done_ns, period_ns):
     return start, a[1:] - start - int(period_ns)
 
 
-def find_stalls(name, arrive_ns, done_ns, work_ms, t0_ns, period_ms=None, concurrency=1):
+def standing_still(starts, lengths, progress_ns, limit_ns):
+    """The parts of the stretches (start_ns, length_ns) longer than limit_ns
+    in which nothing in `progress_ns` (sorted completion times of every
+    component) happened: for each stretch, its longest such gap."""
+    out_s, out_l = [], []
+    for s, n in zip(starts[lengths > limit_ns], lengths[lengths > limit_ns]):
+        inside = progress_ns[np.searchsorted(progress_ns, s, "right"):np.searchsorted(progress_ns, s + n, "left")]
+        points = np.concatenate(([s], inside, [s + n]))
+        gaps = np.diff(points)
+        i = int(np.argmax(gaps))
+        out_s.append(points[i])
+        out_l.append(gaps[i])
+    return np.asarray(out_s, np.int64), np.asarray(out_l, np.int64)
+
+
+def find_stalls(name, arrive_ns, done_ns, work_ms, t0_ns, period_ms=None, concurrency=1, progress_ns=None):
     """The stalls of one component, as result entries. period_ms: a source's
-    pacing period (None: not a source)."""
+    pacing period (None: not a source). progress_ns: every component's
+    completion times, sorted (None: judge the component alone)."""
     limit_ms = threshold_ms(work_ms, concurrency)
     starts, lengths = held_without_progress(arrive_ns, done_ns)
     if period_ms is not None:
         s2, l2 = late_starts(arrive_ns, done_ns, period_ms * 1e6)
         starts, lengths = np.concatenate((starts, s2)), np.concatenate((lengths, l2))
+    if progress_ns is not None:
+        starts, lengths = standing_still(starts, lengths, progress_ns, limit_ms * 1e6)
     hit = lengths > limit_ms * 1e6
     return sorted(({"component": name, "at_ms": round((int(s) - t0_ns) / 1e6, 1),
                     "for_ms": round(int(d) / 1e6, 1), "threshold_ms": limit_ms}
