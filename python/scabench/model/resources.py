@@ -12,6 +12,8 @@ absurdly:
     dispatch does not bound it), at most the whole stream; each held twice
     (the ORB's receive buffer and the unmarshalled sequence), plus the
     sender's copy;
+  - per hop over shared memory, its ring (transport.ring_bytes, held once:
+    both processes map the same pages);
   - a fixed share per host process (the ORB and the libraries).
 """
 from pathlib import Path
@@ -52,9 +54,11 @@ def memory_needed(spec):
     records = sum(through[c.name] + RECORD_SLACK for c in spec.components if c.external is None) * RECORD_BYTES
     in_flight = sum((2 * held_per_connection(c.policy, through[c.uses[0]]) + 1) * size for c in spec.connections)
     hosts = len(spec.hosts) * HOST_BASE_BYTES
+    from scabench.model.transport import RING_CONTROL_BYTES, hop_transport, ring_bytes  # it imports this module
+    rings = sum(ring_bytes(spec) + RING_CONTROL_BYTES for c in spec.connections if hop_transport(spec, c) == "shm")
     parts = {"packet records (packets)": records, "packets in flight (samples x held per connection)": in_flight,
-             "host processes": hosts}
-    return records + in_flight + hosts, max(parts, key=parts.get)
+             "host processes": hosts, "shared-memory rings": rings}
+    return records + in_flight + hosts + rings, max(parts, key=parts.get)
 
 
 def available_bytes():
