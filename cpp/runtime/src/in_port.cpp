@@ -196,6 +196,8 @@ void InPortBase::attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_
   rings_.emplace_back(token, std::move(receiver));
 }
 
+uint32_t InPortBase::maxCallsSetting() const { return uint32_t(owner_.properties().integer(name_ + ".max_calls")); }
+
 void InPortBase::closeRing(uint64_t token) {
   std::lock_guard lock(ringsMutex_);
   for (auto it = rings_.begin(); it != rings_.end(); ++it)

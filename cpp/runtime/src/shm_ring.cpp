@@ -63,9 +63,12 @@ constexpr uint32_t kVersion = 1;
 constexpr uint32_t kPublished = 1, kTaken = 2, kDone = 3;
 constexpr uint32_t kSeqMask = 0x3FFFFFFF;
 constexpr uint32_t kTwoway = 1, kEndOfStream = 2;
-// A receiving connection's threads at most: omniORB's default for one
-// connection (maxServerThreadPerConnection).
+// A receiving connection's threads at most, and a process's beyond the
+// first of each connection: omniORB's defaults (maxServerThreadPerConnection,
+// maxServerThreadPoolSize).
 constexpr uint32_t kMaxThreads = 100;
+constexpr uint32_t kMaxProcessThreads = 100;
+std::atomic<uint32_t> processThreads{0};
 constexpr std::size_t kAlign = 64;
 // How often a waiting sender looks whether its receiver still exists.
 constexpr long kWatchNs = 100'000'000;
@@ -295,11 +298,12 @@ void RingSender::flush() {
 // ---------------------------------------------------------------- receiver
 
 RingReceiver::RingReceiver(const std::string& name, std::size_t elementBytes, uint32_t onewayConcurrency,
-                           std::recursive_mutex* serialize, Handler handler,
+                           uint32_t maxAhead, std::recursive_mutex* serialize, Handler handler,
                            std::function<void(const std::string&)> onBroken)
     : name_(name),
       elementBytes_(elementBytes),
       onewayLimit_(std::max<uint32_t>(1, onewayConcurrency)),
+      maxAhead_(std::clamp<uint32_t>(maxAhead, 1, kSlots)),
       serialize_(serialize),
       handler_(std::move(handler)),
       onBroken_(std::move(onBroken)) {
@@ -388,8 +392,9 @@ void RingReceiver::join() {
 }
 
 void RingReceiver::spawn(bool spare) {
-  if (closed_ || threads_ >= kMaxThreads) return;
+  if (closed_ || threads_ >= kMaxThreads || (threads_ > 0 && processThreads.load() >= kMaxProcessThreads)) return;
   ++threads_;
+  ++processThreads;
   if (!spare) c_->looking.fetch_add(1);  // counted before it runs: a sender sees someone will look
   pool_.emplace_back([this, spare] { loop(spare); });
 }
@@ -405,7 +410,8 @@ bool RingReceiver::headTakeable() {
   const uint64_t published = c_->published.load();
   if (published == next_) return false;
   const Slot& s = slots_[next_ % kSlots];
-  if (s.state.load(std::memory_order_acquire) != stateOf(next_, kPublished)) return false;
+  if (s.state.load(std::memory_order_acquire) != stateOf(next_, kPublished) || next_ - released_ >= maxAhead_)
+    return false;
   return (s.flags & kTwoway) != 0 || busyOneway_ < onewayLimit_;
 }
 
@@ -422,7 +428,7 @@ RingReceiver::Take RingReceiver::tryTake(Taken& t) {
   const uint32_t flags = s.flags;
   const uint64_t start = s.start, bytes = s.bytes;
   t.twoway = (flags & kTwoway) != 0;
-  if (!t.twoway && busyOneway_ >= onewayLimit_) return Take::Blocked;
+  if ((!t.twoway && busyOneway_ >= onewayLimit_) || next_ - released_ >= maxAhead_) return Take::Blocked;
   if (bytes > dataBytes_ || bytes % elementBytes_ != 0 || start % dataBytes_ + bytes > dataBytes_) {
     broken("message " + std::to_string(next_) + " has samples outside the ring");
     return Take::Closed;
@@ -548,6 +554,7 @@ void RingReceiver::loop(bool spare) {
     break;  // closed
   }
   --threads_;
+  --processThreads;
   if (closed_) {
     lock.unlock();
     wakeAll();  // a thread that found the ring broken closed it: the others, and the sender, stop too

@@ -162,6 +162,7 @@ class InPortBase {
   // (null otherwise): the ring's threads and the ORB's take turns, as the
   // single-thread POA's callers do.
   std::recursive_mutex* upcallLock() const { return upcallLock_.load(std::memory_order_acquire); }
+  uint32_t maxCallsSetting() const;
 
   // The connection a packet names by its token; null if none.
   std::shared_ptr<InLink> linkOf(uint64_t token) const;
@@ -293,7 +294,8 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       const typename Traits::Seq view(n, n, static_cast<T*>(const_cast<void*>(samples)), false);
       upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);
     };
-    return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, serialize, onPacket,
+    return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize,
+                                               onPacket,
                                                [this](const std::string&) { refuse(Refusal::Sender); });
   }
 

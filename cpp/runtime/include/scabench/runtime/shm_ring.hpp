@@ -37,9 +37,11 @@
 // caller has a connection and a thread of its own; a one-way one when the
 // port's dispatch lets one-way calls of a connection overlap, pool and
 // pool:N) is taken by another thread while the first is busy, up to the
-// dispatch's limit. Idle threads sleep on a futex, and the sender wakes one
-// only when one sleeps (or, all being busy, a spare), so a paced stream costs
-// one wake-up per message and nothing else.
+// dispatch's limit, omniORB's 100 threads per connection and per process,
+// and no further ahead of the oldest upcall still running than the port's
+// calls in progress (max_calls). Idle threads sleep on a futex, and the
+// sender wakes one only when one sleeps (or, all being busy, a spare), so a
+// paced stream costs one wake-up per message and nothing else.
 //
 // The receiver trusts nothing in the segment: it copies each message's
 // header out once, checks where its samples lie before it reads them, and
@@ -149,12 +151,15 @@ class RingReceiver {
   using Handler = std::function<void(const PacketFields& header, const void* samples, std::size_t bytes,
                                      bool twoway)>;
   // onewayConcurrency: how many one-way messages may be in the handler at
-  // once (1: serial, single; N: pool:N; the ORB's 100: pool). serialize: a
+  // once (1: serial, single; N: pool:N; the ORB's 100: pool). maxAhead: a
+  // message is taken only if fewer than this many, counted from the oldest
+  // whose handler has not returned, have been taken (the port's max_calls:
+  // the link window it judges packets by assumes no more). serialize: a
   // lock every handler call holds (dispatch single: the host's single-thread
   // lock), or null. onBroken: told once, with why, if the sender breaks the
   // protocol (the receiver then closes the connection).
   // Throws std::invalid_argument saying what is wrong with the segment.
-  RingReceiver(const std::string& name, std::size_t elementBytes, uint32_t onewayConcurrency,
+  RingReceiver(const std::string& name, std::size_t elementBytes, uint32_t onewayConcurrency, uint32_t maxAhead,
                std::recursive_mutex* serialize, Handler handler, std::function<void(const std::string&)> onBroken);
   ~RingReceiver();  // close() and join()
   RingReceiver(const RingReceiver&) = delete;
@@ -196,6 +201,7 @@ class RingReceiver {
   std::size_t dataBytes_ = 0;
   const std::size_t elementBytes_;
   const uint32_t onewayLimit_;
+  const uint32_t maxAhead_;
   std::recursive_mutex* const serialize_;
   const Handler handler_;
   const std::function<void(const std::string&)> onBroken_;
