@@ -101,7 +101,7 @@ class QueuedOnewaySender final : public Sender<T> {
       : inner_(std::move(inner)), queue_(depth), thread_([this] { drain(); }) {}
   ~QueuedOnewaySender() override {
     queue_.close();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();  // flush() may have joined it (a disconnect flushes first)
   }
   void send(const PacketHeader& h, const typename PortTraits<T>::Seq& d) override {
     Item item{h, typename PortTraits<T>::Seq(d)};  // deep copy: the caller keeps its buffer
