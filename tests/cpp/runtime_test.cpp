@@ -345,7 +345,8 @@ TEST(Collocation, AutoResumeLevelFollowsTheCallType) {
 // The ports declare their policy properties from the policy table: every key
 // of a side is a `<port>.<key>` property of that side's ports, with the
 // table's default, and the ports declare no other policy property (beyond
-// the sender's own sync_none_depth and the receiver's own max_calls).
+// the sender's own sync_none_depth, transport and shm_bytes, and the
+// receiver's own max_calls).
 TEST(PolicySchema, PortsDeclareEveryKeyOfTheirSideWithItsDefault) {
   Component* stage = createComponent("stage", "double", {"schema", ::testing::TempDir(), &host()});
   const auto& declared = stage->properties().entries();
