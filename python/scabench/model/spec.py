@@ -29,6 +29,7 @@ A spec (see experiments/paper/exp6.toml):
 """
 import math
 import os
+import re
 import shutil
 import stat
 import tomllib
@@ -43,6 +44,17 @@ from scabench.model.checks import (check_dispatch_per_host, check_external_prope
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
 from scabench.paths import experiments_dir, python_program
+
+# What a waveform built in code (scabench.Waveform, api.py) is called where a
+# spec's file would be: in its errors and as its result's "file". A run
+# names its naming context after NAME, as after a file's stem.
+CODE_SOURCE = re.compile(r"<waveform ([A-Za-z0-9][A-Za-z0-9_.-]*)>")
+
+
+def code_source(name):
+    """The stand-in for the file of a waveform built in code."""
+    return Path(f"<waveform {name}>")
+
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")

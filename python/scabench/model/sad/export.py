@@ -26,7 +26,7 @@ from lxml import etree
 
 from scabench.errors import ScabenchError, SpecError
 from scabench.model.catalog import component_kinds
-from scabench.model.checks import parse_cores, settable_properties
+from scabench.model.checks import settable_properties
 from scabench.model.policy import policy_tables
 from scabench.model.sad.load import SAD_SUFFIX, SIDECAR_SUFFIX, waveform_stem
 from scabench.model.sad.mapping import CORBA_TO_PRF, code_of, text_of
