@@ -63,10 +63,12 @@ class Component:
 
     @property
     def name(self):
+        """Its name in the waveform."""
         return self._table.get("name")
 
     @property
     def kind(self):
+        """Its kind (scabench.kinds(), "py-stage", "external", or a component library's)."""
         return self._table.get("kind")
 
     @property

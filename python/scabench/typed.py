@@ -104,8 +104,10 @@ class Typed:
         return True
 
     def as_dict(self):
+        """The object as its JSON object (plain values, keys in the file's order)."""
         return as_dict(self, self.analysed)
 
     @classmethod
     def from_dict(cls, doc):
+        """The object from its JSON object (as_dict's); ValueError if it is not one."""
         return from_dict(cls, doc)

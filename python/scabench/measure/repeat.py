@@ -87,9 +87,11 @@ class Benchmark:
     scabench: dict | None = field(default_factory=version_info)  # what measured it (None: not recorded)
 
     def summary(self):
+        """{headline figure key: stats.Summary} over the kept runs."""
         return stats.summarise(self.runs)
 
     def warnings(self):
+        """What makes the figures doubtful, in words (warnings_of)."""
         return warnings_of(self.runs, self.guard, self.redone_for, self.runs_asked)
 
     def rows(self):
@@ -119,6 +121,7 @@ class Benchmark:
         return rows
 
     def as_dict(self):
+        """The JSON of `scabench run --runs K`: every run, the summary and the warnings."""
         out = {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status, "spec": self.spec,
                "benchmark": {"runs": self.runs_asked, "warmup": self.warmup, "guard": self.guard},
                "summary": {k: s.as_dict() for k, s in self.summary().items()},

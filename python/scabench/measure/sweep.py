@@ -195,6 +195,7 @@ class SweepPoint:
 
     @classmethod
     def measured(cls, point, bench):
+        """The point as measured: a planned Point and its Benchmark."""
         outputs = point.outputs()
         return cls(point.label, point.settings, bench.runs_asked, point.packets, bench.status, outputs,
                    [reordered_at_outputs(r, outputs) for r in bench.runs], bench)
@@ -204,6 +205,7 @@ class SweepPoint:
         return self.benchmark.summary()
 
     def as_dict(self):
+        """The point as results.json keeps it (plain JSON, with its summary)."""
         return {"label": self.label, "settings": self.settings, "runs_asked": self.runs_asked,
                 "packets": self.packets, "status": self.status, "outputs": self.outputs,
                 "reordered_at_outputs": self.reordered_at_outputs,
@@ -212,6 +214,7 @@ class SweepPoint:
 
     @classmethod
     def from_dict(cls, doc):
+        """The point from what as_dict wrote."""
         return cls(doc["label"], doc["settings"], doc["runs_asked"], doc["packets"], doc["status"], doc["outputs"],
                    doc["reordered_at_outputs"], Benchmark.from_dict(doc["benchmark"]))
 
@@ -282,6 +285,7 @@ class SweepResult:
                 for p in self.points for row in p.benchmark.rows()]
 
     def as_dict(self):
+        """The document `scabench sweep` writes to results.json."""
         return {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status,
                 "sweep": {"spec": self.spec, "grid": self.grid, "runs": self.runs, "warmup": self.warmup,
                           "packets": self.packets, "max_latency_ms": self.max_latency_ms},
@@ -290,6 +294,7 @@ class SweepResult:
 
     @classmethod
     def from_dict(cls, doc, reused=0):
+        """The sweep from its document (results.json, or what run_sweep returned)."""
         s = doc["sweep"]
         return cls(s["spec"], s["grid"], s["runs"], s["warmup"], s.get("packets"), s.get("max_latency_ms"),
                    doc["status"], [SweepPoint.from_dict(p) for p in doc["points"]],
