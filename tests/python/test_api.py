@@ -227,7 +227,7 @@ def test_a_loaded_spec_changed_in_code_is_named_as_code():
 def test_bad_arguments():
     with pytest.raises(scabench.SpecError, match="a waveform's name is letters"):
         scabench.Waveform("two words")
-    with pytest.raises(scabench.SpecError, match=r"^tiny\.toml: no such file, and no spec of that name|^tiny: "):
+    with pytest.raises(scabench.SpecError, match=r"^tiny: no such file, and no spec of that name in "):
         scabench.load("tiny")
     wf = tiny()
     with pytest.raises(scabench.SpecError, match=r"^<waveform tiny>: chain: given already"):
