@@ -57,7 +57,8 @@ PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"
                                               "sched_yield")]
 
 
-def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, collocated, dispatch, policy_items=()):
+def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, collocated, dispatch, policy_items=(),
+             scheduler="normal"):
     names = ["src"] + [f"stg{i + 1}" for i in range(stages)] + ["snk"]
     components = [{"name": "src", "kind": "producer", "packets": packets, "samples": samples,
                    "period_us": period_us}]
@@ -67,7 +68,8 @@ def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, 
     if call == "oneway":
         policy["sync"] = sync
     doc = {"experiment": {"name": "hop-cost"},
-           "run": {"sample_type": "float", "transport": transport, "cores": cores, "timeout_s": 600},
+           "run": {"sample_type": "float", "transport": transport, "cores": cores, "timeout_s": 600,
+                   "scheduler": scheduler},
            "component": components, "chain": names, "policy": policy}
     if collocated:
         doc["placement"] = {"hosts": [names]}
@@ -396,6 +398,8 @@ def main():
     ap.add_argument("--call", default="twoway,oneway")
     ap.add_argument("--sync", default="transport", help="for oneway calls")
     ap.add_argument("--dispatch", default="pool")
+    ap.add_argument("--scheduler", default="normal", choices=("normal", "batch"),
+                    help="the hosts' scheduling class (batch: a thread that wakes does not preempt)")
     ap.add_argument("--transport", default=None,
                     help="tcp, unix, shm, collocated, or several (default tcp,unix; with --spec, the spec's own)")
     ap.add_argument("--rate", type=float, default=40.0, help="packets/s; 0: flat out")
@@ -466,7 +470,7 @@ def main():
                     return spec_for(call=call, transport="tcp" if transport == "collocated" else transport,
                                     stages=stages, samples=args.samples, period_us=period_us, packets=n,
                                     cores=cores, sync=args.sync, collocated=transport == "collocated",
-                                    dispatch=args.dispatch, policy_items=args.policy)
+                                    dispatch=args.dispatch, policy_items=args.policy, scheduler=args.scheduler)
                 point = {"call": call, "placement": "collocated" if transport == "collocated" else "process",
                          "stages": stages, "rate": args.rate, "samples": args.samples, "dispatch": args.dispatch,
                          "policy": args.policy,
