@@ -341,6 +341,8 @@ def run_whole_spec(args, extra):
         if args.transport:  # --transport shm: the spec's own hops over shared memory
             spec.transport = args.transport
             check_network(spec)
+        if args.scheduler != "normal":
+            spec.with_scheduler(args.scheduler)
         if args.spec_packets:
             spec.with_packets(args.spec_packets)
         if args.cores not in ("spec", "all"):
