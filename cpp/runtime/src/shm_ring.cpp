@@ -200,6 +200,7 @@ bool RingSender::receiverGone() {
 }
 
 void RingSender::gone() {
+  gone_.store(true, std::memory_order_relaxed);
   if (c_->closed.load(std::memory_order_acquire))
     throw RingClosed("the receiving port closed the shared-memory connection");
   throw RingClosed("the receiving process (pid " + std::to_string(receiverPid_) + ") has exited");
@@ -207,7 +208,7 @@ void RingSender::gone() {
 
 uint64_t RingSender::reserve(uint64_t n, std::size_t bytes) {
   for (;;) {
-    if (c_->closed.load(std::memory_order_acquire)) gone();
+    if (c_->closed.load(std::memory_order_acquire) || gone_.load(std::memory_order_relaxed)) gone();
     const uint64_t released = c_->releasedMsgs.load(std::memory_order_acquire);
     if (n - released < kSlots) {
       if (released == n) {
@@ -293,7 +294,7 @@ void RingSender::waitFor(uint64_t n, uint32_t phase) {
     }
     state = s.state.load();
     if (reached(state, n, phase)) break;
-    if (c_->closed.load(std::memory_order_acquire)) gone();
+    if (c_->closed.load(std::memory_order_acquire) || gone_.load(std::memory_order_relaxed)) gone();
     if (!futexWait(&s.state, state, kWatchNs) && receiverGone()) {
       if (reached(s.state.load(), n, phase)) break;
       gone();

@@ -145,6 +145,9 @@ class RingSender {
   // wait took, and whether this process may run on more than one CPU.
   std::atomic<int64_t> lastWaitNs_{INT64_MAX};
   const bool severalCpus_;
+  // The receiver was found gone: every later send fails at once (a sync=none
+  // queue behind a dead receiver drains in no time, not 100 ms a packet).
+  std::atomic<bool> gone_{false};
 };
 
 // The receiving end: made by the provides port when a sender attaches with
