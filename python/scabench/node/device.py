@@ -62,7 +62,8 @@ SCHEDULERS = ("normal", "batch")
 ORB_OPTIONS = frozenset(f"-ORB{o}" for o in (
     "giopMaxMsgSize", "maxServerThreadPerConnection", "maxServerThreadPoolSize", "threadPerConnectionPolicy",
     "threadPerConnectionUpperLimit", "threadPerConnectionLowerLimit", "verifyObjectExistsAndType",
-    "clientCallTimeOutPeriod", "clientConnectTimeOutPeriod", "serverCallTimeOutPeriod", "oneCallPerConnection"))
+    "clientCallTimeOutPeriod", "clientConnectTimeOutPeriod", "serverCallTimeOutPeriod", "oneCallPerConnection",
+    "connectionWatchPeriod"))
 # Parameters that name a place on the node's file system: where files go is
 # the node's to say (scabench-host's RECORD_DIR would truncate <dir>/<name>.rec
 # anywhere the node's user can write).

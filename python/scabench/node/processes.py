@@ -12,9 +12,12 @@ first (waitid WNOWAIT): while the child is a zombie its pid, and so its
 process group, cannot be reused, so what the program left in its group is
 SIGKILLed without the risk of hitting a stranger; then wait4 reaps it and
 keeps its rusage, the whole process's CPU and context switches, threads that
-ended included. While a process runs, its figures come from /proc
-(measure.window.process_snapshot): CPU of the whole process, and the
-switches of its live threads (the kernel keeps no per-process count of the
+ended included. While a process runs, its CPU is the kernel's CPU clock of
+the whole process (to the nanosecond, ended threads included), split into
+user and system in the proportion /proc or taskstats give
+(measure.window.process_snapshot: whole clock ticks, or taskstats, which
+answers only in the machine's first network namespace), and its switches
+are those of its live threads (the kernel keeps no per-process count of the
 switches of threads that have ended until the process ends).
 
 Each process gets a directory of its own in the node's private one, and
@@ -65,9 +68,12 @@ class Started:
         if not self.running:
             return self.usage
         snap = process_snapshot(self.pid)
-        if snap is None:  # between its exit and the reaper's next look
+        total = _cpu_clock_s(self.pid)
+        if snap is None or total is None:  # between its exit and the reaper's next look
             return self.usage
-        return (snap["user_sample_s"], snap["system_sample_s"], sum(cs for _, cs in snap["threads"].values()))
+        user, system = snap["user_sample_s"], snap["system_sample_s"]
+        share = user / (user + system) if user + system > 0 else 1.0
+        return (total * share, total * (1.0 - share), sum(cs for _, cs in snap["threads"].values()))
 
     def error_tail(self):
         try:
@@ -213,6 +219,15 @@ class ProcessTable:
         self._closed.set()
         self._reaper.join()
         self._spawner.shutdown(wait=True)
+
+
+def _cpu_clock_s(pid):
+    """The CPU time of a whole process, from its kernel CPU clock
+    (clock_getcpuclockid's: the process-wide scheduler clock of pid)."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)
+    except OSError:
+        return None
 
 
 def exit_text(status):

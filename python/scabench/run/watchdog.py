@@ -57,9 +57,11 @@ def host_components(pid):
 
 
 def progress(run_dir):
-    """{component: (taken, finished)} from the record files' headers."""
+    """{component: (taken, finished)} from the record files' headers: a
+    component on a node has its header copied here as it goes
+    (<name>.progress, by the launcher's poll) until its records come back."""
     out = {}
-    for path in Path(run_dir).glob("*.rec"):
+    for path in sorted(Path(run_dir).glob("*.progress")) + sorted(Path(run_dir).glob("*.rec")):
         try:
             header = np.fromfile(path, dtype=HEADER, count=1)
         except (OSError, ValueError):
