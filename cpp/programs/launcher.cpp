@@ -1293,7 +1293,7 @@ class Launcher {
           fetchRecord(n, h, c);
         } catch (const RunFailure&) {
           if (!bestEffort) throw;
-          return;  // its node is gone
+          break;  // its node is gone, or its file: the next host's
         }
       }
     }

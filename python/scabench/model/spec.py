@@ -375,6 +375,9 @@ def parse_spec(doc, path):
     check_dispatch_per_host(spec)
     check_network(spec)
     check_nodes(spec)
+    # Each node's components in the spec's order: where they come from (a
+    # SAD's sidecar, a table) says nothing about order.
+    spec.nodes = {node: [c.name for c in components if c.name in members] for node, members in nodes.items()}
     check_python_ports(spec)
     spec.check_packet_sizes()
     return spec
