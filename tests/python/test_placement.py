@@ -286,6 +286,30 @@ def test_a_node_killed_mid_run_is_named_and_every_process_of_the_run_is_gone(wri
     assert any(s["name"] == "stage1" and s["received"] > 0 for s in doc["stages"])  # fetched from a live node
 
 
+@needs_network
+def test_a_host_hung_on_a_node_is_found_by_its_progress_and_named(write_spec, tmp_path):
+    """The watchdog reads a node's components' progress from the record
+    headers the launcher copies as it polls: a stopped host there is a hang,
+    named after its component, and the run ends."""
+    spec = write_spec(pipeline_toml(packets=400, work="sleep", work_us=5_000, policy='call = "twoway"\nworker = 4'))
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        [victim] = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT stage2:stage", root=proc.pid)],
+                             bool, "stage2's host never started")
+        time.sleep(1.0)
+        os.kill(victim, signal.SIGSTOP)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            end_process(proc)
+        if _alive(victim):  # only if the test failed
+            os.kill(victim, signal.SIGKILL)
+    assert proc.returncode == 1, stderr
+    assert "no packet moved" in stderr and "component stage2 holds a packet" in stderr, stderr
+    assert not _alive(victim)
+
+
 def _wait_for(find, done, what, timeout=WAIT_S):
     deadline = time.monotonic() + timeout
     while True:
