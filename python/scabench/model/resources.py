@@ -72,12 +72,16 @@ RECORDS, IN_FLIGHT, HOSTS = ("packet records (packets)", "packets in flight (sam
 
 
 def memory_needed(spec):
-    """(bytes, the largest part as words) the run needs."""
+    """(bytes, the largest part as words) the run needs on this machine: its
+    processes placed on nodes are each node's to hold (the launcher
+    allocates it there)."""
     totals = {}
-    for held in _parts(spec).values():
+    for process, held in _parts(spec).items():
+        if spec.node_of(spec.hosts[process[1]][0] if process[0] == "host" else process[1]) is not None:
+            continue
         for part, value in held.items():
             totals[part] = totals.get(part, 0) + value
-    return sum(totals.values()), max(totals, key=totals.get)
+    return sum(totals.values()), max(totals, key=totals.get, default=HOSTS)
 
 
 def process_memory_bytes(spec):
