@@ -395,8 +395,8 @@ class Launcher {
         proc.node = e.value("node", "");
         if (!proc.node.empty()) {
           if (!nodes_.count(proc.node)) throw std::runtime_error("external " + ext.name + ": no node " + proc.node);
-          // The node runs its own installation's program of that file name.
-          proc.program = std::filesystem::path(proc.argv.front()).filename();
+          // The node runs its own installation's program, by its name.
+          proc.program = e.value("program", std::filesystem::path(proc.argv.front()).filename().string());
         }
         proc.errPath = runDir_ + "/" + ext.name + ".stderr";
         proc.bindTimeoutS = e.value("bind_timeout_s", 30.0);

@@ -191,6 +191,19 @@ def test_a_run_on_two_nodes_of_a_domain_reports_each_node_and_leaves_the_domain_
     assert not any(_alive(pid) for pid in _run_pids(result))
 
 
+def test_a_python_component_runs_on_a_node_and_is_measured_at_the_port_it_feeds(write_spec, domain, start_nodes):
+    start_nodes("n1", "n2")
+    text = pipeline_toml(packets=15, policy='call = "twoway"', placement='nodes = { n1 = ["stage1"], n2 = ["stage2"] }')
+    text = text.replace('name = "stage1"\nkind = "stage"', 'name = "stage1"\nkind = "py-stage"')
+    spec = load_spec(write_spec(text + f'[domain]\nnaming = "corbaloc::127.0.0.1:{domain.port}/NameService"\n'))
+    result = run_spec(spec)
+    stage1 = next(s for s in result.stages if s.name == "stage1")
+    assert stage1.received == 15 and stage1.measured_at == "stage2.in"
+    [process] = next(n for n in result.nodes if n.name == "n1").processes
+    assert process["program"] == "scabench-py-stage" and process["exit_status"] == 0
+    assert [s.received for s in result.stages] == [15, 15, 15]
+
+
 def test_a_node_not_in_the_domain_fails_the_run_naming_it(write_spec, domain, start_nodes):
     start_nodes("n1")
     spec = _domain_spec(write_spec, domain, 'nodes = { n1 = ["stage1"], ghost = ["stage2"] }')

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -112,6 +113,8 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
             own_cores = next(exec_cores)
             # On a node the program is the node's own, the endpoint the node's to give.
             endpoint = [] if node is not None else (_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS)
+            if node is not None:  # the node runs its own installation's program, by its name
+                entry["program"] = PYTHON_KINDS[c.kind].script if c.kind in PYTHON_KINDS else Path(ext.program[0]).name
             entry.update(exec=ext.program, cores=own_cores if node is None else [], scheduler=spec.scheduler,
                          bind_timeout_s=ext.bind_timeout_s,
                          parameters={"SAMPLE_TYPE": spec.sample_type,
