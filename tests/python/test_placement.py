@@ -80,7 +80,8 @@ def test_a_spec_places_processes_on_nodes(write_spec):
      "network hosts"),
     (pipeline_toml() + '[domain]\nnaming = "somewhere"\n', "domain.naming", "corbaloc"),
     (pipeline_toml() + '[domain]\nnaming = "corbaloc::h:1/NameService"\nport = 1\n', "domain.port", "unknown key"),
-    (pipeline_toml(placement='nodes = { n1 = ["producer"] }\nwhere = 1') + DOMAIN, "placement.where", "valid: hosts, nodes"),
+    (pipeline_toml(placement='nodes = { n1 = ["producer"] }\nwhere = 1') + DOMAIN, "placement.where",
+     "valid: hosts, nodes"),
 ])
 def test_bad_node_placement_is_one_line_and_exit_2(write_spec, text, key, words):
     path = write_spec(text)
@@ -107,7 +108,8 @@ def test_a_sad_sidecar_places_hostcollocations_and_lone_components_on_nodes(writ
                               'nodes = { n1 = ["stage1", "stage2"], n2 = ["producer", "stage3"] }') + DOMAIN))
     exported = export_sad(original, tmp_path / "out")
     sidecar = exported.sidecar.read_text()
-    assert '[hostcollocation.host2]\nnode = "n1"' in sidecar and '[componentinstantiation.stage3]\nnode = "n2"' in sidecar
+    assert '[hostcollocation.host2]\nnode = "n1"' in sidecar
+    assert '[componentinstantiation.stage3]\nnode = "n2"' in sidecar
     assert '[domain]\nnaming = "corbaloc::127.0.0.1:2809/NameService"' in sidecar
     loaded = load_spec(exported.sad)
     assert loaded.nodes == original.nodes and loaded.domain == original.domain and loaded.hosts == original.hosts

@@ -163,7 +163,8 @@ class Agent:
             where = "loopback only" if s.loopback else "reachable from other machines"
             published = f", published as {s.published_host}" if s.publish_host else ""
             self.log(f"registered in {s.domain} as {NODES_CONTEXT}/{s.name}; listening on {s.endpoint} "
-                     f"({where}{published}); components on {s.component_endpoint}; cores {','.join(map(str, s.cores))}, "
+                     f"({where}{published}); components on {s.component_endpoint}; "
+                     f"cores {','.join(map(str, s.cores))}, "
                      f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}")
 
     def _call_timeout_s(self):

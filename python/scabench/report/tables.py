@@ -53,8 +53,8 @@ def spec_lines(spec, packets=None):
         out.append(_line(f"  network hosts: one namespace and node per process, links of {net['delay_ms']} ms one-way "
                          "delay" + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else "")))
     if spec.get("nodes"):
-        out.append(_line("  nodes: " + ", ".join(f"{node} ({', '.join(members)})" for node, members in spec["nodes"].items())
-                         + f" in the domain {spec.get('domain')}"))
+        placed = ", ".join(f"{node} ({', '.join(members)})" for node, members in spec["nodes"].items())
+        out.append(_line(f"  nodes: {placed} in the domain {spec.get('domain')}"))
     return out
 
 

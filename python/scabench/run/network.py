@@ -238,8 +238,8 @@ class NetworkHosts:
                     lines = log.read_text(errors="replace").strip().splitlines()
                     why = f"exited {proc.returncode}" if proc.poll() is not None else \
                         f"did not register within {NODE_START_S:g} s"
-                    raise RunError(f"the node agent of network host {name} {why}: {lines[-1] if lines else 'no output'}",
-                                   component=name)
+                    last = lines[-1] if lines else "no output"
+                    raise RunError(f"the node agent of network host {name} {why}: {last}", component=name)
                 time.sleep(0.05)
 
     def agents_cpu_s(self):

@@ -115,12 +115,12 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
             endpoint = [] if node is not None else (_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS)
             if node is not None:  # the node runs its own installation's program, by its name
                 entry["program"] = PYTHON_KINDS[c.kind].script if c.kind in PYTHON_KINDS else Path(ext.program[0]).name
+            orb_options = endpoint + BASE_ORB_OPTIONS + host_orb_options(incoming.get(("external", c.name), []))
             entry.update(exec=ext.program, cores=own_cores if node is None else [], scheduler=spec.scheduler,
                          bind_timeout_s=ext.bind_timeout_s,
                          parameters={"SAMPLE_TYPE": spec.sample_type,
                                      **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()}},
-                         orb_options=(endpoint + BASE_ORB_OPTIONS
-                                      + host_orb_options(incoming.get(("external", c.name), []))) if ext.orb_options else [],
+                         orb_options=orb_options if ext.orb_options else [],
                          **({"node": node} if node is not None else {}))
         externals.append(entry)
     memory = {}

@@ -561,8 +561,8 @@ class _Waveform:
                              f"{m.group(2)}", message)
         if key.startswith("placement.nodes"):  # the sidecar placed them
             node = key.split(".", 2)[2] if key.count(".") >= 2 else None
-            return SpecError(self.sidecar_path, self.node_keys.get(node) or next(iter(self.node_keys.values()), "domain"),
-                             message)
+            where = self.node_keys.get(node) or next(iter(self.node_keys.values()), "domain")
+            return SpecError(self.sidecar_path, where, message)
         if key in ("connection", "component") or key.startswith("placement"):
             section = {"connection": "connections", "component": "partitioning"}.get(key, "partitioning")
             element = child(self.sad.root, section)
