@@ -93,6 +93,19 @@ def test_bad_node_placement_is_one_line_and_exit_2(write_spec, text, key, words)
     assert len((out.stdout + out.stderr).strip().splitlines()) == 1, out.stdout + out.stderr
 
 
+def test_the_library_keeps_the_placement_on_nodes(write_spec, tmp_path):
+    """scabench.load and a SAD read into the library keep the nodes and the
+    domain (Spec.document()), so a waveform saved again runs where it ran."""
+    import scabench
+    from scabench.model.sad.export import export_sad
+    original = load_spec(write_spec(NODES_SPEC + DOMAIN))
+    for wf in (scabench.load(original.path), scabench.load(export_sad(original, tmp_path / "sad").sad)):
+        spec = wf.spec()
+        assert spec.nodes == original.nodes and spec.domain == original.domain
+    again = load_spec(write_spec(scabench.load(original.path).to_toml(), "again.toml"))
+    assert again.nodes == original.nodes and again.domain == original.domain
+
+
 def test_overrides_that_would_split_a_process_over_nodes_are_refused(write_spec):
     spec = load_spec(write_spec(NODES_SPEC + DOMAIN))
     with pytest.raises(SpecError, match="--collocated.*share a process"):
