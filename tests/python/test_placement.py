@@ -380,17 +380,19 @@ def test_each_nodes_clock_is_related_to_the_launchers_within_half_the_round_trip
     spec.with_network({"delay_ms": DELAY_MS})
     result = run_spec(spec)
     clocks = {n.name: n.clock for n in result.nodes}
+    # The upper limits are generous (a loaded machine answers late), the
+    # lower ones the link's: a round trip crosses it both ways.
     for clock in clocks.values():
         for probe in (clock.start, clock.end):
-            assert 2 * DELAY_MS <= probe.rtt_ms < 2 * DELAY_MS + 15  # the link both ways, and the agent's answer
-            assert DELAY_MS <= probe.bound_ms < DELAY_MS + 8
+            assert 2 * DELAY_MS <= probe.rtt_ms < 2 * DELAY_MS + 30
+            assert DELAY_MS <= probe.bound_ms < DELAY_MS + 15
             assert abs(probe.offset_ms) <= probe.bound_ms  # one kernel: the true offset is 0
     # A packet takes the link's delay into the sink's host: measured across
     # the two nodes' clocks, within the sum of their bounds (and here, where
     # the delays are the same both ways, much closer).
     bound = clocks["h0"].error_bound_ms + clocks["h1"].error_bound_ms
     assert abs(_one_way(result) - DELAY_MS) <= bound
-    assert abs(_one_way(result) - DELAY_MS) < 3
+    assert abs(_one_way(result) - DELAY_MS) < 5
 
 
 @needs_network
@@ -412,10 +414,10 @@ def test_an_asymmetric_link_moves_the_estimate_and_the_bound_still_holds(write_s
     result = run_spec(spec)
     clocks = {n.name: n.clock for n in result.nodes}
     h1 = clocks["h1"].start
-    assert 40 <= h1.rtt_ms < 55 and 20 <= h1.bound_ms < 28
-    assert 7 <= h1.offset_ms <= 13  # (30 - 10) / 2 off the truth
+    assert 40 <= h1.rtt_ms < 70 and 20 <= h1.bound_ms < 35
+    assert 5 <= h1.offset_ms <= 15  # (30 - 10) / 2 off the truth
     assert abs(h1.offset_ms) <= h1.bound_ms
-    assert abs(clocks["h0"].start.offset_ms) < 3
+    assert abs(clocks["h0"].start.offset_ms) < 5
     error = _one_way(result) - DELAY_MS
-    assert -13 <= error <= -7  # the sink's times moved 10 ms early with h1's offset
+    assert -15 <= error <= -5  # the sink's times moved 10 ms early with h1's offset
     assert abs(error) <= clocks["h0"].error_bound_ms + clocks["h1"].error_bound_ms
