@@ -42,11 +42,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <omniORB4/Naming.hh>
@@ -1612,9 +1614,13 @@ class Launcher {
   }
 
   // A node's processes still running: terminate (SIGTERM, SIGKILL 5 s
-  // later, returns once gone), then one more look for their last records
-  // and output (rusage). A node gone took its processes along.
+  // later, returns once gone), every one at once (a thread each: the call
+  // blocks, and a stopped process takes the whole 5 s), then one more look
+  // for their last records and output (rusage). A node gone took its
+  // processes along.
   void terminateRemote() {
+    std::vector<std::thread> calls;
+    std::mutex mutex;
     for (auto& h : hosts_) {
       if (h.node.empty() || h.exited || h.pid <= 0) continue;
       Node& n = nodes_.at(h.node);
@@ -1622,16 +1628,21 @@ class Launcher {
         lose(n);
         continue;
       }
-      try {
-        n.device->terminate(h.pid);
-      } catch (const CF::ExecutableDevice::InvalidProcess&) {
-        // It had ended already.
-      } catch (const CORBA::SystemException& ex) {
-        n.deadWhy = describeException(ex);
-        lose(n);
-      } catch (const CORBA::Exception&) {
-      }
+      calls.emplace_back([&n, &mutex, pid = h.pid] {
+        try {
+          n.device->terminate(pid);
+        } catch (const CF::ExecutableDevice::InvalidProcess&) {
+          // It had ended already.
+        } catch (const CORBA::SystemException& ex) {
+          std::lock_guard lock(mutex);
+          n.deadWhy = describeException(ex);
+        } catch (const CORBA::Exception&) {
+        }
+      });
     }
+    for (auto& call : calls) call.join();
+    for (auto& [name, n] : nodes_)
+      if (!n.deadWhy.empty()) lose(n);
     try {
       pollNodes(false, true);
     } catch (const std::exception&) {

@@ -29,7 +29,7 @@ from scabench.run.records import REFUSAL_REASONS, read_records, refusals
 from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, NodeResult, ProducerResult,
                                   RunResult, StageResult)
 from scabench.run.stalls import find_stalls
-from scabench.run.watchdog import Watchdog
+from scabench.run.watchdog import LAUNCHER_GRACE_NODES_S, LAUNCHER_GRACE_S, Watchdog
 from scabench.version import version_info
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
@@ -237,11 +237,13 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                            stdout=subprocess.PIPE if (on_start or on_hold) else None,
                            stdin=subprocess.PIPE if on_hold else subprocess.DEVNULL)
     window = held_records = None
-    held_context = None
+    # The launcher's teardown takes longer with processes on nodes: it ends them through the nodes.
+    grace_s = LAUNCHER_GRACE_NODES_S if assembly["nodes"] else LAUNCHER_GRACE_S
     dog = Watchdog(proc, run_dir, hang_limit_s(spec), order=spec.pipeline_order(),
                    packets={c.name: property_value(c, "packets") for c in spec.packet_sources()},
                    feeds_external={c.uses[0]: c.provides[0] for c in spec.connections
-                                   if spec.component(c.provides[0]).external is not None})
+                                   if spec.component(c.provides[0]).external is not None},
+                   launcher_grace_s=grace_s)
     try:
         with dog:
             if on_start:
@@ -266,7 +268,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     except BaseException as exc:
         # Interrupted, a timeout, or an error in on_start: the launcher ends
         # its hosts, then itself; what the records hold so far is kept.
-        _end_launcher(proc)
+        _end_launcher(proc, grace_s)
         partial_analysis(spec, run_dir, result)
         if isinstance(exc, Interrupted):
             result.status = "interrupted"
@@ -320,13 +322,14 @@ def _read_until(stream, word):
     return None
 
 
-def _end_launcher(proc):
-    """SIGTERM: the launcher ends its hosts (SIGTERM, SIGKILL 2 s later) and
-    writes its manifest; SIGKILL if it has not gone after that."""
+def _end_launcher(proc, grace_s):
+    """SIGTERM: the launcher ends its hosts (SIGTERM, SIGKILL 2 s later; on
+    nodes through the node, 5 s) and writes its manifest; SIGKILL if it has
+    not gone after that."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(5)
+            proc.wait(grace_s + 2)
         except subprocess.TimeoutExpired:
             proc.kill()  # the hosts go with it (PR_SET_PDEATHSIG)
             proc.wait()
