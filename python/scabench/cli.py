@@ -41,7 +41,24 @@ def show_version(ctx, param, value):
         ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Commands(click.Group):
+    """The command group, ending every command the same way on a termination
+    signal: 128 + its number (130 for Ctrl-C), also where it comes outside a
+    command's exit_codes (while a report is written, say). click's own
+    handling would print "Aborted!" and exit 1."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except Interrupted as exc:
+            click.echo(f"interrupted by {exc.name}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C before the handlers were installed
+            click.echo("interrupted by SIGINT", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=show_version,
               help="Print the version and the git commit, then exit.")
 def main():
@@ -189,7 +206,9 @@ def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wa
     under the guard, and answer: the fastest configuration (lowest median
     last packet) that kept 0 packets reordered at every output in every run
     (and met --max-latency-ms). Running the same command again with the
-    same --out skips the points already measured."""
+    same --out resumes it: every run measured is kept, a point cut short
+    half-way included, and only the runs missing are measured; another
+    spec, grid or --packets is refused (give another --out)."""
     from scabench.measure.sweep import parse_grid, plan, run_sweep
     from scabench.report.sweep import sweep_csv, sweep_view, write_sweep_report  # matplotlib only here
     results = Path(out_dir) / "results.json"
@@ -198,11 +217,10 @@ def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wa
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
-        doc, reused = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait),
-                                lambda d: write_json(d, results), previous, max_latency_ms, packets)
-    if reused:
-        click.echo(f"resumed: {reused} of {len(points)} point(s) were measured already in {results} and skipped",
-                   err=True)
+        doc, resumed = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait),
+                                 lambda d: write_json(d, results), previous, max_latency_ms, packets, where=results)
+    if resumed:
+        click.echo(resumed.line(len(points), results), err=True)
     csv_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
     md, html = write_sweep_report(doc, out_dir)
     show(sweep_view(doc) + ["", f"report: {md}, {html}; table: {csv_path}; data: {results}"])
