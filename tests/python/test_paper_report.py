@@ -1,5 +1,6 @@
 """`scabench paper`: the report from synthetic results, campaign file errors,
 and a tiny end-to-end run over real processes."""
+import csv
 import json
 import re
 from dataclasses import replace as changed
@@ -181,9 +182,27 @@ policy = {{ sync = "transport" }}
 setups = ["multicore"]
 """)
     out = tmp_path / "out"
-    proc = scabench("paper", "--quick", "--packets", 6, "--campaign", campaign, "--out", out)
+    exports = ("--json", tmp_path / "copy" / "paper.json", "--csv", tmp_path / "paper.csv")
+    proc = scabench("paper", "--quick", "--packets", 6, "--campaign", campaign, "--out", out, *exports)
     assert proc.returncode == 0, proc.stderr
+    # --json: the study's document; --csv: a row per configuration with its spreads and run count.
+    assert (tmp_path / "copy" / "paper.json").read_text() == (out / "results.json").read_text()
+    with open(tmp_path / "paper.csv", newline="") as f:
+        rows = {r["config"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"exp1@multicore", "exp1@singlecore", "exp6@multicore", "exp6@singlecore",
+                         "sync-transport@multicore"}
+    exp6 = rows["exp6@multicore"]
+    assert exp6["status"] == "ok" and exp6["runs"] == "1" and exp6["reordered_from_original_max"] == "0"
+    assert float(exp6["overhead_ratio_min"]) <= float(exp6["overhead_ratio_median"]) <= float(exp6["overhead_ratio_max"])
+    assert float(exp6["latency_p99_ms_median"]) > 0 and float(exp6["paper_overhead_ratio"]) > 0
+    assert rows["sync-transport@multicore"]["same_as"] == "exp1@multicore"
+    assert rows["sync-transport@multicore"]["paper_overhead_ratio"] == ""  # not a Table 1 row
+    assert f"rows written to {tmp_path / 'paper.csv'}" in proc.stdout
     assert "[1/4] exp1@multicore run 1/1" in proc.stderr      # progress; sync-transport is exp1's run
+    # Each run's progress line sets its end-to-end latency p99, scaled, beside its ratio.
+    for n, name in enumerate(("exp1@multicore", "exp1@singlecore", "exp6@multicore", "exp6@singlecore"), 1):
+        assert re.search(rf"^\[{n}/4\] {name} run 1/1: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
+                         rf"latency p99 [\d.]+ (µs|ms|s), packets reordered \d+", proc.stderr, re.M), name
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "complete"
     configs = results["configs"]
@@ -213,7 +232,7 @@ setups = ["multicore"]
     assert "twoway-keeps-order" in proc.stdout and "reproduced" in proc.stdout
     # The report can be judged and written again from the kept runs, without running anything.
     (out / "report.md").unlink()
-    again = scabench("paper", "--from-results", "--out", out)
+    again = scabench("paper", "--from-results", "--out", out, *exports)
     assert again.returncode == 0, again.stderr
     assert (out / "report.md").exists() and again.stdout == proc.stdout
 

@@ -2,6 +2,7 @@
 whatever peers this machine has (a few packets, no waiting for quiet), the
 order check of each peer program seen to fail, a peer that is not installed
 skipped with how to install it, and bad input."""
+import csv
 import json
 import os
 import subprocess
@@ -24,7 +25,8 @@ PROGRAMS = [p for p in catalogue.PEERS if p.is_program]
 @pytest.fixture(scope="module")
 def quick_study(tmp_path_factory):
     out = tmp_path_factory.mktemp("peers") / "report"
-    proc = scabench("peers", "--quick", "--packets", PACKETS, *FAST, "--out", out, timeout=600)
+    proc = scabench("peers", "--quick", "--packets", PACKETS, *FAST, "--out", out, "--json", out.parent / "p.json",
+                    "--csv", out.parent / "p.csv", timeout=600)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return out, proc, json.loads((out / "results.json").read_text())
 
@@ -53,6 +55,23 @@ def test_every_installed_peer_runs_the_pipeline_in_order(quick_study):
     for pid, e in doc["peers"].items():
         if e["skipped"]:
             assert "scripts/setup.sh" in e["skipped"] and f"{pid}: skipped:" in proc.stderr
+
+
+def test_json_and_csv_give_the_document_and_a_row_per_peer(quick_study):
+    out, proc, doc = quick_study
+    assert (out.parent / "p.json").read_text() == (out / "results.json").read_text()
+    with open(out.parent / "p.csv", newline="") as f:
+        rows = {r["peer"]: r for r in csv.DictReader(f)}
+    assert list(rows) == list(doc["peers"])
+    for pid, e in doc["peers"].items():
+        r = rows[pid]
+        if e["skipped"]:
+            assert r["skipped"] == e["skipped"] and r["runs"] == "0" and r["ratio_median"] == ""
+            continue
+        assert r["runs"] == "1" and r["in_order"] == "True"
+        assert float(r["ratio_median"]) == pytest.approx(e["summary"]["ratio"]["median"])
+        assert float(r["ratio_min"]) <= float(r["ratio_median"]) <= float(r["ratio_max"])
+    assert f"rows written to {out.parent / 'p.csv'}" in proc.stdout
 
 
 def test_the_report_has_the_table_the_plot_and_the_load(quick_study):

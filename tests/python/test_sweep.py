@@ -53,10 +53,12 @@ def _sweep(spec, out, *more):
 def test_a_two_point_sweep_end_to_end_answers_with_an_in_order_configuration(write_spec, tmp_path):
     spec = write_spec(pipeline_toml(packets=8, stages=2, work_us=300))
     out = tmp_path / "sweep"
-    proc = _sweep(spec, out)
+    proc = _sweep(spec, out, "--json", tmp_path / "s.json", "--csv", tmp_path / "s.csv")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "results.json").read_text())
     assert list(doc)[0] == "scabench" and doc["status"] == "ok"
+    assert (tmp_path / "s.json").read_text() == (out / "results.json").read_text()
+    assert (tmp_path / "s.csv").read_text() == (out / "sweep.csv").read_text()
     assert [p["settings"] for p in doc["points"]] == [{"policy.call": "oneway"}, {"policy.call": "twoway"}]
     for p in doc["points"]:
         assert p["status"] == "ok" and len(p["benchmark"]["runs"]) == 1 and p["packets"] == 8

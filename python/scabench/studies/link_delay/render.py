@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from scabench.report import latency
+from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, whiskers
 from scabench.studies.link_delay.analysis import headline, rows_by_delay
@@ -195,3 +196,17 @@ def write_link_delay_report(doc, out_dir):
     out = Path(out_dir)
     figure = _plot(doc, out)
     return write_report(out, TITLE, render(doc, figure, _latency_plot(doc, out)))
+
+
+def link_delay_csv(doc):
+    """`scabench link-delay --csv`: a row per configuration (a strategy at a
+    delay; the delay empty on loopback), its figures with their spreads and
+    run counts, and its model's best and worst time of the last packet."""
+    def where(e):
+        net = e.config.network
+        return {"delay_ms": None if net is None else net.get("delay_ms", 0), "strategy": e.config.group}
+
+    def model(e):
+        m = e.model_ms or [None, None]
+        return {"model_best_ms": m[0], "model_worst_ms": m[1]}
+    return campaign_csv(doc["configs"], first=where, last=model)

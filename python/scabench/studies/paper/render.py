@@ -1,5 +1,6 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
 from scabench.report import latency
+from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import CONTENTS, md_table
 from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS
 from scabench.studies.paper.published import SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published
@@ -304,3 +305,15 @@ def render(entries, claims, meta, figures):
         f"{n}: {f.error}" for n, f in failures) + ")") + ".")
     out.append("")
     return "\n".join(out)
+
+
+def paper_csv(entries):
+    """`scabench paper --csv`: a row per configuration, its figures with
+    their spreads and run counts, and for the six experiments of Table 1
+    the paper's own time of the last packet and ratio beside them."""
+    def paper(e):
+        c = e.config
+        table1 = c.id in TABLE1 and c.setup in SETUPS and not c.collocated
+        return {"paper_last_packet_ms": paper_table(c.id, c.setup)[1]["last_packet_ms"][-1] if table1 else None,
+                "paper_overhead_ratio": paper_ratio(c.id, c.setup) if table1 else None}
+    return campaign_csv(entries, last=paper)

@@ -188,3 +188,20 @@ def write_peers_report(doc, out_dir):
     out.mkdir(parents=True, exist_ok=True)
     figure = _plot(doc, out)
     return write_report(out, TITLE, render(doc, figure))
+
+
+def peers_csv(doc):
+    """`scabench peers --csv`: a row per peer, skipped ones included, its
+    figures over its runs (median, min, max, and for the ratio over the
+    undisturbed runs their count too)."""
+    figures = ("ratio", "ratio_undisturbed", "last_packet_ms", "cpu_s", "foreign_pct")
+    header = (["peer", "kind", "skipped", "runs", "failures", "in_order"]
+              + [f"{f}_{s}" for f in figures for s in ("median", "min", "max")] + ["ratio_undisturbed_runs"])
+    rows = []
+    for peer_id, e in doc["peers"].items():
+        s = e.get("summary")
+        rows.append([peer_id, e["kind"], e.get("skipped"), len(e["runs"]), len(e["failures"]),
+                     s["in_order"] if s else None]
+                    + [(s[f] or {}).get(st) if s else None for f in figures for st in ("median", "min", "max")]
+                    + [s["ratio_undisturbed"]["n"] if s else None])
+    return header, rows
