@@ -595,7 +595,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartb
     os._exit(code if isinstance(code, int) else 1)
 
 
-@main.command()
+@main.command(short_help="The paper's pipeline on peer frameworks beside scabench's ordered strategies.")
 @click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
 @click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
 @click.option("--runs", type=click.IntRange(min=1), help="Rounds, each running every peer once (default 3; 1 with --quick).")

@@ -37,9 +37,10 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
     md_path, html_path = write_report(tmp_path, "t", render(entries, claims, META, figures))
     md = md_path.read_text()
     # Table 2's published stage-3 time and reordering, beside ours (median and range over 3 equal runs).
-    assert "| exp1 | 2 cores | 7,600 | 1.013 | – | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table 2 |" in md
+    # (The table's number with a no-break space: "Table 2" stays on one line in a narrow column.)
+    assert "| exp1 | 2 cores | 7,600 | 1.013 | – | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table\u00a02 |" in md
     assert "4,330.24" in md                     # Table 2's producer column
-    assert "| … paper (1 core) | – | 15,236.05 | 15,261.42 | 15,280.76 |" in md
+    assert "| … paper (1 core, 1000 packets) | – | 15,236.05 | 15,261.42 | 15,280.76 |" in md
     assert "| test 1 | exp1 | 7,550 / 7,580 / 7,600 | 4,463 / 4,508 / 4,514 | 12 / 400 / 900 | 315 / 520 / 612 |" in md
     for c in claims:
         assert c.claim in md
@@ -65,8 +66,8 @@ def test_report_gives_latency_beside_the_ratio(tmp_path):
     md = render(entries, judge_claims(entries), META, figures)
     # Medians over the runs: p50 of 50, 60, 70 ms; p99 of 99, 118.8, 138.6 ms.
     assert "| exp6 | 2 cores | 7,700 | 1.027 | 60 ms / 118.8 ms | 0 / 0 |" in md
-    assert ("| exp6 | 2 cores | 3 | 60 ms (50 ms–70 ms) | 108 ms (90 ms–126.0 ms) | 118.8 ms (99 ms–138.6 ms) "
-            "| 120 ms (100 ms–140 ms) |") in md
+    assert ("| exp6 | 2 cores | 3 | 60 ms (50–70) | 108 ms (90–126) | 118.8 ms (99–138.6) "
+            "| 120 ms (100–140) |") in md
     # Results written before runs measured latency show none, rather than zero.
     assert "| exp1 | 2 cores | 7,600 | 1.013 | – |" in md
     assert figures["latency"] == "latency.png" and f"![latency per packet]({figures['latency']})" in md

@@ -15,7 +15,7 @@ from scabench.paths import bin_dir
 from scabench.studies.peers import catalogue
 from scabench.studies.peers.analysis import order_problem, row_of_program, summarise, undisturbed
 from scabench.studies.peers.measure import run_program_peer
-from scabench.studies.peers.render import format_peers, rows
+from scabench.studies.peers.render import answer_lines, format_peers, rows
 
 PACKETS = 6
 FAST = ("--quiet-wait-s", "0", "--max-redos", "0")
@@ -81,6 +81,24 @@ def test_the_report_has_the_table_the_plot_and_the_load(quick_study):
     assert "## How loaded the machine was" in text and "peers.png" in text
     assert (out / "peers.png").stat().st_size > 0 and (out / "report.html").is_file()
     assert "last packet ÷ floor" in proc.stdout and "report:" in proc.stdout
+
+
+def test_the_report_opens_with_the_answer(quick_study):
+    # The fastest peer in order, and scabench's fastest beside it, before the evidence.
+    out, proc, doc = quick_study
+    ordered = {pid: e["summary"]["ratio"]["median"] for pid, e in doc["peers"].items()
+               if e.get("summary") and e["summary"]["in_order"]}
+    best = min(ordered, key=ordered.get)
+    text = (out / "report.md").read_text()
+    opening = text.split("\n")[2]
+    assert opening.startswith(f"**Fastest with every packet in order: {best}, {ordered[best]:.3f} × the floor "
+                              "(median of 1 round(s))"), opening
+    ours = min((pid for pid in ordered if doc["peers"][pid]["kind"] == "scabench"), key=ordered.get)
+    assert (f"scabench's fastest: {ours}, " in opening) == (ours != best)
+    assert text.index("Fastest with every packet in order") < text.index("## Last packet over the floor")
+    # The terminal: the answer under the table, above where the files went.
+    assert proc.stdout.index("ratio: last packet") < proc.stdout.index(f"Fastest with every packet in order: {best}") \
+        < proc.stdout.index("report:")
 
 
 def test_the_report_is_written_again_from_the_results(quick_study):
@@ -177,3 +195,4 @@ def test_a_run_out_of_order_is_marked_in_the_table():
     assert cells[0] == "threads" and cells[7] == "NO: stage 1 saw 3 of 8 packets out of order"
     assert cells[4] == f"{row['ratio']:.3f} ({row['ratio']:.3f}, 1)"  # the one run, undisturbed
     assert "threads: out of order: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)
+    assert answer_lines(doc) == ["No peer kept every packet in order."]

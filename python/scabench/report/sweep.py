@@ -22,9 +22,12 @@ def _fig(point, key):
 
 
 def _with_spread(s, show):
-    """A median, with its min–max where there were several runs."""
+    """A median, with its min–max where there were several runs (a
+    duration's range in the median's unit)."""
     if s.median is None:
         return None
+    if show is units.duration:
+        return units.duration_spread(s.median, s.min, s.max) if s.n > 1 else show(s.median)
     if s.n > 1 and s.min != s.max:
         return f"{show(s.median)} ({show(s.min)}–{show(s.max)})"
     return show(s.median)
