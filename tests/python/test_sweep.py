@@ -9,7 +9,9 @@ import sys
 import pytest
 
 from conftest import REPO, pipeline_toml, scabench
-from scabench.measure.sweep import answer, why_not
+from scabench.console import text
+from scabench.measure.sweep import answer, label_of, why_not
+from scabench.report.sweep import sweep_view
 
 
 def _point(label, last_ms, reordered, p99_ms=1.0, status="ok"):
@@ -43,6 +45,28 @@ def test_the_latency_bound_excludes_and_can_leave_none():
 def test_a_failed_point_does_not_qualify():
     a = answer([_point("broken", 0.5, [], status="failed"), _point("ok", 4.0, [0])])
     assert a["best"]["label"] == "ok" and "did not finish" in a["excluded"][0]["why"]
+
+
+def test_the_terminal_table_fits_100_columns_with_every_spread_whole():
+    def point(call, worker, last, p99):
+        p = _point(call, last, [0, 0, 0], p99_ms=p99)
+        p["settings"] = {"policy.call": call, "policy.worker": worker}
+        p["label"] = label_of(p["settings"])
+        for key, v in (("last_packet_ms", last), ("overhead_ratio", last / 750.0), ("latency_p99_ms", p99)):
+            p["summary"][key].update(n=3, median=v, min=0.97 * v, max=1.04 * v)
+        return p
+    points = [point(c, w, last, p99) for c, w, last, p99 in (("oneway", False, 814.1, 812.7), ("oneway", 16, 797.7, 792.4),
+                                                            ("twoway", False, 1563.0, 17.73), ("twoway", 16, 796.7, 257.3))]
+    doc = {"sweep": {"spec": "/somewhere/exp6.toml", "grid": {"policy.call": ["oneway", "twoway"],
+                                                             "policy.worker": [False, 16]}, "max_latency_ms": None},
+           "points": points, "answer": answer(points)}
+    shown = text(sweep_view(doc))
+    table = shown.split("\n\n")[0].splitlines()
+    assert table[0].startswith("sweep of exp6.toml: 3 run(s) per point")
+    assert max(map(len, table)) <= 100, shown
+    assert "(789.7–846.7)" in shown and "(2.022–2.167)" not in shown  # durations' ranges whole; ratios' left out
+    assert "false" in shown and "False" not in shown  # values as written on the command line
+    assert "policy.call=twoway, policy.worker=16" in shown.split("\n\n")[1]
 
 
 def _sweep(spec, out, *more):

@@ -72,8 +72,14 @@ def grid_points(axes):
     return [dict(zip((a.key for a in axes), combo)) for combo in itertools.product(*(a.values for a in axes))]
 
 
+def value_text(value):
+    """A grid value as it is written on the command line and in a spec:
+    true and false in lower case, the rest as themselves."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def label_of(settings):
-    return ", ".join(f"{k}={v}" for k, v in settings.items())
+    return ", ".join(f"{k}={value_text(v)}" for k, v in settings.items())
 
 
 def apply(spec, settings):
@@ -172,7 +178,7 @@ def settings_key(settings):
 
 
 def _grid_text(grid):
-    return " ".join(f"{k}={','.join(map(str, v))}" for k, v in grid.items())
+    return " ".join(f"{k}={','.join(map(value_text, v))}" for k, v in grid.items())
 
 
 def _same_grid(a, b):
