@@ -236,7 +236,9 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
               help="Where results.json, sweep.csv, sweep.png and report.md/.html go; a sweep cut short resumes here.")
 @study_json_option
 @study_csv_option("a row per point (also in OUT/sweep.csv)")
-def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wait, out_dir, json_path, csv_path):
+@click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
+def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wait, out_dir, json_path, csv_path,
+          wide):
     """Run SPEC at every point of the crossed --grid values, K runs each
     under the guard, and answer: the fastest configuration (lowest median
     last packet) that kept 0 packets reordered at every output in every run
@@ -260,7 +262,8 @@ def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wa
     table_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
     md, html = write_sweep_report(doc, out_dir)
     saved = write_study_outputs(results, json_path, csv_path, lambda: sweep_csv(doc))
-    show(sweep_view(doc) + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved])
+    show(sweep_view(doc) + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved],
+         console(wide=wide))
 
 
 @main.command(short_help="Compare results of scabench run: figures side by side, whether they differ.")

@@ -5,6 +5,7 @@ skipped with how to install it, and bad input."""
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -55,6 +56,10 @@ def test_every_installed_peer_runs_the_pipeline_in_order(quick_study):
     for pid, e in doc["peers"].items():
         if e["skipped"]:
             assert "scripts/setup.sh" in e["skipped"] and f"{pid}: skipped:" in proc.stderr
+    # Progress: a line per run, its figures scaled, with the time spent and left.
+    for pid in ran:
+        assert re.search(rf"^\[\d+/{len(ran)}\] round 1/1 {pid}: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
+                         rf"in order, foreign load [\d.]+ %  \[.*left\]$", proc.stderr, re.M), pid
 
 
 def test_json_and_csv_give_the_document_and_a_row_per_peer(quick_study):
