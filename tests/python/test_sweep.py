@@ -146,8 +146,8 @@ def test_an_interrupted_sweep_resumes_where_it_stopped_keeping_every_run(write_s
     # Only the run missing was measured.
     assert "policy.call=oneway: run" not in proc.stderr and "policy.call=twoway: run 1/2" not in proc.stderr
     assert "policy.call=twoway: run 2/2: last packet" in proc.stderr
-    assert "1 of 2 point(s) were measured already and skipped; 1 run(s) of 1 point(s) cut short were kept" \
-        in proc.stderr
+    assert ("1 of 2 point(s) were measured already and skipped; 1 run(s) of 1 point(s) without all their runs "
+            "were kept, and only the runs missing measured") in proc.stderr
     doc = json.loads((out / "results.json").read_text())
     assert doc["status"] == "ok" and doc["answer"]["best"] is not None
     assert [p["status"] for p in doc["points"]] == ["ok", "ok"]

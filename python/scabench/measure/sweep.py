@@ -219,7 +219,7 @@ def kept_runs(previous, where, spec_name, axes, points, runs):
     if not _same_grid(s.get("grid"), grid):
         was = _grid_text(s["grid"]) if isinstance(s.get("grid"), dict) else "?"
         raise SpecError(where, "", f"holds a sweep over the grid {was}, not {_grid_text(grid)}; give the same "
-                                   f"--grid values to resume it, or {afresh}")
+                                   f"--grid values to resume it; {afresh}")
     planned = {settings_key(p.settings): p for p in points}
     out = {}
     for record in kept_points:
@@ -240,7 +240,7 @@ def kept_runs(previous, where, spec_name, axes, points, runs):
                                        f"differs from the spec now (edited since?); {afresh}")
         if len(bench.runs) > runs:
             raise SpecError("--runs", str(runs), f"{where} holds {len(bench.runs)} runs of point {point.label}; "
-                                                 f"give --runs {len(bench.runs)} or more to resume it, or {afresh}")
+                                                 f"give --runs {len(bench.runs)} or more to resume it; {afresh}")
         if bench.runs:
             out[key] = bench
     return out
@@ -250,7 +250,7 @@ def kept_runs(previous, where, spec_name, axes, points, runs):
 class Resumed:
     """What a sweep kept from the one before it in the same --out."""
     points: int = 0        # points measured in full before, not measured again
-    partial: int = 0       # points cut short before, whose runs were kept
+    partial: int = 0       # points with some of their runs before (cut short, or fewer --runs), kept
     partial_runs: int = 0  # the runs kept of those
 
     def __bool__(self):
@@ -261,7 +261,8 @@ class Resumed:
         if self.points:
             parts.append(f"{self.points} of {total} point(s) were measured already and skipped")
         if self.partial:
-            parts.append(f"{self.partial_runs} run(s) of {self.partial} point(s) cut short were kept")
+            parts.append(f"{self.partial_runs} run(s) of {self.partial} point(s) without all their runs were kept, "
+                         "and only the runs missing measured")
         return f"resumed from {where}: " + "; ".join(parts)
 
 
