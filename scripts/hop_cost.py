@@ -322,6 +322,56 @@ def run_wrapped(spec_of, short, long, out_dir, categories):
     return {h: {c: (a[h].get(c, 0) - b[h].get(c, 0)) / (long - short) for c in set(a[h]) | set(b[h])} for h in a}
 
 
+# --------------------------------------------------------------- whole spec
+
+def run_whole_spec(args, extra):
+    """--spec: the spec's runs (its own packets unless --spec-packets), with
+    --set and --policy applied: each run's ratio, stalls, reordering and
+    loss, and per host and packet its rusage CPU and context switches. The
+    hosts' ORB options (--orb) are already in the runner's assembly."""
+    from scabench.model.checks import parse_overrides, parse_property_overrides
+    from scabench.model.spec import load_spec
+    runs = []
+    for i in range(args.repeats):
+        spec = load_spec(Path(args.spec))
+        if args.spec_packets:
+            spec.with_packets(args.spec_packets)
+        if args.cores not in ("spec", "all"):
+            spec.with_cores([int(c) for c in args.cores.split(",")])
+        if args.policy:
+            spec.with_policy(parse_overrides(args.policy))
+        for name, properties in parse_property_overrides(args.set).items():
+            spec.with_properties(name, properties)
+        result = runner.run_spec(spec)
+        packets = max(s.received or 0 for s in result.stages)
+        hosts = {}
+        for h in result.hosts:
+            ru = h.get("rusage") or {}
+            hosts["+".join(h["components"])] = {
+                "cpu_us": (ru.get("user_s", 0.0) + ru.get("system_s", 0.0)) / packets * 1e6,
+                "user_us": ru.get("user_s", 0.0) / packets * 1e6,
+                "system_us": ru.get("system_s", 0.0) / packets * 1e6,
+                "vcsw": ru.get("voluntary_ctxsw", 0) / packets,
+                "ivcsw": ru.get("involuntary_ctxsw", 0) / packets}
+        last_ms = max((st.last_packet_ms or 0.0) for st in result.stages)
+        run = {"ratio": result.overhead_ratio, "last_packet_ms": last_ms, "floor_ms": result.floor_ms,
+               "stalls": result.stalls, "foreign_cpu_pct": result.foreign_cpu_pct,
+               "received": [s.received for s in result.stages],
+               "reordered": [s.reordered_from_original for s in result.stages],
+               "cpu_s": sum((h.get("rusage") or {}).get("user_s", 0.0) + (h.get("rusage") or {}).get("system_s", 0.0)
+                            for h in result.hosts),
+               "hosts": hosts}
+        runs.append(run)
+        ratio = "no floor" if run["ratio"] is None else f"{run['ratio']:.3f} x floor"
+        print(f"run {i + 1}: {ratio} ({run['last_packet_ms']:.0f} ms over {run['floor_ms']:.0f}), "
+              f"received {run['received']}, reordered {run['reordered']}, stalls {len(run['stalls'])}, "
+              f"CPU {run['cpu_s']:.1f} s, foreign {run['foreign_cpu_pct'] or 0:.0f} %")
+        for host, h in hosts.items():
+            print(f"    {host:12s} {h['cpu_us']:7.1f} µs/packet (user {h['user_us']:.1f}, system {h['system_us']:.1f}), "
+                  f"vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}")
+    return {"args": vars(args), "orb_options": extra, "runs": runs}
+
+
 # -------------------------------------------------------------------- main
 
 def median_hosts(points, of=statistics.median):

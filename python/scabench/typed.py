@@ -74,6 +74,20 @@ def from_dict(cls, doc, read=None):
         raise ValueError(f"{cls.__name__}: {exc}") from None
 
 
+def flat(doc, prefix=""):
+    """A JSON object as one row of a table, for a list of rows that
+    pandas.DataFrame (or csv.DictWriter) takes as it is: a nested object's
+    keys joined to its own with "_" (latency_in_stage_us_p50), lists left out
+    (a cell holds one value)."""
+    row = {}
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            row.update(flat(value, f"{prefix}{key}_"))
+        elif not isinstance(value, list):
+            row[f"{prefix}{key}"] = value
+    return row
+
+
 def list_of(cls):
     """A reader for a key that holds a list of cls."""
     return lambda items: [cls.from_dict(item) for item in items]
@@ -90,8 +104,10 @@ class Typed:
         return True
 
     def as_dict(self):
+        """The object as its JSON object (plain values, keys in the file's order)."""
         return as_dict(self, self.analysed)
 
     @classmethod
     def from_dict(cls, doc):
+        """The object from its JSON object (as_dict's); ValueError if it is not one."""
         return from_dict(cls, doc)

@@ -3,12 +3,12 @@ processes, driven over real CORBA from this process as an SCA launcher
 other than ours would drive them (reconnects, stop and start), with the
 hosts' own status lines ("eos NAME COUNT") as the evidence."""
 import os
-import select
 import subprocess
 import time
 
 from py_components_world import LOOPBACK, S, WAIT_S, end_process, orb, props  # noqa: F401 (orb: a fixture)
 from scabench.paths import program
+from scabench.run.processes import LineReader
 from scabench.run.records import read_records
 
 
@@ -24,10 +24,7 @@ class Host:
             args += ["--component", f"{c}:double"]
         self.proc = subprocess.Popen(args + LOOPBACK, pass_fds=(write_fd,), stderr=subprocess.PIPE, text=True)
         os.close(write_fd)
-        # Read raw, with our own buffer: a buffered reader can take several
-        # lines off the pipe at once, and select() on the pipe would then wait
-        # for a line that is already in the reader.
-        self.status, self.pending = read_fd, b""
+        self.status, self.reader = read_fd, LineReader(read_fd)
         self.lines, self.res = [], {}
         try:
             while len(self.res) < len(components):
@@ -39,16 +36,13 @@ class Host:
             raise
 
     def _line(self, timeout=WAIT_S):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.pending:
-            ready, _, _ = select.select([self.status], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, f"no status line within {timeout} s; so far: {self.lines}"
-            chunk = os.read(self.status, 65536)
-            assert chunk, f"the host ended: {self.proc.wait(WAIT_S)}, {self.proc.stderr.read()}"
-            self.pending += chunk
-        line, self.pending = self.pending.split(b"\n", 1)
-        self.lines.append(line.decode().strip())
-        return line.decode()
+        try:
+            line = self.reader.line(timeout)
+        except TimeoutError:
+            raise AssertionError(f"no status line within {timeout} s; so far: {self.lines}") from None
+        assert line is not None, f"the host ended: {self.proc.wait(WAIT_S)}, {self.proc.stderr.read()}"
+        self.lines.append(line.strip())
+        return line
 
     def wait_for_end(self, name, timeout=WAIT_S):
         """The count of the next "eos NAME COUNT" line; fails (no hang) if none comes in time."""

@@ -8,11 +8,12 @@ import scabench
 
 PACKAGE = Path(scabench.__file__).parent
 # Lowest first. The top-level modules (errors, paths, the terminal's console
-# and units...) are the base every layer may use; cli (and the package's own
-# __init__) sit above everything.
-LAYERS = ["base", "components", "model", "run", "measure", "node", "report", "waveforms", "studies", "top"]
+# and units...) are the base every layer may use; the library's façade (api)
+# may use every layer below it, and cli (and the package's own __init__) sit
+# above everything.
+LAYERS = ["base", "components", "model", "run", "measure", "node", "report", "waveforms", "studies", "api", "top"]
 TOP_LEVEL = {"errors": "base", "paths": "base", "interrupts": "base", "typed": "base", "version": "base",
-             "console": "base", "units": "base", "cli": "top", "__init__": "top"}
+             "console": "base", "units": "base", "api": "api", "cli": "top", "__init__": "top"}
 
 
 def layer_of(module):

@@ -12,6 +12,7 @@ from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import load_spec
+from scabench.paths import python_program
 from scabench.run.runner import run_spec
 from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
 
@@ -594,3 +595,54 @@ def test_a_sidecar_is_not_a_spec_nor_a_name():
     assert "exp6.sad," not in lines[1]
     assert lines[2].startswith(f"ok   {TWINS['exp6']}: 4 components")
     assert lines[3].startswith(f"ok   {sad_of('exp6')}: 4 components")
+
+
+# -- a program of its own, over real processes ----------------------------------
+
+PYSTAGE_PRF = """<?xml version="1.0" encoding="UTF-8"?>
+<properties>
+  <simple id="work" type="string" mode="readwrite"><value>cpu</value><kind kindtype="configure"/></simple>
+  <simple id="work_us" type="ulong" mode="readwrite"><value>200</value><kind kindtype="configure"/></simple>
+</properties>
+"""
+
+
+def test_a_program_named_by_an_spd_runs_as_an_external_component(exp6):
+    """exp6 with stage2 a program of its own: its SPD's code names an
+    executable of the package (bin/pystage, which starts scabench-py-stage
+    on loopback, as a component's own start-up script would), the launcher
+    starts it with the SCA exec parameters, configures it from the PRF and
+    the SAD, and the packets cross it to stage3."""
+    package = exp6.parents[2] / "components" / "PyStage"
+    (package / "bin").mkdir(parents=True)
+    program = package / "bin" / "pystage"
+    argv = " ".join(python_program("scabench-py-stage", "scabench.components.stage"))
+    program.write_text(f'#!/bin/sh\nexec {argv} "$@" -ORBendPoint giop:tcp:127.0.0.1:\n')
+    program.chmod(0o755)
+    (package / "PyStage.prf.xml").write_text(PYSTAGE_PRF)
+    (package / "PyStage.spd.xml").write_text(
+        STAGE_SPD.replace('name="BusyStage"', 'name="PyStage"').replace("BusyStage.prf.xml", "PyStage.prf.xml")
+        .replace('<localfile name="scabench:stage"/><entrypoint>scabench:stage</entrypoint>',
+                 '<localfile name="bin/pystage"/>').replace("C++", "Python"))
+    edit(exp6, "</componentfiles>", '  <componentfile id="PyStage_spd" type="SPD">\n'
+         '      <localfile name="../../components/PyStage/PyStage.spd.xml"/>\n    </componentfile>\n  </componentfiles>')
+    edit(exp6, '<componentfileref refid="Stage_spd"/>', '<componentfileref refid="PyStage_spd"/>',
+         after='<componentinstantiation id="stage1">')
+    # The SAD's stage2 keeps its simplerefs (work cpu, 5000 us): a short run asks for less.
+    edit(exp6, '<simpleref refid="work_us" value="5000"/>', '<simpleref refid="work_us" value="300"/>',
+         after='<componentinstantiation id="stage2">')
+    # The Python ports take no worker queue: two-way calls, no worker.
+    exp6.with_name("exp6.sad.toml").write_text('[run]\npackets = 8\n[policy]\ncall = "twoway"\n')
+    spec = load_spec(exp6)
+    stage2 = spec.component("stage2")
+    assert (stage2.kind, stage2.external.program, stage2.properties) == (
+        "external", [str(program)], {"work": "cpu", "work_us": 300})
+    assert spec.hosts == [["producer"], ["stage1"], ["stage3"]]
+    result = run_spec(spec)
+    assert result.status == "ok", result.error
+    assert [(s.name, s.kind, s.received, s.reordered_from_original) for s in result.stages] == [
+        ("stage1", "stage", 8, 0), ("stage2", "external", 8, 0), ("stage3", "stage", 8, 0)]
+    assert result.stages[1].measured_at == "stage3.in"
+    host = next(h for h in result.hosts if h["components"] == ["stage2"])
+    assert host["exec"] == str(program) and host["exit"] == "exited with status 0"
+    assert result.naming["context"] == "exp6_1"

@@ -25,9 +25,9 @@ from types import SimpleNamespace
 import omniORB
 
 from scabench.errors import ScabenchError
-from scabench.paths import REPO_ROOT
+from scabench.paths import checkout, idl_dir
 
-IDL_DIR = REPO_ROOT / "idl"
+IDL_DIR = idl_dir()
 IDL_FILES = ("cf.idl", "scabench.idl", "node.idl")
 PACKAGE = "scabench_corba"
 # Where Debian's omniorb-idl puts orb.idl (the include path the C++ build uses
@@ -56,7 +56,8 @@ def _key():
 def _cache_roots():
     if os.environ.get("SCABENCH_IDL_CACHE"):
         yield Path(os.environ["SCABENCH_IDL_CACHE"])
-    yield REPO_ROOT / "build" / "python-idl"  # ignored by git, beside the C++ stubs
+    if checkout() is not None:
+        yield checkout() / "build" / "python-idl"  # ignored by git, beside the C++ stubs
     yield Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "scabench" / "python-idl"
 
 

@@ -93,12 +93,41 @@ class Benchmark:
     scabench: dict | None = field(default_factory=version_info)  # what measured it (None: not recorded)
 
     def summary(self):
+        """{headline figure key: stats.Summary} over the kept runs."""
         return stats.summarise(self.runs)
 
     def warnings(self):
+        """What makes the figures doubtful, in words (warnings_of)."""
         return warnings_of(self.runs, self.guard, self.redone_for, self.runs_asked)
 
+    def rows(self):
+        """A row per kept run: its number, status and attempts, the headline
+        figures (stats.HEADLINE) and the foreign load, CPU and window it was
+        measured over. pandas.DataFrame(bench.rows()) loads them."""
+        return [{"run": i, "status": r.status, "attempt": r.attempt or 1,
+                 **{f.key: f.of(r) for f in stats.HEADLINE},
+                 "foreign_cpu_pct": r.foreign_cpu_pct, "window_s": r.window_s,
+                 "run_cpu_s": r.cpu.run_cpu_s if r.cpu is not None else None, "stalled": bool(r.stalls)}
+                for i, r in enumerate(self.runs, 1)]
+
+    def stage_rows(self):
+        """A row per component of every kept run: the run's number, then
+        RunResult.rows()."""
+        return [{"run": i, **row} for i, r in enumerate(self.runs, 1) for row in r.rows()]
+
+    def summary_rows(self):
+        """A row per headline figure: its summary over the kept runs (what
+        `scabench run --runs K --csv` writes)."""
+        rows = []
+        for f in stats.HEADLINE:
+            s = self.summary()[f.key]
+            low, high = s.ci95 if s.ci95 else (None, None)
+            rows.append({"figure": f.key, "unit": f.unit, "n": s.n, "median": s.median, "mean": s.mean,
+                         "stdev": s.stdev, "min": s.min, "max": s.max, "ci95_low": low, "ci95_high": high, "cv": s.cv})
+        return rows
+
     def as_dict(self):
+        """The JSON of `scabench run --runs K`: every run, the summary and the warnings."""
         out = {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status, "spec": self.spec,
                "benchmark": {"runs": self.runs_asked, "warmup": self.warmup, "guard": self.guard},
                "summary": {k: s.as_dict() for k, s in self.summary().items()},

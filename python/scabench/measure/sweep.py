@@ -5,7 +5,7 @@ that kept every packet in order (and met the latency bound, if given).
 
 A grid key is what the run command's overrides take, under one name each:
 - `policy.KEY`: a policy key on every connection, as `--policy KEY=VALUE`
-  (`policy.call=oneway,twoway`, `policy.worker=0,16,64`);
+  (`policy.call=oneway,twoway`, `policy.worker=false,16,64`);
 - `run.KEY`: a run setting, as the run command's flags: `run.packets`,
   `run.cores` (a value's CPUs joined by `+`: `run.cores=0,0+1`),
   `run.scheduler`, `run.pin`, `run.collocated`, `run.link_delay_ms`,
@@ -21,7 +21,7 @@ included, and measure only the runs missing; another spec, grid or packet
 count is refused, since resuming would mix two measurements (kept_runs)."""
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scabench.console import Progress
@@ -48,22 +48,38 @@ class Axis:
 def parse_grid(items):
     """["policy.call=oneway,twoway", ...] -> [Axis]; SpecError on a malformed
     item or a key given twice."""
-    axes = []
+    pairs = []
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
         values = [v.strip() for v in text.split(",")]
         if not sep or not key or not all(values):
             raise SpecError(WHERE, item, "use KEY=V1,V2,... (e.g. policy.call=oneway,twoway or stage1.work_us=500,1000)")
-        if "." not in key:
-            raise SpecError(WHERE, key, "use policy.KEY, run.KEY or COMPONENT.KEY")
-        if any(a.key == key for a in axes):
+        if any(k == key for k, _ in pairs):
             raise SpecError(WHERE, key, "given twice; list every value in one --grid")
-        if len(set(values)) < len(values):
-            raise SpecError(WHERE, key, f"a value is listed twice in {text!r}")
-        axes.append(Axis(key, tuple(override_value(v) for v in values)))
+        pairs.append((key, [override_value(v) for v in values]))
+    return grid_axes(pairs)
+
+
+def grid_axes(pairs, where=WHERE):
+    """[(key, [values])] (or a dict: {key: [values]}) -> [Axis], the values
+    as a TOML table would hold them; SpecError on a key that is not
+    SCOPE.KEY, no value, or a value listed twice."""
+    axes = []
+    for key, values in (pairs.items() if isinstance(pairs, dict) else pairs):
+        if not isinstance(key, str) or "." not in key:
+            raise SpecError(where, str(key), "use policy.KEY, run.KEY or COMPONENT.KEY")
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise SpecError(where, key, f"{values!r}: give the values to sweep as a list")
+        values = list(values)
+        if not values:
+            raise SpecError(where, key, "no value to sweep; give one or more")
+        seen = [json.dumps(v, sort_keys=True, default=str) for v in values]
+        if len(set(seen)) < len(seen):
+            raise SpecError(where, key, f"a value is listed twice in {values!r}")
+        axes.append(Axis(key, tuple(values)))
     if not axes:
-        raise SpecError(WHERE, "", "give at least one --grid KEY=V1,V2,...")
+        raise SpecError(where, "", "give at least one --grid KEY=V1,V2,...")
     return axes
 
 
@@ -106,7 +122,9 @@ def _apply_run(spec, name, value, where):
             raise SpecError(WHERE, "run.packets", f"{value!r} is not a whole number of packets, at least 1")
         spec.with_packets(value, where)
     elif name == "cores":
-        spec.with_cores(parse_cores(str(value).replace("+", ","), WHERE, "run.cores"))
+        # On the command line a value's CPUs are joined by "+"; from code, a list.
+        spec.with_cores(parse_cores(value if isinstance(value, list) else str(value).replace("+", ","), WHERE,
+                                    "run.cores"))
     elif name == "scheduler":
         spec.with_scheduler(str(value), where)
     elif name in ("pin", "collocated"):
@@ -188,15 +206,130 @@ def _same_grid(a, b):
     return isinstance(a, dict) and all(isinstance(v, list) for v in a.values()) and norm(a) == norm(_plain(b))
 
 
+@dataclass
+class SweepPoint:
+    """One measured point of a sweep: its settings and the benchmark of its
+    runs (measure/repeat.py). as_dict() is the point as results.json keeps it."""
+    label: str
+    settings: dict
+    runs_asked: int
+    packets: int
+    status: str                  # the benchmark's: "ok", "failed" or "interrupted"; "partial" while measured
+    outputs: list                # the components whose packets leave the pipeline
+    reordered_at_outputs: list   # per run: the most packets out of order at any output
+    benchmark: Benchmark
+
+    @classmethod
+    def measured(cls, point, bench):
+        """The point as measured: a planned Point and its Benchmark."""
+        outputs = point.outputs()
+        return cls(point.label, point.settings, bench.runs_asked, point.packets, bench.status, outputs,
+                   [reordered_at_outputs(r, outputs) for r in bench.runs], bench)
+
+    def summary(self):
+        """{headline figure key: stats.Summary} over the point's runs."""
+        return self.benchmark.summary()
+
+    def as_dict(self):
+        """The point as results.json keeps it (plain JSON, with its summary)."""
+        return {"label": self.label, "settings": self.settings, "runs_asked": self.runs_asked,
+                "packets": self.packets, "status": self.status, "outputs": self.outputs,
+                "reordered_at_outputs": self.reordered_at_outputs,
+                "summary": {k: s.as_dict() for k, s in self.summary().items()},
+                "benchmark": self.benchmark.as_dict()}
+
+    @classmethod
+    def from_dict(cls, doc):
+        """The point from what as_dict wrote."""
+        return cls(doc["label"], doc["settings"], doc["runs_asked"], doc["packets"], doc["status"], doc["outputs"],
+                   doc["reordered_at_outputs"], Benchmark.from_dict(doc["benchmark"]))
+
+
 def point_record(point, bench, status=None):
     """A point as the document keeps it (plain JSON): measured, or being
     measured (status "partial": the runs kept so far)."""
-    outputs = point.outputs()
-    return {"label": point.label, "settings": point.settings, "runs_asked": bench.runs_asked,
-            "packets": point.packets, "status": status or bench.status, "outputs": outputs,
-            "reordered_at_outputs": [reordered_at_outputs(r, outputs) for r in bench.runs],
-            "summary": {k: s.as_dict() for k, s in bench.summary().items()},
-            "benchmark": bench.as_dict()}
+    measured = SweepPoint.measured(point, bench)
+    if status is not None:
+        measured.status = status
+    return measured.as_dict()
+
+
+def point_row(point, keys, max_latency_ms=None):
+    """A point of the document (plain JSON) as a row of a table: its
+    settings under their grid keys, its label, runs and status, each headline
+    figure's median, min and max over its runs, the most packets reordered,
+    and whether it qualifies for the answer."""
+    reordered = [r for r in point["reordered_at_outputs"] if r is not None]
+    summary = point.get("summary") or {}
+    return {**{k: point["settings"].get(k) for k in keys}, "label": point["label"],
+            "runs": len(point["reordered_at_outputs"]), "status": point["status"],
+            **{f"{f.key}_{s}": (summary.get(f.key) or {}).get(s) for f in stats.HEADLINE for s in ("median", "min", "max")},
+            "reordered_max": max(reordered) if reordered else None,
+            "qualifies": why_not(point, max_latency_ms) is None}
+
+
+@dataclass
+class Answer:
+    """The paper's question answered for a sweep (answer()): the fastest
+    point that kept every packet in order (within the latency bound), the
+    runner-up, and why each other point was left out. best and runner_up are
+    {label, settings, the headline figures' medians, runs}, or None."""
+    max_latency_ms: float | None
+    best: dict | None
+    runner_up: dict | None
+    qualified: int
+    excluded: list               # [{"label", "why"}]
+
+
+@dataclass
+class SweepResult:
+    """A sweep, typed: what results.json holds (as_dict() writes it again).
+    `reused`: the points a resume took whole from an earlier document (the
+    runs it kept of others are in their benchmarks)."""
+    spec: str
+    grid: dict                   # {key: [values]}
+    runs: int
+    warmup: int
+    packets: int | None
+    max_latency_ms: float | None
+    status: str                  # "ok", or "failed" / "interrupted" with the points measured so far
+    points: list                 # SweepPoint, in grid order
+    answer: Answer | None        # None until every point is measured
+    scabench: dict | None = None
+    reused: int = 0
+
+    @property
+    def best(self):
+        """The point the answer chose, or None."""
+        label = self.answer.best["label"] if self.answer and self.answer.best else None
+        return next((p for p in self.points if p.label == label), None)
+
+    def rows(self):
+        """A row per point (point_row): what `scabench sweep` writes to sweep.csv.
+        pandas.DataFrame(sweep.rows()) loads them."""
+        return [point_row(p.as_dict(), list(self.grid), self.max_latency_ms) for p in self.points]
+
+    def run_rows(self):
+        """A row per run of every point: the point's settings and label, then
+        Benchmark.rows()."""
+        return [{**{k: p.settings.get(k) for k in self.grid}, "label": p.label, **row}
+                for p in self.points for row in p.benchmark.rows()]
+
+    def as_dict(self):
+        """The document `scabench sweep` writes to results.json."""
+        return {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status,
+                "sweep": {"spec": self.spec, "grid": self.grid, "runs": self.runs, "warmup": self.warmup,
+                          "packets": self.packets, "max_latency_ms": self.max_latency_ms},
+                "points": [p.as_dict() for p in self.points],
+                "answer": asdict(self.answer) if self.answer is not None else None}
+
+    @classmethod
+    def from_dict(cls, doc, reused=0):
+        """The sweep from its document (results.json, or what run_sweep returned)."""
+        s = doc["sweep"]
+        return cls(s["spec"], s["grid"], s["runs"], s["warmup"], s.get("packets"), s.get("max_latency_ms"),
+                   doc["status"], [SweepPoint.from_dict(p) for p in doc["points"]],
+                   Answer(**doc["answer"]) if doc.get("answer") else None, doc.get("scabench"), reused)
 
 
 def kept_runs(previous, where, spec_name, axes, points, runs):

@@ -17,9 +17,11 @@ call is a direct call, so dispatch does not apply to it.
 """
 import math
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
+from scabench.errors import ScabenchError
 from scabench.model.catalog import policy_schema
 
 
@@ -163,6 +165,46 @@ def parse_policy(table, base=None):
                   flow=flow[0], flow_low=flow[1].get("lo", 0), flow_high=flow[1].get("hi", 0),
                   credits=flow[1].get("w", 0), flow_text=values["flow"],
                   others=tuple((key, values[key]) for key in schema if key not in NAMED_KEYS))
+
+
+def written(policy):
+    """A policy's values as a spec writes them: a queue depth of 0 is false
+    (none; the schema takes no depth 0), the default depth true."""
+    schema = policy_schema()
+    words = {}
+    for key, value in policy.values.items():
+        if schema[key]["type"] == "depth" and value in (0, schema[key]["true"]):
+            value = value != 0
+        words[key] = value
+    return words
+
+
+def policy_tables(connections, path):
+    """How a spec writes its connections' policies: ([policy], {connection id:
+    its keys over [policy]}), as few keys as say every connection's policy,
+    the most common policy as the default. A policy reached only through a
+    default (a key that only applies with another) can need another default;
+    each is tried in turn. `path`: the spec's, for the error."""
+    runtime = written(parse_policy({}))
+    common = Counter(conn.policy for conn in connections).most_common()
+    for candidate, _ in common or [(parse_policy({}), 0)]:
+        # call always: whether a connection is one-way is what a reader looks for first.
+        table = {"call": candidate.call, **{k: v for k, v in written(candidate).items() if v != runtime[k]}}
+        try:
+            base = parse_policy(table)
+            if base != candidate:
+                continue
+            overrides = {}
+            for conn in connections:
+                keys = {k: v for k, v in written(conn.policy).items() if v != written(base)[k]}
+                if parse_policy(keys, base) != conn.policy:
+                    raise PolicyValueError("", "not the same policy")
+                overrides[conn.id] = keys
+        except PolicyValueError:
+            continue
+        return table, overrides
+    raise ScabenchError(f"{path}: the connections' policies cannot be written as [policy] and a connection's "
+                        "keys over it")
 
 
 def _words(values):

@@ -29,6 +29,7 @@ A spec (see experiments/paper/exp6.toml):
 """
 import math
 import os
+import re
 import shutil
 import stat
 import tomllib
@@ -41,8 +42,19 @@ from scabench.model.checks import (check_dispatch_per_host, check_external_prope
                                    check_packet_size, check_property, check_python_ports, endpoint,
                                    network_settings, parse_cores, policy_of, table_of)
 from scabench.model.link import LinkSettings
-from scabench.model.policy import Policy
+from scabench.model.policy import Policy, policy_tables
 from scabench.paths import experiments_dir, python_program
+
+# What a waveform built in code (scabench.Waveform, api.py) is called where a
+# spec's file would be: in its errors and as its result's "file". A run
+# names its naming context after NAME, as after a file's stem.
+CODE_SOURCE = re.compile(r"<waveform ([A-Za-z0-9][A-Za-z0-9_.-]*)>")
+
+
+def code_source(name):
+    """The stand-in for the file of a waveform built in code."""
+    return Path(f"<waveform {name}>")
+
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
@@ -230,6 +242,33 @@ class Spec:
         self.hosts = [[c.name for c in self.components if c.external is None]]
         return self
 
+    def run_table(self):
+        """The [run] table that says this spec's run settings, every key
+        written ("all" for every usable CPU)."""
+        return {"sample_type": self.sample_type, "transport": self.transport,
+                "cores": "all" if self.cores == parse_cores("all") else list(self.cores), "pin": self.pin,
+                "scheduler": self.scheduler, "timeout_s": self.timeout_s}
+
+    def document(self):
+        """The spec as the tables of a TOML spec (what read_toml gives
+        parse_spec): parsed again, it is this spec (`describe()` equal but for
+        the file). Connections as [[connection]] tables, with [policy] the
+        most common policy and each connection's own keys over it; library
+        and exec paths absolute."""
+        default, overrides = policy_tables(self.connections, self.path)
+        doc = {"experiment": dict(self.experiment)} if self.experiment else {}
+        doc["run"] = self.run_table()
+        doc["component"] = [_component_table(c) for c in self.components]
+        doc["policy"] = default
+        if self.connections:
+            doc["connection"] = [{"from": ".".join(c.uses), "to": ".".join(c.provides), **overrides[c.id]}
+                                 for c in self.connections]
+        if self.hosts != [[c.name] for c in self.components if c.external is None]:
+            doc["placement"] = {"hosts": [list(h) for h in self.hosts]}
+        if self.network is not None:
+            doc["network"] = self.network.describe()
+        return doc
+
     def describe(self):
         """The fully resolved spec, as stored with every result."""
         return {
@@ -249,6 +288,20 @@ class Spec:
             "hosts": self.hosts,
             "network": self.network.describe() if self.network else None,
         }
+
+
+def _component_table(c):
+    """A component's [[component]] table (Spec.document)."""
+    table = {"name": c.name, "kind": c.kind}
+    if c.library is not None:
+        table["library"] = str(c.library)
+    ext = c.external
+    if c.kind == EXTERNAL and ext.ref is not None:
+        table.update(ref=ext.ref, release=ext.release)
+    elif c.kind == EXTERNAL:
+        table.update({"exec": ext.program[0], **({"parameters": dict(ext.parameters)} if ext.parameters else {}),
+                      "orb_options": ext.orb_options, "bind_timeout_s": ext.bind_timeout_s})
+    return {**table, **c.properties}
 
 
 # A spec or campaign is a few kB; anything near this is not one.

@@ -8,8 +8,7 @@ from rich.text import Text
 
 from scabench import units
 from scabench.console import BAD, GOOD, add_rows, table
-from scabench.measure import stats
-from scabench.measure.sweep import value_text, why_not
+from scabench.measure.sweep import point_row, value_text, why_not
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, whiskers
 
@@ -111,18 +110,10 @@ def sweep_view(doc):
 
 
 def sweep_csv(doc):
-    """The table as CSV: settings, then each headline figure's median, min and max, raw."""
-    keys = list(doc["sweep"]["grid"])
-    header = keys + ["label", "runs", "status"] + [f"{f.key}_{s}" for f in stats.HEADLINE
-                                                   for s in ("median", "min", "max")] + ["reordered_max", "qualifies"]
-    body = []
-    for p in doc["points"]:
-        reordered = [r for r in p["reordered_at_outputs"] if r is not None]
-        figs = [getattr(_fig(p, f.key), s) for f in stats.HEADLINE for s in ("median", "min", "max")]
-        body.append([p["settings"].get(k) for k in keys] + [p["label"], len(p["reordered_at_outputs"]), p["status"]]
-                    + figs + [max(reordered) if reordered else None,
-                              why_not(p, doc["sweep"].get("max_latency_ms")) is None])
-    return header, body
+    """The table as CSV: settings, then each headline figure's median, min and max, raw (point_row)."""
+    keys, bound = list(doc["sweep"]["grid"]), doc["sweep"].get("max_latency_ms")
+    rows = [point_row(p, keys, bound) for p in doc["points"]]
+    return list(rows[0]), [list(r.values()) for r in rows]
 
 
 def plot(doc, out):

@@ -223,13 +223,8 @@ def summary_rows(summary):
 
 def benchmark_csv(bench):
     """A benchmark's summary as CSV: (header, rows), a row per headline figure."""
-    header = ["figure", "unit", "n", "median", "mean", "stdev", "min", "max", "ci95_low", "ci95_high", "cv"]
-    rows = []
-    for f in stats.HEADLINE:
-        s = bench.summary()[f.key]
-        rows.append([f.key, f.unit, s.n, s.median, s.mean, s.stdev, s.min, s.max,
-                     *(s.ci95 if s.ci95 else (None, None)), s.cv])
-    return header, rows
+    rows = bench.summary_rows()
+    return list(rows[0]), [list(r.values()) for r in rows]
 
 
 def benchmark_view(bench):

@@ -17,10 +17,12 @@ command running beside this one) are left alone."""
 import ctypes
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 OWNER_ENV = "SCABENCH_RUN_OWNER"
@@ -137,3 +139,29 @@ def run_program(argv, timeout, preexec=None, check=False):
     if check and proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, argv, out, err)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+class LineReader:
+    """The lines a child writes on a pipe, each waited for with a deadline.
+    It reads the pipe's descriptor raw, with its own buffer: a buffered
+    reader (Popen's stdout) can take several lines off the pipe at once, and
+    select() on the pipe then waits for a line that is already in the reader."""
+
+    def __init__(self, fd):
+        self.fd = fd if isinstance(fd, int) else fd.fileno()
+        self.pending = b""
+
+    def line(self, timeout_s):
+        """The next line without its newline; None when the writer closed
+        the pipe first; TimeoutError when none came within timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError(f"no line within {timeout_s:g} s")
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                return None
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line.decode(errors="replace")

@@ -10,7 +10,7 @@ were analysed, all of them or none (a run that failed before)."""
 from dataclasses import dataclass
 
 from scabench.run import metrics
-from scabench.typed import Typed, figure, from_dict, list_of, optional
+from scabench.typed import Typed, figure, flat, from_dict, list_of, optional
 
 
 @dataclass
@@ -178,6 +178,18 @@ class RunResult(Typed):
     def analysed(self):
         """The run's records were read: its figures exist."""
         return self.stages is not None
+
+    def rows(self):
+        """The run as rows of a table, one per component it measured (the
+        packet source first, then the stages in pipeline order): "component",
+        "role" ("source" or "stage"), then the part's figures flattened
+        (typed.flat: latency_in_stage_us_p50, ...; lists left out).
+        pandas.DataFrame(result.rows()) loads them. None of them for a run
+        whose records were never read."""
+        parts = ([("source", self.producer)] if self.producer is not None else []) + \
+            [("stage", s) for s in self.stages or []]
+        return [{"component": part.name, "role": role, **{k: v for k, v in flat(part.as_dict()).items() if k != "name"}}
+                for role, part in parts]
 
     def as_dict(self):
         out = super().as_dict()

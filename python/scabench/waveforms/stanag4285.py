@@ -6,13 +6,13 @@ import json
 
 from scabench.errors import ScabenchError
 from scabench.model.pipeline import S4285_SYMBOLS_PER_FRAME
-from scabench.paths import REPO_ROOT, program
+from scabench.paths import experiments_dir, program
 from scabench.model.spec import load_spec
 from scabench.run.processes import run_program
 
 SPLITS = (2, 7, 11)
 SYMBOLS_PER_FRAME = S4285_SYMBOLS_PER_FRAME  # one packet is one frame
-SPEC_DIR = REPO_ROOT / "experiments" / "stanag4285"
+SPEC_DIR = experiments_dir() / "stanag4285"
 
 
 def split_spec_path(components, collocated=False):

@@ -18,7 +18,6 @@ derived from the names, so an export is the same bytes every time."""
 import os
 import re
 import uuid
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +25,9 @@ import tomli_w
 from lxml import etree
 
 from scabench.errors import ScabenchError, SpecError
-from scabench.model.catalog import component_kinds, policy_schema
-from scabench.model.checks import parse_cores, settable_properties
-from scabench.model.policy import PolicyValueError, parse_policy
+from scabench.model.catalog import component_kinds
+from scabench.model.checks import settable_properties
+from scabench.model.policy import policy_tables
 from scabench.model.sad.load import SAD_SUFFIX, SIDECAR_SUFFIX, waveform_stem
 from scabench.model.sad.mapping import CORBA_TO_PRF, code_of, text_of
 
@@ -212,16 +211,12 @@ def _assembly(spec, waveform, packages, folder, out):
 
 
 def _sidecar_text(spec, sad_name):
-    usable = parse_cores("all")
-    run = {"sample_type": spec.sample_type, "transport": spec.transport,
-           "cores": "all" if spec.cores == usable else spec.cores, "pin": spec.pin, "scheduler": spec.scheduler,
-           "timeout_s": spec.timeout_s}
     doc = {}
     more = {k: v for k, v in spec.experiment.items() if k not in ("name", "title")}
     if more:
         doc["experiment"] = more
-    doc["run"] = run
-    default, overrides = _policies(spec)
+    doc["run"] = spec.run_table()
+    default, overrides = policy_tables(spec.connections, spec.path)
     doc["policy"] = default
     connections = {conn.id: overrides[conn.id] for conn in spec.connections if overrides[conn.id]}
     if connections:
@@ -232,42 +227,3 @@ def _sidecar_text(spec, sad_name):
               "# messaging policy ([policy]) and a connection's own ([connection.\"ID\"], by connectinterface\n"
               "# id). README: \"Waveforms as SCA SAD XML\".\n")
     return header + tomli_w.dumps(doc)
-
-
-def _policies(spec):
-    """[policy] and each connection's keys over it, as few as say every
-    connection's policy: the most common policy as the default. A policy
-    reached only through a default (a key that only applies with another)
-    can need another default; each is tried in turn."""
-    runtime = _words(parse_policy({}))
-    common = Counter(conn.policy for conn in spec.connections).most_common()
-    for candidate, _ in common or [(parse_policy({}), 0)]:
-        # call always: whether a connection is one-way is what a reader looks for first.
-        table = {"call": candidate.call, **{k: v for k, v in _words(candidate).items() if v != runtime[k]}}
-        try:
-            base = parse_policy(table)
-            if base != candidate:
-                continue
-            overrides = {}
-            for conn in spec.connections:
-                keys = {k: v for k, v in _words(conn.policy).items() if v != _words(base)[k]}
-                if parse_policy(keys, base) != conn.policy:
-                    raise PolicyValueError("", "not the same policy")
-                overrides[conn.id] = keys
-        except PolicyValueError:
-            continue
-        return table, overrides
-    raise ScabenchError(f"{spec.path}: the connections' policies cannot be written as [policy] and a connection's "
-                        "keys over it")
-
-
-def _words(policy):
-    """A policy's values as a spec writes them: a queue depth of 0 is false
-    (none; the schema takes no depth 0), the default depth true."""
-    schema = policy_schema()
-    words = {}
-    for key, value in policy.values.items():
-        if schema[key]["type"] == "depth" and value in (0, schema[key]["true"]):
-            value = value != 0
-        words[key] = value
-    return words

@@ -45,7 +45,7 @@ from scabench.model.checks import check_property, settable_properties, table_of
 from scabench.model.sad.descriptor import child, children, read_descriptor, text
 from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, implementation_of,
                                         is_external, value_of)
-from scabench.model.spec import parse_spec, read_toml
+from scabench.model.spec import CODE_SOURCE, parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
 SIDECAR_SUFFIX = ".sad.toml"
@@ -62,8 +62,12 @@ def is_sad(path):
 
 
 def waveform_stem(path):
-    """exp6.sad.xml -> exp6, exp6.toml -> exp6: the waveform's name from its file."""
+    """exp6.sad.xml -> exp6, exp6.toml -> exp6: the waveform's name from its
+    file (<waveform exp6>, one built in code: exp6)."""
     name = Path(str(path)).name
+    built = CODE_SOURCE.fullmatch(name)
+    if built:
+        return built.group(1)
     return name[:-len(SAD_SUFFIX)] if is_sad(name) else Path(name).stem
 
 

@@ -19,12 +19,12 @@ from scabench.measure.campaign import entries_from_json, load_campaign, run_camp
 from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
-from scabench.paths import REPO_ROOT
+from scabench.paths import experiments_dir
 from scabench.report.results_file import stamped, write_json
 from scabench.studies.link_delay.analysis import LinkDelayEntry, add_models
 from scabench.studies.link_delay.render import write_link_delay_report
 
-DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "ordering" / "link-delay.toml"
+DEFAULT_CAMPAIGN = experiments_dir() / "ordering" / "link-delay.toml"
 STRATEGIES = {"twoway-worker": "two-way + worker", "credits": "one-way + resequence + credits"}
 
 

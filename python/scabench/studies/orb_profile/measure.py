@@ -8,7 +8,6 @@ load and counts the bytes each message put on the wire (through
 wire.GiopRelay). What to measure is plan.py's; the statistics, fits and
 derived figures are analysis.py's."""
 import os
-import select
 import socket
 import subprocess
 import tempfile
@@ -24,7 +23,7 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 from scabench.paths import program
-from scabench.run.processes import spawn
+from scabench.run.processes import LineReader, spawn
 from scabench.studies.orb_profile.analysis import cycles_to_ns, derive, summarize_rounds
 from scabench.studies.orb_profile.plan import CASES, CASES_BY_NAME, ELEMENT_BYTES, SWEEP_TYPE
 from scabench.studies.orb_profile.wire import GiopRelay, exchanges
@@ -33,14 +32,14 @@ from scabench.studies.orb_profile.wire import GiopRelay, exchanges
 # --- processes -------------------------------------------------------------
 
 def _read_line(proc, what, timeout_s):
-    ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
-    if not ready:
-        raise RunError(f"{what}: no answer within {timeout_s:.0f} s")
-    line = proc.stdout.readline()
-    if not line:
+    try:
+        line = proc.lines.line(timeout_s)
+    except TimeoutError:
+        raise RunError(f"{what}: no answer within {timeout_s:.0f} s") from None
+    if line is None:
         proc.wait(timeout=5)
         raise RunError(f"{what}: exited with status {proc.returncode}: {_stderr_tail(proc)}")
-    return line.rstrip("\n")
+    return line
 
 
 def _stderr_tail(proc):
@@ -57,6 +56,7 @@ def _start(args, what, cores=None):
     proc = spawn([str(program("scabench-profile")), *args], stdin=subprocess.PIPE,
                  stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, preexec=pin)
     proc.stderr_file = err
+    proc.lines = LineReader(proc.stdout)  # every answer is read through it, never through proc.stdout
     proc.what = what
     return proc
 

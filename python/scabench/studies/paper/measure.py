@@ -15,14 +15,14 @@ from pathlib import Path
 from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
-from scabench.paths import REPO_ROOT
+from scabench.paths import experiments_dir
 from scabench.report.markdown import write_report
 from scabench.report.results_file import stamped, write_json
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import TITLE, render
 
-DEFAULT_CAMPAIGN = REPO_ROOT / "experiments" / "paper" / "campaign.toml"
+DEFAULT_CAMPAIGN = experiments_dir() / "paper" / "campaign.toml"
 
 
 def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign_file=None):

@@ -13,10 +13,10 @@ the paper's exp6 spec, so every peer runs the one scabench runs."""
 from dataclasses import dataclass, field
 
 from scabench.errors import ScabenchError
-from scabench.paths import REPO_ROOT, bin_dir
+from scabench.paths import bin_dir, experiments_dir
 
-EXP6 = REPO_ROOT / "experiments" / "paper" / "exp6.toml"
-CREDITS = REPO_ROOT / "experiments" / "ordering" / "oneway-resequence-credits.toml"
+EXP6 = experiments_dir() / "paper" / "exp6.toml"
+CREDITS = experiments_dir() / "ordering" / "oneway-resequence-credits.toml"
 # What a program peer's library needs, and how to get it.
 INSTALL_ZMQ = "ZeroMQ is not installed (Debian libzmq3-dev, cppzmq-dev): run scripts/setup.sh, which installs it " \
               "and rebuilds"

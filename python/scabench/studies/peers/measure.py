@@ -34,7 +34,7 @@ from scabench.measure.repeat import flaw_of
 from scabench.measure.guard import Guard
 from scabench.model.pipeline import floor_of
 from scabench.model.spec import load_spec
-from scabench.paths import REPO_ROOT, program
+from scabench.paths import experiments_dir, program
 from scabench.report.results_file import write_json
 from scabench.run import processes
 from scabench.run.environment import describe_environment
@@ -115,7 +115,7 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
     out = Path(out_dir)
     started = time.monotonic()
     meta = {"quick": quick, "runs": runs, "packets": packets, "cores": cores, "floor_ms": floor_ms,
-            "pipeline": pipeline, "pipeline_spec": str(catalogue.EXP6.relative_to(REPO_ROOT)),
+            "pipeline": pipeline, "pipeline_spec": str(catalogue.EXP6.relative_to(experiments_dir().parent)),
             "guard": {k: v for k, v in asdict(settings).items() if k != "retry_errors"},
             "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "loadavg_start": list(os.getloadavg()), "environment": describe_environment(cores)}

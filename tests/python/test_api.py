@@ -1,0 +1,383 @@
+"""scabench as a library (docs/api.md): `import scabench` stays light; a
+waveform built in code is the TOML spec it writes, with the spec's one-line
+errors; exp6 written as Python, TOML and SAD XML is one pipeline and runs
+alike over real processes; a run, a benchmark and a sweep come back typed,
+with rows a table takes; and the examples in examples/python/ run."""
+import csv
+import importlib.util
+import inspect
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import scabench
+from conftest import REPO, scabench as scabench_cli
+from scabench.model.spec import load_spec
+from scabench.report.tables import benchmark_csv
+
+EXAMPLES = REPO / "examples" / "python"
+SAD_EXP6 = REPO / "experiments" / "sad" / "waveforms" / "exp6" / "exp6.sad.xml"
+TOML_EXP6 = REPO / "experiments" / "paper" / "exp6.toml"
+
+
+def example(name):
+    """An example script as a module (its functions, not its main)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_example(name, *args, timeout=300):
+    return subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO)
+
+
+def same(a, b):
+    """Two resolved specs (describe()) but for the file they came from."""
+    a, b = dict(a), dict(b)
+    a.pop("file"), b.pop("file")
+    return a == b
+
+
+def tiny(name="tiny", packets=5):
+    """producer -> stage1 (collocated with it) -> stage2: a small waveform built in code."""
+    wf = scabench.Waveform(name, cores=[0])
+    p = wf.component("producer", "producer", packets=packets, samples=64, period_us=0)
+    s1 = wf.component("stage1", "stage", work="cpu", work_us=300)
+    s2 = wf.component("stage2", "stage", work="none")
+    wf.connect(p["out"], s1["in"], call="twoway")
+    wf.connect(s1, s2, call="oneway", worker=8)
+    wf.place(p, s1)
+    return wf
+
+
+# -- the package ---------------------------------------------------------------
+
+def test_import_scabench_loads_nothing_else():
+    """The command line and the component programs import the package first:
+    it must not pull numpy, rich, omniORB or the layers in; a name pulls its
+    module in on first use, and not matplotlib."""
+    code = ("import sys, scabench\n"
+            "heavy = lambda: sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'rich', 'omniORB', "
+            "'matplotlib', 'scipy') or m.startswith('scabench.'))\n"
+            "print(heavy())\n"
+            "scabench.Waveform, scabench.RunResult, scabench.SweepResult\n"
+            "print('matplotlib' in sys.modules, 'scabench.api' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[]", "False True"]
+
+
+def test_every_export_resolves_and_is_documented():
+    names = [n for n in scabench.__all__ if n != "__version__"]
+    assert set(names) == set(scabench._EXPORTS)
+    assert set(names) <= set(dir(scabench))
+    for name in names:
+        obj = getattr(scabench, name)
+        assert inspect.getdoc(obj), name
+    for cls in (scabench.Waveform, scabench.Component, scabench.SweepResult, scabench.SweepPoint,
+                scabench.Benchmark, scabench.RunResult, scabench.StageResult):
+        for member, value in vars(cls).items():
+            if not member.startswith("_") and (inspect.isfunction(value) or isinstance(value, (property, classmethod))):
+                assert inspect.getdoc(getattr(cls, member)), f"{cls.__name__}.{member}"
+    with pytest.raises(AttributeError):
+        scabench.no_such_name
+
+
+# -- built in code, loaded, written back -----------------------------------------
+
+def test_exp6_built_in_code_is_the_exp6_spec(tmp_path):
+    built = example("exp6").exp6()
+    loaded = scabench.load("exp6")
+    assert built == loaded
+    assert loaded.source == TOML_EXP6 and built.source is None
+    assert same(built.describe(), load_spec(TOML_EXP6).describe())
+    assert built.spec().path == Path("<waveform exp6>") and loaded.spec().path == TOML_EXP6
+    # Its TOML, loaded, is the same waveform; and the SAD loads to the same pipeline.
+    assert scabench.load(built.save(tmp_path / "exp6.toml")) == built
+    assert same(scabench.load(SAD_EXP6).describe(), built.describe())
+
+
+def shipped():
+    folder = REPO / "experiments"
+    tomls = [p for p in folder.rglob("*.toml") if not p.name.endswith(".sad.toml")
+             and p.name not in ("campaign.toml", "link-delay.toml")]
+    return sorted(tomls) + sorted(folder.rglob("*.sad.xml"))
+
+
+@pytest.mark.parametrize("path", shipped(), ids=lambda p: str(p.relative_to(REPO)))
+def test_a_shipped_spec_saved_and_loaded_back_is_the_same(path, tmp_path):
+    """Every spec that comes with scabench, TOML or SAD: saved elsewhere
+    (relative paths rewritten, exec-host.toml's program) and loaded back, an
+    equal waveform and the same resolved spec."""
+    wf = scabench.load(path)
+    folder = tmp_path / "somewhere" / "else"
+    folder.mkdir(parents=True)
+    again = scabench.load(wf.save(folder / "copy.toml"))
+    assert again == wf
+    assert same(again.describe(), load_spec(path).describe())
+
+
+def test_relative_paths_are_from_the_waveforms_folder(tmp_path, monkeypatch):
+    """Built in code, a relative exec is from the current directory; saved
+    into another folder, it is rewritten from there; a bare name is PATH's."""
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    program = home / "bin" / "mystage"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    monkeypatch.chdir(home)
+    wf = scabench.Waveform("ext")
+    p = wf.component("producer", "producer", packets=3)
+    s = wf.component("stage1", "stage", work="none")
+    x = wf.component("mine", "external", exec="bin/mystage", work_us=10)
+    last = wf.component("stage2", "stage", work="none")
+    wf.chain(p, s, x, last)
+    monkeypatch.chdir(tmp_path)
+    assert wf.spec().component("mine").external.program == [str(program)]
+    (tmp_path / "specs").mkdir()
+    saved = wf.save(tmp_path / "specs" / "ext.toml")
+    assert 'exec = "../home/bin/mystage"' in saved.read_text()
+    assert scabench.load(saved) == wf
+    assert scabench.load(saved).spec().component("mine").external.program == [str(program)]
+    assert wf.to_toml().count("bin/mystage") == 1 and '"../home' not in wf.to_toml()
+
+
+def test_placement_from_code():
+    wf = scabench.Waveform("placed")
+    a, b, c = (wf.component(n, "stage", work="none") for n in ("a", "b", "c"))
+    py = wf.component("py", "py-stage", work="none")
+    assert "placement" not in wf.to_dict()
+    wf.place(b, c)
+    assert wf.to_dict()["placement"] == {"hosts": [["a"], ["b", "c"]]}
+    d = wf.component("d", "stage")
+    assert wf.to_dict()["placement"]["hosts"][-1] == ["d"]  # a process of its own; the Python stage none
+    wf.place(a, d)
+    assert wf.to_dict()["placement"] == {"hosts": [["a", "d"], ["b", "c"]]}
+    wf.collocate()
+    assert wf.to_dict()["placement"] == {"hosts": [["a", "b", "c", "d"]]}
+    assert py.name == "py" and wf["py"].kind == "py-stage"
+    with pytest.raises(KeyError, match="no component named 'e'; the waveform has: a, b, c, py, d"):
+        wf["e"]
+
+
+def test_the_builders_tables_are_a_specs():
+    wf = tiny()
+    doc = wf.to_dict()
+    assert doc == {
+        "experiment": {"name": "tiny"}, "run": {"cores": [0]},
+        "component": [{"name": "producer", "kind": "producer", "packets": 5, "samples": 64, "period_us": 0},
+                      {"name": "stage1", "kind": "stage", "work": "cpu", "work_us": 300},
+                      {"name": "stage2", "kind": "stage", "work": "none"}],
+        "connection": [{"from": "producer.out", "to": "stage1.in", "call": "twoway"},
+                       {"from": "stage1.out", "to": "stage2.in", "call": "oneway", "worker": 8}],
+        "placement": {"hosts": [["producer", "stage1"], ["stage2"]]}}
+    assert scabench.Waveform.from_dict(doc) == wf
+    wf["stage1"].set(work_us=None, work="sleep")
+    assert wf["stage1"].properties == {"work": "sleep"}
+    wf.policy(call="oneway", sync="server").policy(sync=None)
+    assert wf.to_dict()["policy"] == {"call": "oneway"}
+
+
+# -- errors: the spec's own line ---------------------------------------------------
+
+BAD = [
+    ("a property out of range", lambda wf: wf["stage1"].set(work_us=-1)),
+    ("an unknown kind", lambda wf: wf.component("x", "stagee")),
+    ("an unknown policy key", lambda wf: wf.policy(workers=4)),
+    ("a port the kind lacks", lambda wf: wf.connect("stage2.output", "stage1.in")),
+    ("a bad run setting", lambda wf: wf.settings(transport="udp")),
+    ("an unknown run key", lambda wf: wf.settings(packets=3)),
+    ("a chain through an unknown component", lambda wf: wf.chain("stage2", "nowhere")),
+]
+
+
+@pytest.mark.parametrize("why,damage", BAD, ids=[b[0] for b in BAD])
+def test_a_mistake_in_code_is_the_specs_one_line(why, damage, tmp_path):
+    wf = tiny("bad")
+    damage(wf)
+    with pytest.raises(scabench.SpecError) as caught:
+        wf.validate()
+    line = str(caught.value)
+    assert line.startswith("<waveform bad>: ") and "\n" not in line
+    # The same waveform as a file: `scabench validate` says the same, naming the file.
+    path = wf.save(tmp_path / "bad.toml")
+    proc = scabench_cli("validate", path)
+    assert proc.returncode == 2
+    assert proc.stdout.strip() == f"bad  {line.replace('<waveform bad>', str(path))}"
+    with pytest.raises(scabench.SpecError):
+        wf.run()  # before any process starts
+
+
+def test_a_loaded_spec_changed_in_code_is_named_as_code():
+    wf = scabench.load("exp6")
+    wf["stage1"].set(work_us="fast")
+    with pytest.raises(scabench.SpecError, match=r"^<waveform exp6>: component\[1\]\.work_us: "):
+        wf.validate()
+    wf["stage1"].set(work_us=5000)
+    assert wf.spec().path == TOML_EXP6  # as loaded again: the file's name
+
+
+def test_bad_arguments():
+    with pytest.raises(scabench.SpecError, match="a waveform's name is letters"):
+        scabench.Waveform("two words")
+    with pytest.raises(scabench.SpecError, match=r"^tiny: no such file, and no spec of that name in "):
+        scabench.load("tiny")
+    wf = tiny()
+    with pytest.raises(scabench.SpecError, match=r"^<waveform tiny>: chain: given already"):
+        wf.chain("producer", "stage1").chain("stage1", "stage2")
+    with pytest.raises(ValueError, match="warmup"):
+        wf.run(warmup=1)
+    with pytest.raises(ValueError, match="runs: 0 is not valid"):
+        wf.run(0)
+    wf = tiny()
+    with pytest.raises(scabench.SpecError, match="^--grid: policy: use policy.KEY"):
+        wf.sweep({"policy": ["x"]})
+    with pytest.raises(scabench.SpecError, match="a value is listed twice"):
+        wf.sweep({"policy.call": ["oneway", "oneway"]})
+    with pytest.raises(scabench.SpecError, match=r"policy.call.*'sometimes' is not valid"):
+        wf.sweep({"policy.call": ["oneway", "sometimes"]})
+    with pytest.raises(TypeError):
+        scabench.text({"not": "a result"})
+
+
+# -- over real processes ------------------------------------------------------------
+
+def test_python_toml_and_sad_run_the_same_pipeline():
+    """exp6 as Python, TOML and SAD XML: one resolved spec, and each runs it
+    over real processes to the same shape of result."""
+    ways = {"python": example("exp6").exp6(), "toml": scabench.load(TOML_EXP6), "sad": scabench.load(SAD_EXP6)}
+    results = {}
+    for way, wf in ways.items():
+        wf["stage1"].set(work_us=1000)  # few, short packets: the pipeline's shape is the point
+        results[way] = wf.run(packets=5)
+    described = {way: r.spec for way, r in results.items()}
+    assert same(described["python"], described["toml"]) and same(described["python"], described["sad"])
+    assert [d["file"] for d in described.values()] == ["<waveform exp6>", "<waveform exp6>", "<waveform exp6>"]
+    for way, r in results.items():
+        assert r.status == "ok", (way, r.error)
+        assert r.producer.sent == 5
+        assert [(s.name, s.received, s.reordered_from_original) for s in r.stages] == \
+            [("stage1", 5, 0), ("stage2", 5, 0), ("stage3", 5, 0)], way
+        assert [h["components"] for h in r.hosts] == [["producer"], ["stage1"], ["stage2"], ["stage3"]]
+        assert r.naming["context"] == "exp6_1"
+
+
+def test_a_run_typed_and_as_rows():
+    result = tiny().run()
+    assert isinstance(result, scabench.RunResult) and result.status == "ok"
+    assert result.spec["file"] == "<waveform tiny>" and result.naming["context"] == "tiny_1"
+    assert [s.name for s in result.stages] == ["stage1", "stage2"]
+    assert all(isinstance(s, scabench.StageResult) for s in result.stages)
+    assert isinstance(result.stages[0].latency_in_stage_us, scabench.Latency)
+    rows = result.rows()
+    assert [(r["component"], r["role"]) for r in rows] == [("producer", "source"), ("stage1", "stage"),
+                                                           ("stage2", "stage")]
+    for row in rows:
+        assert all(not isinstance(v, (list, dict)) for v in row.values()), row
+    assert rows[0]["sent"] == 5 and rows[2]["received"] == 5
+    assert rows[1]["latency_in_stage_us_p50"] == result.stages[0].latency_in_stage_us.p50
+    assert rows[2]["last_packet_ms"] == result.stages[1].last_packet_ms
+    assert "stage1" in scabench.text(result) and "end to end" in scabench.text(result)
+
+
+def test_a_benchmark_typed_and_as_rows():
+    bench = tiny().run(2, warmup=1, quiet_wait_s=0)
+    assert isinstance(bench, scabench.Benchmark) and bench.status == "ok" and len(bench.runs) == 2
+    runs = bench.rows()
+    assert [r["run"] for r in runs] == [1, 2]
+    assert [r["last_packet_ms"] for r in runs] == [b.stages[-1].last_packet_ms for b in bench.runs]
+    assert all(r["packets_reordered"] == 0 for r in runs)
+    stages = bench.stage_rows()
+    assert [(r["run"], r["component"]) for r in stages] == [(1, "producer"), (1, "stage1"), (1, "stage2"),
+                                                            (2, "producer"), (2, "stage1"), (2, "stage2")]
+    summary = bench.summary_rows()
+    assert [r["figure"] for r in summary] == list(bench.summary())
+    assert summary[0]["n"] == 2 and summary[0]["median"] == bench.summary()["last_packet_ms"].median
+    header, body = benchmark_csv(bench)
+    assert header == list(summary[0]) and body[0] == list(summary[0].values())
+    assert "95 % CI of the mean" in scabench.text(bench)
+
+
+def test_a_sweep_typed_and_resumed(tmp_path):
+    wf = tiny()
+    grid = {"policy.call": ["oneway", "twoway"]}
+    sweep = wf.sweep(grid, runs=1, quiet_wait_s=0, out=tmp_path / "sweep")
+    assert isinstance(sweep, scabench.SweepResult) and sweep.status == "ok" and sweep.reused == 0
+    assert sweep.spec == "<waveform tiny>" and sweep.grid == grid
+    assert [p.settings for p in sweep.points] == [{"policy.call": "oneway"}, {"policy.call": "twoway"}]
+    for point in sweep.points:
+        assert isinstance(point.benchmark, scabench.Benchmark) and point.benchmark.runs[0].producer.sent == 5
+    assert isinstance(sweep.answer, scabench.Answer) and sweep.answer.best is not None
+    assert sweep.best.label == sweep.answer.best["label"] and sweep.best.reordered_at_outputs == [0]
+    rows = sweep.rows()
+    assert [r["policy.call"] for r in rows] == ["oneway", "twoway"]
+    assert [r["qualifies"] for r in rows if r["label"] == sweep.best.label] == [True]
+    assert len(sweep.run_rows()) == 2 and sweep.run_rows()[0]["policy.call"] == "oneway"
+    # results.json is the document; the same call resumes from it, measuring nothing.
+    saved = json.loads((tmp_path / "sweep" / "results.json").read_text())
+    assert saved["points"] == sweep.as_dict()["points"]
+    again = wf.sweep(grid, runs=1, quiet_wait_s=0, out=tmp_path / "sweep")
+    assert again.reused == 2
+    assert [p.benchmark.runs[0].started_at for p in again.points] == \
+        [p.benchmark.runs[0].started_at for p in sweep.points]
+    assert "Fastest configuration that kept 0 packets reordered" in scabench.text(sweep)
+
+
+# -- the examples ---------------------------------------------------------------------
+
+def test_example_exp6(tmp_path):
+    out = tmp_path / "exp6.json"
+    proc = run_example("exp6", "--packets", 6, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("exp6: two-way, producer does not wait, worker thread")
+    result = json.loads(out.read_text())
+    assert result["status"] == "ok" and result["producer"]["sent"] == 6
+    assert [(s["name"], s["received"]) for s in result["stages"]] == [("stage1", 6), ("stage2", 6), ("stage3", 6)]
+    assert same(result["spec"], load_spec(TOML_EXP6).with_packets(6).describe())
+    toml = run_example("exp6", "--toml")
+    assert toml.returncode == 0
+    assert scabench.Waveform.from_dict(tomllib.loads(toml.stdout)) == scabench.load("exp6")
+    bad = run_example("exp6", "--cores", "4096", "--packets", 3)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == ("error: <waveform exp6>: run.cores: CPU 4096 is not usable here; usable CPUs: "
+                                  f"{sorted(os.sched_getaffinity(0))}")
+
+
+def test_example_sweep_of_call_and_worker(tmp_path):
+    out = tmp_path / "sweep.json"
+    proc = run_example("sweep_call_worker", "--packets", 4, "--runs", 1, "--quiet-wait", 0, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert [p["settings"] for p in doc["points"]] == [
+        {"policy.call": c, "policy.worker": w} for c in ("oneway", "twoway") for w in (False, True)]
+    best = doc["answer"]["best"]
+    assert best is not None  # two-way keeps order: something always qualifies
+    assert f"Fastest configuration that kept 0 packets reordered at every output in every run: {best['label']}" \
+        in proc.stdout
+    assert f"answer: {best['settings']}" in proc.stdout
+    missing = run_example("sweep_call_worker", "--spec", "no-such-spec")
+    assert missing.returncode == 2 and missing.stderr.startswith("error: no-such-spec: no such file")
+    assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_example_results_as_tables(tmp_path):
+    proc = run_example("results_to_pandas", "--packets", 5, "--runs", 2, "--quiet-wait", 0, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    tables = {name: list(csv.DictReader(open(tmp_path / f"{name}.csv"))) for name in ("runs", "stages", "summary")}
+    assert [r["run"] for r in tables["runs"]] == ["1", "2"]
+    assert [(r["run"], r["component"]) for r in tables["stages"]] == [
+        (str(i), c) for i in (1, 2) for c in ("producer", "stage1", "stage2")]
+    assert [r["figure"] for r in tables["summary"]] == ["last_packet_ms", "overhead_ratio", "packets_reordered",
+                                                       "latency_p99_ms"]
+    assert all(r["received"] == "5" for r in tables["stages"] if r["role"] == "stage")
+    if importlib.util.find_spec("pandas") is None:
+        assert "pandas is not installed" in proc.stdout
+    else:
+        assert "latency_in_stage_us_p50" in proc.stdout
