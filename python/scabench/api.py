@@ -349,8 +349,10 @@ class Waveform:
         COMPONENT.KEY (a property) or run.KEY (packets, cores, scheduler, pin,
         collocated, link_delay_ms, link_jitter_ms); every point is checked
         before the first run. out: a folder for results.json, written after
-        every point; a sweep given the same folder again skips the points
-        measured already (its `reused`)."""
+        every run; a sweep given the same folder again resumes it: every run
+        measured is kept (a point cut half-way included), only the runs
+        missing are measured, and `reused` counts the points taken whole;
+        another spec, grid or packet count there is a SpecError."""
         _check_count("runs", runs, 1)
         _check_count("warmup", warmup, 0)
         axes = grid_axes(grid)
@@ -363,9 +365,10 @@ class Waveform:
 
         def save(doc):
             return write_json(doc, results) if results is not None else None
-        doc, reused = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait_s),
-                                save, previous, max_latency_ms, packets, stream=_stream(progress))
-        return SweepResult.from_dict(doc, reused)
+        doc, resumed = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait_s),
+                                 save, previous, max_latency_ms, packets, stream=_stream(progress),
+                                 where=results if results is not None else "out")
+        return SweepResult.from_dict(doc, resumed.points)
 
     # -- inside ----------------------------------------------------------
 

@@ -3,6 +3,7 @@ with real delay (python/scabench/run/network.py), and `scabench link-delay`.
 
 The end-to-end tests need root, iproute2 and the link emulator; where any is
 missing they skip and say which."""
+import csv
 import json
 import os
 import re
@@ -226,8 +227,18 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
     text = blocks[0] + "".join("[[config]]" + b for b in blocks[1:] if "10ms" in b)
     text = text.replace("quiet_wait_s = 120.0", "quiet_wait_s = 0.0").replace("max_redos = 3", "max_redos = 0")
     campaign.write_text(text)
-    out = scabench("link-delay", "--campaign", campaign, "--packets", "12", "--runs", "1", "--out", tmp_path / "r")
+    out = scabench("link-delay", "--campaign", campaign, "--packets", "12", "--runs", "1", "--out", tmp_path / "r",
+                   "--json", tmp_path / "ld.json", "--csv", tmp_path / "ld.csv")
     assert out.returncode == 0, out.stderr
+    # Each run's progress line: its end-to-end latency p99, scaled, beside its ratio.
+    assert re.search(r"run 1/1: last packet [\d.]+ (ms|s), ratio [\d.]+, latency p99 [\d.]+ (µs|ms|s)", out.stderr)
+    assert (tmp_path / "ld.json").read_text() == (tmp_path / "r" / "results.json").read_text()
+    with open(tmp_path / "ld.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["strategy"] for r in rows) == ["credits", "twoway-worker"]
+    for r in rows:
+        assert r["delay_ms"] == "10" and r["runs"] == "1" and r["output_reordered_max"] == "0"
+        assert float(r["latency_p99_ms_median"]) >= 30 and 0 < float(r["model_best_ms"]) <= float(r["model_worst_ms"])
     assert "two-way + worker: ratio" in out.stdout and "credits" in out.stdout
     assert next(line for line in out.stdout.splitlines() if line.startswith("10 ms"))
     doc = json.loads((tmp_path / "r" / "results.json").read_text())
