@@ -567,6 +567,9 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
               help="Where the node listens (loopback unless told; see docs/trust-model.md before you widen it).")
 @click.option("--component-ports", metavar="LO-HI",
               help="The ports its components listen on (for a firewall); default: any free port.")
+@click.option("--publish", metavar="HOST",
+              help="The address its references carry, where others reach it by another than --listen's "
+                   "(a NAT, a proxy); the ports stay its own.")
 @click.option("--allow", multiple=True, metavar="PROGRAM",
               help="A program execute may start, besides scabench-host and scabench-py-stage (repeatable).")
 @click.option("--heartbeat-s", type=click.FloatRange(min=0.05, max=60), default=1.0, show_default=True,
@@ -574,7 +577,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
 @click.option("--grace-s", type=click.FloatRange(min=0.1, max=3600), default=10.0, show_default=True,
               callback=finite, metavar="S",
               help="How long the Naming Service may not answer before the node stops its processes and exits.")
-def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartbeat_s, grace_s):
+def node(domain, name, cores, memory_mib, listen, component_ports, publish, allow, heartbeat_s, grace_s):
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
     Service, which start component programs here (load, execute, terminate),
@@ -587,7 +590,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartb
     try:
         with exit_codes("node failed"):
             settings = make_settings(domain, name, cores, memory_mib, listen, component_ports, allow,
-                                     heartbeat_s, grace_s)
+                                     heartbeat_s, grace_s, publish)
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:
         code = exc.code
