@@ -283,7 +283,32 @@ class Waveform:
             hosts = [[t.get("name")] for t in self._tables() if _hosted(t.get("kind"))]
         at = next((i for i, h in enumerate(hosts) if any(n in h for n in names)), len(hosts))
         rest = [[n for n in h if n not in names] for h in hosts]
-        self._doc["placement"] = {"hosts": [h for h in rest[:at] if h] + [names] + [h for h in rest[at:] if h]}
+        placement = self._doc.setdefault("placement", {})
+        placement["hosts"] = [h for h in rest[:at] if h] + [names] + [h for h in rest[at:] if h]
+        return self
+
+    def on_node(self, node, *components):
+        """Runs these components' processes on the node agent `node`
+        (`scabench node`, registered in the domain set with domain()):
+        [placement] nodes. A process's components go to one node; what no
+        node names runs on this machine. Returns the waveform."""
+        nodes = self._doc.setdefault("placement", {}).setdefault("nodes", {})
+        names = [_name(c) for c in components]
+        for members in nodes.values():
+            members[:] = [n for n in members if n not in names]
+        nodes.setdefault(node, []).extend(names)
+        for empty in [k for k, members in nodes.items() if not members]:
+            del nodes[empty]
+        return self
+
+    def domain(self, naming):
+        """The domain whose Naming Service the nodes are registered in
+        ([domain] naming, a corbaloc such as "corbaloc::10.0.0.1:2809/NameService";
+        None: the run's own Naming Service). Returns the waveform."""
+        if naming is None:
+            self._doc.pop("domain", None)
+        else:
+            self._doc["domain"] = {"naming": naming}
         return self
 
     def collocate(self):
