@@ -16,6 +16,7 @@ runs.
 
     .venv/bin/python scripts/hop_cost.py                       # 40 packets/s on CPU 0, as the granularity study
     .venv/bin/python scripts/hop_cost.py --rate 0 --cores all  # flat out on every core
+    .venv/bin/python scripts/hop_cost.py --transport unix,shm  # a socket hop beside a shared-memory one
     .venv/bin/python scripts/hop_cost.py --orb connectionWatchPeriod=50000 --json out.json
     .venv/bin/python scripts/hop_cost.py --spec experiments/ordering/oneway-resequence-credits.toml \
         --spec-packets 200000 --set stage1.work_us=20 --set stage1.work_jitter_us=40 ... --perf --repeats 1
@@ -56,7 +57,8 @@ PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"
                                               "sched_yield")]
 
 
-def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, collocated, dispatch, policy_items=()):
+def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, collocated, dispatch, policy_items=(),
+             scheduler="normal"):
     names = ["src"] + [f"stg{i + 1}" for i in range(stages)] + ["snk"]
     components = [{"name": "src", "kind": "producer", "packets": packets, "samples": samples,
                    "period_us": period_us}]
@@ -66,7 +68,8 @@ def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, 
     if call == "oneway":
         policy["sync"] = sync
     doc = {"experiment": {"name": "hop-cost"},
-           "run": {"sample_type": "float", "transport": transport, "cores": cores, "timeout_s": 600},
+           "run": {"sample_type": "float", "transport": transport, "cores": cores, "timeout_s": 600,
+                   "scheduler": scheduler},
            "component": components, "chain": names, "policy": policy}
     if collocated:
         doc["placement"] = {"hosts": [names]}
@@ -199,6 +202,7 @@ CATEGORIES = (
                         r"PacketHeader::"),
     ("ORB connection watching (SocketCollection)", r"SocketCollection|SocketHolder|AcceptAndMonitor"),
     ("ORB stubs and skeletons (generated)", r"_impl_|_objref_|_pof_|_0RL_|scabenchSK"),
+    ("shared-memory ring", r"scabench::shm::"),
     ("runtime (ports, records, flow, queues)", r"scabench::|BoundedQueue|Resequencer"),
     ("copies (memcpy)", r"mem(cpy|move|set)"),
     ("locks and condition variables", r"pthread_(mutex|cond|rwlock)|futex|__lll|omni_(mutex|condition)"),
@@ -329,11 +333,14 @@ def run_whole_spec(args, extra):
     --set and --policy applied: each run's ratio, stalls, reordering and
     loss, and per host and packet its rusage CPU and context switches. The
     hosts' ORB options (--orb) are already in the runner's assembly."""
-    from scabench.model.checks import parse_overrides, parse_property_overrides
+    from scabench.model.checks import check_network, parse_overrides, parse_property_overrides
     from scabench.model.spec import load_spec
     runs = []
     for i in range(args.repeats):
         spec = load_spec(Path(args.spec))
+        if args.transport:  # --transport shm: the spec's own hops over shared memory
+            spec.transport = args.transport
+            check_network(spec)
         if args.spec_packets:
             spec.with_packets(args.spec_packets)
         if args.cores not in ("spec", "all"):
@@ -354,7 +361,8 @@ def run_whole_spec(args, extra):
                 "vcsw": ru.get("voluntary_ctxsw", 0) / packets,
                 "ivcsw": ru.get("involuntary_ctxsw", 0) / packets}
         last_ms = max((st.last_packet_ms or 0.0) for st in result.stages)
-        run = {"ratio": result.overhead_ratio, "last_packet_ms": last_ms, "floor_ms": result.floor_ms,
+        run = {"transport": spec.transport, "ratio": result.overhead_ratio, "last_packet_ms": last_ms,
+               "floor_ms": result.floor_ms,
                "stalls": result.stalls, "foreign_cpu_pct": result.foreign_cpu_pct,
                "received": [s.received for s in result.stages],
                "reordered": [s.reordered_from_original for s in result.stages],
@@ -390,7 +398,10 @@ def main():
     ap.add_argument("--call", default="twoway,oneway")
     ap.add_argument("--sync", default="transport", help="for oneway calls")
     ap.add_argument("--dispatch", default="pool")
-    ap.add_argument("--transport", default="tcp,unix", help="tcp, unix, collocated, or several")
+    ap.add_argument("--scheduler", default="normal", choices=("normal", "batch"),
+                    help="the hosts' scheduling class (batch: a thread that wakes does not preempt)")
+    ap.add_argument("--transport", default=None,
+                    help="tcp, unix, shm, collocated, or several (default tcp,unix; with --spec, the spec's own)")
     ap.add_argument("--rate", type=float, default=40.0, help="packets/s; 0: flat out")
     ap.add_argument("--samples", type=int, default=2000, help="floats per packet (the granularity study's B)")
     ap.add_argument("--stages", default="0", help="pass-through stages between producer and sink, e.g. 0,1")
@@ -416,6 +427,8 @@ def main():
     args = ap.parse_args()
     if args.spec and args.cores == "0":
         args.cores = "spec"  # a spec keeps its own cores unless told
+    if args.transport is None and not args.spec:
+        args.transport = "tcp,unix"
 
     extra = []
     for kv in args.orb:
@@ -457,7 +470,7 @@ def main():
                     return spec_for(call=call, transport="tcp" if transport == "collocated" else transport,
                                     stages=stages, samples=args.samples, period_us=period_us, packets=n,
                                     cores=cores, sync=args.sync, collocated=transport == "collocated",
-                                    dispatch=args.dispatch, policy_items=args.policy)
+                                    dispatch=args.dispatch, policy_items=args.policy, scheduler=args.scheduler)
                 point = {"call": call, "placement": "collocated" if transport == "collocated" else "process",
                          "stages": stages, "rate": args.rate, "samples": args.samples, "dispatch": args.dispatch,
                          "policy": args.policy,

@@ -11,9 +11,20 @@
 //                                          core pass a byte through pipes (lmbench's lat_ctx, size 0)
 //                                          minus the same pipe traffic in one process
 //   membw                                  memory read and write bandwidth, 256 MiB buffers (wall clock)
+//   wake [--core C] [--rate R] [--wakes N] the CPU a process pays to be woken once every 1/R s
+//                                          (a futex in shared memory, the shared-memory transport's
+//                                          wake-up) and to go back to sleep, and its waker's: the floor
+//                                          of a hop that runs the receiving process once per packet
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <climits>
 
 #include <algorithm>
 #include <cstdio>
@@ -189,6 +200,52 @@ int membw(const std::map<std::string, long long>& o) {
   return 0;
 }
 
+int wake(const std::map<std::string, long long>& o) {
+  const int core = int(get(o, "--core", 0));
+  const long long rate = std::max(1LL, get(o, "--rate", 40));
+  const long long wakes = std::max(1LL, get(o, "--wakes", 200));
+  pin(core);
+  auto* word = static_cast<std::atomic<uint32_t>*>(
+      mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (word == MAP_FAILED) return 1;
+  auto futex = [&](int op, uint32_t value) {
+    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, nullptr, nullptr, 0);
+  };
+  constexpr uint32_t kEnd = UINT32_MAX;
+  const pid_t child = fork();
+  if (child == 0) {
+    // Woken once per period, it does nothing but sleep again.
+    uint32_t seen = 0;
+    for (;;) {
+      while (word->load() == seen) futex(FUTEX_WAIT, seen);
+      seen = word->load();
+      if (seen == kEnd) _exit(0);
+    }
+  }
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
+  const int64_t period = 1'000'000'000 / rate, t0 = scabench::monotonicNs() + period;
+  for (long long i = 0; i < wakes; ++i) {
+    scabench::sleepUntilNs(t0 + i * period);
+    word->fetch_add(1);
+    futex(FUTEX_WAKE, 1);
+  }
+  getrusage(RUSAGE_SELF, &after);
+  word->store(kEnd);
+  futex(FUTEX_WAKE, INT_MAX);
+  rusage woken{};
+  int status = 0;
+  wait4(child, &status, 0, &woken);
+  auto ns = [](const rusage& r) {
+    return (double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e9 + double(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e3);
+  };
+  std::printf("{\"core\": %d, \"rate\": %lld, \"wakes\": %lld, \"woken_cpu_ns\": %.0f, \"waker_cpu_ns\": %.0f, "
+              "\"woken_switches\": %.2f}\n",
+              core, rate, wakes, ns(woken) / double(wakes), (ns(after) - ns(before)) / double(wakes),
+              double(woken.ru_nvcsw + woken.ru_nivcsw) / double(wakes));
+  return 0;
+}
+
 }  // namespace
 
 const char* const USAGE =
@@ -197,8 +254,10 @@ const char* const USAGE =
     "       scabench-calibrate convert --samples B\n"
     "       scabench-calibrate ctxsw [--core C]\n"
     "       scabench-calibrate membw\n"
+    "       scabench-calibrate wake [--core C] [--rate R] [--wakes N]\n"
     "In-process costs for the granularity models, one JSON object each: a FIR cascade per packet, the checksum\n"
-    "sink, float array <-> FloatSequence, a context switch, memory bandwidth.\n";
+    "sink, float array <-> FloatSequence, a context switch, memory bandwidth; and the CPU a process pays to be\n"
+    "woken R times a second (the floor of a hop between processes).\n";
 
 int main(int argc, char** argv) {
   if (scabench::askedForHelp(argc, argv)) {
@@ -216,6 +275,7 @@ int main(int argc, char** argv) {
   if (what == "convert") return convert(o);
   if (what == "ctxsw") return ctxsw(o);
   if (what == "membw") return membw(o);
+  if (what == "wake") return wake(o);
   std::cerr << "scabench-calibrate: unknown measurement " << what << "\n" << USAGE;
   return 2;
 }

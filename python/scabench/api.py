@@ -255,7 +255,7 @@ class Waveform:
         return self
 
     def settings(self, **run):
-        """Sets [run] keys: sample_type, transport ("tcp", "unix"), cores
+        """Sets [run] keys: sample_type, transport ("tcp", "unix", "shm"), cores
         ("all" or a list), pin, scheduler ("normal", "batch"), timeout_s.
         None removes a key. Returns the waveform."""
         _update(self._doc.setdefault("run", {}), run)

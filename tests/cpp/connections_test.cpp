@@ -154,12 +154,17 @@ bool waitForCompleted(Component* c, uint64_t n) {
 // 0: the new receiver's window and the new gate's credits both start there.
 // Numbering on from the first connection's count left the producer waiting
 // for acknowledgements of packets it could not send (a deadlock).
-TEST(Reconnect, ANewConnectionNumbersItsPacketsFromZero) {
-  Component* p = make("producer", "reconnect-producer",
+// Over either transport (a shared-memory ring works within one process too).
+void aNewConnectionNumbersItsPacketsFromZero(const char* transport) {
+  const std::string t = transport;
+  Component* p = make("producer", "reconnect-producer-" + t,
                       props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
-                             {"out.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
-  Component* a = make("sink", "reconnect-a", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
-  Component* b = make("sink", "reconnect-b", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+                             {"out.flow", text("credits(4)")}, {"out.transport", text(transport)},
+                             {"record_capacity", integer(128)}}));
+  Component* a = make("sink", "reconnect-a-" + t,
+                      props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  Component* b = make("sink", "reconnect-b-" + t,
+                      props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
   CF::Port_var out = usesPort(p);
   scabench::dataDouble_var aIn = providesPort(a), bIn = providesPort(b);
   out->connectPort(aIn, "p-a");
@@ -173,7 +178,7 @@ TEST(Reconnect, ANewConnectionNumbersItsPacketsFromZero) {
   out->connectPort(bIn, "p-b");
   b->start();
   p->start();
-  const bool ended = host().waitForEnds("reconnect-b", 1);
+  const bool ended = host().waitForEnds("reconnect-b-" + t, 1);
   out->disconnectPort("p-b");  // closes the gate: a producer stuck on credits gives up
   p->stop();
   EXPECT_TRUE(ended) << "the second connection's stream never ended";
@@ -185,14 +190,20 @@ TEST(Reconnect, ANewConnectionNumbersItsPacketsFromZero) {
   b->stop();
 }
 
+TEST(Reconnect, ANewConnectionNumbersItsPacketsFromZero) { aNewConnectionNumbersItsPacketsFromZero("orb"); }
+TEST(Reconnect, ANewSharedMemoryConnectionNumbersItsPacketsFromZero) { aNewConnectionNumbersItsPacketsFromZero("shm"); }
+
 // The same receiver, stopped, takes its sender back: the old connection is
 // forgotten (detachSender), the new one numbers from 0, and the stream ends
 // on the new connection alone.
-TEST(Reconnect, AStoppedReceiverTakesANewConnection) {
-  Component* p = make("producer", "again-producer",
+void aStoppedReceiverTakesANewConnection(const char* transport) {
+  const std::string t = transport;
+  Component* p = make("producer", "again-producer-" + t,
                       props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
-                             {"out.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
-  Component* s = make("sink", "again-sink", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+                             {"out.flow", text("credits(4)")}, {"out.transport", text(transport)},
+                             {"record_capacity", integer(128)}}));
+  Component* s = make("sink", "again-sink-" + t,
+                      props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
   CF::Port_var out = usesPort(p);
   scabench::dataDouble_var in = providesPort(s);
   out->connectPort(in, "c1");
@@ -206,14 +217,73 @@ TEST(Reconnect, AStoppedReceiverTakesANewConnection) {
   out->connectPort(in, "c2");  // the receiver is stopped: it takes a sender
   s->start();
   p->start();
-  const bool ended = host().waitForEnds("again-sink", 1);
+  const bool ended = host().waitForEnds("again-sink-" + t, 1);
   out->disconnectPort("c2");
   p->stop();
   EXPECT_TRUE(ended) << "the new connection's stream never ended";
-  EXPECT_EQ(host().ends("again-sink"), 1);
+  EXPECT_EQ(host().ends("again-sink-" + t), 1);
   EXPECT_EQ(s->records().header().completed.load(), 100u);  // records are kept across a stop
   EXPECT_EQ(refused(s, Refusal::Sequence) + refused(s, Refusal::EndOfStream), 0u);
   s->stop();
+}
+
+TEST(Reconnect, AStoppedReceiverTakesANewConnection) { aStoppedReceiverTakesANewConnection("orb"); }
+TEST(Reconnect, AStoppedReceiverTakesANewSharedMemoryConnection) { aStoppedReceiverTakesANewConnection("shm"); }
+
+// Over shared memory a producer's stream reaches its sink with every call
+// and sync, and ends; the port's checks are the same as for CORBA calls.
+TEST(SharedMemory, EveryCallAndSyncCrossesTheRingAndEnds) {
+  const std::pair<const char*, const char*> policies[] = {
+      {"twoway", "transport"}, {"oneway", "none"}, {"oneway", "transport"}, {"oneway", "server"}, {"oneway", "target"}};
+  for (const auto& [call, sync] : policies) {
+    const std::string n = std::string(call) + "-" + sync;
+    Component* s = make("sink", "shm-sink-" + n, props({{"record_capacity", integer(64)}}));
+    Component* p = make("producer", "shm-producer-" + n,
+                        props({{"packets", integer(40)}, {"samples", integer(64)}, {"out.call", text(call)},
+                               {"out.sync", text(sync)}, {"out.transport", text("shm")},
+                               {"record_capacity", integer(64)}}));
+    scabench::dataDouble_var in = providesPort(s);
+    CF::Port_var out = usesPort(p);
+    out->connectPort(in, "shm");
+    s->start();
+    p->start();
+    EXPECT_TRUE(host().waitForEnds("shm-sink-" + n, 1)) << n;
+    out->disconnectPort("shm");
+    p->stop();
+    s->stop();
+    EXPECT_EQ(s->records().header().completed.load(), 40u) << n;
+    for (Refusal why : {Refusal::Sequence, Refusal::Sender, Refusal::EndOfStream, Refusal::Threads})
+      EXPECT_EQ(refused(s, why), 0u) << n << " " << int(why);
+  }
+}
+
+// A packet larger than the connection's ring is refused before it is sent,
+// as one beyond the ORB's message limit is, naming the ring.
+TEST(SharedMemory, APacketLargerThanItsRingIsRefused) {
+  Component* s = make("sink", "shm-big-sink", props({{"record_capacity", integer(8)}}));
+  Component* p = make("producer", "shm-big-producer",
+                      props({{"packets", integer(2)}, {"samples", integer(10'000)}, {"out.transport", text("shm")},
+                             {"out.shm_bytes", integer(65536)}, {"record_capacity", integer(8)}}));
+  scabench::dataDouble_var in = providesPort(s);
+  CF::Port_var out = usesPort(p);
+  out->connectPort(in, "big");
+  s->start();
+  p->start();
+  std::string error;
+  for (int i = 0; i < 2000 && error.empty(); ++i) {
+    {
+      std::lock_guard lock(host().mutex);
+      for (const auto& line : host().lines)
+        if (line.rfind("error shm-big-producer ", 0) == 0) error = line;
+    }
+    usleep(10'000);
+  }
+  p->stop();
+  s->stop();
+  EXPECT_NE(error.find("80000 bytes) does not fit in the connection's shared-memory ring of 65536 bytes "
+                       "(out.shm_bytes): at most 8192 double samples"), std::string::npos)
+      << error;
+  EXPECT_EQ(s->records().header().completed.load(), 0u);
 }
 
 // End of stream is per stream: the second stream on a connection ends too,

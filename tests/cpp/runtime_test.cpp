@@ -345,11 +345,14 @@ TEST(Collocation, AutoResumeLevelFollowsTheCallType) {
 // The ports declare their policy properties from the policy table: every key
 // of a side is a `<port>.<key>` property of that side's ports, with the
 // table's default, and the ports declare no other policy property (beyond
-// the sender's own sync_none_depth and the receiver's own max_calls).
+// the sender's own sync_none_depth, transport and shm_bytes, and the
+// receiver's own max_calls).
 TEST(PolicySchema, PortsDeclareEveryKeyOfTheirSideWithItsDefault) {
   Component* stage = createComponent("stage", "double", {"schema", ::testing::TempDir(), &host()});
   const auto& declared = stage->properties().entries();
-  std::set<std::string> expected{"out.sync_none_depth", "in.max_calls"};
+  // And the runtime's own, not spec keys: the sync=none queue, the calls in
+  // progress, and the transport the runner picks for the connection.
+  std::set<std::string> expected{"out.sync_none_depth", "in.max_calls", "out.transport", "out.shm_bytes"};
   for (const auto& key : policy::schema()) {
     for (const auto& [port, side] : {std::pair{"in", policy::Side::Provides}, std::pair{"out", policy::Side::Uses}}) {
       const std::string id = std::string(port) + "." + key.name;

@@ -10,12 +10,18 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+# The transports whose hops keep every policy's semantics: the semantic tests
+# run over each (the `transport` fixture). unix is tcp's twin through omniORB
+# (test_end_to_end.test_every_transport covers it).
+SEMANTIC_TRANSPORTS = ("tcp", "shm")
+
+
 def pipeline_toml(*, packets=20, work="cpu", work_us=1000, stages=3, period_us=0, policy="", placement="",
-                  run="", extra=""):
+                  run="", extra="", transport=None):
     """A producer -> stages pipeline spec, like the paper's, but small."""
     names = ["producer"] + [f"stage{i + 1}" for i in range(stages)]
     text = f"chain = {names!r}\n".replace("'", '"')
-    text += f"[run]\n{run}\n"
+    text += f"[run]\n{run}\n" + (f'transport = "{transport}"\n' if transport else "")
     text += f"[[component]]\nname = \"producer\"\nkind = \"producer\"\npackets = {packets}\nsamples = 256\n"
     text += f"period_us = {period_us}\n"
     for n in names[1:]:
@@ -24,6 +30,12 @@ def pipeline_toml(*, packets=20, work="cpu", work_us=1000, stages=3, period_us=0
     if placement:
         text += f"[placement]\n{placement}\n"
     return text + extra
+
+
+@pytest.fixture(params=SEMANTIC_TRANSPORTS)
+def transport(request):
+    """Each transport a policy's semantics must hold over (a test taking it runs once per transport)."""
+    return request.param
 
 
 @pytest.fixture

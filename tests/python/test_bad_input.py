@@ -44,6 +44,9 @@ SPECS = [
     (with_run("transport = 3"), "run.transport", "tcp, unix"),
     (with_run("scheduler = \"\""), "run.scheduler", "normal, batch"),
     (with_run("transport = \"unix\"") + "[network]\ndelay_ms = 1\n", "run.transport", "tcp"),
+    (with_run("transport = \"shm\"") + "[network]\ndelay_ms = 1\n", "run.transport",
+     "shared memory joins processes of one machine only"),
+    (with_run("transport = \"udp\""), "run.transport", "tcp, unix, shm"),
 ]
 PROPS = [
     ("p", "packets = 0", "component[0].packets", "at least 1"),

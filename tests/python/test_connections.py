@@ -6,6 +6,8 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from py_components_world import LOOPBACK, S, WAIT_S, end_process, orb, props  # noqa: F401 (orb: a fixture)
 from scabench.paths import program
 from scabench.run.processes import LineReader
@@ -80,7 +82,8 @@ def wait_until(predicate, what):
         time.sleep(0.01)
 
 
-def test_a_credits_connection_made_again_to_another_receiver_streams_and_ends(orb, tmp_path):
+@pytest.mark.parametrize("transport", ["orb", "shm"])
+def test_a_credits_connection_made_again_to_another_receiver_streams_and_ends(orb, tmp_path, transport):
     """The producer (100 packets, one every 10 ms, credits of 4) is stopped
     part way, reconnected to another receiver and started again: it goes on
     with its next packet, and its new connection numbers from 0. Numbering
@@ -97,7 +100,7 @@ def test_a_credits_connection_made_again_to_another_receiver_streams_and_ends(or
         p, p2, a, b = (sender.res["producer"], sender.res["producer2"], receivers.res["a"], receivers.res["b"])
         for producer in (p, p2):
             producer.configure(props(packets=100, samples=16, period_us=10_000, out__call="oneway",
-                                     out__flow="credits(4)", record_capacity=128))
+                                     out__flow="credits(4)", out__transport=transport, record_capacity=128))
         for sink in (a, b):
             sink.configure(props(in__flow="credits(4)", record_capacity=256))
         connect(p, a, "producer-a")

@@ -11,9 +11,12 @@ import pytest
 
 from conftest import REPO, pipeline_toml, run_processes, scabench
 from scabench.report.results_file import write_json
+from scabench.run.processes import owner_tag, shm_rings
 from scabench.run.results import RunResult
-from scabench.run.runner import run_spec
+from scabench.run.runner import build_assembly, run_spec
+from scabench.model.resources import memory_needed
 from scabench.model.spec import load_spec
+from scabench.model.transport import RING_CONTROL_BYTES, ring_bytes
 
 PACKETS = 20
 
@@ -52,15 +55,27 @@ POLICIES = [
 
 
 @pytest.mark.parametrize("policy", [p for p, _ in POLICIES], ids=[i for _, i in POLICIES])
-def test_every_policy_delivers_every_packet(write_spec, policy):
-    assert_all_delivered(run(write_spec, policy=policy))
+def test_every_policy_delivers_every_packet(write_spec, policy, transport):
+    result = run(write_spec, policy=policy, transport=transport)
+    assert_all_delivered(result)
+    assert {c["transport"] for c in result.spec["connections"]} == {transport}
 
 
-@pytest.mark.parametrize("transport", ["tcp", "unix"])
-def test_both_transports(write_spec, transport):
+@pytest.mark.parametrize("transport", ["tcp", "unix", "shm"])
+def test_every_transport(write_spec, transport):
     result = run(write_spec, policy='call = "oneway"', run=f'transport = "{transport}"')
     assert_all_delivered(result)
     assert result.spec["transport"] == transport
+    # Every hop, and every host, says what it used; shm's control plane is unix sockets.
+    assert [c["transport"] for c in result.spec["connections"]] == [transport] * 3
+    endpoint = "tcp" if transport == "tcp" else "unix"
+    for host in result.hosts:
+        assert host["transport"] == endpoint
+        assert f"giop:{endpoint}:" in " ".join(host["orb_options"])
+        assert set(host["hops"]["in"].values()) | set(host["hops"]["out"].values()) == {transport}
+    by_name = {h["components"][0]: h for h in result.hosts}
+    assert by_name["stage1"]["hops"] == {"in": {"producer.out->stage1.in": transport},
+                                         "out": {"stage1.out->stage2.in": transport}}
 
 
 QUIET = ["-ORBmaxServerThreadPerConnection", "1", "-ORBconnectionWatchPeriod", "3600000000"]
@@ -91,29 +106,78 @@ def test_omniorb_watches_only_connections_that_threads_may_share(write_spec, pol
         assert runs_quiet(by_name[stage]) == quiet_stages, by_name[stage]["orb_options"]
 
 
+def test_the_runner_gives_a_ring_to_exactly_the_hops_the_result_says_are_shared_memory(write_spec, tmp_path):
+    # producer and stage1 share a host: that hop is a direct call; the others cross a ring.
+    spec = load_spec(write_spec(pipeline_toml(packets=5, transport="shm",
+                                              placement='hosts = [["producer", "stage1"], ["stage2"], ["stage3"]]')))
+    hops = {c["id"]: c["transport"] for c in spec.describe()["connections"]}
+    assert hops == {"producer.out->stage1.in": "collocated", "stage1.out->stage2.in": "shm",
+                    "stage2.out->stage3.in": "shm"}
+    props = {c["name"]: c["properties"] for h in build_assembly(spec, tmp_path, 60)["hosts"] for c in h["components"]}
+    assert "out.transport" not in props["producer"]
+    for name in ("stage1", "stage2"):
+        assert props[name]["out.transport"] == "shm" and props[name]["out.shm_bytes"] == ring_bytes(spec)
+    # The rings count in the memory a run needs.
+    before, _ = memory_needed(spec)
+    spec.transport = "unix"
+    assert before - memory_needed(spec)[0] == 2 * (ring_bytes(spec) + RING_CONTROL_BYTES)
+
+
+def test_a_ring_holds_four_of_the_largest_packets_and_at_least_a_mebibyte(write_spec):
+    small = load_spec(write_spec(pipeline_toml(packets=5, transport="shm")))
+    assert ring_bytes(small) == 1 << 20
+    big = load_spec(write_spec(pipeline_toml(packets=5, transport="shm").replace("samples = 256", "samples = 100000")))
+    assert ring_bytes(big) == 4 * 100000 * 8 // (64 << 10) * (64 << 10) + (64 << 10)
+
+
+def test_a_host_whose_hops_in_are_all_shared_memory_runs_without_connection_watching(write_spec):
+    # No packet of a shared-memory hop reaches the receiving ORB, whatever
+    # the dispatch: only control calls do, one at a time.
+    result = run(write_spec, policy='call = "oneway"\ndispatch = "pool:2"', packets=6, transport="shm")
+    assert_all_delivered(result)
+    assert all(runs_quiet(h) for h in result.hosts)
+
+
 @pytest.mark.parametrize("policy", ['call = "twoway"', 'call = "twoway"\nworker = 2',
                                     'call = "oneway"\ndispatch = "serial"',
-                                    'call = "oneway"\ndispatch = "serial"\nworker = 2'])
-def test_two_way_and_serial_dispatch_never_reorder(write_spec, policy):
+                                    'call = "oneway"\ndispatch = "serial"\nworker = 2',
+                                    'call = "oneway"\ndispatch = "single"'])
+def test_two_way_and_serial_dispatch_never_reorder(write_spec, policy, transport):
     # A no-wait producer and work on the ORB thread: the set-up that makes a
     # multi-threaded ORB reorder.
-    result = run(write_spec, policy=policy, work_us=2000)
+    result = run(write_spec, policy=policy, work_us=2000, transport=transport)
     assert_all_delivered(result)
     assert_in_order(result)
+    assert max(s.max_server_threads for s in result.stages) == 1 or 'twoway' in policy
 
 
-def test_two_way_without_worker_holds_one_packet_in_the_pipeline(write_spec):
+def test_two_way_without_worker_holds_one_packet_in_the_pipeline(write_spec, transport):
     # The empty pipeline: each send returns only after all three stages ran.
-    result = run(write_spec, policy='call = "twoway"', work="sleep", work_us=10_000)
+    result = run(write_spec, policy='call = "twoway"', work="sleep", work_us=10_000, transport=transport)
     assert result.producer.send_us["min"] >= 3 * 10_000
 
 
-def test_oneway_target_waits_for_the_servant_and_transport_does_not(write_spec):
-    target = run(write_spec, policy='call = "oneway"\nsync = "target"', work="sleep", work_us=20_000, stages=1)
+def test_oneway_target_waits_for_the_servant_and_transport_does_not(write_spec, transport):
+    target = run(write_spec, policy='call = "oneway"\nsync = "target"', work="sleep", work_us=20_000, stages=1,
+                 transport=transport)
     assert target.producer.send_us["min"] >= 20_000
-    transport = run(write_spec, policy='call = "oneway"\nsync = "transport"', work="sleep", work_us=20_000,
-                    stages=1, packets=4)
-    assert transport.producer.send_us["p50"] < 20_000
+    sent = run(write_spec, policy='call = "oneway"\nsync = "transport"', work="sleep", work_us=20_000,
+               stages=1, packets=4, transport=transport)
+    assert sent.producer.send_us["p50"] < 20_000
+
+
+def test_oneway_server_waits_for_the_server_to_read_the_packet(write_spec, transport):
+    # The server has read a packet once a thread of it took the packet off
+    # the connection; with one thread per connection (serial), that is only
+    # once the upcall before it returned, so every send after the first waits
+    # for the packet before it to be done.
+    serial = run(write_spec, policy='call = "oneway"\nsync = "server"\ndispatch = "serial"', work="sleep",
+                 work_us=20_000, stages=1, packets=6, transport=transport)
+    assert_all_delivered(serial)
+    assert sorted(serial.producer.send_us_all)[1] >= 15_000
+    pool = run(write_spec, policy='call = "oneway"\nsync = "server"', work="sleep", work_us=20_000, stages=1,
+               packets=6, transport=transport)
+    assert_all_delivered(pool)
 
 
 def test_collocated_oneway_behaves_as_two_way(write_spec):
@@ -135,8 +199,8 @@ def test_collocated_worker_threads_keep_stages_parallel(write_spec):
     assert result.stages[-1].last_packet_ms < 0.75 * serial_ms
 
 
-def test_single_core_run_and_pinning(write_spec):
-    result = run(write_spec, policy='call = "twoway"\nworker = 4', run='cores = [0]\npin = true')
+def test_single_core_run_and_pinning(write_spec, transport):
+    result = run(write_spec, policy='call = "twoway"\nworker = 4', run='cores = [0]\npin = true', transport=transport)
     assert_all_delivered(result)
     assert result.spec["cores"] == [0]
     assert all(h["cores"] == [0] for h in result.hosts)
@@ -170,11 +234,13 @@ def assert_reads_back(path, tmp_path):
     assert again.read_bytes() == path.read_bytes()
 
 
-def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_path):
-    spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep", work_us=10_000))
+def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_path, transport):
+    spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep", work_us=10_000,
+                                    transport=transport))
     out = tmp_path / "failed.json"
     proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--json", str(out)],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tag = owner_tag(proc.pid)  # what its processes and rings are tagged with
     victim, run_dir = None, None
     deadline = time.time() + 30
     while victim is None and time.time() < deadline:
@@ -192,6 +258,8 @@ def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_pat
     assert result["status"] == "failed" and result["failed_component"] == "stage2"
     assert_reads_back(out, tmp_path)
     assert run_processes(run_dir) == []
+    # A ring's name goes as soon as both ends have it mapped: none is left.
+    assert shm_rings(tag) == {}
 
 
 def test_a_component_that_cannot_start_is_named(write_spec):

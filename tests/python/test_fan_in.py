@@ -14,9 +14,11 @@ from scabench.run.results import RunResult
 from scabench.run.runner import build_assembly, run_spec
 
 
-def fan_in_toml(policy, first=30, second=20, connection="", work="none", work_us=0):
+def fan_in_toml(policy, first=30, second=20, connection="", work="none", work_us=0, transport="tcp"):
     """Two producers into stage1, then stage2: a merge, and a stage after it."""
     return f"""chain = ["producer", "stage1", "stage2"]
+[run]
+transport = "{transport}"
 [[component]]
 name = "producer"
 kind = "producer"
@@ -45,15 +47,27 @@ to = "stage1.in"
 """
 
 
+def test_fan_in_into_a_single_dispatch_port_over_shared_memory(write_spec):
+    # Two rings into one port with dispatch single: their threads take turns
+    # (the host's single-thread lock), as the single-thread POA's callers do.
+    policy = 'call = "oneway"\ndispatch = "single"\n'
+    result = run_spec(load_spec(write_spec(fan_in_toml(policy, first=40, second=40, work="cpu", work_us=300,
+                                                       transport="shm"))))
+    s1 = stage(result.as_dict(), "stage1")
+    assert s1["received"] == 80 and s1["max_server_threads"] == 1, s1
+    for c in s1["connections"]:
+        assert c["reordered_from_previous"] == 0 and c["transport"] == "shm", c
+
+
 def stage(doc, name):
     return next(s for s in doc["stages"] if s["name"] == name)
 
 
-def test_two_producers_are_counted_and_ordered_per_connection(write_spec):
+def test_two_producers_are_counted_and_ordered_per_connection(write_spec, transport):
     # Two-way keeps each connection's order; the two streams interleave at
     # stage1 and after it, which is not reordering: each stream is counted
     # on its own (by the stream id each producer stamps).
-    result = run_spec(load_spec(write_spec(fan_in_toml('call = "twoway"\n'))))
+    result = run_spec(load_spec(write_spec(fan_in_toml('call = "twoway"\n', transport=transport))))
     doc = result.as_dict()
     assert doc["status"] == "ok" and doc["clean"] is True
     s1, s2 = stage(doc, "stage1"), stage(doc, "stage2")
@@ -62,6 +76,7 @@ def test_two_producers_are_counted_and_ordered_per_connection(write_spec):
         ("producer.out->stage1.in", 30, 30), ("producer2.out->stage1.in", 20, 20)]
     for c in s1["connections"]:
         assert c["reordered_from_previous"] == c["reordered_from_original"] == 0, c
+        assert c["transport"] == transport
     for s in (s1, s2):
         assert s["reordered_from_previous"] == s["reordered_from_original"] == 0, s
         assert s["output_reordered_from_previous"] == 0, s
@@ -73,12 +88,13 @@ def test_two_producers_are_counted_and_ordered_per_connection(write_spec):
     assert RunResult.from_dict(json.loads(json.dumps(doc))).as_dict() == doc
 
 
-def test_each_connection_has_its_own_reorder_buffer_and_credits(write_spec):
+def test_each_connection_has_its_own_reorder_buffer_and_credits(write_spec, transport):
     # One-way into a pool: the stage's ORB may reorder either connection's
     # packets; each connection's own reorder buffer puts its packets back in
     # its order, and each producer's credits are its own.
     policy = 'call = "oneway"\nordering = "resequence"\nflow = "credits(8)"\n'
-    result = run_spec(load_spec(write_spec(fan_in_toml(policy, first=40, second=40, work="cpu", work_us=500))))
+    result = run_spec(load_spec(write_spec(fan_in_toml(policy, first=40, second=40, work="cpu", work_us=500,
+                                                       transport=transport))))
     doc = result.as_dict()
     assert doc["status"] == "ok" and doc["clean"] is True
     s1 = stage(doc, "stage1")

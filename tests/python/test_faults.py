@@ -253,6 +253,22 @@ def test_a_killed_command_takes_its_processes_along_and_the_next_run_cleans_up(w
     assert str(left[0]) in removed and not left[0].exists()
 
 
+def test_a_shared_memory_ring_a_dead_command_left_is_removed_and_a_live_ones_kept():
+    # A sending port removes a ring's name once its receiver has it mapped;
+    # one killed in between leaves a name tagged with its command's owner tag.
+    dead = f"{processes.SHM_PREFIX}999999999.1-12-0"
+    mine = f"{processes.SHM_PREFIX}{processes.owner_tag()}-12-0"
+    for name in (dead, mine):
+        (processes.SHM_DIR / name).write_bytes(b"")
+    try:
+        removed = processes.remove_leftovers()
+        assert str(processes.SHM_DIR / dead) in removed and not (processes.SHM_DIR / dead).exists()
+        assert (processes.SHM_DIR / mine).exists()
+    finally:
+        for name in (dead, mine):
+            (processes.SHM_DIR / name).unlink(missing_ok=True)
+
+
 def test_an_interrupted_campaign_keeps_its_runs(tmp_path):
     campaign = tmp_path / "campaign.toml"
     campaign.write_text(f'''

@@ -114,6 +114,20 @@ def test_a_python_stage_between_cpp_stages_is_run_and_measured_at_its_neighbour(
     assert result["floor_ms"] == 0.0  # work none everywhere
 
 
+def test_with_shared_memory_the_hops_of_a_python_stage_stay_on_unix_sockets(tmp_path, write_spec):
+    # A Python port speaks CORBA only: the hops into and out of it use the
+    # run's endpoint (unix), the hops between C++ hosts the ring.
+    text = PYLINE.read_text().replace('transport = "tcp"', 'transport = "shm"', 1)
+    assert 'transport = "shm"' in text
+    result = run_spec(load_spec(write_spec(text, name="pyline-shm.toml")).with_packets(30))
+    assert result.status == "ok" and all(s.received == 30 for s in result.stages)
+    hops = {c["id"]: c["transport"] for c in result.spec["connections"]}
+    assert {t for i, t in hops.items() if "stage2" in i} == {"unix"}
+    assert {t for i, t in hops.items() if "stage2" not in i} == {"shm"}
+    py = next(h for h in result.hosts if h["components"] == ["stage2"])
+    assert py["transport"] == "unix" and set(py["hops"]["in"].values()) == {"unix"}
+
+
 def test_an_external_program_gets_its_properties_and_carries_the_packets(tmp_path, write_spec):
     """Any program taking the SCA exec parameters: the gain program multiplies
     by its property, and the sink's checksum says so."""

@@ -10,8 +10,8 @@ PACKETS = 60
 JITTERY = ('work_us = 1000\nwork_jitter_us = 800\n')
 
 
-def jittery_pipeline(policy, packets=PACKETS, producer_extra=""):
-    text = pipeline_toml(packets=packets, policy=policy)
+def jittery_pipeline(policy, packets=PACKETS, producer_extra="", transport=None):
+    text = pipeline_toml(packets=packets, policy=policy, transport=transport)
     text = text.replace("work_us = 1000\n", JITTERY)
     return text.replace("period_us = 0\n", "period_us = 0\n" + producer_extra)
 
@@ -20,10 +20,10 @@ def run(write_spec, text):
     return run_spec(load_spec(write_spec(text)))
 
 
-def test_resequence_with_credits_keeps_every_output_in_order_and_memory_bounded(write_spec):
+def test_resequence_with_credits_keeps_every_output_in_order_and_memory_bounded(write_spec, transport):
     c, w, packets = 16, 16, 150
     result = run(write_spec, jittery_pipeline(f'call = "oneway"\nordering = "resequence"\nreorder_capacity = {c}\n'
-                                              f'flow = "credits({w})"\n', packets=packets))
+                                              f'flow = "credits({w})"\n', packets=packets, transport=transport))
     assert result.status == "ok"
     # Whether the ORB scrambles arrivals in a given short run is up to the
     # scheduler (it did not in one CI run of 150 packets); the next test shows
@@ -35,19 +35,19 @@ def test_resequence_with_credits_keeps_every_output_in_order_and_memory_bounded(
     assert result.producer.send_stalls > 0  # the window did limit the producer
 
 
-def test_without_resequencing_the_same_pipeline_reorders_its_output(write_spec):
-    result = run(write_spec, jittery_pipeline('call = "oneway"\n', packets=300))
+def test_without_resequencing_the_same_pipeline_reorders_its_output(write_spec, transport):
+    result = run(write_spec, jittery_pipeline('call = "oneway"\n', packets=300, transport=transport))
     assert sum(s.output_reordered_from_previous for s in result.stages) > 0
 
 
-def test_resequence_composes_with_a_worker_and_watermarks(write_spec):
+def test_resequence_composes_with_a_worker_and_watermarks(write_spec, transport):
     # The producer sends every 100 µs, ten times faster than a stage drains, so
     # the watermarks must hold it back. They bound memory only loosely: after a
     # pause the producer catches up on its schedule, and a one-way sender fills
     # the socket faster than the suspend signal comes back.
     packets = 200
     text = jittery_pipeline('call = "oneway"\nordering = "resequence"\nworker = 4\nflow = "watermarks(2, 6)"\n',
-                            packets=packets).replace("period_us = 0\n", "period_us = 100\n")
+                            packets=packets, transport=transport).replace("period_us = 0\n", "period_us = 100\n")
     result = run(write_spec, text)
     for s in result.stages:
         assert s.received == packets and s.output_reordered_from_previous == 0, s
@@ -55,17 +55,18 @@ def test_resequence_composes_with_a_worker_and_watermarks(write_spec):
     assert stage1.flow_suspends > 0 and result.producer.send_stalls > 0
 
 
-def test_credits_with_two_way_and_a_collocated_hop(write_spec):
-    text = jittery_pipeline('flow = "credits(4)"\nworker = 2\n')
+def test_credits_with_two_way_and_a_collocated_hop(write_spec, transport):
+    text = jittery_pipeline('flow = "credits(4)"\nworker = 2\n', transport=transport)
     text += '[placement]\nhosts = [["producer", "stage1"], ["stage2"], ["stage3"]]\n'
     result = run(write_spec, text)
     for s in result.stages:
         assert s.received == PACKETS and s.reordered_from_original == 0, s
 
 
-def test_a_lost_packet_is_skipped_after_the_timeout_and_counted(write_spec):
+def test_a_lost_packet_is_skipped_after_the_timeout_and_counted(write_spec, transport):
     result = run(write_spec, jittery_pipeline('call = "oneway"\nordering = "resequence"\nreorder_timeout_ms = 20\n'
-                                              'flow = "credits(8)"\n', producer_extra="drop_packet = 7\n"))
+                                              'flow = "credits(8)"\n', producer_extra="drop_packet = 7\n",
+                                              transport=transport))
     stage1, later = result.stages[0], result.stages[1:]
     assert result.producer.sent == PACKETS - 1
     assert stage1.skipped == 1 and stage1.received == PACKETS - 1 and stage1.late == 0

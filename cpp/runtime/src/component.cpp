@@ -32,7 +32,11 @@ Component::Component(const ComponentContext& ctx) : ctx_(ctx) {
       .within(1, UINT32_MAX);
 }
 
-Component::~Component() = default;
+Component::~Component() {
+  // A shared-memory connection's threads call into the ports and the
+  // records: they end before any member goes.
+  for (auto& p : inPorts_) p->shutRings();
+}
 
 char* Component::identifier() { return CORBA::string_dup(ctx_.name.c_str()); }
 

@@ -141,7 +141,88 @@ void InPortBase::detachSender(CORBA::ULongLong token) {
     return;
   }
   link->detached.store(true);
+  closeRing(token);
   if (running()) checkRound();
+}
+
+namespace {
+
+// The lock a host's single-dispatch ports' upcalls hold once a ring feeds
+// one: the host serves them all from one SINGLE_THREAD_MODEL POA, so their
+// upcalls never overlap, whichever port (createPortPoa, component.hpp).
+// Recursive: a collocated chain of single ports calls on, on the same thread.
+std::recursive_mutex& singleThreadLock() {
+  static std::recursive_mutex lock;
+  return lock;
+}
+
+// One-way calls of one connection that the ORB would serve at once under
+// this dispatch: pool, omniORB's default of 100 per connection
+// (maxServerThreadPerConnection); pool:N, N; serial and single, one.
+uint32_t onewayCallsAtOnce(const std::string& dispatch) {
+  const policy::Key& key = policy::key("dispatch");
+  const policy::FormMatch m = policy::matchForm(key, dispatch);
+  const std::string& form = key.forms[m.form];
+  if (form == "pool") return 100;
+  if (form == "pool:N") return uint32_t(m.args.at("N"));
+  return 1;
+}
+
+}  // namespace
+
+void InPortBase::attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_ptr flow, const char* ring) {
+  if (running()) {
+    refuse(Refusal::Sender);
+    throw CF::Port::OccupiedPort();
+  }
+  const std::string dispatch = owner_.properties().text(name_ + ".dispatch");
+  const bool single = policy::singleThreadDispatch(dispatch);
+  std::unique_ptr<shm::RingReceiver> receiver;
+  try {
+    receiver = openRing(ring, onewayCallsAtOnce(dispatch), single ? &singleThreadLock() : nullptr);
+  } catch (const std::exception& ex) {
+    throw CF::Port::InvalidPort(4, ("port " + name_ + ": " + ex.what()).c_str());
+  }
+  if (single) upcallLock_.store(&singleThreadLock(), std::memory_order_release);
+  attachSender(token, flow);
+  std::lock_guard lock(ringsMutex_);
+  for (auto& [t, r] : rings_)
+    if (t == token) {  // the token attached again: its old ring goes with its old connection
+      r->close();
+      closedRings_.push_back(std::move(r));
+      r = std::move(receiver);
+      return;
+    }
+  rings_.emplace_back(token, std::move(receiver));
+}
+
+uint32_t InPortBase::maxCallsSetting() const { return uint32_t(owner_.properties().integer(name_ + ".max_calls")); }
+
+void InPortBase::closeRing(uint64_t token) {
+  std::lock_guard lock(ringsMutex_);
+  for (auto it = rings_.begin(); it != rings_.end(); ++it)
+    if (it->first == token) {
+      it->second->close();  // joined at shutRings: a thread may be in an upcall now
+      closedRings_.push_back(std::move(it->second));
+      rings_.erase(it);
+      return;
+    }
+}
+
+void InPortBase::shutRings() {
+  std::vector<std::unique_ptr<shm::RingReceiver>> all;
+  {
+    std::lock_guard lock(ringsMutex_);
+    for (auto& [t, r] : rings_) all.push_back(std::move(r));
+    rings_.clear();
+    for (auto& r : closedRings_) all.push_back(std::move(r));
+    closedRings_.clear();
+  }
+  for (auto& r : all) r->close();
+  // A receiving thread may be in an upcall waiting on the worker queue or a
+  // reorder buffer: stopping them lets it go.
+  stopWorker();
+  all.clear();  // joins each ring's threads
 }
 
 // What a port takes. Every check below is a comparison or a bitmap lookup:

@@ -16,6 +16,24 @@ OutPortBase::OutPortBase(Component& owner, std::string name) : owner_(owner), na
                               [](const PropertyValue& v) {
                                 if (std::get<int64_t>(v) < 1) throw std::invalid_argument("must be >= 1");
                               });
+  // Not spec keys: the runner picks a connection's transport from the run's
+  // (a ring needs both ends in processes of the runtime on this machine).
+  owner_.properties().declare(name_ + ".transport", std::string("orb"),
+                              "how the connection's packets travel: orb (CORBA calls) or shm (a shared-memory ring "
+                              "between the two processes; CORBA for control only)",
+                              [](const PropertyValue& v) {
+                                const auto& t = std::get<std::string>(v);
+                                if (t != "orb" && t != "shm") throw std::invalid_argument("use orb or shm");
+                              });
+  owner_.properties().declare(name_ + ".shm_bytes", int64_t(shm::kDefaultDataBytes),
+                              "bytes of the shared-memory ring's data area (transport shm): the most sample bytes in "
+                              "flight on the connection, and the largest packet",
+                              [](const PropertyValue& v) {
+                                const int64_t b = std::get<int64_t>(v);
+                                if (b < int64_t(shm::kMinDataBytes) || b > int64_t(shm::kMaxDataBytes))
+                                  throw std::invalid_argument("must be in [" + std::to_string(shm::kMinDataBytes) +
+                                                              ", " + std::to_string(shm::kMaxDataBytes) + "]");
+                              });
 }
 
 bool OutPortBase::openGate() {
@@ -73,13 +91,17 @@ SyncScope OutPortBase::syncScope() const {
 std::size_t OutPortBase::syncNoneDepth() const {
   return std::size_t(owner_.properties().integer(name_ + ".sync_none_depth"));
 }
+bool OutPortBase::sharedMemory() const { return owner_.properties().text(name_ + ".transport") == "shm"; }
+std::size_t OutPortBase::ringBytes() const { return std::size_t(owner_.properties().integer(name_ + ".shm_bytes")); }
 
 void OutPortBase::connectPort(CORBA::Object_ptr connection, const char* connectionId) {
   if (connected()) throw CF::Port::OccupiedPort();
   if (CORBA::is_nil(connection)) throw CF::Port::InvalidPort(1, "nil connection");
   try {
     attach(connection);
-  } catch (const std::invalid_argument& ex) {
+  } catch (const std::exception& ex) {
+    // A bad property, or a shared-memory ring the system would not make or
+    // whose receiver is gone already.
     throw CF::Port::InvalidPort(2, ex.what());
   }
   connectionId_ = connectionId;

@@ -97,6 +97,13 @@ USES = (
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
     # Not a spec key: the sync=none queue's depth, as the C++ port has it.
     ("sync_none_depth", 1024, "packets the sync=none client queue holds before the caller blocks", at_least(1)),
+    # Not spec keys: the transport of the connection, which the runner sets
+    # as the C++ port has it; a Python port speaks CORBA only (orb), so the
+    # runner never gives it shm.
+    ("transport", "orb", "how the connection's packets travel: orb (CORBA calls); shm (a shared-memory ring) is not "
+     "supported by the Python runtime", one_of("orb", "shm", supported=("orb",))),
+    ("shm_bytes", 1 << 20, "bytes of the shared-memory ring's data area (transport shm); no effect with orb",
+     at_least(64 << 10, 1 << 30)),
 )
 
 

@@ -236,6 +236,9 @@ def check_network(spec, where="network"):
     """Network hosts talk over tcp, and only to processes of the runtime."""
     if spec.network is None:
         return
+    if spec.transport == "shm":
+        raise SpecError(spec.path, "run.transport", "network hosts stand for other machines, and shared memory "
+                        "joins processes of one machine only (remove [network] or use transport = \"tcp\")")
     if spec.transport != "tcp":
         raise SpecError(spec.path, "run.transport", f"network hosts talk over tcp; {spec.transport!r} cannot "
                         "cross a network link (remove [network] or use transport = \"tcp\")")

@@ -12,6 +12,8 @@ absurdly:
     dispatch does not bound it), at most the whole stream; each held twice
     (the ORB's receive buffer and the unmarshalled sequence), plus the
     sender's copy;
+  - per hop over shared memory, its ring (transport.ring_bytes, held once:
+    both processes map the same pages);
   - a fixed share per host process (the ORB and the libraries).
 """
 from pathlib import Path
@@ -64,11 +66,15 @@ def _parts(spec):
         add(spec.process_of(c.uses[0]), IN_FLIGHT, size)
     for i in range(len(spec.hosts)):
         add(("host", i), HOSTS, HOST_BASE_BYTES)
+    from scabench.model.transport import RING_CONTROL_BYTES, hop_transport, ring_bytes  # it imports this module
+    for c in spec.connections:
+        if hop_transport(spec, c) == "shm":  # the ring is shared; counted once, with the receiver
+            add(spec.process_of(c.provides[0]), RINGS, ring_bytes(spec) + RING_CONTROL_BYTES)
     return parts
 
 
-RECORDS, IN_FLIGHT, HOSTS = ("packet records (packets)", "packets in flight (samples x held per connection)",
-                             "host processes")
+RECORDS, IN_FLIGHT, HOSTS, RINGS = ("packet records (packets)", "packets in flight (samples x held per connection)",
+                                    "host processes", "shared-memory rings")
 
 
 def memory_needed(spec):

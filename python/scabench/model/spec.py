@@ -5,7 +5,7 @@ key and turns the file into a Spec; `Spec.assembly` is what the launcher runs.
 A spec (see experiments/paper/exp6.toml):
 
   [experiment]   name, title, and free-form notes
-  [run]          sample_type, transport ("tcp" | "unix"), cores ("all" | [..]),
+  [run]          sample_type, transport ("tcp" | "unix" | "shm": transport.py), cores ("all" | [..]),
                  pin (each process on its own core), scheduler ("normal" |
                  "batch": Linux SCHED_BATCH for every host), timeout_s
   [[component]]  name, kind, and the kind's properties (scabench-host --describe);
@@ -49,6 +49,7 @@ from scabench.model.checks import (check_dispatch_per_host, check_external_prope
                                    policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
+from scabench.model.transport import TRANSPORTS, hop_transport
 from scabench.paths import experiments_dir, python_program
 
 # What a waveform built in code (scabench.Waveform, api.py) is called where a
@@ -69,7 +70,6 @@ RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s"
 # are throughput work: a thread that wakes (an ORB thread taking a packet)
 # waits for the running one's slice instead of preempting it.
 SCHEDULERS = ("normal", "batch")
-TRANSPORTS = ("tcp", "unix")
 SAMPLE_TYPES = tuple(SAMPLE_BYTES)
 
 
@@ -305,7 +305,7 @@ class Spec:
                             **({"external": c.external.describe()} if c.external is not None else {})}
                            for c in self.components],
             "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
-                             **c.policy.as_dict()} for c in self.connections],
+                             "transport": hop_transport(self, c), **c.policy.as_dict()} for c in self.connections],
             "hosts": self.hosts,
             **({"nodes": self.nodes} if self.nodes else {}),
             **({"domain": self.domain} if self.domain else {}),

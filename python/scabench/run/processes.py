@@ -12,8 +12,12 @@ Every program scabench starts goes through spawn(), which
     hosts), and run directories carry the same tag in their names.
 A command that dies anyway leaves tagged processes and directories behind
 whose owner is gone; remove_leftovers() ends and removes those, and every
-run calls it before it starts. Leftovers of a live owner (another scabench
-command running beside this one) are left alone."""
+run calls it before it starts. Shared-memory rings (transport shm) are named
+with the same tag (SHM_PREFIX in /dev/shm); a sending port removes the name
+once its receiver has mapped the ring, so only a process that died between
+the two leaves one, and remove_leftovers() removes it too. Leftovers of a
+live owner (another scabench command running beside this one) are left
+alone."""
 import ctypes
 import os
 import re
@@ -27,6 +31,10 @@ from pathlib import Path
 
 OWNER_ENV = "SCABENCH_RUN_OWNER"
 RUN_DIR_PREFIX = "scabench-run-"
+# A ring's name (cpp/runtime/include/scabench/runtime/shm_ring.hpp, kNamePrefix):
+# scabench-shm-<owner tag>-<pid>-<n>, a file of /dev/shm.
+SHM_PREFIX = "scabench-shm-"
+SHM_DIR = Path("/dev/shm")
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child must not load libraries
 
@@ -122,6 +130,31 @@ def remove_leftovers():
         if m and not owner_alive(m.group(1)):
             shutil.rmtree(d, ignore_errors=True)
             removed.append(str(d))
+    removed += remove_rings(lambda tag: not owner_alive(tag))
+    return removed
+
+
+def shm_rings(tag=None):
+    """The shared-memory rings left in /dev/shm (of `tag` only, if given): {path: owner tag}."""
+    pattern = re.compile(rf"{re.escape(SHM_PREFIX)}(\d+\.\d+)-")
+    out = {}
+    for f in SHM_DIR.glob(f"{SHM_PREFIX}*") if SHM_DIR.is_dir() else ():
+        m = pattern.match(f.name)
+        if m and (tag is None or m.group(1) == tag):
+            out[f] = m.group(1)
+    return out
+
+
+def remove_rings(dead):
+    """Removes the rings whose owner tag `dead(tag)` says is gone."""
+    removed = []
+    for f, tag in shm_rings().items():
+        if dead(tag):
+            try:
+                f.unlink()
+                removed.append(str(f))
+            except OSError:
+                pass
     return removed
 
 

@@ -94,6 +94,9 @@ class ConnectionResult(Typed):
     received: int
     reordered_from_previous: int
     reordered_from_original: int
+    # The transport its packets used ("shm", "unix", "tcp" or "collocated":
+    # model/transport.py); None in results written before.
+    transport: str | None = optional()
 
 
 @dataclass
@@ -215,7 +218,10 @@ class RunResult(Typed):
     started_at: float            # time.time() at launch
     network: NetworkResult | None = optional()
     naming: dict | None = optional()  # the run's Naming Service: corbaloc and the waveform's context
-    hosts: list | None = optional()  # the launcher's record of each host; None if it left no manifest
+    # The launcher's record of each process (pid, cores, components, rusage),
+    # with its ORB options, its endpoint's transport and each of its remote
+    # hops' ("transport", "hops": runner._with_transports); None if it left no manifest.
+    hosts: list | None = optional()
     nodes: list | None = optional()  # NodeResult of each node the run placed processes on
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
     # Each packet from the start of its send at the packet source to done at

@@ -19,6 +19,7 @@ from scabench.model.catalog import PYTHON_KINDS
 from scabench.model.pipeline import (STAGE_KINDS, floor_of, packets_through, property_value, source_period_ms,
                                      stage_work_ms)
 from scabench.model.policy import host_orb_options
+from scabench.model.transport import endpoint_transport, hop_transport, uses_properties as transport_properties
 from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
 from scabench.run import metrics, processes
@@ -81,7 +82,10 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     for conn in spec.connections:
         properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
         properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
-        if not spec.collocated(conn):
+        # A hop over shared memory: the sending port makes the ring; no
+        # packet of it reaches the receiving ORB, whose dispatch it leaves alone.
+        properties[conn.uses[0]].update(transport_properties(spec, conn))
+        if hop_transport(spec, conn) not in ("collocated", "shm"):
             incoming.setdefault(spec.process_of(conn.provides[0]), []).append(conn.policy)
     cores = process_cores(spec)
     on_node = process_nodes(spec, network)
@@ -147,8 +151,11 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
 
 
 def _endpoint(spec, run_dir, name):
-    """Where a process of the run listens: loopback tcp, or a unix socket in the run's directory."""
-    return ["-ORBendPoint", "giop:tcp:127.0.0.1:" if spec.transport == "tcp" else f"giop:unix:{run_dir}/{name}.sock"]
+    """Where a process of the run listens: loopback tcp, or a unix socket in
+    the run's directory (transport unix, and shm's control)."""
+    if endpoint_transport(spec) == "tcp":
+        return ["-ORBendPoint", "giop:tcp:127.0.0.1:"]
+    return ["-ORBendPoint", f"giop:unix:{run_dir}/{name}.sock"]
 
 
 def _assembly_component(comp, sample_type, properties):
@@ -284,7 +291,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         result.error = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
         raise RunError(result.error, result=result)
     manifest = json.loads(manifest_path.read_text())
-    result.hosts = _with_orb_options(manifest.get("hosts", []), assembly)
+    result.hosts = _with_transports(_with_orb_options(manifest.get("hosts", []), assembly), spec)
     if "naming" in manifest:  # the context the launcher made (in a shared domain, the first free instance)
         result.naming = manifest["naming"]
     if "nodes" in manifest:
@@ -312,6 +319,30 @@ def _with_orb_options(hosts, assembly):
     # An external program's process is named exec-NAME (scabench-launch).
     options.update({f"exec-{e['name']}": e["orb_options"] for e in assembly["externals"] if e.get("orb_options")})
     return [{**h, "orb_options": options[h["name"]]} if h.get("name") in options else h for h in hosts]
+
+
+def _with_transports(hosts, spec):
+    """Each process's record with the transports of its hops: its ORB's
+    endpoint ("tcp" or "unix": the control plane, and every hop that is not
+    shm) and each remote connection in and out of it with the transport it
+    used (model/transport.py)."""
+    names = {f"host{i}-" + "+".join(members): ("host", i) for i, members in enumerate(spec.hosts)}
+    names.update({f"exec-{c.name}": ("external", c.name) for c in spec.externals()})
+    out = []
+    for h in hosts:
+        process = names.get(h.get("name"))
+        if process is None:
+            out.append(h)
+            continue
+        hops = {"in": {}, "out": {}}
+        for conn in spec.connections:
+            if spec.collocated(conn):
+                continue
+            for side, end in (("out", conn.uses), ("in", conn.provides)):
+                if spec.process_of(end[0]) == process:
+                    hops[side][conn.id] = hop_transport(spec, conn)
+        out.append({**h, "transport": "tcp" if spec.network is not None else endpoint_transport(spec), "hops": hops})
+    return out
 
 
 def _read_until(stream, word):
@@ -507,6 +538,7 @@ def _connections(spec, name, r, records):
             received=int(seq.size),
             reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, seq, stream),
             reordered_from_original=metrics.per_stream(metrics.reordered_from_original, seq, stream),
+            transport=hop_transport(spec, conn),
         ))
     return out
 

@@ -16,7 +16,7 @@ from scabench.studies.granularity import models as gm  # noqa: E402
 from scabench.studies.granularity.render_common import func_row, placement_key, rows_where  # noqa: E402
 from scabench.studies.granularity.workloads import WORKLOADS  # noqa: E402
 
-COLOURS = {"process/tcp": "#1f5fa8", "process/unix": "#4aa3df", "collocated/none": "#2e8b57",
+COLOURS = {"process/tcp": "#1f5fa8", "process/unix": "#4aa3df", "process/shm": "#c0712b", "collocated/none": "#2e8b57",
            "standalone/none": "#777777"}
 
 S4285_PLACEMENTS = {"standalone": COLOURS["standalone/none"], "process": COLOURS["process/tcp"],

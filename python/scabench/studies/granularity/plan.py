@@ -3,7 +3,9 @@ named plans (default, quick, and tiny for the tests). The lab (lab.py) runs
 one; its result carries the plan as a dict (result["plan"])."""
 from dataclasses import dataclass, field
 
-PLACEMENTS = (("process", "tcp"), ("process", "unix"), ("collocated", "none"))
+# A process per component over each transport (shm: the samples in shared
+# memory, docs/architecture.md "Shared-memory transport"), and all in one.
+PLACEMENTS = (("process", "tcp"), ("process", "unix"), ("process", "shm"), ("collocated", "none"))
 PARTS = ("fir", "s4285")  # the FIR steps 1-5, and the STANAG 4285 transmitter (step 6)
 
 
@@ -55,7 +57,8 @@ PLANS = {
     "default": Plan("default"),
     "quick": Plan("quick", warmup_s=0.5, window_s=1.2, repeats=1, fig6_configs=("W2", "W11"),
                   fig7_samples=(500, 8000), fig7_configs=("W11",),
-                  placements=(("process", "tcp"), ("collocated", "none")), test_samples=(1000, 8000),
+                  placements=(("process", "tcp"), ("process", "shm"), ("collocated", "none")),
+                  test_samples=(1000, 8000),
                   test_warmup_s=0.5, test_window_s=1.2, test_pr_cold=0, max_redo=0,
                   s4285_rates=(2400, 64000), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=1.2,
                   s4285_window_frames=16),

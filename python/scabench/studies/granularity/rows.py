@@ -20,7 +20,7 @@ class FirRow(Typed):
     config: str                  # "FUNC", "W2", "W3", ...
     components: int              # M
     placement: str               # "standalone" (FUNC), "process" or "collocated"
-    transport: str               # "none", "tcp" or "unix"
+    transport: str               # "none", "tcp", "unix" or "shm"
     taps: int                    # N
     samples: int                 # B
     nb: int                      # N·B

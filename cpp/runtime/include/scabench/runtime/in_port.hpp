@@ -29,6 +29,16 @@
 //                            serves at once (default 128); one more is refused.
 // The sending half lives in OutPort (out_port.hpp).
 //
+// Shared memory. A sender whose connection's transport is shm attaches with
+// DataPort::attachSharedRing instead: the port maps the sender's ring
+// (shm_ring.hpp) and its receiving threads call the same upcall as the ORB's
+// threads do for pushPacket (two-way, or sync=target) and pushPacketOneway,
+// so the checks, the worker, the reorder buffer, flow control and end of
+// stream are the same whichever way a packet came. The port's dispatch says
+// how many one-way packets of a connection may be in upcalls at once (pool:
+// the ORB's 100 per connection, pool:N, serial and single: one), and single
+// serialises every upcall of the host's single ports, as its POA does.
+//
 // Connections. Any number of uses ports may connect to one provides port
 // (fan-in): each attaches with DataPort::attachSender, and is a connection of
 // its own (InLink) with its own sequence space: its link window, its calls in
@@ -65,6 +75,7 @@
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/resequencer.hpp"
+#include "scabench/runtime/shm_ring.hpp"
 
 namespace scabench {
 
@@ -111,6 +122,9 @@ class InPortBase {
   CORBA::Object_ptr reference();
   virtual void startWorker() = 0;
   virtual void stopWorker() = 0;
+  // Closes every shared-memory connection and waits for its receiving
+  // threads: before the component goes (their upcalls reach it).
+  void shutRings();
 
   // What this port refused from peers, by reason.
   uint64_t refusals(Refusal why) const { return refused_[std::size_t(why)].load(); }
@@ -138,6 +152,17 @@ class InPortBase {
   // DataPort::attachSender / detachSender.
   void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow);
   void detachSender(CORBA::ULongLong token);
+  // DataPort::attachSharedRing: the ring mapped by openRing, then as attachSender.
+  void attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_ptr flow, const char* ring);
+  // Maps a sender's ring and starts its receiving threads, which call the
+  // port's upcall (InPort<T>). Throws std::invalid_argument.
+  virtual std::unique_ptr<shm::RingReceiver> openRing(const std::string& name, uint32_t onewayConcurrency,
+                                                      std::recursive_mutex* serialize) = 0;
+  // Held around every upcall of a single-dispatch port once a ring feeds it
+  // (null otherwise): the ring's threads and the ORB's take turns, as the
+  // single-thread POA's callers do.
+  std::recursive_mutex* upcallLock() const { return upcallLock_.load(std::memory_order_acquire); }
+  uint32_t maxCallsSetting() const;
 
   // The connection a packet names by its token; null if none.
   std::shared_ptr<InLink> linkOf(uint64_t token) const;
@@ -217,6 +242,14 @@ class InPortBase {
   uint64_t credits_ = 0, ackBatch_ = 1;
   std::mutex flowMutex_;
   std::atomic<int64_t> heldNow_{0};  // the whole port's, for its peak
+
+  // Shared-memory connections by token; a detached or replaced one is closed
+  // and kept until shutRings() joins its threads.
+  std::mutex ringsMutex_;
+  std::vector<std::pair<uint64_t, std::unique_ptr<shm::RingReceiver>>> rings_;
+  std::vector<std::unique_ptr<shm::RingReceiver>> closedRings_;
+  void closeRing(uint64_t token);
+  std::atomic<std::recursive_mutex*> upcallLock_{nullptr};
 };
 
 template <class T>
@@ -227,19 +260,44 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
 
   InPort(Component& owner, const std::string& name, Handler handler)
       : InPortBase(owner, name), handler_(std::move(handler)) {}
-  ~InPort() override { stopWorker(); }
+  ~InPort() override { shutRings(); }  // and the worker and releasers with them
 
   void pushPacket(const PacketHeader& h, const typename Traits::Seq& data) override {
-    upcall(h, data, CallKind::Twoway);
+    orbUpcall(h, data, CallKind::Twoway);
   }
   void pushPacketOneway(const PacketHeader& h, const typename Traits::Seq& data) override {
-    upcall(h, data, CallKind::Oneway);
+    orbUpcall(h, data, CallKind::Oneway);
   }
   void syncMarker() override {}
   void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) override {
     InPortBase::attachSender(token, flow);
   }
+  void attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_ptr flow, const char* ring) override {
+    InPortBase::attachSharedRing(token, flow, ring);
+  }
   void detachSender(CORBA::ULongLong token) override { InPortBase::detachSender(token); }
+
+  std::unique_ptr<shm::RingReceiver> openRing(const std::string& name, uint32_t onewayConcurrency,
+                                              std::recursive_mutex* serialize) override {
+    // The ring's threads take the same path as the ORB's, with the samples
+    // lent from the ring until the upcall returns (a worker or a reorder
+    // buffer copies them, as from a collocated caller).
+    auto onPacket = [this](const shm::PacketFields& f, const void* samples, std::size_t bytes, bool twoway) {
+      PacketHeader h;
+      h.stream_id = f.streamId;
+      h.sequence_number = f.sequence;
+      h.send_time_ns = f.sendTimeNs;
+      h.end_of_stream = f.endOfStream;
+      h.link_sequence = f.link;
+      h.connection_token = f.token;
+      const auto n = CORBA::ULong(bytes / sizeof(T));
+      const typename Traits::Seq view(n, n, static_cast<T*>(const_cast<void*>(samples)), false);
+      upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);
+    };
+    return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize,
+                                               onPacket,
+                                               [this](const std::string&) { refuse(Refusal::Sender); });
+  }
 
   void startWorker() override {
     const std::vector<std::shared_ptr<InLink>> links = prepareChecks();
@@ -302,6 +360,15 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   };
 
   void upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call);
+  // An upcall from the ORB: in turn with the rings' threads where the port needs it (upcallLock).
+  void orbUpcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call) {
+    if (auto* lock = upcallLock()) {
+      std::lock_guard one(*lock);
+      upcall(h, data, call);
+    } else {
+      upcall(h, data, call);
+    }
+  }
   // Queues a packet for the worker; blocks while the queue is full.
   void enqueue(Queued&& item) {
     const std::size_t level = resumeLevel(item.call);

@@ -45,4 +45,11 @@ std::size_t messageLimit();
 // `port` names the sending port in the message.
 void checkPacketFits(const std::string& port, std::size_t samples, std::size_t sampleBytes, const char* typeName);
 
+// Over a shared-memory ring (transport shm) a packet's samples must also fit
+// in the ring's data area, `ringBytes` (the port's shm_bytes): a larger one
+// is refused the same way, PacketTooLarge naming the ring, unsent. The runner
+// sizes the ring for the largest packet a spec declares (python/scabench/model/transport.py).
+void checkRingFits(const std::string& port, std::size_t samples, std::size_t sampleBytes, const char* typeName,
+                   std::size_t ringBytes);
+
 }  // namespace scabench

@@ -9,9 +9,17 @@
 //   <port>.flow              "none", "watermarks(lo, hi)" or "credits(w)": the
 //                            sender's side of flow control (flow.hpp). It
 //                            must match the receiving port's.
-// and one of the runtime's own, not a spec key:
+// and the runtime's own, not spec keys:
 //   <port>.sync_none_depth   packets the sync=none client queue holds before
 //                            the caller blocks (default 1024).
+//   <port>.transport         "orb" (CORBA calls, the default) or "shm": the
+//                            packets go through a ring of shared memory made
+//                            at connect (shm_ring.hpp) and CORBA carries only
+//                            the connection's control. The runner sets it
+//                            from the run's transport for hops between its
+//                            own hosts (python/scabench/model/transport.py).
+//   <port>.shm_bytes         the ring's data area: the most bytes of samples
+//                            in flight, and the largest packet.
 #pragma once
 
 #include <atomic>
@@ -55,6 +63,8 @@ class OutPortBase : public virtual POA_CF::Port {
   CallKind callKind() const;
   SyncScope syncScope() const;
   std::size_t syncNoneDepth() const;
+  bool sharedMemory() const;
+  std::size_t ringBytes() const;
 
   // Flow control: the gate exists when the connection's flow is not none.
   bool openGate();
@@ -89,6 +99,7 @@ class OutPort final : public OutPortBase {
   void push(const PacketHeader& header, const T* samples, std::size_t count) {
     if (!sender_) return;
     checkPacketFits(name_, count, sizeof(T), Traits::name);  // throws PacketTooLarge (message_limit.hpp)
+    if (ring_) checkRingFits(name_, count, sizeof(T), Traits::name, ring_->capacity());
     PacketHeader h = header;
     // Atomic: a component served by a thread pool pushes from several ORB
     // threads at once, and the receiver takes each link number only once.
@@ -129,7 +140,6 @@ class OutPort final : public OutPortBase {
   void attach(CORBA::Object_ptr connection) override {
     typename Traits::Ref_var ref = Traits::Ref::_narrow(connection);
     if (CORBA::is_nil(ref)) throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
-    sender_ = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
     token_ = drawToken();
     // A new connection is a new sequence space: its link sequences start at
     // 0, as the receiver's window and a new flow gate's credits do. (Going
@@ -137,11 +147,22 @@ class OutPort final : public OutPortBase {
     // for acknowledgements of numbers its new receiver never saw.)
     nextLink_.store(0);
     scabench::FlowControl_var flow = openGate() ? gateReference() : scabench::FlowControl::_nil();
-    try {
-      ref->attachSender(token_, flow);
-    } catch (...) {
-      sender_.reset();  // not connected after all
-      throw;
+    if (sharedMemory()) {
+      // The ring first, then the attach that hands it over: the receiver
+      // maps it before it returns, and its name goes once both have it.
+      auto ring = std::make_shared<shm::RingSender>(ringBytes(), sizeof(T));
+      ref->attachSharedRing(token_, flow, ring->name().c_str());
+      ring->attached();
+      sender_ = makeRingSender<T>(ring, callKind(), syncScope(), syncNoneDepth());
+      ring_ = std::move(ring);
+    } else {
+      sender_ = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
+      try {
+        ref->attachSender(token_, flow);
+      } catch (...) {
+        sender_.reset();  // not connected after all
+        throw;
+      }
     }
     peer_ = ref._retn();
   }
@@ -149,6 +170,7 @@ class OutPort final : public OutPortBase {
     closeGate();
     if (sender_) sender_->flush();
     sender_.reset();
+    ring_.reset();
     // The receiver forgets the connection, so that it does not wait for its
     // end of stream; a receiver that is gone has nothing to forget.
     try {
@@ -160,6 +182,7 @@ class OutPort final : public OutPortBase {
 
  private:
   std::unique_ptr<Sender<T>> sender_;
+  std::shared_ptr<shm::RingSender> ring_;  // transport shm: the connection's ring
   typename Traits::Ref_var peer_;
   std::atomic<uint64_t> nextLink_{0};
   uint64_t token_ = 0;

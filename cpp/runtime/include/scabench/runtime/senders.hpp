@@ -13,6 +13,13 @@
 // Collocated references make every one of these a direct call on the
 // caller's thread, as the paper's section 4.1 describes; only sync=none keeps
 // its own thread and so stays asynchronous.
+//
+// Over a shared-memory ring (transport shm, shm_ring.hpp) the same policy
+// maps onto the ring's phases: twoway and sync=target wait until the
+// receiver's upcall returned (done), sync=server until a receiving thread
+// dequeued the packet (taken: what the server ORB reading the request is),
+// sync=transport until the packet is in the ring, and sync=none queues it
+// here as above, its sender thread putting it in the ring.
 #pragma once
 
 #include <memory>
@@ -22,6 +29,7 @@
 #include "scabench/core/bounded_queue.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
+#include "scabench/runtime/shm_ring.hpp"
 
 namespace scabench {
 
@@ -59,16 +67,41 @@ class OnewaySender final : public Sender<T> {
   const bool waitForServer_;
 };
 
+// A packet through a shared-memory ring, waiting as the policy says.
+template <class T>
+class ShmSender final : public Sender<T> {
+ public:
+  ShmSender(std::shared_ptr<shm::RingSender> ring, bool twoway, shm::Wait wait)
+      : ring_(std::move(ring)), twoway_(twoway), wait_(wait) {}
+  void send(const PacketHeader& h, const typename PortTraits<T>::Seq& d) override {
+    shm::PacketFields f;
+    f.streamId = h.stream_id;
+    f.endOfStream = h.end_of_stream;
+    f.sequence = h.sequence_number;
+    f.sendTimeNs = h.send_time_ns;
+    f.link = h.link_sequence;
+    f.token = h.connection_token;
+    ring_->send(f, d.get_buffer(), std::size_t(d.length()) * sizeof(T), twoway_, wait_);
+  }
+  void flush() override { ring_->flush(); }
+
+ private:
+  std::shared_ptr<shm::RingSender> ring_;
+  const bool twoway_;
+  const shm::Wait wait_;
+};
+
 // SYNC_NONE: the caller only copies the packet into a client-side queue. One
-// sender thread drains it, so the client never reorders.
+// sender thread drains it through `inner` (the connection's sync=transport
+// sender: the ORB's oneway, or the ring), so the client never reorders.
 template <class T>
 class QueuedOnewaySender final : public Sender<T> {
  public:
-  QueuedOnewaySender(typename PortTraits<T>::Ref_var ref, std::size_t depth)
-      : ref_(ref), queue_(depth), thread_([this] { drain(); }) {}
+  QueuedOnewaySender(std::unique_ptr<Sender<T>> inner, std::size_t depth)
+      : inner_(std::move(inner)), queue_(depth), thread_([this] { drain(); }) {}
   ~QueuedOnewaySender() override {
     queue_.close();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();  // flush() may have joined it (a disconnect flushes first)
   }
   void send(const PacketHeader& h, const typename PortTraits<T>::Seq& d) override {
     Item item{h, typename PortTraits<T>::Seq(d)};  // deep copy: the caller keeps its buffer
@@ -77,6 +110,7 @@ class QueuedOnewaySender final : public Sender<T> {
   void flush() override {
     queue_.close();
     if (thread_.joinable()) thread_.join();
+    inner_->flush();
   }
 
  private:
@@ -90,13 +124,13 @@ class QueuedOnewaySender final : public Sender<T> {
   void drain() {
     while (auto item = queue_.pop()) {
       try {
-        ref_->pushPacketOneway(item->header, item->data);
+        inner_->send(item->header, item->data);
       } catch (...) {
         // A oneway has no one to report to; the receiver's counts show the loss.
       }
     }
   }
-  typename PortTraits<T>::Ref_var ref_;
+  std::unique_ptr<Sender<T>> inner_;
   BoundedQueue<Item> queue_;
   std::thread thread_;
 };
@@ -105,8 +139,21 @@ template <class T>
 std::unique_ptr<Sender<T>> makeSender(typename PortTraits<T>::Ref_var ref, CallKind call, SyncScope sync,
                                       std::size_t syncNoneDepth) {
   if (call == CallKind::Twoway || sync == SyncScope::Target) return std::make_unique<TwowaySender<T>>(ref);
-  if (sync == SyncScope::None) return std::make_unique<QueuedOnewaySender<T>>(ref, syncNoneDepth);
+  if (sync == SyncScope::None)
+    return std::make_unique<QueuedOnewaySender<T>>(std::make_unique<OnewaySender<T>>(ref, false), syncNoneDepth);
   return std::make_unique<OnewaySender<T>>(ref, sync == SyncScope::Server);
+}
+
+// The same policy over a shared-memory ring (the mapping above).
+template <class T>
+std::unique_ptr<Sender<T>> makeRingSender(std::shared_ptr<shm::RingSender> ring, CallKind call, SyncScope sync,
+                                          std::size_t syncNoneDepth) {
+  if (call == CallKind::Twoway || sync == SyncScope::Target)
+    return std::make_unique<ShmSender<T>>(ring, true, shm::Wait::Done);
+  if (sync == SyncScope::None)
+    return std::make_unique<QueuedOnewaySender<T>>(std::make_unique<ShmSender<T>>(ring, false, shm::Wait::Written),
+                                                   syncNoneDepth);
+  return std::make_unique<ShmSender<T>>(ring, false, sync == SyncScope::Server ? shm::Wait::Taken : shm::Wait::Written);
 }
 
 }  // namespace scabench
