@@ -884,7 +884,16 @@ class Launcher {
         disconnectUses(name);
         continue;
       }
-      guardCall(name, "releaseObject", [&] { res->releaseObject(); });
+      guardCall(name, "releaseObject", [&] {
+        try {
+          res->releaseObject();
+        } catch (const CORBA::COMM_FAILURE&) {
+          // A host ends once its last component is released, and its reply
+          // can be lost as it goes: the call did what it asked. How the
+          // host ended is checked below like every other's.
+        } catch (const CORBA::TRANSIENT&) {
+        }
+      });
     }
     // Hosts exit once all their components are released; give them time to
     // report their resource usage, then make sure.
