@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -72,6 +73,21 @@ std::atomic<uint32_t> processThreads{0};
 constexpr std::size_t kAlign = 64;
 // How often a waiting sender looks whether its receiver still exists.
 constexpr long kWatchNs = 100'000'000;
+// A sender waiting for its packet to be taken or done looks for this long
+// before it sleeps, if its last wait was no longer and it may run on more
+// than one CPU (on one, the receiver cannot run while it looks).
+constexpr int64_t kSpinNs = 20'000;
+
+bool severalCpus() {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+}
+
+int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 uint32_t stateOf(uint64_t n, uint32_t phase) { return (uint32_t(n & kSeqMask) << 2) | phase; }
 // Message n has reached `phase`, or its slot has moved on to a later message
@@ -130,7 +146,8 @@ std::string ownerTag() {
 
 // ------------------------------------------------------------------ sender
 
-RingSender::RingSender(std::size_t dataBytes, std::size_t elementBytes) : dataBytes_(roundUp(dataBytes, 4096)) {
+RingSender::RingSender(std::size_t dataBytes, std::size_t elementBytes)
+    : dataBytes_(roundUp(dataBytes, 4096)), severalCpus_(severalCpus()) {
   if (dataBytes_ < kMinDataBytes || dataBytes_ > kMaxDataBytes)
     throw std::invalid_argument("a shared-memory ring of " + std::to_string(dataBytes) + " bytes: use " +
                                 std::to_string(kMinDataBytes) + " to " + std::to_string(kMaxDataBytes));
@@ -262,6 +279,11 @@ void RingSender::send(const PacketFields& h, const void* samples, std::size_t by
 
 void RingSender::waitFor(uint64_t n, uint32_t phase) {
   Slot& s = slots_[n % kSlots];
+  const int64_t start = nowNs();
+  if (severalCpus_ && lastWaitNs_.load(std::memory_order_relaxed) <= kSpinNs) {
+    while (!reached(s.state.load(std::memory_order_acquire), n, phase) && nowNs() - start < kSpinNs)
+      __builtin_ia32_pause();
+  }
   for (;;) {
     uint32_t state = s.state.load(std::memory_order_acquire);
     if (reached(state, n, phase)) break;
@@ -279,6 +301,7 @@ void RingSender::waitFor(uint64_t n, uint32_t phase) {
   }
   uint32_t mine = phase;
   s.waiter.compare_exchange_strong(mine, 0);
+  lastWaitNs_.store(nowNs() - start, std::memory_order_relaxed);
 }
 
 void RingSender::flush() {

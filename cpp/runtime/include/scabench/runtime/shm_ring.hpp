@@ -141,6 +141,10 @@ class RingSender {
   std::mutex mutex_;
   uint64_t published_ = 0;  // messages put in the ring (under mutex_)
   uint64_t pos_ = 0;        // the data area's write position, a byte count that only grows (under mutex_)
+  // Spinning before a wait for taken or done (waitFor): how long the last
+  // wait took, and whether this process may run on more than one CPU.
+  std::atomic<int64_t> lastWaitNs_{INT64_MAX};
+  const bool severalCpus_;
 };
 
 // The receiving end: made by the provides port when a sender attaches with
