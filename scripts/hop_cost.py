@@ -341,6 +341,8 @@ def run_whole_spec(args, extra):
         if args.transport:  # --transport shm: the spec's own hops over shared memory
             spec.transport = args.transport
             check_network(spec)
+        if args.scheduler != "normal":
+            spec.with_scheduler(args.scheduler)
         if args.spec_packets:
             spec.with_packets(args.spec_packets)
         if args.cores not in ("spec", "all"):
@@ -366,13 +368,15 @@ def run_whole_spec(args, extra):
                "stalls": result.stalls, "foreign_cpu_pct": result.foreign_cpu_pct,
                "received": [s.received for s in result.stages],
                "reordered": [s.reordered_from_original for s in result.stages],
+               "output_reordered": [s.output_reordered_from_previous for s in result.stages],
                "cpu_s": sum((h.get("rusage") or {}).get("user_s", 0.0) + (h.get("rusage") or {}).get("system_s", 0.0)
                             for h in result.hosts),
                "hosts": hosts}
         runs.append(run)
         ratio = "no floor" if run["ratio"] is None else f"{run['ratio']:.3f} x floor"
         print(f"run {i + 1}: {ratio} ({run['last_packet_ms']:.0f} ms over {run['floor_ms']:.0f}), "
-              f"received {run['received']}, reordered {run['reordered']}, stalls {len(run['stalls'])}, "
+              f"received {run['received']}, reordered {run['reordered']} (output {run['output_reordered']}), "
+              f"stalls {len(run['stalls'])}, "
               f"CPU {run['cpu_s']:.1f} s, foreign {run['foreign_cpu_pct'] or 0:.0f} %")
         for host, h in hosts.items():
             print(f"    {host:12s} {h['cpu_us']:7.1f} µs/packet (user {h['user_us']:.1f}, system {h['system_us']:.1f}), "
