@@ -7,6 +7,8 @@
 //                 --component NAME:KIND:SAMPLE_TYPE [--component ...] [-ORB options]
 //   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME
 //                 KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORB options]
+//   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID
+//                 COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [-ORB options]
 //
 // Every form takes `--library PATH` (repeatable): a component library
 // (plugin) loaded first, whose kinds are then created, described and
@@ -21,9 +23,16 @@
 // and the host reports its resource usage ("rusage ...").
 // Components placed in the same host call each other directly (collocation).
 //
-// The second form is the SCA execute protocol (exec parameters as name/value
+// The third form is the SCA execute protocol (exec parameters as name/value
 // pairs), for any SCA launcher: one component of kind KIND, bound under NAME
-// in the naming context given, unbound again once it is released.
+// in the naming context given, unbound again once it is released. The
+// fourth is the same for several components in one process (a
+// hostcollocation), each bound under its own name: how a launcher starts a
+// host on a node (docs/architecture.md, "Placement on nodes"). Both write
+// their packet records into RECORD_DIR (default: the working directory,
+// which a node makes for each process) and their events on stdout, one line
+// each, as the first form writes them on its status pipe ("eos NAME COUNT",
+// "error NAME MESSAGE", "stat NAME KEY VALUE", and at the end "rusage ...").
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -31,6 +40,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -75,12 +85,16 @@ class Host final : public scabench::HostServices {
   }
 
   void componentReleased(const std::string& name) override {
+    // First, outside the lock: a name bound in a naming context goes before
+    // releaseObject returns, while the ORB can still make the call.
+    if (onRelease_) onRelease_(name);
     std::lock_guard lock(mutex_);
     released_.insert(name);
     if (released_.size() == expected_) orb_->shutdown(false);
   }
 
   void expect(std::size_t count) { expected_ = count; }
+  void onRelease(std::function<void(const std::string&)> f) { onRelease_ = std::move(f); }
 
  private:
   CORBA::ORB_var orb_;
@@ -90,6 +104,7 @@ class Host final : public scabench::HostServices {
   std::mutex mutex_;
   std::set<std::string> released_;
   std::size_t expected_ = 0;
+  std::function<void(const std::string&)> onRelease_;
 };
 
 struct ComponentSpec {
@@ -162,9 +177,13 @@ const char* const USAGE =
     "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
     "       scabench-host [--library PATH ...] NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME "
     "KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORBoption value ...]\n"
+    "       scabench-host [--library PATH ...] NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID "
+    "COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [-ORBoption value ...]\n"
     "Hosts scabench components: --describe prints the component kinds (ports, properties with their types)\n"
     "and the policy schema as JSON; the second form is how scabench-launch runs a host; the third is the\n"
-    "SCA execute protocol, one component bound under NAME in the naming context IOR. --library loads a\n"
+    "SCA execute protocol, one component bound under NAME in the naming context IOR; the fourth, several\n"
+    "components in one process, each bound under its NAME. The execute forms write the packet records in\n"
+    "RECORD_DIR (default: the working directory) and their events on stdout. --library loads a\n"
     "component library (a plugin) whose kinds then join the built-in ones.\n";
 
 int usage(const std::string& why) {
@@ -205,13 +224,23 @@ std::string loadLibraries(const std::vector<std::string>& libraries) {
 
 // The SCA execute protocol: the exec parameters arrive as name/value pairs.
 struct ExecParameters {
-  std::string namingContextIor, identifier, nameBinding, kind, sampleType = "double", recordDir = "/tmp";
+  std::string namingContextIor, identifier, nameBinding, kind, sampleType = "double", recordDir = ".";
+  std::vector<ComponentSpec> components;  // COMPONENT NAME:KIND[:TYPE], each
 };
 
 bool isExecForm(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "NAMING_CONTEXT_IOR") return true;
   return false;
+}
+
+std::string rusageLine(const std::string& who) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return std::to_string(double(tv.tv_sec) + tv.tv_usec / 1e6); };
+  return "rusage " + who + " " + seconds(usage.ru_utime) + " " + seconds(usage.ru_stime) + " " +
+         std::to_string(usage.ru_nvcsw) + " " + std::to_string(usage.ru_nivcsw) + " " +
+         std::to_string(usage.ru_maxrss);
 }
 
 int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
@@ -226,11 +255,27 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
     else if (key == "KIND") p.kind = value;
     else if (key == "SAMPLE_TYPE") p.sampleType = value;
     else if (key == "RECORD_DIR") p.recordDir = value;
+    else if (key == "COMPONENT") {
+      const auto a = value.find(':');
+      const auto b = a == std::string::npos ? a : value.find(':', a + 1);
+      if (a == std::string::npos || a == 0 || a + 1 == value.size())
+        return usage("COMPONENT " + value + ": use NAME:KIND or NAME:KIND:SAMPLE_TYPE");
+      p.components.push_back({value.substr(0, a), value.substr(a + 1, b == std::string::npos ? b : b - a - 1),
+                              b == std::string::npos ? "" : value.substr(b + 1)});
+    }
     // Other exec parameters (PROFILE_NAME, DOM_PATH, ...) are for launchers
     // that need them; this host does not.
   }
-  if (p.namingContextIor.empty() || p.nameBinding.empty() || p.kind.empty())
-    return usage("NAMING_CONTEXT_IOR, NAME_BINDING and KIND are required");
+  if (p.namingContextIor.empty()) return usage("NAMING_CONTEXT_IOR is required");
+  if (p.components.empty()) {
+    if (p.nameBinding.empty() || p.kind.empty())
+      return usage("NAME_BINDING and KIND, or COMPONENT NAME:KIND, are required");
+    p.components.push_back({p.nameBinding, p.kind, p.sampleType});
+  } else if (!p.nameBinding.empty() || !p.kind.empty()) {
+    return usage("COMPONENT names each component of the host: leave NAME_BINDING and KIND out");
+  }
+  for (auto& c : p.components)
+    if (c.sampleType.empty()) c.sampleType = p.sampleType;
   CosNaming::NamingContext_var context;
   try {
     CORBA::Object_var obj = orb->string_to_object(p.namingContextIor.c_str());
@@ -241,35 +286,52 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
   if (CORBA::is_nil(context)) return usage("NAMING_CONTEXT_IOR is not a naming context");
   CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
   PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
-  Host host(orb, root, -1);
-  host.expect(1);
-  scabench::Component* c = nullptr;
-  try {
-    c = scabench::createComponent(p.kind, p.sampleType, {p.nameBinding, p.recordDir, &host});
-  } catch (const std::exception& ex) {
-    return usage(std::string("KIND ") + p.kind + ", SAMPLE_TYPE " + p.sampleType + ": " + ex.what());
+  // Events on stdout: a launcher that did not fork this process reads them
+  // there (a node keeps them in the process's directory).
+  Host host(orb, root, STDOUT_FILENO);
+  host.expect(p.components.size());
+  // Each name goes with its component (SCA: unbound on releaseObject), so
+  // that a launcher sees the context as it left it.
+  host.onRelease([&context](const std::string& released) {
+    CosNaming::Name name;
+    name.length(1);
+    name[0].id = released.c_str();
+    try {
+      context->unbind(name);
+    } catch (...) {
+      // The context may be gone with its domain; nothing to undo then.
+    }
+  });
+  std::vector<scabench::Component*> components;
+  for (const auto& spec : p.components) {
+    scabench::Component* c = nullptr;
+    try {
+      c = scabench::createComponent(spec.kind, spec.sampleType, {spec.name, p.recordDir, &host});
+    } catch (const std::exception& ex) {
+      return usage("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType + ": " +
+                   ex.what());
+    }
+    PortableServer::ObjectId_var id = root->activate_object(c);
+    CORBA::Object_var ref = root->id_to_reference(id);
+    components.push_back(c);
+    CosNaming::Name name;
+    name.length(1);
+    name[0].id = spec.name.c_str();
+    if (components.size() == 1) {
+      PortableServer::POAManager_var manager = root->the_POAManager();
+      manager->activate();
+    }
+    try {
+      context->rebind(name, ref);
+    } catch (const CORBA::Exception& ex) {
+      std::cerr << "scabench-host: cannot bind " << spec.name << ": " << ex._name() << "\n";
+      return 1;
+    }
   }
-  PortableServer::ObjectId_var id = root->activate_object(c);
-  CORBA::Object_var ref = root->id_to_reference(id);
-  PortableServer::POAManager_var manager = root->the_POAManager();
-  manager->activate();
-  CosNaming::Name name;
-  name.length(1);
-  name[0].id = p.nameBinding.c_str();
-  try {
-    context->rebind(name, ref);
-  } catch (const CORBA::Exception& ex) {
-    std::cerr << "scabench-host: cannot bind " << p.nameBinding << ": " << ex._name() << "\n";
-    return 1;
-  }
-  orb->run();  // until releaseObject
-  try {
-    context->unbind(name);
-  } catch (...) {
-    // The context may be gone with its domain; nothing to undo then.
-  }
+  orb->run();  // until every component is released (each unbound its name)
   orb->destroy();
-  c->_remove_ref();
+  for (auto* c : components) c->_remove_ref();
+  host.notify(rusageLine(p.components.front().name));
   return 0;
 }
 
@@ -362,11 +424,6 @@ int main(int argc, char** argv) {
   orb->destroy();  // waits for every upcall, then drops the POA's servant references
   for (auto* c : components) c->_remove_ref();
 
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) { return std::to_string(double(tv.tv_sec) + tv.tv_usec / 1e6); };
-  host.notify("rusage " + hostName + " " + seconds(usage.ru_utime) + " " + seconds(usage.ru_stime) + " " +
-              std::to_string(usage.ru_nvcsw) + " " + std::to_string(usage.ru_nivcsw) + " " +
-              std::to_string(usage.ru_maxrss));
+  host.notify(rusageLine(hostName));
   return 0;
 }

@@ -13,6 +13,16 @@
 // used meanwhile, and each process's own, and writes the outcome to
 // MANIFEST.json. On any failure it names the component and the reason, and
 // no process it started outlives it.
+//
+// A process placed on a node (docs/architecture.md, "Placement on nodes") is
+// started by that node's ExecutableDevice (scabench node) instead of a fork,
+// in the execute form, and binds itself in the waveform's naming context as
+// an external program does. The launcher watches it through the node (its
+// state, its events on stdout, the progress in its records' headers, one
+// round trip per node every REMOTE_POLL_MS), relates the node's clock to its
+// own by round trips before the stream starts and after it ends, fetches its
+// record files into the run directory once the stream has ended, with their
+// times moved onto the launcher's clock, and terminates it at the end.
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -28,20 +38,24 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <omniORB4/Naming.hh>
 #include <omniORB4/omniORB.h>
 
 #include "cf.hh"
+#include "node.hh"
 #include "scabench/core/clock.hpp"
 #include "scabench/core/usage.hpp"
 #include "scabench/core/record_log.hpp"
@@ -64,7 +78,6 @@ struct RunFailure : std::runtime_error {
 struct HostProc {
   std::string name;
   std::vector<int> cores;
-  std::string netns;  // network namespace the host runs in; empty: the launcher's own
   bool batch = false; // SCHED_BATCH: the host's threads do not preempt on wake-up
   std::vector<std::string> components;
   std::vector<std::string> argv;  // what is exec'd, made before fork (the child must not allocate)
@@ -83,6 +96,44 @@ struct HostProc {
   json rusage;
   double cpuAtStart = 0;   // CPU seconds at the measured window's start
   double windowCpuS = -1;  // CPU seconds over the measured window; -1: not measured
+  // On a node: started by its ExecutableDevice and watched through it; pid
+  // is the node's. Empty node: forked here.
+  std::string node;
+  std::string program;        // the node's name for the program
+  std::vector<std::string> execParams;  // its execute parameters, id and value in turn (made before execute)
+  uint64_t outOffset = 0;     // how much of its stdout has been read
+  int exitStatus = 0;         // as the node says: the exit code, or minus the signal
+  std::string errorTail;      // its last line on stderr, as the node says
+  json nodeRecord;            // the node's last record of it
+  std::string lostWith;       // the node that died with it
+};
+
+// A round trip to a node's clock: the node read its CLOCK_MONOTONIC at some
+// instant between the launcher's t0 and t1, so its offset to the launcher's
+// clock is tNode - (t0 + t1) / 2 within (t1 - t0) / 2, whatever the delays
+// each way. The best of a few probes (the shortest round trip) is kept.
+struct ClockProbe {
+  bool done = false;
+  int64_t offsetNs = 0;  // node clock minus launcher clock
+  int64_t boundNs = 0;   // |error| of offsetNs at most this
+  int64_t rttNs = 0;
+  int64_t atNs = 0;      // when, on the launcher's clock
+};
+
+// A node the run places processes on: its device (one reference with the
+// calls' own timeout, one with a short one for the poll) and what the run
+// took from it.
+struct Node {
+  std::string name;
+  scabench::node::NodeDevice_var device, poll;
+  bool sameMachine = false;  // on the launcher's machine (network hosts): its processes' CPU is the run's own
+  long long memoryMib = 0;
+  bool allocated = false;
+  std::set<std::string> loaded;
+  std::string publishedHost;
+  std::string deadWhy;  // empty: alive
+  int64_t lastPollNs = 0;
+  ClockProbe start, end;
 };
 
 // A component the launcher does not host: exec'd (a HostProc of its own) or
@@ -177,7 +228,7 @@ CpuSnapshot snapshot(const std::vector<int>& cores, const std::vector<HostProc>&
   s.busySeconds = busyOnCores(cores);
   s.ownSeconds = processCpuSeconds(getpid());
   for (const auto& h : hosts)
-    if (!h.exited) s.ownSeconds += processCpuSeconds(h.pid);
+    if (!h.exited && h.node.empty()) s.ownSeconds += processCpuSeconds(h.pid);  // a node's: read through it
   return s;
 }
 
@@ -193,6 +244,7 @@ class Launcher {
       validate();
       initOrb();
       makeContext();
+      resolveNodes();
       spawnAll();
       waitReady();
       resolveRefs();
@@ -200,24 +252,32 @@ class Launcher {
       configureAll();
       bindNames();
       connectAll();
+      probeClocks(&Node::start);
+      const double remoteBefore = readRemoteCpu(/*atStart=*/true);
       const CpuSnapshot before = snapshot(measuredCores_, hosts_);
       for (auto& h : hosts_)
-        if (!h.exited) h.cpuAtStart = processCpuClockSeconds(h.pid);
+        if (!h.exited && h.node.empty()) h.cpuAtStart = processCpuClockSeconds(h.pid);
       manifest["window_start_ns"] = before.wallNs;
       startAll();
       announceStart();
       waitEndOfStream();
       const CpuSnapshot after = snapshot(measuredCores_, hosts_);
       for (auto& h : hosts_) {
-        const double now = h.exited ? -1 : processCpuClockSeconds(h.pid);
+        const double now = h.exited || !h.node.empty() ? -1 : processCpuClockSeconds(h.pid);
         if (now >= 0 && h.cpuAtStart >= 0) h.windowCpuS = now - h.cpuAtStart;
       }
+      // A node's processes through the node (a round trip after the local
+      // reading; on the launcher's machine, their CPU is the run's own).
+      const double remoteOwn = readRemoteCpu(/*atStart=*/false) - remoteBefore;
       manifest["window_end_ns"] = after.wallNs;
       const double wall = double(after.wallNs - before.wallNs) / 1e9;
-      const double foreign = (after.busySeconds - before.busySeconds) - (after.ownSeconds - before.ownSeconds);
-      manifest["own_cpu_s"] = after.ownSeconds - before.ownSeconds;
+      const double own = after.ownSeconds - before.ownSeconds + remoteOwn;
+      const double foreign = (after.busySeconds - before.busySeconds) - own;
+      manifest["own_cpu_s"] = own;
       manifest["foreign_cpu_pct"] = wall > 0 ? std::max(0.0, 100.0 * foreign / (wall * double(measuredCores_.size()))) : 0.0;
       manifest["eos"] = eos_;
+      probeClocks(&Node::end);
+      fetchRecords();  // before "held": the runner reads the records then
       holdIfAsked();
       releaseAll();
       manifest["status"] = "ok";
@@ -225,15 +285,15 @@ class Launcher {
       manifest["status"] = "failed";
       manifest["failed_component"] = f.component;
       manifest["error"] = f.what();
-      abandonRefs();
-      killAll();
+      failed();
     } catch (const std::exception& ex) {
       manifest["status"] = "failed";
       manifest["failed_component"] = "";
       manifest["error"] = ex.what();
-      abandonRefs();
-      killAll();
+      failed();
     }
+    endNodes();
+    removeContext();
     // After the release: a component reports some figures (a Python
     // component's refusals) only as it goes.
     manifest["stats"] = stats_;
@@ -241,12 +301,15 @@ class Launcher {
     for (const auto& h : hosts_) {
       json entry = {{"name", h.name}, {"pid", h.pid}, {"cores", h.cores}, {"components", h.components}};
       if (h.exec) entry["exec"] = h.argv.front();
-      entry["exit"] = h.exited ? describeStatus(h.status) : "not started";
+      if (!h.node.empty()) entry["node"] = h.node;
+      entry["exit"] = exitText(h);
       if (!h.rusage.is_null()) entry["rusage"] = h.rusage;
       if (h.windowCpuS >= 0) entry["window_cpu_s"] = h.windowCpuS;
       hosts.push_back(entry);
     }
     manifest["hosts"] = hosts;
+    if (!nodes_.empty()) manifest["nodes"] = describeNodes();
+    if (!CORBA::is_nil(context_)) manifest["naming"] = {{"corbaloc", a_["naming"]["corbaloc"]}, {"context", contextName_}};
     if (!CORBA::is_nil(orb_)) {
       try {
         orb_->destroy();
@@ -265,12 +328,38 @@ class Launcher {
     measuredCores_ = a_["measure_cores"].get<std::vector<int>>();
     deadlineNs_ = scabench::monotonicNs() + int64_t(a_["timeout_s"].get<double>() * 1e9);
     const std::string binary = a_["host_binary"];
+    for (const auto& n : a_.contains("nodes") ? a_["nodes"] : json::array()) {
+      Node node;
+      node.name = n["name"];
+      node.memoryMib = n.value("memory_mib", 0LL);
+      node.sameMachine = n.value("same_machine", false);
+      nodes_[node.name] = node;
+    }
     for (const auto& h : a_["hosts"]) {
       HostProc proc;
       proc.name = h["name"];
       proc.cores = h["cores"].get<std::vector<int>>();
-      proc.netns = h.value("netns", "");
       proc.batch = batchScheduler(h, proc.name);
+      proc.node = h.value("node", "");
+      if (!proc.node.empty()) {
+        // The execute form, one COMPONENT each; the node gives the endpoint
+        // and the directory the records go to (its working directory).
+        if (!nodes_.count(proc.node)) throw std::runtime_error("host " + proc.name + ": no node " + proc.node);
+        proc.program = "scabench-host";
+        proc.argv = {proc.program};
+        for (const auto& c : h["components"]) {
+          if (c.contains("library"))
+            throw RunFailure(c["name"], "component " + c["name"].get<std::string>() +
+                                            " comes from a component library, which a node does not load");
+          proc.components.push_back(c["name"]);
+          proc.execParams.push_back("COMPONENT");
+          proc.execParams.push_back(c["name"].get<std::string>() + ":" + c["kind"].get<std::string>() + ":" +
+                                    c["sample_type"].get<std::string>());
+        }
+        for (const auto& o : h["orb_options"]) proc.execParams.push_back(o);
+        hosts_.push_back(proc);
+        continue;
+      }
       proc.argv = {binary, "--host", proc.name, "--status-fd", "3", "--record-dir", runDir_};
       for (const auto& c : h["components"]) {
         proc.components.push_back(c["name"]);
@@ -305,6 +394,12 @@ class Launcher {
         proc.batch = batchScheduler(e, ext.name);
         proc.argv = e["exec"].get<std::vector<std::string>>();  // the exec parameters follow in spawnAll
         if (proc.argv.empty()) throw std::runtime_error("external " + ext.name + ": empty exec");
+        proc.node = e.value("node", "");
+        if (!proc.node.empty()) {
+          if (!nodes_.count(proc.node)) throw std::runtime_error("external " + ext.name + ": no node " + proc.node);
+          // The node runs its own installation's program, by its name.
+          proc.program = e.value("program", std::filesystem::path(proc.argv.front()).filename().string());
+        }
         proc.errPath = runDir_ + "/" + ext.name + ".stderr";
         proc.bindTimeoutS = e.value("bind_timeout_s", 30.0);
         hosts_.push_back(proc);
@@ -331,35 +426,74 @@ class Launcher {
   }
 
   // The naming context of the waveform instance, made before any external
-  // program starts: its IOR is their NAMING_CONTEXT_IOR.
+  // program starts: its IOR is their NAMING_CONTEXT_IOR. In a domain shared
+  // with other runs ("shared"), the first instance number not bound
+  // (<name>_1, <name>_2, ...), as an SCA domain numbers an application's
+  // instances; the context goes at the end of the run (removeContext).
   void makeContext() {
     if (!a_.contains("naming")) {
       for (const auto& h : hosts_)
-        if (h.exec)
+        if (h.exec || !h.node.empty())
           throw RunFailure(h.components.front(), "component " + h.components.front() +
-                                                     " is started with the SCA exec parameters, which need the "
-                                                     "run's Naming Service; the assembly names none");
+                                                     " binds its own name in the run's Naming Service (SCA "
+                                                     "execute), and the assembly names none");
       return;
     }
     const json& naming = a_["naming"];
     const std::string where = naming["corbaloc"].get<std::string>();
+    const bool shared = naming.value("shared", false);
+    const std::string first = naming["context"].get<std::string>();
+    const std::string stem = first.substr(0, first.rfind('_'));
     try {
       CORBA::Object_var obj = orb_->string_to_object(where.c_str());
-      CosNaming::NamingContext_var root = CosNaming::NamingContext::_narrow(obj);
-      if (CORBA::is_nil(root)) throw std::runtime_error("not a naming context");
-      CosNaming::Name contextName;
-      contextName.length(1);
-      contextName[0].id = naming["context"].get<std::string>().c_str();
-      try {
-        context_ = root->bind_new_context(contextName);
-      } catch (const CosNaming::NamingContext::AlreadyBound&) {
-        obj = root->resolve(contextName);
-        context_ = CosNaming::NamingContext::_narrow(obj);
+      omniORB::setClientCallTimeout(obj, 10000);  // a domain on another machine may be gone
+      root_ = CosNaming::NamingContext::_narrow(obj);
+      if (CORBA::is_nil(root_)) throw std::runtime_error("not a naming context");
+      omniORB::setClientCallTimeout(root_, 10000);
+      for (int instance = 1;; ++instance) {
+        contextName_ = instance == 1 ? first : stem + "_" + std::to_string(instance);
+        CosNaming::Name contextName;
+        contextName.length(1);
+        contextName[0].id = contextName_.c_str();
+        try {
+          context_ = root_->bind_new_context(contextName);
+          madeContext_ = true;
+          break;
+        } catch (const CosNaming::NamingContext::AlreadyBound&) {
+          if (shared && instance < 1000) continue;
+          obj = root_->resolve(contextName);
+          context_ = CosNaming::NamingContext::_narrow(obj);
+          break;
+        }
       }
       CORBA::String_var ior = orb_->object_to_string(context_);
       contextIor_ = ior.in();
     } catch (const CORBA::Exception& ex) {
       throw RunFailure("", "the Naming Service at " + where + " refused the run's context: " + describeException(ex));
+    } catch (const std::runtime_error& ex) {
+      throw RunFailure("", "the Naming Service at " + where + " refused the run's context: " + ex.what());
+    }
+  }
+
+  // At the end, in a shared domain: the names the run's components left in
+  // its context (each component unbinds its own on release; a failed run
+  // leaves them), then the context. Each call bounded, each failure ignored.
+  void removeContext() {
+    if (!madeContext_ || !a_["naming"].value("shared", false)) return;
+    omniORB::setClientCallTimeout(context_, 2000);
+    omniORB::setClientCallTimeout(root_, 2000);
+    try {
+      CosNaming::BindingList_var bindings;
+      CosNaming::BindingIterator_var rest;
+      context_->list(1000, bindings, rest);
+      for (CORBA::ULong i = 0; i < bindings->length(); ++i) context_->unbind(bindings[i].binding_name);
+      if (!CORBA::is_nil(rest)) rest->destroy();
+      context_->destroy();
+      CosNaming::Name contextName;
+      contextName.length(1);
+      contextName[0].id = contextName_.c_str();
+      root_->unbind(contextName);
+    } catch (...) {
     }
   }
 
@@ -376,23 +510,17 @@ class Launcher {
     const int devNull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     const pid_t launcherPid = getpid();
     for (auto& h : hosts_) {
+      if (!h.node.empty()) {
+        execute(h);
+        continue;
+      }
       if (h.exec) {
-        const std::string& name = h.components.front();
-        const json& e = externalEntry(name);
-        const std::vector<std::string> params = {"NAMING_CONTEXT_IOR", contextIor_, "COMPONENT_IDENTIFIER",
-                                                 name + ":" + a_["naming"]["context"].get<std::string>(),
-                                                 "NAME_BINDING", name};
+        const std::vector<std::string> params = execParameters(h);
         h.argv.insert(h.argv.end(), params.begin(), params.end());
-        if (e.contains("parameters"))
-          for (const auto& [key, value] : e["parameters"].items())
-            h.argv.push_back(key), h.argv.push_back(value.get<std::string>());
-        if (e.contains("orb_options"))
-          for (const auto& o : e["orb_options"]) h.argv.push_back(o);
       }
       std::vector<char*> argv;
       for (auto& a : h.argv) argv.push_back(a.data());
       argv.push_back(nullptr);
-      const std::string nsPath = h.netns.empty() ? "" : "/run/netns/" + h.netns;
       cpu_set_t set;
       CPU_ZERO(&set);
       for (int core : h.cores) CPU_SET(core, &set);
@@ -409,14 +537,6 @@ class Launcher {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != launcherPid) _exit(127);
         if (!h.cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0) childFail(h.argv.front().c_str(), "sched_setaffinity", 126);
-        // A network host: the run made the namespace (python/scabench/run/network.py);
-        // entering it here keeps the host a direct child, so PDEATHSIG and
-        // waitpid work as for any other host.
-        if (!nsPath.empty()) {
-          const int nsFd = open(nsPath.c_str(), O_RDONLY | O_CLOEXEC);
-          if (nsFd < 0 || setns(nsFd, CLONE_NEWNET) != 0) childFail(nsPath.c_str(), "cannot enter the network namespace", 125);
-          close(nsFd);
-        }
         // Threads inherit the policy, so every ORB and worker thread gets it.
         if (h.batch) {
           sched_param param{};
@@ -446,6 +566,27 @@ class Launcher {
     if (devNull >= 0) close(devNull);
   }
 
+  // The SCA exec parameters of an external program (then the spec's own,
+  // then its -ORB options), or of a host on a node (then its COMPONENTs and
+  // -ORB options): what follows the program on its command line.
+  std::vector<std::string> execParameters(const HostProc& h) const {
+    std::vector<std::string> out = {"NAMING_CONTEXT_IOR", contextIor_, "COMPONENT_IDENTIFIER",
+                                    (h.exec ? h.components.front() : h.name) + ":" + contextName_};
+    if (!h.exec) {
+      out.insert(out.end(), h.execParams.begin(), h.execParams.end());
+      return out;
+    }
+    const std::string& name = h.components.front();
+    const json& e = externalEntry(name);
+    out.push_back("NAME_BINDING");
+    out.push_back(name);
+    if (e.contains("parameters"))
+      for (const auto& [key, value] : e["parameters"].items()) out.push_back(key), out.push_back(value.get<std::string>());
+    if (e.contains("orb_options"))
+      for (const auto& o : e["orb_options"]) out.push_back(o);
+    return out;
+  }
+
   // In the child after fork: "scabench-launch: WHO: WHAT: why" with
   // write(2), which takes no lock.
   [[noreturn]] static void childFail(const char* who, const char* what, int code) {
@@ -464,20 +605,23 @@ class Launcher {
     throw std::logic_error("no external " + name);
   }
 
-  // Hosts say "ready NAME IOR" on the pipe; an external program binds its
-  // name in the context, or it does not within its time.
+  // Hosts say "ready NAME IOR" on the pipe; an external program, and every
+  // component of a host on a node, binds its name in the context, or it does
+  // not within its time.
+  static constexpr double HOST_READY_S = 30;
   void waitReady() {
     const std::size_t expected = componentCount_;
-    const int64_t readyDeadline = scabench::monotonicNs() + 30'000'000'000LL;
-    std::vector<HostProc*> binding;
+    const int64_t readyDeadline = scabench::monotonicNs() + int64_t(HOST_READY_S * 1e9);
+    std::vector<std::pair<HostProc*, std::string>> binding;
     for (auto& h : hosts_)
-      if (h.exec) binding.push_back(&h);
+      if (h.exec || !h.node.empty())
+        for (const auto& c : h.components) binding.push_back({&h, c});
     while (iors_.size() < expected || !binding.empty()) {
       if (iors_.size() < expected && scabench::monotonicNs() > readyDeadline)
         throw RunFailure("", "hosts did not come up within 30 s");
       pumpEvents(50);
       for (auto it = binding.begin(); it != binding.end();) {
-        if (resolveBound(**it)) it = binding.erase(it);
+        if (resolveBound(*it->first, it->second)) it = binding.erase(it);
         else ++it;
       }
     }
@@ -487,25 +631,27 @@ class Launcher {
     }
   }
 
-  bool resolveBound(const HostProc& h) {
-    const std::string& name = h.components.front();
+  bool resolveBound(const HostProc& h, const std::string& name) {
     CosNaming::Name n;
     n.length(1);
     n[0].id = name.c_str();
+    const std::string what = h.exec ? h.argv.front() : "host " + h.name;
+    const std::string where = h.node.empty() ? "" : " on node " + h.node;
     try {
       CORBA::Object_var obj = context_->resolve(n);
       CF::Resource_var res = CF::Resource::_narrow(obj);
       if (CORBA::is_nil(res))
-        throw RunFailure(name, "component " + name + " (" + h.argv.front() + ") bound '" + name +
+        throw RunFailure(name, "component " + name + " (" + what + where + ") bound '" + name +
                                    "' to something that is not a CF::Resource");
       resources_[name] = res;
       return true;
     } catch (const CosNaming::NamingContext::NotFound&) {
       const double waited = double(scabench::monotonicNs() - h.spawnedNs) / 1e9;
-      if (waited > h.bindTimeoutS)
-        throw RunFailure(name, "component " + name + " (" + h.argv.front() + ", pid " + std::to_string(h.pid) +
+      const double limit = h.exec ? h.bindTimeoutS : HOST_READY_S;
+      if (waited > limit)
+        throw RunFailure(name, "component " + name + " (" + what + where + ", pid " + std::to_string(h.pid) +
                                    ") did not bind its name '" + name + "' in the naming context within " +
-                                   formatSeconds(h.bindTimeoutS) + stderrTail(h));
+                                   formatSeconds(limit) + stderrTail(h));
       return false;
     } catch (const CORBA::Exception& ex) {
       throw RunFailure(name, "component " + name + ": the Naming Service failed while resolving it: " +
@@ -520,6 +666,7 @@ class Launcher {
   }
 
   std::string stderrTail(const HostProc& h) const {
+    if (!h.node.empty()) return h.errorTail.empty() ? "" : "; its stderr: " + h.errorTail;
     if (!h.exec) return "";
     const std::string last = lastLineOf(h.errPath);
     return last.empty() ? "" : "; its stderr: " + last;
@@ -637,9 +784,13 @@ class Launcher {
   void bindNames() {
     if (CORBA::is_nil(context_)) return;
     try {
+      std::set<std::string> boundThemselves;
+      for (const auto& h : hosts_)
+        if (!h.node.empty()) boundThemselves.insert(h.components.begin(), h.components.end());
       for (const auto& [name, res] : resources_) {
         auto ext = externals_.find(name);
         if (ext != externals_.end() && ext->second.ref.empty()) continue;
+        if (boundThemselves.count(name)) continue;
         CosNaming::Name n;
         n.length(1);
         n[0].id = name.c_str();
@@ -656,7 +807,7 @@ class Launcher {
   // in the Naming Service, until stdin closes; then release as usual.
   void holdIfAsked() {
     if (!a_.value("hold", false)) return;
-    std::cout << "held" << std::endl;
+    std::cout << "held " << contextName_ << std::endl;  // the context, chosen here in a shared domain
     char buf[256];
     while (true) {
       if (interrupted) throw RunFailure("", "interrupted");
@@ -704,7 +855,8 @@ class Launcher {
   void announceStart() {
     if (!a_.value("announce_start", false)) return;
     std::string line = "started";
-    for (const auto& h : hosts_) line += " " + std::to_string(h.pid);
+    for (const auto& h : hosts_)
+      if (h.node.empty()) line += " " + std::to_string(h.pid);  // this machine's processes
     std::cout << line << std::endl;
   }
 
@@ -732,7 +884,16 @@ class Launcher {
         disconnectUses(name);
         continue;
       }
-      guardCall(name, "releaseObject", [&] { res->releaseObject(); });
+      guardCall(name, "releaseObject", [&] {
+        try {
+          res->releaseObject();
+        } catch (const CORBA::COMM_FAILURE&) {
+          // A host ends once its last component is released, and its reply
+          // can be lost as it goes: the call did what it asked. How the
+          // host ended is checked below like every other's.
+        } catch (const CORBA::TRANSIENT&) {
+        }
+      });
     }
     // Hosts exit once all their components are released; give them time to
     // report their resource usage, then make sure.
@@ -780,13 +941,485 @@ class Launcher {
     }
   }
 
+
+  // ---- nodes (docs/architecture.md, "Placement on nodes")
+  static constexpr int64_t REMOTE_POLL_MS = 200;
+  static constexpr CORBA::ULong NODE_CALL_TIMEOUT_MS = 30000;  // execute, terminate (5 s grace), a record file's part
+  static constexpr CORBA::ULong NODE_POLL_TIMEOUT_MS = 3000;   // the poll: a hung node is dead after this
+  static constexpr CORBA::ULong STDOUT_PART = 65536;
+  static constexpr int CLOCK_PROBES = 8;
+
+  // Each node the assembly places a process on, from the run's Naming
+  // Service (nodes/NAME/device): it must answer ENABLED, its components
+  // must be reachable from the run's other processes, and it must have the
+  // memory the run's processes there need (allocateCapacity).
+  void resolveNodes() {
+    bool anyLocal = false;
+    for (const auto& h : hosts_) anyLocal = anyLocal || h.node.empty();
+    for (auto& [name, n] : nodes_) {
+      const std::string who = firstComponentOn(name);
+      CosNaming::Name path;
+      path.length(3);
+      path[0].id = "nodes";
+      path[1].id = name.c_str();
+      path[2].id = "device";
+      try {
+        CORBA::Object_var obj = root_->resolve(path);
+        n.device = scabench::node::NodeDevice::_narrow(obj);
+        if (CORBA::is_nil(n.device)) throw RunFailure(who, "node " + name + ": nodes/" + name + "/device is not a node's device");
+        CORBA::String_var ior = orb_->object_to_string(n.device);
+        CORBA::Object_var again = orb_->string_to_object(ior.in());  // a reference of its own, for its own timeout
+        n.poll = scabench::node::NodeDevice::_narrow(again);
+      } catch (const CosNaming::NamingContext::NotFound&) {
+        throw RunFailure(who, "node " + name + " is not registered in the domain (nodes/" + name + " in " +
+                                  a_["naming"]["corbaloc"].get<std::string>() + "); start it with scabench node --name " +
+                                  name);
+      } catch (const CORBA::SystemException& ex) {
+        throw RunFailure(who, "node " + name + " does not answer: " + describeException(ex));
+      }
+      omniORB::setClientCallTimeout(n.device, NODE_CALL_TIMEOUT_MS);
+      omniORB::setClientCallTimeout(n.poll, NODE_POLL_TIMEOUT_MS);
+      nodeCall(n, "operationalState", [&] {
+        if (n.poll->operationalState() != CF::Device::ENABLED)
+          throw RunFailure(who, "node " + name + " is DISABLED: its domain's Naming Service does not answer it");
+        CF::Properties asked;
+        asked.length(1);
+        asked[0].id = "published_host";
+        n.poll->query(asked);
+        const char* host = nullptr;
+        if (asked[0].value >>= host) n.publishedHost = host;
+      });
+      if (anyLocal && !n.publishedHost.empty() && !isLoopback(n.publishedHost))
+        throw RunFailure(who, "node " + name + "'s components are reached at " + n.publishedHost +
+                                  ", and this run's processes on this machine listen on its loopback, which they "
+                                  "cannot reach; place every process on a node");
+      if (n.memoryMib > 0) {
+        CF::Properties capacity;
+        capacity.length(1);
+        capacity[0].id = "memory_mib";
+        capacity[0].value <<= CORBA::ULongLong(n.memoryMib);
+        bool granted = false;
+        nodeCall(n, "allocateCapacity", [&] { granted = n.device->allocateCapacity(capacity); });
+        if (!granted)
+          throw RunFailure(who, "node " + name + " has not " + std::to_string(n.memoryMib) +
+                                    " MiB of memory left for this run's processes (allocateCapacity refused)");
+        n.allocated = true;
+      }
+    }
+  }
+
+  static bool isLoopback(const std::string& host) {
+    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+  }
+
+  std::string firstComponentOn(const std::string& node) const {
+    for (const auto& h : hosts_)
+      if (h.node == node && !h.components.empty()) return h.components.front();
+    return "";
+  }
+
+  // A call to a node: its own exceptions become a failure naming the node
+  // and the component; a system exception means the node is gone.
+  template <class F>
+  void nodeCall(Node& n, const std::string& what, F&& call, const std::string& component = "") {
+    const std::string who = component.empty() ? firstComponentOn(n.name) : component;
+    const std::string on = "node " + n.name + ": " + what + ": ";
+    try {
+      call();
+    } catch (const RunFailure&) {
+      throw;
+    } catch (const CF::Device::InvalidState& ex) {
+      throw RunFailure(who, on + ex.msg.in());
+    } catch (const CF::Device::InvalidCapacity& ex) {
+      throw RunFailure(who, on + ex.msg.in());
+    } catch (const CF::InvalidFileName& ex) {
+      throw RunFailure(who, on + ex.msg.in());
+    } catch (const CF::LoadableDevice::LoadFail& ex) {
+      throw RunFailure(who, on + ex.msg.in());
+    } catch (const CF::ExecutableDevice::ExecuteFail& ex) {
+      throw RunFailure(who, on + ex.msg.in());
+    } catch (const CF::ExecutableDevice::InvalidProcess& ex) {
+      throw RunFailure(who, on + ex.msg.in());
+    } catch (const CF::ExecutableDevice::InvalidParameters& ex) {
+      throw RunFailure(who, on + "it refused the parameters " + propertyIds(ex.invalidParms));
+    } catch (const CF::ExecutableDevice::InvalidOptions& ex) {
+      throw RunFailure(who, on + "it refused the options " + propertyIds(ex.invalidOpts));
+    } catch (const CORBA::SystemException& ex) {
+      n.deadWhy = describeException(ex);
+      throw nodeDied(n);
+    } catch (const CORBA::Exception& ex) {
+      throw RunFailure(who, on + describeException(ex));
+    }
+  }
+
+  static std::string propertyIds(const CF::Properties& props) {
+    std::string out;
+    for (CORBA::ULong i = 0; i < props.length(); ++i) out += std::string(out.empty() ? "" : ", ") + props[i].id.in();
+    return out;
+  }
+
+  RunFailure nodeDied(const Node& n) {
+    std::string lost;
+    for (const auto& h : hosts_)
+      if (h.node == n.name && h.pid > 0)
+        for (const auto& c : h.components) lost += (lost.empty() ? "" : ", ") + c;
+    return RunFailure(firstComponentOn(n.name), "node " + n.name + " is gone: its agent does not answer (" +
+                                                    n.deadWhy + ")" +
+                                                    (lost.empty() ? "" : "; its components " + lost +
+                                                                             " went with it (a node's processes die with it)"));
+  }
+
+  // Starts a process on its node: load, then execute with the SCA exec
+  // parameters (values as strings; the node adds its endpoint), on the
+  // CPUs asked (AFFINITY, within the node's) and the run's scheduler.
+  void execute(HostProc& h) {
+    Node& n = nodes_.at(h.node);
+    const std::string who = h.components.front();
+    if (!n.loaded.count(h.program)) {
+      nodeCall(n, "load " + h.program, [&] {
+        n.device->load(CF::FileSystem::_nil(), h.program.c_str(), CF::LoadableDevice::EXECUTABLE);
+      }, who);
+      n.loaded.insert(h.program);
+    }
+    const std::vector<std::string> params = execParameters(h);
+    CF::Properties parameters;
+    parameters.length(CORBA::ULong(params.size() / 2));
+    for (std::size_t i = 0; i + 1 < params.size(); i += 2) {
+      parameters[CORBA::ULong(i / 2)].id = params[i].c_str();
+      parameters[CORBA::ULong(i / 2)].value <<= params[i + 1].c_str();
+    }
+    CF::Properties options;
+    if (!h.cores.empty()) {
+      std::string cpus;
+      for (int c : h.cores) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+      options.length(options.length() + 1);
+      options[options.length() - 1].id = "AFFINITY";
+      options[options.length() - 1].value <<= cpus.c_str();
+    }
+    if (h.batch) {
+      options.length(options.length() + 1);
+      options[options.length() - 1].id = "SCHEDULER";
+      options[options.length() - 1].value <<= "batch";
+    }
+    nodeCall(n, "execute " + h.program + " for " + who, [&] {
+      h.pid = n.device->execute(h.program.c_str(), options, parameters);
+    }, who);
+    h.spawnedNs = scabench::monotonicNs();
+  }
+
+  // One round trip per node: every process of the run there that has not
+  // been seen ended, its stdout from where it was read to (events), and, for
+  // a host, its components' record headers (progress, for the watchdog and
+  // for a dead host's last packets). A node that does not answer is gone.
+  void pollNodes(bool exitIsFailure, bool force = false) {
+    const int64_t now = scabench::monotonicNs();
+    std::vector<HostProc*> ended;
+    for (auto& [name, n] : nodes_) {
+      if (!n.deadWhy.empty() || CORBA::is_nil(n.poll)) continue;
+      if (!force && now - n.lastPollNs < REMOTE_POLL_MS * 1'000'000) continue;
+      std::vector<HostProc*> procs;
+      for (auto& h : hosts_)
+        if (h.node == name && h.pid > 0 && !h.exited) procs.push_back(&h);
+      if (procs.empty()) continue;
+      n.lastPollNs = now;
+      scabench::node::WatchRequests requests;
+      requests.length(CORBA::ULong(procs.size()));
+      for (CORBA::ULong i = 0; i < procs.size(); ++i) {
+        const HostProc& h = *procs[i];
+        requests[i].pid = h.pid;
+        requests[i].files.length(CORBA::ULong(1 + (h.exec ? 0 : h.components.size())));
+        requests[i].files[0].fileName = "stdout";
+        requests[i].files[0].offset = h.outOffset;
+        requests[i].files[0].maxBytes = STDOUT_PART;
+        for (CORBA::ULong j = 1; j < requests[i].files.length(); ++j) {
+          requests[i].files[j].fileName = (h.components[j - 1] + ".rec").c_str();
+          requests[i].files[j].offset = 0;
+          requests[i].files[j].maxBytes = sizeof(scabench::RecordFileHeader);
+        }
+      }
+      scabench::node::WatchedProcesses_var seen;
+      try {
+        seen = n.poll->watch(requests);
+      } catch (const CORBA::SystemException& ex) {
+        n.deadWhy = describeException(ex);
+        lose(n);
+        if (exitIsFailure) throw nodeDied(n);
+        continue;
+      } catch (const CORBA::Exception& ex) {
+        throw RunFailure(procs.front()->components.front(), "node " + name + ": watch: " + describeException(ex));
+      }
+      for (CORBA::ULong i = 0; i < seen->length() && i < procs.size(); ++i) {
+        HostProc& h = *procs[i];
+        const scabench::node::Watched& w = seen[i];
+        h.nodeRecord = recordJson(w.record);
+        const scabench::node::FilePart& out = w.files[0];
+        if (out.exists && out.data.length()) {
+          h.outPending.append(reinterpret_cast<const char*>(out.data.get_buffer()), out.data.length());
+          h.outOffset += out.data.length();
+        }
+        for (CORBA::ULong j = 1; j < w.files.length(); ++j) {
+          const scabench::node::FilePart& head = w.files[j];
+          if (head.exists && head.data.length() == sizeof(scabench::RecordFileHeader))
+            writeFile(runDir_ + "/" + h.components[j - 1] + ".progress", head.data.get_buffer(), head.data.length());
+        }
+        if (!w.record.running) {  // its files were read after it ended: nothing more will come
+          h.exited = true;
+          h.exitStatus = w.record.exitStatus;
+          h.errorTail = w.record.errorTail.in();
+          ended.push_back(&h);
+        }
+        remoteLines(h);
+      }
+    }
+    if (exitIsFailure && !ended.empty()) throw hostDied(*ended.front());
+  }
+
+  // A node is gone: its processes went with it (PR_SET_PDEATHSIG).
+  void lose(Node& n) {
+    for (auto& h : hosts_)
+      if (h.node == n.name && h.pid > 0 && !h.exited) {
+        h.exited = true;
+        h.lostWith = n.name;
+      }
+  }
+
+  // The events in what a process on a node wrote on stdout, as a host writes
+  // them on its pipe: those naming its own components.
+  void remoteLines(HostProc& h) {
+    std::size_t nl;
+    while ((nl = h.outPending.find('\n')) != std::string::npos) {
+      const std::string line = h.outPending.substr(0, nl);
+      h.outPending.erase(0, nl + 1);
+      std::istringstream in(line);
+      std::string kind, who;
+      in >> kind >> who;
+      const bool mine = std::find(h.components.begin(), h.components.end(), who) != h.components.end();
+      if (!mine) continue;
+      if (kind == "rusage") {
+        double utime, stime;
+        long nvcsw, nivcsw, maxrss;
+        if (in >> utime >> stime >> nvcsw >> nivcsw >> maxrss)
+          h.rusage = {{"user_s", utime}, {"system_s", stime}, {"voluntary_ctxsw", nvcsw},
+                      {"involuntary_ctxsw", nivcsw}, {"max_rss_kb", maxrss}};
+      } else if (kind == "error" || kind == "stat" || (kind == "eos" && !h.exec)) {
+        handleLine(line);
+      }
+    }
+  }
+
+  static json recordJson(const scabench::node::ProcessRecord& r) {
+    return {{"pid", r.pid}, {"program", r.program.in()}, {"identifier", r.identifier.in()},
+            {"running", bool(r.running)}, {"exit_status", r.running ? json(nullptr) : json(r.exitStatus)},
+            {"user_s", r.userSeconds}, {"system_s", r.systemSeconds},
+            {"context_switches", r.contextSwitches}, {"error_tail", r.errorTail.in()}};
+  }
+
+  void writeFile(const std::string& path, const void* data, std::size_t size) {
+    const std::string temporary = path + ".part";
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) throw std::runtime_error("cannot write " + path + ": " + strerror(errno));
+    const char* p = static_cast<const char*>(data);
+    std::size_t left = size;
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n <= 0) {
+        ::close(fd);
+        throw std::runtime_error("cannot write " + path + ": " + strerror(errno));
+      }
+      p += n;
+      left -= std::size_t(n);
+    }
+    ::close(fd);
+    // Whole or not at all: the watchdog reads these files as they come.
+    if (::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+  }
+
+  // The CPU of every running process on a node, summed over the nodes on
+  // this machine (their processes' CPU is the run's own, not foreign); at
+  // the window's start each process's is kept, at its end the difference is
+  // its window_cpu_s.
+  double readRemoteCpu(bool atStart) {
+    if (nodes_.empty()) return 0;
+    pollNodes(true, true);
+    double sameMachine = 0;
+    for (auto& h : hosts_) {
+      if (h.node.empty() || h.nodeRecord.is_null()) continue;
+      const double cpu = h.nodeRecord["user_s"].get<double>() + h.nodeRecord["system_s"].get<double>();
+      if (atStart) h.cpuAtStart = cpu;
+      else h.windowCpuS = cpu - h.cpuAtStart;
+      if (nodes_.at(h.node).sameMachine) sameMachine += cpu;
+    }
+    return sameMachine;
+  }
+
+  // Each node's clock against the launcher's: the probe with the shortest
+  // round trip of CLOCK_PROBES.
+  void probeClocks(ClockProbe Node::*which) {
+    for (auto& [name, n] : nodes_) {
+      if (!n.deadWhy.empty()) continue;
+      ClockProbe best;
+      nodeCall(n, "monotonicNs", [&] {
+        for (int i = 0; i < CLOCK_PROBES; ++i) {
+          const int64_t t0 = scabench::monotonicNs();
+          const int64_t tNode = n.poll->monotonicNs();
+          const int64_t t1 = scabench::monotonicNs();
+          if (!best.done || t1 - t0 < best.rttNs) {
+            best.done = true;
+            best.rttNs = t1 - t0;
+            best.atNs = t0 + (t1 - t0) / 2;
+            best.offsetNs = tNode - best.atNs;
+            best.boundNs = (t1 - t0 + 1) / 2;
+          }
+        }
+      });
+      n.*which = best;
+    }
+  }
+
+  // A time on a node's clock on the launcher's: less the offset, taken
+  // linearly between the probes before the stream and after it (the two
+  // clocks' rates may differ a little: NTP slews each).
+  static int64_t toLauncherNs(const Node& n, int64_t nodeNs) {
+    if (!n.start.done) return nodeNs;
+    long double offset = n.start.offsetNs;
+    if (n.end.done) {
+      const long double from = n.start.atNs + n.start.offsetNs, to = n.end.atNs + n.end.offsetNs;
+      if (to > from) offset += (n.end.offsetNs - n.start.offsetNs) * ((nodeNs - from) / (to - from));
+    }
+    return nodeNs - int64_t(offset);
+  }
+
+  // Every record file of the run's hosts on nodes, into the run directory,
+  // its times (arrival, done) on the launcher's clock: the analysis then
+  // reads one clock, as for hosts of this machine. Best effort on a failure
+  // (a node gone takes its records along).
+  void fetchRecords(bool bestEffort = false) {
+    for (auto& h : hosts_) {
+      if (h.node.empty() || h.exec || h.pid <= 0) continue;
+      Node& n = nodes_.at(h.node);
+      if (!n.deadWhy.empty()) continue;
+      if (!n.start.done && !bestEffort) continue;
+      for (const auto& c : h.components) {
+        try {
+          fetchRecord(n, h, c);
+        } catch (const RunFailure&) {
+          if (!bestEffort) throw;
+          break;  // its node is gone, or its file: the next host's
+        }
+      }
+    }
+  }
+
+  void fetchRecord(Node& n, const HostProc& h, const std::string& component) {
+    std::string bytes;
+    uint64_t size = 1;
+    while (bytes.size() < size) {
+      scabench::node::WatchRequests requests;
+      requests.length(1);
+      requests[0].pid = h.pid;
+      requests[0].files.length(1);
+      requests[0].files[0].fileName = (component + ".rec").c_str();
+      requests[0].files[0].offset = bytes.size();
+      requests[0].files[0].maxBytes = scabench::node::NodeDevice::MAX_WATCH_BYTES;
+      scabench::node::WatchedProcesses_var seen;
+      nodeCall(n, "fetch " + component + ".rec", [&] { seen = n.device->watch(requests); }, component);
+      const scabench::node::FilePart& part = seen[0].files[0];
+      if (!part.exists) return;  // never made, or the node no longer keeps it
+      size = part.size;
+      if (part.data.length() == 0) break;
+      bytes.append(reinterpret_cast<const char*>(part.data.get_buffer()), part.data.length());
+    }
+    if (bytes.size() < sizeof(scabench::RecordFileHeader)) return;
+    const auto* header = reinterpret_cast<const scabench::RecordFileHeader*>(bytes.data());
+    const uint64_t count = std::min<uint64_t>(header->claimed.load(), header->capacity);
+    const std::size_t slots = (bytes.size() - sizeof(scabench::RecordFileHeader)) / sizeof(scabench::PacketRecord);
+    auto* records = reinterpret_cast<scabench::PacketRecord*>(bytes.data() + sizeof(scabench::RecordFileHeader));
+    for (std::size_t i = 0; i < std::min<uint64_t>(count, slots); ++i) {
+      // 0 is no time (a slot claimed, a packet not done): left as it is.
+      if (records[i].arriveNs) records[i].arriveNs = toLauncherNs(n, records[i].arriveNs);
+      if (records[i].doneNs) records[i].doneNs = toLauncherNs(n, records[i].doneNs);
+    }
+    writeFile(runDir_ + "/" + component + ".rec", bytes.data(), bytes.size());
+    ::unlink((runDir_ + "/" + component + ".progress").c_str());
+  }
+
+  // After a failure: the processes ended (killAll: a node's are terminated
+  // through it), and what their records hold brought back from the nodes
+  // still there.
+  void failed() {
+    abandonRefs();
+    killAll();
+    try {
+      fetchRecords(/*bestEffort=*/true);
+    } catch (const std::exception&) {
+    }
+  }
+
+  // At the end, every way: each node's last records of the run's processes
+  // (their CPU and context switches), its capacity given back, its programs
+  // unloaded. Each call bounded; a node gone is skipped.
+  void endNodes() {
+    for (auto& [name, n] : nodes_) {
+      if (!n.deadWhy.empty() || CORBA::is_nil(n.device)) continue;
+      try {
+        omniORB::setClientCallTimeout(n.device, 5000);
+        if (n.allocated) {
+          CF::Properties capacity;
+          capacity.length(1);
+          capacity[0].id = "memory_mib";
+          capacity[0].value <<= CORBA::ULongLong(n.memoryMib);
+          n.device->deallocateCapacity(capacity);
+          n.allocated = false;
+        }
+        for (const auto& program : n.loaded) n.device->unload(program.c_str());
+      } catch (const CORBA::SystemException& ex) {
+        n.deadWhy = describeException(ex);
+      } catch (const CORBA::Exception&) {
+      }
+    }
+  }
+
+  json describeNodes() const {
+    json out = json::array();
+    for (const auto& [name, n] : nodes_) {
+      json entry = {{"name", name}, {"same_machine", n.sameMachine}, {"published_host", n.publishedHost}};
+      if (!n.deadWhy.empty()) entry["lost"] = n.deadWhy;
+      json clock = json::object();
+      for (const auto& [key, probe] : {std::pair<const char*, const ClockProbe*>{"start", &n.start}, {"end", &n.end}})
+        if (probe->done)
+          clock[key] = {{"offset_ns", probe->offsetNs}, {"bound_ns", probe->boundNs}, {"rtt_ns", probe->rttNs},
+                        {"at_ns", probe->atNs}};
+      entry["clock"] = clock;
+      json processes = json::array();
+      for (const auto& h : hosts_)
+        if (h.node == name && h.pid > 0) {
+          json record = h.nodeRecord.is_null() ? json{{"pid", h.pid}} : h.nodeRecord;
+          record["host"] = h.name;
+          record["components"] = h.components;
+          processes.push_back(record);
+        }
+      entry["processes"] = processes;
+      out.push_back(entry);
+    }
+    return out;
+  }
+
+  std::string exitText(const HostProc& h) const {
+    if (h.node.empty()) return h.exited ? describeStatus(h.status) : "not started";
+    if (!h.lostWith.empty()) return "lost with node " + h.lostWith;
+    if (!h.exited) return h.pid > 0 ? "still running" : "not started";
+    if (h.exitStatus < 0) return std::string("killed by signal ") + std::to_string(-h.exitStatus) + " (" +
+                                 strsignal(-h.exitStatus) + ")";
+    return "exited with status " + std::to_string(h.exitStatus);
+  }
+
   // ---- events from the hosts and the external programs
   // Reads status lines (the hosts' pipe, each external program's stdout) and
   // reaps processes. One that exits before it is released is a failure
   // named after its components.
   void pumpEvents(int timeoutMs, bool exitIsFailure = true) {
     if (interrupted) throw RunFailure("", "interrupted");
-    std::vector<pollfd> fds{{statusRead_, POLLIN, 0}};
+    std::vector<pollfd> fds{{statusRead_, POLLIN, 0}};  // poll() skips a negative fd
     for (const auto& h : hosts_)
       if (h.outFd >= 0) fds.push_back({h.outFd, POLLIN, 0});
     if (poll(fds.data(), nfds_t(fds.size()), timeoutMs) > 0) {
@@ -794,6 +1427,10 @@ class Launcher {
       if (fds[0].revents) {
         const ssize_t n = read(statusRead_, buf, sizeof buf);
         if (n > 0) pending_.append(buf, std::size_t(n));
+        if (n == 0) {  // every host of this machine has closed it (or there are none): poll() would spin on it
+          close(statusRead_);
+          statusRead_ = -1;
+        }
       }
       for (auto& h : hosts_) {
         if (h.outFd < 0) continue;
@@ -809,6 +1446,7 @@ class Launcher {
     }
     for (auto& h : hosts_)
       if (reap(h, false) && exitIsFailure) throw hostDied(h);
+    pollNodes(exitIsFailure);
   }
 
   // What an external program writes on stdout: the events a scabench
@@ -838,7 +1476,7 @@ class Launcher {
   // An external program's resource usage comes from the kernel here (a host
   // reports its own on the pipe).
   bool reap(HostProc& h, bool block) {
-    if (h.exited || h.pid <= 0) return false;
+    if (h.exited || h.pid <= 0 || !h.node.empty()) return false;  // a node's process is the node's to reap
     int status;
     rusage usage{};
     if (wait4(h.pid, &status, block ? 0 : WNOHANG, &usage) != h.pid) return false;
@@ -878,17 +1516,30 @@ class Launcher {
                       {"involuntary_ctxsw", nivcsw}, {"max_rss_kb", maxrss}};
     } else if (kind == "error") {
       // The error may be the echo of a neighbour's death: give dead hosts a
-      // moment to be reaped so that the true culprit is named.
-      for (int i = 0; i < 10; ++i) {
-        for (auto& h : hosts_)
-          if (reap(h, false)) throw hostDied(h);
-        usleep(20'000);
+      // moment to be reaped, and ask the nodes, so that the true culprit is
+      // named (once: asking a node reads more lines).
+      if (!checkingError_) {
+        checkingError_ = true;
+        for (int i = 0; i < 10; ++i) {
+          for (auto& h : hosts_)
+            if (reap(h, false)) throw hostDied(h);
+          if (i == 0 || i == 9) pollNodes(true, true);
+          usleep(20'000);
+        }
       }
       throw RunFailure(who, "component " + who + " failed: " + rest);
     }
   }
 
   RunFailure hostDied(const HostProc& h) {
+    if (!h.node.empty()) {
+      std::string names;
+      for (const auto& c : h.components) names += (names.empty() ? "" : ", ") + c;
+      const std::string tail = h.errorTail.empty() ? "" : "; its stderr: " + h.errorTail;
+      return RunFailure(h.components.front(), "component " + names + " (" + (h.exec ? h.program : "host " + h.name) +
+                                                  " on node " + h.node + ", pid " + std::to_string(h.pid) + ") " +
+                                                  exitText(h) + tail + (h.exec ? "" : lastPackets(h)));
+    }
     if (h.exec)
       return RunFailure(h.components.front(), "component " + h.components.front() + " (" + h.argv.front() +
                                                   ", pid " + std::to_string(h.pid) + ") " + describeStatus(h.status) +
@@ -902,8 +1553,11 @@ class Launcher {
 
   // Opens a component's record file positioned after its header; false if
   // the component never got as far as creating it.
+  // A component on a node has only its header here (.progress) until its
+  // records are fetched.
   bool openRecords(const std::string& component, std::ifstream& in, scabench::RecordFileHeader& header) {
     in.open(runDir_ + "/" + component + ".rec", std::ios::binary);
+    if (!in) in.open(runDir_ + "/" + component + ".progress", std::ios::binary);
     return bool(in.read(reinterpret_cast<char*>(&header), sizeof header));
   }
 
@@ -951,8 +1605,9 @@ class Launcher {
     } catch (const CF::Resource::StartError& ex) {
       throw RunFailure(component, "component " + component + " could not start: " + ex.msg.in());
     } catch (const CORBA::Exception& ex) {
-      // Most likely the host died: prefer that explanation.
+      // Most likely the host died (or its node): prefer that explanation.
       pumpEvents(50);
+      pollNodes(true, true);
       throw RunFailure(component, "component " + component + ": " + what + " failed: " + ex._name());
     } catch (const RunFailure&) {
       throw;
@@ -967,15 +1622,57 @@ class Launcher {
     return true;
   }
 
+  // A node's processes still running: terminate (SIGTERM, SIGKILL 5 s
+  // later, returns once gone), every one at once (a thread each: the call
+  // blocks, and a stopped process takes the whole 5 s), then one more look
+  // for their last records and output (rusage). A node gone took its
+  // processes along.
+  void terminateRemote() {
+    std::vector<std::thread> calls;
+    std::mutex mutex;
+    for (auto& h : hosts_) {
+      if (h.node.empty() || h.exited || h.pid <= 0) continue;
+      Node& n = nodes_.at(h.node);
+      if (!n.deadWhy.empty()) {
+        lose(n);
+        continue;
+      }
+      calls.emplace_back([&n, &mutex, pid = h.pid] {
+        try {
+          n.device->terminate(pid);
+        } catch (const CF::ExecutableDevice::InvalidProcess&) {
+          // It had ended already.
+        } catch (const CORBA::SystemException& ex) {
+          std::lock_guard lock(mutex);
+          n.deadWhy = describeException(ex);
+        } catch (const CORBA::Exception&) {
+        }
+      });
+    }
+    for (auto& call : calls) call.join();
+    for (auto& [name, n] : nodes_)
+      if (!n.deadWhy.empty()) lose(n);
+    try {
+      pollNodes(false, true);
+    } catch (const std::exception&) {
+    }
+    for (auto& h : hosts_)  // what a node could not say: ended either way, as far as the run goes
+      if (!h.node.empty() && !h.exited && h.pid > 0) {
+        h.exited = true;
+        if (!nodes_.at(h.node).deadWhy.empty()) h.lostWith = h.node;
+      }
+  }
+
   // Ends every process still running: SIGTERM, then SIGKILL after a grace period.
   void killAll() {
+    terminateRemote();
     for (auto& h : hosts_)
-      if (!h.exited && h.pid > 0) kill(h.pid, SIGTERM);
+      if (!h.exited && h.pid > 0 && h.node.empty()) kill(h.pid, SIGTERM);
     const int64_t until = scabench::monotonicNs() + 2'000'000'000LL;
     while (!allExited()) {
       const bool late = scabench::monotonicNs() > until;
       for (auto& h : hosts_) {
-        if (h.exited || h.pid <= 0) continue;
+        if (h.exited || h.pid <= 0 || !h.node.empty()) continue;
         if (late) kill(h.pid, SIGKILL);
         reap(h, late);
       }
@@ -1014,8 +1711,11 @@ class Launcher {
   CORBA::ORB_var orb_;
   std::map<std::string, CF::Resource_var> resources_;
   std::map<std::string, External> externals_;
-  CosNaming::NamingContext_var context_;
-  std::string contextIor_;
+  CosNaming::NamingContext_var root_, context_;
+  std::string contextIor_, contextName_;
+  bool madeContext_ = false;
+  std::map<std::string, Node> nodes_;
+  bool checkingError_ = false;  // an error line is being traced to its cause (handleLine)
 };
 
 }  // namespace

@@ -283,7 +283,32 @@ class Waveform:
             hosts = [[t.get("name")] for t in self._tables() if _hosted(t.get("kind"))]
         at = next((i for i, h in enumerate(hosts) if any(n in h for n in names)), len(hosts))
         rest = [[n for n in h if n not in names] for h in hosts]
-        self._doc["placement"] = {"hosts": [h for h in rest[:at] if h] + [names] + [h for h in rest[at:] if h]}
+        placement = self._doc.setdefault("placement", {})
+        placement["hosts"] = [h for h in rest[:at] if h] + [names] + [h for h in rest[at:] if h]
+        return self
+
+    def on_node(self, node, *components):
+        """Runs these components' processes on the node agent `node`
+        (`scabench node`, registered in the domain set with domain()):
+        [placement] nodes. A process's components go to one node; what no
+        node names runs on this machine. Returns the waveform."""
+        nodes = self._doc.setdefault("placement", {}).setdefault("nodes", {})
+        names = [_name(c) for c in components]
+        for members in nodes.values():
+            members[:] = [n for n in members if n not in names]
+        nodes.setdefault(node, []).extend(names)
+        for empty in [k for k, members in nodes.items() if not members]:
+            del nodes[empty]
+        return self
+
+    def domain(self, naming):
+        """The domain whose Naming Service the nodes are registered in
+        ([domain] naming, a corbaloc such as "corbaloc::10.0.0.1:2809/NameService";
+        None: the run's own Naming Service). Returns the waveform."""
+        if naming is None:
+            self._doc.pop("domain", None)
+        else:
+            self._doc["domain"] = {"naming": naming}
         return self
 
     def collocate(self):
@@ -349,8 +374,10 @@ class Waveform:
         COMPONENT.KEY (a property) or run.KEY (packets, cores, scheduler, pin,
         collocated, link_delay_ms, link_jitter_ms); every point is checked
         before the first run. out: a folder for results.json, written after
-        every point; a sweep given the same folder again skips the points
-        measured already (its `reused`)."""
+        every run; a sweep given the same folder again resumes it: every run
+        measured is kept (a point cut half-way included), only the runs
+        missing are measured, and `reused` counts the points taken whole;
+        another spec, grid or packet count there is a SpecError."""
         _check_count("runs", runs, 1)
         _check_count("warmup", warmup, 0)
         axes = grid_axes(grid)
@@ -363,9 +390,10 @@ class Waveform:
 
         def save(doc):
             return write_json(doc, results) if results is not None else None
-        doc, reused = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait_s),
-                                save, previous, max_latency_ms, packets, stream=_stream(progress))
-        return SweepResult.from_dict(doc, reused)
+        doc, resumed = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait_s),
+                                 save, previous, max_latency_ms, packets, stream=_stream(progress),
+                                 where=results if results is not None else "out")
+        return SweepResult.from_dict(doc, resumed.points)
 
     # -- inside ----------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """The scabench command line."""
 import math
 import os
+import shutil
 import stat
 import sys
 import threading
@@ -41,7 +42,24 @@ def show_version(ctx, param, value):
         ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Commands(click.Group):
+    """The command group, ending every command the same way on a termination
+    signal: 128 + its number (130 for Ctrl-C), also where it comes outside a
+    command's exit_codes (while a report is written, say). click's own
+    handling would print "Aborted!" and exit 1."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except Interrupted as exc:
+            click.echo(f"interrupted by {exc.name}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:  # Ctrl-C before the handlers were installed
+            click.echo("interrupted by SIGINT", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=show_version,
               help="Print the version and the git commit, then exit.")
 def main():
@@ -78,6 +96,38 @@ def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
 
 
 SPEC_HELP = "A spec: its path, or the name of one in experiments/ (e.g. exp6)."
+
+
+def study_json_option(f):
+    return click.option("--json", "json_path", type=click.Path(dir_okay=False),
+                        help="Write the study's result here too (every run, the summaries; always in "
+                             "OUT/results.json).")(f)
+
+
+def study_csv_option(what):
+    return click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+                        help=f"Write the study's rows as CSV here: {what}, each figure's median, min and max "
+                             "and the run count.")
+
+
+def check_study_outputs(json_path, csv_path):
+    """--json and --csv paths checked before a study runs (check_writable)."""
+    for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
+        if path:
+            check_writable(path, flag)
+
+
+def write_study_outputs(results, json_path, csv_path, csv_table):
+    """A study's --json (a copy of its results.json) and --csv (csv_table(),
+    called only if asked); returns the lines that say where they went."""
+    lines = []
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(results, json_path)
+        lines.append(f"result written to {json_path}")
+    if csv_path:
+        lines.append(f"rows written to {write_csv(*csv_table(), csv_path)}")
+    return lines
 
 
 def load_named_spec(name):
@@ -184,28 +234,36 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
               show_default=True, metavar="S", callback=finite, help="How long to wait for a quiet machine before each run (s).")
 @click.option("--out", "out_dir", default="results/sweep", show_default=True, type=click.Path(file_okay=False),
               help="Where results.json, sweep.csv, sweep.png and report.md/.html go; a sweep cut short resumes here.")
-def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wait, out_dir):
+@study_json_option
+@study_csv_option("a row per point (also in OUT/sweep.csv)")
+@click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
+def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wait, out_dir, json_path, csv_path,
+          wide):
     """Run SPEC at every point of the crossed --grid values, K runs each
     under the guard, and answer: the fastest configuration (lowest median
     last packet) that kept 0 packets reordered at every output in every run
     (and met --max-latency-ms). Running the same command again with the
-    same --out skips the points already measured."""
+    same --out resumes it: every run measured is kept, a point cut short
+    half-way included, and only the runs missing are measured; another
+    spec, grid or --packets is refused (give another --out)."""
     from scabench.measure.sweep import parse_grid, plan, run_sweep
     from scabench.report.sweep import sweep_csv, sweep_view, write_sweep_report  # matplotlib only here
     results = Path(out_dir) / "results.json"
     with exit_codes(partial_json=results):
         check_writable(results, "--out")
+        check_study_outputs(json_path, csv_path)
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
-        doc, reused = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait),
-                                lambda d: write_json(d, results), previous, max_latency_ms, packets)
-    if reused:
-        click.echo(f"resumed: {reused} of {len(points)} point(s) were measured already in {results} and skipped",
-                   err=True)
-    csv_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
+        doc, resumed = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait),
+                                 lambda d: write_json(d, results), previous, max_latency_ms, packets, where=results)
+    if resumed:
+        click.echo(resumed.line(len(points), results), err=True)
+    table_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
     md, html = write_sweep_report(doc, out_dir)
-    show(sweep_view(doc) + ["", f"report: {md}, {html}; table: {csv_path}; data: {results}"])
+    saved = write_study_outputs(results, json_path, csv_path, lambda: sweep_csv(doc))
+    show(sweep_view(doc) + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved],
+         console(wide=wide))
 
 
 @main.command(short_help="Compare results of scabench run: figures side by side, whether they differ.")
@@ -330,11 +388,14 @@ def _stdin_is_pipe():
               help="Where report.md, report.html, the PNGs and results.json go.")
 @click.option("--from-results", is_flag=True,
               help="Run nothing: judge the claims and write the report again from OUT/results.json.")
-def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
+@study_json_option
+@study_csv_option("a row per configuration and set-up")
+def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json_path, csv_path):
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
-    from scabench.studies.paper.render import claim_tally
+    from scabench.studies.paper.render import claim_tally, paper_csv
     with exit_codes():
+        check_study_outputs(json_path, csv_path)
         if from_results:
             entries, claims = rerender(out_dir)
         else:
@@ -344,7 +405,8 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
     verdicts = table("claim", ("verdict", {"justify": "left"}))
     for c in claims:
         verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
-    show([verdicts, claim_tally(claims), f"report: {out_dir}/report.html (and report.md, results.json)"])
+    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: paper_csv(entries))
+    show([verdicts, claim_tally(claims), f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
 
 
 @main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")
@@ -356,11 +418,15 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results):
 @click.option("--out", "out_dir", default="results/link-delay", show_default=True, type=click.Path(file_okay=False),
               help="Where report.md, report.html, the PNG and results.json go.")
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
-def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
+@study_json_option
+@study_csv_option("a row per strategy and link delay")
+def link_delay(quick, runs, packets, campaign_file, out_dir, from_results, json_path, csv_path):
     """Two-way + worker vs credits across network hosts with link delay."""
     from scabench.studies.link_delay.analysis import headline
     from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
+    from scabench.studies.link_delay.render import link_delay_csv
     with exit_codes():
+        check_study_outputs(json_path, csv_path)
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
     ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
@@ -371,7 +437,8 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results):
                                                                                    for v in figures.model_ratio)))
                                      + ")" if figures is not None else None
                                      for figures in (row.twoway_worker, row.credits)]])
-    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)"])
+    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: link_delay_csv(doc))
+    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
 
 
 @main.command(short_help="What the ORB costs per call and per byte, on every transport.")
@@ -500,6 +567,9 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
               help="Where the node listens (loopback unless told; see docs/trust-model.md before you widen it).")
 @click.option("--component-ports", metavar="LO-HI",
               help="The ports its components listen on (for a firewall); default: any free port.")
+@click.option("--publish", metavar="HOST",
+              help="The address its references carry, where others reach it by another than --listen's "
+                   "(a NAT, a proxy); the ports stay its own.")
 @click.option("--allow", multiple=True, metavar="PROGRAM",
               help="A program execute may start, besides scabench-host and scabench-py-stage (repeatable).")
 @click.option("--heartbeat-s", type=click.FloatRange(min=0.05, max=60), default=1.0, show_default=True,
@@ -507,7 +577,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
 @click.option("--grace-s", type=click.FloatRange(min=0.1, max=3600), default=10.0, show_default=True,
               callback=finite, metavar="S",
               help="How long the Naming Service may not answer before the node stops its processes and exits.")
-def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartbeat_s, grace_s):
+def node(domain, name, cores, memory_mib, listen, component_ports, publish, allow, heartbeat_s, grace_s):
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
     Service, which start component programs here (load, execute, terminate),
@@ -520,7 +590,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartb
     try:
         with exit_codes("node failed"):
             settings = make_settings(domain, name, cores, memory_mib, listen, component_ports, allow,
-                                     heartbeat_s, grace_s)
+                                     heartbeat_s, grace_s, publish)
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:
         code = exc.code
@@ -531,7 +601,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartb
     os._exit(code if isinstance(code, int) else 1)
 
 
-@main.command()
+@main.command(short_help="The paper's pipeline on peer frameworks beside scabench's ordered strategies.")
 @click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
 @click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
 @click.option("--runs", type=click.IntRange(min=1), help="Rounds, each running every peer once (default 3; 1 with --quick).")
@@ -542,16 +612,20 @@ def node(domain, name, cores, memory_mib, listen, component_ports, allow, heartb
 @click.option("--packets", type=click.IntRange(min=2), hidden=True)
 @click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
 @click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
-def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s, max_redos):
+@study_json_option
+@study_csv_option("a row per peer")
+def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s, max_redos, json_path, csv_path):
     """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies."""
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
-    from scabench.studies.peers.render import peers_view
+    from scabench.studies.peers.render import peers_csv, peers_view
     with exit_codes():
+        check_study_outputs(json_path, csv_path)
         doc = rerender(out_dir) if from_results else run_peers(
             out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
             only=[i.strip() for i in only.split(",")] if only is not None else None,
             quiet_wait_s=quiet_wait_s, max_redos=max_redos, log=lambda m: click.echo(m, err=True))
-    show(peers_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)"])
+    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: peers_csv(doc))
+    show(peers_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
 
 
 if __name__ == "__main__":

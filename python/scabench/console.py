@@ -117,8 +117,9 @@ class Progress:
         self.bar.stop()
 
     def say(self, text, style=None):
-        """A line, above the bar on a terminal."""
-        self.console.print(text, style=style, markup=False)
+        """A line, above the bar on a terminal; whole, never wrapped by rich
+        (a log or a grep sees one run on one line)."""
+        self.console.print(text, style=style, markup=False, soft_wrap=True)
 
     @property
     def elapsed_s(self):

@@ -14,6 +14,7 @@ MISSING = "–"
 
 def _number(x):
     """Four figures or so: 189.2, 12.30, 5.123; a whole number as one (30, 1000)."""
+    x = float(f"{x:.12g}")  # 0.41 ms in µs is 409.99999999999994: a whole number
     size = abs(x)
     if size >= 1000 or x == int(x):
         return f"{x:.0f}"
@@ -41,6 +42,18 @@ def duration(ms, unit=None):
 
 def duration_us(us, unit=None):
     return duration(None if _missing(us) else us / 1000.0, unit)
+
+
+def duration_spread(median, low, high):
+    """A median duration with its range over the runs, one unit for all
+    three (the median's): "663.9 ms (663.2–664.6)"; the median alone where
+    the range is none (one run, or runs that agree). In milliseconds."""
+    if _missing(median):
+        return MISSING
+    unit = time_unit(median)
+    if _missing(low) or _missing(high) or low == high:
+        return duration(median, unit)
+    return f"{duration(median, unit)} ({_number(low / unit[1])}–{_number(high / unit[1])})"
 
 
 def bit_rate(bps):

@@ -167,6 +167,22 @@ def test_placement_from_code():
         wf["e"]
 
 
+def test_placement_on_nodes_from_code_is_a_specs_and_survives_place():
+    wf = scabench.Waveform("spread", transport="tcp")
+    p = wf.component("producer", "producer", packets=10)
+    a, b = (wf.component(n, "stage", work="none") for n in ("a", "b"))
+    wf.chain(p, a, b)
+    wf.place(a, b).on_node("n1", a, b).on_node("n2", p).domain("corbaloc::127.0.0.1:2809/NameService")
+    wf.place(p)  # placing processes again keeps the nodes
+    assert wf.to_dict()["placement"]["nodes"] == {"n1": ["a", "b"], "n2": ["producer"]}
+    wf.on_node("n1", p)  # a component moved between nodes is on one only
+    spec = wf.spec()
+    assert {k: sorted(v) for k, v in spec.nodes.items()} == {"n1": ["a", "b", "producer"]} and spec.domain == "corbaloc::127.0.0.1:2809/NameService"
+    wf.domain(None)
+    with pytest.raises(scabench.SpecError, match="<waveform spread>"):
+        wf.validate()  # nodes need a domain to be found in
+
+
 def test_the_builders_tables_are_a_specs():
     wf = tiny()
     doc = wf.to_dict()

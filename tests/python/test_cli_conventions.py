@@ -79,6 +79,13 @@ def test_several_figures_print_in_one_unit():
     assert [units.duration(v, scale) for v in (1500.0, 20.0)] == ["1.500 s", "0.020 s"]
 
 
+@pytest.mark.parametrize("median, low, high, printed", [
+    (663.9, 663.2, 664.6, "663.9 ms (663.2–664.6)"), (1004.0, 990.0, 1020.0, "1.004 s (0.990–1.020)"),
+    (0.5, 0.41, 0.6, "500 µs (410–600)"), (5.0, 5.0, 5.0, "5 ms"), (5.0, None, None, "5 ms"), (None, 1.0, 2.0, "–")])
+def test_a_duration_and_its_range_print_in_the_medians_unit(median, low, high, printed):
+    assert units.duration_spread(median, low, high) == printed
+
+
 # --- help ------------------------------------------------------------------------
 
 def test_help_summaries_are_whole():

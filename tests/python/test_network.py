@@ -3,6 +3,7 @@ with real delay (python/scabench/run/network.py), and `scabench link-delay`.
 
 The end-to-end tests need root, iproute2 and the link emulator; where any is
 missing they skip and say which."""
+import csv
 import json
 import os
 import re
@@ -155,7 +156,7 @@ def test_a_stage_killed_across_hosts_is_named_and_the_network_removed(write_spec
                                     work_us=10_000))
     before = _emulators()
     proc = _start_networked_run(spec)
-    victim = _wait_for_host(proc, "--component stage2:stage")
+    victim = _wait_for_host(proc, "COMPONENT stage2:stage")
     assert _namespaces(proc.pid), "the run made no namespaces"
     time.sleep(1.0)
     os.kill(victim, signal.SIGKILL)
@@ -170,7 +171,7 @@ def test_a_terminated_run_removes_its_network(write_spec):
     spec = write_spec(pipeline_toml(packets=500, work="sleep", work_us=10_000, policy='call = "twoway"'))
     before = _emulators()
     proc = _start_networked_run(spec)
-    host = _wait_for_host(proc, "--component stage3:stage")
+    host = _wait_for_host(proc, "COMPONENT stage3:stage")
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
@@ -188,7 +189,7 @@ def test_a_killed_command_takes_its_emulator_along_and_the_next_run_removes_its_
     before = _emulators()
     proc = _start_networked_run(spec)
     tag = processes.owner_tag(proc.pid)
-    _wait_for_host(proc, "--component stage3:stage")
+    _wait_for_host(proc, "COMPONENT stage3:stage")
     time.sleep(0.5)
     proc.kill()
     proc.wait()
@@ -226,8 +227,18 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
     text = blocks[0] + "".join("[[config]]" + b for b in blocks[1:] if "10ms" in b)
     text = text.replace("quiet_wait_s = 120.0", "quiet_wait_s = 0.0").replace("max_redos = 3", "max_redos = 0")
     campaign.write_text(text)
-    out = scabench("link-delay", "--campaign", campaign, "--packets", "12", "--runs", "1", "--out", tmp_path / "r")
+    out = scabench("link-delay", "--campaign", campaign, "--packets", "12", "--runs", "1", "--out", tmp_path / "r",
+                   "--json", tmp_path / "ld.json", "--csv", tmp_path / "ld.csv")
     assert out.returncode == 0, out.stderr
+    # Each run's progress line: its end-to-end latency p99, scaled, beside its ratio.
+    assert re.search(r"run 1/1: last packet [\d.]+ (ms|s), ratio [\d.]+, latency p99 [\d.]+ (µs|ms|s)", out.stderr)
+    assert (tmp_path / "ld.json").read_text() == (tmp_path / "r" / "results.json").read_text()
+    with open(tmp_path / "ld.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["strategy"] for r in rows) == ["credits", "twoway-worker"]
+    for r in rows:
+        assert r["delay_ms"] == "10" and r["runs"] == "1" and r["output_reordered_max"] == "0"
+        assert float(r["latency_p99_ms_median"]) >= 30 and 0 < float(r["model_best_ms"]) <= float(r["model_worst_ms"])
     assert "two-way + worker: ratio" in out.stdout and "credits" in out.stdout
     assert next(line for line in out.stdout.splitlines() if line.startswith("10 ms"))
     doc = json.loads((tmp_path / "r" / "results.json").read_text())

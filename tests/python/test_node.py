@@ -472,3 +472,99 @@ def test_a_domain_that_never_answers_fails_the_node_after_the_grace(tmp_path):
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "does not answer" in lines[0] and "tried for 1 s" in lines[0], lines
+
+
+# --- what a launcher on another machine reads: events, records, the clock --------------------------------
+
+def watch(device, pid, *files):
+    """One process's record and the files asked, each (name, offset, max bytes)."""
+    [seen] = device.watch([S.node.WatchRequest(pid, [S.node.FileRequest(f, o, n) for f, o, n in files])])
+    return seen
+
+
+def test_a_host_of_two_components_runs_in_a_directory_of_its_own_and_its_events_and_records_are_read_back(
+        node, context):
+    ctx, ior = context
+    node.device.load(None, "scabench-host", CF.LoadableDevice.EXECUTABLE)
+    pid = node.device.execute("scabench-host", [], props(
+        NAMING_CONTEXT_IOR=ior, COMPONENT_IDENTIFIER="pair:waveform_1") +
+        [CF.DataType("COMPONENT", CORBA.Any(CORBA.TC_string, v)) for v in ("src:producer", "snk:sink:double")])
+    producer, sink = resolve_resource(ctx, "src", pid), resolve_resource(ctx, "snk", pid)
+    directory = Path(f"/proc/{pid}/cwd").resolve()  # its own, in the node's private one
+    assert directory.parent.name.startswith("scabench-run-") and (directory / "stdout").is_file()
+    assert oct(directory.stat().st_mode & 0o777) == "0o700"
+    for res in (producer, sink):
+        res.initialize()
+    producer.configure(props(packets=5, samples=16, period_us=0, record_capacity=32))
+    sink.configure(props(record_capacity=32))
+    producer.getPort("out")._narrow(CF.Port).connectPort(sink.getPort("in"), "src.out->snk.in")
+    sink.start()
+    producer.start()
+    wait_until(lambda: b"eos snk 5" in watch(node.device, pid, ("stdout", 0, 4096)).files[0].data,
+               "the sink's end of stream never reached the host's stdout")
+    seen = watch(node.device, pid, ("snk.rec", 0, 1 << 20), ("src.rec", 0, 1 << 20), ("nothing", 0, 10))
+    assert seen.record.running and seen.record.identifier == "pair:waveform_1"
+    records, sent, missing = seen.files
+    assert records.exists and records.size == len(records.data) == 128 + 32 * 32  # header + record_capacity slots
+    assert sent.exists and not missing.exists
+    # The records are the sink's: 5 packets claimed and completed, in the header (record_log.hpp).
+    claimed, completed = int.from_bytes(records.data[24:32], "little"), int.from_bytes(records.data[40:48], "little")
+    assert (claimed, completed) == (5, 5)
+    part = watch(node.device, pid, ("snk.rec", 100, 50)).files[0]
+    assert part.data == records.data[100:150] and part.size == records.size
+    for res in (producer, sink):
+        res.stop()
+        res.releaseObject()
+    wait_until(lambda: not record(node.device, pid).running, "the host did not end once both were released")
+    out = watch(node.device, pid, ("stdout", 0, 1 << 16)).files[0].data.decode()
+    assert out.splitlines()[-1].startswith("rusage src "), out
+    assert not bound(ctx, "src") and not bound(ctx, "snk")
+
+
+def test_watch_refuses_what_is_not_a_file_of_the_process(node, context, tmp_path):
+    _, ior = context
+    pid = execute_stage(node.device, ior, "watched")
+    for bad in ("../stdout", "/etc/passwd", "", ".", ".."):
+        with pytest.raises(CF.InvalidFileName):
+            watch(node.device, pid, (bad, 0, 10))
+    with pytest.raises(CF.ExecutableDevice.InvalidProcess, match="started no process"):
+        watch(node.device, os.getpid())
+    # A link the program made in its directory is not followed.
+    directory = Path(f"/proc/{pid}/cwd").resolve()
+    (directory / "link").symlink_to("/etc/hostname")
+    assert not watch(node.device, pid, ("link", 0, 100)).files[0].exists
+    big = node.device.watch([S.node.WatchRequest(pid, [S.node.FileRequest("stderr", 0, 1 << 30)] * 3)])
+    assert sum(len(f.data) for f in big[0].files) <= S.node.NodeDevice.MAX_WATCH_BYTES
+
+
+def test_the_node_tells_its_monotonic_clock(node):
+    before = time.monotonic_ns()
+    told = node.device.monotonicNs()
+    after = time.monotonic_ns()
+    assert before <= told <= after  # one machine, one CLOCK_MONOTONIC
+
+
+def test_execute_runs_a_program_under_the_scheduler_asked(node, context):
+    _, ior = context
+    pid = execute_stage(node.device, ior, "batched", options=props(SCHEDULER="batch"))
+    assert os.sched_getscheduler(pid) == os.SCHED_BATCH
+    with pytest.raises(CF.ExecutableDevice.InvalidOptions):
+        execute_stage(node.device, ior, "fifo", options=props(SCHEDULER="fifo"))
+
+
+def test_a_published_address_is_what_its_references_carry(start_node, context, orb):
+    ctx, ior = context
+    n = start_node("--publish", "localhost")  # another name for where it listens: its references carry it
+    n.wait_registered()
+
+    def published(obj):
+        return subprocess.run(["catior", orb.object_to_string(obj)], capture_output=True, text=True).stdout
+    assert "IIOP 1.2 localhost " in published(n.device)
+    values = {p.id: p.value.value() for p in n.device.query(props(published_host=""))}
+    assert values == {"published_host": "localhost"}
+    pid = execute_stage(n.device, ior, "published")
+    argv = Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1]
+    assert argv[-4:] == ["-ORBendPoint", "giop:tcp:127.0.0.1:", "-ORBendPointPublish", "giop:tcp:localhost:"]
+    stage = resolve_resource(ctx, "published", pid)
+    assert "IIOP 1.2 localhost " in published(stage)
+    assert "published as localhost" in n.stdout()

@@ -1,5 +1,6 @@
 """`scabench paper`: the report from synthetic results, campaign file errors,
 and a tiny end-to-end run over real processes."""
+import csv
 import json
 import re
 from dataclasses import replace as changed
@@ -36,9 +37,10 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
     md_path, html_path = write_report(tmp_path, "t", render(entries, claims, META, figures))
     md = md_path.read_text()
     # Table 2's published stage-3 time and reordering, beside ours (median and range over 3 equal runs).
-    assert "| exp1 | 2 cores | 7,600 | 1.013 | – | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table 2 |" in md
+    # (The table's number with a no-break space: "Table 2" stays on one line in a narrow column.)
+    assert "| exp1 | 2 cores | 7,600 | 1.013 | – | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table\u00a02 |" in md
     assert "4,330.24" in md                     # Table 2's producer column
-    assert "| … paper (1 core) | – | 15,236.05 | 15,261.42 | 15,280.76 |" in md
+    assert "| … paper (1 core, 1000 packets) | – | 15,236.05 | 15,261.42 | 15,280.76 |" in md
     assert "| test 1 | exp1 | 7,550 / 7,580 / 7,600 | 4,463 / 4,508 / 4,514 | 12 / 400 / 900 | 315 / 520 / 612 |" in md
     for c in claims:
         assert c.claim in md
@@ -64,8 +66,8 @@ def test_report_gives_latency_beside_the_ratio(tmp_path):
     md = render(entries, judge_claims(entries), META, figures)
     # Medians over the runs: p50 of 50, 60, 70 ms; p99 of 99, 118.8, 138.6 ms.
     assert "| exp6 | 2 cores | 7,700 | 1.027 | 60 ms / 118.8 ms | 0 / 0 |" in md
-    assert ("| exp6 | 2 cores | 3 | 60 ms (50 ms–70 ms) | 108 ms (90 ms–126.0 ms) | 118.8 ms (99 ms–138.6 ms) "
-            "| 120 ms (100 ms–140 ms) |") in md
+    assert ("| exp6 | 2 cores | 3 | 60 ms (50–70) | 108 ms (90–126) | 118.8 ms (99–138.6) "
+            "| 120 ms (100–140) |") in md
     # Results written before runs measured latency show none, rather than zero.
     assert "| exp1 | 2 cores | 7,600 | 1.013 | – |" in md
     assert figures["latency"] == "latency.png" and f"![latency per packet]({figures['latency']})" in md
@@ -181,9 +183,27 @@ policy = {{ sync = "transport" }}
 setups = ["multicore"]
 """)
     out = tmp_path / "out"
-    proc = scabench("paper", "--quick", "--packets", 6, "--campaign", campaign, "--out", out)
+    exports = ("--json", tmp_path / "copy" / "paper.json", "--csv", tmp_path / "paper.csv")
+    proc = scabench("paper", "--quick", "--packets", 6, "--campaign", campaign, "--out", out, *exports)
     assert proc.returncode == 0, proc.stderr
+    # --json: the study's document; --csv: a row per configuration with its spreads and run count.
+    assert (tmp_path / "copy" / "paper.json").read_text() == (out / "results.json").read_text()
+    with open(tmp_path / "paper.csv", newline="") as f:
+        rows = {r["config"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"exp1@multicore", "exp1@singlecore", "exp6@multicore", "exp6@singlecore",
+                         "sync-transport@multicore"}
+    exp6 = rows["exp6@multicore"]
+    assert exp6["status"] == "ok" and exp6["runs"] == "1" and exp6["reordered_from_original_max"] == "0"
+    assert float(exp6["overhead_ratio_min"]) <= float(exp6["overhead_ratio_median"]) <= float(exp6["overhead_ratio_max"])
+    assert float(exp6["latency_p99_ms_median"]) > 0 and float(exp6["paper_overhead_ratio"]) > 0
+    assert rows["sync-transport@multicore"]["same_as"] == "exp1@multicore"
+    assert rows["sync-transport@multicore"]["paper_overhead_ratio"] == ""  # not a Table 1 row
+    assert f"rows written to {tmp_path / 'paper.csv'}" in proc.stdout
     assert "[1/4] exp1@multicore run 1/1" in proc.stderr      # progress; sync-transport is exp1's run
+    # Each run's progress line sets its end-to-end latency p99, scaled, beside its ratio.
+    for n, name in enumerate(("exp1@multicore", "exp1@singlecore", "exp6@multicore", "exp6@singlecore"), 1):
+        assert re.search(rf"^\[{n}/4\] {name} run 1/1: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
+                         rf"latency p99 [\d.]+ (µs|ms|s), packets reordered \d+", proc.stderr, re.M), name
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "complete"
     configs = results["configs"]
@@ -213,7 +233,7 @@ setups = ["multicore"]
     assert "twoway-keeps-order" in proc.stdout and "reproduced" in proc.stdout
     # The report can be judged and written again from the kept runs, without running anything.
     (out / "report.md").unlink()
-    again = scabench("paper", "--from-results", "--out", out)
+    again = scabench("paper", "--from-results", "--out", out, *exports)
     assert again.returncode == 0, again.stderr
     assert (out / "report.md").exists() and again.stdout == proc.stdout
 

@@ -2,8 +2,10 @@
 whatever peers this machine has (a few packets, no waiting for quiet), the
 order check of each peer program seen to fail, a peer that is not installed
 skipped with how to install it, and bad input."""
+import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -14,7 +16,7 @@ from scabench.paths import bin_dir
 from scabench.studies.peers import catalogue
 from scabench.studies.peers.analysis import order_problem, row_of_program, summarise, undisturbed
 from scabench.studies.peers.measure import run_program_peer
-from scabench.studies.peers.render import format_peers, rows
+from scabench.studies.peers.render import answer_lines, format_peers, rows
 
 PACKETS = 6
 FAST = ("--quiet-wait-s", "0", "--max-redos", "0")
@@ -24,7 +26,8 @@ PROGRAMS = [p for p in catalogue.PEERS if p.is_program]
 @pytest.fixture(scope="module")
 def quick_study(tmp_path_factory):
     out = tmp_path_factory.mktemp("peers") / "report"
-    proc = scabench("peers", "--quick", "--packets", PACKETS, *FAST, "--out", out, timeout=600)
+    proc = scabench("peers", "--quick", "--packets", PACKETS, *FAST, "--out", out, "--json", out.parent / "p.json",
+                    "--csv", out.parent / "p.csv", timeout=600)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return out, proc, json.loads((out / "results.json").read_text())
 
@@ -53,6 +56,27 @@ def test_every_installed_peer_runs_the_pipeline_in_order(quick_study):
     for pid, e in doc["peers"].items():
         if e["skipped"]:
             assert "scripts/setup.sh" in e["skipped"] and f"{pid}: skipped:" in proc.stderr
+    # Progress: a line per run, its figures scaled, with the time spent and left.
+    for pid in ran:
+        assert re.search(rf"^\[\d+/{len(ran)}\] round 1/1 {pid}: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
+                         rf"in order, foreign load [\d.]+ %  \[.*left\]$", proc.stderr, re.M), pid
+
+
+def test_json_and_csv_give_the_document_and_a_row_per_peer(quick_study):
+    out, proc, doc = quick_study
+    assert (out.parent / "p.json").read_text() == (out / "results.json").read_text()
+    with open(out.parent / "p.csv", newline="") as f:
+        rows = {r["peer"]: r for r in csv.DictReader(f)}
+    assert list(rows) == list(doc["peers"])
+    for pid, e in doc["peers"].items():
+        r = rows[pid]
+        if e["skipped"]:
+            assert r["skipped"] == e["skipped"] and r["runs"] == "0" and r["ratio_median"] == ""
+            continue
+        assert r["runs"] == "1" and r["in_order"] == "True"
+        assert float(r["ratio_median"]) == pytest.approx(e["summary"]["ratio"]["median"])
+        assert float(r["ratio_min"]) <= float(r["ratio_median"]) <= float(r["ratio_max"])
+    assert f"rows written to {out.parent / 'p.csv'}" in proc.stdout
 
 
 def test_the_report_has_the_table_the_plot_and_the_load(quick_study):
@@ -62,6 +86,24 @@ def test_the_report_has_the_table_the_plot_and_the_load(quick_study):
     assert "## How loaded the machine was" in text and "peers.png" in text
     assert (out / "peers.png").stat().st_size > 0 and (out / "report.html").is_file()
     assert "last packet ÷ floor" in proc.stdout and "report:" in proc.stdout
+
+
+def test_the_report_opens_with_the_answer(quick_study):
+    # The fastest peer in order, and scabench's fastest beside it, before the evidence.
+    out, proc, doc = quick_study
+    ordered = {pid: e["summary"]["ratio"]["median"] for pid, e in doc["peers"].items()
+               if e.get("summary") and e["summary"]["in_order"]}
+    best = min(ordered, key=ordered.get)
+    text = (out / "report.md").read_text()
+    opening = text.split("\n")[2]
+    assert opening.startswith(f"**Fastest with every packet in order: {best}, {ordered[best]:.3f} × the floor "
+                              "(median of 1 round(s))"), opening
+    ours = min((pid for pid in ordered if doc["peers"][pid]["kind"] == "scabench"), key=ordered.get)
+    assert (f"scabench's fastest: {ours}, " in opening) == (ours != best)
+    assert text.index("Fastest with every packet in order") < text.index("## Last packet over the floor")
+    # The terminal: the answer under the table, above where the files went.
+    assert proc.stdout.index("ratio: last packet") < proc.stdout.index(f"Fastest with every packet in order: {best}") \
+        < proc.stdout.index("report:")
 
 
 def test_the_report_is_written_again_from_the_results(quick_study):
@@ -158,3 +200,4 @@ def test_a_run_out_of_order_is_marked_in_the_table():
     assert cells[0] == "threads" and cells[7] == "NO: stage 1 saw 3 of 8 packets out of order"
     assert cells[4] == f"{row['ratio']:.3f} ({row['ratio']:.3f}, 1)"  # the one run, undisturbed
     assert "threads: out of order: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)
+    assert answer_lines(doc) == ["No peer kept every packet in order."]

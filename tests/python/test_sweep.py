@@ -2,11 +2,16 @@
 paper's question (fastest in-order configuration) on known summaries, the
 resume of a sweep cut short, and bad grids refused before anything runs."""
 import json
+import signal
+import subprocess
+import sys
 
 import pytest
 
-from conftest import pipeline_toml, scabench
-from scabench.measure.sweep import answer, key_of, why_not
+from conftest import REPO, pipeline_toml, scabench
+from scabench.console import text
+from scabench.measure.sweep import answer, label_of, why_not
+from scabench.report.sweep import sweep_view
 
 
 def _point(label, last_ms, reordered, p99_ms=1.0, status="ok"):
@@ -42,6 +47,28 @@ def test_a_failed_point_does_not_qualify():
     assert a["best"]["label"] == "ok" and "did not finish" in a["excluded"][0]["why"]
 
 
+def test_the_terminal_table_fits_100_columns_with_every_spread_whole():
+    def point(call, worker, last, p99):
+        p = _point(call, last, [0, 0, 0], p99_ms=p99)
+        p["settings"] = {"policy.call": call, "policy.worker": worker}
+        p["label"] = label_of(p["settings"])
+        for key, v in (("last_packet_ms", last), ("overhead_ratio", last / 750.0), ("latency_p99_ms", p99)):
+            p["summary"][key].update(n=3, median=v, min=0.97 * v, max=1.04 * v)
+        return p
+    points = [point(c, w, last, p99) for c, w, last, p99 in (("oneway", False, 814.1, 812.7), ("oneway", 16, 797.7, 792.4),
+                                                            ("twoway", False, 1563.0, 17.73), ("twoway", 16, 796.7, 257.3))]
+    doc = {"sweep": {"spec": "/somewhere/exp6.toml", "grid": {"policy.call": ["oneway", "twoway"],
+                                                             "policy.worker": [False, 16]}, "max_latency_ms": None},
+           "points": points, "answer": answer(points)}
+    shown = text(sweep_view(doc))
+    table = shown.split("\n\n")[0].splitlines()
+    assert table[0].startswith("sweep of exp6.toml: 3 run(s) per point")
+    assert max(map(len, table)) <= 100, shown
+    assert "(789.7–846.7)" in shown and "(2.022–2.167)" not in shown  # durations' ranges whole; ratios' left out
+    assert "false" in shown and "False" not in shown  # values as written on the command line
+    assert "policy.call=twoway, policy.worker=16" in shown.split("\n\n")[1]
+
+
 def _sweep(spec, out, *more):
     return scabench("sweep", spec, "--grid", "policy.call=oneway,twoway", "--runs", 1, "--quiet-wait", 1,
                     "--out", out, *more, timeout=300)
@@ -50,10 +77,12 @@ def _sweep(spec, out, *more):
 def test_a_two_point_sweep_end_to_end_answers_with_an_in_order_configuration(write_spec, tmp_path):
     spec = write_spec(pipeline_toml(packets=8, stages=2, work_us=300))
     out = tmp_path / "sweep"
-    proc = _sweep(spec, out)
+    proc = _sweep(spec, out, "--json", tmp_path / "s.json", "--csv", tmp_path / "s.csv")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "results.json").read_text())
     assert list(doc)[0] == "scabench" and doc["status"] == "ok"
+    assert (tmp_path / "s.json").read_text() == (out / "results.json").read_text()
+    assert (tmp_path / "s.csv").read_text() == (out / "sweep.csv").read_text()
     assert [p["settings"] for p in doc["points"]] == [{"policy.call": "oneway"}, {"policy.call": "twoway"}]
     for p in doc["points"]:
         assert p["status"] == "ok" and len(p["benchmark"]["runs"]) == 1 and p["packets"] == 8
@@ -74,29 +103,79 @@ def test_a_two_point_sweep_end_to_end_answers_with_an_in_order_configuration(wri
     assert header[0] == "policy.call" and "last_packet_ms_median" in header and "latency_p99_ms_median" in header
 
 
-def test_an_interrupted_sweep_resumes_skipping_the_points_measured(write_spec, tmp_path):
+def _sweep_until(spec, out, line_starts):
+    """A two-point sweep of two runs a point, sent SIGINT as soon as its
+    stderr shows a line that starts with `line_starts`; returns the
+    command's exit status and its stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "sweep", str(spec), "--grid",
+                             "policy.call=oneway,twoway", "--runs", "2", "--quiet-wait", "1", "--out", str(out)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith(line_starts):
+                proc.send_signal(signal.SIGINT)
+                break
+        _, rest = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, "".join(lines) + rest
+
+
+def test_an_interrupted_sweep_resumes_where_it_stopped_keeping_every_run(write_spec, tmp_path):
     spec = write_spec(pipeline_toml(packets=8, stages=2, work_us=300))
     out = tmp_path / "sweep"
-    out.mkdir()
-    # What a sweep cut short after its first point leaves: that point, marked
-    # so that a measurement of it again would show.
-    kept = _point("oneway", 123.0, [0])
-    kept["settings"] = {"policy.call": "oneway"}
-    (out / "results.json").write_text(json.dumps({"scabench": {}, "status": "interrupted", "sweep": {"spec": str(spec)},
-                                                  "points": [kept]}))
-    proc = _sweep(spec, out)
+    # Ctrl-C once the second point has kept its first run: the first point is
+    # whole in results.json, the second half-way through its runs.
+    code, stderr = _sweep_until(spec, out, "point 2/2 policy.call=twoway: run 1/2: last packet")
+    assert code == 130, stderr
+    assert "interrupted by SIGINT" in stderr and "results.json" in stderr and "Traceback" not in stderr
+    cut = json.loads((out / "results.json").read_text())
+    assert cut["status"] == "interrupted" and cut["answer"] is None
+    first, second = cut["points"]
+    assert first["status"] == "ok" and len(first["benchmark"]["runs"]) == 2
+    assert second["status"] == "interrupted" and len(second["benchmark"]["runs"]) == 1
+
+    proc = _sweep(spec, out, "--runs", 2)
     assert proc.returncode == 0, proc.stderr
-    assert "point 1/2 policy.call=oneway: measured already, skipped" in proc.stderr
-    assert "resumed: 1 of 2" in proc.stderr
+    assert "point 1/2 policy.call=oneway: measured already (2 run(s)), skipped" in proc.stderr
+    assert "point 2/2 policy.call=twoway: 1 of 2 run(s) measured already; measuring the rest" in proc.stderr
+    # Only the run missing was measured.
+    assert "policy.call=oneway: run" not in proc.stderr and "policy.call=twoway: run 1/2" not in proc.stderr
+    assert "policy.call=twoway: run 2/2: last packet" in proc.stderr
+    assert ("1 of 2 point(s) were measured already and skipped; 1 run(s) of 1 point(s) without all their runs "
+            "were kept, and only the runs missing measured") in proc.stderr
     doc = json.loads((out / "results.json").read_text())
-    assert doc["points"][0]["summary"]["last_packet_ms"]["median"] == 123.0  # reused, not measured again
-    assert doc["points"][1]["settings"] == {"policy.call": "twoway"} and len(doc["points"][1]["benchmark"]["runs"]) == 1
-    # Other runs or packets are another measurement: nothing is skipped.
-    assert key_of({"policy.call": "oneway"}, 1, 8) != key_of({"policy.call": "oneway"}, 2, 8)
-    proc = scabench("sweep", spec, "--grid", "policy.call=oneway", "--runs", 1, "--packets", 5, "--quiet-wait", 1,
-                    "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    assert "skipped" not in proc.stderr and json.loads((out / "results.json").read_text())["points"][0]["packets"] == 5
+    assert doc["status"] == "ok" and doc["answer"]["best"] is not None
+    assert [p["status"] for p in doc["points"]] == ["ok", "ok"]
+    assert doc["points"][0]["benchmark"]["runs"] == first["benchmark"]["runs"]  # kept as measured, not rerun
+    kept, *more = doc["points"][1]["benchmark"]["runs"]
+    assert kept == second["benchmark"]["runs"][0] and len(more) == 1 and more[0]["started_at"] > kept["started_at"]
+    assert doc["points"][1]["summary"]["last_packet_ms"]["n"] == 2
+    assert "Fastest configuration" in proc.stdout
+
+    # What OUT holds is another measurement than these: refused, one line,
+    # saying how to start afresh, and OUT left as it was.
+    whole = (out / "results.json").read_text()
+    for more_args, says in ((("--grid", "policy.call=oneway"), "give the same --grid values"),
+                            (("--packets", 5), "measured with 8 packets a run, not 5"),
+                            (("--runs", 1), "give --runs 2 or more")):
+        args = ["sweep", spec, "--quiet-wait", 1, "--out", out, *more_args]
+        if "--grid" not in more_args:
+            args += ["--grid", "policy.call=twoway,oneway"]  # the same grid, in another order
+        refused = scabench(*args)
+        assert refused.returncode == 2, (more_args, refused.stderr)
+        assert len(refused.stderr.strip().splitlines()) == 1 and says in refused.stderr, refused.stderr
+        assert "start afresh, give another --out or delete" in refused.stderr
+        assert (out / "results.json").read_text() == whole
+
+    # A sweep whose every point is measured goes straight to its report:
+    # Ctrl-C there, outside the measuring, still exits 130 (not click's 1).
+    code, stderr = _sweep_until(spec, out, "resumed from")
+    assert code == 130 and "interrupted by SIGINT" in stderr and "Aborted" not in stderr, stderr
 
 
 def test_a_sweep_of_another_spec_in_the_same_out_is_refused(write_spec, tmp_path):

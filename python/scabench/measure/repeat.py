@@ -66,9 +66,15 @@ def guarded_run(run_once, guard, label):
     return result, kept, seen
 
 
+# The order of the figures in a progress line: the latency p99 beside the
+# ratio, since deep queues buy the one with the other.
+RUN_LINE = ("last_packet_ms", "overhead_ratio", "latency_p99_ms", "packets_reordered")
+
+
 def run_line(result):
-    """A run's headline figures on one line, for progress."""
-    return ", ".join(f"{f.label} {figure(f.of(result), f.unit)}" for f in stats.HEADLINE)
+    """A run's headline figures on one line, for progress, each scaled."""
+    by_key = {f.key: f for f in stats.HEADLINE}
+    return ", ".join(f"{f.label} {figure(f.of(result), f.unit)}" for f in (by_key[k] for k in RUN_LINE))
 
 
 @dataclass
@@ -204,30 +210,40 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     return out
 
 
-def run_benchmark(spec, runs, warmup=0, settings=None, stream=None, run_once=None, progress=None, label=""):
+def run_benchmark(spec, runs, warmup=0, settings=None, stream=None, run_once=None, progress=None, label="",
+                  done=None, on_run=None):
     """W warm-up runs (not kept), then `runs` guarded runs of `spec`; returns
     the Benchmark. A run that fails on every attempt raises RunError, and a
     termination signal Interrupted, each carrying the Benchmark so far as
     its result (the command writes it). `progress`: a console.Progress to
     advance instead of one of its own (a sweep's, over all its points), and
-    `label` to put before each of its lines."""
+    `label` to put before each of its lines.
+
+    `done`: a Benchmark of the same spec cut short earlier (a sweep's point
+    being resumed): its kept runs count towards `runs`, and only the rest
+    are measured (after the warm-up, if any are left). `on_run(bench)` is
+    called after every kept run, so that a caller can save each run as soon
+    as it is measured."""
     settings = settings or guard_settings()
     run_once = run_once or (lambda: run_spec(spec))
     bench = Benchmark("ok", spec.describe(), runs, warmup, guard_dict(settings))
+    if done is not None:
+        bench.runs, bench.redone_for = list(done.runs[:runs]), [r for r in done.redone_for if r["run"] <= runs]
+    left = runs - len(bench.runs)
     each = estimate_s(spec)
     if progress is None:
-        with Progress(each * (warmup + runs), "runs", stream) as progress:
-            return _measure(bench, run_once, settings, spec.cores, each, progress, label)
-    return _measure(bench, run_once, settings, spec.cores, each, progress, label)
+        with Progress(each * ((warmup + left) if left else 0), "runs", stream) as progress:
+            return _measure(bench, run_once, settings, spec.cores, each, progress, label, on_run)
+    return _measure(bench, run_once, settings, spec.cores, each, progress, label, on_run)
 
 
-def _measure(bench, run_once, settings, cores, each, progress, label):
-    runs, warmup = bench.runs_asked, bench.warmup
+def _measure(bench, run_once, settings, cores, each, progress, label, on_run):
+    runs, warmup, first = bench.runs_asked, bench.warmup, len(bench.runs)
     guard = Guard(settings, cores=cores, log=progress.say)
     try:
-        for i in range(warmup):
+        for i in range(warmup if first < runs else 0):
             progress.advance(each, f"{label}warm-up {i + 1}/{warmup}: {run_line(run_once())}")
-        for i in range(runs):
+        for i in range(first, runs):
             which = f"{label}run {i + 1}/{runs}"
             result, kept, seen = guarded_run(run_once, guard, which)
             if kept.flaw in seen:
@@ -236,6 +252,8 @@ def _measure(bench, run_once, settings, cores, each, progress, label):
             bench.runs.append(result)
             note = f" (attempt {kept.attempts})" if kept.attempts > 1 else ""
             progress.advance(each, f"{which}: {run_line(result)}{note}")
+            if on_run is not None:
+                on_run(bench)
     except (RunError, Interrupted) as exc:
         bench.status = "interrupted" if isinstance(exc, Interrupted) else "failed"
         bench.error = str(exc) if isinstance(exc, RunError) else f"interrupted by {exc.name}"

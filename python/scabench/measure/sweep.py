@@ -5,7 +5,7 @@ that kept every packet in order (and met the latency bound, if given).
 
 A grid key is what the run command's overrides take, under one name each:
 - `policy.KEY`: a policy key on every connection, as `--policy KEY=VALUE`
-  (`policy.call=oneway,twoway`, `policy.worker=0,16,64`);
+  (`policy.call=oneway,twoway`, `policy.worker=false,16,64`);
 - `run.KEY`: a run setting, as the run command's flags: `run.packets`,
   `run.cores` (a value's CPUs joined by `+`: `run.cores=0,0+1`),
   `run.scheduler`, `run.pin`, `run.collocated`, `run.link_delay_ms`,
@@ -14,8 +14,11 @@ A grid key is what the run command's overrides take, under one name each:
 
 Every point is built and checked before the first run, so a bad key or
 value stops the sweep at once. The document is handed to `save` after every
-point; a document from an earlier, interrupted sweep gives back the points
-it measured with the same settings, runs and packets (a resume)."""
+run kept. A sweep cut short (Ctrl-C, SIGTERM, a point whose runs all
+failed, a killed process) resumes from that document: the same spec and
+grid keep every run it measured, a point cut half-way through its K runs
+included, and measure only the runs missing; another spec, grid or packet
+count is refused, since resuming would mix two measurements (kept_runs)."""
 import itertools
 import json
 from dataclasses import asdict, dataclass
@@ -85,8 +88,14 @@ def grid_points(axes):
     return [dict(zip((a.key for a in axes), combo)) for combo in itertools.product(*(a.values for a in axes))]
 
 
+def value_text(value):
+    """A grid value as it is written on the command line and in a spec:
+    true and false in lower case, the rest as themselves."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def label_of(settings):
-    return ", ".join(f"{k}={v}" for k, v in settings.items())
+    return ", ".join(f"{k}={value_text(v)}" for k, v in settings.items())
 
 
 def apply(spec, settings):
@@ -175,9 +184,26 @@ def reordered_at_outputs(run, outputs):
     return max(at)
 
 
-def key_of(settings, runs, packets):
-    """What makes a measured point the same as a planned one: a resume reuses it."""
-    return json.dumps({"settings": settings, "runs": runs, "packets": packets}, sort_keys=True)
+def _plain(value):
+    """A value as it reads back from the JSON (tuples as lists), to compare
+    what is planned with what was kept."""
+    return json.loads(json.dumps(value))
+
+
+def settings_key(settings):
+    """A point's settings as one comparable text, whatever their order."""
+    return json.dumps(_plain(settings), sort_keys=True)
+
+
+def _grid_text(grid):
+    return " ".join(f"{k}={','.join(map(value_text, v))}" for k, v in grid.items())
+
+
+def _same_grid(a, b):
+    """The same keys, each with the same values (in any order): the same points."""
+    def norm(grid):
+        return {k: sorted(json.dumps(v) for v in values) for k, values in grid.items()}
+    return isinstance(a, dict) and all(isinstance(v, list) for v in a.values()) and norm(a) == norm(_plain(b))
 
 
 @dataclass
@@ -188,7 +214,7 @@ class SweepPoint:
     settings: dict
     runs_asked: int
     packets: int
-    status: str                  # the benchmark's: "ok", "failed" or "interrupted"
+    status: str                  # the benchmark's: "ok", "failed" or "interrupted"; "partial" while measured
     outputs: list                # the components whose packets leave the pipeline
     reordered_at_outputs: list   # per run: the most packets out of order at any output
     benchmark: Benchmark
@@ -219,9 +245,13 @@ class SweepPoint:
                    doc["reordered_at_outputs"], Benchmark.from_dict(doc["benchmark"]))
 
 
-def point_record(point, bench):
-    """A measured point as the document keeps it (plain JSON)."""
-    return SweepPoint.measured(point, bench).as_dict()
+def point_record(point, bench, status=None):
+    """A point as the document keeps it (plain JSON): measured, or being
+    measured (status "partial": the runs kept so far)."""
+    measured = SweepPoint.measured(point, bench)
+    if status is not None:
+        measured.status = status
+    return measured.as_dict()
 
 
 def point_row(point, keys, max_latency_ms=None):
@@ -254,7 +284,8 @@ class Answer:
 @dataclass
 class SweepResult:
     """A sweep, typed: what results.json holds (as_dict() writes it again).
-    `reused`: the points a resume took from an earlier document."""
+    `reused`: the points a resume took whole from an earlier document (the
+    runs it kept of others are in their benchmarks)."""
     spec: str
     grid: dict                   # {key: [values]}
     runs: int
@@ -301,51 +332,144 @@ class SweepResult:
                    Answer(**doc["answer"]) if doc.get("answer") else None, doc.get("scabench"), reused)
 
 
+def kept_runs(previous, where, spec_name, axes, points, runs):
+    """What an earlier sweep saved in the same --out that this one may keep:
+    {settings_key: Benchmark} of each point it measured, wholly or in part
+    (the runs of a point cut short by a signal or a failure). A document of
+    another spec, another grid, a spec that resolves differently now (edited,
+    or other --packets) or more runs per point than asked is a SpecError:
+    resuming it would mix two measurements."""
+    if previous is None:
+        return {}
+    afresh = f"to start afresh, give another --out or delete {where}"
+    s, kept_points = previous.get("sweep"), previous.get("points")
+    if not isinstance(s, dict) or not isinstance(kept_points, list):
+        raise SpecError(where, "", f"is not the results of a sweep; {afresh}")
+    was_of = s.get("spec")
+    if was_of is None or Path(str(was_of)).resolve() != Path(spec_name).resolve():
+        raise SpecError(where, "", f"holds a sweep of {was_of}, not of {spec_name}; {afresh}")
+    grid = {a.key: list(a.values) for a in axes}
+    if not _same_grid(s.get("grid"), grid):
+        was = _grid_text(s["grid"]) if isinstance(s.get("grid"), dict) else "?"
+        raise SpecError(where, "", f"holds a sweep over the grid {was}, not {_grid_text(grid)}; give the same "
+                                   f"--grid values to resume it; {afresh}")
+    planned = {settings_key(p.settings): p for p in points}
+    out = {}
+    for record in kept_points:
+        try:
+            key, bench = settings_key(record["settings"]), Benchmark.from_dict(record["benchmark"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SpecError(where, "", f"holds a point that cannot be read back ({type(exc).__name__}: {exc}); "
+                                       f"{afresh}") from None
+        point = planned.get(key)
+        if point is None:
+            raise SpecError(where, "", f"holds a point ({record.get('label')}) that the grid does not; {afresh}")
+        if record.get("packets") != point.packets:
+            raise SpecError(where, "", f"holds point {point.label} measured with {record.get('packets')} packets "
+                                       f"a run, not {point.packets} (--packets); {afresh}")
+        now = {k: v for k, v in _plain(point.spec.describe()).items() if k != "file"}
+        if {k: v for k, v in (bench.spec or {}).items() if k != "file"} != now:
+            raise SpecError(where, "", f"holds point {point.label} measured on {was_of} as it was then, which "
+                                       f"differs from the spec now (edited since?); {afresh}")
+        if len(bench.runs) > runs:
+            raise SpecError("--runs", str(runs), f"{where} holds {len(bench.runs)} runs of point {point.label}; "
+                                                 f"give --runs {len(bench.runs)} or more to resume it; {afresh}")
+        if bench.runs:
+            out[key] = bench
+    return out
+
+
+@dataclass
+class Resumed:
+    """What a sweep kept from the one before it in the same --out."""
+    points: int = 0        # points measured in full before, not measured again
+    partial: int = 0       # points with some of their runs before (cut short, or fewer --runs), kept
+    partial_runs: int = 0  # the runs kept of those
+
+    def __bool__(self):
+        return bool(self.points or self.partial)
+
+    def line(self, total, where):
+        parts = []
+        if self.points:
+            parts.append(f"{self.points} of {total} point(s) were measured already and skipped")
+        if self.partial:
+            parts.append(f"{self.partial_runs} run(s) of {self.partial} point(s) without all their runs were kept, "
+                         "and only the runs missing measured")
+        return f"resumed from {where}: " + "; ".join(parts)
+
+
 def run_sweep(spec_name, axes, points, runs, warmup, settings, save, previous=None, max_latency_ms=None,
-              packets=None, say=None, stream=None):
-    """Measures every point not already in `previous` (a document this
-    function saved before); calls save(doc) after every point. Returns the
-    document and how many points were reused. save returns where it wrote
-    the document. RunError and Interrupted
-    carry the document so far as their result, saved already."""
-    was_of = ((previous or {}).get("sweep") or {}).get("spec")
-    if was_of is not None and Path(str(was_of)).resolve() != Path(spec_name).resolve():
-        # Measuring on would write over another spec's sweep.
-        raise SpecError("--out", "results.json", f"holds a sweep of {was_of}, not of {spec_name}; give another --out")
-    old = {key_of(p.get("settings"), p.get("runs_asked"), p.get("packets")): p
-           for p in (previous or {}).get("points") or [] if isinstance(p, dict) and p.get("status") == "ok"}
+              packets=None, say=None, stream=None, where="results.json"):
+    """Measures every point of the grid, K runs each; calls save(doc) after
+    every kept run, so that a sweep cut short anywhere (a signal, a point
+    that failed, a killed process) loses at most the run it was in.
+    `previous`: the document such a sweep saved (in `where`): its points'
+    runs are kept and only the runs missing are measured (kept_runs says
+    when it may not be resumed). Returns the document and a Resumed. save
+    returns where it wrote the document. RunError and Interrupted carry the
+    document so far as their result, saved already."""
+    kept = kept_runs(previous, where, spec_name, axes, points, runs)
     doc = {"scabench": version_info(), "status": "running",
            "sweep": {"spec": spec_name, "grid": {a.key: list(a.values) for a in axes}, "runs": runs,
                      "warmup": warmup, "packets": packets, "max_latency_ms": max_latency_ms},
            "points": [], "answer": None}
-    todo = [p for p in points if key_of(p.settings, runs, p.packets) not in old]
-    reused = 0
-    total = sum(estimate_s(p.spec) * (runs + warmup) for p in todo)
+    # Every point with runs kept stays in the document from the start: a
+    # sweep cut short again before it reaches them must not lose them.
+    records = {i: point_record(p, kept[settings_key(p.settings)], "partial") for i, p in enumerate(points)
+               if settings_key(p.settings) in kept}
+
+    def save_now():
+        doc["points"] = [records[i] for i in sorted(records)]
+        return save(doc)
+
+    resumed = Resumed()
+
+    def left(point):
+        """The runs a point still needs, its warm-up included (none once it has them all)."""
+        have = len(kept[settings_key(point.settings)].runs) if settings_key(point.settings) in kept else 0
+        return runs - have + warmup if have < runs else 0
+    total = sum(estimate_s(p.spec) * left(p) for p in points)
     with Progress(total, "sweep", stream) as progress:
-        for i, point in enumerate(points, 1):
-            was = old.get(key_of(point.settings, runs, point.packets))
-            if was is not None:
-                doc["points"].append(was)
-                reused += 1
-                progress.say(f"point {i}/{len(points)} {point.label}: measured already, skipped")
+        for i, point in enumerate(points):
+            label = f"point {i + 1}/{len(points)} {point.label}"
+            done = kept.get(settings_key(point.settings))
+            if done is not None and len(done.runs) >= runs:
+                records[i] = point_record(point, _continued(done, runs), "ok")
+                resumed.points += 1
+                progress.say(f"{label}: measured already ({runs} run(s)), skipped")
                 continue
+            if done is not None:
+                resumed.partial += 1
+                resumed.partial_runs += len(done.runs)
+                progress.say(f"{label}: {len(done.runs)} of {runs} run(s) measured already; measuring the rest")
+
+            def keep(bench, i=i, point=point):
+                records[i] = point_record(point, bench, "partial")
+                save_now()
             try:
-                bench = run_benchmark(point.spec, runs, warmup, settings, progress=progress,
-                                      label=f"point {i}/{len(points)} {point.label}: ")
+                bench = run_benchmark(point.spec, runs, warmup, settings, progress=progress, label=f"{label}: ",
+                                      done=done, on_run=keep)
             except (RunError, Interrupted) as exc:
-                doc["points"].append(point_record(point, exc.result))
+                records[i] = point_record(point, exc.result)
                 doc["status"] = "interrupted" if isinstance(exc, Interrupted) else "failed"
-                saved = save(doc)
+                saved = save_now()
                 exc.result = doc
                 if isinstance(exc, Interrupted):
                     exc.saved_to = saved
                 raise
-            doc["points"].append(point_record(point, bench))
-            save(doc)
+            records[i] = point_record(point, bench)
+            save_now()
     doc["status"] = "ok"
     doc["answer"] = answer(doc["points"], max_latency_ms)
-    save(doc)
-    return doc, reused
+    save_now()
+    return doc, resumed
+
+
+def _continued(bench, runs):
+    """A point measured in full before, as this sweep keeps it."""
+    bench.status, bench.error, bench.failed_run, bench.runs_asked = "ok", None, None, runs
+    return bench
 
 
 def _median(point, key):

@@ -13,6 +13,13 @@ from scabench.model.link import LinkSettings
 from scabench.model.policy import PolicyValueError, parse_policy
 
 NETWORK_KEYS = ("delay_ms", "jitter_ms")
+DOMAIN_KEYS = ("naming",)
+# A node's name is one name component (nodes/<name> in its domain's Naming
+# Service) that shells, nameclt paths and file names take as it is.
+NODE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
+NODE_NAME_RULE = "1 to 63 letters, digits, '-' or '_', starting with a letter or digit"
+# How a domain's Naming Service is named: a reference to its root context.
+DOMAIN_SCHEMES = ("corbaloc:", "corbaname:", "IOR:")
 # The largest integer a property can hold: the runtime keeps them as int64.
 INT64_MAX = (1 << 63) - 1
 # The most bytes one packet may carry: every host's ORB refuses a larger
@@ -263,3 +270,75 @@ def check_python_ports(spec, where="policy"):
                 except ValueError as exc:
                     raise SpecError(spec.path, where, f"{conn.id}: {name!r} is a Python component, and {prop} = "
                                     f"{value!r}: {exc}") from None
+
+
+def is_node_name(name):
+    return isinstance(name, str) and NODE_NAME_RE.fullmatch(name) is not None
+
+
+def domain_settings(table, path, where="domain"):
+    """A spec's [domain]: the Naming Service of the domain whose nodes its
+    placement names (a corbaloc), or None."""
+    for key in table:
+        if key not in DOMAIN_KEYS:
+            raise SpecError(path, f"{where}.{key}", f"unknown key; valid: {', '.join(DOMAIN_KEYS)}")
+    naming = table.get("naming")
+    if not isinstance(naming, str) or not naming.startswith(DOMAIN_SCHEMES) or any(c.isspace() for c in naming):
+        raise SpecError(path, f"{where}.naming", "the domain's Naming Service, like "
+                        "\"corbaloc::HOST:2809/NameService\"")
+    return naming
+
+
+def placement_nodes(table, path, where="placement.nodes"):
+    """[placement] nodes = { NODE = ["component", ...] }, as a dict."""
+    if not isinstance(table, dict):
+        raise SpecError(path, where, "must be a table of node names, each with a list of the components it runs, "
+                        "like { board1 = [\"producer\", \"stage1\"] }")
+    for node, members in table.items():
+        if not is_node_name(node):
+            raise SpecError(path, f"{where}.{node}", f"{node!r} is not a node name: use {NODE_NAME_RULE}")
+        if not isinstance(members, list) or not members or not all(isinstance(n, str) for n in members):
+            raise SpecError(path, f"{where}.{node}", "must be a non-empty list of component names")
+    return {node: list(members) for node, members in table.items()}
+
+
+def check_nodes(spec, where="placement.nodes"):
+    """Processes placed on nodes: each component once, a process's
+    components on one node, nothing a node cannot run, and a domain to find
+    the nodes in (docs/architecture.md, "Placement on nodes")."""
+    if spec.network is not None and spec.domain is not None:
+        raise SpecError(spec.path, "domain", "a run on network hosts makes a node of each of its own, in its own "
+                        "Naming Service; remove [domain] or [network]")
+    if not spec.nodes:
+        return
+    if spec.network is not None:
+        raise SpecError(spec.path, where, "a run on network hosts places every process on a node of its own, in "
+                        "its namespace; remove placement.nodes or [network]")
+    placed = {}
+    for node, members in spec.nodes.items():
+        for name in members:
+            if name in placed:
+                raise SpecError(spec.path, f"{where}.{node}", f"{name!r} is placed on {placed[name]!r} already")
+            placed[name] = node
+            comp = next((c for c in spec.components if c.name == name), None)
+            if comp is None:
+                raise SpecError(spec.path, f"{where}.{node}", f"no component named {name!r}; declared: "
+                                f"{', '.join(c.name for c in spec.components)}")
+            if comp.external is not None and comp.external.ref is not None:
+                raise SpecError(spec.path, f"{where}.{node}", f"{name!r} is someone else's component (ref): it runs "
+                                "where it runs; leave it out of placement.nodes")
+            if comp.library is not None:
+                raise SpecError(spec.path, f"{where}.{node}", f"{name!r} comes from a component library, which a node "
+                                "does not load (it runs the programs installed on it); leave it on this machine")
+    for host in spec.hosts:
+        where_on = {placed.get(n) for n in host}
+        if len(where_on) > 1:
+            shown = ", ".join(f"{n} on {placed[n]!r}" if n in placed else f"{n} on this machine" for n in host)
+            raise SpecError(spec.path, where, f"{', '.join(host)} share a process (placement.hosts), which runs on "
+                            f"one machine: {shown}")
+    if spec.transport != "tcp":
+        raise SpecError(spec.path, "run.transport", f"processes on nodes talk over tcp; {spec.transport!r} does not "
+                        "leave the machine (use transport = \"tcp\")")
+    if spec.domain is None:
+        raise SpecError(spec.path, where, "the nodes are found in their domain's Naming Service: give it as "
+                        "[domain] naming = \"corbaloc::HOST:2809/NameService\"")

@@ -47,18 +47,54 @@ def held_per_connection(policy, packets):
     return min(held, packets)
 
 
-def memory_needed(spec):
-    """(bytes, the largest part as words) the run needs."""
+def _parts(spec):
+    """{process (Spec.process_of): {part: bytes}}: each part of the estimate
+    where it is held, the records and a connection's packets in the
+    receiving process, the sender's copy in the sending one."""
     through = packets_through(spec)
     size = packet_bytes(spec)
-    records = sum(through[c.name] + RECORD_SLACK for c in spec.components if c.external is None) * RECORD_BYTES
-    in_flight = sum((2 * held_per_connection(c.policy, through[c.uses[0]]) + 1) * size for c in spec.connections)
-    hosts = len(spec.hosts) * HOST_BASE_BYTES
+    parts = {}
+
+    def add(process, part, value):
+        into = parts.setdefault(process, {})
+        into[part] = into.get(part, 0) + value
+    for c in spec.components:
+        if c.external is None:
+            add(spec.process_of(c.name), RECORDS, (through[c.name] + RECORD_SLACK) * RECORD_BYTES)
+    for c in spec.connections:
+        add(spec.process_of(c.provides[0]), IN_FLIGHT, 2 * held_per_connection(c.policy, through[c.uses[0]]) * size)
+        add(spec.process_of(c.uses[0]), IN_FLIGHT, size)
+    for i in range(len(spec.hosts)):
+        add(("host", i), HOSTS, HOST_BASE_BYTES)
     from scabench.model.transport import RING_CONTROL_BYTES, hop_transport, ring_bytes  # it imports this module
-    rings = sum(ring_bytes(spec) + RING_CONTROL_BYTES for c in spec.connections if hop_transport(spec, c) == "shm")
-    parts = {"packet records (packets)": records, "packets in flight (samples x held per connection)": in_flight,
-             "host processes": hosts, "shared-memory rings": rings}
-    return records + in_flight + hosts + rings, max(parts, key=parts.get)
+    for c in spec.connections:
+        if hop_transport(spec, c) == "shm":  # the ring is shared; counted once, with the receiver
+            add(spec.process_of(c.provides[0]), RINGS, ring_bytes(spec) + RING_CONTROL_BYTES)
+    return parts
+
+
+RECORDS, IN_FLIGHT, HOSTS, RINGS = ("packet records (packets)", "packets in flight (samples x held per connection)",
+                                    "host processes", "shared-memory rings")
+
+
+def memory_needed(spec):
+    """(bytes, the largest part as words) the run needs on this machine: its
+    processes placed on nodes are each node's to hold (the launcher
+    allocates it there)."""
+    totals = {}
+    for process, held in _parts(spec).items():
+        if spec.node_of(spec.hosts[process[1]][0] if process[0] == "host" else process[1]) is not None:
+            continue
+        for part, value in held.items():
+            totals[part] = totals.get(part, 0) + value
+    return sum(totals.values()), max(totals, key=totals.get, default=HOSTS)
+
+
+def process_memory_bytes(spec):
+    """{process (Spec.process_of): bytes} each process of the run needs
+    (what a run allocates on the node a process is placed on,
+    docs/architecture.md "Placement on nodes")."""
+    return {process: sum(held.values()) for process, held in _parts(spec).items()}
 
 
 def available_bytes():

@@ -23,7 +23,12 @@ A spec (see experiments/paper/exp6.toml):
                  connections (fan-in: two producers into one stage's "in"), which
                  must agree on the receiving side's keys (one port, one setting)
   [placement]    hosts = [["a", "b"], ["c"]]: components sharing a process
-                 (default: one process per component, the paper's set-up)
+                 (default: one process per component, the paper's set-up);
+                 nodes = { n1 = ["a", "b"], n2 = ["c"] }: the processes of
+                 those components run on those nodes (`scabench node`); the
+                 others on this machine
+  [domain]       naming = "corbaloc::HOST:2809/NameService": the domain whose
+                 nodes placement.nodes names
   [network]      delay_ms, jitter_ms: each process on a network host of its
                  own, behind an emulated link with this one-way delay (network.py)
 """
@@ -38,9 +43,10 @@ from pathlib import Path
 
 from scabench.errors import SpecError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
-from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, SAMPLE_BYTES,
-                                   check_packet_size, check_property, check_python_ports, endpoint,
-                                   network_settings, parse_cores, policy_of, table_of)
+from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
+                                   SAMPLE_BYTES, check_packet_size, check_property, check_python_ports,
+                                   domain_settings, endpoint, network_settings, parse_cores, placement_nodes,
+                                   policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
 from scabench.model.transport import TRANSPORTS, hop_transport
@@ -57,7 +63,8 @@ def code_source(name):
     return Path(f"<waveform {name}>")
 
 
-TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "network")
+TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "domain", "network")
+PLACEMENT_KEYS = ("hosts", "nodes")
 RUN_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
 # How Linux schedules the hosts' threads. "batch" (SCHED_BATCH) tells it they
 # are throughput work: a thread that wakes (an ORB thread taking a packet)
@@ -134,6 +141,10 @@ class Spec:
     hosts: list = field(default_factory=list)
     network: LinkSettings | None = None   # None: every process on this machine's loopback
     scheduler: str = "normal"
+    # Where processes run (docs/architecture.md, "Placement on nodes"): node
+    # name -> the components whose processes it runs; the others run here.
+    nodes: dict = field(default_factory=dict)
+    domain: str | None = None   # the Naming Service the nodes are registered in (a corbaloc)
 
     def component(self, name):
         return next(c for c in self.components if c.name == name)
@@ -154,6 +165,10 @@ class Spec:
         """The process `name` runs in: ("host", index), or ("external", name)."""
         host = self.host_of(name)
         return ("host", host) if host is not None else ("external", name)
+
+    def node_of(self, name):
+        """The node a component's process runs on; None: this machine."""
+        return next((node for node, members in self.nodes.items() if name in members), None)
 
     def collocated(self, conn):
         host = self.host_of(conn.uses[0])
@@ -234,12 +249,14 @@ class Spec:
         the given delay_ms / jitter_ms (checked like a [network] table)."""
         self.network = network_settings({**(self.network.describe() if self.network else {}), **table}, self.path, where)
         check_network(self, where)
+        check_nodes(self, where)
         return self
 
-    def collocate(self):
+    def collocate(self, where="--collocated"):
         """Places every component of the runtime in one process: every call
         between them becomes direct (external components stay where they are)."""
         self.hosts = [[c.name for c in self.components if c.external is None]]
+        check_nodes(self, where)
         return self
 
     def run_table(self):
@@ -265,6 +282,10 @@ class Spec:
                                  for c in self.connections]
         if self.hosts != [[c.name] for c in self.components if c.external is None]:
             doc["placement"] = {"hosts": [list(h) for h in self.hosts]}
+        if self.nodes:
+            doc.setdefault("placement", {})["nodes"] = {node: list(members) for node, members in self.nodes.items()}
+        if self.domain is not None:
+            doc["domain"] = {"naming": self.domain}
         if self.network is not None:
             doc["network"] = self.network.describe()
         return doc
@@ -286,6 +307,8 @@ class Spec:
             "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
                              "transport": hop_transport(self, c), **c.policy.as_dict()} for c in self.connections],
             "hosts": self.hosts,
+            **({"nodes": self.nodes} if self.nodes else {}),
+            **({"domain": self.domain} if self.domain else {}),
             "network": self.network.describe() if self.network else None,
         }
 
@@ -398,15 +421,20 @@ def parse_spec(doc, path):
     components = _components(doc, path)
     default_policy = policy_of(doc.get("policy", {}), None, path, "policy")
     connections = _connections(doc, path, components, default_policy)
-    hosts = _placement(doc, path, components)
+    hosts, nodes = _placement(doc, path, components)
     _check_topology(path, components, connections)
     _check_externals(path, components, connections)
     _number_streams(components)
     network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
+    domain = domain_settings(table_of(doc, "domain", path), path) if "domain" in doc else None
     spec = Spec(path, table_of(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
-                components, connections, hosts, network, scheduler)
+                components, connections, hosts, network, scheduler, nodes, domain)
     check_dispatch_per_host(spec)
     check_network(spec)
+    check_nodes(spec)
+    # Each node's components in the spec's order: where they come from (a
+    # SAD's sidecar, a table) says nothing about order.
+    spec.nodes = {node: [c.name for c in components if c.name in members] for node, members in nodes.items()}
     check_python_ports(spec)
     spec.check_packet_sizes()
     return spec
@@ -724,18 +752,21 @@ def _check_externals(path, components, connections):
 
 
 def _placement(doc, path, components):
-    """The hosts: lists of the runtime's components that share a process.
-    External components are processes of their own (or someone else's)."""
+    """(hosts, nodes). The hosts: lists of the runtime's components that
+    share a process; external components are processes of their own (or
+    someone else's). The nodes: node -> the components whose processes run
+    there (checked with the spec: check_nodes)."""
     names = {c.name for c in components if c.external is None}
     order = [c.name for c in components if c.external is None]
     external = {c.name for c in components if c.external is not None}
     placement = table_of(doc, "placement", path)
     for key in placement:
-        if key != "hosts":
-            raise SpecError(path, f"placement.{key}", "unknown key; valid: hosts")
+        if key not in PLACEMENT_KEYS:
+            raise SpecError(path, f"placement.{key}", f"unknown key; valid: {', '.join(PLACEMENT_KEYS)}")
+    nodes = placement_nodes(placement["nodes"], path) if "nodes" in placement else {}
     hosts = placement.get("hosts")
     if hosts is None:
-        return [[n] for n in order]
+        return [[n] for n in order], nodes
     if not isinstance(hosts, list) or not all(isinstance(h, list) and h and all(isinstance(n, str) for n in h)
                                               for h in hosts):
         raise SpecError(path, "placement.hosts", "must be a list of non-empty lists of component names")
@@ -752,6 +783,6 @@ def _placement(doc, path, components):
     if missing:
         raise SpecError(path, "placement.hosts", f"{missing[0]!r} is not placed; a placement places every "
                         f"component (add [\"{missing[0]}\"] for a process of its own)")
-    return hosts
+    return hosts, nodes
 
 

@@ -99,7 +99,7 @@ class Agent:
         # ORB, so that the log can say which.
         s = self.settings = dataclasses.replace(
             self.settings, listen_port=_bindable(self.settings.listen_host, self.settings.listen_port))
-        args = ["scabench-node", "-ORBendPoint", s.endpoint]
+        args = ["scabench-node", *s.orb_options]
         try:
             self.orb = CORBA.ORB_init(args, CORBA.ORB_ID)
             poa = self.orb.resolve_initial_references("RootPOA")
@@ -161,8 +161,10 @@ class Agent:
         self._registered = True
         if first:
             where = "loopback only" if s.loopback else "reachable from other machines"
+            published = f", published as {s.published_host}" if s.publish_host else ""
             self.log(f"registered in {s.domain} as {NODES_CONTEXT}/{s.name}; listening on {s.endpoint} "
-                     f"({where}); components on {s.component_endpoint}; cores {','.join(map(str, s.cores))}, "
+                     f"({where}{published}); components on {s.component_endpoint}; "
+                     f"cores {','.join(map(str, s.cores))}, "
                      f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}")
 
     def _call_timeout_s(self):

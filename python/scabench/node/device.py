@@ -14,12 +14,19 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      its component port range); a parameter id that starts
                      with '-' must be one of ORB_OPTIONS, and one naming a
                      place on the node (NODE_PARAMETERS) is refused
-                     (InvalidParameters); options STACK_SIZE (bytes) and
-                     AFFINITY (a CPU list within the node's), run on the
-                     node's CPUs otherwise. Answers the pid.
+                     (InvalidParameters); options STACK_SIZE (bytes),
+                     AFFINITY (a CPU list within the node's; the node's CPUs
+                     otherwise) and SCHEDULER ("normal" or "batch"). It runs
+                     in a directory of its own (node/processes.py). Answers
+                     the pid.
   terminate          SIGTERM to the process's group, SIGKILL after
                      TERMINATE_GRACE_S; returns once it is gone.
   processes          every process started, with its CPU and switches.
+  watch              given processes' records, with parts of the files in
+                     their directories (a launcher's poll, and its fetch
+                     of the packet records).
+  monotonicNs        the node's CLOCK_MONOTONIC, for a launcher to relate
+                     the node's times to its own.
 execute, load and allocateCapacity need the device UNLOCKED and ENABLED
 (InvalidState otherwise): a node that has lost its domain is DISABLED.
 Everything else answers in every state, so that a launcher can always tear
@@ -28,6 +35,7 @@ import errno
 import os
 import resource
 import threading
+import time
 import uuid
 
 from omniORB import CORBA
@@ -42,7 +50,9 @@ Device_ = CF.Device
 Executable = CF.ExecutableDevice
 
 TERMINATE_GRACE_S = 5.0
-AFFINITY_ID = "AFFINITY"           # scabench's own execute option: the CPUs of the process
+AFFINITY_ID = "AFFINITY"           # scabench's own execute options: the CPUs of the process,
+SCHEDULER_ID = "SCHEDULER"         # and its scheduling class ("batch": SCHED_BATCH, as a spec's [run] scheduler)
+SCHEDULERS = ("normal", "batch")
 # The -ORB options a caller may give: the ORB's limits, threading and
 # timeouts, what a launcher gives its hosts. The others are the node's
 # (-ORBendPoint: where its components listen) or reach outside the process
@@ -52,7 +62,8 @@ AFFINITY_ID = "AFFINITY"           # scabench's own execute option: the CPUs of 
 ORB_OPTIONS = frozenset(f"-ORB{o}" for o in (
     "giopMaxMsgSize", "maxServerThreadPerConnection", "maxServerThreadPoolSize", "threadPerConnectionPolicy",
     "threadPerConnectionUpperLimit", "threadPerConnectionLowerLimit", "verifyObjectExistsAndType",
-    "clientCallTimeOutPeriod", "clientConnectTimeOutPeriod", "serverCallTimeOutPeriod", "oneCallPerConnection"))
+    "clientCallTimeOutPeriod", "clientConnectTimeOutPeriod", "serverCallTimeOutPeriod", "oneCallPerConnection",
+    "connectionWatchPeriod"))
 # Parameters that name a place on the node's file system: where files go is
 # the node's to say (scabench-host's RECORD_DIR would truncate <dir>/<name>.rec
 # anywhere the node's user can write).
@@ -136,6 +147,7 @@ class NodeDevice(S.node__POA.NodeDevice):
             "processes_running": CORBA.Any(CORBA.TC_ulong, self.table.running()),
             "programs": CORBA.Any(CF._tc_StringSequence, sorted(s.programs)),
             "component_endpoint": CORBA.Any(CORBA.TC_string, s.component_endpoint),
+            "published_host": CORBA.Any(CORBA.TC_string, s.published_host),
         }
 
     def query(self, configProperties):
@@ -260,8 +272,8 @@ class NodeDevice(S.node__POA.NodeDevice):
     # --- ExecutableDevice ------------------------------------------------------------
 
     def _options(self, options):
-        """(cpus, stack bytes) from execute's options; InvalidOptions names what is wrong."""
-        cpus, stack, bad = list(self.settings.cores), None, []
+        """(cpus, stack bytes, batch) from execute's options; InvalidOptions names what is wrong."""
+        cpus, stack, batch, bad = list(self.settings.cores), None, False, []
         hard_stack = resource.getrlimit(resource.RLIMIT_STACK)[1]
         for p in options:
             value = p.value.value()
@@ -270,11 +282,13 @@ class NodeDevice(S.node__POA.NodeDevice):
                 stack = value
             elif p.id == AFFINITY_ID and _cpu_list(value, self.settings.cores) is not None:
                 cpus = _cpu_list(value, self.settings.cores)
+            elif p.id == SCHEDULER_ID and value in SCHEDULERS:
+                batch = value == "batch"
             else:
                 bad.append(p)  # PRIORITY among them: the node runs every process at its own priority
         if bad:
             raise Executable.InvalidOptions(bad)
-        return cpus, stack
+        return cpus, stack, batch
 
     def _arguments(self, parameters):
         args, bad, identifier = [], [], ""
@@ -299,11 +313,11 @@ class NodeDevice(S.node__POA.NodeDevice):
         if not loaded:
             raise CF.InvalidFileName(errno.ENOENT, f"{name!r} is not loaded on node {self.settings.name}: "
                                      "load it first")
-        cpus, stack = self._options(options)
+        cpus, stack, batch = self._options(options)
         args, identifier = self._arguments(parameters)
-        argv = [str(self.settings.programs[program])] + args + ["-ORBendPoint", self.settings.component_endpoint]
+        argv = [str(self.settings.programs[program])] + args + self.settings.component_orb_options
         try:
-            pid = self.table.start(argv, program, identifier, cpus, stack)
+            pid = self.table.start(argv, program, identifier, cpus, stack, batch)
         except OSError as exc:
             raise Executable.ExecuteFail(exc.errno or errno.EIO, f"{program}: {exc.strerror or exc}") from None
         except Exception as exc:  # the child's set-up failed (subprocess.SubprocessError)
@@ -324,14 +338,45 @@ class NodeDevice(S.node__POA.NodeDevice):
     # --- scabench::node::NodeDevice ------------------------------------------------------
 
     def processes(self):
+        return [_record(s) for s in self.table.records()]
+
+    def watch(self, requests):
+        found = []
+        for request in requests:
+            started = self.table.get(request.pid)
+            if started is None:
+                raise Executable.InvalidProcess(errno.ESRCH, f"node {self.settings.name} started no process "
+                                                f"{request.pid}")
+            bad = next((f.fileName for f in request.files if not _plain_name(f.fileName)), None)
+            if bad is not None:
+                raise CF.InvalidFileName(errno.EINVAL, f"{bad!r} is not a file name: the node serves the files in "
+                                         "a process's own directory, by their names alone")
+            found.append((started, request.files))
+        left = S.node.NodeDevice.MAX_WATCH_BYTES  # the answer must fit the caller's message limit
         out = []
-        for s in self.table.records():
-            running = s.running
-            user, system, switches = s.figures()
-            out.append(S.node.ProcessRecord(s.pid, s.program, s.identifier, running,
-                                            0 if running else s.exit_status, float(user), float(system),
-                                            int(switches), s.error_tail()))
+        for started, files in found:
+            record = _record(started)  # its state before its files: a process seen ended has written them all
+            parts = []
+            for f in files:
+                exists, size, data = self.table.read_file(started, f.fileName, f.offset, min(f.maxBytes, left))
+                left -= len(data)
+                parts.append(S.node.FilePart(exists, size, data))
+            out.append(S.node.Watched(record, parts))
         return out
+
+    def monotonicNs(self):
+        return time.monotonic_ns()  # CLOCK_MONOTONIC, which scabench-host's records use
+
+
+def _plain_name(name):
+    return bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name
+
+
+def _record(s):
+    running = s.running
+    user, system, switches = s.figures()
+    return S.node.ProcessRecord(s.pid, s.program, s.identifier, running, 0 if running else s.exit_status,
+                                float(user), float(system), int(switches), s.error_tail())
 
 
 class DeviceManager(S.CF__POA.DeviceManager):

@@ -12,12 +12,25 @@ first (waitid WNOWAIT): while the child is a zombie its pid, and so its
 process group, cannot be reused, so what the program left in its group is
 SIGKILLed without the risk of hitting a stranger; then wait4 reaps it and
 keeps its rusage, the whole process's CPU and context switches, threads that
-ended included. While a process runs, its figures come from /proc
-(measure.window.process_snapshot): CPU of the whole process, and the
-switches of its live threads (the kernel keeps no per-process count of the
-switches of threads that have ended until the process ends)."""
+ended included. While a process runs, its CPU is the kernel's CPU clock of
+the whole process (to the nanosecond, ended threads included), split into
+user and system in the proportion /proc or taskstats give
+(measure.window.process_snapshot: whole clock ticks, or taskstats, which
+answers only in the machine's first network namespace), and its switches
+are those of its live threads (the kernel keeps no per-process count of the
+switches of threads that have ended until the process ends).
+
+Each process gets a directory of its own in the node's private one, and
+runs in it: its stdout and stderr go there ("stdout", "stderr"), and so
+does what it writes to its working directory (scabench-host's packet
+records). read_file() serves a part of one such file, by its name alone, to
+a launcher on another machine (NodeDevice.watch). The files of the last
+FILES_KEPT ended processes are kept; older ones are removed, their records
+stay listed."""
 import os
 import resource
+import shutil
+import stat
 import signal
 import subprocess
 import threading
@@ -32,6 +45,7 @@ from scabench.run import processes
 REAP_PERIOD_S = 0.1
 KILL_WAIT_S = 10.0    # after SIGKILL, what a process still gets to be gone (a task stuck in the kernel)
 ENDED_KEPT = 4096     # ended processes listed, the oldest forgotten first
+FILES_KEPT = 64       # ended processes whose directories are kept (a run's records are fetched once it ends)
 ERROR_TAIL_BYTES = 4096
 ERROR_TAIL_CHARS = 300
 
@@ -42,24 +56,28 @@ class Started:
     program: str
     identifier: str
     proc: subprocess.Popen = field(repr=False)
-    err_path: Path
+    directory: Path                   # its own: its working directory, stdout, stderr and what it writes there
     running: bool = True
     exit_status: int = 0              # once ended: the exit code, or minus the signal
     usage: tuple = (0.0, 0.0, 0)      # once ended: (user s, system s, context switches) from rusage
     ended: threading.Event = field(default_factory=threading.Event, repr=False)
+    files_kept: bool = True           # its directory is still there
 
     def figures(self):
         """(user s, system s, context switches) so far."""
         if not self.running:
             return self.usage
         snap = process_snapshot(self.pid)
-        if snap is None:  # between its exit and the reaper's next look
+        total = _cpu_clock_s(self.pid)
+        if snap is None or total is None:  # between its exit and the reaper's next look
             return self.usage
-        return (snap["user_sample_s"], snap["system_sample_s"], sum(cs for _, cs in snap["threads"].values()))
+        user, system = snap["user_sample_s"], snap["system_sample_s"]
+        share = user / (user + system) if user + system > 0 else 1.0
+        return (total * share, total * (1.0 - share), sum(cs for _, cs in snap["threads"].values()))
 
     def error_tail(self):
         try:
-            with open(self.err_path, "rb") as f:
+            with open(self.directory / "stderr", "rb") as f:
                 f.seek(max(0, f.seek(0, os.SEEK_END) - ERROR_TAIL_BYTES))
                 lines = [x for x in f.read().decode(errors="replace").splitlines() if x.strip()]
         except OSError:
@@ -80,29 +98,36 @@ class ProcessTable:
 
     # --- starting ----------------------------------------------------------------
 
-    def start(self, argv, program, identifier, cpus, stack_bytes=None):
-        """Starts argv on `cpus` (and with that stack limit); returns its pid.
-        OSError (and subprocess.SubprocessError) when it cannot be started."""
-        return self._spawner.submit(self._spawn, argv, program, identifier, cpus, stack_bytes).result()
+    def start(self, argv, program, identifier, cpus, stack_bytes=None, batch=False):
+        """Starts argv on `cpus` (with that stack limit, and with batch under
+        SCHED_BATCH); returns its pid. OSError (and subprocess.SubprocessError)
+        when it cannot be started."""
+        return self._spawner.submit(self._spawn, argv, program, identifier, cpus, stack_bytes, batch).result()
 
-    def _spawn(self, argv, program, identifier, cpus, stack_bytes):
+    def _spawn(self, argv, program, identifier, cpus, stack_bytes, batch):
         def in_child():  # between fork and exec: system calls only
             os.sched_setaffinity(0, cpus)
             if stack_bytes is not None:
                 resource.setrlimit(resource.RLIMIT_STACK, (stack_bytes, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+            if batch:  # every thread the program makes inherits it
+                os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
 
         with self._lock:
             self._count += 1
-            stem = self.workdir / f"{self._count:05d}-{program}"
-        out_path, err_path = stem.with_suffix(".out"), stem.with_suffix(".err")
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            directory = self.workdir / f"{self._count:05d}-{program}"
+        directory.mkdir(mode=0o700)
+        with open(directory / "stdout", "wb") as out, open(directory / "stderr", "wb") as err:
             proc = processes.spawn(argv, preexec=in_child, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                   cwd=self.workdir, close_fds=True)
+                                   cwd=directory, close_fds=True)
         with self._lock:
-            self._started[proc.pid] = Started(proc.pid, program, identifier, proc, err_path)
-            ended = [pid for pid, s in self._started.items() if not s.running]
-            for pid in ended[:max(0, len(ended) - ENDED_KEPT)]:
-                del self._started[pid]
+            self._started[proc.pid] = Started(proc.pid, program, identifier, proc, directory)
+            ended = [s for s in self._started.values() if not s.running]
+            for s in ended[:max(0, len(ended) - ENDED_KEPT)]:
+                del self._started[s.pid]
+            for s in ended[:max(0, len(ended) - FILES_KEPT)]:
+                if s.files_kept:
+                    shutil.rmtree(s.directory, ignore_errors=True)
+                    s.files_kept = False
         return proc.pid
 
     # --- ending ------------------------------------------------------------------
@@ -165,6 +190,23 @@ class ProcessTable:
 
     # --- reading -----------------------------------------------------------------
 
+    def read_file(self, started, name, offset, max_bytes):
+        """(exists, size, bytes from offset, at most max_bytes) of the file
+        `name` in the process's own directory. A name is one plain file name;
+        links are not followed: nothing outside the directory is served."""
+        try:
+            fd = os.open(started.directory / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return False, 0, b""
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return False, 0, b""
+            data = os.pread(fd, max_bytes, offset) if offset < info.st_size and max_bytes else b""
+            return True, info.st_size, data
+        finally:
+            os.close(fd)
+
     def records(self):
         with self._lock:
             return list(self._started.values())
@@ -177,6 +219,15 @@ class ProcessTable:
         self._closed.set()
         self._reaper.join()
         self._spawner.shutdown(wait=True)
+
+
+def _cpu_clock_s(pid):
+    """The CPU time of a whole process, from its kernel CPU clock
+    (clock_getcpuclockid's: the process-wide scheduler clock of pid)."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)
+    except OSError:
+        return None
 
 
 def exit_text(status):

@@ -26,6 +26,7 @@ class NodeSettings:
     memory_mib: int              # the memory it offers (a capacity, accounted, not enforced)
     listen_host: str = "127.0.0.1"
     listen_port: int = 0         # 0: any free port
+    publish_host: str | None = None  # the address others reach it by, where not the listen host (NAT, a proxy)
     component_ports: tuple = None  # (lo, hi): the ports its components listen on; None: any
     programs: dict = field(default_factory=dict)  # file name -> path: what execute may start
     heartbeat_s: float = 1.0
@@ -35,6 +36,29 @@ class NodeSettings:
     def endpoint(self):
         """The agent's own ORB endpoint."""
         return f"giop:tcp:{_bracketed(self.listen_host)}:{self.listen_port or ''}"
+
+    @property
+    def published_host(self):
+        """The address its references (and its components') carry."""
+        return self.publish_host or self.listen_host
+
+    @property
+    def orb_options(self):
+        """The agent's own endpoint options."""
+        options = ["-ORBendPoint", self.endpoint]
+        if self.publish_host:
+            options += ["-ORBendPointPublish", f"giop:tcp:{_bracketed(self.publish_host)}:{self.listen_port}"]
+        return options
+
+    @property
+    def component_orb_options(self):
+        """What every program it executes is given last: where it listens,
+        and, behind a NAT or a proxy, the address its references carry
+        (omniORB fills in the port it listens on)."""
+        options = ["-ORBendPoint", self.component_endpoint]
+        if self.publish_host:
+            options += ["-ORBendPointPublish", f"giop:tcp:{_bracketed(self.publish_host)}:"]
+        return options
 
     @property
     def component_endpoint(self):
@@ -135,8 +159,28 @@ def parse_programs(paths, where="--allow"):
     return programs
 
 
+def parse_publish(text, where="--publish"):
+    """A host name or address, without a port: the ports are the node's own."""
+    host = text.strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not host or any(c.isspace() or c in "/@[]" for c in host) or not host.isprintable() or \
+            (":" in host and not _is_address(host)):
+        raise ScabenchError(f"{where}: {one_line(text)!r}: give the host name or address others reach this node "
+                            "by, without a port (its ports are --listen's and --component-ports')")
+    return host
+
+
+def _is_address(text):
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        return False
+
+
 def make_settings(domain, name, cores=None, memory_mib=None, listen="127.0.0.1", component_ports=None,
-                  allow=(), heartbeat_s=1.0, grace_s=10.0):
+                  allow=(), heartbeat_s=1.0, grace_s=10.0, publish=None):
     """NodeSettings from the command line's values, every one checked."""
     check_node_name(name)
     try:
@@ -153,4 +197,5 @@ def make_settings(domain, name, cores=None, memory_mib=None, listen="127.0.0.1",
                             "the node would give its domain up before asking it twice")
     return NodeSettings(domain=domain, name=name, cores=cpus, memory_mib=memory_mib or available,
                         listen_host=host, listen_port=port, component_ports=ports,
+                        publish_host=parse_publish(publish) if publish is not None else None,
                         programs=parse_programs(allow), heartbeat_s=heartbeat_s, grace_s=grace_s)

@@ -3,8 +3,9 @@
 runs, as table cells, and the histograms of its packets' latencies."""
 import numpy as np
 
+from scabench.report.plots import log_axis_labels
 from scabench.run.metrics import percentile
-from scabench.units import duration_us
+from scabench.units import duration_spread, duration_us
 
 QUANTILES = ("p50", "p90", "p99", "max")
 
@@ -37,12 +38,10 @@ def p50_p99(latencies):
 def spread_cell(latencies, q):
     """One quantile over the runs: the median, and its range in brackets when
     several runs measured it and they differ."""
-    values = [getattr(x, q) for x in latencies if x is not None]
+    values = [getattr(x, q) / 1000.0 for x in latencies if x is not None]
     if not values:
         return "–"
-    med = duration_us(float(np.median(values)))
-    lo, hi = duration_us(min(values)), duration_us(max(values))
-    return med if len(values) == 1 or lo == hi else f"{med} ({lo}–{hi})"
+    return duration_spread(float(np.median(values)), min(values), max(values))
 
 
 def measured_runs(latencies):
@@ -68,7 +67,6 @@ def histograms(path, panels, title, note=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
     lo, hi = values.min() / 1.2, values.max() * 1.2
     bins = np.geomspace(lo, hi, 60)
     cols = 2 if len(panels) > 1 else 1
@@ -95,9 +93,9 @@ def histograms(path, panels, title, note=None):
             ax.text(0.5, 0.5, group if isinstance(group, str) else "nothing measured", transform=ax.transAxes, ha="center", va="center", color="#777")
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    axes.flat[0].xaxis.set_major_formatter(FuncFormatter(lambda x, _: duration_us(x)))
+    log_axis_labels(axes.flat[0].xaxis, time_us=True)  # shared by every panel
     for ax in axes.flat[:len(panels)]:
-        ax.tick_params(labelbottom=True)  # every panel its own time labels: the grid may end with a gap
+        ax.tick_params(which="both", labelbottom=True)  # every panel its own time labels: the grid may end with a gap
     for ax in axes.flat[max(0, len(panels) - cols):len(panels)]:
         ax.set_xlabel("latency per packet (log scale, shared)")
     for ax in axes[:, 0]:

@@ -32,7 +32,15 @@ def write_json(doc, path):
     the path. `doc` may hold typed results anywhere (a campaign's runs)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=_as_json) + "\n")
+    text = json.dumps(doc, indent=1, default=_as_json) + "\n"
+    # Written beside and renamed over: a signal or a full disk mid-write
+    # leaves the last whole file, which a study or a sweep resumes from.
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        part.write_text(text)
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
     return path
 
 

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from scabench import units
 from scabench.console import BAD, GOOD, add_rows, table
-from scabench.measure.sweep import point_row, why_not
+from scabench.measure.sweep import point_row, value_text, why_not
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, whiskers
 
@@ -21,9 +21,12 @@ def _fig(point, key):
 
 
 def _with_spread(s, show):
-    """A median, with its min–max where there were several runs."""
+    """A median, with its min–max where there were several runs (a
+    duration's range in the median's unit)."""
     if s.median is None:
         return None
+    if show is units.duration:
+        return units.duration_spread(s.median, s.min, s.max) if s.n > 1 else show(s.median)
     if s.n > 1 and s.min != s.max:
         return f"{show(s.median)} ({show(s.min)}–{show(s.max)})"
     return show(s.median)
@@ -67,7 +70,7 @@ def rows(doc):
     for p in doc["points"]:
         reordered = [r for r in p["reordered_at_outputs"] if r is not None]
         why = why_not(p, bound)
-        out.append([*(p["settings"].get(k) for k in keys), len(p["reordered_at_outputs"]),
+        out.append([*(value_text(p["settings"].get(k)) for k in keys), len(p["reordered_at_outputs"]),
                     _with_spread(_fig(p, "last_packet_ms"), units.duration),
                     _with_spread(_fig(p, "overhead_ratio"), units.ratio),
                     max(reordered) if reordered else None,
@@ -77,10 +80,30 @@ def rows(doc):
 
 
 def sweep_view(doc):
-    """What the terminal shows: the table, then the answer."""
+    """What the terminal shows: the table, then the answer. Within 100
+    columns: a duration's range goes under its median (whole), the ratio's
+    is left out (it is the last packet's over the floor), and why a point
+    does not qualify is left to the answer's lines ("Left out")."""
     keys, body = rows(doc)
-    t = table(*keys, *HEADER, title=f"sweep of {doc['sweep']['spec']}")
-    add_rows(t, body)
+    ratio, durations = len(keys) + 2, (len(keys) + 1, len(keys) + 4)
+    figures = [(h, {"min_width": 13}) if h in ("last packet", "latency p99") else h for h in HEADER[1:]]
+    # The run count in the title (every point of a finished sweep has K runs) unless they differ.
+    counts = sorted({r[len(keys)] for r in body})
+    runs = f"{counts[0]} run(s) per point" if len(counts) == 1 else None
+    if runs is None:
+        figures.insert(0, HEADER[0])
+    t = table(*keys, *figures, title=f"sweep of {Path(str(doc['sweep']['spec'])).name}"
+              + (f": {runs}, median with min–max under it" if runs else ""))
+    for row in body:
+        row = list(row)
+        if runs:
+            del row[len(keys)]
+            ratio, durations = len(keys) + 1, (len(keys), len(keys) + 3)
+        for i in durations:
+            row[i] = row[i].replace(" (", "\n(") if row[i] else row[i]
+        row[ratio] = row[ratio].split(" (")[0] if row[ratio] else row[ratio]
+        row[-1] = "yes" if row[-1] == "yes" else "no"
+        add_rows(t, [row])
     best = (doc.get("answer") or {}).get("best")
     lines = answer_lines(doc)
     return [t, "", Text(lines[0], style=GOOD if best else BAD), *lines[1:]]
@@ -100,8 +123,11 @@ def plot(doc, out):
     import matplotlib.pyplot as plt
     points = doc["points"]
     labels = [p["label"] for p in points]
+    # A tick names a point by its values alone; the keys are the axis's label.
+    keys = list(doc["sweep"]["grid"])
+    ticks = [", ".join(value_text(p["settings"].get(k)) for k in keys) for p in points]
     xs = list(range(len(points)))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(max(7, 1.1 * len(points) + 3), 4.6))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 0.9 * len(points) + 4), 4.6))
     best = ((doc.get("answer") or {}).get("best") or {}).get("label")
     for ax, key, name in ((left, "overhead_ratio", "time of last packet / floor"),
                           (right, "latency_p99_ms", "latency p99 (ms)")):
@@ -117,8 +143,14 @@ def plot(doc, out):
             ax.axhline(doc["sweep"]["max_latency_ms"], color="#a4161a", ls="--", label="latency bound")
         if key == "overhead_ratio":
             ax.axhline(1.0, color="#6b7280", ls=":", label="floor")
+            # The floor in sight, off the frame's edge: no run is under it.
+            ax.set_ylim(bottom=min(0.95, *(m for m in med if m == m)))
+        else:
+            ax.set_ylim(bottom=0)  # a latency from 0, so that heights compare
         ax.set_xlim(-0.5, len(points) - 0.5)
-        ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize=7)
+        long = max(map(len, ticks)) > 10
+        ax.set_xticks(xs, ticks, rotation=30 if long else 0, ha="right" if long else "center", fontsize=8)
+        ax.set_xlabel(", ".join(keys), fontsize=8)
         ax.set_ylabel(name)
         ax.grid(alpha=.3)
         ax.legend(fontsize=7)
@@ -136,7 +168,7 @@ def write_sweep_report(doc, out):
     plot(doc, out)
     keys, body = rows(doc)
     s = doc["sweep"]
-    grid = "; ".join(f"`{k}` = {', '.join(map(str, v))}" for k, v in s["grid"].items())
+    grid = "; ".join(f"`{k}` = {', '.join(map(value_text, v))}" for k, v in s["grid"].items())
     warnings = [f"- {p['label']}: {w}" for p in doc["points"] for w in p["benchmark"].get("warnings", [])]
     text = "\n".join([
         f"# Sweep of {s['spec']}", "", "## Answer", "", *[f"{line}\n" for line in answer_lines(doc)],

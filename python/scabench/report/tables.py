@@ -50,8 +50,11 @@ def spec_lines(spec, packets=None):
         out.append(_line(f"  {c['id']}: {policy}"))
     if spec.get("network"):
         net = spec["network"]
-        out.append(_line(f"  network hosts: one namespace per process, links of {net['delay_ms']} ms one-way delay"
-                         + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else "")))
+        out.append(_line(f"  network hosts: one namespace and node per process, links of {net['delay_ms']} ms one-way "
+                         "delay" + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else "")))
+    if spec.get("nodes"):
+        placed = ", ".join(f"{node} ({', '.join(members)})" for node, members in spec["nodes"].items())
+        out.append(_line(f"  nodes: {placed} in the domain {spec.get('domain')}"))
     return out
 
 
@@ -166,7 +169,23 @@ def run_view(result):
     if result.network:
         out.append(_line(f"link emulator CPU: {units.duration(result.network.emulator_cpu_s * 1e3)} (on the run's "
                          "cores; not counted as foreign)"))
+    out += [_line(_node_line(node)) for node in result.nodes or []]
     return out
+
+
+def _node_line(node):
+    """A node's CPU and switches (its processes', as it reported them) and
+    how its clock was related to the launcher's."""
+    words = (f"node {node.name}: CPU user {units.duration(node.user_s * 1e3)}, system "
+             f"{units.duration(node.system_s * 1e3)}, {node.context_switches} context switches "
+             f"({len(node.processes)} process{'es' if len(node.processes) != 1 else ''})")
+    start = node.clock.start
+    if start is not None:
+        words += (f"; clock {start.offset_ms:+.3f} ms from the launcher's, times within "
+                  f"{units.duration(node.clock.error_bound_ms)} (round trip {units.duration(start.rtt_ms)})")
+    if node.lost:
+        words += f"; lost: {node.lost}"
+    return words
 
 
 def format_run(result):

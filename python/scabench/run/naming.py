@@ -1,6 +1,7 @@
 """The run's CORBA Naming Service: omniORB's omniNames, one per run, on
-loopback, its data files in the run's directory (docs/architecture.md,
-"Naming").
+loopback (or, on network hosts, on an address every namespace reaches), its
+data files in the run's directory (docs/architecture.md, "Naming"); or the
+Naming Service of a domain the spec names, shared with others (Domain).
 
 The launcher binds a context for the waveform instance in it, and every
 component under its name in that context, as an SCA domain does; an outside
@@ -26,9 +27,9 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _accepts(port):
+def _accepts(host, port):
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+        with socket.create_connection((host, port), timeout=0.2):
             return True
     except OSError:
         return False
@@ -37,14 +38,15 @@ def _accepts(port):
 class NamingService:
     """with NamingService(run_dir) as names: names.corbaloc"""
 
-    def __init__(self, run_dir):
+    def __init__(self, run_dir, host="127.0.0.1"):
         self.dir = Path(run_dir) / "naming"
+        self.host = host
         self.proc = None
         self.port = None
 
     @property
     def corbaloc(self):
-        return f"corbaloc::127.0.0.1:{self.port}/NameService"
+        return f"corbaloc::{self.host}:{self.port}/NameService"
 
     def __enter__(self):
         binary = shutil.which("omniNames")
@@ -56,12 +58,12 @@ class NamingService:
             self.port = _free_port()
             log = open(self.dir / "omniNames.log", "w")
             self.proc = processes.spawn([binary, "-start", str(self.port), "-always", "-datadir", str(self.dir),
-                                         "-nohostname", "-ORBendPoint", f"giop:tcp:127.0.0.1:{self.port}"],
+                                         "-nohostname", "-ORBendPoint", f"giop:tcp:{self.host}:{self.port}"],
                                         stdout=log, stderr=subprocess.STDOUT)
             log.close()
             deadline = time.monotonic() + START_TIMEOUT_S
             while self.proc.poll() is None and time.monotonic() < deadline:
-                if _accepts(self.port):
+                if _accepts(self.host, self.port):
                     return self
                 time.sleep(0.02)
             processes.stop(self.proc)
@@ -76,3 +78,21 @@ class NamingService:
 
     def describe(self, context):
         return {"corbaloc": self.corbaloc, "context": context}
+
+
+class Domain:
+    """The Naming Service of a domain the spec names ([domain] naming): its
+    nodes are registered there, and the run's waveform context is made there,
+    under the first instance number no other run holds (the launcher)."""
+
+    def __init__(self, corbaloc):
+        self.corbaloc = corbaloc
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def describe(self, context):
+        return {"corbaloc": self.corbaloc, "context": context, "shared": True}

@@ -2,20 +2,28 @@
 
 A spec with a [network] table runs every process (every entry of
 [placement] hosts) in a Linux network namespace of its own, joined to the
-machine by a veth link. This kernel has no traffic-control qdiscs, so delay
-and jitter come from a user-space link emulator, Toxiproxy, that runs in the
-machine's namespace:
+machine by a veth link, and each namespace is a node: a `scabench node`
+agent runs in it, and the launcher starts the host there through the agent,
+as it would on another machine (docs/architecture.md, "Placement on
+nodes"). This kernel has no traffic-control qdiscs, so delay and jitter come
+from a user-space link emulator, Toxiproxy, that runs in the machine's
+namespace:
 
-    host i (namespace sbn<pid>-h<i>)          machine's namespace
-    ORB listens on 10.S.i.2:2809  <--veth-->  10.S.i.1:2809  proxy "h<i>"
+    host i (namespace sbn<pid>-h<i>)             machine's namespace
+    host's ORB on 10.S.i.2:2809   <--veth-->  10.S.i.1:2809  proxy "h<i>"
+    node agent on 10.S.i.2:2810                10.S.i.1:2810  proxy "n<i>"
                                                   latency d each way
 
-Every object reference a host hands out names the proxy (omniORB's
-endPointPublish), so every byte sent to host i, and every reply it sends
-back, crosses the proxy and is delayed d: a call from one host to another
-sees d on the way there and d on the way back, like a link with one-way
-delay d. Requests into a host and acknowledgements going back to a sender
-(credits, watermarks) cross the same emulated links.
+Every object reference a host or an agent hands out names the proxy
+(omniORB's endPointPublish, the agent's --publish), so every byte sent to
+host i, and every reply it sends back, crosses the proxy and is delayed d:
+a call from one host to another sees d on the way there and d on the way
+back, like a link with one-way delay d. Requests into a host and
+acknowledgements going back to a sender (credits, watermarks) cross the same
+emulated links, and so do the launcher's calls to the agent (its round trips
+to the node's clock among them). The run's Naming Service listens on
+10.S.0.1, which every namespace reaches through its own link's machine end,
+not through the emulator: the domain's traffic is not the waveform's.
 
 Namespaces, links and the proxy exist only for the run: `NetworkHosts` is a
 context manager that removes them on the way out, also on errors and
@@ -24,19 +32,21 @@ whose owner process is gone) before it makes new ones. The proxy dies with
 the command even when the command is killed outright (processes.spawn), so
 it never keeps its ports bound.
 """
+import ctypes
 import json
 import os
 import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from scabench import interrupts
-from scabench.errors import ScabenchError
+from scabench.errors import RunError, ScabenchError
 from scabench.paths import REPO_ROOT
 from scabench.run import processes
 
@@ -45,6 +55,11 @@ TOXIPROXY_VERSION = "v2.5.0"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 NAME_PREFIX = "sbn"          # namespaces "sbn<pid>-h<i>", machine-side links "sbn<pid>h<i>"
 ORB_PORT = 2809              # every host's ORB port, in its own namespace
+AGENT_PORT = 2810            # every node agent's, in its own namespace
+NODE_START_S = 60.0          # how long an agent may take to register (a Python start on a busy machine)
+NODE_STOP_S = 15.0           # an agent stops its processes (5 s each at most), then exits
+_CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child must not load libraries
 SUBNETS = range(200, 250)    # 10.<S>.0.0/16 per run, S the first one no interface uses
 
 
@@ -144,7 +159,7 @@ class NetworkHosts:
     """`count` network hosts, each behind an emulated link (`link`).
 
     with NetworkHosts(3, LinkSettings(10), log_dir) as net:
-        net.netns(i), net.orb_options(i)   # for host i
+        net.start_nodes(domain, cores)     # a node agent in each namespace: h0, h1, ...
     """
 
     def __init__(self, count, link, log_dir):
@@ -161,6 +176,7 @@ class NetworkHosts:
         self._made_ns = []
         self._made_links = []
         self._signals = None
+        self.agents = []   # the node agent of each namespace (start_nodes)
 
     # ---------------------------------------------------------------- names
 
@@ -176,16 +192,68 @@ class NetworkHosts:
     def proxy_address(self, i):
         return f"10.{self.subnet}.{i}.1"
 
-    def orb_options(self, i):
-        """The host listens on its own address; the references it hands out
-        name the proxy in front of it."""
-        return ["-ORBendPoint", f"giop:tcp:{self.host_address(i)}:{ORB_PORT}",
-                "-ORBendPointPublish", f"giop:tcp:{self.proxy_address(i)}:{ORB_PORT}"]
+    def node_name(self, i):
+        """The node of host i, in the run's Naming Service."""
+        return f"h{i}"
+
+    def naming_address(self):
+        """Where the run's Naming Service listens: an address of the
+        machine's namespace that every namespace reaches (through its own
+        link's machine end, not through the emulator)."""
+        return self.proxy_address(0)
 
     def describe(self):
         return {"hosts": [{"netns": self.netns(i), "address": self.host_address(i),
-                           "published": f"{self.proxy_address(i)}:{ORB_PORT}"} for i in range(self.count)],
+                           "published": f"{self.proxy_address(i)}:{ORB_PORT}", "node": self.node_name(i),
+                           "node_agent": f"{self.proxy_address(i)}:{AGENT_PORT}"} for i in range(self.count)],
                 "link": self.link.describe(), "emulator": f"toxiproxy {TOXIPROXY_VERSION}"}
+
+    # ---------------------------------------------------------------- nodes
+
+    def start_nodes(self, domain, cores):
+        """A node agent in each namespace, registered in `domain` (the run's
+        Naming Service) as h<i>, on `cores`: listening on the namespace's
+        address, its references and its components' naming the proxy, its
+        components on ORB_PORT. Returns once every one has registered; an
+        agent that exits first, or does not register in time, is a RunError
+        with its last line."""
+        for i in range(self.count):
+            log = self.log_dir / f"node-{self.node_name(i)}.log"
+            argv = [sys.executable, "-m", "scabench.cli", "node", "--domain", domain, "--name", self.node_name(i),
+                    "--listen", f"{self.host_address(i)}:{AGENT_PORT}", "--publish", self.proxy_address(i),
+                    "--component-ports", f"{ORB_PORT}-{ORB_PORT}", "--cores", ",".join(map(str, cores))]
+            # Opened here, entered in the child between fork and exec (system calls only).
+            netns = os.open(f"/run/netns/{self.netns(i)}", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                with open(log, "w") as out:
+                    self.agents.append((self.node_name(i), log, processes.spawn(
+                        argv, preexec=lambda fd=netns: _enter(fd), stdin=subprocess.DEVNULL, stdout=out,
+                        stderr=subprocess.STDOUT)))
+            finally:
+                os.close(netns)
+        deadline = time.monotonic() + NODE_START_S
+        for name, log, proc in self.agents:
+            while "registered in" not in log.read_text(errors="replace"):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    lines = log.read_text(errors="replace").strip().splitlines()
+                    why = f"exited {proc.returncode}" if proc.poll() is not None else \
+                        f"did not register within {NODE_START_S:g} s"
+                    last = lines[-1] if lines else "no output"
+                    raise RunError(f"the node agent of network host {name} {why}: {last}", component=name)
+                time.sleep(0.05)
+
+    def agents_cpu_s(self):
+        """CPU the node agents have used so far (user + system seconds)."""
+        return sum(_cpu_s(proc.pid) for _, _, proc in self.agents)
+
+    def _stop_nodes(self):
+        """Each agent stops its processes and leaves: SIGTERM, all at once."""
+        for _, _, proc in self.agents:
+            if proc.poll() is None:
+                proc.terminate()
+        for _, _, proc in self.agents:
+            processes.stop(proc, grace_s=NODE_STOP_S)
+        self.agents = []
 
     # ------------------------------------------------------------ lifecycle
 
@@ -246,14 +314,22 @@ class NetworkHosts:
                 time.sleep(0.05)
 
     def _make_proxy(self, i):
-        name = f"h{i}"
-        self._api("POST", "/proxies", {"name": name, "listen": f"{self.proxy_address(i)}:{ORB_PORT}",
-                                       "upstream": f"{self.host_address(i)}:{ORB_PORT}", "enabled": True})
-        if self.link.delay_ms or self.link.jitter_ms:
-            for stream in ("upstream", "downstream"):
-                self._api("POST", f"/proxies/{name}/toxics",
-                          {"name": f"delay_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
-                           "attributes": {"latency": self.link.delay_ms, "jitter": self.link.jitter_ms}})
+        for name, port in ((f"h{i}", ORB_PORT), (f"n{i}", AGENT_PORT)):
+            self._api("POST", "/proxies", {"name": name, "listen": f"{self.proxy_address(i)}:{port}",
+                                           "upstream": f"{self.host_address(i)}:{port}", "enabled": True})
+            if self.link.delay_ms or self.link.jitter_ms:
+                for stream in ("upstream", "downstream"):
+                    self.set_delay(name, stream, self.link.delay_ms, self.link.jitter_ms)
+
+    def set_delay(self, proxy, stream, delay_ms, jitter_ms=0):
+        """The delay of one direction of one proxy: "upstream" into the
+        host, "downstream" out of it."""
+        toxic = {"name": f"delay_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
+                 "attributes": {"latency": delay_ms, "jitter": jitter_ms}}
+        try:
+            self._api("POST", f"/proxies/{proxy}/toxics", toxic)
+        except NetworkUnavailable:  # there already: changed
+            self._api("POST", f"/proxies/{proxy}/toxics/delay_{stream}", toxic)
 
     def _api(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -268,17 +344,12 @@ class NetworkHosts:
 
     def emulator_cpu_s(self):
         """CPU the link emulator has used so far (user + system seconds)."""
-        if self.proxy is None:
-            return 0.0
-        try:
-            fields = Path(f"/proc/{self.proxy.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return _cpu_s(self.proxy.pid) if self.proxy is not None else 0.0
 
     def close(self):
-        """Stops the emulator and removes every namespace and link this object
-        made; safe to call more than once."""
+        """Stops the node agents and the emulator and removes every namespace
+        and link this object made; safe to call more than once."""
+        self._stop_nodes()
         if self.proxy is not None:
             if self.proxy.poll() is None:
                 self.proxy.terminate()
@@ -298,3 +369,17 @@ class NetworkHosts:
         if self._signals is not None:
             self._signals.__exit__(None, None, None)
             self._signals = None
+
+
+def _enter(fd):
+    """In a child before exec: into the network namespace open at fd."""
+    if _libc.setns(fd, _CLONE_NEWNET) != 0:
+        os._exit(125)
+
+
+def _cpu_s(pid):
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

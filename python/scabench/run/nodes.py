@@ -19,7 +19,6 @@ once; a hung one, or a machine that is gone, answers nothing and fails the
 call at the timeout; an agent that has lost its domain's Naming Service
 answers DISABLED until it comes back or the agent gives up (its grace).
 Checked every P seconds, a dead node is noticed within P + timeout."""
-import re
 from dataclasses import dataclass
 
 import omniORB
@@ -28,6 +27,7 @@ from omniORB import CORBA
 from scabench.components import idl
 from scabench.components.ports import describe
 from scabench.errors import RunError, ScabenchError, one_line
+from scabench.model.checks import DOMAIN_SCHEMES, NODE_NAME_RULE, is_node_name
 
 S = idl.load()
 CF, CosNaming = S.CF, S.CosNaming
@@ -37,17 +37,12 @@ DEVICE_MANAGER = "device_manager"
 DEVICE = "device"
 CAPACITY_CORES = "cores"          # whole CPUs of the node's CPU list (an integer)
 CAPACITY_MEMORY = "memory_mib"    # MiB of the memory the node offers (an integer)
-# A node's name is one name component that shells, nameclt paths and file
-# names take as it is.
-NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 ALIVE_TIMEOUT_S = 2.0
-DOMAIN_SCHEMES = ("corbaloc:", "corbaname:", "IOR:")
 
 
 def check_node_name(name, where="--name"):
-    if not NAME_RE.fullmatch(name or ""):
-        raise ScabenchError(f"{where}: {one_line(name)!r} is not a node name: use 1 to 63 letters, digits, "
-                            "'-' or '_', starting with a letter or digit")
+    if not is_node_name(name):
+        raise ScabenchError(f"{where}: {one_line(name)!r} is not a node name: use {NODE_NAME_RULE}")
     return name
 
 

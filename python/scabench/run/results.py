@@ -128,10 +128,80 @@ class CpuUsage(Typed):
 class NetworkResult(Typed):
     """Network hosts (run/network.py): where each host was, the link, and
     the link emulator's CPU once the run ended."""
-    hosts: list                  # per host: netns, address, published
+    hosts: list                  # per host: netns, address, published, node, node_agent
     link: dict                   # delay_ms, jitter_ms
     emulator: str
     emulator_cpu_s: float | None = optional()  # counted as the run's own, not foreign
+    node_agents_cpu_s: float | None = optional()  # the agents in the namespaces: the run's own too
+
+
+@dataclass
+class ClockProbe(Typed):
+    """A node's clock against the launcher's, by the shortest of a few round
+    trips to it (NodeDevice.monotonicNs): the node read its clock within the
+    round trip, so its offset is known within half of it, whatever the
+    delays each way (docs/architecture.md, "Time across nodes")."""
+    offset_ms: float             # the node's CLOCK_MONOTONIC minus the launcher's
+    bound_ms: float              # |error| of offset_ms: at most this (half the round trip)
+    rtt_ms: float
+
+    @classmethod
+    def of(cls, probe):
+        """From the launcher's manifest (ns)."""
+        return cls(probe["offset_ns"] / 1e6, probe["bound_ns"] / 1e6, probe["rtt_ns"] / 1e6)
+
+
+@dataclass
+class NodeClock(Typed):
+    """How a node's times were put on the launcher's clock: the offset,
+    taken linearly between the probe before the stream started and the one
+    after it ended. error_bound_ms bounds the error of every time moved so,
+    if the two clocks keep a steady rate between the probes; a span between
+    two nodes' times is then within the sum of their bounds."""
+    start: ClockProbe | None
+    end: ClockProbe | None
+    error_bound_ms: float | None  # None: no probe, no time moved
+
+    @classmethod
+    def of(cls, clock):
+        start, end = (ClockProbe.of(clock[k]) if k in clock else None for k in ("start", "end"))
+        bounds = [p.bound_ms for p in (start, end) if p is not None]
+        return cls(start, end, max(bounds) if bounds else None)
+
+    @classmethod
+    def from_dict(cls, doc):
+        return from_dict(cls, doc, {"start": ClockProbe.from_dict, "end": ClockProbe.from_dict})
+
+
+@dataclass
+class NodeResult(Typed):
+    """A node the run placed processes on (docs/architecture.md, "Placement
+    on nodes"): its clock against the launcher's, and each process it
+    started for the run with the CPU and context switches it reported (its
+    last record: the whole process once it has ended), and their sums."""
+    name: str
+    same_machine: bool           # on the launcher's machine (a network host): its CPU is the run's own
+    published_host: str          # the address its components are reached at
+    clock: NodeClock
+    processes: list              # per process: pid, program, host, components, running, exit_status, user_s, ...
+    user_s: float
+    system_s: float
+    context_switches: int
+    lost: str | None = optional()  # it stopped answering during the run: why
+
+    @classmethod
+    def of(cls, entry):
+        """From the launcher's manifest."""
+        processes = entry.get("processes", [])
+        return cls(name=entry["name"], same_machine=entry.get("same_machine", False),
+                   published_host=entry.get("published_host", ""), clock=NodeClock.of(entry.get("clock", {})),
+                   processes=processes, user_s=sum(p.get("user_s", 0.0) for p in processes),
+                   system_s=sum(p.get("system_s", 0.0) for p in processes),
+                   context_switches=sum(p.get("context_switches", 0) for p in processes), lost=entry.get("lost"))
+
+    @classmethod
+    def from_dict(cls, doc):
+        return from_dict(cls, doc, {"clock": NodeClock.from_dict})
 
 
 @dataclass
@@ -152,6 +222,7 @@ class RunResult(Typed):
     # with its ORB options, its endpoint's transport and each of its remote
     # hops' ("transport", "hops": runner._with_transports); None if it left no manifest.
     hosts: list | None = optional()
+    nodes: list | None = optional()  # NodeResult of each node the run placed processes on
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
     # Each packet from the start of its send at the packet source to done at
     # the end of the pipeline (docs/architecture.md, "Metrics"): the
@@ -207,6 +278,7 @@ class RunResult(Typed):
     def from_dict(cls, doc):
         return from_dict(cls, doc, {
             "network": NetworkResult.from_dict,
+            "nodes": list_of(NodeResult),
             "end_to_end_latency_us": Latency.from_dict,
             "stages": list_of(StageResult),
             "producer": lambda p: ProducerResult.from_dict(p) if p else None,

@@ -7,13 +7,14 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 
 from scabench import interrupts
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
-from scabench.model.resources import check_memory
+from scabench.model.resources import check_memory, process_memory_bytes
 from scabench.model.catalog import PYTHON_KINDS
 from scabench.model.pipeline import (STAGE_KINDS, floor_of, packets_through, property_value, source_period_ms,
                                      stage_work_ms)
@@ -23,13 +24,13 @@ from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
-from scabench.run.naming import NamingService
+from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts
 from scabench.run.records import REFUSAL_REASONS, read_records, refusals
-from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, ProducerResult, RunResult,
-                                  StageResult)
+from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, NodeResult, ProducerResult,
+                                  RunResult, StageResult)
 from scabench.run.stalls import find_stalls
-from scabench.run.watchdog import Watchdog
+from scabench.run.watchdog import LAUNCHER_GRACE_NODES_S, LAUNCHER_GRACE_S, Watchdog
 from scabench.version import version_info
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
@@ -56,9 +57,22 @@ def process_cores(spec):
     return [list(spec.cores) for _ in range(count)]
 
 
+def process_nodes(spec, network=None):
+    """{process (Spec.process_of): node} of the processes placed on a node:
+    the spec's placement.nodes, or with `network` (network.NetworkHosts)
+    every host on the node of its namespace."""
+    if network is not None:
+        return {("host", i): network.node_name(i) for i in range(len(spec.hosts))}
+    placed = {("host", i): spec.node_of(members[0]) for i, members in enumerate(spec.hosts)}
+    placed.update({("external", c.name): spec.node_of(c.name) for c in spec.externals()})
+    return {process: node for process, node in placed.items() if node is not None}
+
+
 def build_assembly(spec, run_dir, timeout_s, network=None):
-    """What scabench-launch runs. `network` (a network.NetworkHosts) puts
-    each host in its namespace, listening behind its emulated link."""
+    """What scabench-launch runs. A process placed on a node is started by
+    the node (its entry says which; the node gives it its endpoint); with
+    `network` (a network.NetworkHosts) every host is, each on the node of
+    its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
     incoming = {}  # process (Spec.process_of) -> the policies of its remote connections in
     through = packets_through(spec)
@@ -74,19 +88,20 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         if hop_transport(spec, conn) not in ("collocated", "shm"):
             incoming.setdefault(spec.process_of(conn.provides[0]), []).append(conn.policy)
     cores = process_cores(spec)
+    on_node = process_nodes(spec, network)
     hosts = []
     for i, members in enumerate(spec.hosts):
         name = f"host{i}-" + "+".join(members)
-        if network is not None:
-            endpoint_options = network.orb_options(i)
-        else:
-            endpoint_options = _endpoint(spec, run_dir, f"host{i}")
+        node = on_node.get(("host", i))
         hosts.append({
             "name": name,
-            "cores": cores[i],
+            # On a node the run's CPUs are this machine's: only a network host's
+            # (this machine, in a namespace) are asked for there.
+            "cores": cores[i] if node is None or network is not None else [],
             "scheduler": spec.scheduler,
-            **({"netns": network.netns(i)} if network is not None else {}),
-            "orb_options": endpoint_options + BASE_ORB_OPTIONS + host_orb_options(incoming.get(("host", i), [])),
+            **({"node": node} if node is not None else {}),
+            "orb_options": ([] if node is not None else _endpoint(spec, run_dir, f"host{i}")) + BASE_ORB_OPTIONS
+                           + host_orb_options(incoming.get(("host", i), [])),
             "components": [_assembly_component(spec.component(n), spec.sample_type, properties[n])
                            for n in members],
         })
@@ -98,13 +113,24 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         if ext.ref is not None:
             entry.update(ref=ext.ref, release=ext.release)
         else:
-            entry.update(exec=ext.program, cores=next(exec_cores), scheduler=spec.scheduler,
+            node = on_node.get(("external", c.name))
+            own_cores = next(exec_cores)
+            # On a node the program is the node's own, the endpoint the node's to give.
+            endpoint = [] if node is not None else (_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS)
+            if node is not None:  # the node runs its own installation's program, by its name
+                entry["program"] = PYTHON_KINDS[c.kind].script if c.kind in PYTHON_KINDS else Path(ext.program[0]).name
+            orb_options = endpoint + BASE_ORB_OPTIONS + host_orb_options(incoming.get(("external", c.name), []))
+            entry.update(exec=ext.program, cores=own_cores if node is None else [], scheduler=spec.scheduler,
                          bind_timeout_s=ext.bind_timeout_s,
                          parameters={"SAMPLE_TYPE": spec.sample_type,
                                      **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()}},
-                         orb_options=(_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS + BASE_ORB_OPTIONS
-                                      + host_orb_options(incoming.get(("external", c.name), []))) if ext.orb_options else [])
+                         orb_options=orb_options if ext.orb_options else [],
+                         **({"node": node} if node is not None else {}))
         externals.append(entry)
+    memory = {}
+    for process, need in process_memory_bytes(spec).items():
+        if process in on_node:
+            memory[on_node[process]] = memory.get(on_node[process], 0) + need
     return {
         "run_dir": str(run_dir),
         "host_binary": str(program("scabench-host")),
@@ -112,6 +138,10 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
         "measure_cores": spec.cores,
         "hosts": hosts,
         "externals": externals,
+        # What the run allocates on each node, MiB (its processes' estimate,
+        # model/resources.py); a network host is on this machine.
+        "nodes": [{"name": node, "memory_mib": -(-need // (1 << 20)), "same_machine": network is not None}
+                  for node, need in memory.items()],
         # In the spec's order, which the launcher connects in: a receiving
         # port numbers its connections in the order they attach, and each
         # record names its connection by that number (_connections).
@@ -154,11 +184,22 @@ def run_spec(spec, on_start=None, on_hold=None):
     processes.remove_leftovers()
     run_dir = processes.make_run_dir()
     try:
-        with interrupts.while_owning(), NamingService(run_dir) as names, \
-                _network_hosts(spec, run_dir) as network:
+        with interrupts.while_owning(), _network_hosts(spec, run_dir) as network, \
+                _naming(spec, run_dir, network) as names:
+            if network is not None:
+                network.start_nodes(names.corbaloc, spec.cores)
             return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _naming(spec, run_dir, network):
+    """The Naming Service the run binds its components in (and finds its
+    nodes in): the domain the spec names, or the run's own, which network
+    hosts reach from their namespaces."""
+    if spec.domain is not None:
+        return Domain(spec.domain)
+    return NamingService(run_dir, host=network.naming_address() if network is not None else "127.0.0.1")
 
 
 def hang_limit_s(spec):
@@ -195,16 +236,21 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                        floor_ms=floor, started_at=started, scabench=version_info())
     if network is not None:
         result.network = NetworkResult(**network.describe())
-    result.naming = assembly["naming"]
+    result.naming = {k: v for k, v in assembly["naming"].items() if k != "shared"}
+    # The agents' CPU from here on (their start-up is over: each has registered).
+    agents_before = network.agents_cpu_s() if network is not None else 0.0
     proc = processes.spawn([str(program("scabench-launch")), str(run_dir / "assembly.json"), str(manifest_path)],
                            stderr=subprocess.PIPE, text=True,
                            stdout=subprocess.PIPE if (on_start or on_hold) else None,
                            stdin=subprocess.PIPE if on_hold else subprocess.DEVNULL)
     window = held_records = None
+    # The launcher's teardown takes longer with processes on nodes: it ends them through the nodes.
+    grace_s = LAUNCHER_GRACE_NODES_S if assembly["nodes"] else LAUNCHER_GRACE_S
     dog = Watchdog(proc, run_dir, hang_limit_s(spec), order=spec.pipeline_order(),
                    packets={c.name: property_value(c, "packets") for c in spec.packet_sources()},
                    feeds_external={c.uses[0]: c.provides[0] for c in spec.connections
-                                   if spec.component(c.provides[0]).external is not None})
+                                   if spec.component(c.provides[0]).external is not None},
+                   launcher_grace_s=grace_s)
     try:
         with dog:
             if on_start:
@@ -213,19 +259,23 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                     pids = [int(p) for p in line.split()[1:]]
                     window = on_start(pids, [h["name"] for h in assembly["hosts"]])
             if on_hold:
-                if _read_until(proc.stdout, "held"):  # nothing if the run failed first
-                    # The stream is over: its records are read now, before an
-                    # outside tool may restart a component (which starts a new
-                    # record file) while the run is held.
+                held = _read_until(proc.stdout, "held")  # "held CONTEXT"; nothing if the run failed first
+                if held:
+                    # The stream is over: its records are read now (those of
+                    # nodes brought back), before an outside tool may restart
+                    # a component (which starts a new record file) while the
+                    # run is held.
                     held_records = _read_all_records(spec, run_dir, partial=True)
-                    on_hold(assembly["naming"])
+                    held_context = held.split()[1] if len(held.split()) > 1 else assembly["naming"]["context"]
+                    result.naming = {"corbaloc": assembly["naming"]["corbaloc"], "context": held_context}
+                    on_hold(result.naming)
                 proc.stdin.close()  # the launcher releases the components
                 proc.stdin = None    # (communicate() would flush the closed pipe)
             _, stderr = proc.communicate(timeout=timeout_s + 60)
     except BaseException as exc:
         # Interrupted, a timeout, or an error in on_start: the launcher ends
         # its hosts, then itself; what the records hold so far is kept.
-        _end_launcher(proc)
+        _end_launcher(proc, grace_s)
         partial_analysis(spec, run_dir, result)
         if isinstance(exc, Interrupted):
             result.status = "interrupted"
@@ -242,6 +292,10 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         raise RunError(result.error, result=result)
     manifest = json.loads(manifest_path.read_text())
     result.hosts = _with_transports(_with_orb_options(manifest.get("hosts", []), assembly), spec)
+    if "naming" in manifest:  # the context the launcher made (in a shared domain, the first free instance)
+        result.naming = manifest["naming"]
+    if "nodes" in manifest:
+        result.nodes = [NodeResult.of(n) for n in manifest["nodes"]]
     if manifest["status"] != "ok":
         partial_analysis(spec, run_dir, result)
         result.error = manifest["error"]
@@ -249,7 +303,8 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         raise RunError(result.error, result.failed_component, result)
     analyse(spec, run_dir, manifest, result, held_records)
     if network is not None:
-        _count_emulator_as_own(result, network.emulator_cpu_s(), len(spec.cores))
+        _count_emulator_as_own(result, network.emulator_cpu_s(), network.agents_cpu_s() - agents_before,
+                               len(spec.cores))
     if on_start:
         result.window = window
     result.status = "ok"
@@ -291,33 +346,38 @@ def _with_transports(hosts, spec):
 
 
 def _read_until(stream, word):
+    """The first line of `stream` that starts with `word`, or None at its end."""
     for line in stream:
         if line.split()[:1] == [word]:
-            return True
-    return False
+            return line
+    return None
 
 
-def _end_launcher(proc):
-    """SIGTERM: the launcher ends its hosts (SIGTERM, SIGKILL 2 s later) and
-    writes its manifest; SIGKILL if it has not gone after that."""
+def _end_launcher(proc, grace_s):
+    """SIGTERM: the launcher ends its hosts (SIGTERM, SIGKILL 2 s later; on
+    nodes through the node, 5 s) and writes its manifest; SIGKILL if it has
+    not gone after that."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(5)
+            proc.wait(grace_s + 2)
         except subprocess.TimeoutExpired:
             proc.kill()  # the hosts go with it (PR_SET_PDEATHSIG)
             proc.wait()
 
 
-def _count_emulator_as_own(result, emulator_cpu_s, cores):
+def _count_emulator_as_own(result, emulator_cpu_s, agents_cpu_s, cores):
     """The link emulator stands in for the network, and it runs on the run's
-    cores: its CPU is the run's, not foreign load. It is reported on its own.
-    (Nearly all of it falls in the measured window: before start() only a
-    few control calls cross the links.)"""
+    cores: its CPU is the run's, not foreign load; so is the node agents'
+    (a heartbeat a second, and the launcher's polls). Each is reported on its
+    own. (Nearly all of the emulator's falls in the measured window: before
+    start() only a few control calls cross the links; the agents' is taken
+    over the launcher's life, their start-up left out.)"""
     result.network.emulator_cpu_s = emulator_cpu_s
+    result.network.node_agents_cpu_s = agents_cpu_s
     window_s = result.window_s or 0
     if window_s > 0:
-        share = 100.0 * emulator_cpu_s / (window_s * cores)
+        share = 100.0 * (emulator_cpu_s + agents_cpu_s) / (window_s * cores)
         result.foreign_cpu_pct = max(0.0, result.foreign_cpu_pct - share)
 
 

@@ -27,6 +27,9 @@ from scabench.run.records import HEADER
 POLL_S = 0.2
 STOPPED_LIMIT_S = 3.0
 LAUNCHER_GRACE_S = 3.0
+# With processes on nodes the launcher ends them through their nodes, which
+# give a process 5 s after SIGTERM (a stopped one takes all of it).
+LAUNCHER_GRACE_NODES_S = 10.0
 
 
 def process_state(pid):
@@ -57,9 +60,11 @@ def host_components(pid):
 
 
 def progress(run_dir):
-    """{component: (taken, finished)} from the record files' headers."""
+    """{component: (taken, finished)} from the record files' headers: a
+    component on a node has its header copied here as it goes
+    (<name>.progress, by the launcher's poll) until its records come back."""
     out = {}
-    for path in Path(run_dir).glob("*.rec"):
+    for path in sorted(Path(run_dir).glob("*.progress")) + sorted(Path(run_dir).glob("*.rec")):
         try:
             header = np.fromfile(path, dtype=HEADER, count=1)
         except (OSError, ValueError):
@@ -74,7 +79,7 @@ class Watchdog(threading.Thread):
     dog.fault is None, or (component, reason)."""
 
     def __init__(self, launcher, run_dir, hang_limit_s, order=(), packets=None, stopped_limit_s=STOPPED_LIMIT_S,
-                 feeds_external=None):
+                 feeds_external=None, launcher_grace_s=LAUNCHER_GRACE_S):
         """order: the components in pipeline order (the hang names the last
         one holding a packet: those before it wait on it); packets: what
         each packet source sends. Once they have sent it all and no one holds
@@ -86,6 +91,7 @@ class Watchdog(threading.Thread):
         self.hang_limit_s, self.stopped_limit_s = hang_limit_s, stopped_limit_s
         self.order, self.packets = list(order), dict(packets or {})
         self.feeds_external = dict(feeds_external or {})
+        self.launcher_grace_s = launcher_grace_s
         self.fault = None
         self._done = threading.Event()
 
@@ -156,7 +162,7 @@ class Watchdog(threading.Thread):
             os.kill(pid, signal.SIGKILL)  # a stopped launcher cannot take its hosts down; PDEATHSIG does
             return
         self.launcher.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + LAUNCHER_GRACE_S
+        deadline = time.monotonic() + self.launcher_grace_s
         while self.launcher.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         if self.launcher.poll() is None:

@@ -223,6 +223,18 @@ def _sidecar_text(spec, sad_name):
         doc["connection"] = connections
     if spec.network is not None:
         doc["network"] = spec.network.describe()
+    if spec.domain is not None:
+        doc["domain"] = {"naming": spec.domain}
+    # Where each process runs: a hostcollocation by the id _assembly gives
+    # it, a process of one component by the component's instantiation.
+    for i, host in enumerate(spec.hosts):
+        node = spec.node_of(host[0])
+        if node is not None:
+            table, key = ("hostcollocation", f"host{i + 1}") if len(host) > 1 else ("componentinstantiation", host[0])
+            doc.setdefault(table, {})[key] = {"node": node}
+    for c in spec.externals():
+        if spec.node_of(c.name) is not None:
+            doc.setdefault("componentinstantiation", {})[c.name] = {"node": spec.node_of(c.name)}
     header = (f"# How {sad_name} runs, which SAD has no place for: the run's settings, every connection's\n"
               "# messaging policy ([policy]) and a connection's own ([connection.\"ID\"], by connectinterface\n"
               "# id). README: \"Waveforms as SCA SAD XML\".\n")

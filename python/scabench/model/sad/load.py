@@ -27,7 +27,12 @@ beside it, <name>.sad.toml, each table optional: [experiment] (more keys),
 [run] (a spec's [run] keys, and packets: the stream of every packet source),
 [policy] (every connection's policy), [connection."ID"] (policy keys of the
 connectinterface with that id, or with the id a result gives it,
-"a.out->b.in"), [network]. `scabench run` flags go on top, as for TOML.
+"a.out->b.in"), [network], and where the processes run:
+[hostcollocation."ID"] node = "NODE" (a hostcollocation by its id or name)
+and [componentinstantiation."ID"] node = "NODE" (a component of a process of
+its own, by its id or usagename), with [domain] naming, the domain the nodes
+are in (a spec's [placement] nodes and [domain]). `scabench run` flags go on
+top, as for TOML.
 
 Every mistake is one line naming the file and line (SAD, SPD, PRF or SCD) or
 the sidecar's key, and what would be valid; the checks a TOML spec gets
@@ -49,7 +54,10 @@ from scabench.model.spec import CODE_SOURCE, parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
 SIDECAR_SUFFIX = ".sad.toml"
-SIDECAR_TABLES = ("experiment", "run", "policy", "connection", "network")
+SIDECAR_TABLES = ("experiment", "run", "policy", "connection", "network", "domain", "hostcollocation",
+                  "componentinstantiation")
+# What the sidecar's deployment tables say of a process: the node it runs on.
+DEPLOYMENT_KEYS = ("node",)
 # PRF kinds a component is configured with ("property" is REDHAWK's later
 # word for "configure"); allocation, test, factoryparam, message and event
 # properties are for devices, tests, factories and events, none of which a
@@ -129,8 +137,10 @@ class _Waveform:
         self.packages = {}     # SPD path -> Package
         self.instances = []    # in document order
         self.hosts = []        # lists of instances sharing a process
+        self.collocations = []  # (element, [instances]) of each hostcollocation
         self.connections = []  # (element, id, uses instance, port, provides instance, port)
         self.connection_keys = []  # the sidecar's key for each connection's policy
+        self.node_keys = {}    # node -> the sidecar's key that placed a process there first
 
     # -- the SAD -----------------------------------------------------------
 
@@ -191,6 +201,7 @@ class _Waveform:
                         group.append(instance)
                 if group:
                     self.hosts.append(group)
+                self.collocations.append((element, group))
 
     def _placement(self, element, files):
         ref = child(element, "componentfileref")
@@ -463,10 +474,49 @@ class _Waveform:
         run = dict(table_of(self.side, "run", self.sidecar_path))
         run.pop("packets", None)  # applied to the spec's packet sources once it exists
         doc["run"] = run
-        for key in ("policy", "network"):
+        for key in ("policy", "network", "domain"):
             if key in self.side:
                 doc[key] = self.side[key]
+        nodes = self._nodes()
+        if nodes:
+            doc["placement"]["nodes"] = nodes
         return doc
+
+    def _nodes(self):
+        """[placement] nodes from the sidecar's [hostcollocation."ID"] and
+        [componentinstantiation."ID"] tables: the node each names, and the
+        components of the process it places there."""
+        collocations = {}
+        for element, group in self.collocations:
+            for key in (element.get("id"), element.get("name")):
+                if key:
+                    collocations.setdefault(key, [i.name for i in group])
+        instances = {}
+        for i in self.instances:
+            for key in (i.id, i.name):
+                instances.setdefault(key, [i.name])
+        nodes = {}
+        for table, found, what in (("hostcollocation", collocations, "hostcollocation (by its id or name)"),
+                                   ("componentinstantiation", instances, "componentinstantiation (by its id or "
+                                                                         "usagename)")):
+            for key, entry in table_of(self.side, table, self.sidecar_path).items():
+                where = f"{table}.{_key(key)}"
+                if key not in found:
+                    raise SpecError(self.sidecar_path, where, f"no {what} {key!r} in {self.sad.path}; it has: "
+                                    f"{', '.join(found) or 'none'}")
+                if not isinstance(entry, dict):
+                    raise SpecError(self.sidecar_path, where, "must be a table: node = \"NODE\"")
+                for word in entry:
+                    if word not in DEPLOYMENT_KEYS:
+                        raise SpecError(self.sidecar_path, f"{where}.{word}", f"unknown key; valid: "
+                                        f"{', '.join(DEPLOYMENT_KEYS)} (the node its process runs on)")
+                node = entry.get("node")
+                if not isinstance(node, str):
+                    raise SpecError(self.sidecar_path, f"{where}.node", "the name of the node its process runs on, "
+                                    "like \"board1\"")
+                self.node_keys.setdefault(node, where)
+                nodes.setdefault(node, []).extend(n for n in found[key] if n not in nodes[node])
+        return nodes
 
     def _connection_tables(self):
         own = table_of(self.side, "connection", self.sidecar_path)
@@ -513,6 +563,10 @@ class _Waveform:
                 return self.sad.error(element, message, f"connectinterface {cid!r}" if cid else "connectinterface")
             return SpecError(self.sidecar_path, f"connection.{_key(self.connection_keys[int(m.group(1))])}."
                              f"{m.group(2)}", message)
+        if key.startswith("placement.nodes"):  # the sidecar placed them
+            node = key.split(".", 2)[2] if key.count(".") >= 2 else None
+            where = self.node_keys.get(node) or next(iter(self.node_keys.values()), "domain")
+            return SpecError(self.sidecar_path, where, message)
         if key in ("connection", "component") or key.startswith("placement"):
             section = {"connection": "connections", "component": "partitioning"}.get(key, "partitioning")
             element = child(self.sad.root, section)

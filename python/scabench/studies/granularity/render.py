@@ -15,7 +15,7 @@ from scabench.studies.granularity.figures import plot_transfer
 from scabench.studies.granularity.render_fir import (section_fig6, section_findings, section_goal, section_models,
                                                      section_parameters, section_per_hop, section_processes,
                                                      section_ratios, section_sweep)
-from scabench.studies.granularity.render_s4285 import section_s4285
+from scabench.studies.granularity.render_s4285 import s4285_findings, section_s4285
 from scabench.studies.granularity.workloads import WORKLOADS
 
 
@@ -58,10 +58,17 @@ def render(result, out_dir):
         "charged to user (the source alone, nearly all timer wake-up, samples as all user). "
         "The `sar` columns of the JSON show the per-core view of the same windows.",
     ]
-    # The answer first (the findings), then the evidence; how it was measured last.
+    # The answer first (the findings, before the contents), then the
+    # evidence; how it was measured last.
+    answer = []
+    if has_fir and "fir" in workloads:
+        answer += [f"**{WORKLOADS['fir'].title}, split into more components:**", "", section_findings(result), ""]
+    if s4285:
+        answer += ["**The STANAG 4285 transmitter, split into more components:**", "", s4285_findings(result), ""]
     text = [
         "# Component granularity and CPU workload",
         "",
+        *answer,
         "Reproduces *Effects of SCA component granularity on processor workload* (the seed) on this machine: "
         "the same functional work split into more components, run at a fixed packet rate, and the CPU it "
         "costs, measured" + (" and modelled" if has_fir else "") + ". How it was measured is under "
@@ -71,8 +78,6 @@ def render(result, out_dir):
         text += ["", section_s4285(result, out_dir), ""] + conditions
         return write_report(out_dir, "Component granularity and CPU workload", "\n".join(text) + "\n")
     plot_transfer(result, out_dir)
-    if "fir" in workloads:
-        text += ["", "## Findings", "", section_findings(result)]
     for w in workloads:
         text += ["", f"## {WORKLOADS[w].title}: W/FUNC", "", section_ratios(result, w),
                  "", f"## {WORKLOADS[w].title}: seed Fig. 6", "", section_fig6(result, w, out_dir)]

@@ -69,10 +69,6 @@ def section_s4285(result, out_dir):
         "samples together, whose count is given: at a few tenths of a % of a core a window holds only a "
         "handful of ticks, and U there is a rough sample (– where no tick fell at all).",
         "",
-        "### Findings",
-        "",
-        s4285_findings(result),
-        "",
         f"### {wide} over {narrow} components, and over the plain program",
         "",
     ]

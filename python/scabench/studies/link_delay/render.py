@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from scabench.report import latency
+from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, whiskers
 from scabench.studies.link_delay.analysis import headline, rows_by_delay
@@ -133,20 +134,23 @@ def render(doc, figure, latency_figure=None):
         """A strategy's figure, `missing` where the strategy did not run at this delay."""
         return missing if figures is None else getattr(figures, name)
 
-    table, entries = [], rows_by_delay(doc)
+    # Two tables, each narrow enough to read: the ratios beside their models
+    # and latencies, then order and what the emulator took.
+    table, more, entries = [], [], rows_by_delay(doc)
     for r in rows:
         tw, cr = r.twoway_worker, r.credits
         by = entries[r.delay_ms]
-        table.append(["loopback (no emulator)" if r.delay_ms is None else f"{r.delay_ms} ms",
+        delay = "loopback (no emulator)" if r.delay_ms is None else f"{r.delay_ms} ms"
+        table.append([delay,
                       _cell(of(tw, "ratio")), model(of(tw, "model_ratio")),
                       latency.p50_p99(latency.end_to_end(by["twoway-worker"].runs)) if tw else None,
                       _cell(of(cr, "ratio")), model(of(cr, "model_ratio")),
                       latency.p50_p99(latency.end_to_end(by["credits"].runs)) if cr else None,
-                      _cell(of(cr, "ratio_with_emulator")),
-                      fmt(r.twoway_over_credits, 2),
-                      f"{of(tw, 'output_reordered', '–')} / {of(cr, 'output_reordered', '–')}",
-                      of(cr, "held_peak"),
-                      f"{fmt(of(tw, 'emulator_cpu_s'), 2) or '–'} / {fmt(of(cr, 'emulator_cpu_s'), 2) or '–'}"])
+                      fmt(r.twoway_over_credits, 2)])
+        more.append([delay, _cell(of(cr, "ratio_with_emulator")),
+                     f"{of(tw, 'output_reordered', '–')} / {of(cr, 'output_reordered', '–')}",
+                     of(cr, "held_peak"),
+                     f"{fmt(of(tw, 'emulator_cpu_s'), 2) or '–'} / {fmt(of(cr, 'emulator_cpu_s'), 2) or '–'}"])
     text = [f"# {TITLE}", "", answer(doc), "",
             f"{meta['packets']} packets per run, {meta['runs']} run(s) per row, median (min–max); "
             f"finished {meta.get('finished_at', '?')} in {meta.get('elapsed_s', 0) / 60:.1f} min. "
@@ -160,14 +164,17 @@ def render(doc, figure, latency_figure=None):
             "## Both strategies, by link delay", "",
             md_table(["one-way delay per hop", "two-way + worker × floor", "model", "latency p50 / p99",
                       "credits × floor", "model", "latency p50 / p99",
-                      "credits × floor with the emulator's CPU",
-                      "two-way ÷ credits (time of last packet)", "outputs reordered (two-way / credits)",
-                      "most held by a port (credits)", "emulator CPU s (two-way / credits)"], table), "",
+                      "two-way ÷ credits (time of last packet)"], table), "",
             "The floor is the hardware's bound for the pipeline on these cores; with network hosts it also "
-            "carries the last packet's delay across the 3 hops. The emulator runs on the same cores as the "
-            "pipeline: its CPU is counted as the run's own (not as foreign load) and shown in the last column. "
-            "A real network would leave those cycles to the pipeline, so the column \"with the emulator's CPU\" "
-            "divides by a floor whose CPU bound also carries the emulator's CPU.",
+            "carries the last packet's delay across the 3 hops. Latency is each packet's, end to end, the "
+            "median over the runs of each run's p50 and p99.", "",
+            md_table(["one-way delay per hop", "credits × floor with the emulator's CPU",
+                      "outputs reordered (two-way / credits)", "most held by a port (credits)",
+                      "emulator CPU s (two-way / credits)"], more), "",
+            "The emulator runs on the same cores as the pipeline: its CPU is counted as the run's own (not as "
+            "foreign load) and shown in the last column. A real network would leave those cycles to the "
+            "pipeline, so the column \"with the emulator's CPU\" divides by a floor whose CPU bound also carries "
+            "the emulator's CPU.",
             "", f"![ratio to the floor vs link delay]({figure})", "",
             "## Latency per packet", "",
             "How long each packet took, from the start of its send at the producer to done at stage 3 "
@@ -195,3 +202,17 @@ def write_link_delay_report(doc, out_dir):
     out = Path(out_dir)
     figure = _plot(doc, out)
     return write_report(out, TITLE, render(doc, figure, _latency_plot(doc, out)))
+
+
+def link_delay_csv(doc):
+    """`scabench link-delay --csv`: a row per configuration (a strategy at a
+    delay; the delay empty on loopback), its figures with their spreads and
+    run counts, and its model's best and worst time of the last packet."""
+    def where(e):
+        net = e.config.network
+        return {"delay_ms": None if net is None else net.get("delay_ms", 0), "strategy": e.config.group}
+
+    def model(e):
+        m = e.model_ms or [None, None]
+        return {"model_best_ms": m[0], "model_worst_ms": m[1]}
+    return campaign_csv(doc["configs"], first=where, last=model)

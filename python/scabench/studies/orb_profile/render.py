@@ -9,6 +9,7 @@ import numpy as np  # noqa: E402
 from scabench.studies.orb_profile import datarate  # noqa: E402
 from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
 from scabench.report.markdown import CONTENTS, md_table, write_report  # noqa: E402
+from scabench.report.plots import log_axis_labels  # noqa: E402
 from scabench.studies.orb_profile import seed  # noqa: E402
 from scabench.console import add_rows, table, text  # noqa: E402
 from scabench import units  # noqa: E402
@@ -199,6 +200,8 @@ def plot_fig8(result, path):
         ax.set_title(title)
         ax.set_yscale("log")
         ax.grid(axis="y", alpha=0.3, which="both")
+        ax.set_axisbelow(True)  # the grid behind the bars, not striped across them
+        log_axis_labels(ax.yaxis, minor=False)  # 10,000 rather than 10⁴
     # Bars on a log axis start at its bottom: a decade under the smallest
     # value, so the smallest bar still shows.
     smallest = min(v for _, data in panels for kind, _ in KINDS for v in data[kind].values())
@@ -223,11 +226,11 @@ def plot_sweep(result, path):
                    alpha=0.6)
         if moves_bytes(tr):
             ax2.semilogx(x, [p["mb_per_s"] for p in t["sweep"]], "o-", label=tr, color=line.get_color())
-    ax1.set_xlabel("payload per call (bytes of doubles)")
-    ax1.set_ylabel("round trip (µs, median)")
+    ax1.set_xlabel("payload per call (bytes of doubles, log scale)")
+    ax1.set_ylabel("round trip (median, log scale)")
     ax1.set_title("Size sweep, with the fixed + per-byte fit")
-    ax2.set_xlabel("payload per call (bytes of doubles)")
-    ax2.set_ylabel("MB/s (10⁶ bytes/s)")
+    ax2.set_xlabel("payload per call (bytes of doubles, log scale)")
+    ax2.set_ylabel("MB/s (10⁶ bytes/s, log scale)")
     ax2.set_yscale("log")
     ax2.set_title("Throughput of one client, two-way calls")
     if "collocated" in result["transports"]:
@@ -236,6 +239,9 @@ def plot_sweep(result, path):
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3, which="both")
         ax.legend()
+        log_axis_labels(ax.xaxis, minor=False)
+    log_axis_labels(ax1.yaxis, time_us=True, minor=False)  # 100 ns, 10 µs rather than 10⁻¹, 10¹
+    log_axis_labels(ax2.yaxis, minor=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -6,8 +6,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from scabench.report import latency  # noqa: E402
-from scabench.report.plots import runs_label, whiskers  # noqa: E402
+from scabench.report.plots import log_axis_labels, runs_label, whiskers  # noqa: E402
 from scabench.run.metrics import percentile  # noqa: E402
+from scabench.units import duration_us  # noqa: E402
 from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
                                               published)
 
@@ -26,15 +27,21 @@ def send_time_histogram(path, title, send_us, paper_note=None):
         ax.set_yscale("log")
         for q, style in ((50, "--"), (90, ":"), (99, "-.")):
             v = percentile(s, q)
-            ax.axvline(v, color="#a4161a", linestyle=style, linewidth=1, label=f"p{q} {v:,.0f} µs")
+            ax.axvline(v, color="#a4161a", linestyle=style, linewidth=1, label=f"p{q} {duration_us(v)}")
         ax.legend(fontsize=8)
         ax_time.plot(np.arange(s.size), s, ".", markersize=2, color="#3b6ea8")
         ax_time.set_yscale("log")
-    ax.set_xlabel("send time (µs)")
-    ax.set_ylabel("packets")
+        # Times scaled (10 µs, 1 ms) and counts plain (2, 10, 40) on the log
+        # axes, not 2×10⁰; the time axis along x labels its decades only,
+        # which the send times can span six of.
+        log_axis_labels(ax.xaxis, time_us=True, minor=False)
+        log_axis_labels(ax.yaxis)
+        log_axis_labels(ax_time.yaxis, time_us=True)
+    ax.set_xlabel("send time (log scale)")
+    ax.set_ylabel("packets (log scale)")
     ax.set_title(title, fontsize=10)
     ax_time.set_xlabel("packet")
-    ax_time.set_ylabel("send time (µs)")
+    ax_time.set_ylabel("send time (log scale)")
     ax_time.set_title("per packet, in order", fontsize=10)
     if paper_note:
         fig.text(0.01, 0.01, paper_note, fontsize=7, color="#555")
@@ -121,7 +128,8 @@ def latency_histograms(path, entries):
     Table 1 experiment, both set-ups in one panel. False if no run measured
     latency (results written before runs did)."""
     panels = []
-    for exp in TABLE1:
+    # Only the experiments the campaign ran: a panel saying "not run" shows nothing.
+    for exp in (x for x in TABLE1 if any(f"{x}@{setup}" in entries for setup in SETUPS)):
         group, ran = [], False
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
@@ -132,5 +140,5 @@ def latency_histograms(path, entries):
                 group.append((e.config.setup_label, run.end_to_end_latency_us_all))
         e = published()["experiment"][exp]
         panels.append((f"{exp}: {e['call']}{', worker' if e['worker'] else ''}, producer waits "
-                       f"{e['producer_wait_ms']} ms", group or ("no latency in these results" if ran else "not run")))
+                       f"{e['producer_wait_ms']} ms", group or ("no latency in these results" if ran else "failed")))
     return latency.histograms(path, panels, "Latency per packet, producer send to stage 3 done (median run of each)")

@@ -1,8 +1,10 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
 from scabench.report import latency
+from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import CONTENTS, md_table
 from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS
-from scabench.studies.paper.published import SETUPS, TABLE1, paper_figure, paper_ratio, paper_table, published
+from scabench.studies.paper.published import (PAPER_PACKETS, SETUPS, TABLE1, paper_figure, paper_ratio,
+                                              paper_table, published)
 
 TITLE = "The messaging-semantics paper, reproduced by scabench"
 SEND_STATEMENTS = (("min", "fastest send"), ("p50", "median"), ("p90", "90th percentile"),
@@ -49,9 +51,9 @@ def headline(entries):
                          if s else "–",
                          f"{table['last_packet_ms'][-1]:,.0f}", f"{paper_ratio(exp, setup):.3f}",
                          f"{table['reordered_from_previous'][-1]} / {table['reordered_from_original'][-1]}",
-                         f"Table {number}"])
+                         f"Table\u00a0{number}"])
     header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99", "reordered prev / orig",
-              "paper (ms)", "paper × floor", "paper reordered", "paper"]
+              f"paper, {PAPER_PACKETS} packets (ms)", "paper × floor", "paper reordered", "paper"]
     return md_table(header, rows)
 
 
@@ -82,7 +84,7 @@ def paper_layout(entry, exp, setup):
     rows = [
         ["time of last packet (ms), scabench", _spread(s.producer_last_sent_ms)]
         + [_spread(st.last_packet_ms) for st in s.stages],
-        [f"… paper ({label})", _num(producer_paper, 2) if producer_paper else "–"]
+        [f"… paper ({label}, {PAPER_PACKETS} packets)", _num(producer_paper, 2) if producer_paper else "–"]
         + [f"{v:,.2f}" for v in table["last_packet_ms"]],
         ["reordered with previous, scabench", "–"] + [_spread(st.reordered_from_previous) for st in s.stages],
         ["… paper", "–"] + [str(v) for v in table["reordered_from_previous"]],
@@ -128,7 +130,8 @@ def slides(entries):
         rows.append([name.replace("test", "test "), test["experiment"], ours_t,
                      " / ".join(f"{v:,.0f}" for v in test["last_arrival_ms"]), ours_r,
                      " / ".join(str(v) for v in test["reordered"])])
-    return md_table(["slides", "= experiment", "scabench last packet, stages 1/2/3 (ms)", "slides (4 cores)",
+    return md_table(["slides", "= experiment", "scabench last packet, stages 1/2/3 (ms)",
+                     f"slides (4 cores, {PAPER_PACKETS} packets)",
                      "scabench reordered from previous", "slides reordered"], rows)
 
 
@@ -204,6 +207,9 @@ def render(entries, claims, meta, figures):
     """The whole report. figures: {"overview": file, "exp1@multicore": file, ...}."""
     env = meta["environment"]
     cores = _multicore_cores(entries)
+    # Experiments of Table 1 with no configuration in the campaign (--only):
+    # a line says so, where a section each would say "not run" twice.
+    missing = [exp for exp in TABLE1 if not any(f"{exp}@{setup}" in entries for setup in SETUPS)]
     out = [
         "# The messaging-semantics paper, reproduced by scabench",
         "",
@@ -232,10 +238,14 @@ def render(entries, claims, meta, figures):
         f"{cores} cores. The floor is the "
         "least time the hardware allows for the last packet: on few cores the CPU bound (3 stages × N × 5 ms over "
         "the cores), otherwise the pipeline bound (N × 5 ms + 10 ms). Times are medians over the runs with the "
-        "range in brackets.",
+        "range in brackets."
+        + (f" These runs sent {meta['packets']} packets, the paper's {PAPER_PACKETS}: compare the ratios to the "
+           "floor, not the times, and the reordering counts as a share of the packets."
+           if meta["packets"] != PAPER_PACKETS else ""),
         "",
         headline(entries),
         "",
+        *([f"Not run in this campaign, so left out below: {', '.join(missing)}.", ""] if missing else []),
         f"![last packet over the floor]({figures['overview']})",
         "",
         "## Latency per packet",
@@ -250,7 +260,7 @@ def render(entries, claims, meta, figures):
     ]
     if "latency" in figures:
         out += [f"![latency per packet]({figures['latency']})", ""]
-    for exp in TABLE1:
+    for exp in (e for e in TABLE1 if e not in missing):
         out += [f"## {exp}: {_experiment_title(exp)}", ""]
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
@@ -304,3 +314,15 @@ def render(entries, claims, meta, figures):
         f"{n}: {f.error}" for n, f in failures) + ")") + ".")
     out.append("")
     return "\n".join(out)
+
+
+def paper_csv(entries):
+    """`scabench paper --csv`: a row per configuration, its figures with
+    their spreads and run counts, and for the six experiments of Table 1
+    the paper's own time of the last packet and ratio beside them."""
+    def paper(e):
+        c = e.config
+        table1 = c.id in TABLE1 and c.setup in SETUPS and not c.collocated
+        return {"paper_last_packet_ms": paper_table(c.id, c.setup)[1]["last_packet_ms"][-1] if table1 else None,
+                "paper_overhead_ratio": paper_ratio(c.id, c.setup) if table1 else None}
+    return campaign_csv(entries, last=paper)

@@ -25,6 +25,8 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from scabench import units
+from scabench.console import Progress
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.campaign import Measure
@@ -92,7 +94,7 @@ def _measure_once(peer, pipeline, cores, packets, floor_ms):
 
 
 def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, quiet_wait_s=None, max_redos=None,
-              log=print):
+              log=print, progress_stream=None):
     """Measures every peer installed here, interleaved, and writes the
     report; returns the result document."""
     measure = Measure()
@@ -131,10 +133,28 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
         return write_json(doc, out / "results.json")
 
     active = [p for p in peers if not entries[p.id]["skipped"]]
-    guard = Guard(settings, cores=cores, log=log)
-    total, n = runs * len(active), 0
+    total = runs * len(active)
+    each_s = floor_ms / 1000 * 1.1 + 1.5  # a run, its start and end included, on a quiet machine
     log(f"{len(active)} peer(s) x {runs} round(s) of {packets} packets on cores {cores}; floor {floor_ms:.0f} ms; "
-        f"about {total * (floor_ms / 1000 * 1.1 + 1.5) / 60:.0f} min on a quiet machine")
+        f"about {total * each_s / 60:.0f} min on a quiet machine")
+    # The house progress (console.Progress): a bar with the time left on a
+    # terminal, a line per run with it elsewhere.
+    with Progress(total * each_s, "peers", progress_stream) as progress:
+        _rounds(doc, entries, active, runs, Guard(settings, cores=cores, log=progress.say), progress, each_s,
+                pipeline, cores, packets, floor_ms, save)
+    for entry in entries.values():
+        entry["summary"] = summarise(entry)
+    meta["loadavg_end"] = list(os.getloadavg())
+    meta["elapsed_s"] = time.monotonic() - started
+    meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    save("complete")
+    write_peers_report(doc, out)
+    return doc
+
+
+def _rounds(doc, entries, active, runs, guard, progress, each_s, pipeline, cores, packets, floor_ms, save):
+    """Round r runs every active peer once, under the guard; save() after every run."""
+    total, n = runs * len(active), 0
     for round_no in range(1, runs + 1):
         for peer in active:
             n += 1
@@ -147,7 +167,7 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
                                      label=label, flaw_of=None if peer.is_program else (lambda v: flaw_of(v[1]["result"])))
             except RunError as exc:
                 entry["failures"].append({"round": round_no, "error": str(exc)})
-                log(f"{label}: FAILED: {exc}")
+                progress.advance(each_s, f"{label}: FAILED: {exc}")
                 save()
                 continue
             except Interrupted as exc:
@@ -161,17 +181,10 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
                                   "machine_was_quiet": kept.machine_was_quiet, "disturbed": kept.disturbed,
                                   "flaw": kept.flaw, **measured})
             order = "in order" if row["order_problem"] is None else f"NOT IN ORDER: {row['order_problem']}"
-            log(f"{label}: last packet {row['last_packet_ms']:.0f} ms, {row['ratio']:.3f} x floor, {order}, "
-                f"foreign load {kept.foreign_pct:.1f} %")
+            progress.advance(each_s, f"{label}: last packet {units.duration(row['last_packet_ms'])}, "
+                                     f"ratio {units.ratio(row['ratio'])}, {order}, "
+                                     f"foreign load {kept.foreign_pct:.1f} %")
             save()
-    for entry in entries.values():
-        entry["summary"] = summarise(entry)
-    meta["loadavg_end"] = list(os.getloadavg())
-    meta["elapsed_s"] = time.monotonic() - started
-    meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    save("complete")
-    write_peers_report(doc, out)
-    return doc
 
 
 def rerender(out_dir):

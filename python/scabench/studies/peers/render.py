@@ -2,8 +2,10 @@
 peer's ratio to the floor, and report.md/report.html."""
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 from scabench.report.markdown import md_table, write_report
+from scabench.report.plots import runs_label, whiskers
 from scabench.console import add_rows, table, text
 from scabench.studies.peers.analysis import load_summary, undisturbed
 
@@ -59,6 +61,39 @@ HEADER = ["peer", "runs", "last packet ÷ floor", "min–max", "undisturbed runs
           "last packet ms", "CPU s", "all in order", "foreign load %"]
 
 
+def answer_lines(doc):
+    """The study's answer, first in the report and last on the terminal:
+    the fastest peer that kept every packet in order (median ratio to the
+    floor over its rounds), scabench's fastest ordered strategy beside it,
+    and the peers that lost order or did not run."""
+    ran = [(pid, e["summary"]) for pid, e in doc["peers"].items() if e.get("summary")]
+    ordered = sorted(((pid, s) for pid, s in ran if s["in_order"]), key=lambda x: x[1]["ratio"]["median"])
+    if not ordered:
+        return ["No peer kept every packet in order" + (" (none ran)." if not ran else ".")]
+
+    def said(pid, s):
+        r = s["ratio"]
+        spread = f", {_range(r)}" if r["n"] > 1 and r["min"] != r["max"] else ""
+        return f"{pid}, {_median(r)} × the floor (median of {r['n']} round(s){spread})"
+    best_id, best = ordered[0]
+    lines = [f"Fastest with every packet in order: {said(best_id, best)}."]
+    ours = [(pid, s) for pid, s in ordered if doc["peers"][pid]["kind"] == "scabench"]
+    if ours and ours[0][0] != best_id:
+        pid, s = ours[0]
+        later = s["last_packet_ms"]["median"] / best["last_packet_ms"]["median"]
+        lines.append(f"scabench's fastest: {said(pid, s)}; its last packet came {later:.2f}× as late as "
+                     f"that of {best_id}.")
+    elif ours:
+        lines.append("It is scabench's own: no peer framework delivered the last packet sooner in order.")
+    lost = [pid for pid, s in ran if not s["in_order"]]
+    if lost:
+        lines.append(f"Out of order: {', '.join(lost)}.")
+    missing = [pid for pid, e in doc["peers"].items() if not e.get("summary")]
+    if missing:
+        lines.append(f"Not measured: {', '.join(missing)}.")
+    return lines
+
+
 def notes(doc):
     """The skipped peers and the failed runs, one line each."""
     out = []
@@ -94,7 +129,8 @@ def peers_view(doc):
             f"{meta['runs']} round(s)", add_rows(table(*TERMINAL_HEADER), terminal_rows),
             "ratio: last packet ÷ floor (1: ideal), median over the rounds; quiet: over the rounds the guard "
             "found undisturbed; load: others' CPU"] + [
-        f"{r[0]}: out of order: {r[7][len('NO: '):]}" for r in rows(doc) if r[7] and r[7].startswith("NO")] + notes(doc)
+        f"{r[0]}: out of order: {r[7][len('NO: '):]}" for r in rows(doc) if r[7] and r[7].startswith("NO")] + notes(doc) + [
+        "", *answer_lines(doc)]
 
 
 def format_peers(doc, wide=False):
@@ -108,18 +144,22 @@ def _plot(doc, out):
     import matplotlib.pyplot as plt
     ran = [(pid, e) for pid, e in doc["peers"].items() if e.get("summary")]
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.42 * max(1, len(ran))))
-    for y, (pid, e) in enumerate(ran):
-        s = e["summary"]["ratio"]
+    ratios = [SimpleNamespace(**e["summary"]["ratio"]) for _, e in ran]
+    several, err = whiskers(ratios)  # min–max only over several rounds
+    for y, ((pid, e), s) in enumerate(zip(ran, ratios)):
         colour = "#2a6fb5" if pid.startswith("scabench") else "#b5452a"
-        ax.errorbar([s["median"]], [y], xerr=[[s["median"] - s["min"]], [s["max"] - s["median"]]], fmt="o",
-                    color=colour, capsize=3)
+        ax.plot([s.median], [y], "o", color=colour)
+        if y in several:
+            k = several.index(y)
+            ax.errorbar([s.median], [y], xerr=[[err[0][k]], [err[1][k]]], fmt="none", color=colour, capsize=3)
         for disturbed in (False, True):
             ys = [r["ratio"] for r in e["runs"] if undisturbed(r) != disturbed]
             ax.plot(ys, [y] * len(ys), "|", color="#999" if disturbed else colour, alpha=.6, markersize=9)
     ax.set_yticks(range(len(ran)), [pid for pid, _ in ran], fontsize=8)
     ax.invert_yaxis()
     ax.axvline(1.0, color="#444", linewidth=0.8)
-    ax.set_xlabel("time of last packet / floor (median, min–max; a tick per run, grey if disturbed)")
+    ax.set_xlabel(f"time of last packet / floor\n({runs_label(s.n for s in ratios).replace('run', 'round')}; "
+                  "a tick per round, grey if disturbed)", fontsize=9)
     meta = doc["meta"]
     ax.set_title(f"Paper pipeline, {meta['packets']} packets, {_cores_label(meta['cores'])}", fontsize=10)
     ax.grid(alpha=.3)
@@ -137,7 +177,7 @@ def render(doc, figure):
     fmt = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"  # noqa: E731
     loadavg = lambda v: "–" if not v else " ".join(f"{x:.2f}" for x in v)  # noqa: E731
     g = meta["guard"]
-    text = [f"# {TITLE}", "",
+    text = [f"# {TITLE}", "", f"**{' '.join(answer_lines(doc))}**", "",
             f"{meta['packets']} packets of {p['samples']} doubles, a producer and {p['stages']} stages of "
             f"{p['work_us'] / 1000:g} ms of CPU work each (from `{meta['pipeline_spec']}`), on "
             f"{_cores_label(meta['cores'])}; {meta['runs']} round(s), every peer once a round. Floor "
@@ -188,3 +228,20 @@ def write_peers_report(doc, out_dir):
     out.mkdir(parents=True, exist_ok=True)
     figure = _plot(doc, out)
     return write_report(out, TITLE, render(doc, figure))
+
+
+def peers_csv(doc):
+    """`scabench peers --csv`: a row per peer, skipped ones included, its
+    figures over its runs (median, min, max, and for the ratio over the
+    undisturbed runs their count too)."""
+    figures = ("ratio", "ratio_undisturbed", "last_packet_ms", "cpu_s", "foreign_pct")
+    header = (["peer", "kind", "skipped", "runs", "failures", "in_order"]
+              + [f"{f}_{s}" for f in figures for s in ("median", "min", "max")] + ["ratio_undisturbed_runs"])
+    rows = []
+    for peer_id, e in doc["peers"].items():
+        s = e.get("summary")
+        rows.append([peer_id, e["kind"], e.get("skipped"), len(e["runs"]), len(e["failures"]),
+                     s["in_order"] if s else None]
+                    + [(s[f] or {}).get(st) if s else None for f in figures for st in ("median", "min", "max")]
+                    + [s["ratio_undisturbed"]["n"] if s else None])
+    return header, rows
