@@ -276,6 +276,8 @@ TEST(ShmRing, ADeadReceiverFailsTheSenderInBoundedTime) {
     waitpid(child, nullptr, 0);
     EXPECT_TRUE(sender.returnedWithin(20s)) << "the sender hung on a dead receiver";
     EXPECT_TRUE(failed);
+    // Once found gone, it stays gone: a packet that would fit fails at once.
+    EXPECT_THROW(send(ring, 1, Wait::Written), RingClosed);
     close(ready[0]);
     close(ready[1]);
   }

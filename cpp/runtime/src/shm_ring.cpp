@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <system_error>
 
 namespace scabench::shm {
 
@@ -200,6 +201,7 @@ bool RingSender::receiverGone() {
 }
 
 void RingSender::gone() {
+  gone_.store(true, std::memory_order_relaxed);
   if (c_->closed.load(std::memory_order_acquire))
     throw RingClosed("the receiving port closed the shared-memory connection");
   throw RingClosed("the receiving process (pid " + std::to_string(receiverPid_) + ") has exited");
@@ -207,7 +209,7 @@ void RingSender::gone() {
 
 uint64_t RingSender::reserve(uint64_t n, std::size_t bytes) {
   for (;;) {
-    if (c_->closed.load(std::memory_order_acquire)) gone();
+    if (c_->closed.load(std::memory_order_acquire) || gone_.load(std::memory_order_relaxed)) gone();
     const uint64_t released = c_->releasedMsgs.load(std::memory_order_acquire);
     if (n - released < kSlots) {
       if (released == n) {
@@ -293,7 +295,7 @@ void RingSender::waitFor(uint64_t n, uint32_t phase) {
     }
     state = s.state.load();
     if (reached(state, n, phase)) break;
-    if (c_->closed.load(std::memory_order_acquire)) gone();
+    if (c_->closed.load(std::memory_order_acquire) || gone_.load(std::memory_order_relaxed)) gone();
     if (!futexWait(&s.state, state, kWatchNs) && receiverGone()) {
       if (reached(s.state.load(), n, phase)) break;
       gone();
@@ -367,9 +369,14 @@ RingReceiver::RingReceiver(const std::string& name, std::size_t elementBytes, ui
   done_.assign(kSlots, 0);
   next_ = released_ = c_->published.load();  // a new ring: 0
   c_->onewayConcurrent.store(onewayLimit_ > 1 ? 1 : 0);
-  c_->receiverPid.store(uint32_t(getpid()), std::memory_order_release);
   std::lock_guard lock(mutex_);
   spawn(false);
+  if (threads_ == 0) {
+    munmap(base_, mapped_);
+    base_ = nullptr;
+    throw std::invalid_argument("shared-memory ring " + name + ": no thread to receive on");
+  }
+  c_->receiverPid.store(uint32_t(getpid()), std::memory_order_release);
 }
 
 RingReceiver::~RingReceiver() {
@@ -419,7 +426,15 @@ void RingReceiver::spawn(bool spare) {
   ++threads_;
   ++processThreads;
   if (!spare) c_->looking.fetch_add(1);  // counted before it runs: a sender sees someone will look
-  pool_.emplace_back([this, spare] { loop(spare); });
+  try {
+    pool_.emplace_back([this, spare] { loop(spare); });
+  } catch (const std::system_error&) {
+    // No thread to be had (the process's limit): the connection goes on
+    // with the threads it has, as an ORB whose pool is exhausted does.
+    --threads_;
+    --processThreads;
+    if (!spare) c_->looking.fetch_sub(1);
+  }
 }
 
 void RingReceiver::broken(const std::string& why) {

@@ -46,7 +46,10 @@ def spec_lines(spec, packets=None):
         if c.get("flow", "none") != "none":
             policy += " flow=" + {"watermarks": f"watermarks({c['flow_low']}, {c['flow_high']})",
                                   "credits": f"credits({c['credits']})"}[c["flow"]]
-        policy += f" ({c['placement']})"
+        # Where the packets go: a direct call, or the transport of a remote hop
+        # (results written before hops said theirs give the placement alone).
+        hop = c.get("transport")
+        policy += f" ({c['placement']}" + (f", {hop}" if hop and hop != "collocated" else "") + ")"
         out.append(_line(f"  {c['id']}: {policy}"))
     if spec.get("network"):
         net = spec["network"]

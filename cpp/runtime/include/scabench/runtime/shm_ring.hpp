@@ -30,6 +30,8 @@
 // full socket does. A receiving process that exits, or a receiving port that
 // closes the connection, fails every send in bounded time (RingClosed): a
 // waiting sender looks at the receiver's process (a pidfd) every 100 ms.
+// Before it sleeps for taken or done, a sender looks for up to 20 µs when its
+// last wait was that short and it may run on another CPU than its receiver.
 //
 // Receiving threads, like an ORB's threads per connection: one thread takes
 // messages in order and runs each upcall; a message that may overlap an
@@ -145,6 +147,9 @@ class RingSender {
   // wait took, and whether this process may run on more than one CPU.
   std::atomic<int64_t> lastWaitNs_{INT64_MAX};
   const bool severalCpus_;
+  // The receiver was found gone: every later send fails at once (a sync=none
+  // queue behind a dead receiver drains in no time, not 100 ms a packet).
+  std::atomic<bool> gone_{false};
 };
 
 // The receiving end: made by the provides port when a sender attaches with
