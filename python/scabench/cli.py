@@ -146,6 +146,9 @@ def load_named_spec(name):
 @click.option("--pin", is_flag=True, help="Pin each process to one core, in turn.")
 @click.option("--scheduler", type=click.Choice(["normal", "batch"]),
               help="How Linux schedules the hosts: normal, or batch (SCHED_BATCH: no preemption on wake-up).")
+@click.option("--transport", type=click.Choice(["tcp", "unix", "shm"]),
+              help="What carries the hops between processes: tcp, unix sockets, or shm (samples in shared "
+                   "memory, CORBA for control); overrides the spec.")
 @click.option("--link-delay", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
 @click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
@@ -165,8 +168,8 @@ def load_named_spec(name):
 @click.option("--hold", is_flag=True,
               help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
                    "(its corbaloc is printed) until Ctrl-C.")
-def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, link_delay, link_jitter,
-        runs, warmup, quiet_wait, json_path, csv_path, hold):
+def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, transport, link_delay,
+        link_jitter, runs, warmup, quiet_wait, json_path, csv_path, hold):
     """Run SPEC over real processes and print its table.
 
     SPEC is the path of a spec, or the name of one in experiments/ (exp6).
@@ -196,6 +199,8 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
             spec.with_pin(True)
         if scheduler:
             spec.with_scheduler(scheduler)
+        if transport:
+            spec.with_transport(transport)
         link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
         if link:
             spec.with_network(link)

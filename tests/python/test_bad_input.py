@@ -243,6 +243,8 @@ CLI = [
     (["run", "{spec}", "--packets", "0"], "--packets"),
     (["run", "{spec}", "--link-delay", "-1"], "--link-delay"),
     (["run", "{spec}", "--scheduler", "fifo"], "--scheduler"),
+    (["run", "{spec}", "--transport", "udp"], "--transport"),
+    (["run", "{spec}", "--transport", "shm", "--link-delay", "1"], "shared memory joins processes of one machine"),
     (["run", "{spec}", "--set", "producer.samples=8000000", "--packets", "5000", "--policy", "worker=4000"],
      "GiB of memory"),
     (["run", "{spec}", "--json", "{file}/r.json"], "--json"),

@@ -78,6 +78,20 @@ def test_every_transport(write_spec, transport):
                                          "out": {"stage1.out->stage2.in": transport}}
 
 
+def test_the_run_command_and_a_sweep_point_carry_hops_over_the_transport_asked_for(write_spec, tmp_path):
+    # The spec says tcp; --transport (and a sweep's run.transport) override it.
+    path = write_spec(pipeline_toml(packets=4, stages=2, work_us=200, transport="tcp"))
+    proc = scabench("run", path, "--transport", "shm", "--json", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["spec"]["transport"] == "shm"
+    assert {c["transport"] for c in doc["spec"]["connections"]} == {"shm"}
+    assert doc["stages"][-1]["received"] == 4
+    from scabench.measure.sweep import apply
+    spec = apply(load_spec(path), {"run.transport": "unix"})
+    assert {c["transport"] for c in spec.describe()["connections"]} == {"unix"}
+
+
 QUIET = ["-ORBmaxServerThreadPerConnection", "1", "-ORBconnectionWatchPeriod", "3600000000"]
 
 

@@ -39,7 +39,12 @@ def test_every_installed_peer_runs_the_pipeline_in_order(quick_study):
     assert doc["meta"]["pipeline"] == {"packets": PACKETS, "samples": 1024, "stages": 3, "work_us": 5000}
     ran = {pid: e for pid, e in doc["peers"].items() if not e["skipped"]}
     # Plain threads need nothing but the build, and scabench is the point.
-    assert {"threads", "scabench-exp6", "scabench-credits"} <= set(ran)
+    assert {"threads", "scabench-exp6", "scabench-credits", "scabench-exp6-shm", "scabench-credits-shm"} <= set(ran)
+    # A shared-memory peer's hops between processes went through rings, the others' over the spec's socket.
+    for pid in ("scabench-exp6-shm", "scabench-credits-shm", "scabench-exp6"):
+        [run] = ran[pid]["runs"]
+        hops = {c["transport"] for c in run["result"]["spec"]["connections"]}
+        assert hops == ({"shm"} if pid.endswith("-shm") else {"tcp"}), (pid, hops)
     for pid, e in ran.items():
         assert not e["failures"], (pid, e["failures"])
         [run] = e["runs"]

@@ -193,6 +193,7 @@ def test_a_sweep_of_another_spec_in_the_same_out_is_refused(write_spec, tmp_path
     ("policy.call=oneway,bogus", "bogus"),
     ("stage9.work_us=1,2", "stage9"),
     ("run.nothing=1", "run.nothing"),
+    ("run.transport=tcp,udp", "'udp' is not valid; use one of: tcp, unix, shm"),
     ("call=oneway", "policy.KEY"),
     ("policy.worker=", "KEY=V1,V2"),
 ])

@@ -8,8 +8,8 @@ A grid key is what the run command's overrides take, under one name each:
   (`policy.call=oneway,twoway`, `policy.worker=false,16,64`);
 - `run.KEY`: a run setting, as the run command's flags: `run.packets`,
   `run.cores` (a value's CPUs joined by `+`: `run.cores=0,0+1`),
-  `run.scheduler`, `run.pin`, `run.collocated`, `run.link_delay_ms`,
-  `run.link_jitter_ms`;
+  `run.scheduler`, `run.transport`, `run.pin`, `run.collocated`,
+  `run.link_delay_ms`, `run.link_jitter_ms`;
 - `COMPONENT.KEY`: a component property, as `--set` (`stage1.work_us=500,1000`).
 
 Every point is built and checked before the first run, so a bad key or
@@ -36,7 +36,7 @@ from scabench.version import version_info
 
 WHERE = "--grid"
 # The run command's flags, as grid keys (the module docstring).
-RUN_KEYS = ("packets", "cores", "scheduler", "pin", "collocated", "link_delay_ms", "link_jitter_ms")
+RUN_KEYS = ("packets", "cores", "scheduler", "transport", "pin", "collocated", "link_delay_ms", "link_jitter_ms")
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,8 @@ def _apply_run(spec, name, value, where):
                                     "run.cores"))
     elif name == "scheduler":
         spec.with_scheduler(str(value), where)
+    elif name == "transport":
+        spec.with_transport(str(value), where)
     elif name in ("pin", "collocated"):
         if not isinstance(value, bool):
             raise SpecError(WHERE, f"run.{name}", f"{value!r} is not valid; use true or false")

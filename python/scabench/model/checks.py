@@ -232,16 +232,26 @@ def network_settings(table, path, where):
     return LinkSettings(**values)
 
 
+def check_transport(spec, where="run.transport"):
+    """Only tcp leaves the machine: network hosts and processes on nodes
+    stand for other machines, which neither a unix socket nor shared memory
+    reaches. `where` names the key or flag that set the transport."""
+    if spec.network is not None and spec.transport == "shm":
+        raise SpecError(spec.path, where, "network hosts stand for other machines, and shared memory "
+                        "joins processes of one machine only (remove [network] or use transport = \"tcp\")")
+    if spec.network is not None and spec.transport != "tcp":
+        raise SpecError(spec.path, where, f"network hosts talk over tcp; {spec.transport!r} cannot "
+                        "cross a network link (remove [network] or use transport = \"tcp\")")
+    if spec.nodes and spec.transport != "tcp":
+        raise SpecError(spec.path, where, f"processes on nodes talk over tcp; {spec.transport!r} does not "
+                        "leave the machine (use transport = \"tcp\")")
+
+
 def check_network(spec, where="network"):
     """Network hosts talk over tcp, and only to processes of the runtime."""
     if spec.network is None:
         return
-    if spec.transport == "shm":
-        raise SpecError(spec.path, "run.transport", "network hosts stand for other machines, and shared memory "
-                        "joins processes of one machine only (remove [network] or use transport = \"tcp\")")
-    if spec.transport != "tcp":
-        raise SpecError(spec.path, "run.transport", f"network hosts talk over tcp; {spec.transport!r} cannot "
-                        "cross a network link (remove [network] or use transport = \"tcp\")")
+    check_transport(spec)
     external = next((c for c in spec.components if c.external is not None), None)
     if external is not None:
         raise SpecError(spec.path, where, f"{external.name!r} ({external.kind}) is external: it runs on this "
@@ -336,9 +346,7 @@ def check_nodes(spec, where="placement.nodes"):
             shown = ", ".join(f"{n} on {placed[n]!r}" if n in placed else f"{n} on this machine" for n in host)
             raise SpecError(spec.path, where, f"{', '.join(host)} share a process (placement.hosts), which runs on "
                             f"one machine: {shown}")
-    if spec.transport != "tcp":
-        raise SpecError(spec.path, "run.transport", f"processes on nodes talk over tcp; {spec.transport!r} does not "
-                        "leave the machine (use transport = \"tcp\")")
+    check_transport(spec)
     if spec.domain is None:
         raise SpecError(spec.path, where, "the nodes are found in their domain's Naming Service: give it as "
                         "[domain] naming = \"corbaloc::HOST:2809/NameService\"")

@@ -44,6 +44,7 @@ from pathlib import Path
 from scabench.errors import SpecError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
+                                   check_transport,
                                    SAMPLE_BYTES, check_packet_size, check_property, check_python_ports,
                                    domain_settings, endpoint, network_settings, parse_cores, placement_nodes,
                                    policy_of, table_of)
@@ -222,6 +223,14 @@ class Spec:
         if scheduler not in SCHEDULERS:
             raise SpecError(self.path, where, f"{scheduler!r} is not valid; use one of: {', '.join(SCHEDULERS)}")
         self.scheduler = scheduler
+        return self
+
+    def with_transport(self, transport, where="--transport"):
+        """Carries the run's hops over tcp, unix or shm (model/transport.py)."""
+        if transport not in TRANSPORTS:
+            raise SpecError(self.path, where, f"{transport!r} is not valid; use one of: {', '.join(TRANSPORTS)}")
+        self.transport = transport
+        check_transport(self, where)
         return self
 
     def with_policy(self, overrides, where="--policy"):

@@ -35,7 +35,8 @@ class Peer:
     depth: int | None = None      # ...and the packets a link holds (--depth)
     install: str = INSTALL_BUILD  # what to do when the program is missing
     spec: object = None           # a scabench peer: its spec file...
-    collocated: bool = False      # ...every component in one process
+    collocated: bool = False      # ...every component in one process...
+    transport: str | None = None  # ...or its hops over this transport (None: the spec's own)
     programs: tuple = field(default=("scabench-host", "scabench-launch"))
 
     @property
@@ -62,6 +63,12 @@ PEERS = (
     Peer("scabench-credits", "scabench one-way + resequence + credits",
          "experiments/ordering/oneway-resequence-credits.toml over CORBA, a process per component: one-way calls, "
          "a reorder buffer per port, a credit window of 32", spec=CREDITS),
+    Peer("scabench-exp6-shm", "scabench two-way + worker, shared memory",
+         "exp6 with a process per component, the samples of each hop in a shared-memory ring and CORBA for "
+         "control (transport = \"shm\")", spec=EXP6, transport="shm"),
+    Peer("scabench-credits-shm", "scabench one-way + resequence + credits, shared memory",
+         "the credits spec with a process per component, the samples of each hop in a shared-memory ring "
+         "(transport = \"shm\")", spec=CREDITS, transport="shm"),
     Peer("scabench-exp6-collocated", "scabench two-way + worker, collocated",
          "exp6 with every component in one process: direct calls into the worker queues", spec=EXP6,
          collocated=True),

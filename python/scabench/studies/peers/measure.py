@@ -54,6 +54,8 @@ TIMEOUT_FLOORS, TIMEOUT_EXTRA_S = 12.0, 60.0
 
 def _spec_of(peer, cores, packets):
     spec = load_spec(peer.spec).with_cores(cores).with_packets(packets)
+    if peer.transport is not None:
+        spec.with_transport(peer.transport, where=f"peer {peer.id}")
     return spec.collocate() if peer.collocated else spec
 
 
