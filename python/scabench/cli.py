@@ -42,11 +42,40 @@ def show_version(ctx, param, value):
         ctx.exit()
 
 
+# click 8.2 and later raise this for a group given no command; 8.1 prints the help itself.
+NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 class Commands(click.Group):
     """The command group, ending every command the same way on a termination
     signal: 128 + its number (130 for Ctrl-C), also where it comes outside a
     command's exit_codes (while a report is written, say). click's own
     handling would print "Aborted!" and exit 1."""
+
+    def main(self, *args, standalone_mode=True, **kwargs):
+        """Bad usage (an unknown option, a value outside a choice, a missing
+        argument) is one line and exit 2, like every other bad input: click's
+        own prints the usage and a hint around the error."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            super().main(*args, standalone_mode=False, **kwargs)
+        except NO_ARGS_IS_HELP as exc:  # `scabench` alone: the help, as before
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"error: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        # Without standalone mode click returns what ctx.exit() was given
+        # (--version, --help): those end well, as every command that returns.
+        sys.exit(0)
 
     def invoke(self, ctx):
         try:
