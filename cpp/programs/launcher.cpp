@@ -274,7 +274,11 @@ class Launcher {
       const double own = after.ownSeconds - before.ownSeconds + remoteOwn;
       const double foreign = (after.busySeconds - before.busySeconds) - own;
       manifest["own_cpu_s"] = own;
-      manifest["foreign_cpu_pct"] = wall > 0 ? std::max(0.0, 100.0 * foreign / (wall * double(measuredCores_.size()))) : 0.0;
+      // A share of the cores: /proc/stat counts in jiffies (10 ms) and a
+      // process's CPU in nanoseconds, so over a short window the difference
+      // can leave [0, 100] by a jiffy per core either way.
+      manifest["foreign_cpu_pct"] =
+          wall > 0 ? std::clamp(100.0 * foreign / (wall * double(measuredCores_.size())), 0.0, 100.0) : 0.0;
       manifest["eos"] = eos_;
       probeClocks(&Node::end);
       fetchRecords();  // before "held": the runner reads the records then
