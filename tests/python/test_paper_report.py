@@ -116,7 +116,8 @@ def test_claims_that_did_not_run_are_counted_apart_and_the_report_opens_with_the
               "a configuration they need was not measured, so they are neither reproduced nor refuted.**")
     assert md.split("\n")[2] == answer     # the answer first, under the title
     assert md.count("| **not run** |") == 17 and md.count("| **not reproduced** |") == 0
-    assert "| exp1 | multicore | not run |" in md   # the headline does not call it failed
+    # The headline does not call it failed, and names its set-up as the rows that ran do.
+    assert "| exp1 | 2 cores | not run |" in md
     html = html_path.read_text()
     assert html.count('class="verdict-not-run"') == 17
 

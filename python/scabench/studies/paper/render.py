@@ -37,13 +37,15 @@ def _experiment_title(exp):
 
 def headline(entries):
     rows = []
+    # A row that was not run names its set-up as the ones that were (the campaign's label).
+    labels = {e.config.setup: e.config.setup_label for e in entries.values()}
     for exp in TABLE1:
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
             number, table = paper_table(exp, setup)
             s = e.summary if e else None
             last = s.stages[-1] if s else None
-            rows.append([exp, e.config.setup_label if e else setup,
+            rows.append([exp, labels.get(setup, setup),
                          _spread(last.last_packet_ms) if s else ("failed" if e else "not run"),
                          _spread(s.overhead_ratio, 3) if s else "–",
                          latency.p50_p99(latency.end_to_end(e.runs)) if s else "–",
