@@ -11,6 +11,7 @@
 #include <new>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "scabench/runtime/message_limit.hpp"
@@ -645,6 +646,22 @@ TEST(InPortKeeps, AKeptPacketsSamplesAreCopiedOnceAndThenMoved) {
     EXPECT_EQ(sink->records().header().completed.load(), uint64_t(kPackets));
     sink->stop();
   }
+}
+
+// The holder a kept packet's samples travel in (port_types.hpp): a move takes
+// the buffer along and leaves the one moved from empty; a lent buffer is
+// copied, since it is not the holder's to keep.
+TEST(MovableSeq, AMoveTakesTheBufferAlongAndALentOneIsCopied) {
+  static_assert(!std::is_copy_constructible_v<MovableSeq<CORBA::DoubleSeq>>);
+  std::vector<CORBA::Double> lent{1.0, 2.0, 3.0};
+  MovableSeq<CORBA::DoubleSeq> kept(CORBA::DoubleSeq(3, 3, lent.data(), false));
+  ASSERT_NE(kept->get_buffer(), lent.data());
+  EXPECT_EQ(std::vector<CORBA::Double>(kept->get_buffer(), kept->get_buffer() + kept->length()), lent);
+  const CORBA::Double* buffer = kept->get_buffer();
+  MovableSeq<CORBA::DoubleSeq> moved(std::move(kept));
+  EXPECT_EQ(moved->get_buffer(), buffer);
+  EXPECT_EQ(moved->length(), 3u);
+  EXPECT_EQ(kept->length(), 0u);  // NOLINT(bugprone-use-after-move): what a move leaves is the point
 }
 
 // A link sequence far ahead of the window is refused before it is filed or
