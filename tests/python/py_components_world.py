@@ -3,7 +3,6 @@ client ORB in the test process, a sink servant, and `scabench-py-stage`
 processes started with the SCA execute parameters. Every process started
 here is ended by its PID."""
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -18,6 +17,7 @@ import pytest
 from omniORB import CORBA
 
 from scabench.components import idl
+from scabench.run.naming import NamingService as RunNamingService
 
 S = idl.load()
 CosNaming = S.CosNaming
@@ -52,16 +52,13 @@ def end_process(proc, grace_s=5.0):
 
 
 class NamingService:
-    """omniNames on a free loopback port (or `port`), its data in `folder`."""
+    """omniNames as a run starts it (scabench.run.naming), its data under
+    `folder`, on a free loopback port (or `port`), and the test ORB's
+    reference to its root context."""
 
     def __init__(self, folder, orb, port=None):
-        binary = shutil.which("omniNames") or "/usr/bin/omniNames"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.port = port or free_port()
-        self.log = open(folder / "omniNames.log", "w")
-        self.proc = subprocess.Popen([binary, "-start", str(self.port), "-always", "-datadir", str(folder),
-                                      "-nohostname", "-ORBendPoint", f"giop:tcp:127.0.0.1:{self.port}"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.service = RunNamingService(folder, port=port).__enter__()
+        self.port, self.proc = self.service.port, self.service.proc
         deadline = time.monotonic() + WAIT_S
         try:
             while True:
@@ -70,9 +67,10 @@ class NamingService:
                     self.root = obj._narrow(CosNaming.NamingContext)
                     break
                 except (CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE):
-                    # Not listening yet, or listening before its NameService object is active (or,
-                    # on the port of an earlier service, this ORB's connection to that one broke).
-                    assert self.proc.poll() is None, (folder / "omniNames.log").read_text()
+                    # Listening before its NameService object is active (or, on the port of an
+                    # earlier service, this ORB's connection to that one broke).
+                    log = self.service.dir / "omniNames.log"
+                    assert self.proc.poll() is None, log.read_text()
                     assert time.monotonic() < deadline, "omniNames did not start"
                     time.sleep(0.05)
         except BaseException:
@@ -80,8 +78,7 @@ class NamingService:
             raise
 
     def close(self):
-        end_process(self.proc)
-        self.log.close()
+        self.service.__exit__(None, None, None)
 
 
 def name(text):
@@ -274,6 +271,22 @@ def naming(orb, tmp_path_factory):
     service = NamingService(tmp_path_factory.mktemp("naming"), orb)
     yield service
     service.close()
+
+
+@pytest.fixture
+def start_naming(tmp_path, orb):
+    """A test's own omniNames (a domain it may stop and start again):
+    start_naming("domain", port=None) -> NamingService; each one started is
+    closed when the test ends."""
+    started = []
+
+    def start(folder, port=None):
+        service = NamingService(tmp_path / folder, orb, port=port)
+        started.append(service)
+        return service
+    yield start
+    for service in started:
+        service.close()
 
 
 @pytest.fixture
