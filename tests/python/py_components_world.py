@@ -252,6 +252,21 @@ class StageProcess:
 _contexts = itertools.count(1)
 
 
+def closed_at_end(make):
+    """The body of a fixture that starts things for a test (`yield from`):
+    it gives the test a function that calls make(...) and returns what that
+    made, and closes everything made once the test ends."""
+    started = []
+
+    def start(*args, **kw):
+        thing = make(*args, **kw)
+        started.append(thing)
+        return thing
+    yield start
+    for thing in started:
+        thing.close()
+
+
 # Fixtures: a test module imports the ones it uses. One ORB for the session
 # (omniORBpy has one per process); one omniNames per module.
 @pytest.fixture(scope="session")
@@ -278,15 +293,7 @@ def start_naming(tmp_path, orb):
     """A test's own omniNames (a domain it may stop and start again):
     start_naming("domain", port=None) -> NamingService; each one started is
     closed when the test ends."""
-    started = []
-
-    def start(folder, port=None):
-        service = NamingService(tmp_path / folder, orb, port=port)
-        started.append(service)
-        return service
-    yield start
-    for service in started:
-        service.close()
+    yield from closed_at_end(lambda folder, port=None: NamingService(tmp_path / folder, orb, port=port))
 
 
 @pytest.fixture
@@ -298,15 +305,7 @@ def context(orb, naming):
 
 @pytest.fixture
 def start_stage(tmp_path, context):
-    started = []
-
-    def start(**kw):
-        stage = StageProcess(tmp_path, *context, **kw)
-        started.append(stage)
-        return stage
-    yield start
-    for stage in started:
-        stage.close()
+    yield from closed_at_end(lambda **kw: StageProcess(tmp_path, *context, **kw))
 
 
 @pytest.fixture

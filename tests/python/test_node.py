@@ -17,8 +17,8 @@ from omniORB import CORBA
 
 # The fixtures (context, naming, orb, start_naming) are imported for pytest to find.
 from conftest import REPO
-from py_components_world import (S, WAIT_S, alive, bound, context, end_process, free_port,  # noqa: F401
-                                 naming, orb, props, start_naming)
+from py_components_world import (S, WAIT_S, alive, bound, closed_at_end, context, end_process,  # noqa: F401
+                                 free_port, naming, orb, props, start_naming)
 from scabench.errors import RunError
 from scabench.run.nodes import list_nodes, node_alive, node_processes, resolve_node
 
@@ -71,17 +71,11 @@ class Node:
 
 @pytest.fixture
 def start_node(tmp_path, naming, orb):
-    started = []
-
     def start(*extra, root=None, domain=None, **kw):
         # The iiop form here; the tests with a Naming Service of their own give the short one.
-        node = Node(tmp_path, root or naming.root, domain or f"corbaloc:iiop:127.0.0.1:{naming.port}/NameService",
+        return Node(tmp_path, root or naming.root, domain or f"corbaloc:iiop:127.0.0.1:{naming.port}/NameService",
                     *extra, **kw)
-        started.append(node)
-        return node
-    yield start
-    for node in started:
-        node.close()
+    yield from closed_at_end(start)
 
 
 @pytest.fixture
