@@ -73,6 +73,19 @@ struct RunFailure : std::runtime_error {
   std::string component;
 };
 
+// Hands each whole line at the front of `pending` to `each`, taking it off
+// first: a pipe or a node's file is read in pieces that can end mid-line, so
+// an unfinished last line stays for the next piece.
+template <typename Each>
+void takeLines(std::string& pending, Each&& each) {
+  std::size_t nl;
+  while ((nl = pending.find('\n')) != std::string::npos) {
+    const std::string line = pending.substr(0, nl);
+    pending.erase(0, nl + 1);
+    each(line);
+  }
+}
+
 // A process the launcher starts: a scabench-host, or an external component's
 // program started with the SCA exec parameters.
 struct HostProc {
@@ -1190,15 +1203,12 @@ class Launcher {
   // The events in what a process on a node wrote on stdout, as a host writes
   // them on its pipe: those naming its own components.
   void remoteLines(HostProc& h) {
-    std::size_t nl;
-    while ((nl = h.outPending.find('\n')) != std::string::npos) {
-      const std::string line = h.outPending.substr(0, nl);
-      h.outPending.erase(0, nl + 1);
+    takeLines(h.outPending, [&](const std::string& line) {
       std::istringstream in(line);
       std::string kind, who;
       in >> kind >> who;
       const bool mine = std::find(h.components.begin(), h.components.end(), who) != h.components.end();
-      if (!mine) continue;
+      if (!mine) return;
       if (kind == "rusage") {
         double utime, stime;
         long nvcsw, nivcsw, maxrss;
@@ -1208,7 +1218,7 @@ class Launcher {
       } else if (kind == "error" || kind == "stat" || (kind == "eos" && !h.exec)) {
         handleLine(line);
       }
-    }
+    });
   }
 
   static json recordJson(const scabench::node::ProcessRecord& r) {
@@ -1442,12 +1452,7 @@ class Launcher {
           if (f.fd == h.outFd && f.revents) readOutput(h);
       }
     }
-    std::size_t nl;
-    while ((nl = pending_.find('\n')) != std::string::npos) {
-      const std::string line = pending_.substr(0, nl);
-      pending_.erase(0, nl + 1);
-      handleLine(line);
-    }
+    takeLines(pending_, [&](const std::string& line) { handleLine(line); });
     for (auto& h : hosts_)
       if (reap(h, false) && exitIsFailure) throw hostDied(h);
     pollNodes(exitIsFailure);
@@ -1465,15 +1470,12 @@ class Launcher {
       return;
     }
     h.outPending.append(buf, std::size_t(n));
-    std::size_t nl;
-    while ((nl = h.outPending.find('\n')) != std::string::npos) {
-      const std::string line = h.outPending.substr(0, nl);
-      h.outPending.erase(0, nl + 1);
+    takeLines(h.outPending, [&](const std::string& line) {
       std::istringstream in(line);
       std::string kind, who;
       in >> kind >> who;
       if ((kind == "error" || kind == "stat") && who == h.components.front()) handleLine(line);
-    }
+    });
   }
 
   // Reaps `h` if it has exited (blocking: waits for it); true if it just did.
@@ -1691,12 +1693,9 @@ class Launcher {
       ssize_t n;
       fcntl(statusRead_, F_SETFL, O_NONBLOCK);
       while ((n = read(statusRead_, buf, sizeof buf)) > 0) pending_.append(buf, std::size_t(n));
-      std::size_t nl;
-      while ((nl = pending_.find('\n')) != std::string::npos) {
-        const std::string line = pending_.substr(0, nl);
-        pending_.erase(0, nl + 1);
+      takeLines(pending_, [&](const std::string& line) {
         if (line.rfind("rusage", 0) == 0) handleLine(line);
-      }
+      });
     }
   }
 

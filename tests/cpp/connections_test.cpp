@@ -11,83 +11,11 @@
 #include <vector>
 
 #include "scabench/runtime/registry.hpp"
+#include "test_host.hpp"
 
 using namespace scabench;
 
 namespace {
-
-// A host of its own: its port POAs live under a POA of their own, since the
-// process's other tests made the usual ones under the root.
-class ConnectionsHost final : public HostServices {
- public:
-  ConnectionsHost() {
-    int argc = 0;
-    orb = CORBA::ORB_init(argc, nullptr);
-    CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
-    PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
-    PortableServer::POAManager_var m = root->the_POAManager();
-    CORBA::PolicyList none;
-    parent = root->create_POA("connections-test", m, none);
-    m->activate();
-  }
-  void notify(const std::string& line) override {
-    std::lock_guard lock(mutex);
-    lines.push_back(line);
-  }
-  PortableServer::POA_ptr portPoa(bool singleThread) override {
-    std::lock_guard lock(mutex);
-    PortableServer::POA_var& poa = singleThread ? single : shared;
-    if (CORBA::is_nil(poa)) poa = createPortPoa(parent, singleThread);
-    return poa;
-  }
-  void componentReleased(const std::string&) override {}
-
-  // How many times `name` told the launcher its stream ended.
-  int ends(const std::string& name) {
-    std::lock_guard lock(mutex);
-    int n = 0;
-    for (const auto& line : lines) n += line.rfind("eos " + name + " ", 0) == 0;
-    return n;
-  }
-  // Waits until `name` has reported `n` ends of stream; false if it has not
-  // within 20 s (the test fails instead of hanging; nothing here is timed).
-  bool waitForEnds(const std::string& name, int n) {
-    for (int i = 0; i < 2000; ++i) {
-      if (ends(name) >= n) return true;
-      usleep(10'000);
-    }
-    return false;
-  }
-
-  CORBA::ORB_var orb;
-  PortableServer::POA_var parent, shared, single;
-  std::mutex mutex;
-  std::vector<std::string> lines;
-};
-
-ConnectionsHost& host() {
-  static ConnectionsHost h;
-  return h;
-}
-
-CF::Properties props(std::initializer_list<std::pair<const char*, CORBA::Any>> items) {
-  CF::Properties p;
-  p.length(CORBA::ULong(items.size()));
-  CORBA::ULong i = 0;
-  for (const auto& [id, value] : items) p[i].id = id, p[i++].value = value;
-  return p;
-}
-CORBA::Any text(const char* s) {
-  host();
-  CORBA::Any a;
-  a <<= s;
-  return a;
-}
-CORBA::Any integer(long long v) {
-  CORBA::Any a;
-  a <<= CORBA::LongLong(v);
-  return a;
-}
 
 Component* make(const char* kind, const std::string& name, CF::Properties p) {
   Component* c = createComponent(kind, "double", {name, ::testing::TempDir(), &host()});

@@ -3,7 +3,6 @@ client ORB in the test process, a sink servant, and `scabench-py-stage`
 processes started with the SCA execute parameters. Every process started
 here is ended by its PID."""
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -18,6 +17,7 @@ import pytest
 from omniORB import CORBA
 
 from scabench.components import idl
+from scabench.run.naming import NamingService as RunNamingService
 
 S = idl.load()
 CosNaming = S.CosNaming
@@ -52,16 +52,13 @@ def end_process(proc, grace_s=5.0):
 
 
 class NamingService:
-    """omniNames on a free loopback port (or `port`), its data in `folder`."""
+    """omniNames as a run starts it (scabench.run.naming), its data under
+    `folder`, on a free loopback port (or `port`), and the test ORB's
+    reference to its root context."""
 
     def __init__(self, folder, orb, port=None):
-        binary = shutil.which("omniNames") or "/usr/bin/omniNames"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.port = port or free_port()
-        self.log = open(folder / "omniNames.log", "w")
-        self.proc = subprocess.Popen([binary, "-start", str(self.port), "-always", "-datadir", str(folder),
-                                      "-nohostname", "-ORBendPoint", f"giop:tcp:127.0.0.1:{self.port}"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.service = RunNamingService(folder, port=port).__enter__()
+        self.port, self.proc = self.service.port, self.service.proc
         deadline = time.monotonic() + WAIT_S
         try:
             while True:
@@ -70,9 +67,10 @@ class NamingService:
                     self.root = obj._narrow(CosNaming.NamingContext)
                     break
                 except (CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE):
-                    # Not listening yet, or listening before its NameService object is active (or,
-                    # on the port of an earlier service, this ORB's connection to that one broke).
-                    assert self.proc.poll() is None, (folder / "omniNames.log").read_text()
+                    # Listening before its NameService object is active (or, on the port of an
+                    # earlier service, this ORB's connection to that one broke).
+                    log = self.service.dir / "omniNames.log"
+                    assert self.proc.poll() is None, log.read_text()
                     assert time.monotonic() < deadline, "omniNames did not start"
                     time.sleep(0.05)
         except BaseException:
@@ -80,8 +78,7 @@ class NamingService:
             raise
 
     def close(self):
-        end_process(self.proc)
-        self.log.close()
+        self.service.__exit__(None, None, None)
 
 
 def name(text):
@@ -255,6 +252,21 @@ class StageProcess:
 _contexts = itertools.count(1)
 
 
+def closed_at_end(make):
+    """The body of a fixture that starts things for a test (`yield from`):
+    it gives the test a function that calls make(...) and returns what that
+    made, and closes everything made once the test ends."""
+    started = []
+
+    def start(*args, **kw):
+        thing = make(*args, **kw)
+        started.append(thing)
+        return thing
+    yield start
+    for thing in started:
+        thing.close()
+
+
 # Fixtures: a test module imports the ones it uses. One ORB for the session
 # (omniORBpy has one per process); one omniNames per module.
 @pytest.fixture(scope="session")
@@ -277,6 +289,14 @@ def naming(orb, tmp_path_factory):
 
 
 @pytest.fixture
+def start_naming(tmp_path, orb):
+    """A test's own omniNames (a domain it may stop and start again):
+    start_naming("domain", port=None) -> NamingService; each one started is
+    closed when the test ends."""
+    yield from closed_at_end(lambda folder, port=None: NamingService(tmp_path / folder, orb, port=port))
+
+
+@pytest.fixture
 def context(orb, naming):
     """A fresh naming context, as a launcher makes for a waveform instance: (context, its IOR)."""
     ctx = naming.root.bind_new_context(name(f"waveform_{next(_contexts)}"))
@@ -285,15 +305,7 @@ def context(orb, naming):
 
 @pytest.fixture
 def start_stage(tmp_path, context):
-    started = []
-
-    def start(**kw):
-        stage = StageProcess(tmp_path, *context, **kw)
-        started.append(stage)
-        return stage
-    yield start
-    for stage in started:
-        stage.close()
+    yield from closed_at_end(lambda **kw: StageProcess(tmp_path, *context, **kw))
 
 
 @pytest.fixture

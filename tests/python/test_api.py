@@ -52,7 +52,10 @@ def tiny(name="tiny", packets=5):
     s1 = wf.component("stage1", "stage", work="cpu", work_us=300)
     s2 = wf.component("stage2", "stage", work="none")
     wf.connect(p["out"], s1["in"], call="twoway")
-    wf.connect(s1, s2, call="oneway", worker=8)
+    # One thread per connection into stage2: with the ORB's pool two one-way
+    # upcalls can run at once and hand their packets to the worker queue out
+    # of order, and the tests assert no packet is reordered.
+    wf.connect(s1, s2, call="oneway", worker=8, dispatch="serial")
     wf.place(p, s1)
     return wf
 
@@ -192,7 +195,8 @@ def test_the_builders_tables_are_a_specs():
                       {"name": "stage1", "kind": "stage", "work": "cpu", "work_us": 300},
                       {"name": "stage2", "kind": "stage", "work": "none"}],
         "connection": [{"from": "producer.out", "to": "stage1.in", "call": "twoway"},
-                       {"from": "stage1.out", "to": "stage2.in", "call": "oneway", "worker": 8}],
+                       {"from": "stage1.out", "to": "stage2.in", "call": "oneway", "worker": 8,
+                        "dispatch": "serial"}],
         "placement": {"hosts": [["producer", "stage1"], ["stage2"]]}}
     assert scabench.Waveform.from_dict(doc) == wf
     wf["stage1"].set(work_us=None, work="sleep")

@@ -20,7 +20,8 @@ from scabench.run import processes
 from scabench.run.records import HEADER
 from scabench.report.tables import format_run
 from scabench.run.runner import run_spec
-from scabench.run.stalls import STALL_MIN_MS, find_stalls, held_without_progress, late_starts, threshold_ms
+from scabench.run.stalls import (STALL_MIN_MS, find_stalls, held_without_progress, late_starts, pipeline_progress_ns,
+                                 threshold_ms)
 from scabench.run.watchdog import Watchdog
 
 MS = 1_000_000
@@ -78,6 +79,21 @@ def test_a_wait_while_the_rest_of_the_pipeline_progresses_is_flow_control_not_a_
     stopped = downstream[downstream < 100 * MS]
     [found] = find_stalls("producer", a, c, 0.0, 0, period_ms=0.0, progress_ns=stopped)
     assert found["at_ms"] == 97.0 and found["for_ms"] == 404.0
+
+
+def test_the_pipelines_progress_is_every_components_completions_in_time_order():
+    # Two components' completions, each in its own (record) order, and one
+    # that finished nothing: one sorted array, as the stall rule reads it.
+    stage = np.array([502, 2, 7]) * MS
+    producer = np.array([1, 501]) * MS
+    progress = pipeline_progress_ns([stage, producer, np.empty(0, np.int64)])
+    assert progress.dtype == np.int64 and progress.tolist() == [1 * MS, 2 * MS, 7 * MS, 501 * MS, 502 * MS]
+    assert pipeline_progress_ns([]).size == 0
+    # The stage's gap from 7 to 501 ms is the producer's stall: nothing moved.
+    a = np.array([0, 1, 501]) * MS
+    c = np.array([1, 501, 502]) * MS
+    [found] = find_stalls("producer", a, c, 0.0, 0, period_ms=0.0, progress_ns=progress)
+    assert found["at_ms"] == 7.0 and found["for_ms"] == 494.0
 
 
 def test_the_guard_redoes_a_flawed_measurement_and_keeps_an_unflawed_one():

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from omniORB import CORBA
 
-# The fixtures (context, naming, orb) are imported for pytest to find.
+# The fixtures (context, naming, orb, start_naming) are imported for pytest to find.
 from conftest import REPO
-from py_components_world import (S, WAIT_S, NamingService, alive, bound, context, end_process, free_port,  # noqa: F401
-                                 naming, orb, props)
+from py_components_world import (S, WAIT_S, alive, bound, closed_at_end, context, end_process,  # noqa: F401
+                                 free_port, naming, orb, props, start_naming)
 from scabench.errors import RunError
 from scabench.run.nodes import list_nodes, node_alive, node_processes, resolve_node
 
@@ -71,17 +71,11 @@ class Node:
 
 @pytest.fixture
 def start_node(tmp_path, naming, orb):
-    started = []
-
     def start(*extra, root=None, domain=None, **kw):
         # The iiop form here; the tests with a Naming Service of their own give the short one.
-        node = Node(tmp_path, root or naming.root, domain or f"corbaloc:iiop:127.0.0.1:{naming.port}/NameService",
+        return Node(tmp_path, root or naming.root, domain or f"corbaloc:iiop:127.0.0.1:{naming.port}/NameService",
                     *extra, **kw)
-        started.append(node)
-        return node
-    yield start
-    for node in started:
-        node.close()
+    yield from closed_at_end(start)
 
 
 @pytest.fixture
@@ -383,42 +377,34 @@ def test_a_hung_node_is_dead_to_a_watcher_within_the_timeout(node):
     wait_until(lambda: node_alive(node.device), "the node did not come back after SIGCONT")
 
 
-def test_losing_its_naming_service_the_node_stops_its_processes_and_exits(start_node, tmp_path, orb):
-    service = NamingService(tmp_path / "domain", orb)
-    try:
-        ctx = service.root.bind_new_context([S.CosNaming.NameComponent("waveform", "")])
-        n = start_node("--grace-s", "1.5", root=service.root,
-                       domain=f"corbaloc::127.0.0.1:{service.port}/NameService")
-        n.wait_registered()
-        pid = execute_stage(n.device, orb.object_to_string(ctx), "stranded")
-        resolve_resource(ctx, "stranded", pid)
-        end_process(service.proc)
-        wait_until(lambda: n.device._get_operationalState() == CF.Device.DISABLED, "the node never noticed")
-        with pytest.raises(CF.Device.InvalidState, match="DISABLED"):
-            n.device.load(None, "scabench-py-stage", CF.LoadableDevice.EXECUTABLE)
-        assert n.proc.wait(WAIT_S) == 1
-        assert not alive(pid)
-        lines = n.stderr().strip().splitlines()
-        assert len(lines) == 1 and "lost its domain" in lines[0] and "1.5 s" in lines[0], lines
-        assert "does not answer" in n.stdout()
-    finally:
-        service.close()
+def test_losing_its_naming_service_the_node_stops_its_processes_and_exits(start_node, start_naming, orb):
+    service = start_naming("domain")
+    ctx = service.root.bind_new_context([S.CosNaming.NameComponent("waveform", "")])
+    n = start_node("--grace-s", "1.5", root=service.root, domain=f"corbaloc::127.0.0.1:{service.port}/NameService")
+    n.wait_registered()
+    pid = execute_stage(n.device, orb.object_to_string(ctx), "stranded")
+    resolve_resource(ctx, "stranded", pid)
+    end_process(service.proc)
+    wait_until(lambda: n.device._get_operationalState() == CF.Device.DISABLED, "the node never noticed")
+    with pytest.raises(CF.Device.InvalidState, match="DISABLED"):
+        n.device.load(None, "scabench-py-stage", CF.LoadableDevice.EXECUTABLE)
+    assert n.proc.wait(WAIT_S) == 1
+    assert not alive(pid)
+    lines = n.stderr().strip().splitlines()
+    assert len(lines) == 1 and "lost its domain" in lines[0] and "1.5 s" in lines[0], lines
+    assert "does not answer" in n.stdout()
 
 
-def test_a_naming_service_restarted_empty_gets_the_node_again(start_node, tmp_path, orb):
-    service = NamingService(tmp_path / "first", orb)
+def test_a_naming_service_restarted_empty_gets_the_node_again(start_node, start_naming):
+    service = start_naming("first")
     port = service.port
-    try:
-        n = start_node("--grace-s", "30", root=service.root, domain=f"corbaloc::127.0.0.1:{port}/NameService")
-        n.wait_registered()
-        end_process(service.proc)
-        service.close()
-        service = NamingService(tmp_path / "second", orb, port=port)  # the same address, no data
-        n.root = service.root
-        n.wait_registered()
-        assert "registered again" in n.stdout()
-    finally:
-        service.close()
+    n = start_node("--grace-s", "30", root=service.root, domain=f"corbaloc::127.0.0.1:{port}/NameService")
+    n.wait_registered()
+    service.close()
+    service = start_naming("second", port=port)  # the same address, no data
+    n.root = service.root
+    n.wait_registered()
+    assert "registered again" in n.stdout()
 
 
 # --- bad input ------------------------------------------------------------------------------------

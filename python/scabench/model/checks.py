@@ -208,12 +208,12 @@ def check_dispatch_per_host(spec):
         if spec.collocated(conn):
             continue
         host = spec.process_of(conn.provides[0])
-        options = conn.policy.orb_options()
-        if host in seen and seen[host][1] != options:
+        threads = conn.policy.max_server_threads_per_connection
+        if host in seen and seen[host][1] != threads:
             raise SpecError(spec.path, "connection",
                             f"{seen[host][0]} and {conn.id} reach the same process with different dispatch; "
                             "ORB threading is per process: place the receivers apart or use one dispatch")
-        seen[host] = (conn.id, options)
+        seen[host] = (conn.id, threads)
 
 
 def network_settings(table, path, where):

@@ -81,12 +81,6 @@ class Policy:
             return int(self.dispatch.split(":", 1)[1])
         return None
 
-    def orb_options(self):
-        """ORB options for the host that receives on this connection: its
-        dispatch (host_orb_options gives a host's whole set)."""
-        n = self.max_server_threads_per_connection
-        return [] if n is None else ["-ORBmaxServerThreadPerConnection", str(n)]
-
     @property
     def shares_connection_between_threads(self):
         """Whether the receiving ORB may serve two calls of this connection
@@ -129,11 +123,13 @@ QUIET_WATCH_OPTIONS = ["-ORBmaxServerThreadPerConnection", "1", "-ORBconnectionW
 
 def host_orb_options(policies):
     """ORB options for a host that receives on remote connections with these
-    policies (none: a host that only sends). Every connection into a host has
-    the same dispatch (checks.check_dispatch_per_host)."""
+    policies (none: a host that only sends): the one place a policy becomes
+    ORB options. Every connection into a host has the same dispatch
+    (checks.check_dispatch_per_host), so the first one's is the host's."""
     if not any(p.shares_connection_between_threads for p in policies):
         return list(QUIET_WATCH_OPTIONS)
-    return policies[0].orb_options()
+    n = policies[0].max_server_threads_per_connection
+    return [] if n is None else ["-ORBmaxServerThreadPerConnection", str(n)]
 
 
 def parse_policy(table, base=None):

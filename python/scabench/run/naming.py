@@ -36,13 +36,16 @@ def _accepts(host, port):
 
 
 class NamingService:
-    """with NamingService(run_dir) as names: names.corbaloc"""
+    """with NamingService(run_dir) as names: names.corbaloc. `port`: this
+    one rather than a free one (a service started again at an address its
+    clients know)."""
 
-    def __init__(self, run_dir, host="127.0.0.1"):
+    def __init__(self, run_dir, host="127.0.0.1", port=None):
         self.dir = Path(run_dir) / "naming"
         self.host = host
         self.proc = None
         self.port = None
+        self._asked_port = port
 
     @property
     def corbaloc(self):
@@ -55,7 +58,7 @@ class NamingService:
                            "scripts/setup.sh installs it)")
         self.dir.mkdir(parents=True, exist_ok=True)
         for _ in range(ATTEMPTS):
-            self.port = _free_port()
+            self.port = self._asked_port or _free_port()
             log = open(self.dir / "omniNames.log", "w")
             self.proc = processes.spawn([binary, "-start", str(self.port), "-always", "-datadir", str(self.dir),
                                          "-nohostname", "-ORBendPoint", f"giop:tcp:{self.host}:{self.port}"],

@@ -29,7 +29,7 @@ from scabench.run.network import NetworkHosts
 from scabench.run.records import REFUSAL_REASONS, read_records, refusals
 from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, NodeResult, ProducerResult,
                                   RunResult, StageResult)
-from scabench.run.stalls import find_stalls
+from scabench.run.stalls import find_stalls, pipeline_progress_ns
 from scabench.run.watchdog import LAUNCHER_GRACE_NODES_S, LAUNCHER_GRACE_S, Watchdog
 from scabench.version import version_info
 
@@ -451,9 +451,7 @@ def _components(spec, records, stats=None):
     work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind in STAGE_KINDS],
                     stage_work_ms(spec)[0]))
 
-    # When anything in the run finished something: a component waiting while
-    # others progress is held back by flow control, not stalled (stalls.py).
-    progress = np.sort(np.concatenate([r.done_ns[done[n]] for n, r in records.items()] or [np.empty(0, np.int64)]))
+    progress = pipeline_progress_ns(r.done_ns[done[n]] for n, r in records.items())
     stages, stalls = [], []
     for name in spec.pipeline_order():
         if spec.component(name).external is not None:

@@ -64,6 +64,14 @@ def late_starts(arrive_ns, done_ns, period_ns):
     return start, a[1:] - start - int(period_ns)
 
 
+def pipeline_progress_ns(done_ns):
+    """When anything in the run finished something: every component's
+    completion times (`done_ns`, an array per component), sorted, as
+    standing_still and find_stalls take them. A component waiting while
+    others progress is held back by flow control, not stalled."""
+    return np.sort(np.concatenate([np.asarray(d, np.int64) for d in done_ns] or [np.empty(0, np.int64)]))
+
+
 def standing_still(starts, lengths, progress_ns, limit_ns):
     """The parts of the stretches (start_ns, length_ns) longer than limit_ns
     in which nothing in `progress_ns` (sorted completion times of every
@@ -82,7 +90,8 @@ def standing_still(starts, lengths, progress_ns, limit_ns):
 def find_stalls(name, arrive_ns, done_ns, work_ms, t0_ns, period_ms=None, concurrency=1, progress_ns=None):
     """The stalls of one component, as result entries. period_ms: a source's
     pacing period (None: not a source). progress_ns: every component's
-    completion times, sorted (None: judge the component alone)."""
+    completion times, sorted (pipeline_progress_ns; None: judge the
+    component alone)."""
     limit_ms = threshold_ms(work_ms, concurrency)
     starts, lengths = held_without_progress(arrive_ns, done_ns)
     if period_ms is not None:

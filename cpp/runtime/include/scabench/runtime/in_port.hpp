@@ -341,16 +341,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
  private:
   struct Queued {
     PacketHeader header;
-    typename Traits::Seq samples;
+    // The reorder buffer and the worker queue move a packet several times:
+    // each move hands the samples' buffer over (port_types.hpp).
+    MovableSeq<typename Traits::Seq> samples;
     uint64_t slot;
     CallKind call;  // how it came in: picks the worker queue's resume level
     std::shared_ptr<InLink> link;
-    Queued(const PacketHeader& h, typename Traits::Seq s, uint64_t sl, CallKind c, std::shared_ptr<InLink> l)
-        : header(h), samples(handOver(s)), slot(sl), call(c), link(std::move(l)) {}
-    // The reorder buffer and the worker queue move a packet several times:
-    // each move hands the samples' buffer over (port_types.hpp, handOver).
-    Queued(Queued&& o)
-        : header(o.header), samples(handOver(o.samples)), slot(o.slot), call(o.call), link(std::move(o.link)) {}
   };
   struct Reorder {
     Reorder(std::size_t capacity, std::chrono::microseconds timeout, uint64_t window, uint64_t first)
@@ -452,7 +448,7 @@ void InPort<T>::release(Queued&& item) {
   } else if (item.header.end_of_stream) {
     endOfStreamArrived(*item.link, item.header.link_sequence);
   } else {
-    process(*item.link, item.header, item.samples.get_buffer(), item.samples.length(), item.slot);
+    process(*item.link, item.header, item.samples->get_buffer(), item.samples->length(), item.slot);
   }
 }
 
@@ -478,7 +474,7 @@ void InPort<T>::workerLoop() {
     if (item->header.end_of_stream)
       endOfStreamArrived(*item->link, item->header.link_sequence);
     else
-      process(*item->link, item->header, item->samples.get_buffer(), item->samples.length(), item->slot);
+      process(*item->link, item->header, item->samples->get_buffer(), item->samples->length(), item->slot);
   }
 }
 

@@ -61,6 +61,30 @@ Seq handOver(Seq& from) {
   return Seq(maximum, length, buffer, true);
 }
 
+// A sequence that a kept packet carries: each move hands the buffer over
+// (handOver), and nothing copies it by accident. The reorder buffer, the
+// worker queue and the sync=none sender's queue keep their packets in this.
+template <class Seq>
+class MovableSeq {
+ public:
+  MovableSeq() = default;
+  // Implicit, so a packet is built as {header, samples, ...}: the sequence
+  // given is handed over, not copied again.
+  MovableSeq(Seq from) : seq_(handOver(from)) {}
+  MovableSeq(MovableSeq&& o) : seq_(handOver(o.seq_)) {}
+  MovableSeq(const MovableSeq&) = delete;
+  MovableSeq& operator=(const MovableSeq&) = delete;
+  MovableSeq& operator=(MovableSeq&&) = delete;  // no one assigns a kept packet; a move constructs
+
+  Seq& operator*() { return seq_; }
+  const Seq& operator*() const { return seq_; }
+  Seq* operator->() { return &seq_; }
+  const Seq* operator->() const { return &seq_; }
+
+ private:
+  Seq seq_;
+};
+
 // A received packet as the component's handler sees it. The samples belong
 // to the caller: copy them to keep them past the handler.
 template <class T>

@@ -116,15 +116,12 @@ class QueuedOnewaySender final : public Sender<T> {
  private:
   struct Item {
     PacketHeader header;
-    typename PortTraits<T>::Seq data;
-    Item(const PacketHeader& h, typename PortTraits<T>::Seq d) : header(h), data(handOver(d)) {}
-    // Through the queue and out, each move hands the buffer over (port_types.hpp).
-    Item(Item&& o) : header(o.header), data(handOver(o.data)) {}
+    MovableSeq<typename PortTraits<T>::Seq> data;  // through the queue and out, each move hands it over
   };
   void drain() {
     while (auto item = queue_.pop()) {
       try {
-        inner_->send(item->header, item->data);
+        inner_->send(item->header, *item->data);
       } catch (...) {
         // A oneway has no one to report to; the receiver's counts show the loss.
       }
