@@ -69,7 +69,8 @@ PLANS = {
                   s4285_rates=(2400, 64000), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=1.2,
                   s4285_window_frames=16),
     # For the tests: every code path, as short as it gets.
-    "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_repeats=1, fig6_nb=(20000,), fig6_configs=("W3",),
+    "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_repeats=1, fig6_nb=(20000,),
+                 fig6_configs=("W3",),
                  fig7_samples=(4000,), fig7_configs=("W3",), fig7_target_pct=2.0,
                  placements=(("process", "unix"), ("collocated", "none")), test_samples=(1000, 4000),
                  test_pr=200, test_pr_cold=0,
