@@ -201,6 +201,29 @@ def test_tiny_granularity_run(tiny_granularity):
         list(r) for r in before["stanag4285"]["configurations"]]
 
 
+def test_fig6_measures_func_and_the_configurations_in_turn():
+    # Round by round, FUNC then each configuration, so that both sides of a
+    # W/FUNC ratio share the machine's minutes; the report's range is the
+    # rounds' lowest and highest ratio, around the ratio of the means.
+    from dataclasses import replace
+
+    from scabench.studies.granularity.lab import Lab
+    from scabench.studies.granularity.plan import PLANS
+    from scabench.studies.granularity.render_fir import round_spread
+    lab = Lab(replace(PLANS["tiny"], fig6_repeats=2, placements=(("collocated", "none"),)), log=lambda m: None)
+    order = []
+    run_func, run_layout = lab._run_func, lab._run_layout
+    lab._run_func = lambda *a: (order.append("FUNC"), run_func(*a))[1]
+    lab._run_layout = lambda layout, *a: (order.append(layout.name), run_layout(layout, *a))[1]
+    func, w3 = lab.fig6_point(taps=10, samples=2000)
+    assert order == ["FUNC", "W3", "FUNC", "W3"]
+    assert (func.config, w3.config, len(func.runs), len(w3.runs)) == ("FUNC", "W3", 2, 2)
+    assert w3.output_matches_func is True
+    low, high = (float(v) for v in round_spread(w3, func).strip(" ()").split("–"))
+    assert low - 0.005 <= w3.total_pct / func.total_pct <= high + 0.005
+    assert round_spread(w3, replace(func, runs=func.runs[:1])) == ""  # not in turn: no range
+
+
 # ------------------------------------------------------------------ the report apart from the lab
 
 GRANULARITY = Path(gm.__file__).parent

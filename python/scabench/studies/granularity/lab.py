@@ -166,9 +166,21 @@ class Lab:
         """Repeats run_once under the guard (a disturbed run is redone, within
         the plan's budget; the cleanest is kept). Returns the mean of the
         runs, with the tick samples summed for the user split."""
-        runs = [self.guard.measure(run_once, foreign_of=lambda m: m["foreign_pct"], label=f"    {what}").value
-                for _ in range(repeats)]
-        return aggregate(runs)
+        return self.measured_in_turn([(what, run_once)], repeats)[0]
+
+    def measured_in_turn(self, points, repeats):
+        """Several points, (what, run_once) each, measured in turn: one run of
+        each, then the next round, so that every point's runs spread over the
+        same minutes. A ratio of two points measured minutes apart is a ratio
+        of two states of a shared machine (at 40 packets/s most of a run's CPU
+        is its wake-up and cold caches, which others' work moves by tens of
+        %); in turn, the same drift lands on both. The aggregate of each."""
+        runs = [[] for _ in points]
+        for _ in range(repeats):
+            for i, (what, run_once) in enumerate(points):
+                runs[i].append(self.guard.measure(run_once, foreign_of=lambda m: m["foreign_pct"],
+                                                  label=f"    {what}").value)
+        return [aggregate(r) for r in runs]
 
     # ------------------------------------------------------------ steps
 
@@ -280,20 +292,47 @@ class Lab:
 
     def config_points(self, experiment, taps, samples, configs, repeats, func):
         """Every configuration and placement at one (N, B), FUNC measured."""
+        return self._config_rows(experiment, taps, samples, self._config_layouts(configs, taps, samples),
+                                 self.measured_in_turn(self._config_runs(configs, taps, samples), repeats), func)
+
+    def _config_layouts(self, configs, taps, samples):
         p = self.plan
         packets = self.packets_for(p.pr, p.warmup_s, p.window_s)
+        return [(self.workload.layout(config, taps, samples, int(round(1e6 / p.pr)), packets, self.dither_us(p.pr)),
+                 placement, transport) for config in configs for placement, transport in p.placements]
+
+    def _config_runs(self, configs, taps, samples):
+        """(what, run_once) for every configuration and placement at one (N, B)."""
+        p = self.plan
+        return [(f"{layout.name} {placement} {transport}",
+                 lambda layout=layout, placement=placement, transport=transport:
+                 self._run_layout(layout, placement, transport, p.warmup_s, p.window_s))
+                for layout, placement, transport in self._config_layouts(configs, taps, samples)]
+
+    def _config_rows(self, experiment, taps, samples, layouts, measured, func):
         rows = []
-        for config in configs:
-            layout = self.workload.layout(config, taps, samples, int(round(1e6 / p.pr)), packets, self.dither_us(p.pr))
-            for placement, transport in p.placements:
-                m = self.measured(f"{config} {placement} {transport}",
-                                   lambda: self._run_layout(layout, placement, transport, p.warmup_s, p.window_s),
-                                   repeats)
-                rows.append(self._row(experiment, config, layout.count, placement, transport, taps, samples, m,
-                                      func["checksum"]))
-                self.log(f"  {experiment} N={taps:6d} B={samples:6d} {config:4s} {placement:10s} {transport:4s} "
-                         f"U {m['user_pct']:6.2f} %  U+S {m['total_pct']:6.2f} %  CSR {m['csw_per_s']:7.0f}/s")
+        for (layout, placement, transport), m in zip(layouts, measured):
+            rows.append(self._row(experiment, layout.name, layout.count, placement, transport, taps, samples, m,
+                                  func["checksum"]))
+            self.log(f"  {experiment} N={taps:6d} B={samples:6d} {layout.name:4s} {placement:10s} {transport:4s} "
+                     f"U {m['user_pct']:6.2f} %  U+S {m['total_pct']:6.2f} %  CSR {m['csw_per_s']:7.0f}/s")
         return rows
+
+    def fig6_point(self, taps, samples):
+        """FUNC and every configuration and placement at one (N, B) of Fig. 6,
+        measured in turn (measured_in_turn): the W/FUNC ratios are the
+        study's answer, so FUNC's runs share the configurations' minutes."""
+        p = self.plan
+        packets = self.packets_for(p.pr, p.warmup_s, p.window_s)
+        func_run = (f"FUNC N={taps} B={samples}",
+                    lambda: self._run_func(taps, samples, p.pr, p.warmup_s, p.window_s, packets))
+        func, *configs = self.measured_in_turn([func_run] + self._config_runs(p.fig6_configs, taps, samples),
+                                               p.fig6_repeats)
+        self.log(f"  fig6 N={taps:6d} B={samples:6d} FUNC                 "
+                 f"U {func['user_pct']:6.2f} %  U+S {func['total_pct']:6.2f} %")
+        row = self._row("fig6", "FUNC", 1, "standalone", "none", taps, samples, func, func["checksum"])
+        layouts = self._config_layouts(p.fig6_configs, taps, samples)
+        return [row] + self._config_rows("fig6", taps, samples, layouts, configs, func)
 
     def _row(self, experiment, config, components, placement, transport, taps, samples, m, func_checksum):
         return FirRow(experiment=experiment, workload=self.workload.name, config=config, components=components,
@@ -331,8 +370,7 @@ class Lab:
         self.log(f"Fig. 6: N*B in {list(p.fig6_nb)}, B = {p.fig6_samples}, PR = {p.pr}")
         for nb in p.fig6_nb:
             taps = max(1, nb // p.fig6_samples)
-            row, func = self.func_point("fig6", taps, p.fig6_samples, p.repeats)
-            rows += [row] + self.config_points("fig6", taps, p.fig6_samples, p.fig6_configs, p.repeats, func)
+            rows += self.fig6_point(taps, p.fig6_samples)
         self.log(f"Fig. 7: B in {list(p.fig7_samples)}, FUNC at about {p.fig7_target_pct} %")
         for b in p.fig7_samples:
             taps = self.choose_taps(b)

@@ -40,8 +40,8 @@ def render(result, out_dir):
         f"{env['omniorb_version']}. Every run on CPU {', '.join(map(str, plan['cores']))} (percentages are of "
         f"that core, as the seed's single processor); the harness on the others. Plan `{plan['name']}`: "
         f"{plan['warmup_s']} s warm-up then a steady window, "
-        + (f"{plan['window_s']} s for the FIR load at PR = {plan['pr']} packets/s, {plan['repeats']} run(s) per "
-           f"Fig. 6 point and {plan['fig7_repeats']} per Fig. 7 point; " if has_fir else "")
+        + (f"{plan['window_s']} s for the FIR load at PR = {plan['pr']} packets/s, "
+           f"{plan.get('fig6_repeats', plan['repeats'])} run(s) per Fig. 6 point and {plan['fig7_repeats']} per Fig. 7 point; " if has_fir else "")
         + (f"whole frame periods for the STANAG 4285 transmitter, {plan['s4285_repeats']} run(s) per point; "
            if s4285 else "")
         + f"{result['runs']} runs of which {result['runs_redone']} were redone for foreign load "

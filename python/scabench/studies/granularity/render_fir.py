@@ -34,11 +34,26 @@ def section_ratios(result, workload):
             verdict = None
             if goal and ratio is not None:
                 verdict = "**reproduced**" if ratio <= goal else "**not reproduced**"
-            rows.append([f"{r.config}/FUNC", nb, placement_label(r), fmt(ratio), fmt(r.user_pct / func.user_pct
+            rows.append([f"{r.config}/FUNC", nb, placement_label(r), fmt(ratio) + round_spread(r, func),
+                         fmt(r.user_pct / func.user_pct
                          if func.user_pct else None), fmt(seed) if seed else None,
                          f"≤ {goal} {verdict}" if goal else None])
     lines.append(md_table(["ratio", "N·B", "placement", "U+S ratio", "U ratio", "seed (U+S)", "goal"], rows))
+    if any("(" in str(r[3]) for r in rows):
+        lines += ["", "In brackets: the lowest and highest U+S ratio of a round (FUNC and every configuration "
+                      "measured in turn, one run each per round)."]
     return "\n".join(lines)
+
+
+def round_spread(row, func):
+    """ " (lowest–highest)" of the ratios round by round, where FUNC and the
+    row were measured in turn over several rounds (Lab.fig6_point); else
+    nothing."""
+    pairs = list(zip(row.runs, func.runs))
+    if len(pairs) < 2 or len(row.runs) != len(func.runs):
+        return ""
+    ratios = [w["total_pct"] / f["total_pct"] for w, f in pairs if f["total_pct"] > 0]
+    return f" ({fmt(min(ratios))}–{fmt(max(ratios))})" if ratios else ""
 
 
 def section_fig6(result, workload, out_dir):
