@@ -155,12 +155,35 @@ def _spec(write_spec, **kwargs):
     return load_spec(write_spec(pipeline_toml(**kwargs)))
 
 
+def _voluntary_switches(pid):
+    """A process's voluntary context switches, summed over its threads
+    (/proc/PID/status counts the main thread's alone)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "status").read_text()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        total += next(int(line.split()[1]) for line in text.splitlines() if line.startswith("voluntary_ctxt_switches"))
+    return total
+
+
 def test_a_stage_stopped_and_resumed_is_flagged_as_a_stall(write_spec):
     spec = _spec(write_spec, packets=150, work="sleep", work_us=5000)
+    # stage2 the slowest: its worker queue stays full, so it holds work
+    # whenever it is stopped (its own records say when a packet arrived,
+    # and a process stopped between packets has none).
+    spec.with_properties("stage1", {"work_us": 1000})
 
     def pause_stage2(pids, names):
         victim = pids[names.index(next(n for n in names if n.endswith("stage2")))]
-        time.sleep(0.2)
+        # Stopped once it is working (each packet's sleep is a switch), not
+        # at a fixed time: on a loaded machine stage2 may not have a packet
+        # yet, and then it is the others that hold work and stand still.
+        switches_at_start = _voluntary_switches(victim)
+        deadline = time.monotonic() + 10
+        while _voluntary_switches(victim) < switches_at_start + 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
         os.kill(victim, signal.SIGSTOP)
         time.sleep(1.5)
         os.kill(victim, signal.SIGCONT)
