@@ -59,7 +59,7 @@ class Commands(click.Group):
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
         try:
-            super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(*args, standalone_mode=False, **kwargs)
         except NO_ARGS_IS_HELP as exc:  # `scabench` alone: the help, as before
             exc.show()
             sys.exit(exc.exit_code)
@@ -73,9 +73,9 @@ class Commands(click.Group):
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
-        # Without standalone mode click returns what ctx.exit() was given
-        # (--version, --help): those end well, as every command that returns.
-        sys.exit(0)
+        # Without standalone mode click returns the code ctx.exit() was given
+        # (0 for --version and --help), or a command's return value: None.
+        sys.exit(code if type(code) is int else 0)
 
     def invoke(self, ctx):
         try:
