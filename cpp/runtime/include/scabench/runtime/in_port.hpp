@@ -75,6 +75,7 @@
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/resequencer.hpp"
+#include "scabench/runtime/shm_fields.hpp"
 #include "scabench/runtime/shm_ring.hpp"
 
 namespace scabench {
@@ -283,13 +284,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     // lent from the ring until the upcall returns (a worker or a reorder
     // buffer copies them, as from a collocated caller).
     auto onPacket = [this](const shm::PacketFields& f, const void* samples, std::size_t bytes, bool twoway) {
-      PacketHeader h;
-      h.stream_id = f.streamId;
-      h.sequence_number = f.sequence;
-      h.send_time_ns = f.sendTimeNs;
-      h.end_of_stream = f.endOfStream;
-      h.link_sequence = f.link;
-      h.connection_token = f.token;
+      const PacketHeader h = headerOf(f);
       const auto n = CORBA::ULong(bytes / sizeof(T));
       const typename Traits::Seq view(n, n, static_cast<T*>(const_cast<void*>(samples)), false);
       upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);

@@ -29,6 +29,7 @@
 #include "scabench/core/bounded_queue.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
+#include "scabench/runtime/shm_fields.hpp"
 #include "scabench/runtime/shm_ring.hpp"
 
 namespace scabench {
@@ -74,14 +75,7 @@ class ShmSender final : public Sender<T> {
   ShmSender(std::shared_ptr<shm::RingSender> ring, bool twoway, shm::Wait wait)
       : ring_(std::move(ring)), twoway_(twoway), wait_(wait) {}
   void send(const PacketHeader& h, const typename PortTraits<T>::Seq& d) override {
-    shm::PacketFields f;
-    f.streamId = h.stream_id;
-    f.endOfStream = h.end_of_stream;
-    f.sequence = h.sequence_number;
-    f.sendTimeNs = h.send_time_ns;
-    f.link = h.link_sequence;
-    f.token = h.connection_token;
-    ring_->send(f, d.get_buffer(), std::size_t(d.length()) * sizeof(T), twoway_, wait_);
+    ring_->send(ringFieldsOf(h), d.get_buffer(), std::size_t(d.length()) * sizeof(T), twoway_, wait_);
   }
   void flush() override { ring_->flush(); }
 
