@@ -371,8 +371,8 @@ class Waveform:
         max_latency_ms, given one). Returns the SweepResult.
 
         grid: {key: [values]}, a key being policy.KEY (every connection),
-        COMPONENT.KEY (a property) or run.KEY (packets, cores, scheduler, pin,
-        collocated, link_delay_ms, link_jitter_ms); every point is checked
+        COMPONENT.KEY (a property) or run.KEY (packets, cores, scheduler,
+        transport, pin, collocated, link_delay_ms, link_jitter_ms); every point is checked
         before the first run. out: a folder for results.json, written after
         every run; a sweep given the same folder again resumes it: every run
         measured is kept (a point cut half-way included), only the runs

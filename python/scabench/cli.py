@@ -68,9 +68,14 @@ class Commands(click.Group):
             click.echo(f"error: {exc.format_message()}{hint}", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
-            exc.show()
+            click.echo(f"error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
-        except click.Abort:
+        except click.Abort as exc:
+            # Ctrl-C while the command line is read (an eager --version asks
+            # git): 130, as everywhere else.
+            if isinstance(exc.__context__, KeyboardInterrupt) or isinstance(exc.__cause__, KeyboardInterrupt):
+                click.echo("interrupted by SIGINT", err=True)
+                sys.exit(130)
             click.echo("Aborted!", err=True)
             sys.exit(1)
         # Without standalone mode click returns the code ctx.exit() was given
@@ -256,8 +261,8 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--grid", "grid_items", multiple=True, required=True, metavar="KEY=V1,V2,...",
               help="Values of one key to sweep (repeatable; the grids are crossed): policy.KEY (every connection, "
-                   "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, pin, "
-                   "collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).")
+                   "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, "
+                   "transport, pin, collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per point, under the guard.")
 @click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
               help="Runs before each point's runs, not kept.")

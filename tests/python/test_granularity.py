@@ -224,6 +224,21 @@ def test_fig6_measures_func_and_the_configurations_in_turn():
     assert round_spread(w3, replace(func, runs=func.runs[:1])) == ""  # not in turn: no range
 
 
+def test_a_result_from_before_fig6_in_turn_shows_no_round_ranges():
+    # The default plan ran FUNC twice before the configurations: two runs a
+    # row, but not in turn, so no ratio gets a range or the note saying so.
+    from scabench.studies.granularity.render_fir import section_ratios
+    result = read_result(json.loads((Path(__file__).parent / "data" / "granularity.json").read_text()))
+    assert "fig6_repeats" not in result["plan"]
+    for row in result["configurations"]:
+        if row.experiment == "fig6":
+            row.runs[:] = row.runs + row.runs
+    text = section_ratios(result, "fir")
+    assert "/FUNC |" in text and "measured in turn" not in text
+    result["plan"]["fig6_repeats"] = 2
+    assert "measured in turn" in section_ratios(result, "fir")
+
+
 # ------------------------------------------------------------------ the report apart from the lab
 
 GRANULARITY = Path(gm.__file__).parent

@@ -1,7 +1,7 @@
 """Bad specs give one clear line naming the file, the key and what is valid."""
 import pytest
 
-from conftest import pipeline_toml, scabench
+from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.spec import load_spec
 
@@ -140,3 +140,16 @@ def test_a_key_the_runtime_adds_needs_no_restating(write_spec):
         with pytest.raises(SpecError) as err:
             load_spec(write_spec(pipeline_toml(policy=f"packet_length = {bad}")))
         assert "packet_length" in str(err.value) and "0 to 67108864" in str(err.value)
+
+
+def test_a_transport_override_that_clashes_names_the_flag_and_leaves_the_spec_as_it_was():
+    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_network({"delay_ms": 1})
+    with pytest.raises(SpecError, match=r"--transport: network hosts stand for other machines"):
+        spec.with_transport("shm")
+    assert spec.transport == "tcp"
+    with pytest.raises(SpecError, match=r"--transport: 'udp' is not valid; use one of: tcp, unix, shm"):
+        spec.with_transport("udp")
+    # The flag that made the network hosts is the one named when it comes second.
+    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_transport("shm")
+    with pytest.raises(SpecError, match=r"--link-delay: network hosts stand for other machines"):
+        spec.with_network({"delay_ms": 1})

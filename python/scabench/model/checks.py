@@ -251,7 +251,8 @@ def check_network(spec, where="network"):
     """Network hosts talk over tcp, and only to processes of the runtime."""
     if spec.network is None:
         return
-    check_transport(spec)
+    # A flag that made the network hosts (--link-delay) is what clashes with the transport.
+    check_transport(spec, "run.transport" if where == "network" else where)
     external = next((c for c in spec.components if c.external is not None), None)
     if external is not None:
         raise SpecError(spec.path, where, f"{external.name!r} ({external.kind}) is external: it runs on this "
@@ -346,7 +347,7 @@ def check_nodes(spec, where="placement.nodes"):
             shown = ", ".join(f"{n} on {placed[n]!r}" if n in placed else f"{n} on this machine" for n in host)
             raise SpecError(spec.path, where, f"{', '.join(host)} share a process (placement.hosts), which runs on "
                             f"one machine: {shown}")
-    check_transport(spec)
+    check_transport(spec, "run.transport" if where == "placement.nodes" else where)
     if spec.domain is None:
         raise SpecError(spec.path, where, "the nodes are found in their domain's Naming Service: give it as "
                         "[domain] naming = \"corbaloc::HOST:2809/NameService\"")

@@ -50,7 +50,7 @@ from scabench.model.checks import (check_dispatch_per_host, check_external_prope
                                    policy_of, table_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
-from scabench.model.transport import TRANSPORTS, hop_transport
+from scabench.model.transport import check_transport_name, hop_transport
 from scabench.paths import experiments_dir, python_program
 
 # What a waveform built in code (scabench.Waveform, api.py) is called where a
@@ -227,10 +227,13 @@ class Spec:
 
     def with_transport(self, transport, where="--transport"):
         """Carries the run's hops over tcp, unix or shm (model/transport.py)."""
-        if transport not in TRANSPORTS:
-            raise SpecError(self.path, where, f"{transport!r} is not valid; use one of: {', '.join(TRANSPORTS)}")
-        self.transport = transport
-        check_transport(self, where)
+        check_transport_name(self.path, where, transport)
+        before, self.transport = self.transport, transport
+        try:
+            check_transport(self, where)
+        except SpecError:
+            self.transport = before  # a refused transport leaves the spec as it was
+            raise
         return self
 
     def with_policy(self, overrides, where="--policy"):
@@ -414,8 +417,7 @@ def parse_spec(doc, path):
     if sample_type not in SAMPLE_TYPES:
         raise SpecError(path, "run.sample_type", f"{sample_type!r} is not valid; use one of: {', '.join(SAMPLE_TYPES)}")
     transport = run.get("transport", "tcp")
-    if transport not in TRANSPORTS:
-        raise SpecError(path, "run.transport", f"{transport!r} is not valid; use one of: {', '.join(TRANSPORTS)}")
+    check_transport_name(path, "run.transport", transport)
     cores = parse_cores(run.get("cores", "all"), path, "run.cores")
     pin = run.get("pin", False)
     if not isinstance(pin, bool):

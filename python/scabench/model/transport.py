@@ -17,6 +17,7 @@ shared memory. What each hop uses:
 Network hosts stand for other machines: shared memory cannot join them, and
 a spec that asks for both is refused (checks.check_network).
 """
+from scabench.errors import SpecError
 from scabench.model.resources import packet_bytes
 
 TRANSPORTS = ("tcp", "unix", "shm")
@@ -34,6 +35,12 @@ RING_PACKETS = 4
 RING_ROUND = 64 << 10
 # What a ring takes besides its data: the control block and 1024 slots of 64 bytes.
 RING_CONTROL_BYTES = 68 << 10
+
+
+def check_transport_name(path, where, transport):
+    """A transport is one of TRANSPORTS; SpecError naming `where` otherwise."""
+    if transport not in TRANSPORTS:
+        raise SpecError(path, where, f"{transport!r} is not valid; use one of: {', '.join(TRANSPORTS)}")
 
 
 def endpoint_transport(spec):

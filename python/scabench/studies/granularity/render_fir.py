@@ -34,7 +34,8 @@ def section_ratios(result, workload):
             verdict = None
             if goal and ratio is not None:
                 verdict = "**reproduced**" if ratio <= goal else "**not reproduced**"
-            rows.append([f"{r.config}/FUNC", nb, placement_label(r), fmt(ratio) + round_spread(r, func),
+            spread = round_spread(r, func) if "fig6_repeats" in plan else ""  # older results: not in turn
+            rows.append([f"{r.config}/FUNC", nb, placement_label(r), fmt(ratio) + spread,
                          fmt(r.user_pct / func.user_pct
                          if func.user_pct else None), fmt(seed) if seed else None,
                          f"≤ {goal} {verdict}" if goal else None])
