@@ -428,9 +428,11 @@ void RingReceiver::spawn(bool spare) {
   if (!spare) c_->looking.fetch_add(1);  // counted before it runs: a sender sees someone will look
   try {
     pool_.emplace_back([this, spare] { loop(spare); });
-  } catch (const std::system_error&) {
-    // No thread to be had (the process's limit): the connection goes on
-    // with the threads it has, as an ORB whose pool is exhausted does.
+  } catch (const std::exception&) {
+    // No thread to be had (the process's limit: system_error; or no memory
+    // for the pool's growth: bad_alloc): the connection goes on with the
+    // threads it has, as an ORB whose pool is exhausted does, and counts
+    // none it did not start.
     --threads_;
     --processThreads;
     if (!spare) c_->looking.fetch_sub(1);
