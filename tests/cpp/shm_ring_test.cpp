@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -94,16 +95,30 @@ struct Background {
   std::future<void> done;
 };
 
+// The set-up most tests share: a ring of the least size, attached, with a
+// receiver whose handler records into `seen`. held: the handler waits from
+// the first packet until seen.hold(false); onewayLimit: one-way calls at once.
+struct Joined {
+  explicit Joined(bool held = false, uint32_t onewayLimit = 1) {
+    seen.hold(held);
+    receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), onewayLimit, 128, nullptr,
+                                              seen.handler(), seen.onBroken());
+    ring.attached();
+  }
+  RingSender ring{kMinDataBytes, sizeof(double)};
+  Seen seen;
+  std::unique_ptr<RingReceiver> receiver;  // declared last: gone first, before what its threads use
+};
+
 }  // namespace
 
 // Packets of every size up to 40 kB through a ring of 64 kB: each is
 // contiguous, so the write position wraps to the area's start again and
 // again; every packet arrives once, in order, with its samples.
 TEST(ShmRing, WrapsAroundAndKeepsOrderAndContent) {
-  RingSender ring(kMinDataBytes, sizeof(double));
-  Seen seen;
-  RingReceiver receiver(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(), seen.onBroken());
-  ring.attached();
+  Joined joined;
+  RingSender& ring = joined.ring;
+  Seen& seen = joined.seen;
   constexpr uint64_t kPackets = 3000;
   for (uint64_t i = 0; i < kPackets; ++i) send(ring, i * 7, Wait::Written);
   ring.flush();
@@ -130,11 +145,9 @@ TEST(ShmRing, ItsNameIsRemovedOnceBothEndsHaveIt) {
 // A full ring (here its data area: two 40 kB packets in 64 kB) blocks a
 // one-way sender, as a full socket does, until the receiver frees room.
 TEST(ShmRing, AFullRingBlocksTheSenderUntilTheReceiverTakesMore) {
-  RingSender ring(kMinDataBytes, sizeof(double));
-  Seen seen;
-  seen.hold(true);
-  RingReceiver receiver(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(), seen.onBroken());
-  ring.attached();
+  Joined joined(/*held=*/true);
+  RingSender& ring = joined.ring;
+  Seen& seen = joined.seen;
   send(ring, 4999, Wait::Written);  // in the handler, held
   ASSERT_TRUE(seen.waitFor([&] { return seen.inHandler == 1; }));
   Background second([&] { send(ring, 4998, Wait::Written); });
@@ -149,11 +162,9 @@ TEST(ShmRing, AFullRingBlocksTheSenderUntilTheReceiverTakesMore) {
 // has returned, not before. sync=server: once a receiving thread has taken
 // the packet, while its handler still runs. sync=transport: at once.
 TEST(ShmRing, EachWaitReturnsAtItsPhase) {
-  RingSender ring(kMinDataBytes, sizeof(double));
-  Seen seen;
-  seen.hold(true);
-  RingReceiver receiver(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(), seen.onBroken());
-  ring.attached();
+  Joined joined(/*held=*/true);
+  RingSender& ring = joined.ring;
+  Seen& seen = joined.seen;
   Background twoway([&] { send(ring, 1, Wait::Done, true); });
   ASSERT_TRUE(seen.waitFor([&] { return seen.inHandler == 1; }));
   EXPECT_FALSE(twoway.returnedWithin(300ms)) << "a two-way send returned while its handler ran";
@@ -182,11 +193,9 @@ TEST(ShmRing, EachWaitReturnsAtItsPhase) {
 // returns.
 TEST(ShmRing, OneWayPacketsOverlapAsTheDispatchAllows) {
   for (uint32_t limit : {1u, 3u}) {
-    RingSender ring(kMinDataBytes, sizeof(double));
-    Seen seen;
-    seen.hold(true);
-    RingReceiver receiver(ring.name(), sizeof(double), limit, 128, nullptr, seen.handler(), seen.onBroken());
-    ring.attached();
+    Joined joined(/*held=*/true, limit);
+    RingSender& ring = joined.ring;
+    Seen& seen = joined.seen;
     for (uint64_t i = 0; i < 4; ++i) send(ring, 10 + i, Wait::Written);
     ASSERT_TRUE(seen.waitFor([&] { return seen.inHandler == int(limit); })) << limit;
     EXPECT_FALSE(seen.waitFor([&] { return seen.inHandler > int(limit); }, 300ms)) << limit;
@@ -201,11 +210,9 @@ TEST(ShmRing, OneWayPacketsOverlapAsTheDispatchAllows) {
 // connection: under CORBA each concurrent two-way caller has a connection,
 // and an ORB thread, of its own.
 TEST(ShmRing, TwoWayCallersOfOneConnectionOverlap) {
-  RingSender ring(kMinDataBytes, sizeof(double));
-  Seen seen;
-  seen.hold(true);
-  RingReceiver receiver(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(), seen.onBroken());
-  ring.attached();
+  Joined joined(/*held=*/true);
+  RingSender& ring = joined.ring;
+  Seen& seen = joined.seen;
   Background first([&] { send(ring, 1, Wait::Done, true); });
   Background second([&] { send(ring, 2, Wait::Done, true); });
   EXPECT_TRUE(seen.waitFor([&] { return seen.inHandler == 2; })) << "the second caller waited for the first";
