@@ -57,6 +57,14 @@ def process_cores(spec):
     return [list(spec.cores) for _ in range(count)]
 
 
+def process_name(spec, process):
+    """What the launcher calls a process of the run (Spec.process_of), as its
+    record in the manifest names it: host<i>-<its components joined by +>,
+    or exec-<NAME> for an external program (scabench-launch)."""
+    kind, key = process
+    return f"host{key}-" + "+".join(spec.hosts[key]) if kind == "host" else f"exec-{key}"
+
+
 def process_nodes(spec, network=None):
     """{process (Spec.process_of): node} of the processes placed on a node:
     the spec's placement.nodes, or with `network` (network.NetworkHosts)
@@ -91,10 +99,9 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     on_node = process_nodes(spec, network)
     hosts = []
     for i, members in enumerate(spec.hosts):
-        name = f"host{i}-" + "+".join(members)
         node = on_node.get(("host", i))
         hosts.append({
-            "name": name,
+            "name": process_name(spec, ("host", i)),
             # On a node the run's CPUs are this machine's: only a network host's
             # (this machine, in a namespace) are asked for there.
             "cores": cores[i] if node is None or network is not None else [],
@@ -291,7 +298,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
         result.error = f"scabench-launch ended without a result: {stderr.strip() or proc.returncode}"
         raise RunError(result.error, result=result)
     manifest = json.loads(manifest_path.read_text())
-    result.hosts = _with_transports(_with_orb_options(manifest.get("hosts", []), assembly), spec)
+    result.hosts = _with_transports(_with_orb_options(manifest.get("hosts", []), assembly, spec), spec)
     if "naming" in manifest:  # the context the launcher made (in a shared domain, the first free instance)
         result.naming = manifest["naming"]
     if "nodes" in manifest:
@@ -311,13 +318,13 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     return result
 
 
-def _with_orb_options(hosts, assembly):
+def _with_orb_options(hosts, assembly, spec):
     """The launcher's record of each process, with the ORB options it ran
     with where the run chose them (its endpoint says the transport; the
     rest, how omniORB served it)."""
     options = {h["name"]: h["orb_options"] for h in assembly["hosts"]}
-    # An external program's process is named exec-NAME (scabench-launch).
-    options.update({f"exec-{e['name']}": e["orb_options"] for e in assembly["externals"] if e.get("orb_options")})
+    options.update({process_name(spec, ("external", e["name"])): e["orb_options"]
+                    for e in assembly["externals"] if e.get("orb_options")})
     return [{**h, "orb_options": options[h["name"]]} if h.get("name") in options else h for h in hosts]
 
 
@@ -326,8 +333,8 @@ def _with_transports(hosts, spec):
     endpoint ("tcp" or "unix": the control plane, and every hop that is not
     shm) and each remote connection in and out of it with the transport it
     used (model/transport.py)."""
-    names = {f"host{i}-" + "+".join(members): ("host", i) for i, members in enumerate(spec.hosts)}
-    names.update({f"exec-{c.name}": ("external", c.name) for c in spec.externals()})
+    processes = [("host", i) for i in range(len(spec.hosts))] + [("external", c.name) for c in spec.externals()]
+    names = {process_name(spec, p): p for p in processes}
     out = []
     for h in hosts:
         process = names.get(h.get("name"))
