@@ -144,8 +144,8 @@ def study_csv_option(what):
                              "and the run count.")
 
 
-def check_study_outputs(json_path, csv_path):
-    """--json and --csv paths checked before a study runs (check_writable)."""
+def check_outputs(json_path, csv_path):
+    """--json and --csv paths checked before anything runs (check_writable)."""
     for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
         if path:
             check_writable(path, flag)
@@ -211,9 +211,7 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
     machine and redone if other processes disturbed it or it stalled, then
     the statistics of the headline figures and warnings in words."""
     with exit_codes(partial_json=json_path):
-        for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
-            if path:
-                check_writable(path, flag)
+        check_outputs(json_path, csv_path)
         if hold and runs:
             raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
         if warmup and not runs:
@@ -290,7 +288,7 @@ def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wa
     results = Path(out_dir) / "results.json"
     with exit_codes(partial_json=results):
         check_writable(results, "--out")
-        check_study_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path)
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
@@ -320,9 +318,7 @@ def compare(files, json_path, csv_path, wide):
     with exit_codes():
         if len(files) < 2:
             raise ScabenchError("compare: give two result files or more (scabench run SPEC --runs K --json FILE)")
-        for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
-            if path:
-                check_writable(path, flag)
+        check_outputs(json_path, csv_path)
         names = [chr(ord("A") + i) if i < 26 else f"F{i + 1}" for i in range(len(files))]
         runs, own = {}, {}
         for n, path in zip(names, files):
@@ -434,7 +430,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     from scabench.studies.paper.render import claim_tally, paper_csv
     with exit_codes():
-        check_study_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path)
         if from_results:
             entries, claims = rerender(out_dir)
         else:
@@ -465,7 +461,7 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results, json_
     from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
     from scabench.studies.link_delay.render import link_delay_csv
     with exit_codes():
-        check_study_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path)
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
     ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
@@ -658,7 +654,7 @@ def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
     from scabench.studies.peers.render import peers_csv, peers_view
     with exit_codes():
-        check_study_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path)
         doc = rerender(out_dir) if from_results else run_peers(
             out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
             only=[i.strip() for i in only.split(",")] if only is not None else None,
