@@ -331,3 +331,56 @@ def test_the_csv_has_a_row_per_configuration_measured(tiny_granularity, tmp_path
                         "--csv", tmp_path / "again.csv")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert (tmp_path / "again.csv").read_text() == (out.parent / "g.csv").read_text()
+
+
+# ------------------------------------------------------------------ the report's words
+
+STORED = Path(__file__).parent / "data" / "granularity.json"
+
+
+def test_a_negative_difference_is_noise_not_a_cost(tmp_path):
+    """A per-hop CPU of −12 µs (a configuration less FUNC, both noisy) was
+    printed and plotted as a cost."""
+    from scabench.studies.granularity.render import render
+    from scabench.studies.granularity.render_common import cost
+    assert cost(-12.04, 1, " µs") == "within noise (−12.0 µs)" and cost(85.44) == "85.44" and cost(None) == "–"
+    result = read_result(json.loads(STORED.read_text()))
+    result["summary"]["per_hop"][1]["vs_func_total_us"] = -12.0
+    result["summary"]["per_hop"][1]["vs_func_user_us"] = -39.0
+    result["test_application"]["transfer"]["process/unix"]["points"][0]["tr_user_ns"] = -24890.0
+    md, _ = render(result, tmp_path)
+    text = Path(md).read_text()
+    assert "within noise (−12.0 µs) collocated" in text  # the answer
+    assert "| 20000 | collocated | within noise (−12.00) | – | within noise (−39.00) |" in text  # the per-hop table
+    assert "-12" not in text and "-39" not in text
+
+
+def test_the_report_defines_every_abbreviation_above_its_answer(tmp_path):
+    from scabench.studies.granularity.render import render
+    from scabench.studies.granularity.render_common import TERMS
+    md, _ = render(read_result(json.loads(STORED.read_text())), tmp_path)
+    text = Path(md).read_text()
+    terms = text.index("*Terms: ")
+    assert terms < text.index("W11/FUNC") and terms < text.index("U+S")
+    for name, meaning in TERMS.items():
+        assert f"{name}: {meaning}" in text[terms:text.index("\n", terms)], name
+    assert {"PR", "FUNC", "W2…W11", "CSR", "C_tr", "U+S", "U"} <= set(TERMS)
+
+
+def test_a_sweep_of_one_b_says_each_model_comparison_once(tmp_path):
+    """The lowest and the highest B of a one-B sweep are the same B: the
+    summary holds its comparisons with the models twice (the stored file
+    keeps that form), and the report said each line twice."""
+    from scabench.studies.granularity.render import render
+    result = read_result(json.loads(STORED.read_text()))
+    assert len(result["summary"]["model_error"]) == 4  # two placements, each twice
+    for e in result["summary"]["model_error"]:
+        e["config"] = "W11"  # the tiny plan's widest is W3; the report compares W11
+    md, _ = render(result, tmp_path)
+    text = Path(md).read_text()
+    for transport in ("unix", "none"):
+        where = "process/unix" if transport == "unix" else "collocated"
+        row = [line for line in text.splitlines() if line.startswith(f"| 4000 | {where} |")]
+        assert len(row) == 1, row
+    finding = [line for line in text.splitlines() if line.startswith("- W11 unix, B = 4000: model (1) accounts")]
+    assert len(finding) == 1, finding

@@ -103,6 +103,46 @@ def test_the_overview_draws_whiskers_only_over_several_runs(tmp_path, monkeypatc
     assert "not run" in [t.get_text() for t in ax.texts]
 
 
+def test_each_overview_bar_names_our_cores_and_the_papers(tmp_path, monkeypatch):
+    """The paper's 4-core bar stands beside ours on this machine's cores:
+    its label names both, never our cores alone."""
+    ax = _overview(world(), tmp_path, monkeypatch)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[0] == "exp1\nours: 2 cores\npaper: 4 cores"
+    assert labels[1] == "exp1\nours: 1 core\npaper: 1 core"
+    assert all("paper: " in label and "ours: " in label for label in labels)
+
+
+def _tick_labels(axis):
+    """The labels a reader sees: of the ticks inside the axis's view (the
+    locator may give some beyond it, which are not drawn)."""
+    lo, hi = sorted(axis.get_view_interval())
+    return [t.get_text() for loc, t in zip(axis.get_majorticklocs(), axis.get_majorticklabels())
+            if lo <= loc <= hi and t.get_text()]
+
+
+@pytest.mark.parametrize("send_us", [
+    [41.0, 44.0, 47.0, 52.0, 55.0, 58.0],  # less than a factor of 2: no decade in the range
+    [5.0, 5.2, 5.3, 5.5, 6.0, 1400.0],     # one slow send over two decades
+    [45.0, 46.0, 47.0, 48.0, 49.0],       # narrower than one digit
+])
+def test_send_time_plots_label_their_axes_however_narrow_the_range(tmp_path, monkeypatch, send_us):
+    """A narrow range of send times left the histogram's time axis and the
+    scatter's time axis without a single label, and the counts with one."""
+    kept = []
+    monkeypatch.setattr(paper_figures.plt, "close", kept.append)
+    paper_figures.send_time_histogram(tmp_path / "h.png", "t", send_us)
+    [fig] = kept
+    hist, scatter = fig.axes
+    try:
+        assert len(_tick_labels(hist.xaxis)) >= 2, _tick_labels(hist.xaxis)
+        assert all(label.endswith("s") for label in _tick_labels(hist.xaxis))  # times, with their unit
+        assert len(_tick_labels(hist.yaxis)) >= 2 and "0.9" not in _tick_labels(hist.yaxis)
+        assert len(_tick_labels(scatter.yaxis)) >= 2, _tick_labels(scatter.yaxis)
+    finally:
+        CLOSE(fig)
+
+
 def test_no_latency_histogram_without_latency(tmp_path):
     assert "latency" not in draw_figures(tmp_path, world())
 

@@ -205,4 +205,50 @@ def test_a_run_out_of_order_is_marked_in_the_table():
     assert cells[0] == "threads" and cells[7] == "NO: stage 1 saw 3 of 8 packets out of order"
     assert cells[4] == f"{row['ratio']:.3f} ({row['ratio']:.3f}, 1)"  # the one run, undisturbed
     assert "threads: out of order: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)
+    # Every column of the terminal's table is said under it.
+    assert ("ratio: time of the last packet ÷ floor, the least time the hardware allows (1: ideal)"
+            in format_peers(doc, wide=True))
+    assert "CPU s: user + system time of the peer's processes" in format_peers(doc, wide=True)
     assert answer_lines(doc) == ["No peer kept every packet in order."]
+
+
+def _peer_entry(kind, ratios_disturbed):
+    runs = [{"round": i + 1, "last_packet_ms": 10.0 * ratio, "ratio": ratio, "cpu_s": 0.1, "user_s": 0.1,
+             "system_s": 0.0, "received": [8] * 3, "in_order": [8] * 3, "order_problem": None,
+             "foreign_pct": 19.1 if disturbed else 0.5, "attempts": 1, "machine_was_quiet": True,
+             "disturbed": disturbed} for i, (ratio, disturbed) in enumerate(ratios_disturbed)]
+    entry = {"title": "t", "how": "h", "kind": kind, "skipped": None, "failures": [], "runs": runs}
+    entry["summary"] = summarise(entry)
+    return entry
+
+
+def test_the_plot_marks_a_disturbed_run_grey_and_has_a_legend(tmp_path, monkeypatch):
+    """A peer whose one round was disturbed (19.1 % foreign load) was drawn
+    as a normal point, and the colours had no legend."""
+    import matplotlib.pyplot as plt
+    from scabench.studies.peers import render as peers_render
+    doc = {"meta": {"packets": 8, "cores": [0, 1], "floor_ms": 10.0, "runs": 1, "guard": {"redo_above_pct": 3.0}},
+           "peers": {"threads": _peer_entry("program", [(1.5, True)]),
+                     "scabench-exp6": _peer_entry("scabench", [(1.2, False)])}}
+    kept, close = [], plt.close
+    monkeypatch.setattr(plt, "close", kept.append)
+    peers_render._plot(doc, tmp_path)
+    [fig] = kept
+    try:
+        ax = fig.axes[0]
+        medians = {line.get_ydata()[0]: line for line in ax.lines if line.get_marker() == "o"}
+        grey = matplotlib_colour(peers_render.DISTURBED_COLOUR)
+        assert matplotlib_colour(medians[0].get_markerfacecolor()) == grey  # threads: its only round disturbed
+        assert matplotlib_colour(medians[1].get_markerfacecolor()) != grey  # scabench-exp6: undisturbed
+        ticks = [line for line in ax.lines if line.get_marker() == "|" and len(line.get_xdata())]
+        assert [matplotlib_colour(t.get_color()) for t in ticks if t.get_xdata()[0] == 1.5] == [grey]
+        texts = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert texts[:3] == ["scabench strategy: median", "peer framework: median", "median over disturbed rounds too"]
+        assert "a round, disturbed:\nothers took over 3 % of the cores" in texts
+    finally:
+        close(fig)
+
+
+def matplotlib_colour(c):
+    from matplotlib.colors import to_rgba
+    return to_rgba(c)

@@ -122,3 +122,17 @@ def test_write_json_writes_a_result_as_its_dict_anywhere_in_a_document(tmp_path)
     assert write_json(entry, tmp_path / "c.json").read_bytes() == write_json(plain, tmp_path / "d.json").read_bytes()
     with pytest.raises(TypeError, match="object cannot be written as JSON"):
         write_json({"x": object()}, tmp_path / "e.json")
+
+
+def test_the_run_table_says_what_both_reordering_counts_are():
+    """The table's "reordered (previous)" and "(original)" columns were not
+    explained anywhere under it."""
+    from scabench.report.tables import format_run
+    spec = {"file": "s.toml", "cores": [0, 1], "transport": "tcp", "hosts": [{}], "components": [{}], "connections": []}
+    sender = producer()
+    sender.send_us = {k: 1.0 for k in ("min", "p50", "p90", "p99", "max", "mean")}
+    shown = " ".join(format_run(ok_run(spec=spec, producer=sender)).split())  # the terminal wraps long lines
+    assert "reordered (previous): arrivals whose sequence number is not the previous arrival's + 1." in shown
+    assert ("reordered (original): arrival positions whose packet is not the one sent in that position."
+            in shown)
+    assert "most ORB threads: the most of the ORB's threads in the stage's calls at once" in shown

@@ -26,23 +26,58 @@ def whiskers(spreads):
                      [spreads[i].max - spreads[i].median for i in several]]
 
 
-def _at_2_and_5(v):
-    """Whether a minor tick of a log axis is at 2 or 5 of its decade."""
-    return v > 0 and round(v / 10 ** math.floor(math.log10(v)), 6) in (2, 5)
+# The mantissas tried, fewest first, for a log axis's labelled ticks: the
+# decades alone serve an axis that spans several, 2 and 5 one that spans a
+# decade or two, every digit one that spans less than a factor of 5.
+_LOG_MANTISSAS = ((1.0,), (1.0, 2.0, 5.0), tuple(float(m) for m in range(1, 10)))
+READABLE_TICKS = 3  # the labelled ticks a log axis gets where it can (two where only two are round)
+_MOST_TICKS = 8  # more decades than this are thinned, so that labels do not overlap
 
 
-def log_axis_labels(axis, time_us=False, minor=True):
-    """Plain labels on a log axis: a time in µs scaled (10 µs, 1 ms), a
-    count as a number (2, 10, 40), never 2×10⁰. Minor ticks are labelled
-    only at 2 and 5 of each decade (readable where the axis spans a decade
-    or two, too few to overlap), or not at all (minor=False: an axis that
-    can span six decades)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+def log_ticks(vmin: float, vmax: float) -> list[float]:
+    """The labelled ticks of a log axis from vmin to vmax: at least
+    two of them wherever the axis spans anything, so that a narrow range
+    (send times of 40 to 60 µs, counts of 1 and 2) is never left without
+    labels, as matplotlib's decade ticks leave it. Decades where they give
+    READABLE_TICKS, then 1-2-5 of each decade, then every digit; then the
+    first of these that gave two, else evenly spaced round numbers (a range
+    narrower than one digit)."""
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+    lo, hi = sorted((vmin, vmax))
+    if not (hi > 0 and np.isfinite(lo) and np.isfinite(hi)):
+        return []
+    lo = max(lo, hi * 1e-12)
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    two = None  # the first candidate with two ticks: better than evenly spaced ones, worse than three
+    for mantissas in _LOG_MANTISSAS:
+        ticks = [m * 10.0 ** e for e in decades for m in mantissas if lo <= m * 10.0 ** e <= hi]
+        if len(ticks) > _MOST_TICKS and mantissas == _LOG_MANTISSAS[0]:
+            ticks = ticks[::math.ceil(len(ticks) / _MOST_TICKS)]
+        if len(ticks) >= READABLE_TICKS:
+            return ticks
+        two = two or (ticks if len(ticks) == 2 else None)
+    return two or [float(v) for v in MaxNLocator(nbins=READABLE_TICKS + 1).tick_values(lo, hi) if lo <= v <= hi]
+
+
+def log_axis_labels(axis, time_us: bool = False) -> None:
+    """Readable labels on a log axis, whatever its span: ticks from
+    log_ticks, a time in µs scaled (10 µs, 1 ms), a count as a number
+    (2, 10, 40), never 2×10⁰. Minor ticks stay unlabelled: the labelled
+    ones are chosen so as not to overlap."""
+    from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
+
+    class ReadableLogLocator(Locator):
+        def __call__(self):
+            return self.tick_values(*self.axis.get_view_interval())
+
+        def tick_values(self, vmin, vmax):
+            return log_ticks(vmin, vmax)
 
     def plain(v, _=None):
         if time_us:
             return duration_us(v)
-        return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+        return f"{v:,.0f}" if v >= 1 and float(v).is_integer() else f"{v:,.3g}"
+    axis.set_major_locator(ReadableLogLocator())
     axis.set_major_formatter(FuncFormatter(plain))
-    axis.set_minor_formatter(FuncFormatter(lambda v, _: plain(v) if _at_2_and_5(v) else "") if minor
-                             else NullFormatter())
+    axis.set_minor_formatter(NullFormatter())

@@ -15,6 +15,11 @@ from scabench.version import version_info
 # The two figures every run reports, in words, on one line under its table
 # (docs/architecture.md, "Metrics", says how the floor is computed).
 LEGEND = "floor: least time the hardware allows for the last packet. ratio: last packet / floor (1: ideal)"
+# The run table's two reordering counts (DESIGN-BRIEF's metric definitions)
+# and its thread column, said under it.
+REORDER_LEGEND = ("reordered (previous): arrivals whose sequence number is not the previous arrival's + 1. "
+                  "reordered (original): arrival positions whose packet is not the one sent in that position. "
+                  "most ORB threads: the most of the ORB's threads in the stage's calls at once")
 
 
 def _line(content, style=None):
@@ -148,6 +153,7 @@ def run_view(result):
     out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
                      f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
     out.append(_line(LEGEND, MUTED))
+    out.append(_line(REORDER_LEGEND, MUTED))
     for stall in result.stalls or []:
         out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
                          f"{units.duration(stall['for_ms'])}, from {units.duration(stall['at_ms'])} (threshold "

@@ -211,3 +211,17 @@ def summarise(result):
                     entry[f"measured_{part}_pct"] = measured
                 out["model_error"].append(entry)
     return out
+
+
+def model_errors(summary: dict) -> list[dict]:
+    """The summary's model comparisons, each once. summarise compares the
+    lowest and the highest B of the sweep, and where the sweep has a single
+    B it writes that B's entries twice; the result files keep that form
+    (their bytes are the format), so the readers take each entry once."""
+    seen, out = set(), []
+    for e in summary["model_error"]:
+        key = (e["samples"], e["config"], e["placement"], e["transport"])
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out

@@ -137,18 +137,31 @@ def plot_models(result, workload, config, out_dir):
 
 
 def plot_transfer(result, out_dir):
-    """C_tr against B from the test application, with the fitted lines."""
+    """C_tr, the CPU one transfer costs (source → sink less the source alone
+    and the sink's work), against B from the test application, with the
+    fitted lines; a difference below zero is marked as noise, not a cost."""
     transfer = result["test_application"]["transfer"]
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    noise = []  # (B, µs): differences below zero, which are noise and no cost
     for key, t in transfer.items():
         xs = [q["samples"] for q in t["points"]]
         colour = COLOURS.get(key, None)
-        ax.plot(xs, [q["tr_total_ns"] / 1000 for q in t["points"]], "o", color=colour)
-        ax.plot(xs, [q["tr_user_ns"] / 1000 for q in t["points"]], "x", color=colour)
+        for part, marker in (("tr_total_ns", "o"), ("tr_user_ns", "x")):
+            costs = [(x, q[part] / 1000) for x, q in zip(xs, t["points"]) if q[part] >= 0]
+            noise += [(x, q[part] / 1000) for x, q in zip(xs, t["points"]) if q[part] < 0]
+            ax.plot([x for x, _ in costs], [v for _, v in costs], marker, color=colour)
         fit_t, fit_u = gm.Linear(**t["total"]), gm.Linear(**t["user"])
         grid = [min(xs), max(xs)]
         ax.plot(grid, [fit_t(x) / 1000 for x in grid], "-", color=colour, label=f"{key.replace('/none', '')} U+S")
         ax.plot(grid, [fit_u(x) / 1000 for x in grid], ":", color=colour, label=f"{key.replace('/none', '')} U")
+    if noise:
+        # Drawn on the zero line, hollow, with the difference beside it: a
+        # reader sees that it was measured and that it is no cost.
+        ax.plot([x for x, _ in noise], [0] * len(noise), "o", markerfacecolor="none", markeredgecolor="#777",
+                label="below zero: within noise")
+        for x, v in noise:
+            ax.annotate(f"−{-v:.0f} µs", (x, 0), textcoords="offset points", xytext=(4, 4), fontsize=7, color="#555")
+        ax.set_ylim(bottom=0)
     ax.set_xlabel("B (floats per packet)")
     ax.set_ylabel("C_tr (µs of CPU per transfer)")
     ax.set_title("Test application (seed Fig. 8): cost of one transfer", fontsize=9)

@@ -53,6 +53,7 @@ from scabench.model.spec import parse_spec
 from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
 from scabench.studies.granularity.plan import PARTS
 from scabench.studies.granularity.rows import FirRow
+from scabench.studies.granularity.render_common import cost, terms_line
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS, Layout
 from scabench.version import version_info
@@ -236,6 +237,7 @@ class Lab:
                     "csw_per_packet": m["csw_per_s"] / pr}
 
         self.log(f"test application (seed Fig. 8): PR {pr}/s")
+        self.log(f"  ({terms_line('PR', 'SRC, SNK', 'C_tr', 'B')})")
         dither = self.dither_us(pr)
         src_layout = Layout("SRC", (("src", "producer", {"packets": packets, "samples": 1000, "period_us": period,
                                                         "dither_us": dither}),))
@@ -266,8 +268,8 @@ class Lab:
                 points.append({"samples": b, "per_packet_user_ns": pp["user_ns"], "per_packet_total_ns": pp["total_ns"],
                                "tr_user_ns": user, "tr_system_ns": total - user, "tr_total_ns": total,
                                "call_ns": call, "csw_per_packet": pp["csw_per_packet"], "foreign_pct": m["foreign_pct"]})
-                self.log(f"  SRC->SNK {placement:10s} {transport:4s} B={b:6d}: C_tr {total / 1000:.2f} µs "
-                         f"(user {user / 1000:.2f})")
+                self.log(f"  SRC->SNK {placement:10s} {transport:4s} B={b:6d}: C_tr {cost(total / 1000, 2, ' µs')} "
+                         f"(user {cost(user / 1000, 2, ' µs')})")
             xs = [q["samples"] for q in points]
             transfers[f"{placement}/{transport}"] = {
                 "placement": placement, "transport": transport, "points": points,
@@ -368,6 +370,7 @@ class Lab:
         test_cold = self.test_application(calibration["snk"], p.test_pr_cold) if p.test_pr_cold else None
         rows = self.fir_rows  # `+=` below extends it in place: an interrupted study keeps the rows so far
         self.log(f"Fig. 6: N*B in {list(p.fig6_nb)}, B = {p.fig6_samples}, PR = {p.pr}")
+        self.log(f"  ({terms_line('N', 'FUNC', 'W2…W11', 'U', 'U+S', 'CSR')})")
         for nb in p.fig6_nb:
             taps = max(1, nb // p.fig6_samples)
             rows += self.fig6_point(taps, p.fig6_samples)

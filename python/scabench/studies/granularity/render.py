@@ -15,8 +15,14 @@ from scabench.studies.granularity.figures import plot_transfer
 from scabench.studies.granularity.render_fir import (section_fig6, section_findings, section_goal, section_models,
                                                      section_parameters, section_per_hop, section_processes,
                                                      section_ratios, section_sweep)
+from scabench.studies.granularity.render_common import terms_line
 from scabench.studies.granularity.render_s4285 import s4285_findings, section_s4285
 from scabench.studies.granularity.workloads import WORKLOADS
+
+
+# Every abbreviation the report uses, said once above its answer, which
+# already uses most of them.
+REPORT_TERMS = terms_line("PR", "N", "B", "FUNC", "W2…W11", "U", "U+S", "CSR", "SRC, SNK", "C_tr")
 
 
 def render(result, out_dir):
@@ -67,6 +73,8 @@ def render(result, out_dir):
         answer += ["**The STANAG 4285 transmitter, split into more components:**", "", s4285_findings(result), ""]
     text = [
         "# Component granularity and CPU workload",
+        "",
+        f"*Terms: {REPORT_TERMS}.*",
         "",
         *answer,
         "Reproduces *Effects of SCA component granularity on processor workload* (the seed) on this machine: "

@@ -7,10 +7,10 @@ workload's rows render through the same code: add it to workloads.WORKLOADS
 and its rows get a ratio table and a bar chart of their own."""
 from scabench.report.markdown import md_table
 from scabench.studies.granularity import models as gm
-from scabench.studies.granularity.analysis import GOALS
+from scabench.studies.granularity.analysis import GOALS, model_errors
 from scabench.studies.granularity.figures import plot_bars, plot_models, plot_sweep
-from scabench.studies.granularity.render_common import (fmt, func_row, placement_key, placement_label, rows_where,
-                                                        us_per_packet)
+from scabench.studies.granularity.render_common import (cost, fmt, func_row, linear, placement_key, placement_label,
+                                                        rows_where, us_per_packet)
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS
 
@@ -103,16 +103,16 @@ def section_parameters(result):
             tr = gm.Linear(**t[part])
             rows.append([f"here, {key.replace('/none', '')}", part,
                          f"{cyc(src[f'{part}_ns']):.0f}",
-                         f"{cyc(snk.a):.0f} + {cyc(snk.b):.2f}·B" if part == "user" else "0",
-                         f"{cyc(to.a):.0f} + {cyc(to.b):.2f}·B" if part == "user" else "0",
-                         f"{cyc(frm.a):.0f} + {cyc(frm.b):.2f}·B" if part == "user" else "0",
-                         f"{cyc(tr.a):.0f} + {cyc(tr.b):.2f}·B"])
+                         linear(cyc(snk.a), cyc(snk.b)) if part == "user" else "0",
+                         linear(cyc(to.a), cyc(to.b)) if part == "user" else "0",
+                         linear(cyc(frm.a), cyc(frm.b)) if part == "user" else "0",
+                         linear(cyc(tr.a), cyc(tr.b))])
     cold = p.get("cold")
     if cold:
         for key, t in cold["transfer"].items():
             tr = gm.Linear(**t["total"])
             rows.append([f"here, cold, {key.replace('/none', '')}", "user+system", f"{cyc(cold['src']['total_ns']):.0f}",
-                         f"{cyc(snk.a):.0f} + {cyc(snk.b):.2f}·B", "–", "–", f"{cyc(tr.a):.0f} + {cyc(tr.b):.2f}·B"])
+                         linear(cyc(snk.a), cyc(snk.b)), "–", "–", linear(cyc(tr.a), cyc(tr.b))])
     ctx = cal["ctxsw"]
     text = [md_table(["source", "part", "C_SRC", "C_SNK", "C_toSeq", "C_fromSeq", "C_tr"], rows), "",
             f"Cycles at f = {f / 1e9:.2f} GHz here and 1.86 GHz in the seed; B in floats. "
@@ -161,7 +161,7 @@ def section_sweep(result, workload, out_dir):
 def section_models(result, workload, out_dir):
     widest = WORKLOADS[workload].configs[-1]
     name = plot_models(result, workload, widest, out_dir)
-    errors = [e for e in result["summary"]["model_error"] if e["config"] == widest]
+    errors = [e for e in model_errors(result["summary"]) if e["config"] == widest]
     rows = []
     for e in errors:
         rows.append([e["samples"], f"{e['placement']}/{e['transport']}".replace("/none", ""),
@@ -199,11 +199,13 @@ def section_per_hop(result):
     rows = []
     for h in result["summary"]["per_hop"]:
         rows.append([h["nb"], f"{h['placement']}/{h['transport']}".replace("/none", ""),
-                     fmt(h["vs_func_total_us"]), f"{gm.cycles(h['vs_func_total_us'] * 1000, f):.0f}",
-                     fmt(h["vs_func_user_us"]), fmt(h["slope_total_us"]), fmt(h["slope_user_us"])])
+                     cost(h["vs_func_total_us"]),
+                     f"{gm.cycles(h['vs_func_total_us'] * 1000, f):.0f}" if h["vs_func_total_us"] >= 0 else "–",
+                     cost(h["vs_func_user_us"]), cost(h["slope_total_us"]), cost(h["slope_user_us"])])
     return "\n".join([
         "CPU per packet per hop, µs: (widest configuration − FUNC) / its hops, and the slope of a line "
-        "through W2…W11 against their hops (M − 1).", "",
+        "through W2…W11 against their hops (M − 1). A difference below zero is noise of the two "
+        "measurements, not a cost: it says \"within noise\".", "",
         md_table(["N·B", "placement", "U+S µs/hop vs FUNC", "cycles/hop", "U µs/hop vs FUNC",
                   "U+S slope µs/hop", "U slope µs/hop"], rows)])
 
@@ -223,7 +225,7 @@ def section_findings(result):
     hops = [h for h in summary["per_hop"] if h["nb"] == min(result["plan"]["fig6_nb"])]
     if hops:
         out.append("- One hop costs (U+S, per packet): " + ", ".join(
-            f"{h['vs_func_total_us']:.1f} µs {h['placement']}" + (f"/{h['transport']}" if h['transport'] != "none"
+            f"{cost(h['vs_func_total_us'], 1, ' µs')} {h['placement']}" + (f"/{h['transport']}" if h['transport'] != "none"
                                                                  else "") for h in hops)
             + f"; FUNC's whole packet costs {us_per_packet(func_row(result, 'fig6', nb=hops[0]['nb']).total_pct, result):.1f} µs.")
     for g in summary.get("goal", []):
@@ -232,7 +234,7 @@ def section_findings(result):
                    + f": {'met' if g['met'] else 'not met'} ({g['ratio']:.2f}); a hop may cost {g['allowed_per_hop_us']:.2f} µs"
                    + (f", or FUNC would need N·B ≈ {g['nb_needed']:.3g} at the measured hop cost."
                       if g.get("nb_needed") else "."))
-    errs = [e for e in summary["model_error"] if e["config"] == "W11" and e["placement"] == "process"]
+    errs = [e for e in model_errors(summary) if e["config"] == "W11" and e["placement"] == "process"]
     for e in errs:
         share1, share2 = e["model1_total_overhead_share"], e["model2_total_overhead_share"]
         cold = e.get("model1_cold_total_overhead_share")
@@ -256,7 +258,7 @@ def section_goal(result):
     for g in result["summary"].get("goal", []):
         rows.append([f"{g['placement']}/{g['transport']}".replace("/none", ""), g["nb"], fmt(g["ratio"]),
                      f"≤ {g['goal']}", "**reproduced**" if g["met"] else "**not reproduced**",
-                     fmt(g["per_hop_us"]), fmt(g["allowed_per_hop_us"]), fmt(g["func_us"], 1),
+                     cost(g["per_hop_us"]), fmt(g["allowed_per_hop_us"]), fmt(g["func_us"], 1),
                      f"{g['nb_needed']:.0f}" if g["nb_needed"] is not None else "–"])
     if not rows:
         return "No Fig. 6 point in this plan."

@@ -201,7 +201,7 @@ def plot_fig8(result, path):
         ax.set_yscale("log")
         ax.grid(axis="y", alpha=0.3, which="both")
         ax.set_axisbelow(True)  # the grid behind the bars, not striped across them
-        log_axis_labels(ax.yaxis, minor=False)  # 10,000 rather than 10⁴
+        log_axis_labels(ax.yaxis)  # 10,000 rather than 10⁴
     # Bars on a log axis start at its bottom: a decade under the smallest
     # value, so the smallest bar still shows.
     smallest = min(v for _, data in panels for kind, _ in KINDS for v in data[kind].values())
@@ -239,9 +239,9 @@ def plot_sweep(result, path):
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3, which="both")
         ax.legend()
-        log_axis_labels(ax.xaxis, minor=False)
-    log_axis_labels(ax1.yaxis, time_us=True, minor=False)  # 100 ns, 10 µs rather than 10⁻¹, 10¹
-    log_axis_labels(ax2.yaxis, minor=False)
+        log_axis_labels(ax.xaxis)
+    log_axis_labels(ax1.yaxis, time_us=True)  # 100 ns, 10 µs rather than 10⁻¹, 10¹
+    log_axis_labels(ax2.yaxis)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -4,12 +4,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from scabench.report import latency  # noqa: E402
 from scabench.report.plots import log_axis_labels, runs_label, whiskers  # noqa: E402
 from scabench.run.metrics import percentile  # noqa: E402
 from scabench.units import duration_us  # noqa: E402
-from scabench.studies.paper.published import (SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
+from scabench.studies.paper.published import (PAPER_PACKETS, SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
                                               published)
 
 
@@ -22,23 +23,31 @@ def send_time_histogram(path, title, send_us, paper_note=None):
     if s.size:
         lo, hi = max(1.0, s.min() * 0.8), s.max() * 1.25
         bins = np.logspace(np.log10(lo), np.log10(hi), 50)
-        ax.hist(s, bins=bins, color="#3b6ea8")
+        counts, _, _ = ax.hist(s, bins=bins, color="#3b6ea8")
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        # Counts on a log axis where they span a decade or more (a few slow
+        # sends beside hundreds of fast ones); a handful of packets on a
+        # plain one, whose ticks are whole packets.
+        counts_log = counts.max() >= 10
+        if counts_log:
+            ax.set_yscale("log")
+            log_axis_labels(ax.yaxis)
+        else:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         for q, style in ((50, "--"), (90, ":"), (99, "-.")):
             v = percentile(s, q)
             ax.axvline(v, color="#a4161a", linestyle=style, linewidth=1, label=f"p{q} {duration_us(v)}")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, title="percentiles", title_fontsize=8)
         ax_time.plot(np.arange(s.size), s, ".", markersize=2, color="#3b6ea8")
         ax_time.set_yscale("log")
-        # Times scaled (10 µs, 1 ms) and counts plain (2, 10, 40) on the log
-        # axes, not 2×10⁰; the time axis along x labels its decades only,
-        # which the send times can span six of.
-        log_axis_labels(ax.xaxis, time_us=True, minor=False)
-        log_axis_labels(ax.yaxis)
+        # Times scaled (10 µs, 1 ms), with labelled ticks however narrow the
+        # range of the send times (log_axis_labels).
+        log_axis_labels(ax.xaxis, time_us=True)
         log_axis_labels(ax_time.yaxis, time_us=True)
+    else:
+        counts_log = False
     ax.set_xlabel("send time (log scale)")
-    ax.set_ylabel("packets (log scale)")
+    ax.set_ylabel("packets (log scale)" if counts_log else "packets")
     ax.set_title(title, fontsize=10)
     ax_time.set_xlabel("packet")
     ax_time.set_ylabel("send time (log scale)")
@@ -52,29 +61,30 @@ def send_time_histogram(path, title, send_us, paper_note=None):
 
 def overview(path, rows):
     """Time of the last packet over the floor, ours beside the paper's, per
-    experiment and set-up. rows: [(label, the ratio's Spread or None, paper
-    ratio, why there is no ratio: "not run", "failed")].
+    experiment and set-up. rows: [(label naming the experiment, our cores
+    and the paper's, the ratio's Spread or None, paper ratio, why there is
+    no ratio: "not run", "failed")].
     Whiskers only where several runs give a spread; no bar where nothing
     was measured (a zero bar would read as a ratio of 0)."""
-    fig, ax = plt.subplots(figsize=(11, 3.8))
+    fig, ax = plt.subplots(figsize=(11, 4.2))
     x = np.arange(len(rows))
     measured = [(i, r[1]) for i, r in enumerate(rows) if r[1] is not None and r[1].median is not None]
     xs = [x[i] - 0.2 for i, _ in measured]
     med = [s.median for _, s in measured]
-    ax.bar(xs, med, 0.4, label=f"scabench ({runs_label(s.n for _, s in measured)})", color="#3b6ea8")
+    ax.bar(xs, med, 0.4, label=f"ours, scabench ({runs_label(s.n for _, s in measured)})", color="#3b6ea8")
     several, err = whiskers([s for _, s in measured])
     if several:
         ax.errorbar([xs[k] for k in several], [med[k] for k in several], yerr=err, fmt="none",
                     ecolor="#1d2433", capsize=3, linewidth=1)
     paper = [r[2] if r[2] is not None else np.nan for r in rows]
-    ax.bar(x + 0.2, paper, 0.4, label="paper", color="#c9a227")
+    ax.bar(x + 0.2, paper, 0.4, label=f"paper ({PAPER_PACKETS} packets)", color="#c9a227")
     for i, r in enumerate(rows):
         if r[1] is None or r[1].median is None:
             ax.text(x[i] - 0.2, 0.05, r[3], rotation=90, ha="center", va="bottom", fontsize=8, color="#6b7280")
     ax.axhline(1.0, color="#444", linewidth=0.8)
-    ax.set_xticks(x, [r[0] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(x, [r[0] for r in rows], fontsize=7)
     ax.set_ylabel("last packet / floor")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, title="bars (the cores of each are under it)", title_fontsize=8)
     ax.set_title("Time of the last packet at stage 3, over the set-up's floor", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -98,11 +108,17 @@ def draw_figures(out, entries):
     and set-up, and the overview. Returns {key: file name}."""
     figures = {}
     rows = []
+    # A set-up's cores here are the campaign's (the multi-core set-up is this
+    # machine's cores), the paper's are its own: each bar's label names both,
+    # so that the paper's 4 cores never stand under this machine's 2.
+    ours = {e.config.setup: e.config.setup_label for e in entries.values()}
     for exp in TABLE1:
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
+            bar_label = (f"{exp}\nours: {ours.get(setup, setup)}\n"
+                         f"paper: {published()['setup'][setup]['label']}")
             if not e:
-                rows.append((f"{exp} {setup}", None, paper_ratio(exp, setup), "not run"))
+                rows.append((bar_label, None, paper_ratio(exp, setup), "not run"))
                 continue
             s = e.summary
             label = e.config.setup_label
@@ -113,9 +129,9 @@ def draw_figures(out, entries):
                 send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
                                     run.producer.send_us_all, figure_note(exp, setup))
                 figures[f"{exp}@{setup}"] = name
-                rows.append((f"{exp} {label}", s.overhead_ratio, paper_ratio(exp, setup), None))
+                rows.append((bar_label, s.overhead_ratio, paper_ratio(exp, setup), None))
             else:
-                rows.append((f"{exp} {label}", None, paper_ratio(exp, setup), "failed"))
+                rows.append((bar_label, None, paper_ratio(exp, setup), "failed"))
     figures["overview"] = "overview.png"
     overview(out / "overview.png", rows)
     if latency_histograms(out / "latency.png", entries):

@@ -127,8 +127,10 @@ def peers_view(doc):
     terminal_rows = [_terminal_row(r, s) for r, s in zip(rows(doc), summaries)]
     return [f"{meta['packets']} packets on {_cores_label(meta['cores'])}, floor {meta['floor_ms']:.0f} ms; "
             f"{meta['runs']} round(s)", add_rows(table(*TERMINAL_HEADER), terminal_rows),
-            "ratio: last packet ÷ floor (1: ideal), median over the rounds; quiet: over the rounds the guard "
-            "found undisturbed; load: others' CPU"] + [
+            "ratio: time of the last packet ÷ floor, the least time the hardware allows (1: ideal), median over "
+            "the rounds; quiet: the same over the rounds the guard found undisturbed (n: how many); last ms: time "
+            "of the last packet; CPU s: user + system time of the peer's processes; load: others' share of the "
+            "cores"] + [
         f"{r[0]}: out of order: {r[7][len('NO: '):]}" for r in rows(doc) if r[7] and r[7].startswith("NO")] + notes(doc) + [
         "", *answer_lines(doc)]
 
@@ -138,31 +140,52 @@ def format_peers(doc, wide=False):
     return text(peers_view(doc), wide)
 
 
+SCABENCH_COLOUR, PEER_COLOUR, DISTURBED_COLOUR = "#2a6fb5", "#b5452a", "#999999"
+
+
 def _plot(doc, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
     ran = [(pid, e) for pid, e in doc["peers"].items() if e.get("summary")]
-    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.42 * max(1, len(ran))))
+    fig, ax = plt.subplots(figsize=(10, 1.4 + 0.42 * max(1, len(ran))))
     ratios = [SimpleNamespace(**e["summary"]["ratio"]) for _, e in ran]
     several, err = whiskers(ratios)  # min–max only over several rounds
     for y, ((pid, e), s) in enumerate(zip(ran, ratios)):
-        colour = "#2a6fb5" if pid.startswith("scabench") else "#b5452a"
-        ax.plot([s.median], [y], "o", color=colour)
+        colour = SCABENCH_COLOUR if e["kind"] == "scabench" else PEER_COLOUR
+        # A median that stands on a disturbed round is grey inside: it is
+        # not a figure to compare peers by (the table's undisturbed column is).
+        any_disturbed = any(not undisturbed(r) for r in e["runs"])
+        ax.plot([s.median], [y], "o", markeredgecolor=colour, markersize=7,
+                markerfacecolor=DISTURBED_COLOUR if any_disturbed else colour)
         if y in several:
             k = several.index(y)
             ax.errorbar([s.median], [y], xerr=[[err[0][k]], [err[1][k]]], fmt="none", color=colour, capsize=3)
+        # Each round a tick just above the row, where the whiskers' caps do not hide it.
         for disturbed in (False, True):
-            ys = [r["ratio"] for r in e["runs"] if undisturbed(r) != disturbed]
-            ax.plot(ys, [y] * len(ys), "|", color="#999" if disturbed else colour, alpha=.6, markersize=9)
+            xs = [r["ratio"] for r in e["runs"] if undisturbed(r) != disturbed]
+            ax.plot(xs, [y - 0.28] * len(xs), "|", color=DISTURBED_COLOUR if disturbed else colour,
+                    markersize=8, markeredgewidth=2)
     ax.set_yticks(range(len(ran)), [pid for pid, _ in ran], fontsize=8)
-    ax.invert_yaxis()
+    ax.set_ylim(len(ran) - 0.5, -0.7)  # top to bottom in the table's order, room for the first row's ticks
     ax.axvline(1.0, color="#444", linewidth=0.8)
-    ax.set_xlabel(f"time of last packet / floor\n({runs_label(s.n for s in ratios).replace('run', 'round')}; "
-                  "a tick per round, grey if disturbed)", fontsize=9)
+    ax.set_xlabel(f"time of last packet / floor (1: the least the hardware allows)\n"
+                  f"({runs_label(s.n for s in ratios).replace('run', 'round')})", fontsize=9)
     meta = doc["meta"]
     ax.set_title(f"Paper pipeline, {meta['packets']} packets, {_cores_label(meta['cores'])}", fontsize=10)
     ax.grid(alpha=.3)
+    bar = meta.get("guard", {}).get("redo_above_pct")
+    disturbed_means = f"others took over {bar:g} % of the cores" if bar is not None else "others' load over the guard's bar"
+    legend = [Line2D([], [], marker="o", linestyle="", color=SCABENCH_COLOUR, label="scabench strategy: median"),
+              Line2D([], [], marker="o", linestyle="", color=PEER_COLOUR, label="peer framework: median"),
+              Line2D([], [], marker="o", linestyle="", markerfacecolor=DISTURBED_COLOUR, markeredgecolor="#444",
+                     label="median over disturbed rounds too"),
+              Line2D([], [], marker="|", linestyle="", markersize=8, markeredgewidth=2, color="#444",
+                     label="a round, undisturbed (its colour)"),
+              Line2D([], [], marker="|", linestyle="", markersize=8, markeredgewidth=2, color=DISTURBED_COLOUR,
+                     label=f"a round, disturbed:\n{disturbed_means}")]
+    ax.legend(handles=legend, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
     path = Path(out) / FIGURE
     fig.savefig(path, dpi=110)
