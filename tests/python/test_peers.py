@@ -107,7 +107,7 @@ def test_the_report_opens_with_the_answer(quick_study):
     assert (f"scabench's fastest: {ours}, " in opening) == (ours != best)
     assert text.index("Fastest with every packet in order") < text.index("## Last packet over the floor")
     # The terminal: the answer under the table, above where the files went.
-    assert proc.stdout.index("ratio: last packet") < proc.stdout.index(f"Fastest with every packet in order: {best}") \
+    assert proc.stdout.index("ratio: time of the last packet") < proc.stdout.index(f"Fastest with every packet in order: {best}") \
         < proc.stdout.index("report:")
 
 
