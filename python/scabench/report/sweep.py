@@ -38,25 +38,37 @@ def answer_lines(doc):
     if not a:
         return ["no answer: the sweep did not finish every point (run the same command again to resume it)"]
     bound = a["max_latency_ms"]
-    rule = "kept 0 packets reordered at every output in every run" + (
-        f" and had a median latency p99 within {units.duration(bound)}" if bound is not None else "")
-    best, second = a["best"], a["runner_up"]
+    rule = ("guarantees order by its policies and kept 0 packets reordered at every output in every run" + (
+        f" and had a median latency p99 within {units.duration(bound)}" if bound is not None else ""))
+    best, second, tie = a["best"], a["runner_up"], a.get("tie")
+    warnings = [f"Warning: {w}" for w in a.get("warnings", [])]
     if best is None:
         whys = "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"])
-        return [f"No configuration qualified: none {rule}.", f"Why: {whys}."]
-    lines = [f"Fastest configuration that {rule}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
+        return [f"No configuration qualified: none {rule}.",
+                f"Why: {whys}." if whys else "Why: no point was measured.", *warnings]
+    lead = ("Tie between the two fastest configurations that " if tie else "Fastest configuration that ")
+    lines = [f"{lead}{rule}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
              f"(median of {best['runs']} run(s)), {units.ratio(best['overhead_ratio'])} × the floor, "
-             f"latency p99 {units.duration(best['latency_p99_ms'])}."]
+             f"latency p99 {units.duration(best['latency_p99_ms'])}{_cpu(best)}."]
+    if best.get("order_why"):
+        lines.append(f"Order is guaranteed by: {best['order_why']}.")
     if second is not None:
-        lines.append(f"Runner-up: {second['label']}, last packet {units.duration(second['last_packet_ms'])}, "
-                     f"{units.ratio(second['overhead_ratio'])} × the floor, latency p99 "
-                     f"{units.duration(second['latency_p99_ms'])}.")
+        lines.append(f"{'Tied with' if tie else 'Runner-up'}: {second['label']}, last packet "
+                     f"{units.duration(second['last_packet_ms'])}, {units.ratio(second['overhead_ratio'])} × the "
+                     f"floor, latency p99 {units.duration(second['latency_p99_ms'])}{_cpu(second)}.")
     else:
         lines.append("No runner-up: no other configuration qualified.")
+    if tie:
+        lines.append(f"Not significantly faster by compare's rule ({tie['why']}): {tie['reason']}.")
     if a["excluded"]:
         lines.append(f"Left out ({len(a['excluded'])}): "
                      + "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"]) + ".")
-    return lines
+    return lines + warnings
+
+
+def _cpu(pick):
+    cpu = pick.get("cpu_per_packet_us")
+    return f", CPU {units.duration_us(cpu)} per packet" if cpu is not None else ""
 
 
 HEADER = ("runs", "last packet", "ratio", "reordered (max)", "latency p99", "qualifies")
