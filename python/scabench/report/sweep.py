@@ -38,16 +38,18 @@ def answer_lines(doc):
     if not a:
         return ["no answer: the sweep did not finish every point (run the same command again to resume it)"]
     bound = a["max_latency_ms"]
-    rule = ("guarantees order by its policies and kept 0 packets reordered at every output in every run" + (
-        f" and had a median latency p99 within {units.duration(bound)}" if bound is not None else ""))
+    within = f" and had a median latency p99 within {units.duration(bound)}" if bound is not None else ""
+    rule = f"guarantees order by its policies and kept 0 packets reordered at every output in every run{within}"
     best, second, tie = a["best"], a["runner_up"], a.get("tie")
     warnings = [f"Warning: {w}" for w in a.get("warnings", [])]
     if best is None:
         whys = "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"])
         return [f"No configuration qualified: none {rule}.",
                 f"Why: {whys}." if whys else "Why: no point was measured.", *warnings]
-    lead = ("Tie between the two fastest configurations that " if tie else "Fastest configuration that ")
-    lines = [f"{lead}{rule}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
+    lead = (f"Tie between the two fastest configurations that guarantee order by their policies and kept 0 packets "
+            f"reordered at every output in every run{within}; preferred" if tie else
+            f"Fastest configuration that {rule}")
+    lines = [f"{lead}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
              f"(median of {best['runs']} run(s)), {units.ratio(best['overhead_ratio'])} × the floor, "
              f"latency p99 {units.duration(best['latency_p99_ms'])}{_cpu(best)}."]
     if best.get("order_why"):
