@@ -12,7 +12,7 @@ from conftest import REPO, pipeline_toml, scabench
 from scabench.console import text
 from scabench.errors import SpecError
 from scabench.measure.sweep import MAX_POINTS, answer, grid_axes, label_of, why_not
-from scabench.report.sweep import answer_lines, sweep_view
+from scabench.report.sweep import ANSWER_COLOUR, answer_lines, sweep_figure, sweep_view
 
 
 def _point(label, last_ms, reordered, p99_ms=1.0, status="ok", guaranteed=True, last_runs=None, cpu_runs=None,
@@ -117,6 +117,31 @@ def test_no_qualified_point_says_why_and_never_an_empty_why():
         lines = answer_lines({"answer": answer(points)})
         assert lines[0].startswith("No configuration qualified")
         assert "Why: ." not in lines and all(not line.endswith(": .") for line in lines), lines
+
+
+def test_the_plot_marks_the_answer_apart_and_the_points_left_out_hollow_with_the_legend_off_every_point():
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+    points = [_point("reorders", 1.0, [0, 3]), _point("by-chance", 2.0, [0, 0], guaranteed=False),
+              _point("answer", 3.0, [0, 0]), _point("slower", 4.0, [0, 0])]
+    doc = {"sweep": {"spec": "s.toml", "grid": {"policy.call": [p["label"] for p in points]}, "max_latency_ms": None},
+           "points": points, "answer": answer(points)}
+    fig = sweep_figure(doc)
+    fig.canvas.draw()
+    try:
+        for ax in fig.axes:
+            assert ax.get_legend() is None  # no legend inside a panel, where it could cover a point
+            marks = [c for c in ax.collections if len(c.get_offsets()) == 1]
+            by_x = {int(c.get_offsets()[0][0]): c for c in marks}
+            hollow = {x for x, c in by_x.items() if not len(c.get_facecolor()) or c.get_facecolor()[0][3] == 0}
+            assert hollow == {0, 1}
+            assert mcolors.to_hex(by_x[2].get_facecolor()[0]) == ANSWER_COLOUR
+            assert mcolors.to_hex(by_x[3].get_facecolor()[0]) != ANSWER_COLOUR
+            legend = fig.legends[0].get_window_extent()
+            assert not legend.overlaps(ax.get_window_extent())
+        assert {t.get_text() for t in fig.legends[0].get_texts()} >= {"the answer", "left out (why: see the answer)"}
+    finally:
+        plt.close(fig)
 
 
 def test_the_terminal_table_fits_100_columns_with_every_spread_whole():

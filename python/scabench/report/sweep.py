@@ -138,6 +138,17 @@ POINT_COLOUR = "#1f4e9c"
 
 
 def plot(doc, out):
+    """The sweep's plot (sweep_figure) as OUT/sweep.png; returns its path."""
+    import matplotlib.pyplot as plt
+    fig = sweep_figure(doc)
+    path = Path(out) / PLOT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def sweep_figure(doc):
     """Ratio per point (whiskers min–max only where several runs) and latency
     p99, side by side. The answer is an orange star, a point left out of the
     answer a hollow circle; the legend sits below the panels, off every point."""
@@ -196,11 +207,7 @@ def plot(doc, out):
     fig.suptitle(f"Sweep of {Path(str(doc['sweep']['spec'])).name}: {runs}", fontsize=10)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
-    path = Path(out) / PLOT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def write_sweep_report(doc, out):
