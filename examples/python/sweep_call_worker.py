@@ -2,7 +2,8 @@
 busiest without reordering packets? A sweep of call (one-way, two-way) ×
 worker thread (none, depth 64) over the paper's exp6, or any spec, each
 point measured K times under the measurement guard; it prints the table
-and the answer: the fastest configuration that kept every packet in order.
+and the answer: the fastest configuration whose policies guarantee order
+and that kept every packet in order in every run.
 
     python examples/python/sweep_call_worker.py                       # exp6, 200 packets, 3 runs per point
     python examples/python/sweep_call_worker.py --spec my-spec.toml --runs 5 --out results/my-sweep

@@ -258,7 +258,7 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
 @main.command(short_help="Measure a spec over crossed grids of settings; the fastest in order.")
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--grid", "grid_items", multiple=True, required=True, metavar="KEY=V1,V2,...",
-              help="Values of one key to sweep (repeatable; the grids are crossed): policy.KEY (every connection, "
+              help="Values of one key to sweep (repeatable; the grids are crossed, at most 10,000 points): policy.KEY (every connection, "
                    "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, "
                    "transport, pin, collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per point, under the guard.")
@@ -276,13 +276,17 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
 def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wait, out_dir, json_path, csv_path,
           wide):
-    """Run SPEC at every point of the crossed --grid values, K runs each
-    under the guard, and answer: the fastest configuration (lowest median
-    last packet) that kept 0 packets reordered at every output in every run
-    (and met --max-latency-ms). Running the same command again with the
-    same --out resumes it: every run measured is kept, a point cut short
-    half-way included, and only the runs missing are measured; another
-    spec, grid or --packets is refused (give another --out)."""
+    """Run SPEC at every point of the crossed --grid values (at most 10,000
+    points), K runs each under the guard, and answer: the fastest
+    configuration (lowest median last packet) whose policies guarantee
+    order at every output and that kept 0 packets reordered there in every
+    run (and met --max-latency-ms). When the fastest is not significantly
+    faster than the runner-up (compare's rule) the answer says they tie
+    and prefers the lower CPU per packet, else the lower latency. Running
+    the same command again with the same --out resumes it: every run
+    measured is kept, a point cut short half-way included, and only the
+    runs missing are measured; another spec, grid or --packets is refused
+    (give another --out)."""
     from scabench.measure.sweep import parse_grid, plan, run_sweep
     from scabench.report.sweep import sweep_csv, sweep_view, write_sweep_report  # matplotlib only here
     results = Path(out_dir) / "results.json"

@@ -347,7 +347,15 @@ def test_a_sweep_typed_and_resumed(tmp_path):
     assert again.reused == 2
     assert [p.benchmark.runs[0].started_at for p in again.points] == \
         [p.benchmark.runs[0].started_at for p in sweep.points]
-    assert "Fastest configuration that kept 0 packets reordered" in scabench.text(sweep)
+    assert again.answer == sweep.answer
+    # One-way into stage2 is served by one thread per connection, from one sending thread: guaranteed too.
+    assert [p.order_guaranteed for p in sweep.points] == [True, True]
+    # One run a point gives compare no spread to judge by: the two tie.
+    assert sweep.answer.tie is not None and "one run on a side" in sweep.answer.tie["why"]
+    assert "Tie between the two fastest configurations that guarantee order" in scabench.text(sweep)
+    # A grid beyond the cap is refused before any point is planned.
+    with pytest.raises(scabench.SpecError, match=r"1,000,000 points \(1000 × 1000 values\)"):
+        wf.sweep({"stage1.work_us": list(range(1000)), "stage2.work_us": list(range(1000))})
 
 
 # -- the examples ---------------------------------------------------------------------
@@ -379,8 +387,11 @@ def test_example_sweep_of_call_and_worker(tmp_path):
         {"policy.call": c, "policy.worker": w} for c in ("oneway", "twoway") for w in (False, True)]
     best = doc["answer"]["best"]
     assert best is not None  # two-way keeps order: something always qualifies
-    assert f"Fastest configuration that kept 0 packets reordered at every output in every run: {best['label']}" \
-        in proc.stdout
+    assert best["settings"]["policy.call"] == "twoway"  # one-way into the pool never: it cannot promise order
+    lead = ("configurations that guarantee order by their policies and kept 0 packets reordered at every output in "
+            "every run; preferred" if doc["answer"]["tie"] else
+            "configuration that guarantees order by its policies and kept 0 packets reordered at every output in every run")
+    assert f"{lead}: {best['label']}" in proc.stdout
     assert f"answer: {best['settings']}" in proc.stdout
     missing = run_example("sweep_call_worker", "--spec", "no-such-spec")
     assert missing.returncode == 2 and missing.stderr.startswith("error: no-such-spec: no such file")

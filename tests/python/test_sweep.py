@@ -10,17 +10,26 @@ import pytest
 
 from conftest import REPO, pipeline_toml, scabench
 from scabench.console import text
-from scabench.measure.sweep import answer, label_of, why_not
-from scabench.report.sweep import sweep_view
+from scabench.errors import SpecError
+from scabench.measure.sweep import MAX_POINTS, answer, grid_axes, label_of, why_not
+from scabench.report.sweep import ANSWER_COLOUR, answer_lines, sweep_figure, sweep_view
 
 
-def _point(label, last_ms, reordered, p99_ms=1.0, status="ok"):
+def _point(label, last_ms, reordered, p99_ms=1.0, status="ok", guaranteed=True, last_runs=None, cpu_runs=None,
+           p99_runs=None, unpaced=False):
+    """A measured point as results.json keeps it; its runs' figures each
+    the median unless given run by run."""
     def s(v):
         return {"n": len(reordered), "median": v, "min": v, "max": v}
-    return {"label": label, "settings": {"policy.call": label}, "runs_asked": len(reordered), "packets": 8,
+    n = len(reordered)
+    return {"label": label, "settings": {"policy.call": label}, "runs_asked": n, "packets": 8,
             "status": status, "outputs": ["stage2"], "reordered_at_outputs": reordered,
+            "order_guaranteed": guaranteed, "unpaced": unpaced,
+            "order_why": "two-way (the sender waits)" if guaranteed else "one-way with pool dispatch can reorder",
             "summary": {"last_packet_ms": s(last_ms), "overhead_ratio": s(last_ms / 2.0),
                         "packets_reordered": s(max(reordered or [0])), "latency_p99_ms": s(p99_ms)},
+            "per_run": {"last_packet_ms": last_runs or [last_ms] * n, "latency_p99_ms": p99_runs or [p99_ms] * n,
+                        "cpu_per_packet_us": cpu_runs or [None] * n},
             "benchmark": {"warnings": []}}
 
 
@@ -45,6 +54,94 @@ def test_the_latency_bound_excludes_and_can_leave_none():
 def test_a_failed_point_does_not_qualify():
     a = answer([_point("broken", 0.5, [], status="failed"), _point("ok", 4.0, [0])])
     assert a["best"]["label"] == "ok" and "did not finish" in a["excluded"][0]["why"]
+
+
+def test_a_point_that_kept_order_by_chance_is_listed_never_recommended():
+    """One-way into a pool kept order in both runs: the policy cannot
+    promise it, so the slower two-way point is the answer."""
+    points = [_point("oneway", 1.0, [0, 0], guaranteed=False), _point("twoway", 9.0, [0, 0])]
+    a = answer(points)
+    assert a["best"]["label"] == "twoway" and a["runner_up"] is None and a["qualified"] == 1
+    assert a["excluded"] == [{"label": "oneway", "why": "one-way with pool dispatch can reorder; kept order in 2 "
+                                                        "run(s) by chance"}]
+    # A point measured before order guarantees were recorded is never the answer either.
+    old = _point("old", 0.5, [0, 0])
+    del old["order_guaranteed"], old["order_why"]
+    assert answer([old, points[1]])["best"]["label"] == "twoway"
+    assert "not recorded" in why_not(old)
+
+
+def test_a_winner_within_noise_ties_and_the_cheaper_in_cpu_is_preferred():
+    """The fastest by median is not significantly faster (compare's rule):
+    the answer says they tie and prefers the one with less CPU per packet."""
+    quick_costly = _point("quick", 100.0, [0, 0, 0], last_runs=[90.0, 100.0, 110.0], cpu_runs=[50.0, 51.0, 52.0])
+    cheap = _point("cheap", 101.0, [0, 0, 0], last_runs=[91.0, 101.0, 111.0], cpu_runs=[20.0, 21.0, 22.0])
+    a = answer([quick_costly, cheap])
+    assert a["best"]["label"] == "cheap" and a["runner_up"]["label"] == "quick"
+    assert a["tie"]["preferred_by"] == "cpu_per_packet_us" and "t-test p" in a["tie"]["why"]
+    assert a["best"]["cpu_per_packet_us"] == 21.0
+    shown = "\n".join(answer_lines({"answer": a}))
+    assert shown.startswith("Tie between the two fastest configurations") and "Tied with: quick" in shown
+    assert "cheap is preferred: its CPU per packet is lower (21 against 51 µs" in shown
+
+
+def test_a_tie_with_the_same_cpu_is_settled_by_latency_and_else_says_nothing_tells_them_apart():
+    same_cpu = [30.0, 31.0, 32.0]
+    late = _point("late", 100.0, [0, 0, 0], last_runs=[90.0, 100.0, 110.0], cpu_runs=same_cpu,
+                  p99_runs=[40.0, 41.0, 42.0])
+    prompt = _point("prompt", 101.0, [0, 0, 0], last_runs=[91.0, 101.0, 111.0], cpu_runs=same_cpu,
+                    p99_runs=[5.0, 6.0, 7.0])
+    a = answer([late, prompt])
+    assert a["best"]["label"] == "prompt" and a["tie"]["preferred_by"] == "latency_p99_ms"
+    a = answer([_point("a", 100.0, [0, 0], last_runs=[90.0, 110.0]), _point("b", 101.0, [0, 0], last_runs=[91.0, 111.0])])
+    assert a["best"]["label"] == "a" and a["tie"]["preferred_by"] is None
+    assert "tells them apart" in a["tie"]["reason"]
+
+
+def test_a_winner_significantly_faster_is_no_tie():
+    a = answer([_point("fast", 10.0, [0, 0, 0], last_runs=[9.9, 10.0, 10.1]),
+                _point("slow", 20.0, [0, 0, 0], last_runs=[19.9, 20.0, 20.1], cpu_runs=[1.0, 1.0, 1.0])])
+    assert a["best"]["label"] == "fast" and a["tie"] is None
+    assert answer_lines({"answer": a})[0].startswith("Fastest configuration that guarantees order")
+
+
+def test_an_unpaced_source_warns_that_latency_is_queueing():
+    a = answer([_point("x", 1.0, [0], unpaced=True), _point("y", 2.0, [0], unpaced=True)])
+    assert len(a["warnings"]) == 1 and "at every point" in a["warnings"][0] and "queueing" in a["warnings"][0]
+    assert answer_lines({"answer": a})[-1].startswith("Warning: The source is unpaced")
+    assert answer([_point("x", 1.0, [0])])["warnings"] == []
+
+
+def test_no_qualified_point_says_why_and_never_an_empty_why():
+    for points in ([], [_point("reorders", 1.0, [4])]):
+        lines = answer_lines({"answer": answer(points)})
+        assert lines[0].startswith("No configuration qualified")
+        assert "Why: ." not in lines and all(not line.endswith(": .") for line in lines), lines
+
+
+def test_the_plot_marks_the_answer_apart_and_the_points_left_out_hollow_with_the_legend_off_every_point():
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+    points = [_point("reorders", 1.0, [0, 3]), _point("by-chance", 2.0, [0, 0], guaranteed=False),
+              _point("answer", 3.0, [0, 0]), _point("slower", 4.0, [0, 0])]
+    doc = {"sweep": {"spec": "s.toml", "grid": {"policy.call": [p["label"] for p in points]}, "max_latency_ms": None},
+           "points": points, "answer": answer(points)}
+    fig = sweep_figure(doc)
+    fig.canvas.draw()
+    try:
+        for ax in fig.axes:
+            assert ax.get_legend() is None  # no legend inside a panel, where it could cover a point
+            marks = [c for c in ax.collections if len(c.get_offsets()) == 1]
+            by_x = {int(c.get_offsets()[0][0]): c for c in marks}
+            hollow = {x for x, c in by_x.items() if not len(c.get_facecolor()) or c.get_facecolor()[0][3] == 0}
+            assert hollow == {0, 1}
+            assert mcolors.to_hex(by_x[2].get_facecolor()[0]) == ANSWER_COLOUR
+            assert mcolors.to_hex(by_x[3].get_facecolor()[0]) != ANSWER_COLOUR
+            legend = fig.legends[0].get_window_extent()
+            assert not legend.overlaps(ax.get_window_extent())
+        assert {t.get_text() for t in fig.legends[0].get_texts()} >= {"the answer", "left out (why: see the answer)"}
+    finally:
+        plt.close(fig)
 
 
 def test_the_terminal_table_fits_100_columns_with_every_spread_whole():
@@ -93,14 +190,26 @@ def test_a_two_point_sweep_end_to_end_answers_with_an_in_order_configuration(wri
     chosen = next(p for p in doc["points"] if p["label"] == best["label"])
     assert chosen["reordered_at_outputs"] == [0]
     assert best["last_packet_ms"] == min(p["summary"]["last_packet_ms"]["median"] for p in doc["points"]
-                                         if p["reordered_at_outputs"] == [0])
-    assert f"Fastest configuration that kept 0 packets reordered" in proc.stdout and best["label"] in proc.stdout
+                                         if p["reordered_at_outputs"] == [0] and p["order_guaranteed"])
+    assert ("Fastest configuration that guarantees order by its policies and kept 0 packets reordered" in proc.stdout
+            and best["label"] in proc.stdout)
     assert "point 2/2" in proc.stderr  # progress, on stderr
     report = (out / "report.md").read_text()
     assert report.startswith(f"# Sweep of") and report.index("## Answer") < report.index("## Points")
     assert (out / "report.html").stat().st_size > 0 and (out / "sweep.png").stat().st_size > 0
     header = (out / "sweep.csv").read_text().splitlines()[0].split(",")
     assert header[0] == "policy.call" and "last_packet_ms_median" in header and "latency_p99_ms_median" in header
+    # One-way into the pool cannot promise order: never the answer, however it ran.
+    oneway = next(p for p in doc["points"] if p["settings"] == {"policy.call": "oneway"})
+    assert oneway["order_guaranteed"] is False and best["label"] == "policy.call=twoway"
+    assert "Warning: The source is unpaced (no period) at every point" in proc.stdout
+
+    # The same command again: every point is measured already, and the answer is the first one's.
+    again = _sweep(spec, out)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((out / "results.json").read_text())["answer"] == doc["answer"]
+    answer_part = proc.stdout.split("\n\n")[1].split("report:")[0]
+    assert answer_part in again.stdout and "No configuration qualified" not in again.stdout
 
 
 def _sweep_until(spec, out, line_starts):
@@ -187,6 +296,21 @@ def test_a_sweep_of_another_spec_in_the_same_out_is_refused(write_spec, tmp_path
     proc = _sweep(spec, out)
     assert proc.returncode == 2 and "other.toml" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert json.loads((out / "results.json").read_text()) == doc  # left as it was
+
+
+def test_a_grid_of_more_points_than_the_cap_is_refused_before_planning(write_spec, tmp_path):
+    """Two axes of a thousand values each: a million points, refused at
+    once with the count and the cap, before a spec is planned."""
+    spec = write_spec(pipeline_toml(packets=8, stages=2, work_us=300))
+    values = ",".join(map(str, range(1000)))
+    proc = scabench("sweep", spec, "--grid", f"stage1.work_us={values}", "--grid", f"stage2.work_us={values}",
+                    "--out", tmp_path / "o", timeout=60)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "1,000,000 points (1000 × 1000 values)" in proc.stderr and f"({MAX_POINTS:,})" in proc.stderr
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(SpecError, match="more than a sweep takes"):
+        grid_axes({"stage1.work_us": range(101), "stage2.work_us": range(100)})
+    assert len(grid_axes({"stage1.work_us": range(100), "stage2.work_us": range(100)})) == 2  # 10,000: taken
 
 
 @pytest.mark.parametrize("grid, words", [

@@ -21,7 +21,8 @@ included, and measure only the runs missing; another spec, grid or packet
 count is refused, since resuming would mix two measurements (kept_runs)."""
 import itertools
 import json
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from scabench.console import Progress
@@ -30,11 +31,16 @@ from scabench.interrupts import Interrupted
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, estimate_s, run_benchmark
 from scabench.model.checks import override_value, parse_cores
-from scabench.model.pipeline import producer_packets
+from scabench.model.order import guarantees_order
+from scabench.model.pipeline import producer_packets, source_period_ms
 from scabench.model.resources import check_memory
 from scabench.version import version_info
 
 WHERE = "--grid"
+# The most points a sweep takes. Each point is a spec planned and checked
+# before the first run and then measured K times for seconds each: a grid
+# beyond this is a slip (two axes of a thousand values), not a plan.
+MAX_POINTS = 10_000
 # The run command's flags, as grid keys (the module docstring).
 RUN_KEYS = ("packets", "cores", "scheduler", "transport", "pin", "collocated", "link_delay_ms", "link_jitter_ms")
 
@@ -80,6 +86,11 @@ def grid_axes(pairs, where=WHERE):
         axes.append(Axis(key, tuple(values)))
     if not axes:
         raise SpecError(where, "", "give at least one --grid KEY=V1,V2,...")
+    count = math.prod(len(a.values) for a in axes)  # the points, counted without making them
+    if count > MAX_POINTS:
+        sizes = " × ".join(str(len(a.values)) for a in axes)
+        raise SpecError(where, "", f"{count:,} points ({sizes} values) is more than a sweep takes ({MAX_POINTS:,}); "
+                                   "sweep fewer values")
     return axes
 
 
@@ -179,11 +190,36 @@ def plan(load, axes, packets=None):
 
 def reordered_at_outputs(run, outputs):
     """The most packets out of order at any output of one run (counted
-    against the source's order); None where the run has no figures."""
+    against the source's order, in the order the output handled them: what
+    a resequencing port handed on, not what reached it); None where the run
+    has no figures."""
     if not run.stages:
         return None
-    at = [s.reordered_from_original for s in run.stages if s.name in outputs] or [run.stages[-1].reordered_from_original]
-    return max(at)
+
+    def handled(stage):
+        done = stage.output_reordered_from_original
+        return stage.reordered_from_original if done is None else done  # results written before
+    return max([handled(s) for s in run.stages if s.name in outputs] or [handled(run.stages[-1])])
+
+
+def cpu_per_packet_us(run) -> float | None:
+    """The CPU of a run's processes over the measured window (each process
+    the launcher started, as it counted them) per packet the first source
+    sent: what a configuration costs besides its time. None where the run
+    did not record it."""
+    cpu = [h.get("window_cpu_s") for h in run.hosts or []]
+    sent = run.producer.sent if run.producer is not None else 0
+    if not cpu or any(c is None for c in cpu) or not sent:
+        return None
+    return 1e6 * sum(cpu) / sent
+
+
+def unpaced(spec) -> bool:
+    """Whether every packet source of a spec sends as fast as it can (no
+    period): its packets then wait behind the slowest stage, and their
+    latency measures that queue."""
+    sources = spec.packet_sources()
+    return bool(sources) and all(source_period_ms(c) == 0 for c in sources)
 
 
 def _plain(value):
@@ -220,13 +256,27 @@ class SweepPoint:
     outputs: list                # the components whose packets leave the pipeline
     reordered_at_outputs: list   # per run: the most packets out of order at any output
     benchmark: Benchmark
+    # Whether the point's policies guarantee order at every output, and why
+    # (model/order.py); None in results written before.
+    order_guaranteed: bool | None = None
+    order_why: str | None = None
+    unpaced: bool | None = None  # no source paced: latency is queueing (unpaced()); None: written before
 
     @classmethod
     def measured(cls, point, bench):
         """The point as measured: a planned Point and its Benchmark."""
         outputs = point.outputs()
+        guaranteed, why = guarantees_order(point.spec)
         return cls(point.label, point.settings, bench.runs_asked, point.packets, bench.status, outputs,
-                   [reordered_at_outputs(r, outputs) for r in bench.runs], bench)
+                   [reordered_at_outputs(r, outputs) for r in bench.runs], bench, guaranteed, why,
+                   unpaced(point.spec))
+
+    def per_run(self):
+        """{figure: [its value in each run]} for what the answer weighs:
+        the last packet, the latency p99 and the CPU per packet."""
+        by_key = {f.key: f for f in stats.HEADLINE}
+        return {**{k: [by_key[k].of(r) for r in self.benchmark.runs] for k in ("last_packet_ms", "latency_p99_ms")},
+                "cpu_per_packet_us": [cpu_per_packet_us(r) for r in self.benchmark.runs]}
 
     def summary(self):
         """{headline figure key: stats.Summary} over the point's runs."""
@@ -237,14 +287,16 @@ class SweepPoint:
         return {"label": self.label, "settings": self.settings, "runs_asked": self.runs_asked,
                 "packets": self.packets, "status": self.status, "outputs": self.outputs,
                 "reordered_at_outputs": self.reordered_at_outputs,
+                "order_guaranteed": self.order_guaranteed, "order_why": self.order_why, "unpaced": self.unpaced,
                 "summary": {k: s.as_dict() for k, s in self.summary().items()},
-                "benchmark": self.benchmark.as_dict()}
+                "per_run": self.per_run(), "benchmark": self.benchmark.as_dict()}
 
     @classmethod
     def from_dict(cls, doc):
         """The point from what as_dict wrote."""
         return cls(doc["label"], doc["settings"], doc["runs_asked"], doc["packets"], doc["status"], doc["outputs"],
-                   doc["reordered_at_outputs"], Benchmark.from_dict(doc["benchmark"]))
+                   doc["reordered_at_outputs"], Benchmark.from_dict(doc["benchmark"]), doc.get("order_guaranteed"),
+                   doc.get("order_why"), doc.get("unpaced"))
 
 
 def point_record(point, bench, status=None):
@@ -273,14 +325,21 @@ def point_row(point, keys, max_latency_ms=None):
 @dataclass
 class Answer:
     """The paper's question answered for a sweep (answer()): the fastest
-    point that kept every packet in order (within the latency bound), the
-    runner-up, and why each other point was left out. best and runner_up are
-    {label, settings, the headline figures' medians, runs}, or None."""
+    point whose policies guarantee order and that kept every packet in order
+    (within the latency bound), the runner-up, and why each other point was
+    left out. best and runner_up are {label, settings, the headline figures'
+    medians, cpu_per_packet_us, order_why, runs}, or None. tie: when the
+    fastest is not significantly faster than the runner-up (compare's rule),
+    {"why": the rule's verdict, "preferred_by": "cpu_per_packet_us",
+    "latency_p99_ms" or None, "reason": in words}; best is then the one
+    preferred. warnings: what the figures cannot say (an unpaced source)."""
     max_latency_ms: float | None
     best: dict | None
     runner_up: dict | None
     qualified: int
     excluded: list               # [{"label", "why"}]
+    tie: dict | None = None
+    warnings: list = field(default_factory=list)
 
 
 @dataclass
@@ -463,6 +522,9 @@ def run_sweep(spec_name, axes, points, runs, warmup, settings, save, previous=No
             records[i] = point_record(point, bench)
             save_now()
     doc["status"] = "ok"
+    # The answer from every point, whether measured now or kept from before
+    # (a sweep measured whole before reaches here without having saved).
+    doc["points"] = [records[i] for i in sorted(records)]
     doc["answer"] = answer(doc["points"], max_latency_ms)
     save_now()
     return doc, resumed
@@ -479,7 +541,9 @@ def _median(point, key):
 
 
 def why_not(point, max_latency_ms=None):
-    """Why a measured point cannot be the answer, in words; None if it can."""
+    """Why a measured point cannot be the answer, in words; None if it can.
+    The answer rests on what the policies guarantee (model/order.py); what
+    the runs showed can only take a point out."""
     if point.get("status") != "ok" or not point.get("reordered_at_outputs"):
         return f"did not finish ({point.get('status')})"
     reordered = point["reordered_at_outputs"]
@@ -487,6 +551,9 @@ def why_not(point, max_latency_ms=None):
         return "finished no packet at an output"
     if any(reordered):
         return f"reordered packets (up to {max(reordered)} in a run)"
+    if not point.get("order_guaranteed"):
+        why = point.get("order_why") or "its order guarantee was not recorded (measured by an earlier version)"
+        return f"{why}; kept order in {len(reordered)} run(s) by chance"
     if max_latency_ms is not None:
         p99 = _median(point, "latency_p99_ms")
         if p99 is None:
@@ -496,18 +563,74 @@ def why_not(point, max_latency_ms=None):
     return None
 
 
+def _per_run(point, key):
+    return (point.get("per_run") or {}).get(key) or []
+
+
+# What a tie is settled by, in turn: the first that differs significantly
+# (compare's rule) decides. (key, words, unit)
+TIE_BREAKERS = (("cpu_per_packet_us", "CPU per packet", "µs"), ("latency_p99_ms", "latency p99", "ms"))
+
+
+def settle_tie(fastest, runner_up):
+    """When the fastest point is not significantly faster than the runner-up
+    (stats.compare, the rule `scabench compare` applies): None if it is;
+    else (preferred, other, tie) with tie as Answer.tie says."""
+    by_time = stats.compare(_per_run(fastest, "last_packet_ms"), _per_run(runner_up, "last_packet_ms"))
+    if by_time.significant:
+        return None
+    for key, words, unit in TIE_BREAKERS:
+        c = stats.compare(_per_run(fastest, key), _per_run(runner_up, key))
+        if c.significant:
+            low, high = (fastest, runner_up) if c.difference > 0 else (runner_up, fastest)
+            reason = (f"{low['label']} is preferred: its {words} is lower ({_median_of(low, key):.4g} against "
+                      f"{_median_of(high, key):.4g} {unit}, medians; {c.why})")
+            return low, high, {"why": by_time.why, "preferred_by": key, "reason": reason}
+    reason = ("neither CPU per packet nor latency p99 tells them apart either; the lower median last packet is "
+              "listed first")
+    return fastest, runner_up, {"why": by_time.why, "preferred_by": None, "reason": reason}
+
+
+def _median_of(point, key):
+    values = [v for v in _per_run(point, key) if v is not None]
+    return stats.describe(values).median if values else float("nan")
+
+
 def answer(points, max_latency_ms=None):
     """The paper's question for this pipeline: the fastest point (lowest
-    median last packet) that kept 0 packets reordered at every output in
-    every run and, given a bound, had a median latency p99 within it; with
-    the runner-up, and why every other point was left out. Plain JSON."""
+    median last packet) whose policies guarantee order at every output, that
+    kept 0 packets reordered at every output in every run and, given a
+    bound, had a median latency p99 within it; with the runner-up, and why
+    every other point was left out. When the two are not told apart by
+    compare's rule, it says they tie and prefers the one that costs less
+    CPU per packet, else the one with the lower latency (settle_tie). Plain
+    JSON."""
     excluded = [{"label": p["label"], "why": w} for p in points if (w := why_not(p, max_latency_ms))]
     ok = sorted((p for p in points if why_not(p, max_latency_ms) is None), key=lambda p: _median(p, "last_packet_ms"))
+    tie = None
+    if len(ok) > 1 and (settled := settle_tie(ok[0], ok[1])) is not None:
+        ok[0], ok[1], tie = settled
 
     def pick(p):
         if p is None:
             return None
         return {"label": p["label"], "settings": p["settings"],
-                **{f.key: _median(p, f.key) for f in stats.HEADLINE}, "runs": len(p["reordered_at_outputs"])}
+                **{f.key: _median(p, f.key) for f in stats.HEADLINE},
+                "cpu_per_packet_us": _median_of(p, "cpu_per_packet_us") if any(
+                    v is not None for v in _per_run(p, "cpu_per_packet_us")) else None,
+                "order_why": p.get("order_why"), "runs": len(p["reordered_at_outputs"])}
     return {"max_latency_ms": max_latency_ms, "best": pick(ok[0] if ok else None),
-            "runner_up": pick(ok[1] if len(ok) > 1 else None), "qualified": len(ok), "excluded": excluded}
+            "runner_up": pick(ok[1] if len(ok) > 1 else None), "qualified": len(ok), "excluded": excluded,
+            "tie": tie, "warnings": unpaced_warnings(points)}
+
+
+def unpaced_warnings(points):
+    """A warning when the points' source sends unpaced: their latency p99 is
+    then time in queues, not the pipeline's latency."""
+    flat_out = [p["label"] for p in points if p.get("unpaced")]
+    if not flat_out:
+        return []
+    where = "at every point" if len(flat_out) == len(points) else f"at {', '.join(flat_out)}"
+    return [f"The source is unpaced (no period) {where}: packets wait in queues behind the slowest stage, so each "
+            "such point's latency p99 measures that queueing, not the pipeline's latency. Give the source a "
+            "period (its period_us) to measure latency."]

@@ -38,25 +38,40 @@ def answer_lines(doc):
     if not a:
         return ["no answer: the sweep did not finish every point (run the same command again to resume it)"]
     bound = a["max_latency_ms"]
-    rule = "kept 0 packets reordered at every output in every run" + (
-        f" and had a median latency p99 within {units.duration(bound)}" if bound is not None else "")
-    best, second = a["best"], a["runner_up"]
+    within = f" and had a median latency p99 within {units.duration(bound)}" if bound is not None else ""
+    rule = f"guarantees order by its policies and kept 0 packets reordered at every output in every run{within}"
+    best, second, tie = a["best"], a["runner_up"], a.get("tie")
+    warnings = [f"Warning: {w}" for w in a.get("warnings", [])]
     if best is None:
         whys = "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"])
-        return [f"No configuration qualified: none {rule}.", f"Why: {whys}."]
-    lines = [f"Fastest configuration that {rule}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
+        return [f"No configuration qualified: none {rule}.",
+                f"Why: {whys}." if whys else "Why: no point was measured.", *warnings]
+    lead = (f"Tie between the two fastest configurations that guarantee order by their policies and kept 0 packets "
+            f"reordered at every output in every run{within}; "
+            f"{'preferred' if tie['preferred_by'] else 'listed first'}" if tie else
+            f"Fastest configuration that {rule}")
+    lines = [f"{lead}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
              f"(median of {best['runs']} run(s)), {units.ratio(best['overhead_ratio'])} × the floor, "
-             f"latency p99 {units.duration(best['latency_p99_ms'])}."]
+             f"latency p99 {units.duration(best['latency_p99_ms'])}{_cpu(best)}."]
+    if best.get("order_why"):
+        lines.append(f"Order is guaranteed by: {best['order_why']}.")
     if second is not None:
-        lines.append(f"Runner-up: {second['label']}, last packet {units.duration(second['last_packet_ms'])}, "
-                     f"{units.ratio(second['overhead_ratio'])} × the floor, latency p99 "
-                     f"{units.duration(second['latency_p99_ms'])}.")
+        lines.append(f"{'Tied with' if tie else 'Runner-up'}: {second['label']}, last packet "
+                     f"{units.duration(second['last_packet_ms'])}, {units.ratio(second['overhead_ratio'])} × the "
+                     f"floor, latency p99 {units.duration(second['latency_p99_ms'])}{_cpu(second)}.")
     else:
         lines.append("No runner-up: no other configuration qualified.")
+    if tie:
+        lines.append(f"Not significantly faster by compare's rule ({tie['why']}): {tie['reason']}.")
     if a["excluded"]:
         lines.append(f"Left out ({len(a['excluded'])}): "
                      + "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"]) + ".")
-    return lines
+    return lines + warnings
+
+
+def _cpu(pick):
+    cpu = pick.get("cpu_per_packet_us")
+    return f", CPU {units.duration_us(cpu)} per packet" if cpu is not None else ""
 
 
 HEADER = ("runs", "last packet", "ratio", "reordered (max)", "latency p99", "qualifies")
@@ -116,33 +131,61 @@ def sweep_csv(doc):
     return list(rows[0]), [list(r.values()) for r in rows]
 
 
+# The answer in orange, the other points in blue: told apart by hue and
+# lightness alike (and by its star), as green beside blue is not.
+ANSWER_COLOUR = "#e66100"
+POINT_COLOUR = "#1f4e9c"
+
+
 def plot(doc, out):
-    """Ratio per point (whiskers min–max only where several runs) and latency p99, side by side."""
+    """The sweep's plot (sweep_figure) as OUT/sweep.png; returns its path."""
+    import matplotlib.pyplot as plt
+    fig = sweep_figure(doc)
+    path = Path(out) / PLOT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def sweep_figure(doc):
+    """Ratio per point (whiskers min–max only where several runs) and latency
+    p99, side by side. The answer is an orange star, a point left out of the
+    answer a hollow circle; the legend sits below the panels, off every point."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
     points = doc["points"]
     labels = [p["label"] for p in points]
     # A tick names a point by its values alone; the keys are the axis's label.
     keys = list(doc["sweep"]["grid"])
     ticks = [", ".join(value_text(p["settings"].get(k)) for k in keys) for p in points]
     xs = list(range(len(points)))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 0.9 * len(points) + 4), 4.6))
+    bound = doc["sweep"].get("max_latency_ms")
     best = ((doc.get("answer") or {}).get("best") or {}).get("label")
+    left_out = [why_not(p, bound) is not None for p in points]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 0.9 * len(points) + 4), 5.2))
+    runs = runs_label(_fig(p, "overhead_ratio").n for p in points)
     for ax, key, name in ((left, "overhead_ratio", "time of last packet / floor"),
                           (right, "latency_p99_ms", "latency p99 (ms)")):
         figs = [_fig(p, key) for p in points]
         med = [f.median if f.median is not None else float("nan") for f in figs]
-        colours = ["#17663a" if lab == best else "#2a6fb5" for lab in labels]
-        ax.scatter(xs, med, color=colours, zorder=3, label=runs_label(f.n for f in figs))
         several, err = whiskers(figs)
         if several:
             ax.errorbar([xs[i] for i in several], [med[i] for i in several], yerr=err, fmt="none",
-                        color="#2a6fb5", capsize=3)
-        if key == "latency_p99_ms" and doc["sweep"].get("max_latency_ms") is not None:
-            ax.axhline(doc["sweep"]["max_latency_ms"], color="#a4161a", ls="--", label="latency bound")
+                        color=POINT_COLOUR, capsize=3, zorder=2)
+        for i in xs:
+            if labels[i] == best:
+                ax.scatter([i], [med[i]], marker="*", s=180, color=ANSWER_COLOUR, edgecolors="black",
+                           linewidths=0.6, zorder=4)
+            else:
+                ax.scatter([i], [med[i]], marker="o", s=42, zorder=3, linewidths=1.4, edgecolors=POINT_COLOUR,
+                           facecolors="none" if left_out[i] else POINT_COLOUR)
+        if key == "latency_p99_ms" and bound is not None:
+            ax.axhline(bound, color="#a4161a", ls="--")
         if key == "overhead_ratio":
-            ax.axhline(1.0, color="#6b7280", ls=":", label="floor")
+            ax.axhline(1.0, color="#6b7280", ls=":")
             # The floor in sight, off the frame's edge: no run is under it.
             ax.set_ylim(bottom=min(0.95, *(m for m in med if m == m)))
         else:
@@ -153,14 +196,18 @@ def plot(doc, out):
         ax.set_xlabel(", ".join(keys), fontsize=8)
         ax.set_ylabel(name)
         ax.grid(alpha=.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(f"Sweep of {Path(str(doc['sweep']['spec'])).name} (green: the answer)", fontsize=10)
-    fig.tight_layout()
-    path = Path(out) / PLOT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    handles = [Line2D([], [], marker="*", ls="none", ms=12, color=ANSWER_COLOUR, markeredgecolor="black",
+                      label="the answer"),
+               Line2D([], [], marker="o", ls="none", ms=7, color=POINT_COLOUR, label="qualifies"),
+               Line2D([], [], marker="o", ls="none", ms=7, markerfacecolor="none", markeredgecolor=POINT_COLOUR,
+                      label="left out (why: see the answer)"),
+               Line2D([], [], color="#6b7280", ls=":", label="floor (ratio 1)")]
+    if bound is not None:
+        handles.append(Line2D([], [], color="#a4161a", ls="--", label="latency bound"))
+    fig.suptitle(f"Sweep of {Path(str(doc['sweep']['spec'])).name}: {runs}", fontsize=10)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    return fig
 
 
 def write_sweep_report(doc, out):

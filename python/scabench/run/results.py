@@ -44,6 +44,10 @@ class StageResult(Typed):
     output_reordered_from_previous: int  # in the order it finished packets
     max_server_threads: int | None       # None: an external component (its own ports know)
     distinct_receiving_threads: int | None
+    # Reordered from original in the order it finished packets: what a
+    # resequencing or queueing port handed on (the counts above are taken at
+    # arrival); None in results written before.
+    output_reordered_from_original: int | None = optional()
     # Ordering and flow-control counts from the record file's header; None in
     # results written before the runtime counted them.
     reorder_buffer_peak: int | None = optional()

@@ -480,6 +480,9 @@ def _components(spec, records, stats=None):
             output_reordered_from_previous=metrics.per_stream(
                 metrics.reordered_from_previous, r.sequence[done_order],
                 None if r.stream is None else r.stream[done_order]),
+            output_reordered_from_original=metrics.per_stream(
+                metrics.reordered_from_original, r.sequence[done_order],
+                None if r.stream is None else r.stream[done_order]),
             max_server_threads=r.max_concurrent,
             distinct_receiving_threads=int(np.unique(r.thread_id).size),
             reorder_buffer_peak=r.flow["reorder_peak"],
@@ -570,6 +573,7 @@ def _external_stage(spec, comp, records, ms, stats):
         reordered_from_previous=order,
         reordered_from_original=metrics.reordered_from_original(r.sequence),
         output_reordered_from_previous=order,
+        output_reordered_from_original=metrics.reordered_from_original(r.sequence),
         max_server_threads=None,
         distinct_receiving_threads=None,
         duplicates=int(stats["duplicates"]) if "duplicates" in stats else (0 if knows_refusals else None),
