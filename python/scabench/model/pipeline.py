@@ -5,14 +5,23 @@ from these its floor, the least time the hardware allows for the last packet
 this floor.
 
 The kinds' knowledge lives here, once: which kinds pace a stream and how
-(`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), and which
-kinds do a known amount of work per packet (the stages' `work`/`work_us`,
-in C++ and in Python).
+(`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), which
+components declare their work per packet (the stages' `work`/`work_us`, in
+C++ and in Python, and an external component that gives `work_us` among its
+properties), which do not (the floor then says it counts only declared
+work), and what a run can break of the floor's assumptions (below_floor_why).
 """
+import numbers
+
 from scabench.model.catalog import kind_of
 
 # The kinds that do `work` for `work_us` on each packet.
 STAGE_KINDS = ("stage", "py-stage")
+# The kinds that only count what reaches them (and checksum it): the floor
+# takes their work as none, rather than as unknown.
+COUNTING_KINDS = ("sink",)
+# The values of a stage's `work` (cpp/components/stage.cpp, components/stage.py).
+CPU_WORK, SLEEP_WORK, NO_WORK = "cpu", "sleep", "none"
 
 # A STANAG 4285 frame is 256 symbols, and its data source sends one frame
 # per packet (the standard's frame; the waveform's components agree).
@@ -59,35 +68,89 @@ def source_period_ms(comp):
     return 0.0
 
 
+def declared_work_ms(comp) -> tuple[float, float] | None:
+    """A component's work per packet as its spec declares it: (work, the
+    part of it that needs a core), in ms; None where it declares none.
+
+    - a stage kind (C++ or Python): `work` and `work_us`, the kind's
+      defaults where the spec leaves them;
+    - an external component: the same keys among its properties, where it
+      gives a `work_us` (its program alone knows what it does with them). Its
+      work needs a core only where it says `work = "cpu"`: without that, the
+      floor, a least time, counts its work_us as time a packet spends in it,
+      not as CPU;
+    - a counting kind (a sink): none;
+    - any other kind (a FIR, the STANAG 4285 blocks): unknown, None."""
+    if comp.kind in COUNTING_KINDS:
+        return 0.0, 0.0
+    if comp.kind in STAGE_KINDS:
+        kind, us = property_value(comp, "work"), property_value(comp, "work_us")
+    elif comp.external is not None and _is_count(comp.properties.get("work_us")):
+        kind, us = comp.properties.get("work"), comp.properties["work_us"]
+    else:
+        return None
+    if kind == NO_WORK:
+        return 0.0, 0.0
+    return us / 1000.0, (us / 1000.0 if kind == CPU_WORK else 0.0)
+
+
+def _is_count(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
+
+
+def working_components(spec):
+    """[(name, declared_work_ms or None)] of every component that takes
+    packets in (every one but the sources), in pipeline order."""
+    sources = set(spec.sources())
+    return [(name, declared_work_ms(spec.component(name))) for name in spec.pipeline_order() if name not in sources]
+
+
+def stage_work(spec) -> dict:
+    """{name: (work ms, CPU ms)} per packet of every component that declares
+    work, a counting kind left out, in pipeline order."""
+    return {name: work for name, work in working_components(spec)
+            if work is not None and spec.component(name).kind not in COUNTING_KINDS}
+
+
+def undeclared_work(spec) -> list:
+    """The components whose work the floor cannot count: they declare none."""
+    return [name for name, work in working_components(spec) if work is None]
+
+
+def floor_caveat(spec) -> str | None:
+    """What the floor leaves out, in words; None when it counts every
+    component's work."""
+    names = undeclared_work(spec)
+    if not names:
+        return None
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"the floor counts only declared work (work_us); {shown} "
+            f"declare{'s' if len(names) == 1 else ''} none, so the ratio includes {'its' if len(names) == 1 else 'their'} work")
+
+
 def floor_of(spec):
-    """The floor of the spec's pipeline on its cores (floor_ms). With
-    several sources, each paces its own stream, and a stage behind a merge
-    handles the packets of every stream it gets."""
+    """The floor of the spec's pipeline on its cores (floor_ms), over every
+    component that declares its work (declared_work_ms). With several
+    sources, each paces its own stream, and a stage behind a merge handles
+    the packets of every stream it gets."""
     producers = spec.packet_sources()
     if not producers:
         return 0.0
     packets = producer_packets(spec)
     period_ms = max(source_period_ms(p) for p in producers)
     pacing_ms = max((property_value(p, "packets") - 1) * source_period_ms(p) for p in producers)
-    work, cpu = stage_work_ms(spec)
     through = packets_through(spec)
-    counts = [through[n] for n in spec.pipeline_order() if spec.component(n).kind == "stage"]
-    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec), stage_packets=counts,
-                    pacing_ms=pacing_ms)
+    known = stage_work(spec)
+    work, cpu = stage_work_ms(spec)
+    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec),
+                    stage_packets=[through[name] for name in known], pacing_ms=pacing_ms)
 
 
 def stage_work_ms(spec):
-    """Per stage in pipeline order: its work per packet (ms, any kind) and
-    the part of it that needs a CPU (sleep does not)."""
-    work, cpu = [], []
-    for name in spec.pipeline_order():
-        comp = spec.component(name)
-        if comp.kind not in STAGE_KINDS:
-            continue
-        kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
-        work.append(0.0 if kind == "none" else ms)
-        cpu.append(ms if kind == "cpu" else 0.0)
-    return work, cpu
+    """Per component that declares its work, in pipeline order: its work per
+    packet (ms, any kind) and the part of it that needs a CPU (sleep does not)."""
+    known = stage_work(spec).values()
+    return [w for w, _ in known], [c for _, c in known]
 
 
 def path_delay_ms(spec):

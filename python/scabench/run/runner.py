@@ -16,7 +16,7 @@ from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory, process_memory_bytes
 from scabench.model.catalog import PYTHON_KINDS
-from scabench.model.pipeline import (STAGE_KINDS, floor_of, packets_through, property_value, source_period_ms,
+from scabench.model.pipeline import (floor_of, packets_through, property_value, source_period_ms, stage_work,
                                      stage_work_ms)
 from scabench.model.policy import host_orb_options
 from scabench.model.transport import endpoint_transport, hop_transport, uses_properties as transport_properties
@@ -455,8 +455,7 @@ def _components(spec, records, stats=None):
         return metrics.since_send_ns(sent.sequence, sent.arrive_ns, r.sequence[done[name]][order],
                                      r.done_ns[done[name]][order]) / 1e3
     ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
-    work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind in STAGE_KINDS],
-                    stage_work_ms(spec)[0]))
+    work = {name: ms for name, (ms, _) in stage_work(spec).items()}
 
     progress = pipeline_progress_ns(r.done_ns[done[n]] for n, r in records.items())
     stages, stalls = [], []
