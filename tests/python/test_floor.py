@@ -2,11 +2,17 @@
 a Python stage's and an external component's declared work count as a C++
 stage's, a component whose work is unknown is named, and a ratio below 1
 comes with the assumption of the floor the run broke."""
+import json
+
 import pytest
 
 from conftest import scabench
-from scabench.model.pipeline import floor_caveat, floor_of, undeclared_work
+from scabench.measure.repeat import warnings_of
+from scabench.model.pipeline import below_floor_why, floor_caveat, floor_of, undeclared_work
 from scabench.model.spec import load_spec
+from scabench.report.tables import format_run
+from scabench.run.results import RunResult, StageResult
+from test_results import ok_run
 
 
 def chain_toml(stages, packets=100, period_us=0, cores="0"):
@@ -110,3 +116,66 @@ def test_a_sink_only_counts_and_is_not_named(write_spec):
 def test_a_fir_declares_no_work_and_is_named(write_spec):
     spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS), ("fir1", "fir", "")])))
     assert undeclared_work(spec) == ["fir1"] and floor_of(spec) == pytest.approx(100.0)
+
+
+# A ratio below 1: the assumption of the floor the run broke, in words.
+
+def measured(name, received=100, at_once=1):
+    return StageResult(name=name, kind="stage", received=received, last_packet_ms=50.0, reordered_from_previous=0,
+                       reordered_from_original=0, output_reordered_from_previous=0, max_server_threads=at_once,
+                       distinct_receiving_threads=at_once)
+
+
+ONEWAY = '[policy]\ncall = "oneway"\ndispatch = "pool"\n'
+
+
+def test_a_stage_that_worked_on_packets_at_once_broke_the_floor(write_spec):
+    spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS)], cores="0,1") + ONEWAY))
+    why = below_floor_why(spec, [measured("stage1", at_once=2), measured("sink")])
+    assert len(why) == 1 and "stage1 worked on up to 2 packets at once" in why[0] and "2 cores" in why[0]
+    # With a worker the ORB threads only queue packets: one is worked on at a time.
+    spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS)], cores="0,1") + ONEWAY + "worker = 4\n",
+                                "worker.toml"))
+    assert "at once" not in " ".join(below_floor_why(spec, [measured("stage1", at_once=2), measured("sink")]))
+
+
+def test_jitter_and_lost_packets_broke_the_floor(write_spec):
+    spec = load_spec(write_spec(chain_toml([("stage1", "py-stage", CPU_1MS + "\nwork_jitter_us = 800")])))
+    why = below_floor_why(spec, [measured("stage1", received=90), measured("sink", received=90)])
+    assert any("±800 µs" in w and "work_jitter_us" in w for w in why)
+    assert any("stage1 had 90 of the 100 packets" in w for w in why)
+
+
+def test_a_ratio_below_1_with_no_broken_assumption_says_so(write_spec):
+    spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS)])))
+    why = below_floor_why(spec, [measured("stage1"), measured("sink")])
+    assert len(why) == 1 and "a defect of the floor" in why[0]
+
+
+def described(write_spec, **changes):
+    """A result of a spec with two stages, as the run table shows it."""
+    spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS), ("stage2", "stage", CPU_1MS)])))
+    run = ok_run(spec=spec.describe(), **changes)
+    run.producer.send_us = {}  # the table's send line wants every percentile or none
+    return run
+
+
+def test_a_ratio_below_1_is_never_shown_bare(write_spec):
+    run = described(write_spec, overhead_ratio=0.848, below_floor_why=["stage1 worked on up to 2 packets at once"])
+    text = format_run(run)
+    assert "ratio 0.848" in text
+    assert "ratio is below 1 in the run (lowest 0.848)" in text and "stage1 worked on up to 2 packets" in text
+    # Read back from its JSON, the reason stays with it.
+    assert RunResult.from_dict(json.loads(json.dumps(run.as_dict()))).below_floor_why == run.below_floor_why
+    # A benchmark says it for the runs that broke it, once per reason.
+    runs = [ok_run(overhead_ratio=r, below_floor_why=["stage1 worked on up to 2 packets at once"]) for r in (0.9, 0.95)]
+    runs.append(ok_run(overhead_ratio=1.1))
+    said = [w for w in warnings_of(runs, {}) if "below 1" in w]
+    assert len(said) == 1 and "2 of 3 runs (lowest 0.900)" in said[0] and said[0].count("at once") == 1
+
+
+def test_a_result_without_a_floor_says_so(write_spec):
+    text = format_run(described(write_spec, floor_ms=0.0, overhead_ratio=None))
+    assert "no floor (no declared work)" in text
+    caveat = "the floor counts only declared work (work_us); ext declares none"
+    assert caveat in format_run(described(write_spec, floor_caveat=caveat))

@@ -203,6 +203,15 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     if unclean:
         out.append(f"ports refused packets or signals from peers in {len(unclean)} of {n} runs (up to "
                    f"{max(x or 0 for _, x in unclean)} in one; docs/trust-model.md)")
+    below = [r for r in runs if r.overhead_ratio is not None and r.overhead_ratio < 1]
+    if below:
+        # A ratio under the least time the hardware allows is never shown bare:
+        # each run says which of the floor's assumptions it broke.
+        why = list(dict.fromkeys(w for r in below for w in (r.below_floor_why
+                                                             or ["the result does not say why (written before runs did)"])))
+        which = "the run" if n == 1 else f"{len(below)} of {n} runs"
+        out.append(f"the ratio is below 1 in {which} (lowest {min(r.overhead_ratio for r in below):.3f}), so the "
+                   f"floor's model does not hold for it: {'; '.join(why)}")
     if redone_for:
         shown = "; ".join(f"run {f['run']}: {f['flaw']}" for f in redone_for[:3])
         more = f"; and {len(redone_for) - 3} more" if len(redone_for) > 3 else ""

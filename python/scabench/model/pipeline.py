@@ -83,11 +83,8 @@ def declared_work_ms(comp) -> tuple[float, float] | None:
     - any other kind (a FIR, the STANAG 4285 blocks): unknown, None."""
     if comp.kind in COUNTING_KINDS:
         return 0.0, 0.0
-    if comp.kind in STAGE_KINDS:
-        kind, us = property_value(comp, "work"), property_value(comp, "work_us")
-    elif comp.external is not None and _is_count(comp.properties.get("work_us")):
-        kind, us = comp.properties.get("work"), comp.properties["work_us"]
-    else:
+    kind, us = _declared(comp, "work"), _declared(comp, "work_us")
+    if not _is_count(us):
         return None
     if kind == NO_WORK:
         return 0.0, 0.0
@@ -151,6 +148,54 @@ def stage_work_ms(spec):
     packet (ms, any kind) and the part of it that needs a CPU (sleep does not)."""
     known = stage_work(spec).values()
     return [w for w, _ in known], [c for _, c in known]
+
+
+def below_floor_why(spec, stages) -> list:
+    """Why a run's last packet came before its floor, in words: each
+    assumption of the floor the run broke, from the spec and its measured
+    stages (StageResult). The floor assumes that a stage works on one packet
+    at a time, that every packet costs its stage work_us, that every packet
+    goes through every stage, and that the work runs on the run's cores
+    only. A run that broke none of these, but still came in under the floor,
+    is said to as such: it would be a defect of the floor."""
+    why = []
+    cores = len(spec.cores)
+    measured = {s.name: s for s in stages or []}
+    through = packets_through(spec)
+    for name, (work_ms, _) in stage_work(spec).items():
+        if not work_ms:
+            continue
+        comp, stage = spec.component(name), measured.get(name)
+        into = [c for c in spec.connections if c.provides[0] == name]
+        at_once = getattr(stage, "max_server_threads", None) or 1
+        if at_once > 1 and cores > 1 and not any(c.policy.worker_depth for c in into):
+            why.append(f"{name} worked on up to {at_once} packets at once (its ORB threads, no worker) on {cores} "
+                       "cores, where the floor has a stage work on one packet at a time")
+        jitter = _declared(comp, "work_jitter_us")
+        if _is_count(jitter) and jitter > 0:
+            why.append(f"{name}'s work varies by up to ±{jitter:g} µs a packet (work_jitter_us), where the floor "
+                       "takes work_us for every packet")
+        if stage is not None and stage.received < through[name]:
+            why.append(f"{name} had {stage.received} of the {through[name]} packets the floor counts for it "
+                       "(the others were dropped, skipped or refused)")
+        if comp.external is not None and comp.external.ref is not None:
+            why.append(f"{name} is a component someone else started: its work ran on cores the run does not own, "
+                       f"beyond the {cores} the floor spreads the CPU work over")
+    placed = [name for members in spec.nodes.values() for name in members if name in stage_work(spec)]
+    if placed:
+        why.append(f"{', '.join(placed)} ran on other nodes: their work used cores beyond the {cores} the floor "
+                   "spreads the CPU work over")
+    return why or ["no assumption of the floor is seen broken (one packet at a time per stage, work_us for every "
+                   "packet, every packet through every stage, the run's cores only): a defect of the floor"]
+
+
+def _declared(comp, key):
+    """A property as the run will see it, for any component: an external
+    one's from its spec only (None where it does not give it)."""
+    if comp.external is not None and comp.kind not in STAGE_KINDS:
+        return comp.properties.get(key)
+    props = kind_of(comp)["properties"]
+    return property_value(comp, key) if key in props else None
 
 
 def path_delay_ms(spec):

@@ -15,6 +15,9 @@ from scabench.version import version_info
 # The two figures every run reports, in words, on one line under its table
 # (docs/architecture.md, "Metrics", says how the floor is computed).
 LEGEND = "floor: least time the hardware allows for the last packet. ratio: last packet / floor (1: ideal)"
+# Why a result has no ratio: its floor is 0 (no component declares work and
+# no source is paced).
+NO_FLOOR = "no floor (no declared work)"
 
 
 def _line(content, style=None):
@@ -147,7 +150,7 @@ def run_view(result):
             out += [_line(""), view]
     out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
                      f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
-    out.append(_line(LEGEND, MUTED))
+    out += floor_lines(result)
     for stall in result.stalls or []:
         out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
                          f"{units.duration(stall['for_ms'])}, from {units.duration(stall['at_ms'])} (threshold "
@@ -189,6 +192,17 @@ def _node_line(node):
     if node.lost:
         words += f"; lost: {node.lost}"
     return words
+
+
+def floor_lines(result):
+    """The legend of floor and ratio, with what the floor of this result
+    leaves out (components that declare no work) or that it has none."""
+    out = [_line(LEGEND, MUTED)]
+    if result is not None and result.floor_caveat:
+        out.append(_line(f"floor: {result.floor_caveat}", MUTED))
+    if result is not None and not result.floor_ms:
+        out.append(_line(f"floor: {NO_FLOOR}, so no ratio", MUTED))
+    return out
 
 
 def format_run(result):
@@ -265,7 +279,7 @@ def benchmark_view(bench):
     out += [_line(""), add_rows(table(*header), rows), _line("")]
     if first is not None:
         out.append(_line(f"floor {units.duration(first.floor_ms)}", None))
-    out.append(_line(LEGEND, MUTED))
+    out += floor_lines(first)
     out += [_line(f"warning: {w}", WARN) for w in bench.warnings()]
     return out
 

@@ -216,6 +216,9 @@ class RunResult(Typed):
     environment: dict            # cores, CPU model, kernel, ORB version
     floor_ms: float
     started_at: float            # time.time() at launch
+    # What the floor leaves out (model/pipeline.floor_caveat): components that
+    # declare no work; None when it counts every one's.
+    floor_caveat: str | None = optional()
     network: NetworkResult | None = optional()
     naming: dict | None = optional()  # the run's Naming Service: corbaloc and the waveform's context
     # The launcher's record of each process (pid, cores, components, rusage),
@@ -224,6 +227,9 @@ class RunResult(Typed):
     hosts: list | None = optional()
     nodes: list | None = optional()  # NodeResult of each node the run placed processes on
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
+    # A ratio below 1: which of the floor's assumptions the run broke, in
+    # words (model/pipeline.below_floor_why); None otherwise.
+    below_floor_why: list | None = optional()
     # Each packet from the start of its send at the packet source to done at
     # the end of the pipeline (docs/architecture.md, "Metrics"): the
     # distribution, and every packet's in sequence order (µs). None in
