@@ -123,7 +123,7 @@ class Benchmark:
             s = self.summary()[f.key]
             low, high = s.ci95 if s.ci95 else (None, None)
             rows.append({"figure": f.key, "unit": f.unit, "n": s.n, "median": s.median, "mean": s.mean,
-                         "stdev": s.stdev, "min": s.min, "max": s.max, "ci95_low": low, "ci95_high": high, "cv": s.cv})
+                         "stdev": s.stdev, "min": s.min, "max": s.max, "ci95_low": low, "ci95_high": high, "ci95_why": s.ci95_why, "cv": s.cv})
         return rows
 
     def as_dict(self):

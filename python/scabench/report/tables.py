@@ -242,7 +242,7 @@ def _interval(low, high, unit, scale=None):
 
 def summary_rows(summary):
     """The headline figures of K runs, scaled for the terminal: (header, rows)."""
-    header = ["figure", "median", "mean ± σ", "min … max", "95 % CI of the mean"]
+    header = ["figure", "median", "mean ± σ", "min … max", "95 % CI of the median"]
     rows = []
     for f in stats.HEADLINE:
         s = summary[f.key]
@@ -253,7 +253,7 @@ def summary_rows(summary):
         sigma = units.MISSING if s.stdev is None else units.figure(s.stdev, f.unit, scale)
         rows.append([f.label, units.figure(s.median, f.unit, scale),
                      f"{units.figure(s.mean, f.unit, scale)} ± {sigma}", _interval(s.min, s.max, f.unit, scale),
-                     _interval(*s.ci95, f.unit, scale) if s.ci95 else None])
+                     _interval(*s.ci95, f.unit, scale) if s.ci95 else f"none: n < {stats.interval_runs()}"])
     return header, rows
 
 
@@ -276,7 +276,9 @@ def benchmark_view(bench):
                      f"for up to {g['quiet_wait_s']:g} s) and redone (up to {g['max_redos']} times) if others took "
                      f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"))
     header, rows = summary_rows(bench.summary())
-    out += [_line(""), add_rows(table(*header), rows), _line("")]
+    out += [_line(""), add_rows(table(*header), rows),
+            _line(f"95 % CI of the median: from the runs' own values (order statistics), so never outside them; "
+                  f"it takes {stats.interval_runs()} runs or more", MUTED), _line("")]
     if first is not None:
         out.append(_line(f"floor {units.duration(first.floor_ms)}", None))
     out += floor_lines(first)
