@@ -70,6 +70,21 @@ HEADLINE = (
 )
 
 
+def process_figures(runs) -> tuple:
+    """A figure per process of the runs: its CPU per packet, what each hop
+    costs (RunResult.process_cpu_per_packet_ms), in the order the runs name
+    the processes. Keys `cpu_per_packet_ms_<process>`."""
+    names = dict.fromkeys(name for r in runs for name in r.process_cpu_per_packet_ms())
+    return tuple(Figure(f"cpu_per_packet_ms_{name}", f"CPU per packet: {name}", "ms",
+                        lambda r, name=name: r.process_cpu_per_packet_ms().get(name)) for name in names)
+
+
+def figures_of(runs) -> tuple:
+    """Every figure a set of runs is summarised and compared by: the
+    headline figures, then each process's CPU per packet."""
+    return HEADLINE + process_figures(runs)
+
+
 @dataclass(frozen=True)
 class Summary:
     """One figure over n runs. With one run there is no spread: stdev is

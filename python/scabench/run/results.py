@@ -274,6 +274,24 @@ class RunResult(Typed):
         return [{"component": part.name, "role": role, **{k: v for k, v in flat(part.as_dict()).items() if k != "name"}}
                 for role, part in parts]
 
+    def process_cpu_per_packet_ms(self) -> dict:
+        """{process: its CPU per packet (ms)}, what each hop costs: every
+        process the run started (a host, named by its components joined with
+        "+", or an external program), its CPU over the measured window
+        (the manifest's window_cpu_s) over the packets it handled, the most
+        any of its components did (a source's sent, a stage's received).
+        {} for a result that has none (never analysed, or no manifest)."""
+        handled = {s.name: s.received for s in self.stages or []}
+        if self.producer is not None:
+            handled[self.producer.name] = self.producer.sent
+        out = {}
+        for host in self.hosts or []:
+            members = host.get("components") or []
+            packets = max((handled[c] for c in members if handled.get(c)), default=0)
+            if host.get("window_cpu_s") is not None and packets:
+                out["+".join(members)] = 1e3 * host["window_cpu_s"] / packets
+        return out
+
     def as_dict(self):
         out = super().as_dict()
         if self.analysed and self.producer is None:
