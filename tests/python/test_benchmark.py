@@ -10,6 +10,7 @@ from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, guard_dict, guard_settings, warnings_of
 from scabench.report.results_file import write_json
 from scabench.report.tables import summary_rows
+from scabench.run.results import RunResult
 from test_results import ok_run, stage
 
 
@@ -202,3 +203,38 @@ def test_compare_without_a_floor_says_so_instead_of_cannot_tell(tmp_path):
     line = next(x for x in proc.stdout.splitlines() if x.startswith("ratio"))
     assert "no floor (no declared work)" in line and "cannot tell" not in line
     assert json.loads(out.read_text())["figures"]["overhead_ratio"]["B"]["why"] == "no floor (no declared work)"
+
+
+# compare's inputs: a figure written as a string, a run that did not finish.
+
+def test_compare_refuses_a_figure_written_as_a_string(tmp_path):
+    a = _bench_file(tmp_path / "a.json", [100.0, 101.0])
+    doc = _runs([150.0])[0].as_dict()
+    doc["stages"][-1]["last_packet_ms"] = "fast"
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    proc = scabench("compare", a, tmp_path / "s.json")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: B: {tmp_path / 's.json'} is not a result of scabench run --json (StageResult: last_packet_ms is a "
+        "string ('fast'), where a number or null is due)"]
+
+
+def test_compare_refuses_a_run_that_did_not_finish(tmp_path):
+    a = _bench_file(tmp_path / "a.json", [100.0, 101.0])
+    failed = RunResult(status="failed", spec={}, environment={}, floor_ms=10.0, started_at=1.0, error="stage1 died")
+    write_json(failed, tmp_path / "f.json")
+    proc = scabench("compare", a, tmp_path / "f.json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"error: B: {tmp_path / 'f.json'} holds a run that did not finish (status failed: stage1 died); "
+        "only runs that finished compare"]
+
+
+def test_a_result_refuses_values_of_the_wrong_json_type():
+    doc = _runs([150.0])[0].as_dict()
+    assert RunResult.from_dict({**doc, "overhead_ratio": 2}).overhead_ratio == 2     # an integer is a number
+    for bad in ("1.5", True, [1.5]):
+        with pytest.raises(ValueError, match="overhead_ratio is"):
+            RunResult.from_dict({**doc, "overhead_ratio": bad})
+    with pytest.raises(ValueError, match="received is a number"):
+        RunResult.from_dict({**doc, "stages": [{**doc["stages"][0], "received": 10.5}]})
