@@ -322,7 +322,7 @@ def test_a_benchmark_typed_and_as_rows():
     assert summary[0]["n"] == 2 and summary[0]["median"] == bench.summary()["last_packet_ms"].median
     header, body = benchmark_csv(bench)
     assert header == list(summary[0]) and body[0] == list(summary[0].values())
-    assert "95 % CI of the median" in scabench.text(bench)
+    assert "95 % CI (median)" in scabench.text(bench)
     # Each process's hop cost, by the components it holds.
     processes = ["+".join(h["components"]) for h in bench.runs[0].hosts]
     assert all(f"CPU per packet: {p}" in scabench.text(bench) for p in processes)

@@ -238,3 +238,9 @@ def test_a_result_refuses_values_of_the_wrong_json_type():
             RunResult.from_dict({**doc, "overhead_ratio": bad})
     with pytest.raises(ValueError, match="received is a number"):
         RunResult.from_dict({**doc, "stages": [{**doc["stages"][0], "received": 10.5}]})
+
+
+def test_processes_come_in_pipeline_order():
+    run = _costly_runs([0.004])[0]
+    run.hosts = run.hosts[::-1]   # the launcher lists an external program after the hosts
+    assert list(run.process_cpu_per_packet_ms()) == ["producer", "stage1"]

@@ -245,7 +245,7 @@ def _interval(low, high, unit, scale=None):
 
 def summary_rows(summary, figures=stats.HEADLINE):
     """The figures of K runs, scaled for the terminal: (header, rows)."""
-    header = ["figure", "median", "mean ± σ", "min … max", "95 % CI of the median"]
+    header = ["figure", "median", "mean ± σ", "min … max", "95 % CI (median)"]
     rows = []
     for f in figures:
         s = summary[f.key]
@@ -256,7 +256,7 @@ def summary_rows(summary, figures=stats.HEADLINE):
         sigma = units.MISSING if s.stdev is None else units.figure(s.stdev, f.unit, scale)
         rows.append([f.label, units.figure(s.median, f.unit, scale),
                      f"{units.figure(s.mean, f.unit, scale)} ± {sigma}", _interval(s.min, s.max, f.unit, scale),
-                     _interval(*s.ci95, f.unit, scale) if s.ci95 else f"none: n < {stats.interval_runs()}"])
+                     _interval(*s.ci95, f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none"])
     return header, rows
 
 
@@ -280,7 +280,7 @@ def benchmark_view(bench):
                      f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"))
     header, rows = summary_rows(bench.summary(), bench.figures())
     out += [_line(""), add_rows(table(*header), rows),
-            _line(f"95 % CI of the median: from the runs' own values (order statistics), so never outside them; "
+            _line(f"95 % CI (median): the median's, from the runs' own values (order statistics), so never outside them; "
                   f"it takes {stats.interval_runs()} runs or more. {CPU_LEGEND}", MUTED), _line("")]
     if first is not None:
         out.append(_line(f"floor {units.duration(first.floor_ms)}", None))

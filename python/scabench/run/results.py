@@ -280,12 +280,15 @@ class RunResult(Typed):
         "+", or an external program), its CPU over the measured window
         (the manifest's window_cpu_s) over the packets it handled, the most
         any of its components did (a source's sent, a stage's received).
-        {} for a result that has none (never analysed, or no manifest)."""
+        {} for a result that has none (never analysed, or no manifest). In
+        pipeline order (the packet source's process first)."""
         handled = {s.name: s.received for s in self.stages or []}
         if self.producer is not None:
-            handled[self.producer.name] = self.producer.sent
+            handled = {self.producer.name: self.producer.sent, **handled}
+        place = {name: i for i, name in enumerate(handled)}
         out = {}
-        for host in self.hosts or []:
+        for host in sorted(self.hosts or [], key=lambda h: min((place.get(c, len(place)) for c in
+                                                                 h.get("components") or []), default=len(place))):
             members = host.get("components") or []
             packets = max((handled[c] for c in members if handled.get(c)), default=0)
             if host.get("window_cpu_s") is not None and packets:
