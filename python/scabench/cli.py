@@ -18,7 +18,7 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
-from scabench.model.pipeline import floor_of, producer_packets
+from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.spec import find_spec, load_spec
 from scabench.model.sad.export import export_sad
@@ -356,9 +356,11 @@ def validate(specs):
             bad += 1
             show([Text.assemble(("bad", BAD), f"  {exc}")])
             continue
+        caveat = floor_caveat(spec)
         show([Text.assemble(("ok ", GOOD), f"  {spec.path}: {len(spec.components)} components, "
                             f"{len(spec.connections)} connections, {spec.process_count()} processes, "
-                            f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}")])
+                            f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}"
+                            + (f" ({caveat})" if caveat else ""))])
     sys.exit(2 if bad else 0)
 
 

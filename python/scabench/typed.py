@@ -17,7 +17,11 @@ missing key from a null, so the fields say which they are:
 A new optional key is one more optional() field, in the place its key takes
 in the file, so objects written without it read and write back unchanged.
 from_dict() refuses keys it does not know rather than drop them: an object
-rewritten from it would lose them."""
+rewritten from it would lose them; and a value of the wrong JSON type (a
+figure written as a string, say), which every reader after it would take
+for a figure or fail on in its own way."""
+import types
+import typing
 from dataclasses import field, fields
 
 
@@ -67,11 +71,50 @@ def from_dict(cls, doc, read=None):
     unknown = [k for k in doc if k not in known]
     if unknown:
         raise ValueError(f"{cls.__name__}: unknown key(s) {', '.join(map(repr, unknown))}")
+    typed = {f.name: f.type for f in fields(cls)}
+    for key, value in doc.items():
+        due = _json_types(typed[key])
+        if due is not None and not _fits(value, due):
+            raise ValueError(f"{cls.__name__}: {key} is {_json_name(value)} {_shown(value)}, where "
+                             f"{' or '.join(_JSON_NAMES[t] for t in due)} is due")
     read = read or {}
     try:
         return cls(**{k: (read[k](v) if k in read and v is not None else v) for k, v in doc.items()})
     except TypeError as exc:  # a required key is missing
         raise ValueError(f"{cls.__name__}: {exc}") from None
+
+
+# The JSON types a field's annotation may hold, in words.
+_JSON_NAMES = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+               list: "a list", dict: "an object"}
+
+
+def _json_types(annotation):
+    """The plain JSON types a field annotated so may hold, or None where it
+    may hold a typed value (its reader checks it) or anything."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    options = typing.get_args(annotation) if union else (annotation,)
+    return options if all(t in _JSON_NAMES for t in options) else None
+
+
+def _fits(value, due):
+    """Whether a JSON value is of one of the types due: a float field takes
+    an integer too (JSON does not tell 2 from 2.0), no number field takes a
+    boolean."""
+    if isinstance(value, bool):
+        return bool in due
+    if isinstance(value, int) and float in due:
+        return True
+    return any(isinstance(value, t) for t in due if t is not bool)
+
+
+def _json_name(value):
+    return next((name for t, name in _JSON_NAMES.items() if t is type(value)), type(value).__name__)
+
+
+def _shown(value):
+    text = repr(value)
+    return f"({text[:40]}…)" if len(text) > 40 else f"({text})"
 
 
 def flat(doc, prefix=""):

@@ -322,7 +322,11 @@ def test_a_benchmark_typed_and_as_rows():
     assert summary[0]["n"] == 2 and summary[0]["median"] == bench.summary()["last_packet_ms"].median
     header, body = benchmark_csv(bench)
     assert header == list(summary[0]) and body[0] == list(summary[0].values())
-    assert "95 % CI of the mean" in scabench.text(bench)
+    assert "95 % CI (median)" in scabench.text(bench)
+    # Each process's hop cost, by the components it holds.
+    processes = ["+".join(h["components"]) for h in bench.runs[0].hosts]
+    assert all(f"CPU per packet: {p}" in scabench.text(bench) for p in processes)
+    assert all(runs[0][f"cpu_per_packet_ms_{p}"] > 0 for p in processes)
 
 
 def test_a_sweep_typed_and_resumed(tmp_path):
@@ -406,8 +410,10 @@ def test_example_results_as_tables(tmp_path):
     assert [r["run"] for r in tables["runs"]] == ["1", "2"]
     assert [(r["run"], r["component"]) for r in tables["stages"]] == [
         (str(i), c) for i in (1, 2) for c in ("producer", "stage1", "stage2")]
-    assert [r["figure"] for r in tables["summary"]] == ["last_packet_ms", "overhead_ratio", "packets_reordered",
-                                                       "latency_p99_ms"]
+    assert [r["figure"] for r in tables["summary"]][:4] == ["last_packet_ms", "overhead_ratio", "packets_reordered",
+                                                           "latency_p99_ms"]
+    assert {r["figure"] for r in tables["summary"][4:]} == {"cpu_per_packet_ms_producer", "cpu_per_packet_ms_stage1",
+                                                            "cpu_per_packet_ms_stage2"}
     assert all(r["received"] == "5" for r in tables["stages"] if r["role"] == "stage")
     if importlib.util.find_spec("pandas") is None:
         assert "pandas is not installed" in proc.stdout

@@ -9,6 +9,8 @@ from conftest import pipeline_toml, scabench
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, guard_dict, guard_settings, warnings_of
 from scabench.report.results_file import write_json
+from scabench.report.tables import summary_rows
+from scabench.run.results import RunResult
 from test_results import ok_run, stage
 
 
@@ -29,7 +31,9 @@ def test_runs_end_to_end_keep_every_run_and_the_summary(write_spec, tmp_path):
     for run in doc["runs"]:
         assert run["status"] == "ok" and run["producer"]["sent"] == 6
         assert run["attempt"] >= 1 and isinstance(run["machine_was_quiet"], bool)
-    assert list(doc["summary"]) == [f.key for f in stats.HEADLINE]
+    assert list(doc["summary"]) == [f.key for f in stats.HEADLINE] + ["cpu_per_packet_ms_producer",
+                                                                      "cpu_per_packet_ms_stage1"]
+    assert "CPU per packet: stage1" in proc.stdout
     last = [r["stages"][-1]["last_packet_ms"] for r in doc["runs"]]
     assert doc["summary"]["last_packet_ms"]["n"] == 2
     assert doc["summary"]["last_packet_ms"]["median"] == pytest.approx(sum(last) / 2)
@@ -42,7 +46,7 @@ def test_runs_end_to_end_keep_every_run_and_the_summary(write_spec, tmp_path):
     # The file reads back as it was written, and its CSV parses.
     assert Benchmark.from_dict(doc).as_dict() == doc
     rows = list(csv.DictReader(table.open()))
-    assert [r["figure"] for r in rows] == [f.key for f in stats.HEADLINE]
+    assert [r["figure"] for r in rows] == list(doc["summary"])
     assert float(rows[0]["median"]) == pytest.approx(doc["summary"]["last_packet_ms"]["median"])
     assert rows[0]["unit"] == "ms" and int(rows[0]["n"]) == 2
 
@@ -138,3 +142,105 @@ def test_warnings_name_the_spread_the_disturbance_the_redos_and_a_stall():
 def test_a_single_disturbed_run_says_how_to_do_better():
     said = warnings_of(_runs([100.0], foreign_cpu_pct=47.8), {})
     assert len(said) == 1 and "47.8 %" in said[0] and "--runs K" in said[0]
+
+
+# The hop cost: each process's CPU per packet, in the summary and in compare.
+
+def _costly_runs(stage_cpu_s, floor_ms=10.0):
+    """Runs of producer -> stage1 (10 packets), each process's window CPU
+    known: the producer's 1 ms, stage1's from the list."""
+    runs = _runs([100.0 + i for i in range(len(stage_cpu_s))])
+    for run, cpu in zip(runs, stage_cpu_s):
+        run.hosts = [{"name": "host0-producer", "components": ["producer"], "window_cpu_s": 0.001},
+                     {"name": "host1-stage1", "components": ["stage1"], "window_cpu_s": cpu}]
+        run.floor_ms = floor_ms
+        if not floor_ms:
+            run.overhead_ratio = None
+    return runs
+
+
+def test_a_process_cpu_per_packet_is_its_window_cpu_over_its_packets():
+    run = _costly_runs([0.004])[0]
+    run.hosts.append({"name": "exec-theirs", "components": ["theirs"]})  # not measured: left out
+    assert run.process_cpu_per_packet_ms() == pytest.approx({"producer": 0.1, "stage1": 0.4})
+    # Collocated, one process: its CPU over the most packets any of its components handled.
+    run.hosts = [{"components": ["producer", "stage1"], "window_cpu_s": 0.005}]
+    assert run.process_cpu_per_packet_ms() == pytest.approx({"producer+stage1": 0.5})
+
+
+def test_the_benchmark_summary_gives_each_process_cpu_per_packet():
+    bench = Benchmark("ok", {}, 3, 0, GUARD, _costly_runs([0.004, 0.005, 0.006]))
+    summary = bench.summary()
+    assert summary["cpu_per_packet_ms_stage1"].median == pytest.approx(0.5)
+    assert summary["cpu_per_packet_ms_producer"].n == 3
+    assert bench.rows()[0]["cpu_per_packet_ms_stage1"] == pytest.approx(0.4)
+    assert [r["figure"] for r in bench.summary_rows()][-2:] == ["cpu_per_packet_ms_producer",
+                                                                 "cpu_per_packet_ms_stage1"]
+    assert bench.as_dict()["summary"]["cpu_per_packet_ms_stage1"]["max"] == pytest.approx(0.6)
+    header, rows = summary_rows(summary, bench.figures())
+    assert rows[-1][:2] == ["CPU per packet: stage1", "500 µs"]
+
+
+def test_compare_gives_each_process_cpu_per_packet(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    write_json(Benchmark("ok", {}, 4, 0, GUARD, _costly_runs([0.004, 0.0041, 0.0039, 0.004])), a)
+    write_json(Benchmark("ok", {}, 4, 0, GUARD, _costly_runs([0.008, 0.0081, 0.0079, 0.008])), b)
+    out = tmp_path / "cmp.json"
+    proc = scabench("compare", a, b, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("CPU per packet: stage1"))
+    assert "(2.000×, significant)" in line
+    assert json.loads(out.read_text())["figures"]["cpu_per_packet_ms_stage1"]["B"]["significant"] is True
+
+
+def test_compare_without_a_floor_says_so_instead_of_cannot_tell(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    write_json(Benchmark("ok", {}, 2, 0, GUARD, _costly_runs([0.004, 0.005], floor_ms=0.0)), a)
+    write_json(Benchmark("ok", {}, 2, 0, GUARD, _costly_runs([0.004, 0.005], floor_ms=0.0)), b)
+    out = tmp_path / "cmp.json"
+    proc = scabench("compare", a, b, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("ratio"))
+    assert "no floor (no declared work)" in line and "cannot tell" not in line
+    assert json.loads(out.read_text())["figures"]["overhead_ratio"]["B"]["why"] == "no floor (no declared work)"
+
+
+# compare's inputs: a figure written as a string, a run that did not finish.
+
+def test_compare_refuses_a_figure_written_as_a_string(tmp_path):
+    a = _bench_file(tmp_path / "a.json", [100.0, 101.0])
+    doc = _runs([150.0])[0].as_dict()
+    doc["stages"][-1]["last_packet_ms"] = "fast"
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    proc = scabench("compare", a, tmp_path / "s.json")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: B: {tmp_path / 's.json'} is not a result of scabench run --json (StageResult: last_packet_ms is a "
+        "string ('fast'), where a number or null is due)"]
+
+
+def test_compare_refuses_a_run_that_did_not_finish(tmp_path):
+    a = _bench_file(tmp_path / "a.json", [100.0, 101.0])
+    failed = RunResult(status="failed", spec={}, environment={}, floor_ms=10.0, started_at=1.0, error="stage1 died")
+    write_json(failed, tmp_path / "f.json")
+    proc = scabench("compare", a, tmp_path / "f.json")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"error: B: {tmp_path / 'f.json'} holds a run that did not finish (status failed: stage1 died); "
+        "only runs that finished compare"]
+
+
+def test_a_result_refuses_values_of_the_wrong_json_type():
+    doc = _runs([150.0])[0].as_dict()
+    assert RunResult.from_dict({**doc, "overhead_ratio": 2}).overhead_ratio == 2     # an integer is a number
+    for bad in ("1.5", True, [1.5]):
+        with pytest.raises(ValueError, match="overhead_ratio is"):
+            RunResult.from_dict({**doc, "overhead_ratio": bad})
+    with pytest.raises(ValueError, match="received is a number"):
+        RunResult.from_dict({**doc, "stages": [{**doc["stages"][0], "received": 10.5}]})
+
+
+def test_processes_come_in_pipeline_order():
+    run = _costly_runs([0.004])[0]
+    run.hosts = run.hosts[::-1]   # the launcher lists an external program after the hosts
+    assert list(run.process_cpu_per_packet_ms()) == ["producer", "stage1"]

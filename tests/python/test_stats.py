@@ -14,18 +14,42 @@ DATA1 = [89.2, 78.2, 89.3, 88.3, 87.3, 90.1, 95.2, 94.3, 78.3, 89.3]
 DATA2 = [79.3, 78.3, 85.3, 79.3, 88.9, 91.2, 87.2, 89.2, 93.3, 79.9]
 
 
-@pytest.mark.parametrize("df, value", [(1, 12.706), (2, 4.303), (4, 2.776), (10, 2.228), (30, 2.042)])
-def test_t_critical_values_match_the_table(df, value):
-    assert stats.t_critical(df) == pytest.approx(value, abs=5e-4)
-
-
 def test_summary_of_one_to_five():
     s = stats.describe([5, 1, 4, 2, 3])
     assert (s.n, s.median, s.mean, s.min, s.max) == (5, 3.0, 3.0, 1.0, 5.0)
     assert s.stdev == pytest.approx(math.sqrt(2.5))
-    # 3 ± 2.7764 · 1.5811 / √5
-    assert s.ci95 == pytest.approx((1.03676, 4.96324), abs=1e-5)
     assert s.cv == pytest.approx(math.sqrt(2.5) / 3)
+    # min … max of 5 covers the median 1 - 2/32 = 93.75 % of the time: too few for 95 %.
+    assert s.ci95 is None and s.ci95_why == "n = 5: too few runs for a 95 % interval (it takes 6)"
+
+
+def test_two_runs_far_apart_give_no_negative_interval():
+    # The issue's case: 2 runs, 73.4 ms and 246.7 ms. mean ± t(1)·σ/√2 gave -99.98 ms … 246.7 ms.
+    s = stats.describe([73.4, 246.7])
+    assert s.ci95 is None and "n = 2: too few runs" in s.ci95_why
+    assert s.as_dict()["ci95"] is None and s.as_dict()["ci95_why"] == s.ci95_why
+
+
+def test_one_run_has_no_interval():
+    s = stats.describe([7.0])
+    assert s.ci95 is None and s.ci95_why.startswith("n = 1:")
+
+
+@pytest.mark.parametrize("n, k", [(6, 1), (8, 1), (9, 2), (10, 2), (20, 6), (30, 10)])
+def test_median_interval_is_the_textbook_order_statistics(n, k):
+    # The k-th smallest and k-th largest of n (tables of the sign test's
+    # confidence interval): n = 10 gives (x2, x9), n = 20 (x6, x15).
+    values = [float(i) for i in range(1, n + 1)]
+    assert stats.median_interval(values[::-1]) == (float(k), float(n + 1 - k))
+
+
+def test_the_interval_of_a_positive_figure_stays_within_its_runs():
+    values = [0.5, 0.6, 0.55, 40.0, 0.52, 0.58, 90.0]  # skewed: two disturbed runs
+    low, high = stats.describe(values).ci95
+    assert 0 < low and (low, high) == (0.5, 90.0)
+    assert stats.interval_runs() == 6
+    counts = [0, 0, 25, 2, 0, 0, 1, 0, 0]   # reorderings: whole runs' counts, never below 0
+    assert stats.describe(counts).ci95 == (0.0, 2.0)
 
 
 def test_a_missing_value_is_left_out_and_one_run_has_no_spread():

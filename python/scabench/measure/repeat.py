@@ -92,20 +92,28 @@ class Benchmark:
     failed_run: RunResult | None = None  # what the run that failed (or was cut) had measured
     scabench: dict | None = field(default_factory=version_info)  # what measured it (None: not recorded)
 
+    def figures(self):
+        """The figures the runs are summarised by (stats.figures_of): the
+        headline figures, then each process's CPU per packet."""
+        return stats.figures_of(self.runs)
+
     def summary(self):
-        """{headline figure key: stats.Summary} over the kept runs."""
-        return stats.summarise(self.runs)
+        """{figure key: stats.Summary} over the kept runs, for every figure of
+        figures()."""
+        return stats.summarise(self.runs, self.figures())
 
     def warnings(self):
         """What makes the figures doubtful, in words (warnings_of)."""
         return warnings_of(self.runs, self.guard, self.redone_for, self.runs_asked)
 
     def rows(self):
-        """A row per kept run: its number, status and attempts, the headline
-        figures (stats.HEADLINE) and the foreign load, CPU and window it was
-        measured over. pandas.DataFrame(bench.rows()) loads them."""
+        """A row per kept run: its number, status and attempts, its figures
+        (figures(): the headline ones, then each process's CPU per packet)
+        and the foreign load, CPU and window it was measured over.
+        pandas.DataFrame(bench.rows()) loads them."""
+        figures = self.figures()
         return [{"run": i, "status": r.status, "attempt": r.attempt or 1,
-                 **{f.key: f.of(r) for f in stats.HEADLINE},
+                 **{f.key: f.of(r) for f in figures},
                  "foreign_cpu_pct": r.foreign_cpu_pct, "window_s": r.window_s,
                  "run_cpu_s": r.cpu.run_cpu_s if r.cpu is not None else None, "stalled": bool(r.stalls)}
                 for i, r in enumerate(self.runs, 1)]
@@ -116,14 +124,15 @@ class Benchmark:
         return [{"run": i, **row} for i, r in enumerate(self.runs, 1) for row in r.rows()]
 
     def summary_rows(self):
-        """A row per headline figure: its summary over the kept runs (what
+        """A row per figure (figures()): its summary over the kept runs (what
         `scabench run --runs K --csv` writes)."""
         rows = []
-        for f in stats.HEADLINE:
-            s = self.summary()[f.key]
+        summary = self.summary()
+        for f in self.figures():
+            s = summary[f.key]
             low, high = s.ci95 if s.ci95 else (None, None)
             rows.append({"figure": f.key, "unit": f.unit, "n": s.n, "median": s.median, "mean": s.mean,
-                         "stdev": s.stdev, "min": s.min, "max": s.max, "ci95_low": low, "ci95_high": high, "cv": s.cv})
+                         "stdev": s.stdev, "min": s.min, "max": s.max, "ci95_low": low, "ci95_high": high, "ci95_why": s.ci95_why, "cv": s.cv})
         return rows
 
     def as_dict(self):
@@ -203,6 +212,15 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     if unclean:
         out.append(f"ports refused packets or signals from peers in {len(unclean)} of {n} runs (up to "
                    f"{max(x or 0 for _, x in unclean)} in one; docs/trust-model.md)")
+    below = [r for r in runs if r.overhead_ratio is not None and r.overhead_ratio < 1]
+    if below:
+        # A ratio under the least time the hardware allows is never shown bare:
+        # each run says which of the floor's assumptions it broke.
+        why = list(dict.fromkeys(w for r in below for w in (r.below_floor_why
+                                                             or ["the result does not say why (written before runs did)"])))
+        which = "the run" if n == 1 else f"{len(below)} of {n} runs"
+        out.append(f"the ratio is below 1 in {which} (lowest {min(r.overhead_ratio for r in below):.3f}), so the "
+                   f"floor's model does not hold for it: {'; '.join(why)}")
     if redone_for:
         shown = "; ".join(f"run {f['run']}: {f['flaw']}" for f in redone_for[:3])
         more = f"; and {len(redone_for) - 3} more" if len(redone_for) > 3 else ""

@@ -1,5 +1,5 @@
 """Statistics of repeated runs, in one place: the summary of a figure over K
-runs (median, mean ± σ, min … max, a 95 % confidence interval of the mean)
+runs (median, mean ± σ, min … max, a 95 % confidence interval of the median)
 and whether two sets of runs differ (`scabench compare`).
 
 The figures a benchmark headlines are listed once, in HEADLINE. The run
@@ -9,8 +9,18 @@ Figure line there.
 
 The formulas are the textbook ones, computed by scipy where it has them:
 - σ is the sample standard deviation (n - 1 in the denominator);
-- the confidence interval of the mean is mean ± t(0.975, n - 1)·σ/√n
-  (Student's t: the runs are few, and their σ is itself an estimate);
+- the 95 % confidence interval is the median's, from order statistics
+  (median_interval): the k-th smallest and k-th largest run, with the
+  largest k whose coverage, by the binomial law of how many runs fall
+  below the true median, is still 95 % or more. Why this and not the
+  mean ± t·σ/√n: the runs are few and skewed (a disturbed run is long,
+  none is much shorter), and that interval assumes a normal law; with 2
+  runs its t of 12.7 gave a negative time (-99.98 ms … 246.7 ms). The
+  order-statistics interval assumes nothing of the law, and its ends are
+  runs that happened, so it never leaves the figure's range: a time is
+  never negative, a count never fractional. It needs 6 runs (with 5,
+  min … max covers the median only 93.75 % of the time): with fewer,
+  there is no interval, and the summary says that n is too small;
 - two sets differ significantly when Student's two-sample t-test (pooled
   variance) rejects equal means at 95 % AND the means are further apart
   than either set's σ. The second condition is pyperf's: with many runs the
@@ -60,17 +70,40 @@ HEADLINE = (
 )
 
 
+def process_figures(runs) -> tuple:
+    """A figure per process of the runs: its CPU per packet, what each hop
+    costs (RunResult.process_cpu_per_packet_ms), in the order the runs name
+    the processes. Keys `cpu_per_packet_ms_<process>`."""
+    names = dict.fromkeys(name for r in runs for name in r.process_cpu_per_packet_ms())
+    return tuple(Figure(f"cpu_per_packet_ms_{name}", f"CPU per packet: {name}", "ms",
+                        lambda r, name=name: r.process_cpu_per_packet_ms().get(name)) for name in names)
+
+
+def figures_of(runs) -> tuple:
+    """Every figure a set of runs is summarised and compared by: the
+    headline figures, then each process's CPU per packet."""
+    return HEADLINE + process_figures(runs)
+
+
 @dataclass(frozen=True)
 class Summary:
-    """One figure over n runs. With one run there is no spread: stdev and
-    ci95 are None."""
+    """One figure over n runs. With one run there is no spread: stdev is
+    None; with fewer than interval_runs() there is no interval: ci95 is None
+    and ci95_why says so."""
     n: int
     median: float | None = None
     mean: float | None = None
     stdev: float | None = None
     min: float | None = None
     max: float | None = None
-    ci95: tuple | None = None    # (low, high) of the mean
+    ci95: tuple | None = None    # (low, high) of the median (median_interval)
+
+    @property
+    def ci95_why(self):
+        """Why there is no interval, in words; None when there is one."""
+        if self.ci95 is not None:
+            return None
+        return f"n = {self.n}: too few runs for a 95 % interval (it takes {interval_runs()})"
 
     @property
     def cv(self):
@@ -81,7 +114,8 @@ class Summary:
 
     def as_dict(self):
         return {"n": self.n, "median": self.median, "mean": self.mean, "stdev": self.stdev, "min": self.min,
-                "max": self.max, "ci95": list(self.ci95) if self.ci95 else None, "cv": self.cv}
+                "max": self.max, "ci95": list(self.ci95) if self.ci95 else None, "ci95_why": self.ci95_why,
+                "cv": self.cv}
 
 
 def _scipy():
@@ -96,9 +130,31 @@ def _values(values):
     return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
 
 
-def t_critical(df, confidence=CONFIDENCE):
-    """The two-sided critical value of Student's t with df degrees of freedom."""
-    return float(_scipy().t.ppf(0.5 + confidence / 2, df))
+def _order_coverage(n, k):
+    """How often [k-th smallest, k-th largest] of n runs holds the true
+    median: 1 - 2·P(at most k - 1 of n runs fall below it), each run below
+    it with probability 1/2 (a continuous law)."""
+    return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+
+
+def median_interval(values, confidence=CONFIDENCE) -> tuple | None:
+    """The distribution-free confidence interval of the median of a sample
+    (the module docstring): (k-th smallest, k-th largest) for the largest k
+    whose coverage is still `confidence`; None when even (min, max) covers
+    less (fewer than interval_runs() values)."""
+    v = sorted(values)
+    n, k = len(v), 0
+    while k < n // 2 and _order_coverage(n, k + 1) >= confidence:
+        k += 1
+    return (v[k - 1], v[n - k]) if k else None
+
+
+def interval_runs(confidence=CONFIDENCE) -> int:
+    """The fewest runs that have a median interval at `confidence`."""
+    n = 1
+    while _order_coverage(n, 1) < confidence:
+        n += 1
+    return n
 
 
 def describe(values):
@@ -109,10 +165,8 @@ def describe(values):
     a = np.asarray(v)
     if len(v) == 1:
         return Summary(1, v[0], v[0], None, v[0], v[0], None)
-    mean, stdev = float(a.mean()), float(a.std(ddof=1))
-    half = t_critical(len(v) - 1) * stdev / math.sqrt(len(v))
-    return Summary(len(v), float(np.median(a)), mean, stdev, float(a.min()), float(a.max()),
-                   (mean - half, mean + half))
+    return Summary(len(v), float(np.median(a)), float(a.mean()), float(a.std(ddof=1)), float(a.min()),
+                   float(a.max()), median_interval(v))
 
 
 def summarise(runs, figures=HEADLINE):

@@ -5,14 +5,23 @@ from these its floor, the least time the hardware allows for the last packet
 this floor.
 
 The kinds' knowledge lives here, once: which kinds pace a stream and how
-(`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), and which
-kinds do a known amount of work per packet (the stages' `work`/`work_us`,
-in C++ and in Python).
+(`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), which
+components declare their work per packet (the stages' `work`/`work_us`, in
+C++ and in Python, and an external component that gives `work_us` among its
+properties), which do not (the floor then says it counts only declared
+work), and what a run can break of the floor's assumptions (below_floor_why).
 """
+import numbers
+
 from scabench.model.catalog import kind_of
 
 # The kinds that do `work` for `work_us` on each packet.
 STAGE_KINDS = ("stage", "py-stage")
+# The kinds that only count what reaches them (and checksum it): the floor
+# takes their work as none, rather than as unknown.
+COUNTING_KINDS = ("sink",)
+# The values of a stage's `work` (cpp/components/stage.cpp, components/stage.py).
+CPU_WORK, SLEEP_WORK, NO_WORK = "cpu", "sleep", "none"
 
 # A STANAG 4285 frame is 256 symbols, and its data source sends one frame
 # per packet (the standard's frame; the waveform's components agree).
@@ -59,35 +68,134 @@ def source_period_ms(comp):
     return 0.0
 
 
+def declared_work_ms(comp) -> tuple[float, float] | None:
+    """A component's work per packet as its spec declares it: (work, the
+    part of it that needs a core), in ms; None where it declares none.
+
+    - a stage kind (C++ or Python): `work` and `work_us`, the kind's
+      defaults where the spec leaves them;
+    - an external component: the same keys among its properties, where it
+      gives a `work_us` (its program alone knows what it does with them). Its
+      work needs a core only where it says `work = "cpu"`: without that, the
+      floor, a least time, counts its work_us as time a packet spends in it,
+      not as CPU;
+    - a counting kind (a sink): none;
+    - any other kind (a FIR, the STANAG 4285 blocks): unknown, None."""
+    if comp.kind in COUNTING_KINDS:
+        return 0.0, 0.0
+    kind, us = _declared(comp, "work"), _declared(comp, "work_us")
+    if not _is_count(us):
+        return None
+    if kind == NO_WORK:
+        return 0.0, 0.0
+    return us / 1000.0, (us / 1000.0 if kind == CPU_WORK else 0.0)
+
+
+def _is_count(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
+
+
+def working_components(spec):
+    """[(name, declared_work_ms or None)] of every component that takes
+    packets in (every one but the sources), in pipeline order."""
+    sources = set(spec.sources())
+    return [(name, declared_work_ms(spec.component(name))) for name in spec.pipeline_order() if name not in sources]
+
+
+def stage_work(spec) -> dict:
+    """{name: (work ms, CPU ms)} per packet of every component that declares
+    work, a counting kind left out, in pipeline order."""
+    return {name: work for name, work in working_components(spec)
+            if work is not None and spec.component(name).kind not in COUNTING_KINDS}
+
+
+def undeclared_work(spec) -> list:
+    """The components whose work the floor cannot count: they declare none."""
+    return [name for name, work in working_components(spec) if work is None]
+
+
+def floor_caveat(spec) -> str | None:
+    """What the floor leaves out, in words; None when it counts every
+    component's work."""
+    names = undeclared_work(spec)
+    if not names:
+        return None
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"the floor counts only declared work (work_us); {shown} "
+            f"declare{'s' if len(names) == 1 else ''} none, so the ratio includes {'its' if len(names) == 1 else 'their'} work")
+
+
 def floor_of(spec):
-    """The floor of the spec's pipeline on its cores (floor_ms). With
-    several sources, each paces its own stream, and a stage behind a merge
-    handles the packets of every stream it gets."""
+    """The floor of the spec's pipeline on its cores (floor_ms), over every
+    component that declares its work (declared_work_ms). With several
+    sources, each paces its own stream, and a stage behind a merge handles
+    the packets of every stream it gets."""
     producers = spec.packet_sources()
     if not producers:
         return 0.0
     packets = producer_packets(spec)
     period_ms = max(source_period_ms(p) for p in producers)
     pacing_ms = max((property_value(p, "packets") - 1) * source_period_ms(p) for p in producers)
-    work, cpu = stage_work_ms(spec)
     through = packets_through(spec)
-    counts = [through[n] for n in spec.pipeline_order() if spec.component(n).kind == "stage"]
-    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec), stage_packets=counts,
-                    pacing_ms=pacing_ms)
+    known = stage_work(spec)
+    work, cpu = stage_work_ms(spec)
+    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec),
+                    stage_packets=[through[name] for name in known], pacing_ms=pacing_ms)
 
 
 def stage_work_ms(spec):
-    """Per stage in pipeline order: its work per packet (ms, any kind) and
-    the part of it that needs a CPU (sleep does not)."""
-    work, cpu = [], []
-    for name in spec.pipeline_order():
-        comp = spec.component(name)
-        if comp.kind not in STAGE_KINDS:
+    """Per component that declares its work, in pipeline order: its work per
+    packet (ms, any kind) and the part of it that needs a CPU (sleep does not)."""
+    known = stage_work(spec).values()
+    return [w for w, _ in known], [c for _, c in known]
+
+
+def below_floor_why(spec, stages) -> list:
+    """Why a run's last packet came before its floor, in words: each
+    assumption of the floor the run broke, from the spec and its measured
+    stages (StageResult). The floor assumes that a stage works on one packet
+    at a time, that every packet costs its stage work_us, that every packet
+    goes through every stage, and that the work runs on the run's cores
+    only. A run that broke none of these, but still came in under the floor,
+    is said to as such: it would be a defect of the floor."""
+    why = []
+    cores = len(spec.cores)
+    measured = {s.name: s for s in stages or []}
+    through = packets_through(spec)
+    for name, (work_ms, _) in stage_work(spec).items():
+        if not work_ms:
             continue
-        kind, ms = property_value(comp, "work"), property_value(comp, "work_us") / 1000.0
-        work.append(0.0 if kind == "none" else ms)
-        cpu.append(ms if kind == "cpu" else 0.0)
-    return work, cpu
+        comp, stage = spec.component(name), measured.get(name)
+        into = [c for c in spec.connections if c.provides[0] == name]
+        at_once = getattr(stage, "max_server_threads", None) or 1
+        if at_once > 1 and cores > 1 and not any(c.policy.worker_depth for c in into):
+            why.append(f"{name} worked on up to {at_once} packets at once (its ORB threads, no worker) on {cores} "
+                       "cores, where the floor has a stage work on one packet at a time")
+        jitter = _declared(comp, "work_jitter_us")
+        if _is_count(jitter) and jitter > 0:
+            why.append(f"{name}'s work varies by up to ±{jitter:g} µs a packet (work_jitter_us), where the floor "
+                       "takes work_us for every packet")
+        if stage is not None and stage.received < through[name]:
+            why.append(f"{name} had {stage.received} of the {through[name]} packets the floor counts for it "
+                       "(the others were dropped, skipped or refused)")
+        if comp.external is not None and comp.external.ref is not None:
+            why.append(f"{name} is a component someone else started: its work ran on cores the run does not own, "
+                       f"beyond the {cores} the floor spreads the CPU work over")
+    placed = [name for members in spec.nodes.values() for name in members if name in stage_work(spec)]
+    if placed:
+        why.append(f"{', '.join(placed)} ran on other nodes: their work used cores beyond the {cores} the floor "
+                   "spreads the CPU work over")
+    return why or ["no assumption of the floor is seen broken (one packet at a time per stage, work_us for every "
+                   "packet, every packet through every stage, the run's cores only): a defect of the floor"]
+
+
+def _declared(comp, key):
+    """A property as the run will see it, for any component: an external
+    one's from its spec only (None where it does not give it)."""
+    if comp.external is not None and comp.kind not in STAGE_KINDS:
+        return comp.properties.get(key)
+    props = kind_of(comp)["properties"]
+    return property_value(comp, key) if key in props else None
 
 
 def path_delay_ms(spec):

@@ -108,8 +108,19 @@ def read_runs(path, flag):
     try:
         if "benchmark" in doc:
             bench = Benchmark.from_dict(doc)
-            return bench.runs, bench.warnings(), bench.spec
+            return [r for r in bench.runs if finished(r)], bench.warnings(), bench.spec
         run = RunResult.from_dict(doc)
     except (ValueError, KeyError, TypeError) as exc:
         raise ScabenchError(f"{flag}: {path} is not a result of scabench run --json ({exc})") from None
+    if not finished(run):
+        # Its figures are of a cut stream, or there are none: not a run to set beside another.
+        why = f": {run.error}" if run.error else ""
+        raise ScabenchError(f"{flag}: {path} holds a run that did not finish (status {run.status}{why}); "
+                            "only runs that finished compare")
     return [run], [], run.spec
+
+
+def finished(run) -> bool:
+    """A run that went to its end and whose records were read: its figures
+    are the whole stream's."""
+    return run.status == "ok" and run.analysed

@@ -2,7 +2,7 @@
 runs), and `scabench compare`'s table. Views are rich renderables
 (scabench/console.py prints them, with colour on a terminal); each format_*
 gives the same as plain text. Durations and rates are scaled (scabench/units.py)."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rich.text import Text
 
@@ -20,6 +20,12 @@ LEGEND = "floor: least time the hardware allows for the last packet. ratio: last
 REORDER_LEGEND = ("reordered (previous): arrivals whose sequence number is not the previous arrival's + 1. "
                   "reordered (original): arrival positions whose packet is not the one sent in that position. "
                   "most ORB threads: the most of the ORB's threads in the stage's calls at once")
+# What a process's CPU per packet is (RunResult.process_cpu_per_packet_ms).
+CPU_LEGEND = ("CPU per packet: a process's CPU over the run's window / the packets it handled (its work and what "
+              "its hops cost)")
+# Why a result has no ratio: its floor is 0 (no component declares work and
+# no source is paced).
+NO_FLOOR = "no floor (no declared work)"
 
 
 def _line(content, style=None):
@@ -152,7 +158,7 @@ def run_view(result):
             out += [_line(""), view]
     out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
                      f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
-    out.append(_line(LEGEND, MUTED))
+    out += floor_lines(result)
     out.append(_line(REORDER_LEGEND, MUTED))
     for stall in result.stalls or []:
         out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
@@ -197,6 +203,17 @@ def _node_line(node):
     return words
 
 
+def floor_lines(result):
+    """The legend of floor and ratio, with what the floor of this result
+    leaves out (components that declare no work) or that it has none."""
+    out = [_line(LEGEND, MUTED)]
+    if result is not None and result.floor_caveat:
+        out.append(_line(f"floor: {result.floor_caveat}", MUTED))
+    if result is not None and not result.floor_ms:
+        out.append(_line(f"floor: {NO_FLOOR}, so no ratio", MUTED))
+    return out
+
+
 def format_run(result):
     return text(run_view(result))
 
@@ -232,11 +249,11 @@ def _interval(low, high, unit, scale=None):
     return f"{units.figure(low, unit, scale)} … {units.figure(high, unit, scale)}"
 
 
-def summary_rows(summary):
-    """The headline figures of K runs, scaled for the terminal: (header, rows)."""
-    header = ["figure", "median", "mean ± σ", "min … max", "95 % CI of the mean"]
+def summary_rows(summary, figures=stats.HEADLINE):
+    """The figures of K runs, scaled for the terminal: (header, rows)."""
+    header = ["figure", "median", "mean ± σ", "min … max", "95 % CI (median)"]
     rows = []
-    for f in stats.HEADLINE:
+    for f in figures:
         s = summary[f.key]
         if not s.n:
             rows.append([f.label] + [None] * 4)
@@ -245,12 +262,12 @@ def summary_rows(summary):
         sigma = units.MISSING if s.stdev is None else units.figure(s.stdev, f.unit, scale)
         rows.append([f.label, units.figure(s.median, f.unit, scale),
                      f"{units.figure(s.mean, f.unit, scale)} ± {sigma}", _interval(s.min, s.max, f.unit, scale),
-                     _interval(*s.ci95, f.unit, scale) if s.ci95 else None])
+                     _interval(*s.ci95, f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none"])
     return header, rows
 
 
 def benchmark_csv(bench):
-    """A benchmark's summary as CSV: (header, rows), a row per headline figure."""
+    """A benchmark's summary as CSV: (header, rows), a row per figure."""
     rows = bench.summary_rows()
     return list(rows[0]), [list(r.values()) for r in rows]
 
@@ -267,11 +284,13 @@ def benchmark_view(bench):
                      + f", each after a quiet machine (others under {g['quiet_below_pct']:g} % of the cores, waited "
                      f"for up to {g['quiet_wait_s']:g} s) and redone (up to {g['max_redos']} times) if others took "
                      f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"))
-    header, rows = summary_rows(bench.summary())
-    out += [_line(""), add_rows(table(*header), rows), _line("")]
+    header, rows = summary_rows(bench.summary(), bench.figures())
+    out += [_line(""), add_rows(table(*header), rows),
+            _line(f"95 % CI (median): the median's, from the runs' own values (order statistics), so never outside them; "
+                  f"it takes {stats.interval_runs()} runs or more. {CPU_LEGEND}", MUTED), _line("")]
     if first is not None:
         out.append(_line(f"floor {units.duration(first.floor_ms)}", None))
-    out.append(_line(LEGEND, MUTED))
+    out += floor_lines(first)
     out += [_line(f"warning: {w}", WARN) for w in bench.warnings()]
     return out
 
@@ -299,28 +318,33 @@ class Compared:
     runs: dict                   # name: [RunResult]
     warnings: list
     comparisons: dict = field(default_factory=dict)  # (figure key, name): stats.Comparison
+    # The figures compared: the headline ones, then each process's CPU per
+    # packet (stats.figures_of), over every file's runs.
+    figures: tuple = ()
 
     def __post_init__(self):
         base = self.names[0]
-        for f in stats.HEADLINE:
+        self.figures = stats.figures_of([r for n in self.names for r in self.runs[n]])
+        for f in self.figures:
             for n in self.names[1:]:
-                self.comparisons[(f.key, n)] = stats.compare([f.of(r) for r in self.runs[base]],
-                                                             [f.of(r) for r in self.runs[n]])
+                c = stats.compare([f.of(r) for r in self.runs[base]], [f.of(r) for r in self.runs[n]])
+                lacking = _no_floor(f, self.runs[base]) or _no_floor(f, self.runs[n])
+                self.comparisons[(f.key, n)] = replace(c, why=lacking) if lacking else c
 
     def as_dict(self):
         return {"scabench": version_info(), "files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
                 "rule": COMPARE_RULE,
                 "figures": {f.key: {"unit": f.unit, "against": self.names[0],
                                     **{n: self.comparisons[(f.key, n)].as_dict() for n in self.names[1:]}}
-                            for f in stats.HEADLINE},
+                            for f in self.figures},
                 "warnings": self.warnings}
 
     def csv(self):
-        """A row per headline figure and file compared with A: (header, rows)."""
+        """A row per figure and file compared with A: (header, rows)."""
         header = ["figure", "unit", "a", "b", "a_n", "a_median", "a_mean", "a_stdev", "b_n", "b_median", "b_mean",
                   "b_stdev", "ratio", "difference", "t", "p", "significant"]
         rows = []
-        for f in stats.HEADLINE:
+        for f in self.figures:
             for n in self.names[1:]:
                 c = self.comparisons[(f.key, n)]
                 rows.append([f.key, f.unit, self.names[0], n, c.a.n, c.a.median, c.a.mean, c.a.stdev, c.b.n,
@@ -329,17 +353,29 @@ class Compared:
         return header, rows
 
 
+def _no_floor(figure, runs):
+    """NO_FLOOR for the ratio of runs whose floor is 0 (no declared work, no
+    pacing); None otherwise."""
+    if figure.key == "overhead_ratio" and runs and all(not r.floor_ms for r in runs):
+        return NO_FLOOR
+    return None
+
+
 def compare_view(cmp):
     """pyperf's layout: a row per figure, a column per file; A's median, then
     each other file's median with its mean over A's and the verdict."""
     base = cmp.names[0]
     rows = []
-    for f in stats.HEADLINE:
+    for f in cmp.figures:
         medians = {n: stats.describe([f.of(r) for r in cmp.runs[n]]).median for n in cmp.names}
         scale = units.time_unit(medians[base]) if f.unit == "ms" and medians[base] is not None else None
-        row = [f.label, units.figure(medians[base], f.unit, scale)]
+        row = [f.label, _no_floor(f, cmp.runs[base]) or units.figure(medians[base], f.unit, scale)]
         for n in cmp.names[1:]:
             c = cmp.comparisons[(f.key, n)]
+            if _no_floor(f, cmp.runs[n]) or _no_floor(f, cmp.runs[base]):
+                # No ratio to compare: say why rather than "cannot tell".
+                row.append(_no_floor(f, cmp.runs[n]) or f"{units.figure(medians[n], f.unit, scale)} ({base}: {NO_FLOOR})")
+                continue
             ratio = "" if c.ratio is None else f"{units.ratio(c.ratio)}×, "  # none over a mean of 0
             row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({ratio}",
                                      (_verdict(c), TITLE if c.significant else ""), ")"))
@@ -347,7 +383,7 @@ def compare_view(cmp):
     out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
     out += ["", add_rows(table("figure", *cmp.names), rows), "",
             Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
-                 + COMPARE_RULE, style=MUTED)]
+                 + COMPARE_RULE + ". " + CPU_LEGEND, style=MUTED)]
     out += [Text(f"warning: {w}", style=WARN) for w in cmp.warnings]
     return out
 

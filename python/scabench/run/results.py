@@ -220,6 +220,9 @@ class RunResult(Typed):
     environment: dict            # cores, CPU model, kernel, ORB version
     floor_ms: float
     started_at: float            # time.time() at launch
+    # What the floor leaves out (model/pipeline.floor_caveat): components that
+    # declare no work; None when it counts every one's.
+    floor_caveat: str | None = optional()
     network: NetworkResult | None = optional()
     naming: dict | None = optional()  # the run's Naming Service: corbaloc and the waveform's context
     # The launcher's record of each process (pid, cores, components, rusage),
@@ -228,6 +231,9 @@ class RunResult(Typed):
     hosts: list | None = optional()
     nodes: list | None = optional()  # NodeResult of each node the run placed processes on
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
+    # A ratio below 1: which of the floor's assumptions the run broke, in
+    # words (model/pipeline.below_floor_why); None otherwise.
+    below_floor_why: list | None = optional()
     # Each packet from the start of its send at the packet source to done at
     # the end of the pipeline (docs/architecture.md, "Metrics"): the
     # distribution, and every packet's in sequence order (µs). None in
@@ -271,6 +277,27 @@ class RunResult(Typed):
             [("stage", s) for s in self.stages or []]
         return [{"component": part.name, "role": role, **{k: v for k, v in flat(part.as_dict()).items() if k != "name"}}
                 for role, part in parts]
+
+    def process_cpu_per_packet_ms(self) -> dict:
+        """{process: its CPU per packet (ms)}, what each hop costs: every
+        process the run started (a host, named by its components joined with
+        "+", or an external program), its CPU over the measured window
+        (the manifest's window_cpu_s) over the packets it handled, the most
+        any of its components did (a source's sent, a stage's received).
+        {} for a result that has none (never analysed, or no manifest). In
+        pipeline order (the packet source's process first)."""
+        handled = {s.name: s.received for s in self.stages or []}
+        if self.producer is not None:
+            handled = {self.producer.name: self.producer.sent, **handled}
+        place = {name: i for i, name in enumerate(handled)}
+        out = {}
+        for host in sorted(self.hosts or [], key=lambda h: min((place.get(c, len(place)) for c in
+                                                                 h.get("components") or []), default=len(place))):
+            members = host.get("components") or []
+            packets = max((handled[c] for c in members if handled.get(c)), default=0)
+            if host.get("window_cpu_s") is not None and packets:
+                out["+".join(members)] = 1e3 * host["window_cpu_s"] / packets
+        return out
 
     def as_dict(self):
         out = super().as_dict()

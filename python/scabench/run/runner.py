@@ -16,8 +16,8 @@ from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory, process_memory_bytes
 from scabench.model.catalog import PYTHON_KINDS
-from scabench.model.pipeline import (STAGE_KINDS, floor_of, packets_through, property_value, source_period_ms,
-                                     stage_work_ms)
+from scabench.model.pipeline import (below_floor_why, floor_caveat, floor_of, packets_through, property_value,
+                                     source_period_ms, stage_work, stage_work_ms)
 from scabench.model.policy import host_orb_options
 from scabench.model.transport import endpoint_transport, hop_transport, uses_properties as transport_properties
 from scabench.model.sad.load import waveform_stem
@@ -240,7 +240,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     manifest_path = run_dir / "manifest.json"
     started = time.time()
     result = RunResult(status="failed", spec=spec.describe(), environment=describe_environment(spec.cores),
-                       floor_ms=floor, started_at=started, scabench=version_info())
+                       floor_ms=floor, started_at=started, floor_caveat=floor_caveat(spec), scabench=version_info())
     if network is not None:
         result.network = NetworkResult(**network.describe())
     result.naming = {k: v for k, v in assembly["naming"].items() if k != "shared"}
@@ -455,8 +455,7 @@ def _components(spec, records, stats=None):
         return metrics.since_send_ns(sent.sequence, sent.arrive_ns, r.sequence[done[name]][order],
                                      r.done_ns[done[name]][order]) / 1e3
     ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
-    work = dict(zip([n for n in spec.pipeline_order() if spec.component(n).kind in STAGE_KINDS],
-                    stage_work_ms(spec)[0]))
+    work = {name: ms for name, (ms, _) in stage_work(spec).items()}
 
     progress = pipeline_progress_ns(r.done_ns[done[n]] for n, r in records.items())
     stages, stalls = [], []
@@ -604,6 +603,8 @@ def analyse(spec, run_dir, manifest, result, records=None):
     rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
     floor = result.floor_ms
     result.overhead_ratio = (last / floor) if (last and floor) else None
+    if result.overhead_ratio is not None and result.overhead_ratio < 1:
+        result.below_floor_why = below_floor_why(spec, stages)
     _set_end_to_end(result, end_to_end)
     result.foreign_cpu_pct = manifest["foreign_cpu_pct"]
     result.stages = stages
