@@ -90,6 +90,16 @@ def stage_work_ms(spec):
     return work, cpu
 
 
+def stage_longest_work_ms(spec) -> list[float]:
+    """Per stage in pipeline order: the longest one packet's work may take
+    (ms): its work plus its work_jitter_us, the most data-dependent work adds
+    to a packet (a stage with no work has none to vary). What a run must wait
+    through before calling a quiet pipeline stuck."""
+    stages = [spec.component(n) for n in spec.pipeline_order() if spec.component(n).kind in STAGE_KINDS]
+    work, _ = stage_work_ms(spec)
+    return [w + property_value(c, "work_jitter_us") / 1000.0 if w > 0 else 0.0 for c, w in zip(stages, work)]
+
+
 def path_delay_ms(spec):
     """Link delay on the longest path from a source, with network hosts:
     every connection between two processes crosses one emulated link."""
