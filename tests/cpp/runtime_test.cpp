@@ -383,7 +383,7 @@ TEST(PolicySchema, BadPolicyValuesAreRefusedAtConfigure) {
   refused("in.flow", text("credits(0)"), "w must be in [1, 65536]");
   refused("out.flow", text("watermarks(8, 2)"), "lo < hi");
   refused("in.dispatch", text("orb"), "pool, pool:N, serial, single");
-  refused("in.worker", integer(70'000), "[1, 65536]");
+  refused("in.worker", integer(70'000), "[0, 65536]");  // 0: no worker
   refused("in.worker_resume", text("-1"), "auto, half");
   refused("in.reorder_capacity", integer(0), "[1, 65536]");
   refused("in.reorder_timeout_ms", real(-1), "[0, 600000]");
