@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "scabench/dsp/fir.hpp"
+#include "scabench/runtime/message_limit.hpp"
 #include "scabench/runtime/registry.hpp"
 #include "scabench/runtime/source_loop.hpp"
 
@@ -28,8 +29,10 @@ class Producer final : public Component {
     auto count = [&](const char* id, int64_t value, const char* description) -> PropertyBag::Declaration& {
       return properties().declare(id, PropertyType::ULong, value, description);
     };
-    count("packets", 1000, "packets to send");
-    count("samples", 1024, "samples per packet");
+    // A stream has at least one packet, and a packet at least one sample
+    // and no more than fit in one ORB message of the run (message_limit.hpp).
+    count("packets", 1000, "packets to send").within(1, UINT32_MAX);
+    count("samples", 1024, "samples per packet, no more than fit in an ORB message").within(1, maxPacketSamples(sizeof(T)));
     count("period_us", 0, "0: no wait; else one packet every period_us");
     count("stream_id", 0, "stream id stamped on every packet");
     properties()

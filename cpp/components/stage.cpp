@@ -17,7 +17,7 @@ class Stage final : public Component {
     // it takes effect from the next packet.
     properties()
         .declare("work", PropertyType::String, std::string("cpu"), "none, cpu or sleep")
-        .checkedBy([](const PropertyValue& v) { parseWorkKind(std::get<std::string>(v)); })
+        .oneOf(workKindNames())
         .whileStarted();
     properties().declare("work_us", PropertyType::ULong, int64_t{5000}, "work per packet, microseconds").whileStarted();
     properties()

@@ -59,7 +59,8 @@ struct Wire<int16_t> {
 void declareMode(Component& c) {
   c.properties().declare("mode", std::string("2400L"),
                          "STANAG 4285 mode: 75S..2400S, 75L..2400L (coded, short/long interleaver), "
-                         "1200U, 2400U, 3600U (uncoded)");
+                         "1200U, 2400U, 3600U (uncoded)")
+      .oneOf(s4285::modeNames());
 }
 
 // Frames must come in order: the blocks are stream processors.
@@ -269,7 +270,7 @@ class DataSource final : public Component {
  public:
   explicit DataSource(const ComponentContext& ctx) : Component(ctx) {
     declareMode(*this);
-    properties().declare("packets", PropertyType::ULong, int64_t{100}, "frames to send (256 symbols each)");
+    properties().declare("packets", PropertyType::ULong, int64_t{100}, "frames to send (256 symbols each)").within(1, UINT32_MAX);
     properties()
         .declare("symbol_rate", PropertyType::Double, 2400.0,
                  "symbols/s the frames are paced to; 0: as fast as possible")

@@ -52,6 +52,7 @@
 #include <omniORB4/Naming.hh>
 
 #include "scabench/core/usage.hpp"
+#include "scabench/runtime/message_limit.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
 
@@ -114,6 +115,27 @@ struct ComponentSpec {
 // The catalogue of component kinds, straight from their declarations, and
 // the policy table the ports declare their properties from, so that spec
 // validation never disagrees with the components.
+// A component's properties as --describe publishes them: each one's default,
+// type (how a spec writes it), corba_type (what configure converts to and
+// query answers in), and what configure enforces: min and max where it has a
+// range, values where it is one of some names.
+nlohmann::json describeProperties(scabench::Component& c) {
+  nlohmann::json props = nlohmann::json::object();
+  for (const auto& [id, entry] : c.properties().entries()) {
+    const auto& d = entry.declaration;
+    nlohmann::json value;
+    std::visit([&](const auto& v) { value = v; }, d.defaultValue);
+    nlohmann::json p = {{"default", value}, {"type", scabench::valueKind(d.type)},
+                        {"corba_type", scabench::idlName(d.type)},
+                        {"while_started", d.configurable == scabench::Configurable::AnyTime},
+                        {"description", d.description}};
+    if (const auto range = scabench::PropertyBag::range(d)) p["min"] = range->min, p["max"] = range->max;
+    if (!d.values.empty()) p["values"] = d.values;
+    props[id] = p;
+  }
+  return props;
+}
+
 int describe(CORBA::ORB_ptr orb) {
   CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
   PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
@@ -121,35 +143,36 @@ int describe(CORBA::ORB_ptr orb) {
   nlohmann::json kinds = nlohmann::json::object();
   for (const auto& kind : scabench::registeredKinds()) {
     const auto types = scabench::sampleTypesOf(kind);
-    scabench::Component* c = scabench::createComponent(kind, types.front(), {"describe", "/tmp", &host});
-    nlohmann::json props = nlohmann::json::object();
-    for (const auto& [id, entry] : c->properties().entries()) {
-      const auto& d = entry.declaration;
-      nlohmann::json value;
-      std::visit([&](const auto& v) { value = v; }, d.defaultValue);
-      // type: how a spec writes it; corba_type: what configure converts to and
-      // query answers in; min and max: the range it takes, where it has one.
-      nlohmann::json p = {{"default", value}, {"type", scabench::valueKind(d.type)},
-                          {"corba_type", scabench::idlName(d.type)},
-                          {"while_started", d.configurable == scabench::Configurable::AnyTime},
-                          {"description", d.description}};
-      if (scabench::isInteger(d.type)) {
-        auto [lo, hi] = scabench::integerRange(d.type);
-        if (d.bounds) lo = std::max(lo, d.bounds->min), hi = std::min(hi, d.bounds->max);
-        p["min"] = lo;
-        p["max"] = hi;
-      } else if (d.bounds) {
-        p["min"] = d.bounds->min;
-        p["max"] = d.bounds->max;
+    // A range may depend on the sample type (samples per packet: fewer
+    // doubles than octets fit in a message). A property whose range does
+    // gets each type's under "by_sample_type", and the widest as its own.
+    nlohmann::json props;
+    for (const auto& type : types) {
+      scabench::Component* c = scabench::createComponent(kind, type, {"describe", "/tmp", &host});
+      const nlohmann::json own = describeProperties(*c);
+      if (props.is_null()) {
+        kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()}};
+        props = own;
       }
-      props[id] = p;
+      for (auto& [id, p] : props.items()) {
+        if (!p.contains("min") || !own.contains(id)) continue;
+        p["by_sample_type"][type] = {{"min", own[id]["min"]}, {"max", own[id]["max"]}};
+        if (own[id]["min"] < p["min"]) p["min"] = own[id]["min"];
+        if (own[id]["max"] > p["max"]) p["max"] = own[id]["max"];
+      }
+      c->_remove_ref();
     }
-    kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()},
-                   {"properties", props}};
+    for (auto& [id, p] : props.items()) {
+      if (!p.contains("by_sample_type")) continue;
+      const auto& first = p["by_sample_type"].begin().value();
+      bool same = true;
+      for (const auto& [type, range] : p["by_sample_type"].items()) same = same && range == first;
+      if (same) p.erase("by_sample_type");
+    }
+    kinds[kind]["properties"] = props;
     // Where a plugin's kind comes from, so that a spec's check can tell
     // its library's kinds from the built-in ones.
     if (const std::string library = scabench::libraryOf(kind); !library.empty()) kinds[kind]["library"] = library;
-    c->_remove_ref();
   }
   nlohmann::ordered_json out;
   out["kinds"] = nlohmann::ordered_json::parse(kinds.dump());
@@ -353,7 +376,8 @@ int main(int argc, char** argv) {
   argv = args.data();
   // Runs use packets up to 64 MiB; a host started by anyone else gets the
   // same limit unless its own -ORB options say otherwise.
-  const char* options[][2] = {{"giopMaxMsgSize", "67108864"}, {nullptr, nullptr}};
+  const std::string messageLimit = std::to_string(scabench::kRunMessageLimit);
+  const char* options[][2] = {{"giopMaxMsgSize", messageLimit.c_str()}, {nullptr, nullptr}};
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv, "omniORB4", options);  // removes the -ORB options
   bool libraryWithoutPath = false;
   const std::vector<std::string> libraries = takeLibraries(argc, argv, libraryWithoutPath);

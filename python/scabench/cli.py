@@ -373,7 +373,8 @@ def components(kind, wide):
     KIND, that kind's properties with their types, defaults and ranges."""
     from scabench.report.catalogue import kind_view, kinds_view
     with exit_codes():
-        view = kind_view(kind) if kind else kinds_view()
+        # An empty name is a name, and no kind has it: refused, not taken for none.
+        view = kind_view(kind) if kind is not None else kinds_view()
     show(view, console(wide=wide))
 
 

@@ -100,6 +100,56 @@ std::string refusal(Component* c, const char* id, const CORBA::Any& value) {
 
 }  // namespace
 
+// What a property declares is what configure enforces, and what --describe
+// publishes (PropertyBag::range, Declaration::values): the runtime's own port
+// keys, the policy keys and the sizes of a stream carry their real range, not
+// their CORBA type's, and a value one past it is refused.
+TEST(Properties, DeclaredRangesAreTheOnesConfigureEnforces) {
+  Component* producer = createComponent("producer", "double", {"ranges", ::testing::TempDir(), &host()});
+  Component* stage = createComponent("stage", "float", {"ranges2", ::testing::TempDir(), &host()});
+  auto range = [](Component* c, const std::string& id) {
+    const auto r = PropertyBag::range(c->properties().entries().at(id).declaration);
+    EXPECT_TRUE(r.has_value()) << id;
+    return r ? std::make_pair(r->min, r->max) : std::make_pair(int64_t{0}, int64_t{0});
+  };
+  const std::map<std::string, std::pair<int64_t, int64_t>> expected = {
+      {"packets", {1, UINT32_MAX}},
+      // 8,388,096 doubles: what fits in the run's message limit, less the headers' room.
+      {"samples", {1, int64_t((kRunMessageLimit - kMessageHeaderRoom) / sizeof(CORBA::Double))}},
+      {"drop_packet", {-1, INT64_MAX}},
+      {"out.sync_none_depth", {1, INT64_MAX}},
+      {"out.shm_bytes", {int64_t(64) << 10, int64_t(1) << 30}},
+  };
+  for (const auto& [id, want] : expected) {
+    EXPECT_EQ(range(producer, id), want) << id;
+    if (want.first > INT32_MIN) EXPECT_FALSE(refusal(producer, id.c_str(), integer(want.first - 1)).empty()) << id;
+    if (want.second < INT64_MAX) EXPECT_FALSE(refusal(producer, id.c_str(), integer(want.second + 1)).empty()) << id;
+  }
+  EXPECT_EQ(range(producer, "samples").second, 8'388'096);
+  producer->configure(props({{"drop_packet", integer(-1)}}));  // the documented "none" is taken
+  EXPECT_EQ(range(stage, "in.max_calls"), std::make_pair(int64_t{1}, int64_t{100'000}));
+  EXPECT_EQ(range(stage, "in.reorder_capacity"), std::make_pair(int64_t{1}, int64_t{65536}));
+  EXPECT_EQ(range(stage, "in.worker"), std::make_pair(int64_t{0}, int64_t{65536}));
+  EXPECT_EQ(range(stage, "in.packet_length"), std::make_pair(int64_t{0}, maxPacketSamples(1)));
+  EXPECT_EQ(range(stage, "in.reorder_timeout_ms"), std::make_pair(int64_t{0}, int64_t{600'000}));
+  EXPECT_FALSE(refusal(stage, "in.max_calls", integer(0)).empty());
+  EXPECT_FALSE(refusal(stage, "in.max_calls", integer(100'001)).empty());
+  // A choice declares its names, and configure takes no other.
+  EXPECT_EQ(stage->properties().entries().at("work").declaration.values,
+            (std::vector<std::string>{"none", "cpu", "sleep"}));
+  EXPECT_EQ(stage->properties().entries().at("in.ordering").declaration.values,
+            (std::vector<std::string>{"arrival", "resequence"}));
+  EXPECT_NE(refusal(stage, "work", text("gpu")).find("none, cpu, sleep"), std::string::npos);
+  stage->_remove_ref();
+  producer->_remove_ref();
+}
+
+TEST(Properties, OneOfRefusesADefaultOutsideItsNames) {
+  PropertyBag bag;
+  EXPECT_THROW(bag.declare("mode", std::string("fast"), "a mode").oneOf({"slow", "steady"}), std::logic_error);
+  EXPECT_THROW(bag.declare("count", int64_t{1}, "a count").oneOf({"1"}), std::logic_error);
+}
+
 // A numeric property takes a value of any numeric CORBA type that fits its
 // declared type and range, and query answers in the declared type, whatever
 // type configure came with.
@@ -333,7 +383,7 @@ TEST(PolicySchema, BadPolicyValuesAreRefusedAtConfigure) {
   refused("in.flow", text("credits(0)"), "w must be in [1, 65536]");
   refused("out.flow", text("watermarks(8, 2)"), "lo < hi");
   refused("in.dispatch", text("orb"), "pool, pool:N, serial, single");
-  refused("in.worker", integer(70'000), "[1, 65536]");
+  refused("in.worker", integer(70'000), "[0, 65536]");  // 0: no worker
   refused("in.worker_resume", text("-1"), "auto, half");
   refused("in.reorder_capacity", integer(0), "[1, 65536]");
   refused("in.reorder_timeout_ms", real(-1), "[0, 600000]");

@@ -49,15 +49,17 @@ SPECS = [
     (with_run("transport = \"udp\""), "run.transport", "tcp, unix, shm"),
 ]
 PROPS = [
-    ("p", "packets = 0", "component[0].packets", "at least 1"),
-    ("p", "packets = -5", "component[0].packets", "from 0 to"),
-    ("p", "packets = 9223372036854775808", "component[0].packets", "0 to 4294967295"),  # an unsigned long
+    # the range the producer declares, which its configure enforces: a stream has a packet at least
+    ("p", "packets = 0", "component[0].packets", "from 1 to 4,294,967,295"),
+    ("p", "packets = -5", "component[0].packets", "from 1 to"),
+    ("p", "packets = 9223372036854775808", "component[0].packets", "1 to 4,294,967,295"),  # an unsigned long
     ("p", "packets = 1.5", "component[0].packets", "integer"),
     ("p", "packets = \"10\"", "component[0].packets", "integer"),
     ("p", "packets = true", "component[0].packets", "integer"),
-    ("p", "samples = 0", "component[0].samples", "at least 1"),
-    ("p", "samples = 1000000000000", "component[0].samples", "0 to 4294967295"),
+    ("p", "samples = 0", "component[0].samples", "from 1 to 8,388,096 with double samples"),
+    ("p", "samples = 1000000000000", "component[0].samples", "1 to 8,388,096"),
     ("p", "samples = 9000000", "component[0].samples", "fit in an ORB message"),
+    ("p", "drop_packet = -2", "component[0].drop_packet", "from -1 up"),
     ("p", "period_us = -1", "component[0].period_us", "from 0 to"),
     ("p", "colour = \"red\"", "component[0].colour", "valid:"),
     ("p", "record_capacity = 5", "component[0].record_capacity", "valid:"),
@@ -65,6 +67,10 @@ PROPS = [
     ("s", "work_us = nan", "component[1].work_us", "integer"),
     ("s", "work_us = 1e400", "component[1].work_us", "integer"),
     ("s", "work = 5", "component[1].work", "string"),
+    # the stage's names for its work, which its configure takes and no other
+    ("s", "work = \"nnoe\"", "component[1].work", "'nnoe' is not valid; use one of: none, cpu, sleep"),
+    ("s", "work = \"Sleep\"", "component[1].work", "use one of: none, cpu, sleep"),
+    ("s", "work = \"gpu\"", "component[1].work", "use one of: none, cpu, sleep"),
     ("s", "work_us = [1]", "component[1].work_us", "integer"),
     ("s", "work_us = {a = 1}", "component[1].work_us", "integer"),
 ]
@@ -191,7 +197,8 @@ OVERRIDES = [
     (["stage1.=3"], "--set", "COMPONENT.KEY=VALUE"),
     (["ghost.work_us=3"], "--set", "no component named 'ghost'"),
     (["producer.samples=100000000"], "--set", "fit in an ORB message"),
-    (["producer.packets=0"], "--set", "at least 1"),
+    (["producer.packets=0"], "--set", "from 1 to"),
+    (["stage1.work=gpu"], "--set", "use one of: none, cpu, sleep"),
 ]
 
 
@@ -211,8 +218,20 @@ def test_override_values_read_as_toml_would():
 
 def test_huge_packets_flag_is_refused(write_spec):
     spec = load_spec(write_spec(pipeline_toml(stages=1)))
-    with pytest.raises(SpecError, match="0 to 4294967295"):
+    with pytest.raises(SpecError, match="1 to 4,294,967,295"):
         spec.with_packets(10 ** 30)
+
+
+def test_a_property_in_its_declared_range_is_taken(write_spec):
+    """What configure takes, validate takes: the producer's documented
+    "none" for drop_packet, and as many float samples as fit in a message
+    (more than doubles)."""
+    spec = load_spec(write_spec(pipeline_toml(stages=1)))
+    spec.with_properties("producer", {"drop_packet": -1})
+    float_spec = load_spec(write_spec(pipeline_toml(stages=1, run='sample_type = "float"')))
+    float_spec.with_properties("producer", {"samples": 16_000_000})
+    with pytest.raises(SpecError, match="1 to 8,388,096 with double samples"):
+        spec.with_properties("producer", {"samples": 16_000_000})
 
 
 def test_a_run_the_memory_cannot_hold_is_refused(write_spec):
@@ -261,6 +280,8 @@ CLI = [
     (["compare", "{other}", "{other}"], "no 'status'"),
     (["compare", "{hollow}", "{other}", "--csv", "{file}/c.csv"], "--csv"),
     (["components", "no-such-kind"], "not a component kind"),
+    (["components", ""], "'' is not a component kind"),
+    (["sweep", "{spec}", "--grid", "stage1.work=cpu,gpu", "--out", "{dir}/sw"], "use one of: none, cpu, sleep"),
     (["profile", "--csv", "{file}/p.csv", "--quick"], "--csv"),
     (["granularity", "--csv", "{file}/g.csv", "--plan", "tiny"], "--csv"),
     (["granularity", "--from-json", "{file}"], "--from-json"),

@@ -166,12 +166,29 @@ def test_components_lists_every_kind_and_the_policy_within_100_columns():
 
 
 def test_components_of_a_kind_gives_types_defaults_and_ranges():
-    proc = scabench("components", "producer")
+    proc = scabench("components", "producer", "--wide")
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.strip()}
-    assert rows["packets"][1:5] == ["integer", "1000", "≥", "1"]
-    assert rows["period_us"][1:5] == ["integer", "0", "≥", "0"]
+    # The ranges configure enforces, whole numbers as a person reads them.
+    assert rows["packets"][1:6] == ["integer", "1,000", "1", "to", "4,294,967,295"]
+    assert rows["period_us"][1:6] == ["integer", "0", "0", "to", "4,294,967,295"]
+    assert rows["drop_packet"][1:5] == ["integer", "-1", "-1", "up"]
+    # A range that depends on the sample type gives each type's.
+    assert "double: 1 to 8,388,096;" in proc.stdout and "octet: 1 to 67,104,768" in proc.stdout
     assert "record_capacity" not in rows and "out.call" not in rows  # the runner's and the [policy] table's
+
+
+def test_components_shows_names_booleans_and_depths_as_a_spec_writes_them():
+    stage = scabench("components", "stage", "--wide").stdout
+    assert next(line for line in stage.splitlines() if line.startswith("work ")).split()[1:7] == \
+        ["string", "cpu", "none", "|", "cpu", "|"]
+    sink = scabench("components", "sink", "--wide").stdout
+    assert next(line for line in sink.splitlines() if line.startswith("checksum")).split()[1:3] == ["boolean", "false"]
+    rows = {line.split()[0]: line.split() for line in scabench("components", "--wide").stdout.splitlines()
+            if line.strip()}
+    # values, then the default: a depth of 0 is written false (no worker), not 0
+    assert rows["worker"][1:11] == ["provides", "false", "|", "true", "(64)", "|", "1", "to", "65,536", "false"]
+    assert rows["packet_length"][2:5] == ["0", "to", "67,104,768"]
 
 
 # --- colour -----------------------------------------------------------------------

@@ -371,6 +371,6 @@ def test_the_catalogue_lists_the_python_and_external_kinds():
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^py-stage +out +in ", proc.stdout, re.M) and re.search(r"^external +its own", proc.stdout, re.M)
     proc = scabench("components", "py-stage")
-    assert proc.returncode == 0 and re.search(r"^work_us +integer +5000", proc.stdout, re.M)
+    assert proc.returncode == 0 and re.search(r"^work_us +integer +5,000 ", proc.stdout, re.M)
     proc = scabench("components", "external")
     assert proc.returncode == 2 and "declares nothing" in one_line_error(proc)

@@ -4,7 +4,9 @@ and loaded back is the same spec; a component library named by an SPD runs;
 and every mistake in a SAD, SPD, PRF, SCD or sidecar is one line naming the
 file and line (or the sidecar's key), exit 2."""
 import json
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -422,13 +424,67 @@ def test_a_value_of_the_wrong_type(exp6):
 def test_a_value_the_kind_refuses(exp6):
     line = edit(exp6, '<simpleref refid="packets" value="1000"/>', '<simpleref refid="packets" value="0"/>')
     assert load_fails(exp6).startswith(f"{exp6}:{line}: componentinstantiation 'producer': simpleref 'packets': "
-                                       "must be at least 1")
+                                       "0 is not valid; use a whole number from 1 to 4,294,967,295")
 
 
 def test_a_value_outside_the_prfs_range(by_hand):
     line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work_us" value="200000"/>')
     assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work_us': "
                                    "200000 is outside the PRF's range, 0 to 100000")
+
+
+def test_a_value_the_kinds_names_do_not_include(by_hand):
+    """A stage's work is one of its names, in a simpleref as anywhere."""
+    line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work" value="gpu"/>')
+    assert load_fails(by_hand).startswith(f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
+                                          "'gpu' is not valid; use one of: none, cpu, sleep")
+
+
+def test_a_prf_enumeration_is_enforced(by_hand):
+    """A PRF's enumerations narrow what the kind takes: a value outside them
+    is refused where it is given."""
+    prf = by_hand.with_name("BusyStage.prf.xml")
+    edit(prf, "<value>sleep</value>", '<value>sleep</value><enumerations><enumeration label="cpu"/>'
+         '<enumeration label="sleep" value="sleep"/></enumerations>')
+    line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work" value="none"/>')
+    assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
+                                   "'none' is not one of the PRF's enumerations: cpu, sleep")
+
+
+def test_an_inverted_prf_range_is_blamed_not_the_value(by_hand):
+    prf = by_hand.with_name("BusyStage.prf.xml")
+    line = edit(prf, '<range min="0" max="100000"/>', '<range min="100000" max="0"/>')
+    assert load_fails(by_hand) == (f"{prf}:{line}: simple 'work_us': range min='100000' max='0' is inverted: min "
+                                   "must not be above max")
+
+
+@pytest.mark.parametrize("element, what", [
+    # REDHAWK writes a name, a type and a mode on a sequence, which the structure check knew nothing of.
+    ('<simplesequence id="gains" name="gains" type="double" mode="readwrite"><values><value>1</value></values>'
+     '<kind kindtype="property"/></simplesequence>', "simplesequence 'gains': a sequence property"),
+    ('<struct id="shape" mode="readwrite"><simple id="width" type="long"/></struct>', "struct 'shape': a struct "
+     "property"),
+])
+def test_a_prf_sequence_or_struct_is_refused_by_name(by_hand, element, what):
+    prf = by_hand.with_name("BusyStage.prf.xml")
+    line = edit(prf, "</properties>", element + "\n</properties>")
+    assert load_fails(by_hand) == (f"{prf}:{line}: {what} is not supported: a scabench component's properties are "
+                                   "<simple> ones")
+
+
+@pytest.mark.parametrize("target, found", [("dir", "is a directory"), ("fifo", "is not a regular file (a FIFO)"),
+                                           ("/dev/zero", "is not a regular file (a device)")])
+def test_an_spd_that_is_not_a_file_says_what_it_is(exp6, target, found):
+    path = exp6.parent / "Stage.spd.xml"
+    if target == "dir":
+        path.mkdir()
+    elif target == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path(target)
+    line = edit(exp6, '"../../components/Stage/Stage.spd.xml"', f'"{path}"')
+    assert load_fails(exp6) == (f"{exp6}:{line}: componentfile 'Stage_spd': {path}: {found}; give the component's "
+                                "SPD (components/<Name>/<Name>.spd.xml), relative to the SAD")
 
 
 def test_an_unknown_kind(by_hand):
@@ -463,6 +519,8 @@ def test_a_loop_is_placed_on_the_connections(by_hand):
     ("[connection.c1]\nto = \"second.in\"", "connection.c1.to", "a connection's ends are the SAD's"),
     ("[run]\ntransport = \"pigeon\"", "run.transport", "'pigeon' is not valid; use one of: tcp, unix"),
     ("[run]\npackets = 0", "run.packets", "must be a whole number of packets >= 1"),
+    ("[run]\npakets = 3", "run.pakets", "unknown key; valid: sample_type, transport, cores, pin, scheduler, "
+     "timeout_s, packets"),
     ("[experiment]\nname = \"other\"", "experiment.name", "the SAD gives it"),
     ("[placement]\nhosts = []", "placement", "unknown table; a SAD's sidecar has: experiment, run, policy, "
      "connection, network"),

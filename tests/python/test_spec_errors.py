@@ -54,6 +54,29 @@ def test_bad_spec_names_file_key_and_valid_values(write_spec, text, key, hint):
     assert str(path) in str(err.value) and hint in str(err.value)
 
 
+def test_validate_refuses_what_configure_would_refuse(write_spec):
+    """`validate` judges each property by the range and names the component
+    declares, so a value its configure would refuse never passes as "ok"
+    (it used to validate, then fail at configure after the processes started)."""
+    for value in ('"nnoe"', '"Sleep"', '"gpu"'):
+        path = write_spec(pipeline_toml(stages=1).replace('work = "cpu"', f"work = {value}"))
+        proc = scabench("validate", path)
+        assert proc.returncode == 2, proc.stdout
+        assert f"{path}: component[1].work: {value.replace(chr(34), chr(39))} is not valid; use one of: none, cpu, " \
+            "sleep" in proc.stdout
+
+
+def test_the_watchdog_waits_through_a_stages_jitter(write_spec):
+    """A stage whose data-dependent work (work_jitter_us) is far above its
+    work_us takes up to their sum on a packet: the watchdog's limit counts it,
+    so such a legitimate run is not ended as stuck."""
+    from scabench.run.runner import hang_limit_s
+    spec = load_spec(write_spec(pipeline_toml(stages=1, work_us=1000)))
+    steady = hang_limit_s(spec)
+    spec.with_properties("stage1", {"work_jitter_us": 2_000_000})
+    assert hang_limit_s(spec) >= 20 * 2.001 > steady
+
+
 def test_invalid_toml_names_the_file(write_spec):
     path = write_spec("[run\n")
     with pytest.raises(SpecError, match="not valid TOML"):
@@ -139,7 +162,7 @@ def test_a_key_the_runtime_adds_needs_no_restating(write_spec):
     for bad in ("-1", '"256"', "true"):
         with pytest.raises(SpecError) as err:
             load_spec(write_spec(pipeline_toml(policy=f"packet_length = {bad}")))
-        assert "packet_length" in str(err.value) and "0 to 67108864" in str(err.value)
+        assert "packet_length" in str(err.value) and "0 to 67104768" in str(err.value)
 
 
 def test_a_transport_override_that_clashes_names_the_flag_and_leaves_the_spec_as_it_was():

@@ -6,10 +6,15 @@
 
 namespace scabench {
 
+const std::vector<std::string>& workKindNames() {
+  static const std::vector<std::string> names{"none", "cpu", "sleep"};
+  return names;
+}
+
 WorkKind parseWorkKind(const std::string& text) {
-  if (text == "none") return WorkKind::None;
-  if (text == "cpu") return WorkKind::Cpu;
-  if (text == "sleep") return WorkKind::Sleep;
+  const auto& names = workKindNames();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (text == names[i]) return WorkKind(i);
   throw std::invalid_argument("work '" + text + "' is not one of: none, cpu, sleep");
 }
 

@@ -11,29 +11,21 @@ namespace scabench {
 OutPortBase::OutPortBase(Component& owner, std::string name) : owner_(owner), name_(std::move(name)) {
   policy::declarePortProperties(owner_.properties(), name_, policy::Side::Uses);
   // Not a spec key: the sync=none queue's depth is the runtime's own choice.
-  owner_.properties().declare(name_ + ".sync_none_depth", int64_t{1024},
-                              "packets the sync=none client queue holds before the caller blocks",
-                              [](const PropertyValue& v) {
-                                if (std::get<int64_t>(v) < 1) throw std::invalid_argument("must be >= 1");
-                              });
+  owner_.properties()
+      .declare(name_ + ".sync_none_depth", int64_t{1024}, "packets the sync=none client queue holds before the caller blocks")
+      .within(1, INT64_MAX);
   // Not spec keys: the runner picks a connection's transport from the run's
   // (a ring needs both ends in processes of the runtime on this machine).
-  owner_.properties().declare(name_ + ".transport", std::string("orb"),
-                              "how the connection's packets travel: orb (CORBA calls) or shm (a shared-memory ring "
-                              "between the two processes; CORBA for control only)",
-                              [](const PropertyValue& v) {
-                                const auto& t = std::get<std::string>(v);
-                                if (t != "orb" && t != "shm") throw std::invalid_argument("use orb or shm");
-                              });
-  owner_.properties().declare(name_ + ".shm_bytes", int64_t(shm::kDefaultDataBytes),
-                              "bytes of the shared-memory ring's data area (transport shm): the most sample bytes in "
-                              "flight on the connection, and the largest packet",
-                              [](const PropertyValue& v) {
-                                const int64_t b = std::get<int64_t>(v);
-                                if (b < int64_t(shm::kMinDataBytes) || b > int64_t(shm::kMaxDataBytes))
-                                  throw std::invalid_argument("must be in [" + std::to_string(shm::kMinDataBytes) +
-                                                              ", " + std::to_string(shm::kMaxDataBytes) + "]");
-                              });
+  owner_.properties()
+      .declare(name_ + ".transport", std::string("orb"),
+               "how the connection's packets travel: orb (CORBA calls) or shm (a shared-memory ring between the two "
+               "processes; CORBA for control only)")
+      .oneOf({"orb", "shm"});
+  owner_.properties()
+      .declare(name_ + ".shm_bytes", int64_t(shm::kDefaultDataBytes),
+               "bytes of the shared-memory ring's data area (transport shm): the most sample bytes in flight on the "
+               "connection, and the largest packet")
+      .within(int64_t(shm::kMinDataBytes), int64_t(shm::kMaxDataBytes));
 }
 
 bool OutPortBase::openGate() {

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scabench/runtime/message_limit.hpp"
+
 namespace scabench::policy {
 namespace {
 
@@ -26,9 +28,9 @@ constexpr int64_t kWorkerDepthWhenTrue = 64;
 constexpr int64_t kMaxPackets = 65536;        // queue depths, buffers, windows, watermarks
 constexpr int64_t kMaxPoolThreads = 1000;     // dispatch = "pool:N"
 constexpr int64_t kMaxReorderTimeoutMs = 600'000;  // ten minutes
-// The most samples a packet can have: the hosts' giopMaxMsgSize (64 MiB,
-// python/scabench/run/runner.py) holds no more elements of even one byte.
-constexpr int64_t kMaxPacketSamples = int64_t{64} << 20;
+// The most samples a packet can have: no more elements of even one byte fit
+// in the run's message limit (message_limit.hpp).
+constexpr int64_t kMaxPacketSamples = maxPacketSamples(1);
 
 Key newKey(std::string name, Side side, Type type) {
   Key k;
@@ -342,9 +344,13 @@ void declarePortProperties(PropertyBag& bag, const std::string& port, Side side)
                                                                                : PropertyType::String;
     // Every one is structural: a connection's policy is read when the port
     // connects or starts, so it cannot change while the component runs.
-    bag.declare(port + "." + k.name, type, k.defaultValue, k.description).checkedBy([&k](const PropertyValue& v) {
-      check(k, v);
-    });
+    auto& declared = bag.declare(port + "." + k.name, type, k.defaultValue, k.description)
+                         .checkedBy([&k](const PropertyValue& v) { check(k, v); });
+    // The key's range and words are the property's declaration too, so that
+    // --describe publishes what configure enforces (a depth: 0, off, or up to max).
+    if (k.type == Type::Integer || k.type == Type::Real) declared.within(k.min, k.max);
+    if (k.type == Type::Depth) declared.within(0, k.max);
+    if (k.type == Type::Choice) declared.oneOf(k.values);
   }
 }
 

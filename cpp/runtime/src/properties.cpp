@@ -1,5 +1,6 @@
 #include "scabench/runtime/properties.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -125,6 +126,12 @@ std::string article(const char* name) {
   return std::string(c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' ? "an " : "a ") + name;
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 std::string rangeText(int64_t lo, int64_t hi) { return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]"; }
 
 // The range a value of this declaration must be in: the type's, narrowed by its bounds.
@@ -146,8 +153,11 @@ PropertyValue fromAny(const CORBA::Any& any, const PropertyBag::Declaration& d) 
   }
   if (d.type == PropertyType::String) {
     const char* s = nullptr;
-    if (kind == CORBA::tk_string && (any >>= s)) return std::string(s);
-    throw std::invalid_argument(is + ": it takes a string, not " + article(kindName(kind)));
+    if (!(kind == CORBA::tk_string && (any >>= s)))
+      throw std::invalid_argument(is + ": it takes a string, not " + article(kindName(kind)));
+    if (!d.values.empty() && std::find(d.values.begin(), d.values.end(), s) == d.values.end())
+      throw std::invalid_argument(is + ": '" + s + "' is not one of: " + joined(d.values));
+    return std::string(s);
   }
   Number n{};
   if (!numberOf(any, n))
@@ -233,6 +243,23 @@ PropertyBag::Declaration& PropertyBag::Declaration::within(int64_t min, int64_t 
   if (!inside)
     throw std::logic_error("the default of the property \"" + description + "\" is outside " + rangeText(min, max));
   return *this;
+}
+
+PropertyBag::Declaration& PropertyBag::Declaration::oneOf(std::vector<std::string> names) {
+  if (type != PropertyType::String)
+    throw std::logic_error("the property \"" + description + "\" is not a string: it cannot be one of names");
+  if (std::find(names.begin(), names.end(), std::get<std::string>(defaultValue)) == names.end())
+    throw std::logic_error("the default of the property \"" + description + "\" is not one of: " + joined(names));
+  values = std::move(names);
+  return *this;
+}
+
+std::optional<Bounds> PropertyBag::range(const Declaration& d) {
+  if (isInteger(d.type)) {
+    const auto [lo, hi] = integerLimits(d);
+    return Bounds{lo, hi};
+  }
+  return d.type == PropertyType::Float || d.type == PropertyType::Double ? d.bounds : std::nullopt;
 }
 
 PropertyBag::Declaration& PropertyBag::declare(const std::string& id, PropertyType type, PropertyValue defaultValue,

@@ -245,8 +245,19 @@ def describe(factory, sample_type="double"):
         held, _, limits = TYPES[e.type]
         entry = {"corba_type": e.type, "default": e.default, "description": e.description, "type": kinds[held],
                  "while_started": e.while_started}
-        if limits:
-            entry["min"], entry["max"] = limits
+        # What configure enforces: the type's range narrowed by a range
+        # check (at_least), and the names a choice takes (one_of).
+        low, high = limits or (None, None)
+        if hasattr(e.check, "low"):
+            low = e.check.low if low is None else max(low, e.check.low)
+            if e.check.high is not None:
+                high = e.check.high if high is None else min(high, e.check.high)
+        if low is not None:
+            entry["min"] = low
+        if high is not None:
+            entry["max"] = high
+        if hasattr(e.check, "values"):
+            entry["values"] = e.check.values
         properties[pid] = entry
     return {"sample_types": list(SAMPLE_TYPES), "provides": [p.name for p in comp.in_ports],
             "uses": [p.name for p in comp.out_ports], "properties": properties}

@@ -22,11 +22,12 @@ defaults against the runtime's schema.
 """
 import re
 
+from scabench.components.message_limit import HEADER_ROOM
 from scabench.components.properties import Refused, at_least, one_of
 
 WORK_QUEUE_MAX = 65536  # the schema's bound on queue depths and windows
 POOL_THREADS_MAX = 1000  # dispatch = "pool:N"
-PACKET_SAMPLES_MAX = 64 << 20  # packet_length: no more elements fit in the 64 MiB message limit
+PACKET_SAMPLES_MAX = (64 << 20) - HEADER_ROOM  # packet_length: the runtime's maxPacketSamples(1), what fits in a message
 
 CALLS = ("twoway", "oneway")
 SYNCS = ("none", "transport", "server", "target")

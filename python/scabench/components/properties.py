@@ -192,18 +192,25 @@ class PropertyBag:
 
 def one_of(*values, supported=None):
     """A check for a choice. `supported`: the subset this implementation does;
-    a value outside it is refused as unsupported, never ignored."""
+    a value outside it is refused as unsupported, never ignored. The check
+    carries the names it takes (`values`), which describe publishes, as the
+    C++ runtime's oneOf does."""
     def check(value):
         if value not in values:
             raise Refused(f"{value!r} is not valid; use one of: {', '.join(values)}")
         if supported is not None and value not in supported:
             raise Refused(f"{value!r} is not supported by the Python runtime (supported: {', '.join(supported)})")
+    check.values = list(supported if supported is not None else values)
     return check
 
 
 def at_least(low, high=None):
+    """A check for a range. It carries its bounds (`low`, `high`: None for
+    none but the type's), which describe publishes, as the C++ runtime's
+    within does."""
     def check(value):
         if value < low or (high is not None and value > high):
             upto = f" to {high}" if high is not None else " up"
             raise Refused(f"{value} is not valid; use a number from {low}{upto}")
+    check.low, check.high = low, high
     return check

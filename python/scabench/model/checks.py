@@ -22,13 +22,6 @@ NODE_NAME_RULE = "1 to 63 letters, digits, '-' or '_', starting with a letter or
 DOMAIN_SCHEMES = ("corbaloc:", "corbaname:", "IOR:")
 # The largest integer a property can hold: the runtime keeps them as int64.
 INT64_MAX = (1 << 63) - 1
-# The most bytes one packet may carry: every host's ORB refuses a larger
-# message (-ORBgiopMaxMsgSize, scabench.run.assembly), less room for the
-# request's header.
-MAX_PACKET_BYTES = (64 << 20) - 4096
-# Properties that size the stream: a source sends at least one packet, a
-# packet holds at least one sample.
-AT_LEAST_ONE = ("packets", "samples")
 # The sample types a port carries, and the bytes of one sample (CORBA octet, short, float, double).
 SAMPLE_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
 
@@ -110,26 +103,66 @@ def settable_properties(kind, library=None):
     return [k for k in kind_declaration(kind, library)["properties"] if "." not in k and k != "record_capacity"]
 
 
-def check_property(path, where, kind, key, value, library=None):
+def declared_range(declared: dict, sample_type: str | None = None) -> tuple | None:
+    """(low, high) that configure takes for a numeric property, as its
+    declaration publishes it (min and max; a bound it lacks is None), for
+    `sample_type` where its range depends on it; None for a property with
+    no range (a boolean, a string, a real without bounds)."""
+    by_type = declared.get("by_sample_type", {})
+    bounds = by_type.get(sample_type, declared)
+    if "min" not in bounds and "max" not in bounds:
+        return None
+    return bounds.get("min"), bounds.get("max")
+
+
+def number_text(value) -> str:
+    """A number as a person reads it: a whole one with thousands separators
+    (4,294,967,295), a boolean as true/false, any other as %g."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e15):
+        return f"{int(value):,}"
+    return f"{value:,g}"
+
+
+def range_text(low, high) -> str:
+    """A range as a person reads it: "1 to 4,294,967,295", "0 up" (no bound
+    above but the runtime's 64-bit integers), "any" (no bound at all)."""
+    if low in (None, -INT64_MAX - 1):
+        return "any" if high in (None, INT64_MAX) else f"at most {number_text(high)}"
+    if high in (None, INT64_MAX):
+        return f"{number_text(low)} up"
+    return f"{number_text(low)} to {number_text(high)}"
+
+
+def check_property(path, where, kind, key, value, library=None, sample_type=None):
     """A component property's value, checked against what the kind declares
     (in its component library, if it comes from one; an external component
-    declares nothing: check_external_property)."""
+    declares nothing: check_external_property): its type, its names (values)
+    and its range (min, max; for `sample_type` where it depends on it), all
+    as the runtime's configure enforces them (`scabench-host --describe`), so
+    that a value configure would refuse is refused here, before any process
+    starts, wherever it comes from (TOML, --set, a sweep's grid, a SAD)."""
     declared = kind_declaration(kind, library)["properties"]
     settable = settable_properties(kind, library)
     if key not in settable:
         raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {', '.join(settable)}")
-    expected = declared[key]["type"]
+    entry = declared[key]
+    expected, description = entry["type"], entry["description"]
     if not _type_ok(value, expected):
-        raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
-    # The declared type's range (an unsigned long ends at 2^32 - 1), from 0: a spec sets counts and times.
-    high = declared[key].get("max", INT64_MAX)
-    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= high:
-        raise SpecError(path, where, f"must be from 0 to {high} ({declared[key]['description']})")
-    if isinstance(value, float) and not (math.isfinite(value) and value >= 0):
-        raise SpecError(path, where, f"must be a finite number >= 0 ({declared[key]['description']})")
-    # The stream's size; a packet must also fit in one ORB message (check_packet_size).
-    if key in AT_LEAST_ONE and value < 1:
-        raise SpecError(path, where, f"must be at least 1 ({declared[key]['description']})")
+        raise SpecError(path, where, f"must be {expected} ({description})")
+    if "values" in entry and value not in entry["values"]:
+        raise SpecError(path, where, f"{value!r} is not valid; use one of: {', '.join(entry['values'])} ({description})")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SpecError(path, where, f"must be a finite number ({description})")
+    bounds = declared_range(entry, sample_type) if expected in ("integer", "real") else None
+    if bounds is not None:
+        low, high = bounds
+        if (low is not None and value < low) or (high is not None and value > high):
+            for_type = f" with {sample_type} samples" if sample_type in entry.get("by_sample_type", {}) else ""
+            whole = "a whole number" if expected == "integer" else "a number"
+            raise SpecError(path, where, f"{value!r} is not valid; use {whole} from {range_text(low, high)}{for_type} "
+                            f"({description})")
     return value
 
 
@@ -152,23 +185,6 @@ def check_external_property(path, where, key, value):
             raise SpecError(path, where, "must be a finite number")
         return value
     raise SpecError(path, where, "a property is a boolean, an integer, a real or a string")
-
-
-def property_range(key, expected):
-    """(low, high) that check_property allows a numeric property of this
-    type (high None: no bound but the type's); None for other types."""
-    if expected not in ("integer", "real"):
-        return None
-    return (1 if key in AT_LEAST_ONE else 0, INT64_MAX if expected == "integer" else None)
-
-
-def check_packet_size(path, where, samples, sample_type):
-    """A packet of `samples` must fit in one ORB message."""
-    size = samples * SAMPLE_BYTES[sample_type]
-    if size > MAX_PACKET_BYTES:
-        raise SpecError(path, where, f"{samples} {sample_type} samples make a packet of {size} bytes; one packet "
-                        f"must fit in an ORB message: at most {MAX_PACKET_BYTES // SAMPLE_BYTES[sample_type]} "
-                        f"{sample_type} samples")
 
 
 def _type_ok(value, expected):

@@ -198,6 +198,19 @@ def _declared(comp, key):
     return property_value(comp, key) if key in props else None
 
 
+def stage_longest_work_ms(spec) -> list[float]:
+    """Per component that declares its work, in pipeline order: the longest
+    one packet's work may take (ms), its work plus its work_jitter_us, the
+    most data-dependent work adds to a packet (a component with no work has
+    none to vary). What a run must wait through before calling a quiet
+    pipeline stuck."""
+    longest = []
+    for name, (work_ms, _) in stage_work(spec).items():
+        jitter = _declared(spec.component(name), "work_jitter_us")
+        longest.append(work_ms + (jitter / 1000.0 if work_ms > 0 and _is_count(jitter) else 0.0))
+    return longest
+
+
 def path_delay_ms(spec):
     """Link delay on the longest path from a source, with network hosts:
     every connection between two processes crosses one emulated link."""

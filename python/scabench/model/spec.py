@@ -45,7 +45,7 @@ from scabench.errors import SpecError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
                                    check_transport,
-                                   SAMPLE_BYTES, check_packet_size, check_property, check_python_ports,
+                                   SAMPLE_BYTES, check_property, check_python_ports,
                                    domain_settings, endpoint, network_settings, parse_cores, placement_nodes,
                                    policy_of, table_of)
 from scabench.model.link import LinkSettings
@@ -201,15 +201,20 @@ class Spec:
 
     def with_packets(self, packets, where="--packets"):
         for c in self.packet_sources():
-            c.properties["packets"] = check_property(self.path, where, c.kind, "packets", packets, c.library)
+            c.properties["packets"] = check_property(self.path, where, c.kind, "packets", packets, c.library,
+                                                      self.sample_type)
         return self
 
     def check_packet_sizes(self, where="component"):
-        """Every packet fits in one ORB message."""
+        """Every property whose range depends on the run's sample type (a
+        packet's samples must fit in one ORB message), judged for it: the
+        properties' own checks know no sample type."""
         for i, c in enumerate(self.components):
-            if "samples" in c.properties:
-                check_packet_size(self.path, f"{where}[{i}].samples" if where == "component" else where,
-                                  c.properties["samples"], self.sample_type)
+            declared = kind_of(c)
+            for key, value in c.properties.items():
+                if declared is not None and "by_sample_type" in declared["properties"].get(key, {}):
+                    check_property(self.path, f"{where}[{i}].{key}" if where == "component" else where, c.kind, key,
+                                   value, c.library, self.sample_type)
 
     def with_cores(self, cores):
         self.cores = cores
@@ -252,7 +257,7 @@ class Spec:
             raise SpecError(self.path, where, f"no component named {name!r}; declared: "
                             f"{', '.join(c.name for c in self.components)}")
         for key, value in properties.items():
-            comp.properties[key] = _property(self.path, f"{where}.{name}.{key}", comp, key, value)
+            comp.properties[key] = _property(self.path, f"{where}.{name}.{key}", comp, key, value, self.sample_type)
         self.check_packet_sizes(f"{where}.{name}")
         return self
 
@@ -429,7 +434,7 @@ def parse_spec(doc, path):
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not 0 <= timeout <= 86400:
         raise SpecError(path, "run.timeout_s", "must be a number of seconds from 0 to 86400 (0: chosen from the floor)")
 
-    components = _components(doc, path)
+    components = _components(doc, path, sample_type)
     default_policy = policy_of(doc.get("policy", {}), None, path, "policy")
     connections = _connections(doc, path, components, default_policy)
     hosts, nodes = _placement(doc, path, components)
@@ -451,7 +456,7 @@ def parse_spec(doc, path):
     return spec
 
 
-def _components(doc, path):
+def _components(doc, path, sample_type):
     kinds = kind_names()
     items = doc.get("component", [])
     if not isinstance(items, list) or not items:
@@ -486,16 +491,16 @@ def _components(doc, path):
         comp = Component(name, kind, {}, library, external)
         for key, value in item.items():
             if key not in ("name", "kind", "library") and not (kind == EXTERNAL and key in EXEC_KEYS + REF_KEYS):
-                comp.properties[key] = _property(path, f"{where}.{key}", comp, key, value)
+                comp.properties[key] = _property(path, f"{where}.{key}", comp, key, value, sample_type)
         components.append(comp)
     _check_libraries_apart(components, path)
     return components
 
 
-def _property(path, where, comp, key, value):
+def _property(path, where, comp, key, value, sample_type):
     if comp.kind == EXTERNAL:
         return check_external_property(path, where, key, value)
-    return check_property(path, where, comp.kind, key, value, comp.library)
+    return check_property(path, where, comp.kind, key, value, comp.library, sample_type)
 
 
 def _external(item, path, where):

@@ -7,7 +7,7 @@ from rich.text import Text
 from scabench.console import TITLE, add_rows, table
 from scabench.errors import ScabenchError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, component_kinds, kind_declaration, policy_schema
-from scabench.model.checks import INT64_MAX, property_range
+from scabench.model.checks import declared_range, number_text, range_text
 
 
 def _own_properties(kind):
@@ -16,31 +16,40 @@ def _own_properties(kind):
     return {k: v for k, v in kind["properties"].items() if "." not in k and k != "record_capacity"}
 
 
-def _range(key, prop):
-    bounds = property_range(key, prop["type"])
-    if bounds is None:
-        return None
-    low, high = bounds
-    return f"≥ {low}" if high in (None, INT64_MAX) else f"{low} … {high}"
+def _range(prop):
+    """What a property takes, as configure enforces it: its names, or its
+    range (each sample type's where it depends on it)."""
+    if "values" in prop:
+        return " | ".join(prop["values"])
+    if "by_sample_type" in prop:
+        return "; ".join(f"{t}: {range_text(r.get('min'), r.get('max'))}" for t, r in prop["by_sample_type"].items())
+    bounds = declared_range(prop)
+    return range_text(*bounds) if bounds is not None else "–"
 
 
 def _policy_values(p):
     if "values" in p and p["type"] != "level":
         return " | ".join(p["values"])
     if "forms" in p:
-        args = ", ".join(f"{a} {r['min']}…{r['max']}" for a, r in p.get("args", {}).items())
+        args = ", ".join(f"{a} {range_text(r['min'], r['max'])}" for a, r in p.get("args", {}).items())
         return " | ".join(p["forms"]) + (f" ({args})" if args else "")
     if p["type"] == "depth":
-        return f"false | true ({p['true']}) | {p['min']}…{p['max']}"
+        return f"false | true ({number_text(p['true'])}) | {range_text(p['min'], p['max'])}"
     if p["type"] == "level":
-        return " | ".join(p["values"]) + f" | {p['min']}… below {p['below']}"
+        return " | ".join(p["values"]) + f" | {number_text(p['min'])} up, below {p['below']}"
     if "min" in p:
-        return f"{p['min']:g}…{p['max']:g}"
+        return range_text(p["min"], p["max"])
     return p["type"]
 
 
-def _default(value):
-    return str(value).lower() if isinstance(value, bool) else str(value)
+def _default(value, p=None):
+    """A default as a spec writes it: true/false, a number with thousands
+    separators, a depth of 0 as false (no queue) and the `true` depth as true."""
+    if p is not None and p.get("type") == "depth" and value in (0, p["true"]):
+        return "false" if value == 0 else "true"
+    if isinstance(value, (bool, int, float)):
+        return number_text(value)
+    return str(value)
 
 
 def kinds_view():
@@ -65,7 +74,7 @@ def policy_view():
     for key, p in schema.items():
         only = "; only with " + ", ".join(f"{k} = {v}" for k, v in p["only_with"].items()) if p.get("only_with") \
             else ""
-        add_rows(t, [[key, p["side"], _policy_values(p), _default(p["default"]), p["description"] + only]])
+        add_rows(t, [[key, p["side"], _policy_values(p), _default(p["default"], p), p["description"] + only]])
     return [t]
 
 
@@ -83,7 +92,7 @@ def kind_view(name):
     t = table("property", ("type", {"justify": "left"}), "default", "range",
               ("what it sets", {"justify": "left", "ratio": 1}))
     for key, prop in sorted(_own_properties(kind).items()):
-        add_rows(t, [[key, prop["type"], _default(prop["default"]), _range(key, prop), prop["description"]]])
+        add_rows(t, [[key, prop["type"], _default(prop["default"]), _range(prop), prop["description"]]])
     out = [Text(name, style=TITLE), ports, "", t]
     if kind["uses"] or kind["provides"]:
         out += ["", "Its ports take the connection policy keys (scabench components lists them)."]

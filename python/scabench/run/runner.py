@@ -17,7 +17,7 @@ from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory, process_memory_bytes
 from scabench.model.catalog import PYTHON_KINDS
 from scabench.model.pipeline import (below_floor_why, floor_caveat, floor_of, packets_through, property_value,
-                                     source_period_ms, stage_work, stage_work_ms)
+                                     source_period_ms, stage_longest_work_ms, stage_work, stage_work_ms)
 from scabench.model.policy import host_orb_options
 from scabench.model.transport import endpoint_transport, hop_transport, uses_properties as transport_properties
 from scabench.model.sad.load import waveform_stem
@@ -211,9 +211,10 @@ def _naming(spec, run_dir, network):
 
 def hang_limit_s(spec):
     """How long a run may go without any packet moving before the watchdog
-    ends it: HANG_MIN_S, or more where a stage's work, a source's period or
-    the links' delay is that slow."""
-    work, _ = stage_work_ms(spec)
+    ends it: HANG_MIN_S, or more where a stage's work (with its jitter: a
+    packet may take work_us + work_jitter_us), a source's period or the
+    links' delay is that slow."""
+    work = stage_longest_work_ms(spec)
     period = max((source_period_ms(p) for p in spec.packet_sources()), default=0.0)
     delay = spec.network.delay_ms if spec.network is not None else 0.0
     return max(HANG_MIN_S, (20 * max(work, default=0.0) + 3 * period + 4 * delay) / 1000.0)

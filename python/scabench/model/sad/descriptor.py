@@ -25,6 +25,13 @@ KINDS = {
 }
 # A descriptor is a few kB; anything near this is not one.
 MAX_DESCRIPTOR_BYTES = 1 << 20
+# Elements a descriptor may hold that scabench does not read, and what each
+# is: refused by name before the structure check, whose words would be
+# about their attributes (a REDHAWK simplesequence has a name and a type).
+NOT_READ = {
+    "properties": {"simplesequence": "a sequence property", "struct": "a struct property",
+                   "structsequence": "a sequence of structs", "test": "a test"},
+}
 
 
 @dataclass
@@ -82,6 +89,11 @@ def read_descriptor(path, root_tag):
     if root.tag != root_tag:
         raise SpecError(f"{path}:{root.sourceline}", str(root.tag), f"is not {KINDS[root_tag][1]}, whose root element "
                         f"is <{root_tag}> (without a namespace)")
+    for element in children(root):
+        what = NOT_READ.get(root_tag, {}).get(element.tag)
+        if what is not None:
+            raise SpecError(f"{path}:{element.sourceline}", f"{element.tag} {element.get('id')!r}", f"{what} is not "
+                            "supported: a scabench component's properties are <simple> ones")
     dtd_name = KINDS[root_tag][0]
     dtd = _dtd(dtd_name)
     if not dtd.validate(root):
@@ -91,16 +103,35 @@ def read_descriptor(path, root_tag):
     return Descriptor(path, root)
 
 
-def _read_bytes(path, what):
+def not_a_file(path: Path) -> str | None:
+    """Why `path` cannot be read as a file ("no such file", "is a
+    directory", "is not a regular file (a FIFO)", ...); None if it is a
+    regular file. The one test of every file a descriptor names, so that
+    each says what it found."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SpecError(path, "", f"not a regular file; give the path of {what}")
-        if info.st_size > MAX_DESCRIPTOR_BYTES:
-            raise SpecError(path, "", f"{info.st_size} bytes; {what} is an XML file of at most {MAX_DESCRIPTOR_BYTES}")
-        with open(path, "rb") as f:
-            return f.read()
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise SpecError(path, "", "no such file") from None
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if not stat.S_ISREG(mode):
+        found = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                 else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        return f"is not a regular file ({found})"
+    return None
+
+
+def _read_bytes(path, what):
+    problem = not_a_file(path)
+    if problem is not None:
+        raise SpecError(path, "", f"{problem}; give the path of {what}")
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_DESCRIPTOR_BYTES:
+            raise SpecError(path, "", f"{size} bytes; {what} is an XML file of at most {MAX_DESCRIPTOR_BYTES}")
+        with open(path, "rb") as f:
+            return f.read(MAX_DESCRIPTOR_BYTES + 1)
     except OSError as exc:
         raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None

@@ -141,6 +141,10 @@ def _write_package(folder, name, kind, library):
             raise ScabenchError(f"{kind}.{key}: CORBA type {entry['corba_type']!r} has no PRF type")
         simple = _el(prf, "simple", id=key, name=key, type=prf_type, mode="readwrite")
         _el(simple, "description", f"{entry['description']} (default: {text_of(entry['default'])})")
+        if "values" in entry:  # the kind's names, which the loader enforces as any PRF's enumerations
+            enumerations = _el(simple, "enumerations")
+            for value in entry["values"]:
+                _el(enumerations, "enumeration", label=value, value=value)
         _el(simple, "kind", kindtype="configure")
         _el(simple, "action", type="external")
     _write_xml(folder / f"{name}.prf.xml", prf)

@@ -47,15 +47,17 @@ from pathlib import Path
 from scabench.errors import SpecError
 from scabench.model.catalog import LibraryError, component_kinds
 from scabench.model.checks import check_property, settable_properties, table_of
-from scabench.model.sad.descriptor import child, children, read_descriptor, text
-from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, implementation_of,
+from scabench.model.sad.descriptor import child, children, not_a_file, read_descriptor, text
+from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, enumeration_values, range_of, implementation_of,
                                         is_external, value_of)
-from scabench.model.spec import CODE_SOURCE, parse_spec, read_toml
+from scabench.model.spec import CODE_SOURCE, RUN_KEYS, parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
 SIDECAR_SUFFIX = ".sad.toml"
 SIDECAR_TABLES = ("experiment", "run", "policy", "connection", "network", "domain", "hostcollocation",
                   "componentinstantiation")
+# A sidecar's [run]: a spec's [run] keys, and the stream of every packet source.
+SIDECAR_RUN_KEYS = (*RUN_KEYS, "packets")
 # What the sidecar's deployment tables say of a process: the node it runs on.
 DEPLOYMENT_KEYS = ("node",)
 # PRF kinds a component is configured with ("property" is REDHAWK's later
@@ -97,7 +99,8 @@ class Simple:
     element: object
     prf: object                # its Descriptor
     value: object = None       # the PRF's <value>, or None
-    range: tuple | None = None
+    range: tuple | None = None     # (min, max) of its <range>
+    enumeration: list | None = None  # the values its <enumerations> allow
 
 
 @dataclass
@@ -177,8 +180,8 @@ class _Waveform:
                                      "(type=\"SPD\")", what)
             local = child(element, "localfile")
             spd = self.sad.file(local)
-            if not spd.is_file():
-                raise self.sad.error(local, f"{spd}: no such file; give the component's SPD "
+            if problem := not_a_file(spd):
+                raise self.sad.error(local, f"{spd}: {problem}; give the component's SPD "
                                      "(components/<Name>/<Name>.spd.xml), relative to the SAD", what)
             files[fid] = (element, self._package(spd))
         return files
@@ -342,12 +345,12 @@ class _Waveform:
         in its library if it names one."""
         local = child(code, "localfile")
         if impl.program is not None:
-            if not impl.program.is_file() or not os.access(impl.program, os.X_OK):
-                raise spd.error(local, f"{impl.program}: no such executable file", what)
+            if problem := not_a_file(impl.program) or (None if os.access(impl.program, os.X_OK) else "not executable"):
+                raise spd.error(local, f"{impl.program}: {problem}; give the component's program", what)
             return impl
         if impl.library is not None:
-            if not impl.library.is_file():
-                raise spd.error(local, f"{impl.library}: no such file; give the component library (a .so), "
+            if problem := not_a_file(impl.library):
+                raise spd.error(local, f"{impl.library}: {problem}; give the component library (a .so), "
                                 "relative to the SPD", what)
             try:
                 kinds = component_kinds(impl.library)
@@ -372,8 +375,8 @@ class _Waveform:
     def _properties(self, spd, element, package):
         local = child(element, "localfile")
         path = spd.file(local)
-        if not path.is_file():
-            raise spd.error(local, f"{path}: no such file; give the component's PRF, relative to the SPD",
+        if problem := not_a_file(path):
+            raise spd.error(local, f"{path}: {problem}; give the component's PRF, relative to the SPD",
                             "propertyfile")
         prf = read_descriptor(path, "properties")
         package.prfs.append(prf)
@@ -404,9 +407,20 @@ class _Waveform:
                 if PRF_TO_CORBA[prf_type] != corba:
                     raise prf.error(simple, f"type {prf_type!r}: {impl.kind}'s {sid} is a CORBA {corba}, "
                                     f"type=\"{CORBA_TO_PRF.get(corba, corba)}\"", what)
-            limits = child(simple, "range")
-            entry = Simple(sid, prf_type, simple.get("mode", "readwrite"), simple, prf,
-                           range=(limits.get("min"), limits.get("max")) if limits is not None else None)
+            entry = Simple(sid, prf_type, simple.get("mode", "readwrite"), simple, prf)
+            # The range and the enumerations are the PRF's own rules: a fault
+            # in one is blamed on it, not on a value judged by it.
+            limits, enumerations = child(simple, "range"), child(simple, "enumerations")
+            try:
+                if limits is not None:
+                    entry.range = range_of(limits.get("min"), limits.get("max"))
+            except ValueError as exc:
+                raise prf.error(limits, str(exc), what) from None
+            try:
+                if enumerations is not None:
+                    entry.enumeration = enumeration_values(children(enumerations, "enumeration"), prf_type)
+            except ValueError as exc:
+                raise prf.error(enumerations, f"an enumeration: {exc}", what) from None
             value = child(simple, "value")
             if value is not None:
                 entry.value = self._value(prf, value, value.text or "", entry, package, what)
@@ -419,6 +433,9 @@ class _Waveform:
             value = value_of(text_value, simple.type)
             if simple.range is not None:
                 check_range(value, *simple.range)
+            if simple.enumeration is not None and value not in simple.enumeration:
+                raise ValueError(f"{value!r} is not one of the PRF's enumerations: "
+                                 f"{', '.join(str(v) for v in simple.enumeration)}")
         except ValueError as exc:
             raise descriptor.error(element, str(exc), what) from None
         impl = package.implementation
@@ -438,8 +455,8 @@ class _Waveform:
             return kind_ports
         local = child(element, "localfile")
         path = spd.file(local)
-        if not path.is_file():
-            raise spd.error(local, f"{path}: no such file; give the component's SCD, relative to the SPD",
+        if problem := not_a_file(path):
+            raise spd.error(local, f"{path}: {problem}; give the component's SCD, relative to the SPD",
                             "descriptor")
         scd = read_descriptor(path, "softwarecomponent")
         ports = {"uses": [], "provides": []}
@@ -472,6 +489,9 @@ class _Waveform:
                "connection": self._connection_tables(),
                "placement": {"hosts": [[i.name for i in host] for host in self.hosts]}}
         run = dict(table_of(self.side, "run", self.sidecar_path))
+        for key in run:
+            if key not in SIDECAR_RUN_KEYS:
+                raise SpecError(self.sidecar_path, f"run.{key}", f"unknown key; valid: {', '.join(SIDECAR_RUN_KEYS)}")
         run.pop("packets", None)  # applied to the spec's packet sources once it exists
         doc["run"] = run
         for key in ("policy", "network", "domain"):

@@ -128,14 +128,29 @@ def text_of(value):
     return str(value)
 
 
-def check_range(value, low, high):
-    """A PRF <range>: min and max are numbers. Raises ValueError."""
+def range_of(low: str, high: str) -> tuple[float, float]:
+    """A PRF <range>'s min and max: two numbers, min not above max. Raises
+    ValueError saying what is wrong with the range itself."""
     try:
-        low, high = float(low), float(high)
+        low_value, high_value = float(low), float(high)
     except ValueError:
         raise ValueError(f"range min={low!r} max={high!r} is not two numbers") from None
+    if not low_value <= high_value:
+        raise ValueError(f"range min={low!r} max={high!r} is inverted: min must not be above max")
+    return low_value, high_value
+
+
+def check_range(value, low, high):
+    """A value against a PRF range (range_of). Raises ValueError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("a range applies to a number")
     if not low <= value <= high:
         raise ValueError(f"{value!r} is outside the PRF's range, {low:g} to {high:g}")
+
+
+def enumeration_values(enumerations, prf_type):
+    """The values a PRF <enumerations> allows: each <enumeration>'s value
+    (its label where it has none, as REDHAWK reads it). Raises ValueError for
+    one that is not of the property's type."""
+    return [value_of(e.get("value", e.get("label")), prf_type) for e in enumerations]
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace scabench {
 
@@ -14,6 +15,8 @@ enum class WorkKind {
 
 // Parses "none", "cpu" or "sleep"; throws std::invalid_argument otherwise.
 WorkKind parseWorkKind(const std::string& text);
+// The names parseWorkKind takes, in WorkKind's order: what a stage's `work` is one of.
+const std::vector<std::string>& workKindNames();
 
 struct Work {
   WorkKind kind = WorkKind::None;

@@ -32,6 +32,19 @@ namespace scabench {
 // same room (python/scabench/model/checks.py, MAX_PACKET_BYTES).
 constexpr std::size_t kMessageHeaderRoom = 4096;
 
+// The message limit of every process of a run: scabench-host sets it for
+// itself, and the runner gives every program it starts the same option
+// (python/scabench/run/runner.py, BASE_ORB_OPTIONS).
+constexpr std::size_t kRunMessageLimit = std::size_t{64} << 20;
+
+// The most samples of `sampleBytes` bytes each that one packet can carry
+// under kRunMessageLimit: what a property that sizes packets declares as its
+// range (the producer's `samples`, a port's `packet_length`), so that a spec
+// is refused before any process starts rather than when the packet is sent.
+constexpr int64_t maxPacketSamples(std::size_t sampleBytes) {
+  return int64_t((kRunMessageLimit - kMessageHeaderRoom) / sampleBytes);
+}
+
 class PacketTooLarge : public std::length_error {
  public:
   using std::length_error::length_error;

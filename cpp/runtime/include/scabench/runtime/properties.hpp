@@ -33,6 +33,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "cf.hh"
 
@@ -71,18 +72,26 @@ class PropertyBag {
 
   // A property's declaration. declare() returns it to be narrowed:
   //   bag.declare("taps", PropertyType::ULong, int64_t{10}, "taps of each filter").within(1, UINT32_MAX);
+  //   bag.declare("work", std::string("cpu"), "none, cpu or sleep").oneOf({"none", "cpu", "sleep"});
   //   bag.declare("work_us", PropertyType::ULong, int64_t{5000}, "work per packet").whileStarted();
+  // The range and the names are what configure enforces and what
+  // `scabench-host --describe` publishes (as min/max and values), so a
+  // spec is judged before any process starts by the same declaration.
   struct Declaration {
     PropertyType type = PropertyType::LongLong;
     PropertyValue defaultValue;
     std::string description;
     std::optional<Bounds> bounds;
+    std::vector<std::string> values;  // a string property's names; empty: any string its check takes
     Check check;
     Configurable configurable = Configurable::WhileStopped;
 
     // Narrows the type's range to [min, max]; throws std::logic_error if the
     // default is outside it.
     Declaration& within(int64_t min, int64_t max);
+    // Takes only these strings; throws std::logic_error if the property is
+    // not a string or its default is not one of them.
+    Declaration& oneOf(std::vector<std::string> names);
     Declaration& checkedBy(Check c) {
       check = std::move(c);
       return *this;
@@ -114,6 +123,11 @@ class PropertyBag {
     Declaration declaration;
   };
   const std::map<std::string, Entry>& entries() const { return entries_; }
+
+  // The range configure takes for a numeric property: an integer type's
+  // range narrowed by its bounds, a real's bounds; none for a real without
+  // bounds, a boolean or a string.
+  static std::optional<Bounds> range(const Declaration& d);
 
  private:
   const Entry& entry(const std::string& id) const;
