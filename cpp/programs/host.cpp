@@ -142,6 +142,7 @@ int describe(CORBA::ORB_ptr orb) {
         p["min"] = d.bounds->min;
         p["max"] = d.bounds->max;
       }
+      if (!d.values.empty()) p["values"] = d.values;
       props[id] = p;
     }
     kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()},

@@ -1,5 +1,7 @@
 #include "scabench/runtime/properties.hpp"
 
+#include <algorithm>
+
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -235,6 +237,14 @@ PropertyBag::Declaration& PropertyBag::Declaration::within(int64_t min, int64_t 
   return *this;
 }
 
+PropertyBag::Declaration& PropertyBag::Declaration::oneOf(std::vector<std::string> allowed) {
+  if (type != PropertyType::String || std::find(allowed.begin(), allowed.end(), std::get<std::string>(defaultValue)) ==
+                                          allowed.end())
+    throw std::logic_error("the property \"" + description + "\" is not a string whose default is one of its values");
+  values = std::move(allowed);
+  return *this;
+}
+
 PropertyBag::Declaration& PropertyBag::declare(const std::string& id, PropertyType type, PropertyValue defaultValue,
                                                std::string description) {
   if (defaultValue.index() != storageIndex(type))
@@ -280,6 +290,12 @@ void PropertyBag::configure(const CF::Properties& props, bool started) {
       try {
         PropertyValue value = fromAny(props[i].value, it->second.declaration);
         try {
+          const auto& allowed = it->second.declaration.values;
+          if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), std::get<std::string>(value)) == allowed.end()) {
+            std::string list;
+            for (const auto& v : allowed) list += (list.empty() ? "" : ", ") + v;
+            throw std::invalid_argument("'" + std::get<std::string>(value) + "' is not one of: " + list);
+          }
           if (it->second.declaration.check) it->second.declaration.check(value);
           staged[id] = std::move(value);
           continue;

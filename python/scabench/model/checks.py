@@ -121,6 +121,10 @@ def check_property(path, where, kind, key, value, library=None):
     expected = declared[key]["type"]
     if not _type_ok(value, expected):
         raise SpecError(path, where, f"must be {expected} ({declared[key]['description']})")
+    # An enumerated string (the catalogue's "values", which configure enforces).
+    if "values" in declared[key] and value not in declared[key]["values"]:
+        raise SpecError(path, where, f"{value!r} is not valid; use one of: {', '.join(declared[key]['values'])} "
+                        f"({declared[key]['description']})")
     # The declared type's range (an unsigned long ends at 2^32 - 1), from 0: a spec sets counts and times.
     high = declared[key].get("max", INT64_MAX)
     if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= high:

@@ -33,6 +33,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "cf.hh"
 
@@ -72,17 +73,23 @@ class PropertyBag {
   // A property's declaration. declare() returns it to be narrowed:
   //   bag.declare("taps", PropertyType::ULong, int64_t{10}, "taps of each filter").within(1, UINT32_MAX);
   //   bag.declare("work_us", PropertyType::ULong, int64_t{5000}, "work per packet").whileStarted();
+  //   bag.declare("signal", PropertyType::String, std::string("sine"), "what it sends").oneOf({"sine", "ramp"});
   struct Declaration {
     PropertyType type = PropertyType::LongLong;
     PropertyValue defaultValue;
     std::string description;
     std::optional<Bounds> bounds;
+    std::vector<std::string> values;  // a string property's enumeration; empty: any string
     Check check;
     Configurable configurable = Configurable::WhileStopped;
 
     // Narrows the type's range to [min, max]; throws std::logic_error if the
     // default is outside it.
     Declaration& within(int64_t min, int64_t max);
+    // A string property that takes only these values (published by
+    // `scabench-host --describe` as "values", so a spec is checked before
+    // any process starts); throws std::logic_error if the default is not one.
+    Declaration& oneOf(std::vector<std::string> allowed);
     Declaration& checkedBy(Check c) {
       check = std::move(c);
       return *this;
