@@ -11,9 +11,10 @@
 // takes them, as a SigMF recording: NAME.sigmf-data (raw, the sample type's
 // SigMF datatype) and, at end of stream, NAME.sigmf-meta; it reports "stat
 // NAME capture NAME". start() opens them afresh (a second stream replaces
-// the first). The launcher gives an absolute path; a relative one is from
+// the first), making its folder if need be. The launcher gives an absolute path; a relative one is from
 // the process's working directory.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -49,6 +50,8 @@ class Sink final : public Component {
     captureName_ = sigmf::base(properties().text("capture"));
     if (capture_.is_open()) capture_.close();
     if (!captureName_.empty()) {
+      std::error_code ignored;  // a folder that cannot be made fails the open below, which names the file
+      std::filesystem::create_directories(std::filesystem::path(captureName_).parent_path(), ignored);
       capture_.open(captureName_ + ".sigmf-data", std::ios::binary | std::ios::trunc);
       if (!capture_) throw std::invalid_argument("capture: cannot write " + captureName_ + ".sigmf-data");
     }
