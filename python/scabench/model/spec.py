@@ -52,6 +52,7 @@ from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
 from scabench.model.transport import check_transport_name, hop_transport
 from scabench.paths import experiments_dir, python_program
+from scabench.paths import program as runtime_program
 
 # What a waveform built in code (scabench.Waveform, api.py) is called where a
 # spec's file would be: in its errors and as its result's "file". A run
@@ -573,13 +574,26 @@ def _external(item, path, where):
                     release=_boolean(item.get("release", True), path, f"{where}.release"))
 
 
+# The runtime's programs a spec may exec by bare name (an external component).
+RUNTIME_PROGRAMS = ("scabench-host",)
+
+
 def _program(text, path, where):
     """The program's absolute path: a path (relative to the spec's folder),
-    or a bare name found on PATH; it must be an executable file."""
+    a program of the runtime's (RUNTIME_PROGRAMS) by name, or another bare
+    name found on PATH; it must be an executable file."""
     if not isinstance(text, str) or not text.strip():
         raise SpecError(path, where, "must be the path of a program (relative to the spec's folder) or a name on PATH")
     if "/" in text:
         program = Path(text) if Path(text).is_absolute() else Path(path).parent / text
+    elif text in RUNTIME_PROGRAMS:
+        # scabench's own programs come from where the run's others do (paths.py:
+        # a build, an install, SCABENCH_BIN_DIR), so a spec naming one works
+        # wherever scabench does.
+        try:
+            program = runtime_program(text)
+        except ScabenchError as exc:
+            raise SpecError(path, where, str(exc)) from None
     else:
         found = shutil.which(text)
         if found is None:
