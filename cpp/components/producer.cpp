@@ -5,6 +5,16 @@
 // stop() stops it before its next packet; a later start() goes on with the
 // next one (source_loop.hpp).
 //
+// What it sends is `signal` (docs/architecture.md, "The producer's signal"),
+// with j the sample's place in the stream (packet number * samples + i):
+//   sine   sample i of every packet: amplitude * sin(radians_per_sample * i)
+//          (the same packet every time: what the producer always sent)
+//   ramp   amplitude * j / (packets * samples): from 0 towards amplitude
+//   noise  amplitude * (2u - 1), u = (splitmix64(seed + j) >> 11) * 2^-53
+//   file   sample j mod L of the SigMF recording `path` (L samples), looping
+// each computed in double and converted to the sample type (an integer
+// type: truncated toward zero, then wrapped to its width).
+//
 // With `filters` > 0 (float only) it runs that many FIR filters of `taps`
 // taps over each packet before sending it: the seed's FTOT component, source
 // and all the functional work in one (W2).
@@ -15,8 +25,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "scabench/core/splitmix.hpp"
 #include "scabench/dsp/fir.hpp"
 #include "scabench/runtime/message_limit.hpp"
+#include "sigmf.hpp"
 #include "scabench/runtime/registry.hpp"
 #include "scabench/runtime/source_loop.hpp"
 
@@ -43,6 +55,16 @@ class Producer final : public Component {
     count("dither_us", 0, "each send waits a pseudo-random 0..dither_us past its slot (the slots stay fixed)");
     count("filters", 0, "FIR filters run over each packet before sending (float only)");
     count("taps", 10, "taps of each FIR filter").within(1, UINT32_MAX);
+    properties()
+        .declare("signal", PropertyType::String, std::string("sine"),
+                 "what each packet holds: sine (the same every packet), ramp, noise (seeded) or file (a SigMF "
+                 "recording, looped)")
+        .oneOf({"sine", "ramp", "noise", "file"});
+    properties().declare("amplitude", PropertyType::Double, 100.0, "the signal's peak (sine, ramp, noise)");
+    properties().declare("radians_per_sample", PropertyType::Double, 0.01, "the sine's step, radians per sample");
+    count("seed", 1, "noise: the first sample's seed (sample j uses seed + j)");
+    properties().declare("path", PropertyType::String, std::string(""),
+                         "file: the SigMF recording to play (NAME or NAME.sigmf-meta), of this sample type");
     out_ = &addOutPort<T>("out");
   }
 
@@ -52,9 +74,8 @@ class Producer final : public Component {
     if (filters > 0 && !std::is_same_v<T, CORBA::Float>) throw std::invalid_argument("filters > 0 needs sample_type float");
     chain_.reset();
     if (filters > 0) chain_ = std::make_unique<FirChain>(std::size_t(filters), std::size_t(taps));
-    // A real signal rather than zeros: one sinusoid, scaled to fit the type.
     buffer_.resize(std::size_t(properties().integer("samples")));
-    for (std::size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = T(100.0 * std::sin(0.01 * double(i)));
+    readSignal();
     filtered_.resize(chain_ ? buffer_.size() : 0);
     streamId_ = uint32_t(properties().integer("stream_id"));
     drop_ = properties().integer("drop_packet");
@@ -73,6 +94,7 @@ class Producer final : public Component {
       out_->dropNext();
       return;
     }
+    fill(i);  // before the send's record: making the signal is not the connection's cost
     PacketHeader h{};
     h.stream_id = streamId_;
     h.sequence_number = i;
@@ -92,7 +114,55 @@ class Producer final : public Component {
     records().done(slot, monotonicNs());
   }
 
+  enum class Signal { Sine, Ramp, Noise, File };
+
+  void readSignal() {
+    const std::string& name = properties().text("signal");
+    signal_ = name == "ramp" ? Signal::Ramp : name == "noise" ? Signal::Noise : name == "file" ? Signal::File : Signal::Sine;
+    amplitude_ = properties().real("amplitude");
+    seed_ = uint64_t(properties().integer("seed"));
+    streamSamples_ = double(properties().integer("packets")) * double(buffer_.size());
+    recording_.clear();
+    if (signal_ == Signal::File) {
+      if (properties().text("path").empty()) throw std::invalid_argument("signal file needs a path");
+      recording_ = sigmf::read<T>(properties().text("path"));
+    }
+    if (signal_ == Signal::Sine) {  // the same every packet: made once
+      const double step = properties().real("radians_per_sample");
+      for (std::size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = convert(amplitude_ * std::sin(step * double(i)));
+    }
+  }
+
+  // Packet `number`'s samples into buffer_.
+  void fill(uint64_t number) {
+    const uint64_t first = number * buffer_.size();
+    switch (signal_) {
+      case Signal::Sine: return;
+      case Signal::Ramp:
+        for (std::size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = convert(amplitude_ * double(first + i) / streamSamples_);
+        return;
+      case Signal::Noise:
+        for (std::size_t i = 0; i < buffer_.size(); ++i) {
+          const double u = double(splitmix64(seed_ + first + i) >> 11) * 0x1.0p-53;
+          buffer_[i] = convert(amplitude_ * (2 * u - 1));
+        }
+        return;
+      case Signal::File:
+        for (std::size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = recording_[(first + i) % recording_.size()];
+        return;
+    }
+  }
+
+  static T convert(double v) {
+    if constexpr (std::is_integral_v<T>) return T(int64_t(v));  // truncated, then wrapped to the type's width
+    return T(v);
+  }
+
   OutPort<T>* out_;
+  Signal signal_ = Signal::Sine;
+  double amplitude_ = 100, streamSamples_ = 1;
+  uint64_t seed_ = 1;
+  std::vector<T> recording_;
   std::unique_ptr<FirChain> chain_;
   std::vector<T> buffer_, filtered_;
   uint32_t streamId_ = 0;

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "scabench/runtime/registry.hpp"
+#include "scabench/core/splitmix.hpp"
 #include "scabench/core/work.hpp"
 
 namespace scabench {
@@ -51,11 +52,7 @@ class Stage final : public Component {
   // A fixed pseudo-random offset in [-jitter, +jitter] per sequence number
   // (splitmix64), so every run and every stage sees the same "data".
   static int64_t jitterFor(uint64_t sequence, int64_t jitterNs) {
-    uint64_t z = sequence + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return int64_t(z % uint64_t(2 * jitterNs + 1)) - jitterNs;
+    return int64_t(splitmix64(sequence) % uint64_t(2 * jitterNs + 1)) - jitterNs;
   }
   std::atomic<int> kind_{int(WorkKind::Cpu)};
   std::atomic<int64_t> workNs_{0}, jitterNs_{0};

@@ -29,10 +29,13 @@ _EXPORTS = {
     "Benchmark": "scabench.measure.repeat", "Summary": "scabench.measure.stats",
     "SweepResult": "scabench.measure.sweep", "SweepPoint": "scabench.measure.sweep", "Answer": "scabench.measure.sweep",
     "ScabenchError": "scabench.errors", "SpecError": "scabench.errors", "RunError": "scabench.errors",
+    "read_recording": "scabench.recording", "write_recording": "scabench.recording",
+    "producer_signal": "scabench.signals",
 }
 __all__ = ["__version__", "Waveform", "Component", "Port", "load", "kinds", "text", "policy_schema", "Spec",
            "RunResult", "StageResult", "ProducerResult", "ConnectionResult", "Latency", "CpuUsage", "Benchmark",
-           "Summary", "SweepResult", "SweepPoint", "Answer", "ScabenchError", "SpecError", "RunError"]
+           "Summary", "SweepResult", "SweepPoint", "Answer", "ScabenchError", "SpecError", "RunError",
+           "read_recording", "write_recording", "producer_signal"]
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time, __getattr__ below
     from scabench.api import Component, Port, Waveform, kinds, load, text
@@ -42,6 +45,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time, __getattr__ bel
     from scabench.measure.sweep import Answer, SweepPoint, SweepResult
     from scabench.model.catalog import policy_schema
     from scabench.model.spec import Spec
+    from scabench.recording import read_recording, write_recording
+    from scabench.signals import producer_signal
     from scabench.run.results import (ConnectionResult, CpuUsage, Latency, ProducerResult, RunResult,
                                       StageResult)
 

@@ -29,7 +29,7 @@ from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, kind_declaration, kin
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
 from scabench.model.sad.load import is_sad, waveform_stem
-from scabench.model.spec import CODE_SOURCE, code_source, find_spec, load_spec, parse_spec, read_toml
+from scabench.model.spec import CODE_SOURCE, FILE_PROPERTIES, code_source, find_spec, load_spec, parse_spec, read_toml
 from scabench.report.results_file import check_writable, read_json, write_json
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
@@ -187,7 +187,7 @@ class Waveform:
             raise ValueError(f"{path}: save writes a TOML spec; export_sad(out_dir) writes a SAD and its packages")
         doc = copy.deepcopy(self._doc)
         for table in _component_tables(doc):
-            for key in PATH_KEYS:
+            for key in _path_keys(table):
                 if _relative(key, table.get(key)):
                     table[key] = os.path.relpath(self._folder / table[key], path.parent.absolute())
         path.write_text(tomli_w.dumps(doc))
@@ -417,7 +417,7 @@ class Waveform:
         """Its tables with relative paths made absolute from its folder."""
         doc = copy.deepcopy(self._doc)
         for table in _component_tables(doc):
-            for key in PATH_KEYS:
+            for key in _path_keys(table):
                 if _relative(key, table.get(key)):
                     table[key] = os.path.abspath(self._folder / table[key])
         return doc
@@ -474,8 +474,13 @@ def _hosted(kind):
     return kind != EXTERNAL and kind not in PYTHON_KINDS
 
 
+def _path_keys(table):
+    """The keys of a component's table that name files (a bare exec is a program on PATH)."""
+    return PATH_KEYS + FILE_PROPERTIES.get(table.get("kind"), ())
+
+
 def _relative(key, value):
-    return isinstance(value, str) and value and not os.path.isabs(value) and (key == "library" or "/" in value)
+    return isinstance(value, str) and value and not os.path.isabs(value) and (key != "exec" or "/" in value)
 
 
 def _name(component):

@@ -358,12 +358,24 @@ def test_a_bad_external_spec_exits_2_with_one_line(write_spec):
     assert "is external and last" in one_line_error(proc)
 
 
-def test_the_relative_exec_of_a_spec_is_from_its_folder():
+def test_the_exec_of_the_runtimes_own_program_is_found_as_scabench_finds_its_programs(tmp_path):
     spec = load_spec(EXEC_HOST)
     stage2 = spec.component("stage2")
-    assert stage2.external.program == [str(REPO / "build" / "bin" / "scabench-host")]
+    assert stage2.external.program == [str(program("scabench-host"))]
     assert stage2.external.parameters == {"KIND": "stage", "RECORD_DIR": "{run_dir}"}
     assert spec.hosts == [["producer"], ["stage1"], ["stage3"]]
+    # The spec copied anywhere, away from the build, still finds it.
+    copy = tmp_path / "elsewhere" / "exec-host.toml"
+    copy.parent.mkdir()
+    copy.write_text(EXEC_HOST.read_text())
+    assert load_spec(copy).component("stage2").external.program == [str(program("scabench-host"))]
+
+
+def test_the_relative_exec_of_a_spec_is_from_its_folder(tmp_path, write_spec):
+    (tmp_path / "bin").mkdir()
+    mine = executable(tmp_path / "bin" / "mine", "#!/bin/sh\nexit 0\n")
+    spec = load_spec(write_spec(chain_spec('kind = "external"\nexec = "bin/mine"')))
+    assert spec.component("x").external.program == [str(mine)]
 
 
 def test_the_catalogue_lists_the_python_and_external_kinds():

@@ -223,7 +223,10 @@ def test_a_plugins_properties_are_checked_like_built_in_ones(write_spec, gain_li
     assert "component[1].gain: must be real (multiplies every sample)" in line
     text = gain_spec(gain_library).replace("gain = 2.0", "gain = 2.0\ngian = 3")
     line = bad(write_spec, text)
-    assert "component[1].gian: gain has no property 'gian'; valid: gain" in line
+    assert "component[1].gian: gain has no property 'gian'; valid: bypass_first, gain, rounding, saturate" in line
+    # An enumerated string of the plugin's (oneOf), from its catalogue, before any process starts.
+    line = bad(write_spec, gain_spec(gain_library).replace("gain = 2.0", 'gain = 2.0\nrounding = "up"'))
+    assert "component[1].rounding: 'up' is not valid; use one of: nearest, zero" in line
     with pytest.raises(SpecError, match=r"--set\.gain\.gain: must be real"):
         load_spec(write_spec(gain_spec(gain_library))).with_properties("gain", {"gain": "loud"})
 

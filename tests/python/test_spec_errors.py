@@ -113,7 +113,7 @@ def test_cli_bad_cores_option(write_spec):
 @pytest.mark.parametrize("args, hint", [
     (["--policy", "sync=sometimes"], "--policy.sync: 'sometimes' is not valid; use one of: none, transport"),
     (["--policy", "worker"], "--policy: worker: use KEY=VALUE"),
-    (["--set", "producer.speed=3"], "producer has no property 'speed'; valid: dither_us, drop_packet, filters, packets, period_us"),
+    (["--set", "producer.speed=3"], "producer has no property 'speed'; valid: amplitude, dither_us, drop_packet, filters, packets, path, period_us"),
     (["--set", "mixer.gain=2"], "no component named 'mixer'; declared: producer, stage1"),
     (["--set", "producer=2"], "use COMPONENT.KEY=VALUE"),
 ])

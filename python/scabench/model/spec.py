@@ -41,7 +41,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scabench.errors import SpecError
+from scabench.errors import ScabenchError, SpecError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
                                    check_transport,
@@ -52,10 +52,22 @@ from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
 from scabench.model.transport import check_transport_name, hop_transport
 from scabench.paths import experiments_dir, python_program
+from scabench.paths import program as runtime_program
 
 # What a waveform built in code (scabench.Waveform, api.py) is called where a
 # spec's file would be: in its errors and as its result's "file". A run
 # names its naming context after NAME, as after a file's stem.
+# Properties that name a file, by kind: a relative one is from the spec's
+# folder (from the working directory for --set, and for a waveform built in
+# code), made absolute here, since a component runs in a directory of its own.
+FILE_PROPERTIES = {"producer": ("path",), "sink": ("capture",)}
+
+
+def file_property(kind, key):
+    """Whether `key` of a component of `kind` names a file (FILE_PROPERTIES)."""
+    return key in FILE_PROPERTIES.get(kind, ())
+
+
 CODE_SOURCE = re.compile(r"<waveform ([A-Za-z0-9][A-Za-z0-9_.-]*)>")
 
 
@@ -216,6 +228,36 @@ class Spec:
                     check_property(self.path, f"{where}[{i}].{key}" if where == "component" else where, c.kind, key,
                                    value, c.library, self.sample_type)
 
+    def check_recordings(self, where="component"):
+        """A producer that plays a file plays a SigMF recording of the run's
+        sample type, and a capture sink's files can be written: before any
+        process starts (scabench/recording.py)."""
+        # Imported here: the recording reader loads sigmf, and results_file the run's modules.
+        from scabench.recording import DATATYPES, recording_base, recording_datatype
+        from scabench.report.results_file import check_writable
+        for i, c in enumerate(self.components):
+            at = (lambda key: f"{where}[{i}].{key}" if where == "component" else f"{where}.{key}")  # noqa: E731
+            if c.kind == "producer" and c.properties.get("signal") == "file":
+                if not c.properties.get("path"):
+                    raise SpecError(self.path, at("path"), 'signal = "file" plays the SigMF recording named by path '
+                                    '(NAME or NAME.sigmf-meta)')
+                try:
+                    datatype = recording_datatype(c.properties["path"])
+                except ScabenchError as exc:
+                    raise SpecError(self.path, at("path"), str(exc)) from None
+                if datatype != DATATYPES[self.sample_type]:
+                    raise SpecError(self.path, at("path"), f"the recording's datatype is {datatype}; a "
+                                    f"{self.sample_type} pipeline plays {DATATYPES[self.sample_type]} "
+                                    "(run.sample_type)")
+            if c.kind == "sink" and c.properties.get("capture"):
+                base = recording_base(c.properties["capture"])
+                for ext in (".sigmf-data", ".sigmf-meta"):
+                    try:
+                        check_writable(f"{base}{ext}", at("capture"))
+                    except ScabenchError as exc:
+                        raise SpecError(self.path, at("capture"), str(exc).removeprefix(f"{at('capture')}: ")) \
+                            from None
+
     def with_cores(self, cores):
         self.cores = cores
         return self
@@ -257,8 +299,10 @@ class Spec:
             raise SpecError(self.path, where, f"no component named {name!r}; declared: "
                             f"{', '.join(c.name for c in self.components)}")
         for key, value in properties.items():
-            comp.properties[key] = _property(self.path, f"{where}.{name}.{key}", comp, key, value, self.sample_type)
+            comp.properties[key] = _property(self.path, f"{where}.{name}.{key}", comp, key, value, self.sample_type,
+                                             Path.cwd())
         self.check_packet_sizes(f"{where}.{name}")
+        self.check_recordings(f"{where}.{name}")
         return self
 
     def with_network(self, table, where="--link-delay"):
@@ -453,6 +497,7 @@ def parse_spec(doc, path):
     spec.nodes = {node: [c.name for c in components if c.name in members] for node, members in nodes.items()}
     check_python_ports(spec)
     spec.check_packet_sizes()
+    spec.check_recordings()
     return spec
 
 
@@ -491,16 +536,26 @@ def _components(doc, path, sample_type):
         comp = Component(name, kind, {}, library, external)
         for key, value in item.items():
             if key not in ("name", "kind", "library") and not (kind == EXTERNAL and key in EXEC_KEYS + REF_KEYS):
-                comp.properties[key] = _property(path, f"{where}.{key}", comp, key, value, sample_type)
+                comp.properties[key] = _property(path, f"{where}.{key}", comp, key, value, sample_type, _folder(path))
         components.append(comp)
     _check_libraries_apart(components, path)
     return components
 
 
-def _property(path, where, comp, key, value, sample_type):
+def _property(path, where, comp, key, value, sample_type, folder):
+    """A property's value, checked; a file's path made absolute from `folder`."""
     if comp.kind == EXTERNAL:
         return check_external_property(path, where, key, value)
-    return check_property(path, where, comp.kind, key, value, comp.library, sample_type)
+    value = check_property(path, where, comp.kind, key, value, comp.library, sample_type)
+    if file_property(comp.kind, key) and value and comp.library is None:
+        value = os.path.abspath(folder / value)
+    return value
+
+
+def _folder(path):
+    """Where a spec's relative paths start: its file's folder; the working
+    directory for a waveform built in code."""
+    return Path.cwd() if CODE_SOURCE.fullmatch(str(path)) else Path(path).absolute().parent
 
 
 def _external(item, path, where):
@@ -525,13 +580,26 @@ def _external(item, path, where):
                     release=_boolean(item.get("release", True), path, f"{where}.release"))
 
 
+# The runtime's programs a spec may exec by bare name (an external component).
+RUNTIME_PROGRAMS = ("scabench-host",)
+
+
 def _program(text, path, where):
     """The program's absolute path: a path (relative to the spec's folder),
-    or a bare name found on PATH; it must be an executable file."""
+    a program of the runtime's (RUNTIME_PROGRAMS) by name, or another bare
+    name found on PATH; it must be an executable file."""
     if not isinstance(text, str) or not text.strip():
         raise SpecError(path, where, "must be the path of a program (relative to the spec's folder) or a name on PATH")
     if "/" in text:
         program = Path(text) if Path(text).is_absolute() else Path(path).parent / text
+    elif text in RUNTIME_PROGRAMS:
+        # scabench's own programs come from where the run's others do (paths.py:
+        # a build, an install, SCABENCH_BIN_DIR), so a spec naming one works
+        # wherever scabench does.
+        try:
+            program = runtime_program(text)
+        except ScabenchError as exc:
+            raise SpecError(path, where, str(exc)) from None
     else:
         found = shutil.which(text)
         if found is None:

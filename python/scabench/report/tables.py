@@ -106,6 +106,10 @@ def stage_rows(result):
         header.append("refused")
         for row, part in zip(rows, ([producer] if producer else []) + stages):
             row.append(part.refused or 0)
+    if any(s.checksum is not None for s in stages):
+        header.append("checksum")
+        for row, part in zip(rows, ([producer] if producer else []) + stages):
+            row.append(None if part is producer else part.checksum)
     if any(s.measured_at for s in stages):
         header += ["measured_at", "process_cpu_s", "cpu_per_packet_us"]
         for row, part in zip(rows, ([producer] if producer else []) + stages):
@@ -160,6 +164,7 @@ def run_view(result):
                      f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
     out += floor_lines(result)
     out.append(_line(REORDER_LEGEND, MUTED))
+    out += [_line(line) for line in output_check_lines(stages)]
     for stall in result.stalls or []:
         out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
                          f"{units.duration(stall['for_ms'])}, from {units.duration(stall['at_ms'])} (threshold "
@@ -186,6 +191,19 @@ def run_view(result):
                          "cores; not counted as foreign)"))
     out += [_line(_node_line(node)) for node in result.nodes or []]
     return out
+
+
+def output_check_lines(stages):
+    """What each sink reported of the samples it received: their sum
+    (checksum = true) and the recording it wrote (capture)."""
+    lines = []
+    for s in stages:
+        if s.checksum is not None:
+            lines.append(f"{s.name} checksum {s.checksum!r}: the sum of every sample it received, in double")
+        if s.capture is not None:
+            lines.append(f"{s.name} captured every sample it received: {s.capture}.sigmf-data (SigMF, "
+                         "scabench.read_recording reads it)")
+    return lines
 
 
 def _node_line(node):

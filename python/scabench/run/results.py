@@ -80,6 +80,14 @@ class StageResult(Typed):
     # reordering counts are then their sum. None otherwise, and in results
     # written before.
     connections: list | None = optional()
+    # What a sink reported at end of stream (docs/architecture.md, "Checking
+    # the output"): with checksum = true, the sum of every sample it received,
+    # in double, in the order it took them; with capture, the SigMF recording
+    # it wrote them to (NAME: NAME.sigmf-data and NAME.sigmf-meta). None
+    # otherwise, and in results written before (the sum is then only the text
+    # of RunResult.stats[NAME]["checksum"]).
+    checksum: float | None = optional()
+    capture: str | None = optional()
 
     @classmethod
     def from_dict(cls, doc):

@@ -496,6 +496,7 @@ def _components(spec, records, stats=None):
             latency_in_stage_us=Latency.of((r.done_ns[done[name]] - r.arrive_ns[done[name]]) / 1e3),
             latency_since_send_us=Latency.of(since_send_us(name)) if name in chain else None,
             connections=_connections(spec, name, r, records),
+            **_output_check((stats or {}).get(name, {})),
         ))
         stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent,
                               progress_ns=progress)
@@ -523,6 +524,11 @@ def _components(spec, records, stats=None):
     # A run cut short may have left no record file at the end: nothing was done there.
     end_to_end = since_send_us(chain[-1]) if chain and chain[-1] in records else None
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last, end_to_end
+
+
+def _output_check(stats):
+    """The checksum (a number) and capture a sink reported as stats."""
+    return {"checksum": float(stats["checksum"]) if "checksum" in stats else None, "capture": stats.get("capture")}
 
 
 def _connections(spec, name, r, records):
