@@ -144,8 +144,12 @@ def study_csv_option(what):
                              "and the run count.")
 
 
-def check_outputs(json_path, csv_path):
-    """--json and --csv paths checked before anything runs (check_writable)."""
+def check_outputs(json_path, csv_path, out_dir=None):
+    """Every output of a command, made once before anything runs and
+    removed again (check_writable): its --json and --csv files and its
+    --out folder. Every command that writes goes through here."""
+    if out_dir is not None:
+        check_writable(out_dir, "--out", folder=True)
     for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
         if path:
             check_writable(path, flag)
@@ -287,8 +291,8 @@ def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wa
     from scabench.report.sweep import sweep_csv, sweep_view, write_sweep_report  # matplotlib only here
     results = Path(out_dir) / "results.json"
     with exit_codes(partial_json=results):
+        check_outputs(json_path, csv_path, out_dir)
         check_writable(results, "--out")
-        check_outputs(json_path, csv_path)
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
@@ -388,6 +392,7 @@ def export_sad_command(spec_file, out_dir):
     """Write a spec as an SCA waveform: its SAD, an SPD, PRF and SCD per component kind, and the sidecar
     of run settings (README, "Waveforms as SCA SAD XML")."""
     with exit_codes():
+        check_outputs(None, None, out_dir)
         exported = export_sad(load_named_spec(spec_file), out_dir)
     click.echo(f"wrote {exported.sad}, its sidecar {exported.sidecar.name}, and {len(exported.packages)} component "
                f"package(s) under {Path(out_dir) / 'components'}")
@@ -430,7 +435,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     from scabench.studies.paper.render import claim_tally, paper_csv
     with exit_codes():
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, out_dir)
         if from_results:
             entries, claims = rerender(out_dir)
         else:
@@ -461,7 +466,7 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results, json_
     from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
     from scabench.studies.link_delay.render import link_delay_csv
     with exit_codes():
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, out_dir)
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
     ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
@@ -491,9 +496,7 @@ def profile(quick, out_dir, json_path, csv_path, wide):
     from scabench.studies.orb_profile.plan import Plan
     from scabench.studies.orb_profile.render import profile_csv, profile_view, write_profile_report
     with exit_codes("profile failed", interrupted_json=json_path or Path(out_dir) / "profile.json"):
-        check_writable(json_path or Path(out_dir) / "profile.json", "--json")
-        if csv_path:
-            check_writable(csv_path, "--csv")
+        check_outputs(json_path or Path(out_dir) / "profile.json", csv_path, out_dir)
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
     if csv_path:
@@ -550,6 +553,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
 
     if from_json:
         with exit_codes():
+            check_outputs(None, csv_path, out_dir)
             result = read_json(from_json, "--from-json", "summary")
             try:
                 md, html = render(read_result(result), out_dir)
@@ -562,9 +566,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
         return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
     with exit_codes(interrupted_json=json_path or Path(out_dir) / "granularity.json"):
-        check_writable(json_path or Path(out_dir) / "granularity.json", "--json")
-        if csv_path:
-            check_writable(csv_path, "--csv")
+        check_outputs(json_path or Path(out_dir) / "granularity.json", csv_path, out_dir)
         if cores is not None:
             plan = replace(plan, cores=parse_cores(cores))
         plan = replace(plan, call=call)
@@ -654,7 +656,7 @@ def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
     from scabench.studies.peers.render import peers_csv, peers_view
     with exit_codes():
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, out_dir)
         doc = rerender(out_dir) if from_results else run_peers(
             out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
             only=[i.strip() for i in only.split(",")] if only is not None else None,

@@ -273,6 +273,33 @@ CLI = [
     (["datarate", "--cycles", "nan", "--clock-mhz", "1", "--elements", "1"], "--cycles"),
     (["paper", "--only", "nothing-like-this", "--out", "{dir}/p"], "--only"),
     (["paper", "--campaign", "{garbage}", "--out", "{dir}/p"], "not valid TOML"),
+    # Every output is made before anything runs: a folder that refuses files
+    # (/proc) passes a look at its permissions, so it must be tried.
+    (["run", "{spec}", "--json", "{unmakeable}/r.json"], "--json: {unmakeable}/r.json cannot be created"),
+    (["run", "{spec}", "--csv", "{unmakeable}/r.csv"], "--csv: {unmakeable}/r.csv cannot be created"),
+    (["run", "{spec}", "--runs", "2", "--json", "{unmakeable}/r.json"], "cannot be created"),
+    # A named pipe stands for any output that is not a regular file (a device): the result is renamed
+    # over the path, which would replace it.
+    (["run", "{spec}", "--json", "{fifo}"], "--json: {fifo} is not a regular file"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{dir}/s", "--csv", "{unmakeable}/s.csv"], "--csv"),
+    (["compare", "{run}", "{run}", "--json", "{unmakeable}/c.json"], "cannot be created"),
+    (["paper", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["peers", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["link-delay", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["granularity", "--plan", "tiny", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["granularity", "--from-json", "{other}", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["profile", "--quick", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["export-sad", "{spec}", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    # Every result file is read only if it is a regular file of a bounded
+    # size: a named pipe would block the read for ever, /dev/zero never ends.
+    (["compare", "{run}", "{fifo}"], "B: {fifo}: not a regular file"),
+    (["compare", "{run}", "/dev/zero"], "B: /dev/zero: not a regular file"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{piped}"], "results.json is not a regular file"),
+    (["paper", "--from-results", "--out", "{piped}"], "results.json: not a regular file"),
+    (["peers", "--from-results", "--out", "{piped}"], "results.json: not a regular file"),
+    (["link-delay", "--from-results", "--out", "{piped}"], "results.json: not a regular file"),
+    (["granularity", "--from-json", "{fifo}"], "not a regular file"),
 ]
 
 
@@ -287,11 +314,17 @@ def test_bad_cli_call_exits_2_with_one_line(write_spec, tmp_path, args, hint):
     garbage.write_text("{not json")
     other.write_text('{"a": 1}')
     hollow.write_text('{"summary": {}}')
+    run = tmp_path / "run.json"  # a whole result of scabench run (a failed one is enough to be read)
+    run.write_text('{"status": "failed", "spec": {}, "environment": {}, "floor_ms": 0, "started_at": 0}')
+    piped = tmp_path / "piped"  # an --out whose results.json is a named pipe
+    piped.mkdir()
+    os.mkfifo(piped / "results.json")
     names = {"spec": spec, "fifo": fifo, "dir": tmp_path, "missing": tmp_path / "none.toml", "file": regular,
-             "garbage": garbage, "other": other, "hollow": hollow}
+             "garbage": garbage, "other": other, "hollow": hollow, "run": run, "piped": piped,
+             "unmakeable": "/proc/scabench-no-such-process"}
     proc = scabench(*[a.format(**names) for a in args], timeout=60)
     assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr and hint in proc.stderr
+    assert "Traceback" not in proc.stderr and hint.format(**names) in proc.stderr
     # One line, a bad flag's included (click's own handling adds the usage and a hint around it).
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert proc.stderr.startswith("error: ")

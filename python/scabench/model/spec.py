@@ -36,12 +36,12 @@ import math
 import os
 import re
 import shutil
-import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import SpecError
+from scabench.files import FileRefused, read_regular
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
                                    check_transport,
@@ -348,17 +348,9 @@ def read_toml(path):
     missing, not a regular file (a named pipe would block the read), too
     large, not UTF-8, not valid TOML, or nested too deeply to parse."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SpecError(path, "", "not a regular file; give the path of a .toml file")
-        if info.st_size > MAX_SPEC_BYTES:
-            raise SpecError(path, "", f"{info.st_size} bytes; a spec is a TOML file of at most {MAX_SPEC_BYTES}")
-        with open(path, "rb") as f:
-            return tomllib.loads(f.read().decode("utf-8"))
-    except FileNotFoundError:
-        raise SpecError(path, "", "no such file") from None
-    except OSError as exc:
-        raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None
+        return tomllib.loads(read_regular(path, MAX_SPEC_BYTES, "a .toml file").decode("utf-8"))
+    except FileRefused as exc:
+        raise SpecError(path, "", exc.reason) from None
     except UnicodeDecodeError as exc:
         raise SpecError(path, "", f"not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:

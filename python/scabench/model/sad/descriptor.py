@@ -6,7 +6,6 @@ file and line, the element and what is wrong (errors.SpecError with the path
 written `file:line`)."""
 import os
 import re
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 from lxml import etree
 
 from scabench.errors import SpecError
+from scabench.files import FileRefused, read_regular
 
 DTD_DIR = Path(__file__).parent / "dtd"
 # The root element of each descriptor, its DTD and what people call it.
@@ -93,14 +93,6 @@ def read_descriptor(path, root_tag):
 
 def _read_bytes(path, what):
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SpecError(path, "", f"not a regular file; give the path of {what}")
-        if info.st_size > MAX_DESCRIPTOR_BYTES:
-            raise SpecError(path, "", f"{info.st_size} bytes; {what} is an XML file of at most {MAX_DESCRIPTOR_BYTES}")
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise SpecError(path, "", "no such file") from None
-    except OSError as exc:
-        raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None
+        return read_regular(path, MAX_DESCRIPTOR_BYTES, what)
+    except FileRefused as exc:
+        raise SpecError(path, "", exc.reason) from None
