@@ -1,7 +1,9 @@
 """The scabench command line."""
 import math
 import os
+import select
 import shutil
+import signal
 import stat
 import sys
 import threading
@@ -205,7 +207,8 @@ def load_named_spec(name):
               help="Write the table as CSV here: a row per component (with --runs: a row per headline figure).")
 @click.option("--hold", is_flag=True,
               help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
-                   "(its corbaloc is printed) until Ctrl-C.")
+                   "(its corbaloc is printed) until Ctrl-C, or, where stdin is a pipe, until it is closed "
+                   "(a signal then interrupts the run: exit 128 + its number).")
 def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, transport, link_delay,
         link_jitter, runs, warmup, quiet_wait, json_path, csv_path, hold):
     """Run SPEC over real processes and print its table.
@@ -399,15 +402,41 @@ def export_sad_command(spec_file, out_dir):
 
 
 def announce_hold(naming):
-    """Says where the held components are, then waits for Ctrl-C, or for the
+    """Says where the held components are, then waits for the release: the
     end of standard input where it is a pipe (a tool that drives the run
-    releases it by closing the pipe; a terminal or /dev/null does not)."""
-    closed = threading.Event()
-    if _stdin_is_pipe():
-        threading.Thread(target=lambda: (sys.stdin.buffer.read(), closed.set()), daemon=True).start()
+    releases it by closing the pipe), else Ctrl-C (a terminal, /dev/null).
+    Any other signal (Ctrl-C too, where a pipe is the release) interrupts
+    the command as it would any other: exit 128 + its number, the result
+    written with status "interrupted"."""
+    piped = _stdin_is_pipe()
+    closed, stop = threading.Event(), threading.Event()
+    watcher = threading.Thread(target=_watch_for_end_of_input, args=(closed, stop), daemon=True) if piped else None
+    if watcher is not None:
+        watcher.start()
+    release = "closing its standard input" if piped else "Ctrl-C"
     click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
-               f"context {naming['context']}; Ctrl-C (or closing a piped stdin) releases them", err=True)
-    interrupts.wait(closed)  # main() installed the handlers: Ctrl-C ends the wait, not the command
+               f"context {naming['context']}; {release} releases them", err=True)
+    try:
+        # main() installed the handlers: the release ends the wait, not the command.
+        interrupts.wait(closed, releases=() if piped else (signal.SIGINT,))
+    finally:
+        stop.set()
+        if watcher is not None:
+            watcher.join()
+
+
+def _watch_for_end_of_input(closed, stop):
+    """Sets `closed` at the end of standard input. It reads the descriptor
+    itself (select, os.read), not sys.stdin: a thread blocked in the
+    buffered reader holds its lock, and the interpreter, closing sys.stdin
+    at exit, then aborts ("_enter_buffered_busy"). It looks every 0.2 s
+    whether to stop, so it is joined, not left blocked, when the hold ends."""
+    fd = sys.stdin.fileno()
+    while not stop.is_set():
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready and not os.read(fd, 65536):  # what a tool writes is not for us; its end is
+            closed.set()
+            return
 
 
 def _stdin_is_pipe():
