@@ -35,10 +35,11 @@ def guard_settings(quiet_wait_s=GuardSettings.quiet_wait_s):
 
 
 def flaw_of(result):
-    """A run that stalled (run/stalls.py) or in which ports refused what a
-    peer sent (docs/trust-model.md) is redone like a disturbed one."""
+    """A run that stalled (run/stalls.py), that was not clean (ports refused
+    what a peer sent, docs/trust-model.md; packets sent never arrived) is
+    redone like a disturbed one."""
     if result.clean is False:
-        return f"ports refused {result.refusals} packets or signals from peers"
+        return result.why_not_clean()
     stalls = result.stalls or []
     if not stalls:
         return None
@@ -199,10 +200,15 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
         out.append(f"{which} stalled {len(stalled)} time(s) (a component held work and finished none for a while; "
                    f"the longest: {worst['component']}, {worst['for_ms']:.0f} ms, in run {i}), on every attempt: "
                    "their times are not the pipeline's")
-    unclean = [(i, r.refusals) for i, r in kept if r.clean is False]
-    if unclean:
-        out.append(f"ports refused packets or signals from peers in {len(unclean)} of {n} runs (up to "
-                   f"{max(x or 0 for _, x in unclean)} in one; docs/trust-model.md)")
+    refused = [(i, r.refusals) for i, r in kept if r.refusals]
+    if refused:
+        out.append(f"ports refused packets or signals from peers in {len(refused)} of {n} runs (up to "
+                   f"{max(x or 0 for _, x in refused)} in one; docs/trust-model.md)")
+    cut = [(i, r) for i, r in kept if r.missing]
+    if cut:
+        i, first = cut[0]
+        out.append(f"packets sent never arrived in {len(cut)} of {n} runs (run {i}: {first.why_not_clean()}): "
+                   "their figures cover only what arrived")
     if redone_for:
         shown = "; ".join(f"run {f['run']}: {f['flaw']}" for f in redone_for[:3])
         more = f"; and {len(redone_for) - 3} more" if len(redone_for) > 3 else ""

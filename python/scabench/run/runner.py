@@ -522,6 +522,25 @@ def _components(spec, records, stats=None):
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last, end_to_end
 
 
+def missing_packets(spec, handled: dict, stages: list) -> list:
+    """Each stage that received fewer packets than the components feeding
+    it handled (their record files' counts, `handled` by name), less those
+    its reorder buffer counted late (it drops them, and says so); a packet a
+    producer loses on purpose (drop_packet) was never sent, so never
+    missed. A hop from or to a component without a record file (an external
+    program, a Python stage) is not judged: what that component passes on
+    is its own business. [{"component", "sent", "received", "late"}]."""
+    out = []
+    for stage in stages:
+        feeders = [c.uses[0] for c in spec.connections if c.provides[0] == stage.name]
+        if stage.name not in handled or not feeders or any(f not in handled for f in feeders):
+            continue
+        sent = sum(handled[f] for f in feeders)
+        if stage.received < sent - (stage.late or 0):
+            out.append({"component": stage.name, "sent": sent, "received": stage.received, "late": stage.late})
+    return out
+
+
 def _connections(spec, name, r, records):
     """Each connection's figures at a stage that several feed (fan-in), or
     None. A record names its connection by the number the port gave it, in
@@ -617,4 +636,10 @@ def analyse(spec, run_dir, manifest, result, records=None):
     # A peer sent what a port refused (docs/trust-model.md): the counts may
     # still be right, but the run was not the clean one the spec describes.
     result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)
-    result.clean = result.refusals == 0
+    # Packets sent and never received (an end of stream that came early, a
+    # peer that cut the stream): the figures cover only what arrived.
+    result.missing = missing_packets(spec, {n: int(r.sequence.size + r.overflowed) for n, r in records.items()},
+                                     stages) or None
+    if result.missing:
+        result.overhead_ratio = None
+    result.clean = result.refusals == 0 and not result.missing
