@@ -18,7 +18,7 @@ from scabench.console import BAD, GOOD, VERDICT_STYLES, add_rows, console, show,
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
-from scabench.measure.repeat import guard_settings, run_benchmark
+from scabench.measure.repeat import MAX_RUNS, guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.pipeline import floor_of, producer_packets
 from scabench.model.resources import check_memory
@@ -193,10 +193,10 @@ def load_named_spec(name):
               help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
 @click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Jitter on those links (ms, at most the delay).")
-@click.option("--runs", type=click.IntRange(min=1),
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS),
               help="Run K times under the studies' guard (a quiet machine first; a disturbed or stalled run "
                    "redone) and print the median, mean ± σ, min … max and 95 % interval of the headline figures.")
-@click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--warmup", type=click.IntRange(min=0, max=MAX_RUNS), default=0, show_default=True,
               help="Runs before the K runs, not kept (with --runs).")
 @click.option("--quiet-wait", type=click.FloatRange(min=0, max=3600), default=GuardSettings.quiet_wait_s,
               show_default=True, metavar="S", callback=finite,
@@ -268,8 +268,8 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
               help="Values of one key to sweep (repeatable; the grids are crossed): policy.KEY (every connection, "
                    "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, "
                    "transport, pin, collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).")
-@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per point, under the guard.")
-@click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=3, show_default=True, help="Runs per point, under the guard.")
+@click.option("--warmup", type=click.IntRange(min=0, max=MAX_RUNS), default=0, show_default=True,
               help="Runs before each point's runs, not kept.")
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
 @click.option("--max-latency-ms", type=click.FloatRange(min=0, min_open=True), callback=finite, metavar="L",
@@ -448,7 +448,7 @@ def _stdin_is_pipe():
 
 @main.command(short_help="Reproduce the messaging-semantics paper and judge its claims.")
 @click.option("--quick", is_flag=True, help="Fewer packets and one run per configuration: a few minutes.")
-@click.option("--runs", type=click.IntRange(min=1), help="Runs per configuration and set-up (default 3; 1 with --quick).")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Runs per configuration and set-up (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
 @click.option("--only", help="Comma-separated configuration ids to run (default: all of the campaign).")
 @click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
@@ -480,7 +480,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json
 
 @main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")
 @click.option("--quick", is_flag=True, help="100 packets and one run per row: about a minute.")
-@click.option("--runs", type=click.IntRange(min=1), help="Runs per row (default 3; 1 with --quick).")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Runs per row (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
 @click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
               help="Campaign file (default experiments/ordering/link-delay.toml).")
@@ -670,7 +670,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, publish, allo
 @main.command(short_help="The paper's pipeline on peer frameworks beside scabench's ordered strategies.")
 @click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
 @click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
-@click.option("--runs", type=click.IntRange(min=1), help="Rounds, each running every peer once (default 3; 1 with --quick).")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Rounds, each running every peer once (default 3; 1 with --quick).")
 @click.option("--only", help="Comma-separated peers to run (default: every peer installed).")
 @click.option("--out", "out_dir", default="results/peers", show_default=True, type=click.Path(file_okay=False),
               help="Where report.md, report.html, the PNG and results.json go.")

@@ -4,12 +4,14 @@ loader is also fuzzed: whatever TOML it is given, it returns a spec or
 raises SpecError, nothing else."""
 import math
 import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import pipeline_toml, scabench
+from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.checks import parse_overrides, parse_property_overrides
 from scabench.model.resources import check_memory, memory_needed
@@ -300,6 +302,16 @@ CLI = [
     (["peers", "--from-results", "--out", "{piped}"], "results.json: not a regular file"),
     (["link-delay", "--from-results", "--out", "{piped}"], "results.json: not a regular file"),
     (["granularity", "--from-json", "{fifo}"], "not a regular file"),
+    # Counts of runs beyond any plan (10^20 runs showed 3.4e15 hours left).
+    (["run", "{spec}", "--runs", "100000000000000000000"], "'--runs': 100000000000000000000 is not in the range 1<=x<=10000"),
+    (["run", "{spec}", "--runs", "2", "--warmup", "10001"], "'--warmup'"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--runs", "10001"], "'--runs'"),
+    (["paper", "--runs", "10001"], "'--runs'"),
+    # A campaign file is not a spec: the command that runs it is named.
+    (["run", "experiments/paper/campaign.toml"], "this is a campaign (its [measure] and [[config]] tables), not a spec; "
+                                                  "run it with `scabench paper --campaign experiments/paper/campaign.toml`"),
+    (["run", "campaign"], "run it with `scabench paper --campaign"),
+    (["run", "experiments/ordering/link-delay.toml"], "run it with `scabench link-delay --campaign"),
 ]
 
 
@@ -350,3 +362,22 @@ def test_fuzzed_specs_give_a_spec_or_a_spec_error(doc):
         parse_spec(doc, "fuzz.toml")
     except SpecError as exc:
         assert "\n" not in str(exc)
+
+
+def test_the_names_of_campaign_files_are_not_offered_as_specs():
+    proc = scabench("run", "no-spec-has-this-name")
+    names = proc.stderr.split("(names: ")[1]
+    assert "exp6" in names and "campaign" not in names and "link-delay" not in names, proc.stderr
+
+
+def test_network_hosts_without_cap_sys_admin_name_the_spec_and_what_they_need(write_spec):
+    """Root in a container often lacks CAP_SYS_ADMIN: `ip netns add` then
+    fails on its mount of /run/netns. Said before any process starts."""
+    spec = write_spec(pipeline_toml(stages=1, packets=5))
+    proc = subprocess.run(["setpriv", "--bounding-set=-sys_admin", sys.executable, "-m", "scabench.cli", "run",
+                           str(spec), "--link-delay", "1"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (f"error: {spec}: network: network hosts ([network], --link-delay) cannot be made "
+                                   "here: network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network "
+                                   "namespaces are mounted under /run/netns and given veth links); this process "
+                                   "lacks CAP_SYS_ADMIN")

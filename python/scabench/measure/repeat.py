@@ -21,6 +21,12 @@ from scabench.version import version_info
 # Start-up and teardown of a run's processes, beyond the pipeline itself (s);
 # only used for the estimate of the time left.
 RUN_SETUP_S = 1.5
+# The most runs (and warm-up runs) one command or library call measures per
+# configuration: far more than any statistics here want (a 95 % interval
+# narrows as 1/sqrt(n): 10 000 runs is already 100 times narrower than one),
+# and a count beyond it is a typing mistake, not a plan (10^20 runs would
+# show 3.4e15 hours left).
+MAX_RUNS = 10_000
 
 
 def estimate_s(spec):

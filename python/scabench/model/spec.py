@@ -392,12 +392,36 @@ def find_spec(name, root=None):
     if found:
         raise SpecError(name, "", "names several specs in " + str(root) + ": "
                         + ", ".join(str(p.relative_to(root)) for p in found) + "; give the path of one")
-    known = sorted({p.stem for p in specs})
+    known = sorted({p.stem for p in specs if not _campaign_file(p)})
     raise SpecError(name, "", f"no such file, and no spec of that name in {root}"
                     + (f" (names: {', '.join(known)})" if known else ""))
 
 
+# The tables of a campaign file (measure/campaign.py): configurations of
+# specs measured K times each, which `scabench paper` and `scabench
+# link-delay` run; a spec has none of them.
+CAMPAIGN_TABLES = ("measure", "setup", "config")
+
+
+def is_campaign(doc: dict) -> bool:
+    """A TOML document is a campaign file rather than a spec."""
+    return bool(doc) and set(doc) <= set(CAMPAIGN_TABLES) and ("config" in doc or "measure" in doc)
+
+
+def _campaign_file(path: Path) -> bool:
+    try:
+        return is_campaign(read_toml(path))
+    except SpecError:
+        return False
+
+
 def parse_spec(doc, path):
+    if is_campaign(doc):
+        # Which study runs it: a campaign whose configurations put the run on network hosts is link-delay's.
+        configs = doc.get("config") if isinstance(doc.get("config"), list) else []
+        study = "link-delay" if any(isinstance(c, dict) and "network" in c for c in configs) else "paper"
+        raise SpecError(path, "", f"this is a campaign (its [measure] and [[config]] tables), not a spec; "
+                        f"run it with `scabench {study} --campaign {path}`")
     for key in doc:
         if key not in TOP_LEVEL:
             raise SpecError(path, key, f"unknown table; valid: {', '.join(TOP_LEVEL)}")

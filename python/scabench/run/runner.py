@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from scabench import interrupts
-from scabench.errors import RunError
+from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory, process_memory_bytes
 from scabench.model.catalog import PYTHON_KINDS
@@ -25,7 +25,7 @@ from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import Domain, NamingService
-from scabench.run.network import NetworkHosts
+from scabench.run.network import NetworkHosts, unavailable_reason
 from scabench.run.records import REFUSAL_REASONS, read_records, refusals
 from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, NodeResult, ProducerResult,
                                   RunResult, StageResult)
@@ -186,6 +186,7 @@ def run_spec(spec, on_start=None, on_hold=None):
     Service (naming: {"corbaloc", "context"}); they are released when it
     returns."""
     check_memory(spec)  # before any process starts
+    check_network_hosts(spec)
     floor = floor_of(spec)
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
     processes.remove_leftovers()
@@ -217,6 +218,17 @@ def hang_limit_s(spec):
     period = max((source_period_ms(p) for p in spec.packet_sources()), default=0.0)
     delay = spec.network.delay_ms if spec.network is not None else 0.0
     return max(HANG_MIN_S, (20 * max(work, default=0.0) + 3 * period + 4 * delay) / 1000.0)
+
+
+def check_network_hosts(spec) -> None:
+    """A spec on network hosts ([network], --link-delay) where they cannot be
+    made (not root, no CAP_SYS_ADMIN in a container, no ip or link
+    emulator): a SpecError naming the spec and why, before any process starts."""
+    if spec.network is None:
+        return
+    reason = unavailable_reason()
+    if reason is not None:
+        raise SpecError(spec.path, "network", f"network hosts ([network], --link-delay) cannot be made here: {reason}")
 
 
 def _network_hosts(spec, run_dir):
