@@ -1080,15 +1080,46 @@ class Launcher {
     return out;
   }
 
+  // A node that does not answer. Only that is known: its agent may be gone
+  // (its processes then die with it, PR_SET_PDEATHSIG), or stopped or hung
+  // (they run on until it ends). On this machine (a network host) each
+  // process is looked at, and the message says which it is; elsewhere it
+  // says that it is not known.
   RunFailure nodeDied(const Node& n) {
     std::string lost;
+    bool anyRunning = false, known = n.sameMachine;
     for (const auto& h : hosts_)
       if (h.node == n.name && h.pid > 0)
-        for (const auto& c : h.components) lost += (lost.empty() ? "" : ", ") + c;
-    return RunFailure(firstComponentOn(n.name), "node " + n.name + " is gone: its agent does not answer (" +
-                                                    n.deadWhy + ")" +
-                                                    (lost.empty() ? "" : "; its components " + lost +
-                                                                             " went with it (a node's processes die with it)"));
+        for (const auto& c : h.components) {
+          lost += (lost.empty() ? "" : ", ") + c;
+          if (known) {
+            const bool running = processRunning(h.pid);
+            anyRunning = anyRunning || running;
+            lost += " (pid " + std::to_string(h.pid) + (running ? ", still running)" : ", ended)");
+          }
+        }
+    std::string message = "node " + n.name + " does not answer (" + n.deadWhy + ")";
+    if (lost.empty()) return RunFailure(firstComponentOn(n.name), message);
+    if (!known)
+      message += "; its components " + lost + " are out of the run (whether they still run is not known from "
+                 "here: a node's processes end when its agent does)";
+    else if (anyRunning)
+      message += ": its agent is stopped or hung, not gone; its components " + lost +
+                 " are out of the run (they end when their agent does)";
+    else
+      message += ": it is gone, and its components " + lost + " went with it";
+    return RunFailure(firstComponentOn(n.name), message);
+  }
+
+  // A process of this machine that has not ended (a zombie has).
+  static bool processRunning(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) return false;
+    const char state = line[close + 2];
+    return state != 'Z' && state != 'X';
   }
 
   // Starts a process on its node: load, then execute with the SCA exec

@@ -9,6 +9,7 @@ is missing they skip and say which. Every process started here is ended by
 its PID."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -302,7 +303,8 @@ def test_a_node_killed_mid_run_is_named_and_every_process_of_the_run_is_gone(wri
         if proc.poll() is None:
             end_process(proc)
     assert proc.returncode == 1, stderr
-    assert "node h2 is gone" in stderr and "stage2" in stderr and "Traceback" not in stderr
+    assert "node h2 does not answer" in stderr and "it is gone, and its components stage2 (pid" in stderr
+    assert "went with it" in stderr and "Traceback" not in stderr
     assert not _alive(victim) and not any(_alive(pid) for pid in hosts)
     assert _namespaces(proc.pid) == []
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -310,6 +312,36 @@ def test_a_node_killed_mid_run_is_named_and_every_process_of_the_run_is_gone(wri
     lost = {n["name"]: n.get("lost") for n in doc["nodes"]}
     assert lost["h2"] and not lost["h0"]
     assert any(s["name"] == "stage1" and s["received"] > 0 for s in doc["stages"])  # fetched from a live node
+
+
+@needs_network
+def test_a_stopped_node_agent_is_said_not_to_answer_not_to_be_gone(write_spec, tmp_path):
+    """SIGSTOP of a node's agent: its components' host runs on. The run
+    says what is known (the agent does not answer; the host still runs)
+    and ends it all the same."""
+    spec = write_spec(pipeline_toml(packets=400, work="sleep", work_us=10_000, policy='call = "twoway"\nworker = 4'))
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    agent = None
+    try:
+        hosts = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
+                          lambda found: len(found) == 4, "the four hosts never started")
+        agent = _wait_for(lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid)
+                                   if "scabench.cli node" in cmd], bool, "no agent h2")[0]
+        time.sleep(1.0)  # the stream is under way
+        os.kill(agent, signal.SIGSTOP)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            end_process(proc)
+        if agent is not None and _alive(agent):  # only if the test failed
+            os.kill(agent, signal.SIGKILL)
+    assert proc.returncode == 1, stderr
+    assert "node h2 does not answer" in stderr and "its agent is stopped or hung, not gone" in stderr, stderr
+    assert re.search(r"its components stage2 \(pid \d+, still running\) are out of the run", stderr), stderr
+    assert "went with it" not in stderr and "is gone" not in stderr
+    assert not any(_alive(pid) for pid in hosts) and not _alive(agent)
+    assert _namespaces(proc.pid) == []
 
 
 @needs_network
