@@ -290,18 +290,7 @@ def test_a_node_killed_mid_run_is_named_and_every_process_of_the_run_is_gone(wri
     proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1",
                              "--json", str(tmp_path / "r.json")],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        hosts = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
-                          lambda found: len(found) == 4, "the four hosts never started")
-        agent = _wait_for(lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid)
-                                   if "scabench.cli node" in cmd], bool, "no agent h2")[0]
-        victim = next(pid for pid in hosts if descends_from(pid, agent))
-        time.sleep(1.0)  # the stream is under way
-        os.kill(agent, signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            end_process(proc)
+    hosts, victim, stderr = _signal_agent_h2(proc, signal.SIGKILL)
     assert proc.returncode == 1, stderr
     assert "node h2 does not answer" in stderr and "it is gone, and its components stage2 (pid" in stderr
     assert "went with it" in stderr and "Traceback" not in stderr
@@ -322,25 +311,12 @@ def test_a_stopped_node_agent_is_said_not_to_answer_not_to_be_gone(write_spec, t
     spec = write_spec(pipeline_toml(packets=400, work="sleep", work_us=10_000, policy='call = "twoway"\nworker = 4'))
     proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    agent = None
-    try:
-        hosts = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
-                          lambda found: len(found) == 4, "the four hosts never started")
-        agent = _wait_for(lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid)
-                                   if "scabench.cli node" in cmd], bool, "no agent h2")[0]
-        time.sleep(1.0)  # the stream is under way
-        os.kill(agent, signal.SIGSTOP)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            end_process(proc)
-        if agent is not None and _alive(agent):  # only if the test failed
-            os.kill(agent, signal.SIGKILL)
+    hosts, victim, stderr = _signal_agent_h2(proc, signal.SIGSTOP)
     assert proc.returncode == 1, stderr
     assert "node h2 does not answer" in stderr and "its agent is stopped or hung, not gone" in stderr, stderr
     assert re.search(r"its components stage2 \(pid \d+, still running\) are out of the run", stderr), stderr
     assert "went with it" not in stderr and "is gone" not in stderr
-    assert not any(_alive(pid) for pid in hosts) and not _alive(agent)
+    assert not any(_alive(pid) for pid in hosts)
     assert _namespaces(proc.pid) == []
 
 
@@ -366,6 +342,30 @@ def test_a_host_hung_on_a_node_is_found_by_its_progress_and_named(write_spec, tm
     assert proc.returncode == 1, stderr
     assert "no packet moved" in stderr and "component stage2 holds a packet" in stderr, stderr
     assert not _alive(victim)
+
+
+def _signal_agent_h2(proc, signum):
+    """Sends `signum` to the agent of node h2 (stage2's) once a run of
+    pipeline_toml on network hosts is under way, and waits for the run's
+    end: (its four hosts, stage2's host, the run's stderr)."""
+    agent = None
+    try:
+        hosts = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
+                          lambda found: len(found) == 4, "the four hosts never started")
+        agent = _wait_for(lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid)
+                                   if "scabench.cli node" in cmd], bool, "no agent h2")[0]
+        victim = next(pid for pid in hosts if descends_from(pid, agent))
+        time.sleep(1.0)  # the stream is under way
+        os.kill(agent, signum)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            end_process(proc)
+        left_behind = agent is not None and _alive(agent)
+        if left_behind:  # only if the run failed to end it
+            os.kill(agent, signal.SIGKILL)
+    assert not left_behind
+    return hosts, victim, stderr
 
 
 def _wait_for(find, done, what, timeout=WAIT_S):
