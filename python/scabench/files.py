@@ -32,7 +32,7 @@ def read_regular(path: str | Path, max_bytes: int, what: str = "a file") -> byte
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            kind = "a folder, not a regular file" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             raise FileRefused(path, f"{kind}; give the path of {what}")
         if info.st_size > max_bytes:
             raise FileRefused(path, f"{info.st_size} bytes; {what} is at most {max_bytes}")
