@@ -560,6 +560,10 @@ class Launcher {
           if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) childFail(h.argv.front().c_str(), "sched_setscheduler(SCHED_BATCH)", 126);
         }
         if (h.exec) {
+          // A process group of its own: what the program starts (a child
+          // that outlives it, holding its stdout) is ended with it, by the
+          // group (reap, killAll), as a node's processes are (node/processes.py).
+          setpgid(0, 0);
           // Not the launcher's stdin (the runner's hold pipe) nor its stdout
           // (the runner reads "started" and "held" there).
           dup2(devNull, 0);
@@ -574,6 +578,7 @@ class Launcher {
       h.pid = pid;
       h.spawnedNs = scabench::monotonicNs();
       if (h.exec) {
+        setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before a signal to it
         close(out[1]);
         close(errFd);
         h.outFd = out[0];
@@ -1075,15 +1080,46 @@ class Launcher {
     return out;
   }
 
+  // A node that does not answer. Only that is known: its agent may be gone
+  // (its processes then die with it, PR_SET_PDEATHSIG), or stopped or hung
+  // (they run on until it ends). On this machine (a network host) each
+  // process is looked at, and the message says which it is; elsewhere it
+  // says that it is not known.
   RunFailure nodeDied(const Node& n) {
     std::string lost;
+    bool anyRunning = false, known = n.sameMachine;
     for (const auto& h : hosts_)
       if (h.node == n.name && h.pid > 0)
-        for (const auto& c : h.components) lost += (lost.empty() ? "" : ", ") + c;
-    return RunFailure(firstComponentOn(n.name), "node " + n.name + " is gone: its agent does not answer (" +
-                                                    n.deadWhy + ")" +
-                                                    (lost.empty() ? "" : "; its components " + lost +
-                                                                             " went with it (a node's processes die with it)"));
+        for (const auto& c : h.components) {
+          lost += (lost.empty() ? "" : ", ") + c;
+          if (known) {
+            const bool running = processRunning(h.pid);
+            anyRunning = anyRunning || running;
+            lost += " (pid " + std::to_string(h.pid) + (running ? ", still running)" : ", ended)");
+          }
+        }
+    std::string message = "node " + n.name + " does not answer (" + n.deadWhy + ")";
+    if (lost.empty()) return RunFailure(firstComponentOn(n.name), message);
+    if (!known)
+      message += "; its components " + lost + " are out of the run (whether they still run is not known from "
+                 "here: a node's processes end when its agent does)";
+    else if (anyRunning)
+      message += ": its agent is stopped or hung, not gone; its components " + lost +
+                 " are out of the run (they end when their agent does)";
+    else
+      message += ": it is gone, and its components " + lost + " went with it";
+    return RunFailure(firstComponentOn(n.name), message);
+  }
+
+  // A process of this machine that has not ended (a zombie has).
+  static bool processRunning(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) return false;
+    const char state = line[close + 2];
+    return state != 'Z' && state != 'X';
   }
 
   // Starts a process on its node: load, then execute with the SCA exec
@@ -1464,6 +1500,11 @@ class Launcher {
   void readOutput(HostProc& h) {
     char buf[8192];
     const ssize_t n = read(h.outFd, buf, sizeof buf);
+    if (n < 0 && errno == EAGAIN) {  // the program has ended (killAll): what is left was read
+      close(h.outFd);
+      h.outFd = -1;
+      return;
+    }
     if (n <= 0) {
       close(h.outFd);
       h.outFd = -1;
@@ -1481,8 +1522,19 @@ class Launcher {
   // Reaps `h` if it has exited (blocking: waits for it); true if it just did.
   // An external program's resource usage comes from the kernel here (a host
   // reports its own on the pipe).
+  // An external program is looked at first without reaping it (WNOWAIT):
+  // while it is a zombie its pid, and so its process group, cannot be
+  // reused, so what it left in its group is SIGKILLed without the risk of
+  // hitting a stranger.
   bool reap(HostProc& h, bool block) {
     if (h.exited || h.pid <= 0 || !h.node.empty()) return false;  // a node's process is the node's to reap
+    if (h.exec) {
+      siginfo_t info{};
+      if (waitid(P_PID, id_t(h.pid), &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) != 0 || info.si_pid != h.pid)
+        return false;
+      kill(-h.pid, SIGKILL);
+      block = true;  // it has exited: wait4 returns at once
+    }
     int status;
     rusage usage{};
     if (wait4(h.pid, &status, block ? 0 : WNOHANG, &usage) != h.pid) return false;
@@ -1672,21 +1724,28 @@ class Launcher {
   // Ends every process still running: SIGTERM, then SIGKILL after a grace period.
   void killAll() {
     terminateRemote();
+    // An external program's signals go to its whole group (spawnAll).
+    const auto target = [](const HostProc& h) { return h.exec ? -h.pid : h.pid; };
     for (auto& h : hosts_)
-      if (!h.exited && h.pid > 0 && h.node.empty()) kill(h.pid, SIGTERM);
+      if (!h.exited && h.pid > 0 && h.node.empty()) kill(target(h), SIGTERM);
     const int64_t until = scabench::monotonicNs() + 2'000'000'000LL;
     while (!allExited()) {
       const bool late = scabench::monotonicNs() > until;
       for (auto& h : hosts_) {
         if (h.exited || h.pid <= 0 || !h.node.empty()) continue;
-        if (late) kill(h.pid, SIGKILL);
+        if (late) kill(target(h), SIGKILL);
         reap(h, late);
       }
       if (!late) usleep(10'000);
     }
-    // What the external programs wrote last (a Python component's refusals).
-    for (auto& h : hosts_)
+    // What the external programs wrote last (a Python component's refusals):
+    // only what is in the pipe now. The program has ended and its group was
+    // killed; a process it set apart in a group of its own may still hold
+    // the pipe open, and must not keep the run waiting for an end of file.
+    for (auto& h : hosts_) {
+      if (h.outFd >= 0) fcntl(h.outFd, F_SETFL, O_NONBLOCK);
       while (h.outFd >= 0) readOutput(h);
+    }
     // Read the last status lines (rusage) the hosts wrote before exiting.
     if (statusRead_ >= 0) {
       char buf[8192];

@@ -23,7 +23,7 @@ import tomli_w
 
 from scabench.errors import SpecError
 from scabench.measure.guard import GuardSettings
-from scabench.measure.repeat import Benchmark, guard_settings, run_benchmark
+from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_benchmark
 from scabench.measure.sweep import SweepResult, grid_axes, plan, run_sweep
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, kind_declaration, kind_names
 from scabench.model.resources import check_memory
@@ -515,8 +515,8 @@ def _update(table, keys):
 
 
 def _check_count(name, value, least):
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"{name}: {value!r} is not valid; give a whole number >= {least}")
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_RUNS:
+        raise ValueError(f"{name}: {value!r} is not valid; give a whole number from {least} to {MAX_RUNS}")
 
 
 def _stream(progress):

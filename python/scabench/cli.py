@@ -1,7 +1,9 @@
 """The scabench command line."""
 import math
 import os
+import select
 import shutil
+import signal
 import stat
 import sys
 import threading
@@ -16,7 +18,7 @@ from scabench.console import BAD, GOOD, VERDICT_STYLES, add_rows, console, show,
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
-from scabench.measure.repeat import guard_settings, run_benchmark
+from scabench.measure.repeat import MAX_RUNS, guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
@@ -144,8 +146,12 @@ def study_csv_option(what):
                              "and the run count.")
 
 
-def check_outputs(json_path, csv_path):
-    """--json and --csv paths checked before anything runs (check_writable)."""
+def check_outputs(json_path, csv_path, out_dir=None):
+    """Every output of a command, made once before anything runs and
+    removed again (check_writable): its --json and --csv files and its
+    --out folder. Every command that writes goes through here."""
+    if out_dir is not None:
+        check_writable(out_dir, "--out", folder=True)
     for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
         if path:
             check_writable(path, flag)
@@ -187,10 +193,10 @@ def load_named_spec(name):
               help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
 @click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
               help="Jitter on those links (ms, at most the delay).")
-@click.option("--runs", type=click.IntRange(min=1),
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS),
               help="Run K times under the studies' guard (a quiet machine first; a disturbed or stalled run "
                    "redone) and print the median, mean ± σ, min … max and 95 % interval of the headline figures.")
-@click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--warmup", type=click.IntRange(min=0, max=MAX_RUNS), default=0, show_default=True,
               help="Runs before the K runs, not kept (with --runs).")
 @click.option("--quiet-wait", type=click.FloatRange(min=0, max=3600), default=GuardSettings.quiet_wait_s,
               show_default=True, metavar="S", callback=finite,
@@ -201,7 +207,8 @@ def load_named_spec(name):
               help="Write the table as CSV here: a row per component (with --runs: a row per headline figure).")
 @click.option("--hold", is_flag=True,
               help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
-                   "(its corbaloc is printed) until Ctrl-C.")
+                   "(its corbaloc is printed) until Ctrl-C, or, where stdin is a pipe, until it is closed "
+                   "(a signal then interrupts the run: exit 128 + its number).")
 def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, transport, link_delay,
         link_jitter, runs, warmup, quiet_wait, json_path, csv_path, hold):
     """Run SPEC over real processes and print its table.
@@ -261,8 +268,8 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
               help="Values of one key to sweep (repeatable; the grids are crossed, at most 10,000 points): policy.KEY (every connection, "
                    "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, "
                    "transport, pin, collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).")
-@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per point, under the guard.")
-@click.option("--warmup", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=3, show_default=True, help="Runs per point, under the guard.")
+@click.option("--warmup", type=click.IntRange(min=0, max=MAX_RUNS), default=0, show_default=True,
               help="Runs before each point's runs, not kept.")
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
 @click.option("--max-latency-ms", type=click.FloatRange(min=0, min_open=True), callback=finite, metavar="L",
@@ -291,8 +298,8 @@ def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wa
     from scabench.report.sweep import sweep_csv, sweep_view, write_sweep_report  # matplotlib only here
     results = Path(out_dir) / "results.json"
     with exit_codes(partial_json=results):
+        check_outputs(json_path, csv_path, out_dir)
         check_writable(results, "--out")
-        check_outputs(json_path, csv_path)
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
@@ -395,21 +402,48 @@ def export_sad_command(spec_file, out_dir):
     """Write a spec as an SCA waveform: its SAD, an SPD, PRF and SCD per component kind, and the sidecar
     of run settings (README, "Waveforms as SCA SAD XML")."""
     with exit_codes():
+        check_outputs(None, None, out_dir)
         exported = export_sad(load_named_spec(spec_file), out_dir)
     click.echo(f"wrote {exported.sad}, its sidecar {exported.sidecar.name}, and {len(exported.packages)} component "
                f"package(s) under {Path(out_dir) / 'components'}")
 
 
 def announce_hold(naming):
-    """Says where the held components are, then waits for Ctrl-C, or for the
+    """Says where the held components are, then waits for the release: the
     end of standard input where it is a pipe (a tool that drives the run
-    releases it by closing the pipe; a terminal or /dev/null does not)."""
-    closed = threading.Event()
-    if _stdin_is_pipe():
-        threading.Thread(target=lambda: (sys.stdin.buffer.read(), closed.set()), daemon=True).start()
+    releases it by closing the pipe), else Ctrl-C (a terminal, /dev/null).
+    Any other signal (Ctrl-C too, where a pipe is the release) interrupts
+    the command as it would any other: exit 128 + its number, the result
+    written with status "interrupted"."""
+    piped = _stdin_is_pipe()
+    closed, stop = threading.Event(), threading.Event()
+    watcher = threading.Thread(target=_watch_for_end_of_input, args=(closed, stop), daemon=True) if piped else None
+    if watcher is not None:
+        watcher.start()
+    release = "closing its standard input" if piped else "Ctrl-C"
     click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
-               f"context {naming['context']}; Ctrl-C (or closing a piped stdin) releases them", err=True)
-    interrupts.wait(closed)  # main() installed the handlers: Ctrl-C ends the wait, not the command
+               f"context {naming['context']}; {release} releases them", err=True)
+    try:
+        # main() installed the handlers: the release ends the wait, not the command.
+        interrupts.wait(closed, releases=() if piped else (signal.SIGINT,))
+    finally:
+        stop.set()
+        if watcher is not None:
+            watcher.join()
+
+
+def _watch_for_end_of_input(closed, stop):
+    """Sets `closed` at the end of standard input. It reads the descriptor
+    itself (select, os.read), not sys.stdin: a thread blocked in the
+    buffered reader holds its lock, and the interpreter, closing sys.stdin
+    at exit, then aborts ("_enter_buffered_busy"). It looks every 0.2 s
+    whether to stop, so it is joined, not left blocked, when the hold ends."""
+    fd = sys.stdin.fileno()
+    while not stop.is_set():
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready and not os.read(fd, 65536):  # what a tool writes is not for us; its end is
+            closed.set()
+            return
 
 
 def _stdin_is_pipe():
@@ -421,7 +455,7 @@ def _stdin_is_pipe():
 
 @main.command(short_help="Reproduce the messaging-semantics paper and judge its claims.")
 @click.option("--quick", is_flag=True, help="Fewer packets and one run per configuration: a few minutes.")
-@click.option("--runs", type=click.IntRange(min=1), help="Runs per configuration and set-up (default 3; 1 with --quick).")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Runs per configuration and set-up (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
 @click.option("--only", help="Comma-separated configuration ids to run (default: all of the campaign).")
 @click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
@@ -437,7 +471,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     from scabench.studies.paper.render import claim_tally, paper_csv
     with exit_codes():
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, out_dir)
         if from_results:
             entries, claims = rerender(out_dir)
         else:
@@ -453,7 +487,7 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json
 
 @main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")
 @click.option("--quick", is_flag=True, help="100 packets and one run per row: about a minute.")
-@click.option("--runs", type=click.IntRange(min=1), help="Runs per row (default 3; 1 with --quick).")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Runs per row (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
 @click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
               help="Campaign file (default experiments/ordering/link-delay.toml).")
@@ -468,7 +502,7 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results, json_
     from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
     from scabench.studies.link_delay.render import link_delay_csv
     with exit_codes():
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, out_dir)
         doc = rerender(out_dir) if from_results else run_link_delay(
             out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
     ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
@@ -498,9 +532,7 @@ def profile(quick, out_dir, json_path, csv_path, wide):
     from scabench.studies.orb_profile.plan import Plan
     from scabench.studies.orb_profile.render import profile_csv, profile_view, write_profile_report
     with exit_codes("profile failed", interrupted_json=json_path or Path(out_dir) / "profile.json"):
-        check_writable(json_path or Path(out_dir) / "profile.json", "--json")
-        if csv_path:
-            check_writable(csv_path, "--csv")
+        check_outputs(json_path or Path(out_dir) / "profile.json", csv_path, out_dir)
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
     json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
     if csv_path:
@@ -557,6 +589,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
 
     if from_json:
         with exit_codes():
+            check_outputs(None, csv_path, out_dir)
             result = read_json(from_json, "--from-json", "summary")
             try:
                 md, html = render(read_result(result), out_dir)
@@ -569,9 +602,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
         return
     plan = PLANS[plan_name or ("quick" if quick else "default")]
     with exit_codes(interrupted_json=json_path or Path(out_dir) / "granularity.json"):
-        check_writable(json_path or Path(out_dir) / "granularity.json", "--json")
-        if csv_path:
-            check_writable(csv_path, "--csv")
+        check_outputs(json_path or Path(out_dir) / "granularity.json", csv_path, out_dir)
         if cores is not None:
             plan = replace(plan, cores=parse_cores(cores))
         plan = replace(plan, call=call)
@@ -646,7 +677,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, publish, allo
 @main.command(short_help="The paper's pipeline on peer frameworks beside scabench's ordered strategies.")
 @click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
 @click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
-@click.option("--runs", type=click.IntRange(min=1), help="Rounds, each running every peer once (default 3; 1 with --quick).")
+@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Rounds, each running every peer once (default 3; 1 with --quick).")
 @click.option("--only", help="Comma-separated peers to run (default: every peer installed).")
 @click.option("--out", "out_dir", default="results/peers", show_default=True, type=click.Path(file_okay=False),
               help="Where report.md, report.html, the PNG and results.json go.")
@@ -661,7 +692,7 @@ def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
     from scabench.studies.peers.render import peers_csv, peers_view
     with exit_codes():
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, out_dir)
         doc = rerender(out_dir) if from_results else run_peers(
             out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
             only=[i.strip() for i in only.split(",")] if only is not None else None,

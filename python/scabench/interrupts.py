@@ -76,15 +76,19 @@ def while_owning():
         _state["installed"] = _state["raised"] = False
 
 
-def wait(done=None):
-    """Blocks until a termination signal arrives (raising Interrupted), then
-    lets the next one raise again: a command that waits for Ctrl-C as its
-    normal end (`scabench run --hold`) can still be interrupted afterwards.
-    done (a threading.Event), if given, ends the wait too (returns None)."""
+def wait(done: threading.Event | None = None, releases: tuple = SIGNALS) -> "Interrupted | None":
+    """Blocks until a termination signal arrives, then lets the next one
+    raise again: a command that waits for Ctrl-C as its normal end
+    (`scabench run --hold`) can still be interrupted afterwards. A signal in
+    `releases` ends the wait (its Interrupted is returned); any other is
+    raised as from anywhere else (exit 128 + its number). done (a
+    threading.Event), if given, ends the wait too (returns None)."""
     try:
         while not (done.wait(0.2) if done is not None else time.sleep(3600)):
             pass
     except Interrupted as exc:
+        if exc.signum not in releases:
+            raise
         _state["raised"] = False
         return exc
     return None

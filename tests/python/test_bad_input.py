@@ -4,12 +4,14 @@ loader is also fuzzed: whatever TOML it is given, it returns a spec or
 raises SpecError, nothing else."""
 import math
 import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import pipeline_toml, scabench
+from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.checks import parse_overrides, parse_property_overrides
 from scabench.model.resources import check_memory, memory_needed
@@ -294,6 +296,43 @@ CLI = [
     (["datarate", "--cycles", "nan", "--clock-mhz", "1", "--elements", "1"], "--cycles"),
     (["paper", "--only", "nothing-like-this", "--out", "{dir}/p"], "--only"),
     (["paper", "--campaign", "{garbage}", "--out", "{dir}/p"], "not valid TOML"),
+    # Every output is made before anything runs: a folder that refuses files
+    # (/proc) passes a look at its permissions, so it must be tried.
+    (["run", "{spec}", "--json", "{unmakeable}/r.json"], "--json: {unmakeable}/r.json cannot be created"),
+    (["run", "{spec}", "--csv", "{unmakeable}/r.csv"], "--csv: {unmakeable}/r.csv cannot be created"),
+    (["run", "{spec}", "--runs", "2", "--json", "{unmakeable}/r.json"], "cannot be created"),
+    # A named pipe stands for any output that is not a regular file (a device): the result is renamed
+    # over the path, which would replace it.
+    (["run", "{spec}", "--json", "{fifo}"], "--json: {fifo} is not a regular file"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{dir}/s", "--csv", "{unmakeable}/s.csv"], "--csv"),
+    (["compare", "{run}", "{run}", "--json", "{unmakeable}/c.json"], "cannot be created"),
+    (["paper", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["peers", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["link-delay", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["granularity", "--plan", "tiny", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["granularity", "--from-json", "{other}", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["profile", "--quick", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (["export-sad", "{spec}", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    # Every result file is read only if it is a regular file of a bounded
+    # size: a named pipe would block the read for ever, /dev/zero never ends.
+    (["compare", "{run}", "{fifo}"], "B: {fifo}: is not a regular file (a FIFO)"),
+    (["compare", "{run}", "/dev/zero"], "B: /dev/zero: is not a regular file (a device)"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{piped}"], "results.json is not a regular file"),
+    (["paper", "--from-results", "--out", "{piped}"], "results.json: is not a regular file"),
+    (["peers", "--from-results", "--out", "{piped}"], "results.json: is not a regular file"),
+    (["link-delay", "--from-results", "--out", "{piped}"], "results.json: is not a regular file"),
+    (["granularity", "--from-json", "{fifo}"], "not a regular file"),
+    # Counts of runs beyond any plan (10^20 runs showed 3.4e15 hours left).
+    (["run", "{spec}", "--runs", "100000000000000000000"], "'--runs': 100000000000000000000 is not in the range 1<=x<=10000"),
+    (["run", "{spec}", "--runs", "2", "--warmup", "10001"], "'--warmup'"),
+    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--runs", "10001"], "'--runs'"),
+    (["paper", "--runs", "10001"], "'--runs'"),
+    # A campaign file is not a spec: the command that runs it is named.
+    (["run", "experiments/paper/campaign.toml"], "this is a campaign (its [measure] and [[config]] tables), not a spec; "
+                                                  "run it with `scabench paper --campaign experiments/paper/campaign.toml`"),
+    (["run", "campaign"], "run it with `scabench paper --campaign"),
+    (["run", "experiments/ordering/link-delay.toml"], "run it with `scabench link-delay --campaign"),
 ]
 
 
@@ -308,11 +347,17 @@ def test_bad_cli_call_exits_2_with_one_line(write_spec, tmp_path, args, hint):
     garbage.write_text("{not json")
     other.write_text('{"a": 1}')
     hollow.write_text('{"summary": {}}')
+    run = tmp_path / "run.json"  # a whole result of scabench run (a failed one is enough to be read)
+    run.write_text('{"status": "failed", "spec": {}, "environment": {}, "floor_ms": 0, "started_at": 0}')
+    piped = tmp_path / "piped"  # an --out whose results.json is a named pipe
+    piped.mkdir()
+    os.mkfifo(piped / "results.json")
     names = {"spec": spec, "fifo": fifo, "dir": tmp_path, "missing": tmp_path / "none.toml", "file": regular,
-             "garbage": garbage, "other": other, "hollow": hollow}
+             "garbage": garbage, "other": other, "hollow": hollow, "run": run, "piped": piped,
+             "unmakeable": "/proc/scabench-no-such-process"}
     proc = scabench(*[a.format(**names) for a in args], timeout=60)
     assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr and hint in proc.stderr
+    assert "Traceback" not in proc.stderr and hint.format(**names) in proc.stderr
     # One line, a bad flag's included (click's own handling adds the usage and a hint around it).
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert proc.stderr.startswith("error: ")
@@ -338,3 +383,22 @@ def test_fuzzed_specs_give_a_spec_or_a_spec_error(doc):
         parse_spec(doc, "fuzz.toml")
     except SpecError as exc:
         assert "\n" not in str(exc)
+
+
+def test_the_names_of_campaign_files_are_not_offered_as_specs():
+    proc = scabench("run", "no-spec-has-this-name")
+    names = proc.stderr.split("(names: ")[1]
+    assert "exp6" in names and "campaign" not in names and "link-delay" not in names, proc.stderr
+
+
+def test_network_hosts_without_cap_sys_admin_name_the_spec_and_what_they_need(write_spec):
+    """Root in a container often lacks CAP_SYS_ADMIN: `ip netns add` then
+    fails on its mount of /run/netns. Said before any process starts."""
+    spec = write_spec(pipeline_toml(stages=1, packets=5))
+    proc = subprocess.run(["setpriv", "--bounding-set=-sys_admin", sys.executable, "-m", "scabench.cli", "run",
+                           str(spec), "--link-delay", "1"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (f"error: {spec}: network: network hosts ([network], --link-delay) cannot be made "
+                                   "here: network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network "
+                                   "namespaces are mounted under /run/netns and given veth links); this process "
+                                   "lacks CAP_SYS_ADMIN")

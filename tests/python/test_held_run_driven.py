@@ -5,6 +5,7 @@ drives them through CF::Resource, then releases the run by closing the
 command's standard input (README, "Driving a held run from a tool")."""
 import json
 import re
+import signal
 import subprocess
 import sys
 
@@ -76,5 +77,22 @@ def test_a_tool_resolves_queries_reconfigures_and_restarts_a_held_component(orb,
     assert proc.wait(60) == 0, proc.stderr.read()
     result = json.loads(out.read_text())
     assert result["status"] == "ok"
+    assert [s["received"] for s in result["stages"]] == [30, 30, 30, 30]
+    assert processes.tagged_processes(tag) == {}
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_to_a_run_held_from_an_open_pipe_interrupts_it(held_run, signum, code):
+    """Where a pipe is the release, a signal is an interruption: the command
+    exits 128 + its number, with the result written and nothing left, and
+    Python does not abort at exit on the thread that watches the pipe."""
+    proc, _, _, out = held_run
+    tag = processes.owner_tag(proc.pid)
+    proc.send_signal(signum)
+    assert proc.wait(60) == code  # stdin stays open: closing it would release the run instead
+    err = proc.stderr.read()
+    assert "Fatal Python error" not in err and f"interrupted by {signal.Signals(signum).name}" in err, err
+    result = json.loads(out.read_text())
+    assert result["status"] == "interrupted"
     assert [s["received"] for s in result["stages"]] == [30, 30, 30, 30]
     assert processes.tagged_processes(tag) == {}

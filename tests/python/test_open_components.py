@@ -258,6 +258,31 @@ def test_a_program_that_never_binds_is_ended_after_its_timeout(tmp_path, write_s
     assert no_processes_left(tag)  # the sleeper went with the run
 
 
+@pytest.mark.parametrize("script, says", [
+    # It exits, leaving a child behind that holds its stdout.
+    ("#!/bin/sh\nsleep 300 &\nexit 3\n", r"exited with status 3"),
+    # It never binds; its child holds its stdout as well.
+    ("#!/bin/sh\nsleep 300 &\nexec sleep 301\n", r"did not bind its name 'x' in the naming context within 1 s"),
+])
+def test_a_program_whose_child_outlives_it_is_ended_with_its_whole_group(tmp_path, write_spec, script, says):
+    """The run ends a program's whole process group, and does not wait for
+    the end of a pipe that a child of the program still holds."""
+    forker = executable(tmp_path / "forker", script)
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run",
+                             str(write_spec(chain_spec(f'kind = "external"\nexec = "{forker}"\nbind_timeout_s = 1')))],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tag = processes.owner_tag(proc.pid)
+    try:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, err
+        assert re.search(says, err), err
+        assert no_processes_left(tag)  # the child went with its program
+    finally:
+        end_process(proc)
+        for pid in processes.tagged_processes(tag):  # what the old launcher left behind: the run's own
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_a_killed_command_takes_its_external_programs_along():
     """SIGKILL to the command: the launcher dies with it, and the Python
     stage with the launcher (PR_SET_PDEATHSIG), as the hosts do."""

@@ -69,6 +69,7 @@ def test_a_lost_packet_is_skipped_after_the_timeout_and_counted(write_spec, tran
                                               transport=transport))
     stage1, later = result.stages[0], result.stages[1:]
     assert result.producer.sent == PACKETS - 1
+    assert result.clean and result.missing is None  # the packet lost on purpose was never sent, so never missed
     assert stage1.skipped == 1 and stage1.received == PACKETS - 1 and stage1.late == 0
     for s in later:  # each hop numbers its own packets: no gap downstream
         assert s.received == PACKETS - 1 and s.skipped == 0, s

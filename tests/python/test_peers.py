@@ -179,7 +179,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
 
 def test_from_results_without_results_is_one_line(tmp_path):
     proc = scabench("peers", "--from-results", "--out", tmp_path)
-    assert proc.returncode == 2 and "cannot read the kept results" in proc.stderr
+    assert proc.returncode == 2 and "results.json: no such file" in proc.stderr
 
 
 @pytest.mark.parametrize("args, says", [(["--packets", "0"], "out of range"), (["--nosuch", "1"], "unknown argument"),

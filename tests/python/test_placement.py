@@ -9,6 +9,7 @@ is missing they skip and say which. Every process started here is ended by
 its PID."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -289,20 +290,10 @@ def test_a_node_killed_mid_run_is_named_and_every_process_of_the_run_is_gone(wri
     proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1",
                              "--json", str(tmp_path / "r.json")],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        hosts = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
-                          lambda found: len(found) == 4, "the four hosts never started")
-        agent = _wait_for(lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid)
-                                   if "scabench.cli node" in cmd], bool, "no agent h2")[0]
-        victim = next(pid for pid in hosts if descends_from(pid, agent))
-        time.sleep(1.0)  # the stream is under way
-        os.kill(agent, signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            end_process(proc)
+    hosts, victim, stderr = _signal_agent_h2(proc, signal.SIGKILL)
     assert proc.returncode == 1, stderr
-    assert "node h2 is gone" in stderr and "stage2" in stderr and "Traceback" not in stderr
+    assert "node h2 does not answer" in stderr and "it is gone, and its components stage2 (pid" in stderr
+    assert "went with it" in stderr and "Traceback" not in stderr
     assert not _alive(victim) and not any(_alive(pid) for pid in hosts)
     assert _namespaces(proc.pid) == []
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -310,6 +301,23 @@ def test_a_node_killed_mid_run_is_named_and_every_process_of_the_run_is_gone(wri
     lost = {n["name"]: n.get("lost") for n in doc["nodes"]}
     assert lost["h2"] and not lost["h0"]
     assert any(s["name"] == "stage1" and s["received"] > 0 for s in doc["stages"])  # fetched from a live node
+
+
+@needs_network
+def test_a_stopped_node_agent_is_said_not_to_answer_not_to_be_gone(write_spec, tmp_path):
+    """SIGSTOP of a node's agent: its components' host runs on. The run
+    says what is known (the agent does not answer; the host still runs)
+    and ends it all the same."""
+    spec = write_spec(pipeline_toml(packets=400, work="sleep", work_us=10_000, policy='call = "twoway"\nworker = 4'))
+    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hosts, victim, stderr = _signal_agent_h2(proc, signal.SIGSTOP)
+    assert proc.returncode == 1, stderr
+    assert "node h2 does not answer" in stderr and "its agent is stopped or hung, not gone" in stderr, stderr
+    assert re.search(r"its components stage2 \(pid \d+, still running\) are out of the run", stderr), stderr
+    assert "went with it" not in stderr and "is gone" not in stderr
+    assert not any(_alive(pid) for pid in hosts)
+    assert _namespaces(proc.pid) == []
 
 
 @needs_network
@@ -334,6 +342,30 @@ def test_a_host_hung_on_a_node_is_found_by_its_progress_and_named(write_spec, tm
     assert proc.returncode == 1, stderr
     assert "no packet moved" in stderr and "component stage2 holds a packet" in stderr, stderr
     assert not _alive(victim)
+
+
+def _signal_agent_h2(proc, signum):
+    """Sends `signum` to the agent of node h2 (stage2's) once a run of
+    pipeline_toml on network hosts is under way, and waits for the run's
+    end: (its four hosts, stage2's host, the run's stderr)."""
+    agent = None
+    try:
+        hosts = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
+                          lambda found: len(found) == 4, "the four hosts never started")
+        agent = _wait_for(lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid)
+                                   if "scabench.cli node" in cmd], bool, "no agent h2")[0]
+        victim = next(pid for pid in hosts if descends_from(pid, agent))
+        time.sleep(1.0)  # the stream is under way
+        os.kill(agent, signum)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            end_process(proc)
+        left_behind = agent is not None and _alive(agent)
+        if left_behind:  # only if the run failed to end it
+            os.kill(agent, signal.SIGKILL)
+    assert not left_behind
+    return hosts, victim, stderr
 
 
 def _wait_for(find, done, what, timeout=WAIT_S):

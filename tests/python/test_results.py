@@ -136,3 +136,56 @@ def test_the_run_table_says_what_both_reordering_counts_are():
     assert ("reordered (original): arrival positions whose packet is not the one sent in that position."
             in shown)
     assert "most ORB threads: the most of the ORB's threads in the stage's calls at once" in shown
+
+
+# ---------------------------------------------------------------- packets sent that never arrived
+
+FAN_IN = ('[[component]]\nname = "p1"\nkind = "producer"\n[[component]]\nname = "p2"\nkind = "producer"\n'
+          '[[component]]\nname = "s"\nkind = "stage"\n[[component]]\nname = "k"\nkind = "sink"\n'
+          '[[connection]]\nfrom = "p1.out"\nto = "s.in"\n[[connection]]\nfrom = "p2.out"\nto = "s.in"\n'
+          '[[connection]]\nfrom = "s.out"\nto = "k.in"\n')
+
+
+def test_a_stage_that_received_fewer_packets_than_were_sent_to_it_is_named(write_spec):
+    from scabench.model.spec import load_spec
+    from scabench.run.runner import missing_packets
+    spec = load_spec(write_spec('chain = ["producer", "stage1", "stage2"]\n[[component]]\nname = "producer"\n'
+                                'kind = "producer"\n[[component]]\nname = "stage1"\nkind = "stage"\n'
+                                '[[component]]\nname = "stage2"\nkind = "stage"\n'))
+    whole = [stage("stage1"), stage("stage2")]
+    assert missing_packets(spec, {"producer": 10, "stage1": 10, "stage2": 10}, whole) == []
+    # An end of stream that came early: stage2 got 4 of stage1's 10 (the spoofed end of issue 26).
+    cut = [stage("stage1"), stage("stage2")]
+    cut[1].received = 4
+    assert missing_packets(spec, {"producer": 10, "stage1": 10, "stage2": 4}, cut) == [
+        {"component": "stage2", "sent": 10, "received": 4, "late": 0}]
+    # Packets a reorder buffer counted late are dropped, and said: not missing.
+    late = [stage("stage1", late=2), stage("stage2")]
+    late[0].received = 8
+    late[1].received = 8
+    assert missing_packets(spec, {"producer": 10, "stage1": 8, "stage2": 8}, late) == []
+    # A component without a record file (an external program) is not judged, nor what it feeds.
+    assert missing_packets(spec, {"producer": 10, "stage2": 4}, cut) == []
+
+
+def test_a_stage_fed_by_several_is_owed_their_sum(write_spec):
+    from scabench.model.spec import load_spec
+    from scabench.run.runner import missing_packets
+    spec = load_spec(write_spec(FAN_IN))
+    s, k = stage("s"), stage("k")
+    s.received, k.received = 20, 20
+    assert missing_packets(spec, {"p1": 10, "p2": 10, "s": 20, "k": 20}, [s, k]) == []
+    s.received, k.received = 15, 15
+    assert missing_packets(spec, {"p1": 10, "p2": 10, "s": 15, "k": 15}, [s, k]) == [
+        {"component": "s", "sent": 20, "received": 15, "late": 0}]
+
+
+def test_a_run_with_packets_missing_is_not_clean_says_why_and_has_no_ratio():
+    from scabench.measure.repeat import flaw_of, warnings_of
+    run = ok_run(missing=[{"component": "stage2", "sent": 3000, "received": 494, "late": 0}], refusals=0,
+                 clean=False, overhead_ratio=None)
+    assert round_trips(run)["missing"] == run.missing
+    assert run.why_not_clean() == "stage2 received 494 of the 3000 packets sent to it"
+    assert flaw_of(run) == run.why_not_clean()  # campaigns and --runs redo it
+    assert any("packets sent never arrived in 1 of 1 runs" in w for w in warnings_of([run], {"redo_above_pct": 5.0}))
+    assert ok_run(refusals=0, clean=True).why_not_clean() is None

@@ -21,6 +21,12 @@ from scabench.version import version_info
 # Start-up and teardown of a run's processes, beyond the pipeline itself (s);
 # only used for the estimate of the time left.
 RUN_SETUP_S = 1.5
+# The most runs (and warm-up runs) one command or library call measures per
+# configuration: far more than any statistics here want (a 95 % interval
+# narrows as 1/sqrt(n): 10 000 runs is already 100 times narrower than one),
+# and a count beyond it is a typing mistake, not a plan (10^20 runs would
+# show 3.4e15 hours left).
+MAX_RUNS = 10_000
 
 
 def estimate_s(spec):
@@ -35,10 +41,11 @@ def guard_settings(quiet_wait_s=GuardSettings.quiet_wait_s):
 
 
 def flaw_of(result):
-    """A run that stalled (run/stalls.py) or in which ports refused what a
-    peer sent (docs/trust-model.md) is redone like a disturbed one."""
+    """A run that stalled (run/stalls.py), that was not clean (ports refused
+    what a peer sent, docs/trust-model.md; packets sent never arrived) is
+    redone like a disturbed one."""
     if result.clean is False:
-        return f"ports refused {result.refusals} packets or signals from peers"
+        return result.why_not_clean()
     stalls = result.stalls or []
     if not stalls:
         return None
@@ -208,10 +215,15 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
         out.append(f"{which} stalled {len(stalled)} time(s) (a component held work and finished none for a while; "
                    f"the longest: {worst['component']}, {worst['for_ms']:.0f} ms, in run {i}), on every attempt: "
                    "their times are not the pipeline's")
-    unclean = [(i, r.refusals) for i, r in kept if r.clean is False]
-    if unclean:
-        out.append(f"ports refused packets or signals from peers in {len(unclean)} of {n} runs (up to "
-                   f"{max(x or 0 for _, x in unclean)} in one; docs/trust-model.md)")
+    refused = [(i, r.refusals) for i, r in kept if r.refusals]
+    if refused:
+        out.append(f"ports refused packets or signals from peers in {len(refused)} of {n} runs (up to "
+                   f"{max(x or 0 for _, x in refused)} in one; docs/trust-model.md)")
+    cut = [(i, r) for i, r in kept if r.missing]
+    if cut:
+        i, first = cut[0]
+        out.append(f"packets sent never arrived in {len(cut)} of {n} runs (run {i}: {first.why_not_clean()}): "
+                   "their figures cover only what arrived")
     below = [r for r in runs if r.overhead_ratio is not None and r.overhead_ratio < 1]
     if below:
         # A ratio under the least time the hardware allows is never shown bare:

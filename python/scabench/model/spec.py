@@ -36,12 +36,12 @@ import math
 import os
 import re
 import shutil
-import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import ScabenchError, SpecError
+from scabench.files import FileRefused, read_regular
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
                                    check_transport,
@@ -397,17 +397,9 @@ def read_toml(path):
     missing, not a regular file (a named pipe would block the read), too
     large, not UTF-8, not valid TOML, or nested too deeply to parse."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SpecError(path, "", "not a regular file; give the path of a .toml file")
-        if info.st_size > MAX_SPEC_BYTES:
-            raise SpecError(path, "", f"{info.st_size} bytes; a spec is a TOML file of at most {MAX_SPEC_BYTES}")
-        with open(path, "rb") as f:
-            return tomllib.loads(f.read().decode("utf-8"))
-    except FileNotFoundError:
-        raise SpecError(path, "", "no such file") from None
-    except OSError as exc:
-        raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None
+        return tomllib.loads(read_regular(path, MAX_SPEC_BYTES, "a .toml file").decode("utf-8"))
+    except FileRefused as exc:
+        raise SpecError(path, "", exc.reason) from None
     except UnicodeDecodeError as exc:
         raise SpecError(path, "", f"not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
@@ -449,12 +441,36 @@ def find_spec(name, root=None):
     if found:
         raise SpecError(name, "", "names several specs in " + str(root) + ": "
                         + ", ".join(str(p.relative_to(root)) for p in found) + "; give the path of one")
-    known = sorted({p.stem for p in specs})
+    known = sorted({p.stem for p in specs if not _campaign_file(p)})
     raise SpecError(name, "", f"no such file, and no spec of that name in {root}"
                     + (f" (names: {', '.join(known)})" if known else ""))
 
 
+# The tables of a campaign file (measure/campaign.py): configurations of
+# specs measured K times each, which `scabench paper` and `scabench
+# link-delay` run; a spec has none of them.
+CAMPAIGN_TABLES = ("measure", "setup", "config")
+
+
+def is_campaign(doc: dict) -> bool:
+    """A TOML document is a campaign file rather than a spec."""
+    return bool(doc) and set(doc) <= set(CAMPAIGN_TABLES) and ("config" in doc or "measure" in doc)
+
+
+def _campaign_file(path: Path) -> bool:
+    try:
+        return is_campaign(read_toml(path))
+    except SpecError:
+        return False
+
+
 def parse_spec(doc, path):
+    if is_campaign(doc):
+        # Which study runs it: a campaign whose configurations put the run on network hosts is link-delay's.
+        configs = doc.get("config") if isinstance(doc.get("config"), list) else []
+        study = "link-delay" if any(isinstance(c, dict) and "network" in c for c in configs) else "paper"
+        raise SpecError(path, "", f"this is a campaign (its [measure] and [[config]] tables), not a spec; "
+                        f"run it with `scabench {study} --campaign {path}`")
     for key in doc:
         if key not in TOP_LEVEL:
             raise SpecError(path, key, f"unknown table; valid: {', '.join(TOP_LEVEL)}")

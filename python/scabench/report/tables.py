@@ -102,7 +102,7 @@ def stage_rows(result):
             row += [getattr(part, k) if is_stage else None for k in ("held_peak", "reorder_buffer_peak", "skipped",
                                                                       "late", "duplicates", "flow_suspends")]
             row += [part.send_stalls]
-    if result.clean is False:
+    if result.refusals:
         header.append("refused")
         for row, part in zip(rows, ([producer] if producer else []) + stages):
             row.append(part.refused or 0)
@@ -169,7 +169,10 @@ def run_view(result):
         out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
                          f"{units.duration(stall['for_ms'])}, from {units.duration(stall['at_ms'])} (threshold "
                          f"{units.duration(stall['threshold_ms'])}): this run's times are not the pipeline's", BAD))
-    if result.clean is False:
+    if result.missing:
+        out.append(_line(f"NOT CLEAN: {result.why_not_clean()}: the stream was cut short, its times and ratio "
+                         "cover only what arrived", BAD))
+    if result.refusals:
         out.append(_line(_refusal_line(result, parts), BAD))
         # Beside the table rather than in it: one more column would not fit in 100.
         out.append(_line("refused from peers: " + ", ".join(f"{p.name} {p.refused or 0}" for p in parts)))

@@ -87,9 +87,28 @@ def unavailable_reason():
     return _reason_cache["reason"]
 
 
+# Capability numbers (linux/capability.h): namespaces are mounted under
+# /run/netns (CAP_SYS_ADMIN) and given veth links (CAP_NET_ADMIN).
+NEEDED_CAPABILITIES = {"CAP_NET_ADMIN": 12, "CAP_SYS_ADMIN": 21}
+
+
+def _lacking_capabilities():
+    """The capabilities network hosts need that this process lacks (root in
+    a container often has no CAP_SYS_ADMIN)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+        effective = int(next(line.split()[1] for line in status.splitlines() if line.startswith("CapEff:")), 16)
+    except (OSError, StopIteration, ValueError):
+        return []  # not known: the probe below finds out
+    return [name for name, bit in NEEDED_CAPABILITIES.items() if not effective >> bit & 1]
+
+
 def _probe():
-    if os.geteuid() != 0:
-        return "network hosts need root: creating network namespaces and veth links takes CAP_NET_ADMIN"
+    lacking = _lacking_capabilities()
+    if os.geteuid() != 0 or lacking:
+        return ("network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network namespaces are mounted "
+                "under /run/netns and given veth links); this process "
+                + ("is not root" if os.geteuid() != 0 else f"lacks {' and '.join(lacking)}"))
     if shutil.which("ip") is None:
         return "the ip command (Debian package iproute2) is not installed"
     if toxiproxy_binary() is None:

@@ -257,9 +257,14 @@ class RunResult(Typed):
     # Stretches in which a component held work and finished none (run/stalls.py).
     stalls: list | None = optional()
     stalled: bool | None = optional()
-    # Packets or signals the ports refused from peers, and whether there were
-    # none: a run with refusals is not reported as clean.
+    # Packets or signals the ports refused from peers; and each component
+    # that received fewer packets than the ones feeding it handled (less
+    # those its reorder buffer counted late): {"component", "sent",
+    # "received", "late"} (runner.missing_packets). A run with either is not
+    # clean (why_not_clean), and with packets missing its ratio is None: its
+    # last packet is not the stream's.
     refusals: int | None = optional()
+    missing: list | None = optional()
     clean: bool | None = optional()
     window: dict | None = optional()         # what run_spec's on_start measured
     error: str | None = optional()
@@ -268,6 +273,17 @@ class RunResult(Typed):
     attempt: int | None = optional()
     redone_for_foreign_load_pct: list | None = optional()
     machine_was_quiet: bool | None = optional()
+
+    def why_not_clean(self) -> str | None:
+        """Why the run is not clean, in words; None where it is (or was
+        never judged: a run that did not finish)."""
+        if self.clean is not False:
+            return None
+        why = [f"{m['component']} received {m['received']} of the {m['sent'] - (m['late'] or 0)} packets sent to it"
+               for m in self.missing or []]
+        if self.refusals:
+            why.append(f"ports refused {self.refusals} packets or signals from peers")
+        return "; ".join(why) or "not clean"
 
     @property
     def analysed(self):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from scabench import interrupts
-from scabench.errors import RunError
+from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
 from scabench.model.resources import check_memory, process_memory_bytes
 from scabench.model.catalog import PYTHON_KINDS
@@ -25,7 +25,7 @@ from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import Domain, NamingService
-from scabench.run.network import NetworkHosts
+from scabench.run.network import NetworkHosts, unavailable_reason
 from scabench.run.records import REFUSAL_REASONS, read_records, refusals
 from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, NodeResult, ProducerResult,
                                   RunResult, StageResult)
@@ -186,6 +186,7 @@ def run_spec(spec, on_start=None, on_hold=None):
     Service (naming: {"corbaloc", "context"}); they are released when it
     returns."""
     check_memory(spec)  # before any process starts
+    check_network_hosts(spec)
     floor = floor_of(spec)
     timeout_s = spec.timeout_s or max(60.0, 5 * floor / 1000.0 + 30.0)
     processes.remove_leftovers()
@@ -218,6 +219,17 @@ def hang_limit_s(spec):
     period = max((source_period_ms(p) for p in spec.packet_sources()), default=0.0)
     delay = spec.network.delay_ms if spec.network is not None else 0.0
     return max(HANG_MIN_S, (20 * max(work, default=0.0) + 3 * period + 4 * delay) / 1000.0)
+
+
+def check_network_hosts(spec) -> None:
+    """A spec on network hosts ([network], --link-delay) where they cannot be
+    made (not root, no CAP_SYS_ADMIN in a container, no ip or link
+    emulator): a SpecError naming the spec and why, before any process starts."""
+    if spec.network is None:
+        return
+    reason = unavailable_reason()
+    if reason is not None:
+        raise SpecError(spec.path, "network", f"network hosts ([network], --link-delay) cannot be made here: {reason}")
 
 
 def _network_hosts(spec, run_dir):
@@ -531,6 +543,25 @@ def _output_check(stats):
     return {"checksum": float(stats["checksum"]) if "checksum" in stats else None, "capture": stats.get("capture")}
 
 
+def missing_packets(spec, handled: dict, stages: list) -> list:
+    """Each stage that received fewer packets than the components feeding
+    it handled (their record files' counts, `handled` by name), less those
+    its reorder buffer counted late (it drops them, and says so); a packet a
+    producer loses on purpose (drop_packet) was never sent, so never
+    missed. A hop from or to a component without a record file (an external
+    program, a Python stage) is not judged: what that component passes on
+    is its own business. [{"component", "sent", "received", "late"}]."""
+    out = []
+    for stage in stages:
+        feeders = [c.uses[0] for c in spec.connections if c.provides[0] == stage.name]
+        if stage.name not in handled or not feeders or any(f not in handled for f in feeders):
+            continue
+        sent = sum(handled[f] for f in feeders)
+        if stage.received < sent - (stage.late or 0):
+            out.append({"component": stage.name, "sent": sent, "received": stage.received, "late": stage.late})
+    return out
+
+
 def _connections(spec, name, r, records):
     """Each connection's figures at a stage that several feed (fan-in), or
     None. A record names its connection by the number the port gave it, in
@@ -629,4 +660,10 @@ def analyse(spec, run_dir, manifest, result, records=None):
     # A peer sent what a port refused (docs/trust-model.md): the counts may
     # still be right, but the run was not the clean one the spec describes.
     result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)
-    result.clean = result.refusals == 0
+    # Packets sent and never received (an end of stream that came early, a
+    # peer that cut the stream): the figures cover only what arrived.
+    result.missing = missing_packets(spec, {n: int(r.sequence.size + r.overflowed) for n, r in records.items()},
+                                     stages) or None
+    if result.missing:
+        result.overhead_ratio = None
+    result.clean = result.refusals == 0 and not result.missing

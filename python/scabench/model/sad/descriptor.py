@@ -6,7 +6,6 @@ file and line, the element and what is wrong (errors.SpecError with the path
 written `file:line`)."""
 import os
 import re
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 from lxml import etree
 
 from scabench.errors import SpecError
+from scabench.files import FileRefused, read_regular
 
 DTD_DIR = Path(__file__).parent / "dtd"
 # The root element of each descriptor, its DTD and what people call it.
@@ -103,35 +103,8 @@ def read_descriptor(path, root_tag):
     return Descriptor(path, root)
 
 
-def not_a_file(path: Path) -> str | None:
-    """Why `path` cannot be read as a file ("no such file", "is a
-    directory", "is not a regular file (a FIFO)", ...); None if it is a
-    regular file. The one test of every file a descriptor names, so that
-    each says what it found."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such file"
-    except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
-    if stat.S_ISDIR(mode):
-        return "is a directory"
-    if not stat.S_ISREG(mode):
-        found = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                 else "a socket" if stat.S_ISSOCK(mode) else "not a file")
-        return f"is not a regular file ({found})"
-    return None
-
-
 def _read_bytes(path, what):
-    problem = not_a_file(path)
-    if problem is not None:
-        raise SpecError(path, "", f"{problem}; give the path of {what}")
     try:
-        size = os.stat(path).st_size
-        if size > MAX_DESCRIPTOR_BYTES:
-            raise SpecError(path, "", f"{size} bytes; {what} is an XML file of at most {MAX_DESCRIPTOR_BYTES}")
-        with open(path, "rb") as f:
-            return f.read(MAX_DESCRIPTOR_BYTES + 1)
-    except OSError as exc:
-        raise SpecError(path, "", f"cannot be read: {exc.strerror or exc}") from None
+        return read_regular(path, MAX_DESCRIPTOR_BYTES, what)
+    except FileRefused as exc:
+        raise SpecError(path, "", exc.reason) from None

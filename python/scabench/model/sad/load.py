@@ -47,7 +47,8 @@ from pathlib import Path
 from scabench.errors import SpecError
 from scabench.model.catalog import LibraryError, component_kinds
 from scabench.model.checks import check_property, settable_properties, table_of
-from scabench.model.sad.descriptor import child, children, not_a_file, read_descriptor, text
+from scabench.files import not_a_file
+from scabench.model.sad.descriptor import child, children, read_descriptor, text
 from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, enumeration_values, range_of, implementation_of,
                                         is_external, value_of)
 from scabench.model.spec import CODE_SOURCE, RUN_KEYS, parse_spec, read_toml

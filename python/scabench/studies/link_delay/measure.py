@@ -10,7 +10,6 @@ experiments/ordering/link-delay.toml (network.py makes the hosts and links),
 K times each with the campaign's load guards; analysis.py sets the
 measurements beside a model of each strategy and render.py writes the report.
 """
-import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,7 +19,7 @@ from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
 from scabench.paths import experiments_dir
-from scabench.report.results_file import stamped, write_json
+from scabench.report.results_file import read_result, stamped, write_json
 from scabench.studies.link_delay.analysis import LinkDelayEntry, add_models
 from scabench.studies.link_delay.render import write_link_delay_report
 
@@ -67,10 +66,10 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
 
 def rerender(out_dir):
     path = Path(out_dir) / "results.json"
+    doc = read_result(path, "--from-results")
     try:
-        doc = json.loads(path.read_text())
         entries = entries_from_json(doc["configs"], LinkDelayEntry)
-    except (OSError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise ScabenchError(f"{path}: cannot read the kept results ({exc})") from None
     entries = doc["configs"] = add_models(entries, load_campaign(doc["meta"]["campaign"]), doc["meta"]["packets"])
     for e in entries.values():

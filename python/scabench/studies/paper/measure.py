@@ -7,7 +7,6 @@ configuration, so an interrupted campaign keeps what it measured. The claims
 are judged in claims.py; figures.py draws the PNGs and render.py writes the
 report.
 """
-import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,7 +16,7 @@ from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
 from scabench.paths import experiments_dir
 from scabench.report.markdown import write_report
-from scabench.report.results_file import stamped, write_json
+from scabench.report.results_file import read_result, stamped, write_json
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import TITLE, render
@@ -68,12 +67,12 @@ def rerender(out_dir):
     changed, without running anything."""
     out = Path(out_dir)
     path = out / "results.json"
+    if not path.exists():
+        raise ScabenchError(f"{path}: no such file; run scabench paper --out {out_dir} first")
+    doc = read_result(path, "--from-results")
     try:
-        doc = json.loads(path.read_text())
         entries, meta = doc["configs"], doc["meta"]
-    except FileNotFoundError:
-        raise ScabenchError(f"{path}: no such file; run scabench paper --out {out_dir} first") from None
-    except (json.JSONDecodeError, KeyError) as exc:
+    except (KeyError, TypeError) as exc:
         raise ScabenchError(f"{path}: not a scabench paper result ({exc})") from None
     if doc.get("status") != "complete":
         raise ScabenchError(f"{path}: the campaign did not finish (status {doc.get('status')!r}); run it again")

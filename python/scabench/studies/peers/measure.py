@@ -35,7 +35,7 @@ from scabench.measure.guard import Guard
 from scabench.model.pipeline import floor_of
 from scabench.model.spec import load_spec
 from scabench.paths import experiments_dir, program
-from scabench.report.results_file import write_json
+from scabench.report.results_file import read_result, write_json
 from scabench.run import processes
 from scabench.run.environment import describe_environment
 from scabench.run.runner import run_spec
@@ -192,8 +192,8 @@ def _rounds(doc, entries, active, runs, guard, progress, each_s, pipeline, cores
 def rerender(out_dir):
     """The report again from OUT/results.json, running nothing."""
     path = Path(out_dir) / "results.json"
+    doc = read_result(path, "--from-results")
     try:
-        doc = json.loads(path.read_text())
         for entry in doc["peers"].values():
             entry["summary"] = summarise(entry)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
