@@ -30,7 +30,8 @@ from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
 from scabench.model.sad.load import is_sad, waveform_stem
 from scabench.model.spec import CODE_SOURCE, FILE_PROPERTIES, code_source, find_spec, load_spec, parse_spec, read_toml
-from scabench.report.results_file import check_writable, read_json, write_json
+from scabench.files import check_writable
+from scabench.report.results_file import read_json, write_json
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 

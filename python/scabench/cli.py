@@ -24,7 +24,8 @@ from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.spec import find_spec, load_spec
 from scabench.model.sad.export import export_sad
-from scabench.report.results_file import check_writable, read_json, read_runs, records_table, write_csv, write_json
+from scabench.files import check_writable
+from scabench.report.results_file import read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.runner import run_spec
 from scabench.version import commit

@@ -316,8 +316,8 @@ CLI = [
     (["export-sad", "{spec}", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
     # Every result file is read only if it is a regular file of a bounded
     # size: a named pipe would block the read for ever, /dev/zero never ends.
-    (["compare", "{run}", "{fifo}"], "B: {fifo}: is not a regular file (a FIFO)"),
-    (["compare", "{run}", "/dev/zero"], "B: /dev/zero: is not a regular file (a device)"),
+    (["compare", "{fifo}", "{run}"], "A: {fifo}: is not a regular file (a FIFO)"),
+    (["compare", "/dev/zero", "{run}"], "A: /dev/zero: is not a regular file (a device)"),
     (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{piped}"], "results.json is not a regular file"),
     (["paper", "--from-results", "--out", "{piped}"], "results.json: is not a regular file"),
     (["peers", "--from-results", "--out", "{piped}"], "results.json: is not a regular file"),

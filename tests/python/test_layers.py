@@ -12,7 +12,8 @@ PACKAGE = Path(scabench.__file__).parent
 # may use every layer below it, and cli (and the package's own __init__) sit
 # above everything.
 LAYERS = ["base", "components", "model", "run", "measure", "node", "report", "waveforms", "studies", "api", "top"]
-TOP_LEVEL = {"errors": "base", "paths": "base", "interrupts": "base", "typed": "base", "version": "base",
+TOP_LEVEL = {"errors": "base", "paths": "base", "files": "base", "recording": "base", "signals": "base",
+             "interrupts": "base", "typed": "base", "version": "base",
              "console": "base", "units": "base", "api": "api", "cli": "top", "__init__": "top"}
 
 

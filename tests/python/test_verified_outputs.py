@@ -126,7 +126,7 @@ def one_line(proc):
     ('signal = "file"\npath = "missing"', "", "component[0].path", "missing.sigmf-meta: no such file"),
     ('signal = "file"\npath = "rec"', "", "component[0].path", "the recording's datatype is rf32_le; a double "
                                                                  "pipeline plays rf64_le"),
-    ("", 'capture = "spec.toml/cap"', "component[1].capture", "cannot be written"),
+    ("", 'capture = "spec.toml/cap"', "component[1].capture", "cannot be created"),
 ])
 def test_bad_signals_and_captures_are_one_line_before_any_process(write_spec, tmp_path, producer, sink, key, words):
     scabench.write_recording(tmp_path / "rec", np.zeros(8), "float")

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import ScabenchError, SpecError
-from scabench.files import FileRefused, read_regular
+from scabench.files import FileRefused, check_writable, read_regular
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
                                    check_transport,
@@ -234,7 +234,6 @@ class Spec:
         process starts (scabench/recording.py)."""
         # Imported here: the recording reader loads sigmf, and results_file the run's modules.
         from scabench.recording import DATATYPES, recording_base, recording_datatype
-        from scabench.report.results_file import check_writable
         for i, c in enumerate(self.components):
             at = (lambda key: f"{where}[{i}].{key}" if where == "component" else f"{where}.{key}")  # noqa: E731
             if c.kind == "producer" and c.properties.get("signal") == "file":

@@ -74,48 +74,6 @@ def records_table(records, first=()):
     return header, [[r.get(k) if not isinstance(r.get(k), (dict, list)) else None for k in header] for r in records]
 
 
-def check_writable(path: str | Path, flag: str, folder: bool = False) -> None:
-    """Refuses, before anything runs, an output that could not be written:
-    a finished run must never lose its result to a bad --json, --csv or
-    --out. Asking is not enough (a folder may look writable and refuse a
-    file, as /proc does), so the output is made: a file by creating it (an
-    existing one opened for writing, not truncated: a sweep resumes from it),
-    a folder (`folder`) by creating a file in it. What the check made is
-    removed again, the folders leading to it included, so a command refused
-    later leaves nothing behind. An existing output that is not a regular
-    file (a named pipe, a device) is refused: the result is written beside it
-    and renamed over it, which would replace it (docs/architecture.md, "Faults")."""
-    path = Path(path)
-    shown = one_line(path)
-    if folder and path.exists() and not path.is_dir():
-        raise ScabenchError(f"{flag}: {shown} is a file; give a folder")
-    if not folder and path.is_dir():
-        raise ScabenchError(f"{flag}: {shown} is a directory; give a file name")
-    if not folder and (path.exists() or path.is_symlink()) and not path.is_file():
-        raise ScabenchError(f"{flag}: {shown} is not a regular file; give the name of a file to write")
-    made = []  # the folders this check created, outermost first
-    try:
-        for parent in reversed([path, *path.parents] if folder else list(path.parents)):
-            if not parent.exists():
-                parent.mkdir()
-                made.append(parent)
-        probe = path / f".scabench-check.{os.getpid()}" if folder else path
-        if probe.exists():
-            os.close(os.open(probe, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
-        else:
-            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
-            probe.unlink()
-    except OSError as exc:
-        where = f" ({one_line(exc.filename)})" if exc.filename and str(exc.filename) != str(path) else ""
-        raise ScabenchError(f"{flag}: {shown} cannot be created: {exc.strerror or exc}{where}") from None
-    finally:
-        for made_folder in reversed(made):
-            try:
-                made_folder.rmdir()
-            except OSError:
-                pass  # another writer put something in it: it is theirs to keep
-
-
 # The most a result file read back may hold. A run writes about 50 bytes per
 # packet (every send time and every latency, a line each), so 1 GiB is some
 # twenty million packet-runs: far above any result a command writes (the
