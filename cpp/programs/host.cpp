@@ -228,6 +228,17 @@ struct ExecParameters {
   std::vector<ComponentSpec> components;  // COMPONENT NAME:KIND[:TYPE], each
 };
 
+// What CF::Resource::identifier answers (SCA: the COMPONENT_IDENTIFIER the
+// launcher gave, not the NAME_BINDING). A host of several components was
+// given one identifier, "HOST:APPLICATION" as a launcher writes it: each
+// component answers its own name in that application, "NAME:APPLICATION",
+// so that no two instances answer the same.
+std::string componentIdentifier(const ExecParameters& p, const std::string& name) {
+  if (p.components.size() == 1 && !p.nameBinding.empty()) return p.identifier;
+  const auto colon = p.identifier.find(':');
+  return colon == std::string::npos ? name : name + p.identifier.substr(colon);
+}
+
 bool isExecForm(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "NAMING_CONTEXT_IOR") return true;
@@ -306,7 +317,8 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
   for (const auto& spec : p.components) {
     scabench::Component* c = nullptr;
     try {
-      c = scabench::createComponent(spec.kind, spec.sampleType, {spec.name, p.recordDir, &host});
+      c = scabench::createComponent(spec.kind, spec.sampleType,
+                                    {spec.name, p.recordDir, &host, componentIdentifier(p, spec.name)});
     } catch (const std::exception& ex) {
       return usage("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType + ": " +
                    ex.what());
