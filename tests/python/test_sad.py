@@ -380,7 +380,7 @@ def test_an_unknown_port(exp6):
     line = edit(exp6, "<usesidentifier>out</usesidentifier>", "<usesidentifier>output</usesidentifier>",
                 after='id="stage1.out')
     error = run_fails(exp6)
-    assert error == (f"{exp6}:{line}: connectinterface 'stage1.out->stage2.in': stage1 (Stage, kind stage) has no "
+    assert error == (f"{exp6}:{line}: connectinterface 'stage1.out_to_stage2.in': stage1 (Stage, kind stage) has no "
                      "uses port 'output'; it has: out")
 
 
@@ -395,7 +395,7 @@ def test_a_connection_finding_an_unknown_name(exp6):
     line = edit(exp6, '<componentinstantiationref refid="stage3"/>',
                 '<findby>\n<namingservice name="stage9"/></findby>') + 1
     error = run_fails(exp6)
-    assert error.startswith(f"{exp6}:{line}: connectinterface 'stage2.out->stage3.in': findby names 'stage9', which "
+    assert error.startswith(f"{exp6}:{line}: connectinterface 'stage2.out_to_stage3.in': findby names 'stage9', which "
                             "no componentinstantiation is found by")
 
 
