@@ -25,7 +25,8 @@
 //
 // The third form is the SCA execute protocol (exec parameters as name/value
 // pairs), for any SCA launcher: one component of kind KIND, bound under NAME
-// in the naming context given, unbound again once it is released. The
+// in the naming context given, unbound again once it is released, its
+// CF::Resource::identifier the COMPONENT_IDENTIFIER given. The
 // fourth is the same for several components in one process (a
 // hostcollocation), each bound under its own name: how a launcher starts a
 // host on a node (docs/architecture.md, "Placement on nodes"). Both write
