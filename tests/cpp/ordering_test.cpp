@@ -246,6 +246,17 @@ TEST(FlowGate, RefusesASuspendSignalFromTooFarAhead) {
 }
 
 
+// Whether a sender waiting at the gate (the one packet issued so far keeps
+// it waiting) was let go by halt(): refused, and with no link sequence drawn.
+bool haltRefusesTheWaitingSender(FlowGate& gate, std::atomic<uint64_t>& next) {
+  std::promise<bool> result;
+  std::thread sender([&] { result.set_value(admitted(gate, next)); });
+  while (gate.stalls() == 0) std::this_thread::yield();  // it waits
+  gate.halt();
+  sender.join();
+  return !result.get_future().get() && next.load() == 1;
+}
+
 // stop() on the sending component ends a wait for credits at once (before,
 // only an acknowledgement or a disconnect did): the packet is refused and
 // draws no link sequence, so the receiver sees no gap; after resume() the
@@ -254,13 +265,7 @@ TEST(FlowGate, HaltReleasesASenderWaitingForCreditsAndDrawsNothing) {
   FlowGate gate(1);
   std::atomic<uint64_t> next{0};
   EXPECT_TRUE(admitted(gate, next));
-  std::promise<bool> result;
-  std::thread sender([&] { result.set_value(admitted(gate, next)); });
-  while (gate.stalls() == 0) std::this_thread::yield();  // it waits
-  gate.halt();
-  sender.join();
-  EXPECT_FALSE(result.get_future().get());
-  EXPECT_EQ(next.load(), 1u);       // nothing drawn for the refused packet
+  EXPECT_TRUE(haltRefusesTheWaitingSender(gate, next));
   EXPECT_FALSE(admitted(gate, next));  // halted: none waits (no credit yet)
   gate.resume();
   gate.acknowledge(1);
@@ -274,11 +279,5 @@ TEST(FlowGate, HaltReleasesASuspendedSender) {
   std::atomic<uint64_t> next{0};
   EXPECT_TRUE(admitted(gate, next));
   gate.setSuspended(true, 1);
-  std::promise<bool> result;
-  std::thread sender([&] { result.set_value(admitted(gate, next)); });
-  while (gate.stalls() == 0) std::this_thread::yield();  // it waits
-  gate.halt();
-  sender.join();
-  EXPECT_FALSE(result.get_future().get());
-  EXPECT_EQ(next.load(), 1u);
+  EXPECT_TRUE(haltRefusesTheWaitingSender(gate, next));
 }
