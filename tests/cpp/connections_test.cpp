@@ -605,3 +605,26 @@ TEST(Lifecycle, QueryAnswersWhileAStopIsUnderWay) {
   q[0].value >>= level;
   EXPECT_EQ(level, 3);
 }
+
+// A paced producer waiting for its next slot stops at once: the wait is not
+// the period's (it was: a producer one packet a minute took up to a minute
+// to stop, and query waited with it). Started again, it goes on.
+TEST(Lifecycle, StopDoesNotWaitForAPacedProducersNextSlot) {
+  Component* p = make("producer", "slow-paced",
+                      props({{"packets", integer(3)}, {"samples", integer(4)}, {"period_us", integer(60'000'000)},
+                             {"record_capacity", integer(8)}}));
+  Component* s = make("sink", "slow-paced-sink", props({{"record_capacity", integer(8)}}));
+  CF::Port_var out = usesPort(p);
+  scabench::dataDouble_var in = providesPort(s);
+  out->connectPort(in, "paced");
+  s->start();
+  p->start();
+  ASSERT_TRUE(waitForCompleted(s, 1));  // the first slot is now; the second a minute on
+  std::future<void> stopped = std::async(std::launch::async, [&] { p->stop(); });
+  const bool returned = within20s(stopped);
+  stopped.wait();
+  EXPECT_TRUE(returned) << "stop() waited for the producer's next slot";
+  EXPECT_EQ(s->records().header().completed.load(), 1u);
+  s->stop();
+  out->disconnectPort("paced");
+}
