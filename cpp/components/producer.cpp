@@ -81,7 +81,7 @@ class Producer final : public Component {
     drop_ = properties().integer("drop_packet");
     loop_.start(uint64_t(properties().integer("packets")), properties().integer("period_us") * 1000,
                 properties().integer("dither_us") * 1000, [this](uint64_t i) { send(i); },
-                [this](uint64_t count) { endStream(count); });
+                [this](uint64_t count) { endStream(count, streamId_); });
   }
   void onStop() override { loop_.stop(); }
 

@@ -25,7 +25,8 @@
 //
 // The third form is the SCA execute protocol (exec parameters as name/value
 // pairs), for any SCA launcher: one component of kind KIND, bound under NAME
-// in the naming context given, unbound again once it is released. The
+// in the naming context given, unbound again once it is released, its
+// CF::Resource::identifier the COMPONENT_IDENTIFIER given. The
 // fourth is the same for several components in one process (a
 // hostcollocation), each bound under its own name: how a launcher starts a
 // host on a node (docs/architecture.md, "Placement on nodes"). Both write
@@ -251,6 +252,17 @@ struct ExecParameters {
   std::vector<ComponentSpec> components;  // COMPONENT NAME:KIND[:TYPE], each
 };
 
+// What CF::Resource::identifier answers (SCA: the COMPONENT_IDENTIFIER the
+// launcher gave, not the NAME_BINDING). A host of several components was
+// given one identifier, "HOST:APPLICATION" as a launcher writes it: each
+// component answers its own name in that application, "NAME:APPLICATION",
+// so that no two instances answer the same.
+std::string componentIdentifier(const ExecParameters& p, const std::string& name) {
+  if (p.components.size() == 1 && !p.nameBinding.empty()) return p.identifier;
+  const auto colon = p.identifier.find(':');
+  return colon == std::string::npos ? name : name + p.identifier.substr(colon);
+}
+
 bool isExecForm(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "NAMING_CONTEXT_IOR") return true;
@@ -329,7 +341,8 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
   for (const auto& spec : p.components) {
     scabench::Component* c = nullptr;
     try {
-      c = scabench::createComponent(spec.kind, spec.sampleType, {spec.name, p.recordDir, &host});
+      c = scabench::createComponent(spec.kind, spec.sampleType,
+                                    {spec.name, p.recordDir, &host, componentIdentifier(p, spec.name)});
     } catch (const std::exception& ex) {
       return usage("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType + ": " +
                    ex.what());

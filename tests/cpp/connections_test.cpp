@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -63,6 +65,15 @@ std::vector<PacketRecord> recordsOf(Component* c) {
   std::vector<PacketRecord> out(std::min<uint64_t>(header.claimed.load(), header.capacity));
   in.read(reinterpret_cast<char*>(out.data()), std::streamsize(out.size() * sizeof(PacketRecord)));
   return out;
+}
+
+// The counts `name` announced at its ends of stream ("eos NAME COUNT"), in order.
+std::vector<std::string> announced(const std::string& name) {
+  std::lock_guard lock(host().mutex);
+  std::vector<std::string> counts;
+  for (const auto& line : host().lines)
+    if (line.rfind("eos " + name + " ", 0) == 0) counts.push_back(line.substr(5 + name.size()));
+  return counts;
 }
 
 }  // namespace
@@ -243,6 +254,9 @@ TEST(EndOfStream, EveryStreamOfAConnectionEnds) {
   pushEndOfStream(in, kToken, 7, 1);
   EXPECT_EQ(host().ends("streams"), 3);
   EXPECT_EQ(s->records().header().completed.load(), 5u);  // records are kept across a stop
+  // Each end announces its own stream's packets, not every packet since the
+  // component was made (it announced 2, 4, 5).
+  EXPECT_EQ(announced("streams"), (std::vector<std::string>{"2", "2", "1"}));
   s->stop();
 }
 
@@ -392,4 +406,225 @@ TEST(FanIn, TwoProducersWithCreditsIntoOneSink) {
   EXPECT_EQ(perConnection[0], 20u);
   EXPECT_EQ(perConnection[1], 15u);
   s->stop();
+}
+
+// ------------------------------------------------- a stream's end and its id
+
+namespace {
+
+// A last stage that keeps the stream id each of its ends of stream carried.
+class StreamProbe final : public Component {
+ public:
+  explicit StreamProbe(const ComponentContext& ctx) : Component(ctx) {
+    addInPort<CORBA::Double>("in", [](const PacketView<CORBA::Double>&) {});
+  }
+  std::vector<uint32_t> ended() {
+    std::lock_guard lock(mutex_);
+    return ended_;
+  }
+
+ protected:
+  void onEndOfStream() override {
+    {
+      std::lock_guard lock(mutex_);
+      ended_.push_back(endedStreamId());
+    }
+    Component::onEndOfStream();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<uint32_t> ended_;
+};
+
+}  // namespace
+
+// The end of stream carries the stream's id, from the producer and on
+// through a stage, whichever way the packets go (it carried 0 whatever the
+// stream). A receiver that tells streams apart by id sees its stream end.
+void theEndOfStreamCarriesTheStreamsId(const char* transport) {
+  const std::string t = transport;
+  Component* p = make("producer", "id-producer-" + t,
+                      props({{"packets", integer(5)}, {"samples", integer(4)}, {"stream_id", integer(7)},
+                             {"out.transport", text(transport)}, {"record_capacity", integer(16)}}));
+  Component* stage = make("stage", "id-stage-" + t,
+                          props({{"work", text("none")}, {"out.transport", text(transport)},
+                                 {"record_capacity", integer(16)}}));
+  auto* probe = new StreamProbe({"id-probe-" + t, ::testing::TempDir(), &host()});
+  probe->configure(props({{"record_capacity", integer(16)}}));
+  CF::Port_var pOut = usesPort(p), stageOut = usesPort(stage);
+  scabench::dataDouble_var stageIn = providesPort(stage), probeIn = providesPort(probe);
+  pOut->connectPort(stageIn, "p-stage");
+  stageOut->connectPort(probeIn, "stage-probe");
+  probe->start();
+  stage->start();
+  p->start();
+  ASSERT_TRUE(host().waitForEnds("id-probe-" + t, 1));
+  EXPECT_EQ(probe->ended(), std::vector<uint32_t>{7});
+  EXPECT_EQ(announced("id-probe-" + t), std::vector<std::string>{"5"});
+  for (Component* c : {static_cast<Component*>(p), stage, static_cast<Component*>(probe)}) c->stop();
+  pOut->disconnectPort("p-stage");
+  stageOut->disconnectPort("stage-probe");
+}
+
+TEST(EndOfStream, CarriesTheStreamsIdCollocated) { theEndOfStreamCarriesTheStreamsId("orb"); }
+TEST(EndOfStream, CarriesTheStreamsIdThroughASharedMemoryRing) { theEndOfStreamCarriesTheStreamsId("shm"); }
+
+// A pushed end of stream's id reaches the component, and a second stream's
+// id replaces the first's.
+TEST(EndOfStream, EachStreamEndsWithItsOwnId) {
+  constexpr uint64_t kToken = 0x1d;
+  auto* probe = new StreamProbe({"ids", ::testing::TempDir(), &host()});
+  probe->configure(props({{"record_capacity", integer(16)}}));
+  scabench::dataDouble_var in = providesPort(probe);
+  in->attachSender(kToken, scabench::FlowControl::_nil());
+  probe->start();
+  auto endOf = [&](uint64_t link, uint32_t stream) {
+    PacketHeader h{};
+    h.stream_id = stream;
+    h.sequence_number = 1;
+    h.link_sequence = link;
+    h.connection_token = kToken;
+    h.end_of_stream = true;
+    in->pushPacket(h, CORBA::DoubleSeq());
+  };
+  push(in, kToken, 0, 0, 3);
+  endOf(1, 3);
+  push(in, kToken, 2, 0, 4);
+  endOf(3, 4);
+  EXPECT_EQ(probe->ended(), (std::vector<uint32_t>{3, 4}));
+  EXPECT_EQ(announced("ids"), (std::vector<std::string>{"1", "1"}));
+  probe->stop();
+}
+
+// ------------------------------------------- stop, query and a sender's waits
+
+namespace {
+
+// A producer whose receiver never acknowledges: a sink that was not started
+// refuses every packet, so the producer's third packet waits for credits.
+struct WaitingForCredits {
+  explicit WaitingForCredits(const std::string& name) {
+    producer = make("producer", name,
+                    props({{"packets", integer(10)}, {"samples", integer(4)}, {"out.flow", text("credits(2)")},
+                           {"record_capacity", integer(16)}}));
+    sink = make("sink", name + "-sink", props({{"in.flow", text("credits(2)")}, {"record_capacity", integer(16)}}));
+    out = usesPort(producer);
+    scabench::dataDouble_var in = providesPort(sink);
+    out->connectPort(in, "waiting");
+    producer->start();
+    for (int i = 0; i < 2000 && producer->records().header().sendStalls.load() == 0; ++i) usleep(10'000);
+  }
+  RecordFileHeader& header() { return producer->records().header(); }
+  // Frees the producer as only a disconnect did before: so that a failing
+  // test does not leave a thread waiting for ever.
+  void release() {
+    try {
+      out->disconnectPort("waiting");
+    } catch (const CF::Port::InvalidPort&) {
+    }
+  }
+  Component* producer;
+  Component* sink;
+  CF::Port_var out;
+};
+
+bool within20s(std::future<void>& f) { return f.wait_for(std::chrono::seconds(20)) == std::future_status::ready; }
+
+}  // namespace
+
+// stop() on a producer waiting for credits returns: the wait ends, the packet
+// is given up and counted unsent (it waited until an acknowledgement or a
+// disconnect came, and query() waited with it). A later start goes on.
+TEST(Lifecycle, StopEndsAWaitForCredits) {
+  WaitingForCredits w("stop-waiting");
+  ASSERT_EQ(w.header().sendStalls.load(), 1u) << "the producer never waited for credits";
+  std::future<void> stopped = std::async(std::launch::async, [&] { w.producer->stop(); });
+  const bool returned = within20s(stopped);
+  if (!returned) w.release();
+  stopped.wait();
+  EXPECT_TRUE(returned) << "stop() waited for the receiver's credits";
+  EXPECT_EQ(w.header().unsent.load(), 1u);
+  // While stopped, query answers; started again, the producer waits again.
+  CF::Properties q = props({{"packets", integer(0)}});
+  w.producer->query(q);
+  w.producer->start();
+  std::future<void> again = std::async(std::launch::async, [&] { w.producer->stop(); });
+  const bool returnedAgain = within20s(again);
+  if (!returnedAgain) w.release();
+  again.wait();
+  EXPECT_TRUE(returnedAgain);
+  EXPECT_EQ(w.header().unsent.load(), 2u);
+  w.release();
+}
+
+// disconnectPort frees a producer waiting for credits, as before, and now
+// counts the packet it gave up.
+TEST(Lifecycle, ADisconnectCountsThePacketThatWaited) {
+  WaitingForCredits w("disconnect-waiting");
+  ASSERT_EQ(w.header().sendStalls.load(), 1u) << "the producer never waited for credits";
+  w.out->disconnectPort("waiting");
+  w.producer->stop();
+  EXPECT_EQ(w.header().unsent.load(), 1u);
+}
+
+namespace {
+
+// A component whose stop takes as long as the test says.
+class SlowToStop final : public Component {
+ public:
+  explicit SlowToStop(const ComponentContext& ctx) : Component(ctx) {
+    properties().declare("level", int64_t{3}, "anything to query");
+  }
+  std::promise<void> stopping, mayStop;
+
+ protected:
+  void onStop() override {
+    stopping.set_value();
+    mayStop.get_future().wait();
+  }
+};
+
+}  // namespace
+
+// query() answers while a stop is under way (it waited for the stop, and so
+// for whatever the stop waited for: a send, a receiver's credits).
+TEST(Lifecycle, QueryAnswersWhileAStopIsUnderWay) {
+  auto* c = new SlowToStop({"slow-to-stop", ::testing::TempDir(), &host()});
+  c->start();
+  std::future<void> stopped = std::async(std::launch::async, [&] { c->stop(); });
+  c->stopping.get_future().wait();
+  CF::Properties q = props({{"level", integer(0)}});
+  std::future<void> queried = std::async(std::launch::async, [&] { c->query(q); });
+  const bool answered = within20s(queried);
+  c->mayStop.set_value();
+  stopped.wait();
+  queried.wait();
+  EXPECT_TRUE(answered) << "query() waited for the stop";
+  CORBA::LongLong level = 0;
+  q[0].value >>= level;
+  EXPECT_EQ(level, 3);
+}
+
+// A paced producer waiting for its next slot stops at once: the wait is not
+// the period's (it was: a producer one packet a minute took up to a minute
+// to stop, and query waited with it). Started again, it goes on.
+TEST(Lifecycle, StopDoesNotWaitForAPacedProducersNextSlot) {
+  Component* p = make("producer", "slow-paced",
+                      props({{"packets", integer(3)}, {"samples", integer(4)}, {"period_us", integer(60'000'000)},
+                             {"record_capacity", integer(8)}}));
+  Component* s = make("sink", "slow-paced-sink", props({{"record_capacity", integer(8)}}));
+  CF::Port_var out = usesPort(p);
+  scabench::dataDouble_var in = providesPort(s);
+  out->connectPort(in, "paced");
+  s->start();
+  p->start();
+  ASSERT_TRUE(waitForCompleted(s, 1));  // the first slot is now; the second a minute on
+  std::future<void> stopped = std::async(std::launch::async, [&] { p->stop(); });
+  const bool returned = within20s(stopped);
+  stopped.wait();
+  EXPECT_TRUE(returned) << "stop() waited for the producer's next slot";
+  EXPECT_EQ(s->records().header().completed.load(), 1u);
+  s->stop();
+  out->disconnectPort("paced");
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -144,12 +145,16 @@ TEST(LinkWindow, AHugeRangeIsCutAtTheWindow) {
 
 TEST(LinkWindow, RefusesAnEmptyWindow) { EXPECT_THROW(LinkWindow(0), std::invalid_argument); }
 
+// Whether the gate let the next packet go (its link sequence drawn from `next`).
+bool admitted(FlowGate& gate, std::atomic<uint64_t>& next) { return gate.admit(next).has_value(); }
+
 TEST(FlowGate, CreditsBlockTheSenderUntilAcknowledged) {
   FlowGate gate(2);
-  EXPECT_TRUE(gate.admit(0));
-  EXPECT_TRUE(gate.admit(1));
+  std::atomic<uint64_t> next{0};  // the port's link sequences, drawn by the gate
+  EXPECT_TRUE(admitted(gate, next));
+  EXPECT_TRUE(admitted(gate, next));
   std::atomic<bool> sent{false};
-  std::thread sender([&] { sent = gate.admit(2); });
+  std::thread sender([&] { sent = admitted(gate, next); });
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(sent);
   gate.acknowledge(1);
@@ -160,11 +165,13 @@ TEST(FlowGate, CreditsBlockTheSenderUntilAcknowledged) {
 
 TEST(FlowGate, SuspendResumeFollowsTheNewestEpoch) {
   FlowGate gate(0);
-  gate.issue(1);  // two packets out: the receiver can be at epoch 4 at most
+  std::atomic<uint64_t> next{0};  // the port's link sequences, drawn by the gate
+  gate.issue(next);
+  gate.issue(next);  // two packets out: the receiver can be at epoch 4 at most
   gate.setSuspended(true, 2);
   gate.setSuspended(false, 1);  // older, overtaken: ignored
   std::atomic<bool> sent{false};
-  std::thread sender([&] { sent = gate.admit(0); });
+  std::thread sender([&] { sent = admitted(gate, next); });
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(sent);
   gate.setSuspended(false, 3);
@@ -174,9 +181,10 @@ TEST(FlowGate, SuspendResumeFollowsTheNewestEpoch) {
 
 TEST(FlowGate, CloseReleasesABlockedSender) {
   FlowGate gate(1);
-  gate.admit(0);
+  std::atomic<uint64_t> next{0};  // the port's link sequences, drawn by the gate
+  admitted(gate, next);
   std::atomic<int> result{-1};
-  std::thread sender([&] { result = gate.admit(1) ? 1 : 0; });
+  std::thread sender([&] { result = admitted(gate, next) ? 1 : 0; });
   std::this_thread::sleep_for(20ms);
   gate.close();
   sender.join();
@@ -188,14 +196,15 @@ TEST(FlowGate, CloseReleasesABlockedSender) {
 TEST(FlowGate, RefusesAnAcknowledgementOfPacketsNotSent) {
   int refusals = 0;
   FlowGate gate(2, [&] { ++refusals; });
-  EXPECT_TRUE(gate.admit(0));
-  EXPECT_TRUE(gate.admit(1));
+  std::atomic<uint64_t> next{0};
+  EXPECT_TRUE(admitted(gate, next));
+  EXPECT_TRUE(admitted(gate, next));
   gate.acknowledge(UINT64_MAX);  // a bogus grant of everything
   gate.acknowledge(3);           // more than the two sent
   EXPECT_EQ(gate.refused(), 2u);
   EXPECT_EQ(refusals, 2);
   std::atomic<bool> sent{false};
-  std::thread sender([&] { sent = gate.admit(2); });
+  std::thread sender([&] { sent = admitted(gate, next); });
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(sent);  // still no credit for link 2
   gate.acknowledge(2);  // the truth: 0 and 1 are done
@@ -208,9 +217,10 @@ TEST(FlowGate, RefusesAnAcknowledgementOfPacketsNotSent) {
 // may be acknowledged too: the receiver finishes or skips them.
 TEST(FlowGate, NumbersIssuedWithoutWaitingMayBeAcknowledged) {
   FlowGate gate(4);
-  gate.admit(0);
-  gate.issue(1);  // dropped on purpose
-  gate.issue(2);  // end of stream
+  std::atomic<uint64_t> next{0};  // the port's link sequences, drawn by the gate
+  admitted(gate, next);
+  gate.issue(next);  // dropped on purpose
+  gate.issue(next);  // end of stream
   gate.acknowledge(3);
   EXPECT_EQ(gate.refused(), 0u);
 }
@@ -219,17 +229,55 @@ TEST(FlowGate, NumbersIssuedWithoutWaitingMayBeAcknowledged) {
 // two a packet) is refused: taken, it would make every true signal look stale.
 TEST(FlowGate, RefusesASuspendSignalFromTooFarAhead) {
   FlowGate gate(0);
-  gate.admit(0);  // one packet issued: epochs 1 and 2 are possible
+  std::atomic<uint64_t> next{0};  // the port's link sequences, drawn by the gate
+  admitted(gate, next);  // one packet issued: epochs 1 and 2 are possible
   gate.setSuspended(true, UINT64_MAX);
   gate.setSuspended(true, 3);
   EXPECT_EQ(gate.refused(), 2u);
-  EXPECT_TRUE(gate.admit(1));  // not suspended
+  EXPECT_TRUE(admitted(gate, next));  // not suspended
   gate.setSuspended(true, 1);  // a true signal still works
   std::atomic<bool> sent{false};
-  std::thread sender([&] { sent = gate.admit(2); });
+  std::thread sender([&] { sent = admitted(gate, next); });
   std::this_thread::sleep_for(50ms);
   EXPECT_FALSE(sent);
   gate.setSuspended(false, 2);
   sender.join();
   EXPECT_TRUE(sent);
+}
+
+
+// Whether a sender waiting at the gate (the one packet issued so far keeps
+// it waiting) was let go by halt(): refused, and with no link sequence drawn.
+bool haltRefusesTheWaitingSender(FlowGate& gate, std::atomic<uint64_t>& next) {
+  std::promise<bool> result;
+  std::thread sender([&] { result.set_value(admitted(gate, next)); });
+  while (gate.stalls() == 0) std::this_thread::yield();  // it waits
+  gate.halt();
+  sender.join();
+  return !result.get_future().get() && next.load() == 1;
+}
+
+// stop() on the sending component ends a wait for credits at once (before,
+// only an acknowledgement or a disconnect did): the packet is refused and
+// draws no link sequence, so the receiver sees no gap; after resume() the
+// gate admits again.
+TEST(FlowGate, HaltReleasesASenderWaitingForCreditsAndDrawsNothing) {
+  FlowGate gate(1);
+  std::atomic<uint64_t> next{0};
+  EXPECT_TRUE(admitted(gate, next));
+  EXPECT_TRUE(haltRefusesTheWaitingSender(gate, next));
+  EXPECT_FALSE(admitted(gate, next));  // halted: none waits (no credit yet)
+  gate.resume();
+  gate.acknowledge(1);
+  EXPECT_TRUE(admitted(gate, next));
+  EXPECT_EQ(next.load(), 2u);
+}
+
+// The same for a sender its receiver suspended (watermarks).
+TEST(FlowGate, HaltReleasesASuspendedSender) {
+  FlowGate gate(0);
+  std::atomic<uint64_t> next{0};
+  EXPECT_TRUE(admitted(gate, next));
+  gate.setSuspended(true, 1);
+  EXPECT_TRUE(haltRefusesTheWaitingSender(gate, next));
 }

@@ -476,6 +476,8 @@ def test_a_host_of_two_components_runs_in_a_directory_of_its_own_and_its_events_
         NAMING_CONTEXT_IOR=ior, COMPONENT_IDENTIFIER="pair:waveform_1") +
         [CF.DataType("COMPONENT", CORBA.Any(CORBA.TC_string, v)) for v in ("src:producer", "snk:sink:double")])
     producer, sink = resolve_resource(ctx, "src", pid), resolve_resource(ctx, "snk", pid)
+    # One COMPONENT_IDENTIFIER for the host, "pair:waveform_1": each component answers its own in the application.
+    assert (producer._get_identifier(), sink._get_identifier()) == ("src:waveform_1", "snk:waveform_1")
     directory = Path(f"/proc/{pid}/cwd").resolve()  # its own, in the node's private one
     assert directory.parent.name.startswith("scabench-run-") and (directory / "stdout").is_file()
     assert oct(directory.stat().st_mode & 0o777) == "0o700"

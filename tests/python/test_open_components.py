@@ -11,18 +11,20 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from conftest import REPO, scabench
 # The fixtures (naming, orb) are imported for pytest to find.
-from py_components_world import (S, WAIT_S, StageProcess, end_process, make_sink, name, naming,  # noqa: F401
-                                 orb)
+from py_components_world import (S, WAIT_S, StageProcess, context, end_process, make_sink, name,  # noqa: F401
+                                 naming, orb, props, sink_class)
 from scabench.errors import SpecError
 from scabench.model.spec import load_spec
 from scabench.paths import program
 from scabench.run import processes
+from scabench.run.records import read_records
 from scabench.run.runner import run_spec
 
 PYLINE = REPO / "experiments" / "open" / "pyline.toml"
@@ -156,6 +158,73 @@ def test_scabench_host_started_with_the_exec_parameters(tmp_path):
     assert next(c for c in result["spec"]["components"] if c["name"] == "stage2")["properties"]["work_us"] == 50
     host = next(h for h in result["hosts"] if h["components"] == ["stage2"])
     assert host["exec"].endswith("scabench-host") and host["exit"] == "exited with status 0"
+
+
+# ------------------------------------- a host driven from outside, over TCP
+
+class NeverAcknowledges(sink_class("double")):
+    """A receiver that takes the sender's flow control and never answers it:
+    a credits sender waits for ever once its window is used up."""
+
+    def attachSender(self, token, flow):
+        self.token, self.detached = token, None
+
+
+@pytest.fixture
+def producer_host(tmp_path, context, orb):
+    """scabench-host in the SCA exec form, hosting one producer, resolved by name."""
+    ctx, ior = context
+    host = StageProcess(tmp_path, ctx, ior, binding="src", command=[str(program("scabench-host"))],
+                        extra=["KIND", "producer", "RECORD_DIR", str(tmp_path)])
+    yield host, host.resolve()
+    host.close()
+
+
+def test_the_exec_host_answers_its_component_identifier_and_ends_a_stream_with_its_id(producer_host, make_sink):
+    host, producer = producer_host
+    # CF::Resource::identifier is the COMPONENT_IDENTIFIER it was given (it answered its NAME_BINDING).
+    assert (host.identifier, producer._get_identifier()) == ("src:waveform_1", "src:waveform_1")
+    sink, sink_ref = make_sink()
+    producer.configure(props(packets=3, samples=4, stream_id=9))
+    producer.getPort("out")._narrow(S.CF.Port).connectPort(sink_ref, "src-sink")
+    producer.start()
+    packets = sink.wait_for(lambda ps: any(h.end_of_stream for h, _, _ in ps))
+    # Over TCP, the end of stream carries the stream's id as its packets do (it carried 0).
+    assert [h.stream_id for h, _, _ in packets] == [9, 9, 9, 9]
+    assert [h.sequence_number for h, _, _ in sink.ends()] == [3]
+    producer.releaseObject()
+    assert host.proc.wait(WAIT_S) == 0
+
+
+def test_stop_ends_a_producers_wait_for_credits_and_counts_the_packet(producer_host, orb, tmp_path):
+    host, producer = producer_host
+    receiver = NeverAcknowledges()
+    poa = orb.resolve_initial_references("RootPOA")
+    poa.activate_object(receiver)
+    producer.configure(props(packets=10, samples=4, out__flow="credits(2)"))
+    out = producer.getPort("out")._narrow(S.CF.Port)
+    out.connectPort(poa.servant_to_reference(receiver), "src-never")
+    producer.start()
+    records = tmp_path / "src.rec"
+    deadline = time.monotonic() + WAIT_S
+    while not (records.exists() and read_records(records).flow["send_stalls"] >= 1):
+        assert time.monotonic() < deadline, "the producer never waited for credits"
+        time.sleep(0.05)
+    stopped = threading.Thread(target=producer.stop, daemon=True)
+    stopped.start()
+    stopped.join(WAIT_S)
+    hung = stopped.is_alive()
+    if hung:
+        out.disconnectPort("src-never")  # what freed it before; the test fails below
+        stopped.join(WAIT_S)
+    assert not hung, "stop() waited for the receiver's credits"
+    # query answers, and the packet that waited is counted, not sent.
+    [answer] = producer.query(props(packets=0))
+    assert answer.value.value() == 10
+    assert read_records(records).flow["unsent"] == 1
+    assert len(receiver.data()) == 2 and receiver.ends() == []
+    producer.releaseObject()
+    assert host.proc.wait(WAIT_S) == 0
 
 
 # ----------------------------------------------------------- references

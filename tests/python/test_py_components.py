@@ -429,8 +429,9 @@ def test_two_senders_into_one_port_each_number_their_own_and_the_stream_ends_onc
 
 
 def test_every_stream_ends_and_a_restart_rearms_the_port(start_stage, make_sink):
-    """A second stream's end was swallowed: end of stream is per stream
-    (each announces what the component has handled so far)."""
+    """A second stream's end was swallowed: end of stream is per stream,
+    and each announces the packets of its own stream (it announced what the
+    component had handled since it was made: 3, then 5)."""
     stage, res, port, sink = wired_stage(start_stage, make_sink)
     for i in range(3):
         port.pushPacket(header(i), [float(i)])
@@ -442,9 +443,10 @@ def test_every_stream_ends_and_a_restart_rearms_the_port(start_stage, make_sink)
     assert len(sink.ends()) == 1
     port.pushPacket(header(5, link=4), [5.0])
     ends = sink.wait_for(lambda p: sum(h.end_of_stream for h, _, _ in p) == 2)
-    assert [h.sequence_number for h, _, _ in ends if h.end_of_stream] == [3, 5]
-    port.pushPacket(header(7, link=7, eos=True), [])  # a stream of nothing, without a restart
-    sink.wait_for(lambda p: sum(h.end_of_stream for h, _, _ in p) == 3)
+    assert [h.sequence_number for h, _, _ in ends if h.end_of_stream] == [3, 2]
+    port.pushPacket(header(7, link=7, eos=True, stream=8), [])  # a stream of nothing, without a restart
+    ends = sink.wait_for(lambda p: sum(h.end_of_stream for h, _, _ in p) == 3)
+    assert [(h.sequence_number, h.stream_id) for h, _, _ in ends if h.end_of_stream][-1] == (0, 8)
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
     assert stage.stats() == {}

@@ -3,8 +3,10 @@ the spec of their TOML twins and run over real processes; a spec exported
 and loaded back is the same spec; a component library named by an SPD runs;
 and every mistake in a SAD, SPD, PRF, SCD or sidecar is one line naming the
 file and line (or the sidecar's key), exit 2."""
+import io
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
+from scabench.model.sad.descriptor import DTD_DIR
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import load_spec
 from scabench.paths import python_program
@@ -136,6 +139,53 @@ def test_a_spec_exported_and_loaded_back_is_the_same_spec(write_spec, tmp_path):
     again = export_sad(loaded, tmp_path / "again")
     for a, b in ((exported.sad, again.sad), (exported.sidecar, again.sidecar)):
         assert a.read_text().replace("from spec.toml;", "from rich.sad.xml;") == b.read_text()
+
+
+# The SCA 2.2.2 SAD DTD declares these attributes ID: an XML name, unique in
+# the file. scabench's own DTD takes them as CDATA (a component's name may
+# start with a digit), so the test puts the SCA declaration back.
+SCA_ID_ATTRIBUTES = ("componentfile", "hostcollocation", "componentinstantiation", "connectinterface")
+NCNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def sca_sad_dtd():
+    from lxml import etree
+    text = (DTD_DIR / "softwareassembly.dtd").read_text()
+    for element in SCA_ID_ATTRIBUTES:
+        text, n = re.subn(rf"(<!ATTLIST {element}\s+id\s+)CDATA", r"\1ID", text)
+        assert n == 1, element
+    return etree.DTD(io.StringIO(text))
+
+
+def test_an_exported_sad_has_xml_ids_an_sca_tool_accepts(write_spec, tmp_path):
+    from lxml import etree
+    spec = load_spec(write_spec(RICH))
+    exported = export_sad(spec, tmp_path / "out")
+    root = etree.parse(str(exported.sad)).getroot()
+    ids = [e.get("id") for e in root.iter("connectinterface")]
+    assert len(ids) == len(spec.connections) == len(set(ids))
+    assert all(NCNAME.fullmatch(i) for i in ids), ids
+    assert ids[0] == "producer.out_to_stage1.in"
+    dtd = sca_sad_dtd()
+    assert dtd.validate(root), dtd.error_log.filter_from_errors()
+    # The shipped exports too.
+    for name in TWINS:
+        shipped = etree.parse(str(sad_of(name))).getroot()
+        assert dtd.validate(shipped), (name, dtd.error_log.filter_from_errors())
+    # And loaded back, the connections are the spec's, named as results name them.
+    assert [c.id for c in load_spec(exported.sad).connections] == [c.id for c in spec.connections]
+
+
+def test_connection_ids_are_unique_xml_ids_for_any_names():
+    from types import SimpleNamespace
+
+    from scabench.model.sad.export import connection_ids
+    conns = [SimpleNamespace(uses=u, provides=p) for u, p in (
+        (("1st", "out"), ("b", "in")), (("a-b", "out"), ("c", "in")), (("a", "b_out"), ("c", "in")),
+        (("a-b", "out"), ("c", "in")))]
+    ids = connection_ids(conns)
+    assert ids == ["c_1st.out_to_b.in", "a-b.out_to_c.in", "a.b_out_to_c.in", "a-b.out_to_c.in_2"]
+    assert all(NCNAME.fullmatch(i) for i in ids) and connection_ids(conns) == ids
 
 
 def test_the_shipped_waveforms_are_what_export_writes(tmp_path):
@@ -332,7 +382,7 @@ def test_an_unknown_port(exp6):
     line = edit(exp6, "<usesidentifier>out</usesidentifier>", "<usesidentifier>output</usesidentifier>",
                 after='id="stage1.out')
     error = run_fails(exp6)
-    assert error == (f"{exp6}:{line}: connectinterface 'stage1.out->stage2.in': stage1 (Stage, kind stage) has no "
+    assert error == (f"{exp6}:{line}: connectinterface 'stage1.out_to_stage2.in': stage1 (Stage, kind stage) has no "
                      "uses port 'output'; it has: out")
 
 
@@ -347,7 +397,7 @@ def test_a_connection_finding_an_unknown_name(exp6):
     line = edit(exp6, '<componentinstantiationref refid="stage3"/>',
                 '<findby>\n<namingservice name="stage9"/></findby>') + 1
     error = run_fails(exp6)
-    assert error.startswith(f"{exp6}:{line}: connectinterface 'stage2.out->stage3.in': findby names 'stage9', which "
+    assert error.startswith(f"{exp6}:{line}: connectinterface 'stage2.out_to_stage3.in': findby names 'stage9', which "
                             "no componentinstantiation is found by")
 
 

@@ -38,7 +38,9 @@ Component::~Component() {
   for (auto& p : inPorts_) p->shutRings();
 }
 
-char* Component::identifier() { return CORBA::string_dup(ctx_.name.c_str()); }
+char* Component::identifier() {
+  return CORBA::string_dup((ctx_.identifier.empty() ? ctx_.name : ctx_.identifier).c_str());
+}
 
 void Component::initialize() {}
 
@@ -55,12 +57,17 @@ void Component::runTest(CORBA::ULong, CF::Properties&) { throw CF::TestableObjec
 void Component::configure(const CF::Properties& props) {
   std::lock_guard lock(lifecycle_);
   const bool started = running();
-  properties_.configure(props, started);
+  {
+    std::lock_guard values(propertiesMutex_);
+    properties_.configure(props, started);
+  }
   if (started) onConfigure();
 }
 
 void Component::query(CF::Properties& props) {
-  std::lock_guard lock(lifecycle_);
+  // Not the lifecycle lock: a stop may hold it while it waits for the
+  // component's threads to finish a send, and query must answer meanwhile.
+  std::lock_guard values(propertiesMutex_);
   properties_.query(props);
 }
 
@@ -95,6 +102,7 @@ void Component::start() {
         records_->header().refused[i].fetch_add(earlyRefusals_[i].exchange(0));
     }
     inPortsAtEnd_.store(0);  // re-armed: each start's stream ends anew
+    for (auto& p : outPorts_) p->resume();
     for (auto& p : inPorts_) p->startWorker();
     onStart();
   } catch (const CF::Resource::StartError&) {
@@ -115,6 +123,10 @@ void Component::stop() {
   std::lock_guard lock(lifecycle_);
   if (!running()) return;
   running_.store(false, std::memory_order_seq_cst);  // the ports refuse from here on
+  // A packet waiting for credits or a resume waits on the receiver, which
+  // may never answer: it is given up (counted unsent), so that the sending
+  // threads that onStop() and stopWorker() wait for can finish.
+  for (auto& p : outPorts_) p->halt();
   std::string failure;
   try {
     onStop();
@@ -152,12 +164,19 @@ void Component::fail(const std::string& message) {
   ctx_.host->notify("error " + ctx_.name + " " + message);
 }
 
-void Component::inPortReachedEndOfStream() {
+void Component::inPortReachedEndOfStream(uint32_t streamId) {
   // Per stream: once every in-port has ended one, the component's stream
   // ends, and the count goes on for the next (start() re-arms it).
   const int ports = int(inPorts_.size());
   if (inPortsAtEnd_.fetch_add(1) + 1 != ports) return;
   inPortsAtEnd_.fetch_sub(ports);
+  // Every packet of the stream is done before its end counts (the ports
+  // wait for each link sequence before the marker), so the completed
+  // count's growth since the last end is this stream's packets.
+  const uint64_t completed = records_ ? records_->completedCount() : 0;
+  packetsInStream_.store(completed - streamBegan_);
+  streamBegan_ = completed;
+  endedStreamId_.store(streamId);
   onEndOfStream();
 }
 
@@ -180,13 +199,12 @@ bool Component::anyOutPortConnected() const {
 }
 
 void Component::onEndOfStream() {
-  // A pass-through component emits what it received.
-  uint64_t count = records_ ? records_->completedCount() : 0;
-  endStream(count);
+  // A pass-through component emits what it received, in the stream it received.
+  endStream(packetsInStream(), endedStreamId());
 }
 
-void Component::endStream(uint64_t count) {
-  for (auto& p : outPorts_) p->sendEndOfStream(0, count);
+void Component::endStream(uint64_t count, uint32_t streamId) {
+  for (auto& p : outPorts_) p->sendEndOfStream(streamId, count);
   if (!anyOutPortConnected()) ctx_.host->notify("eos " + ctx_.name + " " + std::to_string(count));
 }
 

@@ -271,6 +271,7 @@ bool InPortBase::takeEndOfStream(InLink* link, const PacketHeader& h) {
     refuse(Refusal::EndOfStream);
     return false;
   }
+  link->eosStream.store(h.stream_id);  // the stream it ends: the component's end of stream carries it on
   return true;
 }
 
@@ -399,6 +400,7 @@ void InPortBase::checkEndOfStream(InLink& link, uint64_t prefix) {
   {
     std::lock_guard lock(eosMutex_);
     ++link.ended;
+    lastEndedStream_ = link.eosStream.load();
   }
   // The connection's stream has ended, and its next may begin. The marker's
   // own number is finished too, so that the window (and the credits) move on
@@ -412,6 +414,7 @@ void InPortBase::checkRound() {
   // The port's stream ends once every connection's has: a round is over when
   // each live connection has ended one stream more than the rounds before.
   for (;;) {
+    uint32_t streamId = 0;
     {
       std::lock_guard links(linksMutex_);
       std::lock_guard lock(eosMutex_);
@@ -423,8 +426,9 @@ void InPortBase::checkRound() {
       }
       if (!any || !all) return;
       ++rounds_;
+      streamId = lastEndedStream_;
     }
-    guarded([this] { owner_.inPortReachedEndOfStream(); });
+    guarded([this, streamId] { owner_.inPortReachedEndOfStream(streamId); });
   }
 }
 

@@ -56,15 +56,23 @@ scabench::FlowControl_ptr OutPortBase::gateReference() {
   return scabench::FlowControl::_narrow(obj);
 }
 
-bool OutPortBase::admit(uint64_t linkSequence) {
-  const uint64_t before = gate_->stalls();
-  const bool ok = gate_->admit(linkSequence);
-  if (gate_->stalls() != before) owner_.records().header().sendStalls.fetch_add(1);
-  return ok;
+std::optional<uint64_t> OutPortBase::admit(std::atomic<uint64_t>& next) {
+  RecordFileHeader& header = owner_.records().header();
+  const std::optional<uint64_t> link = gate_->admit(next, [&header] { header.sendStalls.fetch_add(1); });
+  if (!link) header.unsent.fetch_add(1);
+  return link;
 }
 
 void OutPortBase::closeGate() {
   if (gate_) gate_->close();
+}
+
+void OutPortBase::halt() {
+  if (gate_) gate_->halt();
+}
+
+void OutPortBase::resume() {
+  if (gate_) gate_->resume();
 }
 
 CORBA::Object_ptr OutPortBase::reference() {

@@ -63,6 +63,8 @@ class Component(idl.load().CF__POA.Resource):
         self._lifecycle = threading.Lock()
         self._running = False
         self._processed = 0
+        self._stream_began = 0  # _processed when the stream under way began (the last end of stream)
+        self._in_stream = 0     # packets of the stream that ended last
         self._ports_ended = 0  # in-ports whose stream has ended, in the stream under way
         self._failed = False
         self._reported = False
@@ -78,8 +80,15 @@ class Component(idl.load().CF__POA.Resource):
 
     @property
     def processed(self):
-        """Packets handled (by any in-port) so far: what end of stream announces."""
+        """Packets handled (by any in-port) since the component was made."""
         return self._processed
+
+    @property
+    def processed_in_stream(self):
+        """In on_end_of_stream: the packets handled in the stream that ended
+        (since the end of the one before), what end of stream announces; a
+        second stream of 200 announces 200, not the component's total."""
+        return self._in_stream
 
     def add_in_port(self, name, handler, sample_type=None):
         """A provides port; handler(header, samples) runs on the ORB thread for each packet."""
@@ -108,8 +117,9 @@ class Component(idl.load().CF__POA.Resource):
     def on_end_of_stream(self, header):
         """Called once every in-port has seen end of stream and handled every
         packet it announced. The default forwards end of stream, announcing
-        the packets this component handled, as the C++ default does."""
-        self.end_stream(header, self.processed)
+        the packets this component handled in the stream, with the stream's
+        id (the header's), as the C++ default does."""
+        self.end_stream(header, self.processed_in_stream)
 
     # CF::Resource
     def _get_identifier(self):
@@ -186,6 +196,8 @@ class Component(idl.load().CF__POA.Resource):
             every = self._ports_ended == len(self.in_ports)
             if every:
                 self._ports_ended = 0
+                # Every packet before the marker is handled before it counts (the ports wait for them).
+                self._in_stream, self._stream_began = self._processed - self._stream_began, self._processed
         if every:
             self.on_end_of_stream(header)
 

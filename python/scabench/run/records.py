@@ -8,13 +8,16 @@ import numpy as np
 # `refused` counters, in the order of the runtime's Refusal (record_log.hpp).
 REFUSAL_REASONS = ("sequence", "length", "eos", "credit", "threads", "sender")
 HEADER = np.dtype([("magic", "S8"), ("header_size", "<u4"), ("record_size", "<u4"), ("capacity", "<u8"),
-                   ("claimed", "<u8"), ("max_concurrent", "<u4"), ("reserved0", "<u4"), ("completed", "<u8"),
+                   ("claimed", "<u8"), ("max_concurrent", "<u4"), ("unsent", "<u4"), ("completed", "<u8"),
                    ("reorder_peak", "<u8"), ("skipped", "<u8"), ("late", "<u8"), ("duplicates", "<u8"),
                    ("held_peak", "<u8"), ("suspends", "<u8"), ("send_stalls", "<u8")]
                   + [(f"refused_{reason}", "<u4") for reason in REFUSAL_REASONS])
 RECORD = np.dtype([("sequence", "<u8"), ("arrive_ns", "<i8"), ("done_ns", "<i8"), ("thread_id", "<u4"),
                    ("flags", "<u4")])
-FLOW_FIELDS = ("reorder_peak", "skipped", "late", "duplicates", "held_peak", "suspends", "send_stalls")
+# unsent: packets an output port gave up while they waited for credits or a
+# resume, because its component was stopped or its connection disconnected
+# (0 in files written before the runtime counted them: the field was reserved).
+FLOW_FIELDS = ("reorder_peak", "skipped", "late", "duplicates", "held_peak", "suspends", "send_stalls", "unsent")
 assert HEADER.itemsize == 128 and RECORD.itemsize == 32
 
 

@@ -57,6 +57,9 @@ class StageResult(Typed):
     held_peak: int | None = optional()
     flow_suspends: int | None = optional()
     send_stalls: int | None = optional()
+    # Packets its output ports gave up unsent: stopped or disconnected while
+    # they waited for credits or a resume (records.FLOW_FIELDS).
+    unsent: int | None = optional()
     # What its ports refused from peers (docs/trust-model.md): the total and
     # by reason; None in results written before ports counted refusals.
     refused: int | None = optional()
@@ -121,6 +124,7 @@ class ProducerResult(Typed):
     send_share_under_us: dict    # {threshold (µs, as text): % of sends faster}
     send_us_all: list            # every send, in order (µs)
     send_stalls: int | None = optional()
+    unsent: int | None = optional()      # as StageResult's: not in `sent`
     refused: int | None = optional()     # as StageResult's
     refused_by: dict | None = optional()
 

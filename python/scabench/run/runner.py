@@ -504,6 +504,7 @@ def _components(spec, records, stats=None):
             held_peak=r.flow["held_peak"],
             flow_suspends=r.flow["suspends"],
             send_stalls=r.flow["send_stalls"],
+            unsent=r.flow["unsent"],
             **refusals(r),
             latency_in_stage_us=Latency.of((r.done_ns[done[name]] - r.arrive_ns[done[name]]) / 1e3),
             latency_since_send_us=Latency.of(since_send_us(name)) if name in chain else None,
@@ -518,12 +519,15 @@ def _components(spec, records, stats=None):
         send_us = (r.done_ns - r.arrive_ns) / 1e3
         producer = ProducerResult(
             name=producers[0],
-            sent=int(r.sequence.size),
+            # A packet given up while it waited (stop, disconnect) has its
+            # record, as every send begun has, but did not go.
+            sent=int(r.sequence.size) - r.flow["unsent"],
             last_sent_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
             send_us=metrics.send_time_stats(send_us),
             send_share_under_us=metrics.share_under(send_us, SEND_THRESHOLDS_US),
             send_us_all=[round(float(v), 3) for v in send_us],
             send_stalls=r.flow["send_stalls"],
+            unsent=r.flow["unsent"],
             **refusals(r),
         )
     for name in producers:

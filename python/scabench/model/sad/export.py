@@ -44,6 +44,9 @@ DOCTYPES = {
 RESOURCE_INTERFACES = ("LifeCycle", "TestableObject", "PropertySet", "PortSupplier")
 DATA_PORT = "IDL:scabench/DataPort:1.0"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# An XML ID (the SCA DTD declares connectinterface's id so): an NCName,
+# letters, digits, '_', '-' and '.', not starting with a digit, '-' or '.'.
+XML_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
 @dataclass
@@ -203,8 +206,8 @@ def _assembly(spec, waveform, packages, folder, out):
     sources = spec.packet_sources() or [spec.component(n) for n in spec.sources()] or spec.components
     _el(_el(sad, "assemblycontroller"), "componentinstantiationref", refid=sources[0].name)
     connections = _el(sad, "connections")
-    for conn in spec.connections:
-        interface = _el(connections, "connectinterface", id=conn.id)
+    for conn, xml_id in zip(spec.connections, connection_ids(spec.connections)):
+        interface = _el(connections, "connectinterface", id=xml_id)
         uses = _el(interface, "usesport")
         _el(uses, "usesidentifier", conn.uses[1])
         _el(uses, "componentinstantiationref", refid=conn.uses[0])
@@ -212,6 +215,26 @@ def _assembly(spec, waveform, packages, folder, out):
         _el(provides, "providesidentifier", conn.provides[1])
         _el(provides, "componentinstantiationref", refid=conn.provides[0])
     return sad
+
+
+def connection_ids(connections) -> list[str]:
+    """Each connection's connectinterface id: "a.out->b.in" is no XML ID
+    ('>' is not a name character), so the ends are joined by "_to_", any
+    other character outside an NCName becomes '_', and a name that would
+    start with a digit gets a "c_" in front. Unique (a clash gets _2, _3, ...
+    in spec order) and the same for the same spec, so an export is the same
+    bytes every time."""
+    ids, taken = [], set()
+    for conn in connections:
+        base = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{conn.uses[0]}.{conn.uses[1]}_to_{conn.provides[0]}.{conn.provides[1]}")
+        if not XML_ID.fullmatch(base):
+            base = f"c_{base}"
+        xml_id, n = base, 2
+        while xml_id in taken:
+            xml_id, n = f"{base}_{n}", n + 1
+        taken.add(xml_id)
+        ids.append(xml_id)
+    return ids
 
 
 def _sidecar_text(spec, sad_name):
@@ -240,6 +263,6 @@ def _sidecar_text(spec, sad_name):
         if spec.node_of(c.name) is not None:
             doc.setdefault("componentinstantiation", {})[c.name] = {"node": spec.node_of(c.name)}
     header = (f"# How {sad_name} runs, which SAD has no place for: the run's settings, every connection's\n"
-              "# messaging policy ([policy]) and a connection's own ([connection.\"ID\"], by connectinterface\n"
-              "# id). README: \"Waveforms as SCA SAD XML\".\n")
+              "# messaging policy ([policy]) and a connection's own ([connection.\"FROM->TO\"], by its ends,\n"
+              "# as results name it, or by connectinterface id). README: \"Waveforms as SCA SAD XML\".\n")
     return header + tomli_w.dumps(doc)

@@ -39,7 +39,10 @@ struct RecordFileHeader {
   uint64_t capacity;
   std::atomic<uint64_t> claimed;        // slots handed out, may exceed capacity
   std::atomic<uint32_t> maxConcurrent;  // most upcalls in progress at once
-  uint32_t reserved0;
+  // Packets an output port gave up unsent: its component was stopped, or
+  // its connection disconnected, while the packet waited for credits or a
+  // resume. Reserved (0) in files written before.
+  std::atomic<uint32_t> unsent;
   std::atomic<uint64_t> completed;      // records whose doneNs is written
   // Ordering and flow control, summed over the component's input ports
   // (peaks: the largest of them); written as they change.

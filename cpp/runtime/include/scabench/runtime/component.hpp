@@ -78,9 +78,12 @@ class HostServices {
 PortableServer::POA_ptr createPortPoa(PortableServer::POA_ptr root, bool singleThread);
 
 struct ComponentContext {
-  std::string name;
+  std::string name;       // its name binding: how the launcher, logs and events name it
   std::string recordDir;  // where the component's packet records go
   HostServices* host = nullptr;
+  // CF::Resource::identifier: the SCA exec parameter COMPONENT_IDENTIFIER
+  // (the instance in its application, "stage1:waveform_1"); empty: the name.
+  std::string identifier = {};
 };
 
 // Names a CORBA system exception the way an operator can act on it.
@@ -139,17 +142,28 @@ class Component : public virtual POA_CF::Resource {
   virtual void onConfigure() {}
   // Called once every in-port has seen end of stream and delivered every
   // packet announced by it. The default forwards end of stream on every
-  // connected out port, or tells the launcher if none is connected.
+  // connected out port, or tells the launcher if none is connected,
+  // announcing packetsInStream() with the stream's id (endedStreamId()).
   virtual void onEndOfStream();
 
   // Sends end of stream downstream (or tells the launcher, for a terminal
-  // component). `count` is how many packets this component emitted.
-  void endStream(uint64_t count);
+  // component). `count` is how many packets this component emitted in the
+  // stream; `streamId` the stream's id, which a receiver that tells streams
+  // apart matches with its packets'. Without it: the stream that ended on
+  // the in-ports (endedStreamId(); 0 for a source, which passes its own).
+  void endStream(uint64_t count, uint32_t streamId);
+  void endStream(uint64_t count) { endStream(count, endedStreamId()); }
+  // In onEndOfStream: the id the ending stream's end of stream carried (of
+  // the last connection to end, with several), and the packets this
+  // component handled in it: since the previous end of stream, not since
+  // it was made (a second stream of 200 announces 200).
+  uint32_t endedStreamId() const { return endedStreamId_.load(); }
+  uint64_t packetsInStream() const { return packetsInStream_.load(); }
   bool anyOutPortConnected() const;
 
  private:
   friend class InPortBase;
-  void inPortReachedEndOfStream();
+  void inPortReachedEndOfStream(uint32_t streamId);
 
   ComponentContext ctx_;
   PropertyBag properties_;
@@ -157,13 +171,21 @@ class Component : public virtual POA_CF::Resource {
   std::vector<std::unique_ptr<OutPortBase>> outPorts_;
   std::unique_ptr<RecordLog> records_;
   std::atomic<int> inPortsAtEnd_{0};
+  // The stream that ended last (inPortReachedEndOfStream): its id, its
+  // packets, and the completed count where it began.
+  std::atomic<uint32_t> endedStreamId_{0};
+  std::atomic<uint64_t> packetsInStream_{0};
+  uint64_t streamBegan_ = 0;  // only on the thread that ends a stream; one stream ends at a time
   std::atomic<bool> failed_{false};
   std::atomic<bool> running_{false};
   // Whether records_ exists: made at the first start, kept across a stop.
   std::atomic<bool> recording_{false};
   std::array<std::atomic<uint32_t>, kRefusalReasons> earlyRefusals_{};  // before the header exists
-  // configure, query, start and stop come on any ORB thread: one at a time.
+  // configure, start and stop come on any ORB thread: one at a time.
   std::mutex lifecycle_;
+  // The property values, between configure and query (which does not wait
+  // for a start or stop under way).
+  std::mutex propertiesMutex_;
 };
 
 template <class T>

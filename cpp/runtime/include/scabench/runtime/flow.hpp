@@ -28,10 +28,12 @@
 //     look stale and leave the sender suspended or running for good.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -41,7 +43,9 @@
 namespace scabench {
 
 // The sending side. admit() blocks the sending thread while the receiver has
-// suspended it or while the credit window is used up.
+// suspended it or while the credit window is used up: a wait only the
+// receiver ends, unless the sender's own component is stopped (halt()) or
+// its connection closed (close()), which end it at once.
 class FlowGate final : public virtual POA_scabench::FlowControl {
  public:
   // `onRefused` is told of every signal refused (the port counts it); it runs
@@ -49,27 +53,54 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
   explicit FlowGate(uint64_t credits, std::function<void()> onRefused = {})
       : credits_(credits), onRefused_(std::move(onRefused)) {}
 
-  // Waits until the packet with this link sequence may go. False once closed.
-  bool admit(uint64_t linkSequence) {
+  // Waits until the next packet may go, then draws its link sequence from
+  // `next` and returns it. Empty, with nothing drawn, once closed or halted:
+  // the packet is not sent, and the link sequences stay without a gap, so
+  // the receiver's window, its acknowledgements and its end of stream go on
+  // past it. Drawing under the gate's lock is what makes that so: a thread
+  // waiting here holds no link sequence that a later one could overtake.
+  // Halted, a packet that may go without waiting still goes: a stopping
+  // component's worker finishes what it had taken, as far as the receiver
+  // lets it.
+  // `onStall` runs as a wait begins (the port counts it then, so that a
+  // wait in progress shows).
+  template <class OnStall>
+  std::optional<uint64_t> admit(std::atomic<uint64_t>& next, OnStall&& onStall) {
     std::unique_lock lock(mutex_);
-    auto allowed = [&] { return closed_ || (!suspended_ && (credits_ == 0 || linkSequence < acked_ + credits_)); };
-    if (!allowed()) {
+    auto mayGo = [&] { return !suspended_ && (credits_ == 0 || next.load() < acked_ + credits_); };
+    if (!closed_ && !halted_ && !mayGo()) {
       ++stalls_;
-      changed_.wait(lock, allowed);
+      onStall();
+      changed_.wait(lock, [&] { return closed_ || halted_ || mayGo(); });
     }
-    if (!closed_) issue(lock, linkSequence);
-    return !closed_;
+    if (closed_ || !mayGo()) return std::nullopt;
+    return draw(lock, next);
   }
-  // A link sequence used without waiting (end of stream, a packet dropped on
-  // purpose): the receiver may finish it, so it may be acknowledged.
-  void issue(uint64_t linkSequence) {
+  std::optional<uint64_t> admit(std::atomic<uint64_t>& next) {
+    return admit(next, [] {});
+  }
+  // Draws a link sequence without waiting (end of stream, a packet dropped
+  // on purpose): the receiver may finish it, so it may be acknowledged.
+  uint64_t issue(std::atomic<uint64_t>& next) {
     std::unique_lock lock(mutex_);
-    issue(lock, linkSequence);
+    return draw(lock, next);
   }
+  // The connection is gone (disconnectPort): every wait ends, for good.
   void close() {
     std::lock_guard lock(mutex_);
     closed_ = true;
     changed_.notify_all();
+  }
+  // The sending component stops (CF::Resource::stop): every wait ends now,
+  // refused, and none begins until resume() (its next start).
+  void halt() {
+    std::lock_guard lock(mutex_);
+    halted_ = true;
+    changed_.notify_all();
+  }
+  void resume() {
+    std::lock_guard lock(mutex_);
+    halted_ = false;
   }
   uint64_t stalls() const {
     std::lock_guard lock(mutex_);
@@ -111,8 +142,10 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
   }
 
  private:
-  void issue(std::unique_lock<std::mutex>&, uint64_t linkSequence) {
+  uint64_t draw(std::unique_lock<std::mutex>&, std::atomic<uint64_t>& next) {
+    const uint64_t linkSequence = next.fetch_add(1);
     if (linkSequence >= issued_) issued_ = linkSequence + 1;
+    return linkSequence;
   }
 
   const uint64_t credits_;
@@ -126,6 +159,7 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
   uint64_t refused_ = 0;
   bool suspended_ = false;
   bool closed_ = false;
+  bool halted_ = false;
 };
 
 }  // namespace scabench

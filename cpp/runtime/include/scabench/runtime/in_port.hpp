@@ -104,6 +104,8 @@ struct InLink {
   // port's queues, -1 before; ended: streams ended on it since start.
   std::atomic<bool> pending{false};
   std::atomic<int64_t> eosLink{-1};
+  std::atomic<uint32_t> eosStream{0};  // the stream id its end of stream carried
+
   uint64_t ended = 0;  // under InPortBase::eosMutex_
   // Flow signals to its sender, under InPortBase::flowMutex_.
   bool suspended = false;
@@ -236,6 +238,7 @@ class InPortBase {
   std::array<std::atomic<uint64_t>, kRefusalReasons> refused_{};
   std::mutex eosMutex_;
   uint64_t rounds_ = 0;  // the port's ends of stream since start (under eosMutex_)
+  uint32_t lastEndedStream_ = 0;  // the stream id of the connection that ended last (under eosMutex_)
 
   std::array<std::size_t, 2> resume_{};  // two-way, one-way
   FlowKind flow_ = FlowKind::None;

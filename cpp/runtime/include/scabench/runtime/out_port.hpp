@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cf.hh"
@@ -47,6 +48,12 @@ class OutPortBase : public virtual POA_CF::Port {
   CORBA::Object_ptr reference();
 
   virtual bool connected() const = 0;
+  // The owning component stops (CF::Resource::stop) or starts again: a
+  // packet waiting for credits or a resume is refused at once (and counted
+  // unsent), and none waits until the next start. Without flow control no
+  // wait is the sender's own to end.
+  void halt();
+  void resume();
   // Sends end of stream, announcing `count` packets, then waits until every
   // packet has left this process.
   virtual void sendEndOfStream(uint32_t streamId, uint64_t count) = 0;
@@ -72,7 +79,10 @@ class OutPortBase : public virtual POA_CF::Port {
   // A fresh connection token: random, never 0 (a receiving port with no
   // sender attached takes 0).
   static uint64_t drawToken();
-  bool admit(uint64_t linkSequence);
+  // Waits for the gate and draws the packet's link sequence from `next`;
+  // empty if the wait was ended by a stop or a disconnect: the packet is
+  // not sent, and counted unsent in the record header.
+  std::optional<uint64_t> admit(std::atomic<uint64_t>& next);
   void closeGate();
   std::unique_ptr<FlowGate> gate_;
 
@@ -101,16 +111,18 @@ class OutPort final : public OutPortBase {
     checkPacketFits(name_, count, sizeof(T), Traits::name);  // throws PacketTooLarge (message_limit.hpp)
     if (ring_) checkRingFits(name_, count, sizeof(T), Traits::name, ring_->capacity());
     PacketHeader h = header;
+    h.connection_token = token_;
     // Atomic: a component served by a thread pool pushes from several ORB
     // threads at once, and the receiver takes each link number only once.
-    h.link_sequence = nextLink_.fetch_add(1, std::memory_order_relaxed);
-    h.connection_token = token_;
-    if (gate_) {
-      // End of stream always goes: it carries no data and must not wait for credits.
-      if (h.end_of_stream)
-        gate_->issue(h.link_sequence);
-      else if (!admit(h.link_sequence))
-        return;
+    // With flow control the gate draws it, once the packet may go.
+    if (!gate_) {
+      h.link_sequence = nextLink_.fetch_add(1, std::memory_order_relaxed);
+    } else if (h.end_of_stream) {
+      h.link_sequence = gate_->issue(nextLink_);  // it carries no data and must not wait for credits
+    } else if (const auto link = admit(nextLink_)) {
+      h.link_sequence = *link;
+    } else {
+      return;  // stopped or disconnected while it waited: not sent, counted
     }
     // A borrowed view: no copy, the ORB marshals straight from the caller's buffer.
     const auto length = static_cast<CORBA::ULong>(count);
@@ -121,8 +133,10 @@ class OutPort final : public OutPortBase {
   // Uses up a link sequence without sending: a packet lost on purpose, for
   // testing what the receiver does about a gap.
   void dropNext() {
-    const uint64_t link = nextLink_.fetch_add(1, std::memory_order_relaxed);
-    if (gate_) gate_->issue(link);  // the receiver will skip it, and may acknowledge it
+    if (gate_)
+      (void)gate_->issue(nextLink_);  // the receiver will skip it, and may acknowledge it
+    else
+      nextLink_.fetch_add(1, std::memory_order_relaxed);
   }
 
   void sendEndOfStream(uint32_t streamId, uint64_t count) override {

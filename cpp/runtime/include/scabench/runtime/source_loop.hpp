@@ -5,15 +5,21 @@
 // at its slot of an absolute schedule (PacketSchedule: packet i at start +
 // i * period, plus its dither); stop() lets the packet being sent finish,
 // sends no more, and waits for the thread, so that a stopped source forwards
-// nothing (a stop waits at most one period, the thread's sleep to the next
-// slot). A later start() goes on with the next packet, its slot counted from
-// then. Once the last packet has gone the stream ends, once. A send that
+// nothing. The wait for a slot does not hold a stop: it is on a condition
+// variable that stop() wakes, up to the last millisecond before the slot,
+// which is slept on the absolute clock for the slot's precision (a period of
+// an hour stopped at once, not in an hour; a send waiting for credits is the
+// out-port's to end, out_port.hpp). A later start() goes on with the next
+// packet, its slot counted from then. Once the last packet has gone the stream ends, once. A send that
 // throws fails the component, naming the packet.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -47,16 +53,36 @@ class SourceLoop {
   }
 
   void stop() {
-    stopping_.store(true);
+    {
+      std::lock_guard lock(wakeMutex_);
+      stopping_.store(true);
+    }
+    wake_.notify_all();
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
   }
 
  private:
+  // Waits for packet i's slot; false if stop() came first.
+  bool waitForSlot(const PacketSchedule& schedule, uint64_t i) {
+    if (schedule.periodNs > 0) {
+      constexpr int64_t kPreciseNs = 1'000'000;  // slept on the clock, not on the condition variable
+      const int64_t due = schedule.dueNs(i);
+      if (due - monotonicNs() > kPreciseNs) {
+        // steady_clock is CLOCK_MONOTONIC, monotonicNs()'s clock.
+        const std::chrono::steady_clock::time_point wakeAt{std::chrono::nanoseconds(due - kPreciseNs)};
+        std::unique_lock lock(wakeMutex_);
+        wake_.wait_until(lock, wakeAt, [&] { return stopping_.load(); });
+      }
+      if (stopping_.load()) return false;
+      sleepUntilNs(due);
+    }
+    return !stopping_.load();
+  }
+
   void run(const PacketSchedule& schedule, uint64_t packets, const Send& send, const End& end) {
     try {
       for (; next_ < packets; ++next_) {
-        schedule.waitFor(next_);
-        if (stopping_.load()) return;
+        if (!waitForSlot(schedule, next_)) return;
         send(next_);
       }
       if (!ended_ && !stopping_.load()) {
@@ -74,6 +100,8 @@ class SourceLoop {
   const std::string unit_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  std::mutex wakeMutex_;  // stopping_ is set under it, so a waiting thread cannot miss the notify
+  std::condition_variable wake_;
   // Touched by the thread while it runs, by start() only once it has been joined.
   uint64_t next_ = 0;
   bool ended_ = false;
