@@ -23,7 +23,7 @@ test-python:
 # reference pages are generated from the code and the built programs
 # (scripts/docs_hooks.py); the site goes to site/, git-ignored.
 test-docs:
-	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 
 clean:
 	rm -rf build .venv site
