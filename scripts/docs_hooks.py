@@ -64,6 +64,8 @@ def policy_keys_page() -> str:
     for key, entry in schema.items():
         if "values" in entry:
             values = ", ".join(f"`{v}`" for v in entry["values"])
+            if "below" in entry:  # a named value, or a number from min up to below the other key's value
+                values += f", or a number from {entry.get('min', 0)} to below `{entry['below']}`"
         elif "forms" in entry:
             values = ", ".join(f"`{v}`" for v in entry["forms"])
             args = entry.get("args", {})
