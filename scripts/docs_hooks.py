@@ -92,7 +92,8 @@ def python_api_page() -> str:
         module = scabench._EXPORTS.get(name)
         if module is None:
             continue
-        lines += [f"## `{name}`", "", f"::: {module}.{name}", "    options:", "      show_root_heading: false", "      show_root_toc_entry: false", ""]
+        lines += [f"## `{name}`", "", f"::: {module}.{name}", "    options:",
+                  "      show_root_heading: false", "      show_root_toc_entry: false", ""]
     return "\n".join(lines) + "\n"
 
 
