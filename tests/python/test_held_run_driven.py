@@ -2,7 +2,7 @@
 components up once the stream has ended; a CORBA client of its own (this
 test, with omniORBpy) finds them by name in the run's Naming Service and
 drives them through CF::Resource, then releases the run by closing the
-command's standard input (README, "Driving a held run from a tool")."""
+command's standard input (docs/how-to/held-runs.md, "Driving a held run from a tool")."""
 import json
 import re
 import signal
