@@ -59,8 +59,10 @@
 #include "scabench/core/clock.hpp"
 #include "scabench/core/usage.hpp"
 #include "scabench/core/record_log.hpp"
+#include "launcher/plan.hpp"
 
 using nlohmann::json;
+using scabench::launch::Plan;
 
 namespace {
 
@@ -249,7 +251,7 @@ CpuSnapshot snapshot(const std::vector<int>& cores, const std::vector<HostProc>&
 
 class Launcher {
  public:
-  Launcher(json assembly) : a_(std::move(assembly)) {}
+  explicit Launcher(Plan plan) : plan_(std::move(plan)) {}
 
   json run() {
     json manifest;
@@ -326,7 +328,7 @@ class Launcher {
     }
     manifest["hosts"] = hosts;
     if (!nodes_.empty()) manifest["nodes"] = describeNodes();
-    if (!CORBA::is_nil(context_)) manifest["naming"] = {{"corbaloc", a_["naming"]["corbaloc"]}, {"context", contextName_}};
+    if (!CORBA::is_nil(context_)) manifest["naming"] = {{"corbaloc", plan_.naming->corbaloc}, {"context", contextName_}};
     if (!CORBA::is_nil(orb_)) {
       try {
         orb_->destroy();
@@ -339,93 +341,82 @@ class Launcher {
  private:
   // ---- set-up
   void validate() {
-    for (const char* key : {"run_dir", "host_binary", "hosts", "connections", "timeout_s", "measure_cores"})
-      if (!a_.contains(key)) throw std::runtime_error(std::string("assembly has no '") + key + "'");
-    runDir_ = a_["run_dir"];
-    measuredCores_ = a_["measure_cores"].get<std::vector<int>>();
-    deadlineNs_ = scabench::monotonicNs() + int64_t(a_["timeout_s"].get<double>() * 1e9);
-    const std::string binary = a_["host_binary"];
-    for (const auto& n : a_.contains("nodes") ? a_["nodes"] : json::array()) {
+    runDir_ = plan_.runDir;
+    measuredCores_ = plan_.measureCores;
+    deadlineNs_ = scabench::monotonicNs() + int64_t(plan_.timeoutS * 1e9);
+    for (const auto& n : plan_.nodes) {
       Node node;
-      node.name = n["name"];
-      node.memoryMib = n.value("memory_mib", 0LL);
-      node.sameMachine = n.value("same_machine", false);
+      node.name = n.name;
+      node.memoryMib = n.memoryMib;
+      node.sameMachine = n.sameMachine;
       nodes_[node.name] = node;
     }
-    for (const auto& h : a_["hosts"]) {
+    for (const auto& h : plan_.hosts) {
       HostProc proc;
-      proc.name = h["name"];
-      proc.cores = h["cores"].get<std::vector<int>>();
-      proc.batch = batchScheduler(h, proc.name);
-      proc.node = h.value("node", "");
+      proc.name = h.name;
+      proc.cores = h.placement.cores;
+      proc.batch = h.placement.batch;
+      proc.node = h.placement.node;
       if (!proc.node.empty()) {
         // The execute form, one COMPONENT each; the node gives the endpoint
         // and the directory the records go to (its working directory).
-        if (!nodes_.count(proc.node)) throw std::runtime_error("host " + proc.name + ": no node " + proc.node);
         proc.program = "scabench-host";
         proc.argv = {proc.program};
-        for (const auto& c : h["components"]) {
-          if (c.contains("library"))
-            throw RunFailure(c["name"], "component " + c["name"].get<std::string>() +
-                                            " comes from a component library, which a node does not load");
-          proc.components.push_back(c["name"]);
+        for (const auto& c : h.components) {
+          if (!c.library.empty())
+            throw RunFailure(c.name, "component " + c.name + " comes from a component library, which a node does not load");
+          proc.components.push_back(c.name);
           proc.execParams.push_back("COMPONENT");
-          proc.execParams.push_back(c["name"].get<std::string>() + ":" + c["kind"].get<std::string>() + ":" +
-                                    c["sample_type"].get<std::string>());
+          proc.execParams.push_back(componentArgument(c));
         }
-        for (const auto& o : h["orb_options"]) proc.execParams.push_back(o);
+        for (const auto& o : h.orbOptions) proc.execParams.push_back(o);
         hosts_.push_back(proc);
         continue;
       }
-      proc.argv = {binary, "--host", proc.name, "--status-fd", "3", "--record-dir", runDir_};
-      for (const auto& c : h["components"]) {
-        proc.components.push_back(c["name"]);
+      proc.argv = {plan_.hostBinary, "--host", proc.name, "--status-fd", "3", "--record-dir", runDir_};
+      for (const auto& c : h.components) {
+        proc.components.push_back(c.name);
         proc.argv.push_back("--component");
-        proc.argv.push_back(c["name"].get<std::string>() + ":" + c["kind"].get<std::string>() + ":" +
-                            c["sample_type"].get<std::string>());
+        proc.argv.push_back(componentArgument(c));
         ++componentCount_;
       }
       // The component libraries (plugins) this host's components come from,
       // each once: the host loads them before it creates any component.
       std::vector<std::string> libraries;
-      for (const auto& c : h["components"])
-        if (c.contains("library") && std::find(libraries.begin(), libraries.end(), c["library"]) == libraries.end())
-          libraries.push_back(c["library"]);
+      for (const auto& c : h.components)
+        if (!c.library.empty() && std::find(libraries.begin(), libraries.end(), c.library) == libraries.end())
+          libraries.push_back(c.library);
       for (const auto& library : libraries) proc.argv.push_back("--library"), proc.argv.push_back(library);
-      for (const auto& o : h["orb_options"]) proc.argv.push_back(o);
+      for (const auto& o : h.orbOptions) proc.argv.push_back(o);
       hosts_.push_back(proc);
     }
-    for (const auto& e : a_.contains("externals") ? a_["externals"] : json::array()) {
+    for (const auto& e : plan_.externals) {
       External ext;
-      ext.name = e["name"];
-      ext.ref = e.value("ref", "");
-      ext.release = e.value("release", true);
-      ext.sampleType = e.value("sample_type", "double");
+      ext.name = e.component.name;
+      ext.ref = e.ref;
+      ext.release = e.release;
+      ext.sampleType = e.component.sampleType;
       if (ext.ref.empty()) {
-        if (!e.contains("exec")) throw std::runtime_error("external " + ext.name + " has neither exec nor ref");
         HostProc proc;
         proc.name = "exec-" + ext.name;
         proc.exec = true;
         proc.components = {ext.name};
-        proc.cores = e.value("cores", std::vector<int>{});
-        proc.batch = batchScheduler(e, ext.name);
-        proc.argv = e["exec"].get<std::vector<std::string>>();  // the exec parameters follow in spawnAll
-        if (proc.argv.empty()) throw std::runtime_error("external " + ext.name + ": empty exec");
-        proc.node = e.value("node", "");
-        if (!proc.node.empty()) {
-          if (!nodes_.count(proc.node)) throw std::runtime_error("external " + ext.name + ": no node " + proc.node);
-          // The node runs its own installation's program, by its name.
-          proc.program = e.value("program", std::filesystem::path(proc.argv.front()).filename().string());
-        }
+        proc.cores = e.placement.cores;
+        proc.batch = e.placement.batch;
+        proc.argv = e.exec;  // the exec parameters follow in spawnAll
+        proc.node = e.placement.node;
+        // On a node, the node runs its own installation's program, by its name.
+        if (!proc.node.empty())
+          proc.program = e.program.empty() ? std::filesystem::path(proc.argv.front()).filename().string() : e.program;
         proc.errPath = runDir_ + "/" + ext.name + ".stderr";
-        proc.bindTimeoutS = e.value("bind_timeout_s", 30.0);
+        proc.bindTimeoutS = e.bindTimeoutS;
         hosts_.push_back(proc);
       }
       externals_[ext.name] = ext;
     }
-    for (const auto& c : a_["connections"]) {
-      hasOutgoing_.insert(c["uses"]["component"].get<std::string>());
-      hasIncoming_.insert(c["provides"]["component"].get<std::string>());
+    for (const auto& c : plan_.hops) {
+      hasOutgoing_.insert(c.uses.component);
+      hasIncoming_.insert(c.provides.component);
     }
     // An external component has no record file and reports no end of stream:
     // the run sees its packets at the ports of the components around it.
@@ -435,11 +426,10 @@ class Launcher {
                                "a run ends at a component of the runtime");
   }
 
-  static bool batchScheduler(const json& entry, const std::string& who) {
-    const std::string scheduler = entry.value("scheduler", "normal");
-    if (scheduler != "normal" && scheduler != "batch")
-      throw std::runtime_error(who + ": scheduler '" + scheduler + "' is not normal or batch");
-    return scheduler == "batch";
+  // A host's component as scabench-host takes it, forked here (--component)
+  // or started by a node (COMPONENT): NAME:KIND:SAMPLE_TYPE.
+  static std::string componentArgument(const scabench::launch::ComponentPlan& c) {
+    return c.name + ":" + c.kind + ":" + c.sampleType;
   }
 
   // The naming context of the waveform instance, made before any external
@@ -448,7 +438,7 @@ class Launcher {
   // (<name>_1, <name>_2, ...), as an SCA domain numbers an application's
   // instances; the context goes at the end of the run (removeContext).
   void makeContext() {
-    if (!a_.contains("naming")) {
+    if (!plan_.naming) {
       for (const auto& h : hosts_)
         if (h.exec || !h.node.empty())
           throw RunFailure(h.components.front(), "component " + h.components.front() +
@@ -456,10 +446,9 @@ class Launcher {
                                                      "execute), and the assembly names none");
       return;
     }
-    const json& naming = a_["naming"];
-    const std::string where = naming["corbaloc"].get<std::string>();
-    const bool shared = naming.value("shared", false);
-    const std::string first = naming["context"].get<std::string>();
+    const std::string where = plan_.naming->corbaloc;
+    const bool shared = plan_.naming->shared;
+    const std::string first = plan_.naming->context;
     const std::string stem = first.substr(0, first.rfind('_'));
     try {
       CORBA::Object_var obj = orb_->string_to_object(where.c_str());
@@ -496,7 +485,7 @@ class Launcher {
   // its context (each component unbinds its own on release; a failed run
   // leaves them), then the context. Each call bounded, each failure ignored.
   void removeContext() {
-    if (!madeContext_ || !a_["naming"].value("shared", false)) return;
+    if (!madeContext_ || !plan_.naming->shared) return;
     omniORB::setClientCallTimeout(context_, 2000);
     omniORB::setClientCallTimeout(root_, 2000);
     try {
@@ -594,13 +583,11 @@ class Launcher {
       return out;
     }
     const std::string& name = h.components.front();
-    const json& e = externalEntry(name);
+    const scabench::launch::ExternalPlan& e = *plan_.external(name);
     out.push_back("NAME_BINDING");
     out.push_back(name);
-    if (e.contains("parameters"))
-      for (const auto& [key, value] : e["parameters"].items()) out.push_back(key), out.push_back(value.get<std::string>());
-    if (e.contains("orb_options"))
-      for (const auto& o : e["orb_options"]) out.push_back(o);
+    for (const auto& [key, value] : e.parameters) out.push_back(key), out.push_back(value);
+    out.insert(out.end(), e.orbOptions.begin(), e.orbOptions.end());
     return out;
   }
 
@@ -614,12 +601,6 @@ class Launcher {
       (void)ignored;
     }
     _exit(code);
-  }
-
-  const json& externalEntry(const std::string& name) const {
-    for (const auto& e : a_["externals"])
-      if (e["name"] == name) return e;
-    throw std::logic_error("no external " + name);
   }
 
   // Hosts say "ready NAME IOR" on the pipe; an external program, and every
@@ -721,9 +702,9 @@ class Launcher {
   void checkExternalPorts() {
     static const std::map<std::string, std::string> interfaces = {
         {"octet", "dataOctet"}, {"short", "dataShort"}, {"float", "dataFloat"}, {"double", "dataDouble"}};
-    for (const auto& c : a_["connections"]) {
-      for (const char* side : {"uses", "provides"}) {
-        const std::string name = c[side]["component"], port = c[side]["port"];
+    for (const auto& c : plan_.hops) {
+      for (const scabench::launch::HopEnd* end : {&c.uses, &c.provides}) {
+        const std::string name = end->component, port = end->port;
         auto ext = externals_.find(name);
         if (ext == externals_.end()) continue;
         const std::string who = "component " + name;
@@ -731,12 +712,12 @@ class Launcher {
         try {
           obj = resources_[name]->getPort(port.c_str());
         } catch (const CF::PortSupplier::UnknownPort&) {
-          throw RunFailure(name, who + " has no port '" + port + "' (connection " + c["id"].get<std::string>() + ")");
+          throw RunFailure(name, who + " has no port '" + port + "' (connection " + c.id + ")");
         } catch (const CORBA::Exception& ex) {
           pumpEvents(50);  // its process died: say so instead
           throw RunFailure(name, who + ": getPort(" + port + ") failed: " + describeException(ex));
         }
-        const bool uses = std::string(side) == "uses";
+        const bool uses = end == &c.uses;
         const std::string repoId = uses ? "IDL:CF/Port:1.0"
                                         : "IDL:scabench/" + interfaces.at(ext->second.sampleType) + ":1.0";
         bool ok = false;
@@ -760,29 +741,28 @@ class Launcher {
     orb_ = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
   }
 
-  static CORBA::Any toAny(const json& v) {
+  static CORBA::Any toAny(const scabench::launch::PropertyValue& v) {
     CORBA::Any any;
-    if (v.is_boolean()) any <<= CORBA::Any::from_boolean(v.get<bool>());
-    else if (v.is_number_integer()) any <<= CORBA::LongLong(v.get<int64_t>());
-    else if (v.is_number()) any <<= CORBA::Double(v.get<double>());
-    else any <<= v.get<std::string>().c_str();
+    if (auto b = std::get_if<bool>(&v)) any <<= CORBA::Any::from_boolean(*b);
+    else if (auto i = std::get_if<int64_t>(&v)) any <<= CORBA::LongLong(*i);
+    else if (auto d = std::get_if<double>(&v)) any <<= CORBA::Double(*d);
+    else any <<= std::get<std::string>(v).c_str();
     return any;
   }
 
   void configureAll() {
-    for (const auto& h : a_["hosts"])
-      for (const auto& c : h["components"]) configure(c["name"], c["properties"]);
-    if (a_.contains("externals"))
-      for (const auto& e : a_["externals"]) configure(e["name"], e.contains("properties") ? e["properties"] : json::object());
+    for (const auto& h : plan_.hosts)
+      for (const auto& c : h.components) configure(c.name, c.properties);
+    for (const auto& e : plan_.externals) configure(e.component.name, e.component.properties);
   }
 
-  void configure(const std::string& name, const json& properties) {
+  void configure(const std::string& name, const scabench::launch::Properties& properties) {
     guardCall(name, "initialize/configure", [&] {
       resources_[name]->initialize();
       CF::Properties props;
       props.length(CORBA::ULong(properties.size()));
       CORBA::ULong i = 0;
-      for (const auto& [id, value] : properties.items()) {
+      for (const auto& [id, value] : properties) {
         props[i].id = id.c_str();
         props[i].value = toAny(value);
         ++i;
@@ -814,7 +794,7 @@ class Launcher {
         context_->rebind(n, res);
       }
     } catch (const CORBA::Exception& ex) {
-      throw RunFailure("", "the Naming Service at " + a_["naming"]["corbaloc"].get<std::string>() +
+      throw RunFailure("", "the Naming Service at " + plan_.naming->corbaloc +
                                " refused the run's names: " + describeException(ex));
     }
   }
@@ -823,7 +803,7 @@ class Launcher {
   // measured, say so on stdout ("held") and keep every component up, bound
   // in the Naming Service, until stdin closes; then release as usual.
   void holdIfAsked() {
-    if (!a_.value("hold", false)) return;
+    if (!plan_.hold) return;
     std::cout << "held " << contextName_ << std::endl;  // the context, chosen here in a shared domain
     char buf[256];
     while (true) {
@@ -839,9 +819,9 @@ class Launcher {
     // connections in the order they attach (several may feed one port), and
     // each packet's record names its connection by that number, which the
     // analysis maps back to the assembly's order (run/runner.py).
-    for (const auto& c : a_["connections"]) {
-      const std::string id = c["id"], uses = c["uses"]["component"], provides = c["provides"]["component"];
-      const std::string usesPort = c["uses"]["port"], providesPort = c["provides"]["port"];
+    for (const auto& c : plan_.hops) {
+      const std::string &id = c.id, &uses = c.uses.component, &provides = c.provides.component;
+      const std::string &usesPort = c.uses.port, &providesPort = c.provides.port;
       CORBA::Object_var target;
       guardCall(provides, "getPort(" + providesPort + ")", [&] { target = resources_[provides]->getPort(providesPort.c_str()); });
       guardCall(uses, "connectPort(" + usesPort + ")", [&] {
@@ -870,7 +850,7 @@ class Launcher {
   // ("started PID ..."): the granularity lab measures a steady window of
   // those processes from there (python/scabench/measure/window.py).
   void announceStart() {
-    if (!a_.value("announce_start", false)) return;
+    if (!plan_.announceStart) return;
     std::string line = "started";
     for (const auto& h : hosts_)
       if (h.node.empty()) line += " " + std::to_string(h.pid);  // this machine's processes
@@ -886,7 +866,7 @@ class Launcher {
       for (const auto& t : terminal) all = all && eos_.contains(t);
       if (all) return;
       if (scabench::monotonicNs() > deadlineNs_)
-        throw RunFailure("", "timed out after " + std::to_string(a_["timeout_s"].get<double>()) +
+        throw RunFailure("", "timed out after " + std::to_string(plan_.timeoutS) +
                                  " s waiting for end of stream" + progressReport());
       pumpEvents(50);
     }
@@ -920,9 +900,9 @@ class Launcher {
   }
 
   void disconnectUses(const std::string& name) {
-    for (const auto& c : a_["connections"]) {
-      if (c["uses"]["component"] != name) continue;
-      const std::string port = c["uses"]["port"], id = c["id"];
+    for (const auto& c : plan_.hops) {
+      if (c.uses.component != name) continue;
+      const std::string &port = c.uses.port, &id = c.id;
       guardCall(name, "disconnectPort(" + port + ")", [&] {
         CORBA::Object_var obj = resources_[name]->getPort(port.c_str());
         CF::Port_var p = CF::Port::_narrow(obj);
@@ -946,11 +926,11 @@ class Launcher {
         if (ext.release) {
           res->releaseObject();
         } else {
-          for (const auto& c : a_["connections"]) {
-            if (c["uses"]["component"] != name) continue;
-            CORBA::Object_var obj = res->getPort(c["uses"]["port"].get<std::string>().c_str());
+          for (const auto& c : plan_.hops) {
+            if (c.uses.component != name) continue;
+            CORBA::Object_var obj = res->getPort(c.uses.port.c_str());
             CF::Port_var p = CF::Port::_narrow(obj);
-            if (!CORBA::is_nil(p)) p->disconnectPort(c["id"].get<std::string>().c_str());
+            if (!CORBA::is_nil(p)) p->disconnectPort(c.id.c_str());
           }
         }
       } catch (...) {
@@ -989,7 +969,7 @@ class Launcher {
         n.poll = scabench::node::NodeDevice::_narrow(again);
       } catch (const CosNaming::NamingContext::NotFound&) {
         throw RunFailure(who, "node " + name + " is not registered in the domain (nodes/" + name + " in " +
-                                  a_["naming"]["corbaloc"].get<std::string>() + "); start it with scabench node --name " +
+                                  plan_.naming->corbaloc + "); start it with scabench node --name " +
                                   name);
       } catch (const CORBA::SystemException& ex) {
         throw RunFailure(who, "node " + name + " does not answer: " + describeException(ex));
@@ -1699,7 +1679,7 @@ class Launcher {
     }
   }
 
-  json a_;
+  Plan plan_;
   std::string runDir_;
   std::vector<int> measuredCores_;
   int64_t deadlineNs_ = 0;
@@ -1737,11 +1717,9 @@ int main(int argc, char** argv) {
     std::cerr << "scabench-launch: expected two arguments\n" << USAGE;
     return 2;
   }
-  json assembly;
+  Plan plan;
   try {
-    std::ifstream in(argv[1]);
-    if (!in) throw std::runtime_error("cannot open");
-    assembly = json::parse(in);
+    plan = scabench::launch::readPlan(argv[1]);
   } catch (const std::exception& ex) {
     std::cerr << "scabench-launch: " << argv[1] << ": " << ex.what() << "\n";
     return 2;
@@ -1752,7 +1730,7 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  json manifest = Launcher(std::move(assembly)).run();
+  json manifest = Launcher(std::move(plan)).run();
   std::ofstream(argv[2]) << manifest.dump(2) << "\n";
   if (manifest["status"] != "ok") {
     std::cerr << "scabench-launch: " << manifest["error"].get<std::string>() << "\n";
