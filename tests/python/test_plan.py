@@ -73,3 +73,8 @@ def test_the_schema_refuses_a_malformed_plan(write_spec, tmp_path, break_it, whe
     with pytest.raises(jsonschema.ValidationError) as refused:
         jsonschema.validate(plan, SCHEMA)
     assert where in str(refused.value)
+
+
+def test_the_sample_the_launchers_parser_is_tested_on_holds_to_the_schema():
+    # tests/cpp/plan_test.cpp parses this file: both sides hold to one schema.
+    jsonschema.validate(json.loads((REPO / "docs" / "plan.example.json").read_text()), SCHEMA)
