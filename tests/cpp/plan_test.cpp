@@ -55,6 +55,7 @@ TEST(Plan, TheSampleParsesIntoProcessesAndHops) {
   ASSERT_EQ(plan.externals.size(), 2u);
   const ExternalPlan* gain = plan.external("gain");
   ASSERT_NE(gain, nullptr);
+  EXPECT_EQ(gain->process, "exec-gain");
   EXPECT_EQ(gain->exec, (std::vector<std::string>{"/usr/local/bin/gain", "--quiet"}));
   EXPECT_TRUE(gain->placement.batch);
   EXPECT_EQ(gain->parameters.at("SAMPLE_TYPE"), "double");
@@ -97,6 +98,8 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
   EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["components"][0]["properties"]["packets"] = json::array(); }),
             "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number or string "
             "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["externals"][0].erase("process"); }),
+            "plan: externals[0]: has no 'process' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
 }
 

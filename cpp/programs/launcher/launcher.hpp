@@ -125,6 +125,7 @@ struct HostProc {
   int exitStatus = 0;         // as the node says: the exit code, or minus the signal
   std::string errorTail;      // its last line on stderr, as the node says
   json nodeRecord;            // the node's last record of it
+  double nodeCpuS = -1;      // its CPU seconds in that record; -1: no record yet
   std::string lostWith;       // the node that died with it
 };
 

@@ -173,6 +173,7 @@ void Launcher::pollNodes(bool exitIsFailure, bool force) {
       HostProc& h = *procs[i];
       const scabench::node::Watched& w = seen[i];
       h.nodeRecord = recordJson(w.record);
+      h.nodeCpuS = w.record.userSeconds + w.record.systemSeconds;
       const scabench::node::FilePart& out = w.files[0];
       if (out.exists && out.data.length()) {
         h.outPending.append(reinterpret_cast<const char*>(out.data.get_buffer()), out.data.length());
@@ -261,8 +262,8 @@ double Launcher::readRemoteCpu(bool atStart) {
   pollNodes(true, true);
   double sameMachine = 0;
   for (auto& h : hosts_) {
-    if (h.node.empty() || h.nodeRecord.is_null()) continue;
-    const double cpu = h.nodeRecord["user_s"].get<double>() + h.nodeRecord["system_s"].get<double>();
+    if (h.node.empty() || h.nodeCpuS < 0) continue;
+    const double cpu = h.nodeCpuS;
     if (atStart) h.cpuAtStart = cpu;
     else h.windowCpuS = cpu - h.cpuAtStart;
     if (nodes_.at(h.node).sameMachine) sameMachine += cpu;

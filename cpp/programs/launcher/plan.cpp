@@ -128,6 +128,7 @@ ExternalPlan external(const json& e, const std::string& where) {
     if (e.contains("release")) out.release = boolean(e["release"], where + ".release");
     return out;
   }
+  out.process = name(field(e, "process", where), where + ".process");
   out.exec = texts(e["exec"], where + ".exec");
   if (out.exec.empty()) refuse(where + ".exec", "is empty: it names the program first");
   out.placement = placement(e, where, /*coresRequired=*/false);

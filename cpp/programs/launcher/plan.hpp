@@ -51,7 +51,8 @@ struct HostPlan {
 // reference someone else started (ref).
 struct ExternalPlan {
   ComponentPlan component;
-  std::string ref;  // empty: exec'd
+  std::string process;  // the name of its process (exec'd)
+  std::string ref;      // empty: exec'd
   bool release = true;
   std::vector<std::string> exec;
   std::string program;  // on a node: the node's own program of this name

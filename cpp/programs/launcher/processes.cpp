@@ -141,7 +141,7 @@ void Launcher::validate() {
     ext.sampleType = e.component.sampleType;
     if (ext.ref.empty()) {
       HostProc proc;
-      proc.name = "exec-" + ext.name;
+      proc.name = e.process;
       proc.exec = true;
       proc.components = {ext.name};
       proc.cores = e.placement.cores;

@@ -73,6 +73,7 @@ class ExternalComponent:
     """A component the launcher does not host: a program it starts with the
     SCA exec parameters (`exec`), or a reference someone else started (`ref`)."""
     component: PlannedComponent
+    process: str | None = None  # the process's name (process_name); None for a reference
     ref: str | None = None
     release: bool = True
     exec: list[str] | None = None
@@ -234,7 +235,7 @@ def plan_of(spec, run_dir: Path, timeout_s: float, network=None) -> Plan:
         endpoint = [] if node is not None else (_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS)
         orb_options = endpoint + BASE_ORB_OPTIONS + host_orb_options(incoming.get(("external", c.name), []))
         externals.append(ExternalComponent(
-            component(c.name), exec=list(ext.program),
+            component(c.name), process=process_name(spec, ("external", c.name)), exec=list(ext.program),
             # On a node the node runs its own installation's program, by its name.
             program=(PYTHON_KINDS[c.kind].script if c.kind in PYTHON_KINDS else Path(ext.program[0]).name)
             if node is not None else None,
@@ -302,7 +303,7 @@ def _external_json(e: ExternalComponent) -> dict[str, Any]:
         return entry
     if e.program is not None:
         entry["program"] = e.program
-    entry.update(exec=e.exec, **_placement_json(e.placement), bind_timeout_s=e.bind_timeout_s,
+    entry.update(process=e.process, exec=e.exec, **_placement_json(e.placement), bind_timeout_s=e.bind_timeout_s,
                  parameters=e.parameters, orb_options=e.orb_options, memory_bytes=e.memory_bytes)
     return entry
 

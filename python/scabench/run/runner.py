@@ -17,7 +17,7 @@ from scabench.model.resources import check_memory
 from scabench.model.catalog import PYTHON_KINDS
 from scabench.model.pipeline import (below_floor_why, floor_caveat, floor_of, property_value,
                                      source_period_ms, stage_longest_work_ms, stage_work, stage_work_ms)
-from scabench.model.transport import endpoint_transport, hop_transport
+from scabench.model.transport import hop_transport, process_transport
 from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
 from scabench.run import metrics, processes
@@ -218,7 +218,7 @@ def _with_transports(hosts, spec):
             for side, end in (("out", conn.uses), ("in", conn.provides)):
                 if spec.process_of(end[0]) == process:
                     hops[side][conn.id] = hop_transport(spec, conn)
-        out.append({**h, "transport": "tcp" if spec.network is not None else endpoint_transport(spec), "hops": hops})
+        out.append({**h, "transport": process_transport(spec), "hops": hops})
     return out
 
 
