@@ -52,6 +52,18 @@ const json& array(const json& v, const std::string& where) {
   return v;
 }
 
+// o[key] read by `parse`, which names it where + "." + key; refused if absent.
+template <class Parse>
+decltype(auto) required(const json& o, const char* key, const std::string& where, Parse parse) {
+  return parse(field(o, key, where), where + "." + key);
+}
+
+// o[key] read by `parse` into `into` where it is there; left at its default where not.
+template <class Parse, class T>
+void optional(const json& o, const char* key, const std::string& where, Parse parse, T& into) {
+  if (o.contains(key)) into = parse(o[key], where + "." + key);
+}
+
 std::vector<std::string> texts(const json& v, const std::string& where) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < array(v, where).size(); ++i) out.push_back(text(v[i], where + "[" + std::to_string(i) + "]"));
@@ -83,7 +95,7 @@ Properties properties(const json& v, const std::string& where) {
 // `cores`, `scheduler` and `node` of a process's entry.
 Placement placement(const json& entry, const std::string& where, bool coresRequired) {
   Placement p;
-  if (coresRequired || entry.contains("cores")) p.cores = cores(field(entry, "cores", where), where + ".cores");
+  if (coresRequired || entry.contains("cores")) p.cores = required(entry, "cores", where, cores);
   if (entry.contains("scheduler")) {
     const std::string scheduler = text(entry["scheduler"], where + ".scheduler");
     if (scheduler != "normal" && scheduler != "batch")
@@ -97,21 +109,21 @@ Placement placement(const json& entry, const std::string& where, bool coresRequi
 ComponentPlan component(const json& c, const std::string& where) {
   object(c, where);
   ComponentPlan out;
-  out.name = name(field(c, "name", where), where + ".name");
-  out.kind = name(field(c, "kind", where), where + ".kind");
-  out.sampleType = name(field(c, "sample_type", where), where + ".sample_type");
-  out.properties = properties(field(c, "properties", where), where + ".properties");
-  if (c.contains("library")) out.library = name(c["library"], where + ".library");
+  out.name = required(c, "name", where, name);
+  out.kind = required(c, "kind", where, name);
+  out.sampleType = required(c, "sample_type", where, name);
+  out.properties = required(c, "properties", where, properties);
+  optional(c, "library", where, name, out.library);
   return out;
 }
 
 HostPlan host(const json& h, const std::string& where) {
   object(h, where);
   HostPlan out;
-  out.name = name(field(h, "name", where), where + ".name");
+  out.name = required(h, "name", where, name);
   out.placement = placement(h, where, /*coresRequired=*/true);
-  out.orbOptions = texts(field(h, "orb_options", where), where + ".orb_options");
-  const json& components = array(field(h, "components", where), where + ".components");
+  out.orbOptions = required(h, "orb_options", where, texts);
+  const json& components = required(h, "components", where, array);
   if (components.empty()) refuse(where + ".components", "is empty: a host holds one component at least");
   for (std::size_t i = 0; i < components.size(); ++i)
     out.components.push_back(component(components[i], where + ".components[" + std::to_string(i) + "]"));
@@ -125,45 +137,45 @@ ExternalPlan external(const json& e, const std::string& where) {
   if (byRef == byExec) refuse(where, byRef ? "has both 'exec' and 'ref'" : "has neither 'exec' nor 'ref'");
   if (byRef) {
     out.ref = name(e["ref"], where + ".ref");
-    if (e.contains("release")) out.release = boolean(e["release"], where + ".release");
+    optional(e, "release", where, boolean, out.release);
     return out;
   }
-  out.process = name(field(e, "process", where), where + ".process");
+  out.process = required(e, "process", where, name);
   out.exec = texts(e["exec"], where + ".exec");
   if (out.exec.empty()) refuse(where + ".exec", "is empty: it names the program first");
   out.placement = placement(e, where, /*coresRequired=*/false);
-  if (e.contains("program")) out.program = name(e["program"], where + ".program");
-  if (e.contains("bind_timeout_s")) out.bindTimeoutS = number(e["bind_timeout_s"], where + ".bind_timeout_s");
+  optional(e, "program", where, name, out.program);
+  optional(e, "bind_timeout_s", where, number, out.bindTimeoutS);
   if (e.contains("parameters"))
     for (const auto& [key, value] : object(e["parameters"], where + ".parameters").items())
       out.parameters[key] = text(value, where + ".parameters." + key);
-  if (e.contains("orb_options")) out.orbOptions = texts(e["orb_options"], where + ".orb_options");
+  optional(e, "orb_options", where, texts, out.orbOptions);
   return out;
 }
 
 HopEnd end(const json& v, const std::string& where) {
   object(v, where);
   HopEnd out;
-  out.component = name(field(v, "component", where), where + ".component");
-  out.port = name(field(v, "port", where), where + ".port");
-  if (v.contains("properties")) out.properties = properties(v["properties"], where + ".properties");
+  out.component = required(v, "component", where, name);
+  out.port = required(v, "port", where, name);
+  optional(v, "properties", where, properties, out.properties);
   return out;
 }
 
 Hop hop(const json& c, const std::string& where) {
   object(c, where);
   Hop out;
-  out.id = name(field(c, "id", where), where + ".id");
-  out.protocol = text(field(c, "protocol", where), where + ".protocol");
+  out.id = required(c, "id", where, name);
+  out.protocol = required(c, "protocol", where, text);
   if (out.protocol != kScabenchProtocol)
     refuse(where + ".protocol", "'" + out.protocol + "' is not a protocol the launcher connects; it knows: " +
                                     kScabenchProtocol);
-  out.transport = text(field(c, "transport", where), where + ".transport");
+  out.transport = required(c, "transport", where, text);
   if (out.transport != "shm" && out.transport != "unix" && out.transport != "tcp" && out.transport != "collocated")
     refuse(where + ".transport", "'" + out.transport + "' is not one of shm, unix, tcp, collocated");
-  out.uses = end(field(c, "uses", where), where + ".uses");
-  out.provides = end(field(c, "provides", where), where + ".provides");
-  if (c.contains("ring_bytes")) out.ringBytes = integer(c["ring_bytes"], where + ".ring_bytes");
+  out.uses = required(c, "uses", where, end);
+  out.provides = required(c, "provides", where, end);
+  optional(c, "ring_bytes", where, integer, out.ringBytes);
   return out;
 }
 
