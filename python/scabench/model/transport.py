@@ -48,15 +48,21 @@ def endpoint_transport(spec):
     return "tcp" if spec.transport == "tcp" else "unix"
 
 
+def process_transport(spec):
+    """What a process's remote hops that are not shm use: its endpoint's
+    transport, or tcp between network hosts (they stand for machines)."""
+    return "tcp" if spec.network is not None else endpoint_transport(spec)
+
+
 def hop_transport(spec, conn):
     """The transport a connection's packets use (the module's docstring)."""
     if spec.collocated(conn):
         return "collocated"
-    if spec.network is not None:
-        return "tcp"
-    if spec.transport == "shm" and all(spec.host_of(end[0]) is not None for end in (conn.uses, conn.provides)):
+    # Network hosts cannot share memory (checks.check_network refuses shm with them).
+    if spec.network is None and spec.transport == "shm" and \
+            all(spec.host_of(end[0]) is not None for end in (conn.uses, conn.provides)):
         return "shm"
-    return endpoint_transport(spec)
+    return process_transport(spec)
 
 
 def ring_bytes(spec):

@@ -7,25 +7,24 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 
 from scabench import interrupts
 from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
-from scabench.model.resources import check_memory, process_memory_bytes
+from scabench.model.resources import check_memory
 from scabench.model.catalog import PYTHON_KINDS
-from scabench.model.pipeline import (below_floor_why, floor_caveat, floor_of, packets_through, property_value,
+from scabench.model.pipeline import (below_floor_why, floor_caveat, floor_of, property_value,
                                      source_period_ms, stage_longest_work_ms, stage_work, stage_work_ms)
-from scabench.model.policy import host_orb_options
-from scabench.model.transport import endpoint_transport, hop_transport, uses_properties as transport_properties
+from scabench.model.transport import hop_transport, process_transport
 from scabench.model.sad.load import waveform_stem
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts, unavailable_reason
+from scabench.run.plan import build_assembly, process_name
 from scabench.run.records import REFUSAL_REASONS, read_records, refusals
 from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, NodeResult, ProducerResult,
                                   RunResult, StageResult)
@@ -33,143 +32,13 @@ from scabench.run.stalls import find_stalls, pipeline_progress_ns
 from scabench.run.watchdog import LAUNCHER_GRACE_NODES_S, LAUNCHER_GRACE_S, Watchdog
 from scabench.version import version_info
 
-# Options every host gets. verifyObjectExistsAndType 0: the first call on a
-# reference would otherwise be a LocateRequest round trip, even for a oneway.
 # Thresholds for the share of fast sends: the paper quotes shares under 12 to
 # 35 µs for one-way and under 100 µs for two-way with a worker.
 SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 
-BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
-# An external program that takes -ORB options gets what scabench-host sets
-# for itself too: a unix socket only its owner may connect to.
-EXTERNAL_ORB_OPTIONS = ["-ORBunixTransportPermission", "0600"]
 # The watchdog ends a run in which no packet moved for this long (s), or for
 # longer where the pipeline's own pace is slower (hang_limit_s).
 HANG_MIN_S = 5.0
-
-
-def process_cores(spec):
-    """Each process's CPU set, the hosts' then the external programs' (in
-    spec order): all run cores, or with pin one core each in turn."""
-    count = spec.process_count()
-    if spec.pin:
-        return [[spec.cores[i % len(spec.cores)]] for i in range(count)]
-    return [list(spec.cores) for _ in range(count)]
-
-
-def process_name(spec, process):
-    """What the launcher calls a process of the run (Spec.process_of), as its
-    record in the manifest names it: host<i>-<its components joined by +>,
-    or exec-<NAME> for an external program (scabench-launch)."""
-    kind, key = process
-    return f"host{key}-" + "+".join(spec.hosts[key]) if kind == "host" else f"exec-{key}"
-
-
-def process_nodes(spec, network=None):
-    """{process (Spec.process_of): node} of the processes placed on a node:
-    the spec's placement.nodes, or with `network` (network.NetworkHosts)
-    every host on the node of its namespace."""
-    if network is not None:
-        return {("host", i): network.node_name(i) for i in range(len(spec.hosts))}
-    placed = {("host", i): spec.node_of(members[0]) for i, members in enumerate(spec.hosts)}
-    placed.update({("external", c.name): spec.node_of(c.name) for c in spec.externals()})
-    return {process: node for process, node in placed.items() if node is not None}
-
-
-def build_assembly(spec, run_dir, timeout_s, network=None):
-    """What scabench-launch runs. A process placed on a node is started by
-    the node (its entry says which; the node gives it its endpoint); with
-    `network` (a network.NetworkHosts) every host is, each on the node of
-    its namespace, listening behind its emulated link."""
-    properties = {c.name: dict(c.properties) for c in spec.components}
-    incoming = {}  # process (Spec.process_of) -> the policies of its remote connections in
-    through = packets_through(spec)
-    for c in spec.components:
-        if c.external is None:  # the runtime's own property: an external component has no record file
-            properties[c.name]["record_capacity"] = through[c.name] + 16
-    for conn in spec.connections:
-        properties[conn.uses[0]].update(conn.policy.uses_properties(conn.uses[1]))
-        properties[conn.provides[0]].update(conn.policy.provides_properties(conn.provides[1]))
-        # A hop over shared memory: the sending port makes the ring; no
-        # packet of it reaches the receiving ORB, whose dispatch it leaves alone.
-        properties[conn.uses[0]].update(transport_properties(spec, conn))
-        if hop_transport(spec, conn) not in ("collocated", "shm"):
-            incoming.setdefault(spec.process_of(conn.provides[0]), []).append(conn.policy)
-    cores = process_cores(spec)
-    on_node = process_nodes(spec, network)
-    hosts = []
-    for i, members in enumerate(spec.hosts):
-        node = on_node.get(("host", i))
-        hosts.append({
-            "name": process_name(spec, ("host", i)),
-            # On a node the run's CPUs are this machine's: only a network host's
-            # (this machine, in a namespace) are asked for there.
-            "cores": cores[i] if node is None or network is not None else [],
-            "scheduler": spec.scheduler,
-            **({"node": node} if node is not None else {}),
-            "orb_options": ([] if node is not None else _endpoint(spec, run_dir, f"host{i}")) + BASE_ORB_OPTIONS
-                           + host_orb_options(incoming.get(("host", i), [])),
-            "components": [_assembly_component(spec.component(n), spec.sample_type, properties[n])
-                           for n in members],
-        })
-    externals = []
-    exec_cores = iter(cores[len(spec.hosts):])
-    for c in spec.externals():
-        entry = {"name": c.name, "kind": c.kind, "sample_type": spec.sample_type, "properties": properties[c.name]}
-        ext = c.external
-        if ext.ref is not None:
-            entry.update(ref=ext.ref, release=ext.release)
-        else:
-            node = on_node.get(("external", c.name))
-            own_cores = next(exec_cores)
-            # On a node the program is the node's own, the endpoint the node's to give.
-            endpoint = [] if node is not None else (_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS)
-            if node is not None:  # the node runs its own installation's program, by its name
-                entry["program"] = PYTHON_KINDS[c.kind].script if c.kind in PYTHON_KINDS else Path(ext.program[0]).name
-            orb_options = endpoint + BASE_ORB_OPTIONS + host_orb_options(incoming.get(("external", c.name), []))
-            entry.update(exec=ext.program, cores=own_cores if node is None else [], scheduler=spec.scheduler,
-                         bind_timeout_s=ext.bind_timeout_s,
-                         parameters={"SAMPLE_TYPE": spec.sample_type,
-                                     **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()}},
-                         orb_options=orb_options if ext.orb_options else [],
-                         **({"node": node} if node is not None else {}))
-        externals.append(entry)
-    memory = {}
-    for process, need in process_memory_bytes(spec).items():
-        if process in on_node:
-            memory[on_node[process]] = memory.get(on_node[process], 0) + need
-    return {
-        "run_dir": str(run_dir),
-        "host_binary": str(program("scabench-host")),
-        "timeout_s": timeout_s,
-        "measure_cores": spec.cores,
-        "hosts": hosts,
-        "externals": externals,
-        # What the run allocates on each node, MiB (its processes' estimate,
-        # model/resources.py); a network host is on this machine.
-        "nodes": [{"name": node, "memory_mib": -(-need // (1 << 20)), "same_machine": network is not None}
-                  for node, need in memory.items()],
-        # In the spec's order, which the launcher connects in: a receiving
-        # port numbers its connections in the order they attach, and each
-        # record names its connection by that number (_connections).
-        "connections": [{"id": c.id, "uses": {"component": c.uses[0], "port": c.uses[1]},
-                         "provides": {"component": c.provides[0], "port": c.provides[1]}} for c in spec.connections],
-    }
-
-
-def _endpoint(spec, run_dir, name):
-    """Where a process of the run listens: loopback tcp, or a unix socket in
-    the run's directory (transport unix, and shm's control)."""
-    if endpoint_transport(spec) == "tcp":
-        return ["-ORBendPoint", "giop:tcp:127.0.0.1:"]
-    return ["-ORBendPoint", f"giop:unix:{run_dir}/{name}.sock"]
-
-
-def _assembly_component(comp, sample_type, properties):
-    entry = {"name": comp.name, "kind": comp.kind, "sample_type": sample_type, "properties": properties}
-    if comp.library is not None:
-        entry["library"] = str(comp.library)  # the host loads it before creating the component
-    return entry
 
 
 def run_spec(spec, on_start=None, on_hold=None):
@@ -361,7 +230,7 @@ def _with_transports(hosts, spec):
             for side, end in (("out", conn.uses), ("in", conn.provides)):
                 if spec.process_of(end[0]) == process:
                     hops[side][conn.id] = hop_transport(spec, conn)
-        out.append({**h, "transport": "tcp" if spec.network is not None else endpoint_transport(spec), "hops": hops})
+        out.append({**h, "transport": process_transport(spec), "hops": hops})
     return out
 
 

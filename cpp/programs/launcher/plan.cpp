@@ -1,0 +1,257 @@
+#include "plan.hpp"
+
+#include <fstream>
+
+namespace scabench::launch {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void refuse(const std::string& where, const std::string& what) {
+  throw PlanError("plan: " + where + ": " + what + " (docs/plan.schema.json)");
+}
+
+const json& field(const json& object, const char* key, const std::string& where) {
+  if (!object.contains(key)) refuse(where, std::string("has no '") + key + "'");
+  return object[key];
+}
+
+std::string text(const json& v, const std::string& where) {
+  if (!v.is_string()) refuse(where, "is " + std::string(v.type_name()) + ", not a string");
+  return v.get<std::string>();
+}
+
+std::string name(const json& v, const std::string& where) {
+  std::string s = text(v, where);
+  if (s.empty()) refuse(where, "is empty, not a name");
+  return s;
+}
+
+double number(const json& v, const std::string& where) {
+  if (!v.is_number()) refuse(where, "is " + std::string(v.type_name()) + ", not a number");
+  return v.get<double>();
+}
+
+int64_t integer(const json& v, const std::string& where) {
+  if (!v.is_number_integer()) refuse(where, "is " + std::string(v.type_name()) + ", not an integer");
+  return v.get<int64_t>();
+}
+
+bool boolean(const json& v, const std::string& where) {
+  if (!v.is_boolean()) refuse(where, "is " + std::string(v.type_name()) + ", not true or false");
+  return v.get<bool>();
+}
+
+const json& object(const json& v, const std::string& where) {
+  if (!v.is_object()) refuse(where, "is " + std::string(v.type_name()) + ", not an object");
+  return v;
+}
+
+const json& array(const json& v, const std::string& where) {
+  if (!v.is_array()) refuse(where, "is " + std::string(v.type_name()) + ", not an array");
+  return v;
+}
+
+// o[key] read by `parse`, which names it where + "." + key; refused if absent.
+template <class Parse>
+decltype(auto) required(const json& o, const char* key, const std::string& where, Parse parse) {
+  return parse(field(o, key, where), where + "." + key);
+}
+
+// o[key] read by `parse` into `into` where it is there; left at its default where not.
+template <class Parse, class T>
+void optional(const json& o, const char* key, const std::string& where, Parse parse, T& into) {
+  if (o.contains(key)) into = parse(o[key], where + "." + key);
+}
+
+std::vector<std::string> texts(const json& v, const std::string& where) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < array(v, where).size(); ++i) out.push_back(text(v[i], where + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+std::vector<int> cores(const json& v, const std::string& where) {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < array(v, where).size(); ++i) {
+    const int64_t core = integer(v[i], where + "[" + std::to_string(i) + "]");
+    if (core < 0) refuse(where + "[" + std::to_string(i) + "]", "is negative, not a CPU");
+    out.push_back(int(core));
+  }
+  return out;
+}
+
+Properties properties(const json& v, const std::string& where) {
+  Properties out;
+  for (const auto& [key, value] : object(v, where).items()) {
+    if (value.is_boolean()) out[key] = value.get<bool>();
+    else if (value.is_number_integer()) out[key] = value.get<int64_t>();
+    else if (value.is_number()) out[key] = value.get<double>();
+    else if (value.is_string()) out[key] = value.get<std::string>();
+    else refuse(where + "." + key, "is " + std::string(value.type_name()) + ", not a boolean, number or string");
+  }
+  return out;
+}
+
+// `cores`, `scheduler` and `node` of a process's entry.
+Placement placement(const json& entry, const std::string& where, bool coresRequired) {
+  Placement p;
+  if (coresRequired || entry.contains("cores")) p.cores = required(entry, "cores", where, cores);
+  if (entry.contains("scheduler")) {
+    const std::string scheduler = text(entry["scheduler"], where + ".scheduler");
+    if (scheduler != "normal" && scheduler != "batch")
+      refuse(where + ".scheduler", "'" + scheduler + "' is not normal or batch");
+    p.batch = scheduler == "batch";
+  }
+  if (entry.contains("node")) p.node = name(entry["node"], where + ".node");
+  return p;
+}
+
+ComponentPlan component(const json& c, const std::string& where) {
+  object(c, where);
+  ComponentPlan out;
+  out.name = required(c, "name", where, name);
+  out.kind = required(c, "kind", where, name);
+  out.sampleType = required(c, "sample_type", where, name);
+  out.properties = required(c, "properties", where, properties);
+  optional(c, "library", where, name, out.library);
+  return out;
+}
+
+HostPlan host(const json& h, const std::string& where) {
+  object(h, where);
+  HostPlan out;
+  out.name = required(h, "name", where, name);
+  out.placement = placement(h, where, /*coresRequired=*/true);
+  out.orbOptions = required(h, "orb_options", where, texts);
+  const json& components = required(h, "components", where, array);
+  if (components.empty()) refuse(where + ".components", "is empty: a host holds one component at least");
+  for (std::size_t i = 0; i < components.size(); ++i)
+    out.components.push_back(component(components[i], where + ".components[" + std::to_string(i) + "]"));
+  return out;
+}
+
+ExternalPlan external(const json& e, const std::string& where) {
+  ExternalPlan out;
+  out.component = component(e, where);
+  const bool byRef = e.contains("ref"), byExec = e.contains("exec");
+  if (byRef == byExec) refuse(where, byRef ? "has both 'exec' and 'ref'" : "has neither 'exec' nor 'ref'");
+  if (byRef) {
+    out.ref = name(e["ref"], where + ".ref");
+    optional(e, "release", where, boolean, out.release);
+    return out;
+  }
+  out.process = required(e, "process", where, name);
+  out.exec = texts(e["exec"], where + ".exec");
+  if (out.exec.empty()) refuse(where + ".exec", "is empty: it names the program first");
+  out.placement = placement(e, where, /*coresRequired=*/false);
+  optional(e, "program", where, name, out.program);
+  optional(e, "bind_timeout_s", where, number, out.bindTimeoutS);
+  if (e.contains("parameters"))
+    for (const auto& [key, value] : object(e["parameters"], where + ".parameters").items())
+      out.parameters[key] = text(value, where + ".parameters." + key);
+  optional(e, "orb_options", where, texts, out.orbOptions);
+  return out;
+}
+
+HopEnd end(const json& v, const std::string& where) {
+  object(v, where);
+  HopEnd out;
+  out.component = required(v, "component", where, name);
+  out.port = required(v, "port", where, name);
+  optional(v, "properties", where, properties, out.properties);
+  return out;
+}
+
+Hop hop(const json& c, const std::string& where) {
+  object(c, where);
+  Hop out;
+  out.id = required(c, "id", where, name);
+  out.protocol = required(c, "protocol", where, text);
+  if (out.protocol != kScabenchProtocol)
+    refuse(where + ".protocol", "'" + out.protocol + "' is not a protocol the launcher connects; it knows: " +
+                                    kScabenchProtocol);
+  out.transport = required(c, "transport", where, text);
+  if (out.transport != "shm" && out.transport != "unix" && out.transport != "tcp" && out.transport != "collocated")
+    refuse(where + ".transport", "'" + out.transport + "' is not one of shm, unix, tcp, collocated");
+  out.uses = required(c, "uses", where, end);
+  out.provides = required(c, "provides", where, end);
+  optional(c, "ring_bytes", where, integer, out.ringBytes);
+  return out;
+}
+
+std::string at(const char* list, std::size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
+
+}  // namespace
+
+const ExternalPlan* Plan::external(const std::string& name) const {
+  for (const auto& e : externals)
+    if (e.component.name == name) return &e;
+  return nullptr;
+}
+
+Plan parsePlan(const json& doc) {
+  object(doc, "the plan");
+  Plan plan;
+  plan.runDir = name(field(doc, "run_dir", "the plan"), "run_dir");
+  plan.hostBinary = name(field(doc, "host_binary", "the plan"), "host_binary");
+  plan.timeoutS = number(field(doc, "timeout_s", "the plan"), "timeout_s");
+  if (!(plan.timeoutS > 0)) refuse("timeout_s", "must be above 0");
+  plan.measureCores = cores(field(doc, "measure_cores", "the plan"), "measure_cores");
+  if (doc.contains("nodes")) {
+    const json& nodes = array(doc["nodes"], "nodes");
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const std::string where = at("nodes", i);
+      NodePlan node;
+      node.name = name(field(object(nodes[i], where), "name", where), where + ".name");
+      if (nodes[i].contains("memory_mib")) node.memoryMib = integer(nodes[i]["memory_mib"], where + ".memory_mib");
+      if (nodes[i].contains("same_machine"))
+        node.sameMachine = boolean(nodes[i]["same_machine"], where + ".same_machine");
+      plan.nodes.push_back(node);
+    }
+  }
+  auto known = [&](const Placement& p, const std::string& where) {
+    if (p.node.empty()) return;
+    for (const auto& n : plan.nodes)
+      if (n.name == p.node) return;
+    refuse(where + ".node", "'" + p.node + "' is not among the plan's nodes");
+  };
+  const json& hosts = array(field(doc, "hosts", "the plan"), "hosts");
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    plan.hosts.push_back(host(hosts[i], at("hosts", i)));
+    known(plan.hosts.back().placement, at("hosts", i));
+  }
+  if (doc.contains("externals")) {
+    const json& externals = array(doc["externals"], "externals");
+    for (std::size_t i = 0; i < externals.size(); ++i) {
+      plan.externals.push_back(external(externals[i], at("externals", i)));
+      known(plan.externals.back().placement, at("externals", i));
+    }
+  }
+  const json& connections = array(field(doc, "connections", "the plan"), "connections");
+  for (std::size_t i = 0; i < connections.size(); ++i) plan.hops.push_back(hop(connections[i], at("connections", i)));
+  if (doc.contains("naming")) {
+    const json& n = object(doc["naming"], "naming");
+    NamingPlan naming;
+    naming.corbaloc = name(field(n, "corbaloc", "naming"), "naming.corbaloc");
+    naming.context = name(field(n, "context", "naming"), "naming.context");
+    if (n.contains("shared")) naming.shared = boolean(n["shared"], "naming.shared");
+    plan.naming = naming;
+  }
+  if (doc.contains("announce_start")) plan.announceStart = boolean(doc["announce_start"], "announce_start");
+  if (doc.contains("hold")) plan.hold = boolean(doc["hold"], "hold");
+  return plan;
+}
+
+Plan readPlan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw PlanError("cannot open");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& ex) {
+    throw PlanError(ex.what());
+  }
+  return parsePlan(doc);
+}
+
+}  // namespace scabench::launch

@@ -1,0 +1,111 @@
+// The deployment plan scabench-launch runs, as typed structs: what each
+// process and each hop gets. Written by python/scabench/run/plan.py, in the
+// form docs/plan.schema.json publishes; parsePlan is the one place the
+// launcher reads JSON, and it refuses a plan that breaks the schema with a
+// PlanError naming where and what is valid.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace scabench::launch {
+
+// A plan the launcher cannot run: "plan: WHERE: what is wrong".
+struct PlanError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A property as configure sets it: a CORBA boolean, long long, double or string.
+using PropertyValue = std::variant<bool, int64_t, double, std::string>;
+using Properties = std::map<std::string, PropertyValue>;
+
+// Where a process runs. No node: forked here, on `cores` (empty: any CPU).
+struct Placement {
+  std::vector<int> cores;
+  bool batch = false;  // SCHED_BATCH: its threads do not preempt on wake-up
+  std::string node;
+};
+
+struct ComponentPlan {
+  std::string name, kind, sampleType;
+  Properties properties;  // every property configure sets: its own and its hops'
+  std::string library;    // a plugin the host loads first; empty: a built-in kind
+};
+
+// A scabench-host process and the components it holds.
+struct HostPlan {
+  std::string name;
+  Placement placement;
+  std::vector<std::string> orbOptions;
+  std::vector<ComponentPlan> components;
+};
+
+// A component the launcher does not host: a program it starts (exec) or a
+// reference someone else started (ref).
+struct ExternalPlan {
+  ComponentPlan component;
+  std::string process;  // the name of its process (exec'd)
+  std::string ref;      // empty: exec'd
+  bool release = true;
+  std::vector<std::string> exec;
+  std::string program;  // on a node: the node's own program of this name
+  Placement placement;
+  double bindTimeoutS = 30;
+  std::map<std::string, std::string> parameters;  // the SCA exec parameters
+  std::vector<std::string> orbOptions;
+};
+
+struct NodePlan {
+  std::string name;
+  long long memoryMib = 0;
+  bool sameMachine = false;
+};
+
+struct HopEnd {
+  std::string component, port;
+  Properties properties;  // what this hop gives this port (in the component's properties too)
+};
+
+// A connection. A port may be an end of several hops.
+struct Hop {
+  std::string id, protocol, transport;
+  HopEnd uses, provides;
+  int64_t ringBytes = 0;  // shm: the ring's data area
+};
+
+struct NamingPlan {
+  std::string corbaloc, context;
+  bool shared = false;
+};
+
+// The protocol the launcher connects: the runtime's pushPacket IDL.
+inline constexpr const char* kScabenchProtocol = "scabench";
+
+struct Plan {
+  std::string runDir, hostBinary;
+  double timeoutS = 0;
+  std::vector<int> measureCores;
+  std::vector<HostPlan> hosts;
+  std::vector<ExternalPlan> externals;
+  std::vector<NodePlan> nodes;
+  std::vector<Hop> hops;  // in the order the launcher connects them
+  std::optional<NamingPlan> naming;
+  bool announceStart = false;
+  bool hold = false;
+
+  const ExternalPlan* external(const std::string& name) const;
+};
+
+// Throws PlanError.
+Plan parsePlan(const nlohmann::json& doc);
+// Reads and parses the file at `path`; PlanError if it is not JSON or not a plan.
+Plan readPlan(const std::string& path);
+
+}  // namespace scabench::launch

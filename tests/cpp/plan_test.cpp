@@ -1,0 +1,108 @@
+// The launcher's plan parser (cpp/programs/launcher/plan.cpp) on the
+// published sample (docs/plan.example.json, which tests/python/test_plan.py
+// checks against docs/plan.schema.json), and on plans that break the schema.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "launcher/plan.hpp"
+
+using nlohmann::json;
+using namespace scabench::launch;
+
+namespace {
+
+json sample() {
+  std::ifstream in(SCABENCH_PLAN_EXAMPLE);
+  return json::parse(in);
+}
+
+// The PlanError a broken sample gets.
+std::string refusal(const std::function<void(json&)>& breakIt) {
+  json doc = sample();
+  breakIt(doc);
+  try {
+    parsePlan(doc);
+  } catch (const PlanError& ex) {
+    return ex.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST(Plan, TheSampleParsesIntoProcessesAndHops) {
+  const Plan plan = readPlan(SCABENCH_PLAN_EXAMPLE);
+  EXPECT_EQ(plan.runDir, "/tmp/scabench-run");
+  EXPECT_EQ(plan.timeoutS, 60.0);
+  ASSERT_EQ(plan.hosts.size(), 2u);
+  const HostPlan& here = plan.hosts[0];
+  EXPECT_EQ(here.name, "host0-producer+stage1");
+  EXPECT_EQ(here.placement.cores, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(here.placement.node.empty());
+  EXPECT_FALSE(here.placement.batch);
+  ASSERT_EQ(here.components.size(), 2u);
+  EXPECT_EQ(here.components[0].name, "producer");
+  EXPECT_EQ(std::get<int64_t>(here.components[0].properties.at("packets")), 5);
+  EXPECT_EQ(std::get<std::string>(here.components[0].properties.at("out.call")), "twoway");
+  EXPECT_EQ(std::get<double>(here.components[1].properties.at("in.reorder_timeout_ms")), 50.0);
+  EXPECT_EQ(plan.hosts[1].placement.node, "n1");
+  ASSERT_EQ(plan.nodes.size(), 1u);
+  EXPECT_EQ(plan.nodes[0].memoryMib, 33);
+
+  ASSERT_EQ(plan.externals.size(), 2u);
+  const ExternalPlan* gain = plan.external("gain");
+  ASSERT_NE(gain, nullptr);
+  EXPECT_EQ(gain->process, "exec-gain");
+  EXPECT_EQ(gain->exec, (std::vector<std::string>{"/usr/local/bin/gain", "--quiet"}));
+  EXPECT_TRUE(gain->placement.batch);
+  EXPECT_EQ(gain->parameters.at("SAMPLE_TYPE"), "double");
+  const ExternalPlan* theirs = plan.external("theirs");
+  ASSERT_NE(theirs, nullptr);
+  EXPECT_EQ(theirs->ref, "corbaname::127.0.0.1:2809#lab/theirs");
+  EXPECT_FALSE(theirs->release);
+  EXPECT_EQ(plan.external("nobody"), nullptr);
+
+  ASSERT_EQ(plan.hops.size(), 2u);
+  const Hop& first = plan.hops[0];
+  EXPECT_EQ(first.id, "producer.out->stage1.in");
+  EXPECT_EQ(first.protocol, kScabenchProtocol);
+  EXPECT_EQ(first.transport, "collocated");
+  EXPECT_EQ(first.uses.component, "producer");
+  EXPECT_EQ(first.uses.port, "out");
+  EXPECT_EQ(first.provides.component, "stage1");
+  EXPECT_EQ(first.provides.port, "in");
+  EXPECT_EQ(std::get<std::string>(first.uses.properties.at("out.call")), "twoway");
+  ASSERT_TRUE(plan.naming.has_value());
+  EXPECT_TRUE(plan.naming->shared);
+}
+
+TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
+  EXPECT_EQ(refusal([](json& p) { p.erase("hosts"); }),
+            "plan: the plan: has no 'hosts' (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["cores"] = "all"; }),
+            "plan: hosts[0].cores: is string, not an array (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["connections"][1]["uses"].erase("port"); }),
+            "plan: connections[1].uses: has no 'port' (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["connections"][0]["protocol"] = "rtp"; }),
+            "plan: connections[0].protocol: 'rtp' is not a protocol the launcher connects; it knows: scabench "
+            "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["hosts"][1]["node"] = "n9"; }),
+            "plan: hosts[1].node: 'n9' is not among the plan's nodes (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["scheduler"] = "fifo"; }),
+            "plan: hosts[0].scheduler: 'fifo' is not normal or batch (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["externals"][0]["ref"] = "IOR:00"; }),
+            "plan: externals[0]: has both 'exec' and 'ref' (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["components"][0]["properties"]["packets"] = json::array(); }),
+            "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number or string "
+            "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["externals"][0].erase("process"); }),
+            "plan: externals[0]: has no 'process' (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
+}
+
+TEST(Plan, AFileThatIsNotJsonIsRefused) {
+  EXPECT_THROW(readPlan("/nonexistent/plan.json"), PlanError);
+}
