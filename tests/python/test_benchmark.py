@@ -8,6 +8,7 @@ import pytest
 from conftest import pipeline_toml, scabench
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, guard_dict, guard_settings, warnings_of
+from scabench.measure.sweep import SweepPoint
 from scabench.report.results_file import write_json
 from scabench.report.tables import summary_rows
 from scabench.run.results import RunResult
@@ -166,6 +167,16 @@ def test_a_process_cpu_per_packet_is_its_window_cpu_over_its_packets():
     # Collocated, one process: its CPU over the most packets any of its components handled.
     run.hosts = [{"components": ["producer", "stage1"], "window_cpu_s": 0.005}]
     assert run.process_cpu_per_packet_ms() == pytest.approx({"producer+stage1": 0.5})
+
+
+def test_the_whole_run_cpu_per_packet_is_every_process_cpu_over_the_packets_sent():
+    """One definition beside each process's: the sweep weighs a tie by it."""
+    run = _costly_runs([0.004])[0]
+    assert run.cpu_per_packet_ms() == pytest.approx(0.5)  # (1 ms + 4 ms) / 10 packets sent
+    point = SweepPoint("p", {}, 1, 10, "ok", ["stage1"], [0], Benchmark("ok", {}, 1, 0, GUARD, [run]))
+    assert point.per_run()["cpu_per_packet_us"] == pytest.approx([1e3 * run.cpu_per_packet_ms()])
+    run.hosts.append({"name": "exec-theirs", "components": ["theirs"]})  # a process whose CPU is unknown
+    assert run.cpu_per_packet_ms() is None and point.per_run()["cpu_per_packet_us"] == [None]
 
 
 def test_the_benchmark_summary_gives_each_process_cpu_per_packet():
