@@ -10,7 +10,7 @@ from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, guard_dict, guard_settings, warnings_of
 from scabench.measure.sweep import SweepPoint
 from scabench.report.results_file import write_json
-from scabench.report.tables import summary_rows
+from scabench.report.tables import format_benchmark, summary_rows
 from scabench.run.results import RunResult
 from test_results import ok_run, stage
 
@@ -190,6 +190,27 @@ def test_the_benchmark_summary_gives_each_process_cpu_per_packet():
     assert bench.as_dict()["summary"]["cpu_per_packet_ms_stage1"]["max"] == pytest.approx(0.6)
     header, rows = summary_rows(summary, bench.figures())
     assert rows[-1][:2] == ["CPU per packet: stage1", "500 µs"]
+
+
+SPEC = {"file": "s.toml", "cores": [0, 1], "transport": "tcp", "hosts": [{}, {}], "components": [{}, {}],
+        "connections": []}
+
+
+def test_the_summary_and_compare_define_every_term_they_show(tmp_path):
+    """The --runs summary and compare printed "latency p99", "packets
+    reordered", "σ" and each process's "CPU per packet" without a word on
+    what they are."""
+    bench = Benchmark("ok", SPEC, 3, 0, GUARD, _costly_runs([0.004, 0.005, 0.006]))
+    a, b = write_json(bench, tmp_path / "a.json"), write_json(bench, tmp_path / "b.json")
+    compared = scabench("compare", a, b)
+    assert compared.returncode == 0, compared.stderr
+    for shown in (" ".join(format_benchmark(bench).split()), " ".join(compared.stdout.split())):
+        for f in bench.figures():
+            assert f.label in shown and f"{f.term}: {f.means}" in shown, f.term
+        assert shown.count("CPU per packet: a process's CPU") == 1   # one definition for every process's
+        assert shown.count("ratio: last packet / floor (1: ideal)") == 1
+        assert "floor: least time the hardware allows for the last packet" in shown
+    assert "σ: the runs' sample standard deviation" in " ".join(format_benchmark(bench).split())
 
 
 def test_compare_gives_each_process_cpu_per_packet(tmp_path):

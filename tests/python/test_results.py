@@ -136,3 +136,24 @@ def test_the_run_table_says_what_both_reordering_counts_are():
     assert ("reordered (original): arrival positions whose packet is not the one sent in that position."
             in shown)
     assert "most ORB threads: the most of the ORB's threads in the stage's calls at once" in shown
+
+
+def test_the_run_table_says_what_its_ordering_and_flow_columns_are():
+    """"most held", "skipped / late / dup." and the other flow columns were
+    printed with no word on what they count."""
+    from scabench.report.tables import format_run
+    hop = {"id": "producer.out->stage1.in", "call": "oneway", "sync": "none", "dispatch": "pool", "worker_depth": 0,
+           "ordering": "resequence", "reorder_capacity": 64, "reorder_timeout_ms": 50.0, "flow": "credits",
+           "credits": 16, "flow_low": 0, "flow_high": 0, "placement": "separate", "transport": "tcp"}
+    spec = {"file": "s.toml", "cores": [0, 1], "transport": "tcp", "hosts": [{}], "components": [{}],
+            "connections": [hop]}
+    sender = producer()
+    sender.send_us = {k: 1.0 for k in ("min", "p50", "p90", "p99", "max", "mean")}
+    shown = " ".join(format_run(ok_run(spec=spec, producer=sender)).split())
+    for column in ("output reordered", "most held", "reorder buffer peak", "skipped / late / dup.",
+                   "sender suspended", "sends that waited"):
+        assert shown.count(f"{column}: ") == 1, column
+    assert ("skipped / late / dup.: packets given up on after the reorder timeout / arriving after being given up "
+            "on / arriving twice" in shown)
+    plain = dict(spec, connections=[dict(hop, ordering="arrival", flow="none")])
+    assert "most held: " not in format_run(ok_run(spec=plain, producer=sender))   # no such table, no such legend

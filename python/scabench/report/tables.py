@@ -14,15 +14,23 @@ from scabench.version import version_info
 
 # The two figures every run reports, in words, on one line under its table
 # (docs/architecture.md, "Metrics", says how the floor is computed).
-LEGEND = "floor: least time the hardware allows for the last packet. ratio: last packet / floor (1: ideal)"
+LEGEND = f"floor: {stats.FLOOR_MEANS}. ratio: {stats.RATIO_MEANS}"
 # The run table's two reordering counts (DESIGN-BRIEF's metric definitions)
 # and its thread column, said under it.
 REORDER_LEGEND = ("reordered (previous): arrivals whose sequence number is not the previous arrival's + 1. "
                   "reordered (original): arrival positions whose packet is not the one sent in that position. "
                   "most ORB threads: the most of the ORB's threads in the stage's calls at once")
-# What a process's CPU per packet is (RunResult.process_cpu_per_packet_ms).
-CPU_LEGEND = ("CPU per packet: a process's CPU over the run's window / the packets it handled (its work and what "
-              "its hops cost)")
+# The ordering-and-flow table's columns (their counters: RecordFileHeader,
+# record_log.hpp), said under it.
+FLOW_LEGEND = ("output reordered: as reordered (previous), in the order it finished packets (what it handed on). "
+               "most held: the most packets its port held at once (in calls, reorder buffer, worker queue). "
+               "reorder buffer peak: the most its reorder buffer held. skipped / late / dup.: packets given up on "
+               "after the reorder timeout / arriving after being given up on / arriving twice (both dropped). "
+               "sender suspended: times its port told its sender to stop (watermarks). sends that waited: times "
+               "its output waited for credits or a resume")
+# The benchmark's statistics columns (measure/stats.py), said under its table.
+STATS_LEGEND = ("σ: the runs' sample standard deviation. 95 % CI (median): the median's, from the runs' own values "
+                "(order statistics), so never outside them; it takes {runs} runs or more")
 # Why a result has no ratio: its floor is 0 (no component declares work and
 # no source is paced).
 NO_FLOOR = "no floor (no declared work)"
@@ -152,7 +160,7 @@ def run_view(result):
                                             f"{part.skipped or 0} / {part.late or 0} / {part.duplicates or 0}",
                                             _count(part.flow_suspends)] if is_stage else [None] * 5)
                             + [_count(part.send_stalls)]])
-        out += [_line(""), flow]
+        out += [_line(""), flow, _line(FLOW_LEGEND, MUTED)]
     for s in stages:
         if s.connections:  # fan-in: each connection into it, its own order
             view = table("connection", "sent", "received", "reordered (previous)", "reordered (original)",
@@ -219,6 +227,14 @@ def _node_line(node):
     if node.lost:
         words += f"; lost: {node.lost}"
     return words
+
+
+def figure_legend(figures, said=("ratio",)) -> str:
+    """The terms of the figures a table shows, each defined once (one
+    "CPU per packet" for every process's), less those another line of the
+    view defines (said: the ratio, in LEGEND)."""
+    terms = dict.fromkeys((f.term, f.means) for f in figures if f.means and f.term not in said)
+    return ". ".join(f"{term}: {means}" for term, means in terms)
 
 
 def floor_lines(result):
@@ -304,8 +320,8 @@ def benchmark_view(bench):
                      f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"))
     header, rows = summary_rows(bench.summary(), bench.figures())
     out += [_line(""), add_rows(table(*header), rows),
-            _line(f"95 % CI (median): the median's, from the runs' own values (order statistics), so never outside them; "
-                  f"it takes {stats.interval_runs()} runs or more. {CPU_LEGEND}", MUTED), _line("")]
+            _line(f"{figure_legend(bench.figures())}. {STATS_LEGEND.format(runs=stats.interval_runs())}", MUTED),
+            _line("")]
     if first is not None:
         out.append(_line(f"floor {units.duration(first.floor_ms)}", None))
     out += floor_lines(first)
@@ -401,7 +417,7 @@ def compare_view(cmp):
     out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
     out += ["", add_rows(table("figure", *cmp.names), rows), "",
             Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
-                 + COMPARE_RULE + ". " + CPU_LEGEND, style=MUTED)]
+                 + COMPARE_RULE + ". " + figure_legend(cmp.figures) + ". " + LEGEND, style=MUTED)]
     out += [Text(f"warning: {w}", style=WARN) for w in cmp.warnings]
     return out
 
