@@ -210,7 +210,11 @@ def test_the_summary_and_compare_define_every_term_they_show(tmp_path):
         assert shown.count("CPU per packet: a process's CPU") == 1   # one definition for every process's
         assert shown.count("ratio: last packet / floor (1: ideal)") == 1
         assert "floor: least time the hardware allows for the last packet" in shown
-    assert "σ: the runs' sample standard deviation" in " ".join(format_benchmark(bench).split())
+        assert shown.count("σ: the runs' sample standard deviation") == 1
+    single = scabench("compare", a, write_json(Benchmark("ok", SPEC, 1, 0, GUARD, _costly_runs([0.004])),
+                                               tmp_path / "one.json"))
+    assert "(1.000×, cannot tell)" in single.stdout
+    assert "cannot tell: a side has one run (no spread to judge by) or no value" in " ".join(single.stdout.split())
 
 
 def test_compare_gives_each_process_cpu_per_packet(tmp_path):
