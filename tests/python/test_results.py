@@ -158,6 +158,9 @@ def test_the_run_table_says_what_its_ordering_and_flow_columns_are():
     for column in ("output reordered", "most held", "reorder buffer peak", "skipped / late / dup.",
                    "sender suspended", "sends that waited"):
         assert shown.count(f"{column}: ") == 1, column
+    # Each legend under its own table: the run table's before the flow table starts.
+    assert shown.index("most ORB threads: the most") < shown.index("ordering and flow") < shown.index("most held: ")
+    assert "ordering=resequence(capacity 64, timeout 50 ms) flow=credits(16)" in shown
     assert ("skipped / late / dup.: packets given up on after the reorder timeout / arriving after being given up "
             "on / arriving twice" in shown)
     plain = dict(spec, connections=[dict(hop, ordering="arrival", flow="none")])

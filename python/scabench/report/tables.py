@@ -72,7 +72,8 @@ def spec_lines(spec, packets=None):
         if c["worker_depth"] and c.get("worker_resume", "auto") != "auto":
             policy += f" (resume at {c['worker_resume']})"
         if c.get("ordering", "arrival") != "arrival":
-            policy += f" ordering={c['ordering']}(c={c['reorder_capacity']}, t={c['reorder_timeout_ms']:g} ms)"
+            policy += (f" ordering={c['ordering']}(capacity {c['reorder_capacity']}, timeout "
+                       f"{c['reorder_timeout_ms']:g} ms)")
         if c.get("flow", "none") != "none":
             policy += " flow=" + {"watermarks": f"watermarks({c['flow_low']}, {c['flow_high']})",
                                   "credits": f"credits({c['credits']})"}[c["flow"]]
@@ -150,7 +151,7 @@ def run_view(result):
         row += [part.reordered_from_previous, part.reordered_from_original, part.max_server_threads] if is_stage \
             else [None] * 3
         add_rows(main, [row])
-    out += [_line(""), main]
+    out += [_line(""), main, _line(RUN_TABLE_LEGEND, MUTED)]
     external = [s for s in stages if s.measured_at]
     for s in external:
         kind = "" if s.kind == "external" else f" ({s.kind})"
@@ -182,7 +183,6 @@ def run_view(result):
     out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
                      f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
     out += floor_lines(result, FOREIGN_LEGEND)
-    out.append(_line(RUN_TABLE_LEGEND, MUTED))
     out += [_line(line) for line in output_check_lines(stages)]
     for stall in result.stalls or []:
         out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
