@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what scabench needs on a fresh Debian bookworm machine, builds the
-# C++ runtime and the Python package, and puts `scabench` on PATH.
+# C++ runtime and the Python package, and puts `scabench` and the programs
+# (scabench-host, scabench-launch, ...) on PATH.
 # Idempotent: a second run only checks.
 #
 #   scripts/setup.sh           everything scabench needs, ZeroMQ for `scabench peers` included
@@ -15,6 +16,18 @@ for arg in "$@"; do
     *) echo "setup: unknown option $arg; valid: --peers" >&2; exit 2 ;;
   esac
 done
+
+# A build folder copied with its checkout still names the original's files
+# (CMakeLists.txt, "install"): its programs would load the original's runtime
+# and its install copy the original's build. One configured here is needed;
+# said before anything is installed.
+if [ -f build/CMakeCache.txt ]; then
+  configured=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' build/CMakeCache.txt)
+  if [ "$(realpath -m "$configured")" != "$(realpath -m build)" ]; then
+    echo "setup: build/ was configured in $configured and copied here; remove it (rm -rf build) and run setup again" >&2
+    exit 2
+  fi
+fi
 
 # libzmq3-dev, cppzmq-dev: ZeroMQ, a few hundred kB, for the ZeroMQ peer.
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
@@ -103,11 +116,6 @@ if [ ! -x "$TOXIPROXY" ] || ! grep -q "$TOXIPROXY_VERSION" .tools/toxiproxy.vers
   fi
 fi
 
-# `scabench` on PATH.
-BIN_DIR=${SCABENCH_INSTALL_BIN:-/usr/local/bin}
-if [ -w "$BIN_DIR" ]; then
-  ln -sf "$PWD/.venv/bin/scabench" "$BIN_DIR/scabench"
-else
-  echo "setup: $BIN_DIR is not writable; use $PWD/.venv/bin/scabench"
-fi
+# `scabench` and the programs (scabench-host, ...) on PATH.
+scripts/link-programs.sh
 echo "setup: done"

@@ -14,7 +14,7 @@ import click
 from rich.text import Text
 
 from scabench import __version__, interrupts, units
-from scabench.console import BAD, GOOD, VERDICT_STYLES, add_rows, console, show, table
+from scabench.console import BAD, GOOD, MUTED, VERDICT_STYLES, add_rows, console, show, table
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
@@ -470,6 +470,7 @@ def _stdin_is_pipe():
 def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json_path, csv_path):
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
+    from scabench.studies.paper.claims import VERDICT_LEGEND
     from scabench.studies.paper.render import claim_tally, paper_csv
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
@@ -483,7 +484,9 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json
     for c in claims:
         verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: paper_csv(entries))
-    show([verdicts, claim_tally(claims), f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+    show([verdicts, Text(f"{VERDICT_LEGEND}. Each claim in words, with the figures that decide it: the report.",
+                         style=MUTED), claim_tally(claims),
+          f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
 
 
 @main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")

@@ -8,8 +8,9 @@ import pytest
 from conftest import pipeline_toml, scabench
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, guard_dict, guard_settings, warnings_of
+from scabench.measure.sweep import SweepPoint
 from scabench.report.results_file import write_json
-from scabench.report.tables import summary_rows
+from scabench.report.tables import format_benchmark, summary_rows
 from scabench.run.results import RunResult
 from test_results import ok_run, stage
 
@@ -168,6 +169,16 @@ def test_a_process_cpu_per_packet_is_its_window_cpu_over_its_packets():
     assert run.process_cpu_per_packet_ms() == pytest.approx({"producer+stage1": 0.5})
 
 
+def test_the_whole_run_cpu_per_packet_is_every_process_cpu_over_the_packets_sent():
+    """One definition beside each process's: the sweep weighs a tie by it."""
+    run = _costly_runs([0.004])[0]
+    assert run.cpu_per_packet_ms() == pytest.approx(0.5)  # (1 ms + 4 ms) / 10 packets sent
+    point = SweepPoint("p", {}, 1, 10, "ok", ["stage1"], [0], Benchmark("ok", {}, 1, 0, GUARD, [run]))
+    assert point.per_run()["cpu_per_packet_us"] == pytest.approx([1e3 * run.cpu_per_packet_ms()])
+    run.hosts.append({"name": "exec-theirs", "components": ["theirs"]})  # a process whose CPU is unknown
+    assert run.cpu_per_packet_ms() is None and point.per_run()["cpu_per_packet_us"] == [None]
+
+
 def test_the_benchmark_summary_gives_each_process_cpu_per_packet():
     bench = Benchmark("ok", {}, 3, 0, GUARD, _costly_runs([0.004, 0.005, 0.006]))
     summary = bench.summary()
@@ -179,6 +190,31 @@ def test_the_benchmark_summary_gives_each_process_cpu_per_packet():
     assert bench.as_dict()["summary"]["cpu_per_packet_ms_stage1"]["max"] == pytest.approx(0.6)
     header, rows = summary_rows(summary, bench.figures())
     assert rows[-1][:2] == ["CPU per packet: stage1", "500 µs"]
+
+
+SPEC = {"file": "s.toml", "cores": [0, 1], "transport": "tcp", "hosts": [{}, {}], "components": [{}, {}],
+        "connections": []}
+
+
+def test_the_summary_and_compare_define_every_term_they_show(tmp_path):
+    """The --runs summary and compare printed "latency p99", "packets
+    reordered", "σ" and each process's "CPU per packet" without a word on
+    what they are."""
+    bench = Benchmark("ok", SPEC, 3, 0, GUARD, _costly_runs([0.004, 0.005, 0.006]))
+    a, b = write_json(bench, tmp_path / "a.json"), write_json(bench, tmp_path / "b.json")
+    compared = scabench("compare", a, b)
+    assert compared.returncode == 0, compared.stderr
+    for shown in (" ".join(format_benchmark(bench).split()), " ".join(compared.stdout.split())):
+        for f in bench.figures():
+            assert f.label in shown and f"{f.term}: {f.means}" in shown, f.term
+        assert shown.count("CPU per packet: a process's CPU") == 1   # one definition for every process's
+        assert shown.count("ratio: last packet / floor (1: ideal)") == 1
+        assert "floor: least time the hardware allows for the last packet" in shown
+        assert shown.count("σ: the runs' sample standard deviation") == 1
+    single = scabench("compare", a, write_json(Benchmark("ok", SPEC, 1, 0, GUARD, _costly_runs([0.004])),
+                                               tmp_path / "one.json"))
+    assert "(1.000×, cannot tell)" in single.stdout
+    assert "cannot tell: a side has one run (no spread to judge by) or no value" in " ".join(single.stdout.split())
 
 
 def test_compare_gives_each_process_cpu_per_packet(tmp_path):

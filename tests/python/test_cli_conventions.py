@@ -165,6 +165,19 @@ def test_components_lists_every_kind_and_the_policy_within_100_columns():
     assert max(len(line) for line in proc.stdout.splitlines()) <= 100
 
 
+def test_components_says_what_uses_provides_and_side_are():
+    """The catalogue's "uses", "provides" and "side" columns are SCA's words,
+    which it did not define."""
+    lines = scabench("components", "--wide").stdout.splitlines()   # a row on one line
+    kinds_end = next(i for i, line in enumerate(lines) if line.startswith("external "))
+    assert lines[kinds_end + 1] == ("uses: a kind's output ports (it sends through them); provides: its input "
+                                    "ports (it receives)")
+    assert "side: the end of a connection the key acts on: the uses port, the provides port, or both" in lines
+    # Each kind's sample types in one order, the Python kinds' as the C++ ones'.
+    types = {line.split()[0]: line[line.index("double"):].split()[:4] for line in lines if " double, " in line}
+    assert types["py-stage"] == types["stage"] == ["double,", "float,", "octet,", "short"]
+
+
 def test_components_of_a_kind_gives_types_defaults_and_ranges():
     proc = scabench("components", "producer", "--wide")
     assert proc.returncode == 0, proc.stderr

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,108 @@ def test_an_installed_scabench_finds_the_programs_on_path(installed, tmp_path):
     assert nowhere.stdout.strip() == ("bad  scabench-host is not found: set SCABENCH_BIN_DIR to the folder of "
                                       "scabench's programs (a build's build/bin), or put the bin folder of `cmake "
                                       "--install build --prefix P` on PATH")
+
+
+# The programs on PATH after set-up, and `cmake --install` (CMakeLists.txt, "install").
+
+BUILD = REPO / "build"
+# Programs built that a user does not run by name: the tests', the hostile
+# peer of the tests, and the peers' programs, which `scabench peers` runs
+# from the build. Every other program built is put on PATH.
+RUN_BY_SCABENCH_OR_TESTS = ("*-tests", "scabench-hostile", "scabench-peer-*")
+
+
+def _install(prefix):
+    return subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_setup_puts_every_program_a_user_runs_on_path(tmp_path):
+    """`scabench-host --library ... --describe`, as the README gives it,
+    failed after set-up: only `scabench` was linked onto PATH."""
+    on_path = tmp_path / "bin"
+    on_path.mkdir()
+    env = {**os.environ, "SCABENCH_INSTALL_BIN": str(on_path)}
+    for _ in range(2):  # idempotent
+        link = subprocess.run([str(REPO / "scripts" / "link-programs.sh")], capture_output=True, text=True, env=env,
+                              timeout=60)
+        assert link.returncode == 0 and link.stdout == "", link.stdout + link.stderr
+    linked = sorted(p.name for p in on_path.iterdir())
+    built = sorted(p.name for p in (BUILD / "bin").iterdir())
+    assert [p for p in built if not any(Path(p).match(g) for g in RUN_BY_SCABENCH_OR_TESTS)] == \
+        [p for p in linked if p != "scabench"]
+    assert (on_path / "scabench").resolve() == (REPO / ".venv" / "bin" / "scabench").resolve()
+    # What `cmake --install` installs is what set-up links: one list (build/programs.txt).
+    assert _install(tmp_path / "prefix").returncode == 0
+    assert sorted(p.name for p in (tmp_path / "prefix" / "bin").iterdir()) == [p for p in linked if p != "scabench"]
+    # The README's command, by name, runs the build's program.
+    path = {**env, "PATH": f"{on_path}:/usr/bin:/bin"}
+    assert shutil.which("scabench-host", path=path["PATH"]) == str(on_path / "scabench-host")
+    assert (on_path / "scabench-host").resolve() == (BUILD / "bin" / "scabench-host").resolve()
+    describe = subprocess.run(["scabench-host", "--describe"], capture_output=True, text=True, env=path, timeout=60)
+    assert describe.returncode == 0, describe.stderr
+    assert {"producer", "stage", "sink"} <= set(json.loads(describe.stdout)["kinds"])
+
+
+def _files_outside_build(since_ns):
+    """The checkout's files (outside build/ and git's own) written since then."""
+    written = []
+    for folder, dirs, files in os.walk(REPO):
+        if Path(folder) == REPO:
+            dirs[:] = [d for d in dirs if d not in ("build", ".git")]
+        written += [Path(folder, f) for f in files if os.lstat(Path(folder, f)).st_mtime_ns >= since_ns]
+    return written
+
+
+def test_installing_to_a_prefix_writes_nothing_outside_the_build_folder(tmp_path):
+    """The checkout stays as it was: install_manifest.txt, which lists what
+    was installed, goes into the build folder like the rest of the build's
+    outputs; everything else into the prefix."""
+    before = time.time_ns()
+    installed = _install(tmp_path / "prefix")
+    assert installed.returncode == 0, installed.stderr
+    assert _files_outside_build(before) == []
+    listed = (BUILD / "install_manifest.txt").read_text().split()
+    assert listed and all(Path(f).is_relative_to(tmp_path / "prefix") for f in listed)
+    host = subprocess.run([str(tmp_path / "prefix" / "bin" / "scabench-host"), "--describe"], capture_output=True,
+                          text=True, timeout=60)
+    assert host.returncode == 0 and "producer" in json.loads(host.stdout)["kinds"]
+
+
+def test_a_copied_build_folder_refuses_to_install_and_leaves_the_original_alone(tmp_path):
+    """A copied checkout installed the original build's files and wrote the
+    original's install_manifest.txt: its build folder names the original by
+    absolute path. The install refuses, before it copies anything, and says
+    how to configure a build of the copy's own."""
+    copy = tmp_path / "copy"
+    # The build folder's own files (its programs and objects are not needed to be refused).
+    shutil.copytree(BUILD, copy / "build", symlinks=True,
+                    ignore=shutil.ignore_patterns("bin", "lib", "CMakeFiles", "python-idl", "idl", "*.o",
+                                                  "install_manifest.txt"))
+    manifest = BUILD / "install_manifest.txt"
+    was = manifest.stat().st_mtime_ns if manifest.exists() else None
+    before = time.time_ns()
+    proc = subprocess.run(["cmake", "--install", str(copy / "build"), "--prefix", str(tmp_path / "prefix")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    said = " ".join(proc.stderr.split())
+    assert f"the build folder {copy / 'build'} was configured in {BUILD} and copied" in said, said
+    assert (f"Configure a fresh build in the copy: cmake -E rm -rf {copy / 'build'} && cmake -S {copy} -B "
+            f"{copy / 'build'} -G Ninja") in said
+    assert not (tmp_path / "prefix").exists() and not (copy / "build" / "install_manifest.txt").exists()
+    assert (manifest.stat().st_mtime_ns if manifest.exists() else None) == was   # the original's, untouched
+    assert _files_outside_build(before) == []
+
+
+def test_setup_in_a_copied_checkout_says_its_build_folder_is_the_originals(tmp_path):
+    """Set-up in a copy would build and link programs that load the
+    original's runtime: it says so, exit 2, before it installs anything."""
+    copy = tmp_path / "copy"
+    shutil.copytree(REPO / "scripts", copy / "scripts")
+    (copy / "build").mkdir()
+    (copy / "build" / "CMakeCache.txt").write_text((BUILD / "CMakeCache.txt").read_text())
+    proc = subprocess.run(["bash", str(copy / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"setup: build/ was configured in {BUILD} and copied here; remove it "
+                                        "(rm -rf build) and run setup again"]
+    assert sorted(p.name for p in copy.iterdir()) == ["build", "scripts"]

@@ -12,7 +12,7 @@ from paper_world import FAST, replace, run, world
 from conftest import REPO, scabench
 from scabench.measure.campaign import Spread, load_campaign, spread
 from scabench.errors import SpecError
-from scabench.studies.paper.claims import judge_claims
+from scabench.studies.paper.claims import VERDICT_MEANS, judge_claims
 from scabench.studies.paper import figures as paper_figures
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render
@@ -160,6 +160,23 @@ def test_claims_that_did_not_run_are_counted_apart_and_the_report_opens_with_the
     assert "| exp1 | 2 cores | not run |" in md
     html = html_path.read_text()
     assert html.count('class="verdict-not-run"') == 17
+
+
+def test_the_terminal_and_the_report_say_what_each_verdict_means(tmp_path):
+    """The terminal printed "differs" and "not run" beside claim ids with no
+    word on what they mean."""
+    out = tmp_path / "paper"
+    out.mkdir()
+    (out / "results.json").write_bytes((REPO / "tests/python/data/paper-results.json").read_bytes())
+    proc = scabench("paper", "--from-results", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    shown = " ".join(proc.stdout.split())    # the terminal wraps long lines
+    md = " ".join((out / "report.md").read_text().split())
+    for verdict, means in VERDICT_MEANS.items():
+        assert f"{verdict}: {means}" in shown and f"{verdict}: {means}" in md, verdict
+    # Under the table, before the answer that counts them.
+    assert shown.index("reproduced: these runs") > shown.index("twoway-keeps-order") > 0
+    assert shown.index("reproduced: these runs") < shown.index("Claims: ")
 
 
 def test_the_long_report_has_contents_that_link_to_its_sections(tmp_path):

@@ -189,3 +189,34 @@ def test_a_run_with_packets_missing_is_not_clean_says_why_and_has_no_ratio():
     assert flaw_of(run) == run.why_not_clean()  # campaigns and --runs redo it
     assert any("packets sent never arrived in 1 of 1 runs" in w for w in warnings_of([run], {"redo_above_pct": 5.0}))
     assert ok_run(refusals=0, clean=True).why_not_clean() is None
+
+
+    # The producer's row, the line of floor, ratio and foreign CPU, the latency table and the send times.
+    assert "(the producer's row: when it sent its last, and how many it sent)" in shown
+    for term in ("floor: ", "ratio: ", "foreign CPU: the share of the run's cores that other processes used",
+                 "pN: N % of the packets took at most this", "producer send: how long its send calls took"):
+        assert shown.count(term) == 1, term
+
+
+def test_the_run_table_says_what_its_ordering_and_flow_columns_are():
+    """"most held", "skipped / late / dup." and the other flow columns were
+    printed with no word on what they count."""
+    from scabench.report.tables import format_run
+    hop = {"id": "producer.out->stage1.in", "call": "oneway", "sync": "none", "dispatch": "pool", "worker_depth": 0,
+           "ordering": "resequence", "reorder_capacity": 64, "reorder_timeout_ms": 50.0, "flow": "credits",
+           "credits": 16, "flow_low": 0, "flow_high": 0, "placement": "separate", "transport": "tcp"}
+    spec = {"file": "s.toml", "cores": [0, 1], "transport": "tcp", "hosts": [{}], "components": [{}],
+            "connections": [hop]}
+    sender = producer()
+    sender.send_us = {k: 1.0 for k in ("min", "p50", "p90", "p99", "max", "mean")}
+    shown = " ".join(format_run(ok_run(spec=spec, producer=sender)).split())
+    for column in ("output reordered", "most held", "reorder buffer peak", "skipped / late / dup.",
+                   "sender suspended", "sends that waited"):
+        assert shown.count(f"{column}: ") == 1, column
+    # Each legend under its own table: the run table's before the flow table starts.
+    assert shown.index("most ORB threads: the most") < shown.index("ordering and flow") < shown.index("most held: ")
+    assert "ordering=resequence(capacity 64, timeout 50 ms) flow=credits(16)" in shown
+    assert ("skipped / late / dup.: packets given up on after the reorder timeout / arriving after being given up "
+            "on / arriving twice" in shown)
+    plain = dict(spec, connections=[dict(hop, ordering="arrival", flow="none")])
+    assert "most held: " not in format_run(ok_run(spec=plain, producer=sender))   # no such table, no such legend

@@ -44,11 +44,19 @@ class Figure:
     """A headline figure of a run: its key in the JSON and CSV, the words
     the terminal shows, its unit ("ms": a duration in milliseconds, scaled
     when printed; "x": a ratio; "count": packets) and how a RunResult gives
-    it (None where the run has no value)."""
+    it (None where the run has no value); means: what it is, in words, for
+    the legend under a table that shows it (report/tables.figure_legend)."""
     key: str
     label: str
     unit: str
     of: Callable
+    means: str = ""
+
+    @property
+    def term(self) -> str:
+        """The word the legend defines: the label, less the process a
+        per-process figure names ("CPU per packet: stage1")."""
+        return self.label.split(": ")[0]
 
 
 def _ms(us):
@@ -59,14 +67,23 @@ def _last_stage(result):
     return result.stages[-1] if result.stages else None
 
 
+# The words of the floor, the ratio and each process's CPU per packet, also
+# said where a run's table defines them (report/tables.LEGEND).
+FLOOR_MEANS = "least time the hardware allows for the last packet"
+RATIO_MEANS = "last packet / floor (1: ideal)"
+CPU_MEANS = "a process's CPU over the run's window / the packets it handled (its work and what its hops cost)"
+
 HEADLINE = (
-    Figure("last_packet_ms", "last packet", "ms", lambda r: getattr(_last_stage(r), "last_packet_ms", None)),
-    Figure("overhead_ratio", "ratio", "x", lambda r: r.overhead_ratio),
+    Figure("last_packet_ms", "last packet", "ms", lambda r: getattr(_last_stage(r), "last_packet_ms", None),
+           "when the last stage finished its last packet, from the first send"),
+    Figure("overhead_ratio", "ratio", "x", lambda r: r.overhead_ratio, RATIO_MEANS),
     Figure("packets_reordered", "packets reordered", "count",
-           lambda r: getattr(_last_stage(r), "reordered_from_original", None)),
+           lambda r: getattr(_last_stage(r), "reordered_from_original", None),
+           "the last stage's arrivals whose packet is not the one sent in that position"),
     # Deep queues buy throughput with latency: the worst packets' wait shows it.
     Figure("latency_p99_ms", "latency p99", "ms",
-           lambda r: _ms(getattr(r.end_to_end_latency_us, "p99", None))),
+           lambda r: _ms(getattr(r.end_to_end_latency_us, "p99", None)),
+           "99 % of packets took at most this from the start of their send to done at the last stage"),
 )
 
 
@@ -76,7 +93,7 @@ def process_figures(runs) -> tuple:
     the processes. Keys `cpu_per_packet_ms_<process>`."""
     names = dict.fromkeys(name for r in runs for name in r.process_cpu_per_packet_ms())
     return tuple(Figure(f"cpu_per_packet_ms_{name}", f"CPU per packet: {name}", "ms",
-                        lambda r, name=name: r.process_cpu_per_packet_ms().get(name)) for name in names)
+                        lambda r, name=name: r.process_cpu_per_packet_ms().get(name), CPU_MEANS) for name in names)
 
 
 def figures_of(runs) -> tuple:

@@ -202,18 +202,6 @@ def reordered_at_outputs(run, outputs):
     return max([handled(s) for s in run.stages if s.name in outputs] or [handled(run.stages[-1])])
 
 
-def cpu_per_packet_us(run) -> float | None:
-    """The CPU of a run's processes over the measured window (each process
-    the launcher started, as it counted them) per packet the first source
-    sent: what a configuration costs besides its time. None where the run
-    did not record it."""
-    cpu = [h.get("window_cpu_s") for h in run.hosts or []]
-    sent = run.producer.sent if run.producer is not None else 0
-    if not cpu or any(c is None for c in cpu) or not sent:
-        return None
-    return 1e6 * sum(cpu) / sent
-
-
 def unpaced(spec) -> bool:
     """Whether every packet source of a spec sends as fast as it can (no
     period): its packets then wait behind the slowest stage, and their
@@ -273,10 +261,12 @@ class SweepPoint:
 
     def per_run(self):
         """{figure: [its value in each run]} for what the answer weighs:
-        the last packet, the latency p99 and the CPU per packet."""
+        the last packet, the latency p99 and the whole run's CPU per packet
+        (RunResult.cpu_per_packet_ms, in µs as sweeps have kept it)."""
         by_key = {f.key: f for f in stats.HEADLINE}
         return {**{k: [by_key[k].of(r) for r in self.benchmark.runs] for k in ("last_packet_ms", "latency_p99_ms")},
-                "cpu_per_packet_us": [cpu_per_packet_us(r) for r in self.benchmark.runs]}
+                "cpu_per_packet_us": [None if (ms := r.cpu_per_packet_ms()) is None else 1e3 * ms
+                                      for r in self.benchmark.runs]}
 
     def summary(self):
         """{headline figure key: stats.Summary} over the point's runs."""

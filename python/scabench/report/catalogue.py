@@ -4,11 +4,16 @@ tables: kinds with their ports, each kind's properties (type, default,
 range, what it does), and the policy keys every connection takes."""
 from rich.text import Text
 
-from scabench.console import TITLE, add_rows, table
+from scabench.console import MUTED, TITLE, add_rows, table
 from scabench.errors import ScabenchError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, component_kinds, kind_declaration, policy_schema
 from scabench.model.checks import declared_range, number_text, range_text
 
+
+# SCA's words for a component's ports, said under the tables that use them
+# (each within the catalogue's 100 columns).
+PORTS_LEGEND = "uses: a kind's output ports (it sends through them); provides: its input ports (it receives)"
+SIDE_LEGEND = "side: the end of a connection the key acts on: the uses port, the provides port, or both"
 
 def _own_properties(kind):
     """A kind's own properties: not its ports' policy keys ("in.worker"),
@@ -60,10 +65,10 @@ def kinds_view():
               title="Component kinds (scabench components KIND: a kind's properties)")
     for name, kind in [*kinds.items(), *((n, kind_declaration(n)) for n in PYTHON_KINDS)]:
         add_rows(t, [[name, ", ".join(kind["uses"]) or "–", ", ".join(kind["provides"]) or "–",
-                      ", ".join(kind["sample_types"]) or "–", ", ".join(_own_properties(kind)) or "–"]])
+                      ", ".join(sorted(kind["sample_types"])) or "–", ", ".join(_own_properties(kind)) or "–"]])
     # Any program or reference: only the component knows (docs/architecture.md, "External components").
     add_rows(t, [[EXTERNAL, "its own", "its own", "the run's", "its own (exec or ref, and the keys it takes)"]])
-    return [t, "", *policy_view()]
+    return [t, Text(PORTS_LEGEND, style=MUTED), "", *policy_view()]
 
 
 def policy_view():
@@ -75,7 +80,7 @@ def policy_view():
         only = "; only with " + ", ".join(f"{k} = {v}" for k, v in p["only_with"].items()) if p.get("only_with") \
             else ""
         add_rows(t, [[key, p["side"], _policy_values(p), _default(p["default"], p), p["description"] + only]])
-    return [t]
+    return [t, Text(SIDE_LEGEND, style=MUTED)]
 
 
 def kind_view(name):

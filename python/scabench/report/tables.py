@@ -14,15 +14,34 @@ from scabench.version import version_info
 
 # The two figures every run reports, in words, on one line under its table
 # (docs/architecture.md, "Metrics", says how the floor is computed).
-LEGEND = "floor: least time the hardware allows for the last packet. ratio: last packet / floor (1: ideal)"
-# The run table's two reordering counts (DESIGN-BRIEF's metric definitions)
-# and its thread column, said under it.
-REORDER_LEGEND = ("reordered (previous): arrivals whose sequence number is not the previous arrival's + 1. "
-                  "reordered (original): arrival positions whose packet is not the one sent in that position. "
-                  "most ORB threads: the most of the ORB's threads in the stage's calls at once")
-# What a process's CPU per packet is (RunResult.process_cpu_per_packet_ms).
-CPU_LEGEND = ("CPU per packet: a process's CPU over the run's window / the packets it handled (its work and what "
-              "its hops cost)")
+LEGEND = f"floor: {stats.FLOOR_MEANS}. ratio: {stats.RATIO_MEANS}"
+# The run table's columns (DESIGN-BRIEF's metric definitions), said under
+# it: the producer's row, both reordering counts and the thread column.
+RUN_TABLE_LEGEND = ("last packet: when the stage finished its last packet, from the first send (the producer's row: "
+                    "when it sent its last, and how many it sent). "
+                    "reordered (previous): arrivals whose sequence number is not the previous arrival's + 1. "
+                    "reordered (original): arrival positions whose packet is not the one sent in that position. "
+                    "most ORB threads: the most of the ORB's threads in the stage's calls at once")
+# The line under the run table's floor and ratio: the third figure on it.
+FOREIGN_LEGEND = "foreign CPU: the share of the run's cores that other processes used during it"
+# The latency table's rows and columns and the send times under it
+# (docs/architecture.md, "Metrics").
+LATENCY_LEGEND = ("pN: N % of the packets took at most this. arrival → done: from a packet's arrival at the stage's "
+                  "port to done there; send → done: from the start of its send at the producer. producer send: how "
+                  "long its send calls took")
+# The ordering-and-flow table's columns (their counters: RecordFileHeader,
+# record_log.hpp), said under it.
+FLOW_LEGEND = ("output reordered: as reordered (previous), in the order it finished packets (what it handed on). "
+               "most held: the most packets its port held at once (in calls, reorder buffer, worker queue). "
+               "reorder buffer peak: the most its reorder buffer held. skipped / late / dup.: packets given up on "
+               "after the reorder timeout / arriving after being given up on / arriving twice (both dropped). "
+               "sender suspended: times its port told its sender to stop (watermarks). sends that waited: times "
+               "its output waited for credits or a resume")
+# The statistics of repeated runs (measure/stats.py), said under the
+# benchmark's table and compare's.
+SIGMA_LEGEND = "σ: the runs' sample standard deviation"
+CI_LEGEND = ("95 % CI (median): the median's, from the runs' own values (order statistics), so never outside them; "
+             "it takes {runs} runs or more")
 # Why a result has no ratio: its floor is 0 (no component declares work and
 # no source is paced).
 NO_FLOOR = "no floor (no declared work)"
@@ -53,7 +72,8 @@ def spec_lines(spec, packets=None):
         if c["worker_depth"] and c.get("worker_resume", "auto") != "auto":
             policy += f" (resume at {c['worker_resume']})"
         if c.get("ordering", "arrival") != "arrival":
-            policy += f" ordering={c['ordering']}(c={c['reorder_capacity']}, t={c['reorder_timeout_ms']:g} ms)"
+            policy += (f" ordering={c['ordering']}(capacity {c['reorder_capacity']}, timeout "
+                       f"{c['reorder_timeout_ms']:g} ms)")
         if c.get("flow", "none") != "none":
             policy += " flow=" + {"watermarks": f"watermarks({c['flow_low']}, {c['flow_high']})",
                                   "credits": f"credits({c['credits']})"}[c["flow"]]
@@ -131,7 +151,7 @@ def run_view(result):
         row += [part.reordered_from_previous, part.reordered_from_original, part.max_server_threads] if is_stage \
             else [None] * 3
         add_rows(main, [row])
-    out += [_line(""), main]
+    out += [_line(""), main, _line(RUN_TABLE_LEGEND, MUTED)]
     external = [s for s in stages if s.measured_at]
     for s in external:
         kind = "" if s.kind == "external" else f" ({s.kind})"
@@ -152,7 +172,7 @@ def run_view(result):
                                             f"{part.skipped or 0} / {part.late or 0} / {part.duplicates or 0}",
                                             _count(part.flow_suspends)] if is_stage else [None] * 5)
                             + [_count(part.send_stalls)]])
-        out += [_line(""), flow]
+        out += [_line(""), flow, _line(FLOW_LEGEND, MUTED)]
     for s in stages:
         if s.connections:  # fan-in: each connection into it, its own order
             view = table("connection", "sent", "received", "reordered (previous)", "reordered (original)",
@@ -162,8 +182,7 @@ def run_view(result):
             out += [_line(""), view]
     out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
                      f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
-    out += floor_lines(result)
-    out.append(_line(REORDER_LEGEND, MUTED))
+    out += floor_lines(result, FOREIGN_LEGEND)
     out += [_line(line) for line in output_check_lines(stages)]
     for stall in result.stalls or []:
         out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
@@ -186,6 +205,8 @@ def run_view(result):
     if send:
         out.append(_line("producer send: " + ", ".join(f"{k} {units.duration_us(send[k])}"
                                                        for k in ("min", "p50", "p90", "p99", "max"))))
+    if latency or send:
+        out.append(_line(LATENCY_LEGEND, MUTED))
     cpu = result.cpu
     out.append(_line(f"run CPU: user {units.duration(cpu.user_s * 1e3)}, system {units.duration(cpu.system_s * 1e3)}, "
                      f"context switches {cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary"))
@@ -224,10 +245,19 @@ def _node_line(node):
     return words
 
 
-def floor_lines(result):
-    """The legend of floor and ratio, with what the floor of this result
-    leaves out (components that declare no work) or that it has none."""
-    out = [_line(LEGEND, MUTED)]
+def figure_legend(figures, said=("ratio",)) -> str:
+    """The terms of the figures a table shows, each defined once (one
+    "CPU per packet" for every process's), less those another line of the
+    view defines (said: the ratio, in LEGEND)."""
+    terms = dict.fromkeys((f.term, f.means) for f in figures if f.means and f.term not in said)
+    return ". ".join(f"{term}: {means}" for term, means in terms)
+
+
+def floor_lines(result, also=None):
+    """The legend of floor and ratio (and also, the rest of the line they
+    are on), with what the floor of this result leaves out (components that
+    declare no work) or that it has none."""
+    out = [_line(LEGEND + (f". {also}" if also else ""), MUTED)]
     if result is not None and result.floor_caveat:
         out.append(_line(f"floor: {result.floor_caveat}", MUTED))
     if result is not None and not result.floor_ms:
@@ -307,8 +337,9 @@ def benchmark_view(bench):
                      f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"))
     header, rows = summary_rows(bench.summary(), bench.figures())
     out += [_line(""), add_rows(table(*header), rows),
-            _line(f"95 % CI (median): the median's, from the runs' own values (order statistics), so never outside them; "
-                  f"it takes {stats.interval_runs()} runs or more. {CPU_LEGEND}", MUTED), _line("")]
+            _line(f"{figure_legend(bench.figures())}. {SIGMA_LEGEND}. {CI_LEGEND.format(runs=stats.interval_runs())}",
+                  MUTED),
+            _line("")]
     if first is not None:
         out.append(_line(f"floor {units.duration(first.floor_ms)}", None))
     out += floor_lines(first)
@@ -328,6 +359,8 @@ def _verdict(c):
 
 COMPARE_RULE = ("significant: Student's two-sample t-test (pooled variance) rejects equal means at 95 % and the "
                 "means differ by more than either side's σ (pyperf's rule)")
+# compare's verdict where the rule cannot be applied (stats.compare).
+CANNOT_TELL = "cannot tell: a side has one run (no spread to judge by) or no value"
 
 
 @dataclass
@@ -404,7 +437,8 @@ def compare_view(cmp):
     out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
     out += ["", add_rows(table("figure", *cmp.names), rows), "",
             Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
-                 + COMPARE_RULE + ". " + CPU_LEGEND, style=MUTED)]
+                 + ". ".join([COMPARE_RULE, CANNOT_TELL, SIGMA_LEGEND, figure_legend(cmp.figures), LEGEND]),
+                 style=MUTED)]
     out += [Text(f"warning: {w}", style=WARN) for w in cmp.warnings]
     return out
 

@@ -327,6 +327,19 @@ class RunResult(Typed):
                 out["+".join(members)] = 1e3 * host["window_cpu_s"] / packets
         return out
 
+    def cpu_per_packet_ms(self) -> float | None:
+        """The whole run's CPU per packet (ms), what a configuration costs
+        besides its time: the CPU of every process over the measured window
+        (window_cpu_s, as process_cpu_per_packet_ms takes it), summed, over
+        the packets the source sent. The packets sent rather than each
+        process's own: the run as one cost per packet put in. None where a
+        process did not record its CPU or no packet was sent."""
+        cpu = [h.get("window_cpu_s") for h in self.hosts or []]
+        sent = self.producer.sent if self.producer is not None else 0
+        if not cpu or any(c is None for c in cpu) or not sent:
+            return None
+        return 1e3 * sum(cpu) / sent
+
     def as_dict(self):
         out = super().as_dict()
         if self.analysed and self.producer is None:

@@ -493,16 +493,19 @@ def _external_stage(spec, comp, records, ms, stats):
     )
 
 
-def _process_cpu(spec, stages, hosts):
+def _process_cpu(result):
     """Each stage's process CPU over the measured window, where the stage has
     a process of its own (a host of one component, or an external program
-    the run started), and that CPU per packet it received."""
-    own = {h["components"][0]: h["window_cpu_s"] for h in hosts
+    the run started), and that process's CPU per packet as the benchmark
+    summary gives it (RunResult.process_cpu_per_packet_ms)."""
+    per_packet_ms = result.process_cpu_per_packet_ms()
+    own = {h["components"][0]: h["window_cpu_s"] for h in result.hosts or []
            if len(h.get("components", [])) == 1 and h.get("window_cpu_s") is not None}
-    for stage in stages:
+    for stage in result.stages:
         if stage.name in own:
             stage.process_cpu_s = own[stage.name]
-            stage.cpu_per_packet_us = 1e6 * own[stage.name] / stage.received if stage.received else None
+            ms = per_packet_ms.get(stage.name)
+            stage.cpu_per_packet_us = None if ms is None else 1e3 * ms
 
 
 def analyse(spec, run_dir, manifest, result, records=None):
@@ -510,7 +513,6 @@ def analyse(spec, run_dir, manifest, result, records=None):
     already) and the manifest."""
     records = records if records is not None else _read_all_records(spec, run_dir)
     stages, producer, stalls, last, end_to_end = _components(spec, records, manifest.get("stats", {}))
-    _process_cpu(spec, stages, manifest["hosts"])
     rusage = [h["rusage"] for h in manifest["hosts"] if "rusage" in h]
     floor = result.floor_ms
     result.overhead_ratio = (last / floor) if (last and floor) else None
@@ -520,6 +522,7 @@ def analyse(spec, run_dir, manifest, result, records=None):
     result.foreign_cpu_pct = manifest["foreign_cpu_pct"]
     result.stages = stages
     result.producer = producer
+    _process_cpu(result)
     result.cpu = CpuUsage(
         run_cpu_s=manifest["own_cpu_s"],
         user_s=sum(u["user_s"] for u in rusage),

@@ -18,6 +18,14 @@ from scabench.studies.paper.published import published
 
 REPRODUCED, NOT_REPRODUCED, DIFFERS, NOT_RUN = "reproduced", "not reproduced", "differs", "not run"
 VERDICTS = (REPRODUCED, DIFFERS, NOT_REPRODUCED, NOT_RUN)
+# What each verdict says, under the terminal's table and the report's.
+VERDICT_MEANS = {
+    REPRODUCED: "these runs show the paper's effect",
+    DIFFERS: "they show it in part or otherwise, for a reason its deciding figures give",
+    NOT_REPRODUCED: "they do not show it",
+    NOT_RUN: "a configuration it needs was not measured, so nothing could reproduce or refute it",
+}
+VERDICT_LEGEND = ". ".join(f"{verdict}: {means}" for verdict, means in VERDICT_MEANS.items())
 MC, SC = "multicore", "singlecore"
 
 

@@ -2,7 +2,7 @@
 from scabench.report import latency
 from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import CONTENTS, md_table
-from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICTS
+from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICT_LEGEND, VERDICTS
 from scabench.studies.paper.published import (PAPER_PACKETS, SETUPS, TABLE1, paper_figure, paper_ratio,
                                               paper_table, published)
 
@@ -227,8 +227,7 @@ def render(entries, claims, meta, figures):
         "",
         "## Claims",
         "",
-        "Each claim of the paper, judged on this machine's runs, with the figures that decide it. A claim whose "
-        "configuration did not run is \"not run\": nothing was measured that could reproduce or refute it.",
+        f"Each claim of the paper, judged on this machine's runs, with the figures that decide it. {VERDICT_LEGEND}.",
         "",
         md_table(["claim", "verdict", "deciding figures"],
                  [[c.claim, f"**{c.verdict}**", c.evidence]
