@@ -136,6 +136,11 @@ def test_the_run_table_says_what_both_reordering_counts_are():
     assert ("reordered (original): arrival positions whose packet is not the one sent in that position."
             in shown)
     assert "most ORB threads: the most of the ORB's threads in the stage's calls at once" in shown
+    # The producer's row, the line of floor, ratio and foreign CPU, the latency table and the send times.
+    assert "(the producer's row: when it sent its last, and how many it sent)" in shown
+    for term in ("floor: ", "ratio: ", "foreign CPU: the share of the run's cores that other processes used",
+                 "pN: N % of the packets took at most this", "producer send: how long its send calls took"):
+        assert shown.count(term) == 1, term
 
 
 # ---------------------------------------------------------------- packets sent that never arrived
@@ -189,13 +194,6 @@ def test_a_run_with_packets_missing_is_not_clean_says_why_and_has_no_ratio():
     assert flaw_of(run) == run.why_not_clean()  # campaigns and --runs redo it
     assert any("packets sent never arrived in 1 of 1 runs" in w for w in warnings_of([run], {"redo_above_pct": 5.0}))
     assert ok_run(refusals=0, clean=True).why_not_clean() is None
-
-
-    # The producer's row, the line of floor, ratio and foreign CPU, the latency table and the send times.
-    assert "(the producer's row: when it sent its last, and how many it sent)" in shown
-    for term in ("floor: ", "ratio: ", "foreign CPU: the share of the run's cores that other processes used",
-                 "pN: N % of the packets took at most this", "producer send: how long its send calls took"):
-        assert shown.count(term) == 1, term
 
 
 def test_the_run_table_says_what_its_ordering_and_flow_columns_are():
