@@ -179,7 +179,7 @@ def test_a_named_pipe_is_refused_without_reading(tmp_path):
 
 
 def test_a_directory_is_refused(tmp_path):
-    with pytest.raises(SpecError, match="not a regular file"):
+    with pytest.raises(SpecError, match="is a directory"):
         load_spec(tmp_path)
 
 

@@ -111,9 +111,10 @@ def test_missing_emulator_is_said_clearly(monkeypatch, write_spec):
     reason = network.unavailable_reason()
     assert "toxiproxy-server is not installed" in reason and "scripts/setup.sh" in reason
     spec = load_spec(write_spec(pipeline_toml(packets=5) + "[network]\ndelay_ms = 1\n"))
-    with pytest.raises(network.NetworkUnavailable) as err:
+    # Refused as bad input before any process starts, naming the spec.
+    with pytest.raises(SpecError) as err:
         run_spec(spec)
-    assert "toxiproxy-server is not installed" in str(err.value)
+    assert "toxiproxy-server is not installed" in str(err.value) and "spec.toml: network" in str(err.value)
 
 
 # ------------------------------------------------------------- end to end
