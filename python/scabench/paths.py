@@ -77,3 +77,18 @@ def experiments_dir() -> Path:
 def idl_dir() -> Path:
     """The IDL of the components' interfaces (cf.idl, scabench.idl, node.idl)."""
     return (BUNDLED / "idl").resolve()
+
+
+def check_writable(path: str | os.PathLike, flag: str) -> None:
+    """Refuses, before anything runs, a result path that could not be
+    written: a finished run must never lose its result to a bad --json."""
+    path = Path(path)
+    if path.is_dir():
+        raise ScabenchError(f"{flag}: {path} is a directory; give a file name")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ScabenchError(f"{flag}: {path} cannot be written: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK):
+        raise ScabenchError(f"{flag}: {path} cannot be written: {parent} is not writable")

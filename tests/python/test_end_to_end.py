@@ -15,7 +15,7 @@ from scabench.run.processes import owner_tag, shm_rings
 from scabench.run.results import RunResult
 from scabench.run.runner import build_assembly, run_spec
 from scabench.model.resources import memory_needed
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.model.transport import RING_CONTROL_BYTES, ring_bytes
 
 PACKETS = 20
@@ -315,7 +315,7 @@ def test_batch_scheduler_reaches_every_host_thread(write_spec):
     for policies in seen.values():
         # ORB threads, the worker and the releaser: all of them
         assert len(policies) > 1 and set(policies) == {SCHED_BATCH}
-    spec.with_scheduler("normal")
+    spec = spec.with_scheduler("normal", where="--scheduler")
     seen.clear()
     run_spec(spec, on_start=lambda pids, names: seen.update({p: _policies(p) for p in pids}))
     assert all(SCHED_BATCH not in policies for policies in seen.values())

@@ -3,7 +3,7 @@ import pytest
 
 from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 
 CASES = [
     ("[run]\ntransport = \"udp\"\n", "run.transport", "tcp, unix"),
@@ -73,7 +73,7 @@ def test_the_watchdog_waits_through_a_stages_jitter(write_spec):
     from scabench.run.runner import hang_limit_s
     spec = load_spec(write_spec(pipeline_toml(stages=1, work_us=1000)))
     steady = hang_limit_s(spec)
-    spec.with_properties("stage1", {"work_jitter_us": 2_000_000})
+    spec = spec.with_properties("stage1", {"work_jitter_us": 2_000_000}, where="--set")
     assert hang_limit_s(spec) >= 20 * 2.001 > steady
 
 
@@ -126,9 +126,10 @@ def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
 def test_overrides_change_the_resolved_spec(write_spec):
     from scabench.model.checks import parse_overrides, parse_property_overrides
     spec = load_spec(write_spec(pipeline_toml(policy='call = "oneway"')))
-    spec.with_policy(parse_overrides(["sync=server", "worker=8"])).collocate()
+    spec = spec.with_policy(parse_overrides(["sync=server", "worker=8"]), where="--policy")
+    spec = spec.with_collocated(where="--collocated")
     for name, props in parse_property_overrides(["producer.period_us=7500"]).items():
-        spec.with_properties(name, props)
+        spec = spec.with_properties(name, props, where="--set")
     d = spec.describe()
     assert {(c["sync"], c["worker_depth"], c["placement"]) for c in d["connections"]} == {("server", 8, "collocated")}
     assert d["components"][0]["properties"]["period_us"] == 7500 and len(d["hosts"]) == 1
@@ -166,13 +167,13 @@ def test_a_key_the_runtime_adds_needs_no_restating(write_spec):
 
 
 def test_a_transport_override_that_clashes_names_the_flag_and_leaves_the_spec_as_it_was():
-    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_network({"delay_ms": 1})
+    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_network({"delay_ms": 1}, where="--link-delay")
     with pytest.raises(SpecError, match=r"--transport: network hosts stand for other machines"):
-        spec.with_transport("shm")
+        spec = spec.with_transport("shm", where="--transport")
     assert spec.transport == "tcp"
     with pytest.raises(SpecError, match=r"--transport: 'udp' is not valid; use one of: tcp, unix, shm"):
-        spec.with_transport("udp")
+        spec = spec.with_transport("udp", where="--transport")
     # The flag that made the network hosts is the one named when it comes second.
-    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_transport("shm")
+    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_transport("shm", where="--transport")
     with pytest.raises(SpecError, match=r"--link-delay: network hosts stand for other machines"):
-        spec.with_network({"delay_ms": 1})
+        spec = spec.with_network({"delay_ms": 1}, where="--link-delay")

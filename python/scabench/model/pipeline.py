@@ -12,8 +12,13 @@ properties), which do not (the floor then says it counts only declared
 work), and what a run can break of the floor's assumptions (below_floor_why).
 """
 import numbers
+from typing import TYPE_CHECKING
 
 from scabench.model.catalog import kind_of
+from scabench.model.checks import SAMPLE_BYTES
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 # The kinds that do `work` for `work_us` on each packet.
 STAGE_KINDS = ("stage", "py-stage")
@@ -31,6 +36,13 @@ S4285_SYMBOLS_PER_FRAME = 256
 def property_value(comp, key):
     """A component property as the run will see it: the spec's value or the default."""
     return comp.properties.get(key, kind_of(comp)["properties"][key]["default"])
+
+
+def packet_bytes(spec: "Spec") -> int:
+    """The largest packet of the run (bytes)."""
+    samples = [property_value(c, "samples") for c in spec.components
+               if c.external is None and "samples" in kind_of(c)["properties"]]
+    return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
 
 
 def producer_packets(spec):

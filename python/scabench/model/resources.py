@@ -19,22 +19,14 @@ absurdly:
 from pathlib import Path
 
 from scabench.errors import SpecError
-from scabench.model.catalog import kind_of
-from scabench.model.checks import SAMPLE_BYTES
-from scabench.model.pipeline import packets_through, property_value
+from scabench.model.pipeline import packet_bytes, packets_through
+from scabench.model.transport import RING_CONTROL_BYTES, hop_transport, ring_bytes
 
 RECORD_BYTES = 32
 RECORD_SLACK = 16            # the runner's record_capacity = packets + 16
 HOST_BASE_BYTES = 32 << 20   # one host: the ORB, the libraries, its threads' stacks
 ORB_POOL_DEFAULT = 100       # omniORB's maxServerThreadPoolSize
 SHARE_OF_AVAILABLE = 0.8     # leave the rest to the machine
-
-
-def packet_bytes(spec):
-    """The largest packet of the run (bytes)."""
-    samples = [property_value(c, "samples") for c in spec.components
-               if c.external is None and "samples" in kind_of(c)["properties"]]
-    return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
 
 
 def held_per_connection(policy, packets):
@@ -66,7 +58,6 @@ def _parts(spec):
         add(spec.process_of(c.uses[0]), IN_FLIGHT, size)
     for i in range(len(spec.hosts)):
         add(("host", i), HOSTS, HOST_BASE_BYTES)
-    from scabench.model.transport import RING_CONTROL_BYTES, hop_transport, ring_bytes  # it imports this module
     for c in spec.connections:
         if hop_transport(spec, c) == "shm":  # the ring is shared; counted once, with the receiver
             add(spec.process_of(c.provides[0]), RINGS, ring_bytes(spec) + RING_CONTROL_BYTES)

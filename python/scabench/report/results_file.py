@@ -73,21 +73,6 @@ def records_table(records, first=()):
     return header, [[r.get(k) if not isinstance(r.get(k), (dict, list)) else None for k in header] for r in records]
 
 
-def check_writable(path, flag):
-    """Refuses, before anything runs, a result path that could not be
-    written: a finished run must never lose its result to a bad --json."""
-    path = Path(path)
-    if path.is_dir():
-        raise ScabenchError(f"{flag}: {path} is a directory; give a file name")
-    parent = path.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise ScabenchError(f"{flag}: {path} cannot be written: {parent} is a file, not a folder")
-    if not os.access(parent, os.W_OK):
-        raise ScabenchError(f"{flag}: {path} cannot be written: {parent} is not writable")
-
-
 def read_json(path, flag, expect_key):
     """A result file this tool wrote, read back; anything else is a
     ScabenchError naming the flag, the file and what was expected."""

@@ -50,14 +50,15 @@ from scabench.model.checks import check_property, settable_properties, table_of
 from scabench.model.sad.descriptor import child, children, not_a_file, read_descriptor, text
 from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, enumeration_values, range_of, implementation_of,
                                         is_external, value_of)
-from scabench.model.spec import CODE_SOURCE, RUN_KEYS, parse_spec, read_toml
+from scabench.model.spec import CODE_SOURCE, RUN_TABLE_KEYS
+from scabench.model.spec_toml import parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
 SIDECAR_SUFFIX = ".sad.toml"
 SIDECAR_TABLES = ("experiment", "run", "policy", "connection", "network", "domain", "hostcollocation",
                   "componentinstantiation")
 # A sidecar's [run]: a spec's [run] keys, and the stream of every packet source.
-SIDECAR_RUN_KEYS = (*RUN_KEYS, "packets")
+SIDECAR_RUN_KEYS = (*RUN_TABLE_KEYS, "packets")
 # What the sidecar's deployment tables say of a process: the node it runs on.
 DEPLOYMENT_KEYS = ("node",)
 # PRF kinds a component is configured with ("property" is REDHAWK's later
@@ -163,7 +164,7 @@ class _Waveform:
                 if isinstance(packets, bool) or not isinstance(packets, int) or packets < 1:
                     raise SpecError(self.sidecar_path, "run.packets", "must be a whole number of packets >= 1 "
                                     "(what every packet source sends)")
-                spec.with_packets(packets, where="run.packets")
+                spec = spec.with_packets(packets, where="run.packets")
         except SpecError as exc:
             raise self._placed(exc) from None
         return spec
