@@ -177,3 +177,43 @@ def test_a_transport_override_that_clashes_names_the_flag_and_leaves_the_spec_as
     spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_transport("shm", where="--transport")
     with pytest.raises(SpecError, match=r"--link-delay: network hosts stand for other machines"):
         spec = spec.with_network({"delay_ms": 1}, where="--link-delay")
+
+
+def test_a_with_change_is_a_copy_and_leaves_the_spec_as_it_was(write_spec):
+    """`with_` reads as a copy: each returns a changed spec and the one it
+    was called on stays as it was loaded (a sweep's points, a campaign's
+    configurations share nothing)."""
+    import json
+    spec = load_spec(write_spec(pipeline_toml(stages=2)))
+    before = json.dumps(spec.describe(), sort_keys=True)
+    copies = [spec.with_packets(7, where="w"), spec.with_cores(spec.cores[:1]), spec.with_pin(True),
+              spec.with_scheduler("batch", where="w"), spec.with_transport("unix", where="w"),
+              spec.with_policy({"call": "oneway"}, where="w"), spec.with_properties("stage1", {"work_us": 7}, where="w"),
+              spec.with_network({"delay_ms": 2}, where="w"), spec.with_collocated(where="w")]
+    assert json.dumps(spec.describe(), sort_keys=True) == before
+    assert copies[0].component("producer").properties["packets"] == 7 and copies[2].pin
+    assert (copies[3].scheduler, copies[4].transport) == ("batch", "unix")
+    assert {c.policy.call for c in copies[5].connections} == {"oneway"}
+    assert copies[6].component("stage1").properties["work_us"] == 7 and copies[7].network.delay_ms == 2
+    assert copies[8].hosts == [["producer", "stage1", "stage2"]]
+
+
+def test_the_model_names_the_callers_where_and_no_flag_of_its_own(write_spec):
+    """The model raises with the `where` its caller gives (a flag, a grid
+    key, a campaign's configuration); it has no command-line names."""
+    import inspect
+
+    from scabench.model.overrides import Overrides, apply_overrides
+    from scabench.model.spec import Spec
+    for name, method in vars(Spec).items():
+        if name.startswith("with_") and "where" in inspect.signature(method).parameters:
+            assert inspect.signature(method).parameters["where"].default is inspect.Parameter.empty, name
+    spec = load_spec(write_spec(pipeline_toml(stages=1)))
+    with pytest.raises(SpecError, match=r"config x: scheduler: 'fifo' is not valid; use one of: normal, batch"):
+        apply_overrides(spec, Overrides(scheduler="fifo"), {"scheduler": "config x: scheduler"})
+    with pytest.raises(SpecError, match=r"--grid run.packets: .*1 to"):
+        apply_overrides(spec, Overrides(packets=0), {"packets": "--grid run.packets"})
+    changed = apply_overrides(spec, Overrides(packets=3, policy={"call": "oneway"}, collocated=True),
+                              {"packets": "p", "policy": "q", "collocated": "r"})
+    assert changed.component("producer").properties["packets"] == 3 and len(changed.hosts) == 1
+    assert {c.policy.call for c in changed.connections} == {"oneway"} and len(spec.hosts) == 2
