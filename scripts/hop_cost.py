@@ -76,7 +76,7 @@ def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, 
     spec = parse_spec(doc, Path("hop-cost.toml"))
     if policy_items:
         from scabench.model.checks import parse_overrides
-        spec = spec.with_policy(parse_overrides(policy_items), where="--policy")
+        spec = spec.with_policy(parse_overrides(policy_items, "--policy"), where="--policy")
     return spec
 
 
@@ -345,8 +345,8 @@ def run_whole_spec(args, extra):
         overrides = Overrides(packets=args.spec_packets or None,
                               cores=[int(c) for c in args.cores.split(",")] if args.cores not in ("spec", "all")
                               else None,
-                              policy=parse_overrides(args.policy) if args.policy else {},
-                              properties=parse_property_overrides(args.set),
+                              policy=parse_overrides(args.policy, "--policy") if args.policy else {},
+                              properties=parse_property_overrides(args.set, "--set"),
                               scheduler=args.scheduler if args.scheduler != "normal" else None)
         spec = apply_overrides(spec, overrides, {"packets": "--spec-packets", "policy": "--policy",
                                                  "properties": "--set", "scheduler": "--scheduler"})

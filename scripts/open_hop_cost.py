@@ -54,7 +54,7 @@ def main():
     parser.add_argument("--cores", default="all")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    cores = parse_cores(args.cores)
+    cores = parse_cores(args.cores, "--cores")
     guard = Guard(GuardSettings(quiet_below_pct=10.0, quiet_wait_s=60.0, redo_above_pct=10.0, max_redos=2),
                   cores=cores, log=lambda m: print(m, file=sys.stderr))
     runs = {}

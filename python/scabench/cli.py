@@ -228,9 +228,9 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
             raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
         spec = load_named_spec(spec_file)
         link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
-        overrides = Overrides(packets=packets or None, cores=parse_cores(cores) if cores is not None else None,
-                              policy=parse_overrides(policy_items) if policy_items else {},
-                              properties=parse_property_overrides(set_items), collocated=collocated,
+        overrides = Overrides(packets=packets or None, cores=parse_cores(cores, "--cores") if cores is not None else None,
+                              policy=parse_overrides(policy_items, "--policy") if policy_items else {},
+                              properties=parse_property_overrides(set_items, "--set"), collocated=collocated,
                               pin=True if pin else None, scheduler=scheduler or None, transport=transport or None,
                               network=link or None)
         spec = apply_overrides(spec, overrides, RUN_FLAGS)
@@ -571,7 +571,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
         if csv_path:
             check_writable(csv_path, "--csv")
         if cores is not None:
-            plan = replace(plan, cores=parse_cores(cores))
+            plan = replace(plan, cores=parse_cores(cores, "--cores"))
         plan = replace(plan, call=call)
         if only:
             plan = replace(plan, parts=(only,))
@@ -661,7 +661,7 @@ def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s
     with exit_codes():
         check_outputs(json_path, csv_path)
         doc = rerender(out_dir) if from_results else run_peers(
-            out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
+            out_dir, parse_cores(cores, "--cores"), quick=quick, runs=runs, packets=packets,
             only=[i.strip() for i in only.split(",")] if only is not None else None,
             quiet_wait_s=quiet_wait_s, max_redos=max_redos, log=lambda m: click.echo(m, err=True))
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: peers_csv(doc))

@@ -207,13 +207,13 @@ OVERRIDES = [
 def test_bad_property_override(write_spec, items, where, hint):
     spec = load_spec(write_spec(pipeline_toml(stages=1)))
     with pytest.raises(SpecError) as err:
-        for name, props in parse_property_overrides(items).items():
+        for name, props in parse_property_overrides(items, "--set").items():
             spec = spec.with_properties(name, props, where="--set")
     assert hint in str(err.value) and where in str(err.value) and "\n" not in str(err.value)
 
 
 def test_override_values_read_as_toml_would():
-    assert parse_overrides(["a=1", "b=-2", "c=1.5", "d=true", "e=x", "f=²", "g=nan"]) == \
+    assert parse_overrides(["a=1", "b=-2", "c=1.5", "d=true", "e=x", "f=²", "g=nan"], "--policy") == \
         {"a": 1, "b": -2, "c": 1.5, "d": True, "e": "x", "f": "²", "g": pytest.approx(math.nan, nan_ok=True)}
 
 

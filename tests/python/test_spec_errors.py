@@ -126,9 +126,9 @@ def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
 def test_overrides_change_the_resolved_spec(write_spec):
     from scabench.model.checks import parse_overrides, parse_property_overrides
     spec = load_spec(write_spec(pipeline_toml(policy='call = "oneway"')))
-    spec = spec.with_policy(parse_overrides(["sync=server", "worker=8"]), where="--policy")
+    spec = spec.with_policy(parse_overrides(["sync=server", "worker=8"], "--policy"), where="--policy")
     spec = spec.with_collocated(where="--collocated")
-    for name, props in parse_property_overrides(["producer.period_us=7500"]).items():
+    for name, props in parse_property_overrides(["producer.period_us=7500"], "--set").items():
         spec = spec.with_properties(name, props, where="--set")
     d = spec.describe()
     assert {(c["sync"], c["worker_depth"], c["placement"]) for c in d["connections"]} == {("server", 8, "collocated")}

@@ -11,7 +11,7 @@ from scabench.model.spec_toml import parse_spec, read_toml
 from scabench.paths import experiments_dir
 
 
-def load_spec(path):
+def load_spec(path: str | Path) -> Spec:
     """A spec from a TOML file, or from an SCA waveform's SAD (a path ending
     in .sad.xml, with its sidecar; model/sad/load.py)."""
     path = Path(path)
@@ -23,7 +23,7 @@ def load_spec(path):
     return parse_spec(read_toml(path), path)
 
 
-def find_spec(name, root=None):
+def find_spec(name: str, root: str | Path | None = None) -> Path:
     """The spec a command line names: a path to it, or, where no such file
     exists, a name matched exactly against the stems of the specs under
     experiments/ (`exp6` is experiments/paper/exp6.toml), so a bundled spec

@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from scabench.errors import ScabenchError, SpecError
-from scabench.model.catalog import EXTERNAL, kind_of
+from scabench.model.catalog import EXTERNAL, kind_of, properties_of
 from scabench.model.checks import (SAMPLE_BYTES, check_dispatch_per_host, check_external_property, check_network,
-                                   check_nodes, check_property, check_python_ports, check_transport,
-                                   network_settings, parse_cores, policy_of)
+                                   check_nodes, check_property, check_python_ports, check_transport, network_settings,
+                                   parse_cores, policy_of)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
 from scabench.model.transport import check_transport_name, hop_transport
@@ -61,7 +61,7 @@ from scabench.paths import check_writable
 FILE_PROPERTIES = {"producer": ("path",), "sink": ("capture",)}
 
 
-def file_property(kind, key):
+def file_property(kind: str, key: str) -> bool:
     """Whether `key` of a component of `kind` names a file (FILE_PROPERTIES)."""
     return key in FILE_PROPERTIES.get(kind, ())
 
@@ -69,7 +69,7 @@ def file_property(kind, key):
 CODE_SOURCE = re.compile(r"<waveform ([A-Za-z0-9][A-Za-z0-9_.-]*)>")
 
 
-def code_source(name):
+def code_source(name: str) -> Path:
     """The stand-in for the file of a waveform built in code."""
     return Path(f"<waveform {name}>")
 
@@ -101,7 +101,7 @@ class External:
     ref: str | None = None          # IOR:, corbaloc: or corbaname: (a name in a Naming Service)
     release: bool = True            # releaseObject at the end; false: stopped and disconnected only
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         if self.ref is not None:
             return {"ref": self.ref, "release": self.release}
         return {"exec": self.program, "parameters": self.parameters, "orb_options": self.orb_options,
@@ -124,7 +124,7 @@ class Connection:
     policy: Policy
 
     @property
-    def id(self):
+    def id(self) -> str:
         return f"{self.uses[0]}.{self.uses[1]}->{self.provides[0]}.{self.provides[1]}"
 
 
@@ -147,39 +147,39 @@ class Spec:
     nodes: dict = field(default_factory=dict)
     domain: str | None = None   # the Naming Service the nodes are registered in (a corbaloc)
 
-    def component(self, name):
+    def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
 
-    def externals(self):
+    def externals(self) -> list[Component]:
         return [c for c in self.components if c.external is not None]
 
-    def process_count(self):
+    def process_count(self) -> int:
         """The processes the run starts for its components: one per host, and
         one per external program (a referenced component is someone else's)."""
-        return len(self.hosts) + sum(c.external.program is not None for c in self.externals())
+        return len(self.hosts) + sum(c.external is not None and c.external.program is not None for c in self.externals())
 
-    def host_of(self, name):
+    def host_of(self, name: str) -> int | None:
         """The index of the host holding `name`; None for an external component."""
         return next((i for i, h in enumerate(self.hosts) if name in h), None)
 
-    def process_of(self, name):
+    def process_of(self, name: str) -> tuple[str, Any]:
         """The process `name` runs in: ("host", index), or ("external", name)."""
         host = self.host_of(name)
         return ("host", host) if host is not None else ("external", name)
 
-    def node_of(self, name):
+    def node_of(self, name: str) -> str | None:
         """The node a component's process runs on; None: this machine."""
         return next((node for node, members in self.nodes.items() if name in members), None)
 
-    def collocated(self, conn):
+    def collocated(self, conn: Connection) -> bool:
         host = self.host_of(conn.uses[0])
         return host is not None and host == self.host_of(conn.provides[0])
 
-    def sources(self):
+    def sources(self) -> list[str]:
         fed = {c.provides[0] for c in self.connections}
         return [c.name for c in self.components if c.name not in fed]
 
-    def pipeline_order(self):
+    def pipeline_order(self) -> list[str]:
         """Components in data-flow order (sources first)."""
         order, seen = [], set()
         frontier = self.sources()
@@ -192,14 +192,14 @@ class Spec:
             frontier += [c.provides[0] for c in self.connections if c.uses[0] == name]
         return order + [c.name for c in self.components if c.name not in seen]
 
-    def packet_sources(self):
+    def packet_sources(self) -> list[Component]:
         """Sources that send a counted stream (a `packets` property): the
         producer, the STANAG 4285 data source. In data-flow order."""
         return [self.component(n) for n in self.pipeline_order()
                 if n in self.sources() and self.component(n).external is None
-                and "packets" in kind_of(self.component(n))["properties"]]
+                and "packets" in properties_of(self.component(n))]
 
-    def check_packet_sizes(self, where="component"):
+    def check_packet_sizes(self, where: str = "component") -> None:
         """Every property whose range depends on the run's sample type (a
         packet's samples must fit in one ORB message), judged for it: the
         properties' own checks know no sample type."""
@@ -210,7 +210,7 @@ class Spec:
                     check_property(self.path, f"{where}[{i}].{key}" if where == "component" else where, c.kind, key,
                                    value, c.library, self.sample_type)
 
-    def check_recordings(self, where="component"):
+    def check_recordings(self, where: str = "component") -> None:
         """A producer that plays a file plays a SigMF recording of the run's
         sample type, and a capture sink's files can be written: before any
         process starts (scabench/recording.py)."""
@@ -326,21 +326,21 @@ class Spec:
         check_nodes(spec, where)
         return spec
 
-    def run_table(self):
+    def run_table(self) -> dict[str, Any]:
         """The [run] table that says this spec's run settings, every key
         written ("all" for every usable CPU)."""
         return {"sample_type": self.sample_type, "transport": self.transport,
-                "cores": "all" if self.cores == parse_cores("all") else list(self.cores), "pin": self.pin,
+                "cores": "all" if self.cores == parse_cores("all", self.path) else list(self.cores), "pin": self.pin,
                 "scheduler": self.scheduler, "timeout_s": self.timeout_s}
 
-    def document(self):
+    def document(self) -> dict[str, Any]:
         """The spec as the tables of a TOML spec (what read_toml gives
         parse_spec): parsed again, it is this spec (`describe()` equal but for
         the file). Connections as [[connection]] tables, with [policy] the
         most common policy and each connection's own keys over it; library
         and exec paths absolute."""
         default, overrides = policy_tables(self.connections, self.path)
-        doc = {"experiment": dict(self.experiment)} if self.experiment else {}
+        doc: dict[str, Any] = {"experiment": dict(self.experiment)} if self.experiment else {}
         doc["run"] = self.run_table()
         doc["component"] = [_component_table(c) for c in self.components]
         doc["policy"] = default
@@ -357,7 +357,7 @@ class Spec:
             doc["network"] = self.network.describe()
         return doc
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         """The fully resolved spec, as stored with every result."""
         return {
             "file": str(self.path),
@@ -395,7 +395,8 @@ def _component_table(c):
 
 
 
-def checked_property(path, where, comp, key, value, sample_type, folder):
+def checked_property(path: str | Path, where: str, comp: Component, key: str, value: Any, sample_type: str,
+                     folder: Path) -> Any:
     """A property's value, checked; a file's path made absolute from `folder`."""
     if comp.kind == EXTERNAL:
         return check_external_property(path, where, key, value)
@@ -405,7 +406,7 @@ def checked_property(path, where, comp, key, value, sample_type, folder):
     return value
 
 
-def relative_root(path):
+def relative_root(path: str | Path) -> Path:
     """Where a spec's relative paths start: its file's folder; the working
     directory for a waveform built in code."""
     return Path.cwd() if CODE_SOURCE.fullmatch(str(path)) else Path(path).absolute().parent

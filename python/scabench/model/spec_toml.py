@@ -14,14 +14,13 @@ from typing import Any
 from scabench.errors import ScabenchError, SpecError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
 from scabench.model.checks import (check_dispatch_per_host, check_network, check_nodes, check_python_ports,
-                                   domain_settings, endpoint, network_settings, parse_cores, placement_nodes,
-                                   policy_of, table_of)
-from scabench.model.policy import Policy
+                                   domain_settings, endpoint, network_settings, parse_cores, placement_nodes, policy_of,
+                                   table_of)
 from scabench.model.spec import (BIND_TIMEOUT_S, RUN_TABLE_KEYS, SAMPLE_TYPES, SCHEDULERS, Component, Connection,
                                  External, Spec, checked_property, relative_root)
 from scabench.model.transport import check_transport_name
-from scabench.paths import python_program
 from scabench.paths import program as runtime_program
+from scabench.paths import python_program
 
 TOP_LEVEL = ("experiment", "run", "component", "policy", "chain", "connection", "placement", "domain", "network")
 PLACEMENT_KEYS = ("hosts", "nodes")
@@ -39,7 +38,7 @@ LAUNCHER_PARAMETERS = ("NAMING_CONTEXT_IOR", "COMPONENT_IDENTIFIER", "NAME_BINDI
 MAX_SPEC_BYTES = 1 << 20
 
 
-def read_toml(path):
+def read_toml(path: str | Path) -> dict[str, Any]:
     """A TOML file as a dict. What is not one is a SpecError naming the file:
     missing, not a regular file (a named pipe would block the read), too
     large, not UTF-8, not valid TOML, or nested too deeply to parse."""
@@ -64,7 +63,7 @@ def read_toml(path):
 
 
 
-def parse_spec(doc, path):
+def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
     for key in doc:
         if key not in TOP_LEVEL:
             raise SpecError(path, key, f"unknown table; valid: {', '.join(TOP_LEVEL)}")

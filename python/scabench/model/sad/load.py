@@ -48,9 +48,9 @@ from scabench.errors import SpecError
 from scabench.model.catalog import LibraryError, component_kinds
 from scabench.model.checks import check_property, settable_properties, table_of
 from scabench.model.sad.descriptor import child, children, not_a_file, read_descriptor, text
-from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, enumeration_values, range_of, implementation_of,
-                                        is_external, value_of)
-from scabench.model.spec import CODE_SOURCE, RUN_TABLE_KEYS
+from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, Implementation, check_range, component_table,
+                                         enumeration_values, implementation_of, is_external, range_of, value_of)
+from scabench.model.spec import CODE_SOURCE, RUN_TABLE_KEYS, Spec
 from scabench.model.spec_toml import parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
@@ -68,11 +68,11 @@ DEPLOYMENT_KEYS = ("node",)
 CONFIGURED = ("configure", "property", "execparam")
 
 
-def is_sad(path):
+def is_sad(path: str | Path) -> bool:
     return str(path).endswith(SAD_SUFFIX)
 
 
-def waveform_stem(path):
+def waveform_stem(path: str | Path) -> str:
     """exp6.sad.xml -> exp6, exp6.toml -> exp6: the waveform's name from its
     file (<waveform exp6>, one built in code: exp6)."""
     name = Path(str(path)).name
@@ -82,12 +82,12 @@ def waveform_stem(path):
     return name[:-len(SAD_SUFFIX)] if is_sad(name) else Path(name).stem
 
 
-def sidecar_of(path):
+def sidecar_of(path: Path) -> Path:
     path = Path(path)
     return path.with_name(waveform_stem(path) + SIDECAR_SUFFIX)
 
 
-def load_sad(path):
+def load_sad(path: str | Path) -> "Spec":
     return _Waveform(Path(path)).spec()
 
 
@@ -109,12 +109,12 @@ class Package:
     """An SPD and what it leads to."""
     spd: object                # Descriptor
     name: str
-    implementation: object     # mapping.Implementation
+    implementation: Implementation
     simples: dict = field(default_factory=dict)
     prfs: list = field(default_factory=list)
     ports: dict | None = None  # {"uses": [...], "provides": [...]}; None: not known (an external program)
 
-    def describe(self):
+    def describe(self) -> str:
         if self.implementation.program is not None:
             return f"{self.name}, program {self.implementation.program}"
         return f"{self.name}, kind {self.implementation.kind}"
