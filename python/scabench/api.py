@@ -4,7 +4,7 @@ under the measurement guard; swept; its results read typed or as rows.
 
 A Waveform is the tables of a TOML spec and nothing more. The builder's
 calls write those tables, `load` reads them from a file, and every check,
-run and sweep hands them to the one loader (model/spec.py, parse_spec), so a
+run and sweep hands them to the one loader (model/spec_toml.py, parse_spec), so a
 waveform written in Python, TOML or SAD XML is judged and runs alike, with
 the command line's one-line errors. Where a spec's file would be named, a
 waveform built (or changed) in code is `<waveform NAME>`.

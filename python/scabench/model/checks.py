@@ -1,7 +1,7 @@
 """The checks behind a spec: each value against what is valid, each error
 one line naming the file (or flag), the key and what would be valid
-(errors.SpecError). The spec loader (scabench.model.spec) and the spec's
-overrides (--policy, --set, --cores, --link-delay) use the same checks, so a
+(errors.SpecError). The spec reader (scabench.model.spec_toml) and the spec's
+overrides (model/overrides.py) use the same checks, so a
 value is judged the same wherever it comes from."""
 import math
 import os

@@ -1,5 +1,5 @@
 """A waveform as an SCA Software Assembly Descriptor, loaded into the same
-Spec a TOML spec gives (model/spec.py): `load_spec` reads a path ending in
+Spec a TOML spec gives (model/spec.py): `load_spec` (model/load.py) reads a path ending in
 .sad.xml through here, so `scabench run`, the studies and every other user
 of a spec take either.
 
@@ -36,7 +36,7 @@ top, as for TOML.
 
 Every mistake is one line naming the file and line (SAD, SPD, PRF or SCD) or
 the sidecar's key, and what would be valid; the checks a TOML spec gets
-(model/spec.py parse_spec) run on what the SAD says, and their errors are
+(model/spec_toml.py parse_spec) run on what the SAD says, and their errors are
 placed on the element they came from."""
 import json
 import os
