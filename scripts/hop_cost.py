@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from scabench.model.spec import SCHEDULERS  # noqa: E402
 from scabench.model.spec_toml import parse_spec  # noqa: E402
 from scabench.paths import bin_dir  # noqa: E402
 from scabench.run import runner  # noqa: E402
@@ -401,7 +402,7 @@ def main():
     ap.add_argument("--call", default="twoway,oneway")
     ap.add_argument("--sync", default="transport", help="for oneway calls")
     ap.add_argument("--dispatch", default="pool")
-    ap.add_argument("--scheduler", default="normal", choices=("normal", "batch"),
+    ap.add_argument("--scheduler", default="normal", choices=SCHEDULERS,
                     help="the hosts' scheduling class (batch: a thread that wakes does not preempt)")
     ap.add_argument("--transport", default=None,
                     help="tcp, unix, shm, collocated, or several (default tcp,unix; with --spec, the spec's own)")
