@@ -133,6 +133,13 @@ def kind_names() -> list[str]:
 
 
 
+def shm_ring() -> dict[str, Any]:
+    """What the runtime publishes of a shared-memory ring besides its data
+    area's bounds (every uses port's shm_bytes): {"overhead_bytes": what a
+    ring maps besides its data area}."""
+    return _describe()["shm_ring"]
+
+
 def policy_schema() -> dict[str, dict[str, Any]]:
     """{key: {"side", "type", "values" | "forms" and "args", "min", "max",
     "default", "description", ...}}: the runtime's policy table."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scabench.errors import SpecError
 from scabench.model.pipeline import packet_bytes, packets_through
 from scabench.model.policy import Policy
-from scabench.model.transport import RING_CONTROL_BYTES, hop_transport, ring_bytes
+from scabench.model.transport import hop_transport, ring_bytes, ring_overhead_bytes
 
 if TYPE_CHECKING:
     from scabench.model.spec import Spec
@@ -65,7 +65,7 @@ def _parts(spec):
         add(("host", i), HOSTS, HOST_BASE_BYTES)
     for c in spec.connections:
         if hop_transport(spec, c) == "shm":  # the ring is shared; counted once, with the receiver
-            add(spec.process_of(c.provides[0]), RINGS, ring_bytes(spec) + RING_CONTROL_BYTES)
+            add(spec.process_of(c.provides[0]), RINGS, ring_bytes(spec) + ring_overhead_bytes())
     return parts
 
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from scabench.errors import ScabenchError, SpecError
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import component_kinds, shm_ring
 from scabench.model.pipeline import packet_bytes
 
 if TYPE_CHECKING:
@@ -40,8 +40,6 @@ HOP_TRANSPORTS = ("shm", "unix", "tcp", "collocated")
 # (a uses port's shm_bytes in `scabench-host --describe`).
 RING_PACKETS = 4
 RING_ROUND = 64 << 10
-# What a ring takes besides its data: the control block and 1024 slots of 64 bytes.
-RING_CONTROL_BYTES = 68 << 10
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +52,12 @@ def ring_declaration() -> dict[str, Any]:
                 return entry
     raise ScabenchError("scabench-host --describe declares no uses port's shm_bytes: the shared-memory "
                         "ring's size cannot be chosen")
+
+
+def ring_overhead_bytes() -> int:
+    """What a ring maps besides its data area (its control block and slots),
+    as the runtime publishes it: a ring takes ring_bytes + this."""
+    return int(shm_ring()["overhead_bytes"])
 
 
 def check_transport_name(path: Any, where: str, transport: str) -> None:
