@@ -139,12 +139,10 @@ POINT_COLOUR = "#1f4e9c"
 
 def plot(doc, out):
     """The sweep's plot (sweep_figure) as OUT/sweep.png; returns its path."""
-    import matplotlib.pyplot as plt
     fig = sweep_figure(doc)
     path = Path(out) / PLOT
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path)
-    return path
+    return save_figure(fig, path)
 
 
 def sweep_figure(doc):
