@@ -46,7 +46,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from scabench.model.spec import parse_spec  # noqa: E402
+from scabench.model.spec import SCHEDULERS  # noqa: E402
+from scabench.model.spec_toml import parse_spec  # noqa: E402
 from scabench.paths import bin_dir  # noqa: E402
 from scabench.run import runner  # noqa: E402
 from scabench.run.watchdog import progress  # noqa: E402
@@ -76,7 +77,7 @@ def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, 
     spec = parse_spec(doc, Path("hop-cost.toml"))
     if policy_items:
         from scabench.model.checks import parse_overrides
-        spec.with_policy(parse_overrides(policy_items))
+        spec = spec.with_policy(parse_overrides(policy_items, "--policy"), where="--policy")
     return spec
 
 
@@ -334,23 +335,22 @@ def run_whole_spec(args, extra):
     loss, and per host and packet its rusage CPU and context switches. The
     hosts' ORB options (--orb) are already in the runner's assembly."""
     from scabench.model.checks import check_network, parse_overrides, parse_property_overrides
-    from scabench.model.spec import load_spec
+    from scabench.model.load import load_spec
+    from scabench.model.overrides import Overrides, apply_overrides
     runs = []
     for i in range(args.repeats):
         spec = load_spec(Path(args.spec))
         if args.transport:  # --transport shm: the spec's own hops over shared memory
             spec.transport = args.transport
             check_network(spec)
-        if args.scheduler != "normal":
-            spec.with_scheduler(args.scheduler)
-        if args.spec_packets:
-            spec.with_packets(args.spec_packets)
-        if args.cores not in ("spec", "all"):
-            spec.with_cores([int(c) for c in args.cores.split(",")])
-        if args.policy:
-            spec.with_policy(parse_overrides(args.policy))
-        for name, properties in parse_property_overrides(args.set).items():
-            spec.with_properties(name, properties)
+        overrides = Overrides(packets=args.spec_packets or None,
+                              cores=[int(c) for c in args.cores.split(",")] if args.cores not in ("spec", "all")
+                              else None,
+                              policy=parse_overrides(args.policy, "--policy") if args.policy else {},
+                              properties=parse_property_overrides(args.set, "--set"),
+                              scheduler=args.scheduler if args.scheduler != "normal" else None)
+        spec = apply_overrides(spec, overrides, {"packets": "--spec-packets", "policy": "--policy",
+                                                 "properties": "--set", "scheduler": "--scheduler"})
         result = runner.run_spec(spec)
         packets = max(s.received or 0 for s in result.stages)
         hosts = {}
@@ -402,7 +402,7 @@ def main():
     ap.add_argument("--call", default="twoway,oneway")
     ap.add_argument("--sync", default="transport", help="for oneway calls")
     ap.add_argument("--dispatch", default="pool")
-    ap.add_argument("--scheduler", default="normal", choices=("normal", "batch"),
+    ap.add_argument("--scheduler", default="normal", choices=SCHEDULERS,
                     help="the hosts' scheduling class (batch: a thread that wakes does not preempt)")
     ap.add_argument("--transport", default=None,
                     help="tcp, unix, shm, collocated, or several (default tcp,unix; with --spec, the spec's own)")

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.model.checks import parse_cores
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
+from scabench.model.overrides import Overrides, apply_overrides
 from scabench.run.runner import run_spec
 
 OPEN = Path(__file__).resolve().parents[1] / "experiments" / "open"
@@ -31,7 +32,9 @@ STAGES = ("stage1", "stage2", "stage3", "sink")
 
 
 def once(path, packets, samples, cores):
-    spec = load_spec(path).with_packets(packets).with_properties("producer", {"samples": samples}).with_cores(cores)
+    spec = apply_overrides(load_spec(path), Overrides(packets=packets, cores=cores,
+                                                      properties={"producer": {"samples": samples}}),
+                           {"packets": "--packets", "properties": "--samples"})
     result = run_spec(spec)
     stages = {s.name: s for s in result.stages}
     assert all(stages[n].received == packets for n in STAGES), f"{path.name}: packets lost"
@@ -51,7 +54,7 @@ def main():
     parser.add_argument("--cores", default="all")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    cores = parse_cores(args.cores)
+    cores = parse_cores(args.cores, "--cores")
     guard = Guard(GuardSettings(quiet_below_pct=10.0, quiet_wait_s=60.0, redo_above_pct=10.0, max_redos=2),
                   cores=cores, log=lambda m: print(m, file=sys.stderr))
     runs = {}

@@ -248,7 +248,7 @@ int wake(const std::map<std::string, long long>& o) {
 
 }  // namespace
 
-const char* const USAGE =
+const scabench::Usage kUsage{"scabench-calibrate",
     "usage: scabench-calibrate fir --filters K --taps N --samples B\n"
     "       scabench-calibrate sink --samples B\n"
     "       scabench-calibrate convert --samples B\n"
@@ -257,17 +257,11 @@ const char* const USAGE =
     "       scabench-calibrate wake [--core C] [--rate R] [--wakes N]\n"
     "In-process costs for the granularity models, one JSON object each: a FIR cascade per packet, the checksum\n"
     "sink, float array <-> FloatSequence, a context switch, memory bandwidth; and the CPU a process pays to be\n"
-    "woken R times a second (the floor of a hop between processes).\n";
+    "woken R times a second (the floor of a hop between processes).\n"};
 
 int main(int argc, char** argv) {
-  if (scabench::askedForHelp(argc, argv)) {
-    std::cout << USAGE;
-    return 0;
-  }
-  if (argc < 2) {
-    std::cerr << "scabench-calibrate: which measurement?\n" << USAGE;
-    return 2;
-  }
+  if (kUsage.answersHelp(argc, argv)) return 0;
+  if (argc < 2) return kUsage.refuse("which measurement?");
   const std::string what = argv[1];
   const auto o = options(argc, argv, 2);
   if (what == "fir") return fir(o);
@@ -276,6 +270,5 @@ int main(int argc, char** argv) {
   if (what == "ctxsw") return ctxsw(o);
   if (what == "membw") return membw(o);
   if (what == "wake") return wake(o);
-  std::cerr << "scabench-calibrate: unknown measurement " << what << "\n" << USAGE;
-  return 2;
+  return kUsage.refuse("unknown measurement " + what);
 }

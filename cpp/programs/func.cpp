@@ -28,17 +28,14 @@
 #include "scabench/dsp/fir.hpp"
 
 namespace {
-const char* const USAGE =
+const scabench::Usage kUsage{"scabench-func",
     "usage: scabench-func --filters K --taps N --samples B --period-us P --packets COUNT [--dither-us D]\n"
     "The synthetic load without middleware: every P us a packet of B floats through K FIR filters of N taps,\n"
-    "summed as the checksum sink does. Prints \"started PID\", then one JSON line.\n";
+    "summed as the checksum sink does. Prints \"started PID\", then one JSON line.\n"};
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (scabench::askedForHelp(argc, argv)) {
-    std::cout << USAGE;
-    return 0;
-  }
+  if (kUsage.answersHelp(argc, argv)) return 0;
   long long filters = 9, taps = 10, samples = 2000, periodUs = 25000, packets = 100, ditherUs = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
@@ -50,13 +47,11 @@ int main(int argc, char** argv) {
     else if (arg == "--packets") packets = v;
     else if (arg == "--dither-us") ditherUs = v;
     else {
-      std::cerr << "scabench-func: unknown argument " << arg << "\n" << USAGE;
-      return 2;
+      return kUsage.refuse("unknown argument " + arg);
     }
   }
   if (argc % 2 == 0 || filters < 0 || taps < 1 || samples < 1 || periodUs < 0 || packets < 0 || ditherUs < 0) {
-    std::cerr << "scabench-func: every option takes a value, counts >= 0 (taps and samples >= 1)\n" << USAGE;
-    return 2;
+    return kUsage.refuse("every option takes a value, counts >= 0 (taps and samples >= 1)");
   }
   std::vector<float> source(static_cast<std::size_t>(samples)), output(static_cast<std::size_t>(samples));
   for (std::size_t i = 0; i < source.size(); ++i) source[i] = scabench::sourceSample(i);

@@ -56,6 +56,7 @@
 #include "scabench/runtime/message_limit.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/registry.hpp"
+#include "scabench/runtime/shm_ring.hpp"
 
 namespace {
 
@@ -178,6 +179,9 @@ int describe(CORBA::ORB_ptr orb) {
   nlohmann::ordered_json out;
   out["kinds"] = nlohmann::ordered_json::parse(kinds.dump());
   out["policy"] = scabench::policy::describe();
+  // A shared-memory ring's memory besides its data area (the data area's
+  // bounds are every uses port's shm_bytes, above).
+  out["shm_ring"] = {{"overhead_bytes", scabench::shm::overheadBytes()}};
   std::cout << out.dump(2) << "\n";
   return 0;
 }
@@ -195,7 +199,7 @@ void writeReference(const std::string& path, const char* ior) {
   if (!ok) throw std::runtime_error("cannot write " + path);
 }
 
-const char* const USAGE =
+const scabench::Usage kUsage{"scabench-host",
     "usage: scabench-host [--library PATH ...] --describe\n"
     "       scabench-host [--library PATH ...] --host NAME --status-fd FD --record-dir DIR "
     "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
@@ -208,12 +212,7 @@ const char* const USAGE =
     "SCA execute protocol, one component bound under NAME in the naming context IOR; the fourth, several\n"
     "components in one process, each bound under its NAME. The execute forms write the packet records in\n"
     "RECORD_DIR (default: the working directory) and their events on stdout. --library loads a\n"
-    "component library (a plugin) whose kinds then join the built-in ones.\n";
-
-int usage(const std::string& why) {
-  std::cerr << "scabench-host: " << why << "\n" << USAGE;
-  return 2;
-}
+    "component library (a plugin) whose kinds then join the built-in ones.\n"};
 
 // Takes every `--library PATH` out of the arguments (any form may have
 // them) and returns the paths; sets `missing` if one lacks its path.
@@ -282,7 +281,7 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
   ExecParameters p;
   for (int i = 1; i < argc; i += 2) {
     const std::string key = argv[i];
-    if (i + 1 >= argc) return usage("exec parameter " + key + " has no value");
+    if (i + 1 >= argc) return kUsage.refuse("exec parameter " + key + " has no value");
     const std::string value = argv[i + 1];
     if (key == "NAMING_CONTEXT_IOR") p.namingContextIor = value;
     else if (key == "COMPONENT_IDENTIFIER") p.identifier = value;
@@ -294,20 +293,20 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
       const auto a = value.find(':');
       const auto b = a == std::string::npos ? a : value.find(':', a + 1);
       if (a == std::string::npos || a == 0 || a + 1 == value.size())
-        return usage("COMPONENT " + value + ": use NAME:KIND or NAME:KIND:SAMPLE_TYPE");
+        return kUsage.refuse("COMPONENT " + value + ": use NAME:KIND or NAME:KIND:SAMPLE_TYPE");
       p.components.push_back({value.substr(0, a), value.substr(a + 1, b == std::string::npos ? b : b - a - 1),
                               b == std::string::npos ? "" : value.substr(b + 1)});
     }
     // Other exec parameters (PROFILE_NAME, DOM_PATH, ...) are for launchers
     // that need them; this host does not.
   }
-  if (p.namingContextIor.empty()) return usage("NAMING_CONTEXT_IOR is required");
+  if (p.namingContextIor.empty()) return kUsage.refuse("NAMING_CONTEXT_IOR is required");
   if (p.components.empty()) {
     if (p.nameBinding.empty() || p.kind.empty())
-      return usage("NAME_BINDING and KIND, or COMPONENT NAME:KIND, are required");
+      return kUsage.refuse("NAME_BINDING and KIND, or COMPONENT NAME:KIND, are required");
     p.components.push_back({p.nameBinding, p.kind, p.sampleType});
   } else if (!p.nameBinding.empty() || !p.kind.empty()) {
-    return usage("COMPONENT names each component of the host: leave NAME_BINDING and KIND out");
+    return kUsage.refuse("COMPONENT names each component of the host: leave NAME_BINDING and KIND out");
   }
   for (auto& c : p.components)
     if (c.sampleType.empty()) c.sampleType = p.sampleType;
@@ -316,9 +315,9 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
     CORBA::Object_var obj = orb->string_to_object(p.namingContextIor.c_str());
     context = CosNaming::NamingContext::_narrow(obj);
   } catch (const CORBA::Exception& ex) {
-    return usage(std::string("NAMING_CONTEXT_IOR is not a naming context: ") + ex._name());
+    return kUsage.refuse(std::string("NAMING_CONTEXT_IOR is not a naming context: ") + ex._name());
   }
-  if (CORBA::is_nil(context)) return usage("NAMING_CONTEXT_IOR is not a naming context");
+  if (CORBA::is_nil(context)) return kUsage.refuse("NAMING_CONTEXT_IOR is not a naming context");
   CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
   PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
   // Events on stdout: a launcher that did not fork this process reads them
@@ -344,7 +343,7 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
       c = scabench::createComponent(spec.kind, spec.sampleType,
                                     {spec.name, p.recordDir, &host, componentIdentifier(p, spec.name)});
     } catch (const std::exception& ex) {
-      return usage("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType + ": " +
+      return kUsage.refuse("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType + ": " +
                    ex.what());
     }
     PortableServer::ObjectId_var id = root->activate_object(c);
@@ -374,10 +373,7 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (scabench::askedForHelp(argc, argv)) {
-    std::cout << USAGE;
-    return 0;
-  }
+  if (kUsage.answersHelp(argc, argv)) return 0;
   // A unix-socket endpoint is owner-only (omniORB's default is 0777): anyone
   // who can connect can send to the ports and call configure or
   // releaseObject (docs/trust-model.md). First, so that an explicit option
@@ -394,13 +390,13 @@ int main(int argc, char** argv) {
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv, "omniORB4", options);  // removes the -ORB options
   bool libraryWithoutPath = false;
   const std::vector<std::string> libraries = takeLibraries(argc, argv, libraryWithoutPath);
-  if (libraryWithoutPath) return usage("--library needs the path of a component library");
+  if (libraryWithoutPath) return kUsage.refuse("--library needs the path of a component library");
   if (argc == 2 && std::string(argv[1]) == "--describe") {
-    if (const std::string why = loadLibraries(libraries); !why.empty()) return usage(why);
+    if (const std::string why = loadLibraries(libraries); !why.empty()) return kUsage.refuse(why);
     return describe(orb);
   }
   if (isExecForm(argc, argv)) {
-    if (const std::string why = loadLibraries(libraries); !why.empty()) return usage(why);
+    if (const std::string why = loadLibraries(libraries); !why.empty()) return kUsage.refuse(why);
     return runExec(orb, argc, argv);
   }
   std::string hostName, recordDir;
@@ -408,7 +404,7 @@ int main(int argc, char** argv) {
   std::vector<ComponentSpec> specs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (i + 1 >= argc) return usage("missing value after " + arg);
+    if (i + 1 >= argc) return kUsage.refuse("missing value after " + arg);
     const std::string value = argv[++i];
     if (arg == "--host") {
       hostName = value;
@@ -418,13 +414,13 @@ int main(int argc, char** argv) {
       recordDir = value;
     } else if (arg == "--component") {
       const auto a = value.find(':'), b = value.find(':', a + 1);
-      if (a == std::string::npos || b == std::string::npos) return usage("bad --component " + value);
+      if (a == std::string::npos || b == std::string::npos) return kUsage.refuse("bad --component " + value);
       specs.push_back({value.substr(0, a), value.substr(a + 1, b - a - 1), value.substr(b + 1)});
     } else {
-      return usage("unknown argument " + arg);
+      return kUsage.refuse("unknown argument " + arg);
     }
   }
-  if (hostName.empty() || statusFd < 0 || recordDir.empty() || specs.empty()) return usage("missing arguments");
+  if (hostName.empty() || statusFd < 0 || recordDir.empty() || specs.empty()) return kUsage.refuse("missing arguments");
 
   CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
   PortableServer::POA_var root = PortableServer::POA::_narrow(obj);

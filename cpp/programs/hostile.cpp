@@ -96,24 +96,16 @@ int attack(CORBA::Object_ptr portObj, std::size_t samples, const std::vector<std
   return 0;
 }
 
-const char* const USAGE =
+const scabench::Usage kUsage{"scabench-hostile",
     "usage: scabench-hostile --ior FILE --port NAME --sample-type octet|short|float|double --samples N ATTACK...\n"
     "       [-ORBoption value ...]\n"
     "A hostile peer of a component's provides port NAME (its reference in FILE), for the tests. ATTACK:\n"
-    "far-future, near-wrap, spoof-eos, flood:K, wrong-length, oversize:K, stranger, attach.\n";
-
-int usage(const std::string& why) {
-  std::cerr << "scabench-hostile: " << why << "\n" << USAGE;
-  return 2;
-}
+    "far-future, near-wrap, spoof-eos, flood:K, wrong-length, oversize:K, stranger, attach.\n"};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (scabench::askedForHelp(argc, argv)) {
-    std::cout << USAGE;
-    return 0;
-  }
+  if (kUsage.answersHelp(argc, argv)) return 0;
   CORBA::ORB_var orb = CORBA::ORB_init(argc, argv);
   std::string iorFile, portName, type;
   std::size_t samples = 0;
@@ -127,10 +119,10 @@ int main(int argc, char** argv) {
     else if (arg == "--samples") samples = std::stoul(value());
     else attacks.push_back(arg);
   }
-  if (iorFile.empty() || portName.empty() || type.empty() || attacks.empty()) return usage("missing arguments");
+  if (iorFile.empty() || portName.empty() || type.empty() || attacks.empty()) return kUsage.refuse("missing arguments");
   std::ifstream in(iorFile);
   std::string ior;
-  if (!std::getline(in, ior) || ior.empty()) return usage("cannot read a reference from " + iorFile);
+  if (!std::getline(in, ior) || ior.empty()) return kUsage.refuse("cannot read a reference from " + iorFile);
   try {
     CORBA::Object_var obj = orb->string_to_object(ior.c_str());
     CF::Resource_var component = CF::Resource::_narrow(obj);
@@ -140,7 +132,7 @@ int main(int argc, char** argv) {
     else if (type == "short") rc = attack<CORBA::Short>(port, samples, attacks);
     else if (type == "float") rc = attack<CORBA::Float>(port, samples, attacks);
     else if (type == "double") rc = attack<CORBA::Double>(port, samples, attacks);
-    else rc = usage("unknown sample type " + type);
+    else rc = kUsage.refuse("unknown sample type " + type);
     orb->destroy();
     return rc;
   } catch (const CORBA::Exception& ex) {

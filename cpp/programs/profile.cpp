@@ -96,17 +96,12 @@ class EmptyTarget : public POA_scabench::profile::Target {
   CORBA::ORB_var orb_;
 };
 
-const char* const USAGE =
+const scabench::Usage kUsage{"scabench-profile",
     "usage: scabench-profile serve --endpoint ENDPOINT\n"
     "       scabench-profile drive (--ior REF | --collocated)\n"
     "       scabench-profile first (--ior REF | --collocated) [--follow N]\n"
     "What omniORB costs per call and per byte: serve the empty target, time calls on it (drive: one command\n"
-    "a line on stdin, \"tsc\", \"time CASE ELEMENTS CALLS\" or \"quit\"), or time a reference's first call.\n";
-
-[[noreturn]] void usage(const std::string& message) {
-  std::fprintf(stderr, "scabench-profile: %s\n%s", message.c_str(), USAGE);
-  std::exit(2);
-}
+    "a line on stdin, \"tsc\", \"time CASE ELEMENTS CALLS\" or \"quit\"), or time a reference's first call.\n"};
 
 struct Options {
   std::string mode, endpoint, ior;
@@ -115,19 +110,16 @@ struct Options {
 };
 
 Options parseOptions(int argc, char** argv) {
-  if (scabench::askedForHelp(argc, argv)) {
-    std::fputs(USAGE, stdout);
-    std::exit(0);
-  }
-  if (argc < 2) usage("missing mode (serve, drive or first)");
+  if (kUsage.answersHelp(argc, argv)) std::exit(0);
+  if (argc < 2) kUsage.exitRefusing("missing mode (serve, drive or first)");
   Options o;
   o.mode = argv[1];
   if (o.mode != "serve" && o.mode != "drive" && o.mode != "first")
-    usage("unknown mode '" + o.mode + "' (valid: serve, drive, first)");
+    kUsage.exitRefusing("unknown mode '" + o.mode + "' (valid: serve, drive, first)");
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(a + " needs a value");
+      if (i + 1 >= argc) kUsage.exitRefusing(a + " needs a value");
       return argv[++i];
     };
     if (a == "--endpoint") o.endpoint = value();
@@ -138,14 +130,14 @@ Options parseOptions(int argc, char** argv) {
       try {
         o.follow = std::stoi(v);
       } catch (const std::exception&) {
-        usage("--follow: '" + v + "' is not a whole number");
+        kUsage.exitRefusing("--follow: '" + v + "' is not a whole number");
       }
-      if (o.follow < 1) usage("--follow: must be at least 1");
-    } else usage("unknown option '" + a + "'");
+      if (o.follow < 1) kUsage.exitRefusing("--follow: must be at least 1");
+    } else kUsage.exitRefusing("unknown option '" + a + "'");
   }
-  if (o.mode == "serve" && o.endpoint.empty()) usage("serve needs --endpoint");
+  if (o.mode == "serve" && o.endpoint.empty()) kUsage.exitRefusing("serve needs --endpoint");
   if (o.mode != "serve" && o.ior.empty() == !o.collocated)
-    usage(o.mode + " needs exactly one of --ior REF and --collocated");
+    kUsage.exitRefusing(o.mode + " needs exactly one of --ior REF and --collocated");
   return o;
 }
 

@@ -27,16 +27,11 @@
 namespace s4285 = scabench::s4285;
 
 namespace {
-const char* const USAGE =
+const scabench::Usage kUsage{"scabench-s4285",
     "usage: scabench-s4285 [--mode NAME] [--packets N] [--symbol_rate R] [--seed S] [--dither_us D]"
     " [--audio_file PATH]\n"
     "The STANAG 4285 transmitter without middleware (defaults: 2400L, 100 frames, 2400 symbols/s, seed 4285);\n"
-    "prints one JSON line: frames, audio samples and digest, CPU, context switches and wall time.\n";
-
-[[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "scabench-s4285: " << problem << "\n" << USAGE;
-  std::exit(2);
-}
+    "prints one JSON line: frames, audio samples and digest, CPU, context switches and wall time.\n"};
 
 double number(const std::string& key, const std::string& text) {
   try {
@@ -45,36 +40,33 @@ double number(const std::string& key, const std::string& text) {
     if (used == text.size() && v >= 0) return v;
   } catch (const std::exception&) {
   }
-  usage("--" + key + " must be a number >= 0, not '" + text + "'");
+  kUsage.exitRefusing("--" + key + " must be a number >= 0, not '" + text + "'");
 }
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (scabench::askedForHelp(argc, argv)) {
-    std::cout << USAGE;
-    return 0;
-  }
+  if (kUsage.answersHelp(argc, argv)) return 0;
   std::map<std::string, std::string> opt = {
       {"mode", "2400L"}, {"packets", "100"}, {"symbol_rate", "2400"}, {"seed", "4285"}, {"dither_us", "0"},
       {"audio_file", ""}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) usage("unexpected argument '" + arg + "'");
+    if (arg.rfind("--", 0) != 0) kUsage.exitRefusing("unexpected argument '" + arg + "'");
     std::string key = arg.substr(2), value;
     if (const auto eq = key.find('='); eq != std::string::npos) {
       value = key.substr(eq + 1), key = key.substr(0, eq);
     } else {
-      if (i + 1 >= argc) usage("--" + key + " needs a value");
+      if (i + 1 >= argc) kUsage.exitRefusing("--" + key + " needs a value");
       value = argv[++i];
     }
-    if (!opt.count(key)) usage("unknown option --" + key + " (valid: --mode --packets --symbol_rate --seed --dither_us --audio_file)");
+    if (!opt.count(key)) kUsage.exitRefusing("unknown option --" + key + " (valid: --mode --packets --symbol_rate --seed --dither_us --audio_file)");
     opt[key] = value;
   }
   s4285::Mode mode;
   try {
     mode = s4285::parseMode(opt["mode"]);
   } catch (const std::exception& ex) {
-    usage(std::string("--mode: ") + ex.what());
+    kUsage.exitRefusing(std::string("--mode: ") + ex.what());
   }
   const auto frames = int64_t(number("packets", opt["packets"]));
   const double rate = number("symbol_rate", opt["symbol_rate"]);

@@ -4,7 +4,7 @@ under the measurement guard; swept; its results read typed or as rows.
 
 A Waveform is the tables of a TOML spec and nothing more. The builder's
 calls write those tables, `load` reads them from a file, and every check,
-run and sweep hands them to the one loader (model/spec.py, parse_spec), so a
+run and sweep hands them to the one loader (model/spec_toml.py, parse_spec), so a
 waveform written in Python, TOML or SAD XML is judged and runs alike, with
 the command line's one-line errors. Where a spec's file would be named, a
 waveform built (or changed) in code is `<waveform NAME>`.
@@ -29,8 +29,10 @@ from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, kind_declaration, kin
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
 from scabench.model.sad.load import is_sad, waveform_stem
-from scabench.model.spec import CODE_SOURCE, FILE_PROPERTIES, code_source, find_spec, load_spec, parse_spec, read_toml
 from scabench.files import check_writable
+from scabench.model.load import find_spec, load_spec
+from scabench.model.spec import CODE_SOURCE, FILE_PROPERTIES, code_source
+from scabench.model.spec_toml import parse_spec, read_toml
 from scabench.report.results_file import read_json, write_json
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
@@ -325,7 +327,7 @@ class Waveform:
         what is valid. `packets`: what every packet source sends (--packets)."""
         spec = parse_spec(self._resolved(), self._where())
         if packets is not None:
-            spec.with_packets(packets, where="packets")
+            spec = spec.with_packets(packets, where="packets")
         return spec
 
     def validate(self, packets=None):

@@ -20,11 +20,14 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import MAX_RUNS, guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
+from scabench.model.load import find_spec, load_spec
+from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
-from scabench.model.spec import find_spec, load_spec
 from scabench.model.sad.export import export_sad
 from scabench.files import check_writable
+from scabench.model.spec import SCHEDULERS
+from scabench.model.transport import TRANSPORTS
 from scabench.report.results_file import read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.runner import run_spec
@@ -171,6 +174,12 @@ def write_study_outputs(results, json_path, csv_path, csv_table):
     return lines
 
 
+# What a refusal of each of the run command's overrides names: its flag.
+RUN_FLAGS = {"packets": "--packets", "cores": "--cores", "policy": "--policy", "properties": "--set",
+             "collocated": "--collocated", "pin": "--pin", "scheduler": "--scheduler", "transport": "--transport",
+             "network": "--link-delay"}
+
+
 def load_named_spec(name):
     return load_spec(find_spec(name))
 
@@ -185,9 +194,9 @@ def load_named_spec(name):
               help="Override a component property, e.g. producer.period_us=7500 (repeatable).")
 @click.option("--collocated", is_flag=True, help="Place every component in one process (direct calls).")
 @click.option("--pin", is_flag=True, help="Pin each process to one core, in turn.")
-@click.option("--scheduler", type=click.Choice(["normal", "batch"]),
+@click.option("--scheduler", type=click.Choice(SCHEDULERS),
               help="How Linux schedules the hosts: normal, or batch (SCHED_BATCH: no preemption on wake-up).")
-@click.option("--transport", type=click.Choice(["tcp", "unix", "shm"]),
+@click.option("--transport", type=click.Choice(TRANSPORTS),
               help="What carries the hops between processes: tcp, unix sockets, or shm (samples in shared "
                    "memory, CORBA for control); overrides the spec.")
 @click.option("--link-delay", type=click.IntRange(min=0, max=10000), metavar="MS",
@@ -225,25 +234,13 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         if warmup and not runs:
             raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
         spec = load_named_spec(spec_file)
-        if packets:
-            spec.with_packets(packets)
-        if cores is not None:
-            spec.with_cores(parse_cores(cores))
-        if policy_items:
-            spec.with_policy(parse_overrides(policy_items))
-        for name, properties in parse_property_overrides(set_items).items():
-            spec.with_properties(name, properties)
-        if collocated:
-            spec.collocate()
-        if pin:
-            spec.with_pin(True)
-        if scheduler:
-            spec.with_scheduler(scheduler)
-        if transport:
-            spec.with_transport(transport)
         link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
-        if link:
-            spec.with_network(link)
+        overrides = Overrides(packets=packets or None, cores=parse_cores(cores, "--cores") if cores is not None else None,
+                              policy=parse_overrides(policy_items, "--policy") if policy_items else {},
+                              properties=parse_property_overrides(set_items, "--set"), collocated=collocated,
+                              pin=True if pin else None, scheduler=scheduler or None, transport=transport or None,
+                              network=link or None)
+        spec = apply_overrides(spec, overrides, RUN_FLAGS)
         try:
             if runs:
                 result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
@@ -608,7 +605,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
     with exit_codes(interrupted_json=json_path or Path(out_dir) / "granularity.json"):
         check_outputs(json_path or Path(out_dir) / "granularity.json", csv_path, out_dir)
         if cores is not None:
-            plan = replace(plan, cores=parse_cores(cores))
+            plan = replace(plan, cores=parse_cores(cores, "--cores"))
         plan = replace(plan, call=call)
         if only:
             plan = replace(plan, parts=(only,))
@@ -698,7 +695,7 @@ def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
         doc = rerender(out_dir) if from_results else run_peers(
-            out_dir, parse_cores(cores), quick=quick, runs=runs, packets=packets,
+            out_dir, parse_cores(cores, "--cores"), quick=quick, runs=runs, packets=packets,
             only=[i.strip() for i in only.split(",")] if only is not None else None,
             quiet_wait_s=quiet_wait_s, max_redos=max_redos, log=lambda m: click.echo(m, err=True))
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: peers_csv(doc))

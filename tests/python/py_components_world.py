@@ -4,7 +4,6 @@ processes started with the SCA execute parameters. Every process started
 here is ended by its PID."""
 import os
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -32,12 +31,6 @@ def stage_command():
     interpreter's environment was installed from another checkout."""
     script = Path(sys.executable).parent / "scabench-py-stage"
     return [str(script)] if script.exists() else [sys.executable, "-m", "scabench.components.stage"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def end_process(proc, grace_s=5.0):

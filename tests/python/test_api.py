@@ -17,7 +17,7 @@ import pytest
 
 import scabench
 from conftest import REPO, scabench as scabench_cli
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.report.tables import benchmark_csv
 
 EXAMPLES = REPO / "examples" / "python"
@@ -372,7 +372,7 @@ def test_example_exp6(tmp_path):
     result = json.loads(out.read_text())
     assert result["status"] == "ok" and result["producer"]["sent"] == 6
     assert [(s["name"], s["received"]) for s in result["stages"]] == [("stage1", 6), ("stage2", 6), ("stage3", 6)]
-    assert same(result["spec"], load_spec(TOML_EXP6).with_packets(6).describe())
+    assert same(result["spec"], load_spec(TOML_EXP6).with_packets(6, where="--packets").describe())
     toml = run_example("exp6", "--toml")
     assert toml.returncode == 0
     assert scabench.Waveform.from_dict(tomllib.loads(toml.stdout)) == scabench.load("exp6")

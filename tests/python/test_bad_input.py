@@ -15,7 +15,8 @@ from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.checks import parse_overrides, parse_property_overrides
 from scabench.model.resources import check_memory, memory_needed
-from scabench.model.spec import load_spec, parse_spec
+from scabench.model.load import load_spec
+from scabench.model.spec_toml import parse_spec
 
 ONE = '[[component]]\nname = "p"\nkind = "producer"\n'
 STAGE = '[[component]]\nname = "s"\nkind = "stage"\n'
@@ -208,20 +209,20 @@ OVERRIDES = [
 def test_bad_property_override(write_spec, items, where, hint):
     spec = load_spec(write_spec(pipeline_toml(stages=1)))
     with pytest.raises(SpecError) as err:
-        for name, props in parse_property_overrides(items).items():
-            spec.with_properties(name, props)
+        for name, props in parse_property_overrides(items, "--set").items():
+            spec = spec.with_properties(name, props, where="--set")
     assert hint in str(err.value) and where in str(err.value) and "\n" not in str(err.value)
 
 
 def test_override_values_read_as_toml_would():
-    assert parse_overrides(["a=1", "b=-2", "c=1.5", "d=true", "e=x", "f=²", "g=nan"]) == \
+    assert parse_overrides(["a=1", "b=-2", "c=1.5", "d=true", "e=x", "f=²", "g=nan"], "--policy") == \
         {"a": 1, "b": -2, "c": 1.5, "d": True, "e": "x", "f": "²", "g": pytest.approx(math.nan, nan_ok=True)}
 
 
 def test_huge_packets_flag_is_refused(write_spec):
     spec = load_spec(write_spec(pipeline_toml(stages=1)))
     with pytest.raises(SpecError, match="1 to 4,294,967,295"):
-        spec.with_packets(10 ** 30)
+        spec = spec.with_packets(10 ** 30, where="--packets")
 
 
 def test_a_property_in_its_declared_range_is_taken(write_spec):
@@ -229,16 +230,16 @@ def test_a_property_in_its_declared_range_is_taken(write_spec):
     "none" for drop_packet, and as many float samples as fit in a message
     (more than doubles)."""
     spec = load_spec(write_spec(pipeline_toml(stages=1)))
-    spec.with_properties("producer", {"drop_packet": -1})
+    spec = spec.with_properties("producer", {"drop_packet": -1}, where="--set")
     float_spec = load_spec(write_spec(pipeline_toml(stages=1, run='sample_type = "float"')))
-    float_spec.with_properties("producer", {"samples": 16_000_000})
+    float_spec = float_spec.with_properties("producer", {"samples": 16_000_000}, where="--set")
     with pytest.raises(SpecError, match="1 to 8,388,096 with double samples"):
-        spec.with_properties("producer", {"samples": 16_000_000})
+        spec = spec.with_properties("producer", {"samples": 16_000_000}, where="--set")
 
 
 def test_a_run_the_memory_cannot_hold_is_refused(write_spec):
     spec = load_spec(write_spec(pipeline_toml(stages=2, packets=100)))
-    spec.with_properties("producer", {"samples": 1_000_000})  # 8 MB packets
+    spec = spec.with_properties("producer", {"samples": 1_000_000}, where="--set")  # 8 MB packets
     need, largest = memory_needed(spec)
     # 2 connections, each holding up to 100 packets (the ORB's pool bounds it
     # first): 2 x (2 x 100 + 1) x 8 MB, with the records and 3 hosts besides.
@@ -247,7 +248,7 @@ def test_a_run_the_memory_cannot_hold_is_refused(write_spec):
     check_memory(spec, available=10 * need)
     with pytest.raises(SpecError, match="would need about 3.1 GiB of memory.*0.4 GiB available"):
         check_memory(spec, available=400 << 20)
-    spec.with_policy({"dispatch": "serial"})  # one ORB thread per connection: far fewer held
+    spec = spec.with_policy({"dispatch": "serial"}, where="--policy")  # one ORB thread per connection: far fewer held
     assert memory_needed(spec)[0] < need / 10
 
 

@@ -13,7 +13,7 @@ from conftest import REPO, pipeline_toml, scabench
 from scabench import __version__, units, version
 from scabench.cli import main
 from scabench.errors import SpecError
-from scabench.model.spec import find_spec
+from scabench.model.load import find_spec
 from scabench.paths import program
 from scabench.report.results_file import stamped, write_json
 from scabench.run.results import RunResult

@@ -15,8 +15,8 @@ from scabench.run.processes import owner_tag, shm_rings
 from scabench.run.results import RunResult
 from scabench.run.runner import build_assembly, run_spec
 from scabench.model.resources import memory_needed
-from scabench.model.spec import load_spec
-from scabench.model.transport import RING_CONTROL_BYTES, ring_bytes
+from scabench.model.load import load_spec
+from scabench.model.transport import ring_bytes, ring_declaration, ring_overhead_bytes
 
 PACKETS = 20
 
@@ -134,12 +134,17 @@ def test_the_runner_gives_a_ring_to_exactly_the_hops_the_result_says_are_shared_
     # The rings count in the memory a run needs.
     before, _ = memory_needed(spec)
     spec.transport = "unix"
-    assert before - memory_needed(spec)[0] == 2 * (ring_bytes(spec) + RING_CONTROL_BYTES)
+    assert before - memory_needed(spec)[0] == 2 * (ring_bytes(spec) + ring_overhead_bytes())
 
 
 def test_a_ring_holds_four_of_the_largest_packets_and_at_least_a_mebibyte(write_spec):
     small = load_spec(write_spec(pipeline_toml(packets=5, transport="shm")))
     assert ring_bytes(small) == 1 << 20
+    # The runtime's figures, as it publishes them (shm_ring.hpp): its own
+    # size for a ring is the floor, its smallest is far below it.
+    assert (ring_declaration()["min"], ring_declaration()["default"]) == (64 << 10, 1 << 20)
+    # A data area of whole pages: the control block and 1024 slots of 64 bytes, on whole pages.
+    assert ring_overhead_bytes() == 68 << 10
     big = load_spec(write_spec(pipeline_toml(packets=5, transport="shm").replace("samples = 256", "samples = 100000")))
     assert ring_bytes(big) == 4 * 100000 * 8 // (64 << 10) * (64 << 10) + (64 << 10)
 
@@ -315,7 +320,7 @@ def test_batch_scheduler_reaches_every_host_thread(write_spec):
     for policies in seen.values():
         # ORB threads, the worker and the releaser: all of them
         assert len(policies) > 1 and set(policies) == {SCHED_BATCH}
-    spec.with_scheduler("normal")
+    spec = spec.with_scheduler("normal", where="--scheduler")
     seen.clear()
     run_spec(spec, on_start=lambda pids, names: seen.update({p: _policies(p) for p in pids}))
     assert all(SCHED_BATCH not in policies for policies in seen.values())

@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO, pipeline_toml, run_processes
 from scabench.errors import RunError
 from scabench.measure.guard import Guard, GuardSettings
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.run import processes
 from scabench.run.records import HEADER
 from scabench.report.tables import format_run
@@ -173,7 +173,7 @@ def test_a_stage_stopped_and_resumed_is_flagged_as_a_stall(write_spec):
     # stage2 the slowest: its worker queue stays full, so it holds work
     # whenever it is stopped (its own records say when a packet arrived,
     # and a process stopped between packets has none).
-    spec.with_properties("stage1", {"work_us": 1000})
+    spec = spec.with_properties("stage1", {"work_us": 1000}, where="--set")
 
     def pause_stage2(pids, names):
         victim = pids[names.index(next(n for n in names if n.endswith("stage2")))]

@@ -9,7 +9,7 @@ import pytest
 from conftest import scabench
 from scabench.measure.repeat import warnings_of
 from scabench.model.pipeline import below_floor_why, floor_caveat, floor_of, undeclared_work
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.report.tables import format_run
 from scabench.run.results import RunResult, StageResult
 from scabench.run.runner import run_spec

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from conftest import pipeline_toml
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.paths import program
 from scabench.report.tables import format_run
 from scabench.run.runner import run_spec

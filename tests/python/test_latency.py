@@ -6,7 +6,7 @@ import pytest
 
 from conftest import pipeline_toml, scabench
 from scabench.measure.campaign import Spread
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.run import network
 from scabench.report.plots import runs_label, whiskers
 from scabench.units import duration_us
@@ -57,7 +57,7 @@ def test_across_network_hosts_each_link_adds_its_delay(write_spec):
     # dones are read in different namespaces; this holds only because they
     # read one clock (docs/architecture.md, "Recording").
     spec = load_spec(write_spec(pipeline_toml(packets=PACKETS, work_us=1000, policy='call = "oneway"')))
-    spec.with_network({"delay_ms": 5})
+    spec = spec.with_network({"delay_ms": 5}, where="--link-delay")
     result = run_spec(spec)
     for i, stage in enumerate(result.stages):
         assert stage.latency_since_send_us.count == PACKETS

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import REPO, pipeline_toml
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.run import processes
 from scabench.run.runner import run_spec
 

@@ -21,7 +21,7 @@ from scabench.errors import SpecError
 from scabench.studies.link_delay.analysis import model_ms
 from scabench.model.pipeline import floor_of
 from scabench.run.runner import run_spec
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 
 REASON = network.unavailable_reason()
 needs_network = pytest.mark.skipif(REASON is not None, reason=f"network hosts unavailable: {REASON}")
@@ -82,9 +82,9 @@ def test_floor_carries_the_last_packets_link_delay(write_spec):
     # 22 + 3 hops x 20 ms = 82 ms.
     spec = load_spec(write_spec(pipeline_toml(packets=20, run="cores = [0]")))
     assert floor_of(spec) == pytest.approx(60.0)
-    spec.with_network({"delay_ms": 20})
+    spec = spec.with_network({"delay_ms": 20}, where="--link-delay")
     assert floor_of(spec) == pytest.approx(82.0)
-    spec.collocate()  # one process: no link to cross
+    spec = spec.with_collocated(where="--collocated")  # one process: no link to cross
     assert floor_of(spec) == pytest.approx(60.0)
 
 
@@ -122,7 +122,7 @@ def test_missing_emulator_is_said_clearly(monkeypatch, write_spec):
 @needs_network
 def test_two_way_across_hosts_pays_the_round_trip_and_keeps_order(write_spec):
     spec = load_spec(write_spec(pipeline_toml(packets=20, policy='call = "twoway"\nworker = 8')))
-    spec.with_network({"delay_ms": 5})
+    spec = spec.with_network({"delay_ms": 5}, where="--link-delay")
     before = _emulators()
     result = run_spec(spec)
     assert [s.received for s in result.stages] == [20, 20, 20]
@@ -145,7 +145,7 @@ def test_credits_across_hosts_keep_order_and_nothing_is_lost(write_spec):
     reorder_timeout_ms = 200
     flow = "credits(8)"'''
     spec = load_spec(write_spec(pipeline_toml(packets=60, policy=policy)))
-    spec.with_network({"delay_ms": 3, "jitter_ms": 1})
+    spec = spec.with_network({"delay_ms": 3, "jitter_ms": 1}, where="--link-delay")
     result = run_spec(spec)
     for s in result.stages:
         assert s.received == 60 and s.output_reordered_from_previous == 0

@@ -21,7 +21,7 @@ from conftest import REPO, scabench
 from py_components_world import (S, WAIT_S, StageProcess, context, end_process, make_sink, name,  # noqa: F401
                                  naming, orb, props, sink_class)
 from scabench.errors import SpecError
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.paths import program
 from scabench.run import processes
 from scabench.run.records import read_records
@@ -121,7 +121,7 @@ def test_with_shared_memory_the_hops_of_a_python_stage_stay_on_unix_sockets(tmp_
     # run's endpoint (unix), the hops between C++ hosts the ring.
     text = PYLINE.read_text().replace('transport = "tcp"', 'transport = "shm"', 1)
     assert 'transport = "shm"' in text
-    result = run_spec(load_spec(write_spec(text, name="pyline-shm.toml")).with_packets(30))
+    result = run_spec(load_spec(write_spec(text, name="pyline-shm.toml")).with_packets(30, where="--packets"))
     assert result.status == "ok" and all(s.received == 30 for s in result.stages)
     hops = {c["id"]: c["transport"] for c in result.spec["connections"]}
     assert {t for i, t in hops.items() if "stage2" in i} == {"unix"}

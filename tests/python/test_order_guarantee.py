@@ -5,7 +5,7 @@ import pytest
 
 from conftest import REPO, pipeline_toml
 from scabench.model.order import guarantees_order, order_guarantees
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 
 
 def _spec(write_spec, policy="", **more):

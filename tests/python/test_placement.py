@@ -21,7 +21,7 @@ import pytest
 from conftest import REPO, descends_from, pipeline_toml, run_processes, scabench
 from py_components_world import end_process, orb, start_naming  # noqa: F401 (the fixtures)
 from scabench.errors import RunError, SpecError
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.run import network
 from scabench.run.runner import run_spec
 
@@ -110,7 +110,7 @@ def test_the_library_keeps_the_placement_on_nodes(write_spec, tmp_path):
 def test_overrides_that_would_split_a_process_over_nodes_are_refused(write_spec):
     spec = load_spec(write_spec(NODES_SPEC + DOMAIN))
     with pytest.raises(SpecError, match="--collocated.*share a process"):
-        spec.collocate()
+        spec = spec.with_collocated(where="--collocated")
     out = scabench("run", write_spec(NODES_SPEC + DOMAIN), "--link-delay", "2")
     assert out.returncode == 2 and "network hosts" in out.stderr and "Traceback" not in out.stderr
 
@@ -265,7 +265,7 @@ to = "stage2.in"
     # The chain's stage1 -> stage2 is replaced by the [[connection]]: a spec connects a uses port once.
     text = text.replace('chain = ["producer", "stage1", "stage2"]', 'chain = ["producer", "stage1"]')
     spec = load_spec(write_spec(text))
-    spec.with_network({"delay_ms": 3})
+    spec = spec.with_network({"delay_ms": 3}, where="--link-delay")
     result = run_spec(spec)
     assert [s.received for s in result.stages] == [40, 40]
     assert all(s.output_reordered_from_previous == 0 for s in result.stages)
@@ -407,7 +407,7 @@ def _one_way(result):
 @needs_network
 def test_each_nodes_clock_is_related_to_the_launchers_within_half_the_round_trip(write_spec):
     spec = load_spec(write_spec(ONE_WAY))
-    spec.with_network({"delay_ms": DELAY_MS})
+    spec = spec.with_network({"delay_ms": DELAY_MS}, where="--link-delay")
     result = run_spec(spec)
     clocks = {n.name: n.clock for n in result.nodes}
     # The upper limits are generous (a loaded machine answers late), the
@@ -440,7 +440,7 @@ def test_an_asymmetric_link_moves_the_estimate_and_the_bound_still_holds(write_s
         return start_nodes(self, domain, cores)
     monkeypatch.setattr(network.NetworkHosts, "start_nodes", skewed)
     spec = load_spec(write_spec(ONE_WAY))
-    spec.with_network({"delay_ms": DELAY_MS})
+    spec = spec.with_network({"delay_ms": DELAY_MS}, where="--link-delay")
     result = run_spec(spec)
     clocks = {n.name: n.clock for n in result.nodes}
     h1 = clocks["h1"].start

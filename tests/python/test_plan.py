@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from conftest import REPO, pipeline_toml
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.model.transport import ring_bytes
 from scabench.run.plan import PROTOCOL, plan_of
 

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO, scabench
 from scabench.errors import SpecError
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.paths import bin_dir
 
 EXAMPLE = REPO / "examples" / "cpp-component"
@@ -228,7 +228,7 @@ def test_a_plugins_properties_are_checked_like_built_in_ones(write_spec, gain_li
     line = bad(write_spec, gain_spec(gain_library).replace("gain = 2.0", 'gain = 2.0\nrounding = "up"'))
     assert "component[1].rounding: 'up' is not valid; use one of: nearest, zero" in line
     with pytest.raises(SpecError, match=r"--set\.gain\.gain: must be real"):
-        load_spec(write_spec(gain_spec(gain_library))).with_properties("gain", {"gain": "loud"})
+        load_spec(write_spec(gain_spec(gain_library))).with_properties("gain", {"gain": "loud"}, where="--set")
 
 
 def test_two_libraries_with_one_kind(write_spec, gain_library, tmp_path):

@@ -12,9 +12,10 @@ import tomllib
 import pytest
 
 # The fixtures (context, make_sink, naming, orb, start_stage) are imported for pytest to find.
-from py_components_world import (LOOPBACK, WAIT_S, alive, bound, context, end_process, free_port,  # noqa: F401
+from py_components_world import (LOOPBACK, WAIT_S, alive, bound, context, end_process,  # noqa: F401
                                  make_sink, naming, orb, start_stage, stage_command)
 from scabench.paths import REPO_ROOT
+from scabench.run.processes import free_port
 
 
 def test_release_unbinds_the_name_and_exits_0(start_stage):

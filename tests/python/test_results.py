@@ -152,7 +152,7 @@ FAN_IN = ('[[component]]\nname = "p1"\nkind = "producer"\n[[component]]\nname = 
 
 
 def test_a_stage_that_received_fewer_packets_than_were_sent_to_it_is_named(write_spec):
-    from scabench.model.spec import load_spec
+    from scabench.model.load import load_spec
     from scabench.run.runner import missing_packets
     spec = load_spec(write_spec('chain = ["producer", "stage1", "stage2"]\n[[component]]\nname = "producer"\n'
                                 'kind = "producer"\n[[component]]\nname = "stage1"\nkind = "stage"\n'
@@ -174,7 +174,7 @@ def test_a_stage_that_received_fewer_packets_than_were_sent_to_it_is_named(write
 
 
 def test_a_stage_fed_by_several_is_owed_their_sum(write_spec):
-    from scabench.model.spec import load_spec
+    from scabench.model.load import load_spec
     from scabench.run.runner import missing_packets
     spec = load_spec(write_spec(FAN_IN))
     s, k = stage("s"), stage("k")

@@ -16,7 +16,7 @@ from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.sad.descriptor import DTD_DIR
 from scabench.model.sad.export import export_sad
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 from scabench.paths import python_program
 from scabench.run.runner import run_spec
 from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
@@ -55,10 +55,10 @@ def test_a_shipped_sad_is_its_toml_twins_spec(name):
 
 @pytest.mark.parametrize("name", sorted(TWINS))
 def test_a_shipped_sad_runs_over_real_processes(name):
-    spec = load_spec(sad_of(name)).with_packets(6)
+    spec = load_spec(sad_of(name)).with_packets(6, where="--packets")
     if name.startswith("exp"):
-        spec.with_properties("stage1", {"work_us": 1000})  # few packets; the chain's shape is the point
-    twin = load_spec(TWINS[name]).with_packets(6)
+        spec = spec.with_properties("stage1", {"work_us": 1000}, where="--set")  # few packets; the chain's shape is the point
+    twin = load_spec(TWINS[name]).with_packets(6, where="--packets")
     result = run_spec(spec)
     assert result.status == "ok", result
     assert result.producer.sent == 6

@@ -3,7 +3,7 @@ import pytest
 
 from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 
 CASES = [
     ("[run]\ntransport = \"udp\"\n", "run.transport", "tcp, unix"),
@@ -73,7 +73,7 @@ def test_the_watchdog_waits_through_a_stages_jitter(write_spec):
     from scabench.run.runner import hang_limit_s
     spec = load_spec(write_spec(pipeline_toml(stages=1, work_us=1000)))
     steady = hang_limit_s(spec)
-    spec.with_properties("stage1", {"work_jitter_us": 2_000_000})
+    spec = spec.with_properties("stage1", {"work_jitter_us": 2_000_000}, where="--set")
     assert hang_limit_s(spec) >= 20 * 2.001 > steady
 
 
@@ -126,9 +126,10 @@ def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
 def test_overrides_change_the_resolved_spec(write_spec):
     from scabench.model.checks import parse_overrides, parse_property_overrides
     spec = load_spec(write_spec(pipeline_toml(policy='call = "oneway"')))
-    spec.with_policy(parse_overrides(["sync=server", "worker=8"])).collocate()
-    for name, props in parse_property_overrides(["producer.period_us=7500"]).items():
-        spec.with_properties(name, props)
+    spec = spec.with_policy(parse_overrides(["sync=server", "worker=8"], "--policy"), where="--policy")
+    spec = spec.with_collocated(where="--collocated")
+    for name, props in parse_property_overrides(["producer.period_us=7500"], "--set").items():
+        spec = spec.with_properties(name, props, where="--set")
     d = spec.describe()
     assert {(c["sync"], c["worker_depth"], c["placement"]) for c in d["connections"]} == {("server", 8, "collocated")}
     assert d["components"][0]["properties"]["period_us"] == 7500 and len(d["hosts"]) == 1
@@ -166,13 +167,53 @@ def test_a_key_the_runtime_adds_needs_no_restating(write_spec):
 
 
 def test_a_transport_override_that_clashes_names_the_flag_and_leaves_the_spec_as_it_was():
-    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_network({"delay_ms": 1})
+    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_network({"delay_ms": 1}, where="--link-delay")
     with pytest.raises(SpecError, match=r"--transport: network hosts stand for other machines"):
-        spec.with_transport("shm")
+        spec = spec.with_transport("shm", where="--transport")
     assert spec.transport == "tcp"
     with pytest.raises(SpecError, match=r"--transport: 'udp' is not valid; use one of: tcp, unix, shm"):
-        spec.with_transport("udp")
+        spec = spec.with_transport("udp", where="--transport")
     # The flag that made the network hosts is the one named when it comes second.
-    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_transport("shm")
+    spec = load_spec(REPO / "experiments" / "paper" / "exp6.toml").with_transport("shm", where="--transport")
     with pytest.raises(SpecError, match=r"--link-delay: network hosts stand for other machines"):
-        spec.with_network({"delay_ms": 1})
+        spec = spec.with_network({"delay_ms": 1}, where="--link-delay")
+
+
+def test_a_with_change_is_a_copy_and_leaves_the_spec_as_it_was(write_spec):
+    """`with_` reads as a copy: each returns a changed spec and the one it
+    was called on stays as it was loaded (a sweep's points, a campaign's
+    configurations share nothing)."""
+    import json
+    spec = load_spec(write_spec(pipeline_toml(stages=2)))
+    before = json.dumps(spec.describe(), sort_keys=True)
+    copies = [spec.with_packets(7, where="w"), spec.with_cores(spec.cores[:1]), spec.with_pin(True),
+              spec.with_scheduler("batch", where="w"), spec.with_transport("unix", where="w"),
+              spec.with_policy({"call": "oneway"}, where="w"), spec.with_properties("stage1", {"work_us": 7}, where="w"),
+              spec.with_network({"delay_ms": 2}, where="w"), spec.with_collocated(where="w")]
+    assert json.dumps(spec.describe(), sort_keys=True) == before
+    assert copies[0].component("producer").properties["packets"] == 7 and copies[2].pin
+    assert (copies[3].scheduler, copies[4].transport) == ("batch", "unix")
+    assert {c.policy.call for c in copies[5].connections} == {"oneway"}
+    assert copies[6].component("stage1").properties["work_us"] == 7 and copies[7].network.delay_ms == 2
+    assert copies[8].hosts == [["producer", "stage1", "stage2"]]
+
+
+def test_the_model_names_the_callers_where_and_no_flag_of_its_own(write_spec):
+    """The model raises with the `where` its caller gives (a flag, a grid
+    key, a campaign's configuration); it has no command-line names."""
+    import inspect
+
+    from scabench.model.overrides import Overrides, apply_overrides
+    from scabench.model.spec import Spec
+    for name, method in vars(Spec).items():
+        if name.startswith("with_") and "where" in inspect.signature(method).parameters:
+            assert inspect.signature(method).parameters["where"].default is inspect.Parameter.empty, name
+    spec = load_spec(write_spec(pipeline_toml(stages=1)))
+    with pytest.raises(SpecError, match=r"config x: scheduler: 'fifo' is not valid; use one of: normal, batch"):
+        apply_overrides(spec, Overrides(scheduler="fifo"), {"scheduler": "config x: scheduler"})
+    with pytest.raises(SpecError, match=r"--grid run.packets: .*1 to"):
+        apply_overrides(spec, Overrides(packets=0), {"packets": "--grid run.packets"})
+    changed = apply_overrides(spec, Overrides(packets=3, policy={"call": "oneway"}, collocated=True),
+                              {"packets": "p", "policy": "q", "collocated": "r"})
+    assert changed.component("producer").properties["packets"] == 3 and len(changed.hosts) == 1
+    assert {c.policy.call for c in changed.connections} == {"oneway"} and len(spec.hosts) == 2

@@ -17,7 +17,7 @@ import scabench
 from conftest import REPO, scabench as scabench_cli
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
 
 EXAMPLE = REPO / "examples" / "python" / "decimating-fir" / "decimating-fir.toml"
 

@@ -125,6 +125,8 @@ void* mapSegment(int fd, std::size_t bytes) {
 
 }  // namespace
 
+std::size_t overheadBytes(std::size_t dataBytes) { return segmentBytes(dataBytes) - dataBytes; }
+
 std::string ownerTag() {
   if (const char* env = std::getenv("SCABENCH_RUN_OWNER")) {
     const std::string tag = env;

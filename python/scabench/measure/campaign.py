@@ -30,7 +30,11 @@ from scabench.measure import repeat
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
-from scabench.model.spec import load_spec, parse_cores, read_toml
+from scabench.model.checks import parse_cores
+from scabench.model.load import load_spec
+from scabench.model.overrides import Overrides, apply_overrides
+from scabench.model.spec import Spec
+from scabench.model.spec_toml import read_toml
 from scabench.typed import Typed, figure, from_dict, list_of, optional, state
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
@@ -104,21 +108,15 @@ class Config(Typed):
             raise ValueError(f"Config: name {doc['name']!r} is not id@setup ({config.name!r})")
         return config
 
-    def load(self, packets):
-        spec = load_spec(self.spec_file).with_cores(self.cores).with_packets(packets)
-        if self.policy:
-            spec.with_policy(self.policy, where=f"config {self.id}: policy")
-        for name, properties in self.component.items():
-            spec.with_properties(name, properties, where=f"config {self.id}: component")
-        if self.collocated:
-            spec.collocate()
-        if self.pin:
-            spec.with_pin(True)
-        if self.network is not None:
-            spec.with_network(self.network, where=f"config {self.id}: network")
-        if self.scheduler is not None:
-            spec.with_scheduler(self.scheduler, where=f"config {self.id}: scheduler")
-        return spec
+    def load(self, packets: int) -> Spec:
+        """Its spec, with its changes and `packets`, checked (model/overrides.py)."""
+        at = f"config {self.id}"
+        overrides = Overrides(packets=packets, cores=self.cores, policy=self.policy, properties=self.component,
+                              collocated=self.collocated, pin=True if self.pin else None,
+                              scheduler=self.scheduler, network=self.network)
+        where = {"packets": "--packets", "policy": f"{at}: policy", "properties": f"{at}: component",
+                 "collocated": f"{at}: collocated", "network": f"{at}: network", "scheduler": f"{at}: scheduler"}
+        return apply_overrides(load_spec(self.spec_file), overrides, where)
 
 
 @dataclass

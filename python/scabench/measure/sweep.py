@@ -32,6 +32,7 @@ from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, estimate_s, run_benchmark
 from scabench.model.checks import override_value, parse_cores
 from scabench.model.order import guarantees_order
+from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.pipeline import producer_packets, source_period_ms
 from scabench.model.resources import check_memory
 from scabench.version import version_info
@@ -41,8 +42,8 @@ WHERE = "--grid"
 # before the first run and then measured K times for seconds each: a grid
 # beyond this is a slip (two axes of a thousand values), not a plan.
 MAX_POINTS = 10_000
-# The run command's flags, as grid keys (the module docstring).
-RUN_KEYS = ("packets", "cores", "scheduler", "transport", "pin", "collocated", "link_delay_ms", "link_jitter_ms")
+# The run command's flags, as grid keys run.KEY (the module docstring).
+GRID_RUN_KEYS = ("packets", "cores", "scheduler", "transport", "pin", "collocated", "link_delay_ms", "link_jitter_ms")
 
 
 @dataclass(frozen=True)
@@ -109,48 +110,59 @@ def label_of(settings):
     return ", ".join(f"{k}={value_text(v)}" for k, v in settings.items())
 
 
-def apply(spec, settings):
-    """Applies one point's settings to a freshly loaded spec, with the same
-    checks as the run command's overrides; returns the spec."""
-    policy = {}
+def overrides_of(settings: dict, packets: int | None = None) -> tuple[Overrides, dict[str, str]]:
+    """One point's settings (and --packets, which its run.packets overrides)
+    as the run command's overrides, and what a refusal of each names: the
+    grid key it came from."""
+    fields, where = {}, {"packets": "--packets"}
+    policy, properties, network = {}, {}, {}
+    if packets:
+        fields["packets"] = packets
     for key, value in settings.items():
         scope, _, name = key.partition(".")
-        where = f"{WHERE} {key}"
         if scope == "policy":
             policy[name] = value
+            where["policy"] = f"{WHERE} policy"
         elif scope == "run":
-            _apply_run(spec, name, value, where)
+            field_name = _run_field(fields, network, name, value)
+            where.setdefault(field_name, f"{WHERE} {key}")
+            if field_name == "packets":
+                where["packets"] = f"{WHERE} {key}"
         else:
-            spec.with_properties(scope, {name: value}, where=WHERE)
-    if policy:
-        spec.with_policy(policy, where=f"{WHERE} policy")
-    return spec
+            properties.setdefault(scope, {})[name] = value
+            where["properties"] = WHERE
+    return Overrides(**fields, policy=policy, properties=properties, network=network or None), where
 
 
-def _apply_run(spec, name, value, where):
+def apply(spec, settings):
+    """The spec with one point's settings applied, with the same checks as
+    the run command's overrides (model/overrides.py)."""
+    return apply_overrides(spec, *overrides_of(settings))
+
+
+def _run_field(fields, network, name, value):
+    """Puts a run.KEY value where Overrides holds it; the field's name."""
     if name == "packets":
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise SpecError(WHERE, "run.packets", f"{value!r} is not a whole number of packets, at least 1")
-        spec.with_packets(value, where)
+        fields["packets"] = value
     elif name == "cores":
         # On the command line a value's CPUs are joined by "+"; from code, a list.
-        spec.with_cores(parse_cores(value if isinstance(value, list) else str(value).replace("+", ","), WHERE,
-                                    "run.cores"))
-    elif name == "scheduler":
-        spec.with_scheduler(str(value), where)
-    elif name == "transport":
-        spec.with_transport(str(value), where)
+        fields["cores"] = parse_cores(value if isinstance(value, list) else str(value).replace("+", ","), WHERE,
+                                      "run.cores")
+    elif name in ("scheduler", "transport"):
+        fields[name] = str(value)
     elif name in ("pin", "collocated"):
         if not isinstance(value, bool):
             raise SpecError(WHERE, f"run.{name}", f"{value!r} is not valid; use true or false")
-        if name == "pin":
-            spec.with_pin(value)
-        elif value:
-            spec.collocate()
+        fields[name] = value
     elif name in ("link_delay_ms", "link_jitter_ms"):
-        spec.with_network({name.replace("link_", ""): value}, where)
+        network[name.replace("link_", "")] = value
+        return "network"
     else:
-        raise SpecError(WHERE, f"run.{name}", f"not a run key; use one of: {', '.join('run.' + k for k in RUN_KEYS)}")
+        raise SpecError(WHERE, f"run.{name}", f"not a run key; use one of: "
+                        f"{', '.join('run.' + k for k in GRID_RUN_KEYS)}")
+    return name
 
 
 @dataclass
@@ -179,10 +191,7 @@ def plan(load, axes, packets=None):
     SpecError before anything runs."""
     points = []
     for settings in grid_points(axes):
-        spec = load()
-        if packets:
-            spec.with_packets(packets)
-        apply(spec, settings)
+        spec = apply_overrides(load(), *overrides_of(settings, packets))
         check_memory(spec)
         points.append(Point(settings, spec))
     return points

@@ -20,9 +20,14 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scabench.errors import ScabenchError
 from scabench.paths import program
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Component
 
 EXTERNAL = "external"
 
@@ -78,7 +83,7 @@ def _library_describe(library):
     return _describe(str(library), version)
 
 
-def component_kinds(library=None):
+def component_kinds(library: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """{kind: {"sample_types", "provides", "uses", "properties"}}: the
     built-in kinds, and with `library` (a path) that library's kinds too
     (each with "library"). Raises LibraryError for a library the host
@@ -86,7 +91,7 @@ def component_kinds(library=None):
     return (_describe() if library is None else _library_describe(library))["kinds"]
 
 
-def kind_declaration(kind, library=None):
+def kind_declaration(kind: str, library: str | Path | None = None) -> dict[str, Any] | None:
     """A kind's declaration ({"sample_types", "provides", "uses",
     "properties"}): from its library if it comes from one, a Python kind's
     from its class; None for EXTERNAL, which declares nothing."""
@@ -97,9 +102,20 @@ def kind_declaration(kind, library=None):
     return component_kinds(library)[kind]
 
 
-def kind_of(component):
+def kind_of(component: "Component") -> dict[str, Any] | None:
     """The declaration of a spec's component (kind_declaration)."""
     return kind_declaration(component.kind, component.library)
+
+
+def kind_properties(kind: str, library: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """{property: its declaration} of a kind; none for EXTERNAL."""
+    declared = kind_declaration(kind, library)
+    return declared["properties"] if declared is not None else {}
+
+
+def properties_of(component: "Component") -> dict[str, dict[str, Any]]:
+    """{property: its declaration} of a spec's component's kind (kind_properties)."""
+    return kind_properties(component.kind, component.library)
 
 
 @functools.lru_cache(maxsize=None)
@@ -111,13 +127,20 @@ def _python_kind(name):
     return describe(getattr(importlib.import_module(entry.module), entry.cls))
 
 
-def kind_names():
+def kind_names() -> list[str]:
     """Every kind a spec may name without a library."""
     return [*component_kinds(), *PYTHON_KINDS, EXTERNAL]
 
 
 
-def policy_schema():
+def shm_ring() -> dict[str, Any]:
+    """What the runtime publishes of a shared-memory ring besides its data
+    area's bounds (every uses port's shm_bytes): {"overhead_bytes": what a
+    ring maps besides its data area}."""
+    return _describe()["shm_ring"]
+
+
+def policy_schema() -> dict[str, dict[str, Any]]:
     """{key: {"side", "type", "values" | "forms" and "args", "min", "max",
     "default", "description", ...}}: the runtime's policy table."""
     return _describe()["policy"]

@@ -1,16 +1,22 @@
 """The checks behind a spec: each value against what is valid, each error
 one line naming the file (or flag), the key and what would be valid
-(errors.SpecError). The spec loader (scabench.model.spec) and the spec's
-overrides (--policy, --set, --cores, --link-delay) use the same checks, so a
+(errors.SpecError). The spec reader (scabench.model.spec_toml) and the spec's
+overrides (model/overrides.py) use the same checks, so a
 value is judged the same wherever it comes from."""
 import math
 import os
 import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scabench.errors import SpecError
-from scabench.model.catalog import PYTHON_KINDS, kind_declaration, kind_of
+from scabench.model.catalog import PYTHON_KINDS, kind_of, kind_properties
 from scabench.model.link import LinkSettings
-from scabench.model.policy import PolicyValueError, parse_policy
+from scabench.model.policy import Policy, PolicyValueError, parse_policy
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Component, Spec
 
 NETWORK_KEYS = ("delay_ms", "jitter_ms")
 DOMAIN_KEYS = ("naming",)
@@ -26,7 +32,7 @@ INT64_MAX = (1 << 63) - 1
 SAMPLE_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
 
 
-def parse_cores(value, path="--cores", key="cores"):
+def parse_cores(value: Any, path: str | Path, key: str = "cores") -> list[int]:
     """"all", a list of CPU numbers, or "0,1"; every CPU must be usable here."""
     usable = sorted(os.sched_getaffinity(0))
     if value == "all":
@@ -45,7 +51,7 @@ def parse_cores(value, path="--cores", key="cores"):
     return sorted(set(value))
 
 
-def parse_overrides(items, where="--policy"):
+def parse_overrides(items: Iterable[str], where: str) -> dict[str, Any]:
     """["sync=server", "worker=16"] -> {"sync": "server", "worker": 16}:
     the values a TOML table would hold."""
     overrides = {}
@@ -58,7 +64,7 @@ def parse_overrides(items, where="--policy"):
     return overrides
 
 
-def override_value(text):
+def override_value(text: str) -> bool | int | float | str:
     """A value given on the command line, read as TOML would read it: true,
     false, a whole number, a real number, or else the text itself."""
     if text in ("true", "false"):
@@ -70,9 +76,9 @@ def override_value(text):
     return text
 
 
-def parse_property_overrides(items, where="--set"):
+def parse_property_overrides(items: Iterable[str], where: str) -> dict[str, dict[str, Any]]:
     """["producer.period_us=7500"] -> {"producer": {"period_us": 7500}}."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for key, value in parse_overrides(items, where).items():
         name, dot, prop = key.partition(".")
         if not dot or not name or not prop:
@@ -81,14 +87,14 @@ def parse_property_overrides(items, where="--set"):
     return out
 
 
-def table_of(doc, key, path):
+def table_of(doc: dict[str, Any], key: str, path: str | Path) -> dict[str, Any]:
     value = doc.get(key, {})
     if not isinstance(value, dict):
         raise SpecError(path, key, "must be a table")
     return value
 
 
-def policy_of(table, base, path, where):
+def policy_of(table: Any, base: Policy | None, path: str | Path, where: str) -> Policy:
     if not isinstance(table, dict):
         raise SpecError(path, where, "must be a table")
     try:
@@ -97,10 +103,10 @@ def policy_of(table, base, path, where):
         raise SpecError(path, f"{where}.{exc.key}", str(exc)) from None
 
 
-def settable_properties(kind, library=None):
+def settable_properties(kind: str, library: str | Path | None = None) -> list[str]:
     """The properties of a kind a spec sets, in the kind's order. Port policy
     keys ("in.worker") come from [policy]; record_capacity is the runner's."""
-    return [k for k in kind_declaration(kind, library)["properties"] if "." not in k and k != "record_capacity"]
+    return [k for k in kind_properties(kind, library) if "." not in k and k != "record_capacity"]
 
 
 def declared_range(declared: dict, sample_type: str | None = None) -> tuple | None:
@@ -115,7 +121,7 @@ def declared_range(declared: dict, sample_type: str | None = None) -> tuple | No
     return bounds.get("min"), bounds.get("max")
 
 
-def number_text(value) -> str:
+def number_text(value: float) -> str:
     """A number as a person reads it: a whole one with thousands separators
     (4,294,967,295), a boolean as true/false, any other as %g."""
     if isinstance(value, bool):
@@ -125,7 +131,7 @@ def number_text(value) -> str:
     return f"{value:,g}"
 
 
-def range_text(low, high) -> str:
+def range_text(low: float | None, high: float | None) -> str:
     """A range as a person reads it: "1 to 4,294,967,295", "0 up" (no bound
     above but the runtime's 64-bit integers), "any" (no bound at all)."""
     if low in (None, -INT64_MAX - 1):
@@ -135,7 +141,8 @@ def range_text(low, high) -> str:
     return f"{number_text(low)} to {number_text(high)}"
 
 
-def check_property(path, where, kind, key, value, library=None, sample_type=None):
+def check_property(path: str | Path, where: str, kind: str, key: str, value: Any, library: str | Path | None = None,
+                   sample_type: str | None = None) -> Any:
     """A component property's value, checked against what the kind declares
     (in its component library, if it comes from one; an external component
     declares nothing: check_external_property): its type, its names (values)
@@ -143,7 +150,7 @@ def check_property(path, where, kind, key, value, library=None, sample_type=None
     as the runtime's configure enforces them (`scabench-host --describe`), so
     that a value configure would refuse is refused here, before any process
     starts, wherever it comes from (TOML, --set, a sweep's grid, a SAD)."""
-    declared = kind_declaration(kind, library)["properties"]
+    declared = kind_properties(kind, library)
     settable = settable_properties(kind, library)
     if key not in settable:
         raise SpecError(path, where, f"{kind} has no property {key!r}; valid: {', '.join(settable)}")
@@ -166,7 +173,7 @@ def check_property(path, where, kind, key, value, library=None, sample_type=None
     return value
 
 
-def check_external_property(path, where, key, value):
+def check_external_property(path: str | Path, where: str, key: str, value: Any) -> Any:
     """A property of an external component: the component alone knows its
     properties, so only what the launcher can send is checked (a boolean, a
     64-bit integer, a real or a string, as CORBA anys) and the name (port
@@ -197,7 +204,7 @@ def _type_ok(value, expected):
     return isinstance(value, str)
 
 
-def endpoint(text, path, key, components, direction):
+def endpoint(text: Any, path: str | Path, key: str, components: list["Component"], direction: str) -> tuple[str, str]:
     if not isinstance(text, str) or text.count(".") != 1:
         raise SpecError(path, key, f"{text!r} must look like \"component.port\"")
     name, port = text.split(".")
@@ -216,10 +223,10 @@ def endpoint(text, path, key, components, direction):
     return (name, port)
 
 
-def check_dispatch_per_host(spec):
+def check_dispatch_per_host(spec: "Spec") -> None:
     """ORB threading is per process: remote connections into one host (or
     external program) must agree."""
-    seen = {}
+    seen: dict[tuple[str, Any], tuple[str, int | None]] = {}
     for conn in spec.connections:
         if spec.collocated(conn):
             continue
@@ -232,7 +239,7 @@ def check_dispatch_per_host(spec):
         seen[host] = (conn.id, threads)
 
 
-def network_settings(table, path, where):
+def network_settings(table: dict[str, Any], path: str | Path, where: str) -> LinkSettings:
     for key in table:
         if key not in NETWORK_KEYS:
             raise SpecError(path, f"{where}.{key}", f"unknown key; valid: {', '.join(NETWORK_KEYS)}")
@@ -248,7 +255,7 @@ def network_settings(table, path, where):
     return LinkSettings(**values)
 
 
-def check_transport(spec, where="run.transport"):
+def check_transport(spec: "Spec", where: str = "run.transport") -> None:
     """Only tcp leaves the machine: network hosts and processes on nodes
     stand for other machines, which neither a unix socket nor shared memory
     reaches. `where` names the key or flag that set the transport."""
@@ -263,7 +270,7 @@ def check_transport(spec, where="run.transport"):
                         "leave the machine (use transport = \"tcp\")")
 
 
-def check_network(spec, where="network"):
+def check_network(spec: "Spec", where: str = "network") -> None:
     """Network hosts talk over tcp, and only to processes of the runtime."""
     if spec.network is None:
         return
@@ -275,7 +282,7 @@ def check_network(spec, where="network"):
                         "machine's loopback, outside the network hosts; remove [network] or the component")
 
 
-def check_python_ports(spec, where="policy"):
+def check_python_ports(spec: "Spec", where: str = "policy") -> None:
     """A connection to or from a Python component gets only the policy its
     ports implement (scabench.components.policy): anything else is refused
     here, before any process starts, as its configure would refuse it."""
@@ -299,11 +306,11 @@ def check_python_ports(spec, where="policy"):
                                     f"{value!r}: {exc}") from None
 
 
-def is_node_name(name):
+def is_node_name(name: Any) -> bool:
     return isinstance(name, str) and NODE_NAME_RE.fullmatch(name) is not None
 
 
-def domain_settings(table, path, where="domain"):
+def domain_settings(table: dict[str, Any], path: str | Path, where: str = "domain") -> str:
     """A spec's [domain]: the Naming Service of the domain whose nodes its
     placement names (a corbaloc), or None."""
     for key in table:
@@ -316,7 +323,7 @@ def domain_settings(table, path, where="domain"):
     return naming
 
 
-def placement_nodes(table, path, where="placement.nodes"):
+def placement_nodes(table: Any, path: str | Path, where: str = "placement.nodes") -> dict[str, list[str]]:
     """[placement] nodes = { NODE = ["component", ...] }, as a dict."""
     if not isinstance(table, dict):
         raise SpecError(path, where, "must be a table of node names, each with a list of the components it runs, "
@@ -329,7 +336,7 @@ def placement_nodes(table, path, where="placement.nodes"):
     return {node: list(members) for node, members in table.items()}
 
 
-def check_nodes(spec, where="placement.nodes"):
+def check_nodes(spec: "Spec", where: str = "placement.nodes") -> None:
     """Processes placed on nodes: each component once, a process's
     components on one node, nothing a node cannot run, and a domain to find
     the nodes in (docs/architecture.md, "Placement on nodes")."""
@@ -341,7 +348,7 @@ def check_nodes(spec, where="placement.nodes"):
     if spec.network is not None:
         raise SpecError(spec.path, where, "a run on network hosts places every process on a node of its own, in "
                         "its namespace; remove placement.nodes or [network]")
-    placed = {}
+    placed: dict[str, str] = {}
     for node, members in spec.nodes.items():
         for name in members:
             if name in placed:

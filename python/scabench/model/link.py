@@ -11,5 +11,5 @@ class LinkSettings:
     delay_ms: int = 0
     jitter_ms: int = 0
 
-    def describe(self):
+    def describe(self) -> dict[str, float]:
         return {"delay_ms": self.delay_ms, "jitter_ms": self.jitter_ms}

@@ -42,8 +42,13 @@ fan-in"), so several connections into one port keep each stream's order if
 each connection does.
 """
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from scabench.model.policy import Policy
 from scabench.model.transport import hop_transport
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class _Hop:
     why: str
 
 
-def hop_order(policy, transport: str, sender_one_thread: bool) -> _Hop:
+def hop_order(policy: Policy, transport: str, sender_one_thread: bool) -> _Hop:
     """The rules of the module docstring for one connection: its Policy,
     its hop transport (model/transport.hop_transport) and whether its sender
     pushes from one thread at a time."""
@@ -112,10 +117,10 @@ def _delivery(policy, transport, sender_one_thread):
                               "threads can reorder (its calls may take several connections)")
 
 
-def order_guarantees(spec) -> list[OrderGuarantee]:
+def order_guarantees(spec: "Spec") -> list[OrderGuarantee]:
     """For each output of a resolved spec (a component that feeds nothing),
     whether its policies guarantee the source's order there, and why."""
-    flows = {}
+    flows: dict[str, tuple[bool, bool, list[str]]] = {}
 
     def flow(name):
         """(ordered, one_thread, reasons) of the packets `name`'s handler gets
@@ -159,7 +164,7 @@ def order_guarantees(spec) -> list[OrderGuarantee]:
     return out
 
 
-def guarantees_order(spec) -> tuple[bool, str]:
+def guarantees_order(spec: "Spec") -> tuple[bool, str]:
     """Whether the spec's policies guarantee order at every output, and why
     (the reasons of order_guarantees, the outputs that cannot keep it first)."""
     each = order_guarantees(spec)

@@ -12,8 +12,16 @@ properties), which do not (the floor then says it counts only declared
 work), and what a run can break of the floor's assumptions (below_floor_why).
 """
 import numbers
+from typing import TYPE_CHECKING, Any
 
-from scabench.model.catalog import kind_of
+from scabench.model.catalog import properties_of
+from scabench.model.checks import SAMPLE_BYTES
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Component
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 # The kinds that do `work` for `work_us` on each packet.
 STAGE_KINDS = ("stage", "py-stage")
@@ -28,16 +36,23 @@ CPU_WORK, SLEEP_WORK, NO_WORK = "cpu", "sleep", "none"
 S4285_SYMBOLS_PER_FRAME = 256
 
 
-def property_value(comp, key):
+def property_value(comp: "Component", key: str) -> Any:
     """A component property as the run will see it: the spec's value or the default."""
-    return comp.properties.get(key, kind_of(comp)["properties"][key]["default"])
+    return comp.properties.get(key, properties_of(comp)[key]["default"])
 
 
-def producer_packets(spec):
+def packet_bytes(spec: "Spec") -> int:
+    """The largest packet of the run (bytes)."""
+    samples = [property_value(c, "samples") for c in spec.components
+               if c.external is None and "samples" in properties_of(c)]
+    return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
+
+
+def producer_packets(spec: "Spec") -> int:
     return max([property_value(c, "packets") for c in spec.packet_sources()] or [0])
 
 
-def packets_through(spec):
+def packets_through(spec: "Spec") -> dict[str, int]:
     """{component: packets it handles}: a packet source its own stream, a
     source without a count none, any other component what every connection
     into it brings (several connections into one port: fan-in adds them)."""
@@ -57,10 +72,10 @@ def packets_through(spec):
 
 
 
-def source_period_ms(comp):
+def source_period_ms(comp: "Component") -> float:
     """The pacing period of a packet source: `period_us`, or one STANAG 4285
     frame at `symbol_rate`; 0 when it sends as fast as it can."""
-    props = kind_of(comp)["properties"]
+    props = properties_of(comp)
     if "period_us" in props:
         return property_value(comp, "period_us") / 1000.0
     if "symbol_rate" in props and property_value(comp, "symbol_rate") > 0:
@@ -68,7 +83,7 @@ def source_period_ms(comp):
     return 0.0
 
 
-def declared_work_ms(comp) -> tuple[float, float] | None:
+def declared_work_ms(comp: "Component") -> tuple[float, float] | None:
     """A component's work per packet as its spec declares it: (work, the
     part of it that needs a core), in ms; None where it declares none.
 
@@ -95,26 +110,26 @@ def _is_count(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
 
 
-def working_components(spec):
+def working_components(spec: "Spec") -> list[tuple[str, tuple[float, float] | None]]:
     """[(name, declared_work_ms or None)] of every component that takes
     packets in (every one but the sources), in pipeline order."""
     sources = set(spec.sources())
     return [(name, declared_work_ms(spec.component(name))) for name in spec.pipeline_order() if name not in sources]
 
 
-def stage_work(spec) -> dict:
+def stage_work(spec: "Spec") -> dict:
     """{name: (work ms, CPU ms)} per packet of every component that declares
     work, a counting kind left out, in pipeline order."""
     return {name: work for name, work in working_components(spec)
             if work is not None and spec.component(name).kind not in COUNTING_KINDS}
 
 
-def undeclared_work(spec) -> list:
+def undeclared_work(spec: "Spec") -> list:
     """The components whose work the floor cannot count: they declare none."""
     return [name for name, work in working_components(spec) if work is None]
 
 
-def floor_caveat(spec) -> str | None:
+def floor_caveat(spec: "Spec") -> str | None:
     """What the floor leaves out, in words; None when it counts every
     component's work."""
     names = undeclared_work(spec)
@@ -125,7 +140,7 @@ def floor_caveat(spec) -> str | None:
             f"declare{'s' if len(names) == 1 else ''} none, so the ratio includes {'its' if len(names) == 1 else 'their'} work")
 
 
-def floor_of(spec):
+def floor_of(spec: "Spec") -> float:
     """The floor of the spec's pipeline on its cores (floor_ms), over every
     component that declares its work (declared_work_ms). With several
     sources, each paces its own stream, and a stage behind a merge handles
@@ -143,14 +158,14 @@ def floor_of(spec):
                     stage_packets=[through[name] for name in known], pacing_ms=pacing_ms)
 
 
-def stage_work_ms(spec):
+def stage_work_ms(spec: "Spec") -> tuple[list[float], list[float]]:
     """Per component that declares its work, in pipeline order: its work per
     packet (ms, any kind) and the part of it that needs a CPU (sleep does not)."""
     known = stage_work(spec).values()
     return [w for w, _ in known], [c for _, c in known]
 
 
-def below_floor_why(spec, stages) -> list:
+def below_floor_why(spec: "Spec", stages: list[Any]) -> list:
     """Why a run's last packet came before its floor, in words: each
     assumption of the floor the run broke, from the spec and its measured
     stages (StageResult). The floor assumes that a stage works on one packet
@@ -194,11 +209,11 @@ def _declared(comp, key):
     one's from its spec only (None where it does not give it)."""
     if comp.external is not None and comp.kind not in STAGE_KINDS:
         return comp.properties.get(key)
-    props = kind_of(comp)["properties"]
+    props = properties_of(comp)
     return property_value(comp, key) if key in props else None
 
 
-def stage_longest_work_ms(spec) -> list[float]:
+def stage_longest_work_ms(spec: "Spec") -> list[float]:
     """Per component that declares its work, in pipeline order: the longest
     one packet's work may take (ms), its work plus its work_jitter_us, the
     most data-dependent work adds to a packet (a component with no work has
@@ -211,12 +226,12 @@ def stage_longest_work_ms(spec) -> list[float]:
     return longest
 
 
-def path_delay_ms(spec):
+def path_delay_ms(spec: "Spec") -> float:
     """Link delay on the longest path from a source, with network hosts:
     every connection between two processes crosses one emulated link."""
     if spec.network is None:
         return 0.0
-    longest = {}
+    longest: dict[str, float] = {}
     for name in reversed(spec.pipeline_order()):
         longest[name] = max((longest.get(c.provides[0], 0) + (0 if spec.collocated(c) else spec.network.delay_ms)
                              for c in spec.connections if c.uses[0] == name), default=0)
@@ -224,8 +239,9 @@ def path_delay_ms(spec):
 
 
 
-def floor_ms(packets, stage_work_ms, cpu_work_ms, producer_period_ms, cores, path_delay_ms=0.0,
-             stage_packets=None, pacing_ms=None):
+def floor_ms(packets: int, stage_work_ms: list[float], cpu_work_ms: list[float], producer_period_ms: float, cores: int,
+             path_delay_ms: float = 0.0, stage_packets: list[int] | None = None,
+             pacing_ms: float | None = None) -> float:
     """The least time the hardware allows for the last packet to leave the
     last stage: the pipeline bound (one packet per bottleneck period, plus the
     latency of one packet through every stage) or the CPU bound (all CPU work

@@ -20,9 +20,14 @@ import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scabench.errors import ScabenchError
 from scabench.model.catalog import policy_schema
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Connection
 
 
 class PolicyValueError(ValueError):
@@ -58,14 +63,14 @@ class Policy:
     flow_text: str = "none"     # the flow form as the spec gives it, canonical
     others: tuple = ()          # (key, value) for the schema's keys not in NAMED_KEYS, in its order
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         doc = asdict(self)
         del doc["flow_text"], doc["others"]
         doc.update(self.others)
         return doc
 
     @property
-    def values(self):
+    def values(self) -> dict[str, Any]:
         """The policy in the spec's (and the ports') words."""
         return {"call": self.call, "sync": self.sync, "dispatch": self.dispatch, "worker": self.worker_depth,
                 "worker_resume": self.worker_resume, "ordering": self.ordering,
@@ -73,7 +78,7 @@ class Policy:
                 "flow": self.flow_text, **dict(self.others)}
 
     @property
-    def max_server_threads_per_connection(self):
+    def max_server_threads_per_connection(self) -> int | None:
         """The omniORB setting behind `dispatch`, or None for its default."""
         if self.dispatch == "serial":
             return 1
@@ -82,7 +87,7 @@ class Policy:
         return None
 
     @property
-    def shares_connection_between_threads(self):
+    def shares_connection_between_threads(self) -> bool:
         """Whether the receiving ORB may serve two calls of this connection
         at once on two threads. Only one-way requests (pushPacketOneway) can
         be on a connection while an earlier one is still in its upcall: a
@@ -97,10 +102,10 @@ class Policy:
         return {f"{port}.{key}": str(value) if schema[key]["type"] == "level" else value
                 for key, value in self.values.items() if schema[key]["side"] in sides}
 
-    def uses_properties(self, port):
+    def uses_properties(self, port: str) -> dict[str, Any]:
         return self._properties(port, ("uses", "both"))
 
-    def provides_properties(self, port):
+    def provides_properties(self, port: str) -> dict[str, Any]:
         return self._properties(port, ("provides", "both"))
 
 
@@ -121,7 +126,7 @@ class Policy:
 QUIET_WATCH_OPTIONS = ["-ORBmaxServerThreadPerConnection", "1", "-ORBconnectionWatchPeriod", str(3_600_000_000)]
 
 
-def host_orb_options(policies):
+def host_orb_options(policies: list["Policy"]) -> list[str]:
     """ORB options for a host that receives on remote connections with these
     policies (none: a host that only sends): the one place a policy becomes
     ORB options. Every connection into a host has the same dispatch
@@ -132,7 +137,7 @@ def host_orb_options(policies):
     return [] if n is None else ["-ORBmaxServerThreadPerConnection", str(n)]
 
 
-def parse_policy(table, base=None):
+def parse_policy(table: dict[str, Any], base: "Policy | None" = None) -> "Policy":
     """Builds a Policy from a TOML table, on top of `base` (default: the
     runtime's defaults). Raises PolicyValueError naming the key and what is
     valid."""
@@ -163,7 +168,7 @@ def parse_policy(table, base=None):
                   others=tuple((key, values[key]) for key in schema if key not in NAMED_KEYS))
 
 
-def written(policy):
+def written(policy: "Policy") -> dict[str, Any]:
     """A policy's values as a spec writes them: a queue depth of 0 is false
     (none; the schema takes no depth 0), the default depth true."""
     schema = policy_schema()
@@ -175,7 +180,7 @@ def written(policy):
     return words
 
 
-def policy_tables(connections, path):
+def policy_tables(connections: list["Connection"], path: str | Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """How a spec writes its connections' policies: ([policy], {connection id:
     its keys over [policy]}), as few keys as say every connection's policy,
     the most common policy as the default. A policy reached only through a

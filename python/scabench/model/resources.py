@@ -17,11 +17,15 @@ absurdly:
   - a fixed share per host process (the ORB and the libraries).
 """
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scabench.errors import SpecError
-from scabench.model.catalog import kind_of
-from scabench.model.checks import SAMPLE_BYTES
-from scabench.model.pipeline import packets_through, property_value
+from scabench.model.pipeline import packet_bytes, packets_through
+from scabench.model.policy import Policy
+from scabench.model.transport import hop_transport, ring_bytes, ring_overhead_bytes
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 RECORD_BYTES = 32
 RECORD_SLACK = 16            # the runner's record_capacity = packets + 16
@@ -30,14 +34,7 @@ ORB_POOL_DEFAULT = 100       # omniORB's maxServerThreadPoolSize
 SHARE_OF_AVAILABLE = 0.8     # leave the rest to the machine
 
 
-def packet_bytes(spec):
-    """The largest packet of the run (bytes)."""
-    samples = [property_value(c, "samples") for c in spec.components
-               if c.external is None and "samples" in kind_of(c)["properties"]]
-    return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
-
-
-def held_per_connection(policy, packets):
+def held_per_connection(policy: Policy, packets: int) -> int:
     """The most packets a receiving port may hold at once (see the module docstring)."""
     threads = policy.max_server_threads_per_connection or ORB_POOL_DEFAULT
     held = 1 + policy.worker_depth + threads
@@ -66,10 +63,9 @@ def _parts(spec):
         add(spec.process_of(c.uses[0]), IN_FLIGHT, size)
     for i in range(len(spec.hosts)):
         add(("host", i), HOSTS, HOST_BASE_BYTES)
-    from scabench.model.transport import RING_CONTROL_BYTES, hop_transport, ring_bytes  # it imports this module
     for c in spec.connections:
         if hop_transport(spec, c) == "shm":  # the ring is shared; counted once, with the receiver
-            add(spec.process_of(c.provides[0]), RINGS, ring_bytes(spec) + RING_CONTROL_BYTES)
+            add(spec.process_of(c.provides[0]), RINGS, ring_bytes(spec) + ring_overhead_bytes())
     return parts
 
 
@@ -77,27 +73,27 @@ RECORDS, IN_FLIGHT, HOSTS, RINGS = ("packet records (packets)", "packets in flig
                                     "host processes", "shared-memory rings")
 
 
-def memory_needed(spec):
+def memory_needed(spec: "Spec") -> tuple[int, str]:
     """(bytes, the largest part as words) the run needs on this machine: its
     processes placed on nodes are each node's to hold (the launcher
     allocates it there)."""
-    totals = {}
+    totals: dict[str, int] = {}
     for process, held in _parts(spec).items():
         if spec.node_of(spec.hosts[process[1]][0] if process[0] == "host" else process[1]) is not None:
             continue
         for part, value in held.items():
             totals[part] = totals.get(part, 0) + value
-    return sum(totals.values()), max(totals, key=totals.get, default=HOSTS)
+    return sum(totals.values()), max(totals, key=lambda part: totals[part], default=HOSTS)
 
 
-def process_memory_bytes(spec):
+def process_memory_bytes(spec: "Spec") -> dict[tuple[str, Any], int]:
     """{process (Spec.process_of): bytes} each process of the run needs
     (what a run allocates on the node a process is placed on,
     docs/architecture.md "Placement on nodes")."""
     return {process: sum(held.values()) for process, held in _parts(spec).items()}
 
 
-def available_bytes():
+def available_bytes() -> int | None:
     """MemAvailable from /proc/meminfo, or None where it cannot be read."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -108,7 +104,7 @@ def available_bytes():
     return None
 
 
-def check_memory(spec, available=None):
+def check_memory(spec: "Spec", available: int | None = None) -> None:
     """Refuses a spec whose run would need more memory than the machine has."""
     available = available if available is not None else available_bytes()
     if available is None:

@@ -17,8 +17,15 @@ shared memory. What each hop uses:
 Network hosts stand for other machines: shared memory cannot join them, and
 a spec that asks for both is refused (checks.check_network).
 """
-from scabench.errors import SpecError
-from scabench.model.resources import packet_bytes
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from scabench.errors import ScabenchError, SpecError
+from scabench.model.catalog import component_kinds, shm_ring
+from scabench.model.pipeline import packet_bytes
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Connection, Spec
 
 TRANSPORTS = ("tcp", "unix", "shm")
 HOP_TRANSPORTS = ("shm", "unix", "tcp", "collocated")
@@ -26,35 +33,51 @@ HOP_TRANSPORTS = ("shm", "unix", "tcp", "collocated")
 # The ring's data area: the most sample bytes in flight on one connection,
 # and the largest packet it takes (the runtime refuses a larger one with
 # PacketTooLarge, naming the ring). Like a socket's buffers, a few hundred kB
-# to a few MB; RING_PACKETS packets of the spec's largest at least, so that a
-# one-way sender can run ahead of its receiver by a few packets. The bounds
-# are the runtime's (cpp/runtime/include/scabench/runtime/shm_ring.hpp).
-RING_MIN_BYTES = 1 << 20
-RING_MAX_BYTES = 1 << 30
+# to a few MB: the runtime's own size for a ring (its default), grown to
+# RING_PACKETS packets of the spec's largest so that a one-way sender can run
+# ahead of its receiver by a few packets, in steps of RING_ROUND, and at most
+# the runtime's largest. The default and the bounds are the runtime's
+# (a uses port's shm_bytes in `scabench-host --describe`).
 RING_PACKETS = 4
 RING_ROUND = 64 << 10
-# What a ring takes besides its data: the control block and 1024 slots of 64 bytes.
-RING_CONTROL_BYTES = 68 << 10
 
 
-def check_transport_name(path, where, transport):
+@lru_cache(maxsize=1)
+def ring_declaration() -> dict[str, Any]:
+    """The runtime's declaration of a uses port's shm_bytes (its default,
+    min and max): every uses port declares the same (out_port.cpp)."""
+    for declared in component_kinds().values():
+        for key, entry in declared["properties"].items():
+            if key.endswith(".shm_bytes"):
+                return entry
+    raise ScabenchError("scabench-host --describe declares no uses port's shm_bytes: the shared-memory "
+                        "ring's size cannot be chosen")
+
+
+def ring_overhead_bytes() -> int:
+    """What a ring maps besides its data area (its control block and slots),
+    as the runtime publishes it: a ring takes ring_bytes + this."""
+    return int(shm_ring()["overhead_bytes"])
+
+
+def check_transport_name(path: Any, where: str, transport: str) -> None:
     """A transport is one of TRANSPORTS; SpecError naming `where` otherwise."""
     if transport not in TRANSPORTS:
         raise SpecError(path, where, f"{transport!r} is not valid; use one of: {', '.join(TRANSPORTS)}")
 
 
-def endpoint_transport(spec):
+def endpoint_transport(spec: "Spec") -> str:
     """What the run's ORBs listen on: "tcp", or "unix" (for unix and shm)."""
     return "tcp" if spec.transport == "tcp" else "unix"
 
 
-def process_transport(spec):
+def process_transport(spec: "Spec") -> str:
     """What a process's remote hops that are not shm use: its endpoint's
     transport, or tcp between network hosts (they stand for machines)."""
     return "tcp" if spec.network is not None else endpoint_transport(spec)
 
 
-def hop_transport(spec, conn):
+def hop_transport(spec: "Spec", conn: "Connection") -> str:
     """The transport a connection's packets use (the module's docstring)."""
     if spec.collocated(conn):
         return "collocated"
@@ -65,13 +88,14 @@ def hop_transport(spec, conn):
     return process_transport(spec)
 
 
-def ring_bytes(spec):
+def ring_bytes(spec: "Spec") -> int:
     """The data area of every shared-memory ring of the run."""
+    declared = ring_declaration()
     wanted = -(-RING_PACKETS * packet_bytes(spec) // RING_ROUND) * RING_ROUND
-    return min(RING_MAX_BYTES, max(RING_MIN_BYTES, wanted))
+    return min(declared["max"], max(declared["default"], declared["min"], wanted))
 
 
-def uses_properties(spec, conn):
+def uses_properties(spec: "Spec", conn: "Connection") -> dict[str, Any]:
     """The sending port's own properties for a hop's transport ({} unless shm)."""
     if hop_transport(spec, conn) != "shm":
         return {}

@@ -41,6 +41,7 @@ import uuid
 from omniORB import CORBA
 
 from scabench.components import idl
+from scabench.model.spec import SCHEDULERS
 from scabench.node.processes import exit_text
 from scabench.run.nodes import CAPACITY_CORES, CAPACITY_MEMORY
 
@@ -51,8 +52,7 @@ Executable = CF.ExecutableDevice
 
 TERMINATE_GRACE_S = 5.0
 AFFINITY_ID = "AFFINITY"           # scabench's own execute options: the CPUs of the process,
-SCHEDULER_ID = "SCHEDULER"         # and its scheduling class ("batch": SCHED_BATCH, as a spec's [run] scheduler)
-SCHEDULERS = ("normal", "batch")
+SCHEDULER_ID = "SCHEDULER"         # and its scheduling class (model.spec.SCHEDULERS: a spec's [run] scheduler)
 # The -ORB options a caller may give: the ORB's limits, threading and
 # timeouts, what a launcher gives its hosts. The others are the node's
 # (-ORBendPoint: where its components listen) or reach outside the process

@@ -3,7 +3,7 @@
 runs, as table cells, and the histograms of its packets' latencies."""
 import numpy as np
 
-from scabench.report.plots import log_axis_labels
+from scabench.report.plots import log_axis_labels, save_figure
 from scabench.run.metrics import percentile
 from scabench.units import duration_spread, duration_us
 
@@ -104,6 +104,5 @@ def histograms(path, panels, title, note=None):
     if note:
         fig.text(0.01, 0.005, note, fontsize=7, color="#555")
     fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return True

@@ -1,7 +1,22 @@
 """What the studies' plots share."""
 import math
+from pathlib import Path
+from typing import Any
 
 from scabench.units import duration_us
+
+# Every study's figures are written at this resolution.
+PLOT_DPI = 110
+
+
+def save_figure(fig: Any, path: str | Path) -> Path:
+    """Writes a figure as a PNG at PLOT_DPI and closes it: pyplot keeps
+    every figure it made until it is closed, and a study draws many."""
+    import matplotlib.pyplot as plt  # the figure's maker has loaded it already
+    path = Path(path)
+    fig.savefig(path, dpi=PLOT_DPI)
+    plt.close(fig)
+    return path
 
 
 def runs_label(counts):

@@ -10,7 +10,7 @@ from scabench import units
 from scabench.console import BAD, GOOD, add_rows, table
 from scabench.measure.sweep import point_row, value_text, why_not
 from scabench.report.markdown import md_table, write_report
-from scabench.report.plots import runs_label, whiskers
+from scabench.report.plots import runs_label, save_figure, whiskers
 
 PLOT = "sweep.png"
 
@@ -139,13 +139,10 @@ POINT_COLOUR = "#1f4e9c"
 
 def plot(doc, out):
     """The sweep's plot (sweep_figure) as OUT/sweep.png; returns its path."""
-    import matplotlib.pyplot as plt
     fig = sweep_figure(doc)
     path = Path(out) / PLOT
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def sweep_figure(doc):

@@ -21,12 +21,6 @@ START_TIMEOUT_S = 10.0
 ATTEMPTS = 3  # a free port can be taken between choosing it and binding it
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _accepts(host, port):
     try:
         with socket.create_connection((host, port), timeout=0.2):
@@ -58,7 +52,7 @@ class NamingService:
                            "scripts/setup.sh installs it)")
         self.dir.mkdir(parents=True, exist_ok=True)
         for _ in range(ATTEMPTS):
-            self.port = self._asked_port or _free_port()
+            self.port = self._asked_port or processes.free_port()
             log = open(self.dir / "omniNames.log", "w")
             self.proc = processes.spawn([binary, "-start", str(self.port), "-always", "-datadir", str(self.dir),
                                          "-nohostname", "-ORBendPoint", f"giop:tcp:{self.host}:{self.port}"],

@@ -37,7 +37,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -166,12 +165,6 @@ def _free_subnet():
         if s not in taken:
             return s
     raise NetworkUnavailable(f"no free subnet among 10.{SUBNETS[0]}-{SUBNETS[-1]}.0.0/16 for the network hosts")
-
-
-def _free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class NetworkHosts:
@@ -310,7 +303,7 @@ class NetworkHosts:
         _ip("-n", ns, "route", "add", "default", "via", self.proxy_address(i))
 
     def _start_emulator(self):
-        port = _free_tcp_port()
+        port = processes.free_port()
         self.api = f"http://127.0.0.1:{port}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / "toxiproxy.log", "w")

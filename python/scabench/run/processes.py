@@ -24,6 +24,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -83,6 +84,14 @@ def stop(proc, grace_s=5.0):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (the system's choice; another
+    process may take it before it is bound again, as with any such port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def make_run_dir():

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from lxml import etree
 
@@ -39,26 +40,26 @@ class Descriptor:
     path: Path
     root: etree._Element
 
-    def error(self, element, message, what=None):
+    def error(self, element: Any, message: str, what: str | None = None) -> SpecError:
         """A SpecError at `element`'s line: "file:line: what: message"."""
         return SpecError(f"{self.path}:{element.sourceline}", what or element.tag, message)
 
-    def file(self, element):
+    def file(self, element: Any) -> Path:
         """The file a <localfile name=...> names, relative to this descriptor's
         folder (as SCA resolves it), written without ./ and ../ detours."""
         return Path(os.path.normpath(self.path.parent / element.get("name")))
 
 
-def children(element, tag=None):
+def children(element: Any, tag: str | None = None) -> list[Any]:
     """The child elements (comments and processing instructions left out)."""
     return [c for c in element.iterchildren(tag if tag else etree.Element)]
 
 
-def child(element, tag):
+def child(element: Any, tag: str) -> Any:
     return next(iter(element.iterchildren(tag)), None)
 
 
-def text(element):
+def text(element: Any) -> str:
     """An element's text without the blanks an indented file puts around it."""
     return (element.text or "").strip() if element is not None else ""
 
@@ -68,7 +69,7 @@ def _dtd(name):
     return etree.DTD(str(DTD_DIR / name))
 
 
-def read_descriptor(path, root_tag):
+def read_descriptor(path: str | Path, root_tag: str) -> "Descriptor":
     """Parses `path` as the descriptor with root element `root_tag` and checks
     it against its DTD. Raises SpecError naming the file and line."""
     path = Path(os.path.normpath(path))

@@ -20,6 +20,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tomli_w
 from lxml import etree
@@ -30,6 +31,9 @@ from scabench.model.checks import settable_properties
 from scabench.model.policy import policy_tables
 from scabench.model.sad.load import SAD_SUFFIX, SIDECAR_SUFFIX, waveform_stem
 from scabench.model.sad.mapping import CORBA_TO_PRF, code_of, text_of
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 # The SCA 2.2.2 DTDs' public ids, as REDHAWK and OSSIE write them (nothing is
 # fetched from them: the loader checks against dtd/).
@@ -56,7 +60,7 @@ class Exported:
     packages: list    # the SPD of each component package
 
 
-def export_sad(spec, out_dir):
+def export_sad(spec: "Spec", out_dir: str | Path) -> "Exported":
     """Writes `spec` under out_dir; returns what it wrote."""
     try:
         return _export(spec, Path(out_dir))

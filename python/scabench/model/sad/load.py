@@ -1,5 +1,5 @@
 """A waveform as an SCA Software Assembly Descriptor, loaded into the same
-Spec a TOML spec gives (model/spec.py): `load_spec` reads a path ending in
+Spec a TOML spec gives (model/spec.py): `load_spec` (model/load.py) reads a path ending in
 .sad.xml through here, so `scabench run`, the studies and every other user
 of a spec take either.
 
@@ -36,7 +36,7 @@ top, as for TOML.
 
 Every mistake is one line naming the file and line (SAD, SPD, PRF or SCD) or
 the sidecar's key, and what would be valid; the checks a TOML spec gets
-(model/spec.py parse_spec) run on what the SAD says, and their errors are
+(model/spec_toml.py parse_spec) run on what the SAD says, and their errors are
 placed on the element they came from."""
 import json
 import os
@@ -49,16 +49,17 @@ from scabench.model.catalog import LibraryError, component_kinds
 from scabench.model.checks import check_property, settable_properties, table_of
 from scabench.files import not_a_file
 from scabench.model.sad.descriptor import child, children, read_descriptor, text
-from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, enumeration_values, range_of, implementation_of,
-                                        is_external, value_of)
-from scabench.model.spec import CODE_SOURCE, RUN_KEYS, parse_spec, read_toml
+from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, Implementation, check_range, component_table,
+                                         enumeration_values, implementation_of, is_external, range_of, value_of)
+from scabench.model.spec import CODE_SOURCE, RUN_TABLE_KEYS, Spec
+from scabench.model.spec_toml import parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
 SIDECAR_SUFFIX = ".sad.toml"
 SIDECAR_TABLES = ("experiment", "run", "policy", "connection", "network", "domain", "hostcollocation",
                   "componentinstantiation")
 # A sidecar's [run]: a spec's [run] keys, and the stream of every packet source.
-SIDECAR_RUN_KEYS = (*RUN_KEYS, "packets")
+SIDECAR_RUN_KEYS = (*RUN_TABLE_KEYS, "packets")
 # What the sidecar's deployment tables say of a process: the node it runs on.
 DEPLOYMENT_KEYS = ("node",)
 # PRF kinds a component is configured with ("property" is REDHAWK's later
@@ -68,11 +69,11 @@ DEPLOYMENT_KEYS = ("node",)
 CONFIGURED = ("configure", "property", "execparam")
 
 
-def is_sad(path):
+def is_sad(path: str | Path) -> bool:
     return str(path).endswith(SAD_SUFFIX)
 
 
-def waveform_stem(path):
+def waveform_stem(path: str | Path) -> str:
     """exp6.sad.xml -> exp6, exp6.toml -> exp6: the waveform's name from its
     file (<waveform exp6>, one built in code: exp6)."""
     name = Path(str(path)).name
@@ -82,12 +83,12 @@ def waveform_stem(path):
     return name[:-len(SAD_SUFFIX)] if is_sad(name) else Path(name).stem
 
 
-def sidecar_of(path):
+def sidecar_of(path: Path) -> Path:
     path = Path(path)
     return path.with_name(waveform_stem(path) + SIDECAR_SUFFIX)
 
 
-def load_sad(path):
+def load_sad(path: str | Path) -> "Spec":
     return _Waveform(Path(path)).spec()
 
 
@@ -109,12 +110,12 @@ class Package:
     """An SPD and what it leads to."""
     spd: object                # Descriptor
     name: str
-    implementation: object     # mapping.Implementation
+    implementation: Implementation
     simples: dict = field(default_factory=dict)
     prfs: list = field(default_factory=list)
     ports: dict | None = None  # {"uses": [...], "provides": [...]}; None: not known (an external program)
 
-    def describe(self):
+    def describe(self) -> str:
         if self.implementation.program is not None:
             return f"{self.name}, program {self.implementation.program}"
         return f"{self.name}, kind {self.implementation.kind}"
@@ -164,7 +165,7 @@ class _Waveform:
                 if isinstance(packets, bool) or not isinstance(packets, int) or packets < 1:
                     raise SpecError(self.sidecar_path, "run.packets", "must be a whole number of packets >= 1 "
                                     "(what every packet source sends)")
-                spec.with_packets(packets, where="run.packets")
+                spec = spec.with_packets(packets, where="run.packets")
         except SpecError as exc:
             raise self._placed(exc) from None
         return spec

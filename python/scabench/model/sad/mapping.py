@@ -26,6 +26,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BUILTIN_SCHEME = "scabench:"
 # A shared object, possibly versioned (libx.so.1).
@@ -46,7 +47,7 @@ class Implementation:
     program: Path | None = None
 
 
-def implementation_of(code_type, localfile, entrypoint, folder):
+def implementation_of(code_type: str, localfile: str, entrypoint: str | None, folder: Path) -> "Implementation":
     """The Implementation an SPD's code names. `folder` is the SPD's. Raises
     ValueError with what is wrong (the caller knows the line)."""
     if localfile.startswith(BUILTIN_SCHEME):
@@ -63,7 +64,7 @@ def implementation_of(code_type, localfile, entrypoint, folder):
     return Implementation(program=path)
 
 
-def code_of(kind, library, folder):
+def code_of(kind: str, library: str | Path | None, folder: str | Path) -> tuple[str, str, str | None]:
     """The SPD's (code type, localfile name, entrypoint) for a spec's
     component: the inverse of implementation_of. `folder` is the SPD's."""
     if library is None:
@@ -71,7 +72,7 @@ def code_of(kind, library, folder):
     return "SharedLibrary", os.path.relpath(library, folder), kind
 
 
-def component_table(name, implementation, properties):
+def component_table(name: str, implementation: "Implementation", properties: dict[str, Any]) -> dict[str, Any]:
     """The [[component]] table of a spec for one instantiation."""
     if implementation.program is not None:
         return {"name": name, "kind": EXTERNAL_KIND, "exec": str(implementation.program), **properties}
@@ -81,7 +82,7 @@ def component_table(name, implementation, properties):
     return table
 
 
-def is_external(implementation):
+def is_external(implementation: "Implementation") -> bool:
     """A component no host of the runtime holds: a process of its own."""
     return implementation.program is not None
 
@@ -96,7 +97,7 @@ INTEGER_TYPES = ("octet", "short", "ushort", "long", "ulong", "longlong", "ulong
 REAL_TYPES = ("float", "double")
 
 
-def value_of(text, prf_type):
+def value_of(text: str, prf_type: str) -> Any:
     """A PRF value's text as the spec value it stands for. Raises ValueError."""
     if prf_type == "boolean":
         if text.strip().lower() not in ("true", "false"):
@@ -119,7 +120,7 @@ def value_of(text, prf_type):
     raise ValueError(f"type {prf_type!r}: scabench components take boolean, integer, floating and string properties")
 
 
-def text_of(value):
+def text_of(value: Any) -> str:
     """A spec value as PRF text: value_of(text_of(v), type) == v."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -140,7 +141,7 @@ def range_of(low: str, high: str) -> tuple[float, float]:
     return low_value, high_value
 
 
-def check_range(value, low, high):
+def check_range(value: Any, low: float, high: float) -> None:
     """A value against a PRF range (range_of). Raises ValueError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("a range applies to a number")
@@ -148,7 +149,7 @@ def check_range(value, low, high):
         raise ValueError(f"{value!r} is outside the PRF's range, {low:g} to {high:g}")
 
 
-def enumeration_values(enumerations, prf_type):
+def enumeration_values(enumerations: list[Any], prf_type: str) -> list[Any]:
     """The values a PRF <enumerations> allows: each <enumeration>'s value
     (its label where it has none, as REDHAWK reads it). Raises ValueError for
     one that is not of the property's type."""

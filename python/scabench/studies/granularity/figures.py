@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from scabench.report.plots import runs_label  # noqa: E402
+from scabench.report.plots import runs_label, save_figure  # noqa: E402
 from scabench.studies.granularity import models as gm  # noqa: E402
 from scabench.studies.granularity.render_common import func_row, placement_key, rows_where  # noqa: E402
 from scabench.studies.granularity.workloads import WORKLOADS  # noqa: E402
@@ -61,8 +61,7 @@ def plot_bars(result, workload, nb, out_dir):
     ax.grid(axis="y", alpha=0.3)
     name = f"fig6_{workload}_nb{nb}.png"
     fig.tight_layout()
-    fig.savefig(Path(out_dir) / name, dpi=110)
-    plt.close(fig)
+    save_figure(fig, Path(out_dir) / name)
     return name
 
 
@@ -92,8 +91,7 @@ def plot_sweep(result, workload, out_dir):
     axes[0][-1].legend(fontsize=7, ncol=2)
     name = f"fig7_{workload}.png"
     fig.tight_layout()
-    fig.savefig(Path(out_dir) / name, dpi=110)
-    plt.close(fig)
+    save_figure(fig, Path(out_dir) / name)
     return name
 
 
@@ -131,8 +129,7 @@ def plot_models(result, workload, config, out_dir):
     axes[0][0].legend(fontsize=8)
     name = f"models_{workload}_{config}.png"
     fig.tight_layout()
-    fig.savefig(Path(out_dir) / name, dpi=110)
-    plt.close(fig)
+    save_figure(fig, Path(out_dir) / name)
     return name
 
 
@@ -169,8 +166,7 @@ def plot_transfer(result, out_dir):
     ax.legend(fontsize=7)
     name = "transfer.png"
     fig.tight_layout()
-    fig.savefig(Path(out_dir) / name, dpi=110)
-    plt.close(fig)
+    save_figure(fig, Path(out_dir) / name)
     return name
 
 
@@ -206,6 +202,5 @@ def plot_s4285(result, out_dir):
                  f"({runs_label(len(r.runs) for r in rows)})", fontsize=9)
     name = "s4285.png"
     fig.tight_layout()
-    fig.savefig(Path(out_dir) / name, dpi=110)
-    plt.close(fig)
+    save_figure(fig, Path(out_dir) / name)
     return name

@@ -49,7 +49,7 @@ from scabench.measure.load import wait_for_quiet
 from scabench.paths import program
 from scabench.run.processes import run_program, spawn
 from scabench.run.runner import run_spec
-from scabench.model.spec import parse_spec
+from scabench.model.spec_toml import parse_spec
 from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
 from scabench.studies.granularity.plan import PARTS
 from scabench.studies.granularity.rows import FirRow
@@ -120,7 +120,7 @@ class Lab:
         """Runs spec on the plan's cores and measures a steady window of its
         processes: the window, the run's stats and its median send time."""
         cores = self.plan.cores
-        spec.with_cores(list(cores))
+        spec = spec.with_cores(list(cores))
         with _harness_off(cores):
             result = run_spec(spec, on_start=lambda pids, names: measure_window(pids, cores, warmup_s, window_s, names))
         if not result.window:

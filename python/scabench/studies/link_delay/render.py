@@ -6,7 +6,7 @@ from pathlib import Path
 from scabench.report import latency
 from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import md_table, write_report
-from scabench.report.plots import runs_label, whiskers
+from scabench.report.plots import runs_label, save_figure, whiskers
 from scabench.studies.link_delay.analysis import headline, rows_by_delay
 
 TITLE = "Ordered pipelines across hosts with link delay"
@@ -53,8 +53,7 @@ def _plot(doc, out):
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = out / "link-delay.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path.name
 
 

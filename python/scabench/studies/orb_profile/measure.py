@@ -23,7 +23,7 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 from scabench.paths import program
-from scabench.run.processes import LineReader, spawn
+from scabench.run.processes import LineReader, free_port, spawn
 from scabench.studies.orb_profile.analysis import cycles_to_ns, derive, summarize_rounds
 from scabench.studies.orb_profile.plan import CASES, CASES_BY_NAME, ELEMENT_BYTES, SWEEP_TYPE
 from scabench.studies.orb_profile.wire import GiopRelay, exchanges
@@ -81,7 +81,7 @@ class Server:
             self.socket_path = os.path.join(workdir, "server.sock")
             endpoint = f"giop:unix:{self.socket_path}"
         else:
-            self.port = _free_tcp_port()
+            self.port = free_port()
             endpoint = f"giop:tcp:127.0.0.1:{self.port}"
         self.proc = _start(["serve", "--endpoint", endpoint], f"{transport} server", cores)
         line = _read_line(self.proc, self.proc.what, 15)
@@ -91,12 +91,6 @@ class Server:
 
     def stop(self):
         _stop(self.proc)
-
-
-def _free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Driver:

@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 from scabench.studies.orb_profile import datarate  # noqa: E402
 from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
 from scabench.report.markdown import CONTENTS, md_table, write_report  # noqa: E402
-from scabench.report.plots import log_axis_labels  # noqa: E402
+from scabench.report.plots import log_axis_labels, save_figure  # noqa: E402
 from scabench.studies.orb_profile import seed  # noqa: E402
 from scabench.console import add_rows, table, text  # noqa: E402
 from scabench import units  # noqa: E402
@@ -210,8 +210,7 @@ def plot_fig8(result, path):
     handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=len(KINDS), fontsize=8)  # above the bars, not on them
     fig.tight_layout(rect=(0, 0, 1, 0.92))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def plot_sweep(result, path):
@@ -243,8 +242,7 @@ def plot_sweep(result, path):
     log_axis_labels(ax1.yaxis, time_us=True)  # 100 ns, 10 µs rather than 10⁻¹, 10¹
     log_axis_labels(ax2.yaxis)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 # --- text ------------------------------------------------------------------

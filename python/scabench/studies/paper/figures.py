@@ -7,7 +7,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from scabench.report import latency  # noqa: E402
-from scabench.report.plots import log_axis_labels, runs_label, whiskers  # noqa: E402
+from scabench.report.plots import log_axis_labels, runs_label, save_figure, whiskers  # noqa: E402
 from scabench.run.metrics import percentile  # noqa: E402
 from scabench.units import duration_us  # noqa: E402
 from scabench.studies.paper.published import (PAPER_PACKETS, SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
@@ -55,8 +55,7 @@ def send_time_histogram(path, title, send_us, paper_note=None):
     if paper_note:
         fig.text(0.01, 0.01, paper_note, fontsize=7, color="#555")
     fig.tight_layout(rect=(0, 0.05 if paper_note else 0, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def overview(path, rows):
@@ -87,8 +86,7 @@ def overview(path, rows):
     ax.legend(fontsize=8, title="bars (the cores of each are under it)", title_fontsize=8)
     ax.set_title("Time of the last packet at stage 3, over the set-up's floor", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def figure_note(experiment, setup):

@@ -33,7 +33,8 @@ from scabench.measure.campaign import Measure
 from scabench.measure.repeat import flaw_of
 from scabench.measure.guard import Guard
 from scabench.model.pipeline import floor_of
-from scabench.model.spec import load_spec
+from scabench.model.load import load_spec
+from scabench.model.overrides import Overrides, apply_overrides
 from scabench.paths import experiments_dir, program
 from scabench.report.results_file import read_result, write_json
 from scabench.run import processes
@@ -53,10 +54,9 @@ TIMEOUT_FLOORS, TIMEOUT_EXTRA_S = 12.0, 60.0
 
 
 def _spec_of(peer, cores, packets):
-    spec = load_spec(peer.spec).with_cores(cores).with_packets(packets)
-    if peer.transport is not None:
-        spec.with_transport(peer.transport, where=f"peer {peer.id}")
-    return spec.collocate() if peer.collocated else spec
+    overrides = Overrides(packets=packets, cores=cores, transport=peer.transport, collocated=peer.collocated)
+    where = {"packets": "--packets", "transport": f"peer {peer.id}", "collocated": f"peer {peer.id}"}
+    return apply_overrides(load_spec(peer.spec), overrides, where)
 
 
 def run_program_peer(peer, pipeline, cores, floor_ms, misorder=None):
@@ -105,7 +105,7 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
     base = load_spec(catalogue.EXP6)
     packets = packets or (measure.quick_packets if quick else pipeline_of(base)["packets"])
     pipeline = {**pipeline_of(base), "packets": packets}
-    floor_ms = floor_of(base.with_cores(cores).with_packets(packets))
+    floor_ms = floor_of(apply_overrides(base, Overrides(packets=packets, cores=cores), {"packets": "--packets"}))
     for peer in peers:  # a scabench peer's spec must agree with the pipeline, and load before anything runs
         if not peer.is_program and pipeline_of(_spec_of(peer, cores, packets)) != pipeline:
             raise ScabenchError(f"{peer.spec}: its pipeline differs from {catalogue.EXP6}'s")

@@ -5,7 +5,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from scabench.report.markdown import md_table, write_report
-from scabench.report.plots import runs_label, whiskers
+from scabench.report.plots import runs_label, save_figure, whiskers
 from scabench.console import add_rows, table, text
 from scabench.studies.peers.analysis import load_summary, undisturbed
 
@@ -188,8 +188,7 @@ def _plot(doc, out):
     ax.legend(handles=legend, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
     path = Path(out) / FIGURE
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
     return path.name
 
 

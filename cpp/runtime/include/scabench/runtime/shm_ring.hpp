@@ -94,6 +94,12 @@ constexpr std::size_t kMaxDataBytes = std::size_t{1} << 30;
 // processes.remove_leftovers() in Python removes those of dead owners.
 constexpr const char* kNamePrefix = "/scabench-shm-";
 
+// What a ring maps besides a data area of `dataBytes` (its control block,
+// its slots, and the rest of its last page): the memory a ring takes is
+// dataBytes plus this. `scabench-host --describe` publishes it for the
+// default data area, so that a run's memory estimate is the runtime's.
+std::size_t overheadBytes(std::size_t dataBytes = kDefaultDataBytes);
+
 struct Control;
 struct Slot;
 
