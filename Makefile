@@ -1,17 +1,23 @@
 # The two commands: `make run` (set up, build, run the main job) and
-# `make test` (set up, build, run every test).
-.PHONY: run test setup build test-cpp test-python clean
+# `make test` (set up, build, lint, run every test).
+.PHONY: run test setup build lint test-cpp test-python clean
 
 run: setup
 	scabench paper --quick --out results/paper-quick
 
-test: setup test-cpp test-python
+test: setup lint test-cpp test-python
 
 setup:
 	./scripts/setup.sh
 
 build:
 	cmake --build build -j 2
+
+# Lint and type-check the Python (configured in python/pyproject.toml).
+# TODO: `ruff format` is applied once over the tree after the parallel branches merge; then add to lint:
+#	.venv/bin/ruff format --check --config python/pyproject.toml python tests scripts examples
+lint:
+	.venv/bin/ruff check --config python/pyproject.toml python tests scripts examples
 
 test-cpp:
 	cd build && ctest --output-on-failure -j 1

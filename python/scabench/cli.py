@@ -20,8 +20,8 @@ from scabench.measure.repeat import guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
-from scabench.model.spec import find_spec, load_spec
 from scabench.model.sad.export import export_sad
+from scabench.model.spec import find_spec, load_spec
 from scabench.report.results_file import check_writable, read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.runner import run_spec
@@ -521,8 +521,9 @@ def profile(quick, out_dir, json_path, csv_path, wide):
 def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
     """The data rate the middleware allows (Eq. 1 of the ORB profiling paper):
     T_m = D_t·S_s/(N_p·n); prints 1/T_m in bit/s, rounded down."""
-    from scabench.studies.orb_profile.datarate import max_data_rate_bps
     from fractions import Fraction
+
+    from scabench.studies.orb_profile.datarate import max_data_rate_bps
     clock_hz = Fraction(str(clock_mhz)) * 1_000_000
     bps = max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)
     click.echo(f"{units.bit_rate(bps)} ({bps} bit/s)")  # scaled to read, exact as the paper quotes it

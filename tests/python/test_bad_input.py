@@ -6,10 +6,10 @@ import math
 import os
 
 import pytest
+from conftest import pipeline_toml, scabench
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.checks import parse_overrides, parse_property_overrides
 from scabench.model.resources import check_memory, memory_needed

@@ -17,8 +17,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from scabench.paths import bin_dir
 
 SCRIPT = """

@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import REPO, pipeline_toml
+
 from scabench.model.spec import load_spec
 from scabench.run import processes
 from scabench.run.runner import run_spec

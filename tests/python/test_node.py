@@ -13,12 +13,25 @@ import time
 from pathlib import Path
 
 import pytest
-from omniORB import CORBA
 
 # The fixtures (context, naming, orb, start_naming) are imported for pytest to find.
 from conftest import REPO
-from py_components_world import (S, WAIT_S, alive, bound, closed_at_end, context, end_process,  # noqa: F401
-                                 free_port, naming, orb, props, start_naming)
+from omniORB import CORBA
+from py_components_world import (  # noqa: F401
+    WAIT_S,
+    S,
+    alive,
+    bound,
+    closed_at_end,
+    context,
+    end_process,
+    free_port,
+    naming,
+    orb,
+    props,
+    start_naming,
+)
+
 from scabench.errors import RunError
 from scabench.run.nodes import list_nodes, node_alive, node_processes, resolve_node
 

@@ -14,11 +14,11 @@ import sys
 import time
 
 import pytest
-
 from conftest import REPO, scabench
+
 # The fixtures (naming, orb) are imported for pytest to find.
-from py_components_world import (S, WAIT_S, StageProcess, end_process, make_sink, name, naming,  # noqa: F401
-                                 orb)
+from py_components_world import WAIT_S, S, StageProcess, end_process, make_sink, name, naming, orb  # noqa: F401
+
 from scabench.errors import SpecError
 from scabench.model.spec import load_spec
 from scabench.paths import program

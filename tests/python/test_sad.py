@@ -9,14 +9,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, pipeline_toml, scabench
+from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
+
 from scabench.errors import SpecError
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import load_spec
 from scabench.paths import python_program
 from scabench.run.runner import run_spec
-from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
 
 SAD = REPO / "experiments" / "sad"
 # Each shipped waveform and the TOML spec it was exported from.
@@ -140,7 +140,7 @@ def test_a_spec_exported_and_loaded_back_is_the_same_spec(write_spec, tmp_path):
 
 def test_the_shipped_waveforms_are_what_export_writes(tmp_path):
     """experiments/sad/ is the export of its twins, byte for byte."""
-    for name, toml in TWINS.items():
+    for toml in TWINS.values():
         export_sad(load_spec(toml), tmp_path)
     for path in sorted(SAD.rglob("*.xml")) + sorted(SAD.rglob("*.sad.toml")):
         assert path.read_bytes() == (tmp_path / path.relative_to(SAD)).read_bytes(), path

@@ -160,7 +160,7 @@ class Component(idl.load().CF__POA.Resource):
             except _CF.Resource.StartError:
                 raise
             except Exception as exc:  # stopped still: nothing was taken, the next start tries again
-                raise _CF.Resource.StartError(1, str(exc) or type(exc).__name__)
+                raise _CF.Resource.StartError(1, str(exc) or type(exc).__name__) from exc
             self._running = True  # the ports take packets from here on
 
     def stop(self):
@@ -171,7 +171,7 @@ class Component(idl.load().CF__POA.Resource):
             try:
                 self.on_stop()
             except ValueError as exc:
-                raise _CF.Resource.StopError(1, str(exc))
+                raise _CF.Resource.StopError(1, str(exc)) from exc
 
     # Called by the ports
     def packet_done(self):

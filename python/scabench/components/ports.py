@@ -362,7 +362,7 @@ class OutPort(_S.CF__POA.Port):
             try:
                 peer = connection._narrow(self._interface)
             except CORBA.Exception as exc:
-                raise _S.CF.Port.InvalidPort(1, f"cannot reach the object to connect: {describe(exc)}")
+                raise _S.CF.Port.InvalidPort(1, f"cannot reach the object to connect: {describe(exc)}") from exc
             if peer is None:
                 raise _S.CF.Port.InvalidPort(1, f"not a {SAMPLE_TYPES[self.sample_type]} data port")
             # A fresh token for the connection, from the kernel's entropy, never 0 (a receiving port
@@ -373,7 +373,7 @@ class OutPort(_S.CF__POA.Port):
             except CORBA.Exception as exc:
                 if isinstance(exc, _S.CF.Port.OccupiedPort):
                     raise  # the receiver has started: it takes no new sender
-                raise _S.CF.Port.InvalidPort(2, f"the receiving port did not take the sender: {describe(exc)}")
+                raise _S.CF.Port.InvalidPort(2, f"the receiving port did not take the sender: {describe(exc)}") from exc
             props = self.owner.properties
             self._call, self._sync = props[f"{self.name}.call"], props[f"{self.name}.sync"]
             if self._call == "oneway" and self._sync == "none":

@@ -111,7 +111,7 @@ def to_any(value, ptype):
 
 
 class Property:
-    __slots__ = ("value", "default", "type", "description", "check", "while_started")
+    __slots__ = ("check", "default", "description", "type", "value", "while_started")
 
     def __init__(self, value, ptype, description, check, while_started):
         self.value = self.default = value

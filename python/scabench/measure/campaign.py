@@ -28,9 +28,9 @@ from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
 from scabench.measure import repeat
 from scabench.measure.guard import Guard, GuardSettings
+from scabench.model.spec import load_spec, parse_cores, read_toml
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
-from scabench.model.spec import load_spec, parse_cores, read_toml
 from scabench.typed import Typed, figure, from_dict, list_of, optional, state
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")

@@ -28,8 +28,8 @@ The formulas are the textbook ones, computed by scipy where it has them:
   significant, and a reader cares about differences the noise cannot hide.
 """
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

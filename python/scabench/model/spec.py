@@ -43,11 +43,23 @@ from pathlib import Path
 
 from scabench.errors import ScabenchError, SpecError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
-from scabench.model.checks import (check_dispatch_per_host, check_external_property, check_network, check_nodes,
-                                   check_transport,
-                                   SAMPLE_BYTES, check_property, check_python_ports,
-                                   domain_settings, endpoint, network_settings, parse_cores, placement_nodes,
-                                   policy_of, table_of)
+from scabench.model.checks import (
+    SAMPLE_BYTES,
+    check_dispatch_per_host,
+    check_external_property,
+    check_network,
+    check_nodes,
+    check_property,
+    check_python_ports,
+    check_transport,
+    domain_settings,
+    endpoint,
+    network_settings,
+    parse_cores,
+    placement_nodes,
+    policy_of,
+    table_of,
+)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
 from scabench.model.transport import check_transport_name, hop_transport

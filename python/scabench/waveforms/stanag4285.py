@@ -6,8 +6,8 @@ import json
 
 from scabench.errors import ScabenchError
 from scabench.model.pipeline import S4285_SYMBOLS_PER_FRAME
-from scabench.paths import experiments_dir, program
 from scabench.model.spec import load_spec
+from scabench.paths import experiments_dir, program
 from scabench.run.processes import run_program
 
 SPLITS = (2, 7, 11)

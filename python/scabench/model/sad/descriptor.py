@@ -8,7 +8,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from lxml import etree
@@ -63,7 +63,7 @@ def text(element):
     return (element.text or "").strip() if element is not None else ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _dtd(name):
     return etree.DTD(str(DTD_DIR / name))
 

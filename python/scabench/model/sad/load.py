@@ -48,8 +48,17 @@ from scabench.errors import SpecError
 from scabench.model.catalog import LibraryError, component_kinds
 from scabench.model.checks import check_property, settable_properties, table_of
 from scabench.model.sad.descriptor import child, children, not_a_file, read_descriptor, text
-from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, check_range, component_table, enumeration_values, range_of, implementation_of,
-                                        is_external, value_of)
+from scabench.model.sad.mapping import (
+    CORBA_TO_PRF,
+    PRF_TO_CORBA,
+    check_range,
+    component_table,
+    enumeration_values,
+    implementation_of,
+    is_external,
+    range_of,
+    value_of,
+)
 from scabench.model.spec import CODE_SOURCE, RUN_KEYS, parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
@@ -541,7 +550,7 @@ class _Waveform:
     def _connection_tables(self):
         own = table_of(self.side, "connection", self.sidecar_path)
         ids = {}
-        for element, cid, uses, uses_port, provides, provides_port in self.connections:
+        for _element, cid, uses, uses_port, provides, provides_port in self.connections:
             for name in filter(None, (cid, f"{uses.name}.{uses_port}->{provides.name}.{provides_port}")):
                 ids.setdefault(name, len(ids))
         for key, table in own.items():
@@ -555,7 +564,7 @@ class _Waveform:
                     raise SpecError(self.sidecar_path, f"connection.{_key(key)}.{word}", "a connection's ends are the "
                                     "SAD's (usesport, providesport); the sidecar gives its policy keys")
         tables = []
-        for element, cid, uses, uses_port, provides, provides_port in self.connections:
+        for _element, cid, uses, uses_port, provides, provides_port in self.connections:
             table = {"from": f"{uses.name}.{uses_port}", "to": f"{provides.name}.{provides_port}"}
             names = [n for n in (f"{uses.name}.{uses_port}->{provides.name}.{provides_port}", cid) if n in own]
             for name in names:

@@ -9,8 +9,16 @@ from scabench.report.markdown import md_table
 from scabench.studies.granularity import models as gm
 from scabench.studies.granularity.analysis import GOALS, model_errors
 from scabench.studies.granularity.figures import plot_bars, plot_models, plot_sweep
-from scabench.studies.granularity.render_common import (cost, fmt, func_row, linear, placement_key, placement_label,
-                                                        rows_where, us_per_packet)
+from scabench.studies.granularity.render_common import (
+    cost,
+    fmt,
+    func_row,
+    linear,
+    placement_key,
+    placement_label,
+    rows_where,
+    us_per_packet,
+)
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS
 

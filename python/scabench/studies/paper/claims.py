@@ -9,11 +9,24 @@ machine: where the answer depends on the core count (the paper had 4 cores,
 this machine may have 2), the rule says what that count predicts and judges
 against the prediction.
 """
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 
-from scabench.studies.paper.evidence import (Missing, core_count, entry, floor_ms, last_ms, most_reordered, ms,
-                                             paper_last_ms, paper_reordered, ratio, reordered, run_count, setup_label,
-                                             stage_count)
+from scabench.studies.paper.evidence import (
+    Missing,
+    core_count,
+    entry,
+    floor_ms,
+    last_ms,
+    most_reordered,
+    ms,
+    paper_last_ms,
+    paper_reordered,
+    ratio,
+    reordered,
+    run_count,
+    setup_label,
+    stage_count,
+)
 from scabench.studies.paper.published import published
 
 REPRODUCED, NOT_REPRODUCED, DIFFERS, NOT_RUN = "reproduced", "not reproduced", "differs", "not run"

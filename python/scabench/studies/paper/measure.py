@@ -9,15 +9,15 @@ report.
 """
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
-from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.paths import experiments_dir
 from scabench.report.markdown import write_report
 from scabench.report.results_file import stamped, write_json
+from scabench.run.environment import describe_environment
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import TITLE, render
@@ -55,7 +55,7 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
         e.summarise()
     claims = judge_claims(entries)
     meta["elapsed_s"] = time.monotonic() - started
-    meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     save(entries, claims, status="complete")
     figures = draw_figures(out, entries)
     write_report(out, TITLE, render(entries, claims, meta, figures))
