@@ -18,6 +18,7 @@ build:
 #	.venv/bin/ruff format --check --config python/pyproject.toml python tests scripts examples
 lint:
 	.venv/bin/ruff check --config python/pyproject.toml python tests scripts examples
+	cd python && ../.venv/bin/mypy
 
 test-cpp:
 	cd build && ctest --output-on-failure -j 1

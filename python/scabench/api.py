@@ -18,6 +18,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tomli_w
 
@@ -114,7 +115,7 @@ class Waveform:
                             "and _, starting with a letter or digit (it names the run's naming context and files)")
         experiment = {"name": name}
         _update(experiment, {"title": title, "notes": notes})
-        self._doc = {"experiment": experiment}
+        self._doc: dict[str, Any] = {"experiment": experiment}
         if run:
             self.settings(**run)
         self._folder = Path.cwd()
@@ -205,7 +206,7 @@ class Waveform:
             return NotImplemented
         return self._resolved() == other._resolved()
 
-    __hash__ = None  # it changes
+    __hash__ = None  # type: ignore[assignment]  # it changes
 
     def __repr__(self):
         return (f"Waveform({self.name!r}: {len(self._tables())} components, "

@@ -5,8 +5,10 @@ import shutil
 import stat
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.text import Text
@@ -22,7 +24,15 @@ from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import find_spec, load_spec
-from scabench.report.results_file import check_writable, read_json, read_runs, records_table, write_csv, write_json
+from scabench.report.results_file import (
+    CsvTable,
+    check_writable,
+    read_json,
+    read_runs,
+    records_table,
+    write_csv,
+    write_json,
+)
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.runner import run_spec
 from scabench.version import commit
@@ -52,14 +62,15 @@ class Commands(click.Group):
     command's exit_codes (while a report is written, say). click's own
     handling would print "Aborted!" and exit 1."""
 
-    def main(self, *args, standalone_mode=True, **kwargs):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
         """Bad usage (an unknown option, a value outside a choice, a missing
         argument) is one line and exit 2, like every other bad input: click's
         own prints the usage and a hint around the error."""
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except NO_ARGS_IS_HELP as exc:  # `scabench` alone: the help, as before
             exc.show()
             sys.exit(exc.exit_code)
@@ -151,7 +162,8 @@ def check_outputs(json_path, csv_path):
             check_writable(path, flag)
 
 
-def write_study_outputs(results, json_path, csv_path, csv_table):
+def write_study_outputs(results: Path, json_path: str | None, csv_path: str | None,
+                        csv_table: Callable[[], CsvTable]) -> list[str]:
     """A study's --json (a copy of its results.json) and --csv (csv_table(),
     called only if asked); returns the lines that say where they went."""
     lines = []
@@ -378,7 +390,7 @@ def components(kind, wide):
     show(view, console(wide=wide))
 
 
-def granularity_csv(result):
+def granularity_csv(result: dict) -> CsvTable:
     """Every configuration of a granularity result, FIR and STANAG 4285, a row each."""
     def plain(row):  # a typed row as the lab makes it, or its JSON as read back
         return row.as_dict() if hasattr(row, "as_dict") else row
@@ -406,7 +418,10 @@ def announce_hold(naming):
     releases it by closing the pipe; a terminal or /dev/null does not)."""
     closed = threading.Event()
     if _stdin_is_pipe():
-        threading.Thread(target=lambda: (sys.stdin.buffer.read(), closed.set()), daemon=True).start()
+        def wait_for_eof() -> None:
+            sys.stdin.buffer.read()
+            closed.set()
+        threading.Thread(target=wait_for_eof, daemon=True).start()
     click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
                f"context {naming['context']}; Ctrl-C (or closing a piped stdin) releases them", err=True)
     interrupts.wait(closed)  # main() installed the handlers: Ctrl-C ends the wait, not the command
@@ -629,7 +644,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, publish, allo
     when the Naming Service has not answered for --grace-s."""
     from scabench.node.agent import Agent
     from scabench.node.settings import make_settings
-    code = 0
+    code: int | str | None = 0
     try:
         with exit_codes("node failed"):
             settings = make_settings(domain, name, cores, memory_mib, listen, component_ports, allow,

@@ -82,8 +82,9 @@ def wait(done=None):
     normal end (`scabench run --hold`) can still be interrupted afterwards.
     done (a threading.Event), if given, ends the wait too (returns None)."""
     try:
-        while not (done.wait(0.2) if done is not None else time.sleep(3600)):
-            pass
+        while done is None or not done.wait(0.2):
+            if done is None:
+                time.sleep(3600)
     except Interrupted as exc:
         _state["raised"] = False
         return exc

@@ -53,7 +53,7 @@ def _servant_class(sample_type):
     call to its InPort."""
     base = getattr(_S.data__POA, SAMPLE_TYPES[sample_type])
 
-    class DataPortServant(base):
+    class DataPortServant(base):  # type: ignore[valid-type, misc]  # omniORBpy's skeleton, looked up by name
         def __init__(self, port):
             self._port = port
 
@@ -290,7 +290,7 @@ class _QueuedOneway:
 
     def __init__(self, ref, depth, on_error):
         self._ref, self._on_error = ref, on_error
-        self._queue = queue.Queue(maxsize=depth)
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
         self._thread = threading.Thread(target=self._drain, name="sync-none-sender", daemon=True)
         self._thread.start()
 
@@ -319,7 +319,7 @@ class _QueuedOneway:
                 self._queue.task_done()
 
 
-class OutPort(_S.CF__POA.Port):
+class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
     """A uses port: CF::Port's connectPort/disconnectPort, one connection at a
     time, and push(header, samples), which stamps the connection's next link
     sequence (0, 1, 2, ...) and its token (drawn at connect and handed to the

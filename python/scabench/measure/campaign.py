@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -197,7 +198,7 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
     status="partial") saves them after each configuration and returns where;
     when Interrupted, with status="interrupted", and the exception carries
     the entries and that path."""
-    distinct = {}
+    distinct: dict[Any, Any] = {}
     for c in campaign.configs:
         distinct.setdefault(c.key, c)
     total = sum(estimate_s(c, packets) * runs for c in distinct.values())
@@ -209,11 +210,14 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
 
 def _run_configs(campaign, runs, packets, progress, on_config_done):
     m = campaign.measure
+    by_key: dict[Any, Any]
     by_key, out, n_done, n_total = {}, {}, 0, len({c.key for c in campaign.configs}) * runs
     for c in campaign.configs:
         if c.key in by_key:
             out[c.name] = by_key[c.key].shown_as(c)
             continue
+        results: list[Any]
+        failures: list[Any]
         results, failures = [], []
         guard = Guard(m.guard_settings(), cores=c.cores, log=progress.say)
         for r in range(runs):

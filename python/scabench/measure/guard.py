@@ -81,7 +81,7 @@ class Guard:
                     raise
                 self.log(f"{label}: failed ({exc}); trying again")
                 continue
-            pct = float(foreign_of(value) if foreign_of else meter.foreign_pct())
+            pct = float(foreign_of(value) if meter is None else meter.foreign_pct())
             flaw = flaw_of(value) if flaw_of else None
             if best is None or (flaw is not None, pct) < (best.flaw is not None, best.foreign_pct):
                 if best is not None:
@@ -97,6 +97,7 @@ class Guard:
                 break
             self.redos += 1
             self.log(f"{label}: {why}; redoing")
+        assert best is not None  # the last attempt raised if no attempt succeeded
         best.attempts, best.discarded_foreign_pct = attempt, discarded
         best.disturbed = best.foreign_pct > s.redo_above_pct
         return best

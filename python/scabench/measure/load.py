@@ -40,7 +40,7 @@ def _busy_and_total_ticks(cores=None):
 
 
 def _children_of():
-    children = {}
+    children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue

@@ -24,6 +24,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scabench.console import Progress
 from scabench.errors import RunError, SpecError
@@ -35,6 +36,9 @@ from scabench.model.order import guarantees_order
 from scabench.model.pipeline import producer_packets, source_period_ms
 from scabench.model.resources import check_memory
 from scabench.version import version_info
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 WHERE = "--grid"
 # The most points a sweep takes. Each point is a spec planned and checked
@@ -54,7 +58,7 @@ class Axis:
 def parse_grid(items):
     """["policy.call=oneway,twoway", ...] -> [Axis]; SpecError on a malformed
     item or a key given twice."""
-    pairs = []
+    pairs: list[tuple[str, list[Any]]] = []
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
@@ -157,7 +161,7 @@ def _apply_run(spec, name, value, where):
 class Point:
     """One point of the plan: its settings, and its spec, checked."""
     settings: dict
-    spec: object
+    spec: "Spec"
 
     @property
     def label(self):

@@ -24,6 +24,7 @@ import os
 import socket
 import struct
 import time
+from typing import Any
 
 from scabench.measure.load import busy_jiffies, core_jiffies
 
@@ -80,7 +81,7 @@ class TaskStats:
         stats = self._attrs(reply[self._TYPE_AGGR_TGID])[self._TYPE_STATS]
         return struct.unpack_from("Q", stats, self._UTIME)[0], struct.unpack_from("Q", stats, self._STIME)[0]
 
-    _shared = "unset"
+    _shared: "TaskStats | str | None" = "unset"
 
     @classmethod
     def shared(cls):
@@ -115,7 +116,7 @@ def process_snapshot(pid):
     if stat is None:
         return None
     fields = stat.rsplit(")", 1)[1].split()
-    snap = {"user_sample_s": int(fields[11]) * TICK_S, "system_sample_s": int(fields[12]) * TICK_S,
+    snap: dict[str, Any] = {"user_sample_s": int(fields[11]) * TICK_S, "system_sample_s": int(fields[12]) * TICK_S,
             "split_source": "proc-stat", "threads": {}}
     stats = TaskStats.shared()
     if stats is not None:

@@ -69,6 +69,7 @@ def log_axis_labels(axis, time_us: bool = False) -> None:
 
     class ReadableLogLocator(Locator):
         def __call__(self):
+            assert self.axis is not None  # set once the locator is given to an axis
             return self.tick_values(*self.axis.get_view_interval())
 
         def tick_values(self, vmin, vmax):

@@ -12,12 +12,17 @@ measured before versions were recorded."""
 import csv
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from scabench.errors import ScabenchError
 from scabench.measure.repeat import Benchmark
 from scabench.run.results import RunResult
 from scabench.version import version_info
+
+# A table for --csv: its header, and its rows of raw figures (None: a missing one).
+CsvTable = tuple[list[str], list[list[Any]]]
 
 
 def _as_json(value):
@@ -50,7 +55,7 @@ def stamped(doc):
     return {"scabench": version_info(), **doc}
 
 
-def write_csv(header, rows, path):
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]], path: str | os.PathLike) -> Path:
     """Writes a table as CSV (`--csv`): the figures raw, in the units their
     column names say (`_ms`, `_bps`), a missing one empty; returns the path."""
     path = Path(path)
@@ -62,7 +67,7 @@ def write_csv(header, rows, path):
     return path
 
 
-def records_table(records, first=()):
+def records_table(records: Iterable[dict], first: Sequence[str] = ()) -> CsvTable:
     """Dicts (a study's rows) as (header, rows) for write_csv: a column per
     key that holds a plain value in any of them, `first` ones first, then in
     the order met; nested values are left to the JSON."""

@@ -11,6 +11,7 @@ from scabench.console import BAD, GOOD, add_rows, table
 from scabench.measure.sweep import point_row, value_text, why_not
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, whiskers
+from scabench.report.results_file import CsvTable
 
 PLOT = "sweep.png"
 
@@ -124,7 +125,7 @@ def sweep_view(doc):
     return [t, "", Text(lines[0], style=GOOD if best else BAD), *lines[1:]]
 
 
-def sweep_csv(doc):
+def sweep_csv(doc: dict) -> CsvTable:
     """The table as CSV: settings, then each headline figure's median, min and max, raw (point_row)."""
     keys, bound = list(doc["sweep"]["grid"]), doc["sweep"].get("max_latency_ms")
     rows = [point_row(p, keys, bound) for p in doc["points"]]

@@ -3,13 +3,16 @@ runs), and `scabench compare`'s table. Views are rich renderables
 (scabench/console.py prints them, with colour on a terminal); each format_*
 gives the same as plain text. Durations and rates are scaled (scabench/units.py)."""
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from rich.text import Text
 
 from scabench import units
 from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
 from scabench.measure import stats
-from scabench.measure.repeat import warnings_of
+from scabench.measure.repeat import Benchmark, warnings_of
+from scabench.report.results_file import CsvTable
+from scabench.run.results import RunResult
 from scabench.version import version_info
 
 # The two figures every run reports, in words, on one line under its table
@@ -82,10 +85,11 @@ def _uses_ordering(spec):
                for c in spec["connections"])
 
 
-def stage_rows(result):
+def stage_rows(result: RunResult) -> CsvTable:
     """One row per component (the producer first): what the run table and
     its CSV show. Returns (header, rows) of raw values."""
     producer, stages = result.producer, result.stages
+    assert stages is not None, "an analysed result: a run's, or one read back"
     header = ["component", "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
               "max_server_threads"]
     rows = []
@@ -254,7 +258,7 @@ def latency_rows(result):
 
 def _refusal_line(result, parts):
     """The marker of a run in which ports refused what peers sent."""
-    by = {}
+    by: dict[Any, Any] = {}
     for part in parts:
         for reason, n in ((part.refused_by if part else None) or {}).items():
             by[reason] = by.get(reason, 0) + n
@@ -280,11 +284,11 @@ def summary_rows(summary, figures=stats.HEADLINE):
         sigma = units.MISSING if s.stdev is None else units.figure(s.stdev, f.unit, scale)
         rows.append([f.label, units.figure(s.median, f.unit, scale),
                      f"{units.figure(s.mean, f.unit, scale)} ± {sigma}", _interval(s.min, s.max, f.unit, scale),
-                     _interval(*s.ci95, f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none"])
+                     _interval(s.ci95[0], s.ci95[1], f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none"])
     return header, rows
 
 
-def benchmark_csv(bench):
+def benchmark_csv(bench: Benchmark) -> CsvTable:
     """A benchmark's summary as CSV: (header, rows), a row per figure."""
     rows = bench.summary_rows()
     return list(rows[0]), [list(r.values()) for r in rows]
@@ -357,7 +361,7 @@ class Compared:
                             for f in self.figures},
                 "warnings": self.warnings}
 
-    def csv(self):
+    def csv(self) -> CsvTable:
         """A row per figure and file compared with A: (header, rows)."""
         header = ["figure", "unit", "a", "b", "a_n", "a_median", "a_mean", "a_stdev", "b_n", "b_median", "b_mean",
                   "b_stdev", "ratio", "difference", "t", "p", "significant"]
@@ -398,7 +402,7 @@ def compare_view(cmp):
             row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({ratio}",
                                      (_verdict(c), TITLE if c.significant else ""), ")"))
         rows.append(row)
-    out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
+    out: list[Any] = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
     out += ["", add_rows(table("figure", *cmp.names), rows), "",
             Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
                  + COMPARE_RULE + ". " + CPU_LEGEND, style=MUTED)]

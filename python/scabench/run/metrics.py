@@ -4,6 +4,8 @@ The floor they are compared with is the model's (scabench.model.pipeline).
 Sequence numbers are those the producer stamped, 0-based; with several
 producers, each stream's own (per_stream).
 """
+from typing import Final
+
 import numpy as np
 
 # Every percentile a run reports is numpy's "linear" method (its default):
@@ -12,7 +14,7 @@ import numpy as np
 # 0 <= f < 1. So p50 of an even count is the mean of the middle two, the max
 # is p100, and a percentile may fall between two samples, unlike the
 # nearest-rank method, which always returns a sample.
-PERCENTILE_METHOD = "linear"
+PERCENTILE_METHOD: Final = "linear"
 LATENCY_PERCENTILES = (50, 90, 99)
 
 

@@ -77,7 +77,7 @@ def toxiproxy_binary():
     return None
 
 
-_reason_cache = {}
+_reason_cache: dict[str, str | None] = {}
 
 
 def unavailable_reason():

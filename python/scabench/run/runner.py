@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -99,7 +100,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
     `network` (a network.NetworkHosts) every host is, each on the node of
     its namespace, listening behind its emulated link."""
     properties = {c.name: dict(c.properties) for c in spec.components}
-    incoming = {}  # process (Spec.process_of) -> the policies of its remote connections in
+    incoming: dict[tuple[str, Any], list[Any]] = {}  # process (Spec.process_of) -> the policies of its remote connections in
     through = packets_through(spec)
     for c in spec.components:
         if c.external is None:  # the runtime's own property: an external component has no record file
@@ -151,7 +152,7 @@ def build_assembly(spec, run_dir, timeout_s, network=None):
                          orb_options=orb_options if ext.orb_options else [],
                          **({"node": node} if node is not None else {}))
         externals.append(entry)
-    memory = {}
+    memory: dict[str, Any] = {}
     for process, need in process_memory_bytes(spec).items():
         if process in on_node:
             memory[on_node[process]] = memory.get(on_node[process], 0) + need
@@ -359,7 +360,7 @@ def _with_transports(hosts, spec):
         if process is None:
             out.append(h)
             continue
-        hops = {"in": {}, "out": {}}
+        hops: dict[str, dict[str, Any]] = {"in": {}, "out": {}}
         for conn in spec.connections:
             if spec.collocated(conn):
                 continue
@@ -469,6 +470,7 @@ def _components(spec, records, stats=None):
     def since_send_us(name):
         """The packets done at `name`, by number: done there minus send start (µs)."""
         r = records[name]
+        assert sent is not None  # called only along the chain of the one packet source
         order = np.argsort(r.sequence[done[name]], kind="stable")
         return metrics.since_send_ns(sent.sequence, sent.arrive_ns, r.sequence[done[name]][order],
                                      r.done_ns[done[name]][order]) / 1e3

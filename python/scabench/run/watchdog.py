@@ -105,7 +105,7 @@ class Watchdog(threading.Thread):
         return False
 
     def run(self):
-        stopped_since = {}
+        stopped_since: dict[str, float] = {}
         last, moved_at = None, None
         while not self._done.wait(POLL_S):
             if self.launcher.poll() is not None:

@@ -10,6 +10,7 @@ from scabench import units
 from scabench.console import add_rows, table, text
 from scabench.report.markdown import CONTENTS, md_table, write_report
 from scabench.report.plots import log_axis_labels
+from scabench.report.results_file import CsvTable
 from scabench.studies.orb_profile import (
     datarate,
     seed,
@@ -384,7 +385,7 @@ def format_profile(result, wide=False):
     return text(profile_view(result), wide)
 
 
-def profile_csv(result):
+def profile_csv(result: dict) -> CsvTable:
     """Every case on every transport, one row each, as measured (`--csv`)."""
     header = ["transport", "case", "elements", "payload_bytes", "median_cycles", "p99_cycles", "median_ns", "p99_ns",
               "datarate_bps"]
