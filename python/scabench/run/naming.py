@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from scabench.errors import RunError
 from scabench.run import processes
@@ -48,7 +49,7 @@ class NamingService:
         self._asked_port = port
 
     @property
-    def corbaloc(self):
+    def corbaloc(self) -> str:
         return f"corbaloc::{self.host}:{self.port}/NameService"
 
     def __enter__(self):
@@ -79,7 +80,7 @@ class NamingService:
             self.proc = None
         return False
 
-    def describe(self, context):
+    def describe(self, context: str) -> dict[str, Any]:
         return {"corbaloc": self.corbaloc, "context": context}
 
 
@@ -97,5 +98,5 @@ class Domain:
     def __exit__(self, *exc):
         return False
 
-    def describe(self, context):
+    def describe(self, context: str) -> dict[str, Any]:
         return {"corbaloc": self.corbaloc, "context": context, "shared": True}

@@ -33,6 +33,7 @@ the command even when the command is killed outright (processes.spawn), so
 it never keeps its ports bound.
 """
 import ctypes
+import functools
 import json
 import os
 import re
@@ -44,6 +45,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from scabench import interrupts
 from scabench.errors import RunError, ScabenchError
@@ -67,7 +69,7 @@ class NetworkUnavailable(ScabenchError):
     """Network hosts cannot be made on this machine; the message says why."""
 
 
-def toxiproxy_binary():
+def toxiproxy_binary() -> Path | None:
     """The emulator: $SCABENCH_TOXIPROXY, the checkout's .tools/bin, or PATH."""
     candidates = [os.environ.get("SCABENCH_TOXIPROXY"), REPO_ROOT / ".tools" / "bin" / "toxiproxy-server",
                   shutil.which("toxiproxy-server")]
@@ -80,7 +82,7 @@ def toxiproxy_binary():
 _reason_cache: dict[str, str | None] = {}
 
 
-def unavailable_reason():
+def unavailable_reason() -> str | None:
     """None when network hosts can be made here, else one line saying why not."""
     if "reason" not in _reason_cache:
         _reason_cache["reason"] = _probe()
@@ -120,7 +122,7 @@ def _pid_alive(pid):
     return True
 
 
-def remove_stale():
+def remove_stale() -> list[str]:
     """Removes namespaces and links that runs now dead left behind (a run
     killed with SIGKILL cannot clean up after itself). Those of live runs
     are left alone."""
@@ -180,29 +182,29 @@ class NetworkHosts:
 
     # ---------------------------------------------------------------- names
 
-    def netns(self, i):
+    def netns(self, i: int) -> str:
         return f"{self.tag}-h{i}"
 
     def _link_name(self, i):
         return f"{self.tag}h{i}"
 
-    def host_address(self, i):
+    def host_address(self, i: int) -> str:
         return f"10.{self.subnet}.{i}.2"
 
-    def proxy_address(self, i):
+    def proxy_address(self, i: int) -> str:
         return f"10.{self.subnet}.{i}.1"
 
-    def node_name(self, i):
+    def node_name(self, i: int) -> str:
         """The node of host i, in the run's Naming Service."""
         return f"h{i}"
 
-    def naming_address(self):
+    def naming_address(self) -> str:
         """Where the run's Naming Service listens: an address of the
         machine's namespace that every namespace reaches (through its own
         link's machine end, not through the emulator)."""
         return self.proxy_address(0)
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"hosts": [{"netns": self.netns(i), "address": self.host_address(i),
                            "published": f"{self.proxy_address(i)}:{ORB_PORT}", "node": self.node_name(i),
                            "node_agent": f"{self.proxy_address(i)}:{AGENT_PORT}"} for i in range(self.count)],
@@ -210,7 +212,7 @@ class NetworkHosts:
 
     # ---------------------------------------------------------------- nodes
 
-    def start_nodes(self, domain, cores):
+    def start_nodes(self, domain: str, cores: list[int]) -> None:
         """A node agent in each namespace, registered in `domain` (the run's
         Naming Service) as h<i>, on `cores`: listening on the namespace's
         address, its references and its components' naming the proxy, its
@@ -227,7 +229,7 @@ class NetworkHosts:
             try:
                 with open(log, "w") as out:
                     self.agents.append((self.node_name(i), log, processes.spawn(
-                        argv, preexec=lambda fd=netns: _enter(fd), stdin=subprocess.DEVNULL, stdout=out,
+                        argv, preexec=functools.partial(_enter, netns), stdin=subprocess.DEVNULL, stdout=out,
                         stderr=subprocess.STDOUT)))
             finally:
                 os.close(netns)
@@ -242,7 +244,7 @@ class NetworkHosts:
                     raise RunError(f"the node agent of network host {name} {why}: {last}", component=name)
                 time.sleep(0.05)
 
-    def agents_cpu_s(self):
+    def agents_cpu_s(self) -> float:
         """CPU the node agents have used so far (user + system seconds)."""
         return sum(_cpu_s(proc.pid) for _, _, proc in self.agents)
 
@@ -321,7 +323,7 @@ class NetworkHosts:
                 for stream in ("upstream", "downstream"):
                     self.set_delay(name, stream, self.link.delay_ms, self.link.jitter_ms)
 
-    def set_delay(self, proxy, stream, delay_ms, jitter_ms=0):
+    def set_delay(self, proxy: str, stream: str, delay_ms: float, jitter_ms: float = 0) -> None:
         """The delay of one direction of one proxy: "upstream" into the
         host, "downstream" out of it."""
         toxic = {"name": f"delay_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
@@ -342,11 +344,11 @@ class NetworkHosts:
             raise NetworkUnavailable(f"the link emulator refused {method} {path}: "
                                      f"{exc.read().decode(errors='replace').strip()}") from None
 
-    def emulator_cpu_s(self):
+    def emulator_cpu_s(self) -> float:
         """CPU the link emulator has used so far (user + system seconds)."""
         return _cpu_s(self.proxy.pid) if self.proxy is not None else 0.0
 
-    def close(self):
+    def close(self) -> None:
         """Stops the node agents and the emulator and removes every namespace
         and link this object made; safe to call more than once."""
         self._stop_nodes()

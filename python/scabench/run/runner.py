@@ -7,8 +7,9 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts
-from scabench.run.records import REFUSAL_REASONS, read_records, refusals
+from scabench.run.records import REFUSAL_REASONS, Records, read_records, refusals
 from scabench.run.results import (
     ConnectionResult,
     CpuUsage,
@@ -50,6 +51,9 @@ from scabench.run.results import (
 from scabench.run.stalls import find_stalls, pipeline_progress_ns
 from scabench.run.watchdog import LAUNCHER_GRACE_NODES_S, LAUNCHER_GRACE_S, Watchdog
 from scabench.version import version_info
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -66,7 +70,7 @@ EXTERNAL_ORB_OPTIONS = ["-ORBunixTransportPermission", "0600"]
 HANG_MIN_S = 5.0
 
 
-def process_cores(spec):
+def process_cores(spec: "Spec") -> list[list[int]]:
     """Each process's CPU set, the hosts' then the external programs' (in
     spec order): all run cores, or with pin one core each in turn."""
     count = spec.process_count()
@@ -75,7 +79,7 @@ def process_cores(spec):
     return [list(spec.cores) for _ in range(count)]
 
 
-def process_name(spec, process):
+def process_name(spec: "Spec", process: tuple[str, Any]) -> str:
     """What the launcher calls a process of the run (Spec.process_of), as its
     record in the manifest names it: host<i>-<its components joined by +>,
     or exec-<NAME> for an external program (scabench-launch)."""
@@ -83,7 +87,7 @@ def process_name(spec, process):
     return f"host{key}-" + "+".join(spec.hosts[key]) if kind == "host" else f"exec-{key}"
 
 
-def process_nodes(spec, network=None):
+def process_nodes(spec: "Spec", network: NetworkHosts | None = None) -> dict[tuple[str, Any], str]:
     """{process (Spec.process_of): node} of the processes placed on a node:
     the spec's placement.nodes, or with `network` (network.NetworkHosts)
     every host on the node of its namespace."""
@@ -94,7 +98,7 @@ def process_nodes(spec, network=None):
     return {process: node for process, node in placed.items() if node is not None}
 
 
-def build_assembly(spec, run_dir, timeout_s, network=None):
+def build_assembly(spec: "Spec", run_dir: Path, timeout_s: float, network: NetworkHosts | None = None) -> dict[str, Any]:
     """What scabench-launch runs. A process placed on a node is started by
     the node (its entry says which; the node gives it its endpoint); with
     `network` (a network.NetworkHosts) every host is, each on the node of
@@ -190,7 +194,8 @@ def _assembly_component(comp, sample_type, properties):
     return entry
 
 
-def run_spec(spec, on_start=None, on_hold=None):
+def run_spec(spec: "Spec", on_start: Callable[..., Any] | None = None,
+             on_hold: Callable[[dict[str, str]], None] | None = None) -> RunResult:
     """Runs `spec` once over real processes and returns its RunResult.
     Raises RunError, which carries the partial result (the caller keeps it),
     or Interrupted (a termination signal), which carries it too.
@@ -227,7 +232,7 @@ def _naming(spec, run_dir, network):
     return NamingService(run_dir, host=network.naming_address() if network is not None else "127.0.0.1")
 
 
-def hang_limit_s(spec):
+def hang_limit_s(spec: "Spec") -> float:
     """How long a run may go without any packet moving before the watchdog
     ends it: HANG_MIN_S, or more where a stage's work (with its jitter: a
     packet may take work_us + work_jitter_us), a source's period or the
@@ -244,7 +249,7 @@ def _network_hosts(spec, run_dir):
     return NetworkHosts(len(spec.hosts), spec.network, run_dir)
 
 
-def waveform_instance(spec):
+def waveform_instance(spec: "Spec") -> str:
     """The naming context of the run's waveform instance: the spec's name
     and an instance number, as an SCA domain names an application."""
     return f"{waveform_stem(spec.path) or 'waveform'}_1"
@@ -280,6 +285,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     try:
         with dog:
             if on_start:
+                assert proc.stdout is not None  # a pipe whenever on_start is given
                 line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
                 if line.startswith("started"):
                     pids = [int(p) for p in line.split()[1:]]
@@ -295,6 +301,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                     held_context = held.split()[1] if len(held.split()) > 1 else assembly["naming"]["context"]
                     result.naming = {"corbaloc": assembly["naming"]["corbaloc"], "context": held_context}
                     on_hold(result.naming)
+                assert proc.stdin is not None  # a pipe whenever on_hold is given
                 proc.stdin.close()  # the launcher releases the components
                 proc.stdin = None    # (communicate() would flush the closed pipe)
             _, stderr = proc.communicate(timeout=timeout_s + 60)
@@ -423,7 +430,7 @@ def _read_all_records(spec, run_dir, partial=False):
     return out
 
 
-def partial_analysis(spec, run_dir, result):
+def partial_analysis(spec: "Spec", run_dir: Path, result: RunResult) -> None:
     """Sets what a run that did not finish measured: each stage's and the
     producer's figures over the packets they handled, and its stalls. No
     ratio and no CPU (null): those need the whole run."""
@@ -467,7 +474,7 @@ def _components(spec, records, stats=None):
     done = {name: r.done_ns > 0 for name, r in records.items()}
     chain = _chain_from(spec, producers[0])[1:] if sent is not None else []
 
-    def since_send_us(name):
+    def since_send_us(name: str) -> np.ndarray:
         """The packets done at `name`, by number: done there minus send start (µs)."""
         r = records[name]
         assert sent is not None  # called only along the chain of the one packet source
@@ -620,7 +627,8 @@ def _process_cpu(spec, stages, hosts):
             stage.cpu_per_packet_us = 1e6 * own[stage.name] / stage.received if stage.received else None
 
 
-def analyse(spec, run_dir, manifest, result, records=None):
+def analyse(spec: "Spec", run_dir: Path, manifest: dict[str, Any], result: RunResult,
+            records: dict[str, Records] | None = None) -> None:
     """Sets the figures of `result` from the record files (or `records`, read
     already) and the manifest."""
     records = records if records is not None else _read_all_records(spec, run_dir)

@@ -32,7 +32,7 @@ LAUNCHER_GRACE_S = 3.0
 LAUNCHER_GRACE_NODES_S = 10.0
 
 
-def process_state(pid):
+def process_state(pid: int) -> str | None:
     """One letter (R, S, D, T, t, Z, ...) or None when the process is gone."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -40,14 +40,14 @@ def process_state(pid):
         return None
 
 
-def children(pid):
+def children(pid: int) -> list[int]:
     try:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except (OSError, ValueError):
         return []
 
 
-def host_components(pid):
+def host_components(pid: int) -> list[str]:
     """The components a process of the run serves, from its command line: a
     scabench-host's --component NAME:KIND:TYPE, an external program's
     NAME_BINDING NAME (the SCA exec parameters)."""
@@ -59,7 +59,7 @@ def host_components(pid):
             for i, a in enumerate(argv[:-1]) if a in ("--component", "NAME_BINDING")]
 
 
-def progress(run_dir):
+def progress(run_dir: Path) -> dict[str, tuple[int, int]]:
     """{component: (taken, finished)} from the record files' headers: a
     component on a node has its header copied here as it goes
     (<name>.progress, by the launcher's poll) until its records come back."""
@@ -104,7 +104,7 @@ class Watchdog(threading.Thread):
         self.join()
         return False
 
-    def run(self):
+    def run(self) -> None:
         stopped_since: dict[str, float] = {}
         last, moved_at = None, None
         while not self._done.wait(POLL_S):
