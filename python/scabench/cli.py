@@ -18,7 +18,7 @@ from scabench.console import BAD, GOOD, VERDICT_STYLES, add_rows, console, show,
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
-from scabench.measure.repeat import guard_settings, run_benchmark
+from scabench.measure.repeat import Benchmark, guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
@@ -34,6 +34,7 @@ from scabench.report.results_file import (
     write_json,
 )
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
+from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.version import commit
 
@@ -251,6 +252,7 @@ def run(spec_file: str, packets: int | None, cores: str | None, policy_items: tu
         link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
         if link:
             spec.with_network(link)
+        result: RunResult | Benchmark
         try:
             if runs:
                 result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
@@ -263,8 +265,8 @@ def run(spec_file: str, packets: int | None, cores: str | None, policy_items: tu
     if json_path:
         write_json(result, json_path)
     if csv_path:
-        write_csv(*(benchmark_csv(result) if runs else stage_rows(result)), csv_path)
-    show(benchmark_view(result) if runs else run_view(result))
+        write_csv(*(benchmark_csv(result) if isinstance(result, Benchmark) else stage_rows(result)), csv_path)
+    show(benchmark_view(result) if isinstance(result, Benchmark) else run_view(result))
     for path in (json_path, csv_path):
         if path:
             click.echo(f"result written to {path}")

@@ -24,6 +24,7 @@ import os
 import socket
 import struct
 import time
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from scabench.measure.load import busy_jiffies, core_jiffies
@@ -76,7 +77,7 @@ class TaskStats:
             raise OSError(-struct.unpack_from("i", data, 16)[0], "taskstats request refused")
         return self._attrs(data[20:length])
 
-    def user_system_us(self, pid):
+    def user_system_us(self, pid: int) -> tuple[int, int]:
         reply = self._request(self.family, self._CMD_GET, self._attr(self._CMD_ATTR_TGID, struct.pack("I", pid)))
         stats = self._attrs(reply[self._TYPE_AGGR_TGID])[self._TYPE_STATS]
         return struct.unpack_from("Q", stats, self._UTIME)[0], struct.unpack_from("Q", stats, self._STIME)[0]
@@ -84,12 +85,13 @@ class TaskStats:
     _shared: "TaskStats | str | None" = "unset"
 
     @classmethod
-    def shared(cls):
+    def shared(cls) -> "TaskStats | None":
         if cls._shared == "unset":
             try:
                 cls._shared = cls()
             except OSError:
                 cls._shared = None
+        assert not isinstance(cls._shared, str)  # tried just above
         return cls._shared
 
 
@@ -109,7 +111,7 @@ def _read(path):
         return None
 
 
-def process_snapshot(pid):
+def process_snapshot(pid: int) -> dict[str, Any] | None:
     """One process: its tick-based user/system (whole process, ended threads
     included) and, per live thread, run time (ns) and context switches."""
     stat = _read(f"/proc/{pid}/stat")
@@ -168,7 +170,7 @@ def _process_delta(before, after, wall, ncores):
             "user_sample_s": du, "system_sample_s": ds, "split_source": after["split_source"]}
 
 
-def user_split(user_sample, system_sample):
+def user_split(user_sample: float, system_sample: float) -> float:
     """The user share of CPU time from tick samples: the scheduler tick (250 Hz
     here) charges a whole tick to user or system, so only the total is exact
     and the split is a sample, summed over every process of the run (and over
@@ -177,7 +179,8 @@ def user_split(user_sample, system_sample):
     return user_sample / total if total > 0 else 1.0
 
 
-def window_result(before, after, names=None, ncores=1):
+def window_result(before: "Snapshot", after: "Snapshot", names: dict[int, str] | None = None,
+                  ncores: int = 1) -> dict[str, Any]:
     """The workload between two snapshots (see the module's docstring)."""
     wall = after.wall - before.wall
     d = [a - b for a, b in zip(after.cores, before.cores)]
@@ -213,10 +216,10 @@ def window_result(before, after, names=None, ncores=1):
     }
 
 
-def tick_us(default=4000):
+def tick_us(default: int = 4000) -> int:
     """The scheduler tick (1 / CONFIG_HZ), from the jiffies counter in
     /proc/timer_list; `default` where that cannot be read."""
-    def jiffies():
+    def jiffies() -> int | None:
         text = _read("/proc/timer_list") or ""
         for line in text.splitlines():
             if line.startswith("jiffies:"):
@@ -231,7 +234,8 @@ def tick_us(default=4000):
     return int(round(1e6 / min((100, 250, 300, 1000), key=lambda h: abs(h - hz))))
 
 
-def measure_window(pids, cores, warmup_s, window_s, names=None):
+def measure_window(pids: Iterable[int], cores: Sequence[int], warmup_s: float, window_s: float,
+                   names: dict[int, str] | None = None) -> dict[str, Any]:
     """Waits warmup_s, then measures the given processes and cores for window_s."""
     time.sleep(warmup_s)
     before = Snapshot(pids, cores)
