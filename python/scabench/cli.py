@@ -525,11 +525,11 @@ def profile(quick: bool, out_dir: str, json_path: str | None, csv_path: str | No
         if csv_path:
             check_writable(csv_path, "--csv")
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
-    json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
+    written = write_json(result, json_path or Path(out_dir) / "profile.json")
     if csv_path:
         write_csv(*profile_csv(result), csv_path)
     md_path, html_path = write_profile_report(result, out_dir)
-    show(profile_view(result) + ["", f"report: {md_path}, {html_path}; result: {json_path}"
+    show(profile_view(result) + ["", f"report: {md_path}, {html_path}; result: {written}"
                                  + (f"; CSV: {csv_path}" if csv_path else "")], console(wide=wide))
 
 
@@ -605,7 +605,7 @@ def granularity(quick: bool, plan_name: str | None, only: str | None, out_dir: s
         if len(plan.cores) >= len(os.sched_getaffinity(0)):
             click.echo("note: the runs use every CPU, so the harness shares them", err=True)
         result = Lab(plan, log=click.echo).run()
-    json_path = write_json(result, json_path or Path(out_dir) / "granularity.json")
+    written = write_json(result, json_path or Path(out_dir) / "granularity.json")
     if csv_path:
         write_csv(*granularity_csv(result), csv_path)
     md, html = render(result, out_dir)
@@ -620,7 +620,7 @@ def granularity(quick: bool, plan_name: str | None, only: str | None, out_dir: s
         click.echo(f"STANAG 4285 11/2 components at {r['symbol_rate']} symbols/s, {r['placement']}: "
                    f"U {fmt(r['user_wide_vs_narrow'])}, U+S {fmt(r['total_wide_vs_narrow'])} "
                    f"(seed: U about {result['seed']['s4285']['user_11_vs_2']})")
-    click.echo(f"report: {md} and {html}; data: {json_path}")
+    click.echo(f"report: {md} and {html}; data: {written}")
 
 
 @main.command(short_help="A node agent: starts components on this machine for a domain (an SCA DeviceManager).")

@@ -2,6 +2,8 @@
 runtime offers, read from `scabench-host --describe` (model/catalog.py), as
 tables: kinds with their ports, each kind's properties (type, default,
 range, what it does), and the policy keys every connection takes."""
+from typing import Any
+
 from rich.text import Text
 
 from scabench.console import TITLE, add_rows, table
@@ -52,7 +54,7 @@ def _default(value, p=None):
     return str(value)
 
 
-def kinds_view():
+def kinds_view() -> list[Any]:
     """Every kind with its ports, then the policy keys of a connection."""
     kinds = component_kinds()
     t = table("kind", ("uses", {"justify": "left"}), ("provides", {"justify": "left"}),
@@ -66,7 +68,7 @@ def kinds_view():
     return [t, "", *policy_view()]
 
 
-def policy_view():
+def policy_view() -> list[Any]:
     schema = policy_schema()
     t = table("key", ("side", {"justify": "left"}), ("values", {"justify": "left"}),
               ("default", {"justify": "left"}), ("what it sets", {"justify": "left", "ratio": 1}),
@@ -78,7 +80,7 @@ def policy_view():
     return [t]
 
 
-def kind_view(name):
+def kind_view(name: str) -> list[Any]:
     """One kind: its ports and every property with type, default and range."""
     kinds = [*component_kinds(), *PYTHON_KINDS]
     if name == EXTERNAL:

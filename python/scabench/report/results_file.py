@@ -32,7 +32,7 @@ def _as_json(value):
     raise TypeError(f"{type(value).__name__} cannot be written as JSON")
 
 
-def write_json(doc, path):
+def write_json(doc: Any, path: str | os.PathLike) -> Path:
     """Writes `doc` as indented JSON to `path`, creating its folder; returns
     the path. `doc` may hold typed results anywhere (a campaign's runs)."""
     path = Path(path)
@@ -49,7 +49,7 @@ def write_json(doc, path):
     return path
 
 
-def stamped(doc):
+def stamped(doc: dict[str, Any]) -> dict[str, Any]:
     """A document as a command makes it, with the scabench that measured it
     as its first key (the module docstring)."""
     return {"scabench": version_info(), **doc}
@@ -78,7 +78,7 @@ def records_table(records: Iterable[dict], first: Sequence[str] = ()) -> CsvTabl
     return header, [[r.get(k) if not isinstance(r.get(k), (dict, list)) else None for k in header] for r in records]
 
 
-def check_writable(path, flag):
+def check_writable(path: str | os.PathLike, flag: str) -> None:
     """Refuses, before anything runs, a result path that could not be
     written: a finished run must never lose its result to a bad --json."""
     path = Path(path)
@@ -93,7 +93,7 @@ def check_writable(path, flag):
         raise ScabenchError(f"{flag}: {path} cannot be written: {parent} is not writable")
 
 
-def read_json(path, flag, expect_key):
+def read_json(path: str | os.PathLike, flag: str, expect_key: str) -> dict[str, Any]:
     """A result file this tool wrote, read back; anything else is a
     ScabenchError naming the flag, the file and what was expected."""
     try:
@@ -105,7 +105,7 @@ def read_json(path, flag, expect_key):
     return doc
 
 
-def read_runs(path, flag):
+def read_runs(path: str | os.PathLike, flag: str) -> tuple[list[RunResult], list[str], dict[str, Any]]:
     """The runs in a result of `scabench run --json`: one run, or every run
     of a benchmark (--runs); with the benchmark's warnings. Anything else is
     a ScabenchError naming the flag, the file and what was expected."""
@@ -125,7 +125,7 @@ def read_runs(path, flag):
     return [run], [], run.spec
 
 
-def finished(run) -> bool:
+def finished(run: RunResult) -> bool:
     """A run that went to its end and whose records were read: its figures
     are the whole stream's."""
     return run.status == "ok" and run.analysed

@@ -2,6 +2,7 @@
 runs), and `scabench compare`'s table. Views are rich renderables
 (scabench/console.py prints them, with colour on a terminal); each format_*
 gives the same as plain text. Durations and rates are scaled (scabench/units.py)."""
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -12,7 +13,7 @@ from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, warnings_of
 from scabench.report.results_file import CsvTable
-from scabench.run.results import RunResult
+from scabench.run.results import Latency, RunResult, StageResult
 from scabench.version import version_info
 
 # The two figures every run reports, in words, on one line under its table
@@ -35,7 +36,7 @@ def _line(content, style=None):
     return Text(content, style=style or "")
 
 
-def spec_lines(spec, packets=None):
+def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
     """The title of a resolved spec and its set-up: cores, transport, each
     connection's policy."""
     exp = spec.get("experiment", {})
@@ -121,9 +122,10 @@ def stage_rows(result: RunResult) -> CsvTable:
     return header, rows
 
 
-def run_view(result):
+def run_view(result: RunResult) -> list[Any]:
     """The table of one run (a RunResult that ran: its figures exist)."""
     producer, stages = result.producer, result.stages
+    assert stages is not None and result.cpu is not None, "an analysed result"
     out = spec_lines(result.spec, producer.sent if producer else 0)
     main = table("component", "last packet", "received", "reordered (previous)", "reordered (original)",
                  "most ORB threads")
@@ -190,14 +192,14 @@ def run_view(result):
     cpu = result.cpu
     out.append(_line(f"run CPU: user {units.duration(cpu.user_s * 1e3)}, system {units.duration(cpu.system_s * 1e3)}, "
                      f"context switches {cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary"))
-    if result.network:
+    if result.network and result.network.emulator_cpu_s is not None:  # set once a run has ended
         out.append(_line(f"link emulator CPU: {units.duration(result.network.emulator_cpu_s * 1e3)} (on the run's "
                          "cores; not counted as foreign)"))
     out += [_line(_node_line(node)) for node in result.nodes or []]
     return out
 
 
-def output_check_lines(stages):
+def output_check_lines(stages: Iterable[StageResult]) -> list[str]:
     """What each sink reported of the samples it received: their sum
     (checksum = true) and the recording it wrote (capture)."""
     lines = []
@@ -225,7 +227,7 @@ def _node_line(node):
     return words
 
 
-def floor_lines(result):
+def floor_lines(result: RunResult | None) -> list[Any]:
     """The legend of floor and ratio, with what the floor of this result
     leaves out (components that declare no work) or that it has none."""
     out = [_line(LEGEND, MUTED)]
@@ -236,16 +238,16 @@ def floor_lines(result):
     return out
 
 
-def format_run(result):
+def format_run(result: RunResult) -> str:
     return text(run_view(result))
 
 
-def latency_rows(result):
+def latency_rows(result: RunResult) -> list[list[Any]]:
     """The latency table's rows (docs/architecture.md, "Metrics"): per stage
     from arrival and from send, then end to end; [] for a result without."""
     rows = []
 
-    def row(label, lat):
+    def row(label: str, lat: Latency | None) -> None:
         if lat is not None:
             rows.append([label, lat.count] + [units.duration_us(getattr(lat, k)) for k in ("p50", "p90", "p99", "max")])
 
@@ -271,7 +273,7 @@ def _interval(low, high, unit, scale=None):
     return f"{units.figure(low, unit, scale)} … {units.figure(high, unit, scale)}"
 
 
-def summary_rows(summary, figures=stats.HEADLINE):
+def summary_rows(summary: dict[str, stats.Summary], figures: Iterable[stats.Figure] = stats.HEADLINE) -> CsvTable:
     """The figures of K runs, scaled for the terminal: (header, rows)."""
     header = ["figure", "median", "mean ± σ", "min … max", "95 % CI (median)"]
     rows = []
@@ -294,7 +296,7 @@ def benchmark_csv(bench: Benchmark) -> CsvTable:
     return list(rows[0]), [list(r.values()) for r in rows]
 
 
-def benchmark_view(bench):
+def benchmark_view(bench: Benchmark) -> list[Any]:
     """A benchmark's summary: the spec, how the runs were kept, the headline
     figures, the legend and the warnings."""
     first = bench.runs[0] if bench.runs else None
@@ -317,7 +319,7 @@ def benchmark_view(bench):
     return out
 
 
-def format_benchmark(bench):
+def format_benchmark(bench: Benchmark) -> str:
     return text(benchmark_view(bench))
 
 
@@ -353,7 +355,7 @@ class Compared:
                 lacking = _no_floor(f, self.runs[base]) or _no_floor(f, self.runs[n])
                 self.comparisons[(f.key, n)] = replace(c, why=lacking) if lacking else c
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {"scabench": version_info(), "files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
                 "rule": COMPARE_RULE,
                 "figures": {f.key: {"unit": f.unit, "against": self.names[0],
@@ -383,7 +385,7 @@ def _no_floor(figure, runs):
     return None
 
 
-def compare_view(cmp):
+def compare_view(cmp: "Compared") -> list[Any]:
     """pyperf's layout: a row per figure, a column per file; A's median, then
     each other file's median with its mean over A's and the verdict."""
     base = cmp.names[0]
@@ -410,7 +412,8 @@ def compare_view(cmp):
     return out
 
 
-def compare_warnings(names, runs, own_warnings):
+def compare_warnings(names: Sequence[str], runs: dict[str, list[RunResult]],
+                     own_warnings: dict[str, list[str]]) -> list[str]:
     """What makes the comparison doubtful: each file's own warnings, one run
     on a side, streams of different lengths, different machines."""
     out = [f"{n}: {w}" for n in names for w in own_warnings[n]]
