@@ -185,7 +185,7 @@ def load_campaign(path: str | os.PathLike) -> "Campaign":
     return Campaign(path, measure, configs)
 
 
-def _network_table(item, path, where):
+def _network_table(item: dict[str, Any], path: Any, where: str) -> dict[str, Any] | None:
     if "network" not in item:
         return None
     if not isinstance(item["network"], dict):
@@ -215,7 +215,8 @@ def run_campaign(campaign: "Campaign", runs: int, packets: int | None,
         return _run_configs(campaign, runs, packets, progress, on_config_done)
 
 
-def _run_configs(campaign, runs, packets, progress, on_config_done):
+def _run_configs(campaign: "Campaign", runs: int, packets: int | None, progress: Any,
+                 on_config_done: Callable[..., Any] | None) -> dict[str, "CampaignEntry"]:
     m = campaign.measure
     by_key: dict[Any, Any]
     by_key, out, n_done, n_total = {}, {}, 0, len({c.key for c in campaign.configs}) * runs
@@ -254,7 +255,8 @@ def _run_configs(campaign, runs, packets, progress, on_config_done):
     return out
 
 
-def _careful_run(c, packets, guard, progress, label):
+def _careful_run(c: Config, packets: int | None, guard: Guard, progress: Any,
+                 label: str) -> tuple[RunResult | None, "RunFailure | None"]:
     """One run under the guard: after waiting for quiet, redone while others
     load the cores or when it failed. Returns (result or None, failure or None)."""
     estimated = estimate_s(c, packets)

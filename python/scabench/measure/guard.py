@@ -13,7 +13,7 @@ What a study chooses (GuardSettings): how quiet is quiet, how long to wait
 for it, how much foreign load spoils a measurement, how many redos one
 measurement may take, and how many redos the whole study may take (a busy
 machine must not stretch a 20-minute study to hours)."""
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,14 +46,15 @@ class Guarded:
 class Guard:
     """One guard per study: it counts measurements and redos over the study."""
 
-    def __init__(self, settings=GuardSettings(), cores=None, log=None):
+    def __init__(self, settings: GuardSettings = GuardSettings(), cores: Sequence[int] | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.cores = cores           # the cores watched (None: all)
         self.log = log or (lambda message: None)
         self.measurements = 0
         self.redos = 0
 
-    def _budget_left(self):
+    def _budget_left(self) -> bool:
         budget = self.settings.redo_budget
         return budget is None or self.redos < budget * max(self.measurements, 20)
 

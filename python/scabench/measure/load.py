@@ -36,12 +36,12 @@ def busy_jiffies(fields: Sequence[int]) -> int:
     return sum(fields) - fields[3] - fields[4]
 
 
-def _busy_and_total_ticks(cores=None):
+def _busy_and_total_ticks(cores: Iterable[int] | None = None) -> tuple[int, int]:
     fields = core_jiffies(cores)
     return busy_jiffies(fields), sum(fields)
 
 
-def _children_of():
+def _children_of() -> dict[int, list[int]]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -77,7 +77,7 @@ class ForeignLoadMeter:
     """Start it, run the measurement, then read foreign_pct(): the CPU others
     used meanwhile, in % of the cores watched."""
 
-    def __init__(self, cores=None):
+    def __init__(self, cores: Iterable[int] | None = None) -> None:
         self.cores = set(cores) if cores is not None else None
 
     def start(self) -> Self:

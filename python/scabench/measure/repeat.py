@@ -263,7 +263,8 @@ def run_benchmark(spec: "Spec", runs: int, warmup: int = 0, settings: GuardSetti
     return _measure(bench, run_once, settings, spec.cores, each, progress, label, on_run)
 
 
-def _measure(bench, run_once, settings, cores, each, progress, label, on_run):
+def _measure(bench: "Benchmark", run_once: Callable[[], RunResult], settings: GuardSettings, cores: Sequence[int],
+             each: float, progress: Any, label: str, on_run: Callable[..., Any] | None) -> "Benchmark":
     runs, warmup, first = bench.runs_asked, bench.warmup, len(bench.runs)
     guard = Guard(settings, cores=cores, log=progress.say)
     try:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from scabench.run.results import RunResult
+from scabench.run.results import RunResult, StageResult
 
 CONFIDENCE = 0.95
 # A figure whose runs spread more than this (σ over the mean) is worth a
@@ -54,11 +54,11 @@ class Figure:
     of: Callable
 
 
-def _ms(us):
+def _ms(us: float | None) -> float | None:
     return None if us is None else us / 1000.0
 
 
-def _last_stage(result):
+def _last_stage(result: RunResult) -> StageResult | None:
     return result.stages[-1] if result.stages else None
 
 
@@ -121,19 +121,19 @@ class Summary:
                 "cv": self.cv}
 
 
-def _scipy():
+def _scipy() -> Any:
     """scipy.stats, imported on first use: it takes a second or more to
     import, which every command would pay otherwise."""
     from scipy import stats
     return stats
 
 
-def _values(values):
+def _values(values: Iterable[float | None]) -> list[float]:
     """The values a figure has: None and NaN (no value in that run) left out."""
     return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
 
 
-def _order_coverage(n, k):
+def _order_coverage(n: int, k: int) -> float:
     """How often [k-th smallest, k-th largest] of n runs holds the true
     median: 1 - 2·P(at most k - 1 of n runs fall below it), each run below
     it with probability 1/2 (a continuous law)."""

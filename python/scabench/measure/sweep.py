@@ -134,7 +134,7 @@ def apply(spec: "Spec", settings: dict[str, Any]) -> "Spec":
     return spec
 
 
-def _apply_run(spec, name, value, where):
+def _apply_run(spec: "Spec", name: str, value: Any, where: str) -> None:
     if name == "packets":
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise SpecError(WHERE, "run.packets", f"{value!r} is not a whole number of packets, at least 1")
@@ -229,7 +229,7 @@ def unpaced(spec: "Spec") -> bool:
     return bool(sources) and all(source_period_ms(c) == 0 for c in sources)
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """A value as it reads back from the JSON (tuples as lists), to compare
     what is planned with what was kept."""
     return json.loads(json.dumps(value))
@@ -240,11 +240,11 @@ def settings_key(settings: dict[str, Any]) -> str:
     return json.dumps(_plain(settings), sort_keys=True)
 
 
-def _grid_text(grid):
+def _grid_text(grid: dict[str, Any]) -> str:
     return " ".join(f"{k}={','.join(map(value_text, v))}" for k, v in grid.items())
 
 
-def _same_grid(a, b):
+def _same_grid(a: Any, b: dict[str, Any]) -> bool:
     """The same keys, each with the same values (in any order): the same points."""
     def norm(grid: dict[str, Any]) -> dict[str, list[str]]:
         return {k: sorted(json.dumps(v) for v in values) for k, values in grid.items()}
@@ -455,7 +455,7 @@ class Resumed:
     partial: int = 0       # points with some of their runs before (cut short, or fewer --runs), kept
     partial_runs: int = 0  # the runs kept of those
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.points or self.partial)
 
     def line(self, total: int, where: Any) -> str:
@@ -515,7 +515,7 @@ def run_sweep(spec_name: str, axes: Sequence["Axis"], points: Sequence["Point"],
                 resumed.partial_runs += len(done.runs)
                 progress.say(f"{label}: {len(done.runs)} of {runs} run(s) measured already; measuring the rest")
 
-            def keep(bench, i=i, point=point):
+            def keep(bench: Benchmark, i: int = i, point: Point = point) -> None:
                 records[i] = point_record(point, bench, "partial")
                 save_now()
             try:
@@ -540,13 +540,13 @@ def run_sweep(spec_name: str, axes: Sequence["Axis"], points: Sequence["Point"],
     return doc, resumed
 
 
-def _continued(bench, runs):
+def _continued(bench: Benchmark, runs: int) -> Benchmark:
     """A point measured in full before, as this sweep keeps it."""
     bench.status, bench.error, bench.failed_run, bench.runs_asked = "ok", None, None, runs
     return bench
 
 
-def _median(point, key):
+def _median(point: dict[str, Any], key: str) -> Any:
     return ((point.get("summary") or {}).get(key) or {}).get("median")
 
 
@@ -573,7 +573,7 @@ def why_not(point: dict[str, Any], max_latency_ms: float | None = None) -> str |
     return None
 
 
-def _per_run(point, key):
+def _per_run(point: dict[str, Any], key: str) -> list[Any]:
     return (point.get("per_run") or {}).get(key) or []
 
 
@@ -602,7 +602,7 @@ def settle_tie(fastest: dict[str, Any], runner_up: dict[str, Any]) -> tuple[dict
     return fastest, runner_up, {"why": by_time.why, "preferred_by": None, "reason": reason}
 
 
-def _median_of(point, key):
+def _median_of(point: dict[str, Any], key: str) -> float | None:
     values = [v for v in _per_run(point, key) if v is not None]
     return stats.describe(values).median if values else float("nan")
 

@@ -43,7 +43,7 @@ class TaskStats:
     _CMD_GET, _CMD_ATTR_TGID, _TYPE_AGGR_TGID, _TYPE_STATS = 1, 2, 5, 3
     _UTIME, _STIME = 152, 160  # offsets in struct taskstats (stable since version 1)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
         self.sock.bind((0, 0))
         self.seq = 0
@@ -52,12 +52,12 @@ class TaskStats:
         self.family = struct.unpack_from("H", reply[self._CTRL_ATTR_FAMILY_ID])[0]
 
     @staticmethod
-    def _attr(kind, payload):
+    def _attr(kind: int, payload: bytes) -> bytes:
         length = 4 + len(payload)
         return struct.pack("HH", length, kind) + payload + b"\0" * (-length % 4)
 
     @staticmethod
-    def _attrs(buf):
+    def _attrs(buf: bytes) -> dict[int, bytes]:
         out, i = {}, 0
         while i + 4 <= len(buf):
             length, kind = struct.unpack_from("HH", buf, i)
@@ -67,7 +67,7 @@ class TaskStats:
             i += (length + 3) & ~3
         return out
 
-    def _request(self, family, cmd, payload):
+    def _request(self, family: int, cmd: int, payload: bytes) -> dict[int, bytes]:
         self.seq += 1
         body = struct.pack("BBH", cmd, 1, 0) + payload
         self.sock.send(struct.pack("IHHII", 16 + len(body), family, 1, self.seq, 0) + body)
@@ -95,7 +95,7 @@ class TaskStats:
         return cls._shared
 
 
-def _system_ctxt():
+def _system_ctxt() -> int:
     with open("/proc/stat") as f:
         for line in f:
             if line.startswith("ctxt "):
@@ -103,7 +103,7 @@ def _system_ctxt():
     return 0
 
 
-def _read(path):
+def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read()
@@ -145,14 +145,15 @@ def process_snapshot(pid: int) -> dict[str, Any] | None:
 
 
 class Snapshot:
-    def __init__(self, pids, cores):
+    def __init__(self, pids: Iterable[int], cores: Sequence[int]) -> None:
         self.wall = time.monotonic()
         self.cores = core_jiffies(cores)
         self.ctxt = _system_ctxt()
         self.processes = {pid: process_snapshot(pid) for pid in pids}
 
 
-def _process_delta(before, after, wall, ncores):
+def _process_delta(before: dict[str, Any] | None, after: dict[str, Any] | None, wall: float,
+                   ncores: int) -> dict[str, Any] | None:
     if before is None or after is None:
         return None
     run_ns = switches = 0

@@ -6,11 +6,11 @@ their own columns in front (a link delay, a model)."""
 from collections.abc import Callable
 from typing import Any
 
-from scabench.measure.campaign import CampaignEntry, spread
+from scabench.measure.campaign import CampaignEntry, Spread, spread
 from scabench.report.results_file import CsvTable
 
 
-def _latency_ms(entry, q):
+def _latency_ms(entry: CampaignEntry, q: str) -> Spread:
     """A quantile of each run's end-to-end latency (ms), over the runs."""
     return spread([getattr(r.end_to_end_latency_us, q) / 1000.0 if r.end_to_end_latency_us else None
                    for r in entry.runs])
@@ -31,7 +31,7 @@ FIGURES = {
 STATS = ("median", "min", "max")
 
 
-def _count(figure, value):
+def _count(figure: str, value: Any) -> Any:
     """A count's median is a whole number of packets but for an even run
     count's midpoint: written as one where it is."""
     if figure.startswith("reordered") and isinstance(value, float) and value.is_integer():

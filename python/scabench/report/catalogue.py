@@ -12,13 +12,13 @@ from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, component_kinds, kind
 from scabench.model.checks import declared_range, number_text, range_text
 
 
-def _own_properties(kind):
+def _own_properties(kind: dict[str, Any]) -> dict[str, Any]:
     """A kind's own properties: not its ports' policy keys ("in.worker"),
     which the [policy] table sets, nor record_capacity, which the runner sets."""
     return {k: v for k, v in kind["properties"].items() if "." not in k and k != "record_capacity"}
 
 
-def _range(prop):
+def _range(prop: dict[str, Any]) -> str:
     """What a property takes, as configure enforces it: its names, or its
     range (each sample type's where it depends on it)."""
     if "values" in prop:
@@ -29,7 +29,7 @@ def _range(prop):
     return range_text(*bounds) if bounds is not None else "–"
 
 
-def _policy_values(p):
+def _policy_values(p: dict[str, Any]) -> str:
     if "values" in p and p["type"] != "level":
         return " | ".join(p["values"])
     if "forms" in p:
@@ -44,7 +44,7 @@ def _policy_values(p):
     return p["type"]
 
 
-def _default(value, p=None):
+def _default(value: Any, p: dict[str, Any] | None = None) -> str:
     """A default as a spec writes it: true/false, a number with thousands
     separators, a depth of 0 as false (no queue) and the `true` depth as true."""
     if p is not None and p.get("type") == "depth" and value in (0, p["true"]):

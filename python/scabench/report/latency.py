@@ -27,7 +27,7 @@ def at_stage(runs: Sequence[RunResult], index: int, span: str = "since_send") ->
     return [getattr(r.stages[index], key) if r.stages and index < len(r.stages) else None for r in runs]
 
 
-def _median(latencies, q):
+def _median(latencies: Iterable[Latency | None], q: str) -> float | None:
     values = [getattr(x, q) for x in latencies if x is not None]
     return float(np.median(values)) if values else None
 

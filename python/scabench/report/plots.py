@@ -70,7 +70,7 @@ def log_axis_labels(axis: Any, time_us: bool = False) -> None:
     from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 
     class ReadableLogLocator(Locator):
-        def __call__(self):
+        def __call__(self) -> list[float]:
             assert self.axis is not None  # set once the locator is given to an axis
             return self.tick_values(*self.axis.get_view_interval())
 

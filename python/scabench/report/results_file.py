@@ -25,7 +25,7 @@ from scabench.version import version_info
 CsvTable = tuple[list[str], list[list[Any]]]
 
 
-def _as_json(value):
+def _as_json(value: Any) -> Any:
     """What json cannot write itself: a typed result, as its dict."""
     if hasattr(value, "as_dict"):
         return value.as_dict()

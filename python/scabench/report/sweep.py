@@ -2,6 +2,7 @@
 the table (terminal and CSV), the plot (ratio and latency p99 per point)
 and the report (report.md, report.html), which opens with the answer."""
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,12 +19,12 @@ from scabench.report.results_file import CsvTable
 PLOT = "sweep.png"
 
 
-def _fig(point, key):
+def _fig(point: dict[str, Any], key: str) -> SimpleNamespace:
     return SimpleNamespace(**{"n": 0, "median": None, "min": None, "max": None,
                               **((point.get("summary") or {}).get(key) or {})})
 
 
-def _with_spread(s, show):
+def _with_spread(s: SimpleNamespace, show: Callable[..., str]) -> str | None:
     """A median, with its min–max where there were several runs (a
     duration's range in the median's unit)."""
     if s.median is None:
@@ -72,7 +73,7 @@ def answer_lines(doc: dict[str, Any]) -> list[str]:
     return lines + warnings
 
 
-def _cpu(pick):
+def _cpu(pick: dict[str, Any]) -> str:
     cpu = pick.get("cpu_per_packet_us")
     return f", CPU {units.duration_us(cpu)} per packet" if cpu is not None else ""
 

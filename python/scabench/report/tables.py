@@ -13,7 +13,7 @@ from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, warnings_of
 from scabench.report.results_file import CsvTable
-from scabench.run.results import Latency, RunResult, StageResult
+from scabench.run.results import Latency, NodeResult, RunResult, StageResult
 from scabench.version import version_info
 
 # The two figures every run reports, in words, on one line under its table
@@ -32,7 +32,7 @@ CPU_LEGEND = ("CPU per packet: a process's CPU over the run's window / the packe
 NO_FLOOR = "no floor (no declared work)"
 
 
-def _line(content, style=None):
+def _line(content: str, style: str | None = None) -> Text:
     return Text(content, style=style or "")
 
 
@@ -76,12 +76,12 @@ def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
     return out
 
 
-def _count(v):
+def _count(v: Any) -> Any:
     """A count a result may lack (older results): a dash."""
     return units.MISSING if v is None else v
 
 
-def _uses_ordering(spec):
+def _uses_ordering(spec: dict[str, Any]) -> bool:
     return any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none"
                for c in spec["connections"])
 
@@ -212,7 +212,7 @@ def output_check_lines(stages: Iterable[StageResult]) -> list[str]:
     return lines
 
 
-def _node_line(node):
+def _node_line(node: NodeResult) -> str:
     """A node's CPU and switches (its processes', as it reported them) and
     how its clock was related to the launcher's."""
     words = (f"node {node.name}: CPU user {units.duration(node.user_s * 1e3)}, system "
@@ -258,7 +258,7 @@ def latency_rows(result: RunResult) -> list[list[Any]]:
     return rows
 
 
-def _refusal_line(result, parts):
+def _refusal_line(result: RunResult, parts: Sequence[Any]) -> str:
     """The marker of a run in which ports refused what peers sent."""
     by: dict[Any, Any] = {}
     for part in parts:
@@ -269,7 +269,7 @@ def _refusal_line(result, parts):
             "see docs/trust-model.md")
 
 
-def _interval(low, high, unit, scale=None):
+def _interval(low: float | None, high: float | None, unit: str, scale: Any = None) -> str:
     return f"{units.figure(low, unit, scale)} … {units.figure(high, unit, scale)}"
 
 
@@ -323,7 +323,7 @@ def format_benchmark(bench: Benchmark) -> str:
     return text(benchmark_view(bench))
 
 
-def _verdict(c):
+def _verdict(c: stats.Comparison) -> str:
     if c.significant is None:
         return "cannot tell"
     return "significant" if c.significant else "not significant"
@@ -346,7 +346,7 @@ class Compared:
     # packet (stats.figures_of), over every file's runs.
     figures: tuple = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         base = self.names[0]
         self.figures = stats.figures_of([r for n in self.names for r in self.runs[n]])
         for f in self.figures:
@@ -377,7 +377,7 @@ class Compared:
         return header, rows
 
 
-def _no_floor(figure, runs):
+def _no_floor(figure: stats.Figure, runs: Sequence[RunResult]) -> str | None:
     """NO_FLOOR for the ratio of runs whose floor is 0 (no declared work, no
     pacing); None otherwise."""
     if figure.key == "overhead_ratio" and runs and all(not r.floor_ms for r in runs):
