@@ -45,7 +45,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Self
 
 from scabench import interrupts
 from scabench.errors import RunError, ScabenchError
@@ -89,7 +89,7 @@ def unavailable_reason() -> str | None:
     return _reason_cache["reason"]
 
 
-def _probe():
+def _probe() -> str | None:
     if os.geteuid() != 0:
         return "network hosts need root: creating network namespaces and veth links takes CAP_NET_ADMIN"
     if shutil.which("ip") is None:
@@ -105,14 +105,14 @@ def _probe():
     return None
 
 
-def _ip(*args, check=True):
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     out = subprocess.run(["ip", *args], capture_output=True, text=True)
     if check and out.returncode != 0:
         raise NetworkUnavailable(f"`ip {' '.join(args)}` failed: {out.stderr.strip() or out.returncode}")
     return out
 
 
-def _pid_alive(pid):
+def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -142,7 +142,7 @@ def remove_stale() -> list[str]:
     return removed
 
 
-def _free_subnet():
+def _free_subnet() -> int:
     used = _ip("-o", "-4", "addr", "show", check=False).stdout
     taken = {int(m.group(1)) for m in re.finditer(r"inet 10\.(\d+)\.", used)}
     for s in SUBNETS:
@@ -151,7 +151,7 @@ def _free_subnet():
     raise NetworkUnavailable(f"no free subnet among 10.{SUBNETS[0]}-{SUBNETS[-1]}.0.0/16 for the network hosts")
 
 
-def _free_tcp_port():
+def _free_tcp_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -164,7 +164,7 @@ class NetworkHosts:
         net.start_nodes(domain, cores)     # a node agent in each namespace: h0, h1, ...
     """
 
-    def __init__(self, count, link, log_dir):
+    def __init__(self, count: int, link: Any, log_dir: str | os.PathLike) -> None:
         reason = unavailable_reason()
         if reason:
             raise NetworkUnavailable(reason)
@@ -172,20 +172,20 @@ class NetworkHosts:
         self.link = link
         self.log_dir = Path(log_dir)
         self.tag = f"{NAME_PREFIX}{os.getpid()}"
-        self.subnet = None
-        self.proxy = None
-        self.api = None
-        self._made_ns = []
-        self._made_links = []
-        self._signals = None
-        self.agents = []   # the node agent of each namespace (start_nodes)
+        self.subnet: int | None = None
+        self.proxy: subprocess.Popen | None = None
+        self.api: str | None = None
+        self._made_ns: list[str] = []
+        self._made_links: list[str] = []
+        self._signals: Any = None
+        self.agents: list[tuple[str, Path, subprocess.Popen]] = []   # the node agent of each namespace (start_nodes)
 
     # ---------------------------------------------------------------- names
 
     def netns(self, i: int) -> str:
         return f"{self.tag}-h{i}"
 
-    def _link_name(self, i):
+    def _link_name(self, i: int) -> str:
         return f"{self.tag}h{i}"
 
     def host_address(self, i: int) -> str:
@@ -248,7 +248,7 @@ class NetworkHosts:
         """CPU the node agents have used so far (user + system seconds)."""
         return sum(_cpu_s(proc.pid) for _, _, proc in self.agents)
 
-    def _stop_nodes(self):
+    def _stop_nodes(self) -> None:
         """Each agent stops its processes and leaves: SIGTERM, all at once."""
         for _, _, proc in self.agents:
             if proc.poll() is None:
@@ -259,7 +259,7 @@ class NetworkHosts:
 
     # ------------------------------------------------------------ lifecycle
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self._signals = interrupts.while_owning()
         self._signals.__enter__()
         try:
@@ -275,11 +275,11 @@ class NetworkHosts:
             raise
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def _make_host(self, i):
+    def _make_host(self, i: int) -> None:
         ns, link = self.netns(i), self._link_name(i)
         _ip("netns", "add", ns)
         self._made_ns.append(ns)
@@ -292,7 +292,7 @@ class NetworkHosts:
         _ip("-n", ns, "link", "set", "eth0", "up")
         _ip("-n", ns, "route", "add", "default", "via", self.proxy_address(i))
 
-    def _start_emulator(self):
+    def _start_emulator(self) -> None:
         port = _free_tcp_port()
         self.api = f"http://127.0.0.1:{port}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -315,7 +315,7 @@ class NetworkHosts:
                     raise NetworkUnavailable(f"the link emulator did not start: {tail or 'no output'}") from None
                 time.sleep(0.05)
 
-    def _make_proxy(self, i):
+    def _make_proxy(self, i: int) -> None:
         for name, port in ((f"h{i}", ORB_PORT), (f"n{i}", AGENT_PORT)):
             self._api("POST", "/proxies", {"name": name, "listen": f"{self.proxy_address(i)}:{port}",
                                            "upstream": f"{self.host_address(i)}:{port}", "enabled": True})
@@ -333,7 +333,8 @@ class NetworkHosts:
         except NetworkUnavailable:  # there already: changed
             self._api("POST", f"/proxies/{proxy}/toxics/delay_{stream}", toxic)
 
-    def _api(self, method, path, body=None):
+    def _api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        assert self.api is not None  # set when the emulator started
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.api + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
@@ -373,13 +374,13 @@ class NetworkHosts:
             self._signals = None
 
 
-def _enter(fd):
+def _enter(fd: int) -> None:
     """In a child before exec: into the network namespace open at fd."""
     if _libc.setns(fd, _CLONE_NEWNET) != 0:
         os._exit(125)
 
 
-def _cpu_s(pid):
+def _cpu_s(pid: int) -> float:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:

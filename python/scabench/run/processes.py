@@ -41,7 +41,7 @@ _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child must not load libraries
 
 
-def _start_time(pid):
+def _start_time(pid: int) -> int | None:
     """The kernel's start time of a process (clock ticks since boot): with the
     pid, it names the process even after the pid is reused."""
     try:
@@ -92,7 +92,7 @@ def make_run_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{RUN_DIR_PREFIX}{owner_tag()}-"))
 
 
-def _tag_of(pid):
+def _tag_of(pid: int | str) -> str | None:
     try:
         environ = Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:  # gone, or not ours to read
@@ -183,7 +183,7 @@ class LineReader:
     reader (Popen's stdout) can take several lines off the pipe at once, and
     select() on the pipe then waits for a line that is already in the reader."""
 
-    def __init__(self, fd):
+    def __init__(self, fd: Any) -> None:
         self.fd = fd if isinstance(fd, int) else fd.fileno()
         self.pending = b""
 

@@ -7,7 +7,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -179,7 +179,7 @@ def build_assembly(spec: "Spec", run_dir: Path, timeout_s: float, network: Netwo
     }
 
 
-def _endpoint(spec, run_dir, name):
+def _endpoint(spec: "Spec", run_dir: Path, name: str) -> list[str]:
     """Where a process of the run listens: loopback tcp, or a unix socket in
     the run's directory (transport unix, and shm's control)."""
     if endpoint_transport(spec) == "tcp":
@@ -187,7 +187,7 @@ def _endpoint(spec, run_dir, name):
     return ["-ORBendPoint", f"giop:unix:{run_dir}/{name}.sock"]
 
 
-def _assembly_component(comp, sample_type, properties):
+def _assembly_component(comp: Any, sample_type: str, properties: dict[str, Any]) -> dict[str, Any]:
     entry = {"name": comp.name, "kind": comp.kind, "sample_type": sample_type, "properties": properties}
     if comp.library is not None:
         entry["library"] = str(comp.library)  # the host loads it before creating the component
@@ -223,7 +223,7 @@ def run_spec(spec: "Spec", on_start: Callable[..., Any] | None = None,
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _naming(spec, run_dir, network):
+def _naming(spec: "Spec", run_dir: Path, network: NetworkHosts | None) -> NamingService | Domain:
     """The Naming Service the run binds its components in (and finds its
     nodes in): the domain the spec names, or the run's own, which network
     hosts reach from their namespaces."""
@@ -243,7 +243,7 @@ def hang_limit_s(spec: "Spec") -> float:
     return max(HANG_MIN_S, (20 * max(work, default=0.0) + 3 * period + 4 * delay) / 1000.0)
 
 
-def _network_hosts(spec, run_dir):
+def _network_hosts(spec: "Spec", run_dir: Path) -> contextlib.AbstractContextManager:
     if spec.network is None:
         return contextlib.nullcontext()
     return NetworkHosts(len(spec.hosts), spec.network, run_dir)
@@ -255,7 +255,9 @@ def waveform_instance(spec: "Spec") -> str:
     return f"{waveform_stem(spec.path) or 'waveform'}_1"
 
 
-def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
+def _launch(spec: "Spec", run_dir: Path, timeout_s: float, floor: float, network: NetworkHosts | None,
+            names: NamingService | Domain, on_start: Callable[..., Any] | None,
+            on_hold: Callable[[dict[str, str]], None] | None) -> RunResult:
     assembly = build_assembly(spec, run_dir, timeout_s, network)
     assembly["announce_start"] = on_start is not None
     assembly["hold"] = on_hold is not None
@@ -291,6 +293,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                     pids = [int(p) for p in line.split()[1:]]
                     window = on_start(pids, [h["name"] for h in assembly["hosts"]])
             if on_hold:
+                assert proc.stdout is not None  # a pipe whenever on_hold is given
                 held = _read_until(proc.stdout, "held")  # "held CONTEXT"; nothing if the run failed first
                 if held:
                     # The stream is over: its records are read now (those of
@@ -344,7 +347,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     return result
 
 
-def _with_orb_options(hosts, assembly, spec):
+def _with_orb_options(hosts: list[dict[str, Any]], assembly: dict[str, Any], spec: "Spec") -> list[dict[str, Any]]:
     """The launcher's record of each process, with the ORB options it ran
     with where the run chose them (its endpoint says the transport; the
     rest, how omniORB served it)."""
@@ -354,13 +357,13 @@ def _with_orb_options(hosts, assembly, spec):
     return [{**h, "orb_options": options[h["name"]]} if h.get("name") in options else h for h in hosts]
 
 
-def _with_transports(hosts, spec):
+def _with_transports(hosts: list[dict[str, Any]], spec: "Spec") -> list[dict[str, Any]]:
     """Each process's record with the transports of its hops: its ORB's
     endpoint ("tcp" or "unix": the control plane, and every hop that is not
     shm) and each remote connection in and out of it with the transport it
     used (model/transport.py)."""
     processes = [("host", i) for i in range(len(spec.hosts))] + [("external", c.name) for c in spec.externals()]
-    names = {process_name(spec, p): p for p in processes}
+    names: dict[Any, tuple[str, Any]] = {process_name(spec, p): p for p in processes}
     out = []
     for h in hosts:
         process = names.get(h.get("name"))
@@ -378,7 +381,7 @@ def _with_transports(hosts, spec):
     return out
 
 
-def _read_until(stream, word):
+def _read_until(stream: Iterable[str], word: str) -> str | None:
     """The first line of `stream` that starts with `word`, or None at its end."""
     for line in stream:
         if line.split()[:1] == [word]:
@@ -386,7 +389,7 @@ def _read_until(stream, word):
     return None
 
 
-def _end_launcher(proc, grace_s):
+def _end_launcher(proc: subprocess.Popen, grace_s: float) -> None:
     """SIGTERM: the launcher ends its hosts (SIGTERM, SIGKILL 2 s later; on
     nodes through the node, 5 s) and writes its manifest; SIGKILL if it has
     not gone after that."""
@@ -399,22 +402,24 @@ def _end_launcher(proc, grace_s):
             proc.wait()
 
 
-def _count_emulator_as_own(result, emulator_cpu_s, agents_cpu_s, cores):
+def _count_emulator_as_own(result: RunResult, emulator_cpu_s: float, agents_cpu_s: float, cores: int) -> None:
     """The link emulator stands in for the network, and it runs on the run's
     cores: its CPU is the run's, not foreign load; so is the node agents'
     (a heartbeat a second, and the launcher's polls). Each is reported on its
     own. (Nearly all of the emulator's falls in the measured window: before
     start() only a few control calls cross the links; the agents' is taken
     over the launcher's life, their start-up left out.)"""
+    assert result.network is not None  # the run's network hosts, recorded at launch
     result.network.emulator_cpu_s = emulator_cpu_s
     result.network.node_agents_cpu_s = agents_cpu_s
     window_s = result.window_s or 0
     if window_s > 0:
+        assert result.foreign_cpu_pct is not None  # measured over the window
         share = 100.0 * (emulator_cpu_s + agents_cpu_s) / (window_s * cores)
         result.foreign_cpu_pct = max(0.0, result.foreign_cpu_pct - share)
 
 
-def _read_all_records(spec, run_dir, partial=False):
+def _read_all_records(spec: "Spec", run_dir: Path, partial: bool = False) -> dict[str, Records]:
     """{component: Records} of the runtime's components (an external one has
     no record file); with partial, those whose record file was made and can
     be read (a run that failed may have stopped anywhere)."""
@@ -441,14 +446,14 @@ def partial_analysis(spec: "Spec", run_dir: Path, result: RunResult) -> None:
         _set_end_to_end(result, end_to_end)
 
 
-def _set_end_to_end(result, latency_us):
+def _set_end_to_end(result: RunResult, latency_us: np.ndarray | None) -> None:
     """The run's end-to-end latency (None, or no packet: not measured, see _components)."""
     if latency_us is not None and latency_us.size:
         result.end_to_end_latency_us = Latency.of(latency_us)
         result.end_to_end_latency_us_all = [round(float(v), 3) for v in latency_us]
 
 
-def _chain_from(spec, source):
+def _chain_from(spec: "Spec", source: str) -> list[str]:
     """The components a source feeds, in order, the source first."""
     chain = [source]
     while (nxt := [c.provides[0] for c in spec.connections if c.uses[0] == chain[-1]]) and nxt[0] not in chain:
@@ -456,7 +461,8 @@ def _chain_from(spec, source):
     return chain
 
 
-def _components(spec, records, stats=None):
+def _components(spec: "Spec", records: dict[str, Records], stats: dict[str, Any] | None = None) -> tuple[
+        list[StageResult], ProducerResult | None, list[dict[str, Any]], float | None, np.ndarray | None]:
     """(stages, producer, stalls, last packet in ms, end-to-end latency of
     each packet in µs, in sequence order) from the records (and the stats
     the components reported, for an external one's refusals).
@@ -546,18 +552,18 @@ def _components(spec, records, stats=None):
                               progress_ns=progress)
     terminal = [s for s in stages if s.last_packet_ms is not None and
                 not any(c.uses[0] == s.name for c in spec.connections)]
-    last = max((s.last_packet_ms for s in terminal), default=None)
+    last = max((s.last_packet_ms for s in terminal if s.last_packet_ms is not None), default=None)
     # A run cut short may have left no record file at the end: nothing was done there.
     end_to_end = since_send_us(chain[-1]) if chain and chain[-1] in records else None
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last, end_to_end
 
 
-def _output_check(stats):
+def _output_check(stats: dict[str, Any]) -> dict[str, Any]:
     """The checksum (a number) and capture a sink reported as stats."""
     return {"checksum": float(stats["checksum"]) if "checksum" in stats else None, "capture": stats.get("capture")}
 
 
-def _connections(spec, name, r, records):
+def _connections(spec: "Spec", name: str, r: Records, records: dict[str, Records]) -> list[ConnectionResult] | None:
     """Each connection's figures at a stage that several feed (fan-in), or
     None. A record names its connection by the number the port gave it, in
     the order they attached: the spec's order, in which the launcher
@@ -567,6 +573,7 @@ def _connections(spec, name, r, records):
     into = [c for c in spec.connections if c.provides[0] == name]
     if len(into) < 2 or len({c.provides for c in into}) > 1 or r.connection is None:
         return None
+    assert r.stream is not None  # read with the connection, from the same flags
     out = []
     for number, conn in enumerate(into):
         mine = r.connection == number
@@ -583,7 +590,8 @@ def _connections(spec, name, r, records):
     return out
 
 
-def _external_stage(spec, comp, records, ms, stats):
+def _external_stage(spec: "Spec", comp: Any, records: dict[str, Records], ms: Callable[[Any], float],
+                    stats: dict[str, Any]) -> StageResult | None:
     """An external component's figures, from the record file of the
     component it feeds (its first connection's): the packets it passed on,
     in the order they reached that port, and when the last one did. What
@@ -615,7 +623,7 @@ def _external_stage(spec, comp, records, ms, stats):
     )
 
 
-def _process_cpu(spec, stages, hosts):
+def _process_cpu(spec: "Spec", stages: list[StageResult], hosts: list[dict[str, Any]]) -> None:
     """Each stage's process CPU over the measured window, where the stage has
     a process of its own (a host of one component, or an external program
     the run started), and that CPU per packet it received."""

@@ -16,9 +16,12 @@ hosts die with it) and keeps the reason for the runner to report. A run that
 merely slows down is not a fault here: stalls.py measures it after the run."""
 import os
 import signal
+import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal, Self
 
 import numpy as np
 
@@ -78,8 +81,9 @@ class Watchdog(threading.Thread):
     """with Watchdog(launcher_proc, run_dir, hang_limit_s) as dog: ...; then
     dog.fault is None, or (component, reason)."""
 
-    def __init__(self, launcher, run_dir, hang_limit_s, order=(), packets=None, stopped_limit_s=STOPPED_LIMIT_S,
-                 feeds_external=None, launcher_grace_s=LAUNCHER_GRACE_S):
+    def __init__(self, launcher: subprocess.Popen, run_dir: Path, hang_limit_s: float, order: Sequence[str] = (),
+                 packets: dict[str, int] | None = None, stopped_limit_s: float = STOPPED_LIMIT_S,
+                 feeds_external: dict[str, str] | None = None, launcher_grace_s: float = LAUNCHER_GRACE_S) -> None:
         """order: the components in pipeline order (the hang names the last
         one holding a packet: those before it wait on it); packets: what
         each packet source sends. Once they have sent it all and no one holds
@@ -92,20 +96,20 @@ class Watchdog(threading.Thread):
         self.order, self.packets = list(order), dict(packets or {})
         self.feeds_external = dict(feeds_external or {})
         self.launcher_grace_s = launcher_grace_s
-        self.fault = None
+        self.fault: tuple[str, str] | None = None
         self._done = threading.Event()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._done.set()
         self.join()
         return False
 
     def run(self) -> None:
-        stopped_since: dict[str, float] = {}
+        stopped_since: dict[int, float] = {}
         last, moved_at = None, None
         while not self._done.wait(POLL_S):
             if self.launcher.poll() is not None:
@@ -136,7 +140,7 @@ class Watchdog(threading.Thread):
                 if fault:
                     return self._end(*fault)
 
-    def _hang(self, counts, still_s):
+    def _hang(self, counts: dict[str, tuple[int, int]], still_s: float) -> tuple[str, str] | None:
         rank = {name: i for i, name in enumerate(self.order)}
         holding = sorted((n for n, (taken, finished) in counts.items() if taken > finished),
                          key=lambda n: rank.get(n, len(rank)))
@@ -155,7 +159,7 @@ class Watchdog(threading.Thread):
             culprit, why = unsent[0], f"component {unsent[0]} stopped sending"
         return culprit, f"no packet moved for {still_s:.0f} s: {why} (finished: {handled}); the run was ended"
 
-    def _end(self, component, reason):
+    def _end(self, component: str, reason: str) -> None:
         self.fault = (component, reason)
         pid = self.launcher.pid
         if process_state(pid) in ("T", "t"):
