@@ -180,7 +180,7 @@ def user_split(user_sample: float, system_sample: float) -> float:
     return user_sample / total if total > 0 else 1.0
 
 
-def window_result(before: "Snapshot", after: "Snapshot", names: dict[int, str] | None = None,
+def window_result(before: "Snapshot", after: "Snapshot", names: Sequence[str] | None = None,
                   ncores: int = 1) -> dict[str, Any]:
     """The workload between two snapshots (see the module's docstring)."""
     wall = after.wall - before.wall
@@ -236,7 +236,7 @@ def tick_us(default: int = 4000) -> int:
 
 
 def measure_window(pids: Iterable[int], cores: Sequence[int], warmup_s: float, window_s: float,
-                   names: dict[int, str] | None = None) -> dict[str, Any]:
+                   names: Sequence[str] | None = None) -> dict[str, Any]:
     """Waits warmup_s, then measures the given processes and cores for window_s."""
     time.sleep(warmup_s)
     before = Snapshot(pids, cores)

@@ -49,7 +49,7 @@ def omniorb_version() -> str:
         return "unknown"
 
 
-def describe_environment(cores: list[int]) -> dict[str, Any]:
+def describe_environment(cores: list[int] | str) -> dict[str, Any]:  # "all": every CPU
     return {
         "cores": cores,
         "online_cpus": os.cpu_count(),

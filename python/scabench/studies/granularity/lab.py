@@ -37,6 +37,7 @@ import subprocess
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
@@ -139,6 +140,7 @@ class Lab:
             try:
                 pid = proc.pid
                 if announces_start:
+                    assert proc.stdout is not None and proc.stderr is not None  # pipes, just above
                     line = proc.stdout.readline()
                     if not line.startswith("started"):
                         raise RunError(f"{argv[0]} did not start: {proc.stderr.read().strip()}")
@@ -176,7 +178,7 @@ class Lab:
         of two states of a shared machine (at 40 packets/s most of a run's CPU
         is its wake-up and cold caches, which others' work moves by tens of
         %); in turn, the same drift lands on both. The aggregate of each."""
-        runs = [[] for _ in points]
+        runs: list[list[Any]] = [[] for _ in points]
         for _ in range(repeats):
             for i, (what, run_once) in enumerate(points):
                 runs[i].append(self.guard.measure(run_once, foreign_of=lambda m: m["foreign_pct"],

@@ -291,9 +291,10 @@ def single_thread_poa_no_guarantee(entries):
     parts, worst = [], 0
     if many in measured:
         runs = entry(entries, many).runs
-        merges = [next((s for s in r.stages if s.connections), None) for r in runs]
-        if None in merges:  # results written before runs counted per connection
+        found = [next((s for s in r.stages if s.connections), None) for r in runs]
+        if None in found:  # results written before runs counted per connection
             raise Missing(many, "has runs without per-connection counts")
+        merges = [m for m in found if m is not None]
         ids = [c.id for c in merges[0].connections]
         counts = {i: [(c.reordered_from_previous, c.reordered_from_original, c.received)
                       for m in merges for c in m.connections if c.id == i] for i in ids}

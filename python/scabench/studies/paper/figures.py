@@ -1,4 +1,6 @@
 """The report's figures (PNG, drawn with matplotlib's non-interactive backend)."""
+from typing import Any
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -114,7 +116,7 @@ def draw_figures(out, entries):
     """The send-time histogram of the median run of each Table 1 experiment
     and set-up, and the overview. Returns {key: file name}."""
     figures = {}
-    rows = []
+    rows: list[tuple[str, Any, Any, Any]] = []
     # A set-up's cores here are the campaign's (the multi-core set-up is this
     # machine's cores), the paper's are its own: each bar's label names both,
     # so that the paper's 4 cores never stand under this machine's 2.
