@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
-from omniORB import CORBA  # noqa: E402
+from omniORB import CORBA
+from py_components_world import LOOPBACK, NamingService, S, end_process, name, props
 
-from py_components_world import LOOPBACK, NamingService, S, end_process, name, props  # noqa: E402
-from scabench.errors import RunError  # noqa: E402
-from scabench.run.nodes import node_alive, node_processes, resolve_node  # noqa: E402
+from scabench.errors import RunError
+from scabench.run.nodes import node_alive, node_processes, resolve_node
 
 CF, CosNaming = S.CF, S.CosNaming
 

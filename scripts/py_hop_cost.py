@@ -21,11 +21,21 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
-from omniORB import CORBA  # noqa: E402
+from omniORB import CORBA
+from py_components_world import (
+    LOOPBACK,
+    TOKEN,
+    NamingService,
+    S,
+    StageProcess,
+    end_process,
+    header,
+    name,
+    props,
+    sink_class,
+)
 
-from py_components_world import (LOOPBACK, TOKEN, NamingService, S, StageProcess, end_process,  # noqa: E402
-                                 header, name, props, sink_class)
-from scabench.paths import program  # noqa: E402
+from scabench.paths import program
 
 
 def cpu_s(pid):

@@ -32,7 +32,7 @@ fi
 # libzmq3-dev, cppzmq-dev: ZeroMQ, a few hundred kB, for the ZeroMQ peer.
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
                  libgtest-dev nlohmann-json3-dev python3-venv omniorb-nameserver
-                 libliquid-dev libfec-dev libfftw3-dev iproute2 libzmq3-dev cppzmq-dev)
+                 libliquid-dev libfec-dev libfftw3-dev iproute2 libzmq3-dev cppzmq-dev clang-format)
 # GNU Radio is some 190 packages without its recommendations (GUI, SDR
 # drivers), which the peer does not need: only with --peers, and without them.
 PEER_PACKAGES=(gnuradio-dev)

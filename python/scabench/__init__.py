@@ -46,9 +46,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time, __getattr__ bel
     from scabench.model.catalog import policy_schema
     from scabench.model.spec import Spec
     from scabench.recording import read_recording, write_recording
+    from scabench.run.results import ConnectionResult, CpuUsage, Latency, ProducerResult, RunResult, StageResult
     from scabench.signals import producer_signal
-    from scabench.run.results import (ConnectionResult, CpuUsage, Latency, ProducerResult, RunResult,
-                                      StageResult)
 
 
 def __getattr__(name):

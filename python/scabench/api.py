@@ -16,8 +16,10 @@ import copy
 import io
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Self, TextIO
 
 import tomli_w
 
@@ -27,7 +29,7 @@ from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_ben
 from scabench.measure.sweep import SweepResult, grid_axes, plan, run_sweep
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, kind_declaration, kind_names
 from scabench.model.resources import check_memory
-from scabench.model.sad.export import export_sad
+from scabench.model.sad.export import Exported, export_sad
 from scabench.model.sad.load import is_sad, waveform_stem
 from scabench.files import check_writable
 from scabench.model.load import find_spec, load_spec
@@ -52,7 +54,7 @@ class Port:
     component: str
     name: str
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.component}.{self.name}"
 
 
@@ -61,37 +63,37 @@ class Component:
     kind, and its properties, or for an external component how it is
     started or found). `component["out"]` is one of its ports."""
 
-    def __init__(self, table):
+    def __init__(self, table: dict[str, Any]) -> None:
         self._table = table
 
     @property
-    def name(self):
-        """Its name in the waveform."""
+    def name(self) -> str | None:
+        """Its name in the waveform (None: a table given without one)."""
         return self._table.get("name")
 
     @property
-    def kind(self):
+    def kind(self) -> str | None:
         """Its kind (scabench.kinds(), "py-stage", "external", or a component library's)."""
         return self._table.get("kind")
 
     @property
-    def properties(self):
+    def properties(self) -> dict[str, Any]:
         """Every key of its table but name and kind (a copy)."""
         return {k: copy.deepcopy(v) for k, v in self._table.items() if k not in ("name", "kind")}
 
-    def set(self, **keys):
+    def set(self, **keys: Any) -> Self:
         """Sets keys of its table: properties (work_us=500), or library,
         exec, ...; a key set to None is removed (the runtime's default).
         Returns the component."""
         _update(self._table, keys)
         return self
 
-    def __getitem__(self, port):
+    def __getitem__(self, port: str) -> Port:
         if not isinstance(port, str):
             raise TypeError(f"a port is named by a string, like component['out'], not {type(port).__name__}")
-        return Port(self.name, port)
+        return Port(str(self.name), port)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Component({self.name!r}, kind={self.kind!r})"
 
 
@@ -111,21 +113,21 @@ class Waveform:
     is a [run] key (sample_type, transport, cores, pin, scheduler,
     timeout_s), checked when the waveform is."""
 
-    def __init__(self, name, *, title=None, notes=None, **run):
+    def __init__(self, name: str, *, title: str | None = None, notes: str | None = None, **run: Any) -> None:
         if not isinstance(name, str) or not CODE_SOURCE.fullmatch(str(code_source(name))):
             raise SpecError(f"<waveform {name!r}>", "experiment.name", "a waveform's name is letters, digits, ., - "
                             "and _, starting with a letter or digit (it names the run's naming context and files)")
         experiment = {"name": name}
         _update(experiment, {"title": title, "notes": notes})
-        self._doc = {"experiment": experiment}
+        self._doc: dict[str, Any] = {"experiment": experiment}
         if run:
             self.settings(**run)
         self._folder = Path.cwd()
-        self._source = None
-        self._loaded = None
+        self._source: Path | None = None
+        self._loaded: dict[str, Any] | None = None
 
     @classmethod
-    def from_dict(cls, doc, folder=None):
+    def from_dict(cls, doc: dict[str, Any], folder: str | os.PathLike | None = None) -> Self:
         """A waveform from the tables of a TOML spec (what tomllib reads from
         one; a copy is taken). `folder`: where its relative paths are from
         (default: the current directory)."""
@@ -134,7 +136,7 @@ class Waveform:
         return cls._made(_plain(copy.deepcopy(doc)), Path(folder) if folder is not None else Path.cwd())
 
     @classmethod
-    def _made(cls, doc, folder, source=None):
+    def _made(cls, doc: dict[str, Any], folder: str | os.PathLike, source: Path | None = None) -> Self:
         wf = cls.__new__(cls)
         wf._doc, wf._folder, wf._source = doc, Path(os.path.abspath(folder)), source
         wf._loaded = copy.deepcopy(doc) if source is not None else None
@@ -143,7 +145,7 @@ class Waveform:
     # -- what it is ------------------------------------------------------
 
     @property
-    def name(self):
+    def name(self) -> str:
         """The waveform's name: its file's (exp6.toml: exp6), or the one it was built with."""
         if self._source is not None:
             return waveform_stem(self._source)
@@ -151,37 +153,37 @@ class Waveform:
         return name if isinstance(name, str) and CODE_SOURCE.fullmatch(str(code_source(name))) else DEFAULT_NAME
 
     @property
-    def source(self):
+    def source(self) -> Path | None:
         """The file it was loaded from (a TOML spec or a SAD), or None."""
         return self._source
 
     @property
-    def folder(self):
+    def folder(self) -> Path:
         """Where its relative paths (a component's library or exec) are from."""
         return self._folder
 
     @property
-    def components(self):
+    def components(self) -> list[Component]:
         """Its components, in the order they were declared."""
         return [Component(t) for t in self._tables()]
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Component:
         found = next((t for t in self._tables() if t.get("name") == name), None)
         if found is None:
             raise KeyError(f"no component named {name!r}; the waveform has: "
                            f"{', '.join(str(t.get('name')) for t in self._tables()) or 'none'}")
         return Component(found)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """Its tables, as a TOML spec's (a copy)."""
         return copy.deepcopy(self._doc)
 
-    def to_toml(self):
+    def to_toml(self) -> str:
         """Its tables as the text of a TOML spec. Relative paths stay as they
         are (from the waveform's folder): save() writes them for the file's."""
         return tomli_w.dumps(self._doc)
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike) -> Path:
         """Writes the waveform as a TOML spec at `path`, its relative paths
         rewritten from the file's folder; loading the file gives an equal
         waveform. Returns the path. (A SAD: export_sad.)"""
@@ -196,28 +198,28 @@ class Waveform:
         path.write_text(tomli_w.dumps(doc))
         return path
 
-    def export_sad(self, out_dir):
+    def export_sad(self, out_dir: str | os.PathLike) -> Exported:
         """Writes the waveform as an SCA waveform under out_dir (SAD, its
         sidecar, a package per component kind: `scabench export-sad`);
         returns what was written (.sad, .sidecar, .packages)."""
         return export_sad(self.spec(), out_dir)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         """Equal tables, relative paths taken from each one's folder."""
         if not isinstance(other, Waveform):
             return NotImplemented
         return self._resolved() == other._resolved()
 
-    __hash__ = None  # it changes
+    __hash__ = None  # type: ignore[assignment]  # it changes
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Waveform({self.name!r}: {len(self._tables())} components, "
                 f"{len(self._doc.get('connection') or [])} connections"
                 + (f", chain of {len(self._doc['chain'])}" if self._doc.get("chain") else "") + ")")
 
     # -- building ----------------------------------------------------------
 
-    def component(self, name, kind, **keys):
+    def component(self, name: str, kind: str, **keys: Any) -> Component:
         """Adds a component of `kind` (scabench.kinds(); "py-stage"; or
         "external" with exec=... or ref=...) with its properties and other
         keys of its [[component]] table (library="build/libgain.so", ...;
@@ -231,7 +233,7 @@ class Waveform:
             hosts.append([name])
         return Component(table)
 
-    def chain(self, *components):
+    def chain(self, *components: Component | str) -> Self:
         """Connects each component's "out" to the next one's "in" (a spec's
         chain, with the default policy). Once per waveform."""
         if "chain" in self._doc:
@@ -240,7 +242,7 @@ class Waveform:
         self._doc["chain"] = [_name(c) for c in components]
         return self
 
-    def connect(self, uses, provides, **policy):
+    def connect(self, uses: Port | Component | str, provides: Port | Component | str, **policy: Any) -> str:
         """Connects a uses port to a provides port (a Port, "stage1.out", or a
         component for its "out" and "in"), with policy keys of its own over
         the default policy (call="oneway", worker=16, ...). Returns the
@@ -250,21 +252,21 @@ class Waveform:
         self._doc.setdefault("connection", []).append(table)
         return f"{table['from']}->{table['to']}"
 
-    def policy(self, **keys):
+    def policy(self, **keys: Any) -> Self:
         """Sets keys of the default policy of every connection ([policy]:
         call, sync, dispatch, worker, worker_resume, ordering, flow, ...;
         scabench.policy_schema()). None removes a key. Returns the waveform."""
         _update(self._doc.setdefault("policy", {}), keys)
         return self
 
-    def settings(self, **run):
+    def settings(self, **run: Any) -> Self:
         """Sets [run] keys: sample_type, transport ("tcp", "unix", "shm"), cores
         ("all" or a list), pin, scheduler ("normal", "batch"), timeout_s.
         None removes a key. Returns the waveform."""
         _update(self._doc.setdefault("run", {}), run)
         return self
 
-    def network(self, **link):
+    def network(self, **link: Any) -> Self:
         """Runs each process on a network host of its own behind an emulated
         link ([network]: delay_ms, jitter_ms; needs root); no keys: on
         loopback again. Returns the waveform."""
@@ -275,7 +277,7 @@ class Waveform:
             self._doc.pop("network", None)
         return self
 
-    def place(self, *components):
+    def place(self, *components: Component | str | None) -> Self:
         """Puts these components in one process ([placement]): their calls
         become direct calls. Every other component of the runtime keeps a
         process of its own (or its place from an earlier call). Returns the
@@ -290,7 +292,7 @@ class Waveform:
         placement["hosts"] = [h for h in rest[:at] if h] + [names] + [h for h in rest[at:] if h]
         return self
 
-    def on_node(self, node, *components):
+    def on_node(self, node: str, *components: Component | str) -> Self:
         """Runs these components' processes on the node agent `node`
         (`scabench node`, registered in the domain set with domain()):
         [placement] nodes. A process's components go to one node; what no
@@ -304,7 +306,7 @@ class Waveform:
             del nodes[empty]
         return self
 
-    def domain(self, naming):
+    def domain(self, naming: str | None) -> Self:
         """The domain whose Naming Service the nodes are registered in
         ([domain] naming, a corbaloc such as "corbaloc::10.0.0.1:2809/NameService";
         None: the run's own Naming Service). Returns the waveform."""
@@ -314,14 +316,14 @@ class Waveform:
             self._doc["domain"] = {"naming": naming}
         return self
 
-    def collocate(self):
+    def collocate(self) -> Self:
         """Every component of the runtime in one process (external ones are
         processes of their own). Returns the waveform."""
         return self.place(*(t.get("name") for t in self._tables() if _hosted(t.get("kind"))))
 
     # -- checking and running --------------------------------------------
 
-    def spec(self, packets=None):
+    def spec(self, packets: int | None = None) -> Spec:
         """The resolved spec (model/spec.py's Spec), checked as `scabench run`
         checks a file: SpecError, one line naming the waveform, the key and
         what is valid. `packets`: what every packet source sends (--packets)."""
@@ -330,19 +332,20 @@ class Waveform:
             spec = spec.with_packets(packets, where="packets")
         return spec
 
-    def validate(self, packets=None):
+    def validate(self, packets: int | None = None) -> Spec:
         """Checks everything `scabench validate` does, the memory a run would
         need included, starting nothing; returns the resolved Spec."""
         spec = self.spec(packets)
         check_memory(spec)
         return spec
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         """The fully resolved spec, as every result stores it (its "spec")."""
         return self.spec().describe()
 
-    def run(self, runs=None, *, warmup=0, packets=None, quiet_wait_s=GuardSettings.quiet_wait_s, progress=False,
-            on_hold=None):
+    def run(self, runs: int | None = None, *, warmup: int = 0, packets: int | None = None,
+            quiet_wait_s: float = GuardSettings.quiet_wait_s, progress: bool | TextIO = False,
+            on_hold: Callable[[dict[str, str]], None] | None = None) -> RunResult | Benchmark:
         """Runs the waveform over real processes.
 
         runs=None: one run, as `scabench run`; returns its RunResult. A run
@@ -366,8 +369,9 @@ class Waveform:
         _check_count("warmup", warmup, 0)
         return run_benchmark(self.spec(packets), runs, warmup, guard_settings(quiet_wait_s), stream=_stream(progress))
 
-    def sweep(self, grid, *, runs=3, warmup=0, packets=None, max_latency_ms=None,
-              quiet_wait_s=GuardSettings.quiet_wait_s, out=None, progress=False):
+    def sweep(self, grid: dict[str, list[Any]], *, runs: int = 3, warmup: int = 0, packets: int | None = None,
+              max_latency_ms: float | None = None, quiet_wait_s: float = GuardSettings.quiet_wait_s,
+              out: str | os.PathLike | None = None, progress: bool | TextIO = False) -> SweepResult:
         """Measures the waveform at every point of the crossed grids, `runs`
         guarded runs each, as `scabench sweep` does, and answers: the fastest
         configuration that kept 0 packets reordered at every output (within
@@ -391,7 +395,7 @@ class Waveform:
             check_writable(results, "out")
             previous = read_json(results, "out", "points") if results.exists() else None
 
-        def save(doc):
+        def save(doc: dict[str, Any]) -> Path | None:
             return write_json(doc, results) if results is not None else None
         doc, resumed = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait_s),
                                  save, previous, max_latency_ms, packets, stream=_stream(progress),
@@ -400,23 +404,23 @@ class Waveform:
 
     # -- inside ----------------------------------------------------------
 
-    def _tables(self):
+    def _tables(self) -> list[dict[str, Any]]:
         return list(_component_tables(self._doc))
 
-    def _hosts(self):
+    def _hosts(self) -> list[list[str | None]] | None:
         """The placement's list of hosts, or None where none is set."""
         placement = self._doc.get("placement")
         hosts = placement.get("hosts") if isinstance(placement, dict) else None
         return hosts if isinstance(hosts, list) and all(isinstance(h, list) for h in hosts) else None
 
-    def _where(self):
+    def _where(self) -> Path | str:
         """What the loader names in errors and results: the file, while the
         waveform is what was loaded from it; else <waveform NAME>."""
         if self._source is not None and self._doc == self._loaded:
             return self._source
         return code_source(self.name)
 
-    def _resolved(self):
+    def _resolved(self) -> dict[str, Any]:
         """Its tables with relative paths made absolute from its folder."""
         doc = copy.deepcopy(self._doc)
         for table in _component_tables(doc):
@@ -426,7 +430,7 @@ class Waveform:
         return doc
 
 
-def load(spec, check=True):
+def load(spec: str | os.PathLike, check: bool = True) -> Waveform:
     """A waveform from a spec: the path of a TOML spec or of an SCA
     waveform's SAD (.sad.xml, with its sidecar), or the name of a spec under
     the specs that come with scabench ("exp6"; scabench.paths.experiments_dir).
@@ -443,7 +447,7 @@ def load(spec, check=True):
     return wf
 
 
-def kinds():
+def kinds() -> dict[str, dict[str, Any]]:
     """Every component kind a waveform may name without a library, and its
     declaration: {kind: {"sample_types", "provides", "uses", "properties"}}
     (the runtime's, from scabench-host --describe, and the Python kinds).
@@ -451,7 +455,7 @@ def kinds():
     return {k: kind_declaration(k) for k in kind_names() if k != EXTERNAL}
 
 
-def text(result, wide=False):
+def text(result: RunResult | Benchmark | SweepResult, wide: bool = False) -> str:
     """What the command line prints for a result, as plain text: a RunResult
     (`scabench run`), a Benchmark (`scabench run --runs K`) or a SweepResult
     (`scabench sweep`: the table, then the answer in words)."""
@@ -467,37 +471,38 @@ def text(result, wide=False):
     raise TypeError(f"text() shows a RunResult, a Benchmark or a SweepResult, not {type(result).__name__}")
 
 
-def _component_tables(doc):
+def _component_tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
     items = doc.get("component")
     return [t for t in items if isinstance(t, dict)] if isinstance(items, list) else []
 
 
-def _hosted(kind):
+def _hosted(kind: str | None) -> bool:
     """A kind scabench-host hosts, placed in a process of the runtime."""
     return kind != EXTERNAL and kind not in PYTHON_KINDS
 
 
-def _path_keys(table):
+def _path_keys(table: dict[str, Any]) -> tuple[str, ...]:
     """The keys of a component's table that name files (a bare exec is a program on PATH)."""
-    return PATH_KEYS + FILE_PROPERTIES.get(table.get("kind"), ())
+    kind = table.get("kind")
+    return PATH_KEYS + ((FILE_PROPERTIES.get(kind) if isinstance(kind, str) else None) or ())
 
 
-def _relative(key, value):
-    return isinstance(value, str) and value and not os.path.isabs(value) and (key != "exec" or "/" in value)
+def _relative(key: str, value: Any) -> bool:
+    return isinstance(value, str) and bool(value) and not os.path.isabs(value) and (key != "exec" or "/" in value)
 
 
-def _name(component):
+def _name(component: Component | str | None) -> str | None:
     return component.name if isinstance(component, Component) else component
 
 
-def _end(end, port):
+def _end(end: Port | Component | str, port: str) -> str:
     """A connection's end as a spec writes it: "component.port"."""
     if isinstance(end, Component):
         return f"{end.name}.{port}"
     return str(end) if isinstance(end, Port) else end
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """A value as a TOML table holds it: paths as text, tuples as lists."""
     if isinstance(value, Path):
         return str(value)
@@ -508,7 +513,7 @@ def _plain(value):
     return value
 
 
-def _update(table, keys):
+def _update(table: dict[str, Any], keys: dict[str, Any]) -> None:
     """Sets keys of a table; None removes one."""
     for key, value in keys.items():
         if value is None:
@@ -522,7 +527,7 @@ def _check_count(name, value, least):
         raise ValueError(f"{name}: {value!r} is not valid; give a whole number from {least} to {MAX_RUNS}")
 
 
-def _stream(progress):
+def _stream(progress: bool | TextIO) -> TextIO:
     """Where progress lines go: nowhere, stderr, or the caller's stream."""
     if progress is True:
         return sys.stderr

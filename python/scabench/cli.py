@@ -7,8 +7,10 @@ import signal
 import stat
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.text import Text
@@ -30,18 +32,19 @@ from scabench.model.spec import SCHEDULERS
 from scabench.model.transport import TRANSPORTS
 from scabench.report.results_file import read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
+from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.version import commit
 
 
-def finite(ctx, param, value):
+def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A number option must be finite: nan and inf compare false with any range."""
     if value is not None and not math.isfinite(value):
         raise click.BadParameter(f"{value} is not a finite number")
     return value
 
 
-def show_version(ctx, param, value):
+def show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     """--version: asks git for the commit only when asked (every command would pay for it otherwise)."""
     if value and not ctx.resilient_parsing:
         click.echo(f"scabench {__version__} (commit {commit()})")
@@ -58,14 +61,15 @@ class Commands(click.Group):
     command's exit_codes (while a report is written, say). click's own
     handling would print "Aborted!" and exit 1."""
 
-    def main(self, *args, standalone_mode=True, **kwargs):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
         """Bad usage (an unknown option, a value outside a choice, a missing
         argument) is one line and exit 2, like every other bad input: click's
         own prints the usage and a hint around the error."""
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except NO_ARGS_IS_HELP as exc:  # `scabench` alone: the help, as before
             exc.show()
             sys.exit(exc.exit_code)
@@ -88,7 +92,7 @@ class Commands(click.Group):
         # (0 for --version and --help), or a command's return value: None.
         sys.exit(code if type(code) is int else 0)
 
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except Interrupted as exc:
@@ -102,7 +106,7 @@ class Commands(click.Group):
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=show_version,
               help="Print the version and the git commit, then exit.")
-def main():
+def main() -> None:
     """scabench: SCA component pipelines over real omniORB, measured."""
     # SIGINT, SIGTERM and SIGHUP unwind through the runs, which stop their
     # processes and keep what they measured (scabench.interrupts).
@@ -110,7 +114,8 @@ def main():
 
 
 @contextmanager
-def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
+def exit_codes(failed: str = "run failed", partial_json: str | os.PathLike | None = None,
+               interrupted_json: str | os.PathLike | None = None) -> Iterator[None]:
     """One way for every command to end on an error: a failed run exits 1
     (saying where its partial result went), a bad input exits 2, each with
     one line and no traceback. A termination signal exits 128 + its number,
@@ -138,13 +143,13 @@ def exit_codes(failed="run failed", partial_json=None, interrupted_json=None):
 SPEC_HELP = "A spec: its path, or the name of one in experiments/ (e.g. exp6)."
 
 
-def study_json_option(f):
+def study_json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "json_path", type=click.Path(dir_okay=False),
                         help="Write the study's result here too (every run, the summaries; always in "
                              "OUT/results.json).")(f)
 
 
-def study_csv_option(what):
+def study_csv_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
                         help=f"Write the study's rows as CSV here: {what}, each figure's median, min and max "
                              "and the run count.")
@@ -161,7 +166,8 @@ def check_outputs(json_path, csv_path, out_dir=None):
             check_writable(path, flag)
 
 
-def write_study_outputs(results, json_path, csv_path, csv_table):
+def write_study_outputs(results: str | os.PathLike, json_path: str | None, csv_path: str | None,
+                        csv_table: Callable[[], CsvTable]) -> list[str]:
     """A study's --json (a copy of its results.json) and --csv (csv_table(),
     called only if asked); returns the lines that say where they went."""
     lines = []
@@ -253,8 +259,8 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
     if json_path:
         write_json(result, json_path)
     if csv_path:
-        write_csv(*(benchmark_csv(result) if runs else stage_rows(result)), csv_path)
-    show(benchmark_view(result) if runs else run_view(result))
+        write_csv(*(benchmark_csv(result) if isinstance(result, Benchmark) else stage_rows(result)), csv_path)
+    show(benchmark_view(result) if isinstance(result, Benchmark) else run_view(result))
     for path in (json_path, csv_path):
         if path:
             click.echo(f"result written to {path}")
@@ -279,8 +285,9 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
 @study_json_option
 @study_csv_option("a row per point (also in OUT/sweep.csv)")
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
-def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wait, out_dir, json_path, csv_path,
-          wide):
+def sweep(spec_file: str, grid_items: tuple[str, ...], runs: int, warmup: int, packets: int | None,
+          max_latency_ms: float | None, quiet_wait: float, out_dir: str, json_path: str | None, csv_path: str | None,
+          wide: bool) -> None:
     """Run SPEC at every point of the crossed --grid values (at most 10,000
     points), K runs each under the guard, and answer: the fastest
     configuration (lowest median last packet) whose policies guarantee
@@ -318,7 +325,7 @@ def sweep(spec_file, grid_items, runs, warmup, packets, max_latency_ms, quiet_wa
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
               help="Write the comparison as CSV here: a row per figure and file compared with A.")
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
-def compare(files, json_path, csv_path, wide):
+def compare(files: tuple[str, ...], json_path: str | None, csv_path: str | None, wide: bool) -> None:
     """Compare the results of `scabench run --json` (best of --runs K): the
     headline figures side by side, B / A of their means, and whether each
     file differs from A significantly: Student's two-sample t-test at 95 %
@@ -340,14 +347,14 @@ def compare(files, json_path, csv_path, wide):
     if csv_path:
         write_csv(*result.csv(), csv_path)
     show(compare_view(result), console(wide=wide))
-    for path in (json_path, csv_path):
-        if path:
-            click.echo(f"comparison written to {path}")
+    for written in (json_path, csv_path):
+        if written:
+            click.echo(f"comparison written to {written}")
 
 
 @main.command(short_help="Check specs without running them (exit 2 if any is bad).")
 @click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
-def validate(specs):
+def validate(specs: tuple[str, ...]) -> None:
     """Check each SPEC (a path, or a name in experiments/) as `scabench run`
     does before it starts a process: every table, key and value, the
     connections, the placement, the packet sizes, and the memory the run
@@ -372,7 +379,7 @@ def validate(specs):
 @main.command(short_help="The component kinds, their ports and properties, and the connection policy.")
 @click.argument("kind", required=False)
 @click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
-def components(kind, wide):
+def components(kind: str | None, wide: bool) -> None:
     """The catalogue of the runtime (`scabench-host --describe`): every
     component kind with its ports, and the policy keys of a connection; with
     KIND, that kind's properties with their types, defaults and ranges."""
@@ -383,9 +390,9 @@ def components(kind, wide):
     show(view, console(wide=wide))
 
 
-def granularity_csv(result):
+def granularity_csv(result: dict) -> CsvTable:
     """Every configuration of a granularity result, FIR and STANAG 4285, a row each."""
-    def plain(row):  # a typed row as the lab makes it, or its JSON as read back
+    def plain(row: Any) -> dict:  # a typed row as the lab makes it, or its JSON as read back
         return row.as_dict() if hasattr(row, "as_dict") else row
     rows = [{"part": "fir", **plain(r)} for r in result.get("configurations", [])]
     rows += [{"part": "s4285", **plain(r)} for r in (result.get("stanag4285") or {}).get("configurations", [])]
@@ -396,7 +403,7 @@ def granularity_csv(result):
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Where components/<Name>/ and waveforms/<name>/ go.")
-def export_sad_command(spec_file, out_dir):
+def export_sad_command(spec_file: str, out_dir: str) -> None:
     """Write a spec as an SCA waveform: its SAD, an SPD, PRF and SCD per component kind, and the sidecar
     of run settings (README, "Waveforms as SCA SAD XML")."""
     with exit_codes():
@@ -444,7 +451,7 @@ def _watch_for_end_of_input(closed, stop):
             return
 
 
-def _stdin_is_pipe():
+def _stdin_is_pipe() -> bool:
     try:
         return stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
     except (AttributeError, OSError, ValueError):  # no stdin, or closed
@@ -464,7 +471,8 @@ def _stdin_is_pipe():
               help="Run nothing: judge the claims and write the report again from OUT/results.json.")
 @study_json_option
 @study_csv_option("a row per configuration and set-up")
-def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json_path, csv_path):
+def paper(quick: bool, runs: int | None, packets: int | None, only: str | None, campaign_file: str | None,
+          out_dir: str, from_results: bool, json_path: str | None, csv_path: str | None) -> None:
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     from scabench.studies.paper.claims import VERDICT_LEGEND
@@ -497,7 +505,8 @@ def paper(quick, runs, packets, only, campaign_file, out_dir, from_results, json
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @study_json_option
 @study_csv_option("a row per strategy and link delay")
-def link_delay(quick, runs, packets, campaign_file, out_dir, from_results, json_path, csv_path):
+def link_delay(quick: bool, runs: int | None, packets: int | None, campaign_file: str | None, out_dir: str,
+               from_results: bool, json_path: str | None, csv_path: str | None) -> None:
     """Two-way + worker vs credits across network hosts with link delay."""
     from scabench.studies.link_delay.analysis import headline
     from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
@@ -527,7 +536,7 @@ def link_delay(quick, runs, packets, campaign_file, out_dir, from_results, json_
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
               help="Write every case on every transport as CSV here (cycles, ns, bit/s).")
 @click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
-def profile(quick, out_dir, json_path, csv_path, wide):
+def profile(quick: bool, out_dir: str, json_path: str | None, csv_path: str | None, wide: bool) -> None:
     """What the ORB costs per call and per byte, on every transport."""
     from scabench.studies.orb_profile.measure import run_profile
     from scabench.studies.orb_profile.plan import Plan
@@ -535,11 +544,11 @@ def profile(quick, out_dir, json_path, csv_path, wide):
     with exit_codes("profile failed", interrupted_json=json_path or Path(out_dir) / "profile.json"):
         check_outputs(json_path or Path(out_dir) / "profile.json", csv_path, out_dir)
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
-    json_path = write_json(result, json_path or Path(out_dir) / "profile.json")
+    written = write_json(result, json_path or Path(out_dir) / "profile.json")
     if csv_path:
         write_csv(*profile_csv(result), csv_path)
     md_path, html_path = write_profile_report(result, out_dir)
-    show(profile_view(result) + ["", f"report: {md_path}, {html_path}; result: {json_path}"
+    show(profile_view(result) + ["", f"report: {md_path}, {html_path}; result: {written}"
                                  + (f"; CSV: {csv_path}" if csv_path else "")], console(wide=wide))
 
 
@@ -551,11 +560,12 @@ def profile(quick, out_dir, json_path, csv_path, wide):
 @click.option("--elements", type=click.IntRange(min=1), required=True, help="N_p: samples per call.")
 @click.option("--samples-per-symbol", type=click.IntRange(min=1), default=8, show_default=True, help="S_s.")
 @click.option("--bits-per-symbol", type=click.IntRange(min=1), default=1, show_default=True, help="n.")
-def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
+def datarate(cycles: float, clock_mhz: float, elements: int, samples_per_symbol: int, bits_per_symbol: int) -> None:
     """The data rate the middleware allows (Eq. 1 of the ORB profiling paper):
     T_m = D_t·S_s/(N_p·n); prints 1/T_m in bit/s, rounded down."""
-    from scabench.studies.orb_profile.datarate import max_data_rate_bps
     from fractions import Fraction
+
+    from scabench.studies.orb_profile.datarate import max_data_rate_bps
     clock_hz = Fraction(str(clock_mhz)) * 1_000_000
     bps = max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)
     click.echo(f"{units.bit_rate(bps)} ({bps} bit/s)")  # scaled to read, exact as the paper quotes it
@@ -577,7 +587,8 @@ def datarate(cycles, clock_mhz, elements, samples_per_symbol, bits_per_symbol):
               help="Write every configuration measured as CSV here (a row each; part: fir or s4285).")
 @click.option("--from-json", "from_json", type=click.Path(dir_okay=False, exists=True),
               help="Measure nothing: render the report again from a JSON this command wrote.")
-def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, call, from_json):
+def granularity(quick: bool, plan_name: str | None, only: str | None, out_dir: str, json_path: str | None,
+                csv_path: str | None, cores: str | None, call: str, from_json: str | None) -> None:
     """CPU workload against the number of components and the packet size,
     with the seed's models (1) and (2); and the STANAG 4285 transmitter's
     against its number of components and symbol rate."""
@@ -612,7 +623,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
         if len(plan.cores) >= len(os.sched_getaffinity(0)):
             click.echo("note: the runs use every CPU, so the harness shares them", err=True)
         result = Lab(plan, log=click.echo).run()
-    json_path = write_json(result, json_path or Path(out_dir) / "granularity.json")
+    written = write_json(result, json_path or Path(out_dir) / "granularity.json")
     if csv_path:
         write_csv(*granularity_csv(result), csv_path)
     md, html = render(result, out_dir)
@@ -627,7 +638,7 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
         click.echo(f"STANAG 4285 11/2 components at {r['symbol_rate']} symbols/s, {r['placement']}: "
                    f"U {fmt(r['user_wide_vs_narrow'])}, U+S {fmt(r['total_wide_vs_narrow'])} "
                    f"(seed: U about {result['seed']['s4285']['user_11_vs_2']})")
-    click.echo(f"report: {md} and {html}; data: {json_path}")
+    click.echo(f"report: {md} and {html}; data: {written}")
 
 
 @main.command(short_help="A node agent: starts components on this machine for a domain (an SCA DeviceManager).")
@@ -651,7 +662,8 @@ def granularity(quick, plan_name, only, out_dir, json_path, csv_path, cores, cal
 @click.option("--grace-s", type=click.FloatRange(min=0.1, max=3600), default=10.0, show_default=True,
               callback=finite, metavar="S",
               help="How long the Naming Service may not answer before the node stops its processes and exits.")
-def node(domain, name, cores, memory_mib, listen, component_ports, publish, allow, heartbeat_s, grace_s):
+def node(domain: str, name: str, cores: str | None, memory_mib: int | None, listen: str, component_ports: str | None,
+         publish: str | None, allow: tuple[str, ...], heartbeat_s: float, grace_s: float) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
     Service, which start component programs here (load, execute, terminate),
@@ -660,7 +672,7 @@ def node(domain, name, cores, memory_mib, listen, component_ports, publish, allo
     when the Naming Service has not answered for --grace-s."""
     from scabench.node.agent import Agent
     from scabench.node.settings import make_settings
-    code = 0
+    code: int | str | None = 0
     try:
         with exit_codes("node failed"):
             settings = make_settings(domain, name, cores, memory_mib, listen, component_ports, allow,
@@ -688,7 +700,9 @@ def node(domain, name, cores, memory_mib, listen, component_ports, publish, allo
 @click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
 @study_json_option
 @study_csv_option("a row per peer")
-def peers(quick, cores, runs, only, out_dir, from_results, packets, quiet_wait_s, max_redos, json_path, csv_path):
+def peers(quick: bool, cores: str, runs: int | None, only: str | None, out_dir: str, from_results: bool,
+          packets: int | None, quiet_wait_s: float | None, max_redos: int | None, json_path: str | None,
+          csv_path: str | None) -> None:
     """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies."""
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
     from scabench.studies.peers.render import peers_csv, peers_view

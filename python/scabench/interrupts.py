@@ -84,8 +84,9 @@ def wait(done: threading.Event | None = None, releases: tuple = SIGNALS) -> "Int
     raised as from anywhere else (exit 128 + its number). done (a
     threading.Event), if given, ends the wait too (returns None)."""
     try:
-        while not (done.wait(0.2) if done is not None else time.sleep(3600)):
-            pass
+        while done is None or not done.wait(0.2):
+            if done is None:
+                time.sleep(3600)
     except Interrupted as exc:
         if exc.signum not in releases:
             raise

@@ -17,7 +17,7 @@ from scabench.errors import ScabenchError
 
 # A spec's sample type: its SigMF datatype and numpy's dtype for it.
 DATATYPES = {"double": "rf64_le", "float": "rf32_le", "short": "ri16_le", "octet": "ru8"}
-DTYPES = {"rf64_le": np.dtype("<f8"), "rf32_le": np.dtype("<f4"), "ri16_le": np.dtype("<i2"), "ru8": np.dtype("u1")}
+DTYPES: dict[str, np.dtype] = {"rf64_le": np.dtype("<f8"), "rf32_le": np.dtype("<f4"), "ri16_le": np.dtype("<i2"), "ru8": np.dtype("u1")}
 EXTENSIONS = (".sigmf-data", ".sigmf-meta", ".sigmf")
 
 

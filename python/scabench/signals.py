@@ -7,7 +7,7 @@ pipeline's output can be checked against a computation on its input
 """
 import numpy as np
 
-from scabench.recording import DTYPES, DATATYPES, read_recording
+from scabench.recording import DATATYPES, DTYPES, read_recording
 
 # The producer's defaults for what shapes its signal (its catalogue's:
 # `scabench components producer`).

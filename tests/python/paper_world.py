@@ -5,8 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scabench.run import metrics
 from scabench.measure.campaign import CampaignEntry, Config
+from scabench.run import metrics
 from scabench.run.results import ConnectionResult, CpuUsage, Latency, ProducerResult, RunResult, StageResult
 from scabench.run.runner import SEND_THRESHOLDS_US
 

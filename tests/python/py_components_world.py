@@ -2,13 +2,13 @@
 client ORB in the test process, a sink servant, and `scabench-py-stage`
 processes started with the SCA execute parameters. Every process started
 here is ended by its PID."""
+import itertools
 import os
 import signal
 import struct
 import subprocess
 import sys
 import threading
-import itertools
 import time
 from pathlib import Path
 
@@ -177,7 +177,8 @@ def as_bytes(sample_type, data):
     """The samples' bits, for a bit-for-bit comparison."""
     if sample_type == "octet":
         return bytes(data)
-    return struct.pack("<%d%s" % (len(data), {"short": "h", "float": "f", "double": "d"}[sample_type]), *data)
+    code = {"short": "h", "float": "f", "double": "d"}[sample_type]
+    return struct.pack(f"<{len(data)}{code}", *data)
 
 
 def any_of(tc, value):

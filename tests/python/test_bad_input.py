@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import pipeline_toml, scabench
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -4,15 +4,15 @@ import csv
 import json
 
 import pytest
-
 from conftest import pipeline_toml, scabench
+from test_results import ok_run, stage
+
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, guard_dict, guard_settings, warnings_of
 from scabench.measure.sweep import SweepPoint
 from scabench.report.results_file import write_json
 from scabench.report.tables import format_benchmark, summary_rows
 from scabench.run.results import RunResult
-from test_results import ok_run, stage
 
 
 def test_runs_end_to_end_keep_every_run_and_the_summary(write_spec, tmp_path):

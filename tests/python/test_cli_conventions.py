@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, pipeline_toml, scabench
+
 from scabench import __version__, units, version
 from scabench.cli import main
 from scabench.errors import SpecError

@@ -7,8 +7,8 @@ import subprocess
 import time
 
 import pytest
+from py_components_world import LOOPBACK, WAIT_S, S, end_process, orb, props  # noqa: F401 (orb: a fixture)
 
-from py_components_world import LOOPBACK, S, WAIT_S, end_process, orb, props  # noqa: F401 (orb: a fixture)
 from scabench.paths import program
 from scabench.run.processes import LineReader
 from scabench.run.records import read_records

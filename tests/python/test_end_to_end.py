@@ -8,8 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, pipeline_toml, run_processes, scabench
+
+from scabench.model.resources import memory_needed
+from scabench.model.spec import load_spec
+from scabench.model.transport import RING_CONTROL_BYTES, ring_bytes
 from scabench.report.results_file import write_json
 from scabench.run.processes import owner_tag, shm_rings
 from scabench.run.results import RunResult

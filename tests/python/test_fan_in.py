@@ -4,8 +4,8 @@ tables; runs over real processes count and order per connection."""
 import json
 
 import pytest
-
 from conftest import scabench
+
 from scabench.errors import SpecError
 from scabench.model.pipeline import floor_of, packets_through
 from scabench.model.load import load_spec

@@ -11,17 +11,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import REPO, pipeline_toml, run_processes
+
 from scabench.errors import RunError
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.model.load import load_spec
 from scabench.run import processes
 from scabench.run.records import HEADER
-from scabench.report.tables import format_run
 from scabench.run.runner import run_spec
-from scabench.run.stalls import (STALL_MIN_MS, find_stalls, held_without_progress, late_starts, pipeline_progress_ns,
-                                 threshold_ms)
+from scabench.run.stalls import (
+    STALL_MIN_MS,
+    find_stalls,
+    held_without_progress,
+    late_starts,
+    pipeline_progress_ns,
+    threshold_ms,
+)
 from scabench.run.watchdog import Watchdog
 
 MS = 1_000_000

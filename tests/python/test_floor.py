@@ -5,15 +5,15 @@ comes with the assumption of the floor the run broke."""
 import json
 
 import pytest
-
 from conftest import scabench
+from test_results import ok_run
+
 from scabench.measure.repeat import warnings_of
 from scabench.model.pipeline import below_floor_why, floor_caveat, floor_of, undeclared_work
 from scabench.model.load import load_spec
 from scabench.report.tables import format_run
 from scabench.run.results import RunResult, StageResult
 from scabench.run.runner import run_spec
-from test_results import ok_run
 
 
 def chain_toml(stages, packets=100, period_us=0, cores="0"):

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from scabench.errors import ScabenchError
 from scabench.studies.granularity import lab_s4285
 from scabench.studies.granularity.analysis_s4285 import summarise
-from scabench.errors import ScabenchError
 from scabench.studies.granularity.lab import Lab
 from scabench.studies.granularity.plan import PLANS
 from scabench.studies.granularity.render import render

@@ -10,11 +10,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import REPO
 from omniORB import CORBA
 
-from conftest import REPO
 # The orb fixture is imported for pytest to find.
 from py_components_world import S, end_process, name, orb, props  # noqa: F401
+
 from scabench.run import processes
 
 PYLINE = REPO / "experiments" / "open" / "pyline.toml"

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from scabench.paths import bin_dir
 
 SCRIPT = """

@@ -3,14 +3,15 @@ units the table writes it in (docs/architecture.md, "Metrics")."""
 import json
 
 import pytest
-
 from conftest import pipeline_toml, scabench
+
 from scabench.measure.campaign import Spread
 from scabench.model.load import load_spec
 from scabench.run import network
 from scabench.report.plots import runs_label, whiskers
-from scabench.units import duration_us
+from scabench.run import network
 from scabench.run.runner import run_spec
+from scabench.units import duration_us
 
 PACKETS = 12
 WORK_US = 10_000

@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import REPO, pipeline_toml
 from scabench.model.load import load_spec
 from scabench.run import processes

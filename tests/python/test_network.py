@@ -14,11 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, pipeline_toml, run_processes, scabench
-from scabench.run import network, processes
+
 from scabench.errors import SpecError
-from scabench.studies.link_delay.analysis import model_ms
 from scabench.model.pipeline import floor_of
 from scabench.run.runner import run_spec
 from scabench.model.load import load_spec

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-from omniORB import CORBA
 
 # The fixtures (context, naming, orb, start_naming) are imported for pytest to find.
 from conftest import REPO

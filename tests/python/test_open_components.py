@@ -15,8 +15,8 @@ import threading
 import time
 
 import pytest
-
 from conftest import REPO, scabench
+
 # The fixtures (naming, orb) are imported for pytest to find.
 from py_components_world import (S, WAIT_S, StageProcess, context, end_process, make_sink, name,  # noqa: F401
                                  naming, orb, props, sink_class)

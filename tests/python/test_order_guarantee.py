@@ -2,8 +2,8 @@
 each knob's rule on small pipelines, fan-in, placement, the shared-memory
 ring, and the paper's own specs."""
 import pytest
-
 from conftest import REPO, pipeline_toml
+
 from scabench.model.order import guarantees_order, order_guarantees
 from scabench.model.load import load_spec
 

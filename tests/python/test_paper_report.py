@@ -7,16 +7,15 @@ from dataclasses import replace as changed
 from pathlib import Path
 
 import pytest
+from conftest import REPO, scabench
 from paper_world import FAST, replace, run, world
 
-from conftest import REPO, scabench
-from scabench.measure.campaign import Spread, load_campaign, spread
 from scabench.errors import SpecError
 from scabench.studies.paper.claims import VERDICT_MEANS, judge_claims
 from scabench.studies.paper import figures as paper_figures
+from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render
-from scabench.report.markdown import write_report
 
 CLOSE = paper_figures.plt.close  # pyplot's own, before any test replaces it
 

@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, scabench
+
 from scabench.paths import bin_dir
 from scabench.studies.peers import catalogue
 from scabench.studies.peers.analysis import order_problem, row_of_program, summarise, undisturbed
@@ -226,6 +226,7 @@ def test_the_plot_marks_a_disturbed_run_grey_and_has_a_legend(tmp_path, monkeypa
     """A peer whose one round was disturbed (19.1 % foreign load) was drawn
     as a normal point, and the colours had no legend."""
     import matplotlib.pyplot as plt
+
     from scabench.studies.peers import render as peers_render
     doc = {"meta": {"packets": 8, "cores": [0, 1], "floor_ms": 10.0, "runs": 1, "guard": {"redo_above_pct": 3.0}},
            "peers": {"threads": _peer_entry("program", [(1.5, True)]),

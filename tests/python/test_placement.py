@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, descends_from, pipeline_toml, run_processes, scabench
 from py_components_world import end_process, orb, start_naming  # noqa: F401 (the fixtures)
+
 from scabench.errors import RunError, SpecError
 from scabench.model.load import load_spec
 from scabench.run import network
@@ -144,7 +144,7 @@ def test_a_sad_sidecar_places_hostcollocations_and_lone_components_on_nodes(writ
 # --- nodes on this machine's loopback, in a domain of the test's own ---------------------------------
 
 @pytest.fixture
-def domain(start_naming):  # noqa: F811
+def domain(start_naming):
     return start_naming("domain")
 
 

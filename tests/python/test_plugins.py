@@ -7,11 +7,10 @@ import math
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
-
 from conftest import REPO, scabench
+
 from scabench.errors import SpecError
 from scabench.model.load import load_spec
 from scabench.paths import bin_dir
@@ -263,7 +262,7 @@ def test_the_host_says_which_library_it_cannot_use(tmp_path, library_without_kin
         proc = host("--library", library, "--describe")
         assert proc.returncode == 2 and proc.stdout == ""
         first = proc.stderr.splitlines()[0]
-        assert first.startswith(f"scabench-host: --library: ") and str(library) in first and why in first, first
+        assert first.startswith("scabench-host: --library: ") and str(library) in first and why in first, first
     proc = host("--describe", "--library")
     assert proc.returncode == 2 and "--library needs the path" in proc.stderr
     # The SCA execute form loads its libraries before anything else too.

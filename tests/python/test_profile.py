@@ -6,16 +6,14 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from conftest import scabench
-from scabench.studies.orb_profile import datarate
-from scabench.studies.orb_profile import render as profile_render
+
 from scabench.paths import program
+from scabench.studies.orb_profile import datarate, seed
+from scabench.studies.orb_profile import render as profile_render
 from scabench.studies.orb_profile.analysis import block_size_analysis, fit_fixed_and_per_byte, summarize_rounds
 from scabench.studies.orb_profile.plan import CASES, TRANSPORTS
-from scabench.studies.orb_profile import seed
 from scabench.studies.orb_profile.wire import GiopStreamParser
-
 
 # --- Eq. 1 -----------------------------------------------------------------
 
@@ -206,7 +204,7 @@ def test_quick_profile_end_to_end(tmp_path):
     assert html.count("data:image/png;base64,") == 2
     result = json.loads((tmp_path / "p.json").read_text())
     assert set(result["transports"]) == set(TRANSPORTS)
-    for name, t in result["transports"].items():
+    for t in result["transports"].values():
         assert set(t["cases"]) == {c.name for c in CASES}
         for m in t["cases"].values():
             assert m["median_cycles"] > 0 and m["p99_cycles"] >= min(m["round_median_cycles"])

@@ -13,8 +13,24 @@ import pytest
 from omniORB import CORBA
 
 # The fixtures (context, make_sink, naming, orb, start_stage) are imported for pytest to find.
-from py_components_world import (LOOPBACK, TOKEN, WAIT_S, S, any_of, as_bytes, context, end_process,  # noqa: F401
-                                 header, make_sink, naming, orb, props, samples, start_stage)
+from py_components_world import (  # noqa: F401
+    LOOPBACK,
+    TOKEN,
+    WAIT_S,
+    S,
+    any_of,
+    as_bytes,
+    context,
+    end_process,
+    header,
+    make_sink,
+    naming,
+    orb,
+    props,
+    samples,
+    start_stage,
+)
+
 from scabench.components.component import Component, ComponentContext
 from scabench.components.stage import Stage
 from scabench.paths import program

@@ -11,15 +11,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, pipeline_toml, scabench
+from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
+
 from scabench.errors import SpecError
 from scabench.model.sad.descriptor import DTD_DIR
 from scabench.model.sad.export import export_sad
 from scabench.model.load import load_spec
 from scabench.paths import python_program
 from scabench.run.runner import run_spec
-from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
 
 SAD = REPO / "experiments" / "sad"
 # Each shipped waveform and the TOML spec it was exported from.
@@ -190,7 +190,7 @@ def test_connection_ids_are_unique_xml_ids_for_any_names():
 
 def test_the_shipped_waveforms_are_what_export_writes(tmp_path):
     """experiments/sad/ is the export of its twins, byte for byte."""
-    for name, toml in TWINS.items():
+    for toml in TWINS.values():
         export_sad(load_spec(toml), tmp_path)
     for path in sorted(SAD.rglob("*.xml")) + sorted(SAD.rglob("*.sad.toml")):
         assert path.read_bytes() == (tmp_path / path.relative_to(SAD)).read_bytes(), path

@@ -1,7 +1,7 @@
 """Bad specs give one clear line naming the file, the key and what is valid."""
 import pytest
-
 from conftest import REPO, pipeline_toml, scabench
+
 from scabench.errors import SpecError
 from scabench.model.load import load_spec
 

@@ -46,7 +46,7 @@ def test_median_interval_is_the_textbook_order_statistics(n, k):
 def test_the_interval_of_a_positive_figure_stays_within_its_runs():
     values = [0.5, 0.6, 0.55, 40.0, 0.52, 0.58, 90.0]  # skewed: two disturbed runs
     low, high = stats.describe(values).ci95
-    assert 0 < low and (low, high) == (0.5, 90.0)
+    assert low > 0 and (low, high) == (0.5, 90.0)
     assert stats.interval_runs() == 6
     counts = [0, 0, 25, 2, 0, 0, 1, 0, 0]   # reorderings: whole runs' counts, never below 0
     assert stats.describe(counts).ci95 == (0.0, 2.0)

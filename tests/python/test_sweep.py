@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, pipeline_toml, scabench
+
 from scabench.console import text
 from scabench.errors import SpecError
 from scabench.measure.sweep import MAX_POINTS, answer, grid_axes, label_of, why_not
@@ -195,7 +195,7 @@ def test_a_two_point_sweep_end_to_end_answers_with_an_in_order_configuration(wri
             and best["label"] in proc.stdout)
     assert "point 2/2" in proc.stderr  # progress, on stderr
     report = (out / "report.md").read_text()
-    assert report.startswith(f"# Sweep of") and report.index("## Answer") < report.index("## Points")
+    assert report.startswith("# Sweep of") and report.index("## Answer") < report.index("## Points")
     assert (out / "report.html").stat().st_size > 0 and (out / "sweep.png").stat().st_size > 0
     header = (out / "sweep.csv").read_text().splitlines()[0].split(",")
     assert header[0] == "policy.call" and "last_packet_ms_median" in header and "latency_p99_ms_median" in header

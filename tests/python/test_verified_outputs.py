@@ -10,11 +10,13 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import REPO
+from conftest import scabench as scabench_cli
 from scipy.signal import firwin, lfilter
 from sigmf import sigmffile
 
 import scabench
-from conftest import REPO, scabench as scabench_cli
+from scabench.model.spec import load_spec
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.model.load import load_spec
@@ -85,7 +87,7 @@ def test_a_fir_stage_filters_a_played_recording_as_scipy_does(write_spec, tmp_pa
     x = np.random.default_rng(5).standard_normal(1000).astype(np.float32)
     source = scabench.write_recording(tmp_path / "in" / "noise", x, "float")
     sigmf_checked(source)
-    result = run(write_spec, pipeline(f'packets = 11\nsamples = 96\nsignal = "file"\npath = "in/noise.sigmf-meta"',
+    result = run(write_spec, pipeline('packets = 11\nsamples = 96\nsignal = "file"\npath = "in/noise.sigmf-meta"',
                                       'kind = "fir"\nfilters = 1\ntaps = 16', sample_type="float"))
     got = scabench.read_recording(result.stages[-1].capture)
     assert got.dtype == np.float32 and got.size == 11 * 96

@@ -33,6 +33,7 @@ stage's work); on_configure() then picks them up.
 import sys
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from scabench.components import idl
 from scabench.components.ports import SAMPLE_TYPES, InPort, OutPort
@@ -53,7 +54,7 @@ class ComponentContext:
     services: object = field(default=None, repr=False)
 
 
-class Component(idl.load().CF__POA.Resource):
+class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy's skeleton, generated
     def __init__(self, context):
         self.context = context
         self.properties = PropertyBag()
@@ -170,7 +171,7 @@ class Component(idl.load().CF__POA.Resource):
             except _CF.Resource.StartError:
                 raise
             except Exception as exc:  # stopped still: nothing was taken, the next start tries again
-                raise _CF.Resource.StartError(1, str(exc) or type(exc).__name__)
+                raise _CF.Resource.StartError(1, str(exc) or type(exc).__name__) from exc
             self._running = True  # the ports take packets from here on
 
     def stop(self):
@@ -181,7 +182,7 @@ class Component(idl.load().CF__POA.Resource):
             try:
                 self.on_stop()
             except ValueError as exc:
-                raise _CF.Resource.StopError(1, str(exc))
+                raise _CF.Resource.StopError(1, str(exc)) from exc
 
     # Called by the ports
     def packet_done(self):
@@ -217,7 +218,7 @@ class Component(idl.load().CF__POA.Resource):
             if self._reported:
                 return
             self._reported = True
-        totals = {}
+        totals: dict[str, Any] = {}
         for port in self.in_ports:
             for reason, n in port.refused.items():
                 totals[f"refused.{reason}"] = totals.get(f"refused.{reason}", 0) + n

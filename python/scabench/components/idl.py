@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -101,7 +101,7 @@ def stub_dir():
     raise ScabenchError("cannot write the omniORBpy stubs anywhere: " + "; ".join(errors))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load():
     """The stub modules: CF and CF__POA (cf.idl), data and data__POA (the IDL
     module `scabench`), node and node__POA (`scabench::node`, node.idl), and
@@ -110,8 +110,10 @@ def load():
     if folder not in sys.path:
         sys.path.append(folder)
     import CosNaming
-    from scabench_corba import CF, CF__POA  # noqa: E402 (generated; importable only now)
-    from scabench_corba import scabench as data, scabench__POA as data__POA
+
+    from scabench_corba import CF, CF__POA
+    from scabench_corba import scabench as data
+    from scabench_corba import scabench__POA as data__POA
     from scabench_corba.scabench import node
     from scabench_corba.scabench__POA import node as node__POA
     return SimpleNamespace(CF=CF, CF__POA=CF__POA, data=data, data__POA=data__POA, node=node, node__POA=node__POA,

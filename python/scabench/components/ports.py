@@ -53,7 +53,7 @@ def _servant_class(sample_type):
     call to its InPort."""
     base = getattr(_S.data__POA, SAMPLE_TYPES[sample_type])
 
-    class DataPortServant(base):
+    class DataPortServant(base):  # type: ignore[valid-type, misc]  # omniORBpy's skeleton, looked up by name
         def __init__(self, port):
             self._port = port
 
@@ -290,7 +290,7 @@ class _QueuedOneway:
 
     def __init__(self, ref, depth, on_error):
         self._ref, self._on_error = ref, on_error
-        self._queue = queue.Queue(maxsize=depth)
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
         self._thread = threading.Thread(target=self._drain, name="sync-none-sender", daemon=True)
         self._thread.start()
 
@@ -319,7 +319,7 @@ class _QueuedOneway:
                 self._queue.task_done()
 
 
-class OutPort(_S.CF__POA.Port):
+class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
     """A uses port: CF::Port's connectPort/disconnectPort, one connection at a
     time, and push(header, samples), which stamps the connection's next link
     sequence (0, 1, 2, ...) and its token (drawn at connect and handed to the
@@ -362,7 +362,7 @@ class OutPort(_S.CF__POA.Port):
             try:
                 peer = connection._narrow(self._interface)
             except CORBA.Exception as exc:
-                raise _S.CF.Port.InvalidPort(1, f"cannot reach the object to connect: {describe(exc)}")
+                raise _S.CF.Port.InvalidPort(1, f"cannot reach the object to connect: {describe(exc)}") from exc
             if peer is None:
                 raise _S.CF.Port.InvalidPort(1, f"not a {SAMPLE_TYPES[self.sample_type]} data port")
             # A fresh token for the connection, from the kernel's entropy, never 0 (a receiving port
@@ -373,7 +373,7 @@ class OutPort(_S.CF__POA.Port):
             except CORBA.Exception as exc:
                 if isinstance(exc, _S.CF.Port.OccupiedPort):
                     raise  # the receiver has started: it takes no new sender
-                raise _S.CF.Port.InvalidPort(2, f"the receiving port did not take the sender: {describe(exc)}")
+                raise _S.CF.Port.InvalidPort(2, f"the receiving port did not take the sender: {describe(exc)}") from exc
             props = self.owner.properties
             self._call, self._sync = props[f"{self.name}.call"], props[f"{self.name}.sync"]
             if self._call == "oneway" and self._sync == "none":

@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import omniORB
 from omniORB import CORBA, PortableServer
@@ -128,7 +129,8 @@ class Process:
         self.released_event = threading.Event()
         self._single_poa = None
         self._lock = threading.Lock()
-        self._naming = self._name = None
+        self._naming: Any = None
+        self._name: Any = None
 
     def port_poa(self, single):
         """The root POA (the ORB's threading), or for dispatch = single one
@@ -185,7 +187,7 @@ def _die_with_parent():
 
 
 def _install_signal_handlers():
-    fired = []
+    fired: list[int] = []
 
     def handler(signum, _frame):
         if fired:

@@ -22,6 +22,7 @@ would be valid, and nothing changes (so never PartialConfiguration).
 import math
 import struct
 import threading
+from typing import Any
 
 from omniORB import CORBA
 
@@ -30,7 +31,7 @@ from scabench.components import idl
 _CF = idl.load().CF
 
 # The declared types, by their IDL names: (how a value is held, type code, integer range or None).
-TYPES = {
+TYPES: dict[str, tuple[type, Any, tuple[int, int] | None]] = {
     "boolean": (bool, CORBA.TC_boolean, None),
     "octet": (int, CORBA.TC_octet, (0, 255)),
     "short": (int, CORBA.TC_short, (-2 ** 15, 2 ** 15 - 1)),
@@ -88,6 +89,7 @@ def from_any(any_value, ptype):
         raise Refused(f"{is_}: it takes a number of any CORBA numeric type, not {_article(what)}")
     held, _, limits = TYPES[ptype]
     if held is int:
+        assert limits is not None  # every integer type has its bounds
         lo, hi = limits
         valid = f": use a whole number in [{lo}, {hi}]"
         if tk in _FLOATING:
@@ -111,7 +113,7 @@ def to_any(value, ptype):
 
 
 class Property:
-    __slots__ = ("value", "default", "type", "description", "check", "while_started")
+    __slots__ = ("check", "default", "description", "type", "value", "while_started")
 
     def __init__(self, value, ptype, description, check, while_started):
         self.value = self.default = value
@@ -200,7 +202,7 @@ def one_of(*values, supported=None):
             raise Refused(f"{value!r} is not valid; use one of: {', '.join(values)}")
         if supported is not None and value not in supported:
             raise Refused(f"{value!r} is not supported by the Python runtime (supported: {', '.join(supported)})")
-    check.values = list(supported if supported is not None else values)
+    check.values = list(supported if supported is not None else values)  # type: ignore[attr-defined]
     return check
 
 
@@ -212,5 +214,5 @@ def at_least(low, high=None):
         if value < low or (high is not None and value > high):
             upto = f" to {high}" if high is not None else " up"
             raise Refused(f"{value} is not valid; use a number from {low}{upto}")
-    check.low, check.high = low, high
+    check.low, check.high = low, high  # type: ignore[attr-defined]
     return check

@@ -15,8 +15,8 @@ plus the ports' policy properties (policy.py).
 """
 import time
 
-from scabench.components.component import Component
 from scabench.components import program
+from scabench.components.component import Component
 from scabench.components.properties import one_of
 
 WORK_KINDS = ("none", "cpu", "sleep")

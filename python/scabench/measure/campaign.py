@@ -15,10 +15,13 @@ to results.json as their as_dict() (entries_from_json reads them back).
 """
 import json
 import math
+import os
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 import numpy as np
 
@@ -28,6 +31,7 @@ from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
 from scabench.measure import repeat
 from scabench.measure.guard import Guard, GuardSettings
+from scabench.model.spec import load_spec, parse_cores, read_toml
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores
@@ -36,6 +40,9 @@ from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.spec import Spec
 from scabench.model.spec_toml import read_toml
 from scabench.typed import Typed, figure, from_dict, list_of, optional, state
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
 CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "scheduler", "network",
@@ -52,7 +59,7 @@ class Measure:
     redo_above_pct: float = 3.0
     max_redos: int = 3
 
-    def guard_settings(self):
+    def guard_settings(self) -> GuardSettings:
         # A failed run is redone too: a start-up can lose a race with a busy machine.
         return GuardSettings(quiet_below_pct=self.quiet_below_pct, quiet_wait_s=self.quiet_wait_s,
                              redo_above_pct=self.redo_above_pct, max_redos=self.max_redos,
@@ -77,13 +84,13 @@ class Config(Typed):
     scheduler: str | None = None  # None: the spec's
 
     @cached_property
-    def key(self):
+    def key(self) -> str:
         """Configurations that resolve to the same spec are the same run.
         (Computed once: it loads and resolves the spec.)"""
         return json.dumps(self.load(1).describe(), sort_keys=True)
 
     @property
-    def name(self):
+    def name(self) -> str:
         return f"{self.id}@{self.setup}"
 
     # Its object in results.json (an entry's "config"): these keys, "spec"
@@ -91,11 +98,11 @@ class Config(Typed):
     JSON_KEYS = ("name", "id", "group", "title", "spec", "setup", "setup_label", "cores", "policy", "component",
                  "collocated", "pin", "scheduler", "network")
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {k: str(self.spec_file) if k == "spec" else getattr(self, k) for k in self.JSON_KEYS}
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         if not isinstance(doc, dict):
             raise ValueError(f"Config: expected an object, not {type(doc).__name__}")
         unknown = [k for k in doc if k not in cls.JSON_KEYS]
@@ -126,7 +133,7 @@ class Campaign:
     configs: list
 
 
-def load_campaign(path):
+def load_campaign(path: str | os.PathLike) -> "Campaign":
     """Reads a campaign file; every error names the file, the key and what is valid."""
     path = Path(path)
     doc = read_toml(path)
@@ -177,7 +184,7 @@ def load_campaign(path):
     return Campaign(path, measure, configs)
 
 
-def _network_table(item, path, where):
+def _network_table(item: dict[str, Any], path: Any, where: str) -> dict[str, Any] | None:
     if "network" not in item:
         return None
     if not isinstance(item["network"], dict):
@@ -185,17 +192,19 @@ def _network_table(item, path, where):
     return dict(item["network"])
 
 
-def estimate_s(config, packets):
+def estimate_s(config: "Config", packets: int | None) -> float:
     return repeat.estimate_s(config.load(packets))
 
 
-def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=sys.stderr):
+def run_campaign(campaign: "Campaign", runs: int, packets: int | None,
+                 on_config_done: Callable[..., Any] | None = None,
+                 progress_stream: TextIO = sys.stderr) -> dict[str, "CampaignEntry"]:
     """Runs every distinct configuration `runs` times. Returns {config.name:
     CampaignEntry}, not yet summarised. on_config_done(entries,
     status="partial") saves them after each configuration and returns where;
     when Interrupted, with status="interrupted", and the exception carries
     the entries and that path."""
-    distinct = {}
+    distinct: dict[Any, Any] = {}
     for c in campaign.configs:
         distinct.setdefault(c.key, c)
     total = sum(estimate_s(c, packets) * runs for c in distinct.values())
@@ -205,13 +214,17 @@ def run_campaign(campaign, runs, packets, on_config_done=None, progress_stream=s
         return _run_configs(campaign, runs, packets, progress, on_config_done)
 
 
-def _run_configs(campaign, runs, packets, progress, on_config_done):
+def _run_configs(campaign: "Campaign", runs: int, packets: int | None, progress: Any,
+                 on_config_done: Callable[..., Any] | None) -> dict[str, "CampaignEntry"]:
     m = campaign.measure
+    by_key: dict[Any, Any]
     by_key, out, n_done, n_total = {}, {}, 0, len({c.key for c in campaign.configs}) * runs
     for c in campaign.configs:
         if c.key in by_key:
             out[c.name] = by_key[c.key].shown_as(c)
             continue
+        results: list[Any]
+        failures: list[Any]
         results, failures = [], []
         guard = Guard(m.guard_settings(), cores=c.cores, log=progress.say)
         for r in range(runs):
@@ -241,7 +254,8 @@ def _run_configs(campaign, runs, packets, progress, on_config_done):
     return out
 
 
-def _careful_run(c, packets, guard, progress, label):
+def _careful_run(c: Config, packets: int | None, guard: Guard, progress: Any,
+                 label: str) -> tuple[RunResult | None, "RunFailure | None"]:
     """One run under the guard: after waiting for quiet, redone while others
     load the cores or when it failed. Returns (result or None, failure or None)."""
     estimated = estimate_s(c, packets)
@@ -266,7 +280,7 @@ class Spread(Typed):
     n: int
 
 
-def spread(values):
+def spread(values: Iterable[float | None]) -> "Spread":
     """The Spread of the values given (None and NaN left out)."""
     v = [x for x in values if x is not None and not (isinstance(x, float) and math.isnan(x))]
     if not v:
@@ -291,7 +305,7 @@ class StageSummary(Typed):
     max_server_threads: Spread
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         return from_dict(cls, doc, {k: Spread.from_dict for k in STAGE_FIGURES})
 
 
@@ -313,34 +327,36 @@ class ConfigSummary(Typed):
     median_run: int              # index into the entry's runs
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         spreads = ("overhead_ratio", "foreign_cpu_pct", "producer_last_sent_ms", "cpu_s", "emulator_cpu_s")
         return from_dict(cls, doc, {"stages": list_of(StageSummary), **{k: Spread.from_dict for k in spreads}})
 
 
-def summarise(runs):
+def summarise(runs: list[RunResult]) -> "ConfigSummary | None":
     """The ConfigSummary of runs (RunResults); None without a run."""
     if not runs:
         return None
-    first = runs[0]
-    stages = [StageSummary(s.name, *(spread([getattr(r.stages[i], k) for r in runs]) for k in STAGE_FIGURES))
+    # The runs summarised are analysed (RunResult.analysed): their figures, typed optional, are set.
+    analysed: list[Any] = list(runs)
+    first = analysed[0]
+    stages = [StageSummary(s.name, *(spread([getattr(r.stages[i], k) for r in analysed]) for k in STAGE_FIGURES))
               for i, s in enumerate(first.stages)]
-    ratios = [r.overhead_ratio for r in runs]
+    ratios = [r.overhead_ratio for r in analysed]
     median_run = int(np.argsort(ratios)[len(ratios) // 2]) if all(x is not None for x in ratios) else 0
     send_keys = first.producer.send_us.keys() if first.producer else ()
     share_keys = first.producer.send_share_under_us.keys() if first.producer else ()
     return ConfigSummary(
-        runs=len(runs),
+        runs=len(analysed),
         floor_ms=first.floor_ms,
         overhead_ratio=spread(ratios),
-        foreign_cpu_pct=spread([r.foreign_cpu_pct for r in runs]),
-        producer_last_sent_ms=spread([r.producer.last_sent_ms if r.producer else None for r in runs]),
-        send_us={k: spread([r.producer.send_us[k] for r in runs]).median for k in send_keys},
-        send_share_under_us={k: spread([r.producer.send_share_under_us[k] for r in runs]).median
+        foreign_cpu_pct=spread([r.foreign_cpu_pct for r in analysed]),
+        producer_last_sent_ms=spread([r.producer.last_sent_ms if r.producer else None for r in analysed]),
+        send_us={k: spread([r.producer.send_us[k] for r in analysed]).median for k in send_keys},
+        send_share_under_us={k: spread([r.producer.send_share_under_us[k] for r in analysed]).median
                              for k in share_keys},
         stages=stages,
-        cpu_s=spread([r.cpu.user_s + r.cpu.system_s for r in runs]),
-        emulator_cpu_s=spread([r.network.emulator_cpu_s if r.network else None for r in runs]),
+        cpu_s=spread([r.cpu.user_s + r.cpu.system_s for r in analysed]),
+        emulator_cpu_s=spread([r.network.emulator_cpu_s if r.network else None for r in analysed]),
         median_run=median_run,
     )
 
@@ -355,7 +371,7 @@ class RunFailure(Typed):
     partial: RunResult | None = optional()
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         return from_dict(cls, doc, {"partial": RunResult.from_dict})
 
 
@@ -378,27 +394,27 @@ class CampaignEntry(Typed):
     summarised: bool = state(False)
 
     @property
-    def analysed(self):
+    def analysed(self) -> bool:
         return self.summarised
 
-    def summarise(self):
+    def summarise(self) -> Self:
         """Summarises its runs (again, if it was); returns itself."""
         self.summary, self.summarised = summarise(self.runs), True
         return self
 
-    def shown_as(self, config):
+    def shown_as(self, config: Config) -> Self:
         """This entry under another configuration of the same spec (sharing its runs)."""
         return replace(self, config=config, same_as=self.config.name)
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         entry = from_dict(cls, doc, {"config": Config.from_dict, "runs": list_of(RunResult),
                                      "failures": list_of(RunFailure), "summary": ConfigSummary.from_dict})
         entry.summarised = "summary" in doc
         return entry
 
 
-def entries_from_json(entries, entry_type=CampaignEntry):
+def entries_from_json(entries: dict[str, Any], entry_type: type[CampaignEntry] = CampaignEntry) -> dict[str, Any]:
     """A campaign's entries as results.json keeps them ({name: object}), read
     back as entry_type (a CampaignEntry, or a study's own kind of it).
     ValueError if one is not what this tool wrote."""

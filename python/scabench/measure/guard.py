@@ -13,7 +13,9 @@ What a study chooses (GuardSettings): how quiet is quiet, how long to wait
 for it, how much foreign load spoils a measurement, how many redos one
 measurement may take, and how many redos the whole study may take (a busy
 machine must not stretch a 20-minute study to hours)."""
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 
@@ -32,7 +34,7 @@ class GuardSettings:
 @dataclass
 class Guarded:
     """A kept measurement and how it was obtained."""
-    value: object
+    value: Any
     foreign_pct: float
     attempts: int = 1                # measurements made for this one (1: no redo)
     discarded_foreign_pct: list = field(default_factory=list)  # foreign load of the attempts thrown away
@@ -44,18 +46,20 @@ class Guarded:
 class Guard:
     """One guard per study: it counts measurements and redos over the study."""
 
-    def __init__(self, settings=GuardSettings(), cores=None, log=None):
+    def __init__(self, settings: GuardSettings = GuardSettings(), cores: Sequence[int] | None = None,
+                 log: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.cores = cores           # the cores watched (None: all)
         self.log = log or (lambda message: None)
         self.measurements = 0
         self.redos = 0
 
-    def _budget_left(self):
+    def _budget_left(self) -> bool:
         budget = self.settings.redo_budget
         return budget is None or self.redos < budget * max(self.measurements, 20)
 
-    def measure(self, run_once, foreign_of=None, label="", flaw_of=None):
+    def measure(self, run_once: Callable[[], Any], foreign_of: Callable[[Any], float] | None = None, label: str = "",
+                flaw_of: Callable[[Any], str | None] | None = None) -> "Guarded":
         """Runs run_once() until others leave it undisturbed, at most
         1 + max_redos times; returns the cleanest as a Guarded.
 
@@ -81,7 +85,11 @@ class Guard:
                     raise
                 self.log(f"{label}: failed ({exc}); trying again")
                 continue
-            pct = float(foreign_of(value) if foreign_of else meter.foreign_pct())
+            if foreign_of is not None:
+                pct = float(foreign_of(value))
+            else:
+                assert meter is not None  # started whenever foreign_of is not given
+                pct = float(meter.foreign_pct())
             flaw = flaw_of(value) if flaw_of else None
             if best is None or (flaw is not None, pct) < (best.flaw is not None, best.foreign_pct):
                 if best is not None:
@@ -97,6 +105,7 @@ class Guard:
                 break
             self.redos += 1
             self.log(f"{label}: {why}; redoing")
+        assert best is not None  # the last attempt raised if no attempt succeeded
         best.attempts, best.discarded_foreign_pct = attempt, discarded
         best.disturbed = best.foreign_pct > s.redo_above_pct
         return best

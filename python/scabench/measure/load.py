@@ -7,11 +7,13 @@ our own share (this process and all its descendants) from /proc/PID/stat, so
 what is left is foreign."""
 import os
 import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Self
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def core_jiffies(cores=None):
+def core_jiffies(cores: Iterable[int] | None = None) -> list[int]:
     """/proc/stat jiffies (user nice system idle iowait irq softirq steal):
     the machine's total line, or summed over the given CPUs."""
     total = [0] * 8
@@ -27,20 +29,20 @@ def core_jiffies(cores=None):
     return total
 
 
-def busy_jiffies(fields):
+def busy_jiffies(fields: Sequence[int]) -> int:
     """The one definition of busy every meter uses (the launcher's too):
     everything but idle and iowait. Steal counts as busy: the hypervisor
     gave the core to someone else."""
     return sum(fields) - fields[3] - fields[4]
 
 
-def _busy_and_total_ticks(cores=None):
+def _busy_and_total_ticks(cores: Iterable[int] | None = None) -> tuple[int, int]:
     fields = core_jiffies(cores)
     return busy_jiffies(fields), sum(fields)
 
 
-def _children_of():
-    children = {}
+def _children_of() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -53,7 +55,7 @@ def _children_of():
     return children
 
 
-def own_ticks(root_pid=None):
+def own_ticks(root_pid: int | None = None) -> int:
     """CPU jiffies (user + system, own and reaped children) of root_pid and
     every live descendant."""
     root_pid = root_pid or os.getpid()
@@ -75,15 +77,15 @@ class ForeignLoadMeter:
     """Start it, run the measurement, then read foreign_pct(): the CPU others
     used meanwhile, in % of the cores watched."""
 
-    def __init__(self, cores=None):
+    def __init__(self, cores: Iterable[int] | None = None) -> None:
         self.cores = set(cores) if cores is not None else None
 
-    def start(self):
+    def start(self) -> Self:
         self._busy, self._total = _busy_and_total_ticks(self.cores)
         self._own = own_ticks()
         return self
 
-    def foreign_pct(self):
+    def foreign_pct(self) -> float:
         busy, total = _busy_and_total_ticks(self.cores)
         own = own_ticks()
         elapsed = total - self._total
@@ -94,14 +96,16 @@ class ForeignLoadMeter:
         return 100.0 * foreign / elapsed
 
 
-def busy_pct(interval_s=0.5, cores=None):
+def busy_pct(interval_s: float = 0.5, cores: Iterable[int] | None = None) -> float:
     """Foreign CPU busy % over a short interval."""
     meter = ForeignLoadMeter(cores).start()
     time.sleep(interval_s)
     return meter.foreign_pct()
 
 
-def wait_for_quiet(threshold_pct=10.0, interval_s=0.5, timeout_s=60.0, cores=None, on_wait=None):
+def wait_for_quiet(threshold_pct: float = 10.0, interval_s: float = 0.5, timeout_s: float = 60.0,
+                   cores: Iterable[int] | None = None,
+                   on_wait: Callable[[float], None] | None = None) -> tuple[bool, float]:
     """Blocks until others use less than threshold_pct of the CPUs for one
     interval, or timeout_s passes. Returns (quiet, last_busy_pct)."""
     deadline = time.monotonic() + timeout_s

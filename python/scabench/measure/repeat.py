@@ -5,18 +5,23 @@ summarised with measure/stats.py and warned about in words.
 
 The guarded run itself is shared with the campaigns (measure/campaign.py),
 so a user's spec is measured exactly as a study's configurations are."""
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from scabench.console import Progress
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.measure import stats
-from scabench.measure.guard import Guard, GuardSettings
+from scabench.measure.guard import Guard, Guarded, GuardSettings
 from scabench.model.pipeline import floor_of
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.units import figure
 from scabench.version import version_info
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 # Start-up and teardown of a run's processes, beyond the pipeline itself (s);
 # only used for the estimate of the time left.
@@ -29,12 +34,12 @@ RUN_SETUP_S = 1.5
 MAX_RUNS = 10_000
 
 
-def estimate_s(spec):
+def estimate_s(spec: "Spec") -> float:
     """About how long one run of the spec takes (s), for the time left."""
     return floor_of(spec) / 1000.0 * 1.05 + RUN_SETUP_S
 
 
-def guard_settings(quiet_wait_s=GuardSettings.quiet_wait_s):
+def guard_settings(quiet_wait_s: float = GuardSettings.quiet_wait_s) -> GuardSettings:
     """The studies' guard (the campaigns' defaults); a failed run is redone
     too: a start-up can lose a race with a busy machine."""
     return GuardSettings(quiet_wait_s=quiet_wait_s, retry_errors=(RunError,))
@@ -53,14 +58,14 @@ def flaw_of(result):
     return f"{worst['component']} stalled {worst['for_ms']:.0f} ms"
 
 
-def guarded_run(run_once, guard, label):
+def guarded_run(run_once: Callable[[], RunResult], guard: Guard, label: str) -> tuple[RunResult, Guarded, list[str]]:
     """One run under the guard. Returns the kept RunResult, which records
     how it was kept (attempt, the foreign load of the attempts thrown away,
     whether the machine was quiet), the guard's Guarded, and the flaws seen
     in every attempt (kept or not). RunError if every attempt failed."""
     seen = []
 
-    def flaws(result):
+    def flaws(result: RunResult) -> str | None:
         flaw = flaw_of(result)
         if flaw:
             seen.append(flaw)
@@ -78,7 +83,7 @@ def guarded_run(run_once, guard, label):
 RUN_LINE = ("last_packet_ms", "overhead_ratio", "latency_p99_ms", "packets_reordered")
 
 
-def run_line(result):
+def run_line(result: RunResult) -> str:
     """A run's headline figures on one line, for progress, each scaled."""
     by_key = {f.key: f for f in stats.HEADLINE}
     return ", ".join(f"{f.label} {figure(f.of(result), f.unit)}" for f in (by_key[k] for k in RUN_LINE))
@@ -99,21 +104,21 @@ class Benchmark:
     failed_run: RunResult | None = None  # what the run that failed (or was cut) had measured
     scabench: dict | None = field(default_factory=version_info)  # what measured it (None: not recorded)
 
-    def figures(self):
+    def figures(self) -> tuple[stats.Figure, ...]:
         """The figures the runs are summarised by (stats.figures_of): the
         headline figures, then each process's CPU per packet."""
         return stats.figures_of(self.runs)
 
-    def summary(self):
+    def summary(self) -> dict[str, stats.Summary]:
         """{figure key: stats.Summary} over the kept runs, for every figure of
         figures()."""
         return stats.summarise(self.runs, self.figures())
 
-    def warnings(self):
+    def warnings(self) -> list[str]:
         """What makes the figures doubtful, in words (warnings_of)."""
         return warnings_of(self.runs, self.guard, self.redone_for, self.runs_asked)
 
-    def rows(self):
+    def rows(self) -> list[dict[str, Any]]:
         """A row per kept run: its number, status and attempts, its figures
         (figures(): the headline ones, then each process's CPU per packet)
         and the foreign load, CPU and window it was measured over.
@@ -125,12 +130,12 @@ class Benchmark:
                  "run_cpu_s": r.cpu.run_cpu_s if r.cpu is not None else None, "stalled": bool(r.stalls)}
                 for i, r in enumerate(self.runs, 1)]
 
-    def stage_rows(self):
+    def stage_rows(self) -> list[dict[str, Any]]:
         """A row per component of every kept run: the run's number, then
         RunResult.rows()."""
         return [{"run": i, **row} for i, r in enumerate(self.runs, 1) for row in r.rows()]
 
-    def summary_rows(self):
+    def summary_rows(self) -> list[dict[str, Any]]:
         """A row per figure (figures()): its summary over the kept runs (what
         `scabench run --runs K --csv` writes)."""
         rows = []
@@ -142,7 +147,7 @@ class Benchmark:
                          "stdev": s.stdev, "min": s.min, "max": s.max, "ci95_low": low, "ci95_high": high, "ci95_why": s.ci95_why, "cv": s.cv})
         return rows
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         """The JSON of `scabench run --runs K`: every run, the summary and the warnings."""
         out = {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status, "spec": self.spec,
                "benchmark": {"runs": self.runs_asked, "warmup": self.warmup, "guard": self.guard},
@@ -156,7 +161,7 @@ class Benchmark:
         return out
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         """The document as_dict wrote (summary and warnings are derived, so
         they are computed again). ValueError if it is not one."""
         known = {"scabench", "status", "spec", "benchmark", "summary", "warnings", "redone_for", "runs", "error",
@@ -170,12 +175,13 @@ class Benchmark:
                    RunResult.from_dict(failed) if failed else None, doc.get("scabench"))
 
 
-def guard_dict(settings):
+def guard_dict(settings: GuardSettings) -> dict[str, Any]:
     return {f.name: getattr(settings, f.name) for f in fields(settings)
             if isinstance(getattr(settings, f.name), (int, float)) and getattr(settings, f.name) is not None}
 
 
-def warnings_of(runs, guard, redone_for=(), runs_asked=None):
+def warnings_of(runs: list[RunResult], guard: dict[str, Any], redone_for: Sequence[dict[str, Any]] = (),
+                runs_asked: int | None = None) -> list[str]:
     """What makes the figures of these runs doubtful, in words: a large
     spread, runs that other processes disturbed or that were redone for it,
     a machine that was never quiet, stalls, refusals. `guard`: the settings
@@ -191,7 +197,7 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     if spread:
         out.append(f"the runs spread by more than {100 * stats.SPREAD_WARN_CV:.0f} % (σ/mean): {', '.join(spread)}; "
                    "quote these with their spread (more runs or a quieter machine narrow it)")
-    disturbed = [r.foreign_cpu_pct for r in runs if (r.foreign_cpu_pct or 0.0) > limit]
+    disturbed = [p for p in (r.foreign_cpu_pct for r in runs) if p is not None and p > limit]
     if disturbed:
         which = "the run" if n == 1 else f"{len(disturbed)} of {n} runs"
         out.append(f"other processes used up to {max(disturbed):.1f} % of the run's cores during {which} (more "
@@ -201,7 +207,7 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     if redone:
         loads = sorted(p for r in redone for p in (r.redone_for_foreign_load_pct or []))
         span = f"{loads[0]:g} %" if loads[0] == loads[-1] else f"{loads[0]:g}–{loads[-1]:g} %"
-        out.append(f"{len(redone)} of {n} runs were redone: {sum(r.attempt - 1 for r in redone)} attempt(s) thrown "
+        out.append(f"{len(redone)} of {n} runs were redone: {sum((r.attempt or 1) - 1 for r in redone)} attempt(s) thrown "
                    f"away, during which others used {span} of the cores")
     not_quiet = [r for r in runs if r.machine_was_quiet is False]
     if not_quiet:
@@ -231,7 +237,7 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
         why = list(dict.fromkeys(w for r in below for w in (r.below_floor_why
                                                              or ["the result does not say why (written before runs did)"])))
         which = "the run" if n == 1 else f"{len(below)} of {n} runs"
-        out.append(f"the ratio is below 1 in {which} (lowest {min(r.overhead_ratio for r in below):.3f}), so the "
+        out.append(f"the ratio is below 1 in {which} (lowest {min(r.overhead_ratio or 0.0 for r in below):.3f}), so the "
                    f"floor's model does not hold for it: {'; '.join(why)}")
     if redone_for:
         shown = "; ".join(f"run {f['run']}: {f['flaw']}" for f in redone_for[:3])
@@ -240,8 +246,10 @@ def warnings_of(runs, guard, redone_for=(), runs_asked=None):
     return out
 
 
-def run_benchmark(spec, runs, warmup=0, settings=None, stream=None, run_once=None, progress=None, label="",
-                  done=None, on_run=None):
+def run_benchmark(spec: "Spec", runs: int, warmup: int = 0, settings: GuardSettings | None = None,
+                  stream: TextIO | None = None, run_once: Callable[[], RunResult] | None = None,
+                  progress: Any = None, label: str = "", done: Any = None,
+                  on_run: Callable[..., Any] | None = None) -> "Benchmark":
     """W warm-up runs (not kept), then `runs` guarded runs of `spec`; returns
     the Benchmark. A run that fails on every attempt raises RunError, and a
     termination signal Interrupted, each carrying the Benchmark so far as
@@ -267,7 +275,8 @@ def run_benchmark(spec, runs, warmup=0, settings=None, stream=None, run_once=Non
     return _measure(bench, run_once, settings, spec.cores, each, progress, label, on_run)
 
 
-def _measure(bench, run_once, settings, cores, each, progress, label, on_run):
+def _measure(bench: "Benchmark", run_once: Callable[[], RunResult], settings: GuardSettings, cores: Sequence[int],
+             each: float, progress: Any, label: str, on_run: Callable[..., Any] | None) -> "Benchmark":
     runs, warmup, first = bench.runs_asked, bench.warmup, len(bench.runs)
     guard = Guard(settings, cores=cores, log=progress.say)
     try:

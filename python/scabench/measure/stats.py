@@ -28,10 +28,13 @@ The formulas are the textbook ones, computed by scipy where it has them:
   significant, and a reader cares about differences the noise cannot hide.
 """
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
 import numpy as np
+
+from scabench.run.results import RunResult, StageResult
 
 CONFIDENCE = 0.95
 # A figure whose runs spread more than this (σ over the mean) is worth a
@@ -59,11 +62,11 @@ class Figure:
         return self.label.split(": ")[0]
 
 
-def _ms(us):
+def _ms(us: float | None) -> float | None:
     return None if us is None else us / 1000.0
 
 
-def _last_stage(result):
+def _last_stage(result: RunResult) -> StageResult | None:
     return result.stages[-1] if result.stages else None
 
 
@@ -87,7 +90,7 @@ HEADLINE = (
 )
 
 
-def process_figures(runs) -> tuple:
+def process_figures(runs: Sequence[RunResult]) -> tuple["Figure", ...]:
     """A figure per process of the runs: its CPU per packet, what each hop
     costs (RunResult.process_cpu_per_packet_ms), in the order the runs name
     the processes. Keys `cpu_per_packet_ms_<process>`."""
@@ -96,7 +99,7 @@ def process_figures(runs) -> tuple:
                         lambda r, name=name: r.process_cpu_per_packet_ms().get(name), CPU_MEANS) for name in names)
 
 
-def figures_of(runs) -> tuple:
+def figures_of(runs: Sequence[RunResult]) -> tuple["Figure", ...]:
     """Every figure a set of runs is summarised and compared by: the
     headline figures, then each process's CPU per packet."""
     return HEADLINE + process_figures(runs)
@@ -116,45 +119,45 @@ class Summary:
     ci95: tuple | None = None    # (low, high) of the median (median_interval)
 
     @property
-    def ci95_why(self):
+    def ci95_why(self) -> str | None:
         """Why there is no interval, in words; None when there is one."""
         if self.ci95 is not None:
             return None
         return f"n = {self.n}: too few runs for a 95 % interval (it takes {interval_runs()})"
 
     @property
-    def cv(self):
+    def cv(self) -> float | None:
         """σ over the mean (None without a spread, or with a mean of 0)."""
         if self.stdev is None or not self.mean:
             return None
         return self.stdev / abs(self.mean)
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "median": self.median, "mean": self.mean, "stdev": self.stdev, "min": self.min,
                 "max": self.max, "ci95": list(self.ci95) if self.ci95 else None, "ci95_why": self.ci95_why,
                 "cv": self.cv}
 
 
-def _scipy():
+def _scipy() -> Any:
     """scipy.stats, imported on first use: it takes a second or more to
     import, which every command would pay otherwise."""
     from scipy import stats
     return stats
 
 
-def _values(values):
+def _values(values: Iterable[float | None]) -> list[float]:
     """The values a figure has: None and NaN (no value in that run) left out."""
     return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
 
 
-def _order_coverage(n, k):
+def _order_coverage(n: int, k: int) -> float:
     """How often [k-th smallest, k-th largest] of n runs holds the true
     median: 1 - 2·P(at most k - 1 of n runs fall below it), each run below
     it with probability 1/2 (a continuous law)."""
     return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
 
 
-def median_interval(values, confidence=CONFIDENCE) -> tuple | None:
+def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
     """The distribution-free confidence interval of the median of a sample
     (the module docstring): (k-th smallest, k-th largest) for the largest k
     whose coverage is still `confidence`; None when even (min, max) covers
@@ -166,7 +169,7 @@ def median_interval(values, confidence=CONFIDENCE) -> tuple | None:
     return (v[k - 1], v[n - k]) if k else None
 
 
-def interval_runs(confidence=CONFIDENCE) -> int:
+def interval_runs(confidence: float = CONFIDENCE) -> int:
     """The fewest runs that have a median interval at `confidence`."""
     n = 1
     while _order_coverage(n, 1) < confidence:
@@ -174,7 +177,7 @@ def interval_runs(confidence=CONFIDENCE) -> int:
     return n
 
 
-def describe(values):
+def describe(values: Iterable[float | None]) -> "Summary":
     """The Summary of a sample."""
     v = _values(values)
     if not v:
@@ -186,7 +189,7 @@ def describe(values):
                    float(a.max()), median_interval(v))
 
 
-def summarise(runs, figures=HEADLINE):
+def summarise(runs: Sequence[RunResult], figures: Iterable["Figure"] = HEADLINE) -> dict[str, "Summary"]:
     """{figure key: Summary} over RunResults."""
     return {f.key: describe([f.of(r) for r in runs]) for f in figures}
 
@@ -203,22 +206,24 @@ class Comparison:
     significant: bool | None     # None: cannot tell (fewer than two runs on a side)
     why: str                     # the rule's verdict in words
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {"a": self.a.as_dict(), "b": self.b.as_dict(), "ratio": self.ratio, "difference": self.difference,
                 "t": self.t, "p": self.p, "significant": self.significant, "why": self.why}
 
 
-def compare(a_values, b_values):
+def compare(a_values: Iterable[float | None], b_values: Iterable[float | None]) -> "Comparison":
     """Whether B differs from A (the rule in the module docstring)."""
     a_v, b_v = _values(a_values), _values(b_values)
     a, b = describe(a_v), describe(b_v)
     if not a.n or not b.n:
         return Comparison(a, b, None, None, None, None, None, "no value on one side")
+    assert a.mean is not None and b.mean is not None  # set for any n > 0
     difference = b.mean - a.mean
     ratio = b.mean / a.mean if a.mean else None
     if a.n < 2 or b.n < 2:
         return Comparison(a, b, ratio, difference, None, None, None,
                           "one run on a side: no spread to judge by (use --runs)")
+    assert a.stdev is not None and b.stdev is not None  # set for any n > 1
     beyond = abs(difference) > max(a.stdev, b.stdev)
     if a.stdev == 0 and b.stdev == 0:
         # No spread at all (counts, typically): the t-test is undefined and

@@ -22,20 +22,27 @@ count is refused, since resuming would mix two measurements (kept_runs)."""
 import itertools
 import json
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from scabench.console import Progress
 from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
 from scabench.measure import stats
+from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import Benchmark, estimate_s, run_benchmark
 from scabench.model.checks import override_value, parse_cores
 from scabench.model.order import guarantees_order
 from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.pipeline import producer_packets, source_period_ms
 from scabench.model.resources import check_memory
+from scabench.run.results import RunResult
 from scabench.version import version_info
+
+if TYPE_CHECKING:
+    from scabench.model.spec import Spec
 
 WHERE = "--grid"
 # The most points a sweep takes. Each point is a spec planned and checked
@@ -52,10 +59,10 @@ class Axis:
     values: tuple
 
 
-def parse_grid(items):
+def parse_grid(items: Iterable[str]) -> list["Axis"]:
     """["policy.call=oneway,twoway", ...] -> [Axis]; SpecError on a malformed
     item or a key given twice."""
-    pairs = []
+    pairs: list[tuple[str, list[Any]]] = []
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
@@ -68,7 +75,7 @@ def parse_grid(items):
     return grid_axes(pairs)
 
 
-def grid_axes(pairs, where=WHERE):
+def grid_axes(pairs: Iterable[tuple[str, Any]] | dict[str, Any], where: str = WHERE) -> list["Axis"]:
     """[(key, [values])] (or a dict: {key: [values]}) -> [Axis], the values
     as a TOML table would hold them; SpecError on a key that is not
     SCOPE.KEY, no value, or a value listed twice."""
@@ -95,18 +102,18 @@ def grid_axes(pairs, where=WHERE):
     return axes
 
 
-def grid_points(axes):
+def grid_points(axes: Sequence["Axis"]) -> list[dict[str, Any]]:
     """The crossed grids: one {key: value} per point, the first axis slowest."""
     return [dict(zip((a.key for a in axes), combo)) for combo in itertools.product(*(a.values for a in axes))]
 
 
-def value_text(value):
+def value_text(value: Any) -> str:
     """A grid value as it is written on the command line and in a spec:
     true and false in lower case, the rest as themselves."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def label_of(settings):
+def label_of(settings: dict[str, Any]) -> str:
     return ", ".join(f"{k}={value_text(v)}" for k, v in settings.items())
 
 
@@ -169,23 +176,23 @@ def _run_field(fields, network, name, value):
 class Point:
     """One point of the plan: its settings, and its spec, checked."""
     settings: dict
-    spec: object
+    spec: "Spec"
 
     @property
-    def label(self):
+    def label(self) -> str:
         return label_of(self.settings)
 
     @property
-    def packets(self):
+    def packets(self) -> int:
         return producer_packets(self.spec)
 
-    def outputs(self):
+    def outputs(self) -> list[str]:
         """The components whose packets leave the pipeline (no outgoing connection)."""
         feeding = {c.uses[0] for c in self.spec.connections}
         return [c.name for c in self.spec.components if c.name not in feeding]
 
 
-def plan(load, axes, packets=None):
+def plan(load: Callable[[], "Spec"], axes: Sequence["Axis"], packets: int | None = None) -> list["Point"]:
     """Every point, each on its own spec from `load()` with --packets and the
     point's settings applied and the memory checked: a bad key or value is a
     SpecError before anything runs."""
@@ -197,7 +204,7 @@ def plan(load, axes, packets=None):
     return points
 
 
-def reordered_at_outputs(run, outputs):
+def reordered_at_outputs(run: RunResult, outputs: Iterable[str]) -> int | None:
     """The most packets out of order at any output of one run (counted
     against the source's order, in the order the output handled them: what
     a resequencing port handed on, not what reached it); None where the run
@@ -205,7 +212,7 @@ def reordered_at_outputs(run, outputs):
     if not run.stages:
         return None
 
-    def handled(stage):
+    def handled(stage: Any) -> int:
         done = stage.output_reordered_from_original
         return stage.reordered_from_original if done is None else done  # results written before
     return max([handled(s) for s in run.stages if s.name in outputs] or [handled(run.stages[-1])])
@@ -219,24 +226,24 @@ def unpaced(spec) -> bool:
     return bool(sources) and all(source_period_ms(c) == 0 for c in sources)
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """A value as it reads back from the JSON (tuples as lists), to compare
     what is planned with what was kept."""
     return json.loads(json.dumps(value))
 
 
-def settings_key(settings):
+def settings_key(settings: dict[str, Any]) -> str:
     """A point's settings as one comparable text, whatever their order."""
     return json.dumps(_plain(settings), sort_keys=True)
 
 
-def _grid_text(grid):
+def _grid_text(grid: dict[str, Any]) -> str:
     return " ".join(f"{k}={','.join(map(value_text, v))}" for k, v in grid.items())
 
 
-def _same_grid(a, b):
+def _same_grid(a: Any, b: dict[str, Any]) -> bool:
     """The same keys, each with the same values (in any order): the same points."""
-    def norm(grid):
+    def norm(grid: dict[str, Any]) -> dict[str, list[str]]:
         return {k: sorted(json.dumps(v) for v in values) for k, values in grid.items()}
     return isinstance(a, dict) and all(isinstance(v, list) for v in a.values()) and norm(a) == norm(_plain(b))
 
@@ -260,7 +267,7 @@ class SweepPoint:
     unpaced: bool | None = None  # no source paced: latency is queueing (unpaced()); None: written before
 
     @classmethod
-    def measured(cls, point, bench):
+    def measured(cls, point: "Point", bench: Benchmark) -> Self:
         """The point as measured: a planned Point and its Benchmark."""
         outputs = point.outputs()
         guaranteed, why = guarantees_order(point.spec)
@@ -268,7 +275,7 @@ class SweepPoint:
                    [reordered_at_outputs(r, outputs) for r in bench.runs], bench, guaranteed, why,
                    unpaced(point.spec))
 
-    def per_run(self):
+    def per_run(self) -> dict[str, list[Any]]:
         """{figure: [its value in each run]} for what the answer weighs:
         the last packet, the latency p99 and the whole run's CPU per packet
         (RunResult.cpu_per_packet_ms, in µs as sweeps have kept it)."""
@@ -277,11 +284,11 @@ class SweepPoint:
                 "cpu_per_packet_us": [None if (ms := r.cpu_per_packet_ms()) is None else 1e3 * ms
                                       for r in self.benchmark.runs]}
 
-    def summary(self):
+    def summary(self) -> dict[str, stats.Summary]:
         """{headline figure key: stats.Summary} over the point's runs."""
         return self.benchmark.summary()
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         """The point as results.json keeps it (plain JSON, with its summary)."""
         return {"label": self.label, "settings": self.settings, "runs_asked": self.runs_asked,
                 "packets": self.packets, "status": self.status, "outputs": self.outputs,
@@ -291,14 +298,14 @@ class SweepPoint:
                 "per_run": self.per_run(), "benchmark": self.benchmark.as_dict()}
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         """The point from what as_dict wrote."""
         return cls(doc["label"], doc["settings"], doc["runs_asked"], doc["packets"], doc["status"], doc["outputs"],
                    doc["reordered_at_outputs"], Benchmark.from_dict(doc["benchmark"]), doc.get("order_guaranteed"),
                    doc.get("order_why"), doc.get("unpaced"))
 
 
-def point_record(point, bench, status=None):
+def point_record(point: "Point", bench: Benchmark, status: str | None = None) -> dict[str, Any]:
     """A point as the document keeps it (plain JSON): measured, or being
     measured (status "partial": the runs kept so far)."""
     measured = SweepPoint.measured(point, bench)
@@ -307,7 +314,7 @@ def point_record(point, bench, status=None):
     return measured.as_dict()
 
 
-def point_row(point, keys, max_latency_ms=None):
+def point_row(point: dict[str, Any], keys: Sequence[str], max_latency_ms: float | None = None) -> dict[str, Any]:
     """A point of the document (plain JSON) as a row of a table: its
     settings under their grid keys, its label, runs and status, each headline
     figure's median, min and max over its runs, the most packets reordered,
@@ -359,23 +366,23 @@ class SweepResult:
     reused: int = 0
 
     @property
-    def best(self):
+    def best(self) -> "SweepPoint | None":
         """The point the answer chose, or None."""
         label = self.answer.best["label"] if self.answer and self.answer.best else None
         return next((p for p in self.points if p.label == label), None)
 
-    def rows(self):
+    def rows(self) -> list[dict[str, Any]]:
         """A row per point (point_row): what `scabench sweep` writes to sweep.csv.
         pandas.DataFrame(sweep.rows()) loads them."""
         return [point_row(p.as_dict(), list(self.grid), self.max_latency_ms) for p in self.points]
 
-    def run_rows(self):
+    def run_rows(self) -> list[dict[str, Any]]:
         """A row per run of every point: the point's settings and label, then
         Benchmark.rows()."""
         return [{**{k: p.settings.get(k) for k in self.grid}, "label": p.label, **row}
                 for p in self.points for row in p.benchmark.rows()]
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         """The document `scabench sweep` writes to results.json."""
         return {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status,
                 "sweep": {"spec": self.spec, "grid": self.grid, "runs": self.runs, "warmup": self.warmup,
@@ -384,7 +391,7 @@ class SweepResult:
                 "answer": asdict(self.answer) if self.answer is not None else None}
 
     @classmethod
-    def from_dict(cls, doc, reused=0):
+    def from_dict(cls, doc: dict[str, Any], reused: int = 0) -> Self:
         """The sweep from its document (results.json, or what run_sweep returned)."""
         s = doc["sweep"]
         return cls(s["spec"], s["grid"], s["runs"], s["warmup"], s.get("packets"), s.get("max_latency_ms"),
@@ -392,7 +399,8 @@ class SweepResult:
                    Answer(**doc["answer"]) if doc.get("answer") else None, doc.get("scabench"), reused)
 
 
-def kept_runs(previous, where, spec_name, axes, points, runs):
+def kept_runs(previous: dict[str, Any] | None, where: Any, spec_name: str, axes: Sequence["Axis"],
+              points: Sequence["Point"], runs: int) -> dict[str, Any]:
     """What an earlier sweep saved in the same --out that this one may keep:
     {settings_key: Benchmark} of each point it measured, wholly or in part
     (the runs of a point cut short by a signal or a failure). A document of
@@ -446,10 +454,10 @@ class Resumed:
     partial: int = 0       # points with some of their runs before (cut short, or fewer --runs), kept
     partial_runs: int = 0  # the runs kept of those
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.points or self.partial)
 
-    def line(self, total, where):
+    def line(self, total: int, where: Any) -> str:
         parts = []
         if self.points:
             parts.append(f"{self.points} of {total} point(s) were measured already and skipped")
@@ -459,8 +467,10 @@ class Resumed:
         return f"resumed from {where}: " + "; ".join(parts)
 
 
-def run_sweep(spec_name, axes, points, runs, warmup, settings, save, previous=None, max_latency_ms=None,
-              packets=None, say=None, stream=None, where="results.json"):
+def run_sweep(spec_name: str, axes: Sequence["Axis"], points: Sequence["Point"], runs: int, warmup: int,
+              settings: GuardSettings, save: Callable[[dict[str, Any]], Any], previous: dict[str, Any] | None = None,
+              max_latency_ms: float | None = None, packets: int | None = None, say: Any = None,
+              stream: TextIO | None = None, where: Any = "results.json") -> tuple[dict[str, Any], "Resumed"]:
     """Measures every point of the grid, K runs each; calls save(doc) after
     every kept run, so that a sweep cut short anywhere (a signal, a point
     that failed, a killed process) loses at most the run it was in.
@@ -479,13 +489,13 @@ def run_sweep(spec_name, axes, points, runs, warmup, settings, save, previous=No
     records = {i: point_record(p, kept[settings_key(p.settings)], "partial") for i, p in enumerate(points)
                if settings_key(p.settings) in kept}
 
-    def save_now():
+    def save_now() -> Any:
         doc["points"] = [records[i] for i in sorted(records)]
         return save(doc)
 
     resumed = Resumed()
 
-    def left(point):
+    def left(point: "Point") -> int:
         """The runs a point still needs, its warm-up included (none once it has them all)."""
         have = len(kept[settings_key(point.settings)].runs) if settings_key(point.settings) in kept else 0
         return runs - have + warmup if have < runs else 0
@@ -504,7 +514,7 @@ def run_sweep(spec_name, axes, points, runs, warmup, settings, save, previous=No
                 resumed.partial_runs += len(done.runs)
                 progress.say(f"{label}: {len(done.runs)} of {runs} run(s) measured already; measuring the rest")
 
-            def keep(bench, i=i, point=point):
+            def keep(bench: Benchmark, i: int = i, point: Point = point) -> None:
                 records[i] = point_record(point, bench, "partial")
                 save_now()
             try:
@@ -529,17 +539,17 @@ def run_sweep(spec_name, axes, points, runs, warmup, settings, save, previous=No
     return doc, resumed
 
 
-def _continued(bench, runs):
+def _continued(bench: Benchmark, runs: int) -> Benchmark:
     """A point measured in full before, as this sweep keeps it."""
     bench.status, bench.error, bench.failed_run, bench.runs_asked = "ok", None, None, runs
     return bench
 
 
-def _median(point, key):
+def _median(point: dict[str, Any], key: str) -> Any:
     return ((point.get("summary") or {}).get(key) or {}).get("median")
 
 
-def why_not(point, max_latency_ms=None):
+def why_not(point: dict[str, Any], max_latency_ms: float | None = None) -> str | None:
     """Why a measured point cannot be the answer, in words; None if it can.
     The answer rests on what the policies guarantee (model/order.py); what
     the runs showed can only take a point out."""
@@ -562,7 +572,7 @@ def why_not(point, max_latency_ms=None):
     return None
 
 
-def _per_run(point, key):
+def _per_run(point: dict[str, Any], key: str) -> list[Any]:
     return (point.get("per_run") or {}).get(key) or []
 
 
@@ -571,7 +581,7 @@ def _per_run(point, key):
 TIE_BREAKERS = (("cpu_per_packet_us", "CPU per packet", "µs"), ("latency_p99_ms", "latency p99", "ms"))
 
 
-def settle_tie(fastest, runner_up):
+def settle_tie(fastest: dict[str, Any], runner_up: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None:
     """When the fastest point is not significantly faster than the runner-up
     (stats.compare, the rule `scabench compare` applies): None if it is;
     else (preferred, other, tie) with tie as Answer.tie says."""
@@ -581,6 +591,7 @@ def settle_tie(fastest, runner_up):
     for key, words, unit in TIE_BREAKERS:
         c = stats.compare(_per_run(fastest, key), _per_run(runner_up, key))
         if c.significant:
+            assert c.difference is not None  # a significant difference has a value
             low, high = (fastest, runner_up) if c.difference > 0 else (runner_up, fastest)
             reason = (f"{low['label']} is preferred: its {words} is lower ({_median_of(low, key):.4g} against "
                       f"{_median_of(high, key):.4g} {unit}, medians; {c.why})")
@@ -590,12 +601,12 @@ def settle_tie(fastest, runner_up):
     return fastest, runner_up, {"why": by_time.why, "preferred_by": None, "reason": reason}
 
 
-def _median_of(point, key):
+def _median_of(point: dict[str, Any], key: str) -> float | None:
     values = [v for v in _per_run(point, key) if v is not None]
     return stats.describe(values).median if values else float("nan")
 
 
-def answer(points, max_latency_ms=None):
+def answer(points: Sequence[dict[str, Any]], max_latency_ms: float | None = None) -> dict[str, Any]:
     """The paper's question for this pipeline: the fastest point (lowest
     median last packet) whose policies guarantee order at every output, that
     kept 0 packets reordered at every output in every run and, given a
@@ -610,7 +621,7 @@ def answer(points, max_latency_ms=None):
     if len(ok) > 1 and (settled := settle_tie(ok[0], ok[1])) is not None:
         ok[0], ok[1], tie = settled
 
-    def pick(p):
+    def pick(p: dict[str, Any] | None) -> dict[str, Any] | None:
         if p is None:
             return None
         return {"label": p["label"], "settings": p["settings"],
@@ -623,7 +634,7 @@ def answer(points, max_latency_ms=None):
             "tie": tie, "warnings": unpaced_warnings(points)}
 
 
-def unpaced_warnings(points):
+def unpaced_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
     """A warning when the points' source sends unpaced: their latency p99 is
     then time in queues, not the pipeline's latency."""
     flat_out = [p["label"] for p in points if p.get("unpaced")]

@@ -24,6 +24,8 @@ import os
 import socket
 import struct
 import time
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from scabench.measure.load import busy_jiffies, core_jiffies
 
@@ -41,7 +43,7 @@ class TaskStats:
     _CMD_GET, _CMD_ATTR_TGID, _TYPE_AGGR_TGID, _TYPE_STATS = 1, 2, 5, 3
     _UTIME, _STIME = 152, 160  # offsets in struct taskstats (stable since version 1)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
         self.sock.bind((0, 0))
         self.seq = 0
@@ -50,12 +52,12 @@ class TaskStats:
         self.family = struct.unpack_from("H", reply[self._CTRL_ATTR_FAMILY_ID])[0]
 
     @staticmethod
-    def _attr(kind, payload):
+    def _attr(kind: int, payload: bytes) -> bytes:
         length = 4 + len(payload)
         return struct.pack("HH", length, kind) + payload + b"\0" * (-length % 4)
 
     @staticmethod
-    def _attrs(buf):
+    def _attrs(buf: bytes) -> dict[int, bytes]:
         out, i = {}, 0
         while i + 4 <= len(buf):
             length, kind = struct.unpack_from("HH", buf, i)
@@ -65,7 +67,7 @@ class TaskStats:
             i += (length + 3) & ~3
         return out
 
-    def _request(self, family, cmd, payload):
+    def _request(self, family: int, cmd: int, payload: bytes) -> dict[int, bytes]:
         self.seq += 1
         body = struct.pack("BBH", cmd, 1, 0) + payload
         self.sock.send(struct.pack("IHHII", 16 + len(body), family, 1, self.seq, 0) + body)
@@ -75,24 +77,25 @@ class TaskStats:
             raise OSError(-struct.unpack_from("i", data, 16)[0], "taskstats request refused")
         return self._attrs(data[20:length])
 
-    def user_system_us(self, pid):
+    def user_system_us(self, pid: int) -> tuple[int, int]:
         reply = self._request(self.family, self._CMD_GET, self._attr(self._CMD_ATTR_TGID, struct.pack("I", pid)))
         stats = self._attrs(reply[self._TYPE_AGGR_TGID])[self._TYPE_STATS]
         return struct.unpack_from("Q", stats, self._UTIME)[0], struct.unpack_from("Q", stats, self._STIME)[0]
 
-    _shared = "unset"
+    _shared: "TaskStats | str | None" = "unset"
 
     @classmethod
-    def shared(cls):
+    def shared(cls) -> "TaskStats | None":
         if cls._shared == "unset":
             try:
                 cls._shared = cls()
             except OSError:
                 cls._shared = None
+        assert not isinstance(cls._shared, str)  # tried just above
         return cls._shared
 
 
-def _system_ctxt():
+def _system_ctxt() -> int:
     with open("/proc/stat") as f:
         for line in f:
             if line.startswith("ctxt "):
@@ -100,7 +103,7 @@ def _system_ctxt():
     return 0
 
 
-def _read(path):
+def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read()
@@ -108,14 +111,14 @@ def _read(path):
         return None
 
 
-def process_snapshot(pid):
+def process_snapshot(pid: int) -> dict[str, Any] | None:
     """One process: its tick-based user/system (whole process, ended threads
     included) and, per live thread, run time (ns) and context switches."""
     stat = _read(f"/proc/{pid}/stat")
     if stat is None:
         return None
     fields = stat.rsplit(")", 1)[1].split()
-    snap = {"user_sample_s": int(fields[11]) * TICK_S, "system_sample_s": int(fields[12]) * TICK_S,
+    snap: dict[str, Any] = {"user_sample_s": int(fields[11]) * TICK_S, "system_sample_s": int(fields[12]) * TICK_S,
             "split_source": "proc-stat", "threads": {}}
     stats = TaskStats.shared()
     if stats is not None:
@@ -142,14 +145,15 @@ def process_snapshot(pid):
 
 
 class Snapshot:
-    def __init__(self, pids, cores):
+    def __init__(self, pids: Iterable[int], cores: Sequence[int]) -> None:
         self.wall = time.monotonic()
         self.cores = core_jiffies(cores)
         self.ctxt = _system_ctxt()
         self.processes = {pid: process_snapshot(pid) for pid in pids}
 
 
-def _process_delta(before, after, wall, ncores):
+def _process_delta(before: dict[str, Any] | None, after: dict[str, Any] | None, wall: float,
+                   ncores: int) -> dict[str, Any] | None:
     if before is None or after is None:
         return None
     run_ns = switches = 0
@@ -167,7 +171,7 @@ def _process_delta(before, after, wall, ncores):
             "user_sample_s": du, "system_sample_s": ds, "split_source": after["split_source"]}
 
 
-def user_split(user_sample, system_sample):
+def user_split(user_sample: float, system_sample: float) -> float:
     """The user share of CPU time from tick samples: the scheduler tick (250 Hz
     here) charges a whole tick to user or system, so only the total is exact
     and the split is a sample, summed over every process of the run (and over
@@ -176,7 +180,8 @@ def user_split(user_sample, system_sample):
     return user_sample / total if total > 0 else 1.0
 
 
-def window_result(before, after, names=None, ncores=1):
+def window_result(before: "Snapshot", after: "Snapshot", names: Sequence[str] | None = None,
+                  ncores: int = 1) -> dict[str, Any]:
     """The workload between two snapshots (see the module's docstring)."""
     wall = after.wall - before.wall
     d = [a - b for a, b in zip(after.cores, before.cores)]
@@ -212,10 +217,10 @@ def window_result(before, after, names=None, ncores=1):
     }
 
 
-def tick_us(default=4000):
+def tick_us(default: int = 4000) -> int:
     """The scheduler tick (1 / CONFIG_HZ), from the jiffies counter in
     /proc/timer_list; `default` where that cannot be read."""
-    def jiffies():
+    def jiffies() -> int | None:
         text = _read("/proc/timer_list") or ""
         for line in text.splitlines():
             if line.startswith("jiffies:"):
@@ -230,7 +235,8 @@ def tick_us(default=4000):
     return int(round(1e6 / min((100, 250, 300, 1000), key=lambda h: abs(h - hz))))
 
 
-def measure_window(pids, cores, warmup_s, window_s, names=None):
+def measure_window(pids: Iterable[int], cores: Sequence[int], warmup_s: float, window_s: float,
+                   names: Sequence[str] | None = None) -> dict[str, Any]:
     """Waits warmup_s, then measures the given processes and cores for window_s."""
     time.sleep(warmup_s)
     before = Snapshot(pids, cores)

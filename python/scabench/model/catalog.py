@@ -47,7 +47,7 @@ class LibraryError(ScabenchError):
     """A component library the host cannot use, in the host's own line."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _describe(library=None, _version=None):
     host = program("scabench-host")
     args = [str(host), "--describe"] if library is None else [str(host), "--library", library, "--describe"]
@@ -57,7 +57,7 @@ def _describe(library=None, _version=None):
         raise ScabenchError(f"{host} --describe failed: {exc}") from exc
     if out.returncode == 2 and library is not None:
         # The host's one line: "scabench-host: --library: <why>", then its usage.
-        line = next((l for l in out.stderr.splitlines() if l.startswith("scabench-host: ")), out.stderr.strip())
+        line = next((ln for ln in out.stderr.splitlines() if ln.startswith("scabench-host: ")), out.stderr.strip())
         raise LibraryError(line.removeprefix("scabench-host: ").removeprefix("--library: "))
     if out.returncode != 0 and library is not None:
         # Its initialisers run inside the host: a crash there is the library's.

@@ -181,7 +181,7 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
     if not isinstance(key, str) or not key or "." in key:
         raise SpecError(path, where, "a property name without dots (port policy keys come from [policy] and "
                         "[[connection]])")
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
         if not -INT64_MAX - 1 <= value <= INT64_MAX:

@@ -261,7 +261,7 @@ def _form_help(entry):
     return ", ".join(entry["forms"]) + (f" ({ranges}" + (f"; {rules}" if rules else "") + ")" if ranges else "")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _form_pattern(form, args):
     """"watermarks(lo, hi)" -> a regex with a group per argument (in order),
     blanks allowed around punctuation; and the arguments' names."""
@@ -298,5 +298,5 @@ def _form_text(entry, name, values):
     form = next(f for f in entry["forms"] if re.split(r"[(:]", f)[0] == name and
                 set(re.findall(r"\b\w+\b", f)) - {name} == set(values))
     for n, v in values.items():
-        form = re.sub(r"\b%s\b" % re.escape(n), str(v), form)
+        form = re.sub(rf"\b{re.escape(n)}\b", str(v), form)
     return form

@@ -26,6 +26,7 @@ import shutil
 import socket
 import threading
 import time
+from typing import Any
 
 import omniORB
 from omniORB import CORBA
@@ -60,7 +61,9 @@ class Agent:
         self._ending = threading.Lock()
         self._leaving = False
         self._registered = False
-        self.orb = self.root = self.table = None
+        self.orb: Any = None
+        self.root: Any = None
+        self.table: Any = None
         self.device = self.device_ref = self.manager_ref = None
 
     def log(self, text):
@@ -247,7 +250,7 @@ class Agent:
             self._lost_since = now
             self.log(f"the domain's Naming Service does not answer ({describe(exc)}): DISABLED; "
                      f"it gives up in {self.settings.grace_s:g} s")
-        elif now - self._lost_since >= self.settings.grace_s:
+        elif self._lost_since is not None and now - self._lost_since >= self.settings.grace_s:
             raise RunError(f"node {self.settings.name} lost its domain: the Naming Service at {self.settings.domain} "
                            f"has not answered for {self.settings.grace_s:g} s ({describe(exc)}); "
                            "its processes are stopped")

@@ -94,7 +94,7 @@ def _cpu_list(value, offered):
     return sorted(set(cpus)) if cpus and set(cpus) <= set(offered) else None
 
 
-class NodeDevice(S.node__POA.NodeDevice):
+class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
     def __init__(self, agent):
         self.agent = agent
         self.settings = agent.settings
@@ -379,7 +379,7 @@ def _record(s):
                                 float(user), float(system), int(switches), s.error_tail())
 
 
-class DeviceManager(S.CF__POA.DeviceManager):
+class DeviceManager(S.CF__POA.DeviceManager):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
     """The node as a DeviceManager: its identity, its one device, its end."""
 
     def __init__(self, agent, device_ref):

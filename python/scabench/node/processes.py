@@ -30,8 +30,8 @@ stay listed."""
 import os
 import resource
 import shutil
-import stat
 import signal
+import stat
 import subprocess
 import threading
 import time

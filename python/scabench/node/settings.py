@@ -27,7 +27,7 @@ class NodeSettings:
     listen_host: str = "127.0.0.1"
     listen_port: int = 0         # 0: any free port
     publish_host: str | None = None  # the address others reach it by, where not the listen host (NAT, a proxy)
-    component_ports: tuple = None  # (lo, hi): the ports its components listen on; None: any
+    component_ports: tuple | None = None  # (lo, hi): the ports its components listen on; None: any
     programs: dict = field(default_factory=dict)  # file name -> path: what execute may start
     heartbeat_s: float = 1.0
     grace_s: float = 10.0
@@ -132,9 +132,8 @@ def _default_programs():
     if host.exists():
         found[host.name] = host
     # The console script beside this interpreter (scripts/setup.sh installs it there), else on PATH.
-    stage = Path(sys.executable).parent / "scabench-py-stage"
-    if not stage.exists():
-        stage = shutil.which("scabench-py-stage")
+    beside = Path(sys.executable).parent / "scabench-py-stage"
+    stage = beside if beside.exists() else shutil.which("scabench-py-stage")
     if stage:
         found["scabench-py-stage"] = Path(stage)
     return found

@@ -3,10 +3,14 @@
 its spread over the runs (median, min, max) and the run count, raw in the
 unit its column names (`_ms`, `_pct`, `_s`). The campaign's studies add
 their own columns in front (a link delay, a model)."""
-from scabench.measure.campaign import spread
+from collections.abc import Callable
+from typing import Any
+
+from scabench.measure.campaign import CampaignEntry, Spread, spread
+from scabench.report.results_file import CsvTable
 
 
-def _latency_ms(entry, q):
+def _latency_ms(entry: CampaignEntry, q: str) -> Spread:
     """A quantile of each run's end-to-end latency (ms), over the runs."""
     return spread([getattr(r.end_to_end_latency_us, q) / 1000.0 if r.end_to_end_latency_us else None
                    for r in entry.runs])
@@ -27,7 +31,7 @@ FIGURES = {
 STATS = ("median", "min", "max")
 
 
-def _count(figure, value):
+def _count(figure: str, value: Any) -> Any:
     """A count's median is a whole number of packets but for an even run
     count's midpoint: written as one where it is."""
     if figure.startswith("reordered") and isinstance(value, float) and value.is_integer():
@@ -35,13 +39,14 @@ def _count(figure, value):
     return value
 
 
-def status_of(entry):
+def status_of(entry: CampaignEntry) -> str:
     if entry.interrupted:
         return "interrupted"
     return "ok" if entry.summary else "failed"
 
 
-def campaign_csv(entries, first=None, last=None):
+def campaign_csv(entries: dict[str, CampaignEntry], first: Callable[[CampaignEntry], dict[str, Any]] | None = None,
+                 last: Callable[[CampaignEntry], dict[str, Any]] | None = None) -> CsvTable:
     """(header, rows) for write_csv: a row per configuration of `entries`
     ({name: CampaignEntry}, summarised). `first(entry)` and `last(entry)`
     give a study's own columns, before and after the common ones, as dicts

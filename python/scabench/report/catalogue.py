@@ -2,6 +2,8 @@
 runtime offers, read from `scabench-host --describe` (model/catalog.py), as
 tables: kinds with their ports, each kind's properties (type, default,
 range, what it does), and the policy keys every connection takes."""
+from typing import Any
+
 from rich.text import Text
 
 from scabench.console import MUTED, TITLE, add_rows, table
@@ -21,7 +23,7 @@ def _own_properties(kind):
     return {k: v for k, v in kind["properties"].items() if "." not in k and k != "record_capacity"}
 
 
-def _range(prop):
+def _range(prop: dict[str, Any]) -> str:
     """What a property takes, as configure enforces it: its names, or its
     range (each sample type's where it depends on it)."""
     if "values" in prop:
@@ -32,7 +34,7 @@ def _range(prop):
     return range_text(*bounds) if bounds is not None else "–"
 
 
-def _policy_values(p):
+def _policy_values(p: dict[str, Any]) -> str:
     if "values" in p and p["type"] != "level":
         return " | ".join(p["values"])
     if "forms" in p:
@@ -47,7 +49,7 @@ def _policy_values(p):
     return p["type"]
 
 
-def _default(value, p=None):
+def _default(value: Any, p: dict[str, Any] | None = None) -> str:
     """A default as a spec writes it: true/false, a number with thousands
     separators, a depth of 0 as false (no queue) and the `true` depth as true."""
     if p is not None and p.get("type") == "depth" and value in (0, p["true"]):
@@ -57,7 +59,7 @@ def _default(value, p=None):
     return str(value)
 
 
-def kinds_view():
+def kinds_view() -> list[Any]:
     """Every kind with its ports, then the policy keys of a connection."""
     kinds = component_kinds()
     t = table("kind", ("uses", {"justify": "left"}), ("provides", {"justify": "left"}),
@@ -71,7 +73,7 @@ def kinds_view():
     return [t, Text(PORTS_LEGEND, style=MUTED), "", *policy_view()]
 
 
-def policy_view():
+def policy_view() -> list[Any]:
     schema = policy_schema()
     t = table("key", ("side", {"justify": "left"}), ("values", {"justify": "left"}),
               ("default", {"justify": "left"}), ("what it sets", {"justify": "left", "ratio": 1}),
@@ -83,7 +85,7 @@ def policy_view():
     return [t, Text(SIDE_LEGEND, style=MUTED)]
 
 
-def kind_view(name):
+def kind_view(name: str) -> list[Any]:
     """One kind: its ports and every property with type, default and range."""
     kinds = [*component_kinds(), *PYTHON_KINDS]
     if name == EXTERNAL:

@@ -1,33 +1,38 @@
 """Latency in the studies' reports: a configuration's per-packet latency
 (run/results.Latency, defined in docs/architecture.md, "Metrics") over its
 runs, as table cells, and the histograms of its packets' latencies."""
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
 
 from scabench.report.plots import log_axis_labels, save_figure
 from scabench.run.metrics import percentile
+from scabench.run.results import Latency, RunResult
 from scabench.units import duration_spread, duration_us
 
 QUANTILES = ("p50", "p90", "p99", "max")
 
 
-def end_to_end(runs):
+def end_to_end(runs: Sequence[RunResult]) -> list[Latency | None]:
     """Each run's end-to-end Latency (None for a run written before runs
     measured latency)."""
     return [r.end_to_end_latency_us for r in runs]
 
 
-def at_stage(runs, index, span="since_send"):
+def at_stage(runs: Sequence[RunResult], index: int, span: str = "since_send") -> list[Latency | None]:
     """Each run's Latency at stage `index`: since the send, or in the stage."""
     key = "latency_since_send_us" if span == "since_send" else "latency_in_stage_us"
     return [getattr(r.stages[index], key) if r.stages and index < len(r.stages) else None for r in runs]
 
 
-def _median(latencies, q):
+def _median(latencies: Iterable[Latency | None], q: str) -> float | None:
     values = [getattr(x, q) for x in latencies if x is not None]
     return float(np.median(values)) if values else None
 
 
-def p50_p99(latencies):
+def p50_p99(latencies: Sequence[Latency | None]) -> str:
     """'p50 / p99', each the median over the runs that measured it; '–' when
     none did."""
     if all(x is None for x in latencies):
@@ -35,7 +40,7 @@ def p50_p99(latencies):
     return f"{duration_us(_median(latencies, 'p50'))} / {duration_us(_median(latencies, 'p99'))}"
 
 
-def spread_cell(latencies, q):
+def spread_cell(latencies: Sequence[Latency | None], q: str) -> str:
     """One quantile over the runs: the median, and its range in brackets when
     several runs measured it and they differ."""
     values = [getattr(x, q) / 1000.0 for x in latencies if x is not None]
@@ -44,7 +49,7 @@ def spread_cell(latencies, q):
     return duration_spread(float(np.median(values)), min(values), max(values))
 
 
-def measured_runs(latencies):
+def measured_runs(latencies: Iterable[Latency | None]) -> int:
     return sum(1 for x in latencies if x is not None)
 
 
@@ -52,7 +57,7 @@ def measured_runs(latencies):
 NOT_MEASURED = "These results hold no latency: they were written before runs measured it."
 
 
-def histograms(path, panels, title, note=None):
+def histograms(path: str | os.PathLike, panels: Sequence[tuple[str, Any]], title: str, note: str | None = None) -> bool:
     """Small multiples of per-packet latency histograms, one panel per
     (panel title, [(series label, latencies in µs)] or, for a panel with
     nothing to draw, the words that say why), drawn as outlines so

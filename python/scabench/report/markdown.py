@@ -6,8 +6,11 @@ Every command that writes a report (paper, profile, granularity) goes through
 here, so they look alike and the HTML conversion lives in one place."""
 import base64
 import html
+import os
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import markdown
 from markdown.extensions.toc import TocExtension
@@ -43,13 +46,13 @@ _VERDICT = re.compile(r"<strong>(reproduced|not reproduced|differs|not run)</str
 CONTENTS = "<!-- contents -->"
 
 
-def slug(heading):
+def slug(heading: str) -> str:
     """A heading's anchor as Markdown viewers make it (lower case, spaces to
     hyphens, punctuation dropped): the same in report.md and report.html."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def with_contents(text):
+def with_contents(text: str) -> str:
     """text with its CONTENTS line replaced by a list of links to the ##
     headings that follow it; unchanged without the line."""
     lines = text.split("\n")
@@ -65,9 +68,9 @@ def with_contents(text):
     return "\n".join(lines[:at] + ["**Contents**", ""] + entries + lines[at + 1:])
 
 
-def md_table(header, rows):
+def md_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
     """A Markdown table. Cells are str()-ed; None shows as an en dash."""
-    def cell(v):
+    def cell(v: Any) -> str:
         return "–" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
     lines = ["| " + " | ".join(cell(h) for h in header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
@@ -75,13 +78,13 @@ def md_table(header, rows):
     return "\n".join(lines)
 
 
-def markdown_to_html(text, title, image_dir):
+def markdown_to_html(text: str, title: str, image_dir: str | os.PathLike) -> str:
     """Converts the report's Markdown to one HTML page; images referenced by a
     relative path are read from image_dir and embedded."""
     body = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists",
                                                TocExtension(slugify=lambda value, _separator: slug(value))])
 
-    def embed(match):
+    def embed(match: re.Match) -> str:
         src = match.group(1)
         path = Path(image_dir) / src
         if src.startswith(("data:", "http:", "https:")) or not path.is_file():
@@ -96,7 +99,7 @@ def markdown_to_html(text, title, image_dir):
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
 
 
-def write_report(out_dir, title, text):
+def write_report(out_dir: str | os.PathLike, title: str, text: str) -> tuple[Path, Path]:
     """Writes report.md and report.html into out_dir (the PNGs must already
     be there) and returns their paths."""
     out = Path(out_dir)

@@ -19,7 +19,7 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     return path
 
 
-def runs_label(counts):
+def runs_label(counts: Iterable[int]) -> str:
     """What a plotted median stands on, for a legend: its run count, and
     whether whiskers show a spread (only where there were several runs)."""
     counts = sorted(set(counts))
@@ -31,7 +31,7 @@ def runs_label(counts):
     return f"median of {many} runs, whiskers min–max" + (" where more than one" if counts[0] == 1 else "")
 
 
-def whiskers(spreads):
+def whiskers(spreads: Sequence[Any]) -> tuple[list[int], list[list[float]]]:
     """Which of the plotted medians get whiskers, and how long: (indices,
     [below, above]) for the spreads (measure.campaign.Spread) that stand on
     several runs. One run has no spread, and a whisker of zero length would
@@ -75,7 +75,7 @@ def log_ticks(vmin: float, vmax: float) -> list[float]:
     return two or [float(v) for v in MaxNLocator(nbins=READABLE_TICKS + 1).tick_values(lo, hi) if lo <= v <= hi]
 
 
-def log_axis_labels(axis, time_us: bool = False) -> None:
+def log_axis_labels(axis: Any, time_us: bool = False) -> None:
     """Readable labels on a log axis, whatever its span: ticks from
     log_ticks, a time in µs scaled (10 µs, 1 ms), a count as a number
     (2, 10, 40), never 2×10⁰. Minor ticks stay unlabelled: the labelled
@@ -83,13 +83,14 @@ def log_axis_labels(axis, time_us: bool = False) -> None:
     from matplotlib.ticker import FuncFormatter, Locator, NullFormatter
 
     class ReadableLogLocator(Locator):
-        def __call__(self):
+        def __call__(self) -> list[float]:
+            assert self.axis is not None  # set once the locator is given to an axis
             return self.tick_values(*self.axis.get_view_interval())
 
-        def tick_values(self, vmin, vmax):
+        def tick_values(self, vmin: float, vmax: float) -> list[float]:
             return log_ticks(vmin, vmax)
 
-    def plain(v, _=None):
+    def plain(v: float, _: Any = None) -> str:
         if time_us:
             return duration_us(v)
         return f"{v:,.0f}" if v >= 1 and float(v).is_integer() else f"{v:,.3g}"

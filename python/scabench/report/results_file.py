@@ -12,7 +12,9 @@ measured before versions were recorded."""
 import csv
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from scabench.errors import ScabenchError, one_line
 from scabench.files import FileRefused, read_regular
@@ -20,15 +22,18 @@ from scabench.measure.repeat import Benchmark
 from scabench.run.results import RunResult
 from scabench.version import version_info
 
+# A table for --csv: its header, and its rows of raw figures (None: a missing one).
+CsvTable = tuple[list[str], list[list[Any]]]
 
-def _as_json(value):
+
+def _as_json(value: Any) -> Any:
     """What json cannot write itself: a typed result, as its dict."""
     if hasattr(value, "as_dict"):
         return value.as_dict()
     raise TypeError(f"{type(value).__name__} cannot be written as JSON")
 
 
-def write_json(doc, path):
+def write_json(doc: Any, path: str | os.PathLike) -> Path:
     """Writes `doc` as indented JSON to `path`, creating its folder; returns
     the path. `doc` may hold typed results anywhere (a campaign's runs)."""
     path = Path(path)
@@ -45,13 +50,13 @@ def write_json(doc, path):
     return path
 
 
-def stamped(doc):
+def stamped(doc: dict[str, Any]) -> dict[str, Any]:
     """A document as a command makes it, with the scabench that measured it
     as its first key (the module docstring)."""
     return {"scabench": version_info(), **doc}
 
 
-def write_csv(header, rows, path):
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]], path: str | os.PathLike) -> Path:
     """Writes a table as CSV (`--csv`): the figures raw, in the units their
     column names say (`_ms`, `_bps`), a missing one empty; returns the path."""
     path = Path(path)
@@ -63,7 +68,7 @@ def write_csv(header, rows, path):
     return path
 
 
-def records_table(records, first=()):
+def records_table(records: Iterable[dict], first: Sequence[str] = ()) -> CsvTable:
     """Dicts (a study's rows) as (header, rows) for write_csv: a column per
     key that holds a plain value in any of them, `first` ones first, then in
     the order met; nested values are left to the JSON."""
@@ -104,7 +109,7 @@ def read_json(path, flag, expect_key):
     return doc
 
 
-def read_runs(path, flag):
+def read_runs(path: str | os.PathLike, flag: str) -> tuple[list[RunResult], list[str], dict[str, Any]]:
     """The runs in a result of `scabench run --json`: one run, or every run
     of a benchmark (--runs); with the benchmark's warnings. Anything else is
     a ScabenchError naming the flag, the file and what was expected."""
@@ -124,7 +129,7 @@ def read_runs(path, flag):
     return [run], [], run.spec
 
 
-def finished(run) -> bool:
+def finished(run: RunResult) -> bool:
     """A run that went to its end and whose records were read: its figures
     are the whole stream's."""
     return run.status == "ok" and run.analysed

@@ -1,8 +1,11 @@
 """A sweep's document (measure/sweep.py) for people: the answer in words,
 the table (terminal and CSV), the plot (ratio and latency p99 per point)
 and the report (report.md, report.html), which opens with the answer."""
+import os
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from rich.text import Text
 
@@ -15,12 +18,12 @@ from scabench.report.plots import runs_label, save_figure, whiskers
 PLOT = "sweep.png"
 
 
-def _fig(point, key):
+def _fig(point: dict[str, Any], key: str) -> SimpleNamespace:
     return SimpleNamespace(**{"n": 0, "median": None, "min": None, "max": None,
                               **((point.get("summary") or {}).get(key) or {})})
 
 
-def _with_spread(s, show):
+def _with_spread(s: SimpleNamespace, show: Callable[..., str]) -> str | None:
     """A median, with its min–max where there were several runs (a
     duration's range in the median's unit)."""
     if s.median is None:
@@ -32,7 +35,7 @@ def _with_spread(s, show):
     return show(s.median)
 
 
-def answer_lines(doc):
+def answer_lines(doc: dict[str, Any]) -> list[str]:
     """The answer to the paper's question for this pipeline, in sentences."""
     a = doc.get("answer")
     if not a:
@@ -69,7 +72,7 @@ def answer_lines(doc):
     return lines + warnings
 
 
-def _cpu(pick):
+def _cpu(pick: dict[str, Any]) -> str:
     cpu = pick.get("cpu_per_packet_us")
     return f", CPU {units.duration_us(cpu)} per packet" if cpu is not None else ""
 
@@ -77,7 +80,7 @@ def _cpu(pick):
 HEADER = ("runs", "last packet", "ratio", "reordered (max)", "latency p99", "qualifies")
 
 
-def rows(doc):
+def rows(doc: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """A row per point: its settings, then the figures (median, min–max where several runs)."""
     keys = list(doc["sweep"]["grid"])
     bound = doc["sweep"].get("max_latency_ms")
@@ -94,7 +97,7 @@ def rows(doc):
     return keys, out
 
 
-def sweep_view(doc):
+def sweep_view(doc: dict[str, Any]) -> list[Any]:
     """What the terminal shows: the table, then the answer. Within 100
     columns: a duration's range goes under its median (whole), the ratio's
     is left out (it is the last packet's over the floor), and why a point
@@ -124,7 +127,7 @@ def sweep_view(doc):
     return [t, "", Text(lines[0], style=GOOD if best else BAD), *lines[1:]]
 
 
-def sweep_csv(doc):
+def sweep_csv(doc: dict) -> CsvTable:
     """The table as CSV: settings, then each headline figure's median, min and max, raw (point_row)."""
     keys, bound = list(doc["sweep"]["grid"]), doc["sweep"].get("max_latency_ms")
     rows = [point_row(p, keys, bound) for p in doc["points"]]
@@ -137,7 +140,7 @@ ANSWER_COLOUR = "#e66100"
 POINT_COLOUR = "#1f4e9c"
 
 
-def plot(doc, out):
+def plot(doc: dict[str, Any], out: str | os.PathLike) -> Path:
     """The sweep's plot (sweep_figure) as OUT/sweep.png; returns its path."""
     fig = sweep_figure(doc)
     path = Path(out) / PLOT
@@ -145,7 +148,7 @@ def plot(doc, out):
     return save_figure(fig, path)
 
 
-def sweep_figure(doc):
+def sweep_figure(doc: dict[str, Any]) -> Any:
     """Ratio per point (whiskers min–max only where several runs) and latency
     p99, side by side. The answer is an orange star, a point left out of the
     answer a hollow circle; the legend sits below the panels, off every point."""
@@ -207,7 +210,7 @@ def sweep_figure(doc):
     return fig
 
 
-def write_sweep_report(doc, out):
+def write_sweep_report(doc: dict[str, Any], out: str | os.PathLike) -> tuple[Path, Path]:
     """report.md and report.html, with the plot; returns their paths."""
     plot(doc, out)
     keys, body = rows(doc)

@@ -2,14 +2,18 @@
 runs), and `scabench compare`'s table. Views are rich renderables
 (scabench/console.py prints them, with colour on a terminal); each format_*
 gives the same as plain text. Durations and rates are scaled (scabench/units.py)."""
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from rich.text import Text
 
 from scabench import units
 from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
 from scabench.measure import stats
-from scabench.measure.repeat import warnings_of
+from scabench.measure.repeat import Benchmark, warnings_of
+from scabench.report.results_file import CsvTable
+from scabench.run.results import Latency, NodeResult, RunResult, StageResult
 from scabench.version import version_info
 
 # The two figures every run reports, in words, on one line under its table
@@ -47,11 +51,11 @@ CI_LEGEND = ("95 % CI (median): the median's, from the runs' own values (order s
 NO_FLOOR = "no floor (no declared work)"
 
 
-def _line(content, style=None):
+def _line(content: str, style: str | None = None) -> Text:
     return Text(content, style=style or "")
 
 
-def spec_lines(spec, packets=None):
+def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
     """The title of a resolved spec and its set-up: cores, transport, each
     connection's policy."""
     exp = spec.get("experiment", {})
@@ -92,20 +96,21 @@ def spec_lines(spec, packets=None):
     return out
 
 
-def _count(v):
+def _count(v: Any) -> Any:
     """A count a result may lack (older results): a dash."""
     return units.MISSING if v is None else v
 
 
-def _uses_ordering(spec):
+def _uses_ordering(spec: dict[str, Any]) -> bool:
     return any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none"
                for c in spec["connections"])
 
 
-def stage_rows(result):
+def stage_rows(result: RunResult) -> CsvTable:
     """One row per component (the producer first): what the run table and
     its CSV show. Returns (header, rows) of raw values."""
     producer, stages = result.producer, result.stages
+    assert stages is not None, "an analysed result: a run's, or one read back"
     header = ["component", "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
               "max_server_threads"]
     rows = []
@@ -137,9 +142,10 @@ def stage_rows(result):
     return header, rows
 
 
-def run_view(result):
+def run_view(result: RunResult) -> list[Any]:
     """The table of one run (a RunResult that ran: its figures exist)."""
     producer, stages = result.producer, result.stages
+    assert stages is not None and result.cpu is not None, "an analysed result"
     out = spec_lines(result.spec, producer.sent if producer else 0)
     main = table("component", "last packet", "received", "reordered (previous)", "reordered (original)",
                  "most ORB threads")
@@ -210,14 +216,14 @@ def run_view(result):
     cpu = result.cpu
     out.append(_line(f"run CPU: user {units.duration(cpu.user_s * 1e3)}, system {units.duration(cpu.system_s * 1e3)}, "
                      f"context switches {cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary"))
-    if result.network:
+    if result.network and result.network.emulator_cpu_s is not None:  # set once a run has ended
         out.append(_line(f"link emulator CPU: {units.duration(result.network.emulator_cpu_s * 1e3)} (on the run's "
                          "cores; not counted as foreign)"))
     out += [_line(_node_line(node)) for node in result.nodes or []]
     return out
 
 
-def output_check_lines(stages):
+def output_check_lines(stages: Iterable[StageResult]) -> list[str]:
     """What each sink reported of the samples it received: their sum
     (checksum = true) and the recording it wrote (capture)."""
     lines = []
@@ -230,7 +236,7 @@ def output_check_lines(stages):
     return lines
 
 
-def _node_line(node):
+def _node_line(node: NodeResult) -> str:
     """A node's CPU and switches (its processes', as it reported them) and
     how its clock was related to the launcher's."""
     words = (f"node {node.name}: CPU user {units.duration(node.user_s * 1e3)}, system "
@@ -265,16 +271,16 @@ def floor_lines(result, also=None):
     return out
 
 
-def format_run(result):
+def format_run(result: RunResult) -> str:
     return text(run_view(result))
 
 
-def latency_rows(result):
+def latency_rows(result: RunResult) -> list[list[Any]]:
     """The latency table's rows (docs/architecture.md, "Metrics"): per stage
     from arrival and from send, then end to end; [] for a result without."""
     rows = []
 
-    def row(label, lat):
+    def row(label: str, lat: Latency | None) -> None:
         if lat is not None:
             rows.append([label, lat.count] + [units.duration_us(getattr(lat, k)) for k in ("p50", "p90", "p99", "max")])
 
@@ -285,9 +291,9 @@ def latency_rows(result):
     return rows
 
 
-def _refusal_line(result, parts):
+def _refusal_line(result: RunResult, parts: Sequence[Any]) -> str:
     """The marker of a run in which ports refused what peers sent."""
-    by = {}
+    by: dict[Any, Any] = {}
     for part in parts:
         for reason, n in ((part.refused_by if part else None) or {}).items():
             by[reason] = by.get(reason, 0) + n
@@ -296,11 +302,11 @@ def _refusal_line(result, parts):
             "see docs/trust-model.md")
 
 
-def _interval(low, high, unit, scale=None):
+def _interval(low: float | None, high: float | None, unit: str, scale: Any = None) -> str:
     return f"{units.figure(low, unit, scale)} … {units.figure(high, unit, scale)}"
 
 
-def summary_rows(summary, figures=stats.HEADLINE):
+def summary_rows(summary: dict[str, stats.Summary], figures: Iterable[stats.Figure] = stats.HEADLINE) -> CsvTable:
     """The figures of K runs, scaled for the terminal: (header, rows)."""
     header = ["figure", "median", "mean ± σ", "min … max", "95 % CI (median)"]
     rows = []
@@ -313,17 +319,17 @@ def summary_rows(summary, figures=stats.HEADLINE):
         sigma = units.MISSING if s.stdev is None else units.figure(s.stdev, f.unit, scale)
         rows.append([f.label, units.figure(s.median, f.unit, scale),
                      f"{units.figure(s.mean, f.unit, scale)} ± {sigma}", _interval(s.min, s.max, f.unit, scale),
-                     _interval(*s.ci95, f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none"])
+                     _interval(s.ci95[0], s.ci95[1], f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none"])
     return header, rows
 
 
-def benchmark_csv(bench):
+def benchmark_csv(bench: Benchmark) -> CsvTable:
     """A benchmark's summary as CSV: (header, rows), a row per figure."""
     rows = bench.summary_rows()
     return list(rows[0]), [list(r.values()) for r in rows]
 
 
-def benchmark_view(bench):
+def benchmark_view(bench: Benchmark) -> list[Any]:
     """A benchmark's summary: the spec, how the runs were kept, the headline
     figures, the legend and the warnings."""
     first = bench.runs[0] if bench.runs else None
@@ -347,11 +353,11 @@ def benchmark_view(bench):
     return out
 
 
-def format_benchmark(bench):
+def format_benchmark(bench: Benchmark) -> str:
     return text(benchmark_view(bench))
 
 
-def _verdict(c):
+def _verdict(c: stats.Comparison) -> str:
     if c.significant is None:
         return "cannot tell"
     return "significant" if c.significant else "not significant"
@@ -376,7 +382,7 @@ class Compared:
     # packet (stats.figures_of), over every file's runs.
     figures: tuple = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         base = self.names[0]
         self.figures = stats.figures_of([r for n in self.names for r in self.runs[n]])
         for f in self.figures:
@@ -385,7 +391,7 @@ class Compared:
                 lacking = _no_floor(f, self.runs[base]) or _no_floor(f, self.runs[n])
                 self.comparisons[(f.key, n)] = replace(c, why=lacking) if lacking else c
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         return {"scabench": version_info(), "files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
                 "rule": COMPARE_RULE,
                 "figures": {f.key: {"unit": f.unit, "against": self.names[0],
@@ -393,7 +399,7 @@ class Compared:
                             for f in self.figures},
                 "warnings": self.warnings}
 
-    def csv(self):
+    def csv(self) -> CsvTable:
         """A row per figure and file compared with A: (header, rows)."""
         header = ["figure", "unit", "a", "b", "a_n", "a_median", "a_mean", "a_stdev", "b_n", "b_median", "b_mean",
                   "b_stdev", "ratio", "difference", "t", "p", "significant"]
@@ -407,7 +413,7 @@ class Compared:
         return header, rows
 
 
-def _no_floor(figure, runs):
+def _no_floor(figure: stats.Figure, runs: Sequence[RunResult]) -> str | None:
     """NO_FLOOR for the ratio of runs whose floor is 0 (no declared work, no
     pacing); None otherwise."""
     if figure.key == "overhead_ratio" and runs and all(not r.floor_ms for r in runs):
@@ -415,7 +421,7 @@ def _no_floor(figure, runs):
     return None
 
 
-def compare_view(cmp):
+def compare_view(cmp: "Compared") -> list[Any]:
     """pyperf's layout: a row per figure, a column per file; A's median, then
     each other file's median with its mean over A's and the verdict."""
     base = cmp.names[0]
@@ -434,7 +440,7 @@ def compare_view(cmp):
             row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({ratio}",
                                      (_verdict(c), TITLE if c.significant else ""), ")"))
         rows.append(row)
-    out = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
+    out: list[Any] = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
     out += ["", add_rows(table("figure", *cmp.names), rows), "",
             Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
                  + ". ".join([COMPARE_RULE, CANNOT_TELL, SIGMA_LEGEND, figure_legend(cmp.figures), LEGEND]),
@@ -443,7 +449,8 @@ def compare_view(cmp):
     return out
 
 
-def compare_warnings(names, runs, own_warnings):
+def compare_warnings(names: Sequence[str], runs: dict[str, list[RunResult]],
+                     own_warnings: dict[str, list[str]]) -> list[str]:
     """What makes the comparison doubtful: each file's own warnings, one run
     on a side, streams of different lengths, different machines."""
     out = [f"{n}: {w}" for n in names for w in own_warnings[n]]

@@ -3,9 +3,10 @@ import os
 import platform
 import subprocess
 from pathlib import Path
+from typing import Any
 
 
-def cpu_model():
+def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -16,7 +17,7 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def cpu_hz():
+def cpu_hz() -> float:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -27,7 +28,7 @@ def cpu_hz():
     return 1e9
 
 
-def l2_bytes(core):
+def l2_bytes(core: int) -> int:
     base = Path(f"/sys/devices/system/cpu/cpu{core}/cache")
     for index in sorted(base.glob("index*")):
         try:
@@ -40,7 +41,7 @@ def l2_bytes(core):
     return 2 << 20
 
 
-def omniorb_version():
+def omniorb_version() -> str:
     try:
         out = subprocess.run(["pkg-config", "--modversion", "omniORB4"], capture_output=True, text=True, timeout=10)
         return out.stdout.strip() or "unknown"
@@ -48,7 +49,7 @@ def omniorb_version():
         return "unknown"
 
 
-def describe_environment(cores):
+def describe_environment(cores: list[int] | str) -> dict[str, Any]:  # "all": every CPU
     return {
         "cores": cores,
         "online_cpus": os.cpu_count(),

@@ -4,7 +4,11 @@ The floor they are compared with is the model's (scabench.model.pipeline).
 Sequence numbers are those the producer stamped, 0-based; with several
 producers, each stream's own (per_stream).
 """
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 # Every percentile a run reports is numpy's "linear" method (its default):
 # for n sorted samples x[0] <= ... <= x[n-1], the q-th percentile is
@@ -12,16 +16,16 @@ import numpy as np
 # 0 <= f < 1. So p50 of an even count is the mean of the middle two, the max
 # is p100, and a percentile may fall between two samples, unlike the
 # nearest-rank method, which always returns a sample.
-PERCENTILE_METHOD = "linear"
+PERCENTILE_METHOD: Final = "linear"
 LATENCY_PERCENTILES = (50, 90, 99)
 
 
-def percentile(samples, q):
+def percentile(samples: ArrayLike, q: float) -> float:
     """The q-th percentile (0-100) of the samples, as PERCENTILE_METHOD defines it."""
     return float(np.percentile(np.asarray(samples, dtype=float), q, method=PERCENTILE_METHOD))
 
 
-def reordered_from_previous(sequence):
+def reordered_from_previous(sequence: ArrayLike) -> int:
     """Arrivals whose number is not the previous arrival's + 1; the first
     arrival is compared with the packet before the first (-1)."""
     seq = np.asarray(sequence, dtype=np.int64)
@@ -31,14 +35,14 @@ def reordered_from_previous(sequence):
     return int(np.count_nonzero(seq != previous + 1))
 
 
-def reordered_from_original(sequence):
+def reordered_from_original(sequence: ArrayLike) -> int:
     """Arrival positions whose packet is not the packet that holds that
     position in the original order, among the packets delivered."""
     seq = np.asarray(sequence, dtype=np.int64)
     return int(np.count_nonzero(seq != np.sort(seq)))
 
 
-def per_stream(count, sequence, stream=None):
+def per_stream(count: Callable[[np.ndarray], int], sequence: ArrayLike, stream: ArrayLike | None = None) -> int:
     """A reordering count over several streams (each source's sequence
     numbers, told apart by stream id), each counted on its own and summed:
     two streams merged into one port interleave, which is not reordering.
@@ -50,7 +54,7 @@ def per_stream(count, sequence, stream=None):
     return sum(count(seq[ids == s]) for s in np.unique(ids)) if seq.size else count(seq)
 
 
-def send_time_stats(send_us):
+def send_time_stats(send_us: ArrayLike) -> dict[str, Any]:
     """The producer's send-time distribution (µs)."""
     s = np.sort(np.asarray(send_us, dtype=float))
     if s.size == 0:
@@ -70,13 +74,13 @@ def send_time_stats(send_us):
     }
 
 
-def share_under(send_us, thresholds_us):
+def share_under(send_us: ArrayLike, thresholds_us: Iterable[float]) -> dict[str, float]:
     """Share of sends (%) that took less than each threshold."""
     s = np.asarray(send_us, dtype=float)
     return {str(t): float(100.0 * np.count_nonzero(s < t) / s.size) if s.size else 0.0 for t in thresholds_us}
 
 
-def latency_summary(latency_us):
+def latency_summary(latency_us: ArrayLike) -> dict[str, Any] | None:
     """A latency distribution (µs) as a run reports it: {count, p50, p90,
     p99, max}; None for no packet."""
     s = np.asarray(latency_us, dtype=float)
@@ -85,7 +89,8 @@ def latency_summary(latency_us):
     return {"count": int(s.size), **{f"p{q}": percentile(s, q) for q in LATENCY_PERCENTILES}, "max": float(s.max())}
 
 
-def since_send_ns(sent_sequence, send_start_ns, sequence, done_ns):
+def since_send_ns(sent_sequence: np.ndarray, send_start_ns: np.ndarray, sequence: np.ndarray,
+                  done_ns: np.ndarray) -> np.ndarray:
     """How long after its send began each packet was done: for the packets
     in (sequence, done_ns) whose number the source sent, done_ns minus the
     start of that send (ns), in the order given; packets the source did not

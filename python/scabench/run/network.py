@@ -33,6 +33,7 @@ the command even when the command is killed outright (processes.spawn), so
 it never keeps its ports bound.
 """
 import ctypes
+import functools
 import json
 import os
 import re
@@ -43,6 +44,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any, Literal, Self
 
 from scabench import interrupts
 from scabench.errors import RunError, ScabenchError
@@ -66,7 +68,7 @@ class NetworkUnavailable(ScabenchError):
     """Network hosts cannot be made on this machine; the message says why."""
 
 
-def toxiproxy_binary():
+def toxiproxy_binary() -> Path | None:
     """The emulator: $SCABENCH_TOXIPROXY, the checkout's .tools/bin, or PATH."""
     candidates = [os.environ.get("SCABENCH_TOXIPROXY"), REPO_ROOT / ".tools" / "bin" / "toxiproxy-server",
                   shutil.which("toxiproxy-server")]
@@ -76,10 +78,10 @@ def toxiproxy_binary():
     return None
 
 
-_reason_cache = {}
+_reason_cache: dict[str, str | None] = {}
 
 
-def unavailable_reason():
+def unavailable_reason() -> str | None:
     """None when network hosts can be made here, else one line saying why not."""
     if "reason" not in _reason_cache:
         _reason_cache["reason"] = _probe()
@@ -121,14 +123,14 @@ def _probe():
     return None
 
 
-def _ip(*args, check=True):
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     out = subprocess.run(["ip", *args], capture_output=True, text=True)
     if check and out.returncode != 0:
         raise NetworkUnavailable(f"`ip {' '.join(args)}` failed: {out.stderr.strip() or out.returncode}")
     return out
 
 
-def _pid_alive(pid):
+def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -138,7 +140,7 @@ def _pid_alive(pid):
     return True
 
 
-def remove_stale():
+def remove_stale() -> list[str]:
     """Removes namespaces and links that runs now dead left behind (a run
     killed with SIGKILL cannot clean up after itself). Those of live runs
     are left alone."""
@@ -158,7 +160,7 @@ def remove_stale():
     return removed
 
 
-def _free_subnet():
+def _free_subnet() -> int:
     used = _ip("-o", "-4", "addr", "show", check=False).stdout
     taken = {int(m.group(1)) for m in re.finditer(r"inet 10\.(\d+)\.", used)}
     for s in SUBNETS:
@@ -174,7 +176,7 @@ class NetworkHosts:
         net.start_nodes(domain, cores)     # a node agent in each namespace: h0, h1, ...
     """
 
-    def __init__(self, count, link, log_dir):
+    def __init__(self, count: int, link: Any, log_dir: str | os.PathLike) -> None:
         reason = unavailable_reason()
         if reason:
             raise NetworkUnavailable(reason)
@@ -182,39 +184,39 @@ class NetworkHosts:
         self.link = link
         self.log_dir = Path(log_dir)
         self.tag = f"{NAME_PREFIX}{os.getpid()}"
-        self.subnet = None
-        self.proxy = None
-        self.api = None
-        self._made_ns = []
-        self._made_links = []
-        self._signals = None
-        self.agents = []   # the node agent of each namespace (start_nodes)
+        self.subnet: int | None = None
+        self.proxy: subprocess.Popen | None = None
+        self.api: str | None = None
+        self._made_ns: list[str] = []
+        self._made_links: list[str] = []
+        self._signals: Any = None
+        self.agents: list[tuple[str, Path, subprocess.Popen]] = []   # the node agent of each namespace (start_nodes)
 
     # ---------------------------------------------------------------- names
 
-    def netns(self, i):
+    def netns(self, i: int) -> str:
         return f"{self.tag}-h{i}"
 
-    def _link_name(self, i):
+    def _link_name(self, i: int) -> str:
         return f"{self.tag}h{i}"
 
-    def host_address(self, i):
+    def host_address(self, i: int) -> str:
         return f"10.{self.subnet}.{i}.2"
 
-    def proxy_address(self, i):
+    def proxy_address(self, i: int) -> str:
         return f"10.{self.subnet}.{i}.1"
 
-    def node_name(self, i):
+    def node_name(self, i: int) -> str:
         """The node of host i, in the run's Naming Service."""
         return f"h{i}"
 
-    def naming_address(self):
+    def naming_address(self) -> str:
         """Where the run's Naming Service listens: an address of the
         machine's namespace that every namespace reaches (through its own
         link's machine end, not through the emulator)."""
         return self.proxy_address(0)
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"hosts": [{"netns": self.netns(i), "address": self.host_address(i),
                            "published": f"{self.proxy_address(i)}:{ORB_PORT}", "node": self.node_name(i),
                            "node_agent": f"{self.proxy_address(i)}:{AGENT_PORT}"} for i in range(self.count)],
@@ -222,7 +224,7 @@ class NetworkHosts:
 
     # ---------------------------------------------------------------- nodes
 
-    def start_nodes(self, domain, cores):
+    def start_nodes(self, domain: str, cores: list[int]) -> None:
         """A node agent in each namespace, registered in `domain` (the run's
         Naming Service) as h<i>, on `cores`: listening on the namespace's
         address, its references and its components' naming the proxy, its
@@ -239,7 +241,7 @@ class NetworkHosts:
             try:
                 with open(log, "w") as out:
                     self.agents.append((self.node_name(i), log, processes.spawn(
-                        argv, preexec=lambda fd=netns: _enter(fd), stdin=subprocess.DEVNULL, stdout=out,
+                        argv, preexec=functools.partial(_enter, netns), stdin=subprocess.DEVNULL, stdout=out,
                         stderr=subprocess.STDOUT)))
             finally:
                 os.close(netns)
@@ -254,11 +256,11 @@ class NetworkHosts:
                     raise RunError(f"the node agent of network host {name} {why}: {last}", component=name)
                 time.sleep(0.05)
 
-    def agents_cpu_s(self):
+    def agents_cpu_s(self) -> float:
         """CPU the node agents have used so far (user + system seconds)."""
         return sum(_cpu_s(proc.pid) for _, _, proc in self.agents)
 
-    def _stop_nodes(self):
+    def _stop_nodes(self) -> None:
         """Each agent stops its processes and leaves: SIGTERM, all at once."""
         for _, _, proc in self.agents:
             if proc.poll() is None:
@@ -269,7 +271,7 @@ class NetworkHosts:
 
     # ------------------------------------------------------------ lifecycle
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self._signals = interrupts.while_owning()
         self._signals.__enter__()
         try:
@@ -285,11 +287,11 @@ class NetworkHosts:
             raise
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def _make_host(self, i):
+    def _make_host(self, i: int) -> None:
         ns, link = self.netns(i), self._link_name(i)
         _ip("netns", "add", ns)
         self._made_ns.append(ns)
@@ -325,7 +327,7 @@ class NetworkHosts:
                     raise NetworkUnavailable(f"the link emulator did not start: {tail or 'no output'}") from None
                 time.sleep(0.05)
 
-    def _make_proxy(self, i):
+    def _make_proxy(self, i: int) -> None:
         for name, port in ((f"h{i}", ORB_PORT), (f"n{i}", AGENT_PORT)):
             self._api("POST", "/proxies", {"name": name, "listen": f"{self.proxy_address(i)}:{port}",
                                            "upstream": f"{self.host_address(i)}:{port}", "enabled": True})
@@ -333,7 +335,7 @@ class NetworkHosts:
                 for stream in ("upstream", "downstream"):
                     self.set_delay(name, stream, self.link.delay_ms, self.link.jitter_ms)
 
-    def set_delay(self, proxy, stream, delay_ms, jitter_ms=0):
+    def set_delay(self, proxy: str, stream: str, delay_ms: float, jitter_ms: float = 0) -> None:
         """The delay of one direction of one proxy: "upstream" into the
         host, "downstream" out of it."""
         toxic = {"name": f"delay_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
@@ -343,7 +345,8 @@ class NetworkHosts:
         except NetworkUnavailable:  # there already: changed
             self._api("POST", f"/proxies/{proxy}/toxics/delay_{stream}", toxic)
 
-    def _api(self, method, path, body=None):
+    def _api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        assert self.api is not None  # set when the emulator started
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.api + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
@@ -354,11 +357,11 @@ class NetworkHosts:
             raise NetworkUnavailable(f"the link emulator refused {method} {path}: "
                                      f"{exc.read().decode(errors='replace').strip()}") from None
 
-    def emulator_cpu_s(self):
+    def emulator_cpu_s(self) -> float:
         """CPU the link emulator has used so far (user + system seconds)."""
         return _cpu_s(self.proxy.pid) if self.proxy is not None else 0.0
 
-    def close(self):
+    def close(self) -> None:
         """Stops the node agents and the emulator and removes every namespace
         and link this object made; safe to call more than once."""
         self._stop_nodes()
@@ -383,13 +386,13 @@ class NetworkHosts:
             self._signals = None
 
 
-def _enter(fd):
+def _enter(fd: int) -> None:
     """In a child before exec: into the network namespace open at fd."""
     if _libc.setns(fd, _CLONE_NEWNET) != 0:
         os._exit(125)
 
 
-def _cpu_s(pid):
+def _cpu_s(pid: int) -> float:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:

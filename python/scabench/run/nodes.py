@@ -20,6 +20,7 @@ call at the timeout; an agent that has lost its domain's Naming Service
 answers DISABLED until it comes back or the agent gives up (its grace).
 Checked every P seconds, a dead node is noticed within P + timeout."""
 from dataclasses import dataclass
+from typing import Any
 
 import omniORB
 from omniORB import CORBA
@@ -40,19 +41,19 @@ CAPACITY_MEMORY = "memory_mib"    # MiB of the memory the node offers (an intege
 ALIVE_TIMEOUT_S = 2.0
 
 
-def check_node_name(name, where="--name"):
+def check_node_name(name: str, where: str = "--name") -> str:
     if not is_node_name(name):
         raise ScabenchError(f"{where}: {one_line(name)!r} is not a node name: use {NODE_NAME_RULE}")
     return name
 
 
-def node_path(name, leaf=None):
+def node_path(name: str, leaf: str | None = None) -> list[Any]:
     """The CosNaming name of a node's context, or of one of its bindings."""
     path = [CosNaming.NameComponent(NODES_CONTEXT, ""), CosNaming.NameComponent(name, "")]
     return path + [CosNaming.NameComponent(leaf, "")] if leaf else path
 
 
-def domain_root(orb, domain, where="--domain", timeout_s=ALIVE_TIMEOUT_S):
+def domain_root(orb: Any, domain: str, where: str = "--domain", timeout_s: float = ALIVE_TIMEOUT_S) -> Any:
     """The root naming context of the domain's Naming Service, given as a
     corbaloc (corbaloc::HOST:PORT/NameService). A string that names no object
     or another kind of object: ScabenchError (bad input); a service that
@@ -86,7 +87,7 @@ class NodeRefs:
     device: object           # scabench::node::NodeDevice
 
 
-def resolve_node(root, name):
+def resolve_node(root: Any, name: str) -> "NodeRefs":
     """A node's references, from the domain's root naming context. RunError
     names the node when it is not registered."""
     try:
@@ -99,7 +100,7 @@ def resolve_node(root, name):
     return NodeRefs(name, manager, device)
 
 
-def list_nodes(root):
+def list_nodes(root: Any) -> list[str]:
     """The names registered under nodes/ (alive or not: see node_alive)."""
     try:
         context = root.resolve([CosNaming.NameComponent(NODES_CONTEXT, "")])._narrow(CosNaming.NamingContext)
@@ -117,7 +118,7 @@ def list_nodes(root):
     return sorted(names)
 
 
-def node_alive(device, timeout_s=ALIVE_TIMEOUT_S):
+def node_alive(device: Any, timeout_s: float = ALIVE_TIMEOUT_S) -> bool:
     """True when the node's device answers operationalState ENABLED within
     timeout_s. Sets that call timeout on the reference given (omniORB keeps it
     per reference)."""
@@ -128,7 +129,7 @@ def node_alive(device, timeout_s=ALIVE_TIMEOUT_S):
         return False
 
 
-def node_processes(device):
+def node_processes(device: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The node's process records as dicts, oldest first, and their totals
     (what the node's processes cost, for a run's results)."""
     records = [{"pid": r.pid, "program": r.program, "identifier": r.identifier, "running": r.running,

@@ -28,7 +28,9 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 OWNER_ENV = "SCABENCH_RUN_OWNER"
 RUN_DIR_PREFIX = "scabench-run-"
@@ -40,7 +42,7 @@ _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child must not load libraries
 
 
-def _start_time(pid):
+def _start_time(pid: int) -> int | None:
     """The kernel's start time of a process (clock ticks since boot): with the
     pid, it names the process even after the pid is reused."""
     try:
@@ -49,22 +51,22 @@ def _start_time(pid):
         return None
 
 
-def owner_tag(pid=None):
+def owner_tag(pid: int | None = None) -> str:
     pid = pid or os.getpid()
     return f"{pid}.{_start_time(pid)}"
 
 
-def owner_alive(tag):
+def owner_alive(tag: str) -> bool:
     pid, _, start = tag.partition(".")
     return pid.isdigit() and str(_start_time(int(pid))) == start
 
 
-def spawn(argv, preexec=None, **popen_kwargs):
+def spawn(argv: Sequence[str], preexec: Callable[[], None] | None = None, **popen_kwargs: Any) -> subprocess.Popen:
     """subprocess.Popen(argv, ...) for a program of the run (see the module
     docstring). `preexec` runs in the child after the death signal is set."""
     parent = os.getpid()
 
-    def child_setup():
+    def child_setup() -> None:
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the owner died before the line above
             os._exit(1)
@@ -75,7 +77,7 @@ def spawn(argv, preexec=None, **popen_kwargs):
     return subprocess.Popen(argv, preexec_fn=child_setup, start_new_session=True, env=env, **popen_kwargs)
 
 
-def stop(proc, grace_s=5.0):
+def stop(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
     """SIGTERM, then SIGKILL after grace_s; waits for the exit either way."""
     if proc.poll() is None:
         proc.terminate()
@@ -99,7 +101,7 @@ def make_run_dir():
     return Path(tempfile.mkdtemp(prefix=f"{RUN_DIR_PREFIX}{owner_tag()}-"))
 
 
-def _tag_of(pid):
+def _tag_of(pid: int | str) -> str | None:
     try:
         environ = Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:  # gone, or not ours to read
@@ -110,7 +112,7 @@ def _tag_of(pid):
     return None
 
 
-def tagged_processes(tag=None):
+def tagged_processes(tag: str | None = None) -> dict[int, str]:
     """{pid: tag} of the processes scabench started (those of `tag` only, if
     given). The command's own process is never in it."""
     out = {}
@@ -122,7 +124,7 @@ def tagged_processes(tag=None):
     return out
 
 
-def remove_leftovers():
+def remove_leftovers() -> list[str]:
     """Ends the processes and removes the run directories of scabench
     commands that died without cleaning up. Returns what it removed."""
     removed = []
@@ -143,7 +145,7 @@ def remove_leftovers():
     return removed
 
 
-def shm_rings(tag=None):
+def shm_rings(tag: str | None = None) -> dict[Path, str]:
     """The shared-memory rings left in /dev/shm (of `tag` only, if given): {path: owner tag}."""
     pattern = re.compile(rf"{re.escape(SHM_PREFIX)}(\d+\.\d+)-")
     out = {}
@@ -154,7 +156,7 @@ def shm_rings(tag=None):
     return out
 
 
-def remove_rings(dead):
+def remove_rings(dead: Callable[[str], bool]) -> list[str]:
     """Removes the rings whose owner tag `dead(tag)` says is gone."""
     removed = []
     for f, tag in shm_rings().items():
@@ -167,7 +169,8 @@ def remove_rings(dead):
     return removed
 
 
-def run_program(argv, timeout, preexec=None, check=False):
+def run_program(argv: Sequence[str], timeout: float, preexec: Callable[[], None] | None = None,
+                check: bool = False) -> subprocess.CompletedProcess:
     """subprocess.run(argv, capture_output=True, text=True, ...) for a
     program started by spawn(): it dies with the command, and with an
     exception here (a timeout, Interrupted) it is killed on the way out."""
@@ -189,11 +192,11 @@ class LineReader:
     reader (Popen's stdout) can take several lines off the pipe at once, and
     select() on the pipe then waits for a line that is already in the reader."""
 
-    def __init__(self, fd):
+    def __init__(self, fd: Any) -> None:
         self.fd = fd if isinstance(fd, int) else fd.fileno()
         self.pending = b""
 
-    def line(self, timeout_s):
+    def line(self, timeout_s: float) -> str | None:
         """The next line without its newline; None when the writer closed
         the pipe first; TimeoutError when none came within timeout_s."""
         deadline = time.monotonic() + timeout_s

@@ -1,6 +1,8 @@
 """Reads the per-packet record files that components write (the layout is
 RecordFileHeader / PacketRecord in cpp/core/include/scabench/core/record_log.hpp)."""
+import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +41,7 @@ class Records:
     stream: np.ndarray | None = None
 
 
-def read_records(path):
+def read_records(path: str | os.PathLike) -> "Records":
     raw = np.fromfile(path, dtype=np.uint8)
     if raw.size < HEADER.itemsize:
         raise ValueError(f"{path}: too short for a record file")
@@ -56,6 +58,6 @@ def read_records(path):
                    (flags & 0xFFFF).astype(np.int64), (flags >> 16).astype(np.int64))
 
 
-def refusals(records):
+def refusals(records: "Records") -> dict[str, Any]:
     """A component's refusals as the result gives them: the total, and by reason."""
     return {"refused": sum(records.refused.values()), "refused_by": dict(records.refused)}

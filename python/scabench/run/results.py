@@ -8,6 +8,9 @@ are left out while None (only a failed run has "error", only a run on
 network hosts has "network"); figure() ones exist once the run's records
 were analysed, all of them or none (a run that failed before)."""
 from dataclasses import dataclass
+from typing import Any, Self
+
+from numpy.typing import ArrayLike
 
 from scabench.run import metrics
 from scabench.typed import Typed, figure, flat, from_dict, list_of, optional
@@ -24,7 +27,7 @@ class Latency(Typed):
     max: float
 
     @classmethod
-    def of(cls, latency_us):
+    def of(cls, latency_us: ArrayLike) -> Self | None:
         """From the packets' latencies (µs); None for no packet."""
         summary = metrics.latency_summary(latency_us)
         return cls(**summary) if summary is not None else None
@@ -93,7 +96,7 @@ class StageResult(Typed):
     capture: str | None = optional()
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         return from_dict(cls, doc, {"latency_in_stage_us": Latency.from_dict,
                                     "latency_since_send_us": Latency.from_dict,
                                     "connections": list_of(ConnectionResult)})
@@ -162,7 +165,7 @@ class ClockProbe(Typed):
     rtt_ms: float
 
     @classmethod
-    def of(cls, probe):
+    def of(cls, probe: dict[str, Any]) -> Self:
         """From the launcher's manifest (ns)."""
         return cls(probe["offset_ns"] / 1e6, probe["bound_ns"] / 1e6, probe["rtt_ns"] / 1e6)
 
@@ -179,13 +182,13 @@ class NodeClock(Typed):
     error_bound_ms: float | None  # None: no probe, no time moved
 
     @classmethod
-    def of(cls, clock):
+    def of(cls, clock: dict[str, Any]) -> Self:
         start, end = (ClockProbe.of(clock[k]) if k in clock else None for k in ("start", "end"))
         bounds = [p.bound_ms for p in (start, end) if p is not None]
         return cls(start, end, max(bounds) if bounds else None)
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         return from_dict(cls, doc, {"start": ClockProbe.from_dict, "end": ClockProbe.from_dict})
 
 
@@ -206,7 +209,7 @@ class NodeResult(Typed):
     lost: str | None = optional()  # it stopped answering during the run: why
 
     @classmethod
-    def of(cls, entry):
+    def of(cls, entry: dict[str, Any]) -> Self:
         """From the launcher's manifest."""
         processes = entry.get("processes", [])
         return cls(name=entry["name"], same_machine=entry.get("same_machine", False),
@@ -216,7 +219,7 @@ class NodeResult(Typed):
                    context_switches=sum(p.get("context_switches", 0) for p in processes), lost=entry.get("lost"))
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         return from_dict(cls, doc, {"clock": NodeClock.from_dict})
 
 
@@ -290,11 +293,11 @@ class RunResult(Typed):
         return "; ".join(why) or "not clean"
 
     @property
-    def analysed(self):
+    def analysed(self) -> bool:
         """The run's records were read: its figures exist."""
         return self.stages is not None
 
-    def rows(self):
+    def rows(self) -> list[dict[str, Any]]:
         """The run as rows of a table, one per component it measured (the
         packet source first, then the stages in pipeline order): "component",
         "role" ("source" or "stage"), then the part's figures flattened
@@ -347,7 +350,7 @@ class RunResult(Typed):
         return out
 
     @classmethod
-    def from_dict(cls, doc):
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
         return from_dict(cls, doc, {
             "network": NetworkResult.from_dict,
             "nodes": list_of(NodeResult),

@@ -19,6 +19,8 @@ from scabench.model.pipeline import (below_floor_why, floor_caveat, floor_of, pr
                                      source_period_ms, stage_longest_work_ms, stage_work, stage_work_ms)
 from scabench.model.transport import hop_transport, process_transport
 from scabench.model.sad.load import waveform_stem
+from scabench.model.transport import endpoint_transport, hop_transport
+from scabench.model.transport import uses_properties as transport_properties
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
@@ -70,7 +72,7 @@ def run_spec(spec, on_start=None, on_hold=None):
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _naming(spec, run_dir, network):
+def _naming(spec: "Spec", run_dir: Path, network: NetworkHosts | None) -> NamingService | Domain:
     """The Naming Service the run binds its components in (and finds its
     nodes in): the domain the spec names, or the run's own, which network
     hosts reach from their namespaces."""
@@ -79,7 +81,7 @@ def _naming(spec, run_dir, network):
     return NamingService(run_dir, host=network.naming_address() if network is not None else "127.0.0.1")
 
 
-def hang_limit_s(spec):
+def hang_limit_s(spec: "Spec") -> float:
     """How long a run may go without any packet moving before the watchdog
     ends it: HANG_MIN_S, or more where a stage's work (with its jitter: a
     packet may take work_us + work_jitter_us), a source's period or the
@@ -107,13 +109,15 @@ def _network_hosts(spec, run_dir):
     return NetworkHosts(len(spec.hosts), spec.network, run_dir)
 
 
-def waveform_instance(spec):
+def waveform_instance(spec: "Spec") -> str:
     """The naming context of the run's waveform instance: the spec's name
     and an instance number, as an SCA domain names an application."""
     return f"{waveform_stem(spec.path) or 'waveform'}_1"
 
 
-def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
+def _launch(spec: "Spec", run_dir: Path, timeout_s: float, floor: float, network: NetworkHosts | None,
+            names: NamingService | Domain, on_start: Callable[..., Any] | None,
+            on_hold: Callable[[dict[str, str]], None] | None) -> RunResult:
     assembly = build_assembly(spec, run_dir, timeout_s, network)
     assembly["announce_start"] = on_start is not None
     assembly["hold"] = on_hold is not None
@@ -143,11 +147,13 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     try:
         with dog:
             if on_start:
+                assert proc.stdout is not None  # a pipe whenever on_start is given
                 line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
                 if line.startswith("started"):
                     pids = [int(p) for p in line.split()[1:]]
                     window = on_start(pids, [h["name"] for h in assembly["hosts"]])
             if on_hold:
+                assert proc.stdout is not None  # a pipe whenever on_hold is given
                 held = _read_until(proc.stdout, "held")  # "held CONTEXT"; nothing if the run failed first
                 if held:
                     # The stream is over: its records are read now (those of
@@ -158,6 +164,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
                     held_context = held.split()[1] if len(held.split()) > 1 else assembly["naming"]["context"]
                     result.naming = {"corbaloc": assembly["naming"]["corbaloc"], "context": held_context}
                     on_hold(result.naming)
+                assert proc.stdin is not None  # a pipe whenever on_hold is given
                 proc.stdin.close()  # the launcher releases the components
                 proc.stdin = None    # (communicate() would flush the closed pipe)
             _, stderr = proc.communicate(timeout=timeout_s + 60)
@@ -200,7 +207,7 @@ def _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold):
     return result
 
 
-def _with_orb_options(hosts, assembly, spec):
+def _with_orb_options(hosts: list[dict[str, Any]], assembly: dict[str, Any], spec: "Spec") -> list[dict[str, Any]]:
     """The launcher's record of each process, with the ORB options it ran
     with where the run chose them (its endpoint says the transport; the
     rest, how omniORB served it)."""
@@ -210,20 +217,20 @@ def _with_orb_options(hosts, assembly, spec):
     return [{**h, "orb_options": options[h["name"]]} if h.get("name") in options else h for h in hosts]
 
 
-def _with_transports(hosts, spec):
+def _with_transports(hosts: list[dict[str, Any]], spec: "Spec") -> list[dict[str, Any]]:
     """Each process's record with the transports of its hops: its ORB's
     endpoint ("tcp" or "unix": the control plane, and every hop that is not
     shm) and each remote connection in and out of it with the transport it
     used (model/transport.py)."""
     processes = [("host", i) for i in range(len(spec.hosts))] + [("external", c.name) for c in spec.externals()]
-    names = {process_name(spec, p): p for p in processes}
+    names: dict[Any, tuple[str, Any]] = {process_name(spec, p): p for p in processes}
     out = []
     for h in hosts:
         process = names.get(h.get("name"))
         if process is None:
             out.append(h)
             continue
-        hops = {"in": {}, "out": {}}
+        hops: dict[str, dict[str, Any]] = {"in": {}, "out": {}}
         for conn in spec.connections:
             if spec.collocated(conn):
                 continue
@@ -234,7 +241,7 @@ def _with_transports(hosts, spec):
     return out
 
 
-def _read_until(stream, word):
+def _read_until(stream: Iterable[str], word: str) -> str | None:
     """The first line of `stream` that starts with `word`, or None at its end."""
     for line in stream:
         if line.split()[:1] == [word]:
@@ -242,7 +249,7 @@ def _read_until(stream, word):
     return None
 
 
-def _end_launcher(proc, grace_s):
+def _end_launcher(proc: subprocess.Popen, grace_s: float) -> None:
     """SIGTERM: the launcher ends its hosts (SIGTERM, SIGKILL 2 s later; on
     nodes through the node, 5 s) and writes its manifest; SIGKILL if it has
     not gone after that."""
@@ -255,22 +262,24 @@ def _end_launcher(proc, grace_s):
             proc.wait()
 
 
-def _count_emulator_as_own(result, emulator_cpu_s, agents_cpu_s, cores):
+def _count_emulator_as_own(result: RunResult, emulator_cpu_s: float, agents_cpu_s: float, cores: int) -> None:
     """The link emulator stands in for the network, and it runs on the run's
     cores: its CPU is the run's, not foreign load; so is the node agents'
     (a heartbeat a second, and the launcher's polls). Each is reported on its
     own. (Nearly all of the emulator's falls in the measured window: before
     start() only a few control calls cross the links; the agents' is taken
     over the launcher's life, their start-up left out.)"""
+    assert result.network is not None  # the run's network hosts, recorded at launch
     result.network.emulator_cpu_s = emulator_cpu_s
     result.network.node_agents_cpu_s = agents_cpu_s
     window_s = result.window_s or 0
     if window_s > 0:
+        assert result.foreign_cpu_pct is not None  # measured over the window
         share = 100.0 * (emulator_cpu_s + agents_cpu_s) / (window_s * cores)
         result.foreign_cpu_pct = max(0.0, result.foreign_cpu_pct - share)
 
 
-def _read_all_records(spec, run_dir, partial=False):
+def _read_all_records(spec: "Spec", run_dir: Path, partial: bool = False) -> dict[str, Records]:
     """{component: Records} of the runtime's components (an external one has
     no record file); with partial, those whose record file was made and can
     be read (a run that failed may have stopped anywhere)."""
@@ -286,7 +295,7 @@ def _read_all_records(spec, run_dir, partial=False):
     return out
 
 
-def partial_analysis(spec, run_dir, result):
+def partial_analysis(spec: "Spec", run_dir: Path, result: RunResult) -> None:
     """Sets what a run that did not finish measured: each stage's and the
     producer's figures over the packets they handled, and its stalls. No
     ratio and no CPU (null): those need the whole run."""
@@ -297,14 +306,14 @@ def partial_analysis(spec, run_dir, result):
         _set_end_to_end(result, end_to_end)
 
 
-def _set_end_to_end(result, latency_us):
+def _set_end_to_end(result: RunResult, latency_us: np.ndarray | None) -> None:
     """The run's end-to-end latency (None, or no packet: not measured, see _components)."""
     if latency_us is not None and latency_us.size:
         result.end_to_end_latency_us = Latency.of(latency_us)
         result.end_to_end_latency_us_all = [round(float(v), 3) for v in latency_us]
 
 
-def _chain_from(spec, source):
+def _chain_from(spec: "Spec", source: str) -> list[str]:
     """The components a source feeds, in order, the source first."""
     chain = [source]
     while (nxt := [c.provides[0] for c in spec.connections if c.uses[0] == chain[-1]]) and nxt[0] not in chain:
@@ -312,7 +321,8 @@ def _chain_from(spec, source):
     return chain
 
 
-def _components(spec, records, stats=None):
+def _components(spec: "Spec", records: dict[str, Records], stats: dict[str, Any] | None = None) -> tuple[
+        list[StageResult], ProducerResult | None, list[dict[str, Any]], float | None, np.ndarray | None]:
     """(stages, producer, stalls, last packet in ms, end-to-end latency of
     each packet in µs, in sequence order) from the records (and the stats
     the components reported, for an external one's refusals).
@@ -330,9 +340,10 @@ def _components(spec, records, stats=None):
     done = {name: r.done_ns > 0 for name, r in records.items()}
     chain = _chain_from(spec, producers[0])[1:] if sent is not None else []
 
-    def since_send_us(name):
+    def since_send_us(name: str) -> np.ndarray:
         """The packets done at `name`, by number: done there minus send start (µs)."""
         r = records[name]
+        assert sent is not None  # called only along the chain of the one packet source
         order = np.argsort(r.sequence[done[name]], kind="stable")
         return metrics.since_send_ns(sent.sequence, sent.arrive_ns, r.sequence[done[name]][order],
                                      r.done_ns[done[name]][order]) / 1e3
@@ -405,13 +416,13 @@ def _components(spec, records, stats=None):
                               progress_ns=progress)
     terminal = [s for s in stages if s.last_packet_ms is not None and
                 not any(c.uses[0] == s.name for c in spec.connections)]
-    last = max((s.last_packet_ms for s in terminal), default=None)
+    last = max((s.last_packet_ms for s in terminal if s.last_packet_ms is not None), default=None)
     # A run cut short may have left no record file at the end: nothing was done there.
     end_to_end = since_send_us(chain[-1]) if chain and chain[-1] in records else None
     return stages, producer, sorted(stalls, key=lambda e: e["at_ms"]), last, end_to_end
 
 
-def _output_check(stats):
+def _output_check(stats: dict[str, Any]) -> dict[str, Any]:
     """The checksum (a number) and capture a sink reported as stats."""
     return {"checksum": float(stats["checksum"]) if "checksum" in stats else None, "capture": stats.get("capture")}
 
@@ -445,6 +456,7 @@ def _connections(spec, name, r, records):
     into = [c for c in spec.connections if c.provides[0] == name]
     if len(into) < 2 or len({c.provides for c in into}) > 1 or r.connection is None:
         return None
+    assert r.stream is not None  # read with the connection, from the same flags
     out = []
     for number, conn in enumerate(into):
         mine = r.connection == number
@@ -461,7 +473,8 @@ def _connections(spec, name, r, records):
     return out
 
 
-def _external_stage(spec, comp, records, ms, stats):
+def _external_stage(spec: "Spec", comp: Any, records: dict[str, Records], ms: Callable[[Any], float],
+                    stats: dict[str, Any]) -> StageResult | None:
     """An external component's figures, from the record file of the
     component it feeds (its first connection's): the packets it passed on,
     in the order they reached that port, and when the last one did. What
@@ -508,7 +521,8 @@ def _process_cpu(result):
             stage.cpu_per_packet_us = None if ms is None else 1e3 * ms
 
 
-def analyse(spec, run_dir, manifest, result, records=None):
+def analyse(spec: "Spec", run_dir: Path, manifest: dict[str, Any], result: RunResult,
+            records: dict[str, Records] | None = None) -> None:
     """Sets the figures of `result` from the record files (or `records`, read
     already) and the manifest."""
     records = records if records is not None else _read_all_records(spec, run_dir)

@@ -27,17 +27,21 @@ threads sharing a core finish their n packets together, after about n times
 the work: slow, but not stalled), and never less than STALL_MIN_MS (a 2-core
 machine shared with others preempts a process for tens of ms now and then;
 that is foreign load, which the guard measures, not a stall)."""
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 STALL_WORK_FACTOR = 20
 STALL_MIN_MS = 250.0
 
 
-def threshold_ms(work_ms, concurrency=1):
+def threshold_ms(work_ms: float | None, concurrency: int = 1) -> float:
     return max(STALL_WORK_FACTOR * (work_ms or 0.0) * max(1, concurrency), STALL_MIN_MS)
 
 
-def held_without_progress(arrive_ns, done_ns):
+def held_without_progress(arrive_ns: np.ndarray, done_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(start_ns, length_ns) arrays: for each completion, how long before it
     the component held work and finished none (see the module docstring)."""
     a = np.sort(np.asarray(arrive_ns, dtype=np.int64))
@@ -51,7 +55,7 @@ def held_without_progress(arrive_ns, done_ns):
     return start, c - start
 
 
-def late_starts(arrive_ns, done_ns, period_ns):
+def late_starts(arrive_ns: np.ndarray, done_ns: np.ndarray, period_ns: float) -> tuple[np.ndarray, np.ndarray]:
     """(start_ns, length_ns) of a source's idle stretches beyond its period:
     from a send's return to the next packet's start, less the period."""
     a = np.asarray(arrive_ns, dtype=np.int64)
@@ -64,7 +68,7 @@ def late_starts(arrive_ns, done_ns, period_ns):
     return start, a[1:] - start - int(period_ns)
 
 
-def pipeline_progress_ns(done_ns):
+def pipeline_progress_ns(done_ns: Iterable[ArrayLike]) -> np.ndarray:
     """When anything in the run finished something: every component's
     completion times (`done_ns`, an array per component), sorted, as
     standing_still and find_stalls take them. A component waiting while
@@ -72,7 +76,8 @@ def pipeline_progress_ns(done_ns):
     return np.sort(np.concatenate([np.asarray(d, np.int64) for d in done_ns] or [np.empty(0, np.int64)]))
 
 
-def standing_still(starts, lengths, progress_ns, limit_ns):
+def standing_still(starts: np.ndarray, lengths: np.ndarray, progress_ns: np.ndarray,
+                   limit_ns: float) -> tuple[np.ndarray, np.ndarray]:
     """The parts of the stretches (start_ns, length_ns) longer than limit_ns
     in which nothing in `progress_ns` (sorted completion times of every
     component) happened: for each stretch, its longest such gap."""
@@ -87,7 +92,9 @@ def standing_still(starts, lengths, progress_ns, limit_ns):
     return np.asarray(out_s, np.int64), np.asarray(out_l, np.int64)
 
 
-def find_stalls(name, arrive_ns, done_ns, work_ms, t0_ns, period_ms=None, concurrency=1, progress_ns=None):
+def find_stalls(name: str, arrive_ns: np.ndarray, done_ns: np.ndarray, work_ms: float | None, t0_ns: int,
+                period_ms: float | None = None, concurrency: int = 1,
+                progress_ns: np.ndarray | None = None) -> list[dict[str, Any]]:
     """The stalls of one component, as result entries. period_ms: a source's
     pacing period (None: not a source). progress_ns: every component's
     completion times, sorted (pipeline_progress_ns; None: judge the

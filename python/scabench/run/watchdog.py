@@ -16,9 +16,12 @@ hosts die with it) and keeps the reason for the runner to report. A run that
 merely slows down is not a fault here: stalls.py measures it after the run."""
 import os
 import signal
+import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal, Self
 
 import numpy as np
 
@@ -32,7 +35,7 @@ LAUNCHER_GRACE_S = 3.0
 LAUNCHER_GRACE_NODES_S = 10.0
 
 
-def process_state(pid):
+def process_state(pid: int) -> str | None:
     """One letter (R, S, D, T, t, Z, ...) or None when the process is gone."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -40,14 +43,14 @@ def process_state(pid):
         return None
 
 
-def children(pid):
+def children(pid: int) -> list[int]:
     try:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except (OSError, ValueError):
         return []
 
 
-def host_components(pid):
+def host_components(pid: int) -> list[str]:
     """The components a process of the run serves, from its command line: a
     scabench-host's --component NAME:KIND:TYPE, an external program's
     NAME_BINDING NAME (the SCA exec parameters)."""
@@ -59,7 +62,7 @@ def host_components(pid):
             for i, a in enumerate(argv[:-1]) if a in ("--component", "NAME_BINDING")]
 
 
-def progress(run_dir):
+def progress(run_dir: Path) -> dict[str, tuple[int, int]]:
     """{component: (taken, finished)} from the record files' headers: a
     component on a node has its header copied here as it goes
     (<name>.progress, by the launcher's poll) until its records come back."""
@@ -78,8 +81,9 @@ class Watchdog(threading.Thread):
     """with Watchdog(launcher_proc, run_dir, hang_limit_s) as dog: ...; then
     dog.fault is None, or (component, reason)."""
 
-    def __init__(self, launcher, run_dir, hang_limit_s, order=(), packets=None, stopped_limit_s=STOPPED_LIMIT_S,
-                 feeds_external=None, launcher_grace_s=LAUNCHER_GRACE_S):
+    def __init__(self, launcher: subprocess.Popen, run_dir: Path, hang_limit_s: float, order: Sequence[str] = (),
+                 packets: dict[str, int] | None = None, stopped_limit_s: float = STOPPED_LIMIT_S,
+                 feeds_external: dict[str, str] | None = None, launcher_grace_s: float = LAUNCHER_GRACE_S) -> None:
         """order: the components in pipeline order (the hang names the last
         one holding a packet: those before it wait on it); packets: what
         each packet source sends. Once they have sent it all and no one holds
@@ -92,20 +96,20 @@ class Watchdog(threading.Thread):
         self.order, self.packets = list(order), dict(packets or {})
         self.feeds_external = dict(feeds_external or {})
         self.launcher_grace_s = launcher_grace_s
-        self.fault = None
+        self.fault: tuple[str, str] | None = None
         self._done = threading.Event()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._done.set()
         self.join()
         return False
 
-    def run(self):
-        stopped_since = {}
+    def run(self) -> None:
+        stopped_since: dict[int, float] = {}
         last, moved_at = None, None
         while not self._done.wait(POLL_S):
             if self.launcher.poll() is not None:
@@ -136,7 +140,7 @@ class Watchdog(threading.Thread):
                 if fault:
                     return self._end(*fault)
 
-    def _hang(self, counts, still_s):
+    def _hang(self, counts: dict[str, tuple[int, int]], still_s: float) -> tuple[str, str] | None:
         rank = {name: i for i, name in enumerate(self.order)}
         holding = sorted((n for n, (taken, finished) in counts.items() if taken > finished),
                          key=lambda n: rank.get(n, len(rank)))
@@ -155,7 +159,7 @@ class Watchdog(threading.Thread):
             culprit, why = unsent[0], f"component {unsent[0]} stopped sending"
         return culprit, f"no packet moved for {still_s:.0f} s: {why} (finished: {handled}); the run was ended"
 
-    def _end(self, component, reason):
+    def _end(self, component: str, reason: str) -> None:
         self.fault = (component, reason)
         pid = self.launcher.pid
         if process_state(pid) in ("T", "t"):

@@ -7,7 +7,7 @@ written `file:line`)."""
 import os
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ def text(element: Any) -> str:
     return (element.text or "").strip() if element is not None else ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _dtd(name):
     return etree.DTD(str(DTD_DIR / name))
 

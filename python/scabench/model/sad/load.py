@@ -543,7 +543,7 @@ class _Waveform:
     def _connection_tables(self):
         own = table_of(self.side, "connection", self.sidecar_path)
         ids = {}
-        for element, cid, uses, uses_port, provides, provides_port in self.connections:
+        for _element, cid, uses, uses_port, provides, provides_port in self.connections:
             for name in filter(None, (cid, f"{uses.name}.{uses_port}->{provides.name}.{provides_port}")):
                 ids.setdefault(name, len(ids))
         for key, table in own.items():
@@ -557,7 +557,7 @@ class _Waveform:
                     raise SpecError(self.sidecar_path, f"connection.{_key(key)}.{word}", "a connection's ends are the "
                                     "SAD's (usesport, providesport); the sidecar gives its policy keys")
         tables = []
-        for element, cid, uses, uses_port, provides, provides_port in self.connections:
+        for _element, cid, uses, uses_port, provides, provides_port in self.connections:
             table = {"from": f"{uses.name}.{uses_port}", "to": f"{provides.name}.{provides_port}"}
             names = [n for n in (f"{uses.name}.{uses_port}->{provides.name}.{provides_port}", cid) if n in own]
             for name in names:

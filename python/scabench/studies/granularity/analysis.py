@@ -4,6 +4,8 @@ and apply_models put models (1) and (2) (models.py) on every configuration;
 summarise gives the W11/FUNC ratios, the CPU per hop, the goal and the models'
 errors (result["summary"]). The rows are FirRows (rows.py). Functions of the
 measurements only: nothing here runs a process or waits for the machine."""
+from typing import Any
+
 from scabench.measure.window import user_split
 from scabench.studies.granularity import models as gm
 from scabench.studies.granularity.seed import SEED
@@ -157,7 +159,7 @@ def summarise(result):
     """W11/FUNC ratios, per-hop costs, and model errors at low and high B."""
     rows = result["configurations"]
     plan = result["plan"]
-    out = {"ratios": [], "per_hop": [], "model_error": []}
+    out: dict[str, list[Any]] = {"ratios": [], "per_hop": [], "model_error": []}
     placements = [tuple(p) for p in plan["placements"]]
     for nb in plan["fig6_nb"]:
         func = find_row(rows, experiment="fig6", config="FUNC", nb=nb)

@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 
 from scabench.report.plots import runs_label, save_figure  # noqa: E402
 from scabench.studies.granularity import models as gm  # noqa: E402
@@ -142,7 +142,7 @@ def plot_transfer(result, out_dir):
     noise = []  # (B, µs): differences below zero, which are noise and no cost
     for key, t in transfer.items():
         xs = [q["samples"] for q in t["points"]]
-        colour = COLOURS.get(key, None)
+        colour = COLOURS.get(key)
         for part, marker in (("tr_total_ns", "o"), ("tr_user_ns", "x")):
             costs = [(x, q[part] / 1000) for x, q in zip(xs, t["points"]) if q[part] >= 0]
             noise += [(x, q[part] / 1000) for x, q in zip(xs, t["points"]) if q[part] < 0]

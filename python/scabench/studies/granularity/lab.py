@@ -37,23 +37,23 @@ import subprocess
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from scabench.studies.granularity import models as gm
-from scabench.studies.granularity import lab_s4285
-from scabench.measure.window import measure_window, tick_us
-from scabench.run.environment import cpu_hz, describe_environment, l2_bytes
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import wait_for_quiet
+from scabench.measure.window import measure_window, tick_us
+from scabench.model.spec import parse_spec
 from scabench.paths import program
+from scabench.run.environment import cpu_hz, describe_environment, l2_bytes
 from scabench.run.processes import run_program, spawn
 from scabench.run.runner import run_spec
 from scabench.model.spec_toml import parse_spec
 from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
 from scabench.studies.granularity.plan import PARTS
-from scabench.studies.granularity.rows import FirRow
 from scabench.studies.granularity.render_common import cost, terms_line
+from scabench.studies.granularity.rows import FirRow
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS, Layout
 from scabench.version import version_info
@@ -139,6 +139,7 @@ class Lab:
             try:
                 pid = proc.pid
                 if announces_start:
+                    assert proc.stdout is not None and proc.stderr is not None  # pipes, just above
                     line = proc.stdout.readline()
                     if not line.startswith("started"):
                         raise RunError(f"{argv[0]} did not start: {proc.stderr.read().strip()}")
@@ -176,7 +177,7 @@ class Lab:
         of two states of a shared machine (at 40 packets/s most of a run's CPU
         is its wake-up and cold caches, which others' work moves by tens of
         %); in turn, the same drift lands on both. The aggregate of each."""
-        runs = [[] for _ in points]
+        runs: list[list[Any]] = [[] for _ in points]
         for _ in range(repeats):
             for i, (what, run_once) in enumerate(points):
                 runs[i].append(self.guard.measure(run_once, foreign_of=lambda m: m["foreign_pct"],

@@ -12,13 +12,20 @@ from pathlib import Path
 
 from scabench.report.markdown import CONTENTS, write_report
 from scabench.studies.granularity.figures import plot_transfer
-from scabench.studies.granularity.render_fir import (section_fig6, section_findings, section_goal, section_models,
-                                                     section_parameters, section_per_hop, section_processes,
-                                                     section_ratios, section_sweep)
 from scabench.studies.granularity.render_common import terms_line
+from scabench.studies.granularity.render_fir import (
+    section_fig6,
+    section_findings,
+    section_goal,
+    section_models,
+    section_parameters,
+    section_per_hop,
+    section_processes,
+    section_ratios,
+    section_sweep,
+)
 from scabench.studies.granularity.render_s4285 import s4285_findings, section_s4285
 from scabench.studies.granularity.workloads import WORKLOADS
-
 
 # Every abbreviation the report uses, said once above its answer, which
 # already uses most of them.

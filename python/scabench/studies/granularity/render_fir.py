@@ -5,12 +5,22 @@ FirRows, rows.py) and the summary it stored (result["summary"]).
 The per-workload sections take the workload's name, so another N·B
 workload's rows render through the same code: add it to workloads.WORKLOADS
 and its rows get a ratio table and a bar chart of their own."""
+from typing import Any
+
 from scabench.report.markdown import md_table
 from scabench.studies.granularity import models as gm
 from scabench.studies.granularity.analysis import GOALS, model_errors
 from scabench.studies.granularity.figures import plot_bars, plot_models, plot_sweep
-from scabench.studies.granularity.render_common import (cost, fmt, func_row, linear, placement_key, placement_label,
-                                                        rows_where, us_per_packet)
+from scabench.studies.granularity.render_common import (
+    cost,
+    fmt,
+    func_row,
+    linear,
+    placement_key,
+    placement_label,
+    rows_where,
+    us_per_packet,
+)
 from scabench.studies.granularity.seed import SEED
 from scabench.studies.granularity.workloads import WORKLOADS
 
@@ -214,7 +224,7 @@ def section_findings(result):
     """The headline numbers, in words, computed from the rows."""
     summary = result["summary"]
     out = []
-    by = {}
+    by: dict[Any, Any] = {}
     for r in summary["ratios"]:
         if r["seed_ratio_total"] is not None:
             by.setdefault(r["nb"], []).append(r)

@@ -2,12 +2,13 @@
 SCA component granularity on processor workload" gives, which the lab stores
 in its result (result["seed"]) and the analysis and the report compare with.
 Constants only: nothing here measures or computes."""
+from typing import Any
 
 # What the seed's text gives about its Figs. 3 (user %) and 4 (user+system %),
 # the STANAG 4285 transmitter (its section 3.2). The bars are an image and
 # none of their values is in the text, so only the settings and the ratios it
 # states are carried here.
-S4285_SEED = {
+S4285_SEED: dict[str, Any] = {
     "symbol_rates": [2395, 25600, 64000],  # the first is its audio card's 9.36 frames/s
     "frames_per_s_at_the_lowest_rate": 9.36,
     "configs": ["non-SCA", "2 components", "7 components", "11 components"],
@@ -20,7 +21,7 @@ S4285_SEED = {
 
 # The seed's figures: its Table 2 (cycles; B in floats), its context-switch
 # estimates and its W11/FUNC (U+S) ratios (Fig. 6).
-SEED = {
+SEED: dict[str, Any] = {
     "cpu": "Pentium M 1.86 GHz, Linux 2.6.9, OSSIE 0.6, omniORB",
     "f_hz": 1.86e9,
     "table2": {

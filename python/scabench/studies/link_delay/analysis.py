@@ -4,6 +4,7 @@ the floor beside the model's). Functions of the kept results and of the
 campaign's configurations: nothing here runs anything; measure.py runs the
 campaign."""
 from dataclasses import dataclass, fields
+from typing import Any
 
 from scabench.measure.campaign import CampaignEntry, Spread, spread
 from scabench.model.pipeline import stage_work_ms
@@ -106,7 +107,7 @@ def add_models(entries, campaign, packets):
 
 def rows_by_delay(doc):
     """{delay (None: loopback): {strategy: entry}}, in the order of the campaign."""
-    out = {}
+    out: dict[Any, dict[str, Any]] = {}
     for e in doc["configs"].values():
         if e.summary:
             out.setdefault(_delay(e), {})[e.config.group] = e
@@ -146,7 +147,7 @@ def headline(doc):
     for delay, by in rows_by_delay(doc).items():
         tw, cr = by.get("twoway-worker"), by.get("credits")
         row = DelayRow(delay, _figures(tw) if tw else None, _figures(cr) if cr else None)
-        if tw and cr:
+        if row.twoway_worker and row.credits:  # both measured
             row.twoway_over_credits = row.twoway_worker.last_ms / row.credits.last_ms
         rows.append(row)
     return rows

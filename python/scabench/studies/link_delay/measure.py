@@ -11,13 +11,11 @@ K times each with the campaign's load guards; analysis.py sets the
 measurements beside a model of each strategy and render.py writes the report.
 """
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
-from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
-from scabench.run.network import NetworkUnavailable, TOXIPROXY_VERSION, unavailable_reason
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.paths import experiments_dir
 from scabench.report.results_file import read_result, stamped, write_json
 from scabench.studies.link_delay.analysis import LinkDelayEntry, add_models
@@ -57,7 +55,7 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
         e.summarise()
     entries = add_models(entries, campaign, packets)
     meta["elapsed_s"] = time.monotonic() - started
-    meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     save(entries, status="complete")
     doc = document(entries, "complete")
     write_link_delay_report(doc, out)

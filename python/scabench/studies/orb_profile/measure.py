@@ -16,8 +16,6 @@ from dataclasses import asdict
 
 import numpy as np
 
-from scabench.run.environment import describe_environment
-from scabench.version import version_info
 from scabench.errors import RunError
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
@@ -27,7 +25,7 @@ from scabench.run.processes import LineReader, free_port, spawn
 from scabench.studies.orb_profile.analysis import cycles_to_ns, derive, summarize_rounds
 from scabench.studies.orb_profile.plan import CASES, CASES_BY_NAME, ELEMENT_BYTES, SWEEP_TYPE
 from scabench.studies.orb_profile.wire import GiopRelay, exchanges
-
+from scabench.version import version_info
 
 # --- processes -------------------------------------------------------------
 
@@ -55,9 +53,10 @@ def _start(args, what, cores=None):
     pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
     proc = spawn([str(program("scabench-profile")), *args], stdin=subprocess.PIPE,
                  stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, preexec=pin)
-    proc.stderr_file = err
-    proc.lines = LineReader(proc.stdout)  # every answer is read through it, never through proc.stdout
-    proc.what = what
+    # Carried on the process (attributes of our own on a Popen).
+    proc.stderr_file = err  # type: ignore[attr-defined]
+    proc.lines = LineReader(proc.stdout)  # type: ignore[attr-defined]  # every answer is read through it
+    proc.what = what  # type: ignore[attr-defined]
     return proc
 
 
@@ -182,6 +181,7 @@ def measure_first_calls(transport, server, plan, tsc_hz, cores):
 def measure_wire(transport, server, workdir, plan):
     """Runs every case (and every sweep size) a few times through a GiopRelay
     and returns, per case, the bytes of each message it saw."""
+    listen: str | tuple[str, int]
     if transport == "unix":
         family, listen, upstream = socket.AF_UNIX, os.path.join(workdir, "relay.sock"), server.socket_path
         reference = f"corbaloc:omniunix:{listen}:/profile"

@@ -3,8 +3,8 @@ paper's figures (seed_data.orb_profile) printed beside ours."""
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 from scabench.studies.orb_profile import datarate  # noqa: E402
 from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
@@ -380,7 +380,7 @@ def format_profile(result, wide=False):
     return text(profile_view(result), wide)
 
 
-def profile_csv(result):
+def profile_csv(result: dict) -> CsvTable:
     """Every case on every transport, one row each, as measured (`--csv`)."""
     header = ["transport", "case", "elements", "payload_bytes", "median_cycles", "p99_cycles", "median_ns", "p99_ns",
               "datarate_bps"]

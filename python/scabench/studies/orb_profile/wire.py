@@ -7,6 +7,7 @@ A GIOP message is a 12-byte header ("GIOP", version, flags, type, body size)
 and the body. The relay also reads the GIOP 1.2 Request and Reply headers, to
 tell the operation and to split each message into its envelope (GIOP header,
 request or reply header, padding) and its CDR body (the arguments)."""
+import builtins
 import socket
 import struct
 import threading
@@ -27,7 +28,7 @@ class WireMessage:
     bytes: int = 0  # every byte of every frame, headers included
     frames: int = 0
     first_frame_bytes: int = 0
-    head: bytes = b""
+    head: builtins.bytes = b""  # builtins: `bytes` above names the count
     # Filled by parse_header() for GIOP 1.2 Requests and Replies.
     request_id: int | None = None
     operation: str | None = None
@@ -133,6 +134,7 @@ class GiopStreamParser:
                 self._header = b""
                 continue
             take = min(self._remaining, len(view))
+            assert self._current is not None  # a frame's body follows its header
             if self._in_first_frame and len(self._current.head) < _HEAD_KEEP:
                 self._current.head += bytes(view[:min(take, _HEAD_KEEP - len(self._current.head))])
             self._remaining -= take

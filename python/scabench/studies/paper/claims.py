@@ -9,11 +9,24 @@ machine: where the answer depends on the core count (the paper had 4 cores,
 this machine may have 2), the rule says what that count predicts and judges
 against the prediction.
 """
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 
-from scabench.studies.paper.evidence import (Missing, core_count, entry, floor_ms, last_ms, most_reordered, ms,
-                                             paper_last_ms, paper_reordered, ratio, reordered, run_count, setup_label,
-                                             stage_count)
+from scabench.studies.paper.evidence import (
+    Missing,
+    core_count,
+    entry,
+    floor_ms,
+    last_ms,
+    most_reordered,
+    ms,
+    paper_last_ms,
+    paper_reordered,
+    ratio,
+    reordered,
+    run_count,
+    setup_label,
+    stage_count,
+)
 from scabench.studies.paper.published import published
 
 REPRODUCED, NOT_REPRODUCED, DIFFERS, NOT_RUN = "reproduced", "not reproduced", "differs", "not run"
@@ -286,9 +299,10 @@ def single_thread_poa_no_guarantee(entries):
     parts, worst = [], 0
     if many in measured:
         runs = entry(entries, many).runs
-        merges = [next((s for s in r.stages if s.connections), None) for r in runs]
-        if None in merges:  # results written before runs counted per connection
+        found = [next((s for s in r.stages if s.connections), None) for r in runs]
+        if None in found:  # results written before runs counted per connection
             raise Missing(many, "has runs without per-connection counts")
+        merges = [m for m in found if m is not None]
         ids = [c.id for c in merges[0].connections]
         counts = {i: [(c.reordered_from_previous, c.reordered_from_original, c.received)
                       for m in merges for c in m.connections if c.id == i] for i in ids}

@@ -1,10 +1,12 @@
 """The report's figures (PNG, drawn with matplotlib's non-interactive backend)."""
+from typing import Any
+
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from scabench.report import latency  # noqa: E402
 from scabench.report.plots import log_axis_labels, runs_label, save_figure, whiskers  # noqa: E402
@@ -105,7 +107,7 @@ def draw_figures(out, entries):
     """The send-time histogram of the median run of each Table 1 experiment
     and set-up, and the overview. Returns {key: file name}."""
     figures = {}
-    rows = []
+    rows: list[tuple[str, Any, Any, Any]] = []
     # A set-up's cores here are the campaign's (the multi-core set-up is this
     # machine's cores), the paper's are its own: each bar's label names both,
     # so that the paper's 4 cores never stand under this machine's 2.

@@ -8,12 +8,11 @@ are judged in claims.py; figures.py draws the PNGs and render.py writes the
 report.
 """
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
-from scabench.run.environment import describe_environment
 from scabench.errors import ScabenchError
+from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.paths import experiments_dir
 from scabench.report.markdown import write_report
 from scabench.report.results_file import read_result, stamped, write_json
@@ -54,7 +53,7 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
         e.summarise()
     claims = judge_claims(entries)
     meta["elapsed_s"] = time.monotonic() - started
-    meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     save(entries, claims, status="complete")
     figures = draw_figures(out, entries)
     write_report(out, TITLE, render(entries, claims, meta, figures))

@@ -46,11 +46,11 @@ def headline(entries):
             s = e.summary if e else None
             last = s.stages[-1] if s else None
             rows.append([exp, labels.get(setup, setup),
-                         _spread(last.last_packet_ms) if s else ("failed" if e else "not run"),
+                         _spread(last.last_packet_ms) if last else ("failed" if e else "not run"),
                          _spread(s.overhead_ratio, 3) if s else "–",
                          latency.p50_p99(latency.end_to_end(e.runs)) if s else "–",
                          f"{last.reordered_from_previous.median:.0f} / {last.reordered_from_original.median:.0f}"
-                         if s else "–",
+                         if last else "–",
                          f"{table['last_packet_ms'][-1]:,.0f}", f"{paper_ratio(exp, setup):.3f}",
                          f"{table['reordered_from_previous'][-1]} / {table['reordered_from_original'][-1]}",
                          f"Table\u00a0{number}"])

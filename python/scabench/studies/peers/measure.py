@@ -22,7 +22,7 @@ import os
 import subprocess
 import time
 from dataclasses import asdict, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from scabench import units
@@ -30,8 +30,8 @@ from scabench.console import Progress
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.campaign import Measure
-from scabench.measure.repeat import flaw_of
 from scabench.measure.guard import Guard
+from scabench.measure.repeat import flaw_of
 from scabench.model.pipeline import floor_of
 from scabench.model.load import load_spec
 from scabench.model.overrides import Overrides, apply_overrides
@@ -119,7 +119,7 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
     meta = {"quick": quick, "runs": runs, "packets": packets, "cores": cores, "floor_ms": floor_ms,
             "pipeline": pipeline, "pipeline_spec": str(catalogue.EXP6.relative_to(experiments_dir().parent)),
             "guard": {k: v for k, v in asdict(settings).items() if k != "retry_errors"},
-            "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "loadavg_start": list(os.getloadavg()), "environment": describe_environment(cores)}
     entries = {}
     for peer in peers:
@@ -148,7 +148,7 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
         entry["summary"] = summarise(entry)
     meta["loadavg_end"] = list(os.getloadavg())
     meta["elapsed_s"] = time.monotonic() - started
-    meta["finished_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     save("complete")
     write_peers_report(doc, out)
     return doc

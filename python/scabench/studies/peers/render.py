@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+from scabench.console import add_rows, table, text
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, save_figure, whiskers
 from scabench.console import add_rows, table, text
@@ -152,7 +153,7 @@ def _plot(doc, out):
     fig, ax = plt.subplots(figsize=(10, 1.4 + 0.42 * max(1, len(ran))))
     ratios = [SimpleNamespace(**e["summary"]["ratio"]) for _, e in ran]
     several, err = whiskers(ratios)  # min–max only over several rounds
-    for y, ((pid, e), s) in enumerate(zip(ran, ratios)):
+    for y, ((_pid, e), s) in enumerate(zip(ran, ratios)):
         colour = SCABENCH_COLOUR if e["kind"] == "scabench" else PEER_COLOUR
         # A median that stands on a disturbed round is grey inside: it is
         # not a figure to compare peers by (the table's undisturbed column is).
