@@ -1,11 +1,11 @@
 # The two commands: `make run` (set up, build, run the main job) and
 # `make test` (set up, build, run every test).
-.PHONY: run test setup build test-cpp test-python test-docs clean
+.PHONY: run test setup build lint test-cpp test-python test-docs clean
 
 run: setup
 	scabench paper --quick --out results/paper-quick
 
-test: setup test-cpp test-python test-docs
+test: setup lint test-cpp test-python test-docs
 
 setup:
 	./scripts/setup.sh

@@ -46,11 +46,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from scabench.model.spec import SCHEDULERS  # noqa: E402
-from scabench.model.spec_toml import parse_spec  # noqa: E402
-from scabench.paths import bin_dir  # noqa: E402
-from scabench.run import runner  # noqa: E402
-from scabench.run.watchdog import progress  # noqa: E402
+from scabench.model.spec import SCHEDULERS
+from scabench.model.spec_toml import parse_spec
+from scabench.paths import bin_dir
+from scabench.run import runner
+from scabench.run.watchdog import progress
 
 PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "raw_syscalls:sys_enter"] + [
     f"syscalls:sys_enter_{name}" for name in ("poll", "ppoll", "epoll_wait", "recvfrom", "recvmsg", "sendto",

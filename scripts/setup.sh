@@ -81,7 +81,7 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import scabench, numpy, scipy, click, rich, pytest, hypothesis, matplotlib, markdown, omniORB, lxml, tomli_w, setuptools, wheel, mkdocs, material, mkdocstrings_handlers.python" \
+if ! .venv/bin/python -c "import scabench, numpy, scipy, click, rich, pytest, hypothesis, matplotlib, markdown, omniORB, lxml, tomli_w, setuptools, wheel, mkdocs, material, mkdocstrings_handlers.python, ruff, mypy" \
      2>/dev/null || [ ! -x .venv/bin/scabench-py-stage ] || [ ! -x .venv/bin/mkdocs ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e 'python[test]'

@@ -24,16 +24,16 @@ from typing import Any, Self, TextIO
 import tomli_w
 
 from scabench.errors import SpecError
+from scabench.files import check_writable
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_benchmark
 from scabench.measure.sweep import SweepResult, grid_axes, plan, run_sweep
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, kind_declaration, kind_names
+from scabench.model.load import find_spec, load_spec
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import Exported, export_sad
 from scabench.model.sad.load import is_sad, waveform_stem
-from scabench.files import check_writable
-from scabench.model.load import find_spec, load_spec
-from scabench.model.spec import CODE_SOURCE, FILE_PROPERTIES, code_source
+from scabench.model.spec import CODE_SOURCE, FILE_PROPERTIES, Spec, code_source
 from scabench.model.spec_toml import parse_spec, read_toml
 from scabench.report.results_file import read_json, write_json
 from scabench.run.results import RunResult

@@ -18,21 +18,20 @@ from rich.text import Text
 from scabench import __version__, interrupts, units
 from scabench.console import BAD, GOOD, MUTED, VERDICT_STYLES, add_rows, console, show, table
 from scabench.errors import RunError, ScabenchError
+from scabench.files import check_writable
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
-from scabench.measure.repeat import MAX_RUNS, guard_settings, run_benchmark
+from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_benchmark
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.load import find_spec, load_spec
 from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
-from scabench.files import check_writable
 from scabench.model.spec import SCHEDULERS
 from scabench.model.transport import TRANSPORTS
-from scabench.report.results_file import read_json, read_runs, records_table, write_csv, write_json
+from scabench.report.results_file import CsvTable, read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
-from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.version import commit
 
@@ -474,8 +473,8 @@ def _stdin_is_pipe() -> bool:
 def paper(quick: bool, runs: int | None, packets: int | None, only: str | None, campaign_file: str | None,
           out_dir: str, from_results: bool, json_path: str | None, csv_path: str | None) -> None:
     """Reproduce the messaging-semantics paper and judge its claims."""
-    from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     from scabench.studies.paper.claims import VERDICT_LEGEND
+    from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     from scabench.studies.paper.render import claim_tally, paper_csv
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)

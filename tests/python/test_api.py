@@ -18,7 +18,6 @@ from conftest import REPO
 from conftest import scabench as scabench_cli
 
 import scabench
-from conftest import REPO, scabench as scabench_cli
 from scabench.model.load import load_spec
 from scabench.report.tables import benchmark_csv
 

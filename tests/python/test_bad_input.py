@@ -8,15 +8,14 @@ import subprocess
 import sys
 
 import pytest
-from conftest import pipeline_toml, scabench
+from conftest import REPO, pipeline_toml, scabench
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO, pipeline_toml, scabench
 from scabench.errors import SpecError
 from scabench.model.checks import parse_overrides, parse_property_overrides
-from scabench.model.resources import check_memory, memory_needed
 from scabench.model.load import load_spec
+from scabench.model.resources import check_memory, memory_needed
 from scabench.model.spec_toml import parse_spec
 
 ONE = '[[component]]\nname = "p"\nkind = "producer"\n'

@@ -10,16 +10,14 @@ from pathlib import Path
 import pytest
 from conftest import REPO, pipeline_toml, run_processes, scabench
 
+from scabench.model.load import load_spec
 from scabench.model.resources import memory_needed
 from scabench.model.spec import load_spec
-from scabench.model.transport import RING_CONTROL_BYTES, ring_bytes
+from scabench.model.transport import ring_bytes, ring_declaration, ring_overhead_bytes
 from scabench.report.results_file import write_json
 from scabench.run.processes import owner_tag, shm_rings
 from scabench.run.results import RunResult
 from scabench.run.runner import build_assembly, run_spec
-from scabench.model.resources import memory_needed
-from scabench.model.load import load_spec
-from scabench.model.transport import ring_bytes, ring_declaration, ring_overhead_bytes
 
 PACKETS = 20
 

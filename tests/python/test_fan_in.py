@@ -7,8 +7,8 @@ import pytest
 from conftest import scabench
 
 from scabench.errors import SpecError
-from scabench.model.pipeline import floor_of, packets_through
 from scabench.model.load import load_spec
+from scabench.model.pipeline import floor_of, packets_through
 from scabench.report.tables import format_run
 from scabench.run.results import RunResult
 from scabench.run.runner import build_assembly, run_spec

@@ -16,6 +16,7 @@ from conftest import REPO, pipeline_toml, run_processes
 from scabench.errors import RunError
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.model.load import load_spec
+from scabench.report.tables import format_run
 from scabench.run import processes
 from scabench.run.records import HEADER
 from scabench.run.runner import run_spec

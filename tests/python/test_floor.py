@@ -9,8 +9,8 @@ from conftest import scabench
 from test_results import ok_run
 
 from scabench.measure.repeat import warnings_of
-from scabench.model.pipeline import below_floor_why, floor_caveat, floor_of, undeclared_work
 from scabench.model.load import load_spec
+from scabench.model.pipeline import below_floor_why, floor_caveat, floor_of, undeclared_work
 from scabench.report.tables import format_run
 from scabench.run.results import RunResult, StageResult
 from scabench.run.runner import run_spec

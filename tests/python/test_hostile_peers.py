@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from conftest import pipeline_toml
+
 from scabench.model.load import load_spec
 from scabench.paths import program
 from scabench.report.tables import format_run

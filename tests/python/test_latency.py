@@ -7,7 +7,6 @@ from conftest import pipeline_toml, scabench
 
 from scabench.measure.campaign import Spread
 from scabench.model.load import load_spec
-from scabench.run import network
 from scabench.report.plots import runs_label, whiskers
 from scabench.run import network
 from scabench.run.runner import run_spec

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from conftest import REPO, pipeline_toml
+
 from scabench.model.load import load_spec
 from scabench.run import processes
 from scabench.run.runner import run_spec

@@ -17,9 +17,11 @@ import pytest
 from conftest import REPO, pipeline_toml, run_processes, scabench
 
 from scabench.errors import SpecError
-from scabench.model.pipeline import floor_of
-from scabench.run.runner import run_spec
 from scabench.model.load import load_spec
+from scabench.model.pipeline import floor_of
+from scabench.run import network, processes
+from scabench.run.runner import run_spec
+from scabench.studies.link_delay.analysis import model_ms
 
 REASON = network.unavailable_reason()
 needs_network = pytest.mark.skipif(REASON is not None, reason=f"network hosts unavailable: {REASON}")

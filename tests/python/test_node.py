@@ -16,8 +16,21 @@ import pytest
 
 # The fixtures (context, naming, orb, start_naming) are imported for pytest to find.
 from conftest import REPO
-from py_components_world import (S, WAIT_S, alive, bound, closed_at_end, context, end_process,  # noqa: F401
-                                 naming, orb, props, start_naming)
+from omniORB import CORBA
+from py_components_world import (  # noqa: F401
+    WAIT_S,
+    S,
+    alive,
+    bound,
+    closed_at_end,
+    context,
+    end_process,
+    naming,
+    orb,
+    props,
+    start_naming,
+)
+
 from scabench.errors import RunError
 from scabench.run.nodes import list_nodes, node_alive, node_processes, resolve_node
 from scabench.run.processes import free_port

@@ -18,8 +18,20 @@ import pytest
 from conftest import REPO, scabench
 
 # The fixtures (naming, orb) are imported for pytest to find.
-from py_components_world import (S, WAIT_S, StageProcess, context, end_process, make_sink, name,  # noqa: F401
-                                 naming, orb, props, sink_class)
+from py_components_world import (  # noqa: F401
+    WAIT_S,
+    S,
+    StageProcess,
+    context,
+    end_process,
+    make_sink,
+    name,
+    naming,
+    orb,
+    props,
+    sink_class,
+)
+
 from scabench.errors import SpecError
 from scabench.model.load import load_spec
 from scabench.paths import program

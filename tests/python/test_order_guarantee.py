@@ -4,8 +4,8 @@ ring, and the paper's own specs."""
 import pytest
 from conftest import REPO, pipeline_toml
 
-from scabench.model.order import guarantees_order, order_guarantees
 from scabench.model.load import load_spec
+from scabench.model.order import guarantees_order, order_guarantees
 
 
 def _spec(write_spec, policy="", **more):

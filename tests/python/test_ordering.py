@@ -1,8 +1,9 @@
 """Ordered one-way over real processes: resequencing, credits, watermarks,
 a packet lost on purpose, and data-dependent work that makes the ORB reorder."""
 from conftest import pipeline_toml
-from scabench.run.runner import run_spec
+
 from scabench.model.load import load_spec
+from scabench.run.runner import run_spec
 
 PACKETS = 60
 # Stage times that depend on the packet, 200-1800 µs, into a multi-threaded

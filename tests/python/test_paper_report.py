@@ -11,9 +11,10 @@ from conftest import REPO, scabench
 from paper_world import FAST, replace, run, world
 
 from scabench.errors import SpecError
-from scabench.studies.paper.claims import VERDICT_MEANS, judge_claims
+from scabench.measure.campaign import Spread, load_campaign, spread
+from scabench.report.markdown import write_report
 from scabench.studies.paper import figures as paper_figures
-from scabench.studies.paper.claims import judge_claims
+from scabench.studies.paper.claims import VERDICT_MEANS, judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render
 

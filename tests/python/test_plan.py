@@ -5,8 +5,8 @@ import json
 
 import jsonschema
 import pytest
-
 from conftest import REPO, pipeline_toml
+
 from scabench.model.load import load_spec
 from scabench.model.transport import ring_bytes
 from scabench.run.plan import PROTOCOL, plan_of

@@ -12,8 +12,20 @@ import tomllib
 import pytest
 
 # The fixtures (context, make_sink, naming, orb, start_stage) are imported for pytest to find.
-from py_components_world import (LOOPBACK, WAIT_S, alive, bound, context, end_process,  # noqa: F401
-                                 make_sink, naming, orb, start_stage, stage_command)
+from py_components_world import (  # noqa: F401
+    LOOPBACK,
+    WAIT_S,
+    alive,
+    bound,
+    context,
+    end_process,
+    make_sink,
+    naming,
+    orb,
+    stage_command,
+    start_stage,
+)
+
 from scabench.paths import REPO_ROOT
 from scabench.run.processes import free_port
 

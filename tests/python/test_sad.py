@@ -15,9 +15,9 @@ from conftest import REPO, pipeline_toml, scabench
 from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
 
 from scabench.errors import SpecError
+from scabench.model.load import load_spec
 from scabench.model.sad.descriptor import DTD_DIR
 from scabench.model.sad.export import export_sad
-from scabench.model.load import load_spec
 from scabench.paths import python_program
 from scabench.run.runner import run_spec
 

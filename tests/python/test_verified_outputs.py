@@ -16,10 +16,10 @@ from scipy.signal import firwin, lfilter
 from sigmf import sigmffile
 
 import scabench
+from scabench.model.load import load_spec
 from scabench.model.spec import load_spec
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
-from scabench.model.load import load_spec
 
 EXAMPLE = REPO / "examples" / "python" / "decimating-fir" / "decimating-fir.toml"
 

@@ -31,14 +31,13 @@ from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
 from scabench.measure import repeat
 from scabench.measure.guard import Guard, GuardSettings
-from scabench.model.spec import load_spec, parse_cores, read_toml
-from scabench.run.results import RunResult
-from scabench.run.runner import run_spec
 from scabench.model.checks import parse_cores
 from scabench.model.load import load_spec
 from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.spec import Spec
 from scabench.model.spec_toml import read_toml
+from scabench.run.results import RunResult
+from scabench.run.runner import run_spec
 from scabench.typed import Typed, figure, from_dict, list_of, optional, state
 
 if TYPE_CHECKING:

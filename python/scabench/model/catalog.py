@@ -118,7 +118,7 @@ def properties_of(component: "Component") -> dict[str, dict[str, Any]]:
     return kind_properties(component.kind, component.library)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _python_kind(name):
     # Imported here, not at the top: it loads omniORBpy and its stubs, which
     # only a spec with a Python component needs.

@@ -19,7 +19,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -45,9 +45,19 @@ from typing import Any
 from scabench.errors import ScabenchError, SpecError
 from scabench.files import check_writable
 from scabench.model.catalog import EXTERNAL, kind_of, properties_of
-from scabench.model.checks import (SAMPLE_BYTES, check_dispatch_per_host, check_external_property, check_network,
-                                   check_nodes, check_property, check_python_ports, check_transport, network_settings,
-                                   parse_cores, policy_of)
+from scabench.model.checks import (
+    SAMPLE_BYTES,
+    check_dispatch_per_host,
+    check_external_property,
+    check_network,
+    check_nodes,
+    check_property,
+    check_python_ports,
+    check_transport,
+    network_settings,
+    parse_cores,
+    policy_of,
+)
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
 from scabench.model.transport import check_transport_name, hop_transport

@@ -13,11 +13,31 @@ from typing import Any
 from scabench.errors import ScabenchError, SpecError
 from scabench.files import FileRefused, read_regular
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
-from scabench.model.checks import (check_dispatch_per_host, check_network, check_nodes, check_python_ports,
-                                   domain_settings, endpoint, network_settings, parse_cores, placement_nodes, policy_of,
-                                   table_of)
-from scabench.model.spec import (BIND_TIMEOUT_S, RUN_TABLE_KEYS, SAMPLE_TYPES, SCHEDULERS, Component, Connection,
-                                 External, Spec, checked_property, relative_root)
+from scabench.model.checks import (
+    check_dispatch_per_host,
+    check_network,
+    check_nodes,
+    check_python_ports,
+    domain_settings,
+    endpoint,
+    network_settings,
+    parse_cores,
+    placement_nodes,
+    policy_of,
+    table_of,
+)
+from scabench.model.spec import (
+    BIND_TIMEOUT_S,
+    RUN_TABLE_KEYS,
+    SAMPLE_TYPES,
+    SCHEDULERS,
+    Component,
+    Connection,
+    External,
+    Spec,
+    checked_property,
+    relative_root,
+)
 from scabench.model.transport import check_transport_name
 from scabench.paths import program as runtime_program
 from scabench.paths import python_program

@@ -11,7 +11,6 @@ from scabench.errors import ScabenchError
 from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, component_kinds, kind_declaration, policy_schema
 from scabench.model.checks import declared_range, number_text, range_text
 
-
 # SCA's words for a component's ports, said under the tables that use them
 # (each within the catalogue's 100 columns).
 PORTS_LEGEND = "uses: a kind's output ports (it sends through them); provides: its input ports (it receives)"

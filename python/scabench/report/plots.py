@@ -1,5 +1,6 @@
 """What the studies' plots share."""
 import math
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 

@@ -14,6 +14,7 @@ from scabench.console import BAD, GOOD, add_rows, table
 from scabench.measure.sweep import point_row, value_text, why_not
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, save_figure, whiskers
+from scabench.report.results_file import CsvTable
 
 PLOT = "sweep.png"
 

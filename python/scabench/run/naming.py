@@ -54,7 +54,7 @@ class NamingService:
                            "scripts/setup.sh installs it)")
         self.dir.mkdir(parents=True, exist_ok=True)
         for _ in range(ATTEMPTS):
-            self.port = self._asked_port or processes.free_port()
+            self.port = port = self._asked_port or processes.free_port()
             log = open(self.dir / "omniNames.log", "w")
             self.proc = proc = processes.spawn([binary, "-start", str(port), "-always", "-datadir", str(self.dir),
                                                 "-nohostname", "-ORBendPoint", f"giop:tcp:{self.host}:{port}"],

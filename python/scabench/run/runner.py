@@ -7,29 +7,46 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from scabench import interrupts
 from scabench.errors import RunError, SpecError
 from scabench.interrupts import Interrupted
-from scabench.model.resources import check_memory
 from scabench.model.catalog import PYTHON_KINDS
-from scabench.model.pipeline import (below_floor_why, floor_caveat, floor_of, property_value,
-                                     source_period_ms, stage_longest_work_ms, stage_work, stage_work_ms)
-from scabench.model.transport import hop_transport, process_transport
+from scabench.model.pipeline import (
+    below_floor_why,
+    floor_caveat,
+    floor_of,
+    property_value,
+    source_period_ms,
+    stage_longest_work_ms,
+    stage_work,
+)
+from scabench.model.resources import check_memory
 from scabench.model.sad.load import waveform_stem
-from scabench.model.transport import endpoint_transport, hop_transport
-from scabench.model.transport import uses_properties as transport_properties
+from scabench.model.spec import Spec
+from scabench.model.transport import hop_transport, process_transport
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
 from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts, unavailable_reason
 from scabench.run.plan import build_assembly, process_name
-from scabench.run.records import REFUSAL_REASONS, read_records, refusals
-from scabench.run.results import (ConnectionResult, CpuUsage, Latency, NetworkResult, NodeResult, ProducerResult,
-                                  RunResult, StageResult)
+from scabench.run.records import REFUSAL_REASONS, Records, read_records, refusals
+from scabench.run.results import (
+    ConnectionResult,
+    CpuUsage,
+    Latency,
+    NetworkResult,
+    NodeResult,
+    ProducerResult,
+    RunResult,
+    StageResult,
+)
 from scabench.run.stalls import find_stalls, pipeline_progress_ns
 from scabench.run.watchdog import LAUNCHER_GRACE_NODES_S, LAUNCHER_GRACE_S, Watchdog
 from scabench.version import version_info

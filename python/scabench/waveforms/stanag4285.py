@@ -5,9 +5,9 @@ same settings. Both report the CPU they used (user and system seconds)."""
 import json
 
 from scabench.errors import ScabenchError
+from scabench.model.load import load_spec
 from scabench.model.pipeline import S4285_SYMBOLS_PER_FRAME
 from scabench.paths import experiments_dir, program
-from scabench.model.load import load_spec
 from scabench.run.processes import run_program
 
 SPLITS = (2, 7, 11)

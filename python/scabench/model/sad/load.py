@@ -45,12 +45,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scabench.errors import SpecError
+from scabench.files import not_a_file
 from scabench.model.catalog import LibraryError, component_kinds
 from scabench.model.checks import check_property, settable_properties, table_of
-from scabench.files import not_a_file
 from scabench.model.sad.descriptor import child, children, read_descriptor, text
-from scabench.model.sad.mapping import (CORBA_TO_PRF, PRF_TO_CORBA, Implementation, check_range, component_table,
-                                         enumeration_values, implementation_of, is_external, range_of, value_of)
+from scabench.model.sad.mapping import (
+    CORBA_TO_PRF,
+    PRF_TO_CORBA,
+    Implementation,
+    check_range,
+    component_table,
+    enumeration_values,
+    implementation_of,
+    is_external,
+    range_of,
+    value_of,
+)
 from scabench.model.spec import CODE_SOURCE, RUN_TABLE_KEYS, Spec
 from scabench.model.spec_toml import parse_spec, read_toml
 

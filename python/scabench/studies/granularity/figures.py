@@ -11,10 +11,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
-from scabench.report.plots import runs_label, save_figure  # noqa: E402
-from scabench.studies.granularity import models as gm  # noqa: E402
-from scabench.studies.granularity.render_common import func_row, placement_key, rows_where  # noqa: E402
-from scabench.studies.granularity.workloads import WORKLOADS  # noqa: E402
+from scabench.report.plots import runs_label, save_figure
+from scabench.studies.granularity import models as gm
+from scabench.studies.granularity.render_common import func_row, placement_key, rows_where
+from scabench.studies.granularity.workloads import WORKLOADS
 
 COLOURS = {"process/tcp": "#1f5fa8", "process/unix": "#4aa3df", "process/shm": "#c0712b", "collocated/none": "#2e8b57",
            "standalone/none": "#777777"}

@@ -44,12 +44,13 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import wait_for_quiet
 from scabench.measure.window import measure_window, tick_us
-from scabench.model.spec import parse_spec
+from scabench.model.spec_toml import parse_spec
 from scabench.paths import program
 from scabench.run.environment import cpu_hz, describe_environment, l2_bytes
 from scabench.run.processes import run_program, spawn
 from scabench.run.runner import run_spec
-from scabench.model.spec_toml import parse_spec
+from scabench.studies.granularity import lab_s4285
+from scabench.studies.granularity import models as gm
 from scabench.studies.granularity.analysis import aggregate, apply_models, model_parameters, summarise
 from scabench.studies.granularity.plan import PARTS
 from scabench.studies.granularity.render_common import cost, terms_line

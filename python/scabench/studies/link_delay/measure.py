@@ -18,6 +18,8 @@ from scabench.errors import ScabenchError
 from scabench.measure.campaign import entries_from_json, load_campaign, run_campaign
 from scabench.paths import experiments_dir
 from scabench.report.results_file import read_result, stamped, write_json
+from scabench.run.environment import describe_environment
+from scabench.run.network import TOXIPROXY_VERSION, NetworkUnavailable, unavailable_reason
 from scabench.studies.link_delay.analysis import LinkDelayEntry, add_models
 from scabench.studies.link_delay.render import write_link_delay_report
 

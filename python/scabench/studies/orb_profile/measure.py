@@ -21,6 +21,7 @@ from scabench.interrupts import Interrupted
 from scabench.measure.guard import Guard, GuardSettings
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 from scabench.paths import program
+from scabench.run.environment import describe_environment
 from scabench.run.processes import LineReader, free_port, spawn
 from scabench.studies.orb_profile.analysis import cycles_to_ns, derive, summarize_rounds
 from scabench.studies.orb_profile.plan import CASES, CASES_BY_NAME, ELEMENT_BYTES, SWEEP_TYPE

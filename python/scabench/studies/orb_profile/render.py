@@ -6,13 +6,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from scabench.studies.orb_profile import datarate  # noqa: E402
-from scabench.studies.orb_profile.plan import CASES, TYPES  # noqa: E402
-from scabench.report.markdown import CONTENTS, md_table, write_report  # noqa: E402
-from scabench.report.plots import log_axis_labels, save_figure  # noqa: E402
-from scabench.studies.orb_profile import seed  # noqa: E402
-from scabench.console import add_rows, table, text  # noqa: E402
-from scabench import units  # noqa: E402
+from scabench import units
+from scabench.console import add_rows, table, text
+from scabench.report.markdown import CONTENTS, md_table, write_report
+from scabench.report.plots import log_axis_labels, save_figure
+from scabench.report.results_file import CsvTable
+from scabench.studies.orb_profile import (
+    datarate,
+    seed,
+)
+from scabench.studies.orb_profile.plan import CASES, TYPES
 
 KINDS = (("basic", "Basic marsh."), ("array", "Array marsh."), ("sequence", "Sequence marsh."))
 SEED_LABEL = "seed (720 MHz DSP)"

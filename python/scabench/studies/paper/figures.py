@@ -8,12 +8,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from scabench.report import latency  # noqa: E402
-from scabench.report.plots import log_axis_labels, runs_label, save_figure, whiskers  # noqa: E402
-from scabench.run.metrics import percentile  # noqa: E402
-from scabench.units import duration_us  # noqa: E402
-from scabench.studies.paper.published import (PAPER_PACKETS, SETUPS, TABLE1, paper_figure, paper_ratio, paper_table,  # noqa: E402
-                                              published)
+from scabench.report import latency
+from scabench.report.plots import log_axis_labels, runs_label, save_figure, whiskers
+from scabench.run.metrics import percentile
+from scabench.studies.paper.published import (
+    PAPER_PACKETS,
+    SETUPS,
+    TABLE1,
+    paper_figure,
+    paper_ratio,
+    paper_table,
+    published,
+)
+from scabench.units import duration_us
 
 
 def send_time_histogram(path, title, send_us, paper_note=None):

@@ -16,6 +16,7 @@ from scabench.measure.campaign import entries_from_json, load_campaign, run_camp
 from scabench.paths import experiments_dir
 from scabench.report.markdown import write_report
 from scabench.report.results_file import read_result, stamped, write_json
+from scabench.run.environment import describe_environment
 from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import TITLE, render

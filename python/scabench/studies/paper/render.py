@@ -3,8 +3,15 @@ from scabench.report import latency
 from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import CONTENTS, md_table
 from scabench.studies.paper.claims import DIFFERS, NOT_REPRODUCED, NOT_RUN, REPRODUCED, VERDICT_LEGEND, VERDICTS
-from scabench.studies.paper.published import (PAPER_PACKETS, SETUPS, TABLE1, paper_figure, paper_ratio,
-                                              paper_table, published)
+from scabench.studies.paper.published import (
+    PAPER_PACKETS,
+    SETUPS,
+    TABLE1,
+    paper_figure,
+    paper_ratio,
+    paper_table,
+    published,
+)
 
 TITLE = "The messaging-semantics paper, reproduced by scabench"
 SEND_STATEMENTS = (("min", "fastest send"), ("p50", "median"), ("p90", "90th percentile"),

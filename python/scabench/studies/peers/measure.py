@@ -32,9 +32,9 @@ from scabench.interrupts import Interrupted
 from scabench.measure.campaign import Measure
 from scabench.measure.guard import Guard
 from scabench.measure.repeat import flaw_of
-from scabench.model.pipeline import floor_of
 from scabench.model.load import load_spec
 from scabench.model.overrides import Overrides, apply_overrides
+from scabench.model.pipeline import floor_of
 from scabench.paths import experiments_dir, program
 from scabench.report.results_file import read_result, write_json
 from scabench.run import processes

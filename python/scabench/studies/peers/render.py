@@ -7,7 +7,6 @@ from types import SimpleNamespace
 from scabench.console import add_rows, table, text
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, save_figure, whiskers
-from scabench.console import add_rows, table, text
 from scabench.studies.peers.analysis import load_summary, undisturbed
 
 TITLE = "The paper's pipeline on peer frameworks"
