@@ -21,11 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
 from omniORB import CORBA
-from py_components_world import LOOPBACK, NamingService, S, end_process, name, props
 
 from scabench.errors import RunError
+from scabench.run.client import LOOPBACK, NamingService, S, end_process, name, props
 from scabench.run.nodes import node_alive, node_processes, resolve_node
 
 CF, CosNaming = S.CF, S.CosNaming

@@ -15,27 +15,15 @@ import itertools
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
 from omniORB import CORBA
-from py_components_world import (
-    LOOPBACK,
-    TOKEN,
-    NamingService,
-    S,
-    StageProcess,
-    end_process,
-    header,
-    name,
-    props,
-    sink_class,
-)
 
 from scabench.paths import program
+from scabench.run.client import (LOOPBACK, TOKEN, NamingService, S, StageProcess, end_process, header, name,
+                                 props, sink_class)
 
 
 def cpu_s(pid):
