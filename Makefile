@@ -1,6 +1,7 @@
 # The two commands: `make run` (set up, build, run the main job) and
-# `make test` (set up, build, run every test).
-.PHONY: run test setup build lint test-cpp test-python test-docs clean
+# `make test` (set up, build, run every test). `make test-unit`: the Python
+# unit tests alone (tests/python/unit: no run and no omniNames started; seconds).
+.PHONY: run test setup build lint test-cpp test-python test-unit test-docs clean
 
 run: setup
 	scabench paper --quick --out results/paper-quick
@@ -27,6 +28,9 @@ test-cpp:
 
 test-python:
 	.venv/bin/python -m pytest -q tests/python
+
+test-unit: setup
+	.venv/bin/python -m pytest -q -m "not system" tests/python/unit
 
 # The documentation site, --strict: a broken link or anchor fails it. Its
 # reference pages are generated from the code and the built programs

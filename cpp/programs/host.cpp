@@ -187,7 +187,7 @@ int describe(CORBA::ORB_ptr orb) {
 }
 
 // The component's reference, for a tool that drives or probes it from
-// outside the launcher (tests/python/test_hostile_peers.py). Owner-only, in
+// outside the launcher (tests/python/system/test_hostile_peers.py). Owner-only, in
 // the run's private directory: a reference is the right to call configure or
 // releaseObject (docs/trust-model.md).
 void writeReference(const std::string& path, const char* ior) {

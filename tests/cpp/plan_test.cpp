@@ -1,5 +1,5 @@
 // The launcher's plan parser (cpp/programs/launcher/plan.cpp) on the
-// published sample (docs/plan.example.json, which tests/python/test_plan.py
+// published sample (docs/plan.example.json, which tests/python/unit/test_plan.py
 // checks against docs/plan.schema.json), and on plans that break the schema.
 #include <gtest/gtest.h>
 

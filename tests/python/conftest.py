@@ -8,6 +8,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+# unit/: no process started, seconds in all (`make test-unit`, `pytest -m "not system"`);
+# system/: tests that start real processes (omniNames, hosts, the launcher, runs of the
+# command line or the library). Every test under system/ is marked `system`.
+SYSTEM = HERE / "system"
+# This folder (its helper modules) is on sys.path through this conftest; the two test
+# folders are too, so that a test module may import another's helpers across them.
+sys.path[1:1] = [str(HERE / "unit"), str(SYSTEM)]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SYSTEM in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.system)
 
 
 # The transports whose hops keep every policy's semantics: the semantic tests

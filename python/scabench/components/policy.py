@@ -17,7 +17,7 @@ property and what the Python ports support: a run never gets a policy it
 did not ask for. The worker's and the reorder buffer's own parameters
 (worker_resume, reorder_capacity, reorder_timeout_ms) are checked and kept
 but act on nothing, as in the C++ port while the worker or the reorder
-buffer is off. tests/python/test_py_components.py checks the keys and
+buffer is off. tests/python/system/test_py_components.py checks the keys and
 defaults against the runtime's schema.
 """
 import re

@@ -11,7 +11,7 @@ import pytest
 
 from scabench.studies.paper.published import published
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SEEDS = REPO.parent / "shared" / "seeds"
 PAPER = SEEDS / "000_951612108a6b3ab0.txt"
 SLIDES = SEEDS / "002_71973ff508360bbb.txt"

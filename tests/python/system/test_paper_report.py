@@ -272,7 +272,7 @@ setups = ["multicore"]
         assert len(e["runs"]) == 1 and e["runs"][0]["producer"]["sent"] == 6, name
     assert configs["exp6@multicore"]["summary"]["stages"][-1]["reordered_from_original"]["max"] == 0
     # The entries have the keys, in the order, of a file written before they were typed (data/README.md).
-    before = json.loads((Path(__file__).parent / "data" / "paper-results.json").read_text())["configs"]
+    before = json.loads((Path(__file__).parents[1] / "data" / "paper-results.json").read_text())["configs"]
     for name, e in configs.items():
         was = before[name]
         assert list(e) == list(was) and list(e["config"]) == list(was["config"]), name

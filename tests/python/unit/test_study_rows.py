@@ -25,7 +25,7 @@ from scabench.studies.paper.claims import judge_claims
 from scabench.studies.paper.figures import draw_figures
 from scabench.studies.paper.render import render as render_paper
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def kept(name):

@@ -195,7 +195,7 @@ def test_tiny_granularity_run(tiny_granularity):
     assert "W3/FUNC" in (out / "report.md").read_text()
     # The rows have the keys, in the order, of the same plan's rows written before they were typed
     # (data/README.md); so has the rest of the result.
-    before = json.loads((Path(__file__).parent / "data" / "granularity.json").read_text())
+    before = json.loads((Path(__file__).parents[1] / "data" / "granularity.json").read_text())
     assert list(result) == ["scabench", *before]  # and the scabench that measured it, first
     assert [list(r) for r in result["configurations"]] == [list(r) for r in before["configurations"]]
     assert [list(r) for r in result["stanag4285"]["configurations"]] == [
@@ -229,7 +229,7 @@ def test_a_result_from_before_fig6_in_turn_shows_no_round_ranges():
     # The default plan ran FUNC twice before the configurations: two runs a
     # row, but not in turn, so no ratio gets a range or the note saying so.
     from scabench.studies.granularity.render_fir import section_ratios
-    result = read_result(json.loads((Path(__file__).parent / "data" / "granularity.json").read_text()))
+    result = read_result(json.loads((Path(__file__).parents[1] / "data" / "granularity.json").read_text()))
     assert "fig6_repeats" not in result["plan"]
     for row in result["configurations"]:
         if row.experiment == "fig6":
@@ -336,7 +336,7 @@ def test_the_csv_has_a_row_per_configuration_measured(tiny_granularity, tmp_path
 
 # ------------------------------------------------------------------ the report's words
 
-STORED = Path(__file__).parent / "data" / "granularity.json"
+STORED = Path(__file__).parents[1] / "data" / "granularity.json"
 
 
 def test_a_negative_difference_is_noise_not_a_cost(tmp_path):

@@ -4,7 +4,7 @@ Checked on the source (ast), as the layers are."""
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TESTS = REPO / "tests"
 
 
