@@ -337,6 +337,9 @@ CLI = [
 ]
 
 
+# A command line per case (about half a second each, half a minute in all): with the
+# system tests, out of the unit run (`pytest -m "not system"`, `make test-unit`).
+@pytest.mark.system
 @pytest.mark.parametrize("args, hint", CLI)
 def test_bad_cli_call_exits_2_with_one_line(write_spec, tmp_path, args, hint):
     spec = write_spec(pipeline_toml(stages=1))
