@@ -22,8 +22,18 @@ from pathlib import Path
 from omniORB import CORBA
 
 from scabench.paths import program
-from scabench.run.client import (LOOPBACK, TOKEN, NamingService, S, StageProcess, end_process, header, name,
-                                 props, sink_class)
+from scabench.run.client import (
+    LOOPBACK,
+    TOKEN,
+    NamingService,
+    S,
+    StageProcess,
+    end_process,
+    header,
+    name,
+    props,
+    sink_class,
+)
 
 
 def cpu_s(pid):

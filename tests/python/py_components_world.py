@@ -9,8 +9,21 @@ import struct
 import pytest
 from omniORB import CORBA
 
-from scabench.run.client import (LOOPBACK, TOKEN, WAIT_S, NamingService, S, StageProcess,  # noqa: F401 (re-exported)
-                                 bound, end_process, header, name, props, sink_class, stage_command)
+from scabench.run.client import (  # noqa: F401 (re-exported)
+    LOOPBACK,
+    TOKEN,
+    WAIT_S,
+    NamingService,
+    S,
+    StageProcess,
+    bound,
+    end_process,
+    header,
+    name,
+    props,
+    sink_class,
+    stage_command,
+)
 
 
 def alive(pid):

@@ -12,7 +12,6 @@ from conftest import REPO, pipeline_toml, run_processes, scabench
 
 from scabench.model.load import load_spec
 from scabench.model.resources import memory_needed
-from scabench.model.spec import load_spec
 from scabench.model.transport import ring_bytes, ring_declaration, ring_overhead_bytes
 from scabench.report.results_file import write_json
 from scabench.run.processes import owner_tag, shm_rings

@@ -16,7 +16,6 @@ from conftest import scabench as scabench_cli
 
 import scabench
 from scabench.measure import window as cpuload
-from scabench.model.spec import parse_spec
 from scabench.model.spec_toml import parse_spec
 from scabench.paths import program
 from scabench.run.runner import run_spec

@@ -17,7 +17,6 @@ from sigmf import sigmffile
 
 import scabench
 from scabench.model.load import load_spec
-from scabench.model.spec import load_spec
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 
