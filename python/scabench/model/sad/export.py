@@ -60,7 +60,7 @@ class Exported:
     packages: list    # the SPD of each component package
 
 
-def export_sad(spec: "Spec", out_dir: str | Path) -> "Exported":
+def export_sad(spec: "Spec", out_dir: str | os.PathLike) -> "Exported":
     """Writes `spec` under out_dir; returns what it wrote."""
     try:
         return _export(spec, Path(out_dir))
