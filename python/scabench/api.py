@@ -522,7 +522,7 @@ def _update(table: dict[str, Any], keys: dict[str, Any]) -> None:
             table[key] = _plain(value)
 
 
-def _check_count(name, value, least):
+def _check_count(name: str, value: object, least: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_RUNS:
         raise ValueError(f"{name}: {value!r} is not valid; give a whole number from {least} to {MAX_RUNS}")
 
