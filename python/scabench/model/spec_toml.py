@@ -331,7 +331,7 @@ def _check_libraries_apart(components, path):
     """Two component libraries of one spec must not register the same kind:
     a host given both refuses the second (registry.hpp), and a kind's name
     would mean two pieces of code."""
-    owner = {}
+    owner: dict[str, Path] = {}  # kind -> the first library that registers it
     for i, c in enumerate(components):
         if c.library is None:
             continue
@@ -376,7 +376,7 @@ def _check_fan_in(path, connections):
     """Connections into one provides port (fan-in) set one port's properties:
     they must agree on every key of the receiving side (worker, ordering,
     flow, dispatch...). Each is a sequence space of its own all the same."""
-    first = {}
+    first: dict[tuple[str, str], Connection] = {}  # provides port -> its first connection
     for conn in connections:
         earlier = first.setdefault(conn.provides, conn)
         if earlier is conn:
@@ -409,7 +409,7 @@ def _check_topology(path, components, connections):
         if conn.uses[0] == conn.provides[0]:
             raise SpecError(path, "connection", f"{conn.id} connects {conn.uses[0]!r} to itself; "
                             "a pipeline has no loops")
-    downstream = {c.name: [] for c in components}
+    downstream: dict[str, list[str]] = {c.name: [] for c in components}
     for conn in connections:
         downstream[conn.uses[0]].append(conn.provides[0])
     state = {}

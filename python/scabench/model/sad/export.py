@@ -73,7 +73,7 @@ def _export(spec, out):
     if not isinstance(waveform, str) or not NAME.fullmatch(waveform):
         raise SpecError(spec.path, "experiment.name", f"{waveform!r} names the waveform's folder and files: use "
                         "letters, digits, ., - and _")
-    packages = {}
+    packages: dict[tuple[str, Path | None], str] = {}  # (kind, library) -> its package's name
     for c in spec.components:
         if getattr(c, "external", None) is not None:
             raise SpecError(spec.path, f"component {c.name!r}", "an external component has no SCA package scabench "
