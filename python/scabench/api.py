@@ -28,7 +28,7 @@ from scabench.files import check_writable
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_benchmark
 from scabench.measure.sweep import SweepResult, grid_axes, plan, run_sweep
-from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, kind_declaration, kind_names
+from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, declared_kinds
 from scabench.model.load import find_spec, load_spec
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import Exported, export_sad
@@ -413,7 +413,7 @@ class Waveform:
         hosts = placement.get("hosts") if isinstance(placement, dict) else None
         return hosts if isinstance(hosts, list) and all(isinstance(h, list) for h in hosts) else None
 
-    def _where(self) -> Path | str:
+    def _where(self) -> Path:
         """What the loader names in errors and results: the file, while the
         waveform is what was loaded from it; else <waveform NAME>."""
         if self._source is not None and self._doc == self._loaded:
@@ -452,7 +452,7 @@ def kinds() -> dict[str, dict[str, Any]]:
     declaration: {kind: {"sample_types", "provides", "uses", "properties"}}
     (the runtime's, from scabench-host --describe, and the Python kinds).
     "external" is any program: it declares nothing."""
-    return {k: kind_declaration(k) for k in kind_names() if k != EXTERNAL}
+    return declared_kinds()
 
 
 def text(result: RunResult | Benchmark | SweepResult, wide: bool = False) -> str:
@@ -522,7 +522,7 @@ def _update(table: dict[str, Any], keys: dict[str, Any]) -> None:
             table[key] = _plain(value)
 
 
-def _check_count(name, value, least):
+def _check_count(name: str, value: object, least: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_RUNS:
         raise ValueError(f"{name}: {value!r} is not valid; give a whole number from {least} to {MAX_RUNS}")
 

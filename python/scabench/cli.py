@@ -28,10 +28,11 @@ from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
-from scabench.model.spec import SCHEDULERS
+from scabench.model.spec import SCHEDULERS, Spec
 from scabench.model.transport import TRANSPORTS
 from scabench.report.results_file import CsvTable, read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
+from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.version import commit
 
@@ -154,7 +155,7 @@ def study_csv_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., 
                              "and the run count.")
 
 
-def check_outputs(json_path, csv_path, out_dir=None):
+def check_outputs(json_path: str | Path | None, csv_path: str | None, out_dir: str | None = None) -> None:
     """Every output of a command, made once before anything runs and
     removed again (check_writable): its --json and --csv files and its
     --out folder. Every command that writes goes through here."""
@@ -185,7 +186,7 @@ RUN_FLAGS = {"packets": "--packets", "cores": "--cores", "policy": "--policy", "
              "network": "--link-delay"}
 
 
-def load_named_spec(name):
+def load_named_spec(name: str) -> Spec:
     return load_spec(find_spec(name))
 
 
@@ -224,8 +225,10 @@ def load_named_spec(name):
               help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
                    "(its corbaloc is printed) until Ctrl-C, or, where stdin is a pipe, until it is closed "
                    "(a signal then interrupts the run: exit 128 + its number).")
-def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, scheduler, transport, link_delay,
-        link_jitter, runs, warmup, quiet_wait, json_path, csv_path, hold):
+def run(spec_file: str, packets: int | None, cores: str | None, policy_items: tuple[str, ...],
+        set_items: tuple[str, ...], collocated: bool, pin: bool, scheduler: str | None, transport: str | None,
+        link_delay: int | None, link_jitter: int | None, runs: int | None, warmup: int, quiet_wait: float,
+        json_path: str | None, csv_path: str | None, hold: bool) -> None:
     """Run SPEC over real processes and print its table.
 
     SPEC is the path of a spec, or the name of one in experiments/ (exp6).
@@ -239,13 +242,14 @@ def run(spec_file, packets, cores, policy_items, set_items, collocated, pin, sch
         if warmup and not runs:
             raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
         spec = load_named_spec(spec_file)
-        link = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
+        link: dict[str, float] = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
         overrides = Overrides(packets=packets or None, cores=parse_cores(cores, "--cores") if cores is not None else None,
                               policy=parse_overrides(policy_items, "--policy") if policy_items else {},
                               properties=parse_property_overrides(set_items, "--set"), collocated=collocated,
                               pin=True if pin else None, scheduler=scheduler or None, transport=transport or None,
                               network=link or None)
         spec = apply_overrides(spec, overrides, RUN_FLAGS)
+        result: Benchmark | RunResult
         try:
             if runs:
                 result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
@@ -412,7 +416,7 @@ def export_sad_command(spec_file: str, out_dir: str) -> None:
                f"package(s) under {Path(out_dir) / 'components'}")
 
 
-def announce_hold(naming):
+def announce_hold(naming: dict[str, str]) -> None:
     """Says where the held components are, then waits for the release: the
     end of standard input where it is a pipe (a tool that drives the run
     releases it by closing the pipe), else Ctrl-C (a terminal, /dev/null).
@@ -436,7 +440,7 @@ def announce_hold(naming):
             watcher.join()
 
 
-def _watch_for_end_of_input(closed, stop):
+def _watch_for_end_of_input(closed: threading.Event, stop: threading.Event) -> None:
     """Sets `closed` at the end of standard input. It reads the descriptor
     itself (select, os.read), not sys.stdin: a thread blocked in the
     buffered reader holds its lock, and the interpreter, closing sys.stdin

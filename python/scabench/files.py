@@ -47,7 +47,7 @@ class FileRefused(Exception):
         super().__init__(f"{path}: {reason}")
 
 
-def read_regular(path: str | Path, max_bytes: int, what: str = "a file") -> bytes:
+def read_regular(path: str | os.PathLike, max_bytes: int, what: str = "a file") -> bytes:
     """The bytes of the regular file at `path`, at most `max_bytes` of them.
     It is opened without blocking (a named pipe with no writer would block
     the open itself) and checked on the open descriptor, so what is checked

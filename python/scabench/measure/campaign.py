@@ -114,8 +114,9 @@ class Config(Typed):
             raise ValueError(f"Config: name {doc['name']!r} is not id@setup ({config.name!r})")
         return config
 
-    def load(self, packets: int) -> Spec:
-        """Its spec, with its changes and `packets`, checked (model/overrides.py)."""
+    def load(self, packets: int | None) -> Spec:
+        """Its spec, with its changes and `packets` (None: the spec's own),
+        checked (model/overrides.py)."""
         at = f"config {self.id}"
         overrides = Overrides(packets=packets, cores=self.cores, policy=self.policy, properties=self.component,
                               collocated=self.collocated, pin=True if self.pin else None,

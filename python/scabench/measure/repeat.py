@@ -45,7 +45,7 @@ def guard_settings(quiet_wait_s: float = GuardSettings.quiet_wait_s) -> GuardSet
     return GuardSettings(quiet_wait_s=quiet_wait_s, retry_errors=(RunError,))
 
 
-def flaw_of(result):
+def flaw_of(result: RunResult) -> str | None:
     """A run that stalled (run/stalls.py), that was not clean (ports refused
     what a peer sent, docs/trust-model.md; packets sent never arrived) is
     redone like a disturbed one."""

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO, TypedDict
 
 from scabench.console import Progress
 from scabench.errors import RunError, SpecError
@@ -117,12 +117,25 @@ def label_of(settings: dict[str, Any]) -> str:
     return ", ".join(f"{k}={value_text(v)}" for k, v in settings.items())
 
 
-def overrides_of(settings: dict, packets: int | None = None) -> tuple[Overrides, dict[str, str]]:
+class _RunFields(TypedDict, total=False):
+    """The Overrides fields a `run.KEY` grid key sets, by the field's name."""
+    packets: int
+    cores: list[int]
+    scheduler: str
+    transport: str
+    pin: bool
+    collocated: bool
+
+
+def overrides_of(settings: dict[str, Any], packets: int | None = None) -> tuple[Overrides, dict[str, str]]:
     """One point's settings (and --packets, which its run.packets overrides)
     as the run command's overrides, and what a refusal of each names: the
     grid key it came from."""
-    fields, where = {}, {"packets": "--packets"}
-    policy, properties, network = {}, {}, {}
+    fields: _RunFields = {}
+    where = {"packets": "--packets"}
+    policy: dict[str, Any] = {}
+    properties: dict[str, dict[str, Any]] = {}
+    network: dict[str, float] = {}
     if packets:
         fields["packets"] = packets
     for key, value in settings.items():
@@ -141,13 +154,13 @@ def overrides_of(settings: dict, packets: int | None = None) -> tuple[Overrides,
     return Overrides(**fields, policy=policy, properties=properties, network=network or None), where
 
 
-def apply(spec, settings):
+def apply(spec: "Spec", settings: dict[str, Any]) -> "Spec":
     """The spec with one point's settings applied, with the same checks as
     the run command's overrides (model/overrides.py)."""
     return apply_overrides(spec, *overrides_of(settings))
 
 
-def _run_field(fields, network, name, value):
+def _run_field(fields: _RunFields, network: dict[str, float], name: str, value: Any) -> str:
     """Puts a run.KEY value where Overrides holds it; the field's name."""
     if name == "packets":
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -157,12 +170,17 @@ def _run_field(fields, network, name, value):
         # On the command line a value's CPUs are joined by "+"; from code, a list.
         fields["cores"] = parse_cores(value if isinstance(value, list) else str(value).replace("+", ","), WHERE,
                                       "run.cores")
-    elif name in ("scheduler", "transport"):
-        fields[name] = str(value)
+    elif name == "scheduler":
+        fields["scheduler"] = str(value)
+    elif name == "transport":
+        fields["transport"] = str(value)
     elif name in ("pin", "collocated"):
         if not isinstance(value, bool):
             raise SpecError(WHERE, f"run.{name}", f"{value!r} is not valid; use true or false")
-        fields[name] = value
+        if name == "pin":
+            fields["pin"] = value
+        else:
+            fields["collocated"] = value
     elif name in ("link_delay_ms", "link_jitter_ms"):
         network[name.replace("link_", "")] = value
         return "network"
@@ -175,7 +193,7 @@ def _run_field(fields, network, name, value):
 @dataclass
 class Point:
     """One point of the plan: its settings, and its spec, checked."""
-    settings: dict
+    settings: dict[str, Any]
     spec: "Spec"
 
     @property
@@ -218,7 +236,7 @@ def reordered_at_outputs(run: RunResult, outputs: Iterable[str]) -> int | None:
     return max([handled(s) for s in run.stages if s.name in outputs] or [handled(run.stages[-1])])
 
 
-def unpaced(spec) -> bool:
+def unpaced(spec: "Spec") -> bool:
     """Whether every packet source of a spec sends as fast as it can (no
     period): its packets then wait behind the slowest stage, and their
     latency measures that queue."""
@@ -253,7 +271,7 @@ class SweepPoint:
     """One measured point of a sweep: its settings and the benchmark of its
     runs (measure/repeat.py). as_dict() is the point as results.json keeps it."""
     label: str
-    settings: dict
+    settings: dict[str, Any]
     runs_asked: int
     packets: int
     status: str                  # the benchmark's: "ok", "failed" or "interrupted"; "partial" while measured

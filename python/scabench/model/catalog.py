@@ -119,7 +119,7 @@ def properties_of(component: "Component") -> dict[str, dict[str, Any]]:
 
 
 @functools.cache
-def _python_kind(name):
+def _python_kind(name: str) -> dict[str, Any]:
     # Imported here, not at the top: it loads omniORBpy and its stubs, which
     # only a spec with a Python component needs.
     from scabench.components.component import describe
@@ -130,6 +130,12 @@ def _python_kind(name):
 def kind_names() -> list[str]:
     """Every kind a spec may name without a library."""
     return [*component_kinds(), *PYTHON_KINDS, EXTERNAL]
+
+
+def declared_kinds() -> dict[str, dict[str, Any]]:
+    """{kind: its declaration} of every kind a spec may name without a
+    library that declares one: all of kind_names() but EXTERNAL."""
+    return {**component_kinds(), **{name: _python_kind(name) for name in PYTHON_KINDS}}
 
 
 

@@ -106,8 +106,9 @@ def declared_work_ms(comp: "Component") -> tuple[float, float] | None:
     return us / 1000.0, (us / 1000.0 if kind == CPU_WORK else 0.0)
 
 
-def _is_count(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
+def _is_count(value: object) -> bool:
+    # float(): numbers.Real declares no comparison with int, but every Real converts.
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and float(value) >= 0
 
 
 def working_components(spec: "Spec") -> list[tuple[str, tuple[float, float] | None]]:

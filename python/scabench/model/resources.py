@@ -50,9 +50,9 @@ def _parts(spec):
     receiving process, the sender's copy in the sending one."""
     through = packets_through(spec)
     size = packet_bytes(spec)
-    parts = {}
+    parts: dict[tuple[str, Any], dict[str, int]] = {}  # process -> {part: bytes}
 
-    def add(process, part, value):
+    def add(process: tuple[str, Any], part: str, value: int) -> None:
         into = parts.setdefault(process, {})
         into[part] = into.get(part, 0) + value
     for c in spec.components:

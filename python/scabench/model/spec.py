@@ -104,8 +104,8 @@ class External:
     starts with the SCA exec parameters, or a reference to a component
     someone else started. Either way it has no record file: the run measures
     its packets at the port of the component it feeds."""
-    program: list | None = None     # the program's argv before the exec parameters
-    parameters: dict = field(default_factory=dict)  # more exec parameters, KEY: text ({run_dir}: the run's directory)
+    program: list[str] | None = None  # the program's argv before the exec parameters
+    parameters: dict[str, str] = field(default_factory=dict)  # more exec parameters, KEY: text ({run_dir}: the run's directory)
     orb_options: bool = False       # it takes omniORB's -ORB options: the run's endpoint and dispatch, as a host
     bind_timeout_s: float = BIND_TIMEOUT_S
     ref: str | None = None          # IOR:, corbaloc: or corbaname: (a name in a Naming Service)

@@ -97,7 +97,8 @@ def is_campaign_file(path: Path) -> bool:
 def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
     if is_campaign(doc):
         # Which study runs it: a campaign whose configurations put the run on network hosts is link-delay's.
-        configs = doc.get("config") if isinstance(doc.get("config"), list) else []
+        config = doc.get("config")
+        configs = config if isinstance(config, list) else []
         study = "link-delay" if any(isinstance(c, dict) and "network" in c for c in configs) else "paper"
         raise SpecError(path, "", f"this is a campaign (its [measure] and [[config]] tables), not a spec; "
                         f"run it with `scabench {study} --campaign {path}`")
@@ -166,10 +167,10 @@ def _components(doc, path, sample_type):
         kind = item.get("kind")
         library = _library(item, path, where)
         if library is not None:
-            if kind in PYTHON_KINDS or kind == EXTERNAL:
+            if isinstance(kind, str) and (kind in PYTHON_KINDS or kind == EXTERNAL):
                 raise SpecError(path, f"{where}.library", f"a {kind} component is a program of its own, not a kind "
                                 "of a component library")
-            _check_library_kind(kind, library, path, where)
+            kind = _check_library_kind(kind, library, path, where)
         elif not isinstance(kind, str) or kind not in kinds:
             raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)} "
                             "(a kind of a component library needs its library = \"path/lib.so\")")
@@ -317,17 +318,20 @@ def _library_kinds(library):
     return [k for k, d in component_kinds(library).items() if "library" in d]
 
 
-def _check_library_kind(kind, library, path, where):
+def _check_library_kind(kind: object, library: Path, path: Path, where: str) -> str:
+    """`kind`, refused unless it is a kind `library` registers (a value that
+    is no text, a TOML array say, is no kind of any)."""
     own = _library_kinds(library)
-    if kind not in own:
+    if not isinstance(kind, str) or kind not in own:
         raise SpecError(path, f"{where}.kind", f"{kind!r} is not a kind of {library}; it registers: {', '.join(own)}")
+    return kind
 
 
 def _check_libraries_apart(components, path):
     """Two component libraries of one spec must not register the same kind:
     a host given both refuses the second (registry.hpp), and a kind's name
     would mean two pieces of code."""
-    owner = {}
+    owner: dict[str, Path] = {}  # kind -> the first library that registers it
     for i, c in enumerate(components):
         if c.library is None:
             continue
@@ -372,7 +376,7 @@ def _check_fan_in(path, connections):
     """Connections into one provides port (fan-in) set one port's properties:
     they must agree on every key of the receiving side (worker, ordering,
     flow, dispatch...). Each is a sequence space of its own all the same."""
-    first = {}
+    first: dict[tuple[str, str], Connection] = {}  # provides port -> its first connection
     for conn in connections:
         earlier = first.setdefault(conn.provides, conn)
         if earlier is conn:
@@ -405,7 +409,7 @@ def _check_topology(path, components, connections):
         if conn.uses[0] == conn.provides[0]:
             raise SpecError(path, "connection", f"{conn.id} connects {conn.uses[0]!r} to itself; "
                             "a pipeline has no loops")
-    downstream = {c.name: [] for c in components}
+    downstream: dict[str, list[str]] = {c.name: [] for c in components}
     for conn in connections:
         downstream[conn.uses[0]].append(conn.provides[0])
     state = {}

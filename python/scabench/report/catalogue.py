@@ -8,7 +8,14 @@ from rich.text import Text
 
 from scabench.console import MUTED, TITLE, add_rows, table
 from scabench.errors import ScabenchError
-from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, component_kinds, kind_declaration, policy_schema
+from scabench.model.catalog import (
+    EXTERNAL,
+    PYTHON_KINDS,
+    component_kinds,
+    declared_kinds,
+    kind_declaration,
+    policy_schema,
+)
 from scabench.model.checks import declared_range, number_text, range_text
 
 # SCA's words for a component's ports, said under the tables that use them
@@ -16,7 +23,7 @@ from scabench.model.checks import declared_range, number_text, range_text
 PORTS_LEGEND = "uses: a kind's output ports (it sends through them); provides: its input ports (it receives)"
 SIDE_LEGEND = "side: the end of a connection the key acts on: the uses port, the provides port, or both"
 
-def _own_properties(kind):
+def _own_properties(kind: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A kind's own properties: not its ports' policy keys ("in.worker"),
     which the [policy] table sets, nor record_capacity, which the runner sets."""
     return {k: v for k, v in kind["properties"].items() if "." not in k and k != "record_capacity"}
@@ -60,11 +67,10 @@ def _default(value: Any, p: dict[str, Any] | None = None) -> str:
 
 def kinds_view() -> list[Any]:
     """Every kind with its ports, then the policy keys of a connection."""
-    kinds = component_kinds()
     t = table("kind", ("uses", {"justify": "left"}), ("provides", {"justify": "left"}),
               ("sample types", {"justify": "left"}), ("properties", {"justify": "left"}),
               title="Component kinds (scabench components KIND: a kind's properties)")
-    for name, kind in [*kinds.items(), *((n, kind_declaration(n)) for n in PYTHON_KINDS)]:
+    for name, kind in declared_kinds().items():
         add_rows(t, [[name, ", ".join(kind["uses"]) or "–", ", ".join(kind["provides"]) or "–",
                       ", ".join(sorted(kind["sample_types"])) or "–", ", ".join(_own_properties(kind)) or "–"]])
     # Any program or reference: only the component knows (docs/architecture.md, "External components").
@@ -93,6 +99,7 @@ def kind_view(name: str) -> list[Any]:
     if name not in kinds:
         raise ScabenchError(f"components: {name!r} is not a component kind; valid: {', '.join(kinds)}, {EXTERNAL}")
     kind = kind_declaration(name)
+    assert kind is not None  # EXTERNAL, the one kind without a declaration, is refused above
     ports = (f"uses (out) {', '.join(kind['uses']) or 'none'}; provides (in) {', '.join(kind['provides']) or 'none'}; "
              f"sample types {', '.join(kind['sample_types'])}")
     t = table("property", ("type", {"justify": "left"}), "default", "range",

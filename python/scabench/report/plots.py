@@ -1,5 +1,6 @@
 """What the studies' plots share."""
 import math
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from scabench.units import duration_us
 PLOT_DPI = 110
 
 
-def save_figure(fig: Any, path: str | Path) -> Path:
+def save_figure(fig: Any, path: str | os.PathLike) -> Path:
     """Writes a figure as a PNG at PLOT_DPI and closes it: pyplot keeps
     every figure it made until it is closed, and a study draws many."""
     import matplotlib.pyplot as plt  # the figure's maker has loaded it already

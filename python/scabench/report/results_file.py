@@ -87,7 +87,7 @@ def records_table(records: Iterable[dict], first: Sequence[str] = ()) -> CsvTabl
 MAX_RESULT_BYTES = 1 << 30
 
 
-def read_result(path, flag: str):
+def read_result(path: str | os.PathLike, flag: str) -> Any:
     """The JSON in a result file, read only if it is a regular file of at
     most MAX_RESULT_BYTES (scabench/files.py: a named pipe or /dev/zero is
     refused, not read); anything else is a ScabenchError naming the flag and
@@ -100,7 +100,7 @@ def read_result(path, flag: str):
         raise ScabenchError(f"{flag}: {one_line(path)} is not a JSON result file ({type(exc).__name__})") from None
 
 
-def read_json(path, flag, expect_key):
+def read_json(path: str | os.PathLike, flag: str, expect_key: str) -> dict[str, Any]:
     """A result file this tool wrote, read back (read_result); anything else
     is a ScabenchError naming the flag, the file and what was expected."""
     doc = read_result(path, flag)

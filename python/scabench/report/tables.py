@@ -251,7 +251,7 @@ def _node_line(node: NodeResult) -> str:
     return words
 
 
-def figure_legend(figures, said=("ratio",)) -> str:
+def figure_legend(figures: Iterable[stats.Figure], said: Sequence[str] = ("ratio",)) -> str:
     """The terms of the figures a table shows, each defined once (one
     "CPU per packet" for every process's), less those another line of the
     view defines (said: the ratio, in LEGEND)."""
@@ -259,7 +259,7 @@ def figure_legend(figures, said=("ratio",)) -> str:
     return ". ".join(f"{term}: {means}" for term, means in terms)
 
 
-def floor_lines(result, also=None):
+def floor_lines(result: RunResult | None, also: str | None = None) -> list[Text]:
     """The legend of floor and ratio (and also, the rest of the line they
     are on), with what the floor of this result leaves out (components that
     declare no work) or that it has none."""

@@ -23,7 +23,7 @@ START_TIMEOUT_S = 10.0
 ATTEMPTS = 3  # a free port can be taken between choosing it and binding it
 
 
-def _accepts(host, port):
+def _accepts(host: str, port: int) -> bool:
     try:
         with socket.create_connection((host, port), timeout=0.2):
             return True

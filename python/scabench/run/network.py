@@ -93,7 +93,7 @@ def unavailable_reason() -> str | None:
 NEEDED_CAPABILITIES = {"CAP_NET_ADMIN": 12, "CAP_SYS_ADMIN": 21}
 
 
-def _lacking_capabilities():
+def _lacking_capabilities() -> list[str]:
     """The capabilities network hosts need that this process lacks (root in
     a container often has no CAP_SYS_ADMIN)."""
     try:
@@ -104,7 +104,7 @@ def _lacking_capabilities():
     return [name for name, bit in NEEDED_CAPABILITIES.items() if not effective >> bit & 1]
 
 
-def _probe():
+def _probe() -> str | None:
     lacking = _lacking_capabilities()
     if os.geteuid() != 0 or lacking:
         return ("network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network namespaces are mounted "
@@ -304,7 +304,7 @@ class NetworkHosts:
         _ip("-n", ns, "link", "set", "eth0", "up")
         _ip("-n", ns, "route", "add", "default", "via", self.proxy_address(i))
 
-    def _start_emulator(self):
+    def _start_emulator(self) -> None:
         port = processes.free_port()
         self.api = f"http://127.0.0.1:{port}"
         self.log_dir.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scabench.model.catalog import PYTHON_KINDS
 from scabench.model.pipeline import packets_through
@@ -25,6 +25,11 @@ from scabench.model.policy import host_orb_options
 from scabench.model.resources import process_memory_bytes
 from scabench.model.transport import endpoint_transport, hop_transport, ring_bytes, uses_properties
 from scabench.paths import program
+
+if TYPE_CHECKING:
+    from scabench.model.policy import Policy
+    from scabench.model.spec import Connection, Spec
+    from scabench.run.network import NetworkHosts
 
 # What the ports of every hop speak today: the runtime's pushPacket IDL.
 PROTOCOL = "scabench"
@@ -35,7 +40,7 @@ BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", 
 # for itself too: a unix socket only its owner may connect to.
 EXTERNAL_ORB_OPTIONS = ["-ORBunixTransportPermission", "0600"]
 
-Process = tuple  # Spec.process_of: ("host", index) or ("external", name)
+Process = tuple[str, Any]  # Spec.process_of: ("host", index) or ("external", name)
 
 
 @dataclass
@@ -155,7 +160,7 @@ class Plan:
         path.write_text(json.dumps(self.to_json(), indent=2))
 
 
-def process_cores(spec) -> list[list[int]]:
+def process_cores(spec: Spec) -> list[list[int]]:
     """Each process's CPU set, the hosts' then the external programs' (in
     spec order): all run cores, or with pin one core each in turn."""
     count = spec.process_count()
@@ -164,7 +169,7 @@ def process_cores(spec) -> list[list[int]]:
     return [list(spec.cores) for _ in range(count)]
 
 
-def process_name(spec, process: Process) -> str:
+def process_name(spec: Spec, process: Process) -> str:
     """What the launcher calls a process of the run (Spec.process_of), as its
     record in the manifest names it: host<i>-<its components joined by +>,
     or exec-<NAME> for an external program (scabench-launch)."""
@@ -172,18 +177,18 @@ def process_name(spec, process: Process) -> str:
     return f"host{key}-" + "+".join(spec.hosts[key]) if kind == "host" else f"exec-{key}"
 
 
-def process_nodes(spec, network=None) -> dict[Process, str]:
+def process_nodes(spec: Spec, network: NetworkHosts | None = None) -> dict[Process, str]:
     """{process (Spec.process_of): node} of the processes placed on a node:
     the spec's placement.nodes, or with `network` (network.NetworkHosts)
     every host on the node of its namespace."""
     if network is not None:
         return {("host", i): network.node_name(i) for i in range(len(spec.hosts))}
-    placed = {("host", i): spec.node_of(members[0]) for i, members in enumerate(spec.hosts)}
+    placed: dict[Process, str | None] = {("host", i): spec.node_of(members[0]) for i, members in enumerate(spec.hosts)}
     placed.update({("external", c.name): spec.node_of(c.name) for c in spec.externals()})
     return {process: node for process, node in placed.items() if node is not None}
 
 
-def plan_of(spec, run_dir: Path, timeout_s: float, network=None) -> Plan:
+def plan_of(spec: Spec, run_dir: Path, timeout_s: float, network: NetworkHosts | None = None) -> Plan:
     """What scabench-launch runs. A process placed on a node is started by
     the node (its entry says which; the node gives it its endpoint); with
     `network` (a network.NetworkHosts) every host is, each on the node of
@@ -194,7 +199,7 @@ def plan_of(spec, run_dir: Path, timeout_s: float, network=None) -> Plan:
     for c in spec.components:
         if c.external is None:  # the runtime's own property: an external component has no record file
             properties[c.name]["record_capacity"] = through[c.name] + 16
-    incoming = {}  # process -> the policies of its remote connections in
+    incoming: dict[Process, list[Policy]] = {}  # process -> the policies of its remote connections in
     for hop, conn in zip(hops, spec.connections):
         for end in (hop.uses, hop.provides):
             properties[end.component].update(end.properties)
@@ -226,9 +231,11 @@ def plan_of(spec, run_dir: Path, timeout_s: float, network=None) -> Plan:
     exec_cores = iter(cores[len(spec.hosts):])
     for c in spec.externals():
         ext = c.external
+        assert ext is not None  # externals(): the components that have one
         if ext.ref is not None:
             externals.append(ExternalComponent(component(c.name), ref=ext.ref, release=ext.release))
             continue
+        assert ext.program is not None  # an External is a reference or a program
         node = on_node.get(("external", c.name))
         own_cores = next(exec_cores)
         # On a node the program is the node's own, the endpoint the node's to give.
@@ -245,7 +252,7 @@ def plan_of(spec, run_dir: Path, timeout_s: float, network=None) -> Plan:
                         **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()}},
             orb_options=orb_options if ext.orb_options else [],
             memory_bytes=memory.get(("external", c.name), 0)))
-    on_nodes = {}
+    on_nodes: dict[str, int] = {}  # node -> the bytes its processes need
     for process, need in memory.items():
         if process in on_node:
             on_nodes[on_node[process]] = on_nodes.get(on_node[process], 0) + need
@@ -256,12 +263,12 @@ def plan_of(spec, run_dir: Path, timeout_s: float, network=None) -> Plan:
                 hops=hops)
 
 
-def build_assembly(spec, run_dir: Path, timeout_s: float, network=None) -> dict[str, Any]:
+def build_assembly(spec: Spec, run_dir: Path, timeout_s: float, network: NetworkHosts | None = None) -> dict[str, Any]:
     """The plan of a run as scabench-launch reads it (plan_of, to_json)."""
     return plan_of(spec, run_dir, timeout_s, network).to_json()
 
 
-def _hop(spec, conn) -> Hop:
+def _hop(spec: Spec, conn: Connection) -> Hop:
     transport = hop_transport(spec, conn)
     # A hop over shared memory: the sending port makes the ring (uses_properties).
     uses = {**conn.policy.uses_properties(conn.uses[1]), **uses_properties(spec, conn)}
@@ -272,7 +279,7 @@ def _hop(spec, conn) -> Hop:
                ring_bytes=ring_bytes(spec) if transport == "shm" else None)
 
 
-def _endpoint(spec, run_dir: Path, name: str) -> list[str]:
+def _endpoint(spec: Spec, run_dir: Path, name: str) -> list[str]:
     """Where a process of the run listens: loopback tcp, or a unix socket in
     the run's directory (transport unix, and shm's control)."""
     if endpoint_transport(spec) == "tcp":
@@ -303,13 +310,14 @@ def _external_json(e: ExternalComponent) -> dict[str, Any]:
         return entry
     if e.program is not None:
         entry["program"] = e.program
+    assert e.placement is not None  # make_plan places every external it starts; only a reference has none
     entry.update(process=e.process, exec=e.exec, **_placement_json(e.placement), bind_timeout_s=e.bind_timeout_s,
                  parameters=e.parameters, orb_options=e.orb_options, memory_bytes=e.memory_bytes)
     return entry
 
 
 def _hop_json(h: Hop) -> dict[str, Any]:
-    entry = {"id": h.id, "protocol": h.protocol, "transport": h.transport,
+    entry: dict[str, Any] = {"id": h.id, "protocol": h.protocol, "transport": h.transport,
              "uses": {"component": h.uses.component, "port": h.uses.port, "properties": h.uses.properties},
              "provides": {"component": h.provides.component, "port": h.provides.port,
                           "properties": h.provides.properties},

@@ -96,7 +96,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_run_dir():
+def make_run_dir() -> Path:
     """A private (0700) directory for one run, named after its owner."""
     return Path(tempfile.mkdtemp(prefix=f"{RUN_DIR_PREFIX}{owner_tag()}-"))
 

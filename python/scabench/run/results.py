@@ -343,7 +343,7 @@ class RunResult(Typed):
             return None
         return 1e3 * sum(cpu) / sent
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         out = super().as_dict()
         if self.analysed and self.producer is None:
             out["producer"] = {}

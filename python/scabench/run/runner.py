@@ -60,7 +60,8 @@ SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 HANG_MIN_S = 5.0
 
 
-def run_spec(spec, on_start=None, on_hold=None):
+def run_spec(spec: Spec, on_start: Callable[[list[int], list[str]], Any] | None = None,
+             on_hold: Callable[[dict[str, str]], None] | None = None) -> RunResult:
     """Runs `spec` once over real processes and returns its RunResult.
     Raises RunError, which carries the partial result (the caller keeps it),
     or Interrupted (a termination signal), which carries it too.
@@ -109,7 +110,7 @@ def hang_limit_s(spec: "Spec") -> float:
     return max(HANG_MIN_S, (20 * max(work, default=0.0) + 3 * period + 4 * delay) / 1000.0)
 
 
-def check_network_hosts(spec) -> None:
+def check_network_hosts(spec: Spec) -> None:
     """A spec on network hosts ([network], --link-delay) where they cannot be
     made (not root, no CAP_SYS_ADMIN in a container, no ip or link
     emulator): a SpecError naming the spec and why, before any process starts."""
@@ -120,7 +121,7 @@ def check_network_hosts(spec) -> None:
         raise SpecError(spec.path, "network", f"network hosts ([network], --link-delay) cannot be made here: {reason}")
 
 
-def _network_hosts(spec, run_dir):
+def _network_hosts(spec: Spec, run_dir: Path) -> contextlib.AbstractContextManager[NetworkHosts | None]:
     if spec.network is None:
         return contextlib.nullcontext()
     return NetworkHosts(len(spec.hosts), spec.network, run_dir)
@@ -444,7 +445,7 @@ def _output_check(stats: dict[str, Any]) -> dict[str, Any]:
     return {"checksum": float(stats["checksum"]) if "checksum" in stats else None, "capture": stats.get("capture")}
 
 
-def missing_packets(spec, handled: dict, stages: list) -> list:
+def missing_packets(spec: Spec, handled: dict[str, int], stages: list[StageResult]) -> list[dict[str, Any]]:
     """Each stage that received fewer packets than the components feeding
     it handled (their record files' counts, `handled` by name), less those
     its reorder buffer counted late (it drops them, and says so); a packet a
@@ -463,7 +464,7 @@ def missing_packets(spec, handled: dict, stages: list) -> list:
     return out
 
 
-def _connections(spec, name, r, records):
+def _connections(spec: Spec, name: str, r: Records, records: dict[str, Records]) -> list[ConnectionResult] | None:
     """Each connection's figures at a stage that several feed (fan-in), or
     None. A record names its connection by the number the port gave it, in
     the order they attached: the spec's order, in which the launcher
@@ -523,7 +524,7 @@ def _external_stage(spec: "Spec", comp: Any, records: dict[str, Records], ms: Ca
     )
 
 
-def _process_cpu(result):
+def _process_cpu(result: RunResult) -> None:
     """Each stage's process CPU over the measured window, where the stage has
     a process of its own (a host of one component, or an external program
     the run started), and that process's CPU per packet as the benchmark
@@ -531,7 +532,7 @@ def _process_cpu(result):
     per_packet_ms = result.process_cpu_per_packet_ms()
     own = {h["components"][0]: h["window_cpu_s"] for h in result.hosts or []
            if len(h.get("components", [])) == 1 and h.get("window_cpu_s") is not None}
-    for stage in result.stages:
+    for stage in result.stages or []:
         if stage.name in own:
             stage.process_cpu_s = own[stage.name]
             ms = per_packet_ms.get(stage.name)

@@ -211,6 +211,14 @@ def test_a_kind_the_library_does_not_have(write_spec, gain_library):
     assert f"component[1].kind: 'gian' is not a kind of {gain_library}; it registers: gain" in line
 
 
+def test_a_kind_that_is_not_text_beside_a_library(write_spec):
+    """A TOML array as the kind of a library's component: one line naming
+    the key, not a TypeError from looking an unhashable value up."""
+    library = bin_dir().parent / "lib" / "libscabench-test-plugin-echo.so"
+    line = bad(write_spec, f'[[component]]\nname = "echo"\nkind = ["test-echo"]\nlibrary = "{library}"\n')
+    assert line.endswith(f"component[0].kind: ['test-echo'] is not a kind of {library}; it registers: test-echo")
+
+
 def test_a_plugins_kind_without_its_library(write_spec, gain_library):
     text = gain_spec(gain_library).replace(f'library = "{gain_library}"\n', "")
     line = bad(write_spec, text)

@@ -60,7 +60,7 @@ class Exported:
     packages: list    # the SPD of each component package
 
 
-def export_sad(spec: "Spec", out_dir: str | Path) -> "Exported":
+def export_sad(spec: "Spec", out_dir: str | os.PathLike) -> "Exported":
     """Writes `spec` under out_dir; returns what it wrote."""
     try:
         return _export(spec, Path(out_dir))
@@ -73,7 +73,7 @@ def _export(spec, out):
     if not isinstance(waveform, str) or not NAME.fullmatch(waveform):
         raise SpecError(spec.path, "experiment.name", f"{waveform!r} names the waveform's folder and files: use "
                         "letters, digits, ., - and _")
-    packages = {}
+    packages: dict[tuple[str, Path | None], str] = {}  # (kind, library) -> its package's name
     for c in spec.components:
         if getattr(c, "external", None) is not None:
             raise SpecError(spec.path, f"component {c.name!r}", "an external component has no SCA package scabench "

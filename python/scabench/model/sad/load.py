@@ -43,6 +43,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from scabench.errors import SpecError
 from scabench.files import not_a_file
@@ -181,7 +182,7 @@ class _Waveform:
         return spec
 
     def _component_files(self):
-        files = {}
+        files: dict[str, tuple[Any, Package]] = {}  # id -> (its element, its package)
         for element in children(child(self.sad.root, "componentfiles"), "componentfile"):
             fid = element.get("id")
             what = f"componentfile {fid!r}"
@@ -283,7 +284,7 @@ class _Waveform:
 
     def _connections(self, by_id):
         connections = child(self.sad.root, "connections")
-        seen = {}
+        seen: dict[str, int] = {}  # id -> the line it was first on
         for element in children(connections, "connectinterface") if connections is not None else []:
             cid = element.get("id")
             what = f"connectinterface {cid!r}" if cid else "connectinterface"
@@ -394,7 +395,7 @@ class _Waveform:
         package.prfs.append(prf)
         impl = package.implementation
         settable = settable_properties(impl.kind, impl.library) if impl.program is None else None
-        lines = {}
+        lines: dict[str, int] = {}  # id -> the line it was first on
         for simple in children(prf.root):
             if simple.tag == "description":
                 continue
@@ -471,7 +472,7 @@ class _Waveform:
             raise spd.error(local, f"{path}: {problem}; give the component's SCD, relative to the SPD",
                             "descriptor")
         scd = read_descriptor(path, "softwarecomponent")
-        ports = {"uses": [], "provides": []}
+        ports: dict[str, list[str]] = {"uses": [], "provides": []}
         for port in children(child(child(scd.root, "componentfeatures"), "ports")):
             name = port.get(f"{port.tag}name")
             if kind_ports is not None and name not in kind_ports[port.tag]:
@@ -518,16 +519,16 @@ class _Waveform:
         """[placement] nodes from the sidecar's [hostcollocation."ID"] and
         [componentinstantiation."ID"] tables: the node each names, and the
         components of the process it places there."""
-        collocations = {}
+        collocations: dict[str, list[str]] = {}  # id or name -> its instances' names
         for element, group in self.collocations:
             for key in (element.get("id"), element.get("name")):
                 if key:
                     collocations.setdefault(key, [i.name for i in group])
-        instances = {}
+        instances: dict[str, list[str]] = {}
         for i in self.instances:
             for key in (i.id, i.name):
                 instances.setdefault(key, [i.name])
-        nodes = {}
+        nodes: dict[str, list[str]] = {}  # node -> the instances on it
         for table, found, what in (("hostcollocation", collocations, "hostcollocation (by its id or name)"),
                                    ("componentinstantiation", instances, "componentinstantiation (by its id or "
                                                                          "usagename)")):
@@ -552,7 +553,7 @@ class _Waveform:
 
     def _connection_tables(self):
         own = table_of(self.side, "connection", self.sidecar_path)
-        ids = {}
+        ids: dict[str, int] = {}
         for _element, cid, uses, uses_port, provides, provides_port in self.connections:
             for name in filter(None, (cid, f"{uses.name}.{uses_port}->{provides.name}.{provides_port}")):
                 ids.setdefault(name, len(ids))
