@@ -66,7 +66,7 @@ class NamingService:
                     # Listening before its NameService object is active (or, on the port of an
                     # earlier service, this ORB's connection to that one broke).
                     log = self.service.dir / "omniNames.log"
-                    assert self.proc.poll() is None, log.read_text()
+                    assert self.proc is not None and self.proc.poll() is None, log.read_text()
                     assert time.monotonic() < deadline, "omniNames did not start"
                     time.sleep(0.05)
         except BaseException:
@@ -90,37 +90,37 @@ def bound(ctx: Any, text: str) -> bool:
 
 
 def sink_class(sample_type: str) -> type:
-    base = getattr(S.data__POA, INTERFACES[sample_type])
+    base: Any = getattr(S.data__POA, INTERFACES[sample_type])  # the generated skeleton, known at run time only
 
     class Sink(base):
         """Keeps every packet as it arrives: (header, samples, how it came)."""
 
-        def __init__(self):
-            self.packets = []
-            self.token = None  # what its sender attached
-            self.detached = None  # what its sender detached
+        def __init__(self) -> None:
+            self.packets: list[tuple[Any, Any, str]] = []
+            self.token: Any = None  # what its sender attached
+            self.detached: Any = None  # what its sender detached
             self.cond = threading.Condition()
 
-        def _take(self, header, data, call):
+        def _take(self, header: Any, data: Any, call: str) -> None:
             with self.cond:
                 self.packets.append((header, data, call))
                 self.cond.notify_all()
 
-        def pushPacket(self, header, data):
+        def pushPacket(self, header: Any, data: Any) -> None:
             self._take(header, data, "twoway")
 
-        def pushPacketOneway(self, header, data):
+        def pushPacketOneway(self, header: Any, data: Any) -> None:
             self._take(header, data, "oneway")
 
-        def syncMarker(self):
+        def syncMarker(self) -> None:
             pass
 
-        def attachSender(self, token, flow):
+        def attachSender(self, token: Any, flow: Any) -> None:
             assert flow is None
             self.token = token
             self.detached = None
 
-        def detachSender(self, token):
+        def detachSender(self, token: Any) -> None:
             self.detached = token
 
         def wait_for(self, predicate: Callable[[list], bool], timeout: float = WAIT_S) -> list:
