@@ -14,14 +14,13 @@ setup:
 build:
 	cmake --build build -j 2
 
-# Lint and type-check the Python (configured in python/pyproject.toml).
-# TODO: `ruff format` and clang-format are applied once over the tree after the parallel branches merge;
-# then add to lint:
-#	.venv/bin/ruff format --check --config python/pyproject.toml python tests scripts examples
-#	clang-format --dry-run --Werror $$(git ls-files 'cpp/*.cpp' 'cpp/*.hpp')
+# Lint, format and type checks: Python (ruff, mypy; configured in python/pyproject.toml)
+# and C++ (clang-format, .clang-format).
 lint:
 	.venv/bin/ruff check --config python/pyproject.toml python tests scripts examples
+	.venv/bin/ruff format --check --config python/pyproject.toml python tests scripts examples
 	cd python && ../.venv/bin/mypy
+	clang-format --dry-run --Werror $$(git ls-files 'cpp/*.cpp' 'cpp/*.hpp' 'tests/cpp/*.cpp' 'tests/cpp/*.hpp' 'examples/*.cpp' 'examples/*.hpp')
 
 test-cpp:
 	cd build && ctest --output-on-failure -j 1

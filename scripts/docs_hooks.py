@@ -10,6 +10,7 @@ code, written at build time so that none is ever committed stale.
 
 The build needs the C++ programs (`make test` builds them first) and the
 package importable (`PYTHONPATH=python`, or the venv's editable install)."""
+
 from __future__ import annotations
 
 import sys
@@ -44,9 +45,13 @@ def _command_help(command: click.Command, path: list[str]) -> str:
 
 def cli_page() -> str:
     from scabench.cli import main
-    return ("# Command line\n\n" + GENERATED_NOTE
-            + "Every command of `scabench`, with the help it prints (`scabench COMMAND --help`).\n\n"
-            + _command_help(main, ["scabench"]))
+
+    return (
+        "# Command line\n\n"
+        + GENERATED_NOTE
+        + "Every command of `scabench`, with the help it prints (`scabench COMMAND --help`).\n\n"
+        + _command_help(main, ["scabench"])
+    )
 
 
 def _cell(value: Any) -> str:
@@ -55,12 +60,20 @@ def _cell(value: Any) -> str:
 
 def policy_keys_page() -> str:
     from scabench.model.catalog import policy_schema
+
     schema = policy_schema()
-    lines = ["# Policy keys", "", GENERATED_NOTE.rstrip("\n"), "",
-             "The keys of a connection's policy (`[policy]`, `[[connection]]`, `--policy KEY=VALUE`), "
-             "as the runtime declares them (`scabench-host --describe`, `scabench components`). "
-             "What each knob does and how they compose: [Messaging policy](policy.md).", "",
-             "| key | side | values | default | only with | what it sets |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Policy keys",
+        "",
+        GENERATED_NOTE.rstrip("\n"),
+        "",
+        "The keys of a connection's policy (`[policy]`, `[[connection]]`, `--policy KEY=VALUE`), "
+        "as the runtime declares them (`scabench-host --describe`, `scabench components`). "
+        "What each knob does and how they compose: [Messaging policy](policy.md).",
+        "",
+        "| key | side | values | default | only with | what it sets |",
+        "|---|---|---|---|---|---|",
+    ]
     for key, entry in schema.items():
         if "values" in entry:
             values = ", ".join(f"`{v}`" for v in entry["values"])
@@ -78,27 +91,46 @@ def policy_keys_page() -> str:
         else:
             values = entry.get("type", "")
         only = ", ".join(f"{k}={v}" for k, v in entry.get("only_with", {}).items())
-        lines.append(f"| `{key}` | {_cell(entry.get('side', ''))} | {_cell(values)} | "
-                     f"`{_cell(entry.get('default', ''))}` | {_cell(only)} | {_cell(entry.get('description', ''))} |")
+        lines.append(
+            f"| `{key}` | {_cell(entry.get('side', ''))} | {_cell(values)} | "
+            f"`{_cell(entry.get('default', ''))}` | {_cell(only)} | {_cell(entry.get('description', ''))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def python_api_page() -> str:
     import scabench
-    lines = ["# Python API", "", GENERATED_NOTE.rstrip("\n"), "",
-             "Each name of `scabench.__all__`, from its docstring. How to use them: "
-             "[scabench as a Python library](../api.md).", ""]
+
+    lines = [
+        "# Python API",
+        "",
+        GENERATED_NOTE.rstrip("\n"),
+        "",
+        "Each name of `scabench.__all__`, from its docstring. How to use them: "
+        "[scabench as a Python library](../api.md).",
+        "",
+    ]
     for name in scabench.__all__:
         module = scabench._EXPORTS.get(name)
         if module is None:
             continue
-        lines += [f"## `{name}`", "", f"::: {module}.{name}", "    options:",
-                  "      show_root_heading: false", "      show_root_toc_entry: false", ""]
+        lines += [
+            f"## `{name}`",
+            "",
+            f"::: {module}.{name}",
+            "    options:",
+            "      show_root_heading: false",
+            "      show_root_toc_entry: false",
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 
-PAGES = {"reference/cli.md": cli_page, "reference/policy-keys.md": policy_keys_page,
-         "reference/python-api.md": python_api_page}
+PAGES = {
+    "reference/cli.md": cli_page,
+    "reference/policy-keys.md": policy_keys_page,
+    "reference/python-api.md": python_api_page,
+}
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:

@@ -33,6 +33,7 @@ CPU-clock samples (kernel and user: where each 50 µs of CPU fell). --spec measu
 (its ratio, and per host and packet the rusage CPU and switches and, with
 --perf, the counts of perf stat wrapped around each host).
 """
+
 import argparse
 import json
 import os
@@ -53,35 +54,71 @@ from scabench.run import runner
 from scabench.run.watchdog import progress
 
 PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "raw_syscalls:sys_enter"] + [
-    f"syscalls:sys_enter_{name}" for name in ("poll", "ppoll", "epoll_wait", "recvfrom", "recvmsg", "sendto",
-                                              "sendmsg", "read", "write", "writev", "futex", "clock_nanosleep",
-                                              "sched_yield")]
+    f"syscalls:sys_enter_{name}"
+    for name in (
+        "poll",
+        "ppoll",
+        "epoll_wait",
+        "recvfrom",
+        "recvmsg",
+        "sendto",
+        "sendmsg",
+        "read",
+        "write",
+        "writev",
+        "futex",
+        "clock_nanosleep",
+        "sched_yield",
+    )
+]
 
 
-def spec_for(call, transport, stages, samples, period_us, packets, cores, sync, collocated, dispatch, policy_items=(),
-             scheduler="normal"):
+def spec_for(
+    call,
+    transport,
+    stages,
+    samples,
+    period_us,
+    packets,
+    cores,
+    sync,
+    collocated,
+    dispatch,
+    policy_items=(),
+    scheduler="normal",
+):
     names = ["src"] + [f"stg{i + 1}" for i in range(stages)] + ["snk"]
-    components = [{"name": "src", "kind": "producer", "packets": packets, "samples": samples,
-                   "period_us": period_us}]
+    components = [{"name": "src", "kind": "producer", "packets": packets, "samples": samples, "period_us": period_us}]
     components += [{"name": n, "kind": "stage", "work": "none"} for n in names[1:-1]]
     components += [{"name": "snk", "kind": "sink"}]
     policy = {"call": call, "dispatch": dispatch}
     if call == "oneway":
         policy["sync"] = sync
-    doc = {"experiment": {"name": "hop-cost"},
-           "run": {"sample_type": "float", "transport": transport, "cores": cores, "timeout_s": 600,
-                   "scheduler": scheduler},
-           "component": components, "chain": names, "policy": policy}
+    doc = {
+        "experiment": {"name": "hop-cost"},
+        "run": {
+            "sample_type": "float",
+            "transport": transport,
+            "cores": cores,
+            "timeout_s": 600,
+            "scheduler": scheduler,
+        },
+        "component": components,
+        "chain": names,
+        "policy": policy,
+    }
     if collocated:
         doc["placement"] = {"hosts": [names]}
     spec = parse_spec(doc, Path("hop-cost.toml"))
     if policy_items:
         from scabench.model.checks import parse_overrides
+
         spec = spec.with_policy(parse_overrides(policy_items, "--policy"), where="--policy")
     return spec
 
 
 # ------------------------------------------------------------------ window
+
 
 def threads_of(pid):
     """(run ns, voluntary, involuntary switches) summed over a process's live threads."""
@@ -119,8 +156,29 @@ def measure_window(pids, names, warmup_s, window_s, sink, perf):
     if None in before.values():
         raise SystemExit("the stream ended before the window: a longer stream (--packets), or a shorter warm-up")
     t0 = time.monotonic()
-    perfs = [subprocess.Popen(["perf", "stat", "-x,", "-o", str(tmp / str(pid)), "-e", ",".join(PERF_EVENTS),
-                               "-p", str(pid), "--", "sleep", str(window_s)]) for pid in pids] if perf else []
+    perfs = (
+        [
+            subprocess.Popen(
+                [
+                    "perf",
+                    "stat",
+                    "-x,",
+                    "-o",
+                    str(tmp / str(pid)),
+                    "-e",
+                    ",".join(PERF_EVENTS),
+                    "-p",
+                    str(pid),
+                    "--",
+                    "sleep",
+                    str(window_s),
+                ]
+            )
+            for pid in pids
+        ]
+        if perf
+        else []
+    )
     time.sleep(window_s)
     after = {pid: threads_of(pid) for pid in pids}
     done1 = progress(rundir)[sink][1]
@@ -155,8 +213,9 @@ def read_perf(path):
 
 def run_window(spec, warmup_s, window_s, perf):
     names = [n for n in spec.pipeline_order()]
-    result = runner.run_spec(spec, on_start=lambda pids, hosts: measure_window(
-        pids, hosts, warmup_s, window_s, names[-1], perf))
+    result = runner.run_spec(
+        spec, on_start=lambda pids, hosts: measure_window(pids, hosts, warmup_s, window_s, names[-1], perf)
+    )
     lost = [s.name for s in result.stages if s.received != result.producer.sent]
     if lost:
         raise SystemExit(f"packets lost at {', '.join(lost)}")
@@ -170,8 +229,14 @@ def run_window(spec, warmup_s, window_s, perf):
         hosts[name] = {"cpu_us": h["cpu_ns"] / 1e3 / n, "vcsw": h["vcsw"] / n, "ivcsw": h["ivcsw"] / n}
         for event, v in h.get("perf", {}).items():
             hosts[name][event] = v / n
-    return {"hosts": hosts, "packets_in_window": n, "rate": n / w["wall_s"], "transport": result.spec["transport"],
-            "foreign_pct": result.foreign_cpu_pct, "send_us_p50": result.producer.send_us.get("p50")}
+    return {
+        "hosts": hosts,
+        "packets_in_window": n,
+        "rate": n / w["wall_s"],
+        "transport": result.spec["transport"],
+        "foreign_pct": result.foreign_cpu_pct,
+        "send_us_p50": result.producer.send_us.get("p50"),
+    }
 
 
 def guarded(run_once, args, cores):
@@ -181,6 +246,7 @@ def guarded(run_once, args, cores):
     disturbed: the machine is shared, and CPU time, though far steadier than
     wall time, still grows with others' load (cold caches)."""
     from scabench.measure.load import wait_for_quiet
+
     best = None
     for _ in range(args.redo + 1):
         wait_for_quiet(args.quiet, 0.5, args.quiet_wait, None if cores == "all" else cores)
@@ -198,9 +264,12 @@ def guarded(run_once, args, cores):
 # count, not its callees'); first match wins.
 CATEGORIES = (
     ("start-up (dynamic loader)", r"dl-|_dl_|ld-linux"),
-    ("ORB marshalling", r"cdrStream|cdrMemoryStream|operator<<=|operator>>=|marshal|octet_array|copyInputData|"
-                        r"copyOutputData|InputOverrun|OutputOverrun|reserveOutputSpace|fetchInputData|"
-                        r"PacketHeader::"),
+    (
+        "ORB marshalling",
+        r"cdrStream|cdrMemoryStream|operator<<=|operator>>=|marshal|octet_array|copyInputData|"
+        r"copyOutputData|InputOverrun|OutputOverrun|reserveOutputSpace|fetchInputData|"
+        r"PacketHeader::",
+    ),
     ("ORB connection watching (SocketCollection)", r"SocketCollection|SocketHolder|AcceptAndMonitor"),
     ("ORB stubs and skeletons (generated)", r"_impl_|_objref_|_pof_|_0RL_|scabenchSK"),
     ("shared-memory ring", r"scabench::shm::"),
@@ -208,16 +277,22 @@ CATEGORIES = (
     ("copies (memcpy)", r"mem(cpy|move|set)"),
     ("locks and condition variables", r"pthread_(mutex|cond|rwlock)|futex|__lll|omni_(mutex|condition)"),
     ("heap", r"malloc|free|_int_|operator new|operator delete|tcache"),
-    ("system call wrappers", r"\b(poll|recv|recvfrom|send|sendto|read|write|clock_nanosleep|syscall|"
-                             r"__libc_|gettimeofday|clock_gettime)\b|asynccancel|__GI_"),
+    (
+        "system call wrappers",
+        r"\b(poll|recv|recvfrom|send|sendto|read|write|clock_nanosleep|syscall|"
+        r"__libc_|gettimeofday|clock_gettime)\b|asynccancel|__GI_",
+    ),
     ("ORB call path (GIOP, dispatch, POA, threads)", r"omni|giop|GIOP|CORBA|POA|_dispatch|_invoke|upcall"),
 )
 
 
 def callgrind_categories(path):
     """{category: instructions} of one callgrind output (each function's own count)."""
-    out = subprocess.run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", str(path)],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", str(path)],
+        capture_output=True,
+        text=True,
+    ).stdout
     totals = {}
     for line in out.splitlines():
         m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$", line)
@@ -238,8 +313,9 @@ def wrapper_bin_dir(real_bin, wrap):
             (d / p.name).symlink_to(p)
     real = Path(real_bin) / "scabench-host"
     host = d / "scabench-host"
-    host.write_text(f'#!/bin/sh\ncase " $* " in *" --describe "*) exec "{real}" "$@";; esac\n'
-                    f'exec {wrap} "{real}" "$@"\n')
+    host.write_text(
+        f'#!/bin/sh\ncase " $* " in *" --describe "*) exec "{real}" "$@";; esac\nexec {wrap} "{real}" "$@"\n'
+    )
     host.chmod(0o755)
     return d
 
@@ -255,35 +331,59 @@ def callgrind_wrap(out_dir):
 # _raw_spin_unlock_irqrestore.
 PROFILE_PERIOD_US = 50
 PROFILE_CATEGORIES = (
-    ("kernel: context switch and wake-up", r"\[k\] (finish_task_switch|__schedule|schedule|_raw_spin_unlock_irq|"
-                                           r"try_to_wake_up|ttwu|enqueue_|dequeue_|update_curr|pick_next|"
-                                           r"select_task_rq|psi_|set_next_entity|put_prev|__switch_to|"
-                                           r"switch_mm|native_sched|sched_)"),
+    (
+        "kernel: context switch and wake-up",
+        r"\[k\] (finish_task_switch|__schedule|schedule|_raw_spin_unlock_irq|"
+        r"try_to_wake_up|ttwu|enqueue_|dequeue_|update_curr|pick_next|"
+        r"select_task_rq|psi_|set_next_entity|put_prev|__switch_to|"
+        r"switch_mm|native_sched|sched_)",
+    ),
     ("kernel: futex", r"\[k\] .*futex"),
-    ("kernel: poll and the watching thread's pipe", r"\[k\] (do_sys_poll|do_poll|sock_poll|tcp_poll|unix_poll|"
-                                                     r"pipe_poll|fdget|fput|poll_|__pollwait|pipe_|anon_pipe|"
-                                                     r"vfs_read|vfs_write|ksys_read|ksys_write)"),
-    ("kernel: the stages' work clock", r"\[k\] (thread_cpu_clock|posix_cpu_clock|cpu_clock_sample|"
-                                      r"posix_clock|__x64_sys_clock_gettime)"),
-    ("kernel: copies", r"\[k\] (_copy_to_iter|_copy_from_iter|copy_user|rep_movs|memcpy|__memcpy|"
-                       r"_copy_from_user|_copy_to_user|skb_copy)"),
-    ("kernel: tcp/ip", r"\[k\] (tcp_|__tcp|ip_|__ip|inet|__inet|skb|__skb|kfree_skb|net_|__net|netif|"
-                       r"__netif|dev_|__dev|loopback|process_backlog|napi|sk_|__sk|sock_def|release_sock|"
-                       r"lock_sock|__release_sock|validate_xmit|nf_|ipv4|raw_v4|__alloc_skb|sock_wfree|"
-                       r"sock_rfree|__kfree_skb|handle_softirqs|do_softirq|__local_bh|_raw_spin_lock_bh|bbr_|"
-                       r"dst_|tcp4|__tcp4|ipv6|raw_local_deliver|__napi|ip_rcv|__xfrm|ktime_get_with_offset)"),
+    (
+        "kernel: poll and the watching thread's pipe",
+        r"\[k\] (do_sys_poll|do_poll|sock_poll|tcp_poll|unix_poll|"
+        r"pipe_poll|fdget|fput|poll_|__pollwait|pipe_|anon_pipe|"
+        r"vfs_read|vfs_write|ksys_read|ksys_write)",
+    ),
+    (
+        "kernel: the stages' work clock",
+        r"\[k\] (thread_cpu_clock|posix_cpu_clock|cpu_clock_sample|"
+        r"posix_clock|__x64_sys_clock_gettime)",
+    ),
+    (
+        "kernel: copies",
+        r"\[k\] (_copy_to_iter|_copy_from_iter|copy_user|rep_movs|memcpy|__memcpy|"
+        r"_copy_from_user|_copy_to_user|skb_copy)",
+    ),
+    (
+        "kernel: tcp/ip",
+        r"\[k\] (tcp_|__tcp|ip_|__ip|inet|__inet|skb|__skb|kfree_skb|net_|__net|netif|"
+        r"__netif|dev_|__dev|loopback|process_backlog|napi|sk_|__sk|sock_def|release_sock|"
+        r"lock_sock|__release_sock|validate_xmit|nf_|ipv4|raw_v4|__alloc_skb|sock_wfree|"
+        r"sock_rfree|__kfree_skb|handle_softirqs|do_softirq|__local_bh|_raw_spin_lock_bh|bbr_|"
+        r"dst_|tcp4|__tcp4|ipv6|raw_local_deliver|__napi|ip_rcv|__xfrm|ktime_get_with_offset)",
+    ),
     ("kernel: unix sockets", r"\[k\] (unix_|__unix|skb_recv|__skb_recv|__skb_try_recv|consume_skb)"),
-    ("kernel: system call entry and exit", r"\[k\] (do_syscall|entry_SYSCALL|syscall_|exit_to_user|"
-                                           r"__x64_sys|x64_sys_call|irqentry|__rseq|rseq_|__get_user|"
-                                           r"fpregs|restore_fpregs|switch_fpu|__fdget|__fget|sock_sendmsg|"
-                                           r"sock_recvmsg|__sys_|sock_read|sock_write|sockfd|"
-                                           r"security_|apparmor|selinux|import_single|__check_object|"
-                                           r"check_heap|__virt_addr|__x86_indirect|srso)"),
-    ("kernel: timers", r"\[k\] (hrtimer|__hrtimer|do_nanosleep|clock_nanosleep|tick_|timerqueue|"
-                       r"lapic|clockevents|read_tsc|ktime)"),
-    ("kernel: memory", r"\[k\] (kmem|kmalloc|__kmalloc|kfree|slab|__slab|___slab|page|__page|alloc_pages|"
-                       r"free_unref|mod_memcg|memcg|__mod|get_page|put_page|folio|exc_page_fault|"
-                       r"handle_mm_fault|do_user_addr_fault|__handle_mm_fault)"),
+    (
+        "kernel: system call entry and exit",
+        r"\[k\] (do_syscall|entry_SYSCALL|syscall_|exit_to_user|"
+        r"__x64_sys|x64_sys_call|irqentry|__rseq|rseq_|__get_user|"
+        r"fpregs|restore_fpregs|switch_fpu|__fdget|__fget|sock_sendmsg|"
+        r"sock_recvmsg|__sys_|sock_read|sock_write|sockfd|"
+        r"security_|apparmor|selinux|import_single|__check_object|"
+        r"check_heap|__virt_addr|__x86_indirect|srso)",
+    ),
+    (
+        "kernel: timers",
+        r"\[k\] (hrtimer|__hrtimer|do_nanosleep|clock_nanosleep|tick_|timerqueue|"
+        r"lapic|clockevents|read_tsc|ktime)",
+    ),
+    (
+        "kernel: memory",
+        r"\[k\] (kmem|kmalloc|__kmalloc|kfree|slab|__slab|___slab|page|__page|alloc_pages|"
+        r"free_unref|mod_memcg|memcg|__mod|get_page|put_page|folio|exc_page_fault|"
+        r"handle_mm_fault|do_user_addr_fault|__handle_mm_fault)",
+    ),
     ("kernel: other", r"\[k\]"),
     ("omniORB", r"libomniORB|libomnithread"),
     ("clock reads (vDSO)", r"\[vdso\]"),
@@ -299,8 +399,24 @@ def profile_wrap(out_dir):
 
 def profile_categories(path):
     """{category: CPU µs} of one perf record file, by where each sample fell."""
-    out = subprocess.run(["perf", "report", "-i", str(path), "--no-children", "--sort", "dso,sym", "-g", "none",
-                          "--stdio", "-F", "sample,dso,sym"], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [
+            "perf",
+            "report",
+            "-i",
+            str(path),
+            "--no-children",
+            "--sort",
+            "dso,sym",
+            "-g",
+            "none",
+            "--stdio",
+            "-F",
+            "sample,dso,sym",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout
     totals = {}
     for line in out.splitlines():
         m = re.match(r"\s*(\d+)\s+(\S+)\s+(\[[k.]\].*)$", line)
@@ -321,13 +437,17 @@ def run_wrapped(spec_of, short, long, out_dir, categories):
             f.unlink()
         result = runner.run_spec(spec_of(n))
         pids = {h["pid"]: "+".join(h["components"]) for h in result.hosts}
-        counts[n] = {pids[int(f.name.split(".")[1])]: categories(f)
-                     for f in Path(out_dir).glob("out.*") if int(f.name.split(".")[1]) in pids}
+        counts[n] = {
+            pids[int(f.name.split(".")[1])]: categories(f)
+            for f in Path(out_dir).glob("out.*")
+            if int(f.name.split(".")[1]) in pids
+        }
     a, b = counts[long], counts[short]
     return {h: {c: (a[h].get(c, 0) - b[h].get(c, 0)) / (long - short) for c in set(a[h]) | set(b[h])} for h in a}
 
 
 # --------------------------------------------------------------- whole spec
+
 
 def run_whole_spec(args, extra):
     """--spec: the spec's runs (its own packets unless --spec-packets), with
@@ -337,20 +457,25 @@ def run_whole_spec(args, extra):
     from scabench.model.checks import check_network, parse_overrides, parse_property_overrides
     from scabench.model.load import load_spec
     from scabench.model.overrides import Overrides, apply_overrides
+
     runs = []
     for i in range(args.repeats):
         spec = load_spec(Path(args.spec))
         if args.transport:  # --transport shm: the spec's own hops over shared memory
             spec.transport = args.transport
             check_network(spec)
-        overrides = Overrides(packets=args.spec_packets or None,
-                              cores=[int(c) for c in args.cores.split(",")] if args.cores not in ("spec", "all")
-                              else None,
-                              policy=parse_overrides(args.policy, "--policy") if args.policy else {},
-                              properties=parse_property_overrides(args.set, "--set"),
-                              scheduler=args.scheduler if args.scheduler != "normal" else None)
-        spec = apply_overrides(spec, overrides, {"packets": "--spec-packets", "policy": "--policy",
-                                                 "properties": "--set", "scheduler": "--scheduler"})
+        overrides = Overrides(
+            packets=args.spec_packets or None,
+            cores=[int(c) for c in args.cores.split(",")] if args.cores not in ("spec", "all") else None,
+            policy=parse_overrides(args.policy, "--policy") if args.policy else {},
+            properties=parse_property_overrides(args.set, "--set"),
+            scheduler=args.scheduler if args.scheduler != "normal" else None,
+        )
+        spec = apply_overrides(
+            spec,
+            overrides,
+            {"packets": "--spec-packets", "policy": "--policy", "properties": "--set", "scheduler": "--scheduler"},
+        )
         result = runner.run_spec(spec)
         packets = max(s.received or 0 for s in result.stages)
         hosts = {}
@@ -361,30 +486,43 @@ def run_whole_spec(args, extra):
                 "user_us": ru.get("user_s", 0.0) / packets * 1e6,
                 "system_us": ru.get("system_s", 0.0) / packets * 1e6,
                 "vcsw": ru.get("voluntary_ctxsw", 0) / packets,
-                "ivcsw": ru.get("involuntary_ctxsw", 0) / packets}
+                "ivcsw": ru.get("involuntary_ctxsw", 0) / packets,
+            }
         last_ms = max((st.last_packet_ms or 0.0) for st in result.stages)
-        run = {"transport": spec.transport, "ratio": result.overhead_ratio, "last_packet_ms": last_ms,
-               "floor_ms": result.floor_ms,
-               "stalls": result.stalls, "foreign_cpu_pct": result.foreign_cpu_pct,
-               "received": [s.received for s in result.stages],
-               "reordered": [s.reordered_from_original for s in result.stages],
-               "output_reordered": [s.output_reordered_from_previous for s in result.stages],
-               "cpu_s": sum((h.get("rusage") or {}).get("user_s", 0.0) + (h.get("rusage") or {}).get("system_s", 0.0)
-                            for h in result.hosts),
-               "hosts": hosts}
+        run = {
+            "transport": spec.transport,
+            "ratio": result.overhead_ratio,
+            "last_packet_ms": last_ms,
+            "floor_ms": result.floor_ms,
+            "stalls": result.stalls,
+            "foreign_cpu_pct": result.foreign_cpu_pct,
+            "received": [s.received for s in result.stages],
+            "reordered": [s.reordered_from_original for s in result.stages],
+            "output_reordered": [s.output_reordered_from_previous for s in result.stages],
+            "cpu_s": sum(
+                (h.get("rusage") or {}).get("user_s", 0.0) + (h.get("rusage") or {}).get("system_s", 0.0)
+                for h in result.hosts
+            ),
+            "hosts": hosts,
+        }
         runs.append(run)
         ratio = "no floor" if run["ratio"] is None else f"{run['ratio']:.3f} x floor"
-        print(f"run {i + 1}: {ratio} ({run['last_packet_ms']:.0f} ms over {run['floor_ms']:.0f}), "
-              f"received {run['received']}, reordered {run['reordered']} (output {run['output_reordered']}), "
-              f"stalls {len(run['stalls'])}, "
-              f"CPU {run['cpu_s']:.1f} s, foreign {run['foreign_cpu_pct'] or 0:.0f} %")
+        print(
+            f"run {i + 1}: {ratio} ({run['last_packet_ms']:.0f} ms over {run['floor_ms']:.0f}), "
+            f"received {run['received']}, reordered {run['reordered']} (output {run['output_reordered']}), "
+            f"stalls {len(run['stalls'])}, "
+            f"CPU {run['cpu_s']:.1f} s, foreign {run['foreign_cpu_pct'] or 0:.0f} %"
+        )
         for host, h in hosts.items():
-            print(f"    {host:12s} {h['cpu_us']:7.1f} µs/packet (user {h['user_us']:.1f}, system {h['system_us']:.1f}), "
-                  f"vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}")
+            print(
+                f"    {host:12s} {h['cpu_us']:7.1f} µs/packet (user {h['user_us']:.1f}, system {h['system_us']:.1f}), "
+                f"vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}"
+            )
     return {"args": vars(args), "orb_options": extra, "runs": runs}
 
 
 # -------------------------------------------------------------------- main
+
 
 def median_hosts(points, of=statistics.median):
     """Median (or `of`) per host and figure over repeats."""
@@ -402,10 +540,17 @@ def main():
     ap.add_argument("--call", default="twoway,oneway")
     ap.add_argument("--sync", default="transport", help="for oneway calls")
     ap.add_argument("--dispatch", default="pool")
-    ap.add_argument("--scheduler", default="normal", choices=SCHEDULERS,
-                    help="the hosts' scheduling class (batch: a thread that wakes does not preempt)")
-    ap.add_argument("--transport", default=None,
-                    help="tcp, unix, shm, collocated, or several (default tcp,unix; with --spec, the spec's own)")
+    ap.add_argument(
+        "--scheduler",
+        default="normal",
+        choices=SCHEDULERS,
+        help="the hosts' scheduling class (batch: a thread that wakes does not preempt)",
+    )
+    ap.add_argument(
+        "--transport",
+        default=None,
+        help="tcp, unix, shm, collocated, or several (default tcp,unix; with --spec, the spec's own)",
+    )
     ap.add_argument("--rate", type=float, default=40.0, help="packets/s; 0: flat out")
     ap.add_argument("--samples", type=int, default=2000, help="floats per packet (the granularity study's B)")
     ap.add_argument("--stages", default="0", help="pass-through stages between producer and sink, e.g. 0,1")
@@ -420,13 +565,21 @@ def main():
     ap.add_argument("--orb", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--perf", action="store_true", help="count system calls and switches with perf stat")
     ap.add_argument("--callgrind", action="store_true", help="instructions per packet instead of a window")
-    ap.add_argument("--profile", action="store_true",
-                    help="where the CPU goes, kernel and user, from perf record samples, instead of a window")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="where the CPU goes, kernel and user, from perf record samples, instead of a window",
+    )
     ap.add_argument("--json", default=None)
     ap.add_argument("--spec", default=None, help="measure this spec's whole runs instead (per packet, per host)")
     ap.add_argument("--set", action="append", default=[], metavar="COMPONENT.KEY=VALUE", help="with --spec")
-    ap.add_argument("--policy", action="append", default=[], metavar="KEY=VALUE",
-                    help="a policy key on every connection, e.g. worker=16 or ordering=resequence")
+    ap.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a policy key on every connection, e.g. worker=16 or ordering=resequence",
+    )
     ap.add_argument("--spec-packets", type=int, default=None, help="with --spec: packets per run")
     args = ap.parse_args()
     if args.spec and args.cores == "0":
@@ -446,6 +599,7 @@ def main():
             for h in assembly["hosts"]:
                 h["orb_options"] = h["orb_options"] + extra
             return assembly
+
         runner.build_assembly = with_extra
     if args.spec:
         point = run_whole_spec(args, extra)
@@ -470,28 +624,53 @@ def main():
         for transport in args.transport.split(","):
             chains = {}
             for stages in (int(s) for s in args.stages.split(",")):
+
                 def spec_of(n):
-                    return spec_for(call=call, transport="tcp" if transport == "collocated" else transport,
-                                    stages=stages, samples=args.samples, period_us=period_us, packets=n,
-                                    cores=cores, sync=args.sync, collocated=transport == "collocated",
-                                    dispatch=args.dispatch, policy_items=args.policy, scheduler=args.scheduler)
-                point = {"call": call, "placement": "collocated" if transport == "collocated" else "process",
-                         "stages": stages, "rate": args.rate, "samples": args.samples, "dispatch": args.dispatch,
-                         "policy": args.policy,
-                         "orb_options": extra}
+                    return spec_for(
+                        call=call,
+                        transport="tcp" if transport == "collocated" else transport,
+                        stages=stages,
+                        samples=args.samples,
+                        period_us=period_us,
+                        packets=n,
+                        cores=cores,
+                        sync=args.sync,
+                        collocated=transport == "collocated",
+                        dispatch=args.dispatch,
+                        policy_items=args.policy,
+                        scheduler=args.scheduler,
+                    )
+
+                point = {
+                    "call": call,
+                    "placement": "collocated" if transport == "collocated" else "process",
+                    "stages": stages,
+                    "rate": args.rate,
+                    "samples": args.samples,
+                    "dispatch": args.dispatch,
+                    "policy": args.policy,
+                    "orb_options": extra,
+                }
                 if wrapped:
-                    short, long = ((int(args.rate * 1) + 2, int(args.rate * args.window) + 2) if args.rate > 0
-                                   else (2000, 2000 + args.packets // 10))
+                    short, long = (
+                        (int(args.rate * 1) + 2, int(args.rate * args.window) + 2)
+                        if args.rate > 0
+                        else (2000, 2000 + args.packets // 10)
+                    )
                     point["transport"] = spec_of(short).transport
                     if args.callgrind:
-                        point["instructions_per_packet"] = run_wrapped(spec_of, short, long, cg_out,
-                                                                       callgrind_categories)
+                        point["instructions_per_packet"] = run_wrapped(
+                            spec_of, short, long, cg_out, callgrind_categories
+                        )
                     else:
-                        point["cpu_us_per_packet_by_where"] = run_wrapped(spec_of, short, long, cg_out,
-                                                                          profile_categories)
+                        point["cpu_us_per_packet_by_where"] = run_wrapped(
+                            spec_of, short, long, cg_out, profile_categories
+                        )
                 else:
-                    runs = [guarded(lambda: run_window(spec_of(packets), args.warmup, args.window, args.perf),
-                                    args, cores) for _ in range(args.repeats)]
+                    runs = [
+                        guarded(lambda: run_window(spec_of(packets), args.warmup, args.window, args.perf), args, cores)
+                        for _ in range(args.repeats)
+                    ]
                     point["transport"] = runs[0]["transport"]
                     point["hosts"] = median_hosts([r["hosts"] for r in runs])
                     point["total"] = total(point["hosts"])
@@ -509,14 +688,24 @@ def main():
                 ks = sorted(chains)
                 lo, hi = chains[ks[0]]["total"], chains[ks[-1]]["total"]
                 hop = {k: (hi.get(k, 0.0) - lo.get(k, 0.0)) / (ks[-1] - ks[0]) for k in hi}
-                hop["least_cpu_us"] = ((chains[ks[-1]]["least_cpu_us"] - chains[ks[0]]["least_cpu_us"])
-                                       / (ks[-1] - ks[0]))
-                report["per_hop"].append({"call": call, "transport": chains[ks[0]]["transport"],
-                                          "placement": chains[ks[0]]["placement"], **hop})
-                print(f"  one more hop ({call}, {transport}): {hop['cpu_us']:.1f} µs CPU (least "
-                      f"{hop['least_cpu_us']:.1f}), "
-                      f"{hop['vcsw']:.2f} voluntary + {hop['ivcsw']:.2f} involuntary switches"
-                      + (f", {hop['syscalls']:.1f} system calls" if "syscalls" in hop else "") + " per packet")
+                hop["least_cpu_us"] = (chains[ks[-1]]["least_cpu_us"] - chains[ks[0]]["least_cpu_us"]) / (
+                    ks[-1] - ks[0]
+                )
+                report["per_hop"].append(
+                    {
+                        "call": call,
+                        "transport": chains[ks[0]]["transport"],
+                        "placement": chains[ks[0]]["placement"],
+                        **hop,
+                    }
+                )
+                print(
+                    f"  one more hop ({call}, {transport}): {hop['cpu_us']:.1f} µs CPU (least "
+                    f"{hop['least_cpu_us']:.1f}), "
+                    f"{hop['vcsw']:.2f} voluntary + {hop['ivcsw']:.2f} involuntary switches"
+                    + (f", {hop['syscalls']:.1f} system calls" if "syscalls" in hop else "")
+                    + " per packet"
+                )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     if cg_out:
@@ -525,25 +714,36 @@ def main():
 
 
 def show(point):
-    head = (f"{point['call']:7s} {point['transport']:5s} {point['placement']:10s} stages={point['stages']} "
-            f"rate={point['rate']:g}")
-    for key, what, least in (("instructions_per_packet", "instructions/packet", 20),
-                             ("cpu_us_per_packet_by_where", "CPU µs/packet (perf samples)", 0.05)):
+    head = (
+        f"{point['call']:7s} {point['transport']:5s} {point['placement']:10s} stages={point['stages']} "
+        f"rate={point['rate']:g}"
+    )
+    for key, what, least in (
+        ("instructions_per_packet", "instructions/packet", 20),
+        ("cpu_us_per_packet_by_where", "CPU µs/packet (perf samples)", 0.05),
+    ):
         if key in point:
             print(head)
             for host, cats in point[key].items():
-                shown = ", ".join(f"{c} {v:.{0 if least >= 1 else 1}f}"
-                                  for c, v in sorted(cats.items(), key=lambda kv: -kv[1]) if abs(v) >= least)
+                shown = ", ".join(
+                    f"{c} {v:.{0 if least >= 1 else 1}f}"
+                    for c, v in sorted(cats.items(), key=lambda kv: -kv[1])
+                    if abs(v) >= least
+                )
                 print(f"    {host} {what}: total {sum(cats.values()):.{0 if least >= 1 else 1}f}: {shown}")
             return
     t = point["total"]
-    print(f"{head} ({point['rate_measured']:.0f}/s): {t['cpu_us']:.1f} µs CPU/packet (least "
-          f"{point['least_cpu_us']:.1f}), {t['vcsw']:.2f} vcsw + "
-          f"{t['ivcsw']:.2f} ivcsw; send p50 {point['send_us_p50']:.1f} µs; foreign "
-          + "/".join(f"{f:.0f}" for f in point["foreign_pct"]) + " %")
+    print(
+        f"{head} ({point['rate_measured']:.0f}/s): {t['cpu_us']:.1f} µs CPU/packet (least "
+        f"{point['least_cpu_us']:.1f}), {t['vcsw']:.2f} vcsw + "
+        f"{t['ivcsw']:.2f} ivcsw; send p50 {point['send_us_p50']:.1f} µs; foreign "
+        + "/".join(f"{f:.0f}" for f in point["foreign_pct"])
+        + " %"
+    )
     for host, h in point["hosts"].items():
-        extra = "".join(f", {e} {h[e]:.2f}" for e in h if e not in ("cpu_us", "vcsw", "ivcsw", "task-clock")
-                        and abs(h[e]) >= 0.01)
+        extra = "".join(
+            f", {e} {h[e]:.2f}" for e in h if e not in ("cpu_us", "vcsw", "ivcsw", "task-clock") and abs(h[e]) >= 0.01
+        )
         print(f"    {host:8s} {h['cpu_us']:7.1f} µs  vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}{extra}")
 
 

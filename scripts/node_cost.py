@@ -11,6 +11,7 @@ omniNames, a `scabench node` (heartbeat 1 s) and a client here.
 
     .venv/bin/python scripts/node_cost.py [--rounds 7] [--idle-s 30]
 """
+
 import argparse
 import os
 import signal
@@ -48,9 +49,20 @@ def main():
     orb.resolve_initial_references("RootPOA")._get_the_POAManager().activate()
     tmp = Path(tempfile.mkdtemp(prefix="node-cost-"))
     naming = NamingService(tmp / "naming", orb)
-    node = subprocess.Popen([sys.executable, "-m", "scabench.cli", "node", "--name", "costs", "--domain",
-                             f"corbaloc::127.0.0.1:{naming.port}/NameService"],
-                            stdout=open(tmp / "node.log", "w"), stderr=subprocess.STDOUT)
+    node = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "node",
+            "--name",
+            "costs",
+            "--domain",
+            f"corbaloc::127.0.0.1:{naming.port}/NameService",
+        ],
+        stdout=open(tmp / "node.log", "w"),
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -74,8 +86,11 @@ def main():
             for i in range(args.rounds):
                 binding = f"{program}-{i}"
                 t = time.monotonic()
-                pid = device.execute(program, [], props(NAMING_CONTEXT_IOR=ior, COMPONENT_IDENTIFIER=binding,
-                                                        NAME_BINDING=binding, **extra))
+                pid = device.execute(
+                    program,
+                    [],
+                    props(NAMING_CONTEXT_IOR=ior, COMPONENT_IDENTIFIER=binding, NAME_BINDING=binding, **extra),
+                )
                 while True:
                     try:
                         ctx.resolve(name(binding))
@@ -86,11 +101,12 @@ def main():
                 t = time.monotonic()
                 device.terminate(pid)
                 ends.append(time.monotonic() - t)
-            print(f"{program}: execute to bound {spread_ms(starts)}; terminate {spread_ms(ends)}; "
-                  f"{args.rounds} rounds")
+            print(f"{program}: execute to bound {spread_ms(starts)}; terminate {spread_ms(ends)}; {args.rounds} rounds")
         records, _ = node_processes(device)
-        print("each ended process's CPU, user + system (s):",
-              ", ".join(f"{r['user_s'] + r['system_s']:.3f}" for r in records))
+        print(
+            "each ended process's CPU, user + system (s):",
+            ", ".join(f"{r['user_s'] + r['system_s']:.3f}" for r in records),
+        )
 
         os.kill(node.pid, signal.SIGSTOP)
         hung = []
@@ -107,8 +123,9 @@ def main():
             t = time.monotonic()
             assert not node_alive(device, 1.0)
             dead.append(time.monotonic() - t)
-        print("killed node, node_alive(timeout 1 s) answers False after (ms):",
-              ", ".join(f"{1000 * d:.1f}" for d in dead))
+        print(
+            "killed node, node_alive(timeout 1 s) answers False after (ms):", ", ".join(f"{1000 * d:.1f}" for d in dead)
+        )
     finally:
         end_process(node)
         naming.close()

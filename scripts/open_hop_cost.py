@@ -14,6 +14,7 @@ Markdown tables, and with --json writes every run's figures.
     .venv/bin/python scripts/open_hop_cost.py [--runs 5] [--packets 5000] [--samples 16,1024] [--cores all|0,..]
                                               [--json F]
 """
+
 import argparse
 import json
 import statistics
@@ -32,14 +33,19 @@ STAGES = ("stage1", "stage2", "stage3", "sink")
 
 
 def once(path, packets, samples, cores):
-    spec = apply_overrides(load_spec(path), Overrides(packets=packets, cores=cores,
-                                                      properties={"producer": {"samples": samples}}),
-                           {"packets": "--packets", "properties": "--samples"})
+    spec = apply_overrides(
+        load_spec(path),
+        Overrides(packets=packets, cores=cores, properties={"producer": {"samples": samples}}),
+        {"packets": "--packets", "properties": "--samples"},
+    )
     result = run_spec(spec)
     stages = {s.name: s for s in result.stages}
     assert all(stages[n].received == packets for n in STAGES), f"{path.name}: packets lost"
-    return {"cpu_per_packet_us": {n: stages[n].cpu_per_packet_us for n in STAGES},
-            "last_packet_ms": stages["sink"].last_packet_ms, "foreign_cpu_pct": result.foreign_cpu_pct}
+    return {
+        "cpu_per_packet_us": {n: stages[n].cpu_per_packet_us for n in STAGES},
+        "last_packet_ms": stages["sink"].last_packet_ms,
+        "foreign_cpu_pct": result.foreign_cpu_pct,
+    }
 
 
 def spread(values, digits=1):
@@ -55,18 +61,27 @@ def main():
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     cores = parse_cores(args.cores, "--cores")
-    guard = Guard(GuardSettings(quiet_below_pct=10.0, quiet_wait_s=60.0, redo_above_pct=10.0, max_redos=2),
-                  cores=cores, log=lambda m: print(m, file=sys.stderr))
+    guard = Guard(
+        GuardSettings(quiet_below_pct=10.0, quiet_wait_s=60.0, redo_above_pct=10.0, max_redos=2),
+        cores=cores,
+        log=lambda m: print(m, file=sys.stderr),
+    )
     runs = {}
     for samples in (int(s) for s in args.samples.split(",")):
         for i in range(args.runs):
             for variant, path in VARIANTS.items():  # in turn, so that a slow spell hits both
-                kept = guard.measure(lambda: once(path, args.packets, samples, cores),
-                                     foreign_of=lambda r: r["foreign_cpu_pct"], label=f"{variant} {samples}")
+                kept = guard.measure(
+                    lambda: once(path, args.packets, samples, cores),
+                    foreign_of=lambda r: r["foreign_cpu_pct"],
+                    label=f"{variant} {samples}",
+                )
                 runs.setdefault((samples, variant), []).append({**kept.value, "attempts": kept.attempts})
-                print(f"{variant}, {samples} samples, run {i + 1}: stage2 "
-                      f"{kept.value['cpu_per_packet_us']['stage2']:.1f} µs/packet, last packet "
-                      f"{kept.value['last_packet_ms']:.0f} ms", file=sys.stderr)
+                print(
+                    f"{variant}, {samples} samples, run {i + 1}: stage2 "
+                    f"{kept.value['cpu_per_packet_us']['stage2']:.1f} µs/packet, last packet "
+                    f"{kept.value['last_packet_ms']:.0f} ms",
+                    file=sys.stderr,
+                )
     print(f"| samples | variant | {' | '.join(f'{n} CPU/packet (µs)' for n in STAGES)} | last packet (ms) |")
     print("|---|---|" + "---|" * (len(STAGES) + 1))
     for (samples, variant), kept in runs.items():
@@ -77,11 +92,16 @@ def main():
     for samples in sorted({s for s, _ in runs}):
         pairs = list(zip(runs[(samples, "Python stage2")], runs[(samples, "C++ stage2")]))
         py_cpp = [(p["cpu_per_packet_us"]["stage2"], c["cpu_per_packet_us"]["stage2"]) for p, c in pairs]
-        print(f"| {samples} | {spread([p - c for p, c in py_cpp])} | {spread([p / c for p, c in py_cpp], 2)} | "
-              f"{spread([p['last_packet_ms'] - c['last_packet_ms'] for p, c in pairs], 0)} |")
+        print(
+            f"| {samples} | {spread([p - c for p, c in py_cpp])} | {spread([p / c for p, c in py_cpp], 2)} | "
+            f"{spread([p['last_packet_ms'] - c['last_packet_ms'] for p, c in pairs], 0)} |"
+        )
     if args.json:
-        args.json.write_text(json.dumps([{"samples": s, "variant": v, "cores": cores, "runs": r}
-                                         for (s, v), r in runs.items()], indent=1))
+        args.json.write_text(
+            json.dumps(
+                [{"samples": s, "variant": v, "cores": cores, "runs": r} for (s, v), r in runs.items()], indent=1
+            )
+        )
 
 
 if __name__ == "__main__":

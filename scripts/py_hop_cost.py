@@ -10,6 +10,7 @@ interleaved rounds of `--packets` packets, per sample count.
 
     .venv/bin/python scripts/py_hop_cost.py [--packets 2000] [--rounds 7] [--samples 16,1024]
 """
+
 import argparse
 import itertools
 import os
@@ -68,9 +69,21 @@ def main():
     sink_ref = poa.servant_to_reference(sink)
     py = StageProcess(tmp, ctx, orb.object_to_string(ctx), binding="py")
     read_fd, write_fd = os.pipe()
-    host = subprocess.Popen([str(program("scabench-host")), "--host", "h", "--status-fd", str(write_fd),
-                             "--record-dir", str(tmp), "--component", "cxx:stage:double"] + LOOPBACK,
-                            pass_fds=(write_fd,))
+    host = subprocess.Popen(
+        [
+            str(program("scabench-host")),
+            "--host",
+            "h",
+            "--status-fd",
+            str(write_fd),
+            "--record-dir",
+            str(tmp),
+            "--component",
+            "cxx:stage:double",
+        ]
+        + LOOPBACK,
+        pass_fds=(write_fd,),
+    )
     os.close(write_fd)
     status = os.fdopen(read_fd)
     try:
@@ -87,8 +100,10 @@ def main():
             res.start()
         links = {k: itertools.count() for k in ports}
         pids = {"python": py.proc.pid, "c++": host.pid}
-        print(f"two-way, work none, {args.packets} packets x {args.rounds} rounds, us per packet (median of rounds): "
-              "round trip client to sink | CPU of the stage's process")
+        print(
+            f"two-way, work none, {args.packets} packets x {args.rounds} rounds, us per packet (median of rounds): "
+            "round trip client to sink | CPU of the stage's process"
+        )
         for n in sizes:
             data = [float(i) for i in range(n)]
             for k, port in ports.items():
@@ -100,8 +115,10 @@ def main():
             wall = {k: statistics.median(w for w, _ in v) for k, v in rounds.items()}
             cpu = {k: statistics.median(c for _, c in v) for k, v in rounds.items()}
             text = "   ".join(f"{k}: {wall[k]:6.1f} | {cpu[k]:5.1f}" for k in ports)
-            print(f"{n:6d} doubles  {text}   python - c++: {wall['python'] - wall['c++']:6.1f} | "
-                  f"{cpu['python'] - cpu['c++']:5.1f}")
+            print(
+                f"{n:6d} doubles  {text}   python - c++: {wall['python'] - wall['c++']:6.1f} | "
+                f"{cpu['python'] - cpu['c++']:5.1f}"
+            )
         received = len(sink.packets)
         for res in stages.values():
             res.releaseObject()

@@ -7,6 +7,7 @@ the tables are written as CSV all the same (--out).
     python examples/python/results_to_pandas.py --runs 5 --out results/tables
 
 Exit status: 0, 1 when a run failed, 2 on bad input (one line)."""
+
 import argparse
 import csv
 import sys
@@ -47,8 +48,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="A benchmark's results as tables (pandas if installed, CSV).")
     parser.add_argument("--packets", type=positive, default=200, help="packets per run (default 200)")
     parser.add_argument("--runs", type=positive, default=3, help="runs (default 3)")
-    parser.add_argument("--quiet-wait", type=float, default=120.0, metavar="S",
-                        help="how long to wait for a quiet machine before each run (s)")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="how long to wait for a quiet machine before each run (s)",
+    )
     parser.add_argument("--out", default="results/tables", help="folder for runs.csv, stages.csv, summary.csv")
     args = parser.parse_args(argv)
 
@@ -73,8 +79,11 @@ def main(argv=None):
     frames = {name: pandas.DataFrame(rows) for name, rows in tables.items()}
     print(frames["summary"].to_string(index=False))
     stages = frames["stages"][frames["stages"]["role"] == "stage"]
-    print(stages.groupby("component")[["last_packet_ms", "latency_in_stage_us_p50", "latency_in_stage_us_p99"]]
-          .median().to_string())
+    print(
+        stages.groupby("component")[["last_packet_ms", "latency_in_stage_us_p50", "latency_in_stage_us_p99"]]
+        .median()
+        .to_string()
+    )
     return 0
 
 

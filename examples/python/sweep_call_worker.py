@@ -10,6 +10,7 @@ and that kept every packet in order in every run.
     python examples/python/sweep_call_worker.py --spec experiments/sad/waveforms/exp6/exp6.sad.xml
 
 Exit status: 0, 1 when a run failed, 2 on bad input (one line)."""
+
 import argparse
 import json
 import sys
@@ -32,16 +33,22 @@ def main(argv=None):
     parser.add_argument("--spec", default="exp6", help="a spec's name or path, or a SAD (default exp6)")
     parser.add_argument("--packets", type=positive, default=200, help="packets per run (default 200)")
     parser.add_argument("--runs", type=positive, default=3, help="runs per point (default 3)")
-    parser.add_argument("--quiet-wait", type=float, default=120.0, metavar="S",
-                        help="how long to wait for a quiet machine before each run (s)")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="how long to wait for a quiet machine before each run (s)",
+    )
     parser.add_argument("--out", help="a folder for results.json; the same folder again resumes the sweep")
     parser.add_argument("--json", metavar="PATH", help="write the sweep here")
     args = parser.parse_args(argv)
 
     try:
         wf = scabench.load(args.spec)
-        sweep = wf.sweep(GRID, runs=args.runs, packets=args.packets, quiet_wait_s=args.quiet_wait, out=args.out,
-                         progress=True)
+        sweep = wf.sweep(
+            GRID, runs=args.runs, packets=args.packets, quiet_wait_s=args.quiet_wait, out=args.out, progress=True
+        )
     except scabench.RunError as exc:
         print(f"run failed: {exc}", file=sys.stderr)
         return 1
@@ -53,8 +60,10 @@ def main(argv=None):
     if best is not None:
         # The answer, typed: its settings and its runs' figures.
         summary = best.summary()
-        print(f"answer: {best.settings} (last packet median {summary['last_packet_ms'].median:.1f} ms "
-              f"over {summary['last_packet_ms'].n} run(s))")
+        print(
+            f"answer: {best.settings} (last packet median {summary['last_packet_ms'].median:.1f} ms "
+            f"over {summary['last_packet_ms'].n} run(s))"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(sweep.as_dict(), indent=1))
     return 0

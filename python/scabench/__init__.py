@@ -11,6 +11,7 @@ As a library (docs/api.md):
 `import scabench` loads nothing else: each name below is imported from its
 module when first used, so the command line and the component programs,
 which import this package first, start as fast as before."""
+
 import importlib
 from typing import TYPE_CHECKING
 
@@ -19,23 +20,60 @@ __version__ = "0.1.0"
 
 # The module each name of __all__ comes from.
 _EXPORTS = {
-    "Waveform": "scabench.api", "Component": "scabench.api", "Port": "scabench.api", "load": "scabench.api",
-    "kinds": "scabench.api", "text": "scabench.api",
+    "Waveform": "scabench.api",
+    "Component": "scabench.api",
+    "Port": "scabench.api",
+    "load": "scabench.api",
+    "kinds": "scabench.api",
+    "text": "scabench.api",
     "policy_schema": "scabench.model.catalog",
     "Spec": "scabench.model.spec",
-    "RunResult": "scabench.run.results", "StageResult": "scabench.run.results",
-    "ProducerResult": "scabench.run.results", "ConnectionResult": "scabench.run.results",
-    "Latency": "scabench.run.results", "CpuUsage": "scabench.run.results",
-    "Benchmark": "scabench.measure.repeat", "Summary": "scabench.measure.stats",
-    "SweepResult": "scabench.measure.sweep", "SweepPoint": "scabench.measure.sweep", "Answer": "scabench.measure.sweep",
-    "ScabenchError": "scabench.errors", "SpecError": "scabench.errors", "RunError": "scabench.errors",
-    "read_recording": "scabench.recording", "write_recording": "scabench.recording",
+    "RunResult": "scabench.run.results",
+    "StageResult": "scabench.run.results",
+    "ProducerResult": "scabench.run.results",
+    "ConnectionResult": "scabench.run.results",
+    "Latency": "scabench.run.results",
+    "CpuUsage": "scabench.run.results",
+    "Benchmark": "scabench.measure.repeat",
+    "Summary": "scabench.measure.stats",
+    "SweepResult": "scabench.measure.sweep",
+    "SweepPoint": "scabench.measure.sweep",
+    "Answer": "scabench.measure.sweep",
+    "ScabenchError": "scabench.errors",
+    "SpecError": "scabench.errors",
+    "RunError": "scabench.errors",
+    "read_recording": "scabench.recording",
+    "write_recording": "scabench.recording",
     "producer_signal": "scabench.signals",
 }
-__all__ = ["__version__", "Waveform", "Component", "Port", "load", "kinds", "text", "policy_schema", "Spec",
-           "RunResult", "StageResult", "ProducerResult", "ConnectionResult", "Latency", "CpuUsage", "Benchmark",
-           "Summary", "SweepResult", "SweepPoint", "Answer", "ScabenchError", "SpecError", "RunError",
-           "read_recording", "write_recording", "producer_signal"]
+__all__ = [
+    "__version__",
+    "Waveform",
+    "Component",
+    "Port",
+    "load",
+    "kinds",
+    "text",
+    "policy_schema",
+    "Spec",
+    "RunResult",
+    "StageResult",
+    "ProducerResult",
+    "ConnectionResult",
+    "Latency",
+    "CpuUsage",
+    "Benchmark",
+    "Summary",
+    "SweepResult",
+    "SweepPoint",
+    "Answer",
+    "ScabenchError",
+    "SpecError",
+    "RunError",
+    "read_recording",
+    "write_recording",
+    "producer_signal",
+]
 
 if TYPE_CHECKING:  # for type checkers and editors; at run time, __getattr__ below
     from scabench.api import Component, Port, Waveform, kinds, load, text

@@ -12,6 +12,7 @@ waveform built (or changed) in code is `<waveform NAME>`.
 What is checked when: the builder checks nothing but its own arguments'
 shape (a table is what the caller says it is); spec(), validate(), run()
 and sweep() check everything, as `scabench validate` and `scabench run` do."""
+
 import copy
 import io
 import os
@@ -51,6 +52,7 @@ DEFAULT_NAME = "waveform"
 @dataclass(frozen=True)
 class Port:
     """A component's port, as a connection names it ("stage1.out")."""
+
     component: str
     name: str
 
@@ -115,8 +117,12 @@ class Waveform:
 
     def __init__(self, name: str, *, title: str | None = None, notes: str | None = None, **run: Any) -> None:
         if not isinstance(name, str) or not CODE_SOURCE.fullmatch(str(code_source(name))):
-            raise SpecError(f"<waveform {name!r}>", "experiment.name", "a waveform's name is letters, digits, ., - "
-                            "and _, starting with a letter or digit (it names the run's naming context and files)")
+            raise SpecError(
+                f"<waveform {name!r}>",
+                "experiment.name",
+                "a waveform's name is letters, digits, ., - "
+                "and _, starting with a letter or digit (it names the run's naming context and files)",
+            )
         experiment = {"name": name}
         _update(experiment, {"title": title, "notes": notes})
         self._doc: dict[str, Any] = {"experiment": experiment}
@@ -170,8 +176,10 @@ class Waveform:
     def __getitem__(self, name: str) -> Component:
         found = next((t for t in self._tables() if t.get("name") == name), None)
         if found is None:
-            raise KeyError(f"no component named {name!r}; the waveform has: "
-                           f"{', '.join(str(t.get('name')) for t in self._tables()) or 'none'}")
+            raise KeyError(
+                f"no component named {name!r}; the waveform has: "
+                f"{', '.join(str(t.get('name')) for t in self._tables()) or 'none'}"
+            )
         return Component(found)
 
     def to_dict(self) -> dict[str, Any]:
@@ -213,9 +221,12 @@ class Waveform:
     __hash__ = None  # type: ignore[assignment]  # it changes
 
     def __repr__(self) -> str:
-        return (f"Waveform({self.name!r}: {len(self._tables())} components, "
-                f"{len(self._doc.get('connection') or [])} connections"
-                + (f", chain of {len(self._doc['chain'])}" if self._doc.get("chain") else "") + ")")
+        return (
+            f"Waveform({self.name!r}: {len(self._tables())} components, "
+            f"{len(self._doc.get('connection') or [])} connections"
+            + (f", chain of {len(self._doc['chain'])}" if self._doc.get("chain") else "")
+            + ")"
+        )
 
     # -- building ----------------------------------------------------------
 
@@ -237,8 +248,12 @@ class Waveform:
         """Connects each component's "out" to the next one's "in" (a spec's
         chain, with the default policy). Once per waveform."""
         if "chain" in self._doc:
-            raise SpecError(self._where(), "chain", f"given already ({', '.join(map(str, self._doc['chain']))}); a "
-                            "waveform has one chain: add more connections with connect()")
+            raise SpecError(
+                self._where(),
+                "chain",
+                f"given already ({', '.join(map(str, self._doc['chain']))}); a "
+                "waveform has one chain: add more connections with connect()",
+            )
         self._doc["chain"] = [_name(c) for c in components]
         return self
 
@@ -343,9 +358,16 @@ class Waveform:
         """The fully resolved spec, as every result stores it (its "spec")."""
         return self.spec().describe()
 
-    def run(self, runs: int | None = None, *, warmup: int = 0, packets: int | None = None,
-            quiet_wait_s: float = GuardSettings.quiet_wait_s, progress: bool | TextIO = False,
-            on_hold: Callable[[dict[str, str]], None] | None = None) -> RunResult | Benchmark:
+    def run(
+        self,
+        runs: int | None = None,
+        *,
+        warmup: int = 0,
+        packets: int | None = None,
+        quiet_wait_s: float = GuardSettings.quiet_wait_s,
+        progress: bool | TextIO = False,
+        on_hold: Callable[[dict[str, str]], None] | None = None,
+    ) -> RunResult | Benchmark:
         """Runs the waveform over real processes.
 
         runs=None: one run, as `scabench run`; returns its RunResult. A run
@@ -369,9 +391,18 @@ class Waveform:
         _check_count("warmup", warmup, 0)
         return run_benchmark(self.spec(packets), runs, warmup, guard_settings(quiet_wait_s), stream=_stream(progress))
 
-    def sweep(self, grid: dict[str, list[Any]], *, runs: int = 3, warmup: int = 0, packets: int | None = None,
-              max_latency_ms: float | None = None, quiet_wait_s: float = GuardSettings.quiet_wait_s,
-              out: str | os.PathLike | None = None, progress: bool | TextIO = False) -> SweepResult:
+    def sweep(
+        self,
+        grid: dict[str, list[Any]],
+        *,
+        runs: int = 3,
+        warmup: int = 0,
+        packets: int | None = None,
+        max_latency_ms: float | None = None,
+        quiet_wait_s: float = GuardSettings.quiet_wait_s,
+        out: str | os.PathLike | None = None,
+        progress: bool | TextIO = False,
+    ) -> SweepResult:
         """Measures the waveform at every point of the crossed grids, `runs`
         guarded runs each, as `scabench sweep` does, and answers: the fastest
         configuration that kept 0 packets reordered at every output (within
@@ -397,9 +428,21 @@ class Waveform:
 
         def save(doc: dict[str, Any]) -> Path | None:
             return write_json(doc, results) if results is not None else None
-        doc, resumed = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait_s),
-                                 save, previous, max_latency_ms, packets, stream=_stream(progress),
-                                 where=results if results is not None else "out")
+
+        doc, resumed = run_sweep(
+            str(points[0].spec.path),
+            axes,
+            points,
+            runs,
+            warmup,
+            guard_settings(quiet_wait_s),
+            save,
+            previous,
+            max_latency_ms,
+            packets,
+            stream=_stream(progress),
+            where=results if results is not None else "out",
+        )
         return SweepResult.from_dict(doc, resumed.points)
 
     # -- inside ----------------------------------------------------------
@@ -462,6 +505,7 @@ def text(result: RunResult | Benchmark | SweepResult, wide: bool = False) -> str
     from scabench.console import text as plain
     from scabench.report.sweep import sweep_view
     from scabench.report.tables import benchmark_view, run_view
+
     if isinstance(result, RunResult):
         return plain(run_view(result), wide)
     if isinstance(result, Benchmark):

@@ -1,4 +1,5 @@
 """The scabench command line."""
+
 import math
 import os
 import select
@@ -61,8 +62,14 @@ class Commands(click.Group):
     command's exit_codes (while a report is written, say). click's own
     handling would print "Aborted!" and exit 1."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Bad usage (an unknown option, a value outside a choice, a missing
         argument) is one line and exit 2, like every other bad input: click's
         own prints the usage and a hint around the error."""
@@ -104,8 +111,15 @@ class Commands(click.Group):
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", "-V", is_flag=True, expose_value=False, is_eager=True, callback=show_version,
-              help="Print the version and the git commit, then exit.")
+@click.option(
+    "--version",
+    "-V",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=show_version,
+    help="Print the version and the git commit, then exit.",
+)
 def main() -> None:
     """scabench: SCA component pipelines over real omniORB, measured."""
     # SIGINT, SIGTERM and SIGHUP unwind through the runs, which stop their
@@ -114,8 +128,11 @@ def main() -> None:
 
 
 @contextmanager
-def exit_codes(failed: str = "run failed", partial_json: str | os.PathLike | None = None,
-               interrupted_json: str | os.PathLike | None = None) -> Iterator[None]:
+def exit_codes(
+    failed: str = "run failed",
+    partial_json: str | os.PathLike | None = None,
+    interrupted_json: str | os.PathLike | None = None,
+) -> Iterator[None]:
     """One way for every command to end on an error: a failed run exits 1
     (saying where its partial result went), a bad input exits 2, each with
     one line and no traceback. A termination signal exits 128 + its number,
@@ -144,15 +161,21 @@ SPEC_HELP = "A spec: its path, or the name of one in experiments/ (e.g. exp6)."
 
 
 def study_json_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "json_path", type=click.Path(dir_okay=False),
-                        help="Write the study's result here too (every run, the summaries; always in "
-                             "OUT/results.json).")(f)
+    return click.option(
+        "--json",
+        "json_path",
+        type=click.Path(dir_okay=False),
+        help="Write the study's result here too (every run, the summaries; always in OUT/results.json).",
+    )(f)
 
 
 def study_csv_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
-                        help=f"Write the study's rows as CSV here: {what}, each figure's median, min and max "
-                             "and the run count.")
+    return click.option(
+        "--csv",
+        "csv_path",
+        type=click.Path(dir_okay=False),
+        help=f"Write the study's rows as CSV here: {what}, each figure's median, min and max and the run count.",
+    )
 
 
 def check_outputs(json_path: str | Path | None, csv_path: str | None, out_dir: str | None = None) -> None:
@@ -166,8 +189,9 @@ def check_outputs(json_path: str | Path | None, csv_path: str | None, out_dir: s
             check_writable(path, flag)
 
 
-def write_study_outputs(results: str | os.PathLike, json_path: str | None, csv_path: str | None,
-                        csv_table: Callable[[], CsvTable]) -> list[str]:
+def write_study_outputs(
+    results: str | os.PathLike, json_path: str | None, csv_path: str | None, csv_table: Callable[[], CsvTable]
+) -> list[str]:
     """A study's --json (a copy of its results.json) and --csv (csv_table(),
     called only if asked); returns the lines that say where they went."""
     lines = []
@@ -181,9 +205,17 @@ def write_study_outputs(results: str | os.PathLike, json_path: str | None, csv_p
 
 
 # What a refusal of each of the run command's overrides names: its flag.
-RUN_FLAGS = {"packets": "--packets", "cores": "--cores", "policy": "--policy", "properties": "--set",
-             "collocated": "--collocated", "pin": "--pin", "scheduler": "--scheduler", "transport": "--transport",
-             "network": "--link-delay"}
+RUN_FLAGS = {
+    "packets": "--packets",
+    "cores": "--cores",
+    "policy": "--policy",
+    "properties": "--set",
+    "collocated": "--collocated",
+    "pin": "--pin",
+    "scheduler": "--scheduler",
+    "transport": "--transport",
+    "network": "--link-delay",
+}
 
 
 def load_named_spec(name: str) -> Spec:
@@ -194,41 +226,105 @@ def load_named_spec(name: str) -> Spec:
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
 @click.option("--cores", help='CPUs to run on, e.g. "0" (single core) or "0,1" (overrides the spec).')
-@click.option("--policy", "policy_items", multiple=True, metavar="KEY=VALUE",
-              help="Override a policy key on every connection, e.g. sync=server or worker=16 (repeatable).")
-@click.option("--set", "set_items", multiple=True, metavar="COMPONENT.KEY=VALUE",
-              help="Override a component property, e.g. producer.period_us=7500 (repeatable).")
+@click.option(
+    "--policy",
+    "policy_items",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a policy key on every connection, e.g. sync=server or worker=16 (repeatable).",
+)
+@click.option(
+    "--set",
+    "set_items",
+    multiple=True,
+    metavar="COMPONENT.KEY=VALUE",
+    help="Override a component property, e.g. producer.period_us=7500 (repeatable).",
+)
 @click.option("--collocated", is_flag=True, help="Place every component in one process (direct calls).")
 @click.option("--pin", is_flag=True, help="Pin each process to one core, in turn.")
-@click.option("--scheduler", type=click.Choice(SCHEDULERS),
-              help="How Linux schedules the hosts: normal, or batch (SCHED_BATCH: no preemption on wake-up).")
-@click.option("--transport", type=click.Choice(TRANSPORTS),
-              help="What carries the hops between processes: tcp, unix sockets, or shm (samples in shared "
-                   "memory, CORBA for control); overrides the spec.")
-@click.option("--link-delay", type=click.IntRange(min=0, max=10000), metavar="MS",
-              help="Run each process on a network host of its own, behind a link with this one-way delay (ms).")
-@click.option("--link-jitter", type=click.IntRange(min=0, max=10000), metavar="MS",
-              help="Jitter on those links (ms, at most the delay).")
-@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS),
-              help="Run K times under the studies' guard (a quiet machine first; a disturbed or stalled run "
-                   "redone) and print the median, mean ± σ, min … max and 95 % interval of the headline figures.")
-@click.option("--warmup", type=click.IntRange(min=0, max=MAX_RUNS), default=0, show_default=True,
-              help="Runs before the K runs, not kept (with --runs).")
-@click.option("--quiet-wait", type=click.FloatRange(min=0, max=3600), default=GuardSettings.quiet_wait_s,
-              show_default=True, metavar="S", callback=finite,
-              help="With --runs: how long to wait for a quiet machine before each run (s).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write the result here (with --runs: every run and the summary).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
-              help="Write the table as CSV here: a row per component (with --runs: a row per headline figure).")
-@click.option("--hold", is_flag=True,
-              help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
-                   "(its corbaloc is printed) until Ctrl-C, or, where stdin is a pipe, until it is closed "
-                   "(a signal then interrupts the run: exit 128 + its number).")
-def run(spec_file: str, packets: int | None, cores: str | None, policy_items: tuple[str, ...],
-        set_items: tuple[str, ...], collocated: bool, pin: bool, scheduler: str | None, transport: str | None,
-        link_delay: int | None, link_jitter: int | None, runs: int | None, warmup: int, quiet_wait: float,
-        json_path: str | None, csv_path: str | None, hold: bool) -> None:
+@click.option(
+    "--scheduler",
+    type=click.Choice(SCHEDULERS),
+    help="How Linux schedules the hosts: normal, or batch (SCHED_BATCH: no preemption on wake-up).",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(TRANSPORTS),
+    help="What carries the hops between processes: tcp, unix sockets, or shm (samples in shared "
+    "memory, CORBA for control); overrides the spec.",
+)
+@click.option(
+    "--link-delay",
+    type=click.IntRange(min=0, max=10000),
+    metavar="MS",
+    help="Run each process on a network host of its own, behind a link with this one-way delay (ms).",
+)
+@click.option(
+    "--link-jitter",
+    type=click.IntRange(min=0, max=10000),
+    metavar="MS",
+    help="Jitter on those links (ms, at most the delay).",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1, max=MAX_RUNS),
+    help="Run K times under the studies' guard (a quiet machine first; a disturbed or stalled run "
+    "redone) and print the median, mean ± σ, min … max and 95 % interval of the headline figures.",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0, max=MAX_RUNS),
+    default=0,
+    show_default=True,
+    help="Runs before the K runs, not kept (with --runs).",
+)
+@click.option(
+    "--quiet-wait",
+    type=click.FloatRange(min=0, max=3600),
+    default=GuardSettings.quiet_wait_s,
+    show_default=True,
+    metavar="S",
+    callback=finite,
+    help="With --runs: how long to wait for a quiet machine before each run (s).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write the result here (with --runs: every run and the summary).",
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False),
+    help="Write the table as CSV here: a row per component (with --runs: a row per headline figure).",
+)
+@click.option(
+    "--hold",
+    is_flag=True,
+    help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
+    "(its corbaloc is printed) until Ctrl-C, or, where stdin is a pipe, until it is closed "
+    "(a signal then interrupts the run: exit 128 + its number).",
+)
+def run(
+    spec_file: str,
+    packets: int | None,
+    cores: str | None,
+    policy_items: tuple[str, ...],
+    set_items: tuple[str, ...],
+    collocated: bool,
+    pin: bool,
+    scheduler: str | None,
+    transport: str | None,
+    link_delay: int | None,
+    link_jitter: int | None,
+    runs: int | None,
+    warmup: int,
+    quiet_wait: float,
+    json_path: str | None,
+    csv_path: str | None,
+    hold: bool,
+) -> None:
     """Run SPEC over real processes and print its table.
 
     SPEC is the path of a spec, or the name of one in experiments/ (exp6).
@@ -242,12 +338,20 @@ def run(spec_file: str, packets: int | None, cores: str | None, policy_items: tu
         if warmup and not runs:
             raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
         spec = load_named_spec(spec_file)
-        link: dict[str, float] = {k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None}
-        overrides = Overrides(packets=packets or None, cores=parse_cores(cores, "--cores") if cores is not None else None,
-                              policy=parse_overrides(policy_items, "--policy") if policy_items else {},
-                              properties=parse_property_overrides(set_items, "--set"), collocated=collocated,
-                              pin=True if pin else None, scheduler=scheduler or None, transport=transport or None,
-                              network=link or None)
+        link: dict[str, float] = {
+            k: v for k, v in (("delay_ms", link_delay), ("jitter_ms", link_jitter)) if v is not None
+        }
+        overrides = Overrides(
+            packets=packets or None,
+            cores=parse_cores(cores, "--cores") if cores is not None else None,
+            policy=parse_overrides(policy_items, "--policy") if policy_items else {},
+            properties=parse_property_overrides(set_items, "--set"),
+            collocated=collocated,
+            pin=True if pin else None,
+            scheduler=scheduler or None,
+            transport=transport or None,
+            network=link or None,
+        )
         spec = apply_overrides(spec, overrides, RUN_FLAGS)
         result: Benchmark | RunResult
         try:
@@ -271,26 +375,72 @@ def run(spec_file: str, packets: int | None, cores: str | None, policy_items: tu
 
 @main.command(short_help="Measure a spec over crossed grids of settings; the fastest in order.")
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--grid", "grid_items", multiple=True, required=True, metavar="KEY=V1,V2,...",
-              help="Values of one key to sweep (repeatable; the grids are crossed, at most 10,000 points): policy.KEY (every connection, "
-                   "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, "
-                   "transport, pin, collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).")
-@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), default=3, show_default=True, help="Runs per point, under the guard.")
-@click.option("--warmup", type=click.IntRange(min=0, max=MAX_RUNS), default=0, show_default=True,
-              help="Runs before each point's runs, not kept.")
+@click.option(
+    "--grid",
+    "grid_items",
+    multiple=True,
+    required=True,
+    metavar="KEY=V1,V2,...",
+    help="Values of one key to sweep (repeatable; the grids are crossed, at most 10,000 points): "
+    "policy.KEY (every connection, "
+    "e.g. policy.call=oneway,twoway), run.KEY (packets, cores with CPUs joined by +, scheduler, "
+    "transport, pin, collocated, link_delay_ms, link_jitter_ms) or COMPONENT.KEY (e.g. stage1.work_us=500,1000).",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1, max=MAX_RUNS),
+    default=3,
+    show_default=True,
+    help="Runs per point, under the guard.",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0, max=MAX_RUNS),
+    default=0,
+    show_default=True,
+    help="Runs before each point's runs, not kept.",
+)
 @click.option("--packets", type=click.IntRange(min=1), help="Packets each producer sends (overrides the spec).")
-@click.option("--max-latency-ms", type=click.FloatRange(min=0, min_open=True), callback=finite, metavar="L",
-              help="The answer must have a median latency p99 of at most L ms.")
-@click.option("--quiet-wait", type=click.FloatRange(min=0, max=3600), default=GuardSettings.quiet_wait_s,
-              show_default=True, metavar="S", callback=finite, help="How long to wait for a quiet machine before each run (s).")
-@click.option("--out", "out_dir", default="results/sweep", show_default=True, type=click.Path(file_okay=False),
-              help="Where results.json, sweep.csv, sweep.png and report.md/.html go; a sweep cut short resumes here.")
+@click.option(
+    "--max-latency-ms",
+    type=click.FloatRange(min=0, min_open=True),
+    callback=finite,
+    metavar="L",
+    help="The answer must have a median latency p99 of at most L ms.",
+)
+@click.option(
+    "--quiet-wait",
+    type=click.FloatRange(min=0, max=3600),
+    default=GuardSettings.quiet_wait_s,
+    show_default=True,
+    metavar="S",
+    callback=finite,
+    help="How long to wait for a quiet machine before each run (s).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="results/sweep",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where results.json, sweep.csv, sweep.png and report.md/.html go; a sweep cut short resumes here.",
+)
 @study_json_option
 @study_csv_option("a row per point (also in OUT/sweep.csv)")
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
-def sweep(spec_file: str, grid_items: tuple[str, ...], runs: int, warmup: int, packets: int | None,
-          max_latency_ms: float | None, quiet_wait: float, out_dir: str, json_path: str | None, csv_path: str | None,
-          wide: bool) -> None:
+def sweep(
+    spec_file: str,
+    grid_items: tuple[str, ...],
+    runs: int,
+    warmup: int,
+    packets: int | None,
+    max_latency_ms: float | None,
+    quiet_wait: float,
+    out_dir: str,
+    json_path: str | None,
+    csv_path: str | None,
+    wide: bool,
+) -> None:
     """Run SPEC at every point of the crossed --grid values (at most 10,000
     points), K runs each under the guard, and answer: the fastest
     configuration (lowest median last packet) whose policies guarantee
@@ -304,6 +454,7 @@ def sweep(spec_file: str, grid_items: tuple[str, ...], runs: int, warmup: int, p
     (give another --out)."""
     from scabench.measure.sweep import parse_grid, plan, run_sweep
     from scabench.report.sweep import sweep_csv, sweep_view, write_sweep_report  # matplotlib only here
+
     results = Path(out_dir) / "results.json"
     with exit_codes(partial_json=results):
         check_outputs(json_path, csv_path, out_dir)
@@ -311,22 +462,39 @@ def sweep(spec_file: str, grid_items: tuple[str, ...], runs: int, warmup: int, p
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
-        doc, resumed = run_sweep(str(points[0].spec.path), axes, points, runs, warmup, guard_settings(quiet_wait),
-                                 lambda d: write_json(d, results), previous, max_latency_ms, packets, where=results)
+        doc, resumed = run_sweep(
+            str(points[0].spec.path),
+            axes,
+            points,
+            runs,
+            warmup,
+            guard_settings(quiet_wait),
+            lambda d: write_json(d, results),
+            previous,
+            max_latency_ms,
+            packets,
+            where=results,
+        )
     if resumed:
         click.echo(resumed.line(len(points), results), err=True)
     table_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
     md, html = write_sweep_report(doc, out_dir)
     saved = write_study_outputs(results, json_path, csv_path, lambda: sweep_csv(doc))
-    show(sweep_view(doc) + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved],
-         console(wide=wide))
+    show(
+        sweep_view(doc) + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved],
+        console(wide=wide),
+    )
 
 
 @main.command(short_help="Compare results of scabench run: figures side by side, whether they differ.")
 @click.argument("files", nargs=-1, required=True, metavar="A.json B.json [...]")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the comparison here.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
-              help="Write the comparison as CSV here: a row per figure and file compared with A.")
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False),
+    help="Write the comparison as CSV here: a row per figure and file compared with A.",
+)
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
 def compare(files: tuple[str, ...], json_path: str | None, csv_path: str | None, wide: bool) -> None:
     """Compare the results of `scabench run --json` (best of --runs K): the
@@ -334,6 +502,7 @@ def compare(files: tuple[str, ...], json_path: str | None, csv_path: str | None,
     file differs from A significantly: Student's two-sample t-test at 95 %
     and a difference beyond both standard deviations (pyperf's rule)."""
     from scabench.report.tables import Compared, compare_view, compare_warnings
+
     with exit_codes():
         if len(files) < 2:
             raise ScabenchError("compare: give two result files or more (scabench run SPEC --runs K --json FILE)")
@@ -372,10 +541,17 @@ def validate(specs: tuple[str, ...]) -> None:
             show([Text.assemble(("bad", BAD), f"  {exc}")])
             continue
         caveat = floor_caveat(spec)
-        show([Text.assemble(("ok ", GOOD), f"  {spec.path}: {len(spec.components)} components, "
-                            f"{len(spec.connections)} connections, {spec.process_count()} processes, "
-                            f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}"
-                            + (f" ({caveat})" if caveat else ""))])
+        show(
+            [
+                Text.assemble(
+                    ("ok ", GOOD),
+                    f"  {spec.path}: {len(spec.components)} components, "
+                    f"{len(spec.connections)} connections, {spec.process_count()} processes, "
+                    f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}"
+                    + (f" ({caveat})" if caveat else ""),
+                )
+            ]
+        )
     sys.exit(2 if bad else 0)
 
 
@@ -387,6 +563,7 @@ def components(kind: str | None, wide: bool) -> None:
     component kind with its ports, and the policy keys of a connection; with
     KIND, that kind's properties with their types, defaults and ranges."""
     from scabench.report.catalogue import kind_view, kinds_view
+
     with exit_codes():
         # An empty name is a name, and no kind has it: refused, not taken for none.
         view = kind_view(kind) if kind is not None else kinds_view()
@@ -395,8 +572,10 @@ def components(kind: str | None, wide: bool) -> None:
 
 def granularity_csv(result: dict) -> CsvTable:
     """Every configuration of a granularity result, FIR and STANAG 4285, a row each."""
+
     def plain(row: Any) -> dict:  # a typed row as the lab makes it, or its JSON as read back
         return row.as_dict() if hasattr(row, "as_dict") else row
+
     rows = [{"part": "fir", **plain(r)} for r in result.get("configurations", [])]
     rows += [{"part": "s4285", **plain(r)} for r in (result.get("stanag4285") or {}).get("configurations", [])]
     return records_table(rows, first=("part",))
@@ -404,16 +583,23 @@ def granularity_csv(result: dict) -> CsvTable:
 
 @main.command("export-sad", short_help="Write a spec as an SCA waveform (SAD, SPD, PRF, SCD, sidecar).")
 @click.argument("spec_file", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Where components/<Name>/ and waveforms/<name>/ go.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Where components/<Name>/ and waveforms/<name>/ go.",
+)
 def export_sad_command(spec_file: str, out_dir: str) -> None:
     """Write a spec as an SCA waveform: its SAD, an SPD, PRF and SCD per component kind, and the sidecar
     of run settings (README, "Waveforms as SCA SAD XML")."""
     with exit_codes():
         check_outputs(None, None, out_dir)
         exported = export_sad(load_named_spec(spec_file), out_dir)
-    click.echo(f"wrote {exported.sad}, its sidecar {exported.sidecar.name}, and {len(exported.packages)} component "
-               f"package(s) under {Path(out_dir) / 'components'}")
+    click.echo(
+        f"wrote {exported.sad}, its sidecar {exported.sidecar.name}, and {len(exported.packages)} component "
+        f"package(s) under {Path(out_dir) / 'components'}"
+    )
 
 
 def announce_hold(naming: dict[str, str]) -> None:
@@ -429,8 +615,11 @@ def announce_hold(naming: dict[str, str]) -> None:
     if watcher is not None:
         watcher.start()
     release = "closing its standard input" if piped else "Ctrl-C"
-    click.echo(f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
-               f"context {naming['context']}; {release} releases them", err=True)
+    click.echo(
+        f"held: the components are bound in the Naming Service at {naming['corbaloc']}, "
+        f"context {naming['context']}; {release} releases them",
+        err=True,
+    )
     try:
         # main() installed the handlers: the release ends the wait, not the command.
         interrupts.wait(closed, releases=() if piped else (signal.SIGINT,))
@@ -463,87 +652,168 @@ def _stdin_is_pipe() -> bool:
 
 @main.command(short_help="Reproduce the messaging-semantics paper and judge its claims.")
 @click.option("--quick", is_flag=True, help="Fewer packets and one run per configuration: a few minutes.")
-@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Runs per configuration and set-up (default 3; 1 with --quick).")
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1, max=MAX_RUNS),
+    help="Runs per configuration and set-up (default 3; 1 with --quick).",
+)
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
 @click.option("--only", help="Comma-separated configuration ids to run (default: all of the campaign).")
-@click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
-              help="Campaign file (default experiments/paper/campaign.toml).")
-@click.option("--out", "out_dir", default="results/paper", show_default=True, type=click.Path(file_okay=False),
-              help="Where report.md, report.html, the PNGs and results.json go.")
-@click.option("--from-results", is_flag=True,
-              help="Run nothing: judge the claims and write the report again from OUT/results.json.")
+@click.option(
+    "--campaign",
+    "campaign_file",
+    type=click.Path(dir_okay=False),
+    help="Campaign file (default experiments/paper/campaign.toml).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="results/paper",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where report.md, report.html, the PNGs and results.json go.",
+)
+@click.option(
+    "--from-results",
+    is_flag=True,
+    help="Run nothing: judge the claims and write the report again from OUT/results.json.",
+)
 @study_json_option
 @study_csv_option("a row per configuration and set-up")
-def paper(quick: bool, runs: int | None, packets: int | None, only: str | None, campaign_file: str | None,
-          out_dir: str, from_results: bool, json_path: str | None, csv_path: str | None) -> None:
+def paper(
+    quick: bool,
+    runs: int | None,
+    packets: int | None,
+    only: str | None,
+    campaign_file: str | None,
+    out_dir: str,
+    from_results: bool,
+    json_path: str | None,
+    csv_path: str | None,
+) -> None:
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.claims import VERDICT_LEGEND
     from scabench.studies.paper.measure import rerender, run_paper  # matplotlib is only needed here
     from scabench.studies.paper.render import claim_tally, paper_csv
+
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
         if from_results:
             entries, claims = rerender(out_dir)
         else:
-            entries, claims = run_paper(out_dir, quick=quick, runs=runs, packets=packets,
-                                        only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
-                                        campaign_file=campaign_file)
+            entries, claims = run_paper(
+                out_dir,
+                quick=quick,
+                runs=runs,
+                packets=packets,
+                only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
+                campaign_file=campaign_file,
+            )
     verdicts = table("claim", ("verdict", {"justify": "left"}))
     for c in claims:
         verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: paper_csv(entries))
-    show([verdicts, Text(f"{VERDICT_LEGEND}. Each claim in words, with the figures that decide it: the report.",
-                         style=MUTED), claim_tally(claims),
-          f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+    show(
+        [
+            verdicts,
+            Text(f"{VERDICT_LEGEND}. Each claim in words, with the figures that decide it: the report.", style=MUTED),
+            claim_tally(claims),
+            f"report: {out_dir}/report.html (and report.md, results.json)",
+            *saved,
+        ]
+    )
 
 
 @main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")
 @click.option("--quick", is_flag=True, help="100 packets and one run per row: about a minute.")
 @click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Runs per row (default 3; 1 with --quick).")
 @click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
-@click.option("--campaign", "campaign_file", type=click.Path(dir_okay=False),
-              help="Campaign file (default experiments/ordering/link-delay.toml).")
-@click.option("--out", "out_dir", default="results/link-delay", show_default=True, type=click.Path(file_okay=False),
-              help="Where report.md, report.html, the PNG and results.json go.")
+@click.option(
+    "--campaign",
+    "campaign_file",
+    type=click.Path(dir_okay=False),
+    help="Campaign file (default experiments/ordering/link-delay.toml).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default="results/link-delay",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where report.md, report.html, the PNG and results.json go.",
+)
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @study_json_option
 @study_csv_option("a row per strategy and link delay")
-def link_delay(quick: bool, runs: int | None, packets: int | None, campaign_file: str | None, out_dir: str,
-               from_results: bool, json_path: str | None, csv_path: str | None) -> None:
+def link_delay(
+    quick: bool,
+    runs: int | None,
+    packets: int | None,
+    campaign_file: str | None,
+    out_dir: str,
+    from_results: bool,
+    json_path: str | None,
+    csv_path: str | None,
+) -> None:
     """Two-way + worker vs credits across network hosts with link delay."""
     from scabench.studies.link_delay.analysis import headline
     from scabench.studies.link_delay.measure import rerender, run_link_delay  # matplotlib is only needed here
     from scabench.studies.link_delay.render import link_delay_csv
+
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
-        doc = rerender(out_dir) if from_results else run_link_delay(
-            out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
+        doc = (
+            rerender(out_dir)
+            if from_results
+            else run_link_delay(out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
+        )
     ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
     for row in headline(doc):
         label = "loopback" if row.delay_ms is None else f"{row.delay_ms} ms"
-        add_rows(ratios, [[label] + [f"{units.ratio(figures.ratio.median)} ("
-                                     + "–".join(units.ratio(m) for m in sorted(set(round(v, 3)
-                                                                                   for v in figures.model_ratio)))
-                                     + ")" if figures is not None else None
-                                     for figures in (row.twoway_worker, row.credits)]])
+        add_rows(
+            ratios,
+            [
+                [label]
+                + [
+                    f"{units.ratio(figures.ratio.median)} ("
+                    + "–".join(units.ratio(m) for m in sorted(set(round(v, 3) for v in figures.model_ratio)))
+                    + ")"
+                    if figures is not None
+                    else None
+                    for figures in (row.twoway_worker, row.credits)
+                ]
+            ],
+        )
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: link_delay_csv(doc))
     show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
 
 
 @main.command(short_help="What the ORB costs per call and per byte, on every transport.")
 @click.option("--quick", is_flag=True, help="Fewer and shorter rounds, a shorter size sweep (about 20 s).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/profile", show_default=True,
-              help="Directory for report.md, report.html, the plots and profile.json.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write the result here (default: OUT/profile.json).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
-              help="Write every case on every transport as CSV here (cycles, ns, bit/s).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="results/profile",
+    show_default=True,
+    help="Directory for report.md, report.html, the plots and profile.json.",
+)
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here (default: OUT/profile.json)."
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False),
+    help="Write every case on every transport as CSV here (cycles, ns, bit/s).",
+)
 @click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
 def profile(quick: bool, out_dir: str, json_path: str | None, csv_path: str | None, wide: bool) -> None:
     """What the ORB costs per call and per byte, on every transport."""
     from scabench.studies.orb_profile.measure import run_profile
     from scabench.studies.orb_profile.plan import Plan
     from scabench.studies.orb_profile.render import profile_csv, profile_view, write_profile_report
+
     with exit_codes("profile failed", interrupted_json=json_path or Path(out_dir) / "profile.json"):
         check_outputs(json_path or Path(out_dir) / "profile.json", csv_path, out_dir)
         result = run_profile(Plan.quick() if quick else Plan(), log=lambda m: click.echo(m, err=True))
@@ -551,15 +821,28 @@ def profile(quick: bool, out_dir: str, json_path: str | None, csv_path: str | No
     if csv_path:
         write_csv(*profile_csv(result), csv_path)
     md_path, html_path = write_profile_report(result, out_dir)
-    show(profile_view(result) + ["", f"report: {md_path}, {html_path}; result: {written}"
-                                 + (f"; CSV: {csv_path}" if csv_path else "")], console(wide=wide))
+    show(
+        profile_view(result)
+        + ["", f"report: {md_path}, {html_path}; result: {written}" + (f"; CSV: {csv_path}" if csv_path else "")],
+        console(wide=wide),
+    )
 
 
 @main.command(short_help="The data rate the middleware allows (Eq. 1 of the ORB profiling paper).")
-@click.option("--cycles", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
-              help="D_t: cycles of one call carrying the packet.")
-@click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), required=True, callback=finite,
-              help="Clock of the cycle count, in MHz.")
+@click.option(
+    "--cycles",
+    type=click.FloatRange(min=0, min_open=True),
+    required=True,
+    callback=finite,
+    help="D_t: cycles of one call carrying the packet.",
+)
+@click.option(
+    "--clock-mhz",
+    type=click.FloatRange(min=0, min_open=True),
+    required=True,
+    callback=finite,
+    help="Clock of the cycle count, in MHz.",
+)
 @click.option("--elements", type=click.IntRange(min=1), required=True, help="N_p: samples per call.")
 @click.option("--samples-per-symbol", type=click.IntRange(min=1), default=8, show_default=True, help="S_s.")
 @click.option("--bits-per-symbol", type=click.IntRange(min=1), default=1, show_default=True, help="n.")
@@ -569,6 +852,7 @@ def datarate(cycles: float, clock_mhz: float, elements: int, samples_per_symbol:
     from fractions import Fraction
 
     from scabench.studies.orb_profile.datarate import max_data_rate_bps
+
     clock_hz = Fraction(str(clock_mhz)) * 1_000_000
     bps = max_data_rate_bps(Fraction(str(cycles)), clock_hz, elements, samples_per_symbol, bits_per_symbol)
     click.echo(f"{units.bit_rate(bps)} ({bps} bit/s)")  # scaled to read, exact as the paper quotes it
@@ -577,21 +861,56 @@ def datarate(cycles: float, clock_mhz: float, elements: int, samples_per_symbol:
 @main.command(short_help="CPU workload against the number of components and the packet size.")
 @click.option("--quick", is_flag=True, help="A short plan (about two minutes) instead of the default (about 20 min).")
 @click.option("--plan", "plan_name", type=click.Choice(["default", "quick", "tiny"]), hidden=True)
-@click.option("--only", type=click.Choice(["fir", "s4285"]),
-              help="Run one part: the FIR load (seed Figs. 6-10) or the STANAG 4285 transmitter (seed Figs. 3-4).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/granularity", show_default=True,
-              help="Where report.md, report.html and the PNGs go.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
-              help="Write every configuration measured here (default: OUT/granularity.json).")
+@click.option(
+    "--only",
+    type=click.Choice(["fir", "s4285"]),
+    help="Run one part: the FIR load (seed Figs. 6-10) or the STANAG 4285 transmitter (seed Figs. 3-4).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="results/granularity",
+    show_default=True,
+    help="Where report.md, report.html and the PNGs go.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write every configuration measured here (default: OUT/granularity.json).",
+)
 @click.option("--cores", help='CPUs the runs use (default "0": one core, as the seed\'s machine).')
-@click.option("--call", type=click.Choice(["twoway", "oneway"]), default="twoway", show_default=True,
-              help="The call of every connection (OSSIE's pushPacket is two-way).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
-              help="Write every configuration measured as CSV here (a row each; part: fir or s4285).")
-@click.option("--from-json", "from_json", type=click.Path(dir_okay=False, exists=True),
-              help="Measure nothing: render the report again from a JSON this command wrote.")
-def granularity(quick: bool, plan_name: str | None, only: str | None, out_dir: str, json_path: str | None,
-                csv_path: str | None, cores: str | None, call: str, from_json: str | None) -> None:
+@click.option(
+    "--call",
+    type=click.Choice(["twoway", "oneway"]),
+    default="twoway",
+    show_default=True,
+    help="The call of every connection (OSSIE's pushPacket is two-way).",
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(dir_okay=False),
+    help="Write every configuration measured as CSV here (a row each; part: fir or s4285).",
+)
+@click.option(
+    "--from-json",
+    "from_json",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Measure nothing: render the report again from a JSON this command wrote.",
+)
+def granularity(
+    quick: bool,
+    plan_name: str | None,
+    only: str | None,
+    out_dir: str,
+    json_path: str | None,
+    csv_path: str | None,
+    cores: str | None,
+    call: str,
+    from_json: str | None,
+) -> None:
     """CPU workload against the number of components and the packet size,
     with the seed's models (1) and (2); and the STANAG 4285 transmitter's
     against its number of components and symbol rate."""
@@ -609,8 +928,9 @@ def granularity(quick: bool, plan_name: str | None, only: str | None, out_dir: s
             try:
                 md, html = render(read_result(result), out_dir)
             except (KeyError, TypeError, ValueError, IndexError) as exc:
-                raise ScabenchError(f"--from-json: {from_json} is not a whole granularity result "
-                                    f"({type(exc).__name__}: {exc})") from None
+                raise ScabenchError(
+                    f"--from-json: {from_json} is not a whole granularity result ({type(exc).__name__}: {exc})"
+                ) from None
         if csv_path:
             write_csv(*granularity_csv(result), csv_path)
         click.echo(f"report: {md} and {html}")
@@ -633,40 +953,90 @@ def granularity(quick: bool, plan_name: str | None, only: str | None, out_dir: s
     click.echo("")
     for r in result["summary"]["ratios"]:
         if r["seed_ratio_total"] is not None:
-            click.echo(f"W11/FUNC (U+S) at N*B={r['nb']}, {r['placement']} {r['transport']}: "
-                       f"{r['ratio_total']:.2f} (seed {r['seed_ratio_total']})")
+            click.echo(
+                f"W11/FUNC (U+S) at N*B={r['nb']}, {r['placement']} {r['transport']}: "
+                f"{r['ratio_total']:.2f} (seed {r['seed_ratio_total']})"
+            )
     s4285 = result.get("stanag4285")
     for r in s4285["summary"]["ratios"] if s4285 else []:
         fmt = lambda v: "–" if v is None else f"{v:.2f}"  # noqa: E731
-        click.echo(f"STANAG 4285 11/2 components at {r['symbol_rate']} symbols/s, {r['placement']}: "
-                   f"U {fmt(r['user_wide_vs_narrow'])}, U+S {fmt(r['total_wide_vs_narrow'])} "
-                   f"(seed: U about {result['seed']['s4285']['user_11_vs_2']})")
+        click.echo(
+            f"STANAG 4285 11/2 components at {r['symbol_rate']} symbols/s, {r['placement']}: "
+            f"U {fmt(r['user_wide_vs_narrow'])}, U+S {fmt(r['total_wide_vs_narrow'])} "
+            f"(seed: U about {result['seed']['s4285']['user_11_vs_2']})"
+        )
     click.echo(f"report: {md} and {html}; data: {written}")
 
 
 @main.command(short_help="A node agent: starts components on this machine for a domain (an SCA DeviceManager).")
-@click.option("--domain", required=True, metavar="CORBALOC",
-              help="The domain's Naming Service, e.g. corbaloc::10.0.0.1:2809/NameService.")
+@click.option(
+    "--domain",
+    required=True,
+    metavar="CORBALOC",
+    help="The domain's Naming Service, e.g. corbaloc::10.0.0.1:2809/NameService.",
+)
 @click.option("--name", required=True, help="The node's name in the domain: it registers as nodes/NAME.")
 @click.option("--cores", help='The CPUs it offers, e.g. "0,1" (default: all it may use); its processes run on them.')
-@click.option("--memory-mib", type=click.IntRange(min=1), metavar="N",
-              help="The memory it offers, MiB (default: what the machine has available now).")
-@click.option("--listen", default="127.0.0.1", show_default=True, metavar="HOST[:PORT]",
-              help="Where the node listens (loopback unless told; see docs/trust-model.md before you widen it).")
-@click.option("--component-ports", metavar="LO-HI",
-              help="The ports its components listen on (for a firewall); default: any free port.")
-@click.option("--publish", metavar="HOST",
-              help="The address its references carry, where others reach it by another than --listen's "
-                   "(a NAT, a proxy); the ports stay its own.")
-@click.option("--allow", multiple=True, metavar="PROGRAM",
-              help="A program execute may start, besides scabench-host and scabench-py-stage (repeatable).")
-@click.option("--heartbeat-s", type=click.FloatRange(min=0.05, max=60), default=1.0, show_default=True,
-              callback=finite, metavar="S", help="How often it checks in with the domain's Naming Service.")
-@click.option("--grace-s", type=click.FloatRange(min=0.1, max=3600), default=10.0, show_default=True,
-              callback=finite, metavar="S",
-              help="How long the Naming Service may not answer before the node stops its processes and exits.")
-def node(domain: str, name: str, cores: str | None, memory_mib: int | None, listen: str, component_ports: str | None,
-         publish: str | None, allow: tuple[str, ...], heartbeat_s: float, grace_s: float) -> None:
+@click.option(
+    "--memory-mib",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="The memory it offers, MiB (default: what the machine has available now).",
+)
+@click.option(
+    "--listen",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="HOST[:PORT]",
+    help="Where the node listens (loopback unless told; see docs/trust-model.md before you widen it).",
+)
+@click.option(
+    "--component-ports",
+    metavar="LO-HI",
+    help="The ports its components listen on (for a firewall); default: any free port.",
+)
+@click.option(
+    "--publish",
+    metavar="HOST",
+    help="The address its references carry, where others reach it by another than --listen's "
+    "(a NAT, a proxy); the ports stay its own.",
+)
+@click.option(
+    "--allow",
+    multiple=True,
+    metavar="PROGRAM",
+    help="A program execute may start, besides scabench-host and scabench-py-stage (repeatable).",
+)
+@click.option(
+    "--heartbeat-s",
+    type=click.FloatRange(min=0.05, max=60),
+    default=1.0,
+    show_default=True,
+    callback=finite,
+    metavar="S",
+    help="How often it checks in with the domain's Naming Service.",
+)
+@click.option(
+    "--grace-s",
+    type=click.FloatRange(min=0.1, max=3600),
+    default=10.0,
+    show_default=True,
+    callback=finite,
+    metavar="S",
+    help="How long the Naming Service may not answer before the node stops its processes and exits.",
+)
+def node(
+    domain: str,
+    name: str,
+    cores: str | None,
+    memory_mib: int | None,
+    listen: str,
+    component_ports: str | None,
+    publish: str | None,
+    allow: tuple[str, ...],
+    heartbeat_s: float,
+    grace_s: float,
+) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
     Service, which start component programs here (load, execute, terminate),
@@ -675,11 +1045,13 @@ def node(domain: str, name: str, cores: str | None, memory_mib: int | None, list
     when the Naming Service has not answered for --grace-s."""
     from scabench.node.agent import Agent
     from scabench.node.settings import make_settings
+
     code: int | str | None = 0
     try:
         with exit_codes("node failed"):
-            settings = make_settings(domain, name, cores, memory_mib, listen, component_ports, allow,
-                                     heartbeat_s, grace_s, publish)
+            settings = make_settings(
+                domain, name, cores, memory_mib, listen, component_ports, allow, heartbeat_s, grace_s, publish
+            )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:
         code = exc.code
@@ -693,28 +1065,60 @@ def node(domain: str, name: str, cores: str | None, memory_mib: int | None, list
 @main.command(short_help="The paper's pipeline on peer frameworks beside scabench's ordered strategies.")
 @click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
 @click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
-@click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Rounds, each running every peer once (default 3; 1 with --quick).")
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1, max=MAX_RUNS),
+    help="Rounds, each running every peer once (default 3; 1 with --quick).",
+)
 @click.option("--only", help="Comma-separated peers to run (default: every peer installed).")
-@click.option("--out", "out_dir", default="results/peers", show_default=True, type=click.Path(file_okay=False),
-              help="Where report.md, report.html, the PNG and results.json go.")
+@click.option(
+    "--out",
+    "out_dir",
+    default="results/peers",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where report.md, report.html, the PNG and results.json go.",
+)
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @click.option("--packets", type=click.IntRange(min=2), hidden=True)
 @click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
 @click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
 @study_json_option
 @study_csv_option("a row per peer")
-def peers(quick: bool, cores: str, runs: int | None, only: str | None, out_dir: str, from_results: bool,
-          packets: int | None, quiet_wait_s: float | None, max_redos: int | None, json_path: str | None,
-          csv_path: str | None) -> None:
+def peers(
+    quick: bool,
+    cores: str,
+    runs: int | None,
+    only: str | None,
+    out_dir: str,
+    from_results: bool,
+    packets: int | None,
+    quiet_wait_s: float | None,
+    max_redos: int | None,
+    json_path: str | None,
+    csv_path: str | None,
+) -> None:
     """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies."""
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
     from scabench.studies.peers.render import peers_csv, peers_view
+
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
-        doc = rerender(out_dir) if from_results else run_peers(
-            out_dir, parse_cores(cores, "--cores"), quick=quick, runs=runs, packets=packets,
-            only=[i.strip() for i in only.split(",")] if only is not None else None,
-            quiet_wait_s=quiet_wait_s, max_redos=max_redos, log=lambda m: click.echo(m, err=True))
+        doc = (
+            rerender(out_dir)
+            if from_results
+            else run_peers(
+                out_dir,
+                parse_cores(cores, "--cores"),
+                quick=quick,
+                runs=runs,
+                packets=packets,
+                only=[i.strip() for i in only.split(",")] if only is not None else None,
+                quiet_wait_s=quiet_wait_s,
+                max_redos=max_redos,
+                log=lambda m: click.echo(m, err=True),
+            )
+        )
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: peers_csv(doc))
     show(peers_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
 

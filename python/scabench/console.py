@@ -8,6 +8,7 @@ command line is made here, so they look alike.
   wrapped. A table wider than that wraps its cells' words, never cuts them.
 - Plain text on demand (`text()`): what a function returns for a caller
   that wants a string, a test or a log."""
+
 import io
 import sys
 
@@ -52,13 +53,24 @@ def table(*columns, title=None, first_left=True, **kwargs):
     header string, or a (header, options) pair for rich's add_column."""
     # Titles, headers and cells are Text, never markup: "[policy]" is a
     # spec's table, not a style.
-    t = Table(title=Text(title) if title else None, title_justify="left", title_style=TITLE, box=box.SIMPLE_HEAD,
-              show_edge=False, pad_edge=False, **kwargs)
+    t = Table(
+        title=Text(title) if title else None,
+        title_justify="left",
+        title_style=TITLE,
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        **kwargs,
+    )
     for i, column in enumerate(columns):
         header, options = column if isinstance(column, tuple) else (column, {})
         # The labels stay whole; the figures' headers wrap to make room.
-        options = {"justify": "left" if i == 0 and first_left else "right", "overflow": "fold",
-                   "no_wrap": i == 0, **options}
+        options = {
+            "justify": "left" if i == 0 and first_left else "right",
+            "overflow": "fold",
+            "no_wrap": i == 0,
+            **options,
+        }
         t.add_column(Text(header), **options)
     return t
 
@@ -84,8 +96,17 @@ def show(items, out=None):
 def text(items, wide=False):
     """A view as plain text (no colour), tables 100 columns wide unless `wide`."""
     buffer = io.StringIO()
-    show(items, Console(file=buffer, width=UNLIMITED if wide else MAX_WIDTH, highlight=False, color_system=None,
-                        force_terminal=False, emoji=False))
+    show(
+        items,
+        Console(
+            file=buffer,
+            width=UNLIMITED if wide else MAX_WIDTH,
+            highlight=False,
+            color_system=None,
+            force_terminal=False,
+            emoji=False,
+        ),
+    )
     return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").splitlines())
 
 
@@ -102,10 +123,18 @@ class Progress:
     def __init__(self, total_s, description="", stream=None):
         self.console = console(stream or sys.stderr)
         self.live = self.console.is_terminal
-        self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                                TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
-                                console=self.console, disable=not self.live, speed_estimate_period=1e9,
-                                transient=True)
+        self.bar = RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=self.console,
+            disable=not self.live,
+            speed_estimate_period=1e9,
+            transient=True,
+        )
         self.task = self.bar.add_task(description, total=max(total_s, 1e-9))
         self.bar.advance(self.task, 0)  # the first sample of the rate: the start
 

@@ -4,6 +4,7 @@ made them first (check_writable). A named pipe would block the
 read forever and a device such as /dev/zero never ends, so both are refused
 before a byte is read; a regular file above the bound is refused by its
 size instead of being read into memory (docs/architecture.md, "Faults")."""
+
 import errno
 import os
 import stat
@@ -20,8 +21,15 @@ def not_a_regular_file(mode: int) -> str | None:
         return "is a directory"
     if stat.S_ISREG(mode):
         return None
-    found = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-             else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+    found = (
+        "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a file"
+    )
     return f"is not a regular file ({found})"
 
 

@@ -6,6 +6,7 @@ SIGINT, SIGTERM and SIGHUP raise Interrupted in the main thread. Interrupted
 is a KeyboardInterrupt, so code that already cleans up on Ctrl-C cleans up
 on the other two as well. Only the first signal raises: a second Ctrl-C
 while the run is being taken down must not cut the clean-up short."""
+
 import contextlib
 import signal
 import threading

@@ -9,6 +9,7 @@ package alike (docs/api.md, "Installed"):
   a wheel as package data); $SCABENCH_EXPERIMENTS_DIR names another folder
   of specs;
 - the Python programs: beside the interpreter."""
+
 import os
 import shutil
 import sys
@@ -41,8 +42,10 @@ def bin_dir() -> Path:
     host = shutil.which("scabench-host")
     if host is not None:
         return Path(host).resolve().parent
-    raise ScabenchError("scabench-host is not found: set SCABENCH_BIN_DIR to the folder of scabench's programs "
-                        "(a build's build/bin), or put the bin folder of `cmake --install build --prefix P` on PATH")
+    raise ScabenchError(
+        "scabench-host is not found: set SCABENCH_BIN_DIR to the folder of scabench's programs "
+        "(a build's build/bin), or put the bin folder of `cmake --install build --prefix P` on PATH"
+    )
 
 
 def program(name: str) -> Path:
@@ -50,8 +53,10 @@ def program(name: str) -> Path:
     if not path.exists():
         if checkout() is not None and "SCABENCH_BIN_DIR" not in os.environ:
             raise ScabenchError(f"{path} is missing: build the runtime first (make build)")
-        raise ScabenchError(f"{path} is missing: SCABENCH_BIN_DIR (or PATH) must name the folder of scabench's "
-                            "programs (a build's build/bin, or the bin folder of its cmake --install prefix)")
+        raise ScabenchError(
+            f"{path} is missing: SCABENCH_BIN_DIR (or PATH) must name the folder of scabench's "
+            "programs (a build's build/bin, or the bin folder of its cmake --install prefix)"
+        )
     return path
 
 

@@ -8,6 +8,7 @@ samples with numpy, in their own type (sigmf's reader scales them to float).
     x = scabench.read_recording("out/capture")       # numpy array, the sample type's dtype
     scabench.write_recording("in/tone", np.sin(0.1 * np.arange(4096)))   # rf64_le, for a double pipeline
 """
+
 import os
 from pathlib import Path
 
@@ -17,7 +18,12 @@ from scabench.errors import ScabenchError
 
 # A spec's sample type: its SigMF datatype and numpy's dtype for it.
 DATATYPES = {"double": "rf64_le", "float": "rf32_le", "short": "ri16_le", "octet": "ru8"}
-DTYPES: dict[str, np.dtype] = {"rf64_le": np.dtype("<f8"), "rf32_le": np.dtype("<f4"), "ri16_le": np.dtype("<i2"), "ru8": np.dtype("u1")}
+DTYPES: dict[str, np.dtype] = {
+    "rf64_le": np.dtype("<f8"),
+    "rf32_le": np.dtype("<f4"),
+    "ri16_le": np.dtype("<i2"),
+    "ru8": np.dtype("u1"),
+}
 EXTENSIONS = (".sigmf-data", ".sigmf-meta", ".sigmf")
 
 
@@ -38,6 +44,7 @@ def recording_datatype(path: str | os.PathLike) -> str:
 
     from sigmf import sigmffile
     from sigmf.error import SigMFError
+
     base = recording_base(path)
     for ext in (".sigmf-meta", ".sigmf-data"):
         if not Path(f"{base}{ext}").is_file():
@@ -50,12 +57,14 @@ def recording_datatype(path: str | os.PathLike) -> str:
         raise ScabenchError(f"{base}.sigmf-meta is not valid SigMF metadata: {str(exc).splitlines()[0]}") from None
     datatype = meta.get_global_field("core:datatype")
     if datatype not in DTYPES:
-        raise ScabenchError(f"{base}.sigmf-meta: datatype {datatype!r}; scabench plays and captures "
-                            f"{', '.join(DTYPES)}")
+        raise ScabenchError(
+            f"{base}.sigmf-meta: datatype {datatype!r}; scabench plays and captures {', '.join(DTYPES)}"
+        )
     size = Path(f"{base}.sigmf-data").stat().st_size
     if size == 0 or size % DTYPES[datatype].itemsize:
-        raise ScabenchError(f"{base}.sigmf-data holds {size} bytes, not a whole number (at least one) of "
-                            f"{datatype} samples")
+        raise ScabenchError(
+            f"{base}.sigmf-data holds {size} bytes, not a whole number (at least one) of {datatype} samples"
+        )
     return datatype
 
 
@@ -69,14 +78,20 @@ def write_recording(path: str | os.PathLike, samples, sample_type: str = "double
     """Writes `samples` as a recording of `sample_type` (a spec's run.sample_type),
     for the producer's `signal = "file"`; returns NAME."""
     from sigmf import SigMFFile
+
     if sample_type not in DATATYPES:
         raise ScabenchError(f"sample_type {sample_type!r}: use one of {', '.join(DATATYPES)}")
     base = recording_base(path)
     base.parent.mkdir(parents=True, exist_ok=True)
     np.asarray(samples).astype(DTYPES[DATATYPES[sample_type]]).tofile(f"{base}.sigmf-data")
-    meta = SigMFFile(data_file=f"{base}.sigmf-data",
-                     global_info={"core:datatype": DATATYPES[sample_type], "core:version": "1.0.0",
-                                  "core:recorder": "scabench.write_recording"})
+    meta = SigMFFile(
+        data_file=f"{base}.sigmf-data",
+        global_info={
+            "core:datatype": DATATYPES[sample_type],
+            "core:version": "1.0.0",
+            "core:recorder": "scabench.write_recording",
+        },
+    )
     meta.add_capture(0, metadata={})
     meta.tofile(f"{base}.sigmf-meta")
     return base

@@ -5,14 +5,23 @@ pipeline's output can be checked against a computation on its input
 
     x = scabench.producer_signal({"signal": "noise", "seed": 7, "amplitude": 1.0, "packets": 20, "samples": 1000})
 """
+
 import numpy as np
 
 from scabench.recording import DATATYPES, DTYPES, read_recording
 
 # The producer's defaults for what shapes its signal (its catalogue's:
 # `scabench components producer`).
-DEFAULTS = {"signal": "sine", "packets": 1000, "samples": 1024, "amplitude": 100.0, "radians_per_sample": 0.01,
-            "seed": 1, "path": "", "drop_packet": -1}
+DEFAULTS = {
+    "signal": "sine",
+    "packets": 1000,
+    "samples": 1024,
+    "amplitude": 100.0,
+    "radians_per_sample": 0.01,
+    "seed": 1,
+    "path": "",
+    "drop_packet": -1,
+}
 MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -38,7 +47,7 @@ def producer_signal(properties: dict, sample_type: str = "double") -> np.ndarray
         elif p["signal"] == "ramp":
             values = amplitude * j.astype(np.float64) / float(packets * samples)
         elif p["signal"] == "noise":
-            u = (splitmix64(np.uint64(p["seed"]) + j) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+            u = (splitmix64(np.uint64(p["seed"]) + j) >> np.uint64(11)).astype(np.float64) * 2.0**-53
             values = amplitude * (2 * u - 1)
         elif p["signal"] == "file":
             recording = read_recording(p["path"])
@@ -52,5 +61,5 @@ def producer_signal(properties: dict, sample_type: str = "double") -> np.ndarray
     else:
         values = values.astype(dtype)
     if 0 <= int(p["drop_packet"]) < packets:
-        values = np.delete(values, np.s_[int(p["drop_packet"]) * samples:(int(p["drop_packet"]) + 1) * samples])
+        values = np.delete(values, np.s_[int(p["drop_packet"]) * samples : (int(p["drop_packet"]) + 1) * samples])
     return values

@@ -20,6 +20,7 @@ from_dict() refuses keys it does not know rather than drop them: an object
 rewritten from it would lose them; and a value of the wrong JSON type (a
 figure written as a string, say), which every reader after it would take
 for a figure or fail on in its own way."""
+
 import types
 import typing
 from dataclasses import field, fields
@@ -75,8 +76,10 @@ def from_dict(cls, doc, read=None):
     for key, value in doc.items():
         due = _json_types(typed[key])
         if due is not None and not _fits(value, due):
-            raise ValueError(f"{cls.__name__}: {key} is {_json_name(value)} {_shown(value)}, where "
-                             f"{' or '.join(_JSON_NAMES[t] for t in due)} is due")
+            raise ValueError(
+                f"{cls.__name__}: {key} is {_json_name(value)} {_shown(value)}, where "
+                f"{' or '.join(_JSON_NAMES[t] for t in due)} is due"
+            )
     read = read or {}
     try:
         return cls(**{k: (read[k](v) if k in read and v is not None else v) for k, v in doc.items()})
@@ -85,8 +88,15 @@ def from_dict(cls, doc, read=None):
 
 
 # The JSON types a field's annotation may hold, in words.
-_JSON_NAMES = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-               list: "a list", dict: "an object"}
+_JSON_NAMES = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "an object",
+}
 
 
 def _json_types(annotation):

@@ -4,11 +4,20 @@ ratio and a count as themselves. One place, so every table scales alike.
 
 The JSON and CSV keep the raw figures in their fixed units (the key says
 which: `_ms`, `_us`, `_bps`); only what is printed is scaled."""
+
 import math
 
 # A duration's units, as multiples of a millisecond, largest first.
 _TIME = (("s", 1000.0), ("ms", 1.0), ("µs", 1e-3), ("ns", 1e-6))
-_RATE = (("Ebit/s", 1e18), ("Pbit/s", 1e15), ("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3), ("bit/s", 1.0))
+_RATE = (
+    ("Ebit/s", 1e18),
+    ("Pbit/s", 1e15),
+    ("Tbit/s", 1e12),
+    ("Gbit/s", 1e9),
+    ("Mbit/s", 1e6),
+    ("kbit/s", 1e3),
+    ("bit/s", 1.0),
+)
 MISSING = "–"
 
 

@@ -1,6 +1,7 @@
 """Which scabench wrote a result: the package version and, when it runs
 from a git checkout, the commit (with "-dirty" if tracked files were
 changed), so a figure can be traced to the code that measured it."""
+
 import functools
 import subprocess
 

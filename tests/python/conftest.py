@@ -30,16 +30,27 @@ def pytest_collection_modifyitems(config, items):
 SEMANTIC_TRANSPORTS = ("tcp", "shm")
 
 
-def pipeline_toml(*, packets=20, work="cpu", work_us=1000, stages=3, period_us=0, policy="", placement="",
-                  run="", extra="", transport=None):
+def pipeline_toml(
+    *,
+    packets=20,
+    work="cpu",
+    work_us=1000,
+    stages=3,
+    period_us=0,
+    policy="",
+    placement="",
+    run="",
+    extra="",
+    transport=None,
+):
     """A producer -> stages pipeline spec, like the paper's, but small."""
     names = ["producer"] + [f"stage{i + 1}" for i in range(stages)]
     text = f"chain = {names!r}\n".replace("'", '"')
     text += f"[run]\n{run}\n" + (f'transport = "{transport}"\n' if transport else "")
-    text += f"[[component]]\nname = \"producer\"\nkind = \"producer\"\npackets = {packets}\nsamples = 256\n"
+    text += f'[[component]]\nname = "producer"\nkind = "producer"\npackets = {packets}\nsamples = 256\n'
     text += f"period_us = {period_us}\n"
     for n in names[1:]:
-        text += f"[[component]]\nname = \"{n}\"\nkind = \"stage\"\nwork = \"{work}\"\nwork_us = {work_us}\n"
+        text += f'[[component]]\nname = "{n}"\nkind = "stage"\nwork = "{work}"\nwork_us = {work_us}\n'
     text += f"[policy]\n{textwrap.dedent(policy)}\n"
     if placement:
         text += f"[placement]\n{placement}\n"
@@ -58,12 +69,18 @@ def write_spec(tmp_path):
         path = tmp_path / name
         path.write_text(text)
         return path
+
     return write
 
 
 def scabench(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "scabench.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "scabench.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
 
 
 def _parent(pid):
@@ -103,7 +120,17 @@ def tiny_granularity(tmp_path_factory):
     """One `scabench granularity` run with the tiny plan (both parts, over
     real processes), shared by the tests that read its report and JSON."""
     out = tmp_path_factory.mktemp("granularity")
-    proc = scabench("granularity", "--plan", "tiny", "--out", out / "report", "--json", out / "g.json",
-                    "--csv", out / "g.csv", timeout=600)
+    proc = scabench(
+        "granularity",
+        "--plan",
+        "tiny",
+        "--out",
+        out / "report",
+        "--json",
+        out / "g.json",
+        "--csv",
+        out / "g.csv",
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return out / "report", json.loads((out / "g.json").read_text())

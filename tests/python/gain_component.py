@@ -2,6 +2,7 @@
 scabench's Python component API and started by a run with the SCA exec
 parameters. It multiplies every sample by its `gain` property, so a sink's
 checksum shows that its properties arrived and its packets went through."""
+
 from scabench.components.component import Component
 from scabench.components.program import main
 

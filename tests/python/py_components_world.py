@@ -3,6 +3,7 @@ client ORB in the test process, a sink servant, and `scabench-py-stage`
 processes started with the SCA execute parameters (scabench.run.client, the
 same client the cost scripts use), as pytest fixtures. Every process started
 here is ended by its PID."""
+
 import itertools
 import struct
 
@@ -40,6 +41,7 @@ def samples(sample_type, n, seed):
     omniORBpy carries a float through a Python float, which may quiet a
     signalling NaN), from a fixed seed."""
     import random
+
     rng = random.Random(seed)
     if sample_type == "octet":
         return bytes(rng.randrange(256) for _ in range(n))
@@ -80,6 +82,7 @@ def closed_at_end(make):
         thing = make(*args, **kw)
         started.append(thing)
         return thing
+
     yield start
     for thing in started:
         thing.close()
@@ -134,4 +137,5 @@ def make_sink(orb):
         sink = sink_class(sample_type)()
         poa.activate_object(sink)
         return sink, poa.servant_to_reference(sink)
+
     return make

@@ -8,6 +8,7 @@ The input is computed from the producer's properties (scabench.producer_signal),
 the expected output with scipy.signal.lfilter on the whole stream at once,
 and the capture read with scabench.read_recording. Exit 0: every sample
 matches; 1: they differ (printed)."""
+
 import sys
 from pathlib import Path
 
@@ -28,12 +29,12 @@ def main() -> int:
     producer, fir = waveform["producer"].properties, waveform["fir"].properties
     x = scabench.producer_signal(producer)
     h = firwin(fir["taps"], 1.0 / fir["decimation"])
-    expected = lfilter(h, 1.0, x)[::fir["decimation"]]
+    expected = lfilter(h, 1.0, x)[:: fir["decimation"]]
     got = scabench.read_recording(sink.capture)
 
     print(f"captured {got.size} samples in {sink.capture}.sigmf-data; expected {expected.size}")
     if got.size != expected.size or not np.allclose(got, expected, rtol=1e-12, atol=1e-12):
-        worst = np.max(np.abs(got[:expected.size] - expected[:got.size])) if got.size and expected.size else None
+        worst = np.max(np.abs(got[: expected.size] - expected[: got.size])) if got.size and expected.size else None
         print(f"MISMATCH: largest difference {worst}")
         return 1
     print(f"every sample matches scipy.signal.lfilter (checksum {sink.checksum!r}, numpy's sum {got.sum()!r})")

@@ -12,6 +12,7 @@ Run by a spec as an external component (decimating-fir.toml): the launcher
 starts this file with the SCA exec parameters; the interpreter on its first
 line must be one with scabench and omniORBpy (the venv's python3 on PATH).
 """
+
 import threading
 
 import numpy as np
@@ -38,13 +39,13 @@ class DecimatingFir(Component):
             raise ValueError("taps and decimation must be at least 1")
         # Cut-off at half the output's Nyquist frequency, so what is kept does not alias.
         self._h = firwin(taps, 1.0 / self._decimation)
-        self._zi = np.zeros(taps - 1)   # the filter's memory: starts empty, then carried across packets
-        self._phase = 0                  # index, in this packet, of the next output to keep
+        self._zi = np.zeros(taps - 1)  # the filter's memory: starts empty, then carried across packets
+        self._phase = 0  # index, in this packet, of the next output to keep
 
     def on_packet(self, header, samples):
         with self._state_lock:
             y, self._zi = lfilter(self._h, 1.0, np.asarray(samples, dtype=np.float64), zi=self._zi)
-            kept = y[self._phase::self._decimation]
+            kept = y[self._phase :: self._decimation]
             # The next packet's first kept output: where this packet's stride runs past its end.
             self._phase = (self._phase - len(y)) % self._decimation
             self.out.push(header, kept.tolist())

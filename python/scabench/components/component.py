@@ -30,6 +30,7 @@ the counts go out at release as `stat` events (report()). configure() on a
 started component takes only the properties declared while_started (the
 stage's work); on_configure() then picks them up.
 """
+
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ class ComponentContext:
     logs name it); identifier: CF::Resource::identifier (COMPONENT_IDENTIFIER);
     sample_type: of its ports unless a port names its own; services: the
     process that serves it (program.Process)."""
+
     name: str
     identifier: str = ""
     sample_type: str = "double"
@@ -65,7 +67,7 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
         self._running = False
         self._processed = 0
         self._stream_began = 0  # _processed when the stream under way began (the last end of stream)
-        self._in_stream = 0     # packets of the stream that ended last
+        self._in_stream = 0  # packets of the stream that ended last
         self._ports_ended = 0  # in-ports whose stream has ended, in the stream under way
         self._failed = False
         self._reported = False
@@ -256,8 +258,13 @@ def describe(factory, sample_type="double"):
     properties = {}
     for pid, e in comp.properties.entries().items():
         held, _, limits = TYPES[e.type]
-        entry = {"corba_type": e.type, "default": e.default, "description": e.description, "type": kinds[held],
-                 "while_started": e.while_started}
+        entry = {
+            "corba_type": e.type,
+            "default": e.default,
+            "description": e.description,
+            "type": kinds[held],
+            "while_started": e.while_started,
+        }
         # What configure enforces: the type's range narrowed by a range
         # check (at_least), and the names a choice takes (one_of).
         low, high = limits or (None, None)
@@ -272,5 +279,9 @@ def describe(factory, sample_type="double"):
         if hasattr(e.check, "values"):
             entry["values"] = e.check.values
         properties[pid] = entry
-    return {"sample_types": list(SAMPLE_TYPES), "provides": [p.name for p in comp.in_ports],
-            "uses": [p.name for p in comp.out_ports], "properties": properties}
+    return {
+        "sample_types": list(SAMPLE_TYPES),
+        "provides": [p.name for p in comp.in_ports],
+        "uses": [p.name for p in comp.out_ports],
+        "properties": properties,
+    }

@@ -12,6 +12,7 @@ this Python package. The CORBA types that orb.idl brings in (OctetSeq,
 DoubleSeq, ...) are omniORBpy's own modules (`-Wbextern`), so the stubs share
 their type codes with the ORB.
 """
+
 import hashlib
 import os
 import shutil
@@ -42,8 +43,11 @@ def _orb_idl_dir():
     for d in ORB_IDL_DIRS:
         if (d / "orb.idl").exists():
             return d
-    raise ScabenchError("orb.idl not found in " + " or ".join(map(str, ORB_IDL_DIRS)) +
-                        ": install Debian's omniorb-idl (scripts/setup.sh does)")
+    raise ScabenchError(
+        "orb.idl not found in "
+        + " or ".join(map(str, ORB_IDL_DIRS))
+        + ": install Debian's omniorb-idl (scripts/setup.sh does)"
+    )
 
 
 def _key():
@@ -67,9 +71,19 @@ def _generate(root, final):
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".gen-", dir=root))
     try:
-        cmd = [sys.executable, "-c", _OMNIIDL, "-bpython", f"-Wbpackage={PACKAGE}", "-Wbextern=corbaidl",
-               "-Wbextern=boxes", f"-I{_orb_idl_dir()}", f"-I{IDL_DIR}", f"-C{work}",
-               *(str(IDL_DIR / name) for name in IDL_FILES)]
+        cmd = [
+            sys.executable,
+            "-c",
+            _OMNIIDL,
+            "-bpython",
+            f"-Wbpackage={PACKAGE}",
+            "-Wbextern=corbaidl",
+            "-Wbextern=boxes",
+            f"-I{_orb_idl_dir()}",
+            f"-I{IDL_DIR}",
+            f"-C{work}",
+            *(str(IDL_DIR / name) for name in IDL_FILES),
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
         if done.returncode != 0 or not (work / PACKAGE / "scabench_idl.py").exists():
             why = (done.stderr or done.stdout).strip().splitlines()
@@ -116,5 +130,7 @@ def load():
     from scabench_corba import scabench__POA as data__POA
     from scabench_corba.scabench import node
     from scabench_corba.scabench__POA import node as node__POA
-    return SimpleNamespace(CF=CF, CF__POA=CF__POA, data=data, data__POA=data__POA, node=node, node__POA=node__POA,
-                           CosNaming=CosNaming)
+
+    return SimpleNamespace(
+        CF=CF, CF__POA=CF__POA, data=data, data__POA=data__POA, node=node, node__POA=node__POA, CosNaming=CosNaming
+    )

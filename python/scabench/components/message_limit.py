@@ -36,7 +36,9 @@ def check_fits(port, samples, sample_type, limit):
     size = SAMPLE_BYTES[sample_type]
     most = max(0, limit - HEADER_ROOM) // size
     if samples > most:
-        raise PacketTooLarge(f"port {port}: a packet of {samples} {sample_type} samples ({samples * size} bytes) "
-                             f"does not fit in the ORB's message limit of {limit} bytes (giopMaxMsgSize, less "
-                             f"{HEADER_ROOM} for the headers): at most {most} {sample_type} samples; refused before "
-                             "sending")
+        raise PacketTooLarge(
+            f"port {port}: a packet of {samples} {sample_type} samples ({samples * size} bytes) "
+            f"does not fit in the ORB's message limit of {limit} bytes (giopMaxMsgSize, less "
+            f"{HEADER_ROOM} for the headers): at most {most} {sample_type} samples; refused before "
+            "sending"
+        )

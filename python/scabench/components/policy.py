@@ -20,6 +20,7 @@ but act on nothing, as in the C++ port while the worker or the reorder
 buffer is off. tests/python/system/test_py_components.py checks the keys and
 defaults against the runtime's schema.
 """
+
 import re
 
 from scabench.components.message_limit import HEADER_ROOM
@@ -27,7 +28,9 @@ from scabench.components.properties import Refused, at_least, one_of
 
 WORK_QUEUE_MAX = 65536  # the schema's bound on queue depths and windows
 POOL_THREADS_MAX = 1000  # dispatch = "pool:N"
-PACKET_SAMPLES_MAX = (64 << 20) - HEADER_ROOM  # packet_length: the runtime's maxPacketSamples(1), what fits in a message
+PACKET_SAMPLES_MAX = (
+    64 << 20
+) - HEADER_ROOM  # packet_length: the runtime's maxPacketSamples(1), what fits in a message
 
 CALLS = ("twoway", "oneway")
 SYNCS = ("none", "transport", "server", "target")
@@ -47,8 +50,10 @@ def _dispatch(value):
 def _worker(value):
     at_least(0, WORK_QUEUE_MAX)(value)
     if value != 0:
-        raise Refused(f"{value} is not supported by the Python runtime (supported: 0, the ORB thread runs the "
-                      "handler; no worker queue)")
+        raise Refused(
+            f"{value} is not supported by the Python runtime (supported: 0, the ORB thread runs the "
+            "handler; no worker queue)"
+        )
 
 
 def _worker_resume(value):
@@ -71,40 +76,87 @@ def _flow(value):
 # one real a double, the rest strings; the runtime's own two (max_calls,
 # sync_none_depth) long long. None of them changes while the component runs.
 PROVIDES = (
-    ("dispatch", "pool", "the threads that run upcalls into the provides port: pool, pool:N, serial (the ORB's "
-     "threading, set by -ORB options) or single (a SINGLE_THREAD_MODEL POA)", _dispatch),
-    ("worker", 0, "worker queue depth; the Python runtime has none: 0 (the ORB thread runs the handler)", _worker,
-     "unsigned long"),
+    (
+        "dispatch",
+        "pool",
+        "the threads that run upcalls into the provides port: pool, pool:N, serial (the ORB's "
+        "threading, set by -ORB options) or single (a SINGLE_THREAD_MODEL POA)",
+        _dispatch,
+    ),
+    (
+        "worker",
+        0,
+        "worker queue depth; the Python runtime has none: 0 (the ORB thread runs the handler)",
+        _worker,
+        "unsigned long",
+    ),
     ("worker_resume", "auto", "the worker queue's resume level; no effect without a worker", _worker_resume),
-    ("ordering", "arrival", "arrival (packets go on as the ORB delivers them); resequence is not supported",
-     one_of("arrival", "resequence", supported=("arrival",))),
-    ("reorder_capacity", 64, "the reorder buffer's size; no effect with ordering = arrival",
-     at_least(1, WORK_QUEUE_MAX), "unsigned long"),
-    ("reorder_timeout_ms", 50.0, "the reorder buffer's gap timeout; no effect with ordering = arrival",
-     at_least(0, 600_000)),
+    (
+        "ordering",
+        "arrival",
+        "arrival (packets go on as the ORB delivers them); resequence is not supported",
+        one_of("arrival", "resequence", supported=("arrival",)),
+    ),
+    (
+        "reorder_capacity",
+        64,
+        "the reorder buffer's size; no effect with ordering = arrival",
+        at_least(1, WORK_QUEUE_MAX),
+        "unsigned long",
+    ),
+    (
+        "reorder_timeout_ms",
+        50.0,
+        "the reorder buffer's gap timeout; no effect with ordering = arrival",
+        at_least(0, 600_000),
+    ),
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
-    ("packet_length", 0, "samples every packet into the provides port must have; a packet of another length is "
-     "refused and counted (0: any length)", at_least(0, PACKET_SAMPLES_MAX), "unsigned long"),
+    (
+        "packet_length",
+        0,
+        "samples every packet into the provides port must have; a packet of another length is "
+        "refused and counted (0: any length)",
+        at_least(0, PACKET_SAMPLES_MAX),
+        "unsigned long",
+    ),
     # Not a spec key: the bound on calls in progress, the runtime's own, as the C++ port has it.
-    ("max_calls", 128, "calls from the connection's sender the port serves at once; one more is refused and "
-     "counted", at_least(1, 100_000)),
+    (
+        "max_calls",
+        128,
+        "calls from the connection's sender the port serves at once; one more is refused and counted",
+        at_least(1, 100_000),
+    ),
 )
 
 USES = (
     ("call", "twoway", "twoway (pushPacket) or oneway (pushPacketOneway)", one_of(*CALLS)),
-    ("sync", "transport", "when a one-way send returns: none (at once: a client-side queue and sender thread), "
-     "transport (the bytes are in the socket), server (the server ORB has read the request), target (the "
-     "servant has run)", one_of(*SYNCS)),
+    (
+        "sync",
+        "transport",
+        "when a one-way send returns: none (at once: a client-side queue and sender thread), "
+        "transport (the bytes are in the socket), server (the server ORB has read the request), target (the "
+        "servant has run)",
+        one_of(*SYNCS),
+    ),
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
     # Not a spec key: the sync=none queue's depth, as the C++ port has it.
     ("sync_none_depth", 1024, "packets the sync=none client queue holds before the caller blocks", at_least(1)),
     # Not spec keys: the transport of the connection, which the runner sets
     # as the C++ port has it; a Python port speaks CORBA only (orb), so the
     # runner never gives it shm.
-    ("transport", "orb", "how the connection's packets travel: orb (CORBA calls); shm (a shared-memory ring) is not "
-     "supported by the Python runtime", one_of("orb", "shm", supported=("orb",))),
-    ("shm_bytes", 1 << 20, "bytes of the shared-memory ring's data area (transport shm); no effect with orb",
-     at_least(64 << 10, 1 << 30)),
+    (
+        "transport",
+        "orb",
+        "how the connection's packets travel: orb (CORBA calls); shm (a shared-memory ring) is not "
+        "supported by the Python runtime",
+        one_of("orb", "shm", supported=("orb",)),
+    ),
+    (
+        "shm_bytes",
+        1 << 20,
+        "bytes of the shared-memory ring's data area (transport shm); no effect with orb",
+        at_least(64 << 10, 1 << 30),
+    ),
 )
 
 

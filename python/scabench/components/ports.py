@@ -8,6 +8,7 @@ Samples cross the ports as omniORBpy maps the IDL sequences: bytes for
 octet, a list of ints for short, a list of floats for float and double. A
 stage forwards the object it received, so the data leave as they came.
 """
+
 import itertools
 import queue
 import secrets
@@ -37,8 +38,14 @@ def describe(exc):
 
 def _header(h, link, token, **changes):
     """A copy of `h` stamped for a connection: its link sequence and token."""
-    fields = dict(stream_id=h.stream_id, sequence_number=h.sequence_number, send_time_ns=h.send_time_ns,
-                  end_of_stream=h.end_of_stream, link_sequence=link, connection_token=token)
+    fields = dict(
+        stream_id=h.stream_id,
+        sequence_number=h.sequence_number,
+        send_time_ns=h.send_time_ns,
+        end_of_stream=h.end_of_stream,
+        link_sequence=link,
+        connection_token=token,
+    )
     fields.update(changes)
     return _S.data.PacketHeader(**fields)
 
@@ -82,12 +89,12 @@ class _Link:
 
     def __init__(self, token, number, implicit=False):
         self.token, self.number, self.implicit = token, number, implicit
-        self.window = None        # made at the first start after the attach
+        self.window = None  # made at the first start after the attach
         self.detached = False
-        self.calls = 0            # in the handler now
-        self.pending = False      # an end of stream was taken for the stream under way
+        self.calls = 0  # in the handler now
+        self.pending = False  # an end of stream was taken for the stream under way
         self.eos_link = self.eos_header = None
-        self.ended = 0            # streams ended on it since start
+        self.ended = 0  # streams ended on it since start
 
 
 class InPort:
@@ -121,9 +128,9 @@ class InPort:
         policy.declare(owner.properties, name, policy.PROVIDES)
         self._ref = None
         self._lock = threading.Lock()
-        self._links = []               # the connections; changed only while the component is stopped
+        self._links = []  # the connections; changed only while the component is stopped
         self._next_number = 0
-        self._rounds = 0               # the port's ends of stream since start
+        self._rounds = 0  # the port's ends of stream since start
         self._length = self._max_calls = 0
         self.refused = dict.fromkeys(REFUSALS, 0)
         self.duplicates = 0
@@ -175,9 +182,10 @@ class InPort:
             self.refused[reason] += 1
             first = self.refused[reason] == 1
         if first:  # the counts go out at the end (Component.report); the first of each kind says what
-            self.owner.log(f"port {self.name}: refused ({reason}): packet {header.sequence_number}, link "
-                           f"{header.link_sequence}" + ("" if self.owner.running else ": the component is not "
-                                                        "started"))
+            self.owner.log(
+                f"port {self.name}: refused ({reason}): packet {header.sequence_number}, link "
+                f"{header.link_sequence}" + ("" if self.owner.running else ": the component is not started")
+            )
 
     def _attach_sender(self, token, flow):
         # Once started, the launcher has connected everything: a new
@@ -283,6 +291,7 @@ class InPort:
 
 
 # ---------------------------------------------------------------------- uses
+
 
 class _QueuedOneway:
     """sync = none: the caller only queues the packet; one sender thread
@@ -434,8 +443,9 @@ class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's ske
         queued = self._queued
         if self._peer is None:
             return
-        self.push(_header(header, 0, 0, end_of_stream=True, sequence_number=count),
-                  b"" if self.sample_type == "octet" else [])
+        self.push(
+            _header(header, 0, 0, end_of_stream=True, sequence_number=count), b"" if self.sample_type == "octet" else []
+        )
         if queued is not None:
             queued.flush()
 

@@ -24,6 +24,7 @@ a component with no connected out-port, "error NAME MESSAGE", and at the end
 "stat NAME refused.REASON N") go to stdout, one line each, in the words a
 C++ host writes to its launcher. main() is the entry point of such a program.
 """
+
 import ctypes
 import os
 import signal
@@ -47,8 +48,8 @@ DEFAULT_SAMPLE_TYPE = "double"
 # Runs use packets up to 64 MiB: the message limit scabench-host takes by
 # default too. The launcher's own -ORB options come after it, so they win.
 DEFAULT_ORB_ARGS = ["-ORBgiopMaxMsgSize", str(64 << 20)]
-NAMING_TIMEOUT_MS = 5000   # a naming call that takes longer has a dead or stopped service behind it
-SHUTDOWN_GRACE_S = 5.0     # in-flight upcalls get this long to finish once the program ends
+NAMING_TIMEOUT_MS = 5000  # a naming call that takes longer has a dead or stopped service behind it
+SHUTDOWN_GRACE_S = 5.0  # in-flight upcalls get this long to finish once the program ends
 PR_SET_PDEATHSIG = 1
 END_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -84,8 +85,8 @@ class ExecParameters:
     identifier: str
     name_binding: str
     sample_type: str = DEFAULT_SAMPLE_TYPE
-    others: dict = field(default_factory=dict)     # KEY VALUE pairs the program does not use
-    orb_args: list = field(default_factory=list)   # ["-ORBendPoint", "giop:tcp:127.0.0.1:", ...]
+    others: dict = field(default_factory=dict)  # KEY VALUE pairs the program does not use
+    orb_args: list = field(default_factory=list)  # ["-ORBendPoint", "giop:tcp:127.0.0.1:", ...]
 
 
 def parse(args):
@@ -96,7 +97,7 @@ def parse(args):
         if args[i].startswith("-ORB"):  # every omniORB option takes one value
             if i + 1 >= len(args):
                 raise UsageError(f"ORB option {args[i]} has no value")
-            orb_args += args[i:i + 2]
+            orb_args += args[i : i + 2]
             i += 2
         else:
             pairs.append(args[i])
@@ -114,8 +115,14 @@ def parse(args):
     sample_type = values.pop("SAMPLE_TYPE", DEFAULT_SAMPLE_TYPE)
     if sample_type not in SAMPLE_TYPES:
         raise UsageError(f"SAMPLE_TYPE {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
-    return ExecParameters(values.pop("NAMING_CONTEXT_IOR"), values.pop("COMPONENT_IDENTIFIER"),
-                          values.pop("NAME_BINDING"), sample_type, values, orb_args)
+    return ExecParameters(
+        values.pop("NAMING_CONTEXT_IOR"),
+        values.pop("COMPONENT_IDENTIFIER"),
+        values.pop("NAME_BINDING"),
+        sample_type,
+        values,
+        orb_args,
+    )
 
 
 class Process:
@@ -140,8 +147,9 @@ class Process:
         with self._lock:
             if self._single_poa is None:
                 policies = [self.root.create_thread_policy(PortableServer.SINGLE_THREAD_MODEL)]
-                self._single_poa = self.root.create_POA("ports-single-thread", self.root._get_the_POAManager(),
-                                                        policies)
+                self._single_poa = self.root.create_POA(
+                    "ports-single-thread", self.root._get_the_POAManager(), policies
+                )
             return self._single_poa
 
     def notify(self, line):
@@ -239,8 +247,10 @@ def _serve(orb, factory, params, prog):
     except CORBA.Exception:
         obj = None
     if obj is None:
-        print(f"{prog}: NAMING_CONTEXT_IOR is not an object reference: {params.naming_context_ior[:60]!r}",
-              file=sys.stderr)
+        print(
+            f"{prog}: NAMING_CONTEXT_IOR is not an object reference: {params.naming_context_ior[:60]!r}",
+            file=sys.stderr,
+        )
         return 2
     root = orb.resolve_initial_references("RootPOA")
     process = Process(orb, root, prog, message_limit(DEFAULT_ORB_ARGS + params.orb_args))
@@ -266,8 +276,9 @@ def _serve(orb, factory, params, prog):
         try:
             process.bind(naming, name, ref)
         except (CORBA.Exception, CosNaming.NamingContext.InvalidName) as exc:
-            print(f"{prog}: cannot bind {params.name_binding!r} in the naming context: {describe(exc)}",
-                  file=sys.stderr)
+            print(
+                f"{prog}: cannot bind {params.name_binding!r} in the naming context: {describe(exc)}", file=sys.stderr
+            )
             return 1
         # Woken now and then: a signal that reaches another thread of the
         # process runs its handler here only once this thread wakes.
@@ -300,6 +311,7 @@ def _shutdown(orb):
     """Waits for in-flight upcalls (a release's reply included), up to
     SHUTDOWN_GRACE_S; one still stuck then (a two-way forward into a hung
     peer) does not keep the process alive."""
+
     def give_up():
         sys.stdout.flush()
         sys.stderr.flush()

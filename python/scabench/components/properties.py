@@ -19,6 +19,7 @@ while it is started, are rejected together with
 CF::PropertySet::InvalidConfiguration, whose message names each id and what
 would be valid, and nothing changes (so never PartialConfiguration).
 """
+
 import math
 import struct
 import threading
@@ -34,24 +35,41 @@ _CF = idl.load().CF
 TYPES: dict[str, tuple[type, Any, tuple[int, int] | None]] = {
     "boolean": (bool, CORBA.TC_boolean, None),
     "octet": (int, CORBA.TC_octet, (0, 255)),
-    "short": (int, CORBA.TC_short, (-2 ** 15, 2 ** 15 - 1)),
-    "unsigned short": (int, CORBA.TC_ushort, (0, 2 ** 16 - 1)),
-    "long": (int, CORBA.TC_long, (-2 ** 31, 2 ** 31 - 1)),
-    "unsigned long": (int, CORBA.TC_ulong, (0, 2 ** 32 - 1)),
-    "long long": (int, CORBA.TC_longlong, (-2 ** 63, 2 ** 63 - 1)),
+    "short": (int, CORBA.TC_short, (-(2**15), 2**15 - 1)),
+    "unsigned short": (int, CORBA.TC_ushort, (0, 2**16 - 1)),
+    "long": (int, CORBA.TC_long, (-(2**31), 2**31 - 1)),
+    "unsigned long": (int, CORBA.TC_ulong, (0, 2**32 - 1)),
+    "long long": (int, CORBA.TC_longlong, (-(2**63), 2**63 - 1)),
     "float": (float, CORBA.TC_float, None),
     "double": (float, CORBA.TC_double, None),
     "string": (str, CORBA.TC_string, None),
 }
 # A type from a default, as the C++ runtime's declare without a type does.
 _BY_DEFAULT = {bool: "boolean", int: "long long", float: "double", str: "string"}
-_NUMBERS = {CORBA.tk_short, CORBA.tk_long, CORBA.tk_longlong, CORBA.tk_ushort, CORBA.tk_ulong,
-            CORBA.tk_ulonglong, CORBA.tk_octet, CORBA.tk_float, CORBA.tk_double}
+_NUMBERS = {
+    CORBA.tk_short,
+    CORBA.tk_long,
+    CORBA.tk_longlong,
+    CORBA.tk_ushort,
+    CORBA.tk_ulong,
+    CORBA.tk_ulonglong,
+    CORBA.tk_octet,
+    CORBA.tk_float,
+    CORBA.tk_double,
+}
 _FLOATING = {CORBA.tk_float, CORBA.tk_double}
-_KIND_NAMES = {CORBA.tk_boolean: "boolean", CORBA.tk_string: "string", CORBA.tk_char: "char",
-               CORBA.tk_wchar: "wchar", CORBA.tk_wstring: "wstring", CORBA.tk_null: "null",
-               CORBA.tk_void: "void", CORBA.tk_struct: "struct", CORBA.tk_sequence: "sequence",
-               CORBA.tk_enum: "enum"}
+_KIND_NAMES = {
+    CORBA.tk_boolean: "boolean",
+    CORBA.tk_string: "string",
+    CORBA.tk_char: "char",
+    CORBA.tk_wchar: "wchar",
+    CORBA.tk_wstring: "wstring",
+    CORBA.tk_null: "null",
+    CORBA.tk_void: "void",
+    CORBA.tk_struct: "struct",
+    CORBA.tk_sequence: "sequence",
+    CORBA.tk_enum: "enum",
+}
 FLOAT_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
 
@@ -157,8 +175,10 @@ class PropertyBag:
                     raise Refused(f": unknown property (valid: {' '.join(sorted(self._entries))})")
                 if started and not entry.while_started:
                     can = " ".join(sorted(k for k, e in self._entries.items() if e.while_started))
-                    raise Refused(" cannot change while the component is started (stop it first" +
-                                  (f"; these can change while started: {can})" if can else ")"))
+                    raise Refused(
+                        " cannot change while the component is started (stop it first"
+                        + (f"; these can change while started: {can})" if can else ")")
+                    )
                 try:
                     value = from_any(prop.value, entry.type)
                 except Refused as exc:
@@ -192,16 +212,19 @@ class PropertyBag:
 
 # Checks shared by the ports and components.
 
+
 def one_of(*values, supported=None):
     """A check for a choice. `supported`: the subset this implementation does;
     a value outside it is refused as unsupported, never ignored. The check
     carries the names it takes (`values`), which describe publishes, as the
     C++ runtime's oneOf does."""
+
     def check(value):
         if value not in values:
             raise Refused(f"{value!r} is not valid; use one of: {', '.join(values)}")
         if supported is not None and value not in supported:
             raise Refused(f"{value!r} is not supported by the Python runtime (supported: {', '.join(supported)})")
+
     check.values = list(supported if supported is not None else values)  # type: ignore[attr-defined]
     return check
 
@@ -210,9 +233,11 @@ def at_least(low, high=None):
     """A check for a range. It carries its bounds (`low`, `high`: None for
     none but the type's), which describe publishes, as the C++ runtime's
     within does."""
+
     def check(value):
         if value < low or (high is not None and value > high):
             upto = f" to {high}" if high is not None else " up"
             raise Refused(f"{value} is not valid; use a number from {low}{upto}")
+
     check.low, check.high = low, high  # type: ignore[attr-defined]
     return check

@@ -13,6 +13,7 @@ Properties, as the C++ stage's:
                   stages see the same "data").
 plus the ports' policy properties (policy.py).
 """
+
 import time
 
 from scabench.components import program
@@ -47,11 +48,17 @@ class Stage(Component):
         super().__init__(context)
         # The work may change while the stage runs, as the C++ stage's: from the next packet.
         self.properties.declare("work", "cpu", "none, cpu or sleep", one_of(*WORK_KINDS), while_started=True)
-        self.properties.declare("work_us", 5000, "work per packet, microseconds", type="unsigned long",
-                                while_started=True)
-        self.properties.declare("work_jitter_us", 0, "data-dependent work: each packet takes work_us +- up to this "
-                                "much, fixed by its sequence number (like a coder whose time depends on its input)",
-                                type="unsigned long", while_started=True)
+        self.properties.declare(
+            "work_us", 5000, "work per packet, microseconds", type="unsigned long", while_started=True
+        )
+        self.properties.declare(
+            "work_jitter_us",
+            0,
+            "data-dependent work: each packet takes work_us +- up to this "
+            "much, fixed by its sequence number (like a coder whose time depends on its input)",
+            type="unsigned long",
+            while_started=True,
+        )
         self.out = self.add_out_port("out")
         self.add_in_port("in", self.process)
         self._work, self._work_ns, self._jitter_ns = "cpu", 0, 0

@@ -9,6 +9,7 @@ below the prefix, or in the window and finished, is BEHIND: seen before.
 The rest are INSIDE. finish() marks a number done and moves the prefix over
 every number finished in a row: what end of stream waits for.
 """
+
 import threading
 
 BEHIND, INSIDE, AHEAD = "behind", "inside", "ahead"

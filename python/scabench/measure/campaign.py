@@ -13,6 +13,7 @@ A campaign's entries are CampaignEntry objects: the configuration, its runs
 (RunResults), its failures and, once summarised, its ConfigSummary; written
 to results.json as their as_dict() (entries_from_json reads them back).
 """
+
 import json
 import math
 import os
@@ -44,8 +45,19 @@ if TYPE_CHECKING:
     from scabench.model.spec import Spec
 
 MEASURE_KEYS = ("runs", "packets", "quick_packets", "quiet_below_pct", "quiet_wait_s", "redo_above_pct", "max_redos")
-CONFIG_KEYS = ("id", "group", "title", "spec", "policy", "component", "collocated", "pin", "scheduler", "network",
-               "setups")
+CONFIG_KEYS = (
+    "id",
+    "group",
+    "title",
+    "spec",
+    "policy",
+    "component",
+    "collocated",
+    "pin",
+    "scheduler",
+    "network",
+    "setups",
+)
 
 
 @dataclass
@@ -60,14 +72,19 @@ class Measure:
 
     def guard_settings(self) -> GuardSettings:
         # A failed run is redone too: a start-up can lose a race with a busy machine.
-        return GuardSettings(quiet_below_pct=self.quiet_below_pct, quiet_wait_s=self.quiet_wait_s,
-                             redo_above_pct=self.redo_above_pct, max_redos=self.max_redos,
-                             retry_errors=(RunError,))
+        return GuardSettings(
+            quiet_below_pct=self.quiet_below_pct,
+            quiet_wait_s=self.quiet_wait_s,
+            redo_above_pct=self.redo_above_pct,
+            max_redos=self.max_redos,
+            retry_errors=(RunError,),
+        )
 
 
 @dataclass
 class Config(Typed):
     """One configuration on one set-up: a spec, its changes, the cores."""
+
     id: str
     group: str
     spec_file: Path
@@ -76,10 +93,10 @@ class Config(Typed):
     cores: list
     title: str = ""
     policy: dict = field(default_factory=dict)
-    component: dict = field(default_factory=dict)   # {name: {property: value}}
+    component: dict = field(default_factory=dict)  # {name: {property: value}}
     collocated: bool = False
     pin: bool = False
-    network: dict | None = None   # {delay_ms, jitter_ms}: network hosts behind emulated links
+    network: dict | None = None  # {delay_ms, jitter_ms}: network hosts behind emulated links
     scheduler: str | None = None  # None: the spec's
 
     @cached_property
@@ -94,8 +111,22 @@ class Config(Typed):
 
     # Its object in results.json (an entry's "config"): these keys, "spec"
     # being the spec file's path as text and "name" id@setup.
-    JSON_KEYS = ("name", "id", "group", "title", "spec", "setup", "setup_label", "cores", "policy", "component",
-                 "collocated", "pin", "scheduler", "network")
+    JSON_KEYS = (
+        "name",
+        "id",
+        "group",
+        "title",
+        "spec",
+        "setup",
+        "setup_label",
+        "cores",
+        "policy",
+        "component",
+        "collocated",
+        "pin",
+        "scheduler",
+        "network",
+    )
 
     def as_dict(self) -> dict[str, Any]:
         return {k: str(self.spec_file) if k == "spec" else getattr(self, k) for k in self.JSON_KEYS}
@@ -107,8 +138,9 @@ class Config(Typed):
         unknown = [k for k in doc if k not in cls.JSON_KEYS]
         missing = [k for k in cls.JSON_KEYS if k not in doc]
         if unknown or missing:
-            raise ValueError(f"Config: {'unknown' if unknown else 'missing'} key(s) "
-                             f"{', '.join(map(repr, unknown or missing))}")
+            raise ValueError(
+                f"Config: {'unknown' if unknown else 'missing'} key(s) {', '.join(map(repr, unknown or missing))}"
+            )
         config = cls(spec_file=Path(doc["spec"]), **{k: v for k, v in doc.items() if k not in ("name", "spec")})
         if config.name != doc["name"]:
             raise ValueError(f"Config: name {doc['name']!r} is not id@setup ({config.name!r})")
@@ -118,11 +150,24 @@ class Config(Typed):
         """Its spec, with its changes and `packets` (None: the spec's own),
         checked (model/overrides.py)."""
         at = f"config {self.id}"
-        overrides = Overrides(packets=packets, cores=self.cores, policy=self.policy, properties=self.component,
-                              collocated=self.collocated, pin=True if self.pin else None,
-                              scheduler=self.scheduler, network=self.network)
-        where = {"packets": "--packets", "policy": f"{at}: policy", "properties": f"{at}: component",
-                 "collocated": f"{at}: collocated", "network": f"{at}: network", "scheduler": f"{at}: scheduler"}
+        overrides = Overrides(
+            packets=packets,
+            cores=self.cores,
+            policy=self.policy,
+            properties=self.component,
+            collocated=self.collocated,
+            pin=True if self.pin else None,
+            scheduler=self.scheduler,
+            network=self.network,
+        )
+        where = {
+            "packets": "--packets",
+            "policy": f"{at}: policy",
+            "properties": f"{at}: component",
+            "collocated": f"{at}: collocated",
+            "network": f"{at}: network",
+            "scheduler": f"{at}: scheduler",
+        }
         return apply_overrides(load_spec(self.spec_file), overrides, where)
 
 
@@ -145,8 +190,12 @@ def load_campaign(path: str | os.PathLike) -> "Campaign":
         if key not in MEASURE_KEYS:
             raise SpecError(path, f"measure.{key}", f"unknown key; valid: {', '.join(MEASURE_KEYS)}")
         expected = type(getattr(measure, key))
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or \
-                (expected is int and not isinstance(value, int)):
+        if (
+            not isinstance(value, (int, float))
+            or isinstance(value, bool)
+            or value < 0
+            or (expected is int and not isinstance(value, int))
+        ):
             raise SpecError(path, f"measure.{key}", f"must be a {'whole ' if expected is int else ''}number >= 0")
         setattr(measure, key, expected(value))
     if measure.runs < 1:
@@ -175,10 +224,23 @@ def load_campaign(path: str | os.PathLike) -> "Campaign":
             if s not in setups:
                 raise SpecError(path, f"{where}.setups", f"{s!r} is not a set-up; declared: {', '.join(setups)}")
         for s in chosen:
-            configs.append(Config(item["id"], item.get("group", ""), spec_file, s, setups[s][0], setups[s][1],
-                                  item.get("title", ""), dict(item.get("policy", {})), dict(item.get("component", {})),
-                                  bool(item.get("collocated", False)), bool(item.get("pin", False)),
-                                  _network_table(item, path, where), item.get("scheduler")))
+            configs.append(
+                Config(
+                    item["id"],
+                    item.get("group", ""),
+                    spec_file,
+                    s,
+                    setups[s][0],
+                    setups[s][1],
+                    item.get("title", ""),
+                    dict(item.get("policy", {})),
+                    dict(item.get("component", {})),
+                    bool(item.get("collocated", False)),
+                    bool(item.get("pin", False)),
+                    _network_table(item, path, where),
+                    item.get("scheduler"),
+                )
+            )
     for c in configs:  # catches bad policy keys before any run starts
         c.load(measure.packets)
     return Campaign(path, measure, configs)
@@ -196,9 +258,13 @@ def estimate_s(config: "Config", packets: int | None) -> float:
     return repeat.estimate_s(config.load(packets))
 
 
-def run_campaign(campaign: "Campaign", runs: int, packets: int | None,
-                 on_config_done: Callable[..., Any] | None = None,
-                 progress_stream: TextIO = sys.stderr) -> dict[str, "CampaignEntry"]:
+def run_campaign(
+    campaign: "Campaign",
+    runs: int,
+    packets: int | None,
+    on_config_done: Callable[..., Any] | None = None,
+    progress_stream: TextIO = sys.stderr,
+) -> dict[str, "CampaignEntry"]:
     """Runs every distinct configuration `runs` times. Returns {config.name:
     CampaignEntry}, not yet summarised. on_config_done(entries,
     status="partial") saves them after each configuration and returns where;
@@ -209,13 +275,16 @@ def run_campaign(campaign: "Campaign", runs: int, packets: int | None,
         distinct.setdefault(c.key, c)
     total = sum(estimate_s(c, packets) * runs for c in distinct.values())
     with Progress(total, "campaign", progress_stream) as progress:
-        progress.say(f"{len(campaign.configs)} configurations ({len(distinct)} distinct) x {runs} run(s) of "
-                     f"{packets} packets; about {units.wall_time(total)}")
+        progress.say(
+            f"{len(campaign.configs)} configurations ({len(distinct)} distinct) x {runs} run(s) of "
+            f"{packets} packets; about {units.wall_time(total)}"
+        )
         return _run_configs(campaign, runs, packets, progress, on_config_done)
 
 
-def _run_configs(campaign: "Campaign", runs: int, packets: int | None, progress: Any,
-                 on_config_done: Callable[..., Any] | None) -> dict[str, "CampaignEntry"]:
+def _run_configs(
+    campaign: "Campaign", runs: int, packets: int | None, progress: Any, on_config_done: Callable[..., Any] | None
+) -> dict[str, "CampaignEntry"]:
     m = campaign.measure
     by_key: dict[Any, Any]
     by_key, out, n_done, n_total = {}, {}, 0, len({c.key for c in campaign.configs}) * runs
@@ -230,8 +299,9 @@ def _run_configs(campaign: "Campaign", runs: int, packets: int | None, progress:
         for r in range(runs):
             n_done += 1
             try:
-                result, failure = _careful_run(c, packets, guard, progress,
-                                               f"[{n_done}/{n_total}] {c.name} run {r + 1}/{runs}")
+                result, failure = _careful_run(
+                    c, packets, guard, progress, f"[{n_done}/{n_total}] {c.name} run {r + 1}/{runs}"
+                )
             except Interrupted as exc:
                 # Keep the runs done so far, this configuration's included,
                 # and the interrupted run as a failure.
@@ -254,8 +324,9 @@ def _run_configs(campaign: "Campaign", runs: int, packets: int | None, progress:
     return out
 
 
-def _careful_run(c: Config, packets: int | None, guard: Guard, progress: Any,
-                 label: str) -> tuple[RunResult | None, "RunFailure | None"]:
+def _careful_run(
+    c: Config, packets: int | None, guard: Guard, progress: Any, label: str
+) -> tuple[RunResult | None, "RunFailure | None"]:
     """One run under the guard: after waiting for quiet, redone while others
     load the cores or when it failed. Returns (result or None, failure or None)."""
     estimated = estimate_s(c, packets)
@@ -274,6 +345,7 @@ def _careful_run(c: Config, packets: int | None, guard: Guard, progress: Any,
 class Spread(Typed):
     """The median, min and max of a figure over the runs that have it (n);
     all None when none has."""
+
     median: float | None
     min: float | None
     max: float | None
@@ -289,13 +361,20 @@ def spread(values: Iterable[float | None]) -> "Spread":
 
 
 # The figures of each stage that a summary gives (StageSummary, in this order).
-STAGE_FIGURES = ("last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
-                 "output_reordered_from_previous", "max_server_threads")
+STAGE_FIGURES = (
+    "last_packet_ms",
+    "received",
+    "reordered_from_previous",
+    "reordered_from_original",
+    "output_reordered_from_previous",
+    "max_server_threads",
+)
 
 
 @dataclass
 class StageSummary(Typed):
     """One stage's figures over the runs."""
+
     name: str
     last_packet_ms: Spread
     received: Spread
@@ -314,17 +393,18 @@ class ConfigSummary(Typed):
     """What summarise() gives of a configuration's runs: every figure the
     paper reports, as a Spread, and the median run (by ratio), whose send
     times feed the histograms."""
-    runs: int                    # how many runs it summarises
+
+    runs: int  # how many runs it summarises
     floor_ms: float
     overhead_ratio: Spread
     foreign_cpu_pct: Spread
     producer_last_sent_ms: Spread
-    send_us: dict                # {statistic of ProducerResult.send_us: median over the runs}
-    send_share_under_us: dict    # {threshold (µs, as text): median % of sends faster}
-    stages: list                 # StageSummary, in pipeline order
-    cpu_s: Spread                # user + system CPU of the run's hosts
-    emulator_cpu_s: Spread       # the link emulator's CPU (n = 0 without network hosts)
-    median_run: int              # index into the entry's runs
+    send_us: dict  # {statistic of ProducerResult.send_us: median over the runs}
+    send_share_under_us: dict  # {threshold (µs, as text): median % of sends faster}
+    stages: list  # StageSummary, in pipeline order
+    cpu_s: Spread  # user + system CPU of the run's hosts
+    emulator_cpu_s: Spread  # the link emulator's CPU (n = 0 without network hosts)
+    median_run: int  # index into the entry's runs
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Self:
@@ -339,8 +419,10 @@ def summarise(runs: list[RunResult]) -> "ConfigSummary | None":
     # The runs summarised are analysed (RunResult.analysed): their figures, typed optional, are set.
     analysed: list[Any] = list(runs)
     first = analysed[0]
-    stages = [StageSummary(s.name, *(spread([getattr(r.stages[i], k) for r in analysed]) for k in STAGE_FIGURES))
-              for i, s in enumerate(first.stages)]
+    stages = [
+        StageSummary(s.name, *(spread([getattr(r.stages[i], k) for r in analysed]) for k in STAGE_FIGURES))
+        for i, s in enumerate(first.stages)
+    ]
     ratios = [r.overhead_ratio for r in analysed]
     median_run = int(np.argsort(ratios)[len(ratios) // 2]) if all(x is not None for x in ratios) else 0
     send_keys = first.producer.send_us.keys() if first.producer else ()
@@ -352,8 +434,9 @@ def summarise(runs: list[RunResult]) -> "ConfigSummary | None":
         foreign_cpu_pct=spread([r.foreign_cpu_pct for r in analysed]),
         producer_last_sent_ms=spread([r.producer.last_sent_ms if r.producer else None for r in analysed]),
         send_us={k: spread([r.producer.send_us[k] for r in analysed]).median for k in send_keys},
-        send_share_under_us={k: spread([r.producer.send_share_under_us[k] for r in analysed]).median
-                             for k in share_keys},
+        send_share_under_us={
+            k: spread([r.producer.send_share_under_us[k] for r in analysed]).median for k in share_keys
+        },
         stages=stages,
         cpu_s=spread([r.cpu.user_s + r.cpu.system_s for r in analysed]),
         emulator_cpu_s=spread([r.network.emulator_cpu_s if r.network else None for r in analysed]),
@@ -366,6 +449,7 @@ class RunFailure(Typed):
     """A run the guard could not keep: the error, the component it names
     ("" if none), and for a run cut by a termination signal what it had
     measured (a RunResult)."""
+
     error: str
     component: str | None
     partial: RunResult | None = optional()
@@ -383,9 +467,10 @@ class CampaignEntry(Typed):
     configuration that resolves to the spec of one before it shows that
     one's runs (same_as: its name); the configuration a termination signal
     cut is interrupted."""
+
     config: Config
-    runs: list                   # RunResult, in the order they ran
-    failures: list               # RunFailure
+    runs: list  # RunResult, in the order they ran
+    failures: list  # RunFailure
     same_as: str | None = optional()
     interrupted: bool | None = optional()
     summary: ConfigSummary | None = figure()
@@ -408,8 +493,16 @@ class CampaignEntry(Typed):
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Self:
-        entry = from_dict(cls, doc, {"config": Config.from_dict, "runs": list_of(RunResult),
-                                     "failures": list_of(RunFailure), "summary": ConfigSummary.from_dict})
+        entry = from_dict(
+            cls,
+            doc,
+            {
+                "config": Config.from_dict,
+                "runs": list_of(RunResult),
+                "failures": list_of(RunFailure),
+                "summary": ConfigSummary.from_dict,
+            },
+        )
         entry.summarised = "summary" in doc
         return entry
 

@@ -13,6 +13,7 @@ What a study chooses (GuardSettings): how quiet is quiet, how long to wait
 for it, how much foreign load spoils a measurement, how many redos one
 measurement may take, and how many redos the whole study may take (a busy
 machine must not stretch a 20-minute study to hours)."""
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,34 +23,39 @@ from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 
 @dataclass(frozen=True)
 class GuardSettings:
-    quiet_below_pct: float = 3.0     # start once others use less than this share of the watched cores...
-    quiet_wait_s: float = 120.0      # ...or once this long has passed (0: do not wait)
-    quiet_interval_s: float = 0.5    # the interval over which "quiet" is judged
-    redo_above_pct: float = 3.0      # redo a measurement during which others used more than this
-    max_redos: int = 3               # redos of one measurement, at most
+    quiet_below_pct: float = 3.0  # start once others use less than this share of the watched cores...
+    quiet_wait_s: float = 120.0  # ...or once this long has passed (0: do not wait)
+    quiet_interval_s: float = 0.5  # the interval over which "quiet" is judged
+    redo_above_pct: float = 3.0  # redo a measurement during which others used more than this
+    max_redos: int = 3  # redos of one measurement, at most
     redo_budget: float | None = None  # redos of the whole study, at most this share of its measurements
-    retry_errors: tuple = ()         # exception types that a redo may cure (a run that failed)
+    retry_errors: tuple = ()  # exception types that a redo may cure (a run that failed)
 
 
 @dataclass
 class Guarded:
     """A kept measurement and how it was obtained."""
+
     value: Any
     foreign_pct: float
-    attempts: int = 1                # measurements made for this one (1: no redo)
+    attempts: int = 1  # measurements made for this one (1: no redo)
     discarded_foreign_pct: list = field(default_factory=list)  # foreign load of the attempts thrown away
-    machine_was_quiet: bool = True   # the last wait for quiet ended quiet (True when not waiting)
-    disturbed: bool = False          # kept although others took more than allowed
-    flaw: str | None = None          # kept although flaw_of found this in it (every attempt had one)
+    machine_was_quiet: bool = True  # the last wait for quiet ended quiet (True when not waiting)
+    disturbed: bool = False  # kept although others took more than allowed
+    flaw: str | None = None  # kept although flaw_of found this in it (every attempt had one)
 
 
 class Guard:
     """One guard per study: it counts measurements and redos over the study."""
 
-    def __init__(self, settings: GuardSettings = GuardSettings(), cores: Sequence[int] | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        settings: GuardSettings = GuardSettings(),
+        cores: Sequence[int] | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
         self.settings = settings
-        self.cores = cores           # the cores watched (None: all)
+        self.cores = cores  # the cores watched (None: all)
         self.log = log or (lambda message: None)
         self.measurements = 0
         self.redos = 0
@@ -58,8 +64,13 @@ class Guard:
         budget = self.settings.redo_budget
         return budget is None or self.redos < budget * max(self.measurements, 20)
 
-    def measure(self, run_once: Callable[[], Any], foreign_of: Callable[[Any], float] | None = None, label: str = "",
-                flaw_of: Callable[[Any], str | None] | None = None) -> "Guarded":
+    def measure(
+        self,
+        run_once: Callable[[], Any],
+        foreign_of: Callable[[Any], float] | None = None,
+        label: str = "",
+        flaw_of: Callable[[Any], str | None] | None = None,
+    ) -> "Guarded":
         """Runs run_once() until others leave it undisturbed, at most
         1 + max_redos times; returns the cleanest as a Guarded.
 

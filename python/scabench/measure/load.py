@@ -5,6 +5,7 @@ quiet before measuring, and know afterwards how much CPU others took while we
 measured, so a spoiled run can be redone. Busy time comes from /proc/stat;
 our own share (this process and all its descendants) from /proc/PID/stat, so
 what is left is foreign."""
+
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -103,9 +104,13 @@ def busy_pct(interval_s: float = 0.5, cores: Iterable[int] | None = None) -> flo
     return meter.foreign_pct()
 
 
-def wait_for_quiet(threshold_pct: float = 10.0, interval_s: float = 0.5, timeout_s: float = 60.0,
-                   cores: Iterable[int] | None = None,
-                   on_wait: Callable[[float], None] | None = None) -> tuple[bool, float]:
+def wait_for_quiet(
+    threshold_pct: float = 10.0,
+    interval_s: float = 0.5,
+    timeout_s: float = 60.0,
+    cores: Iterable[int] | None = None,
+    on_wait: Callable[[float], None] | None = None,
+) -> tuple[bool, float]:
     """Blocks until others use less than threshold_pct of the CPUs for one
     interval, or timeout_s passes. Returns (quiet, last_busy_pct)."""
     deadline = time.monotonic() + timeout_s

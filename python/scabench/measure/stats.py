@@ -27,6 +27,7 @@ The formulas are the textbook ones, computed by scipy where it has them:
   t-test alone calls differences far below the run-to-run noise
   significant, and a reader cares about differences the noise cannot hide.
 """
+
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ class Figure:
     when printed; "x": a ratio; "count": packets) and how a RunResult gives
     it (None where the run has no value); means: what it is, in words, for
     the legend under a table that shows it (report/tables.figure_legend)."""
+
     key: str
     label: str
     unit: str
@@ -77,16 +79,29 @@ RATIO_MEANS = "last packet / floor (1: ideal)"
 CPU_MEANS = "a process's CPU over the run's window / the packets it handled (its work and what its hops cost)"
 
 HEADLINE = (
-    Figure("last_packet_ms", "last packet", "ms", lambda r: getattr(_last_stage(r), "last_packet_ms", None),
-           "when the last stage finished its last packet, from the first send"),
+    Figure(
+        "last_packet_ms",
+        "last packet",
+        "ms",
+        lambda r: getattr(_last_stage(r), "last_packet_ms", None),
+        "when the last stage finished its last packet, from the first send",
+    ),
     Figure("overhead_ratio", "ratio", "x", lambda r: r.overhead_ratio, RATIO_MEANS),
-    Figure("packets_reordered", "packets reordered", "count",
-           lambda r: getattr(_last_stage(r), "reordered_from_original", None),
-           "the last stage's arrivals whose packet is not the one sent in that position"),
+    Figure(
+        "packets_reordered",
+        "packets reordered",
+        "count",
+        lambda r: getattr(_last_stage(r), "reordered_from_original", None),
+        "the last stage's arrivals whose packet is not the one sent in that position",
+    ),
     # Deep queues buy throughput with latency: the worst packets' wait shows it.
-    Figure("latency_p99_ms", "latency p99", "ms",
-           lambda r: _ms(getattr(r.end_to_end_latency_us, "p99", None)),
-           "99 % of packets took at most this from the start of their send to done at the last stage"),
+    Figure(
+        "latency_p99_ms",
+        "latency p99",
+        "ms",
+        lambda r: _ms(getattr(r.end_to_end_latency_us, "p99", None)),
+        "99 % of packets took at most this from the start of their send to done at the last stage",
+    ),
 )
 
 
@@ -95,8 +110,16 @@ def process_figures(runs: Sequence[RunResult]) -> tuple["Figure", ...]:
     costs (RunResult.process_cpu_per_packet_ms), in the order the runs name
     the processes. Keys `cpu_per_packet_ms_<process>`."""
     names = dict.fromkeys(name for r in runs for name in r.process_cpu_per_packet_ms())
-    return tuple(Figure(f"cpu_per_packet_ms_{name}", f"CPU per packet: {name}", "ms",
-                        lambda r, name=name: r.process_cpu_per_packet_ms().get(name), CPU_MEANS) for name in names)
+    return tuple(
+        Figure(
+            f"cpu_per_packet_ms_{name}",
+            f"CPU per packet: {name}",
+            "ms",
+            lambda r, name=name: r.process_cpu_per_packet_ms().get(name),
+            CPU_MEANS,
+        )
+        for name in names
+    )
 
 
 def figures_of(runs: Sequence[RunResult]) -> tuple["Figure", ...]:
@@ -110,13 +133,14 @@ class Summary:
     """One figure over n runs. With one run there is no spread: stdev is
     None; with fewer than interval_runs() there is no interval: ci95 is None
     and ci95_why says so."""
+
     n: int
     median: float | None = None
     mean: float | None = None
     stdev: float | None = None
     min: float | None = None
     max: float | None = None
-    ci95: tuple | None = None    # (low, high) of the median (median_interval)
+    ci95: tuple | None = None  # (low, high) of the median (median_interval)
 
     @property
     def ci95_why(self) -> str | None:
@@ -133,15 +157,24 @@ class Summary:
         return self.stdev / abs(self.mean)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "median": self.median, "mean": self.mean, "stdev": self.stdev, "min": self.min,
-                "max": self.max, "ci95": list(self.ci95) if self.ci95 else None, "ci95_why": self.ci95_why,
-                "cv": self.cv}
+        return {
+            "n": self.n,
+            "median": self.median,
+            "mean": self.mean,
+            "stdev": self.stdev,
+            "min": self.min,
+            "max": self.max,
+            "ci95": list(self.ci95) if self.ci95 else None,
+            "ci95_why": self.ci95_why,
+            "cv": self.cv,
+        }
 
 
 def _scipy() -> Any:
     """scipy.stats, imported on first use: it takes a second or more to
     import, which every command would pay otherwise."""
     from scipy import stats
+
     return stats
 
 
@@ -154,7 +187,7 @@ def _order_coverage(n: int, k: int) -> float:
     """How often [k-th smallest, k-th largest] of n runs holds the true
     median: 1 - 2·P(at most k - 1 of n runs fall below it), each run below
     it with probability 1/2 (a continuous law)."""
-    return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+    return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(k)) / 2**n
 
 
 def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
@@ -185,8 +218,15 @@ def describe(values: Iterable[float | None]) -> "Summary":
     a = np.asarray(v)
     if len(v) == 1:
         return Summary(1, v[0], v[0], None, v[0], v[0], None)
-    return Summary(len(v), float(np.median(a)), float(a.mean()), float(a.std(ddof=1)), float(a.min()),
-                   float(a.max()), median_interval(v))
+    return Summary(
+        len(v),
+        float(np.median(a)),
+        float(a.mean()),
+        float(a.std(ddof=1)),
+        float(a.min()),
+        float(a.max()),
+        median_interval(v),
+    )
 
 
 def summarise(runs: Sequence[RunResult], figures: Iterable["Figure"] = HEADLINE) -> dict[str, "Summary"]:
@@ -197,18 +237,27 @@ def summarise(runs: Sequence[RunResult], figures: Iterable["Figure"] = HEADLINE)
 @dataclass(frozen=True)
 class Comparison:
     """B against A for one figure."""
+
     a: Summary
     b: Summary
-    ratio: float | None          # mean of B over mean of A
-    difference: float | None     # mean of B minus mean of A
-    t: float | None              # Student's t (pooled variance); None when it cannot be computed
+    ratio: float | None  # mean of B over mean of A
+    difference: float | None  # mean of B minus mean of A
+    t: float | None  # Student's t (pooled variance); None when it cannot be computed
     p: float | None
-    significant: bool | None     # None: cannot tell (fewer than two runs on a side)
-    why: str                     # the rule's verdict in words
+    significant: bool | None  # None: cannot tell (fewer than two runs on a side)
+    why: str  # the rule's verdict in words
 
     def as_dict(self) -> dict[str, Any]:
-        return {"a": self.a.as_dict(), "b": self.b.as_dict(), "ratio": self.ratio, "difference": self.difference,
-                "t": self.t, "p": self.p, "significant": self.significant, "why": self.why}
+        return {
+            "a": self.a.as_dict(),
+            "b": self.b.as_dict(),
+            "ratio": self.ratio,
+            "difference": self.difference,
+            "t": self.t,
+            "p": self.p,
+            "significant": self.significant,
+            "why": self.why,
+        }
 
 
 def compare(a_values: Iterable[float | None], b_values: Iterable[float | None]) -> "Comparison":
@@ -221,16 +270,25 @@ def compare(a_values: Iterable[float | None], b_values: Iterable[float | None]) 
     difference = b.mean - a.mean
     ratio = b.mean / a.mean if a.mean else None
     if a.n < 2 or b.n < 2:
-        return Comparison(a, b, ratio, difference, None, None, None,
-                          "one run on a side: no spread to judge by (use --runs)")
+        return Comparison(
+            a, b, ratio, difference, None, None, None, "one run on a side: no spread to judge by (use --runs)"
+        )
     assert a.stdev is not None and b.stdev is not None  # set for any n > 1
     beyond = abs(difference) > max(a.stdev, b.stdev)
     if a.stdev == 0 and b.stdev == 0:
         # No spread at all (counts, typically): the t-test is undefined and
         # any difference is beyond the noise.
         same = difference == 0
-        return Comparison(a, b, ratio, difference, None, None, not same,
-                          "identical on every run" if same else "different, and constant on every run")
+        return Comparison(
+            a,
+            b,
+            ratio,
+            difference,
+            None,
+            None,
+            not same,
+            "identical on every run" if same else "different, and constant on every run",
+        )
     test = _scipy().ttest_ind(b_v, a_v, equal_var=True)
     t, p = float(test.statistic), float(test.pvalue)
     by_t = p < 1 - CONFIDENCE

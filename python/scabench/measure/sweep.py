@@ -19,6 +19,7 @@ failed, a killed process) resumes from that document: the same spec and
 grid keep every run it measured, a point cut half-way through its K runs
 included, and measure only the runs missing; another spec, grid or packet
 count is refused, since resuming would mix two measurements (kept_runs)."""
+
 import itertools
 import json
 import math
@@ -68,7 +69,9 @@ def parse_grid(items: Iterable[str]) -> list["Axis"]:
         key = key.strip()
         values = [v.strip() for v in text.split(",")]
         if not sep or not key or not all(values):
-            raise SpecError(WHERE, item, "use KEY=V1,V2,... (e.g. policy.call=oneway,twoway or stage1.work_us=500,1000)")
+            raise SpecError(
+                WHERE, item, "use KEY=V1,V2,... (e.g. policy.call=oneway,twoway or stage1.work_us=500,1000)"
+            )
         if any(k == key for k, _ in pairs):
             raise SpecError(WHERE, key, "given twice; list every value in one --grid")
         pairs.append((key, [override_value(v) for v in values]))
@@ -80,7 +83,7 @@ def grid_axes(pairs: Iterable[tuple[str, Any]] | dict[str, Any], where: str = WH
     as a TOML table would hold them; SpecError on a key that is not
     SCOPE.KEY, no value, or a value listed twice."""
     axes = []
-    for key, values in (pairs.items() if isinstance(pairs, dict) else pairs):
+    for key, values in pairs.items() if isinstance(pairs, dict) else pairs:
         if not isinstance(key, str) or "." not in key:
             raise SpecError(where, str(key), "use policy.KEY, run.KEY or COMPONENT.KEY")
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -97,8 +100,11 @@ def grid_axes(pairs: Iterable[tuple[str, Any]] | dict[str, Any], where: str = WH
     count = math.prod(len(a.values) for a in axes)  # the points, counted without making them
     if count > MAX_POINTS:
         sizes = " × ".join(str(len(a.values)) for a in axes)
-        raise SpecError(where, "", f"{count:,} points ({sizes} values) is more than a sweep takes ({MAX_POINTS:,}); "
-                                   "sweep fewer values")
+        raise SpecError(
+            where,
+            "",
+            f"{count:,} points ({sizes} values) is more than a sweep takes ({MAX_POINTS:,}); sweep fewer values",
+        )
     return axes
 
 
@@ -119,6 +125,7 @@ def label_of(settings: dict[str, Any]) -> str:
 
 class _RunFields(TypedDict, total=False):
     """The Overrides fields a `run.KEY` grid key sets, by the field's name."""
+
     packets: int
     cores: list[int]
     scheduler: str
@@ -168,8 +175,9 @@ def _run_field(fields: _RunFields, network: dict[str, float], name: str, value: 
         fields["packets"] = value
     elif name == "cores":
         # On the command line a value's CPUs are joined by "+"; from code, a list.
-        fields["cores"] = parse_cores(value if isinstance(value, list) else str(value).replace("+", ","), WHERE,
-                                      "run.cores")
+        fields["cores"] = parse_cores(
+            value if isinstance(value, list) else str(value).replace("+", ","), WHERE, "run.cores"
+        )
     elif name == "scheduler":
         fields["scheduler"] = str(value)
     elif name == "transport":
@@ -185,14 +193,16 @@ def _run_field(fields: _RunFields, network: dict[str, float], name: str, value: 
         network[name.replace("link_", "")] = value
         return "network"
     else:
-        raise SpecError(WHERE, f"run.{name}", f"not a run key; use one of: "
-                        f"{', '.join('run.' + k for k in GRID_RUN_KEYS)}")
+        raise SpecError(
+            WHERE, f"run.{name}", f"not a run key; use one of: {', '.join('run.' + k for k in GRID_RUN_KEYS)}"
+        )
     return name
 
 
 @dataclass
 class Point:
     """One point of the plan: its settings, and its spec, checked."""
+
     settings: dict[str, Any]
     spec: "Spec"
 
@@ -233,6 +243,7 @@ def reordered_at_outputs(run: RunResult, outputs: Iterable[str]) -> int | None:
     def handled(stage: Any) -> int:
         done = stage.output_reordered_from_original
         return stage.reordered_from_original if done is None else done  # results written before
+
     return max([handled(s) for s in run.stages if s.name in outputs] or [handled(run.stages[-1])])
 
 
@@ -261,8 +272,10 @@ def _grid_text(grid: dict[str, Any]) -> str:
 
 def _same_grid(a: Any, b: dict[str, Any]) -> bool:
     """The same keys, each with the same values (in any order): the same points."""
+
     def norm(grid: dict[str, Any]) -> dict[str, list[str]]:
         return {k: sorted(json.dumps(v) for v in values) for k, values in grid.items()}
+
     return isinstance(a, dict) and all(isinstance(v, list) for v in a.values()) and norm(a) == norm(_plain(b))
 
 
@@ -270,13 +283,14 @@ def _same_grid(a: Any, b: dict[str, Any]) -> bool:
 class SweepPoint:
     """One measured point of a sweep: its settings and the benchmark of its
     runs (measure/repeat.py). as_dict() is the point as results.json keeps it."""
+
     label: str
     settings: dict[str, Any]
     runs_asked: int
     packets: int
-    status: str                  # the benchmark's: "ok", "failed" or "interrupted"; "partial" while measured
-    outputs: list                # the components whose packets leave the pipeline
-    reordered_at_outputs: list   # per run: the most packets out of order at any output
+    status: str  # the benchmark's: "ok", "failed" or "interrupted"; "partial" while measured
+    outputs: list  # the components whose packets leave the pipeline
+    reordered_at_outputs: list  # per run: the most packets out of order at any output
     benchmark: Benchmark
     # Whether the point's policies guarantee order at every output, and why
     # (model/order.py); None in results written before.
@@ -289,18 +303,31 @@ class SweepPoint:
         """The point as measured: a planned Point and its Benchmark."""
         outputs = point.outputs()
         guaranteed, why = guarantees_order(point.spec)
-        return cls(point.label, point.settings, bench.runs_asked, point.packets, bench.status, outputs,
-                   [reordered_at_outputs(r, outputs) for r in bench.runs], bench, guaranteed, why,
-                   unpaced(point.spec))
+        return cls(
+            point.label,
+            point.settings,
+            bench.runs_asked,
+            point.packets,
+            bench.status,
+            outputs,
+            [reordered_at_outputs(r, outputs) for r in bench.runs],
+            bench,
+            guaranteed,
+            why,
+            unpaced(point.spec),
+        )
 
     def per_run(self) -> dict[str, list[Any]]:
         """{figure: [its value in each run]} for what the answer weighs:
         the last packet, the latency p99 and the whole run's CPU per packet
         (RunResult.cpu_per_packet_ms, in µs as sweeps have kept it)."""
         by_key = {f.key: f for f in stats.HEADLINE}
-        return {**{k: [by_key[k].of(r) for r in self.benchmark.runs] for k in ("last_packet_ms", "latency_p99_ms")},
-                "cpu_per_packet_us": [None if (ms := r.cpu_per_packet_ms()) is None else 1e3 * ms
-                                      for r in self.benchmark.runs]}
+        return {
+            **{k: [by_key[k].of(r) for r in self.benchmark.runs] for k in ("last_packet_ms", "latency_p99_ms")},
+            "cpu_per_packet_us": [
+                None if (ms := r.cpu_per_packet_ms()) is None else 1e3 * ms for r in self.benchmark.runs
+            ],
+        }
 
     def summary(self) -> dict[str, stats.Summary]:
         """{headline figure key: stats.Summary} over the point's runs."""
@@ -308,19 +335,38 @@ class SweepPoint:
 
     def as_dict(self) -> dict[str, Any]:
         """The point as results.json keeps it (plain JSON, with its summary)."""
-        return {"label": self.label, "settings": self.settings, "runs_asked": self.runs_asked,
-                "packets": self.packets, "status": self.status, "outputs": self.outputs,
-                "reordered_at_outputs": self.reordered_at_outputs,
-                "order_guaranteed": self.order_guaranteed, "order_why": self.order_why, "unpaced": self.unpaced,
-                "summary": {k: s.as_dict() for k, s in self.summary().items()},
-                "per_run": self.per_run(), "benchmark": self.benchmark.as_dict()}
+        return {
+            "label": self.label,
+            "settings": self.settings,
+            "runs_asked": self.runs_asked,
+            "packets": self.packets,
+            "status": self.status,
+            "outputs": self.outputs,
+            "reordered_at_outputs": self.reordered_at_outputs,
+            "order_guaranteed": self.order_guaranteed,
+            "order_why": self.order_why,
+            "unpaced": self.unpaced,
+            "summary": {k: s.as_dict() for k, s in self.summary().items()},
+            "per_run": self.per_run(),
+            "benchmark": self.benchmark.as_dict(),
+        }
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Self:
         """The point from what as_dict wrote."""
-        return cls(doc["label"], doc["settings"], doc["runs_asked"], doc["packets"], doc["status"], doc["outputs"],
-                   doc["reordered_at_outputs"], Benchmark.from_dict(doc["benchmark"]), doc.get("order_guaranteed"),
-                   doc.get("order_why"), doc.get("unpaced"))
+        return cls(
+            doc["label"],
+            doc["settings"],
+            doc["runs_asked"],
+            doc["packets"],
+            doc["status"],
+            doc["outputs"],
+            doc["reordered_at_outputs"],
+            Benchmark.from_dict(doc["benchmark"]),
+            doc.get("order_guaranteed"),
+            doc.get("order_why"),
+            doc.get("unpaced"),
+        )
 
 
 def point_record(point: "Point", bench: Benchmark, status: str | None = None) -> dict[str, Any]:
@@ -339,11 +385,15 @@ def point_row(point: dict[str, Any], keys: Sequence[str], max_latency_ms: float 
     and whether it qualifies for the answer."""
     reordered = [r for r in point["reordered_at_outputs"] if r is not None]
     summary = point.get("summary") or {}
-    return {**{k: point["settings"].get(k) for k in keys}, "label": point["label"],
-            "runs": len(point["reordered_at_outputs"]), "status": point["status"],
-            **{f"{f.key}_{s}": (summary.get(f.key) or {}).get(s) for f in stats.HEADLINE for s in ("median", "min", "max")},
-            "reordered_max": max(reordered) if reordered else None,
-            "qualifies": why_not(point, max_latency_ms) is None}
+    return {
+        **{k: point["settings"].get(k) for k in keys},
+        "label": point["label"],
+        "runs": len(point["reordered_at_outputs"]),
+        "status": point["status"],
+        **{f"{f.key}_{s}": (summary.get(f.key) or {}).get(s) for f in stats.HEADLINE for s in ("median", "min", "max")},
+        "reordered_max": max(reordered) if reordered else None,
+        "qualifies": why_not(point, max_latency_ms) is None,
+    }
 
 
 @dataclass
@@ -357,11 +407,12 @@ class Answer:
     {"why": the rule's verdict, "preferred_by": "cpu_per_packet_us",
     "latency_p99_ms" or None, "reason": in words}; best is then the one
     preferred. warnings: what the figures cannot say (an unpaced source)."""
+
     max_latency_ms: float | None
     best: dict | None
     runner_up: dict | None
     qualified: int
-    excluded: list               # [{"label", "why"}]
+    excluded: list  # [{"label", "why"}]
     tie: dict | None = None
     warnings: list = field(default_factory=list)
 
@@ -371,15 +422,16 @@ class SweepResult:
     """A sweep, typed: what results.json holds (as_dict() writes it again).
     `reused`: the points a resume took whole from an earlier document (the
     runs it kept of others are in their benchmarks)."""
+
     spec: str
-    grid: dict                   # {key: [values]}
+    grid: dict  # {key: [values]}
     runs: int
     warmup: int
     packets: int | None
     max_latency_ms: float | None
-    status: str                  # "ok", or "failed" / "interrupted" with the points measured so far
-    points: list                 # SweepPoint, in grid order
-    answer: Answer | None        # None until every point is measured
+    status: str  # "ok", or "failed" / "interrupted" with the points measured so far
+    points: list  # SweepPoint, in grid order
+    answer: Answer | None  # None until every point is measured
     scabench: dict | None = None
     reused: int = 0
 
@@ -397,28 +449,56 @@ class SweepResult:
     def run_rows(self) -> list[dict[str, Any]]:
         """A row per run of every point: the point's settings and label, then
         Benchmark.rows()."""
-        return [{**{k: p.settings.get(k) for k in self.grid}, "label": p.label, **row}
-                for p in self.points for row in p.benchmark.rows()]
+        return [
+            {**{k: p.settings.get(k) for k in self.grid}, "label": p.label, **row}
+            for p in self.points
+            for row in p.benchmark.rows()
+        ]
 
     def as_dict(self) -> dict[str, Any]:
         """The document `scabench sweep` writes to results.json."""
-        return {**({"scabench": self.scabench} if self.scabench else {}), "status": self.status,
-                "sweep": {"spec": self.spec, "grid": self.grid, "runs": self.runs, "warmup": self.warmup,
-                          "packets": self.packets, "max_latency_ms": self.max_latency_ms},
-                "points": [p.as_dict() for p in self.points],
-                "answer": asdict(self.answer) if self.answer is not None else None}
+        return {
+            **({"scabench": self.scabench} if self.scabench else {}),
+            "status": self.status,
+            "sweep": {
+                "spec": self.spec,
+                "grid": self.grid,
+                "runs": self.runs,
+                "warmup": self.warmup,
+                "packets": self.packets,
+                "max_latency_ms": self.max_latency_ms,
+            },
+            "points": [p.as_dict() for p in self.points],
+            "answer": asdict(self.answer) if self.answer is not None else None,
+        }
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any], reused: int = 0) -> Self:
         """The sweep from its document (results.json, or what run_sweep returned)."""
         s = doc["sweep"]
-        return cls(s["spec"], s["grid"], s["runs"], s["warmup"], s.get("packets"), s.get("max_latency_ms"),
-                   doc["status"], [SweepPoint.from_dict(p) for p in doc["points"]],
-                   Answer(**doc["answer"]) if doc.get("answer") else None, doc.get("scabench"), reused)
+        return cls(
+            s["spec"],
+            s["grid"],
+            s["runs"],
+            s["warmup"],
+            s.get("packets"),
+            s.get("max_latency_ms"),
+            doc["status"],
+            [SweepPoint.from_dict(p) for p in doc["points"]],
+            Answer(**doc["answer"]) if doc.get("answer") else None,
+            doc.get("scabench"),
+            reused,
+        )
 
 
-def kept_runs(previous: dict[str, Any] | None, where: Any, spec_name: str, axes: Sequence["Axis"],
-              points: Sequence["Point"], runs: int) -> dict[str, Any]:
+def kept_runs(
+    previous: dict[str, Any] | None,
+    where: Any,
+    spec_name: str,
+    axes: Sequence["Axis"],
+    points: Sequence["Point"],
+    runs: int,
+) -> dict[str, Any]:
     """What an earlier sweep saved in the same --out that this one may keep:
     {settings_key: Benchmark} of each point it measured, wholly or in part
     (the runs of a point cut short by a signal or a failure). A document of
@@ -437,29 +517,46 @@ def kept_runs(previous: dict[str, Any] | None, where: Any, spec_name: str, axes:
     grid = {a.key: list(a.values) for a in axes}
     if not _same_grid(s.get("grid"), grid):
         was = _grid_text(s["grid"]) if isinstance(s.get("grid"), dict) else "?"
-        raise SpecError(where, "", f"holds a sweep over the grid {was}, not {_grid_text(grid)}; give the same "
-                                   f"--grid values to resume it; {afresh}")
+        raise SpecError(
+            where,
+            "",
+            f"holds a sweep over the grid {was}, not {_grid_text(grid)}; give the same "
+            f"--grid values to resume it; {afresh}",
+        )
     planned = {settings_key(p.settings): p for p in points}
     out = {}
     for record in kept_points:
         try:
             key, bench = settings_key(record["settings"]), Benchmark.from_dict(record["benchmark"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise SpecError(where, "", f"holds a point that cannot be read back ({type(exc).__name__}: {exc}); "
-                                       f"{afresh}") from None
+            raise SpecError(
+                where, "", f"holds a point that cannot be read back ({type(exc).__name__}: {exc}); {afresh}"
+            ) from None
         point = planned.get(key)
         if point is None:
             raise SpecError(where, "", f"holds a point ({record.get('label')}) that the grid does not; {afresh}")
         if record.get("packets") != point.packets:
-            raise SpecError(where, "", f"holds point {point.label} measured with {record.get('packets')} packets "
-                                       f"a run, not {point.packets} (--packets); {afresh}")
+            raise SpecError(
+                where,
+                "",
+                f"holds point {point.label} measured with {record.get('packets')} packets "
+                f"a run, not {point.packets} (--packets); {afresh}",
+            )
         now = {k: v for k, v in _plain(point.spec.describe()).items() if k != "file"}
         if {k: v for k, v in (bench.spec or {}).items() if k != "file"} != now:
-            raise SpecError(where, "", f"holds point {point.label} measured on {was_of} as it was then, which "
-                                       f"differs from the spec now (edited since?); {afresh}")
+            raise SpecError(
+                where,
+                "",
+                f"holds point {point.label} measured on {was_of} as it was then, which "
+                f"differs from the spec now (edited since?); {afresh}",
+            )
         if len(bench.runs) > runs:
-            raise SpecError("--runs", str(runs), f"{where} holds {len(bench.runs)} runs of point {point.label}; "
-                                                 f"give --runs {len(bench.runs)} or more to resume it; {afresh}")
+            raise SpecError(
+                "--runs",
+                str(runs),
+                f"{where} holds {len(bench.runs)} runs of point {point.label}; "
+                f"give --runs {len(bench.runs)} or more to resume it; {afresh}",
+            )
         if bench.runs:
             out[key] = bench
     return out
@@ -468,8 +565,9 @@ def kept_runs(previous: dict[str, Any] | None, where: Any, spec_name: str, axes:
 @dataclass
 class Resumed:
     """What a sweep kept from the one before it in the same --out."""
-    points: int = 0        # points measured in full before, not measured again
-    partial: int = 0       # points with some of their runs before (cut short, or fewer --runs), kept
+
+    points: int = 0  # points measured in full before, not measured again
+    partial: int = 0  # points with some of their runs before (cut short, or fewer --runs), kept
     partial_runs: int = 0  # the runs kept of those
 
     def __bool__(self) -> bool:
@@ -480,15 +578,28 @@ class Resumed:
         if self.points:
             parts.append(f"{self.points} of {total} point(s) were measured already and skipped")
         if self.partial:
-            parts.append(f"{self.partial_runs} run(s) of {self.partial} point(s) without all their runs were kept, "
-                         "and only the runs missing measured")
+            parts.append(
+                f"{self.partial_runs} run(s) of {self.partial} point(s) without all their runs were kept, "
+                "and only the runs missing measured"
+            )
         return f"resumed from {where}: " + "; ".join(parts)
 
 
-def run_sweep(spec_name: str, axes: Sequence["Axis"], points: Sequence["Point"], runs: int, warmup: int,
-              settings: GuardSettings, save: Callable[[dict[str, Any]], Any], previous: dict[str, Any] | None = None,
-              max_latency_ms: float | None = None, packets: int | None = None, say: Any = None,
-              stream: TextIO | None = None, where: Any = "results.json") -> tuple[dict[str, Any], "Resumed"]:
+def run_sweep(
+    spec_name: str,
+    axes: Sequence["Axis"],
+    points: Sequence["Point"],
+    runs: int,
+    warmup: int,
+    settings: GuardSettings,
+    save: Callable[[dict[str, Any]], Any],
+    previous: dict[str, Any] | None = None,
+    max_latency_ms: float | None = None,
+    packets: int | None = None,
+    say: Any = None,
+    stream: TextIO | None = None,
+    where: Any = "results.json",
+) -> tuple[dict[str, Any], "Resumed"]:
     """Measures every point of the grid, K runs each; calls save(doc) after
     every kept run, so that a sweep cut short anywhere (a signal, a point
     that failed, a killed process) loses at most the run it was in.
@@ -498,14 +609,27 @@ def run_sweep(spec_name: str, axes: Sequence["Axis"], points: Sequence["Point"],
     returns where it wrote the document. RunError and Interrupted carry the
     document so far as their result, saved already."""
     kept = kept_runs(previous, where, spec_name, axes, points, runs)
-    doc = {"scabench": version_info(), "status": "running",
-           "sweep": {"spec": spec_name, "grid": {a.key: list(a.values) for a in axes}, "runs": runs,
-                     "warmup": warmup, "packets": packets, "max_latency_ms": max_latency_ms},
-           "points": [], "answer": None}
+    doc = {
+        "scabench": version_info(),
+        "status": "running",
+        "sweep": {
+            "spec": spec_name,
+            "grid": {a.key: list(a.values) for a in axes},
+            "runs": runs,
+            "warmup": warmup,
+            "packets": packets,
+            "max_latency_ms": max_latency_ms,
+        },
+        "points": [],
+        "answer": None,
+    }
     # Every point with runs kept stays in the document from the start: a
     # sweep cut short again before it reaches them must not lose them.
-    records = {i: point_record(p, kept[settings_key(p.settings)], "partial") for i, p in enumerate(points)
-               if settings_key(p.settings) in kept}
+    records = {
+        i: point_record(p, kept[settings_key(p.settings)], "partial")
+        for i, p in enumerate(points)
+        if settings_key(p.settings) in kept
+    }
 
     def save_now() -> Any:
         doc["points"] = [records[i] for i in sorted(records)]
@@ -517,6 +641,7 @@ def run_sweep(spec_name: str, axes: Sequence["Axis"], points: Sequence["Point"],
         """The runs a point still needs, its warm-up included (none once it has them all)."""
         have = len(kept[settings_key(point.settings)].runs) if settings_key(point.settings) in kept else 0
         return runs - have + warmup if have < runs else 0
+
     total = sum(estimate_s(p.spec) * left(p) for p in points)
     with Progress(total, "sweep", stream) as progress:
         for i, point in enumerate(points):
@@ -535,9 +660,11 @@ def run_sweep(spec_name: str, axes: Sequence["Axis"], points: Sequence["Point"],
             def keep(bench: Benchmark, i: int = i, point: Point = point) -> None:
                 records[i] = point_record(point, bench, "partial")
                 save_now()
+
             try:
-                bench = run_benchmark(point.spec, runs, warmup, settings, progress=progress, label=f"{label}: ",
-                                      done=done, on_run=keep)
+                bench = run_benchmark(
+                    point.spec, runs, warmup, settings, progress=progress, label=f"{label}: ", done=done, on_run=keep
+                )
             except (RunError, Interrupted) as exc:
                 records[i] = point_record(point, exc.result)
                 doc["status"] = "interrupted" if isinstance(exc, Interrupted) else "failed"
@@ -599,7 +726,9 @@ def _per_run(point: dict[str, Any], key: str) -> list[Any]:
 TIE_BREAKERS = (("cpu_per_packet_us", "CPU per packet", "µs"), ("latency_p99_ms", "latency p99", "ms"))
 
 
-def settle_tie(fastest: dict[str, Any], runner_up: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+def settle_tie(
+    fastest: dict[str, Any], runner_up: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None:
     """When the fastest point is not significantly faster than the runner-up
     (stats.compare, the rule `scabench compare` applies): None if it is;
     else (preferred, other, tie) with tie as Answer.tie says."""
@@ -611,11 +740,14 @@ def settle_tie(fastest: dict[str, Any], runner_up: dict[str, Any]) -> tuple[dict
         if c.significant:
             assert c.difference is not None  # a significant difference has a value
             low, high = (fastest, runner_up) if c.difference > 0 else (runner_up, fastest)
-            reason = (f"{low['label']} is preferred: its {words} is lower ({_median_of(low, key):.4g} against "
-                      f"{_median_of(high, key):.4g} {unit}, medians; {c.why})")
+            reason = (
+                f"{low['label']} is preferred: its {words} is lower ({_median_of(low, key):.4g} against "
+                f"{_median_of(high, key):.4g} {unit}, medians; {c.why})"
+            )
             return low, high, {"why": by_time.why, "preferred_by": key, "reason": reason}
-    reason = ("neither CPU per packet nor latency p99 tells them apart either; the lower median last packet is "
-              "listed first")
+    reason = (
+        "neither CPU per packet nor latency p99 tells them apart either; the lower median last packet is listed first"
+    )
     return fastest, runner_up, {"why": by_time.why, "preferred_by": None, "reason": reason}
 
 
@@ -642,14 +774,26 @@ def answer(points: Sequence[dict[str, Any]], max_latency_ms: float | None = None
     def pick(p: dict[str, Any] | None) -> dict[str, Any] | None:
         if p is None:
             return None
-        return {"label": p["label"], "settings": p["settings"],
-                **{f.key: _median(p, f.key) for f in stats.HEADLINE},
-                "cpu_per_packet_us": _median_of(p, "cpu_per_packet_us") if any(
-                    v is not None for v in _per_run(p, "cpu_per_packet_us")) else None,
-                "order_why": p.get("order_why"), "runs": len(p["reordered_at_outputs"])}
-    return {"max_latency_ms": max_latency_ms, "best": pick(ok[0] if ok else None),
-            "runner_up": pick(ok[1] if len(ok) > 1 else None), "qualified": len(ok), "excluded": excluded,
-            "tie": tie, "warnings": unpaced_warnings(points)}
+        return {
+            "label": p["label"],
+            "settings": p["settings"],
+            **{f.key: _median(p, f.key) for f in stats.HEADLINE},
+            "cpu_per_packet_us": _median_of(p, "cpu_per_packet_us")
+            if any(v is not None for v in _per_run(p, "cpu_per_packet_us"))
+            else None,
+            "order_why": p.get("order_why"),
+            "runs": len(p["reordered_at_outputs"]),
+        }
+
+    return {
+        "max_latency_ms": max_latency_ms,
+        "best": pick(ok[0] if ok else None),
+        "runner_up": pick(ok[1] if len(ok) > 1 else None),
+        "qualified": len(ok),
+        "excluded": excluded,
+        "tie": tie,
+        "warnings": unpaced_warnings(points),
+    }
 
 
 def unpaced_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
@@ -659,6 +803,8 @@ def unpaced_warnings(points: Sequence[dict[str, Any]]) -> list[str]:
     if not flat_out:
         return []
     where = "at every point" if len(flat_out) == len(points) else f"at {', '.join(flat_out)}"
-    return [f"The source is unpaced (no period) {where}: packets wait in queues behind the slowest stage, so each "
-            "such point's latency p99 measures that queueing, not the pipeline's latency. Give the source a "
-            "period (its period_us) to measure latency."]
+    return [
+        f"The source is unpaced (no period) {where}: packets wait in queues behind the slowest stage, so each "
+        "such point's latency p99 measures that queueing, not the pipeline's latency. Give the source a "
+        "period (its period_us) to measure latency."
+    ]

@@ -20,6 +20,7 @@ Two views of one window:
 Percentages are of the cores watched (one core: % of that core, like the
 seed's single-processor machine). The run's workload is the second view;
 the first is kept beside it to show that they agree on a quiet machine."""
+
 import os
 import socket
 import struct
@@ -47,8 +48,9 @@ class TaskStats:
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
         self.sock.bind((0, 0))
         self.seq = 0
-        reply = self._request(self._GENL_ID_CTRL, self._CTRL_CMD_GETFAMILY,
-                              self._attr(self._CTRL_ATTR_FAMILY_NAME, b"TASKSTATS\0"))
+        reply = self._request(
+            self._GENL_ID_CTRL, self._CTRL_CMD_GETFAMILY, self._attr(self._CTRL_ATTR_FAMILY_NAME, b"TASKSTATS\0")
+        )
         self.family = struct.unpack_from("H", reply[self._CTRL_ATTR_FAMILY_ID])[0]
 
     @staticmethod
@@ -63,7 +65,7 @@ class TaskStats:
             length, kind = struct.unpack_from("HH", buf, i)
             if length < 4:
                 break
-            out[kind & 0x3FFF] = buf[i + 4:i + length]
+            out[kind & 0x3FFF] = buf[i + 4 : i + length]
             i += (length + 3) & ~3
         return out
 
@@ -118,8 +120,12 @@ def process_snapshot(pid: int) -> dict[str, Any] | None:
     if stat is None:
         return None
     fields = stat.rsplit(")", 1)[1].split()
-    snap: dict[str, Any] = {"user_sample_s": int(fields[11]) * TICK_S, "system_sample_s": int(fields[12]) * TICK_S,
-            "split_source": "proc-stat", "threads": {}}
+    snap: dict[str, Any] = {
+        "user_sample_s": int(fields[11]) * TICK_S,
+        "system_sample_s": int(fields[12]) * TICK_S,
+        "split_source": "proc-stat",
+        "threads": {},
+    }
     stats = TaskStats.shared()
     if stats is not None:
         try:
@@ -152,8 +158,9 @@ class Snapshot:
         self.processes = {pid: process_snapshot(pid) for pid in pids}
 
 
-def _process_delta(before: dict[str, Any] | None, after: dict[str, Any] | None, wall: float,
-                   ncores: int) -> dict[str, Any] | None:
+def _process_delta(
+    before: dict[str, Any] | None, after: dict[str, Any] | None, wall: float, ncores: int
+) -> dict[str, Any] | None:
     if before is None or after is None:
         return None
     run_ns = switches = 0
@@ -166,9 +173,17 @@ def _process_delta(before: dict[str, Any] | None, after: dict[str, Any] | None, 
     user_share = user_split(du, ds)
     cpu_s = run_ns / 1e9
     scale = 100.0 / (wall * ncores)
-    return {"cpu_s": cpu_s, "user_pct": cpu_s * user_share * scale, "system_pct": cpu_s * (1 - user_share) * scale,
-            "total_pct": cpu_s * scale, "csw_per_s": switches / wall, "threads": len(after["threads"]),
-            "user_sample_s": du, "system_sample_s": ds, "split_source": after["split_source"]}
+    return {
+        "cpu_s": cpu_s,
+        "user_pct": cpu_s * user_share * scale,
+        "system_pct": cpu_s * (1 - user_share) * scale,
+        "total_pct": cpu_s * scale,
+        "csw_per_s": switches / wall,
+        "threads": len(after["threads"]),
+        "user_sample_s": du,
+        "system_sample_s": ds,
+        "split_source": after["split_source"],
+    }
 
 
 def user_split(user_sample: float, system_sample: float) -> float:
@@ -180,8 +195,9 @@ def user_split(user_sample: float, system_sample: float) -> float:
     return user_sample / total if total > 0 else 1.0
 
 
-def window_result(before: "Snapshot", after: "Snapshot", names: Sequence[str] | None = None,
-                  ncores: int = 1) -> dict[str, Any]:
+def window_result(
+    before: "Snapshot", after: "Snapshot", names: Sequence[str] | None = None, ncores: int = 1
+) -> dict[str, Any]:
     """The workload between two snapshots (see the module's docstring)."""
     wall = after.wall - before.wall
     d = [a - b for a, b in zip(after.cores, before.cores)]
@@ -220,12 +236,14 @@ def window_result(before: "Snapshot", after: "Snapshot", names: Sequence[str] | 
 def tick_us(default: int = 4000) -> int:
     """The scheduler tick (1 / CONFIG_HZ), from the jiffies counter in
     /proc/timer_list; `default` where that cannot be read."""
+
     def jiffies() -> int | None:
         text = _read("/proc/timer_list") or ""
         for line in text.splitlines():
             if line.startswith("jiffies:"):
                 return int(line.split()[1])
         return None
+
     a, t0 = jiffies(), time.monotonic()
     time.sleep(0.2)
     b, t1 = jiffies(), time.monotonic()
@@ -235,8 +253,9 @@ def tick_us(default: int = 4000) -> int:
     return int(round(1e6 / min((100, 250, 300, 1000), key=lambda h: abs(h - hz))))
 
 
-def measure_window(pids: Iterable[int], cores: Sequence[int], warmup_s: float, window_s: float,
-                   names: Sequence[str] | None = None) -> dict[str, Any]:
+def measure_window(
+    pids: Iterable[int], cores: Sequence[int], warmup_s: float, window_s: float, names: Sequence[str] | None = None
+) -> dict[str, Any]:
     """Waits warmup_s, then measures the given processes and cores for window_s."""
     time.sleep(warmup_s)
     before = Snapshot(pids, cores)

@@ -13,6 +13,7 @@ Besides the kinds scabench-host hosts, a spec may name the Python kinds
 parameters and described from its class, and EXTERNAL, any program or
 reference, whose ports and properties only the component itself knows
 (docs/architecture.md, "External components")."""
+
 import functools
 import importlib
 import json
@@ -34,10 +35,10 @@ EXTERNAL = "external"
 
 @dataclass(frozen=True)
 class PythonKind:
-    module: str      # the module with the component's class and its program's main()
+    module: str  # the module with the component's class and its program's main()
     cls: str
-    script: str      # its console script (python/pyproject.toml)
-    kind: str        # the KIND exec parameter its program checks
+    script: str  # its console script (python/pyproject.toml)
+    kind: str  # the KIND exec parameter its program checks
 
 
 PYTHON_KINDS = {"py-stage": PythonKind("scabench.components.stage", "Stage", "scabench-py-stage", "stage")}
@@ -61,8 +62,11 @@ def _describe(library=None, _version=None):
         raise LibraryError(line.removeprefix("scabench-host: ").removeprefix("--library: "))
     if out.returncode != 0 and library is not None:
         # Its initialisers run inside the host: a crash there is the library's.
-        how = (f"killed by {signal.Signals(-out.returncode).name}" if out.returncode < 0
-               else f"exit status {out.returncode}")
+        how = (
+            f"killed by {signal.Signals(-out.returncode).name}"
+            if out.returncode < 0
+            else f"exit status {out.returncode}"
+        )
         raise LibraryError(f"scabench-host failed while loading {library} ({how})")
     try:
         if out.returncode != 0:
@@ -123,6 +127,7 @@ def _python_kind(name: str) -> dict[str, Any]:
     # Imported here, not at the top: it loads omniORBpy and its stubs, which
     # only a spec with a Python component needs.
     from scabench.components.component import describe
+
     entry = PYTHON_KINDS[name]
     return describe(getattr(importlib.import_module(entry.module), entry.cls))
 
@@ -136,7 +141,6 @@ def declared_kinds() -> dict[str, dict[str, Any]]:
     """{kind: its declaration} of every kind a spec may name without a
     library that declares one: all of kind_names() but EXTERNAL."""
     return {**component_kinds(), **{name: _python_kind(name) for name in PYTHON_KINDS}}
-
 
 
 def shm_ring() -> dict[str, Any]:

@@ -3,6 +3,7 @@ one line naming the file (or flag), the key and what would be valid
 (errors.SpecError). The spec reader (scabench.model.spec_toml) and the spec's
 overrides (model/overrides.py) use the same checks, so a
 value is judged the same wherever it comes from."""
+
 import math
 import os
 import re
@@ -33,7 +34,7 @@ SAMPLE_BYTES = {"octet": 1, "short": 2, "float": 4, "double": 8}
 
 
 def parse_cores(value: Any, path: str | Path, key: str = "cores") -> list[int]:
-    """"all", a list of CPU numbers, or "0,1"; every CPU must be usable here."""
+    """ "all", a list of CPU numbers, or "0,1"; every CPU must be usable here."""
     usable = sorted(os.sched_getaffinity(0))
     if value == "all":
         return usable
@@ -42,9 +43,12 @@ def parse_cores(value: Any, path: str | Path, key: str = "cores") -> list[int]:
             value = [int(v) for v in value.split(",") if v.strip()]
         except ValueError:
             raise SpecError(path, key, f"{value!r} is not a list of CPU numbers like 0,1") from None
-    if not isinstance(value, list) or not value or \
-            not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise SpecError(path, key, f"use \"all\" or a list of CPU numbers from {usable}")
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise SpecError(path, key, f'use "all" or a list of CPU numbers from {usable}')
     bad = [v for v in value if v not in usable]
     if bad:
         raise SpecError(path, key, f"CPU {bad[0]} is not usable here; usable CPUs: {usable}")
@@ -141,8 +145,15 @@ def range_text(low: float | None, high: float | None) -> str:
     return f"{number_text(low)} to {number_text(high)}"
 
 
-def check_property(path: str | Path, where: str, kind: str, key: str, value: Any, library: str | Path | None = None,
-                   sample_type: str | None = None) -> Any:
+def check_property(
+    path: str | Path,
+    where: str,
+    kind: str,
+    key: str,
+    value: Any,
+    library: str | Path | None = None,
+    sample_type: str | None = None,
+) -> Any:
     """A component property's value, checked against what the kind declares
     (in its component library, if it comes from one; an external component
     declares nothing: check_external_property): its type, its names (values)
@@ -159,7 +170,9 @@ def check_property(path: str | Path, where: str, kind: str, key: str, value: Any
     if not _type_ok(value, expected):
         raise SpecError(path, where, f"must be {expected} ({description})")
     if "values" in entry and value not in entry["values"]:
-        raise SpecError(path, where, f"{value!r} is not valid; use one of: {', '.join(entry['values'])} ({description})")
+        raise SpecError(
+            path, where, f"{value!r} is not valid; use one of: {', '.join(entry['values'])} ({description})"
+        )
     if isinstance(value, float) and not math.isfinite(value):
         raise SpecError(path, where, f"must be a finite number ({description})")
     bounds = declared_range(entry, sample_type) if expected in ("integer", "real") else None
@@ -168,8 +181,11 @@ def check_property(path: str | Path, where: str, kind: str, key: str, value: Any
         if (low is not None and value < low) or (high is not None and value > high):
             for_type = f" with {sample_type} samples" if sample_type in entry.get("by_sample_type", {}) else ""
             whole = "a whole number" if expected == "integer" else "a number"
-            raise SpecError(path, where, f"{value!r} is not valid; use {whole} from {range_text(low, high)}{for_type} "
-                            f"({description})")
+            raise SpecError(
+                path,
+                where,
+                f"{value!r} is not valid; use {whole} from {range_text(low, high)}{for_type} ({description})",
+            )
     return value
 
 
@@ -179,8 +195,9 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
     64-bit integer, a real or a string, as CORBA anys) and the name (port
     policy keys, "<port>.<key>", come from [policy])."""
     if not isinstance(key, str) or not key or "." in key:
-        raise SpecError(path, where, "a property name without dots (port policy keys come from [policy] and "
-                        "[[connection]])")
+        raise SpecError(
+            path, where, "a property name without dots (port policy keys come from [policy] and [[connection]])"
+        )
     if isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -206,7 +223,7 @@ def _type_ok(value, expected):
 
 def endpoint(text: Any, path: str | Path, key: str, components: list["Component"], direction: str) -> tuple[str, str]:
     if not isinstance(text, str) or text.count(".") != 1:
-        raise SpecError(path, key, f"{text!r} must look like \"component.port\"")
+        raise SpecError(path, key, f'{text!r} must look like "component.port"')
     name, port = text.split(".")
     comp = next((c for c in components if c.name == name), None)
     if comp is None:
@@ -219,7 +236,9 @@ def endpoint(text: Any, path: str | Path, key: str, components: list["Component"
     ports = declared[direction]
     if port not in ports:
         role = "uses (output)" if direction == "uses" else "provides (input)"
-        raise SpecError(path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}")
+        raise SpecError(
+            path, key, f"{comp.kind} {name!r} has no {role} port {port!r}; it has: {', '.join(ports) or 'none'}"
+        )
     return (name, port)
 
 
@@ -233,9 +252,12 @@ def check_dispatch_per_host(spec: "Spec") -> None:
         host = spec.process_of(conn.provides[0])
         threads = conn.policy.max_server_threads_per_connection
         if host in seen and seen[host][1] != threads:
-            raise SpecError(spec.path, "connection",
-                            f"{seen[host][0]} and {conn.id} reach the same process with different dispatch; "
-                            "ORB threading is per process: place the receivers apart or use one dispatch")
+            raise SpecError(
+                spec.path,
+                "connection",
+                f"{seen[host][0]} and {conn.id} reach the same process with different dispatch; "
+                "ORB threading is per process: place the receivers apart or use one dispatch",
+            )
         seen[host] = (conn.id, threads)
 
 
@@ -260,14 +282,25 @@ def check_transport(spec: "Spec", where: str = "run.transport") -> None:
     stand for other machines, which neither a unix socket nor shared memory
     reaches. `where` names the key or flag that set the transport."""
     if spec.network is not None and spec.transport == "shm":
-        raise SpecError(spec.path, where, "network hosts stand for other machines, and shared memory "
-                        "joins processes of one machine only (remove [network] or use transport = \"tcp\")")
+        raise SpecError(
+            spec.path,
+            where,
+            "network hosts stand for other machines, and shared memory "
+            'joins processes of one machine only (remove [network] or use transport = "tcp")',
+        )
     if spec.network is not None and spec.transport != "tcp":
-        raise SpecError(spec.path, where, f"network hosts talk over tcp; {spec.transport!r} cannot "
-                        "cross a network link (remove [network] or use transport = \"tcp\")")
+        raise SpecError(
+            spec.path,
+            where,
+            f"network hosts talk over tcp; {spec.transport!r} cannot "
+            'cross a network link (remove [network] or use transport = "tcp")',
+        )
     if spec.nodes and spec.transport != "tcp":
-        raise SpecError(spec.path, where, f"processes on nodes talk over tcp; {spec.transport!r} does not "
-                        "leave the machine (use transport = \"tcp\")")
+        raise SpecError(
+            spec.path,
+            where,
+            f'processes on nodes talk over tcp; {spec.transport!r} does not leave the machine (use transport = "tcp")',
+        )
 
 
 def check_network(spec: "Spec", where: str = "network") -> None:
@@ -278,8 +311,12 @@ def check_network(spec: "Spec", where: str = "network") -> None:
     check_transport(spec, "run.transport" if where == "network" else where)
     external = next((c for c in spec.components if c.external is not None), None)
     if external is not None:
-        raise SpecError(spec.path, where, f"{external.name!r} ({external.kind}) is external: it runs on this "
-                        "machine's loopback, outside the network hosts; remove [network] or the component")
+        raise SpecError(
+            spec.path,
+            where,
+            f"{external.name!r} ({external.kind}) is external: it runs on this "
+            "machine's loopback, outside the network hosts; remove [network] or the component",
+        )
 
 
 def check_python_ports(spec: "Spec", where: str = "policy") -> None:
@@ -289,6 +326,7 @@ def check_python_ports(spec: "Spec", where: str = "policy") -> None:
     if not any(c.kind in PYTHON_KINDS for c in spec.components):
         return
     from scabench.components import policy as python_policy  # loads omniORBpy: only for a spec that needs it
+
     for conn in spec.connections:
         for (name, port), side, table in ((conn.uses, "uses", "USES"), (conn.provides, "provides", "PROVIDES")):
             if spec.component(name).kind not in PYTHON_KINDS:
@@ -302,8 +340,9 @@ def check_python_ports(spec: "Spec", where: str = "policy") -> None:
                         raise ValueError("not implemented by the Python ports")
                     checks[key](value)
                 except ValueError as exc:
-                    raise SpecError(spec.path, where, f"{conn.id}: {name!r} is a Python component, and {prop} = "
-                                    f"{value!r}: {exc}") from None
+                    raise SpecError(
+                        spec.path, where, f"{conn.id}: {name!r} is a Python component, and {prop} = {value!r}: {exc}"
+                    ) from None
 
 
 def is_node_name(name: Any) -> bool:
@@ -318,16 +357,19 @@ def domain_settings(table: dict[str, Any], path: str | Path, where: str = "domai
             raise SpecError(path, f"{where}.{key}", f"unknown key; valid: {', '.join(DOMAIN_KEYS)}")
     naming = table.get("naming")
     if not isinstance(naming, str) or not naming.startswith(DOMAIN_SCHEMES) or any(c.isspace() for c in naming):
-        raise SpecError(path, f"{where}.naming", "the domain's Naming Service, like "
-                        "\"corbaloc::HOST:2809/NameService\"")
+        raise SpecError(path, f"{where}.naming", 'the domain\'s Naming Service, like "corbaloc::HOST:2809/NameService"')
     return naming
 
 
 def placement_nodes(table: Any, path: str | Path, where: str = "placement.nodes") -> dict[str, list[str]]:
     """[placement] nodes = { NODE = ["component", ...] }, as a dict."""
     if not isinstance(table, dict):
-        raise SpecError(path, where, "must be a table of node names, each with a list of the components it runs, "
-                        "like { board1 = [\"producer\", \"stage1\"] }")
+        raise SpecError(
+            path,
+            where,
+            "must be a table of node names, each with a list of the components it runs, "
+            'like { board1 = ["producer", "stage1"] }',
+        )
     for node, members in table.items():
         if not is_node_name(node):
             raise SpecError(path, f"{where}.{node}", f"{node!r} is not a node name: use {NODE_NAME_RULE}")
@@ -341,13 +383,21 @@ def check_nodes(spec: "Spec", where: str = "placement.nodes") -> None:
     components on one node, nothing a node cannot run, and a domain to find
     the nodes in (docs/architecture.md, "Placement on nodes")."""
     if spec.network is not None and spec.domain is not None:
-        raise SpecError(spec.path, "domain", "a run on network hosts makes a node of each of its own, in its own "
-                        "Naming Service; remove [domain] or [network]")
+        raise SpecError(
+            spec.path,
+            "domain",
+            "a run on network hosts makes a node of each of its own, in its own "
+            "Naming Service; remove [domain] or [network]",
+        )
     if not spec.nodes:
         return
     if spec.network is not None:
-        raise SpecError(spec.path, where, "a run on network hosts places every process on a node of its own, in "
-                        "its namespace; remove placement.nodes or [network]")
+        raise SpecError(
+            spec.path,
+            where,
+            "a run on network hosts places every process on a node of its own, in "
+            "its namespace; remove placement.nodes or [network]",
+        )
     placed: dict[str, str] = {}
     for node, members in spec.nodes.items():
         for name in members:
@@ -356,21 +406,39 @@ def check_nodes(spec: "Spec", where: str = "placement.nodes") -> None:
             placed[name] = node
             comp = next((c for c in spec.components if c.name == name), None)
             if comp is None:
-                raise SpecError(spec.path, f"{where}.{node}", f"no component named {name!r}; declared: "
-                                f"{', '.join(c.name for c in spec.components)}")
+                raise SpecError(
+                    spec.path,
+                    f"{where}.{node}",
+                    f"no component named {name!r}; declared: {', '.join(c.name for c in spec.components)}",
+                )
             if comp.external is not None and comp.external.ref is not None:
-                raise SpecError(spec.path, f"{where}.{node}", f"{name!r} is someone else's component (ref): it runs "
-                                "where it runs; leave it out of placement.nodes")
+                raise SpecError(
+                    spec.path,
+                    f"{where}.{node}",
+                    f"{name!r} is someone else's component (ref): it runs "
+                    "where it runs; leave it out of placement.nodes",
+                )
             if comp.library is not None:
-                raise SpecError(spec.path, f"{where}.{node}", f"{name!r} comes from a component library, which a node "
-                                "does not load (it runs the programs installed on it); leave it on this machine")
+                raise SpecError(
+                    spec.path,
+                    f"{where}.{node}",
+                    f"{name!r} comes from a component library, which a node "
+                    "does not load (it runs the programs installed on it); leave it on this machine",
+                )
     for host in spec.hosts:
         where_on = {placed.get(n) for n in host}
         if len(where_on) > 1:
             shown = ", ".join(f"{n} on {placed[n]!r}" if n in placed else f"{n} on this machine" for n in host)
-            raise SpecError(spec.path, where, f"{', '.join(host)} share a process (placement.hosts), which runs on "
-                            f"one machine: {shown}")
+            raise SpecError(
+                spec.path,
+                where,
+                f"{', '.join(host)} share a process (placement.hosts), which runs on one machine: {shown}",
+            )
     check_transport(spec, "run.transport" if where == "placement.nodes" else where)
     if spec.domain is None:
-        raise SpecError(spec.path, where, "the nodes are found in their domain's Naming Service: give it as "
-                        "[domain] naming = \"corbaloc::HOST:2809/NameService\"")
+        raise SpecError(
+            spec.path,
+            where,
+            "the nodes are found in their domain's Naming Service: give it as "
+            '[domain] naming = "corbaloc::HOST:2809/NameService"',
+        )

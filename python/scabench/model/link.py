@@ -1,6 +1,7 @@
 """The emulated link of a run on network hosts: what a spec's [network]
 table says. The namespaces and the emulator that realise it are the run
 layer's (scabench.run.network)."""
+
 from dataclasses import dataclass
 
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 class LinkSettings:
     """The emulated link into every host: one-way delay and jitter, whole
     milliseconds (the emulator's unit), in each direction."""
+
     delay_ms: int = 0
     jitter_ms: int = 0
 

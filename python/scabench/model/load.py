@@ -2,6 +2,7 @@
 a bundled spec's name: `find_spec`) loaded as a Spec (`load_spec`), from
 TOML (model/spec_toml.py) or from an SCA waveform's SAD and its sidecar
 (model/sad/load.py)."""
+
 from pathlib import Path
 
 from scabench.errors import SpecError
@@ -18,8 +19,12 @@ def load_spec(path: str | Path) -> Spec:
     if is_sad(path):
         return load_sad(path)
     if path.name.endswith(SIDECAR_SUFFIX):
-        raise SpecError(path, "", f"the run settings of a waveform's SAD, not a spec; give the SAD "
-                        f"({path.name.removesuffix(SIDECAR_SUFFIX)}{SAD_SUFFIX})")
+        raise SpecError(
+            path,
+            "",
+            f"the run settings of a waveform's SAD, not a spec; give the SAD "
+            f"({path.name.removesuffix(SIDECAR_SUFFIX)}{SAD_SUFFIX})",
+        )
     return parse_spec(read_toml(path), path)
 
 
@@ -39,8 +44,18 @@ def find_spec(name: str, root: str | Path | None = None) -> Path:
     if len(found) == 1:
         return found[0]
     if found:
-        raise SpecError(name, "", "names several specs in " + str(root) + ": "
-                        + ", ".join(str(p.relative_to(root)) for p in found) + "; give the path of one")
+        raise SpecError(
+            name,
+            "",
+            "names several specs in "
+            + str(root)
+            + ": "
+            + ", ".join(str(p.relative_to(root)) for p in found)
+            + "; give the path of one",
+        )
     known = sorted({p.stem for p in specs if not is_campaign_file(p)})
-    raise SpecError(name, "", f"no such file, and no spec of that name in {root}"
-                    + (f" (names: {', '.join(known)})" if known else ""))
+    raise SpecError(
+        name,
+        "",
+        f"no such file, and no spec of that name in {root}" + (f" (names: {', '.join(known)})" if known else ""),
+    )

@@ -41,6 +41,7 @@ fan-in are counted each on its own (docs/architecture.md, "Connections and
 fan-in"), so several connections into one port keep each stream's order if
 each connection does.
 """
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 class OrderGuarantee:
     """One output of a spec: whether its configuration guarantees that every
     stream reaches it in the source's order, and why, in a short reason."""
+
     output: str
     guaranteed: bool
     why: str
@@ -65,6 +67,7 @@ class _Hop:
     """What one connection does to order: whether it keeps each stream's
     order (given a sender that pushes it in order), whether it delivers on
     one thread at a time, and why, in words."""
+
     keeps: bool
     one_thread: bool
     why: str
@@ -94,27 +97,50 @@ def _delivery(policy, transport, sender_one_thread):
     one_thread_each = policy.max_server_threads_per_connection == 1
     if transport == "shm":
         if one_thread_each or policy.dispatch == "single":
-            return _Hop(True, True, f"one-way over the shared-memory ring with {policy.dispatch} dispatch "
-                                    "(one thread takes its packets in order)")
-        return _Hop(False, False, f"one-way with {policy.dispatch} dispatch can reorder (upcalls of one "
-                                  "connection overlap)")
+            return _Hop(
+                True,
+                True,
+                f"one-way over the shared-memory ring with {policy.dispatch} dispatch "
+                "(one thread takes its packets in order)",
+            )
+        return _Hop(
+            False, False, f"one-way with {policy.dispatch} dispatch can reorder (upcalls of one connection overlap)"
+        )
     if policy.dispatch == "single":
-        return _Hop(False, False, "one-way into the single-thread POA can reorder (it serialises the servant "
-                                  "but promises no order)")
+        return _Hop(
+            False,
+            False,
+            "one-way into the single-thread POA can reorder (it serialises the servant but promises no order)",
+        )
     if not one_thread_each:
-        return _Hop(False, False, f"one-way with {policy.dispatch} dispatch can reorder (calls of one connection "
-                                  "overlap)")
+        return _Hop(
+            False, False, f"one-way with {policy.dispatch} dispatch can reorder (calls of one connection overlap)"
+        )
     if policy.sync == "none":
-        return _Hop(True, True, f"one-way with {policy.dispatch} dispatch from the port's one sending thread "
-                                "(one connection, served in order)")
+        return _Hop(
+            True,
+            True,
+            f"one-way with {policy.dispatch} dispatch from the port's one sending thread "
+            "(one connection, served in order)",
+        )
     if sender_one_thread:
-        return _Hop(True, True, f"one-way with {policy.dispatch} dispatch from one sending thread (one "
-                                "connection, served in order)")
+        return _Hop(
+            True,
+            True,
+            f"one-way with {policy.dispatch} dispatch from one sending thread (one connection, served in order)",
+        )
     if policy.sync == "server":
-        return _Hop(True, False, f"one-way, sync = server, {policy.dispatch} dispatch (each call's reply "
-                                 "comes after its upcall)")
-    return _Hop(False, False, f"one-way with {policy.dispatch} dispatch from a sender that pushes from several "
-                              "threads can reorder (its calls may take several connections)")
+        return _Hop(
+            True,
+            False,
+            f"one-way, sync = server, {policy.dispatch} dispatch (each call's reply comes after its upcall)",
+        )
+    return _Hop(
+        False,
+        False,
+        f"one-way with {policy.dispatch} dispatch from a sender that pushes from several "
+        "threads can reorder (its calls may take several connections)",
+    )
 
 
 def order_guarantees(spec: "Spec") -> list[OrderGuarantee]:
@@ -149,8 +175,9 @@ def order_guarantees(spec: "Spec") -> list[OrderGuarantee]:
                 break
             reasons = list(dict.fromkeys(reasons + up_reasons + [hop.why]))
         one_port = len({c.provides[1] for c in into}) == 1
-        one_thread = ordered and (hops[0].one_thread if len(into) == 1 else
-                                  one_port and all(c.policy.worker_depth for c in into))
+        one_thread = ordered and (
+            hops[0].one_thread if len(into) == 1 else one_port and all(c.policy.worker_depth for c in into)
+        )
         flows[name] = (ordered, one_thread, reasons)
         return flows[name]
 

@@ -8,6 +8,7 @@ tables get.
 Where a value came from is the caller's to say: `where` maps each field to
 what a refusal names (a flag, a grid key, a configuration), so the model
 knows no command line."""
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -19,15 +20,16 @@ from scabench.model.spec import Spec
 class Overrides:
     """What a run changes in its spec; a field left at its default keeps
     the spec's own."""
-    packets: int | None = None                    # what every packet source sends
-    cores: list[int] | None = None                # the CPUs (parsed: checks.parse_cores)
-    policy: dict[str, Any] = field(default_factory=dict)   # policy keys on every connection
+
+    packets: int | None = None  # what every packet source sends
+    cores: list[int] | None = None  # the CPUs (parsed: checks.parse_cores)
+    policy: dict[str, Any] = field(default_factory=dict)  # policy keys on every connection
     properties: dict[str, dict[str, Any]] = field(default_factory=dict)  # {component: {property: value}}
-    collocated: bool = False                      # every component of the runtime in one process
-    pin: bool | None = None                       # each process on a core of its own
+    collocated: bool = False  # every component of the runtime in one process
+    pin: bool | None = None  # each process on a core of its own
     scheduler: str | None = None
     transport: str | None = None
-    network: dict[str, float] | None = None       # delay_ms, jitter_ms: network hosts behind emulated links
+    network: dict[str, float] | None = None  # delay_ms, jitter_ms: network hosts behind emulated links
 
 
 OVERRIDE_FIELDS = tuple(f.name for f in fields(Overrides))

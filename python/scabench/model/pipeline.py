@@ -11,6 +11,7 @@ C++ and in Python, and an external component that gives `work_us` among its
 properties), which do not (the floor then says it counts only declared
 work), and what a run can break of the floor's assumptions (below_floor_why).
 """
+
 import numbers
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +44,9 @@ def property_value(comp: "Component", key: str) -> Any:
 
 def packet_bytes(spec: "Spec") -> int:
     """The largest packet of the run (bytes)."""
-    samples = [property_value(c, "samples") for c in spec.components
-               if c.external is None and "samples" in properties_of(c)]
+    samples = [
+        property_value(c, "samples") for c in spec.components if c.external is None and "samples" in properties_of(c)
+    ]
     return max(samples or [1]) * SAMPLE_BYTES[spec.sample_type]
 
 
@@ -66,10 +68,10 @@ def packets_through(spec: "Spec") -> dict[str, int]:
             else:
                 out[name] = sum(through(c.uses[0]) for c in spec.connections if c.provides[0] == name)
         return out[name]
+
     for c in spec.components:
         through(c.name)
     return out
-
 
 
 def source_period_ms(comp: "Component") -> float:
@@ -121,8 +123,11 @@ def working_components(spec: "Spec") -> list[tuple[str, tuple[float, float] | No
 def stage_work(spec: "Spec") -> dict:
     """{name: (work ms, CPU ms)} per packet of every component that declares
     work, a counting kind left out, in pipeline order."""
-    return {name: work for name, work in working_components(spec)
-            if work is not None and spec.component(name).kind not in COUNTING_KINDS}
+    return {
+        name: work
+        for name, work in working_components(spec)
+        if work is not None and spec.component(name).kind not in COUNTING_KINDS
+    }
 
 
 def undeclared_work(spec: "Spec") -> list:
@@ -137,8 +142,11 @@ def floor_caveat(spec: "Spec") -> str | None:
     if not names:
         return None
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    return (f"the floor counts only declared work (work_us); {shown} "
-            f"declare{'s' if len(names) == 1 else ''} none, so the ratio includes {'its' if len(names) == 1 else 'their'} work")
+    return (
+        f"the floor counts only declared work (work_us); {shown} "
+        f"declare{'s' if len(names) == 1 else ''} none, so the ratio includes "
+        f"{'its' if len(names) == 1 else 'their'} work"
+    )
 
 
 def floor_of(spec: "Spec") -> float:
@@ -155,8 +163,16 @@ def floor_of(spec: "Spec") -> float:
     through = packets_through(spec)
     known = stage_work(spec)
     work, cpu = stage_work_ms(spec)
-    return floor_ms(packets, work, cpu, period_ms, len(spec.cores), path_delay_ms(spec),
-                    stage_packets=[through[name] for name in known], pacing_ms=pacing_ms)
+    return floor_ms(
+        packets,
+        work,
+        cpu,
+        period_ms,
+        len(spec.cores),
+        path_delay_ms(spec),
+        stage_packets=[through[name] for name in known],
+        pacing_ms=pacing_ms,
+    )
 
 
 def stage_work_ms(spec: "Spec") -> tuple[list[float], list[float]]:
@@ -185,24 +201,36 @@ def below_floor_why(spec: "Spec", stages: list[Any]) -> list:
         into = [c for c in spec.connections if c.provides[0] == name]
         at_once = getattr(stage, "max_server_threads", None) or 1
         if at_once > 1 and cores > 1 and not any(c.policy.worker_depth for c in into):
-            why.append(f"{name} worked on up to {at_once} packets at once (its ORB threads, no worker) on {cores} "
-                       "cores, where the floor has a stage work on one packet at a time")
+            why.append(
+                f"{name} worked on up to {at_once} packets at once (its ORB threads, no worker) on {cores} "
+                "cores, where the floor has a stage work on one packet at a time"
+            )
         jitter = _declared(comp, "work_jitter_us")
         if _is_count(jitter) and jitter > 0:
-            why.append(f"{name}'s work varies by up to ±{jitter:g} µs a packet (work_jitter_us), where the floor "
-                       "takes work_us for every packet")
+            why.append(
+                f"{name}'s work varies by up to ±{jitter:g} µs a packet (work_jitter_us), where the floor "
+                "takes work_us for every packet"
+            )
         if stage is not None and stage.received < through[name]:
-            why.append(f"{name} had {stage.received} of the {through[name]} packets the floor counts for it "
-                       "(the others were dropped, skipped or refused)")
+            why.append(
+                f"{name} had {stage.received} of the {through[name]} packets the floor counts for it "
+                "(the others were dropped, skipped or refused)"
+            )
         if comp.external is not None and comp.external.ref is not None:
-            why.append(f"{name} is a component someone else started: its work ran on cores the run does not own, "
-                       f"beyond the {cores} the floor spreads the CPU work over")
+            why.append(
+                f"{name} is a component someone else started: its work ran on cores the run does not own, "
+                f"beyond the {cores} the floor spreads the CPU work over"
+            )
     placed = [name for members in spec.nodes.values() for name in members if name in stage_work(spec)]
     if placed:
-        why.append(f"{', '.join(placed)} ran on other nodes: their work used cores beyond the {cores} the floor "
-                   "spreads the CPU work over")
-    return why or ["no assumption of the floor is seen broken (one packet at a time per stage, work_us for every "
-                   "packet, every packet through every stage, the run's cores only): a defect of the floor"]
+        why.append(
+            f"{', '.join(placed)} ran on other nodes: their work used cores beyond the {cores} the floor "
+            "spreads the CPU work over"
+        )
+    return why or [
+        "no assumption of the floor is seen broken (one packet at a time per stage, work_us for every "
+        "packet, every packet through every stage, the run's cores only): a defect of the floor"
+    ]
 
 
 def _declared(comp, key):
@@ -234,15 +262,27 @@ def path_delay_ms(spec: "Spec") -> float:
         return 0.0
     longest: dict[str, float] = {}
     for name in reversed(spec.pipeline_order()):
-        longest[name] = max((longest.get(c.provides[0], 0) + (0 if spec.collocated(c) else spec.network.delay_ms)
-                             for c in spec.connections if c.uses[0] == name), default=0)
+        longest[name] = max(
+            (
+                longest.get(c.provides[0], 0) + (0 if spec.collocated(c) else spec.network.delay_ms)
+                for c in spec.connections
+                if c.uses[0] == name
+            ),
+            default=0,
+        )
     return float(max((longest[s] for s in spec.sources()), default=0))
 
 
-
-def floor_ms(packets: int, stage_work_ms: list[float], cpu_work_ms: list[float], producer_period_ms: float, cores: int,
-             path_delay_ms: float = 0.0, stage_packets: list[int] | None = None,
-             pacing_ms: float | None = None) -> float:
+def floor_ms(
+    packets: int,
+    stage_work_ms: list[float],
+    cpu_work_ms: list[float],
+    producer_period_ms: float,
+    cores: int,
+    path_delay_ms: float = 0.0,
+    stage_packets: list[int] | None = None,
+    pacing_ms: float | None = None,
+) -> float:
     """The least time the hardware allows for the last packet to leave the
     last stage: the pipeline bound (one packet per bottleneck period, plus the
     latency of one packet through every stage) or the CPU bound (all CPU work

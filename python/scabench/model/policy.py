@@ -15,6 +15,7 @@ omniORB watches the host's connections: host_orb_options).
 Placement decides whether a connection is remote or collocated: a collocated
 call is a direct call, so dispatch does not apply to it.
 """
+
 import math
 import re
 from collections import Counter
@@ -40,28 +41,38 @@ class PolicyValueError(ValueError):
 
 # The keys Policy has a field of its own for (the result files' names for
 # them); every other key of the schema is carried as it is, in `others`.
-NAMED_KEYS = ("call", "sync", "dispatch", "worker", "worker_resume", "ordering", "reorder_capacity",
-              "reorder_timeout_ms", "flow")
+NAMED_KEYS = (
+    "call",
+    "sync",
+    "dispatch",
+    "worker",
+    "worker_resume",
+    "ordering",
+    "reorder_capacity",
+    "reorder_timeout_ms",
+    "flow",
+)
 
 
 @dataclass(frozen=True)
 class Policy:
     """A connection's resolved policy. The fields are those the result files
     have always stored; `values` gives the spec's words back."""
+
     call: str
     sync: str
     dispatch: str
     worker_depth: int
-    worker_resume: object       # "auto", "half" or a level 0 <= r < worker_depth
+    worker_resume: object  # "auto", "half" or a level 0 <= r < worker_depth
     ordering: str
     reorder_capacity: int
     reorder_timeout_ms: float
-    flow: str                   # none | watermarks | credits
+    flow: str  # none | watermarks | credits
     flow_low: int = 0
     flow_high: int = 0
     credits: int = 0
-    flow_text: str = "none"     # the flow form as the spec gives it, canonical
-    others: tuple = ()          # (key, value) for the schema's keys not in NAMED_KEYS, in its order
+    flow_text: str = "none"  # the flow form as the spec gives it, canonical
+    others: tuple = ()  # (key, value) for the schema's keys not in NAMED_KEYS, in its order
 
     def as_dict(self) -> dict[str, Any]:
         doc = asdict(self)
@@ -72,10 +83,18 @@ class Policy:
     @property
     def values(self) -> dict[str, Any]:
         """The policy in the spec's (and the ports') words."""
-        return {"call": self.call, "sync": self.sync, "dispatch": self.dispatch, "worker": self.worker_depth,
-                "worker_resume": self.worker_resume, "ordering": self.ordering,
-                "reorder_capacity": self.reorder_capacity, "reorder_timeout_ms": self.reorder_timeout_ms,
-                "flow": self.flow_text, **dict(self.others)}
+        return {
+            "call": self.call,
+            "sync": self.sync,
+            "dispatch": self.dispatch,
+            "worker": self.worker_depth,
+            "worker_resume": self.worker_resume,
+            "ordering": self.ordering,
+            "reorder_capacity": self.reorder_capacity,
+            "reorder_timeout_ms": self.reorder_timeout_ms,
+            "flow": self.flow_text,
+            **dict(self.others),
+        }
 
     @property
     def max_server_threads_per_connection(self) -> int | None:
@@ -99,8 +118,11 @@ class Policy:
     def _properties(self, port, sides):
         schema = policy_schema()
         # A "level" (worker_resume) is one of its words or a number: the port takes it as text.
-        return {f"{port}.{key}": str(value) if schema[key]["type"] == "level" else value
-                for key, value in self.values.items() if schema[key]["side"] in sides}
+        return {
+            f"{port}.{key}": str(value) if schema[key]["type"] == "level" else value
+            for key, value in self.values.items()
+            if schema[key]["side"] in sides
+        }
 
     def uses_properties(self, port: str) -> dict[str, Any]:
         return self._properties(port, ("uses", "both"))
@@ -150,22 +172,36 @@ def parse_policy(table: dict[str, Any], base: "Policy | None" = None) -> "Policy
     for key, entry in schema.items():
         for other, required in entry.get("only_with", {}).items():
             if key in table and table[key] != entry["default"] and values[other] != required:
-                raise PolicyValueError(key, f"{key} only applies to {other} = \"{required}\"")
+                raise PolicyValueError(key, f'{key} only applies to {other} = "{required}"')
         if entry["type"] == "level" and not isinstance(values[key], str):
             below = values[entry["below"]]
             if not below:
-                raise PolicyValueError(key, f"it applies to a {entry['below']} queue; set {entry['below']} = true "
-                                       "or a depth")
+                raise PolicyValueError(
+                    key, f"it applies to a {entry['below']} queue; set {entry['below']} = true or a depth"
+                )
             if values[key] >= below:
-                raise PolicyValueError(key, f"{values[key]!r} is not valid with {entry['below']} depth {below}; "
-                                       f"use {_words(entry['values'])} or 0 <= r < {below}")
+                raise PolicyValueError(
+                    key,
+                    f"{values[key]!r} is not valid with {entry['below']} depth {below}; "
+                    f"use {_words(entry['values'])} or 0 <= r < {below}",
+                )
     flow = _form_parts(values["flow"], schema["flow"])
-    return Policy(call=values["call"], sync=values["sync"], dispatch=values["dispatch"],
-                  worker_depth=values["worker"], worker_resume=values["worker_resume"], ordering=values["ordering"],
-                  reorder_capacity=values["reorder_capacity"], reorder_timeout_ms=float(values["reorder_timeout_ms"]),
-                  flow=flow[0], flow_low=flow[1].get("lo", 0), flow_high=flow[1].get("hi", 0),
-                  credits=flow[1].get("w", 0), flow_text=values["flow"],
-                  others=tuple((key, values[key]) for key in schema if key not in NAMED_KEYS))
+    return Policy(
+        call=values["call"],
+        sync=values["sync"],
+        dispatch=values["dispatch"],
+        worker_depth=values["worker"],
+        worker_resume=values["worker_resume"],
+        ordering=values["ordering"],
+        reorder_capacity=values["reorder_capacity"],
+        reorder_timeout_ms=float(values["reorder_timeout_ms"]),
+        flow=flow[0],
+        flow_low=flow[1].get("lo", 0),
+        flow_high=flow[1].get("hi", 0),
+        credits=flow[1].get("w", 0),
+        flow_text=values["flow"],
+        others=tuple((key, values[key]) for key in schema if key not in NAMED_KEYS),
+    )
 
 
 def written(policy: "Policy") -> dict[str, Any]:
@@ -180,7 +216,9 @@ def written(policy: "Policy") -> dict[str, Any]:
     return words
 
 
-def policy_tables(connections: list["Connection"], path: str | Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def policy_tables(
+    connections: list["Connection"], path: str | Path
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """How a spec writes its connections' policies: ([policy], {connection id:
     its keys over [policy]}), as few keys as say every connection's policy,
     the most common policy as the default. A policy reached only through a
@@ -204,8 +242,9 @@ def policy_tables(connections: list["Connection"], path: str | Path) -> tuple[di
         except PolicyValueError:
             continue
         return table, overrides
-    raise ScabenchError(f"{path}: the connections' policies cannot be written as [policy] and a connection's "
-                        "keys over it")
+    raise ScabenchError(
+        f"{path}: the connections' policies cannot be written as [policy] and a connection's keys over it"
+    )
 
 
 def _words(values):
@@ -235,21 +274,32 @@ def _check(key, value, entry):
             return 0
         if _whole(value) and entry["min"] <= value <= entry["max"]:
             return value
-        raise PolicyValueError(key, f"{value!r} is not valid; use false, true (depth {entry['true']}) or a queue "
-                               f"depth >= {entry['min']} (at most {entry['max']})")
+        raise PolicyValueError(
+            key,
+            f"{value!r} is not valid; use false, true (depth {entry['true']}) or a queue "
+            f"depth >= {entry['min']} (at most {entry['max']})",
+        )
     if kind == "level":
         if value in entry["values"] or (_whole(value) and value >= entry["min"]):
             return value
-        raise PolicyValueError(key, f"{value!r} is not valid; use {_words(entry['values'])} or a queue level "
-                               f"r >= {entry['min']}")
+        raise PolicyValueError(
+            key, f"{value!r} is not valid; use {_words(entry['values'])} or a queue level r >= {entry['min']}"
+        )
     if kind == "integer":
         if _whole(value) and entry["min"] <= value <= entry["max"]:
             return value
-        raise PolicyValueError(key, f"{value!r} is not valid; use a whole number from {entry['min']} to "
-                               f"{entry['max']} ({entry['description']})")
+        raise PolicyValueError(
+            key,
+            f"{value!r} is not valid; use a whole number from {entry['min']} to "
+            f"{entry['max']} ({entry['description']})",
+        )
     if kind == "real":
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and \
-                entry["min"] <= value <= entry["max"]:
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and entry["min"] <= value <= entry["max"]
+        ):
             return float(value)
         raise PolicyValueError(key, f"{value!r} is not valid; use a number from {entry['min']} to {entry['max']}")
     raise PolicyValueError(key, f"the runtime's schema has a type this version cannot check: {kind!r}")
@@ -263,7 +313,7 @@ def _form_help(entry):
 
 @cache
 def _form_pattern(form, args):
-    """"watermarks(lo, hi)" -> a regex with a group per argument (in order),
+    """ "watermarks(lo, hi)" -> a regex with a group per argument (in order),
     blanks allowed around punctuation; and the arguments' names."""
     tokens = re.findall(r"\w+|\S", form)
     names = tuple(tok for tok in tokens if tok in args)
@@ -272,7 +322,7 @@ def _form_pattern(form, args):
 
 
 def _form_parts(text, entry, key="flow"):
-    """"credits(32)" -> ("credits", {"w": 32}), checked against the ranges and constraints."""
+    """ "credits(32)" -> ("credits", {"w": 32}), checked against the ranges and constraints."""
     args = tuple(entry.get("args", {}))
     for form in entry["forms"]:
         pattern, names = _form_pattern(form, args)
@@ -283,8 +333,9 @@ def _form_parts(text, entry, key="flow"):
         for n, v in values.items():
             r = entry["args"][n]
             if not r["min"] <= v <= r["max"]:
-                raise PolicyValueError(key, f"{text!r}: {n} must be from {r['min']} to {r['max']} "
-                                       f"(in {form}, {n} >= {r['min']})")
+                raise PolicyValueError(
+                    key, f"{text!r}: {n} must be from {r['min']} to {r['max']} (in {form}, {n} >= {r['min']})"
+                )
         for rule in entry.get("constraints", []):
             a, op, b = rule.split()
             if a in values and b in values and not {"<": values[a] < values[b], "<=": values[a] <= values[b]}[op]:
@@ -295,8 +346,11 @@ def _form_parts(text, entry, key="flow"):
 
 def _form_text(entry, name, values):
     """The canonical text of a form: the schema's own spelling with the numbers in."""
-    form = next(f for f in entry["forms"] if re.split(r"[(:]", f)[0] == name and
-                set(re.findall(r"\b\w+\b", f)) - {name} == set(values))
+    form = next(
+        f
+        for f in entry["forms"]
+        if re.split(r"[(:]", f)[0] == name and set(re.findall(r"\b\w+\b", f)) - {name} == set(values)
+    )
     for n, v in values.items():
         form = re.sub(rf"\b{re.escape(n)}\b", str(v), form)
     return form

@@ -16,6 +16,7 @@ absurdly:
     both processes map the same pages);
   - a fixed share per host process (the ORB and the libraries).
 """
+
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
     from scabench.model.spec import Spec
 
 RECORD_BYTES = 32
-RECORD_SLACK = 16            # the runner's record_capacity = packets + 16
-HOST_BASE_BYTES = 32 << 20   # one host: the ORB, the libraries, its threads' stacks
-ORB_POOL_DEFAULT = 100       # omniORB's maxServerThreadPoolSize
-SHARE_OF_AVAILABLE = 0.8     # leave the rest to the machine
+RECORD_SLACK = 16  # the runner's record_capacity = packets + 16
+HOST_BASE_BYTES = 32 << 20  # one host: the ORB, the libraries, its threads' stacks
+ORB_POOL_DEFAULT = 100  # omniORB's maxServerThreadPoolSize
+SHARE_OF_AVAILABLE = 0.8  # leave the rest to the machine
 
 
 def held_per_connection(policy: Policy, packets: int) -> int:
@@ -55,6 +56,7 @@ def _parts(spec):
     def add(process: tuple[str, Any], part: str, value: int) -> None:
         into = parts.setdefault(process, {})
         into[part] = into.get(part, 0) + value
+
     for c in spec.components:
         if c.external is None:
             add(spec.process_of(c.name), RECORDS, (through[c.name] + RECORD_SLACK) * RECORD_BYTES)
@@ -69,8 +71,12 @@ def _parts(spec):
     return parts
 
 
-RECORDS, IN_FLIGHT, HOSTS, RINGS = ("packet records (packets)", "packets in flight (samples x held per connection)",
-                                    "host processes", "shared-memory rings")
+RECORDS, IN_FLIGHT, HOSTS, RINGS = (
+    "packet records (packets)",
+    "packets in flight (samples x held per connection)",
+    "host processes",
+    "shared-memory rings",
+)
 
 
 def memory_needed(spec: "Spec") -> tuple[int, str]:
@@ -111,7 +117,11 @@ def check_memory(spec: "Spec", available: int | None = None) -> None:
         return
     need, largest = memory_needed(spec)
     if need > SHARE_OF_AVAILABLE * available:
-        raise SpecError(spec.path, "", f"the run would need about {need / 2**30:.1f} GiB of memory, most of it "
-                        f"{largest}, and this machine has {available / 2**30:.1f} GiB available; lower the "
-                        "packets, the samples, or the packets a connection may hold (worker, reorder_capacity, "
-                        "flow, dispatch)")
+        raise SpecError(
+            spec.path,
+            "",
+            f"the run would need about {need / 2**30:.1f} GiB of memory, most of it "
+            f"{largest}, and this machine has {available / 2**30:.1f} GiB available; lower the "
+            "packets, the samples, or the packets a connection may hold (worker, reorder_capacity, "
+            "flow, dispatch)",
+        )

@@ -35,6 +35,7 @@ A spec (see experiments/paper/exp6.toml):
   [network]      delay_ms, jitter_ms: each process on a network host of its
                  own, behind an emulated link with this one-way delay (network.py)
 """
+
 import copy
 import os
 import re
@@ -96,7 +97,6 @@ SAMPLE_TYPES = tuple(SAMPLE_BYTES)
 BIND_TIMEOUT_S = 30.0
 
 
-
 @dataclass
 class External:
     """How the run gets a component that scabench-host does not host
@@ -104,18 +104,25 @@ class External:
     starts with the SCA exec parameters, or a reference to a component
     someone else started. Either way it has no record file: the run measures
     its packets at the port of the component it feeds."""
+
     program: list[str] | None = None  # the program's argv before the exec parameters
-    parameters: dict[str, str] = field(default_factory=dict)  # more exec parameters, KEY: text ({run_dir}: the run's directory)
-    orb_options: bool = False       # it takes omniORB's -ORB options: the run's endpoint and dispatch, as a host
+    parameters: dict[str, str] = field(
+        default_factory=dict
+    )  # more exec parameters, KEY: text ({run_dir}: the run's directory)
+    orb_options: bool = False  # it takes omniORB's -ORB options: the run's endpoint and dispatch, as a host
     bind_timeout_s: float = BIND_TIMEOUT_S
-    ref: str | None = None          # IOR:, corbaloc: or corbaname: (a name in a Naming Service)
-    release: bool = True            # releaseObject at the end; false: stopped and disconnected only
+    ref: str | None = None  # IOR:, corbaloc: or corbaname: (a name in a Naming Service)
+    release: bool = True  # releaseObject at the end; false: stopped and disconnected only
 
     def describe(self) -> dict[str, Any]:
         if self.ref is not None:
             return {"ref": self.ref, "release": self.release}
-        return {"exec": self.program, "parameters": self.parameters, "orb_options": self.orb_options,
-                "bind_timeout_s": self.bind_timeout_s}
+        return {
+            "exec": self.program,
+            "parameters": self.parameters,
+            "orb_options": self.orb_options,
+            "bind_timeout_s": self.bind_timeout_s,
+        }
 
 
 @dataclass
@@ -123,13 +130,13 @@ class Component:
     name: str
     kind: str
     properties: dict
-    library: Path | None = None   # the component library (plugin) its kind comes from; None: built in
+    library: Path | None = None  # the component library (plugin) its kind comes from; None: built in
     external: External | None = None  # None: hosted by scabench-host
 
 
 @dataclass
 class Connection:
-    uses: tuple      # (component, port)
+    uses: tuple  # (component, port)
     provides: tuple  # (component, port)
     policy: Policy
 
@@ -150,12 +157,12 @@ class Spec:
     components: list
     connections: list
     hosts: list = field(default_factory=list)
-    network: LinkSettings | None = None   # None: every process on this machine's loopback
+    network: LinkSettings | None = None  # None: every process on this machine's loopback
     scheduler: str = "normal"
     # Where processes run (docs/architecture.md, "Placement on nodes"): node
     # name -> the components whose processes it runs; the others run here.
     nodes: dict = field(default_factory=dict)
-    domain: str | None = None   # the Naming Service the nodes are registered in (a corbaloc)
+    domain: str | None = None  # the Naming Service the nodes are registered in (a corbaloc)
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -166,7 +173,9 @@ class Spec:
     def process_count(self) -> int:
         """The processes the run starts for its components: one per host, and
         one per external program (a referenced component is someone else's)."""
-        return len(self.hosts) + sum(c.external is not None and c.external.program is not None for c in self.externals())
+        return len(self.hosts) + sum(
+            c.external is not None and c.external.program is not None for c in self.externals()
+        )
 
     def host_of(self, name: str) -> int | None:
         """The index of the host holding `name`; None for an external component."""
@@ -205,9 +214,13 @@ class Spec:
     def packet_sources(self) -> list[Component]:
         """Sources that send a counted stream (a `packets` property): the
         producer, the STANAG 4285 data source. In data-flow order."""
-        return [self.component(n) for n in self.pipeline_order()
-                if n in self.sources() and self.component(n).external is None
-                and "packets" in properties_of(self.component(n))]
+        return [
+            self.component(n)
+            for n in self.pipeline_order()
+            if n in self.sources()
+            and self.component(n).external is None
+            and "packets" in properties_of(self.component(n))
+        ]
 
     def check_packet_sizes(self, where: str = "component") -> None:
         """Every property whose range depends on the run's sample type (a
@@ -217,8 +230,15 @@ class Spec:
             declared = kind_of(c)
             for key, value in c.properties.items():
                 if declared is not None and "by_sample_type" in declared["properties"].get(key, {}):
-                    check_property(self.path, f"{where}[{i}].{key}" if where == "component" else where, c.kind, key,
-                                   value, c.library, self.sample_type)
+                    check_property(
+                        self.path,
+                        f"{where}[{i}].{key}" if where == "component" else where,
+                        c.kind,
+                        key,
+                        value,
+                        c.library,
+                        self.sample_type,
+                    )
 
     def check_recordings(self, where: str = "component") -> None:
         """A producer that plays a file plays a SigMF recording of the run's
@@ -226,28 +246,35 @@ class Spec:
         process starts (scabench/recording.py)."""
         # Imported here: the recording reader loads sigmf.
         from scabench.recording import DATATYPES, recording_base, recording_datatype
+
         for i, c in enumerate(self.components):
-            at = (lambda key: f"{where}[{i}].{key}" if where == "component" else f"{where}.{key}")  # noqa: E731
+            at = lambda key: f"{where}[{i}].{key}" if where == "component" else f"{where}.{key}"  # noqa: E731
             if c.kind == "producer" and c.properties.get("signal") == "file":
                 if not c.properties.get("path"):
-                    raise SpecError(self.path, at("path"), 'signal = "file" plays the SigMF recording named by path '
-                                    '(NAME or NAME.sigmf-meta)')
+                    raise SpecError(
+                        self.path,
+                        at("path"),
+                        'signal = "file" plays the SigMF recording named by path (NAME or NAME.sigmf-meta)',
+                    )
                 try:
                     datatype = recording_datatype(c.properties["path"])
                 except ScabenchError as exc:
                     raise SpecError(self.path, at("path"), str(exc)) from None
                 if datatype != DATATYPES[self.sample_type]:
-                    raise SpecError(self.path, at("path"), f"the recording's datatype is {datatype}; a "
-                                    f"{self.sample_type} pipeline plays {DATATYPES[self.sample_type]} "
-                                    "(run.sample_type)")
+                    raise SpecError(
+                        self.path,
+                        at("path"),
+                        f"the recording's datatype is {datatype}; a "
+                        f"{self.sample_type} pipeline plays {DATATYPES[self.sample_type]} "
+                        "(run.sample_type)",
+                    )
             if c.kind == "sink" and c.properties.get("capture"):
                 base = recording_base(c.properties["capture"])
                 for ext in (".sigmf-data", ".sigmf-meta"):
                     try:
                         check_writable(f"{base}{ext}", at("capture"))
                     except ScabenchError as exc:
-                        raise SpecError(self.path, at("capture"), str(exc).removeprefix(f"{at('capture')}: ")) \
-                            from None
+                        raise SpecError(self.path, at("capture"), str(exc).removeprefix(f"{at('capture')}: ")) from None
 
     # The copies of a spec with one thing changed, checked as the spec's own
     # tables are. `where` is what a refusal names for the value: the caller
@@ -260,8 +287,9 @@ class Spec:
         """Every packet source (packet_sources) sending `packets`."""
         spec = self._copy()
         for c in spec.packet_sources():
-            c.properties["packets"] = check_property(spec.path, where, c.kind, "packets", packets, c.library,
-                                                      spec.sample_type)
+            c.properties["packets"] = check_property(
+                spec.path, where, c.kind, "packets", packets, c.library, spec.sample_type
+            )
         return spec
 
     def with_cores(self, cores: list[int]) -> "Spec":
@@ -309,11 +337,13 @@ class Spec:
         spec = self._copy()
         comp = next((c for c in spec.components if c.name == name), None)
         if comp is None:
-            raise SpecError(spec.path, where, f"no component named {name!r}; declared: "
-                            f"{', '.join(c.name for c in spec.components)}")
+            raise SpecError(
+                spec.path, where, f"no component named {name!r}; declared: {', '.join(c.name for c in spec.components)}"
+            )
         for key, value in properties.items():
-            comp.properties[key] = checked_property(spec.path, f"{where}.{name}.{key}", comp, key, value,
-                                                    spec.sample_type, Path.cwd())
+            comp.properties[key] = checked_property(
+                spec.path, f"{where}.{name}.{key}", comp, key, value, spec.sample_type, Path.cwd()
+            )
         spec.check_packet_sizes(f"{where}.{name}")
         spec.check_recordings(f"{where}.{name}")
         return spec
@@ -322,8 +352,9 @@ class Spec:
         """Every process on a network host of its own, behind links with the
         given delay_ms / jitter_ms (checked like a [network] table)."""
         spec = self._copy()
-        spec.network = network_settings({**(spec.network.describe() if spec.network else {}), **table}, spec.path,
-                                        where)
+        spec.network = network_settings(
+            {**(spec.network.describe() if spec.network else {}), **table}, spec.path, where
+        )
         check_network(spec, where)
         check_nodes(spec, where)
         return spec
@@ -339,9 +370,14 @@ class Spec:
     def run_table(self) -> dict[str, Any]:
         """The [run] table that says this spec's run settings, every key
         written ("all" for every usable CPU)."""
-        return {"sample_type": self.sample_type, "transport": self.transport,
-                "cores": "all" if self.cores == parse_cores("all", self.path) else list(self.cores), "pin": self.pin,
-                "scheduler": self.scheduler, "timeout_s": self.timeout_s}
+        return {
+            "sample_type": self.sample_type,
+            "transport": self.transport,
+            "cores": "all" if self.cores == parse_cores("all", self.path) else list(self.cores),
+            "pin": self.pin,
+            "scheduler": self.scheduler,
+            "timeout_s": self.timeout_s,
+        }
 
     def document(self) -> dict[str, Any]:
         """The spec as the tables of a TOML spec (what read_toml gives
@@ -355,8 +391,9 @@ class Spec:
         doc["component"] = [_component_table(c) for c in self.components]
         doc["policy"] = default
         if self.connections:
-            doc["connection"] = [{"from": ".".join(c.uses), "to": ".".join(c.provides), **overrides[c.id]}
-                                 for c in self.connections]
+            doc["connection"] = [
+                {"from": ".".join(c.uses), "to": ".".join(c.provides), **overrides[c.id]} for c in self.connections
+            ]
         if self.hosts != [[c.name] for c in self.components if c.external is None]:
             doc["placement"] = {"hosts": [list(h) for h in self.hosts]}
         if self.nodes:
@@ -377,12 +414,25 @@ class Spec:
             "cores": self.cores,
             "pin": self.pin,
             "scheduler": self.scheduler,
-            "components": [{"name": c.name, "kind": c.kind, **({"library": str(c.library)} if c.library else {}),
-                            "properties": c.properties,
-                            **({"external": c.external.describe()} if c.external is not None else {})}
-                           for c in self.components],
-            "connections": [{"id": c.id, "placement": "collocated" if self.collocated(c) else "remote",
-                             "transport": hop_transport(self, c), **c.policy.as_dict()} for c in self.connections],
+            "components": [
+                {
+                    "name": c.name,
+                    "kind": c.kind,
+                    **({"library": str(c.library)} if c.library else {}),
+                    "properties": c.properties,
+                    **({"external": c.external.describe()} if c.external is not None else {}),
+                }
+                for c in self.components
+            ],
+            "connections": [
+                {
+                    "id": c.id,
+                    "placement": "collocated" if self.collocated(c) else "remote",
+                    "transport": hop_transport(self, c),
+                    **c.policy.as_dict(),
+                }
+                for c in self.connections
+            ],
             "hosts": self.hosts,
             **({"nodes": self.nodes} if self.nodes else {}),
             **({"domain": self.domain} if self.domain else {}),
@@ -399,14 +449,20 @@ def _component_table(c):
     if c.kind == EXTERNAL and ext.ref is not None:
         table.update(ref=ext.ref, release=ext.release)
     elif c.kind == EXTERNAL:
-        table.update({"exec": ext.program[0], **({"parameters": dict(ext.parameters)} if ext.parameters else {}),
-                      "orb_options": ext.orb_options, "bind_timeout_s": ext.bind_timeout_s})
+        table.update(
+            {
+                "exec": ext.program[0],
+                **({"parameters": dict(ext.parameters)} if ext.parameters else {}),
+                "orb_options": ext.orb_options,
+                "bind_timeout_s": ext.bind_timeout_s,
+            }
+        )
     return {**table, **c.properties}
 
 
-
-def checked_property(path: str | Path, where: str, comp: Component, key: str, value: Any, sample_type: str,
-                     folder: Path) -> Any:
+def checked_property(
+    path: str | Path, where: str, comp: Component, key: str, value: Any, sample_type: str, folder: Path
+) -> Any:
     """A property's value, checked; a file's path made absolute from `folder`."""
     if comp.kind == EXTERNAL:
         return check_external_property(path, where, key, value)

@@ -3,6 +3,7 @@
 (model/spec.py, whose docstring lists the tables). A SAD's loader
 (model/sad/load.py) and a waveform built in code (api.py) hand their
 tables to `parse_spec` too, so every spec is checked by one reader."""
+
 import math
 import os
 import shutil
@@ -74,7 +75,6 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise SpecError(path, "", "nested too deeply to be a spec") from None
 
 
-
 # The tables of a campaign file (measure/campaign.py): configurations of
 # specs measured K times each, which `scabench paper` and `scabench
 # link-delay` run; a spec has none of them.
@@ -100,8 +100,12 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
         config = doc.get("config")
         configs = config if isinstance(config, list) else []
         study = "link-delay" if any(isinstance(c, dict) and "network" in c for c in configs) else "paper"
-        raise SpecError(path, "", f"this is a campaign (its [measure] and [[config]] tables), not a spec; "
-                        f"run it with `scabench {study} --campaign {path}`")
+        raise SpecError(
+            path,
+            "",
+            f"this is a campaign (its [measure] and [[config]] tables), not a spec; "
+            f"run it with `scabench {study} --campaign {path}`",
+        )
     for key in doc:
         if key not in TOP_LEVEL:
             raise SpecError(path, key, f"unknown table; valid: {', '.join(TOP_LEVEL)}")
@@ -134,8 +138,22 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
     _number_streams(components)
     network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
     domain = domain_settings(table_of(doc, "domain", path), path) if "domain" in doc else None
-    spec = Spec(path, table_of(doc, "experiment", path), sample_type, transport, cores, pin, float(timeout),
-                components, connections, hosts, network, scheduler, nodes, domain)
+    spec = Spec(
+        path,
+        table_of(doc, "experiment", path),
+        sample_type,
+        transport,
+        cores,
+        pin,
+        float(timeout),
+        components,
+        connections,
+        hosts,
+        network,
+        scheduler,
+        nodes,
+        domain,
+    )
     check_dispatch_per_host(spec)
     check_network(spec)
     check_nodes(spec)
@@ -168,12 +186,19 @@ def _components(doc, path, sample_type):
         library = _library(item, path, where)
         if library is not None:
             if isinstance(kind, str) and (kind in PYTHON_KINDS or kind == EXTERNAL):
-                raise SpecError(path, f"{where}.library", f"a {kind} component is a program of its own, not a kind "
-                                "of a component library")
+                raise SpecError(
+                    path,
+                    f"{where}.library",
+                    f"a {kind} component is a program of its own, not a kind of a component library",
+                )
             kind = _check_library_kind(kind, library, path, where)
         elif not isinstance(kind, str) or kind not in kinds:
-            raise SpecError(path, f"{where}.kind", f"{kind!r} is not a component kind; valid: {', '.join(kinds)} "
-                            "(a kind of a component library needs its library = \"path/lib.so\")")
+            raise SpecError(
+                path,
+                f"{where}.kind",
+                f"{kind!r} is not a component kind; valid: {', '.join(kinds)} "
+                '(a kind of a component library needs its library = "path/lib.so")',
+            )
         external = None
         if kind == EXTERNAL:
             external = _external(item, path, where)
@@ -183,7 +208,9 @@ def _components(doc, path, sample_type):
         comp = Component(name, kind, {}, library, external)
         for key, value in item.items():
             if key not in ("name", "kind", "library") and not (kind == EXTERNAL and key in EXEC_KEYS + REF_KEYS):
-                comp.properties[key] = checked_property(path, f"{where}.{key}", comp, key, value, sample_type, relative_root(path))
+                comp.properties[key] = checked_property(
+                    path, f"{where}.{key}", comp, key, value, sample_type, relative_root(path)
+                )
         components.append(comp)
     _check_libraries_apart(components, path)
     return components
@@ -192,23 +219,30 @@ def _components(doc, path, sample_type):
 def _external(item, path, where):
     """An external component's External, from its [[component]] table."""
     if ("exec" in item) == ("ref" in item):
-        raise SpecError(path, where, "an external component needs one of exec = \"path/to/program\" (started with "
-                        "the SCA exec parameters) or ref = \"IOR:...\" | \"corbaloc:...\" | \"corbaname:...\" | a "
-                        "name with naming = \"corbaloc::HOST:PORT/NameService\" (a component already running)")
+        raise SpecError(
+            path,
+            where,
+            'an external component needs one of exec = "path/to/program" (started with '
+            'the SCA exec parameters) or ref = "IOR:..." | "corbaloc:..." | "corbaname:..." | a '
+            'name with naming = "corbaloc::HOST:PORT/NameService" (a component already running)',
+        )
     if "exec" in item:
         wrong = next((k for k in REF_KEYS if k in item), None)
         if wrong:
             raise SpecError(path, f"{where}.{wrong}", "goes with ref, not with exec")
-        return External(program=[_program(item["exec"], path, f"{where}.exec")],
-                        parameters=_parameters(item.get("parameters", {}), path, f"{where}.parameters"),
-                        orb_options=_boolean(item.get("orb_options", False), path, f"{where}.orb_options"),
-                        bind_timeout_s=_bind_timeout(item.get("bind_timeout_s", BIND_TIMEOUT_S), path,
-                                                     f"{where}.bind_timeout_s"))
+        return External(
+            program=[_program(item["exec"], path, f"{where}.exec")],
+            parameters=_parameters(item.get("parameters", {}), path, f"{where}.parameters"),
+            orb_options=_boolean(item.get("orb_options", False), path, f"{where}.orb_options"),
+            bind_timeout_s=_bind_timeout(item.get("bind_timeout_s", BIND_TIMEOUT_S), path, f"{where}.bind_timeout_s"),
+        )
     wrong = next((k for k in EXEC_KEYS if k in item), None)
     if wrong:
         raise SpecError(path, f"{where}.{wrong}", "goes with exec, not with ref")
-    return External(ref=_reference(item["ref"], item.get("naming"), path, where),
-                    release=_boolean(item.get("release", True), path, f"{where}.release"))
+    return External(
+        ref=_reference(item["ref"], item.get("naming"), path, where),
+        release=_boolean(item.get("release", True), path, f"{where}.release"),
+    )
 
 
 # The runtime's programs a spec may exec by bare name (an external component).
@@ -246,7 +280,7 @@ def _program(text, path, where):
 def _parameters(table, path, where):
     """More exec parameters (KEY = "value"); the launcher's own are not among them."""
     if not isinstance(table, dict):
-        raise SpecError(path, where, "must be a table of exec parameters, like { KIND = \"stage\" }")
+        raise SpecError(path, where, 'must be a table of exec parameters, like { KIND = "stage" }')
     out = {}
     for key, value in table.items():
         if not key or any(ch.isspace() for ch in key) or key.startswith("-"):
@@ -266,7 +300,11 @@ def _boolean(value, path, where):
 
 
 def _bind_timeout(value, path, where):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= 600 and math.isfinite(value)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (0 < value <= 600 and math.isfinite(value))
+    ):
         raise SpecError(path, where, "must be a number of seconds, more than 0 and at most 600")
     return float(value)
 
@@ -276,19 +314,25 @@ def _reference(ref, naming, path, where):
     corbaname: as given; a name ("context/component") in the Naming Service
     at `naming` becomes the corbaname: that names it there."""
     if not isinstance(ref, str) or not ref.strip():
-        raise SpecError(path, f"{where}.ref", "must be \"IOR:...\", \"corbaloc:...\", \"corbaname:...\" or a name")
+        raise SpecError(path, f"{where}.ref", 'must be "IOR:...", "corbaloc:...", "corbaname:..." or a name')
     if ref.lower().startswith(tuple(s.lower() for s in REF_SCHEMES)):
         if naming is not None:
             raise SpecError(path, f"{where}.naming", "goes with a name for ref, not with a reference")
         return ref
     parts = ref.split("/")
     if not all(parts) or any(ch in ref for ch in "#: \t"):
-        raise SpecError(path, f"{where}.ref", f"{ref!r} is neither a reference (IOR:, corbaloc:, corbaname:) nor a "
-                        "name like \"context/component\"")
+        raise SpecError(
+            path,
+            f"{where}.ref",
+            f'{ref!r} is neither a reference (IOR:, corbaloc:, corbaname:) nor a name like "context/component"',
+        )
     if not isinstance(naming, str) or not naming.startswith("corbaloc:"):
-        raise SpecError(path, f"{where}.naming", f"ref {ref!r} is a name: give the Naming Service that holds it, "
-                        "naming = \"corbaloc::HOST:PORT/NameService\"")
-    return f"corbaname:{naming[len('corbaloc:'):]}#{ref}"
+        raise SpecError(
+            path,
+            f"{where}.naming",
+            f'ref {ref!r} is a name: give the Naming Service that holds it, naming = "corbaloc::HOST:PORT/NameService"',
+        )
+    return f"corbaname:{naming[len('corbaloc:') :]}#{ref}"
 
 
 def _library(item, path, where):
@@ -300,13 +344,19 @@ def _library(item, path, where):
         return None
     value = item["library"]
     if not isinstance(value, str) or not value:
-        raise SpecError(path, f"{where}.library", "must be the path of a component library (a .so file), "
-                        "relative to the spec's folder")
+        raise SpecError(
+            path,
+            f"{where}.library",
+            "must be the path of a component library (a .so file), relative to the spec's folder",
+        )
     library = Path(os.path.abspath(Path(path).parent / value))
     if not library.is_file():
         why = "is not a file" if library.exists() else "no such file"
-        raise SpecError(path, f"{where}.library", f"{library}: {why}; give the path of a component library "
-                        "(a .so file), relative to the spec's folder")
+        raise SpecError(
+            path,
+            f"{where}.library",
+            f"{library}: {why}; give the path of a component library (a .so file), relative to the spec's folder",
+        )
     try:
         component_kinds(library)
     except LibraryError as exc:
@@ -338,8 +388,12 @@ def _check_libraries_apart(components, path):
         for kind in _library_kinds(c.library):
             first = owner.setdefault(kind, c.library)
             if not os.path.samefile(first, c.library):
-                raise SpecError(path, f"component[{i}].library", f"{c.library} registers kind {kind!r}, which {first} "
-                                "registers too; a spec's kind names one piece of code: rename one of them")
+                raise SpecError(
+                    path,
+                    f"component[{i}].library",
+                    f"{c.library} registers kind {kind!r}, which {first} "
+                    "registers too; a spec's kind names one piece of code: rename one of them",
+                )
 
 
 def _connections(doc, path, components, default_policy):
@@ -358,7 +412,7 @@ def _connections(doc, path, components, default_policy):
         where = f"connection[{i}]"
         for key in ("from", "to"):
             if key not in item:
-                raise SpecError(path, f"{where}.{key}", "required, like \"stage1.out\"")
+                raise SpecError(path, f"{where}.{key}", 'required, like "stage1.out"')
         uses = endpoint(item["from"], path, f"{where}.from", components, "uses")
         provides = endpoint(item["to"], path, f"{where}.to", components, "provides")
         overrides = {k: v for k, v in item.items() if k not in ("from", "to")}
@@ -385,9 +439,13 @@ def _check_fan_in(path, connections):
         for key in theirs:
             if mine[key] != theirs[key]:
                 name = key.split(".", 1)[1]
-                raise SpecError(path, "connection", f"{earlier.id} and {conn.id} reach one port with different "
-                                f"{name} ({theirs[key]!r} and {mine[key]!r}); the receiving port has one setting, "
-                                "give both connections the same")
+                raise SpecError(
+                    path,
+                    "connection",
+                    f"{earlier.id} and {conn.id} reach one port with different "
+                    f"{name} ({theirs[key]!r} and {mine[key]!r}); the receiving port has one setting, "
+                    "give both connections the same",
+                )
 
 
 def _number_streams(components):
@@ -407,8 +465,9 @@ def _check_topology(path, components, connections):
     more than one component every one is connected."""
     for conn in connections:
         if conn.uses[0] == conn.provides[0]:
-            raise SpecError(path, "connection", f"{conn.id} connects {conn.uses[0]!r} to itself; "
-                            "a pipeline has no loops")
+            raise SpecError(
+                path, "connection", f"{conn.id} connects {conn.uses[0]!r} to itself; a pipeline has no loops"
+            )
     downstream: dict[str, list[str]] = {c.name: [] for c in components}
     for conn in connections:
         downstream[conn.uses[0]].append(conn.provides[0])
@@ -418,26 +477,34 @@ def _check_topology(path, components, connections):
         state[name] = "open"
         for nxt in downstream[name]:
             if state.get(nxt) == "open":
-                loop = trail[trail.index(nxt):] + [nxt] if nxt in trail else [name, nxt]
-                raise SpecError(path, "connection", f"the connections make a loop ({' -> '.join(loop)}); "
-                                "a pipeline has no loops")
+                loop = trail[trail.index(nxt) :] + [nxt] if nxt in trail else [name, nxt]
+                raise SpecError(
+                    path, "connection", f"the connections make a loop ({' -> '.join(loop)}); a pipeline has no loops"
+                )
             if nxt not in state:
                 visit(nxt, trail + [nxt])
         state[name] = "done"
+
     for c in components:
         if c.name not in state:
             visit(c.name, [c.name])
     fed = {conn.provides[0] for conn in connections}
     for c in components:
         if c.name not in fed and (kind_of(c) or {}).get("provides"):
-            raise SpecError(path, "connection", f"{c.name!r} ({c.kind}) receives from nothing and would wait for ever; "
-                            "connect a source to its input")
+            raise SpecError(
+                path,
+                "connection",
+                f"{c.name!r} ({c.kind}) receives from nothing and would wait for ever; connect a source to its input",
+            )
     if len(components) > 1:
         linked = {n for conn in connections for n in (conn.uses[0], conn.provides[0])}
         alone = [c.name for c in components if c.name not in linked]
         if alone:
-            raise SpecError(path, "connection", f"{alone[0]!r} is connected to nothing; connect it (chain or "
-                            "[[connection]]) or remove it")
+            raise SpecError(
+                path,
+                "connection",
+                f"{alone[0]!r} is connected to nothing; connect it (chain or [[connection]]) or remove it",
+            )
 
 
 def _check_externals(path, components, connections):
@@ -452,21 +519,37 @@ def _check_externals(path, components, connections):
         what = f"{c.name!r} ({c.kind}) is external"
         outgoing = [conn for conn in connections if conn.uses[0] == c.name]
         if not outgoing:
-            raise SpecError(path, "connection", f"{what} and last: it has no record file of its own, so the run "
-                            "measures it at the port it feeds; end the pipeline with a component of the runtime "
-                            "(a stage or a sink)")
+            raise SpecError(
+                path,
+                "connection",
+                f"{what} and last: it has no record file of its own, so the run "
+                "measures it at the port it feeds; end the pipeline with a component of the runtime "
+                "(a stage or a sink)",
+            )
         if not any(conn.provides[0] == c.name for conn in connections):
-            raise SpecError(path, "connection", f"{what} and first: the run counts packets from a packet source "
-                            "of the runtime; feed it from one (a producer)")
+            raise SpecError(
+                path,
+                "connection",
+                f"{what} and first: the run counts packets from a packet source "
+                "of the runtime; feed it from one (a producer)",
+            )
         for conn in outgoing:
             target = by_name[conn.provides[0]]
             if target.external is not None:
-                raise SpecError(path, "connection", f"{conn.id}: both ends are external; the run measures an "
-                                "external component at the port of the runtime's component it feeds")
+                raise SpecError(
+                    path,
+                    "connection",
+                    f"{conn.id}: both ends are external; the run measures an "
+                    "external component at the port of the runtime's component it feeds",
+                )
             others = [o.id for o in connections if o.provides == conn.provides and o is not conn]
             if others:
-                raise SpecError(path, "connection", f"{conn.id}: {'.'.join(conn.provides)} also receives "
-                                f"{others[0]}; the run measures {c.name!r} at that port, which must take from it alone")
+                raise SpecError(
+                    path,
+                    "connection",
+                    f"{conn.id}: {'.'.join(conn.provides)} also receives "
+                    f"{others[0]}; the run measures {c.name!r} at that port, which must take from it alone",
+                )
 
 
 def _placement(doc, path, components):
@@ -485,22 +568,28 @@ def _placement(doc, path, components):
     hosts = placement.get("hosts")
     if hosts is None:
         return [[n] for n in order], nodes
-    if not isinstance(hosts, list) or not all(isinstance(h, list) and h and all(isinstance(n, str) for n in h)
-                                              for h in hosts):
+    if not isinstance(hosts, list) or not all(
+        isinstance(h, list) and h and all(isinstance(n, str) for n in h) for h in hosts
+    ):
         raise SpecError(path, "placement.hosts", "must be a list of non-empty lists of component names")
     placed = [n for h in hosts for n in h]
     for n in placed:
         if n in external:
-            raise SpecError(path, "placement.hosts", f"{n!r} is external, a process of its own (or someone "
-                            "else's); leave it out of the placement")
+            raise SpecError(
+                path,
+                "placement.hosts",
+                f"{n!r} is external, a process of its own (or someone else's); leave it out of the placement",
+            )
         if n not in names:
             raise SpecError(path, "placement.hosts", f"no component named {n!r}")
         if placed.count(n) > 1:
             raise SpecError(path, "placement.hosts", f"{n!r} is placed twice")
     missing = [n for n in order if n not in placed]
     if missing:
-        raise SpecError(path, "placement.hosts", f"{missing[0]!r} is not placed; a placement places every "
-                        f"component (add [\"{missing[0]}\"] for a process of its own)")
+        raise SpecError(
+            path,
+            "placement.hosts",
+            f"{missing[0]!r} is not placed; a placement places every "
+            f'component (add ["{missing[0]}"] for a process of its own)',
+        )
     return hosts, nodes
-
-

@@ -17,6 +17,7 @@ shared memory. What each hop uses:
 Network hosts stand for other machines: shared memory cannot join them, and
 a spec that asks for both is refused (checks.check_network).
 """
+
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -50,8 +51,9 @@ def ring_declaration() -> dict[str, Any]:
         for key, entry in declared["properties"].items():
             if key.endswith(".shm_bytes"):
                 return entry
-    raise ScabenchError("scabench-host --describe declares no uses port's shm_bytes: the shared-memory "
-                        "ring's size cannot be chosen")
+    raise ScabenchError(
+        "scabench-host --describe declares no uses port's shm_bytes: the shared-memory ring's size cannot be chosen"
+    )
 
 
 def ring_overhead_bytes() -> int:
@@ -82,8 +84,11 @@ def hop_transport(spec: "Spec", conn: "Connection") -> str:
     if spec.collocated(conn):
         return "collocated"
     # Network hosts cannot share memory (checks.check_network refuses shm with them).
-    if spec.network is None and spec.transport == "shm" and \
-            all(spec.host_of(end[0]) is not None for end in (conn.uses, conn.provides)):
+    if (
+        spec.network is None
+        and spec.transport == "shm"
+        and all(spec.host_of(end[0]) is not None for end in (conn.uses, conn.provides))
+    ):
         return "shm"
     return process_transport(spec)
 

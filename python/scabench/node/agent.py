@@ -21,6 +21,7 @@ or SIGHUP (128 + the signal): its processes are stopped (SIGTERM, then
 SIGKILL), its names unbound, its ORB shut down. Killed outright, it takes its
 processes with it (PR_SET_PDEATHSIG, node/processes.py) and its names stay
 behind, pointing at nothing: node_alive() tells."""
+
 import dataclasses
 import shutil
 import socket
@@ -42,9 +43,9 @@ from scabench.run.nodes import DEVICE, DEVICE_MANAGER, NODES_CONTEXT, domain_roo
 S = idl.load()
 CosNaming = S.CosNaming
 
-STOP_GRACE_S = 5.0        # what each process gets after SIGTERM when the node ends
-ORB_SHUTDOWN_S = 5.0      # in-flight calls get this long once the node ends
-START_RETRY_S = 0.5       # between tries to reach the domain at start-up
+STOP_GRACE_S = 5.0  # what each process gets after SIGTERM when the node ends
+ORB_SHUTDOWN_S = 5.0  # in-flight calls get this long once the node ends
+START_RETRY_S = 0.5  # between tries to reach the domain at start-up
 
 
 class Agent:
@@ -101,7 +102,8 @@ class Agent:
         # own refusal comes with lines of its log); a port chosen here, not by the
         # ORB, so that the log can say which.
         s = self.settings = dataclasses.replace(
-            self.settings, listen_port=_bindable(self.settings.listen_host, self.settings.listen_port))
+            self.settings, listen_port=_bindable(self.settings.listen_host, self.settings.listen_port)
+        )
         args = ["scabench-node", *s.orb_options]
         try:
             self.orb = CORBA.ORB_init(args, CORBA.ORB_ID)
@@ -158,17 +160,21 @@ class Agent:
                     raise RunError(f"{exc} (tried for {s.grace_s:g} s)") from None
             except CORBA.SystemException as exc:
                 if time.monotonic() >= deadline:
-                    raise RunError(f"the domain's Naming Service at {s.domain} does not answer: {describe(exc)} "
-                                   f"(tried for {s.grace_s:g} s)") from None
+                    raise RunError(
+                        f"the domain's Naming Service at {s.domain} does not answer: {describe(exc)} "
+                        f"(tried for {s.grace_s:g} s)"
+                    ) from None
             time.sleep(START_RETRY_S)
         self._registered = True
         if first:
             where = "loopback only" if s.loopback else "reachable from other machines"
             published = f", published as {s.published_host}" if s.publish_host else ""
-            self.log(f"registered in {s.domain} as {NODES_CONTEXT}/{s.name}; listening on {s.endpoint} "
-                     f"({where}{published}); components on {s.component_endpoint}; "
-                     f"cores {','.join(map(str, s.cores))}, "
-                     f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}")
+            self.log(
+                f"registered in {s.domain} as {NODES_CONTEXT}/{s.name}; listening on {s.endpoint} "
+                f"({where}{published}); components on {s.component_endpoint}; "
+                f"cores {','.join(map(str, s.cores))}, "
+                f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}"
+            )
 
     def _call_timeout_s(self):
         return min(2.0, max(0.5, self.settings.heartbeat_s))
@@ -183,8 +189,10 @@ class Agent:
         except CORBA.SystemException:
             return  # a stale binding whose node is gone: taken over
         if other is not None and node_alive(other, self._call_timeout_s()):
-            raise ScabenchError(f"--name: a node named {self.settings.name!r} is registered in the domain and "
-                                "answers; give this one another name, or shut that one down")
+            raise ScabenchError(
+                f"--name: a node named {self.settings.name!r} is registered in the domain and "
+                "answers; give this one another name, or shut that one down"
+            )
 
     def _bind(self):
         context = self.root
@@ -248,12 +256,16 @@ class Agent:
         if self.domain_reachable:
             self.domain_reachable = False
             self._lost_since = now
-            self.log(f"the domain's Naming Service does not answer ({describe(exc)}): DISABLED; "
-                     f"it gives up in {self.settings.grace_s:g} s")
+            self.log(
+                f"the domain's Naming Service does not answer ({describe(exc)}): DISABLED; "
+                f"it gives up in {self.settings.grace_s:g} s"
+            )
         elif self._lost_since is not None and now - self._lost_since >= self.settings.grace_s:
-            raise RunError(f"node {self.settings.name} lost its domain: the Naming Service at {self.settings.domain} "
-                           f"has not answered for {self.settings.grace_s:g} s ({describe(exc)}); "
-                           "its processes are stopped")
+            raise RunError(
+                f"node {self.settings.name} lost its domain: the Naming Service at {self.settings.domain} "
+                f"has not answered for {self.settings.grace_s:g} s ({describe(exc)}); "
+                "its processes are stopped"
+            )
 
 
 def _bindable(host, port):

@@ -31,6 +31,7 @@ execute, load and allocateCapacity need the device UNLOCKED and ENABLED
 (InvalidState otherwise): a node that has lost its domain is DISABLED.
 Everything else answers in every state, so that a launcher can always tear
 down. releaseObject ends the node, as DeviceManager.shutdown does."""
+
 import errno
 import os
 import resource
@@ -51,19 +52,31 @@ Device_ = CF.Device
 Executable = CF.ExecutableDevice
 
 TERMINATE_GRACE_S = 5.0
-AFFINITY_ID = "AFFINITY"           # scabench's own execute options: the CPUs of the process,
-SCHEDULER_ID = "SCHEDULER"         # and its scheduling class (model.spec.SCHEDULERS: a spec's [run] scheduler)
+AFFINITY_ID = "AFFINITY"  # scabench's own execute options: the CPUs of the process,
+SCHEDULER_ID = "SCHEDULER"  # and its scheduling class (model.spec.SCHEDULERS: a spec's [run] scheduler)
 # The -ORB options a caller may give: the ORB's limits, threading and
 # timeouts, what a launcher gives its hosts. The others are the node's
 # (-ORBendPoint: where its components listen) or reach outside the process
 # (files, endpoints, initial references). Any other parameter id that starts
 # with '-' is a program's own option, not an execute parameter, and is
 # refused: scabench-host's --library would load any library on the node.
-ORB_OPTIONS = frozenset(f"-ORB{o}" for o in (
-    "giopMaxMsgSize", "maxServerThreadPerConnection", "maxServerThreadPoolSize", "threadPerConnectionPolicy",
-    "threadPerConnectionUpperLimit", "threadPerConnectionLowerLimit", "verifyObjectExistsAndType",
-    "clientCallTimeOutPeriod", "clientConnectTimeOutPeriod", "serverCallTimeOutPeriod", "oneCallPerConnection",
-    "connectionWatchPeriod"))
+ORB_OPTIONS = frozenset(
+    f"-ORB{o}"
+    for o in (
+        "giopMaxMsgSize",
+        "maxServerThreadPerConnection",
+        "maxServerThreadPoolSize",
+        "threadPerConnectionPolicy",
+        "threadPerConnectionUpperLimit",
+        "threadPerConnectionLowerLimit",
+        "verifyObjectExistsAndType",
+        "clientCallTimeOutPeriod",
+        "clientConnectTimeOutPeriod",
+        "serverCallTimeOutPeriod",
+        "oneCallPerConnection",
+        "connectionWatchPeriod",
+    )
+)
 # Parameters that name a place on the node's file system: where files go is
 # the node's to say (scabench-host's RECORD_DIR would truncate <dir>/<name>.rec
 # anywhere the node's user can write).
@@ -132,8 +145,8 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
     def configure(self, configProperties):
         if configProperties:
             raise CF.PropertySet.InvalidConfiguration(
-                "a node's properties are read-only: they are set on its command line (scabench node)",
-                configProperties)
+                "a node's properties are read-only: they are set on its command line (scabench node)", configProperties
+            )
 
     def _properties(self):
         s = self.settings
@@ -196,8 +209,7 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         if self._admin != Device_.UNLOCKED:
             raise Device_.InvalidState(f"{what}: node {name} is {self._admin}")
         if not self.agent.domain_reachable:
-            raise Device_.InvalidState(f"{what}: node {name} is DISABLED: its domain's Naming Service "
-                                       "does not answer")
+            raise Device_.InvalidState(f"{what}: node {name} is DISABLED: its domain's Naming Service does not answer")
 
     def _capacities(self, capacities):
         wanted, bad = {CAPACITY_CORES: 0, CAPACITY_MEMORY: 0}, []
@@ -210,18 +222,24 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         if bad:
             raise Device_.InvalidCapacity(
                 f"node {self.settings.name} takes {CAPACITY_CORES} and {CAPACITY_MEMORY}, "
-                "each a whole number >= 0: not " + ", ".join(repr(p.id) for p in bad), bad)
+                "each a whole number >= 0: not " + ", ".join(repr(p.id) for p in bad),
+                bad,
+            )
         return wanted[CAPACITY_CORES], wanted[CAPACITY_MEMORY]
 
     def allocateCapacity(self, capacities):
         self._usable("allocateCapacity")
         cores, memory = self._capacities(capacities)
         with self._lock:
-            if self._cores_used + cores > len(self.settings.cores) or \
-                    self._memory_used + memory > self.settings.memory_mib:
-                self.agent.log(f"refused {cores} cores and {memory} MiB: {self._cores_used} of "
-                               f"{len(self.settings.cores)} cores and {self._memory_used} of "
-                               f"{self.settings.memory_mib} MiB are allocated")
+            if (
+                self._cores_used + cores > len(self.settings.cores)
+                or self._memory_used + memory > self.settings.memory_mib
+            ):
+                self.agent.log(
+                    f"refused {cores} cores and {memory} MiB: {self._cores_used} of "
+                    f"{len(self.settings.cores)} cores and {self._memory_used} of "
+                    f"{self.settings.memory_mib} MiB are allocated"
+                )
                 return False
             self._cores_used += cores
             self._memory_used += memory
@@ -233,7 +251,9 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
             if cores > self._cores_used or memory > self._memory_used:
                 raise Device_.InvalidCapacity(
                     f"cannot give back {cores} cores and {memory} MiB: {self._cores_used} cores and "
-                    f"{self._memory_used} MiB are allocated", capacities)
+                    f"{self._memory_used} MiB are allocated",
+                    capacities,
+                )
             self._cores_used -= cores
             self._memory_used -= memory
 
@@ -247,8 +267,11 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         for name, path in programs.items():
             if fileName == str(path):
                 return name
-        raise CF.InvalidFileName(errno.EACCES, f"{fileName!r} is not a program node {self.settings.name} runs; "
-                                 f"it runs {', '.join(sorted(programs)) or 'none'} (scabench node --allow)")
+        raise CF.InvalidFileName(
+            errno.EACCES,
+            f"{fileName!r} is not a program node {self.settings.name} runs; "
+            f"it runs {', '.join(sorted(programs)) or 'none'} (scabench node --allow)",
+        )
 
     def load(self, fs, fileName, loadKind):
         self._usable("load")
@@ -257,8 +280,9 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         name = self._program(fileName)
         path = self.settings.programs[name]
         if not os.access(path, os.X_OK):
-            raise CF.LoadableDevice.LoadFail(errno.ENOENT, f"{path} is gone or not executable on node "
-                                             f"{self.settings.name}")
+            raise CF.LoadableDevice.LoadFail(
+                errno.ENOENT, f"{path} is gone or not executable on node {self.settings.name}"
+            )
         with self._lock:
             self._loaded[name] = self._loaded.get(name, 0) + 1
 
@@ -277,8 +301,12 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         hard_stack = resource.getrlimit(resource.RLIMIT_STACK)[1]
         for p in options:
             value = p.value.value()
-            if p.id == Executable.STACK_SIZE_ID and _whole(value) and value > 0 and \
-                    (hard_stack == resource.RLIM_INFINITY or value <= hard_stack):
+            if (
+                p.id == Executable.STACK_SIZE_ID
+                and _whole(value)
+                and value > 0
+                and (hard_stack == resource.RLIM_INFINITY or value <= hard_stack)
+            ):
                 stack = value
             elif p.id == AFFINITY_ID and _cpu_list(value, self.settings.cores) is not None:
                 cpus = _cpu_list(value, self.settings.cores)
@@ -294,8 +322,13 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         args, bad, identifier = [], [], ""
         for p in parameters:
             value = _argument(p.value.value())
-            if not p.id or "\0" in p.id or value is None or p.id in NODE_PARAMETERS or \
-                    (p.id.startswith("-") and p.id not in ORB_OPTIONS):
+            if (
+                not p.id
+                or "\0" in p.id
+                or value is None
+                or p.id in NODE_PARAMETERS
+                or (p.id.startswith("-") and p.id not in ORB_OPTIONS)
+            ):
                 bad.append(p)
                 continue
             args += [p.id, value]
@@ -311,8 +344,9 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         with self._lock:
             loaded = self._loaded.get(program, 0) > 0
         if not loaded:
-            raise CF.InvalidFileName(errno.ENOENT, f"{name!r} is not loaded on node {self.settings.name}: "
-                                     "load it first")
+            raise CF.InvalidFileName(
+                errno.ENOENT, f"{name!r} is not loaded on node {self.settings.name}: load it first"
+            )
         cpus, stack, batch = self._options(options)
         args, identifier = self._arguments(parameters)
         argv = [str(self.settings.programs[program])] + args + self.settings.component_orb_options
@@ -328,11 +362,11 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
     def terminate(self, processId):
         started = self.table.get(processId)
         if started is None:
-            raise Executable.InvalidProcess(errno.ESRCH, f"node {self.settings.name} started no process "
-                                            f"{processId}")
+            raise Executable.InvalidProcess(errno.ESRCH, f"node {self.settings.name} started no process {processId}")
         if not started.running:
-            raise Executable.InvalidProcess(errno.ESRCH, f"process {processId} ({started.program}) has ended: "
-                                            f"{exit_text(started.exit_status)}")
+            raise Executable.InvalidProcess(
+                errno.ESRCH, f"process {processId} ({started.program}) has ended: {exit_text(started.exit_status)}"
+            )
         self.table.terminate(processId, TERMINATE_GRACE_S)
 
     # --- scabench::node::NodeDevice ------------------------------------------------------
@@ -345,12 +379,16 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         for request in requests:
             started = self.table.get(request.pid)
             if started is None:
-                raise Executable.InvalidProcess(errno.ESRCH, f"node {self.settings.name} started no process "
-                                                f"{request.pid}")
+                raise Executable.InvalidProcess(
+                    errno.ESRCH, f"node {self.settings.name} started no process {request.pid}"
+                )
             bad = next((f.fileName for f in request.files if not _plain_name(f.fileName)), None)
             if bad is not None:
-                raise CF.InvalidFileName(errno.EINVAL, f"{bad!r} is not a file name: the node serves the files in "
-                                         "a process's own directory, by their names alone")
+                raise CF.InvalidFileName(
+                    errno.EINVAL,
+                    f"{bad!r} is not a file name: the node serves the files in "
+                    "a process's own directory, by their names alone",
+                )
             found.append((started, request.files))
         left = S.node.NodeDevice.MAX_WATCH_BYTES  # the answer must fit the caller's message limit
         out = []
@@ -375,8 +413,17 @@ def _plain_name(name):
 def _record(s):
     running = s.running
     user, system, switches = s.figures()
-    return S.node.ProcessRecord(s.pid, s.program, s.identifier, running, 0 if running else s.exit_status,
-                                float(user), float(system), int(switches), s.error_tail())
+    return S.node.ProcessRecord(
+        s.pid,
+        s.program,
+        s.identifier,
+        running,
+        0 if running else s.exit_status,
+        float(user),
+        float(system),
+        int(switches),
+        s.error_tail(),
+    )
 
 
 class DeviceManager(S.CF__POA.DeviceManager):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
@@ -401,8 +448,7 @@ class DeviceManager(S.CF__POA.DeviceManager):  # type: ignore[name-defined]  # o
 
     def configure(self, configProperties):
         if configProperties:
-            raise CF.PropertySet.InvalidConfiguration("a DeviceManager of scabench has no properties",
-                                                      configProperties)
+            raise CF.PropertySet.InvalidConfiguration("a DeviceManager of scabench has no properties", configProperties)
 
     def query(self, configProperties):
         if configProperties:

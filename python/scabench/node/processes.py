@@ -27,6 +27,7 @@ records). read_file() serves a part of one such file, by its name alone, to
 a launcher on another machine (NodeDevice.watch). The files of the last
 FILES_KEPT ended processes are kept; older ones are removed, their records
 stay listed."""
+
 import os
 import resource
 import shutil
@@ -43,9 +44,9 @@ from scabench.measure.window import process_snapshot
 from scabench.run import processes
 
 REAP_PERIOD_S = 0.1
-KILL_WAIT_S = 10.0    # after SIGKILL, what a process still gets to be gone (a task stuck in the kernel)
-ENDED_KEPT = 4096     # ended processes listed, the oldest forgotten first
-FILES_KEPT = 64       # ended processes whose directories are kept (a run's records are fetched once it ends)
+KILL_WAIT_S = 10.0  # after SIGKILL, what a process still gets to be gone (a task stuck in the kernel)
+ENDED_KEPT = 4096  # ended processes listed, the oldest forgotten first
+FILES_KEPT = 64  # ended processes whose directories are kept (a run's records are fetched once it ends)
 ERROR_TAIL_BYTES = 4096
 ERROR_TAIL_CHARS = 300
 
@@ -56,12 +57,12 @@ class Started:
     program: str
     identifier: str
     proc: subprocess.Popen = field(repr=False)
-    directory: Path                   # its own: its working directory, stdout, stderr and what it writes there
+    directory: Path  # its own: its working directory, stdout, stderr and what it writes there
     running: bool = True
-    exit_status: int = 0              # once ended: the exit code, or minus the signal
-    usage: tuple = (0.0, 0.0, 0)      # once ended: (user s, system s, context switches) from rusage
+    exit_status: int = 0  # once ended: the exit code, or minus the signal
+    usage: tuple = (0.0, 0.0, 0)  # once ended: (user s, system s, context switches) from rusage
     ended: threading.Event = field(default_factory=threading.Event, repr=False)
-    files_kept: bool = True           # its directory is still there
+    files_kept: bool = True  # its directory is still there
 
     def figures(self):
         """(user s, system s, context switches) so far."""
@@ -117,14 +118,15 @@ class ProcessTable:
             directory = self.workdir / f"{self._count:05d}-{program}"
         directory.mkdir(mode=0o700)
         with open(directory / "stdout", "wb") as out, open(directory / "stderr", "wb") as err:
-            proc = processes.spawn(argv, preexec=in_child, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                   cwd=directory, close_fds=True)
+            proc = processes.spawn(
+                argv, preexec=in_child, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=directory, close_fds=True
+            )
         with self._lock:
             self._started[proc.pid] = Started(proc.pid, program, identifier, proc, directory)
             ended = [s for s in self._started.values() if not s.running]
-            for s in ended[:max(0, len(ended) - ENDED_KEPT)]:
+            for s in ended[: max(0, len(ended) - ENDED_KEPT)]:
                 del self._started[s.pid]
-            for s in ended[:max(0, len(ended) - FILES_KEPT)]:
+            for s in ended[: max(0, len(ended) - FILES_KEPT)]:
                 if s.files_kept:
                     shutil.rmtree(s.directory, ignore_errors=True)
                     s.files_kept = False

@@ -1,6 +1,7 @@
 """What a node is started with (`scabench node`), checked before anything
 starts: each mistake is a ScabenchError of one line naming the option and
 what it takes (exit 2)."""
+
 import ipaddress
 import os
 import shutil
@@ -20,12 +21,12 @@ DEFAULT_PROGRAMS = ("scabench-host", "scabench-py-stage")
 
 @dataclass
 class NodeSettings:
-    domain: str                  # the domain's Naming Service, a corbaloc
+    domain: str  # the domain's Naming Service, a corbaloc
     name: str
-    cores: list                  # the CPUs the node offers: its processes run on them
-    memory_mib: int              # the memory it offers (a capacity, accounted, not enforced)
+    cores: list  # the CPUs the node offers: its processes run on them
+    memory_mib: int  # the memory it offers (a capacity, accounted, not enforced)
     listen_host: str = "127.0.0.1"
-    listen_port: int = 0         # 0: any free port
+    listen_port: int = 0  # 0: any free port
     publish_host: str | None = None  # the address others reach it by, where not the listen host (NAT, a proxy)
     component_ports: tuple | None = None  # (lo, hi): the ports its components listen on; None: any
     programs: dict = field(default_factory=dict)  # file name -> path: what execute may start
@@ -152,8 +153,10 @@ def parse_programs(paths, where="--allow"):
         path = path.resolve()
         other = programs.get(path.name)
         if other is not None and other.resolve() != path:
-            raise ScabenchError(f"{where}: {one_line(text)}: another program is already named {path.name!r} "
-                                f"({other}); a node names its programs by file name")
+            raise ScabenchError(
+                f"{where}: {one_line(text)}: another program is already named {path.name!r} "
+                f"({other}); a node names its programs by file name"
+            )
         programs[path.name] = path
     return programs
 
@@ -163,10 +166,16 @@ def parse_publish(text, where="--publish"):
     host = text.strip()
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-    if not host or any(c.isspace() or c in "/@[]" for c in host) or not host.isprintable() or \
-            (":" in host and not _is_address(host)):
-        raise ScabenchError(f"{where}: {one_line(text)!r}: give the host name or address others reach this node "
-                            "by, without a port (its ports are --listen's and --component-ports')")
+    if (
+        not host
+        or any(c.isspace() or c in "/@[]" for c in host)
+        or not host.isprintable()
+        or (":" in host and not _is_address(host))
+    ):
+        raise ScabenchError(
+            f"{where}: {one_line(text)!r}: give the host name or address others reach this node "
+            "by, without a port (its ports are --listen's and --component-ports')"
+        )
     return host
 
 
@@ -178,8 +187,18 @@ def _is_address(text):
         return False
 
 
-def make_settings(domain, name, cores=None, memory_mib=None, listen="127.0.0.1", component_ports=None,
-                  allow=(), heartbeat_s=1.0, grace_s=10.0, publish=None):
+def make_settings(
+    domain,
+    name,
+    cores=None,
+    memory_mib=None,
+    listen="127.0.0.1",
+    component_ports=None,
+    allow=(),
+    heartbeat_s=1.0,
+    grace_s=10.0,
+    publish=None,
+):
     """NodeSettings from the command line's values, every one checked."""
     check_node_name(name)
     try:
@@ -192,9 +211,20 @@ def make_settings(domain, name, cores=None, memory_mib=None, listen="127.0.0.1",
     host, port = parse_listen(listen)
     ports = parse_port_range(component_ports) if component_ports is not None else None
     if grace_s < heartbeat_s:
-        raise ScabenchError(f"--grace-s: {grace_s} is shorter than --heartbeat-s {heartbeat_s}: "
-                            "the node would give its domain up before asking it twice")
-    return NodeSettings(domain=domain, name=name, cores=cpus, memory_mib=memory_mib or available,
-                        listen_host=host, listen_port=port, component_ports=ports,
-                        publish_host=parse_publish(publish) if publish is not None else None,
-                        programs=parse_programs(allow), heartbeat_s=heartbeat_s, grace_s=grace_s)
+        raise ScabenchError(
+            f"--grace-s: {grace_s} is shorter than --heartbeat-s {heartbeat_s}: "
+            "the node would give its domain up before asking it twice"
+        )
+    return NodeSettings(
+        domain=domain,
+        name=name,
+        cores=cpus,
+        memory_mib=memory_mib or available,
+        listen_host=host,
+        listen_port=port,
+        component_ports=ports,
+        publish_host=parse_publish(publish) if publish is not None else None,
+        programs=parse_programs(allow),
+        heartbeat_s=heartbeat_s,
+        grace_s=grace_s,
+    )

@@ -2,6 +2,7 @@
 runtime offers, read from `scabench-host --describe` (model/catalog.py), as
 tables: kinds with their ports, each kind's properties (type, default,
 range, what it does), and the policy keys every connection takes."""
+
 from typing import Any
 
 from rich.text import Text
@@ -22,6 +23,7 @@ from scabench.model.checks import declared_range, number_text, range_text
 # (each within the catalogue's 100 columns).
 PORTS_LEGEND = "uses: a kind's output ports (it sends through them); provides: its input ports (it receives)"
 SIDE_LEGEND = "side: the end of a connection the key acts on: the uses port, the provides port, or both"
+
 
 def _own_properties(kind: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A kind's own properties: not its ports' policy keys ("in.worker"),
@@ -67,12 +69,27 @@ def _default(value: Any, p: dict[str, Any] | None = None) -> str:
 
 def kinds_view() -> list[Any]:
     """Every kind with its ports, then the policy keys of a connection."""
-    t = table("kind", ("uses", {"justify": "left"}), ("provides", {"justify": "left"}),
-              ("sample types", {"justify": "left"}), ("properties", {"justify": "left"}),
-              title="Component kinds (scabench components KIND: a kind's properties)")
+    t = table(
+        "kind",
+        ("uses", {"justify": "left"}),
+        ("provides", {"justify": "left"}),
+        ("sample types", {"justify": "left"}),
+        ("properties", {"justify": "left"}),
+        title="Component kinds (scabench components KIND: a kind's properties)",
+    )
     for name, kind in declared_kinds().items():
-        add_rows(t, [[name, ", ".join(kind["uses"]) or "–", ", ".join(kind["provides"]) or "–",
-                      ", ".join(sorted(kind["sample_types"])) or "–", ", ".join(_own_properties(kind)) or "–"]])
+        add_rows(
+            t,
+            [
+                [
+                    name,
+                    ", ".join(kind["uses"]) or "–",
+                    ", ".join(kind["provides"]) or "–",
+                    ", ".join(sorted(kind["sample_types"])) or "–",
+                    ", ".join(_own_properties(kind)) or "–",
+                ]
+            ],
+        )
     # Any program or reference: only the component knows (docs/architecture.md, "External components").
     add_rows(t, [[EXTERNAL, "its own", "its own", "the run's", "its own (exec or ref, and the keys it takes)"]])
     return [t, Text(PORTS_LEGEND, style=MUTED), "", *policy_view()]
@@ -80,12 +97,16 @@ def kinds_view() -> list[Any]:
 
 def policy_view() -> list[Any]:
     schema = policy_schema()
-    t = table("key", ("side", {"justify": "left"}), ("values", {"justify": "left"}),
-              ("default", {"justify": "left"}), ("what it sets", {"justify": "left", "ratio": 1}),
-              title="Connection policy ([policy], [[connection]], --policy KEY=VALUE)")
+    t = table(
+        "key",
+        ("side", {"justify": "left"}),
+        ("values", {"justify": "left"}),
+        ("default", {"justify": "left"}),
+        ("what it sets", {"justify": "left", "ratio": 1}),
+        title="Connection policy ([policy], [[connection]], --policy KEY=VALUE)",
+    )
     for key, p in schema.items():
-        only = "; only with " + ", ".join(f"{k} = {v}" for k, v in p["only_with"].items()) if p.get("only_with") \
-            else ""
+        only = "; only with " + ", ".join(f"{k} = {v}" for k, v in p["only_with"].items()) if p.get("only_with") else ""
         add_rows(t, [[key, p["side"], _policy_values(p), _default(p["default"], p), p["description"] + only]])
     return [t, Text(SIDE_LEGEND, style=MUTED)]
 
@@ -94,16 +115,21 @@ def kind_view(name: str) -> list[Any]:
     """One kind: its ports and every property with type, default and range."""
     kinds = [*component_kinds(), *PYTHON_KINDS]
     if name == EXTERNAL:
-        raise ScabenchError(f"components: {EXTERNAL!r} declares nothing: its ports and properties are the "
-                            "component's own (README, \"External components\")")
+        raise ScabenchError(
+            f"components: {EXTERNAL!r} declares nothing: its ports and properties are the "
+            'component\'s own (README, "External components")'
+        )
     if name not in kinds:
         raise ScabenchError(f"components: {name!r} is not a component kind; valid: {', '.join(kinds)}, {EXTERNAL}")
     kind = kind_declaration(name)
     assert kind is not None  # EXTERNAL, the one kind without a declaration, is refused above
-    ports = (f"uses (out) {', '.join(kind['uses']) or 'none'}; provides (in) {', '.join(kind['provides']) or 'none'}; "
-             f"sample types {', '.join(kind['sample_types'])}")
-    t = table("property", ("type", {"justify": "left"}), "default", "range",
-              ("what it sets", {"justify": "left", "ratio": 1}))
+    ports = (
+        f"uses (out) {', '.join(kind['uses']) or 'none'}; provides (in) {', '.join(kind['provides']) or 'none'}; "
+        f"sample types {', '.join(kind['sample_types'])}"
+    )
+    t = table(
+        "property", ("type", {"justify": "left"}), "default", "range", ("what it sets", {"justify": "left", "ratio": 1})
+    )
     for key, prop in sorted(_own_properties(kind).items()):
         add_rows(t, [[key, prop["type"], _default(prop["default"]), _range(prop), prop["description"]]])
     out = [Text(name, style=TITLE), ports, "", t]

@@ -1,6 +1,7 @@
 """Latency in the studies' reports: a configuration's per-packet latency
 (run/results.Latency, defined in docs/architecture.md, "Metrics") over its
 runs, as table cells, and the histograms of its packets' latencies."""
+
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -70,8 +71,10 @@ def histograms(path: str | os.PathLike, panels: Sequence[tuple[str, Any]], title
     if values.size == 0:
         return False
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     lo, hi = values.min() / 1.2, values.max() * 1.2
     bins = np.geomspace(lo, hi, 60)
     cols = 2 if len(panels) > 1 else 1
@@ -85,8 +88,14 @@ def histograms(path: str | os.PathLike, panels: Sequence[tuple[str, Any]], title
                 continue
             colour = colours[i % len(colours)]
             p50, p99 = percentile(v, 50), percentile(v, 99)
-            ax.hist(v[v > 0], bins=bins, histtype="step", linewidth=1.4, color=colour,
-                    label=f"{label}: p50 {duration_us(p50)}, p99 {duration_us(p99)}")
+            ax.hist(
+                v[v > 0],
+                bins=bins,
+                histtype="step",
+                linewidth=1.4,
+                color=colour,
+                label=f"{label}: p50 {duration_us(p50)}, p99 {duration_us(p99)}",
+            )
             ax.axvline(p50, color=colour, linestyle="--", linewidth=0.9)
             ax.axvline(p99, color=colour, linestyle=":", linewidth=0.9)
         ax.set_xscale("log")
@@ -95,13 +104,21 @@ def histograms(path: str | os.PathLike, panels: Sequence[tuple[str, Any]], title
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper left")
         else:
-            ax.text(0.5, 0.5, group if isinstance(group, str) else "nothing measured", transform=ax.transAxes, ha="center", va="center", color="#777")
-    for ax in axes.flat[len(panels):]:
+            ax.text(
+                0.5,
+                0.5,
+                group if isinstance(group, str) else "nothing measured",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                color="#777",
+            )
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     log_axis_labels(axes.flat[0].xaxis, time_us=True)  # shared by every panel
-    for ax in axes.flat[:len(panels)]:
+    for ax in axes.flat[: len(panels)]:
         ax.tick_params(which="both", labelbottom=True)  # every panel its own time labels: the grid may end with a gap
-    for ax in axes.flat[max(0, len(panels) - cols):len(panels)]:
+    for ax in axes.flat[max(0, len(panels) - cols) : len(panels)]:
         ax.set_xlabel("latency per packet (log scale, shared)")
     for ax in axes[:, 0]:
         ax.set_ylabel("packets")

@@ -4,6 +4,7 @@ HTML can be mailed or archived on its own.
 
 Every command that writes a report (paper, profile, granularity) goes through
 here, so they look alike and the HTML conversion lives in one place."""
+
 import base64
 import html
 import os
@@ -60,20 +61,21 @@ def with_contents(text: str) -> str:
         return text
     at = lines.index(CONTENTS)
     fence, entries = False, []
-    for line in lines[at + 1:]:
+    for line in lines[at + 1 :]:
         fence ^= line.startswith("```")
         if not fence and line.startswith("## "):
             title = line[3:].strip()
             entries.append(f"- [{title}](#{slug(title)})")
-    return "\n".join(lines[:at] + ["**Contents**", ""] + entries + lines[at + 1:])
+    return "\n".join(lines[:at] + ["**Contents**", ""] + entries + lines[at + 1 :])
 
 
 def md_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
     """A Markdown table. Cells are str()-ed; None shows as an en dash."""
+
     def cell(v: Any) -> str:
         return "–" if v is None else str(v).replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -81,8 +83,10 @@ def md_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
 def markdown_to_html(text: str, title: str, image_dir: str | os.PathLike) -> str:
     """Converts the report's Markdown to one HTML page; images referenced by a
     relative path are read from image_dir and embedded."""
-    body = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists",
-                                               TocExtension(slugify=lambda value, _separator: slug(value))])
+    body = markdown.markdown(
+        text,
+        extensions=["tables", "fenced_code", "sane_lists", TocExtension(slugify=lambda value, _separator: slug(value))],
+    )
 
     def embed(match: re.Match) -> str:
         src = match.group(1)
@@ -95,8 +99,10 @@ def markdown_to_html(text: str, title: str, image_dir: str | os.PathLike) -> str
     body = re.sub(r'src="([^"]+)"', embed, body)
     body = _NUMERIC_CELL.sub(lambda m: m.group(0).replace("<td>", '<td class="num">', 1), body)
     body = _VERDICT.sub(lambda m: f'<span class="verdict-{m.group(1).replace(" ", "-")}">{m.group(1)}</span>', body)
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )
 
 
 def write_report(out_dir: str | os.PathLike, title: str, text: str) -> tuple[Path, Path]:

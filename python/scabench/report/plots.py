@@ -1,4 +1,5 @@
 """What the studies' plots share."""
+
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -15,6 +16,7 @@ def save_figure(fig: Any, path: str | os.PathLike) -> Path:
     """Writes a figure as a PNG at PLOT_DPI and closes it: pyplot keeps
     every figure it made until it is closed, and a study draws many."""
     import matplotlib.pyplot as plt  # the figure's maker has loaded it already
+
     path = Path(path)
     fig.savefig(path, dpi=PLOT_DPI)
     plt.close(fig)
@@ -39,8 +41,10 @@ def whiskers(spreads: Sequence[Any]) -> tuple[list[int], list[list[float]]]:
     several runs. One run has no spread, and a whisker of zero length would
     still draw caps that look like one."""
     several = [i for i, s in enumerate(spreads) if s is not None and s.n > 1 and s.median is not None]
-    return several, [[spreads[i].median - spreads[i].min for i in several],
-                     [spreads[i].max - spreads[i].median for i in several]]
+    return several, [
+        [spreads[i].median - spreads[i].min for i in several],
+        [spreads[i].max - spreads[i].median for i in several],
+    ]
 
 
 # The mantissas tried, fewest first, for a log axis's labelled ticks: the
@@ -61,6 +65,7 @@ def log_ticks(vmin: float, vmax: float) -> list[float]:
     narrower than one digit)."""
     import numpy as np
     from matplotlib.ticker import MaxNLocator
+
     lo, hi = sorted((vmin, vmax))
     if not (hi > 0 and np.isfinite(lo) and np.isfinite(hi)):
         return []
@@ -68,9 +73,9 @@ def log_ticks(vmin: float, vmax: float) -> list[float]:
     decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
     two = None  # the first candidate with two ticks: better than evenly spaced ones, worse than three
     for mantissas in _LOG_MANTISSAS:
-        ticks = [m * 10.0 ** e for e in decades for m in mantissas if lo <= m * 10.0 ** e <= hi]
+        ticks = [m * 10.0**e for e in decades for m in mantissas if lo <= m * 10.0**e <= hi]
         if len(ticks) > _MOST_TICKS and mantissas == _LOG_MANTISSAS[0]:
-            ticks = ticks[::math.ceil(len(ticks) / _MOST_TICKS)]
+            ticks = ticks[:: math.ceil(len(ticks) / _MOST_TICKS)]
         if len(ticks) >= READABLE_TICKS:
             return ticks
         two = two or (ticks if len(ticks) == 2 else None)
@@ -96,6 +101,7 @@ def log_axis_labels(axis: Any, time_us: bool = False) -> None:
         if time_us:
             return duration_us(v)
         return f"{v:,.0f}" if v >= 1 and float(v).is_integer() else f"{v:,.3g}"
+
     axis.set_major_locator(ReadableLogLocator())
     axis.set_major_formatter(FuncFormatter(plain))
     axis.set_minor_formatter(NullFormatter())

@@ -9,6 +9,7 @@ inside a study's document carry it too; a document by stamped()), not when
 it is written: a document read back and written again (a report
 re-rendered) keeps the version that measured it, or none if it was
 measured before versions were recorded."""
+
 import csv
 import json
 import os
@@ -74,8 +75,9 @@ def records_table(records: Iterable[dict], first: Sequence[str] = ()) -> CsvTabl
     the order met; nested values are left to the JSON."""
     header = list(first)
     for record in records:
-        header += [k for k, v in record.items()
-                   if k not in header and (v is None or isinstance(v, (str, int, float, bool)))]
+        header += [
+            k for k, v in record.items() if k not in header and (v is None or isinstance(v, (str, int, float, bool)))
+        ]
     return header, [[r.get(k) if not isinstance(r.get(k), (dict, list)) else None for k in header] for r in records]
 
 
@@ -124,8 +126,10 @@ def read_runs(path: str | os.PathLike, flag: str) -> tuple[list[RunResult], list
     if not finished(run):
         # Its figures are of a cut stream, or there are none: not a run to set beside another.
         why = f": {run.error}" if run.error else ""
-        raise ScabenchError(f"{flag}: {path} holds a run that did not finish (status {run.status}{why}); "
-                            "only runs that finished compare")
+        raise ScabenchError(
+            f"{flag}: {path} holds a run that did not finish (status {run.status}{why}); "
+            "only runs that finished compare"
+        )
     return [run], [], run.spec
 
 

@@ -1,6 +1,7 @@
 """A sweep's document (measure/sweep.py) for people: the answer in words,
 the table (terminal and CSV), the plot (ratio and latency p99 per point)
 and the report (report.md, report.html), which opens with the answer."""
+
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -20,8 +21,9 @@ PLOT = "sweep.png"
 
 
 def _fig(point: dict[str, Any], key: str) -> SimpleNamespace:
-    return SimpleNamespace(**{"n": 0, "median": None, "min": None, "max": None,
-                              **((point.get("summary") or {}).get(key) or {})})
+    return SimpleNamespace(
+        **{"n": 0, "median": None, "min": None, "max": None, **((point.get("summary") or {}).get(key) or {})}
+    )
 
 
 def _with_spread(s: SimpleNamespace, show: Callable[..., str]) -> str | None:
@@ -48,28 +50,39 @@ def answer_lines(doc: dict[str, Any]) -> list[str]:
     warnings = [f"Warning: {w}" for w in a.get("warnings", [])]
     if best is None:
         whys = "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"])
-        return [f"No configuration qualified: none {rule}.",
-                f"Why: {whys}." if whys else "Why: no point was measured.", *warnings]
-    lead = (f"Tie between the two fastest configurations that guarantee order by their policies and kept 0 packets "
-            f"reordered at every output in every run{within}; "
-            f"{'preferred' if tie['preferred_by'] else 'listed first'}" if tie else
-            f"Fastest configuration that {rule}")
-    lines = [f"{lead}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
-             f"(median of {best['runs']} run(s)), {units.ratio(best['overhead_ratio'])} × the floor, "
-             f"latency p99 {units.duration(best['latency_p99_ms'])}{_cpu(best)}."]
+        return [
+            f"No configuration qualified: none {rule}.",
+            f"Why: {whys}." if whys else "Why: no point was measured.",
+            *warnings,
+        ]
+    lead = (
+        f"Tie between the two fastest configurations that guarantee order by their policies and kept 0 packets "
+        f"reordered at every output in every run{within}; "
+        f"{'preferred' if tie['preferred_by'] else 'listed first'}"
+        if tie
+        else f"Fastest configuration that {rule}"
+    )
+    lines = [
+        f"{lead}: {best['label']}, last packet {units.duration(best['last_packet_ms'])} "
+        f"(median of {best['runs']} run(s)), {units.ratio(best['overhead_ratio'])} × the floor, "
+        f"latency p99 {units.duration(best['latency_p99_ms'])}{_cpu(best)}."
+    ]
     if best.get("order_why"):
         lines.append(f"Order is guaranteed by: {best['order_why']}.")
     if second is not None:
-        lines.append(f"{'Tied with' if tie else 'Runner-up'}: {second['label']}, last packet "
-                     f"{units.duration(second['last_packet_ms'])}, {units.ratio(second['overhead_ratio'])} × the "
-                     f"floor, latency p99 {units.duration(second['latency_p99_ms'])}{_cpu(second)}.")
+        lines.append(
+            f"{'Tied with' if tie else 'Runner-up'}: {second['label']}, last packet "
+            f"{units.duration(second['last_packet_ms'])}, {units.ratio(second['overhead_ratio'])} × the "
+            f"floor, latency p99 {units.duration(second['latency_p99_ms'])}{_cpu(second)}."
+        )
     else:
         lines.append("No runner-up: no other configuration qualified.")
     if tie:
         lines.append(f"Not significantly faster by compare's rule ({tie['why']}): {tie['reason']}.")
     if a["excluded"]:
-        lines.append(f"Left out ({len(a['excluded'])}): "
-                     + "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"]) + ".")
+        lines.append(
+            f"Left out ({len(a['excluded'])}): " + "; ".join(f"{e['label']}: {e['why']}" for e in a["excluded"]) + "."
+        )
     return lines + warnings
 
 
@@ -89,12 +102,17 @@ def rows(doc: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     for p in doc["points"]:
         reordered = [r for r in p["reordered_at_outputs"] if r is not None]
         why = why_not(p, bound)
-        out.append([*(value_text(p["settings"].get(k)) for k in keys), len(p["reordered_at_outputs"]),
-                    _with_spread(_fig(p, "last_packet_ms"), units.duration),
-                    _with_spread(_fig(p, "overhead_ratio"), units.ratio),
-                    max(reordered) if reordered else None,
-                    _with_spread(_fig(p, "latency_p99_ms"), units.duration),
-                    "yes" if why is None else f"no: {why}"])
+        out.append(
+            [
+                *(value_text(p["settings"].get(k)) for k in keys),
+                len(p["reordered_at_outputs"]),
+                _with_spread(_fig(p, "last_packet_ms"), units.duration),
+                _with_spread(_fig(p, "overhead_ratio"), units.ratio),
+                max(reordered) if reordered else None,
+                _with_spread(_fig(p, "latency_p99_ms"), units.duration),
+                "yes" if why is None else f"no: {why}",
+            ]
+        )
     return keys, out
 
 
@@ -111,8 +129,12 @@ def sweep_view(doc: dict[str, Any]) -> list[Any]:
     runs = f"{counts[0]} run(s) per point" if len(counts) == 1 else None
     if runs is None:
         figures.insert(0, HEADER[0])
-    t = table(*keys, *figures, title=f"sweep of {Path(str(doc['sweep']['spec'])).name}"
-              + (f": {runs}, median with min–max under it" if runs else ""))
+    t = table(
+        *keys,
+        *figures,
+        title=f"sweep of {Path(str(doc['sweep']['spec'])).name}"
+        + (f": {runs}, median with min–max under it" if runs else ""),
+    )
     for row in body:
         row = list(row)
         if runs:
@@ -154,9 +176,11 @@ def sweep_figure(doc: dict[str, Any]) -> Any:
     p99, side by side. The answer is an orange star, a point left out of the
     answer a hollow circle; the legend sits below the panels, off every point."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
+
     points = doc["points"]
     labels = [p["label"] for p in points]
     # A tick names a point by its values alone; the keys are the axis's label.
@@ -168,21 +192,39 @@ def sweep_figure(doc: dict[str, Any]) -> Any:
     left_out = [why_not(p, bound) is not None for p in points]
     fig, (left, right) = plt.subplots(1, 2, figsize=(max(8, 0.9 * len(points) + 4), 5.2))
     runs = runs_label(_fig(p, "overhead_ratio").n for p in points)
-    for ax, key, name in ((left, "overhead_ratio", "time of last packet / floor"),
-                          (right, "latency_p99_ms", "latency p99 (ms)")):
+    for ax, key, name in (
+        (left, "overhead_ratio", "time of last packet / floor"),
+        (right, "latency_p99_ms", "latency p99 (ms)"),
+    ):
         figs = [_fig(p, key) for p in points]
         med = [f.median if f.median is not None else float("nan") for f in figs]
         several, err = whiskers(figs)
         if several:
-            ax.errorbar([xs[i] for i in several], [med[i] for i in several], yerr=err, fmt="none",
-                        color=POINT_COLOUR, capsize=3, zorder=2)
+            ax.errorbar(
+                [xs[i] for i in several],
+                [med[i] for i in several],
+                yerr=err,
+                fmt="none",
+                color=POINT_COLOUR,
+                capsize=3,
+                zorder=2,
+            )
         for i in xs:
             if labels[i] == best:
-                ax.scatter([i], [med[i]], marker="*", s=180, color=ANSWER_COLOUR, edgecolors="black",
-                           linewidths=0.6, zorder=4)
+                ax.scatter(
+                    [i], [med[i]], marker="*", s=180, color=ANSWER_COLOUR, edgecolors="black", linewidths=0.6, zorder=4
+                )
             else:
-                ax.scatter([i], [med[i]], marker="o", s=42, zorder=3, linewidths=1.4, edgecolors=POINT_COLOUR,
-                           facecolors="none" if left_out[i] else POINT_COLOUR)
+                ax.scatter(
+                    [i],
+                    [med[i]],
+                    marker="o",
+                    s=42,
+                    zorder=3,
+                    linewidths=1.4,
+                    edgecolors=POINT_COLOUR,
+                    facecolors="none" if left_out[i] else POINT_COLOUR,
+                )
         if key == "latency_p99_ms" and bound is not None:
             ax.axhline(bound, color="#a4161a", ls="--")
         if key == "overhead_ratio":
@@ -196,13 +238,22 @@ def sweep_figure(doc: dict[str, Any]) -> Any:
         ax.set_xticks(xs, ticks, rotation=30 if long else 0, ha="right" if long else "center", fontsize=8)
         ax.set_xlabel(", ".join(keys), fontsize=8)
         ax.set_ylabel(name)
-        ax.grid(alpha=.3)
-    handles = [Line2D([], [], marker="*", ls="none", ms=12, color=ANSWER_COLOUR, markeredgecolor="black",
-                      label="the answer"),
-               Line2D([], [], marker="o", ls="none", ms=7, color=POINT_COLOUR, label="qualifies"),
-               Line2D([], [], marker="o", ls="none", ms=7, markerfacecolor="none", markeredgecolor=POINT_COLOUR,
-                      label="left out (why: see the answer)"),
-               Line2D([], [], color="#6b7280", ls=":", label="floor (ratio 1)")]
+        ax.grid(alpha=0.3)
+    handles = [
+        Line2D([], [], marker="*", ls="none", ms=12, color=ANSWER_COLOUR, markeredgecolor="black", label="the answer"),
+        Line2D([], [], marker="o", ls="none", ms=7, color=POINT_COLOUR, label="qualifies"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            ls="none",
+            ms=7,
+            markerfacecolor="none",
+            markeredgecolor=POINT_COLOUR,
+            label="left out (why: see the answer)",
+        ),
+        Line2D([], [], color="#6b7280", ls=":", label="floor (ratio 1)"),
+    ]
     if bound is not None:
         handles.append(Line2D([], [], color="#a4161a", ls="--", label="latency bound"))
     fig.suptitle(f"Sweep of {Path(str(doc['sweep']['spec'])).name}: {runs}", fontsize=10)
@@ -218,15 +269,30 @@ def write_sweep_report(doc: dict[str, Any], out: str | os.PathLike) -> tuple[Pat
     s = doc["sweep"]
     grid = "; ".join(f"`{k}` = {', '.join(map(value_text, v))}" for k, v in s["grid"].items())
     warnings = [f"- {p['label']}: {w}" for p in doc["points"] for w in p["benchmark"].get("warnings", [])]
-    text = "\n".join([
-        f"# Sweep of {s['spec']}", "", "## Answer", "", *[f"{line}\n" for line in answer_lines(doc)],
-        "## Points", "",
-        f"Grid: {grid}. {s['runs']} run(s) per point after {s['warmup']} warm-up(s), each under the measurement "
-        "guard; figures are medians, with min–max where there were several runs. Reordered: the most packets out "
-        "of order at any output in any run.", "",
-        md_table(list(keys) + list(HEADER), body), "",
-        f"![ratio and latency p99 per point]({PLOT})", "",
-        "## Warnings", "", *(warnings or ["None."]), "",
-        f"Measured by scabench {(doc.get('scabench') or {}).get('version', '?')} "
-        f"(commit {(doc.get('scabench') or {}).get('commit', '?')}); every run is in results.json.", ""])
+    text = "\n".join(
+        [
+            f"# Sweep of {s['spec']}",
+            "",
+            "## Answer",
+            "",
+            *[f"{line}\n" for line in answer_lines(doc)],
+            "## Points",
+            "",
+            f"Grid: {grid}. {s['runs']} run(s) per point after {s['warmup']} warm-up(s), each under the measurement "
+            "guard; figures are medians, with min–max where there were several runs. Reordered: the most packets out "
+            "of order at any output in any run.",
+            "",
+            md_table(list(keys) + list(HEADER), body),
+            "",
+            f"![ratio and latency p99 per point]({PLOT})",
+            "",
+            "## Warnings",
+            "",
+            *(warnings or ["None."]),
+            "",
+            f"Measured by scabench {(doc.get('scabench') or {}).get('version', '?')} "
+            f"(commit {(doc.get('scabench') or {}).get('commit', '?')}); every run is in results.json.",
+            "",
+        ]
+    )
     return write_report(out, f"Sweep of {s['spec']}", text)

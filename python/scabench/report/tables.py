@@ -2,6 +2,7 @@
 runs), and `scabench compare`'s table. Views are rich renderables
 (scabench/console.py prints them, with colour on a terminal); each format_*
 gives the same as plain text. Durations and rates are scaled (scabench/units.py)."""
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,31 +22,39 @@ from scabench.version import version_info
 LEGEND = f"floor: {stats.FLOOR_MEANS}. ratio: {stats.RATIO_MEANS}"
 # The run table's columns (DESIGN-BRIEF's metric definitions), said under
 # it: the producer's row, both reordering counts and the thread column.
-RUN_TABLE_LEGEND = ("last packet: when the stage finished its last packet, from the first send (the producer's row: "
-                    "when it sent its last, and how many it sent). "
-                    "reordered (previous): arrivals whose sequence number is not the previous arrival's + 1. "
-                    "reordered (original): arrival positions whose packet is not the one sent in that position. "
-                    "most ORB threads: the most of the ORB's threads in the stage's calls at once")
+RUN_TABLE_LEGEND = (
+    "last packet: when the stage finished its last packet, from the first send (the producer's row: "
+    "when it sent its last, and how many it sent). "
+    "reordered (previous): arrivals whose sequence number is not the previous arrival's + 1. "
+    "reordered (original): arrival positions whose packet is not the one sent in that position. "
+    "most ORB threads: the most of the ORB's threads in the stage's calls at once"
+)
 # The line under the run table's floor and ratio: the third figure on it.
 FOREIGN_LEGEND = "foreign CPU: the share of the run's cores that other processes used during it"
 # The latency table's rows and columns and the send times under it
 # (docs/architecture.md, "Metrics").
-LATENCY_LEGEND = ("pN: N % of the packets took at most this. arrival → done: from a packet's arrival at the stage's "
-                  "port to done there; send → done: from the start of its send at the producer. producer send: how "
-                  "long its send calls took")
+LATENCY_LEGEND = (
+    "pN: N % of the packets took at most this. arrival → done: from a packet's arrival at the stage's "
+    "port to done there; send → done: from the start of its send at the producer. producer send: how "
+    "long its send calls took"
+)
 # The ordering-and-flow table's columns (their counters: RecordFileHeader,
 # record_log.hpp), said under it.
-FLOW_LEGEND = ("output reordered: as reordered (previous), in the order it finished packets (what it handed on). "
-               "most held: the most packets its port held at once (in calls, reorder buffer, worker queue). "
-               "reorder buffer peak: the most its reorder buffer held. skipped / late / dup.: packets given up on "
-               "after the reorder timeout / arriving after being given up on / arriving twice (both dropped). "
-               "sender suspended: times its port told its sender to stop (watermarks). sends that waited: times "
-               "its output waited for credits or a resume")
+FLOW_LEGEND = (
+    "output reordered: as reordered (previous), in the order it finished packets (what it handed on). "
+    "most held: the most packets its port held at once (in calls, reorder buffer, worker queue). "
+    "reorder buffer peak: the most its reorder buffer held. skipped / late / dup.: packets given up on "
+    "after the reorder timeout / arriving after being given up on / arriving twice (both dropped). "
+    "sender suspended: times its port told its sender to stop (watermarks). sends that waited: times "
+    "its output waited for credits or a resume"
+)
 # The statistics of repeated runs (measure/stats.py), said under the
 # benchmark's table and compare's.
 SIGMA_LEGEND = "σ: the runs' sample standard deviation"
-CI_LEGEND = ("95 % CI (median): the median's, from the runs' own values (order statistics), so never outside them; "
-             "it takes {runs} runs or more")
+CI_LEGEND = (
+    "95 % CI (median): the median's, from the runs' own values (order statistics), so never outside them; "
+    "it takes {runs} runs or more"
+)
 # Why a result has no ratio: its floor is 0 (no component declares work and
 # no source is paced).
 NO_FLOOR = "no floor (no declared work)"
@@ -76,11 +85,17 @@ def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
         if c["worker_depth"] and c.get("worker_resume", "auto") != "auto":
             policy += f" (resume at {c['worker_resume']})"
         if c.get("ordering", "arrival") != "arrival":
-            policy += (f" ordering={c['ordering']}(capacity {c['reorder_capacity']}, timeout "
-                       f"{c['reorder_timeout_ms']:g} ms)")
+            policy += (
+                f" ordering={c['ordering']}(capacity {c['reorder_capacity']}, timeout {c['reorder_timeout_ms']:g} ms)"
+            )
         if c.get("flow", "none") != "none":
-            policy += " flow=" + {"watermarks": f"watermarks({c['flow_low']}, {c['flow_high']})",
-                                  "credits": f"credits({c['credits']})"}[c["flow"]]
+            policy += (
+                " flow="
+                + {
+                    "watermarks": f"watermarks({c['flow_low']}, {c['flow_high']})",
+                    "credits": f"credits({c['credits']})",
+                }[c["flow"]]
+            )
         # Where the packets go: a direct call, or the transport of a remote hop
         # (results written before hops said theirs give the placement alone).
         hop = c.get("transport")
@@ -88,8 +103,12 @@ def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
         out.append(_line(f"  {c['id']}: {policy}"))
     if spec.get("network"):
         net = spec["network"]
-        out.append(_line(f"  network hosts: one namespace and node per process, links of {net['delay_ms']} ms one-way "
-                         "delay" + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else "")))
+        out.append(
+            _line(
+                f"  network hosts: one namespace and node per process, links of {net['delay_ms']} ms one-way "
+                "delay" + (f" ± {net['jitter_ms']} ms" if net["jitter_ms"] else "")
+            )
+        )
     if spec.get("nodes"):
         placed = ", ".join(f"{node} ({', '.join(members)})" for node, members in spec["nodes"].items())
         out.append(_line(f"  nodes: {placed} in the domain {spec.get('domain')}"))
@@ -102,8 +121,9 @@ def _count(v: Any) -> Any:
 
 
 def _uses_ordering(spec: dict[str, Any]) -> bool:
-    return any(c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none"
-               for c in spec["connections"])
+    return any(
+        c.get("ordering", "arrival") != "arrival" or c.get("flow", "none") != "none" for c in spec["connections"]
+    )
 
 
 def stage_rows(result: RunResult) -> CsvTable:
@@ -111,21 +131,46 @@ def stage_rows(result: RunResult) -> CsvTable:
     its CSV show. Returns (header, rows) of raw values."""
     producer, stages = result.producer, result.stages
     assert stages is not None, "an analysed result: a run's, or one read back"
-    header = ["component", "last_packet_ms", "received", "reordered_from_previous", "reordered_from_original",
-              "max_server_threads"]
+    header = [
+        "component",
+        "last_packet_ms",
+        "received",
+        "reordered_from_previous",
+        "reordered_from_original",
+        "max_server_threads",
+    ]
     rows = []
     if producer:
         rows.append([producer.name, producer.last_sent_ms, producer.sent, None, None, None])
-    rows += [[s.name, s.last_packet_ms, s.received, s.reordered_from_previous, s.reordered_from_original,
-              s.max_server_threads] for s in stages]
+    rows += [
+        [
+            s.name,
+            s.last_packet_ms,
+            s.received,
+            s.reordered_from_previous,
+            s.reordered_from_original,
+            s.max_server_threads,
+        ]
+        for s in stages
+    ]
     if _uses_ordering(result.spec):
-        header += ["output_reordered_from_previous", "held_peak", "reorder_buffer_peak", "skipped", "late",
-                   "duplicates", "flow_suspends", "send_stalls"]
+        header += [
+            "output_reordered_from_previous",
+            "held_peak",
+            "reorder_buffer_peak",
+            "skipped",
+            "late",
+            "duplicates",
+            "flow_suspends",
+            "send_stalls",
+        ]
         for row, part in zip(rows, ([producer] if producer else []) + stages):
             is_stage = part is not producer
             row += [part.output_reordered_from_previous if is_stage else None]
-            row += [getattr(part, k) if is_stage else None for k in ("held_peak", "reorder_buffer_peak", "skipped",
-                                                                      "late", "duplicates", "flow_suspends")]
+            row += [
+                getattr(part, k) if is_stage else None
+                for k in ("held_peak", "reorder_buffer_peak", "skipped", "late", "duplicates", "flow_suspends")
+            ]
             row += [part.send_stalls]
     if result.refusals:
         header.append("refused")
@@ -147,56 +192,120 @@ def run_view(result: RunResult) -> list[Any]:
     producer, stages = result.producer, result.stages
     assert stages is not None and result.cpu is not None, "an analysed result"
     out = spec_lines(result.spec, producer.sent if producer else 0)
-    main = table("component", "last packet", "received", "reordered (previous)", "reordered (original)",
-                 "most ORB threads")
+    main = table(
+        "component", "last packet", "received", "reordered (previous)", "reordered (original)", "most ORB threads"
+    )
     parts = ([producer] if producer else []) + stages
     for part in parts:
         is_stage = part is not producer
-        row = [part.name, units.duration(part.last_packet_ms if is_stage else part.last_sent_ms),
-               part.received if is_stage else part.sent]
-        row += [part.reordered_from_previous, part.reordered_from_original, part.max_server_threads] if is_stage \
+        row = [
+            part.name,
+            units.duration(part.last_packet_ms if is_stage else part.last_sent_ms),
+            part.received if is_stage else part.sent,
+        ]
+        row += (
+            [part.reordered_from_previous, part.reordered_from_original, part.max_server_threads]
+            if is_stage
             else [None] * 3
+        )
         add_rows(main, [row])
     out += [_line(""), main, _line(RUN_TABLE_LEGEND, MUTED)]
     external = [s for s in stages if s.measured_at]
     for s in external:
         kind = "" if s.kind == "external" else f" ({s.kind})"
-        out.append(_line(f"{s.name}: an external component{kind}, measured at {s.measured_at} (its packets as "
-                         "they reached that port)", MUTED))
+        out.append(
+            _line(
+                f"{s.name}: an external component{kind}, measured at {s.measured_at} (its packets as "
+                "they reached that port)",
+                MUTED,
+            )
+        )
     if external:  # what each stage's process costs, beside an external one's
         cpu = table("process CPU", "over the run", "per packet")
-        add_rows(cpu, [[s.name, units.duration(s.process_cpu_s * 1e3), units.duration_us(s.cpu_per_packet_us)]
-                       for s in stages if s.process_cpu_s is not None])
+        add_rows(
+            cpu,
+            [
+                [s.name, units.duration(s.process_cpu_s * 1e3), units.duration_us(s.cpu_per_packet_us)]
+                for s in stages
+                if s.process_cpu_s is not None
+            ],
+        )
         out += [_line(""), cpu]
     if _uses_ordering(result.spec):
-        flow = table("component", "output reordered", "most held", "reorder buffer peak",
-                     "skipped / late / dup.", "sender suspended", "sends that waited", title="ordering and flow")
+        flow = table(
+            "component",
+            "output reordered",
+            "most held",
+            "reorder buffer peak",
+            "skipped / late / dup.",
+            "sender suspended",
+            "sends that waited",
+            title="ordering and flow",
+        )
         for part in parts:
             is_stage = part is not producer
-            add_rows(flow, [[part.name] + ([part.output_reordered_from_previous, _count(part.held_peak),
-                                            _count(part.reorder_buffer_peak),
-                                            f"{part.skipped or 0} / {part.late or 0} / {part.duplicates or 0}",
-                                            _count(part.flow_suspends)] if is_stage else [None] * 5)
-                            + [_count(part.send_stalls)]])
+            add_rows(
+                flow,
+                [
+                    [part.name]
+                    + (
+                        [
+                            part.output_reordered_from_previous,
+                            _count(part.held_peak),
+                            _count(part.reorder_buffer_peak),
+                            f"{part.skipped or 0} / {part.late or 0} / {part.duplicates or 0}",
+                            _count(part.flow_suspends),
+                        ]
+                        if is_stage
+                        else [None] * 5
+                    )
+                    + [_count(part.send_stalls)]
+                ],
+            )
         out += [_line(""), flow, _line(FLOW_LEGEND, MUTED)]
     for s in stages:
         if s.connections:  # fan-in: each connection into it, its own order
-            view = table("connection", "sent", "received", "reordered (previous)", "reordered (original)",
-                         title=f"{s.name}, per connection (the counts above are their sum, each stream on its own)")
-            add_rows(view, [[c.id, _count(c.sent), c.received, c.reordered_from_previous, c.reordered_from_original]
-                            for c in s.connections])
+            view = table(
+                "connection",
+                "sent",
+                "received",
+                "reordered (previous)",
+                "reordered (original)",
+                title=f"{s.name}, per connection (the counts above are their sum, each stream on its own)",
+            )
+            add_rows(
+                view,
+                [
+                    [c.id, _count(c.sent), c.received, c.reordered_from_previous, c.reordered_from_original]
+                    for c in s.connections
+                ],
+            )
             out += [_line(""), view]
-    out.append(_line(f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
-                     f"foreign CPU {units.percent(result.foreign_cpu_pct)}"))
+    out.append(
+        _line(
+            f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
+            f"foreign CPU {units.percent(result.foreign_cpu_pct)}"
+        )
+    )
     out += floor_lines(result, FOREIGN_LEGEND)
     out += [_line(line) for line in output_check_lines(stages)]
     for stall in result.stalls or []:
-        out.append(_line(f"STALLED: {stall['component']} held work and finished none for "
-                         f"{units.duration(stall['for_ms'])}, from {units.duration(stall['at_ms'])} (threshold "
-                         f"{units.duration(stall['threshold_ms'])}): this run's times are not the pipeline's", BAD))
+        out.append(
+            _line(
+                f"STALLED: {stall['component']} held work and finished none for "
+                f"{units.duration(stall['for_ms'])}, from {units.duration(stall['at_ms'])} (threshold "
+                f"{units.duration(stall['threshold_ms'])}): this run's times are not the pipeline's",
+                BAD,
+            )
+        )
     if result.missing:
-        out.append(_line(f"NOT CLEAN: {result.why_not_clean()}: the stream was cut short, its times and ratio "
-                         "cover only what arrived", BAD))
+        out.append(
+            _line(
+                f"NOT CLEAN: {result.why_not_clean()}: the stream was cut short, its times and ratio "
+                "cover only what arrived",
+                BAD,
+            )
+        )
     if result.refusals:
         out.append(_line(_refusal_line(result, parts), BAD))
         # Beside the table rather than in it: one more column would not fit in 100.
@@ -209,16 +318,28 @@ def run_view(result: RunResult) -> list[Any]:
         out += [_line(""), view]
     send = producer.send_us if producer else {}
     if send:
-        out.append(_line("producer send: " + ", ".join(f"{k} {units.duration_us(send[k])}"
-                                                       for k in ("min", "p50", "p90", "p99", "max"))))
+        out.append(
+            _line(
+                "producer send: "
+                + ", ".join(f"{k} {units.duration_us(send[k])}" for k in ("min", "p50", "p90", "p99", "max"))
+            )
+        )
     if latency or send:
         out.append(_line(LATENCY_LEGEND, MUTED))
     cpu = result.cpu
-    out.append(_line(f"run CPU: user {units.duration(cpu.user_s * 1e3)}, system {units.duration(cpu.system_s * 1e3)}, "
-                     f"context switches {cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary"))
+    out.append(
+        _line(
+            f"run CPU: user {units.duration(cpu.user_s * 1e3)}, system {units.duration(cpu.system_s * 1e3)}, "
+            f"context switches {cpu.voluntary_ctxsw} voluntary / {cpu.involuntary_ctxsw} involuntary"
+        )
+    )
     if result.network and result.network.emulator_cpu_s is not None:  # set once a run has ended
-        out.append(_line(f"link emulator CPU: {units.duration(result.network.emulator_cpu_s * 1e3)} (on the run's "
-                         "cores; not counted as foreign)"))
+        out.append(
+            _line(
+                f"link emulator CPU: {units.duration(result.network.emulator_cpu_s * 1e3)} (on the run's "
+                "cores; not counted as foreign)"
+            )
+        )
     out += [_line(_node_line(node)) for node in result.nodes or []]
     return out
 
@@ -231,21 +352,27 @@ def output_check_lines(stages: Iterable[StageResult]) -> list[str]:
         if s.checksum is not None:
             lines.append(f"{s.name} checksum {s.checksum!r}: the sum of every sample it received, in double")
         if s.capture is not None:
-            lines.append(f"{s.name} captured every sample it received: {s.capture}.sigmf-data (SigMF, "
-                         "scabench.read_recording reads it)")
+            lines.append(
+                f"{s.name} captured every sample it received: {s.capture}.sigmf-data (SigMF, "
+                "scabench.read_recording reads it)"
+            )
     return lines
 
 
 def _node_line(node: NodeResult) -> str:
     """A node's CPU and switches (its processes', as it reported them) and
     how its clock was related to the launcher's."""
-    words = (f"node {node.name}: CPU user {units.duration(node.user_s * 1e3)}, system "
-             f"{units.duration(node.system_s * 1e3)}, {node.context_switches} context switches "
-             f"({len(node.processes)} process{'es' if len(node.processes) != 1 else ''})")
+    words = (
+        f"node {node.name}: CPU user {units.duration(node.user_s * 1e3)}, system "
+        f"{units.duration(node.system_s * 1e3)}, {node.context_switches} context switches "
+        f"({len(node.processes)} process{'es' if len(node.processes) != 1 else ''})"
+    )
     start = node.clock.start
     if start is not None:
-        words += (f"; clock {start.offset_ms:+.3f} ms from the launcher's, times within "
-                  f"{units.duration(node.clock.error_bound_ms)} (round trip {units.duration(start.rtt_ms)})")
+        words += (
+            f"; clock {start.offset_ms:+.3f} ms from the launcher's, times within "
+            f"{units.duration(node.clock.error_bound_ms)} (round trip {units.duration(start.rtt_ms)})"
+        )
     if node.lost:
         words += f"; lost: {node.lost}"
     return words
@@ -298,8 +425,10 @@ def _refusal_line(result: RunResult, parts: Sequence[Any]) -> str:
         for reason, n in ((part.refused_by if part else None) or {}).items():
             by[reason] = by.get(reason, 0) + n
     detail = ", ".join(f"{reason} {n}" for reason, n in by.items() if n)
-    return (f"NOT CLEAN: ports refused {result.refusals or 0} packets or signals from peers ({detail}); "
-            "see docs/trust-model.md")
+    return (
+        f"NOT CLEAN: ports refused {result.refusals or 0} packets or signals from peers ({detail}); "
+        "see docs/trust-model.md"
+    )
 
 
 def _interval(low: float | None, high: float | None, unit: str, scale: Any = None) -> str:
@@ -317,9 +446,15 @@ def summary_rows(summary: dict[str, stats.Summary], figures: Iterable[stats.Figu
             continue
         scale = units.time_unit(s.median) if f.unit == "ms" else None
         sigma = units.MISSING if s.stdev is None else units.figure(s.stdev, f.unit, scale)
-        rows.append([f.label, units.figure(s.median, f.unit, scale),
-                     f"{units.figure(s.mean, f.unit, scale)} ± {sigma}", _interval(s.min, s.max, f.unit, scale),
-                     _interval(s.ci95[0], s.ci95[1], f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none"])
+        rows.append(
+            [
+                f.label,
+                units.figure(s.median, f.unit, scale),
+                f"{units.figure(s.mean, f.unit, scale)} ± {sigma}",
+                _interval(s.min, s.max, f.unit, scale),
+                _interval(s.ci95[0], s.ci95[1], f.unit, scale) if s.ci95 else f"n < {stats.interval_runs()}: none",
+            ]
+        )
     return header, rows
 
 
@@ -337,15 +472,24 @@ def benchmark_view(bench: Benchmark) -> list[Any]:
     out = spec_lines(bench.spec, packets)
     redone = sum((r.attempt or 1) - 1 for r in bench.runs)
     g = bench.guard
-    out.append(_line(f"{len(bench.runs)} run(s)" + (f" after {bench.warmup} warm-up" if bench.warmup else "")
-                     + f", each after a quiet machine (others under {g['quiet_below_pct']:g} % of the cores, waited "
-                     f"for up to {g['quiet_wait_s']:g} s) and redone (up to {g['max_redos']} times) if others took "
-                     f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"))
+    out.append(
+        _line(
+            f"{len(bench.runs)} run(s)"
+            + (f" after {bench.warmup} warm-up" if bench.warmup else "")
+            + f", each after a quiet machine (others under {g['quiet_below_pct']:g} % of the cores, waited "
+            f"for up to {g['quiet_wait_s']:g} s) and redone (up to {g['max_redos']} times) if others took "
+            f"more than {g['redo_above_pct']:g} % or it stalled: {redone} attempt(s) thrown away"
+        )
+    )
     header, rows = summary_rows(bench.summary(), bench.figures())
-    out += [_line(""), add_rows(table(*header), rows),
-            _line(f"{figure_legend(bench.figures())}. {SIGMA_LEGEND}. {CI_LEGEND.format(runs=stats.interval_runs())}",
-                  MUTED),
-            _line("")]
+    out += [
+        _line(""),
+        add_rows(table(*header), rows),
+        _line(
+            f"{figure_legend(bench.figures())}. {SIGMA_LEGEND}. {CI_LEGEND.format(runs=stats.interval_runs())}", MUTED
+        ),
+        _line(""),
+    ]
     if first is not None:
         out.append(_line(f"floor {units.duration(first.floor_ms)}", None))
     out += floor_lines(first)
@@ -363,8 +507,10 @@ def _verdict(c: stats.Comparison) -> str:
     return "significant" if c.significant else "not significant"
 
 
-COMPARE_RULE = ("significant: Student's two-sample t-test (pooled variance) rejects equal means at 95 % and the "
-                "means differ by more than either side's σ (pyperf's rule)")
+COMPARE_RULE = (
+    "significant: Student's two-sample t-test (pooled variance) rejects equal means at 95 % and the "
+    "means differ by more than either side's σ (pyperf's rule)"
+)
 # compare's verdict where the rule cannot be applied (stats.compare).
 CANNOT_TELL = "cannot tell: a side has one run (no spread to judge by) or no value"
 
@@ -373,9 +519,10 @@ CANNOT_TELL = "cannot tell: a side has one run (no spread to judge by) or no val
 class Compared:
     """`scabench compare`: result files named A, B, C ..., and each headline
     figure of every file after the first against the first (A)."""
-    names: list                  # "A", "B", ...
-    files: list                  # their paths
-    runs: dict                   # name: [RunResult]
+
+    names: list  # "A", "B", ...
+    files: list  # their paths
+    runs: dict  # name: [RunResult]
     warnings: list
     comparisons: dict = field(default_factory=dict)  # (figure key, name): stats.Comparison
     # The figures compared: the headline ones, then each process's CPU per
@@ -392,24 +539,67 @@ class Compared:
                 self.comparisons[(f.key, n)] = replace(c, why=lacking) if lacking else c
 
     def as_dict(self) -> dict[str, Any]:
-        return {"scabench": version_info(), "files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
-                "rule": COMPARE_RULE,
-                "figures": {f.key: {"unit": f.unit, "against": self.names[0],
-                                    **{n: self.comparisons[(f.key, n)].as_dict() for n in self.names[1:]}}
-                            for f in self.figures},
-                "warnings": self.warnings}
+        return {
+            "scabench": version_info(),
+            "files": [{"name": n, "path": str(p), "runs": len(self.runs[n])} for n, p in zip(self.names, self.files)],
+            "rule": COMPARE_RULE,
+            "figures": {
+                f.key: {
+                    "unit": f.unit,
+                    "against": self.names[0],
+                    **{n: self.comparisons[(f.key, n)].as_dict() for n in self.names[1:]},
+                }
+                for f in self.figures
+            },
+            "warnings": self.warnings,
+        }
 
     def csv(self) -> CsvTable:
         """A row per figure and file compared with A: (header, rows)."""
-        header = ["figure", "unit", "a", "b", "a_n", "a_median", "a_mean", "a_stdev", "b_n", "b_median", "b_mean",
-                  "b_stdev", "ratio", "difference", "t", "p", "significant"]
+        header = [
+            "figure",
+            "unit",
+            "a",
+            "b",
+            "a_n",
+            "a_median",
+            "a_mean",
+            "a_stdev",
+            "b_n",
+            "b_median",
+            "b_mean",
+            "b_stdev",
+            "ratio",
+            "difference",
+            "t",
+            "p",
+            "significant",
+        ]
         rows = []
         for f in self.figures:
             for n in self.names[1:]:
                 c = self.comparisons[(f.key, n)]
-                rows.append([f.key, f.unit, self.names[0], n, c.a.n, c.a.median, c.a.mean, c.a.stdev, c.b.n,
-                             c.b.median, c.b.mean, c.b.stdev, c.ratio, c.difference, c.t, c.p,
-                             "" if c.significant is None else c.significant])
+                rows.append(
+                    [
+                        f.key,
+                        f.unit,
+                        self.names[0],
+                        n,
+                        c.a.n,
+                        c.a.median,
+                        c.a.mean,
+                        c.a.stdev,
+                        c.b.n,
+                        c.b.median,
+                        c.b.mean,
+                        c.b.stdev,
+                        c.ratio,
+                        c.difference,
+                        c.t,
+                        c.p,
+                        "" if c.significant is None else c.significant,
+                    ]
+                )
         return header, rows
 
 
@@ -434,39 +624,67 @@ def compare_view(cmp: "Compared") -> list[Any]:
             c = cmp.comparisons[(f.key, n)]
             if _no_floor(f, cmp.runs[n]) or _no_floor(f, cmp.runs[base]):
                 # No ratio to compare: say why rather than "cannot tell".
-                row.append(_no_floor(f, cmp.runs[n]) or f"{units.figure(medians[n], f.unit, scale)} ({base}: {NO_FLOOR})")
+                row.append(
+                    _no_floor(f, cmp.runs[n]) or f"{units.figure(medians[n], f.unit, scale)} ({base}: {NO_FLOOR})"
+                )
                 continue
             ratio = "" if c.ratio is None else f"{units.ratio(c.ratio)}×, "  # none over a mean of 0
-            row.append(Text.assemble(f"{units.figure(medians[n], f.unit, scale)} ({ratio}",
-                                     (_verdict(c), TITLE if c.significant else ""), ")"))
+            row.append(
+                Text.assemble(
+                    f"{units.figure(medians[n], f.unit, scale)} ({ratio}",
+                    (_verdict(c), TITLE if c.significant else ""),
+                    ")",
+                )
+            )
         rows.append(row)
     out: list[Any] = [f"{n}: {p} ({len(cmp.runs[n])} run(s))" for n, p in zip(cmp.names, cmp.files)]
-    out += ["", add_rows(table("figure", *cmp.names), rows), "",
-            Text(f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
-                 + ". ".join([COMPARE_RULE, CANNOT_TELL, SIGMA_LEGEND, figure_legend(cmp.figures), LEGEND]),
-                 style=MUTED)]
+    out += [
+        "",
+        add_rows(table("figure", *cmp.names), rows),
+        "",
+        Text(
+            f"each figure: the median; beside it, its mean over {base}'s and whether it differs from {base}. "
+            + ". ".join([COMPARE_RULE, CANNOT_TELL, SIGMA_LEGEND, figure_legend(cmp.figures), LEGEND]),
+            style=MUTED,
+        ),
+    ]
     out += [Text(f"warning: {w}", style=WARN) for w in cmp.warnings]
     return out
 
 
-def compare_warnings(names: Sequence[str], runs: dict[str, list[RunResult]],
-                     own_warnings: dict[str, list[str]]) -> list[str]:
+def compare_warnings(
+    names: Sequence[str], runs: dict[str, list[RunResult]], own_warnings: dict[str, list[str]]
+) -> list[str]:
     """What makes the comparison doubtful: each file's own warnings, one run
     on a side, streams of different lengths, different machines."""
     out = [f"{n}: {w}" for n in names for w in own_warnings[n]]
     single = [n for n in names if len(runs[n]) == 1]
     if single:
-        out.append(f"{', '.join(single)}: one run, no spread to judge a difference by; "
-                   "scabench run SPEC --runs K --json gives K")
+        out.append(
+            f"{', '.join(single)}: one run, no spread to judge a difference by; "
+            "scabench run SPEC --runs K --json gives K"
+        )
     sent = {n: sorted({r.producer.sent for r in runs[n] if r.producer}) for n in names}
     if len({tuple(s) for s in sent.values()}) > 1:
-        out.append("the files' runs sent different numbers of packets ("
-                   + "; ".join(f"{n}: {', '.join(map(str, s)) or '–'}" for n, s in sent.items())
-                   + "): their times do not compare")
-    machines = {n: {(r.environment.get("cpu_model"), r.environment.get("online_cpus"), str(r.spec.get("cores")))
-                    for r in runs[n]} for n in names}
+        out.append(
+            "the files' runs sent different numbers of packets ("
+            + "; ".join(f"{n}: {', '.join(map(str, s)) or '–'}" for n, s in sent.items())
+            + "): their times do not compare"
+        )
+    machines = {
+        n: {
+            (r.environment.get("cpu_model"), r.environment.get("online_cpus"), str(r.spec.get("cores")))
+            for r in runs[n]
+        }
+        for n in names
+    }
     if len({m for s in machines.values() for m in s}) > 1:
-        out.append("the runs were measured on different machines or cores ("
-                   + "; ".join(f"{n}: " + ", ".join(f"{m[0]}, {m[1]} CPUs, cores {m[2]}" for m in sorted(s, key=str))
-                               for n, s in machines.items()) + ")")
+        out.append(
+            "the runs were measured on different machines or cores ("
+            + "; ".join(
+                f"{n}: " + ", ".join(f"{m[0]}, {m[1]} CPUs, cores {m[2]}" for m in sorted(s, key=str))
+                for n, s in machines.items()
+            )
+            + ")"
+        )
     return out

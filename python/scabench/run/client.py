@@ -5,6 +5,7 @@ parameters, sink servants that keep what they receive, and CF::Properties
 and packet headers built here. The tests that drive components directly
 and the cost scripts (scripts/py_hop_cost.py, scripts/node_cost.py) stand
 on it. Every process started here is ended by its PID."""
+
 import os
 import signal
 import subprocess
@@ -125,8 +126,9 @@ def sink_class(sample_type: str) -> type:
 
         def wait_for(self, predicate: Callable[[list], bool], timeout: float = WAIT_S) -> list:
             with self.cond:
-                assert self.cond.wait_for(lambda: predicate(self.packets), timeout), \
+                assert self.cond.wait_for(lambda: predicate(self.packets), timeout), (
                     f"sink: condition not met; it has {len(self.packets)} packets"
+                )
                 return list(self.packets)
 
         def data(self) -> list:
@@ -138,11 +140,18 @@ def sink_class(sample_type: str) -> type:
     return Sink
 
 
-def header(seq: int, link: int | None = None, eos: bool = False, stream: int = 7, send_time: int | None = None,
-           token: int = TOKEN) -> Any:
+def header(
+    seq: int,
+    link: int | None = None,
+    eos: bool = False,
+    stream: int = 7,
+    send_time: int | None = None,
+    token: int = TOKEN,
+) -> Any:
     """A packet header as the sending port stamps it: link sequence = seq unless given."""
-    return S.data.PacketHeader(stream, seq, send_time if send_time is not None else 1_000_000 + seq, eos,
-                               seq if link is None else link, token)
+    return S.data.PacketHeader(
+        stream, seq, send_time if send_time is not None else 1_000_000 + seq, eos, seq if link is None else link, token
+    )
 
 
 def props(**values: Any) -> list:
@@ -160,8 +169,16 @@ class StageProcess:
     """`scabench-py-stage` started with the execute parameters; resolve()
     finds its CF::Resource by name in the context, as a launcher does."""
 
-    def __init__(self, tmp_path: Path, context: Any, context_ior: str, binding: str = "stage1",
-                 sample_type: str | None = None, extra: tuple | list = (), command: list[str] | None = None):
+    def __init__(
+        self,
+        tmp_path: Path,
+        context: Any,
+        context_ior: str,
+        binding: str = "stage1",
+        sample_type: str | None = None,
+        extra: tuple | list = (),
+        command: list[str] | None = None,
+    ):
         self.context, self.binding = context, binding
         self.identifier = f"{binding}:waveform_1"
         args = ["NAMING_CONTEXT_IOR", context_ior, "COMPONENT_IDENTIFIER", self.identifier, "NAME_BINDING", binding]
@@ -169,8 +186,9 @@ class StageProcess:
             args += ["SAMPLE_TYPE", sample_type]
         self.out_path, self.err_path = tmp_path / f"{binding}.out", tmp_path / f"{binding}.err"
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen((command or stage_command()) + args + list(extra) + LOOPBACK,
-                                         stdout=out, stderr=err)
+            self.proc = subprocess.Popen(
+                (command or stage_command()) + args + list(extra) + LOOPBACK, stdout=out, stderr=err
+            )
 
     def resolve(self) -> Any:
         deadline = time.monotonic() + WAIT_S

@@ -1,4 +1,5 @@
 """What a result was measured on."""
+
 import os
 import platform
 import subprocess

@@ -4,6 +4,7 @@ The floor they are compared with is the model's (scabench.model.pipeline).
 Sequence numbers are those the producer stamped, 0-based; with several
 producers, each stream's own (per_stream).
 """
+
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -89,8 +90,9 @@ def latency_summary(latency_us: ArrayLike) -> dict[str, Any] | None:
     return {"count": int(s.size), **{f"p{q}": percentile(s, q) for q in LATENCY_PERCENTILES}, "max": float(s.max())}
 
 
-def since_send_ns(sent_sequence: np.ndarray, send_start_ns: np.ndarray, sequence: np.ndarray,
-                  done_ns: np.ndarray) -> np.ndarray:
+def since_send_ns(
+    sent_sequence: np.ndarray, send_start_ns: np.ndarray, sequence: np.ndarray, done_ns: np.ndarray
+) -> np.ndarray:
     """How long after its send began each packet was done: for the packets
     in (sequence, done_ns) whose number the source sent, done_ns minus the
     start of that send (ns), in the order given; packets the source did not
@@ -106,4 +108,3 @@ def since_send_ns(sent_sequence: np.ndarray, send_start_ns: np.ndarray, sequence
     pos = np.minimum(np.searchsorted(sent[order], seq), sent.size - 1)
     found = sent[order][pos] == seq
     return done[found] - start[order][pos[found]]
-

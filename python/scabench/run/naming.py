@@ -8,6 +8,7 @@ component under its name in that context, as an SCA domain does; an outside
 tool resolves them there while a run is held (`scabench run --hold`). The
 service is one of the run's processes: it dies with the command and is
 removed with the run's directory."""
+
 import os
 import shutil
 import socket
@@ -50,15 +51,29 @@ class NamingService:
     def __enter__(self) -> Self:
         binary = shutil.which("omniNames")
         if binary is None:
-            raise RunError("the Naming Service omniNames is not installed (Debian package omniorb-nameserver; "
-                           "scripts/setup.sh installs it)")
+            raise RunError(
+                "the Naming Service omniNames is not installed (Debian package omniorb-nameserver; "
+                "scripts/setup.sh installs it)"
+            )
         self.dir.mkdir(parents=True, exist_ok=True)
         for _ in range(ATTEMPTS):
             self.port = port = self._asked_port or processes.free_port()
             log = open(self.dir / "omniNames.log", "w")
-            self.proc = proc = processes.spawn([binary, "-start", str(port), "-always", "-datadir", str(self.dir),
-                                                "-nohostname", "-ORBendPoint", f"giop:tcp:{self.host}:{port}"],
-                                               stdout=log, stderr=subprocess.STDOUT)
+            self.proc = proc = processes.spawn(
+                [
+                    binary,
+                    "-start",
+                    str(port),
+                    "-always",
+                    "-datadir",
+                    str(self.dir),
+                    "-nohostname",
+                    "-ORBendPoint",
+                    f"giop:tcp:{self.host}:{port}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
             log.close()
             deadline = time.monotonic() + START_TIMEOUT_S
             while proc.poll() is None and time.monotonic() < deadline:

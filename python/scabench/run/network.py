@@ -32,6 +32,7 @@ whose owner process is gone) before it makes new ones. The proxy dies with
 the command even when the command is killed outright (processes.spawn), so
 it never keeps its ports bound.
 """
+
 import ctypes
 import functools
 import json
@@ -54,14 +55,14 @@ from scabench.run import processes
 # The Toxiproxy release scripts/setup.sh installs.
 TOXIPROXY_VERSION = "v2.5.0"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
-NAME_PREFIX = "sbn"          # namespaces "sbn<pid>-h<i>", machine-side links "sbn<pid>h<i>"
-ORB_PORT = 2809              # every host's ORB port, in its own namespace
-AGENT_PORT = 2810            # every node agent's, in its own namespace
-NODE_START_S = 60.0          # how long an agent may take to register (a Python start on a busy machine)
-NODE_STOP_S = 15.0           # an agent stops its processes (5 s each at most), then exits
+NAME_PREFIX = "sbn"  # namespaces "sbn<pid>-h<i>", machine-side links "sbn<pid>h<i>"
+ORB_PORT = 2809  # every host's ORB port, in its own namespace
+AGENT_PORT = 2810  # every node agent's, in its own namespace
+NODE_START_S = 60.0  # how long an agent may take to register (a Python start on a busy machine)
+NODE_STOP_S = 15.0  # an agent stops its processes (5 s each at most), then exits
 _CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child must not load libraries
-SUBNETS = range(200, 250)    # 10.<S>.0.0/16 per run, S the first one no interface uses
+SUBNETS = range(200, 250)  # 10.<S>.0.0/16 per run, S the first one no interface uses
 
 
 class NetworkUnavailable(ScabenchError):
@@ -70,8 +71,11 @@ class NetworkUnavailable(ScabenchError):
 
 def toxiproxy_binary() -> Path | None:
     """The emulator: $SCABENCH_TOXIPROXY, the checkout's .tools/bin, or PATH."""
-    candidates = [os.environ.get("SCABENCH_TOXIPROXY"), REPO_ROOT / ".tools" / "bin" / "toxiproxy-server",
-                  shutil.which("toxiproxy-server")]
+    candidates = [
+        os.environ.get("SCABENCH_TOXIPROXY"),
+        REPO_ROOT / ".tools" / "bin" / "toxiproxy-server",
+        shutil.which("toxiproxy-server"),
+    ]
     for c in candidates:
         if c and Path(c).is_file() and os.access(c, os.X_OK):
             return Path(c)
@@ -107,14 +111,18 @@ def _lacking_capabilities() -> list[str]:
 def _probe() -> str | None:
     lacking = _lacking_capabilities()
     if os.geteuid() != 0 or lacking:
-        return ("network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network namespaces are mounted "
-                "under /run/netns and given veth links); this process "
-                + ("is not root" if os.geteuid() != 0 else f"lacks {' and '.join(lacking)}"))
+        return (
+            "network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network namespaces are mounted "
+            "under /run/netns and given veth links); this process "
+            + ("is not root" if os.geteuid() != 0 else f"lacks {' and '.join(lacking)}")
+        )
     if shutil.which("ip") is None:
         return "the ip command (Debian package iproute2) is not installed"
     if toxiproxy_binary() is None:
-        return ("the link emulator toxiproxy-server is not installed; scripts/setup.sh installs it with "
-                f"`go install {TOXIPROXY_MODULE}@{TOXIPROXY_VERSION}` into .tools/bin")
+        return (
+            "the link emulator toxiproxy-server is not installed; scripts/setup.sh installs it with "
+            f"`go install {TOXIPROXY_MODULE}@{TOXIPROXY_VERSION}` into .tools/bin"
+        )
     name = f"{NAME_PREFIX}{os.getpid()}-probe"
     made = _ip("netns", "add", name, check=False)
     if made.returncode != 0:
@@ -190,7 +198,7 @@ class NetworkHosts:
         self._made_ns: list[str] = []
         self._made_links: list[str] = []
         self._signals: Any = None
-        self.agents: list[tuple[str, Path, subprocess.Popen]] = []   # the node agent of each namespace (start_nodes)
+        self.agents: list[tuple[str, Path, subprocess.Popen]] = []  # the node agent of each namespace (start_nodes)
 
     # ---------------------------------------------------------------- names
 
@@ -217,10 +225,20 @@ class NetworkHosts:
         return self.proxy_address(0)
 
     def describe(self) -> dict[str, Any]:
-        return {"hosts": [{"netns": self.netns(i), "address": self.host_address(i),
-                           "published": f"{self.proxy_address(i)}:{ORB_PORT}", "node": self.node_name(i),
-                           "node_agent": f"{self.proxy_address(i)}:{AGENT_PORT}"} for i in range(self.count)],
-                "link": self.link.describe(), "emulator": f"toxiproxy {TOXIPROXY_VERSION}"}
+        return {
+            "hosts": [
+                {
+                    "netns": self.netns(i),
+                    "address": self.host_address(i),
+                    "published": f"{self.proxy_address(i)}:{ORB_PORT}",
+                    "node": self.node_name(i),
+                    "node_agent": f"{self.proxy_address(i)}:{AGENT_PORT}",
+                }
+                for i in range(self.count)
+            ],
+            "link": self.link.describe(),
+            "emulator": f"toxiproxy {TOXIPROXY_VERSION}",
+        }
 
     # ---------------------------------------------------------------- nodes
 
@@ -233,16 +251,41 @@ class NetworkHosts:
         with its last line."""
         for i in range(self.count):
             log = self.log_dir / f"node-{self.node_name(i)}.log"
-            argv = [sys.executable, "-m", "scabench.cli", "node", "--domain", domain, "--name", self.node_name(i),
-                    "--listen", f"{self.host_address(i)}:{AGENT_PORT}", "--publish", self.proxy_address(i),
-                    "--component-ports", f"{ORB_PORT}-{ORB_PORT}", "--cores", ",".join(map(str, cores))]
+            argv = [
+                sys.executable,
+                "-m",
+                "scabench.cli",
+                "node",
+                "--domain",
+                domain,
+                "--name",
+                self.node_name(i),
+                "--listen",
+                f"{self.host_address(i)}:{AGENT_PORT}",
+                "--publish",
+                self.proxy_address(i),
+                "--component-ports",
+                f"{ORB_PORT}-{ORB_PORT}",
+                "--cores",
+                ",".join(map(str, cores)),
+            ]
             # Opened here, entered in the child between fork and exec (system calls only).
             netns = os.open(f"/run/netns/{self.netns(i)}", os.O_RDONLY | os.O_CLOEXEC)
             try:
                 with open(log, "w") as out:
-                    self.agents.append((self.node_name(i), log, processes.spawn(
-                        argv, preexec=functools.partial(_enter, netns), stdin=subprocess.DEVNULL, stdout=out,
-                        stderr=subprocess.STDOUT)))
+                    self.agents.append(
+                        (
+                            self.node_name(i),
+                            log,
+                            processes.spawn(
+                                argv,
+                                preexec=functools.partial(_enter, netns),
+                                stdin=subprocess.DEVNULL,
+                                stdout=out,
+                                stderr=subprocess.STDOUT,
+                            ),
+                        )
+                    )
             finally:
                 os.close(netns)
         deadline = time.monotonic() + NODE_START_S
@@ -250,8 +293,11 @@ class NetworkHosts:
             while "registered in" not in log.read_text(errors="replace"):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     lines = log.read_text(errors="replace").strip().splitlines()
-                    why = f"exited {proc.returncode}" if proc.poll() is not None else \
-                        f"did not register within {NODE_START_S:g} s"
+                    why = (
+                        f"exited {proc.returncode}"
+                        if proc.poll() is not None
+                        else f"did not register within {NODE_START_S:g} s"
+                    )
                     last = lines[-1] if lines else "no output"
                     raise RunError(f"the node agent of network host {name} {why}: {last}", component=name)
                 time.sleep(0.05)
@@ -313,8 +359,12 @@ class NetworkHosts:
         # cores, and more threads would only add switches.
         env = {**os.environ, "GOMAXPROCS": "1"}
         # spawn: the emulator dies with this process, whatever kills it.
-        self.proxy = processes.spawn([str(toxiproxy_binary()), "-host", "127.0.0.1", "-port", str(port)],
-                                     stdout=log, stderr=subprocess.STDOUT, env=env)
+        self.proxy = processes.spawn(
+            [str(toxiproxy_binary()), "-host", "127.0.0.1", "-port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         log.close()
         deadline = time.monotonic() + 10
         while True:
@@ -329,8 +379,16 @@ class NetworkHosts:
 
     def _make_proxy(self, i: int) -> None:
         for name, port in ((f"h{i}", ORB_PORT), (f"n{i}", AGENT_PORT)):
-            self._api("POST", "/proxies", {"name": name, "listen": f"{self.proxy_address(i)}:{port}",
-                                           "upstream": f"{self.host_address(i)}:{port}", "enabled": True})
+            self._api(
+                "POST",
+                "/proxies",
+                {
+                    "name": name,
+                    "listen": f"{self.proxy_address(i)}:{port}",
+                    "upstream": f"{self.host_address(i)}:{port}",
+                    "enabled": True,
+                },
+            )
             if self.link.delay_ms or self.link.jitter_ms:
                 for stream in ("upstream", "downstream"):
                     self.set_delay(name, stream, self.link.delay_ms, self.link.jitter_ms)
@@ -338,8 +396,13 @@ class NetworkHosts:
     def set_delay(self, proxy: str, stream: str, delay_ms: float, jitter_ms: float = 0) -> None:
         """The delay of one direction of one proxy: "upstream" into the
         host, "downstream" out of it."""
-        toxic = {"name": f"delay_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
-                 "attributes": {"latency": delay_ms, "jitter": jitter_ms}}
+        toxic = {
+            "name": f"delay_{stream}",
+            "type": "latency",
+            "stream": stream,
+            "toxicity": 1.0,
+            "attributes": {"latency": delay_ms, "jitter": jitter_ms},
+        }
         try:
             self._api("POST", f"/proxies/{proxy}/toxics", toxic)
         except NetworkUnavailable:  # there already: changed
@@ -348,14 +411,16 @@ class NetworkHosts:
     def _api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         assert self.api is not None  # set when the emulator started
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.api + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.api + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=5) as resp:
                 return json.loads(resp.read() or b"null")
         except urllib.error.HTTPError as exc:
-            raise NetworkUnavailable(f"the link emulator refused {method} {path}: "
-                                     f"{exc.read().decode(errors='replace').strip()}") from None
+            raise NetworkUnavailable(
+                f"the link emulator refused {method} {path}: {exc.read().decode(errors='replace').strip()}"
+            ) from None
 
     def emulator_cpu_s(self) -> float:
         """CPU the link emulator has used so far (user + system seconds)."""

@@ -19,6 +19,7 @@ once; a hung one, or a machine that is gone, answers nothing and fails the
 call at the timeout; an agent that has lost its domain's Naming Service
 answers DISABLED until it comes back or the agent gives up (its grace).
 Checked every P seconds, a dead node is noticed within P + timeout."""
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,8 @@ CF, CosNaming = S.CF, S.CosNaming
 NODES_CONTEXT = "nodes"
 DEVICE_MANAGER = "device_manager"
 DEVICE = "device"
-CAPACITY_CORES = "cores"          # whole CPUs of the node's CPU list (an integer)
-CAPACITY_MEMORY = "memory_mib"    # MiB of the memory the node offers (an integer)
+CAPACITY_CORES = "cores"  # whole CPUs of the node's CPU list (an integer)
+CAPACITY_MEMORY = "memory_mib"  # MiB of the memory the node offers (an integer)
 ALIVE_TIMEOUT_S = 2.0
 
 
@@ -60,15 +61,16 @@ def domain_root(orb: Any, domain: str, where: str = "--domain", timeout_s: float
     does not answer: RunError."""
     shown = one_line(domain)
     if not domain.startswith(DOMAIN_SCHEMES):
-        raise ScabenchError(f"{where}: {shown!r} is not an object reference; "
-                            "use corbaloc::HOST:PORT/NameService (or corbaloc:iiop:HOST:PORT/NameService)")
+        raise ScabenchError(
+            f"{where}: {shown!r} is not an object reference; "
+            "use corbaloc::HOST:PORT/NameService (or corbaloc:iiop:HOST:PORT/NameService)"
+        )
     try:
         obj = orb.string_to_object(domain)
     except CORBA.Exception:
         obj = None
     if obj is None:
-        raise ScabenchError(f"{where}: {shown!r} does not parse as a reference; "
-                            "use corbaloc::HOST:PORT/NameService")
+        raise ScabenchError(f"{where}: {shown!r} does not parse as a reference; use corbaloc::HOST:PORT/NameService")
     omniORB.setClientCallTimeout(obj, int(timeout_s * 1000))
     try:
         root = obj._narrow(CosNaming.NamingContext)
@@ -83,8 +85,8 @@ def domain_root(orb: Any, domain: str, where: str = "--domain", timeout_s: float
 @dataclass
 class NodeRefs:
     name: str
-    device_manager: object   # CF::DeviceManager
-    device: object           # scabench::node::NodeDevice
+    device_manager: object  # CF::DeviceManager
+    device: object  # scabench::node::NodeDevice
 
 
 def resolve_node(root: Any, name: str) -> "NodeRefs":
@@ -132,10 +134,23 @@ def node_alive(device: Any, timeout_s: float = ALIVE_TIMEOUT_S) -> bool:
 def node_processes(device: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The node's process records as dicts, oldest first, and their totals
     (what the node's processes cost, for a run's results)."""
-    records = [{"pid": r.pid, "program": r.program, "identifier": r.identifier, "running": r.running,
-                "exit_status": None if r.running else r.exitStatus, "user_s": r.userSeconds,
-                "system_s": r.systemSeconds, "context_switches": r.contextSwitches, "error_tail": r.errorTail}
-               for r in device.processes()]
-    totals = {"user_s": sum(r["user_s"] for r in records), "system_s": sum(r["system_s"] for r in records),
-              "context_switches": sum(r["context_switches"] for r in records)}
+    records = [
+        {
+            "pid": r.pid,
+            "program": r.program,
+            "identifier": r.identifier,
+            "running": r.running,
+            "exit_status": None if r.running else r.exitStatus,
+            "user_s": r.userSeconds,
+            "system_s": r.systemSeconds,
+            "context_switches": r.contextSwitches,
+            "error_tail": r.errorTail,
+        }
+        for r in device.processes()
+    ]
+    totals = {
+        "user_s": sum(r["user_s"] for r in records),
+        "system_s": sum(r["system_s"] for r in records),
+        "context_switches": sum(r["context_switches"] for r in records),
+    }
     return records, totals

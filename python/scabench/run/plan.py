@@ -12,6 +12,7 @@ A hop names its ends by port, and a port may appear in several hops: a
 component with several named ports, or a uses port that feeds several
 connections, needs no other shape.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,6 +48,7 @@ Process = tuple[str, Any]  # Spec.process_of: ("host", index) or ("external", na
 class Placement:
     """Where a process runs: its CPU set (empty on a node: the node's CPUs
     are not this machine's), its scheduler, and its node (None: here)."""
+
     cores: list[int]
     scheduler: str
     node: str | None = None
@@ -56,6 +58,7 @@ class Placement:
 class PlannedComponent:
     """A component as the launcher configures it: `properties` is every
     property configure sets, its own and those its hops give its ports."""
+
     name: str
     kind: str
     sample_type: str
@@ -66,6 +69,7 @@ class PlannedComponent:
 @dataclass
 class HostProcess:
     """A scabench-host process and the components it holds."""
+
     name: str
     placement: Placement
     orb_options: list[str]
@@ -77,6 +81,7 @@ class HostProcess:
 class ExternalComponent:
     """A component the launcher does not host: a program it starts with the
     SCA exec parameters (`exec`), or a reference someone else started (`ref`)."""
+
     component: PlannedComponent
     process: str | None = None  # the process's name (process_name); None for a reference
     ref: str | None = None
@@ -98,6 +103,7 @@ class ExternalComponent:
 class HopEnd:
     """One end of a hop: a component's port, and the properties that hop
     gives that port."""
+
     component: str
     port: str
     properties: dict[str, Any]
@@ -106,11 +112,12 @@ class HopEnd:
 @dataclass
 class Hop:
     """A connection as deployed."""
+
     id: str
     uses: HopEnd
     provides: HopEnd
-    transport: str               # model/transport.py HOP_TRANSPORTS
-    policy: dict[str, Any]       # the resolved policy (Policy.as_dict)
+    transport: str  # model/transport.py HOP_TRANSPORTS
+    policy: dict[str, Any]  # the resolved policy (Policy.as_dict)
     protocol: str = PROTOCOL
     ring_bytes: int | None = None  # shm: the ring's data area
 
@@ -118,6 +125,7 @@ class Hop:
 @dataclass
 class NodeShare:
     """What the run allocates on a node (its processes' estimate)."""
+
     name: str
     memory_mib: int
     same_machine: bool  # a network host's node: this machine in a namespace
@@ -143,14 +151,16 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         """The plan as scabench-launch reads it (docs/plan.schema.json)."""
         doc = {
-            "run_dir": self.run_dir, "host_binary": self.host_binary, "timeout_s": self.timeout_s,
+            "run_dir": self.run_dir,
+            "host_binary": self.host_binary,
+            "timeout_s": self.timeout_s,
             "measure_cores": self.measure_cores,
             "hosts": [_host_json(h) for h in self.hosts],
             "externals": [_external_json(e) for e in self.externals],
-            "nodes": [{"name": n.name, "memory_mib": n.memory_mib, "same_machine": n.same_machine}
-                      for n in self.nodes],
+            "nodes": [{"name": n.name, "memory_mib": n.memory_mib, "same_machine": n.same_machine} for n in self.nodes],
             "connections": [_hop_json(h) for h in self.hops],
-            "announce_start": self.announce_start, "hold": self.hold,
+            "announce_start": self.announce_start,
+            "hold": self.hold,
         }
         if self.naming is not None:
             doc["naming"] = self.naming
@@ -212,23 +222,28 @@ def plan_of(spec: Spec, run_dir: Path, timeout_s: float, network: NetworkHosts |
 
     def component(name: str) -> PlannedComponent:
         c = spec.component(name)
-        return PlannedComponent(c.name, c.kind, spec.sample_type, properties[name],
-                                str(c.library) if c.library is not None else None)
+        return PlannedComponent(
+            c.name, c.kind, spec.sample_type, properties[name], str(c.library) if c.library is not None else None
+        )
 
     hosts = []
     for i, members in enumerate(spec.hosts):
         node = on_node.get(("host", i))
-        hosts.append(HostProcess(
-            name=process_name(spec, ("host", i)),
-            # On a node the run's CPUs are this machine's: only a network host's
-            # (this machine, in a namespace) are asked for there.
-            placement=Placement(cores[i] if node is None or network is not None else [], spec.scheduler, node),
-            orb_options=([] if node is not None else _endpoint(spec, run_dir, f"host{i}")) + BASE_ORB_OPTIONS
-                        + host_orb_options(incoming.get(("host", i), [])),
-            components=[component(n) for n in members],
-            memory_bytes=memory.get(("host", i), 0)))
+        hosts.append(
+            HostProcess(
+                name=process_name(spec, ("host", i)),
+                # On a node the run's CPUs are this machine's: only a network host's
+                # (this machine, in a namespace) are asked for there.
+                placement=Placement(cores[i] if node is None or network is not None else [], spec.scheduler, node),
+                orb_options=([] if node is not None else _endpoint(spec, run_dir, f"host{i}"))
+                + BASE_ORB_OPTIONS
+                + host_orb_options(incoming.get(("host", i), [])),
+                components=[component(n) for n in members],
+                memory_bytes=memory.get(("host", i), 0),
+            )
+        )
     externals = []
-    exec_cores = iter(cores[len(spec.hosts):])
+    exec_cores = iter(cores[len(spec.hosts) :])
     for c in spec.externals():
         ext = c.external
         assert ext is not None  # externals(): the components that have one
@@ -241,26 +256,40 @@ def plan_of(spec: Spec, run_dir: Path, timeout_s: float, network: NetworkHosts |
         # On a node the program is the node's own, the endpoint the node's to give.
         endpoint = [] if node is not None else (_endpoint(spec, run_dir, f"exec-{c.name}") + EXTERNAL_ORB_OPTIONS)
         orb_options = endpoint + BASE_ORB_OPTIONS + host_orb_options(incoming.get(("external", c.name), []))
-        externals.append(ExternalComponent(
-            component(c.name), process=process_name(spec, ("external", c.name)), exec=list(ext.program),
-            # On a node the node runs its own installation's program, by its name.
-            program=(PYTHON_KINDS[c.kind].script if c.kind in PYTHON_KINDS else Path(ext.program[0]).name)
-            if node is not None else None,
-            placement=Placement(own_cores if node is None else [], spec.scheduler, node),
-            bind_timeout_s=ext.bind_timeout_s,
-            parameters={"SAMPLE_TYPE": spec.sample_type,
-                        **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()}},
-            orb_options=orb_options if ext.orb_options else [],
-            memory_bytes=memory.get(("external", c.name), 0)))
+        externals.append(
+            ExternalComponent(
+                component(c.name),
+                process=process_name(spec, ("external", c.name)),
+                exec=list(ext.program),
+                # On a node the node runs its own installation's program, by its name.
+                program=(PYTHON_KINDS[c.kind].script if c.kind in PYTHON_KINDS else Path(ext.program[0]).name)
+                if node is not None
+                else None,
+                placement=Placement(own_cores if node is None else [], spec.scheduler, node),
+                bind_timeout_s=ext.bind_timeout_s,
+                parameters={
+                    "SAMPLE_TYPE": spec.sample_type,
+                    **{k: v.replace("{run_dir}", str(run_dir)) for k, v in ext.parameters.items()},
+                },
+                orb_options=orb_options if ext.orb_options else [],
+                memory_bytes=memory.get(("external", c.name), 0),
+            )
+        )
     on_nodes: dict[str, int] = {}  # node -> the bytes its processes need
     for process, need in memory.items():
         if process in on_node:
             on_nodes[on_node[process]] = on_nodes.get(on_node[process], 0) + need
-    return Plan(run_dir=str(run_dir), host_binary=str(program("scabench-host")), timeout_s=timeout_s,
-                measure_cores=list(spec.cores), hosts=hosts, externals=externals,
-                # MiB, rounded up; a network host's node is this machine.
-                nodes=[NodeShare(node, -(-need // (1 << 20)), network is not None) for node, need in on_nodes.items()],
-                hops=hops)
+    return Plan(
+        run_dir=str(run_dir),
+        host_binary=str(program("scabench-host")),
+        timeout_s=timeout_s,
+        measure_cores=list(spec.cores),
+        hosts=hosts,
+        externals=externals,
+        # MiB, rounded up; a network host's node is this machine.
+        nodes=[NodeShare(node, -(-need // (1 << 20)), network is not None) for node, need in on_nodes.items()],
+        hops=hops,
+    )
 
 
 def build_assembly(spec: Spec, run_dir: Path, timeout_s: float, network: NetworkHosts | None = None) -> dict[str, Any]:
@@ -272,11 +301,14 @@ def _hop(spec: Spec, conn: Connection) -> Hop:
     transport = hop_transport(spec, conn)
     # A hop over shared memory: the sending port makes the ring (uses_properties).
     uses = {**conn.policy.uses_properties(conn.uses[1]), **uses_properties(spec, conn)}
-    return Hop(id=conn.id,
-               uses=HopEnd(conn.uses[0], conn.uses[1], uses),
-               provides=HopEnd(conn.provides[0], conn.provides[1], conn.policy.provides_properties(conn.provides[1])),
-               transport=transport, policy=conn.policy.as_dict(),
-               ring_bytes=ring_bytes(spec) if transport == "shm" else None)
+    return Hop(
+        id=conn.id,
+        uses=HopEnd(conn.uses[0], conn.uses[1], uses),
+        provides=HopEnd(conn.provides[0], conn.provides[1], conn.policy.provides_properties(conn.provides[1])),
+        transport=transport,
+        policy=conn.policy.as_dict(),
+        ring_bytes=ring_bytes(spec) if transport == "shm" else None,
+    )
 
 
 def _endpoint(spec: Spec, run_dir: Path, name: str) -> list[str]:
@@ -299,8 +331,13 @@ def _component_json(c: PlannedComponent) -> dict[str, Any]:
 
 
 def _host_json(h: HostProcess) -> dict[str, Any]:
-    return {"name": h.name, **_placement_json(h.placement), "orb_options": h.orb_options,
-            "memory_bytes": h.memory_bytes, "components": [_component_json(c) for c in h.components]}
+    return {
+        "name": h.name,
+        **_placement_json(h.placement),
+        "orb_options": h.orb_options,
+        "memory_bytes": h.memory_bytes,
+        "components": [_component_json(c) for c in h.components],
+    }
 
 
 def _external_json(e: ExternalComponent) -> dict[str, Any]:
@@ -311,17 +348,27 @@ def _external_json(e: ExternalComponent) -> dict[str, Any]:
     if e.program is not None:
         entry["program"] = e.program
     assert e.placement is not None  # make_plan places every external it starts; only a reference has none
-    entry.update(process=e.process, exec=e.exec, **_placement_json(e.placement), bind_timeout_s=e.bind_timeout_s,
-                 parameters=e.parameters, orb_options=e.orb_options, memory_bytes=e.memory_bytes)
+    entry.update(
+        process=e.process,
+        exec=e.exec,
+        **_placement_json(e.placement),
+        bind_timeout_s=e.bind_timeout_s,
+        parameters=e.parameters,
+        orb_options=e.orb_options,
+        memory_bytes=e.memory_bytes,
+    )
     return entry
 
 
 def _hop_json(h: Hop) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": h.id, "protocol": h.protocol, "transport": h.transport,
-             "uses": {"component": h.uses.component, "port": h.uses.port, "properties": h.uses.properties},
-             "provides": {"component": h.provides.component, "port": h.provides.port,
-                          "properties": h.provides.properties},
-             "policy": h.policy}
+    entry: dict[str, Any] = {
+        "id": h.id,
+        "protocol": h.protocol,
+        "transport": h.transport,
+        "uses": {"component": h.uses.component, "port": h.uses.port, "properties": h.uses.properties},
+        "provides": {"component": h.provides.component, "port": h.provides.port, "properties": h.provides.properties},
+        "policy": h.policy,
+    }
     if h.ring_bytes is not None:
         entry["ring_bytes"] = h.ring_bytes
     return entry

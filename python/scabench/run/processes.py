@@ -18,6 +18,7 @@ once its receiver has mapped the ring, so only a process that died between
 the two leaves one, and remove_leftovers() removes it too. Leftovers of a
 live owner (another scabench command running beside this one) are left
 alone."""
+
 import ctypes
 import os
 import re
@@ -169,8 +170,9 @@ def remove_rings(dead: Callable[[str], bool]) -> list[str]:
     return removed
 
 
-def run_program(argv: Sequence[str], timeout: float, preexec: Callable[[], None] | None = None,
-                check: bool = False) -> subprocess.CompletedProcess:
+def run_program(
+    argv: Sequence[str], timeout: float, preexec: Callable[[], None] | None = None, check: bool = False
+) -> subprocess.CompletedProcess:
     """subprocess.run(argv, capture_output=True, text=True, ...) for a
     program started by spawn(): it dies with the command, and with an
     exception here (a timeout, Interrupted) it is killed on the way out."""

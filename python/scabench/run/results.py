@@ -7,6 +7,7 @@ keys a result may lack is in the fields (scabench/typed.py): optional() ones
 are left out while None (only a failed run has "error", only a run on
 network hosts has "network"); figure() ones exist once the run's records
 were analysed, all of them or none (a run that failed before)."""
+
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -20,7 +21,8 @@ from scabench.typed import Typed, figure, flat, from_dict, list_of, optional
 class Latency(Typed):
     """A latency distribution over packets, in µs (metrics.latency_summary;
     which span is measured: docs/architecture.md, "Metrics")."""
-    count: int                   # packets measured
+
+    count: int  # packets measured
     p50: float
     p90: float
     p99: float
@@ -38,14 +40,15 @@ class StageResult(Typed):
     """One stage (a component with an input), from its record file; an
     external component from the record file of the one it feeds
     (`measured_at`)."""
+
     name: str
     kind: str
     received: int
-    last_packet_ms: float | None        # None: it finished no packet
+    last_packet_ms: float | None  # None: it finished no packet
     reordered_from_previous: int
     reordered_from_original: int
     output_reordered_from_previous: int  # in the order it finished packets
-    max_server_threads: int | None       # None: an external component (its own ports know)
+    max_server_threads: int | None  # None: an external component (its own ports know)
     distinct_receiving_threads: int | None
     # Reordered from original in the order it finished packets: what a
     # resequencing or queueing port handed on (the counts above are taken at
@@ -97,9 +100,15 @@ class StageResult(Typed):
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Self:
-        return from_dict(cls, doc, {"latency_in_stage_us": Latency.from_dict,
-                                    "latency_since_send_us": Latency.from_dict,
-                                    "connections": list_of(ConnectionResult)})
+        return from_dict(
+            cls,
+            doc,
+            {
+                "latency_in_stage_us": Latency.from_dict,
+                "latency_since_send_us": Latency.from_dict,
+                "connections": list_of(ConnectionResult),
+            },
+        )
 
 
 @dataclass
@@ -107,8 +116,9 @@ class ConnectionResult(Typed):
     """One connection into a stage that has several (fan-in), from the
     stage's records: each packet's record names the connection it came in
     on. Order is counted within the connection, per stream."""
-    id: str                       # the spec's connection id, "p1.out->stage1.in"
-    sent: int | None              # packets the sending component handled (a source: sent); None: no records
+
+    id: str  # the spec's connection id, "p1.out->stage1.in"
+    sent: int | None  # packets the sending component handled (a source: sent); None: no records
     received: int
     reordered_from_previous: int
     reordered_from_original: int
@@ -120,15 +130,16 @@ class ConnectionResult(Typed):
 @dataclass
 class ProducerResult(Typed):
     """The first packet source: what it sent and how long each send took."""
+
     name: str
     sent: int
     last_sent_ms: float | None
-    send_us: dict                # metrics.send_time_stats: {"min", "p50", ...}; {} if nothing was sent
-    send_share_under_us: dict    # {threshold (µs, as text): % of sends faster}
-    send_us_all: list            # every send, in order (µs)
+    send_us: dict  # metrics.send_time_stats: {"min", "p50", ...}; {} if nothing was sent
+    send_share_under_us: dict  # {threshold (µs, as text): % of sends faster}
+    send_us_all: list  # every send, in order (µs)
     send_stalls: int | None = optional()
-    unsent: int | None = optional()      # as StageResult's: not in `sent`
-    refused: int | None = optional()     # as StageResult's
+    unsent: int | None = optional()  # as StageResult's: not in `sent`
+    refused: int | None = optional()  # as StageResult's
     refused_by: dict | None = optional()
 
 
@@ -136,6 +147,7 @@ class ProducerResult(Typed):
 class CpuUsage(Typed):
     """The run's CPU: the launcher's count of the hosts' CPU, and their
     rusage at exit, summed."""
+
     run_cpu_s: float
     user_s: float
     system_s: float
@@ -147,8 +159,9 @@ class CpuUsage(Typed):
 class NetworkResult(Typed):
     """Network hosts (run/network.py): where each host was, the link, and
     the link emulator's CPU once the run ended."""
-    hosts: list                  # per host: netns, address, published, node, node_agent
-    link: dict                   # delay_ms, jitter_ms
+
+    hosts: list  # per host: netns, address, published, node, node_agent
+    link: dict  # delay_ms, jitter_ms
     emulator: str
     emulator_cpu_s: float | None = optional()  # counted as the run's own, not foreign
     node_agents_cpu_s: float | None = optional()  # the agents in the namespaces: the run's own too
@@ -160,8 +173,9 @@ class ClockProbe(Typed):
     trips to it (NodeDevice.monotonicNs): the node read its clock within the
     round trip, so its offset is known within half of it, whatever the
     delays each way (docs/architecture.md, "Time across nodes")."""
-    offset_ms: float             # the node's CLOCK_MONOTONIC minus the launcher's
-    bound_ms: float              # |error| of offset_ms: at most this (half the round trip)
+
+    offset_ms: float  # the node's CLOCK_MONOTONIC minus the launcher's
+    bound_ms: float  # |error| of offset_ms: at most this (half the round trip)
     rtt_ms: float
 
     @classmethod
@@ -177,6 +191,7 @@ class NodeClock(Typed):
     after it ended. error_bound_ms bounds the error of every time moved so,
     if the two clocks keep a steady rate between the probes; a span between
     two nodes' times is then within the sum of their bounds."""
+
     start: ClockProbe | None
     end: ClockProbe | None
     error_bound_ms: float | None  # None: no probe, no time moved
@@ -198,11 +213,12 @@ class NodeResult(Typed):
     on nodes"): its clock against the launcher's, and each process it
     started for the run with the CPU and context switches it reported (its
     last record: the whole process once it has ended), and their sums."""
+
     name: str
-    same_machine: bool           # on the launcher's machine (a network host): its CPU is the run's own
-    published_host: str          # the address its components are reached at
+    same_machine: bool  # on the launcher's machine (a network host): its CPU is the run's own
+    published_host: str  # the address its components are reached at
     clock: NodeClock
-    processes: list              # per process: pid, program, host, components, running, exit_status, user_s, ...
+    processes: list  # per process: pid, program, host, components, running, exit_status, user_s, ...
     user_s: float
     system_s: float
     context_switches: int
@@ -212,11 +228,17 @@ class NodeResult(Typed):
     def of(cls, entry: dict[str, Any]) -> Self:
         """From the launcher's manifest."""
         processes = entry.get("processes", [])
-        return cls(name=entry["name"], same_machine=entry.get("same_machine", False),
-                   published_host=entry.get("published_host", ""), clock=NodeClock.of(entry.get("clock", {})),
-                   processes=processes, user_s=sum(p.get("user_s", 0.0) for p in processes),
-                   system_s=sum(p.get("system_s", 0.0) for p in processes),
-                   context_switches=sum(p.get("context_switches", 0) for p in processes), lost=entry.get("lost"))
+        return cls(
+            name=entry["name"],
+            same_machine=entry.get("same_machine", False),
+            published_host=entry.get("published_host", ""),
+            clock=NodeClock.of(entry.get("clock", {})),
+            processes=processes,
+            user_s=sum(p.get("user_s", 0.0) for p in processes),
+            system_s=sum(p.get("system_s", 0.0) for p in processes),
+            context_switches=sum(p.get("context_switches", 0) for p in processes),
+            lost=entry.get("lost"),
+        )
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Self:
@@ -228,13 +250,14 @@ class RunResult(Typed):
     """One run of a spec (runner.run_spec); a failed or interrupted run keeps
     what it had: its stages and producer over the packets handled (its other
     figures null)."""
+
     # The scabench that measured it ({"version", "commit"}): the file's first key.
     scabench: dict | None = optional(kw_only=True)
-    status: str                  # "ok", "failed" or "interrupted"
-    spec: dict                   # the resolved spec (Spec.describe())
-    environment: dict            # cores, CPU model, kernel, ORB version
+    status: str  # "ok", "failed" or "interrupted"
+    spec: dict  # the resolved spec (Spec.describe())
+    environment: dict  # cores, CPU model, kernel, ORB version
     floor_ms: float
-    started_at: float            # time.time() at launch
+    started_at: float  # time.time() at launch
     # What the floor leaves out (model/pipeline.floor_caveat): components that
     # declare no work; None when it counts every one's.
     floor_caveat: str | None = optional()
@@ -256,11 +279,11 @@ class RunResult(Typed):
     end_to_end_latency_us: Latency | None = optional()
     end_to_end_latency_us_all: list | None = optional()
     foreign_cpu_pct: float | None = figure()
-    stages: list | None = figure()           # StageResult, in pipeline order
+    stages: list | None = figure()  # StageResult, in pipeline order
     producer: ProducerResult | None = figure()  # None (written {}) without a packet source
     cpu: CpuUsage | None = figure()
-    window_s: float | None = figure()        # from start() to the last end of stream
-    stats: dict | None = figure()            # figures components reported: {component: {key: value}}
+    window_s: float | None = figure()  # from start() to the last end of stream
+    stats: dict | None = figure()  # figures components reported: {component: {key: value}}
     # Stretches in which a component held work and finished none (run/stalls.py).
     stalls: list | None = optional()
     stalled: bool | None = optional()
@@ -273,7 +296,7 @@ class RunResult(Typed):
     refusals: int | None = optional()
     missing: list | None = optional()
     clean: bool | None = optional()
-    window: dict | None = optional()         # what run_spec's on_start measured
+    window: dict | None = optional()  # what run_spec's on_start measured
     error: str | None = optional()
     failed_component: str | None = optional()
     # How the campaign's guard kept the run (measure/campaign.py).
@@ -286,8 +309,10 @@ class RunResult(Typed):
         never judged: a run that did not finish)."""
         if self.clean is not False:
             return None
-        why = [f"{m['component']} received {m['received']} of the {m['sent'] - (m['late'] or 0)} packets sent to it"
-               for m in self.missing or []]
+        why = [
+            f"{m['component']} received {m['received']} of the {m['sent'] - (m['late'] or 0)} packets sent to it"
+            for m in self.missing or []
+        ]
         if self.refusals:
             why.append(f"ports refused {self.refusals} packets or signals from peers")
         return "; ".join(why) or "not clean"
@@ -304,10 +329,13 @@ class RunResult(Typed):
         (typed.flat: latency_in_stage_us_p50, ...; lists left out).
         pandas.DataFrame(result.rows()) loads them. None of them for a run
         whose records were never read."""
-        parts = ([("source", self.producer)] if self.producer is not None else []) + \
-            [("stage", s) for s in self.stages or []]
-        return [{"component": part.name, "role": role, **{k: v for k, v in flat(part.as_dict()).items() if k != "name"}}
-                for role, part in parts]
+        parts = ([("source", self.producer)] if self.producer is not None else []) + [
+            ("stage", s) for s in self.stages or []
+        ]
+        return [
+            {"component": part.name, "role": role, **{k: v for k, v in flat(part.as_dict()).items() if k != "name"}}
+            for role, part in parts
+        ]
 
     def process_cpu_per_packet_ms(self) -> dict:
         """{process: its CPU per packet (ms)}, what each hop costs: every
@@ -322,8 +350,10 @@ class RunResult(Typed):
             handled = {self.producer.name: self.producer.sent, **handled}
         place = {name: i for i, name in enumerate(handled)}
         out = {}
-        for host in sorted(self.hosts or [], key=lambda h: min((place.get(c, len(place)) for c in
-                                                                 h.get("components") or []), default=len(place))):
+        for host in sorted(
+            self.hosts or [],
+            key=lambda h: min((place.get(c, len(place)) for c in h.get("components") or []), default=len(place)),
+        ):
             members = host.get("components") or []
             packets = max((handled[c] for c in members if handled.get(c)), default=0)
             if host.get("window_cpu_s") is not None and packets:
@@ -351,11 +381,15 @@ class RunResult(Typed):
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Self:
-        return from_dict(cls, doc, {
-            "network": NetworkResult.from_dict,
-            "nodes": list_of(NodeResult),
-            "end_to_end_latency_us": Latency.from_dict,
-            "stages": list_of(StageResult),
-            "producer": lambda p: ProducerResult.from_dict(p) if p else None,
-            "cpu": CpuUsage.from_dict,
-        })
+        return from_dict(
+            cls,
+            doc,
+            {
+                "network": NetworkResult.from_dict,
+                "nodes": list_of(NodeResult),
+                "end_to_end_latency_us": Latency.from_dict,
+                "stages": list_of(StageResult),
+                "producer": lambda p: ProducerResult.from_dict(p) if p else None,
+                "cpu": CpuUsage.from_dict,
+            },
+        )

@@ -1,6 +1,7 @@
 """Runs a spec: writes the assembly, hands it to scabench-launch, then turns
 the per-packet records into the result, a RunResult (docs/architecture.md,
 "Result JSON")."""
+
 import contextlib
 import json
 import shutil
@@ -60,8 +61,11 @@ SEND_THRESHOLDS_US = (10, 15, 35, 100, 1000, 10000)
 HANG_MIN_S = 5.0
 
 
-def run_spec(spec: Spec, on_start: Callable[[list[int], list[str]], Any] | None = None,
-             on_hold: Callable[[dict[str, str]], None] | None = None) -> RunResult:
+def run_spec(
+    spec: Spec,
+    on_start: Callable[[list[int], list[str]], Any] | None = None,
+    on_hold: Callable[[dict[str, str]], None] | None = None,
+) -> RunResult:
     """Runs `spec` once over real processes and returns its RunResult.
     Raises RunError, which carries the partial result (the caller keeps it),
     or Interrupted (a termination signal), which carries it too.
@@ -81,8 +85,11 @@ def run_spec(spec: Spec, on_start: Callable[[list[int], list[str]], Any] | None 
     processes.remove_leftovers()
     run_dir = processes.make_run_dir()
     try:
-        with interrupts.while_owning(), _network_hosts(spec, run_dir) as network, \
-                _naming(spec, run_dir, network) as names:
+        with (
+            interrupts.while_owning(),
+            _network_hosts(spec, run_dir) as network,
+            _naming(spec, run_dir, network) as names,
+        ):
             if network is not None:
                 network.start_nodes(names.corbaloc, spec.cores)
             return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold)
@@ -133,9 +140,16 @@ def waveform_instance(spec: "Spec") -> str:
     return f"{waveform_stem(spec.path) or 'waveform'}_1"
 
 
-def _launch(spec: "Spec", run_dir: Path, timeout_s: float, floor: float, network: NetworkHosts | None,
-            names: NamingService | Domain, on_start: Callable[..., Any] | None,
-            on_hold: Callable[[dict[str, str]], None] | None) -> RunResult:
+def _launch(
+    spec: "Spec",
+    run_dir: Path,
+    timeout_s: float,
+    floor: float,
+    network: NetworkHosts | None,
+    names: NamingService | Domain,
+    on_start: Callable[..., Any] | None,
+    on_hold: Callable[[dict[str, str]], None] | None,
+) -> RunResult:
     assembly = build_assembly(spec, run_dir, timeout_s, network)
     assembly["announce_start"] = on_start is not None
     assembly["hold"] = on_hold is not None
@@ -143,25 +157,41 @@ def _launch(spec: "Spec", run_dir: Path, timeout_s: float, floor: float, network
     (run_dir / "assembly.json").write_text(json.dumps(assembly, indent=2))
     manifest_path = run_dir / "manifest.json"
     started = time.time()
-    result = RunResult(status="failed", spec=spec.describe(), environment=describe_environment(spec.cores),
-                       floor_ms=floor, started_at=started, floor_caveat=floor_caveat(spec), scabench=version_info())
+    result = RunResult(
+        status="failed",
+        spec=spec.describe(),
+        environment=describe_environment(spec.cores),
+        floor_ms=floor,
+        started_at=started,
+        floor_caveat=floor_caveat(spec),
+        scabench=version_info(),
+    )
     if network is not None:
         result.network = NetworkResult(**network.describe())
     result.naming = {k: v for k, v in assembly["naming"].items() if k != "shared"}
     # The agents' CPU from here on (their start-up is over: each has registered).
     agents_before = network.agents_cpu_s() if network is not None else 0.0
-    proc = processes.spawn([str(program("scabench-launch")), str(run_dir / "assembly.json"), str(manifest_path)],
-                           stderr=subprocess.PIPE, text=True,
-                           stdout=subprocess.PIPE if (on_start or on_hold) else None,
-                           stdin=subprocess.PIPE if on_hold else subprocess.DEVNULL)
+    proc = processes.spawn(
+        [str(program("scabench-launch")), str(run_dir / "assembly.json"), str(manifest_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+        stdout=subprocess.PIPE if (on_start or on_hold) else None,
+        stdin=subprocess.PIPE if on_hold else subprocess.DEVNULL,
+    )
     window = held_records = None
     # The launcher's teardown takes longer with processes on nodes: it ends them through the nodes.
     grace_s = LAUNCHER_GRACE_NODES_S if assembly["nodes"] else LAUNCHER_GRACE_S
-    dog = Watchdog(proc, run_dir, hang_limit_s(spec), order=spec.pipeline_order(),
-                   packets={c.name: property_value(c, "packets") for c in spec.packet_sources()},
-                   feeds_external={c.uses[0]: c.provides[0] for c in spec.connections
-                                   if spec.component(c.provides[0]).external is not None},
-                   launcher_grace_s=grace_s)
+    dog = Watchdog(
+        proc,
+        run_dir,
+        hang_limit_s(spec),
+        order=spec.pipeline_order(),
+        packets={c.name: property_value(c, "packets") for c in spec.packet_sources()},
+        feeds_external={
+            c.uses[0]: c.provides[0] for c in spec.connections if spec.component(c.provides[0]).external is not None
+        },
+        launcher_grace_s=grace_s,
+    )
     try:
         with dog:
             if on_start:
@@ -184,7 +214,7 @@ def _launch(spec: "Spec", run_dir: Path, timeout_s: float, floor: float, network
                     on_hold(result.naming)
                 assert proc.stdin is not None  # a pipe whenever on_hold is given
                 proc.stdin.close()  # the launcher releases the components
-                proc.stdin = None    # (communicate() would flush the closed pipe)
+                proc.stdin = None  # (communicate() would flush the closed pipe)
             _, stderr = proc.communicate(timeout=timeout_s + 60)
     except BaseException as exc:
         # Interrupted, a timeout, or an error in on_start: the launcher ends
@@ -217,8 +247,9 @@ def _launch(spec: "Spec", run_dir: Path, timeout_s: float, floor: float, network
         raise RunError(result.error, result.failed_component, result)
     analyse(spec, run_dir, manifest, result, held_records)
     if network is not None:
-        _count_emulator_as_own(result, network.emulator_cpu_s(), network.agents_cpu_s() - agents_before,
-                               len(spec.cores))
+        _count_emulator_as_own(
+            result, network.emulator_cpu_s(), network.agents_cpu_s() - agents_before, len(spec.cores)
+        )
     if on_start:
         result.window = window
     result.status = "ok"
@@ -230,8 +261,13 @@ def _with_orb_options(hosts: list[dict[str, Any]], assembly: dict[str, Any], spe
     with where the run chose them (its endpoint says the transport; the
     rest, how omniORB served it)."""
     options = {h["name"]: h["orb_options"] for h in assembly["hosts"]}
-    options.update({process_name(spec, ("external", e["name"])): e["orb_options"]
-                    for e in assembly["externals"] if e.get("orb_options")})
+    options.update(
+        {
+            process_name(spec, ("external", e["name"])): e["orb_options"]
+            for e in assembly["externals"]
+            if e.get("orb_options")
+        }
+    )
     return [{**h, "orb_options": options[h["name"]]} if h.get("name") in options else h for h in hosts]
 
 
@@ -339,8 +375,9 @@ def _chain_from(spec: "Spec", source: str) -> list[str]:
     return chain
 
 
-def _components(spec: "Spec", records: dict[str, Records], stats: dict[str, Any] | None = None) -> tuple[
-        list[StageResult], ProducerResult | None, list[dict[str, Any]], float | None, np.ndarray | None]:
+def _components(
+    spec: "Spec", records: dict[str, Records], stats: dict[str, Any] | None = None
+) -> tuple[list[StageResult], ProducerResult | None, list[dict[str, Any]], float | None, np.ndarray | None]:
     """(stages, producer, stalls, last packet in ms, end-to-end latency of
     each packet in µs, in sequence order) from the records (and the stats
     the components reported, for an external one's refusals).
@@ -363,8 +400,13 @@ def _components(spec: "Spec", records: dict[str, Records], stats: dict[str, Any]
         r = records[name]
         assert sent is not None  # called only along the chain of the one packet source
         order = np.argsort(r.sequence[done[name]], kind="stable")
-        return metrics.since_send_ns(sent.sequence, sent.arrive_ns, r.sequence[done[name]][order],
-                                     r.done_ns[done[name]][order]) / 1e3
+        return (
+            metrics.since_send_ns(
+                sent.sequence, sent.arrive_ns, r.sequence[done[name]][order], r.done_ns[done[name]][order]
+            )
+            / 1e3
+        )
+
     ms = lambda ns: (int(ns) - t0) / 1e6  # noqa: E731
     work = {name: ms for name, (ms, _) in stage_work(spec).items()}
 
@@ -380,37 +422,44 @@ def _components(spec: "Spec", records: dict[str, Records], stats: dict[str, Any]
             continue
         r = records[name]
         done_order = np.argsort(r.done_ns, kind="stable")
-        stages.append(StageResult(
-            name=name,
-            kind=spec.component(name).kind,
-            received=int(r.sequence.size + r.overflowed),
-            last_packet_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
-            reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, r.sequence, r.stream),
-            reordered_from_original=metrics.per_stream(metrics.reordered_from_original, r.sequence, r.stream),
-            output_reordered_from_previous=metrics.per_stream(
-                metrics.reordered_from_previous, r.sequence[done_order],
-                None if r.stream is None else r.stream[done_order]),
-            output_reordered_from_original=metrics.per_stream(
-                metrics.reordered_from_original, r.sequence[done_order],
-                None if r.stream is None else r.stream[done_order]),
-            max_server_threads=r.max_concurrent,
-            distinct_receiving_threads=int(np.unique(r.thread_id).size),
-            reorder_buffer_peak=r.flow["reorder_peak"],
-            skipped=r.flow["skipped"],
-            late=r.flow["late"],
-            duplicates=r.flow["duplicates"],
-            held_peak=r.flow["held_peak"],
-            flow_suspends=r.flow["suspends"],
-            send_stalls=r.flow["send_stalls"],
-            unsent=r.flow["unsent"],
-            **refusals(r),
-            latency_in_stage_us=Latency.of((r.done_ns[done[name]] - r.arrive_ns[done[name]]) / 1e3),
-            latency_since_send_us=Latency.of(since_send_us(name)) if name in chain else None,
-            connections=_connections(spec, name, r, records),
-            **_output_check((stats or {}).get(name, {})),
-        ))
-        stalls += find_stalls(name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent,
-                              progress_ns=progress)
+        stages.append(
+            StageResult(
+                name=name,
+                kind=spec.component(name).kind,
+                received=int(r.sequence.size + r.overflowed),
+                last_packet_ms=ms(r.done_ns.max()) if r.done_ns.size else None,
+                reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, r.sequence, r.stream),
+                reordered_from_original=metrics.per_stream(metrics.reordered_from_original, r.sequence, r.stream),
+                output_reordered_from_previous=metrics.per_stream(
+                    metrics.reordered_from_previous,
+                    r.sequence[done_order],
+                    None if r.stream is None else r.stream[done_order],
+                ),
+                output_reordered_from_original=metrics.per_stream(
+                    metrics.reordered_from_original,
+                    r.sequence[done_order],
+                    None if r.stream is None else r.stream[done_order],
+                ),
+                max_server_threads=r.max_concurrent,
+                distinct_receiving_threads=int(np.unique(r.thread_id).size),
+                reorder_buffer_peak=r.flow["reorder_peak"],
+                skipped=r.flow["skipped"],
+                late=r.flow["late"],
+                duplicates=r.flow["duplicates"],
+                held_peak=r.flow["held_peak"],
+                flow_suspends=r.flow["suspends"],
+                send_stalls=r.flow["send_stalls"],
+                unsent=r.flow["unsent"],
+                **refusals(r),
+                latency_in_stage_us=Latency.of((r.done_ns[done[name]] - r.arrive_ns[done[name]]) / 1e3),
+                latency_since_send_us=Latency.of(since_send_us(name)) if name in chain else None,
+                connections=_connections(spec, name, r, records),
+                **_output_check((stats or {}).get(name, {})),
+            )
+        )
+        stalls += find_stalls(
+            name, r.arrive_ns, r.done_ns, work.get(name), t0, concurrency=r.max_concurrent, progress_ns=progress
+        )
     producer = None
     if producers:
         r = records[producers[0]]
@@ -430,10 +479,12 @@ def _components(spec: "Spec", records: dict[str, Records], stats: dict[str, Any]
         )
     for name in producers:
         r = records[name]
-        stalls += find_stalls(name, r.arrive_ns, r.done_ns, 0.0, t0, source_period_ms(spec.component(name)),
-                              progress_ns=progress)
-    terminal = [s for s in stages if s.last_packet_ms is not None and
-                not any(c.uses[0] == s.name for c in spec.connections)]
+        stalls += find_stalls(
+            name, r.arrive_ns, r.done_ns, 0.0, t0, source_period_ms(spec.component(name)), progress_ns=progress
+        )
+    terminal = [
+        s for s in stages if s.last_packet_ms is not None and not any(c.uses[0] == s.name for c in spec.connections)
+    ]
     last = max((s.last_packet_ms for s in terminal if s.last_packet_ms is not None), default=None)
     # A run cut short may have left no record file at the end: nothing was done there.
     end_to_end = since_send_us(chain[-1]) if chain and chain[-1] in records else None
@@ -480,19 +531,22 @@ def _connections(spec: Spec, name: str, r: Records, records: dict[str, Records])
         mine = r.connection == number
         seq, stream = r.sequence[mine], r.stream[mine]
         upstream = records.get(conn.uses[0])
-        out.append(ConnectionResult(
-            id=conn.id,
-            sent=int(upstream.sequence.size + upstream.overflowed) if upstream is not None else None,
-            received=int(seq.size),
-            reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, seq, stream),
-            reordered_from_original=metrics.per_stream(metrics.reordered_from_original, seq, stream),
-            transport=hop_transport(spec, conn),
-        ))
+        out.append(
+            ConnectionResult(
+                id=conn.id,
+                sent=int(upstream.sequence.size + upstream.overflowed) if upstream is not None else None,
+                received=int(seq.size),
+                reordered_from_previous=metrics.per_stream(metrics.reordered_from_previous, seq, stream),
+                reordered_from_original=metrics.per_stream(metrics.reordered_from_original, seq, stream),
+                transport=hop_transport(spec, conn),
+            )
+        )
     return out
 
 
-def _external_stage(spec: "Spec", comp: Any, records: dict[str, Records], ms: Callable[[Any], float],
-                    stats: dict[str, Any]) -> StageResult | None:
+def _external_stage(
+    spec: "Spec", comp: Any, records: dict[str, Records], ms: Callable[[Any], float], stats: dict[str, Any]
+) -> StageResult | None:
     """An external component's figures, from the record file of the
     component it feeds (its first connection's): the packets it passed on,
     in the order they reached that port, and when the last one did. What
@@ -530,8 +584,11 @@ def _process_cpu(result: RunResult) -> None:
     the run started), and that process's CPU per packet as the benchmark
     summary gives it (RunResult.process_cpu_per_packet_ms)."""
     per_packet_ms = result.process_cpu_per_packet_ms()
-    own = {h["components"][0]: h["window_cpu_s"] for h in result.hosts or []
-           if len(h.get("components", [])) == 1 and h.get("window_cpu_s") is not None}
+    own = {
+        h["components"][0]: h["window_cpu_s"]
+        for h in result.hosts or []
+        if len(h.get("components", [])) == 1 and h.get("window_cpu_s") is not None
+    }
     for stage in result.stages or []:
         if stage.name in own:
             stage.process_cpu_s = own[stage.name]
@@ -539,8 +596,9 @@ def _process_cpu(result: RunResult) -> None:
             stage.cpu_per_packet_us = None if ms is None else 1e3 * ms
 
 
-def analyse(spec: "Spec", run_dir: Path, manifest: dict[str, Any], result: RunResult,
-            records: dict[str, Records] | None = None) -> None:
+def analyse(
+    spec: "Spec", run_dir: Path, manifest: dict[str, Any], result: RunResult, records: dict[str, Records] | None = None
+) -> None:
     """Sets the figures of `result` from the record files (or `records`, read
     already) and the manifest."""
     records = records if records is not None else _read_all_records(spec, run_dir)
@@ -570,8 +628,9 @@ def analyse(spec: "Spec", run_dir: Path, manifest: dict[str, Any], result: RunRe
     result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)
     # Packets sent and never received (an end of stream that came early, a
     # peer that cut the stream): the figures cover only what arrived.
-    result.missing = missing_packets(spec, {n: int(r.sequence.size + r.overflowed) for n, r in records.items()},
-                                     stages) or None
+    result.missing = (
+        missing_packets(spec, {n: int(r.sequence.size + r.overflowed) for n, r in records.items()}, stages) or None
+    )
     if result.missing:
         result.overhead_ratio = None
     result.clean = result.refusals == 0 and not result.missing

@@ -27,6 +27,7 @@ threads sharing a core finish their n packets together, after about n times
 the work: slow, but not stalled), and never less than STALL_MIN_MS (a 2-core
 machine shared with others preempts a process for tens of ms now and then;
 that is foreign load, which the guard measures, not a stall)."""
+
 from collections.abc import Iterable
 from typing import Any
 
@@ -76,14 +77,15 @@ def pipeline_progress_ns(done_ns: Iterable[ArrayLike]) -> np.ndarray:
     return np.sort(np.concatenate([np.asarray(d, np.int64) for d in done_ns] or [np.empty(0, np.int64)]))
 
 
-def standing_still(starts: np.ndarray, lengths: np.ndarray, progress_ns: np.ndarray,
-                   limit_ns: float) -> tuple[np.ndarray, np.ndarray]:
+def standing_still(
+    starts: np.ndarray, lengths: np.ndarray, progress_ns: np.ndarray, limit_ns: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The parts of the stretches (start_ns, length_ns) longer than limit_ns
     in which nothing in `progress_ns` (sorted completion times of every
     component) happened: for each stretch, its longest such gap."""
     out_s, out_l = [], []
     for s, n in zip(starts[lengths > limit_ns], lengths[lengths > limit_ns]):
-        inside = progress_ns[np.searchsorted(progress_ns, s, "right"):np.searchsorted(progress_ns, s + n, "left")]
+        inside = progress_ns[np.searchsorted(progress_ns, s, "right") : np.searchsorted(progress_ns, s + n, "left")]
         points = np.concatenate(([s], inside, [s + n]))
         gaps = np.diff(points)
         i = int(np.argmax(gaps))
@@ -92,9 +94,16 @@ def standing_still(starts: np.ndarray, lengths: np.ndarray, progress_ns: np.ndar
     return np.asarray(out_s, np.int64), np.asarray(out_l, np.int64)
 
 
-def find_stalls(name: str, arrive_ns: np.ndarray, done_ns: np.ndarray, work_ms: float | None, t0_ns: int,
-                period_ms: float | None = None, concurrency: int = 1,
-                progress_ns: np.ndarray | None = None) -> list[dict[str, Any]]:
+def find_stalls(
+    name: str,
+    arrive_ns: np.ndarray,
+    done_ns: np.ndarray,
+    work_ms: float | None,
+    t0_ns: int,
+    period_ms: float | None = None,
+    concurrency: int = 1,
+    progress_ns: np.ndarray | None = None,
+) -> list[dict[str, Any]]:
     """The stalls of one component, as result entries. period_ms: a source's
     pacing period (None: not a source). progress_ns: every component's
     completion times, sorted (pipeline_progress_ns; None: judge the
@@ -107,6 +116,15 @@ def find_stalls(name: str, arrive_ns: np.ndarray, done_ns: np.ndarray, work_ms: 
     if progress_ns is not None:
         starts, lengths = standing_still(starts, lengths, progress_ns, limit_ms * 1e6)
     hit = lengths > limit_ms * 1e6
-    return sorted(({"component": name, "at_ms": round((int(s) - t0_ns) / 1e6, 1),
-                    "for_ms": round(int(d) / 1e6, 1), "threshold_ms": limit_ms}
-                   for s, d in zip(starts[hit], lengths[hit])), key=lambda e: e["at_ms"])
+    return sorted(
+        (
+            {
+                "component": name,
+                "at_ms": round((int(s) - t0_ns) / 1e6, 1),
+                "for_ms": round(int(d) / 1e6, 1),
+                "threshold_ms": limit_ms,
+            }
+            for s, d in zip(starts[hit], lengths[hit])
+        ),
+        key=lambda e: e["at_ms"],
+    )

@@ -14,6 +14,7 @@ thread of the command watches, every POLL_S:
 On a fault it ends the launcher (SIGTERM; SIGKILL if it does not go; the
 hosts die with it) and keeps the reason for the runner to report. A run that
 merely slows down is not a fault here: stalls.py measures it after the run."""
+
 import os
 import signal
 import subprocess
@@ -58,8 +59,11 @@ def host_components(pid: int) -> list[str]:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
         return []
-    return [argv[i + 1].split(":")[0] if a == "--component" else argv[i + 1]
-            for i, a in enumerate(argv[:-1]) if a in ("--component", "NAME_BINDING")]
+    return [
+        argv[i + 1].split(":")[0] if a == "--component" else argv[i + 1]
+        for i, a in enumerate(argv[:-1])
+        if a in ("--component", "NAME_BINDING")
+    ]
 
 
 def progress(run_dir: Path) -> dict[str, tuple[int, int]]:
@@ -81,9 +85,17 @@ class Watchdog(threading.Thread):
     """with Watchdog(launcher_proc, run_dir, hang_limit_s) as dog: ...; then
     dog.fault is None, or (component, reason)."""
 
-    def __init__(self, launcher: subprocess.Popen, run_dir: Path, hang_limit_s: float, order: Sequence[str] = (),
-                 packets: dict[str, int] | None = None, stopped_limit_s: float = STOPPED_LIMIT_S,
-                 feeds_external: dict[str, str] | None = None, launcher_grace_s: float = LAUNCHER_GRACE_S) -> None:
+    def __init__(
+        self,
+        launcher: subprocess.Popen,
+        run_dir: Path,
+        hang_limit_s: float,
+        order: Sequence[str] = (),
+        packets: dict[str, int] | None = None,
+        stopped_limit_s: float = STOPPED_LIMIT_S,
+        feeds_external: dict[str, str] | None = None,
+        launcher_grace_s: float = LAUNCHER_GRACE_S,
+    ) -> None:
         """order: the components in pipeline order (the hang names the last
         one holding a packet: those before it wait on it); packets: what
         each packet source sends. Once they have sent it all and no one holds
@@ -119,16 +131,18 @@ class Watchdog(threading.Thread):
             watched = {lpid: ("", f"scabench-launch (pid {lpid})")}
             for pid in children(lpid):
                 names = host_components(pid)
-                watched[pid] = (names[0] if names else "",
-                                f"component {', '.join(names) or '?'} (pid {pid})")
+                watched[pid] = (names[0] if names else "", f"component {', '.join(names) or '?'} (pid {pid})")
             for pid, (component, who) in watched.items():
                 if process_state(pid) in ("T", "t"):
                     since = stopped_since.setdefault(pid, now)
                     if now - since >= self.stopped_limit_s:
                         if pid != lpid:
                             os.kill(pid, signal.SIGKILL)  # a stopped host would hold up the launcher's teardown
-                        return self._end(component, f"{who} has been stopped for {now - since:.0f} s "
-                                                    "(SIGSTOP or a debugger); the run was ended")
+                        return self._end(
+                            component,
+                            f"{who} has been stopped for {now - since:.0f} s "
+                            "(SIGSTOP or a debugger); the run was ended",
+                        )
                 else:
                     stopped_since.pop(pid, None)
             counts = progress(self.run_dir)
@@ -142,8 +156,9 @@ class Watchdog(threading.Thread):
 
     def _hang(self, counts: dict[str, tuple[int, int]], still_s: float) -> tuple[str, str] | None:
         rank = {name: i for i, name in enumerate(self.order)}
-        holding = sorted((n for n, (taken, finished) in counts.items() if taken > finished),
-                         key=lambda n: rank.get(n, len(rank)))
+        holding = sorted(
+            (n for n, (taken, finished) in counts.items() if taken > finished), key=lambda n: rank.get(n, len(rank))
+        )
         unsent = [n for n, packets in self.packets.items() if counts.get(n, (0, 0))[1] < packets]
         if not holding and not unsent:
             return None
@@ -151,8 +166,10 @@ class Watchdog(threading.Thread):
         if holding:
             culprit, why = holding[-1], f"component {holding[-1]} holds a packet it does not finish"
             if culprit in self.feeds_external:
-                why += (f" (it sends to the external component {self.feeds_external[culprit]}, whose own packets "
-                        "the run cannot see)")
+                why += (
+                    f" (it sends to the external component {self.feeds_external[culprit]}, whose own packets "
+                    "the run cannot see)"
+                )
             if len(holding) > 1:
                 why += f" ({', '.join(holding[:-1])} wait on it)"
         else:

@@ -3,6 +3,7 @@ waveform built in code is the TOML spec it writes, with the spec's one-line
 errors; exp6 written as Python, TOML and SAD XML is one pipeline and runs
 alike over real processes; a run, a benchmark and a sweep come back typed,
 with rows a table takes; and the examples in examples/python/ run."""
+
 import csv
 import importlib.util
 import inspect
@@ -35,8 +36,13 @@ def example(name):
 
 
 def run_example(name, *args, timeout=300):
-    return subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
 
 
 def same(a, b):
@@ -63,16 +69,19 @@ def tiny(name="tiny", packets=5):
 
 # -- the package ---------------------------------------------------------------
 
+
 def test_import_scabench_loads_nothing_else():
     """The command line and the component programs import the package first:
     it must not pull numpy, rich, omniORB or the layers in; a name pulls its
     module in on first use, and not matplotlib."""
-    code = ("import sys, scabench\n"
-            "heavy = lambda: sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'rich', 'omniORB', "
-            "'matplotlib', 'scipy') or m.startswith('scabench.'))\n"
-            "print(heavy())\n"
-            "scabench.Waveform, scabench.RunResult, scabench.SweepResult\n"
-            "print('matplotlib' in sys.modules, 'scabench.api' in sys.modules)\n")
+    code = (
+        "import sys, scabench\n"
+        "heavy = lambda: sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'rich', 'omniORB', "
+        "'matplotlib', 'scipy') or m.startswith('scabench.'))\n"
+        "print(heavy())\n"
+        "scabench.Waveform, scabench.RunResult, scabench.SweepResult\n"
+        "print('matplotlib' in sys.modules, 'scabench.api' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd="/")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["[]", "False True"]
@@ -85,8 +94,15 @@ def test_every_export_resolves_and_is_documented():
     for name in names:
         obj = getattr(scabench, name)
         assert inspect.getdoc(obj), name
-    for cls in (scabench.Waveform, scabench.Component, scabench.SweepResult, scabench.SweepPoint,
-                scabench.Benchmark, scabench.RunResult, scabench.StageResult):
+    for cls in (
+        scabench.Waveform,
+        scabench.Component,
+        scabench.SweepResult,
+        scabench.SweepPoint,
+        scabench.Benchmark,
+        scabench.RunResult,
+        scabench.StageResult,
+    ):
         for member, value in vars(cls).items():
             if not member.startswith("_") and (inspect.isfunction(value) or isinstance(value, (property, classmethod))):
                 assert inspect.getdoc(getattr(cls, member)), f"{cls.__name__}.{member}"
@@ -95,6 +111,7 @@ def test_every_export_resolves_and_is_documented():
 
 
 # -- built in code, loaded, written back -----------------------------------------
+
 
 def test_exp6_built_in_code_is_the_exp6_spec(tmp_path):
     built = example("exp6").exp6()
@@ -110,8 +127,11 @@ def test_exp6_built_in_code_is_the_exp6_spec(tmp_path):
 
 def shipped():
     folder = REPO / "experiments"
-    tomls = [p for p in folder.rglob("*.toml") if not p.name.endswith(".sad.toml")
-             and p.name not in ("campaign.toml", "link-delay.toml")]
+    tomls = [
+        p
+        for p in folder.rglob("*.toml")
+        if not p.name.endswith(".sad.toml") and p.name not in ("campaign.toml", "link-delay.toml")
+    ]
     return sorted(tomls) + sorted(folder.rglob("*.sad.xml"))
 
 
@@ -181,7 +201,9 @@ def test_placement_on_nodes_from_code_is_a_specs_and_survives_place():
     assert wf.to_dict()["placement"]["nodes"] == {"n1": ["a", "b"], "n2": ["producer"]}
     wf.on_node("n1", p)  # a component moved between nodes is on one only
     spec = wf.spec()
-    assert {k: sorted(v) for k, v in spec.nodes.items()} == {"n1": ["a", "b", "producer"]} and spec.domain == "corbaloc::127.0.0.1:2809/NameService"
+    assert {k: sorted(v) for k, v in spec.nodes.items()} == {
+        "n1": ["a", "b", "producer"]
+    } and spec.domain == "corbaloc::127.0.0.1:2809/NameService"
     wf.domain(None)
     with pytest.raises(scabench.SpecError, match="<waveform spread>"):
         wf.validate()  # nodes need a domain to be found in
@@ -191,14 +213,19 @@ def test_the_builders_tables_are_a_specs():
     wf = tiny()
     doc = wf.to_dict()
     assert doc == {
-        "experiment": {"name": "tiny"}, "run": {"cores": [0]},
-        "component": [{"name": "producer", "kind": "producer", "packets": 5, "samples": 64, "period_us": 0},
-                      {"name": "stage1", "kind": "stage", "work": "cpu", "work_us": 300},
-                      {"name": "stage2", "kind": "stage", "work": "none"}],
-        "connection": [{"from": "producer.out", "to": "stage1.in", "call": "twoway"},
-                       {"from": "stage1.out", "to": "stage2.in", "call": "oneway", "worker": 8,
-                        "dispatch": "serial"}],
-        "placement": {"hosts": [["producer", "stage1"], ["stage2"]]}}
+        "experiment": {"name": "tiny"},
+        "run": {"cores": [0]},
+        "component": [
+            {"name": "producer", "kind": "producer", "packets": 5, "samples": 64, "period_us": 0},
+            {"name": "stage1", "kind": "stage", "work": "cpu", "work_us": 300},
+            {"name": "stage2", "kind": "stage", "work": "none"},
+        ],
+        "connection": [
+            {"from": "producer.out", "to": "stage1.in", "call": "twoway"},
+            {"from": "stage1.out", "to": "stage2.in", "call": "oneway", "worker": 8, "dispatch": "serial"},
+        ],
+        "placement": {"hosts": [["producer", "stage1"], ["stage2"]]},
+    }
     assert scabench.Waveform.from_dict(doc) == wf
     wf["stage1"].set(work_us=None, work="sleep")
     assert wf["stage1"].properties == {"work": "sleep"}
@@ -270,6 +297,7 @@ def test_bad_arguments():
 
 # -- over real processes ------------------------------------------------------------
 
+
 def test_python_toml_and_sad_run_the_same_pipeline():
     """exp6 as Python, TOML and SAD XML: one resolved spec, and each runs it
     over real processes to the same shape of result."""
@@ -284,8 +312,11 @@ def test_python_toml_and_sad_run_the_same_pipeline():
     for way, r in results.items():
         assert r.status == "ok", (way, r.error)
         assert r.producer.sent == 5
-        assert [(s.name, s.received, s.reordered_from_original) for s in r.stages] == \
-            [("stage1", 5, 0), ("stage2", 5, 0), ("stage3", 5, 0)], way
+        assert [(s.name, s.received, s.reordered_from_original) for s in r.stages] == [
+            ("stage1", 5, 0),
+            ("stage2", 5, 0),
+            ("stage3", 5, 0),
+        ], way
         assert [h["components"] for h in r.hosts] == [["producer"], ["stage1"], ["stage2"], ["stage3"]]
         assert r.naming["context"] == "exp6_1"
 
@@ -298,8 +329,11 @@ def test_a_run_typed_and_as_rows():
     assert all(isinstance(s, scabench.StageResult) for s in result.stages)
     assert isinstance(result.stages[0].latency_in_stage_us, scabench.Latency)
     rows = result.rows()
-    assert [(r["component"], r["role"]) for r in rows] == [("producer", "source"), ("stage1", "stage"),
-                                                           ("stage2", "stage")]
+    assert [(r["component"], r["role"]) for r in rows] == [
+        ("producer", "source"),
+        ("stage1", "stage"),
+        ("stage2", "stage"),
+    ]
     for row in rows:
         assert all(not isinstance(v, (list, dict)) for v in row.values()), row
     assert rows[0]["sent"] == 5 and rows[2]["received"] == 5
@@ -316,8 +350,14 @@ def test_a_benchmark_typed_and_as_rows():
     assert [r["last_packet_ms"] for r in runs] == [b.stages[-1].last_packet_ms for b in bench.runs]
     assert all(r["packets_reordered"] == 0 for r in runs)
     stages = bench.stage_rows()
-    assert [(r["run"], r["component"]) for r in stages] == [(1, "producer"), (1, "stage1"), (1, "stage2"),
-                                                            (2, "producer"), (2, "stage1"), (2, "stage2")]
+    assert [(r["run"], r["component"]) for r in stages] == [
+        (1, "producer"),
+        (1, "stage1"),
+        (1, "stage2"),
+        (2, "producer"),
+        (2, "stage1"),
+        (2, "stage2"),
+    ]
     summary = bench.summary_rows()
     assert [r["figure"] for r in summary] == list(bench.summary())
     assert summary[0]["n"] == 2 and summary[0]["median"] == bench.summary()["last_packet_ms"].median
@@ -350,8 +390,9 @@ def test_a_sweep_typed_and_resumed(tmp_path):
     assert saved["points"] == sweep.as_dict()["points"]
     again = wf.sweep(grid, runs=1, quiet_wait_s=0, out=tmp_path / "sweep")
     assert again.reused == 2
-    assert [p.benchmark.runs[0].started_at for p in again.points] == \
-        [p.benchmark.runs[0].started_at for p in sweep.points]
+    assert [p.benchmark.runs[0].started_at for p in again.points] == [
+        p.benchmark.runs[0].started_at for p in sweep.points
+    ]
     assert again.answer == sweep.answer
     # One-way into stage2 is served by one thread per connection, from one sending thread: guaranteed too.
     assert [p.order_guaranteed for p in sweep.points] == [True, True]
@@ -364,6 +405,7 @@ def test_a_sweep_typed_and_resumed(tmp_path):
 
 
 # -- the examples ---------------------------------------------------------------------
+
 
 def test_example_exp6(tmp_path):
     out = tmp_path / "exp6.json"
@@ -379,8 +421,10 @@ def test_example_exp6(tmp_path):
     assert scabench.Waveform.from_dict(tomllib.loads(toml.stdout)) == scabench.load("exp6")
     bad = run_example("exp6", "--cores", "4096", "--packets", 3)
     assert bad.returncode == 2
-    assert bad.stderr.strip() == ("error: <waveform exp6>: run.cores: CPU 4096 is not usable here; usable CPUs: "
-                                  f"{sorted(os.sched_getaffinity(0))}")
+    assert bad.stderr.strip() == (
+        "error: <waveform exp6>: run.cores: CPU 4096 is not usable here; usable CPUs: "
+        f"{sorted(os.sched_getaffinity(0))}"
+    )
 
 
 def test_example_sweep_of_call_and_worker(tmp_path):
@@ -389,14 +433,19 @@ def test_example_sweep_of_call_and_worker(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     assert [p["settings"] for p in doc["points"]] == [
-        {"policy.call": c, "policy.worker": w} for c in ("oneway", "twoway") for w in (False, True)]
+        {"policy.call": c, "policy.worker": w} for c in ("oneway", "twoway") for w in (False, True)
+    ]
     best = doc["answer"]["best"]
     assert best is not None  # two-way keeps order: something always qualifies
     assert best["settings"]["policy.call"] == "twoway"  # one-way into the pool never: it cannot promise order
     tie = doc["answer"]["tie"]
-    lead = ("configurations that guarantee order by their policies and kept 0 packets reordered at every output in "
-            f"every run; {'preferred' if tie and tie['preferred_by'] else 'listed first'}" if tie else
-            "configuration that guarantees order by its policies and kept 0 packets reordered at every output in every run")
+    lead = (
+        "configurations that guarantee order by their policies and kept 0 packets reordered at every output in "
+        f"every run; {'preferred' if tie and tie['preferred_by'] else 'listed first'}"
+        if tie
+        else "configuration that guarantees order by its policies and kept 0 packets reordered at every output "
+        "in every run"
+    )
     assert f"{lead}: {best['label']}" in proc.stdout
     assert f"answer: {best['settings']}" in proc.stdout
     missing = run_example("sweep_call_worker", "--spec", "no-such-spec")
@@ -410,11 +459,19 @@ def test_example_results_as_tables(tmp_path):
     tables = {name: list(csv.DictReader(open(tmp_path / f"{name}.csv"))) for name in ("runs", "stages", "summary")}
     assert [r["run"] for r in tables["runs"]] == ["1", "2"]
     assert [(r["run"], r["component"]) for r in tables["stages"]] == [
-        (str(i), c) for i in (1, 2) for c in ("producer", "stage1", "stage2")]
-    assert [r["figure"] for r in tables["summary"]][:4] == ["last_packet_ms", "overhead_ratio", "packets_reordered",
-                                                           "latency_p99_ms"]
-    assert {r["figure"] for r in tables["summary"][4:]} == {"cpu_per_packet_ms_producer", "cpu_per_packet_ms_stage1",
-                                                            "cpu_per_packet_ms_stage2"}
+        (str(i), c) for i in (1, 2) for c in ("producer", "stage1", "stage2")
+    ]
+    assert [r["figure"] for r in tables["summary"]][:4] == [
+        "last_packet_ms",
+        "overhead_ratio",
+        "packets_reordered",
+        "latency_p99_ms",
+    ]
+    assert {r["figure"] for r in tables["summary"][4:]} == {
+        "cpu_per_packet_ms_producer",
+        "cpu_per_packet_ms_stage1",
+        "cpu_per_packet_ms_stage2",
+    }
     assert all(r["received"] == "5" for r in tables["stages"] if r["role"] == "stage")
     if importlib.util.find_spec("pandas") is None:
         assert "pandas is not installed" in proc.stdout

@@ -1,5 +1,6 @@
 """Benchmarking a spec: `scabench run --runs K` over real processes, its
 warnings, and `scabench compare` on samples whose verdicts are known."""
+
 import csv
 import json
 
@@ -18,11 +19,11 @@ from scabench.run.results import RunResult
 def test_runs_end_to_end_keep_every_run_and_the_summary(write_spec, tmp_path):
     spec = write_spec(pipeline_toml(packets=6, stages=1, work_us=500))
     out, table = tmp_path / "bench.json", tmp_path / "bench.csv"
-    proc = scabench("run", spec, "--runs", 2, "--warmup", 1, "--quiet-wait", 1, "--json", out, "--csv", table,
-                    timeout=600)
+    proc = scabench(
+        "run", spec, "--runs", 2, "--warmup", 1, "--quiet-wait", 1, "--json", out, "--csv", table, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr
-    for words in ("median", "mean ± σ", "min … max", "95 % CI", "last packet", "ratio", "packets reordered",
-                  "floor: "):
+    for words in ("median", "mean ± σ", "min … max", "95 % CI", "last packet", "ratio", "packets reordered", "floor: "):
         assert words in proc.stdout, words
     assert "warm-up 1/1" in proc.stderr and "run 2/2" in proc.stderr  # progress, on stderr
     doc = json.loads(out.read_text())
@@ -32,8 +33,10 @@ def test_runs_end_to_end_keep_every_run_and_the_summary(write_spec, tmp_path):
     for run in doc["runs"]:
         assert run["status"] == "ok" and run["producer"]["sent"] == 6
         assert run["attempt"] >= 1 and isinstance(run["machine_was_quiet"], bool)
-    assert list(doc["summary"]) == [f.key for f in stats.HEADLINE] + ["cpu_per_packet_ms_producer",
-                                                                      "cpu_per_packet_ms_stage1"]
+    assert list(doc["summary"]) == [f.key for f in stats.HEADLINE] + [
+        "cpu_per_packet_ms_producer",
+        "cpu_per_packet_ms_stage1",
+    ]
     assert "CPU per packet: stage1" in proc.stdout
     last = [r["stages"][-1]["last_packet_ms"] for r in doc["runs"]]
     assert doc["summary"]["last_packet_ms"]["n"] == 2
@@ -42,8 +45,9 @@ def test_runs_end_to_end_keep_every_run_and_the_summary(write_spec, tmp_path):
     # What the runs saw is in words: a run kept although others loaded the cores says so.
     if any(r["foreign_cpu_pct"] > doc["benchmark"]["guard"]["redo_above_pct"] for r in doc["runs"]):
         assert "warning: other processes used" in proc.stdout
-    assert doc["warnings"] == [line[len("warning: "):] for line in proc.stdout.splitlines()
-                               if line.startswith("warning: ")]
+    assert doc["warnings"] == [
+        line[len("warning: ") :] for line in proc.stdout.splitlines() if line.startswith("warning: ")
+    ]
     # The file reads back as it was written, and its CSV parses.
     assert Benchmark.from_dict(doc).as_dict() == doc
     rows = list(csv.DictReader(table.open()))
@@ -72,15 +76,14 @@ def _runs(last_ms, **changes):
 
 
 def _bench_file(path, last_ms):
-    write_json(Benchmark("ok", {"cores": [0, 1]}, len(last_ms), 0, guard_dict(guard_settings()), _runs(last_ms)),
-               path)
+    write_json(Benchmark("ok", {"cores": [0, 1]}, len(last_ms), 0, guard_dict(guard_settings()), _runs(last_ms)), path)
     return path
 
 
 def test_compare_on_known_samples(tmp_path):
     a = _bench_file(tmp_path / "a.json", [100.0, 101.0, 99.0, 100.5])
-    b = _bench_file(tmp_path / "b.json", [120.0, 121.0, 119.0, 120.5])      # 20 % slower, far beyond the noise
-    c = _bench_file(tmp_path / "c.json", [100.2, 101.5, 98.9, 100.1])      # the same, within the noise
+    b = _bench_file(tmp_path / "b.json", [120.0, 121.0, 119.0, 120.5])  # 20 % slower, far beyond the noise
+    c = _bench_file(tmp_path / "c.json", [100.2, 101.5, 98.9, 100.1])  # the same, within the noise
     out, table = tmp_path / "cmp.json", tmp_path / "cmp.csv"
     proc = scabench("compare", a, b, c, "--json", out, "--csv", table)
     assert proc.returncode == 0, proc.stderr
@@ -93,7 +96,9 @@ def test_compare_on_known_samples(tmp_path):
     assert figure["B"]["ratio"] == pytest.approx(120.125 / 100.125)
     rows = list(csv.DictReader(table.open()))
     assert [(r["figure"], r["b"], r["significant"]) for r in rows if r["figure"] == "last_packet_ms"] == [
-        ("last_packet_ms", "B", "True"), ("last_packet_ms", "C", "False")]
+        ("last_packet_ms", "B", "True"),
+        ("last_packet_ms", "C", "False"),
+    ]
 
 
 def test_compare_with_a_single_run_cannot_tell(tmp_path):
@@ -147,13 +152,16 @@ def test_a_single_disturbed_run_says_how_to_do_better():
 
 # The hop cost: each process's CPU per packet, in the summary and in compare.
 
+
 def _costly_runs(stage_cpu_s, floor_ms=10.0):
     """Runs of producer -> stage1 (10 packets), each process's window CPU
     known: the producer's 1 ms, stage1's from the list."""
     runs = _runs([100.0 + i for i in range(len(stage_cpu_s))])
     for run, cpu in zip(runs, stage_cpu_s):
-        run.hosts = [{"name": "host0-producer", "components": ["producer"], "window_cpu_s": 0.001},
-                     {"name": "host1-stage1", "components": ["stage1"], "window_cpu_s": cpu}]
+        run.hosts = [
+            {"name": "host0-producer", "components": ["producer"], "window_cpu_s": 0.001},
+            {"name": "host1-stage1", "components": ["stage1"], "window_cpu_s": cpu},
+        ]
         run.floor_ms = floor_ms
         if not floor_ms:
             run.overhead_ratio = None
@@ -185,15 +193,23 @@ def test_the_benchmark_summary_gives_each_process_cpu_per_packet():
     assert summary["cpu_per_packet_ms_stage1"].median == pytest.approx(0.5)
     assert summary["cpu_per_packet_ms_producer"].n == 3
     assert bench.rows()[0]["cpu_per_packet_ms_stage1"] == pytest.approx(0.4)
-    assert [r["figure"] for r in bench.summary_rows()][-2:] == ["cpu_per_packet_ms_producer",
-                                                                 "cpu_per_packet_ms_stage1"]
+    assert [r["figure"] for r in bench.summary_rows()][-2:] == [
+        "cpu_per_packet_ms_producer",
+        "cpu_per_packet_ms_stage1",
+    ]
     assert bench.as_dict()["summary"]["cpu_per_packet_ms_stage1"]["max"] == pytest.approx(0.6)
     header, rows = summary_rows(summary, bench.figures())
     assert rows[-1][:2] == ["CPU per packet: stage1", "500 µs"]
 
 
-SPEC = {"file": "s.toml", "cores": [0, 1], "transport": "tcp", "hosts": [{}, {}], "components": [{}, {}],
-        "connections": []}
+SPEC = {
+    "file": "s.toml",
+    "cores": [0, 1],
+    "transport": "tcp",
+    "hosts": [{}, {}],
+    "components": [{}, {}],
+    "connections": [],
+}
 
 
 def test_the_summary_and_compare_define_every_term_they_show(tmp_path):
@@ -207,12 +223,13 @@ def test_the_summary_and_compare_define_every_term_they_show(tmp_path):
     for shown in (" ".join(format_benchmark(bench).split()), " ".join(compared.stdout.split())):
         for f in bench.figures():
             assert f.label in shown and f"{f.term}: {f.means}" in shown, f.term
-        assert shown.count("CPU per packet: a process's CPU") == 1   # one definition for every process's
+        assert shown.count("CPU per packet: a process's CPU") == 1  # one definition for every process's
         assert shown.count("ratio: last packet / floor (1: ideal)") == 1
         assert "floor: least time the hardware allows for the last packet" in shown
         assert shown.count("σ: the runs' sample standard deviation") == 1
-    single = scabench("compare", a, write_json(Benchmark("ok", SPEC, 1, 0, GUARD, _costly_runs([0.004])),
-                                               tmp_path / "one.json"))
+    single = scabench(
+        "compare", a, write_json(Benchmark("ok", SPEC, 1, 0, GUARD, _costly_runs([0.004])), tmp_path / "one.json")
+    )
     assert "(1.000×, cannot tell)" in single.stdout
     assert "cannot tell: a side has one run (no spread to judge by) or no value" in " ".join(single.stdout.split())
 
@@ -243,6 +260,7 @@ def test_compare_without_a_floor_says_so_instead_of_cannot_tell(tmp_path):
 
 # compare's inputs: a figure written as a string, a run that did not finish.
 
+
 def test_compare_refuses_a_figure_written_as_a_string(tmp_path):
     a = _bench_file(tmp_path / "a.json", [100.0, 101.0])
     doc = _runs([150.0])[0].as_dict()
@@ -252,7 +270,8 @@ def test_compare_refuses_a_figure_written_as_a_string(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"error: B: {tmp_path / 's.json'} is not a result of scabench run --json (StageResult: last_packet_ms is a "
-        "string ('fast'), where a number or null is due)"]
+        "string ('fast'), where a number or null is due)"
+    ]
 
 
 def test_compare_refuses_a_run_that_did_not_finish(tmp_path):
@@ -263,12 +282,13 @@ def test_compare_refuses_a_run_that_did_not_finish(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         f"error: B: {tmp_path / 'f.json'} holds a run that did not finish (status failed: stage1 died); "
-        "only runs that finished compare"]
+        "only runs that finished compare"
+    ]
 
 
 def test_a_result_refuses_values_of_the_wrong_json_type():
     doc = _runs([150.0])[0].as_dict()
-    assert RunResult.from_dict({**doc, "overhead_ratio": 2}).overhead_ratio == 2     # an integer is a number
+    assert RunResult.from_dict({**doc, "overhead_ratio": 2}).overhead_ratio == 2  # an integer is a number
     for bad in ("1.5", True, [1.5]):
         with pytest.raises(ValueError, match="overhead_ratio is"):
             RunResult.from_dict({**doc, "overhead_ratio": bad})
@@ -278,5 +298,5 @@ def test_a_result_refuses_values_of_the_wrong_json_type():
 
 def test_processes_come_in_pipeline_order():
     run = _costly_runs([0.004])[0]
-    run.hosts = run.hosts[::-1]   # the launcher lists an external program after the hosts
+    run.hosts = run.hosts[::-1]  # the launcher lists an external program after the hosts
     assert list(run.process_cpu_per_packet_ms()) == ["producer", "stage1"]

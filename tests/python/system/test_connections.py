@@ -2,6 +2,7 @@
 processes, driven over real CORBA from this process as an SCA launcher
 other than ours would drive them (reconnects, stop and start), with the
 hosts' own status lines ("eos NAME COUNT") as the evidence."""
+
 import os
 import subprocess
 import time
@@ -20,8 +21,15 @@ class Host:
 
     def __init__(self, orb, record_dir, *components):
         read_fd, write_fd = os.pipe()
-        args = [str(program("scabench-host")), "--host", "h", "--status-fd", str(write_fd), "--record-dir",
-                str(record_dir)]
+        args = [
+            str(program("scabench-host")),
+            "--host",
+            "h",
+            "--status-fd",
+            str(write_fd),
+            "--record-dir",
+            str(record_dir),
+        ]
         for c in components:
             args += ["--component", f"{c}:double"]
         self.proc = subprocess.Popen(args + LOOPBACK, pass_fds=(write_fd,), stderr=subprocess.PIPE, text=True)
@@ -99,8 +107,17 @@ def test_a_credits_connection_made_again_to_another_receiver_streams_and_ends(or
     try:
         p, p2, a, b = (sender.res["producer"], sender.res["producer2"], receivers.res["a"], receivers.res["b"])
         for producer in (p, p2):
-            producer.configure(props(packets=100, samples=16, period_us=10_000, out__call="oneway",
-                                     out__flow="credits(4)", out__transport=transport, record_capacity=128))
+            producer.configure(
+                props(
+                    packets=100,
+                    samples=16,
+                    period_us=10_000,
+                    out__call="oneway",
+                    out__flow="credits(4)",
+                    out__transport=transport,
+                    record_capacity=128,
+                )
+            )
         for sink in (a, b):
             sink.configure(props(in__flow="credits(4)", record_capacity=256))
         connect(p, a, "producer-a")
@@ -122,7 +139,9 @@ def test_a_credits_connection_made_again_to_another_receiver_streams_and_ends(or
         connect(p2, b, "producer2-b")
         b.start()
         p2.start()
-        assert receivers.wait_for_end("b") == 100  # the second stream's own packets: an end announces its stream's count
+        assert (
+            receivers.wait_for_end("b") == 100
+        )  # the second stream's own packets: an end announces its stream's count
         p.stop()
         p2.stop()
         sender.close()

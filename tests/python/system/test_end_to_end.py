@@ -1,4 +1,5 @@
 """Every policy end to end over real processes and real omniORB, few packets."""
+
 import json
 import os
 import signal
@@ -72,8 +73,10 @@ def test_every_transport(write_spec, transport):
         assert f"giop:{endpoint}:" in " ".join(host["orb_options"])
         assert set(host["hops"]["in"].values()) | set(host["hops"]["out"].values()) == {transport}
     by_name = {h["components"][0]: h for h in result.hosts}
-    assert by_name["stage1"]["hops"] == {"in": {"producer.out->stage1.in": transport},
-                                         "out": {"stage1.out->stage2.in": transport}}
+    assert by_name["stage1"]["hops"] == {
+        "in": {"producer.out->stage1.in": transport},
+        "out": {"stage1.out->stage2.in": transport},
+    }
 
 
 def test_the_run_command_and_a_sweep_point_carry_hops_over_the_transport_asked_for(write_spec, tmp_path):
@@ -86,6 +89,7 @@ def test_the_run_command_and_a_sweep_point_carry_hops_over_the_transport_asked_f
     assert {c["transport"] for c in doc["spec"]["connections"]} == {"shm"}
     assert doc["stages"][-1]["received"] == 4
     from scabench.measure.sweep import apply
+
     spec = apply(load_spec(path), {"run.transport": "unix"})
     assert {c["transport"] for c in spec.describe()["connections"]} == {"unix"}
 
@@ -95,17 +99,20 @@ QUIET = ["-ORBmaxServerThreadPerConnection", "1", "-ORBconnectionWatchPeriod", "
 
 def runs_quiet(host):
     options = host["orb_options"]
-    return any(options[i:i + len(QUIET)] == QUIET for i in range(len(options)))
+    return any(options[i : i + len(QUIET)] == QUIET for i in range(len(options)))
 
 
-@pytest.mark.parametrize("policy, quiet_stages", [
-    ('call = "twoway"', True),
-    ('call = "oneway"\nsync = "target"', True),
-    ('call = "oneway"\ndispatch = "serial"', True),
-    ('call = "oneway"', False),
-    ('call = "oneway"\ndispatch = "pool:2"', False),
-    ('call = "oneway"\ndispatch = "single"', False),
-])
+@pytest.mark.parametrize(
+    "policy, quiet_stages",
+    [
+        ('call = "twoway"', True),
+        ('call = "oneway"\nsync = "target"', True),
+        ('call = "oneway"\ndispatch = "serial"', True),
+        ('call = "oneway"', False),
+        ('call = "oneway"\ndispatch = "pool:2"', False),
+        ('call = "oneway"\ndispatch = "single"', False),
+    ],
+)
 def test_omniorb_watches_only_connections_that_threads_may_share(write_spec, policy, quiet_stages):
     # One thread per connection and no watching thread where no connection
     # in can have two calls at once (docs/findings/hop-cost.md); the producer
@@ -126,17 +133,23 @@ def test_a_host_whose_hops_in_are_all_shared_memory_runs_without_connection_watc
     assert all(runs_quiet(h) for h in result.hosts)
 
 
-@pytest.mark.parametrize("policy", ['call = "twoway"', 'call = "twoway"\nworker = 2',
-                                    'call = "oneway"\ndispatch = "serial"',
-                                    'call = "oneway"\ndispatch = "serial"\nworker = 2',
-                                    'call = "oneway"\ndispatch = "single"'])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        'call = "twoway"',
+        'call = "twoway"\nworker = 2',
+        'call = "oneway"\ndispatch = "serial"',
+        'call = "oneway"\ndispatch = "serial"\nworker = 2',
+        'call = "oneway"\ndispatch = "single"',
+    ],
+)
 def test_two_way_and_serial_dispatch_never_reorder(write_spec, policy, transport):
     # A no-wait producer and work on the ORB thread: the set-up that makes a
     # multi-threaded ORB reorder.
     result = run(write_spec, policy=policy, work_us=2000, transport=transport)
     assert_all_delivered(result)
     assert_in_order(result)
-    assert max(s.max_server_threads for s in result.stages) == 1 or 'twoway' in policy
+    assert max(s.max_server_threads for s in result.stages) == 1 or "twoway" in policy
 
 
 def test_two_way_without_worker_holds_one_packet_in_the_pipeline(write_spec, transport):
@@ -146,11 +159,24 @@ def test_two_way_without_worker_holds_one_packet_in_the_pipeline(write_spec, tra
 
 
 def test_oneway_target_waits_for_the_servant_and_transport_does_not(write_spec, transport):
-    target = run(write_spec, policy='call = "oneway"\nsync = "target"', work="sleep", work_us=20_000, stages=1,
-                 transport=transport)
+    target = run(
+        write_spec,
+        policy='call = "oneway"\nsync = "target"',
+        work="sleep",
+        work_us=20_000,
+        stages=1,
+        transport=transport,
+    )
     assert target.producer.send_us["min"] >= 20_000
-    sent = run(write_spec, policy='call = "oneway"\nsync = "transport"', work="sleep", work_us=20_000,
-               stages=1, packets=4, transport=transport)
+    sent = run(
+        write_spec,
+        policy='call = "oneway"\nsync = "transport"',
+        work="sleep",
+        work_us=20_000,
+        stages=1,
+        packets=4,
+        transport=transport,
+    )
     assert sent.producer.send_us["p50"] < 20_000
 
 
@@ -159,19 +185,38 @@ def test_oneway_server_waits_for_the_server_to_read_the_packet(write_spec, trans
     # the connection; with one thread per connection (serial), that is only
     # once the upcall before it returned, so every send after the first waits
     # for the packet before it to be done.
-    serial = run(write_spec, policy='call = "oneway"\nsync = "server"\ndispatch = "serial"', work="sleep",
-                 work_us=20_000, stages=1, packets=6, transport=transport)
+    serial = run(
+        write_spec,
+        policy='call = "oneway"\nsync = "server"\ndispatch = "serial"',
+        work="sleep",
+        work_us=20_000,
+        stages=1,
+        packets=6,
+        transport=transport,
+    )
     assert_all_delivered(serial)
     assert sorted(serial.producer.send_us_all)[1] >= 15_000
-    pool = run(write_spec, policy='call = "oneway"\nsync = "server"', work="sleep", work_us=20_000, stages=1,
-               packets=6, transport=transport)
+    pool = run(
+        write_spec,
+        policy='call = "oneway"\nsync = "server"',
+        work="sleep",
+        work_us=20_000,
+        stages=1,
+        packets=6,
+        transport=transport,
+    )
     assert_all_delivered(pool)
 
 
 def test_collocated_oneway_behaves_as_two_way(write_spec):
     # The paper's section 4.1: in one process the oneway is a direct call.
-    result = run(write_spec, policy='call = "oneway"', work="sleep", work_us=10_000,
-                 placement='hosts = [["producer", "stage1", "stage2", "stage3"]]')
+    result = run(
+        write_spec,
+        policy='call = "oneway"',
+        work="sleep",
+        work_us=10_000,
+        placement='hosts = [["producer", "stage1", "stage2", "stage3"]]',
+    )
     assert_all_delivered(result)
     assert_in_order(result)
     assert result.spec["connections"][0]["placement"] == "collocated"
@@ -179,8 +224,13 @@ def test_collocated_oneway_behaves_as_two_way(write_spec):
 
 
 def test_collocated_worker_threads_keep_stages_parallel(write_spec):
-    result = run(write_spec, policy='call = "oneway"\nworker = true', work="sleep", work_us=20_000,
-                 placement='hosts = [["producer", "stage1", "stage2", "stage3"]]')
+    result = run(
+        write_spec,
+        policy='call = "oneway"\nworker = true',
+        work="sleep",
+        work_us=20_000,
+        placement='hosts = [["producer", "stage1", "stage2", "stage3"]]',
+    )
     assert_all_delivered(result)
     serial_ms = PACKETS * 3 * 20
     # Pipelined it needs about (PACKETS + 2) x 20 ms; one packet at a time, 1200 ms.
@@ -188,7 +238,7 @@ def test_collocated_worker_threads_keep_stages_parallel(write_spec):
 
 
 def test_single_core_run_and_pinning(write_spec, transport):
-    result = run(write_spec, policy='call = "twoway"\nworker = 4', run='cores = [0]\npin = true', transport=transport)
+    result = run(write_spec, policy='call = "twoway"\nworker = 4', run="cores = [0]\npin = true", transport=transport)
     assert_all_delivered(result)
     assert result.spec["cores"] == [0]
     assert all(h["cores"] == [0] for h in result.hosts)
@@ -200,7 +250,16 @@ def test_result_json_has_the_keys_other_work_reads(write_spec, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "last packet" in proc.stdout and "floor: " in proc.stdout  # the table and its legend
     result = json.loads(out.read_text())
-    for key in ("scabench", "floor_ms", "overhead_ratio", "foreign_cpu_pct", "stages", "producer", "spec", "environment"):
+    for key in (
+        "scabench",
+        "floor_ms",
+        "overhead_ratio",
+        "foreign_cpu_pct",
+        "stages",
+        "producer",
+        "spec",
+        "environment",
+    ):
         assert key in result
     assert [s["name"] for s in result["stages"]] == ["stage1", "stage2", "stage3"]
     for s in result["stages"]:
@@ -223,11 +282,19 @@ def assert_reads_back(path, tmp_path):
 
 
 def test_a_stage_killed_mid_run_is_named_and_nothing_is_left(write_spec, tmp_path, transport):
-    spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep", work_us=10_000,
-                                    transport=transport))
+    spec = write_spec(
+        pipeline_toml(
+            packets=500, policy='call = "twoway"\nworker = 4', work="sleep", work_us=10_000, transport=transport
+        )
+    )
     out = tmp_path / "failed.json"
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--json", str(out)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(spec), "--json", str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     tag = owner_tag(proc.pid)  # what its processes and rings are tagged with
     victim, run_dir = None, None
     deadline = time.time() + 30
@@ -256,6 +323,7 @@ def test_a_component_that_cannot_start_is_named(write_spec):
     spec = load_spec(path)
     spec.component("stage2").properties["work"] = "spin"  # only the runtime can refuse this one
     from scabench.errors import RunError
+
     with pytest.raises(RunError) as err:
         run_spec(spec)
     assert err.value.component == "stage2"
@@ -280,8 +348,11 @@ def _policies(pid):
 
 
 def test_batch_scheduler_reaches_every_host_thread(write_spec):
-    spec = load_spec(write_spec(pipeline_toml(packets=30, work="sleep", work_us=5000, policy="worker = 4",
-                                              run='scheduler = "batch"')))
+    spec = load_spec(
+        write_spec(
+            pipeline_toml(packets=30, work="sleep", work_us=5000, policy="worker = 4", run='scheduler = "batch"')
+        )
+    )
     seen = {}
     result = run_spec(spec, on_start=lambda pids, names: seen.update({p: _policies(p) for p in pids}))
     assert result.spec["scheduler"] == "batch"

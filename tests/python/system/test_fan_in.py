@@ -1,6 +1,7 @@
 """Fan-in: several uses ports connected to one provides port, each
 connection a sequence space of its own. Specs say it with [[connection]]
 tables; runs over real processes count and order per connection."""
+
 import json
 
 import pytest
@@ -51,8 +52,9 @@ def test_fan_in_into_a_single_dispatch_port_over_shared_memory(write_spec):
     # Two rings into one port with dispatch single: their threads take turns
     # (the host's single-thread lock), as the single-thread POA's callers do.
     policy = 'call = "oneway"\ndispatch = "single"\n'
-    result = run_spec(load_spec(write_spec(fan_in_toml(policy, first=40, second=40, work="cpu", work_us=300,
-                                                       transport="shm"))))
+    result = run_spec(
+        load_spec(write_spec(fan_in_toml(policy, first=40, second=40, work="cpu", work_us=300, transport="shm")))
+    )
     s1 = stage(result.as_dict(), "stage1")
     assert s1["received"] == 80 and s1["max_server_threads"] == 1, s1
     for c in s1["connections"]:
@@ -73,7 +75,9 @@ def test_two_producers_are_counted_and_ordered_per_connection(write_spec, transp
     s1, s2 = stage(doc, "stage1"), stage(doc, "stage2")
     assert s1["received"] == s2["received"] == 50
     assert [(c["id"], c["sent"], c["received"]) for c in s1["connections"]] == [
-        ("producer.out->stage1.in", 30, 30), ("producer2.out->stage1.in", 20, 20)]
+        ("producer.out->stage1.in", 30, 30),
+        ("producer2.out->stage1.in", 20, 20),
+    ]
     for c in s1["connections"]:
         assert c["reordered_from_previous"] == c["reordered_from_original"] == 0, c
         assert c["transport"] == transport
@@ -93,8 +97,9 @@ def test_each_connection_has_its_own_reorder_buffer_and_credits(write_spec, tran
     # packets; each connection's own reorder buffer puts its packets back in
     # its order, and each producer's credits are its own.
     policy = 'call = "oneway"\nordering = "resequence"\nflow = "credits(8)"\n'
-    result = run_spec(load_spec(write_spec(fan_in_toml(policy, first=40, second=40, work="cpu", work_us=500,
-                                                       transport=transport))))
+    result = run_spec(
+        load_spec(write_spec(fan_in_toml(policy, first=40, second=40, work="cpu", work_us=500, transport=transport)))
+    )
     doc = result.as_dict()
     assert doc["status"] == "ok" and doc["clean"] is True
     s1 = stage(doc, "stage1")
@@ -110,17 +115,21 @@ def test_a_fan_in_spec_gives_each_source_its_stream_and_the_merge_its_packets(wr
     assert packets_through(spec) == {"producer": 30, "producer2": 20, "stage1": 50, "stage2": 50}
     # stage1 handles 50 packets of 5 ms: 49 x 5 + 5 ms on the pipeline bound; 50 x 5 / cores on the CPU bound.
     assert floor_of(spec) == pytest.approx(max(49 * 5.0 + 5.0, 50 * 5.0 / len(spec.cores)))
-    capacity = {c["name"]: c["properties"]["record_capacity"]
-                for h in build_assembly(spec, tmp_path, 60)["hosts"] for c in h["components"]}
+    capacity = {
+        c["name"]: c["properties"]["record_capacity"]
+        for h in build_assembly(spec, tmp_path, 60)["hosts"]
+        for c in h["components"]
+    }
     assert capacity == {"producer": 46, "producer2": 36, "stage1": 66, "stage2": 66}
 
 
 def test_connections_into_one_port_must_agree_on_its_keys(write_spec):
-    path = write_spec(fan_in_toml('call = "oneway"\n', connection='worker = 8\n'))
+    path = write_spec(fan_in_toml('call = "oneway"\n', connection="worker = 8\n"))
     with pytest.raises(SpecError) as refused:
         load_spec(path)
-    assert "producer.out->stage1.in and producer2.out->stage1.in reach one port with different worker" in \
-        str(refused.value)
+    assert "producer.out->stage1.in and producer2.out->stage1.in reach one port with different worker" in str(
+        refused.value
+    )
     proc = scabench("run", path)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr, proc.stderr

@@ -1,6 +1,7 @@
 """Faults in the middle of a run: signals to the command, a killed command,
 stopped or hung processes, stalls. Each must be named, stop every process
 of the run and keep what was measured (docs/architecture.md, "Faults")."""
+
 import json
 import os
 import signal
@@ -35,6 +36,7 @@ MS = 1_000_000
 
 # ---------------------------------------------------------------- stalls, on known data
 
+
 def test_held_without_progress_counts_only_time_with_work_in_hand():
     # Packets arrive at 0, 10, 20 ms and finish at 5, 15, 25: 5 ms each with work.
     starts, lengths = held_without_progress(np.array([0, 10, 20]) * MS, np.array([5, 15, 25]) * MS)
@@ -63,9 +65,9 @@ def test_a_source_late_beyond_its_period_is_a_stall():
 
 def test_stall_threshold_scales_with_work_and_concurrency():
     assert threshold_ms(0.0) == STALL_MIN_MS
-    assert threshold_ms(5.0) == STALL_MIN_MS           # 20 x 5 ms = 100 ms < the floor
+    assert threshold_ms(5.0) == STALL_MIN_MS  # 20 x 5 ms = 100 ms < the floor
     assert threshold_ms(50.0) == 1000.0
-    assert threshold_ms(5.0, concurrency=8) == 800.0    # 8 packets sharing a core finish together
+    assert threshold_ms(5.0, concurrency=8) == 800.0  # 8 packets sharing a core finish together
     a = np.array([0, 0]) * MS
     assert find_stalls("s", a, np.array([5, 505]) * MS, 5.0, 0) != []
     assert find_stalls("s", a, np.array([5, 505]) * MS, 5.0, 0, concurrency=8) == []
@@ -105,8 +107,9 @@ def test_the_pipelines_progress_is_every_components_completions_in_time_order():
 def test_the_guard_redoes_a_flawed_measurement_and_keeps_an_unflawed_one():
     values = iter([{"stalled": True, "foreign": 0.0}, {"stalled": False, "foreign": 2.0}])
     guard = Guard(GuardSettings(quiet_wait_s=0, max_redos=3))
-    kept = guard.measure(lambda: next(values), foreign_of=lambda v: v["foreign"],
-                         flaw_of=lambda v: "stalled" if v["stalled"] else None)
+    kept = guard.measure(
+        lambda: next(values), foreign_of=lambda v: v["foreign"], flaw_of=lambda v: "stalled" if v["stalled"] else None
+    )
     assert kept.value["stalled"] is False and kept.attempts == 2 and kept.flaw is None
     # Every attempt flawed: the last one allowed is kept, and says so.
     guard = Guard(GuardSettings(quiet_wait_s=0, max_redos=1))
@@ -115,6 +118,7 @@ def test_the_guard_redoes_a_flawed_measurement_and_keeps_an_unflawed_one():
 
 
 # ---------------------------------------------------------------- the watchdog, on real processes
+
 
 def _fake_records(run_dir, counts):
     for name, (claimed, completed) in counts.items():
@@ -127,8 +131,9 @@ def test_the_watchdog_ends_a_run_in_which_no_packet_moves(tmp_path):
     launcher = processes.spawn(["sleep", "60"])
     _fake_records(tmp_path, {"producer": (5, 4), "stage1": (3, 3), "stage2": (4, 3)})
     started = time.monotonic()
-    with Watchdog(launcher, tmp_path, hang_limit_s=1.0, order=["producer", "stage1", "stage2"],
-                  packets={"producer": 10}) as dog:
+    with Watchdog(
+        launcher, tmp_path, hang_limit_s=1.0, order=["producer", "stage1", "stage2"], packets={"producer": 10}
+    ) as dog:
         launcher.wait(20)
     assert time.monotonic() - started < 10
     component, reason = dog.fault
@@ -155,6 +160,7 @@ def test_the_watchdog_names_a_stopped_launcher(tmp_path):
 
 
 # ---------------------------------------------------------------- runs over real processes
+
 
 def _spec(write_spec, **kwargs):
     kwargs.setdefault("policy", 'call = "twoway"\nworker = 4')
@@ -254,12 +260,17 @@ def test_a_stopped_launcher_is_named_and_its_hosts_go(write_spec):
 
 # ---------------------------------------------------------------- signals to the command
 
+
 def _start_cli(write_spec, tmp_path, packets=600):
-    spec = write_spec(pipeline_toml(packets=packets, policy='call = "twoway"\nworker = 4', work="sleep",
-                                    work_us=5000))
+    spec = write_spec(pipeline_toml(packets=packets, policy='call = "twoway"\nworker = 4', work="sleep", work_us=5000))
     out = tmp_path / "result.json"
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--json", str(out)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(spec), "--json", str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 30
     while time.time() < deadline and not run_processes("--component stage3:stage", root=proc.pid):
         time.sleep(0.05)
@@ -327,9 +338,24 @@ cores = "all"
 id = "exp6"
 spec = "{REPO}/experiments/paper/exp6.toml"
 ''')
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "paper", "--campaign", str(campaign),
-                             "--packets", "200", "--out", str(tmp_path / "r")],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "paper",
+            "--campaign",
+            str(campaign),
+            "--packets",
+            "200",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     tag = processes.owner_tag(proc.pid)
     # 200 packets of 5 ms: a run takes over a second; stop the campaign in its second or third.
     time.sleep(4.0)
@@ -350,10 +376,16 @@ def test_campaigns_redo_a_stalled_or_unclean_run():
     # The guarded run of campaigns and benchmarks (measure/repeat.py).
     from scabench.measure.repeat import flaw_of as _flaw_of
     from scabench.run.results import RunResult
+
     base = dict(status="ok", spec={}, environment={}, floor_ms=1.0, started_at=0.0)
     assert _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=0, clean=True)) is None
-    stalled = RunResult(**base, stalls=[{"component": "stage2", "at_ms": 5.0, "for_ms": 900.0, "threshold_ms": 250.0}],
-                        stalled=True, refusals=0, clean=True)
+    stalled = RunResult(
+        **base,
+        stalls=[{"component": "stage2", "at_ms": 5.0, "for_ms": 900.0, "threshold_ms": 250.0}],
+        stalled=True,
+        refusals=0,
+        clean=True,
+    )
     assert _flaw_of(stalled) == "stage2 stalled 900 ms"
     assert "refused 3" in _flaw_of(RunResult(**base, stalls=[], stalled=False, refusals=3, clean=False))
     assert _flaw_of(RunResult(**base)) is None  # a result from before these fields existed

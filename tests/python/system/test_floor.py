@@ -2,6 +2,7 @@
 a Python stage's and an external component's declared work count as a C++
 stage's, a component whose work is unknown is named, and a ratio below 1
 comes with the assumption of the floor the run broke."""
+
 import json
 
 import pytest
@@ -91,7 +92,9 @@ def test_an_external_components_declared_work_counts(write_spec):
 
 def test_an_external_work_us_without_its_kind_is_time_not_cpu(write_spec):
     # It may sleep or wait on a device: a least time counts it in the pipeline only.
-    spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS), ("ext", "external", EXTERNAL + "work_us = 1000")])))
+    spec = load_spec(
+        write_spec(chain_toml([("stage1", "stage", CPU_1MS), ("ext", "external", EXTERNAL + "work_us = 1000")]))
+    )
     assert floor_of(spec) == pytest.approx(101.0)
 
 
@@ -121,10 +124,19 @@ def test_a_fir_declares_no_work_and_is_named(write_spec):
 
 # A ratio below 1: the assumption of the floor the run broke, in words.
 
+
 def measured(name, received=100, at_once=1):
-    return StageResult(name=name, kind="stage", received=received, last_packet_ms=50.0, reordered_from_previous=0,
-                       reordered_from_original=0, output_reordered_from_previous=0, max_server_threads=at_once,
-                       distinct_receiving_threads=at_once)
+    return StageResult(
+        name=name,
+        kind="stage",
+        received=received,
+        last_packet_ms=50.0,
+        reordered_from_previous=0,
+        reordered_from_original=0,
+        output_reordered_from_previous=0,
+        max_server_threads=at_once,
+        distinct_receiving_threads=at_once,
+    )
 
 
 ONEWAY = '[policy]\ncall = "oneway"\ndispatch = "pool"\n'
@@ -135,8 +147,9 @@ def test_a_stage_that_worked_on_packets_at_once_broke_the_floor(write_spec):
     why = below_floor_why(spec, [measured("stage1", at_once=2), measured("sink")])
     assert len(why) == 1 and "stage1 worked on up to 2 packets at once" in why[0] and "2 cores" in why[0]
     # With a worker the ORB threads only queue packets: one is worked on at a time.
-    spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS)], cores="0,1") + ONEWAY + "worker = 4\n",
-                                "worker.toml"))
+    spec = load_spec(
+        write_spec(chain_toml([("stage1", "stage", CPU_1MS)], cores="0,1") + ONEWAY + "worker = 4\n", "worker.toml")
+    )
     assert "at once" not in " ".join(below_floor_why(spec, [measured("stage1", at_once=2), measured("sink")]))
 
 

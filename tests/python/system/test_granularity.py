@@ -1,5 +1,6 @@
 """The granularity lab: model arithmetic, the window measurement, the FIR
 against a reference, the rate regulator, and a tiny end-to-end run."""
+
 import ast
 import csv
 import json
@@ -36,9 +37,18 @@ def test_model1_with_the_seeds_table2():
     #   9 FIR loads of 20000 cycles        = 180000   -> 1580650 cycles per packet
     f = 1.86e9
     ns = lambda cycles: cycles / f * 1e9  # noqa: E731
-    per_packet = gm.model1_ns(components=11, filters=9, c_cl=ns(20000), c_src=ns(650), c_snk=ns(200),
-                              c_tr=ns(80700 + 5.5 * 2000), c_to=ns(14.6 * 2000), c_from=ns(10.6 * 2000),
-                              k_to=1, k_from=1)
+    per_packet = gm.model1_ns(
+        components=11,
+        filters=9,
+        c_cl=ns(20000),
+        c_src=ns(650),
+        c_snk=ns(200),
+        c_tr=ns(80700 + 5.5 * 2000),
+        c_to=ns(14.6 * 2000),
+        c_from=ns(10.6 * 2000),
+        k_to=1,
+        k_from=1,
+    )
     assert gm.cycles(per_packet, f) == pytest.approx(1580650)
     # At PR = 40 on one core: 100 * 40 * 1580650 / 1.86e9 = 3.399 %
     assert gm.pct(per_packet, 40) == pytest.approx(100 * 40 * 1580650 / f)
@@ -86,11 +96,16 @@ def process(user_s, system_s, threads):
 
 def test_window_arithmetic():
     # 2 s on one core; two processes; 0.1 s of run time, sampled 3:1 user:system.
-    before = snapshot(10.0, [0] * 8, 1000, {1: process(1.0, 1.0, {"1": (0, 0)}),
-                                             2: process(0.0, 0.0, {"2": (0, 0)})})
-    after = snapshot(12.0, [30, 0, 10, 160, 0, 0, 0, 0], 3000,
-                     {1: process(1.06, 1.02, {"1": (60_000_000, 100), "9": (20_000_000, 40)}),
-                      2: process(0.015, 0.005, {"2": (20_000_000, 60)})})
+    before = snapshot(10.0, [0] * 8, 1000, {1: process(1.0, 1.0, {"1": (0, 0)}), 2: process(0.0, 0.0, {"2": (0, 0)})})
+    after = snapshot(
+        12.0,
+        [30, 0, 10, 160, 0, 0, 0, 0],
+        3000,
+        {
+            1: process(1.06, 1.02, {"1": (60_000_000, 100), "9": (20_000_000, 40)}),
+            2: process(0.015, 0.005, {"2": (20_000_000, 60)}),
+        },
+    )
     w = cpuload.window_result(before, after, ["a", "b"], ncores=1)
     assert w["total_pct"] == pytest.approx(5.0)  # 0.1 s of 2 s
     assert w["user_pct"] == pytest.approx(5.0 * 0.075 / 0.1)
@@ -116,8 +131,9 @@ def lowpass(taps):
 
 
 def func(*args):
-    out = subprocess.run([str(program("scabench-func")), *map(str, args)], capture_output=True, text=True,
-                         check=True, timeout=60)
+    out = subprocess.run(
+        [str(program("scabench-func")), *map(str, args)], capture_output=True, text=True, check=True, timeout=60
+    )
     lines = out.stdout.strip().splitlines()
     assert lines[0].startswith("started ")
     return json.loads(lines[-1])
@@ -140,8 +156,9 @@ def test_func_holds_its_packet_rate():
     # so 21 packets take at least 20 periods. (The schedule's arithmetic and
     # its catching up after a late packet are tested in core_test.cpp.)
     start = time.monotonic()
-    report = func("--filters", 1, "--taps", 4, "--samples", 64, "--period-us", 10000, "--packets", 21,
-                  "--dither-us", 2000)
+    report = func(
+        "--filters", 1, "--taps", 4, "--samples", 64, "--period-us", 10000, "--packets", 21, "--dither-us", 2000
+    )
     assert report["packets"] == 21
     assert time.monotonic() - start >= 0.2
 
@@ -152,10 +169,15 @@ def test_producer_holds_its_packet_rate():
     # the first packet, which a busy machine may send a few ms after that
     # origin (the schedule then catches up), so the span can fall short of
     # 300 ms by that much; without pacing it would be a few ms in all.
-    doc = {"run": {"sample_type": "float", "cores": "all"},
-           "component": [{"name": "src", "kind": "producer", "packets": 31, "samples": 64, "period_us": 10000},
-                         {"name": "snk", "kind": "sink"}],
-           "chain": ["src", "snk"], "policy": {"call": "twoway"}}
+    doc = {
+        "run": {"sample_type": "float", "cores": "all"},
+        "component": [
+            {"name": "src", "kind": "producer", "packets": 31, "samples": 64, "period_us": 10000},
+            {"name": "snk", "kind": "sink"},
+        ],
+        "chain": ["src", "snk"],
+        "policy": {"call": "twoway"},
+    }
     result = run_spec(parse_spec(doc, "schedule.toml"))
     assert result.producer.sent == 31
     assert result.producer.last_sent_ms >= 270
@@ -176,17 +198,33 @@ def test_fir_layouts_split_nine_filters():
 
 def test_tiny_granularity_run(tiny_granularity):
     out, result = tiny_granularity
-    for name in ("report.md", "report.html", "transfer.png", "fig6_fir_nb20000.png", "fig7_fir.png",
-                 "models_fir_W11.png"):
+    for name in (
+        "report.md",
+        "report.html",
+        "transfer.png",
+        "fig6_fir_nb20000.png",
+        "fig7_fir.png",
+        "models_fir_W11.png",
+    ):
         if name == "models_fir_W11.png":
             continue  # the tiny plan sweeps W3 only
         assert (out / name).is_file(), name
     rows = read_result(result)["configurations"]
     assert {(r.config, r.placement, r.transport) for r in rows} >= {
-        ("FUNC", "standalone", "none"), ("W3", "process", "unix"), ("W3", "collocated", "none")}
+        ("FUNC", "standalone", "none"),
+        ("W3", "process", "unix"),
+        ("W3", "collocated", "none"),
+    }
     for r in rows:
-        assert r.analysed and None not in (r.user_pct, r.total_pct, r.csw_per_s, r.model1_user_pct,
-                                           r.model1_total_pct, r.model2_user_pct, r.model2_total_pct), r.config
+        assert r.analysed and None not in (
+            r.user_pct,
+            r.total_pct,
+            r.csw_per_s,
+            r.model1_user_pct,
+            r.model1_total_pct,
+            r.model2_user_pct,
+            r.model2_total_pct,
+        ), r.config
         assert r.output_matches_func is True, r
         assert 0 < r.total_pct < 100 and r.user_pct <= r.total_pct + 1e-9
         assert r.model2_total_pct >= r.model1_total_pct
@@ -198,7 +236,8 @@ def test_tiny_granularity_run(tiny_granularity):
     assert list(result) == ["scabench", *before]  # and the scabench that measured it, first
     assert [list(r) for r in result["configurations"]] == [list(r) for r in before["configurations"]]
     assert [list(r) for r in result["stanag4285"]["configurations"]] == [
-        list(r) for r in before["stanag4285"]["configurations"]]
+        list(r) for r in before["stanag4285"]["configurations"]
+    ]
 
 
 def test_fig6_measures_func_and_the_configurations_in_turn():
@@ -210,6 +249,7 @@ def test_fig6_measures_func_and_the_configurations_in_turn():
     from scabench.studies.granularity.lab import Lab
     from scabench.studies.granularity.plan import PLANS
     from scabench.studies.granularity.render_fir import round_spread
+
     lab = Lab(replace(PLANS["tiny"], fig6_repeats=2, placements=(("collocated", "none"),)), log=lambda m: None)
     order = []
     run_func, run_layout = lab._run_func, lab._run_layout
@@ -228,6 +268,7 @@ def test_a_result_from_before_fig6_in_turn_shows_no_round_ranges():
     # The default plan ran FUNC twice before the configurations: two runs a
     # row, but not in turn, so no ratio gets a range or the note saying so.
     from scabench.studies.granularity.render_fir import section_ratios
+
     result = read_result(json.loads((Path(__file__).parents[1] / "data" / "granularity.json").read_text()))
     assert "fig6_repeats" not in result["plan"]
     for row in result["configurations"]:
@@ -258,8 +299,11 @@ def scabench_imports(module):
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "scabench":
             found.add(node.module)
             base = Path(scabench.__file__).parent.joinpath(*node.module.split(".")[1:])
-            found |= {f"{node.module}.{a.name}" for a in node.names
-                      if (base / f"{a.name}.py").is_file() or (base / a.name).is_dir()}
+            found |= {
+                f"{node.module}.{a.name}"
+                for a in node.names
+                if (base / f"{a.name}.py").is_file() or (base / a.name).is_dir()
+            }
     return found
 
 
@@ -308,8 +352,12 @@ def test_the_report_renders_from_the_json_without_the_lab(tiny_granularity, tmp_
     # stored summary is all the report needs); and so does --from-json.
     out, _ = tiny_granularity
     written = out.parent / "g.json"
-    proc = subprocess.run([sys.executable, "-c", NO_LAB.format(lab=sorted(LAB_MODULES)), written, tmp_path / "alone"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_LAB.format(lab=sorted(LAB_MODULES)), written, tmp_path / "alone"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "alone" / "report.md").read_text() == (out / "report.md").read_text()
     assert sorted(p.name for p in (tmp_path / "alone").iterdir()) == sorted(p.name for p in out.iterdir())
@@ -323,12 +371,13 @@ def test_the_csv_has_a_row_per_configuration_measured(tiny_granularity, tmp_path
     out, result = tiny_granularity
     rows = list(csv.DictReader((out.parent / "g.csv").open()))
     parts = [r["part"] for r in rows]
-    assert parts == ["fir"] * len(result["configurations"]) + ["s4285"] * len(
-        result["stanag4285"]["configurations"])
+    assert parts == ["fir"] * len(result["configurations"]) + ["s4285"] * len(result["stanag4285"]["configurations"])
     assert [float(r["total_pct"]) for r in rows if r["part"] == "fir"] == [
-        c["total_pct"] for c in result["configurations"]]
-    proc = scabench_cli("granularity", "--from-json", out.parent / "g.json", "--out", tmp_path / "r",
-                        "--csv", tmp_path / "again.csv")
+        c["total_pct"] for c in result["configurations"]
+    ]
+    proc = scabench_cli(
+        "granularity", "--from-json", out.parent / "g.json", "--out", tmp_path / "r", "--csv", tmp_path / "again.csv"
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert (tmp_path / "again.csv").read_text() == (out.parent / "g.csv").read_text()
 
@@ -343,6 +392,7 @@ def test_a_negative_difference_is_noise_not_a_cost(tmp_path):
     printed and plotted as a cost."""
     from scabench.studies.granularity.render import render
     from scabench.studies.granularity.render_common import cost
+
     assert cost(-12.04, 1, " µs") == "within noise (−12.0 µs)" and cost(85.44) == "85.44" and cost(None) == "–"
     result = read_result(json.loads(STORED.read_text()))
     result["summary"]["per_hop"][1]["vs_func_total_us"] = -12.0
@@ -358,12 +408,13 @@ def test_a_negative_difference_is_noise_not_a_cost(tmp_path):
 def test_the_report_defines_every_abbreviation_above_its_answer(tmp_path):
     from scabench.studies.granularity.render import render
     from scabench.studies.granularity.render_common import TERMS
+
     md, _ = render(read_result(json.loads(STORED.read_text())), tmp_path)
     text = Path(md).read_text()
     terms = text.index("*Terms: ")
     assert terms < text.index("W11/FUNC") and terms < text.index("U+S")
     for name, meaning in TERMS.items():
-        assert f"{name}: {meaning}" in text[terms:text.index("\n", terms)], name
+        assert f"{name}: {meaning}" in text[terms : text.index("\n", terms)], name
     assert {"PR", "FUNC", "W2…W11", "CSR", "C_tr", "U+S", "U"} <= set(TERMS)
 
 
@@ -372,6 +423,7 @@ def test_a_sweep_of_one_b_says_each_model_comparison_once(tmp_path):
     summary holds its comparisons with the models twice (the stored file
     keeps that form), and the report said each line twice."""
     from scabench.studies.granularity.render import render
+
     result = read_result(json.loads(STORED.read_text()))
     assert len(result["summary"]["model_error"]) == 4  # two placements, each twice
     for e in result["summary"]["model_error"]:

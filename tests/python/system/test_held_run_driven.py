@@ -3,6 +3,7 @@ components up once the stream has ended; a CORBA client of its own (this
 test, with omniORBpy) finds them by name in the run's Naming Service and
 drives them through CF::Resource, then releases the run by closing the
 command's standard input (docs/how-to/held-runs.md, "Driving a held run from a tool")."""
+
 import json
 import re
 import signal
@@ -28,9 +29,14 @@ def values(properties):
 @pytest.fixture
 def held_run(tmp_path):
     out = tmp_path / "held.json"
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(PYLINE), "--packets", "30", "--hold",
-                             "--json", str(out)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(PYLINE), "--packets", "30", "--hold", "--json", str(out)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stderr.readline()
         assert "held:" in line, line + proc.stderr.read()

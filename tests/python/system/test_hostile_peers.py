@@ -5,6 +5,7 @@ and sends what a sending port never would. The real stream must come through
 whole and in order, every refusal must be counted by reason, the run must be
 marked as not clean, and the stage's memory must stay bounded. No timing is
 judged: the real stream is paced long enough for the attacks to land in it."""
+
 import subprocess
 import threading
 import time
@@ -49,8 +50,9 @@ def run_with_hostile(write_spec, policy, attacks, target="stage1"):
     """Runs producer -> stage1 -> stage2 and, once the stream has started,
     scabench-hostile against `target`'s input port. Returns the result, the
     client's output and the target host's peak threads and memory."""
-    text = pipeline_toml(packets=PACKETS, policy=policy, work="cpu", work_us=1000, period_us=PERIOD_US, stages=2,
-                         run="timeout_s = 60").replace("samples = 256", f"samples = {SAMPLES}")
+    text = pipeline_toml(
+        packets=PACKETS, policy=policy, work="cpu", work_us=1000, period_us=PERIOD_US, stages=2, run="timeout_s = 60"
+    ).replace("samples = 256", f"samples = {SAMPLES}")
     spec = load_spec(write_spec(text))
     seen = {"peak": {"threads": 0, "rss_kb": 0}}
 
@@ -61,9 +63,22 @@ def run_with_hostile(write_spec, policy, attacks, target="stage1"):
         seen["watcher"] = threading.Thread(target=_watch, args=(pid, seen["peak"]))
         seen["watcher"].start()
         seen["client"] = subprocess.run(
-            [str(program("scabench-hostile")), "--ior", str(record_dir / f"{target}.ior"), "--port", "in",
-             "--sample-type", "double", "--samples", str(SAMPLES), *attacks],
-            capture_output=True, text=True, timeout=60)
+            [
+                str(program("scabench-hostile")),
+                "--ior",
+                str(record_dir / f"{target}.ior"),
+                "--port",
+                "in",
+                "--sample-type",
+                "double",
+                "--samples",
+                str(SAMPLES),
+                *attacks,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return None
 
     result = run_spec(spec, on_start=on_start)
@@ -93,20 +108,30 @@ def test_a_resequencing_port_with_credits_refuses_bad_numbers_lengths_and_a_spoo
     # empty and wrong-length packets were processed as extra packets.
     flood = 1000
     result, out, peak = run_with_hostile(
-        write_spec, 'call = "oneway"\nordering = "resequence"\nflow = "credits(16)"\npacket_length = 256\n',
-        ["far-future", "near-wrap", "spoof-eos", "wrong-length", "stranger", f"flood:{flood}"])
+        write_spec,
+        'call = "oneway"\nordering = "resequence"\nflow = "credits(16)"\npacket_length = 256\n',
+        ["far-future", "near-wrap", "spoof-eos", "wrong-length", "stranger", f"flood:{flood}"],
+    )
     doc = result.as_dict()
     assert f"flood:{flood} sent {flood}" in out
     assert_real_stream_whole(doc)
     target = stage(doc, "stage1")
-    assert target["refused_by"] == {"sequence": 2, "length": 1 + flood, "eos": 1, "credit": 0, "threads": 0,
-                                    "sender": 1}, target
+    assert target["refused_by"] == {
+        "sequence": 2,
+        "length": 1 + flood,
+        "eos": 1,
+        "credit": 0,
+        "threads": 0,
+        "sender": 1,
+    }, target
     assert target["refused"] == 5 + flood
     assert stage(doc, "stage2")["refused"] == 0 and doc["producer"]["refused"] == 0
     assert doc["refusals"] == 5 + flood and doc["clean"] is False
     table = format_run(result)
-    assert f"NOT CLEAN: ports refused {5 + flood} packets or signals from peers (sequence 2, length {1 + flood}, " \
-           "eos 1, sender 1)" in table
+    assert (
+        f"NOT CLEAN: ports refused {5 + flood} packets or signals from peers (sequence 2, length {1 + flood}, "
+        "eos 1, sender 1)" in table
+    )
     assert "refused from peers" in table
     # The port allocated nothing for the bad numbers: the stage stays near its
     # size at rest (about 10 MB), nowhere near what one skip to 2^64 asked for.
@@ -119,8 +144,9 @@ def test_an_arrival_port_refuses_a_strangers_flood_and_cannot_be_taken_over(writ
     # thread of its own (50 at once), the stage forwarded them, and the
     # producer's end of stream counted them, so the run ended early.
     flood = 2000
-    result, out, peak = run_with_hostile(write_spec, 'call = "twoway"\n',
-                                         ["attach", "spoof-eos", "stranger", f"flood:{flood}"])
+    result, out, peak = run_with_hostile(
+        write_spec, 'call = "twoway"\n', ["attach", "spoof-eos", "stranger", f"flood:{flood}"]
+    )
     doc = result.as_dict()
     assert "attach refused" in out
     assert_real_stream_whole(doc)
@@ -130,8 +156,14 @@ def test_an_arrival_port_refuses_a_strangers_flood_and_cannot_be_taken_over(writ
     # No packet of the flood did any work: the port served one call at a time,
     # the real two-way sender's.
     assert target["max_server_threads"] == 1, target
-    assert target["refused_by"] == {"sequence": 0, "length": 0, "eos": 1, "credit": 0, "threads": 0,
-                                    "sender": 1 + 1 + flood}, target
+    assert target["refused_by"] == {
+        "sequence": 0,
+        "length": 0,
+        "eos": 1,
+        "credit": 0,
+        "threads": 0,
+        "sender": 1 + 1 + flood,
+    }, target
     assert doc["clean"] is False and doc["refusals"] == 3 + flood
     rusage = next(h["rusage"] for h in doc["hosts"] if h["name"].endswith("-stage1"))
     assert rusage["max_rss_kb"] < 100_000, rusage
@@ -139,10 +171,16 @@ def test_an_arrival_port_refuses_a_strangers_flood_and_cannot_be_taken_over(writ
 
 
 def test_a_clean_run_says_so(write_spec):
-    result = run_spec(load_spec(write_spec(pipeline_toml(packets=10, policy='packet_length = 256\n'))))
+    result = run_spec(load_spec(write_spec(pipeline_toml(packets=10, policy="packet_length = 256\n"))))
     doc = result.as_dict()
     assert doc["clean"] is True and doc["refusals"] == 0
     assert "NOT CLEAN" not in format_run(result) and "refused from peers" not in format_run(result)
     for s in [doc["producer"], *doc["stages"]]:
-        assert s["refused"] == 0 and set(s["refused_by"]) == {"sequence", "length", "eos", "credit", "threads",
-                                                               "sender"}
+        assert s["refused"] == 0 and set(s["refused_by"]) == {
+            "sequence",
+            "length",
+            "eos",
+            "credit",
+            "threads",
+            "sender",
+        }

@@ -7,6 +7,7 @@ Offline and quick: the new environment sees this one's packages (numpy,
 omniORBpy, pip, and setuptools and wheel for the build) through a .pth file,
 so pip builds and installs scabench alone, from a copy of the checkout's
 python/, idl/ and experiments/."""
+
 import importlib.util
 import json
 import os
@@ -47,8 +48,12 @@ def installed(tmp_path_factory):
         shutil.copytree(REPO / folder, src / folder, ignore=ignore)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     # This environment's packages, after the new one's own: pip, the dependencies, and the build's setuptools and
     # wheel (python[test]; scripts/setup.sh installs them).
     build = [importlib.util.find_spec(name) for name in ("setuptools", "wheel")]
@@ -56,9 +61,24 @@ def installed(tmp_path_factory):
     folders = dict.fromkeys([sysconfig.get_paths()["purelib"], *(str(Path(s.origin).parents[1]) for s in build)])
     (Path(site) / "deps.pth").write_text("".join(f"{f}\n" for f in folders))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SCABENCH_BIN_DIR")}
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                          "--no-build-isolation", str(src / "python")], capture_output=True, text=True, timeout=600,
-                         env=env, cwd=root)
+    pip = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            str(src / "python"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=root,
+    )
     assert pip.returncode == 0, pip.stderr
     return venv
 
@@ -71,8 +91,9 @@ def run_in(venv, args, env_extra, cwd):
 
 def test_an_installed_scabench_runs_a_waveform_from_anywhere(installed, tmp_path):
     site = next((installed / "lib").glob("python3*/site-packages"))
-    proc = run_in(installed, [str(installed / "bin" / "python"), "-c", SCRIPT],
-                  {"SCABENCH_BIN_DIR": str(bin_dir())}, tmp_path)
+    proc = run_in(
+        installed, [str(installed / "bin" / "python"), "-c", SCRIPT], {"SCABENCH_BIN_DIR": str(bin_dir())}, tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.splitlines()[-1])
     assert out["package"] == str(site / "scabench" / "__init__.py")
@@ -84,8 +105,10 @@ def test_an_installed_scabench_runs_a_waveform_from_anywhere(installed, tmp_path
     # The package carries every spec and SAD of the checkout, and the IDL.
     shipped = sorted(p.relative_to(REPO / "experiments") for p in (REPO / "experiments").rglob("*") if p.is_file())
     bundled = site / "scabench" / "bundled"
-    assert sorted(p.relative_to(bundled / "experiments") for p in (bundled / "experiments").rglob("*")
-                  if p.is_file()) == shipped
+    assert (
+        sorted(p.relative_to(bundled / "experiments") for p in (bundled / "experiments").rglob("*") if p.is_file())
+        == shipped
+    )
     assert {p.name for p in (bundled / "idl").iterdir()} >= {"cf.idl", "scabench.idl", "node.idl"}
 
 
@@ -94,18 +117,26 @@ def test_an_installed_scabench_finds_the_programs_on_path(installed, tmp_path):
     --install prefix's bin); the Python stage's stubs generated from the
     package's IDL into the user's cache; and without either, one line."""
     scabench = str(installed / "bin" / "scabench")
-    sad = next((installed / "lib").glob("python3*/site-packages")) / "scabench/bundled/experiments/sad/waveforms/" \
+    sad = (
+        next((installed / "lib").glob("python3*/site-packages")) / "scabench/bundled/experiments/sad/waveforms/"
         "exp1/exp1.sad.xml"
-    on_path = run_in(installed, [scabench, "validate", "exp6", "pyline", sad],
-                     {"PATH": f"{installed / 'bin'}:{bin_dir()}:/usr/bin:/bin"}, tmp_path)
+    )
+    on_path = run_in(
+        installed,
+        [scabench, "validate", "exp6", "pyline", sad],
+        {"PATH": f"{installed / 'bin'}:{bin_dir()}:/usr/bin:/bin"},
+        tmp_path,
+    )
     assert on_path.returncode == 0, on_path.stdout + on_path.stderr
     assert [line.split()[0] for line in on_path.stdout.splitlines()] == ["ok", "ok", "ok"]
     assert list((tmp_path / "cache" / "scabench" / "python-idl").iterdir())  # the stubs, outside any checkout
     nowhere = run_in(installed, [scabench, "validate", "exp6"], {}, tmp_path)
     assert nowhere.returncode == 2
-    assert nowhere.stdout.strip() == ("bad  scabench-host is not found: set SCABENCH_BIN_DIR to the folder of "
-                                      "scabench's programs (a build's build/bin), or put the bin folder of `cmake "
-                                      "--install build --prefix P` on PATH")
+    assert nowhere.stdout.strip() == (
+        "bad  scabench-host is not found: set SCABENCH_BIN_DIR to the folder of "
+        "scabench's programs (a build's build/bin), or put the bin folder of `cmake "
+        "--install build --prefix P` on PATH"
+    )
 
 
 # The programs on PATH after set-up, and `cmake --install` (CMakeLists.txt, "install").
@@ -118,8 +149,9 @@ RUN_BY_SCABENCH_OR_TESTS = ("*-tests", "scabench-hostile", "scabench-peer-*")
 
 
 def _install(prefix):
-    return subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        ["cmake", "--install", str(BUILD), "--prefix", str(prefix)], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_setup_puts_every_program_a_user_runs_on_path(tmp_path):
@@ -129,13 +161,15 @@ def test_setup_puts_every_program_a_user_runs_on_path(tmp_path):
     on_path.mkdir()
     env = {**os.environ, "SCABENCH_INSTALL_BIN": str(on_path)}
     for _ in range(2):  # idempotent
-        link = subprocess.run([str(REPO / "scripts" / "link-programs.sh")], capture_output=True, text=True, env=env,
-                              timeout=60)
+        link = subprocess.run(
+            [str(REPO / "scripts" / "link-programs.sh")], capture_output=True, text=True, env=env, timeout=60
+        )
         assert link.returncode == 0 and link.stdout == "", link.stdout + link.stderr
     linked = sorted(p.name for p in on_path.iterdir())
     built = sorted(p.name for p in (BUILD / "bin").iterdir())
-    assert [p for p in built if not any(Path(p).match(g) for g in RUN_BY_SCABENCH_OR_TESTS)] == \
-        [p for p in linked if p != "scabench"]
+    assert [p for p in built if not any(Path(p).match(g) for g in RUN_BY_SCABENCH_OR_TESTS)] == [
+        p for p in linked if p != "scabench"
+    ]
     assert (on_path / "scabench").resolve() == (REPO / ".venv" / "bin" / "scabench").resolve()
     # What `cmake --install` installs is what set-up links: one list (build/programs.txt).
     assert _install(tmp_path / "prefix").returncode == 0
@@ -169,8 +203,9 @@ def test_installing_to_a_prefix_writes_nothing_outside_the_build_folder(tmp_path
     assert _files_outside_build(before) == []
     listed = (BUILD / "install_manifest.txt").read_text().split()
     assert listed and all(Path(f).is_relative_to(tmp_path / "prefix") for f in listed)
-    host = subprocess.run([str(tmp_path / "prefix" / "bin" / "scabench-host"), "--describe"], capture_output=True,
-                          text=True, timeout=60)
+    host = subprocess.run(
+        [str(tmp_path / "prefix" / "bin" / "scabench-host"), "--describe"], capture_output=True, text=True, timeout=60
+    )
     assert host.returncode == 0 and "producer" in json.loads(host.stdout)["kinds"]
 
 
@@ -181,21 +216,30 @@ def test_a_copied_build_folder_refuses_to_install_and_leaves_the_original_alone(
     how to configure a build of the copy's own."""
     copy = tmp_path / "copy"
     # The build folder's own files (its programs and objects are not needed to be refused).
-    shutil.copytree(BUILD, copy / "build", symlinks=True,
-                    ignore=shutil.ignore_patterns("bin", "lib", "CMakeFiles", "python-idl", "idl", "*.o",
-                                                  "install_manifest.txt"))
+    shutil.copytree(
+        BUILD,
+        copy / "build",
+        symlinks=True,
+        ignore=shutil.ignore_patterns("bin", "lib", "CMakeFiles", "python-idl", "idl", "*.o", "install_manifest.txt"),
+    )
     manifest = BUILD / "install_manifest.txt"
     was = manifest.stat().st_mtime_ns if manifest.exists() else None
     before = time.time_ns()
-    proc = subprocess.run(["cmake", "--install", str(copy / "build"), "--prefix", str(tmp_path / "prefix")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        ["cmake", "--install", str(copy / "build"), "--prefix", str(tmp_path / "prefix")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0
     said = " ".join(proc.stderr.split())
     assert f"the build folder {copy / 'build'} was configured in {BUILD} and copied" in said, said
-    assert (f"Configure a fresh build in the copy: cmake -E rm -rf {copy / 'build'} && cmake -S {copy} -B "
-            f"{copy / 'build'} -G Ninja") in said
+    assert (
+        f"Configure a fresh build in the copy: cmake -E rm -rf {copy / 'build'} && cmake -S {copy} -B "
+        f"{copy / 'build'} -G Ninja"
+    ) in said
     assert not (tmp_path / "prefix").exists() and not (copy / "build" / "install_manifest.txt").exists()
-    assert (manifest.stat().st_mtime_ns if manifest.exists() else None) == was   # the original's, untouched
+    assert (manifest.stat().st_mtime_ns if manifest.exists() else None) == was  # the original's, untouched
     assert _files_outside_build(before) == []
 
 
@@ -208,6 +252,7 @@ def test_setup_in_a_copied_checkout_says_its_build_folder_is_the_originals(tmp_p
     (copy / "build" / "CMakeCache.txt").write_text((BUILD / "CMakeCache.txt").read_text())
     proc = subprocess.run(["bash", str(copy / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert proc.stderr.splitlines() == [f"setup: build/ was configured in {BUILD} and copied here; remove it "
-                                        "(rm -rf build) and run setup again"]
+    assert proc.stderr.splitlines() == [
+        f"setup: build/ was configured in {BUILD} and copied here; remove it (rm -rf build) and run setup again"
+    ]
     assert sorted(p.name for p in copy.iterdir()) == ["build", "scripts"]

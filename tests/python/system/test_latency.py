@@ -1,5 +1,6 @@
 """Per-packet latency end to end over real processes, few packets, and the
 units the table writes it in (docs/architecture.md, "Metrics")."""
+
 import json
 
 import pytest
@@ -25,8 +26,9 @@ def test_two_way_latency_covers_every_packet_and_every_stages_work(write_spec):
     # Two-way, no worker: a send returns once all three stages have slept
     # their 10 ms, so every packet takes at least 30 ms end to end, and the
     # first stage holds each packet for its own work and the two after it.
-    spec = load_spec(write_spec(pipeline_toml(packets=PACKETS, work="sleep", work_us=WORK_US,
-                                              policy='call = "twoway"')))
+    spec = load_spec(
+        write_spec(pipeline_toml(packets=PACKETS, work="sleep", work_us=WORK_US, policy='call = "twoway"'))
+    )
     result = run_spec(spec)
     assert result.status == "ok"
     e2e = result.end_to_end_latency_us
@@ -49,8 +51,9 @@ def test_two_way_latency_covers_every_packet_and_every_stages_work(write_spec):
         assert dominates(before.latency_since_send_us, after.latency_since_send_us)
 
 
-@pytest.mark.skipif(network.unavailable_reason() is not None,
-                    reason=f"network hosts unavailable: {network.unavailable_reason()}")
+@pytest.mark.skipif(
+    network.unavailable_reason() is not None, reason=f"network hosts unavailable: {network.unavailable_reason()}"
+)
 def test_across_network_hosts_each_link_adds_its_delay(write_spec):
     # One-way across hosts in namespaces of their own, 5 ms per link: a
     # packet at stage i has crossed i + 1 links since its send. Sends and
@@ -70,14 +73,18 @@ def test_the_run_table_and_json_give_latency_in_scaled_units(write_spec, tmp_pat
     out = tmp_path / "result.json"
     proc = scabench("run", path, "--json", out)
     assert proc.returncode == 0, proc.stderr
-    table = proc.stdout[proc.stdout.index("latency "):]
+    table = proc.stdout[proc.stdout.index("latency ") :]
     assert "p50" in table and "p99" in table and "max" in table
     assert "stage1: arrival → done" in table and "end to end: send → last done" in table
     doc = json.loads(out.read_text())
     e2e = doc["end_to_end_latency_us"]
     line = next(x for x in table.splitlines() if x.startswith("end to end"))
-    assert line.split()[-8:] == [*duration_us(e2e["p50"]).split(), *duration_us(e2e["p90"]).split(),
-                                 *duration_us(e2e["p99"]).split(), *duration_us(e2e["max"]).split()]
+    assert line.split()[-8:] == [
+        *duration_us(e2e["p50"]).split(),
+        *duration_us(e2e["p90"]).split(),
+        *duration_us(e2e["p99"]).split(),
+        *duration_us(e2e["max"]).split(),
+    ]
     assert " ms" in line  # 30 ms or more, in ms
     assert list(doc["stages"][0]["latency_in_stage_us"]) == ["count", "p50", "p90", "p99", "max"]
 

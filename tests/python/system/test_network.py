@@ -3,6 +3,7 @@ with real delay (python/scabench/run/network.py), and `scabench link-delay`.
 
 The end-to-end tests need root, iproute2 and the link emulator; where any is
 missing they skip and say which."""
+
 import csv
 import json
 import os
@@ -51,12 +52,15 @@ def _emulators():
 
 # ------------------------------------------------------------ spec and model
 
+
 def test_network_table_is_checked(write_spec):
     base = pipeline_toml(packets=5)
-    for extra, key, words in (("[network]\ndelay = 3\n", "network.delay", "valid: delay_ms, jitter_ms"),
-                              ("[network]\ndelay_ms = 2.5\n", "network.delay_ms", "whole number of milliseconds"),
-                              ("[network]\ndelay_ms = -1\n", "network.delay_ms", "from 0 to 10000"),
-                              ("[network]\ndelay_ms = 2\njitter_ms = 3\n", "network.jitter_ms", "must not exceed")):
+    for extra, key, words in (
+        ("[network]\ndelay = 3\n", "network.delay", "valid: delay_ms, jitter_ms"),
+        ("[network]\ndelay_ms = 2.5\n", "network.delay_ms", "whole number of milliseconds"),
+        ("[network]\ndelay_ms = -1\n", "network.delay_ms", "from 0 to 10000"),
+        ("[network]\ndelay_ms = 2\njitter_ms = 3\n", "network.jitter_ms", "must not exceed"),
+    ):
         with pytest.raises(SpecError) as err:
             load_spec(write_spec(base + extra))
         assert key in str(err.value) and words in str(err.value)
@@ -119,6 +123,7 @@ def test_missing_emulator_is_said_clearly(monkeypatch, write_spec):
 
 # ------------------------------------------------------------- end to end
 
+
 @needs_network
 def test_two_way_across_hosts_pays_the_round_trip_and_keeps_order(write_spec):
     spec = load_spec(write_spec(pipeline_toml(packets=20, policy='call = "twoway"\nworker = 8')))
@@ -155,8 +160,7 @@ def test_credits_across_hosts_keep_order_and_nothing_is_lost(write_spec):
 
 @needs_network
 def test_a_stage_killed_across_hosts_is_named_and_the_network_removed(write_spec, tmp_path):
-    spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep",
-                                    work_us=10_000))
+    spec = write_spec(pipeline_toml(packets=500, policy='call = "twoway"\nworker = 4', work="sleep", work_us=10_000))
     before = _emulators()
     proc = _start_networked_run(spec)
     victim = _wait_for_host(proc, "COMPONENT stage2:stage")
@@ -223,15 +227,30 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
     campaign = tmp_path / "campaign.toml"
     text = (REPO / "experiments" / "ordering" / "link-delay.toml").read_text()
     text = text.replace('spec = "../paper/exp6.toml"', f'spec = "{REPO}/experiments/paper/exp6.toml"')
-    text = text.replace('spec = "oneway-resequence-credits.toml"',
-                        f'spec = "{REPO}/experiments/ordering/oneway-resequence-credits.toml"')
+    text = text.replace(
+        'spec = "oneway-resequence-credits.toml"',
+        f'spec = "{REPO}/experiments/ordering/oneway-resequence-credits.toml"',
+    )
     # Keep two rows: the 10 ms ones.
     blocks = text.split("[[config]]")
     text = blocks[0] + "".join("[[config]]" + b for b in blocks[1:] if "10ms" in b)
     text = text.replace("quiet_wait_s = 120.0", "quiet_wait_s = 0.0").replace("max_redos = 3", "max_redos = 0")
     campaign.write_text(text)
-    out = scabench("link-delay", "--campaign", campaign, "--packets", "12", "--runs", "1", "--out", tmp_path / "r",
-                   "--json", tmp_path / "ld.json", "--csv", tmp_path / "ld.csv")
+    out = scabench(
+        "link-delay",
+        "--campaign",
+        campaign,
+        "--packets",
+        "12",
+        "--runs",
+        "1",
+        "--out",
+        tmp_path / "r",
+        "--json",
+        tmp_path / "ld.json",
+        "--csv",
+        tmp_path / "ld.csv",
+    )
     assert out.returncode == 0, out.stderr
     # Each run's progress line: its end-to-end latency p99, scaled, beside its ratio.
     assert re.search(r"run 1/1: last packet [\d.]+ (ms|s), ratio [\d.]+, latency p99 [\d.]+ (µs|ms|s)", out.stderr)
@@ -262,8 +281,13 @@ def test_link_delay_command_reports_both_strategies(tmp_path):
 
 def _start_networked_run(spec):
     """`scabench run SPEC --link-delay 1` in a process of its own."""
-    return subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_host(proc, marker):

@@ -4,6 +4,7 @@ process records), the component programs it starts bound and driven, and its
 end: shut down, signalled, killed (its processes die with it, and a watcher
 tells), or left without its domain (it stops its processes and exits).
 Every process started here is ended by its PID."""
+
 import itertools
 import os
 import signal
@@ -51,8 +52,9 @@ class Node:
         self.root, self.name = root, name or f"node{next(_names)}"
         self.out_path, self.err_path = tmp_path / f"{self.name}.out", tmp_path / f"{self.name}.err"
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen(node_command(domain, self.name, "--heartbeat-s", heartbeat_s, *extra),
-                                         stdout=out, stderr=err, cwd=REPO)
+            self.proc = subprocess.Popen(
+                node_command(domain, self.name, "--heartbeat-s", heartbeat_s, *extra), stdout=out, stderr=err, cwd=REPO
+            )
         self.refs = None
 
     def wait_registered(self):
@@ -86,8 +88,10 @@ class Node:
 def start_node(tmp_path, naming, orb):
     def start(*extra, root=None, domain=None, **kw):
         # The iiop form here; the tests with a Naming Service of their own give the short one.
-        return Node(tmp_path, root or naming.root, domain or f"corbaloc:iiop:127.0.0.1:{naming.port}/NameService",
-                    *extra, **kw)
+        return Node(
+            tmp_path, root or naming.root, domain or f"corbaloc:iiop:127.0.0.1:{naming.port}/NameService", *extra, **kw
+        )
+
     yield from closed_at_end(start)
 
 
@@ -106,8 +110,9 @@ def wait_until(predicate, what, timeout=WAIT_S):
 
 
 def exec_params(context_ior, binding, **more):
-    return props(NAMING_CONTEXT_IOR=context_ior, COMPONENT_IDENTIFIER=f"{binding}:waveform_1", NAME_BINDING=binding,
-                 **more)
+    return props(
+        NAMING_CONTEXT_IOR=context_ior, COMPONENT_IDENTIFIER=f"{binding}:waveform_1", NAME_BINDING=binding, **more
+    )
 
 
 def execute_stage(device, context_ior, binding, program="scabench-py-stage", options=(), **more):
@@ -136,6 +141,7 @@ def record(device, pid):
 
 
 # --- registration ----------------------------------------------------------------------
+
 
 def test_a_node_registers_under_nodes_and_answers(node, naming):
     assert node.name in list_nodes(naming.root)
@@ -167,6 +173,7 @@ def test_a_second_node_of_a_live_name_is_refused(node, start_node):
 
 def test_a_node_whose_name_another_takes_leaves_the_domain_to_it(node, orb, naming):
     from scabench.run.nodes import DEVICE, node_path
+
     other = _not_naming(orb)
     naming.root.rebind(node_path(node.name, DEVICE), other)
     assert node.proc.wait(WAIT_S) == 1
@@ -175,6 +182,7 @@ def test_a_node_whose_name_another_takes_leaves_the_domain_to_it(node, orb, nami
 
 
 # --- execute, drive, terminate ----------------------------------------------------------------
+
 
 def test_execute_starts_a_python_stage_that_binds_and_is_driven_then_terminate_ends_it(node, context):
     ctx, ior = context
@@ -204,13 +212,28 @@ def test_execute_starts_a_python_stage_that_binds_and_is_driven_then_terminate_e
 def test_execute_starts_scabench_host_which_ends_on_release(node, context):
     ctx, ior = context
     node.device.load(None, "scabench-host", CF.LoadableDevice.EXECUTABLE)
-    pid = node.device.execute("scabench-host", [], exec_params(ior, "cstage", KIND="stage") +
-                              [CF.DataType("-ORBgiopMaxMsgSize", CORBA.Any(CORBA.TC_string, str(1 << 20)))])
+    pid = node.device.execute(
+        "scabench-host",
+        [],
+        exec_params(ior, "cstage", KIND="stage")
+        + [CF.DataType("-ORBgiopMaxMsgSize", CORBA.Any(CORBA.TC_string, str(1 << 20)))],
+    )
     res = resolve_resource(ctx, "cstage", pid)
     argv = Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1]
-    assert argv[1:] == ["NAMING_CONTEXT_IOR", ior, "COMPONENT_IDENTIFIER", "cstage:waveform_1", "NAME_BINDING",
-                        "cstage", "KIND", "stage", "-ORBgiopMaxMsgSize", "1048576",
-                        "-ORBendPoint", "giop:tcp:127.0.0.1:"]
+    assert argv[1:] == [
+        "NAMING_CONTEXT_IOR",
+        ior,
+        "COMPONENT_IDENTIFIER",
+        "cstage:waveform_1",
+        "NAME_BINDING",
+        "cstage",
+        "KIND",
+        "stage",
+        "-ORBgiopMaxMsgSize",
+        "1048576",
+        "-ORBendPoint",
+        "giop:tcp:127.0.0.1:",
+    ]
     res.initialize()
     res.start()
     res.stop()
@@ -245,13 +268,14 @@ def test_processes_run_on_the_cores_asked_for_and_listen_on_the_component_ports(
 
 # --- capacities -----------------------------------------------------------------------------
 
+
 def test_capacities_are_allocated_within_what_the_node_offers(start_node):
     n = start_node("--cores", str(sorted(os.sched_getaffinity(0))[0]), "--memory-mib", "100")
     device = n.wait_registered().device
     assert device.allocateCapacity(props(memory_mib=60))
     assert device._get_usageState() == CF.Device.ACTIVE
-    assert not device.allocateCapacity(props(memory_mib=41))        # 60 + 41 > 100
-    assert not device.allocateCapacity(props(cores=2))               # one core offered
+    assert not device.allocateCapacity(props(memory_mib=41))  # 60 + 41 > 100
+    assert not device.allocateCapacity(props(cores=2))  # one core offered
     assert not device.allocateCapacity(props(cores=1, memory_mib=41))  # all or nothing: the core is not taken
     assert device.allocateCapacity(props(cores=1, memory_mib=40))
     assert device._get_usageState() == CF.Device.BUSY
@@ -268,6 +292,7 @@ def test_capacities_are_allocated_within_what_the_node_offers(start_node):
 
 # --- what execute refuses ---------------------------------------------------------------------------
 
+
 def test_execute_load_and_terminate_refuse_what_they_cannot_do(node, context, tmp_path):
     _, ior = context
     device = node.device
@@ -279,11 +304,17 @@ def test_execute_load_and_terminate_refuse_what_they_cannot_do(node, context, tm
         device.load(None, "scabench-host", CF.LoadableDevice.SHARED_LIBRARY)
     device.load(None, "scabench-py-stage", CF.LoadableDevice.EXECUTABLE)
     # Where components listen, what a program loads, where it writes: the node's to say.
-    for key, value in (("-ORBendPoint", "giop:tcp:0.0.0.0:"), ("-ORBtraceFile", "/tmp/x"),
-                       ("--library", str(tmp_path / "lib.so")), ("RECORD_DIR", "/etc"), ("", "x")):
+    for key, value in (
+        ("-ORBendPoint", "giop:tcp:0.0.0.0:"),
+        ("-ORBtraceFile", "/tmp/x"),
+        ("--library", str(tmp_path / "lib.so")),
+        ("RECORD_DIR", "/etc"),
+        ("", "x"),
+    ):
         with pytest.raises(CF.ExecutableDevice.InvalidParameters) as refused:
-            device.execute("scabench-py-stage", [], exec_params(ior, "x") +
-                           [CF.DataType(key, CORBA.Any(CORBA.TC_string, value))])
+            device.execute(
+                "scabench-py-stage", [], exec_params(ior, "x") + [CF.DataType(key, CORBA.Any(CORBA.TC_string, value))]
+            )
         assert [p.id for p in refused.value.invalidParms] == [key]
     for option in (props(PRIORITY=1), props(AFFINITY="999"), props(STACK_SIZE=0), props(COLOUR="red")):
         with pytest.raises(CF.ExecutableDevice.InvalidOptions):
@@ -306,7 +337,7 @@ def test_execute_load_and_terminate_refuse_what_they_cannot_do(node, context, tm
 
 def test_a_program_allowed_by_path_runs_and_its_failure_is_kept(start_node, context, tmp_path):
     script = tmp_path / "fails"
-    script.write_text("#!/bin/sh\necho \"fails: given $*\" >&2\nexit 3\n")
+    script.write_text('#!/bin/sh\necho "fails: given $*" >&2\nexit 3\n')
     script.chmod(0o755)
     n = start_node("--allow", str(script))
     device = n.wait_registered().device
@@ -319,6 +350,7 @@ def test_a_program_allowed_by_path_runs_and_its_failure_is_kept(start_node, cont
 
 
 # --- the node's end -------------------------------------------------------------------------------
+
 
 def test_shutdown_stops_its_processes_and_leaves_the_domain(node, context, naming):
     ctx, ior = context
@@ -352,8 +384,10 @@ def test_a_killed_node_takes_its_processes_and_a_watcher_tells_it_is_dead(start_
     sleeper.chmod(0o755)
     node = start_node("--allow", str(sleeper))
     node.wait_registered()
-    pids = [execute_stage(node.device, ior, "orphan1"),
-            execute_stage(node.device, ior, "orphan2", program="scabench-host", KIND="stage")]
+    pids = [
+        execute_stage(node.device, ior, "orphan1"),
+        execute_stage(node.device, ior, "orphan2", program="scabench-host", KIND="stage"),
+    ]
     for pid, binding in zip(pids, ("orphan1", "orphan2")):
         resolve_resource(ctx, binding, pid)
     node.device.load(None, "sleeper", CF.LoadableDevice.EXECUTABLE)
@@ -422,34 +456,47 @@ def test_a_naming_service_restarted_empty_gets_the_node_again(start_node, start_
 
 # --- bad input ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args, hint", [
-    (["--name", "n"], "--domain"),
-    (["--domain", "nowhere", "--name", "n"], "--domain"),
-    (["--domain", "corbaloc:nonsense", "--name", "n"], "--domain"),
-    (["--domain", "{domain}", "--name", "a/b"], "--name"),
-    (["--domain", "{domain}", "--name", ""], "--name"),
-    (["--domain", "{domain}", "--name", "n", "--cores", "x"], "--cores"),
-    (["--domain", "{domain}", "--name", "n", "--cores", "4096"], "--cores"),
-    (["--domain", "{domain}", "--name", "n", "--listen", "127.0.0.1:70000"], "--listen"),
-    (["--domain", "{domain}", "--name", "n", "--listen", "192.0.2.1"], "--listen"),
-    (["--domain", "{domain}", "--name", "n", "--listen", "127.0.0.1:{port}"], "Address already in use"),
-    (["--domain", "{domain}", "--name", "n", "--component-ports", "5000-4000"], "--component-ports"),
-    (["--domain", "{domain}", "--name", "n", "--component-ports", "80-90"], "--component-ports"),
-    (["--domain", "{domain}", "--name", "n", "--allow", "/no/such/program"], "--allow"),
-    (["--domain", "{domain}", "--name", "n", "--allow", "{plain}"], "--allow"),
-    (["--domain", "{domain}", "--name", "n", "--heartbeat-s", "2", "--grace-s", "1"], "--grace-s"),
-    (["--domain", "{domain}", "--name", "n", "--heartbeat-s", "nan"], "--heartbeat-s"),
-    (["--domain", "{domain}", "--name", "n", "--memory-mib", str(1 << 40)], "--memory-mib"),
-    (["--domain", "{sink}", "--name", "n"], "not a Naming Service"),
-])
+
+@pytest.mark.parametrize(
+    "args, hint",
+    [
+        (["--name", "n"], "--domain"),
+        (["--domain", "nowhere", "--name", "n"], "--domain"),
+        (["--domain", "corbaloc:nonsense", "--name", "n"], "--domain"),
+        (["--domain", "{domain}", "--name", "a/b"], "--name"),
+        (["--domain", "{domain}", "--name", ""], "--name"),
+        (["--domain", "{domain}", "--name", "n", "--cores", "x"], "--cores"),
+        (["--domain", "{domain}", "--name", "n", "--cores", "4096"], "--cores"),
+        (["--domain", "{domain}", "--name", "n", "--listen", "127.0.0.1:70000"], "--listen"),
+        (["--domain", "{domain}", "--name", "n", "--listen", "192.0.2.1"], "--listen"),
+        (["--domain", "{domain}", "--name", "n", "--listen", "127.0.0.1:{port}"], "Address already in use"),
+        (["--domain", "{domain}", "--name", "n", "--component-ports", "5000-4000"], "--component-ports"),
+        (["--domain", "{domain}", "--name", "n", "--component-ports", "80-90"], "--component-ports"),
+        (["--domain", "{domain}", "--name", "n", "--allow", "/no/such/program"], "--allow"),
+        (["--domain", "{domain}", "--name", "n", "--allow", "{plain}"], "--allow"),
+        (["--domain", "{domain}", "--name", "n", "--heartbeat-s", "2", "--grace-s", "1"], "--grace-s"),
+        (["--domain", "{domain}", "--name", "n", "--heartbeat-s", "nan"], "--heartbeat-s"),
+        (["--domain", "{domain}", "--name", "n", "--memory-mib", str(1 << 40)], "--memory-mib"),
+        (["--domain", "{sink}", "--name", "n"], "not a Naming Service"),
+    ],
+)
 def test_bad_arguments_get_one_line_and_exit_2(args, hint, naming, orb, tmp_path):
     plain = tmp_path / "plain"
     plain.write_text("")
     sink = orb.object_to_string(_not_naming(orb))
-    values = {"domain": f"corbaloc::127.0.0.1:{naming.port}/NameService", "plain": plain, "sink": sink,
-              "port": naming.port}
-    done = subprocess.run([sys.executable, "-m", "scabench.cli", "node", *[a.format(**values) for a in args]],
-                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    values = {
+        "domain": f"corbaloc::127.0.0.1:{naming.port}/NameService",
+        "plain": plain,
+        "sink": sink,
+        "port": naming.port,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "scabench.cli", "node", *[a.format(**values) for a in args]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and hint in done.stderr, done.stderr
     assert len([line for line in done.stderr.splitlines() if line.lower().startswith("error")]) == 1, done.stderr
@@ -458,6 +505,7 @@ def test_bad_arguments_get_one_line_and_exit_2(args, hint, naming, orb, tmp_path
 def _not_naming(orb):
     """A live object of another kind than a naming context: a data port."""
     from py_components_world import sink_class
+
     poa = orb.resolve_initial_references("RootPOA")
     sink = sink_class("double")()
     poa.activate_object(sink)
@@ -465,15 +513,22 @@ def _not_naming(orb):
 
 
 def test_a_domain_that_never_answers_fails_the_node_after_the_grace(tmp_path):
-    done = subprocess.run(node_command(f"corbaloc::127.0.0.1:{free_port()}/NameService", "lonely",
-                                       "--heartbeat-s", "0.2", "--grace-s", "1"),
-                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    done = subprocess.run(
+        node_command(
+            f"corbaloc::127.0.0.1:{free_port()}/NameService", "lonely", "--heartbeat-s", "0.2", "--grace-s", "1"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "does not answer" in lines[0] and "tried for 1 s" in lines[0], lines
 
 
 # --- what a launcher on another machine reads: events, records, the clock --------------------------------
+
 
 def watch(device, pid, *files):
     """One process's record and the files asked, each (name, offset, max bytes)."""
@@ -482,12 +537,16 @@ def watch(device, pid, *files):
 
 
 def test_a_host_of_two_components_runs_in_a_directory_of_its_own_and_its_events_and_records_are_read_back(
-        node, context):
+    node, context
+):
     ctx, ior = context
     node.device.load(None, "scabench-host", CF.LoadableDevice.EXECUTABLE)
-    pid = node.device.execute("scabench-host", [], props(
-        NAMING_CONTEXT_IOR=ior, COMPONENT_IDENTIFIER="pair:waveform_1") +
-        [CF.DataType("COMPONENT", CORBA.Any(CORBA.TC_string, v)) for v in ("src:producer", "snk:sink:double")])
+    pid = node.device.execute(
+        "scabench-host",
+        [],
+        props(NAMING_CONTEXT_IOR=ior, COMPONENT_IDENTIFIER="pair:waveform_1")
+        + [CF.DataType("COMPONENT", CORBA.Any(CORBA.TC_string, v)) for v in ("src:producer", "snk:sink:double")],
+    )
     producer, sink = resolve_resource(ctx, "src", pid), resolve_resource(ctx, "snk", pid)
     # One COMPONENT_IDENTIFIER for the host, "pair:waveform_1": each component answers its own in the application.
     assert (producer._get_identifier(), sink._get_identifier()) == ("src:waveform_1", "snk:waveform_1")
@@ -501,8 +560,10 @@ def test_a_host_of_two_components_runs_in_a_directory_of_its_own_and_its_events_
     producer.getPort("out")._narrow(CF.Port).connectPort(sink.getPort("in"), "src.out->snk.in")
     sink.start()
     producer.start()
-    wait_until(lambda: b"eos snk 5" in watch(node.device, pid, ("stdout", 0, 4096)).files[0].data,
-               "the sink's end of stream never reached the host's stdout")
+    wait_until(
+        lambda: b"eos snk 5" in watch(node.device, pid, ("stdout", 0, 4096)).files[0].data,
+        "the sink's end of stream never reached the host's stdout",
+    )
     seen = watch(node.device, pid, ("snk.rec", 0, 1 << 20), ("src.rec", 0, 1 << 20), ("nothing", 0, 10))
     assert seen.record.running and seen.record.identifier == "pair:waveform_1"
     records, sent, missing = seen.files
@@ -560,6 +621,7 @@ def test_a_published_address_is_what_its_references_carry(start_node, context, o
 
     def published(obj):
         return subprocess.run(["catior", orb.object_to_string(obj)], capture_output=True, text=True).stdout
+
     assert "IIOP 1.2 localhost " in published(n.device)
     values = {p.id: p.value.value() for p in n.device.query(props(published_host=""))}
     assert values == {"published_host": "localhost"}

@@ -3,6 +3,7 @@ C++ ones, programs the launcher starts with the SCA exec parameters,
 components someone else started (resolved by ref), and the specs and
 failures that must be refused with one line. Every process a test starts
 itself is ended by its PID."""
+
 import json
 import math
 import os
@@ -51,18 +52,23 @@ def executable(path, text):
 
 def gain_program(tmp_path):
     """A program of someone else's: tests/python/gain_component.py, run by this interpreter."""
-    return executable(tmp_path / "gain", f"#!/bin/sh\nPYTHONPATH={REPO / 'python'} exec {sys.executable} "
-                                         f"{REPO / 'tests' / 'python' / 'gain_component.py'} \"$@\"\n")
+    return executable(
+        tmp_path / "gain",
+        f"#!/bin/sh\nPYTHONPATH={REPO / 'python'} exec {sys.executable} "
+        f'{REPO / "tests" / "python" / "gain_component.py"} "$@"\n',
+    )
 
 
-def chain_spec(middle, packets=20, samples=64, sink="kind = \"sink\"\nchecksum = true", extra=""):
+def chain_spec(middle, packets=20, samples=64, sink='kind = "sink"\nchecksum = true', extra=""):
     """producer -> stage1 (C++) -> x (the component under test) -> last (sink by default)."""
-    return (f'chain = ["producer", "stage1", "x", "last"]\n{extra}\n'
-            f'[[component]]\nname = "producer"\nkind = "producer"\npackets = {packets}\nsamples = {samples}\n'
-            f'period_us = 0\n'
-            f'[[component]]\nname = "stage1"\nkind = "stage"\nwork = "none"\n'
-            f'[[component]]\nname = "x"\n{middle}\n'
-            f'[[component]]\nname = "last"\n{sink}\n')
+    return (
+        f'chain = ["producer", "stage1", "x", "last"]\n{extra}\n'
+        f'[[component]]\nname = "producer"\nkind = "producer"\npackets = {packets}\nsamples = {samples}\n'
+        f"period_us = 0\n"
+        f'[[component]]\nname = "stage1"\nkind = "stage"\nwork = "none"\n'
+        f'[[component]]\nname = "x"\n{middle}\n'
+        f'[[component]]\nname = "last"\n{sink}\n'
+    )
 
 
 def one_line_error(proc):
@@ -100,6 +106,7 @@ def no_processes_left(tag):
 
 # ---------------------------------------------------------------- pipelines
 
+
 def test_a_python_stage_between_cpp_stages_is_run_and_measured_at_its_neighbour(tmp_path):
     out = tmp_path / "pyline.json"
     proc = scabench("run", PYLINE, "--packets", 40, "--json", out)
@@ -114,7 +121,7 @@ def test_a_python_stage_between_cpp_stages_is_run_and_measured_at_its_neighbour(
     assert py["kind"] == "py-stage" and py["measured_at"] == "stage3.in"
     assert py["received"] == 40 and py["reordered_from_original"] == 0
     assert py["max_server_threads"] is None  # its own ports know, the run does not
-    assert py["refused"] == 0                # it reported none (it reports refusals as stats)
+    assert py["refused"] == 0  # it reported none (it reports refusals as stats)
     assert stages["sink"]["received"] == 40
     # The Python stage's process: started by the run, released (exit 0), its CPU measured.
     host = next(h for h in result["hosts"] if h["components"] == ["stage2"])
@@ -146,8 +153,9 @@ def test_an_external_program_gets_its_properties_and_carries_the_packets(tmp_pat
     """Any program taking the SCA exec parameters: the gain program multiplies
     by its property, and the sink's checksum says so."""
     gain = gain_program(tmp_path)
-    spec = write_spec(chain_spec(f'kind = "external"\nexec = "{gain}"\norb_options = true\ngain = 2.5',
-                                 packets=25, samples=64))
+    spec = write_spec(
+        chain_spec(f'kind = "external"\nexec = "{gain}"\norb_options = true\ngain = 2.5', packets=25, samples=64)
+    )
     result = run_spec(load_spec(spec))
     assert result.status == "ok"
     assert float(result.stats["last"]["checksum"]) == pytest.approx(25 * 2.5 * producer_sum(64), rel=1e-9)
@@ -174,6 +182,7 @@ def test_scabench_host_started_with_the_exec_parameters(tmp_path):
 
 # ------------------------------------- a host driven from outside, over TCP
 
+
 class NeverAcknowledges(sink_class("double")):
     """A receiver that takes the sender's flow control and never answers it:
     a credits sender waits for ever once its window is used up."""
@@ -186,8 +195,14 @@ class NeverAcknowledges(sink_class("double")):
 def producer_host(tmp_path, context, orb):
     """scabench-host in the SCA exec form, hosting one producer, resolved by name."""
     ctx, ior = context
-    host = StageProcess(tmp_path, ctx, ior, binding="src", command=[str(program("scabench-host"))],
-                        extra=["KIND", "producer", "RECORD_DIR", str(tmp_path)])
+    host = StageProcess(
+        tmp_path,
+        ctx,
+        ior,
+        binding="src",
+        command=[str(program("scabench-host"))],
+        extra=["KIND", "producer", "RECORD_DIR", str(tmp_path)],
+    )
     yield host, host.resolve()
     host.close()
 
@@ -241,6 +256,7 @@ def test_stop_ends_a_producers_wait_for_credits_and_counts_the_packet(producer_h
 
 # ----------------------------------------------------------- references
 
+
 @pytest.fixture
 def started_stage(orb, naming, tmp_path):
     """scabench-py-stage started by the test itself, bound in the test's own
@@ -255,8 +271,12 @@ def started_stage(orb, naming, tmp_path):
 
 def test_a_component_resolved_by_name_is_driven_and_released(write_spec, started_stage):
     stage, _, path, corbaloc = started_stage
-    spec = write_spec(chain_spec(f'kind = "external"\nref = "{path}"\nnaming = "{corbaloc}"\nwork = "none"',
-                                 sink='kind = "stage"\nwork = "none"'))
+    spec = write_spec(
+        chain_spec(
+            f'kind = "external"\nref = "{path}"\nnaming = "{corbaloc}"\nwork = "none"',
+            sink='kind = "stage"\nwork = "none"',
+        )
+    )
     result = run_spec(load_spec(spec))
     x = next(s for s in result.stages if s.name == "x")
     assert (x.received, x.measured_at, x.process_cpu_s) == (20, "last.in", None)  # not the run's process
@@ -267,8 +287,11 @@ def test_a_component_resolved_by_name_is_driven_and_released(write_spec, started
 def test_a_component_by_ior_is_left_running_when_not_released(orb, write_spec, started_stage, make_sink):
     stage, res, _, _ = started_stage
     ior = orb.object_to_string(res)
-    spec = write_spec(chain_spec(f'kind = "external"\nref = "{ior}"\nrelease = false\nwork = "none"',
-                                 sink='kind = "stage"\nwork = "none"'))
+    spec = write_spec(
+        chain_spec(
+            f'kind = "external"\nref = "{ior}"\nrelease = false\nwork = "none"', sink='kind = "stage"\nwork = "none"'
+        )
+    )
     assert run_spec(load_spec(spec)).status == "ok"
     assert stage.proc.poll() is None and stage.bound()
     # Stopped and disconnected: its out-port takes a new connection.
@@ -283,18 +306,42 @@ def test_refs_into_another_held_run(write_spec, tmp_path):
     out-port, the other is running and refuses configure; the held run is
     left as it was, and is released whole."""
     held_json = tmp_path / "held.json"
-    held = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(PYLINE), "--packets", "20", "--hold",
-                             "--json", str(held_json)], cwd=REPO, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    held = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "run",
+            str(PYLINE),
+            "--packets",
+            "20",
+            "--hold",
+            "--json",
+            str(held_json),
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = held.stderr.readline()
         assert "held:" in line, line + held.stderr.read()
         corbaloc = re.search(r"(corbaloc::\S+/NameService)", line).group(1)
-        for target, release, why in [("sink", "true", "component x has no port 'out' (connection x.out->last.in)"),
-                                     ("stage3", "false", "component x rejected its configuration: property "
-                                                         "'in.dispatch' cannot change while the component is started")]:
-            spec = write_spec(chain_spec(f'kind = "external"\nref = "pyline_1/{target}"\nnaming = "{corbaloc}"\n'
-                                         f'release = {release}'), name=f"into-{target}.toml")
+        for target, release, why in [
+            ("sink", "true", "component x has no port 'out' (connection x.out->last.in)"),
+            (
+                "stage3",
+                "false",
+                "component x rejected its configuration: property "
+                "'in.dispatch' cannot change while the component is started",
+            ),
+        ]:
+            spec = write_spec(
+                chain_spec(f'kind = "external"\nref = "pyline_1/{target}"\nnaming = "{corbaloc}"\nrelease = {release}'),
+                name=f"into-{target}.toml",
+            )
             proc = scabench("run", spec)
             assert proc.returncode == 1
             assert one_line_error(proc).startswith(f"run failed: {why}")
@@ -308,6 +355,7 @@ def test_refs_into_another_held_run(write_spec, tmp_path):
 
 # --------------------------------------------------------------- failures
 
+
 def run_failure(spec):
     proc = scabench("run", spec)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -317,15 +365,28 @@ def run_failure(spec):
 def test_a_program_that_exits_before_binding_is_named_with_its_stderr(tmp_path, write_spec):
     bad = executable(tmp_path / "nolicence", "#!/bin/sh\necho 'nolicence: no licence for this host' >&2\nexit 3\n")
     line = run_failure(write_spec(chain_spec(f'kind = "external"\nexec = "{bad}"')))
-    assert re.fullmatch(rf"run failed: component x \({re.escape(str(bad))}, pid \d+\) exited with status 3; its "
-                        r"stderr: nolicence: no licence for this host", line), line
+    assert re.fullmatch(
+        rf"run failed: component x \({re.escape(str(bad))}, pid \d+\) exited with status 3; its "
+        r"stderr: nolicence: no licence for this host",
+        line,
+    ), line
 
 
 def test_a_program_that_never_binds_is_ended_after_its_timeout(tmp_path, write_spec):
     sleeper = executable(tmp_path / "sleeper", "#!/bin/sh\nexec sleep 60\n")
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run",
-                             str(write_spec(chain_spec(f'kind = "external"\nexec = "{sleeper}"\nbind_timeout_s = 1')))],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "run",
+            str(write_spec(chain_spec(f'kind = "external"\nexec = "{sleeper}"\nbind_timeout_s = 1'))),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     tag = processes.owner_tag(proc.pid)
     seen = False  # the sleeper carries the run owner's tag, as every process of the run
     while proc.poll() is None and not seen:
@@ -334,24 +395,40 @@ def test_a_program_that_never_binds_is_ended_after_its_timeout(tmp_path, write_s
     out, err = proc.communicate(timeout=120)
     assert seen
     assert proc.returncode == 1
-    assert re.fullmatch(r"run failed: component x \(.*sleeper, pid \d+\) did not bind its name 'x' in the naming "
-                        r"context within 1 s", err.strip()), err
+    assert re.fullmatch(
+        r"run failed: component x \(.*sleeper, pid \d+\) did not bind its name 'x' in the naming "
+        r"context within 1 s",
+        err.strip(),
+    ), err
     assert no_processes_left(tag)  # the sleeper went with the run
 
 
-@pytest.mark.parametrize("script, says", [
-    # It exits, leaving a child behind that holds its stdout.
-    ("#!/bin/sh\nsleep 300 &\nexit 3\n", r"exited with status 3"),
-    # It never binds; its child holds its stdout as well.
-    ("#!/bin/sh\nsleep 300 &\nexec sleep 301\n", r"did not bind its name 'x' in the naming context within 1 s"),
-])
+@pytest.mark.parametrize(
+    "script, says",
+    [
+        # It exits, leaving a child behind that holds its stdout.
+        ("#!/bin/sh\nsleep 300 &\nexit 3\n", r"exited with status 3"),
+        # It never binds; its child holds its stdout as well.
+        ("#!/bin/sh\nsleep 300 &\nexec sleep 301\n", r"did not bind its name 'x' in the naming context within 1 s"),
+    ],
+)
 def test_a_program_whose_child_outlives_it_is_ended_with_its_whole_group(tmp_path, write_spec, script, says):
     """The run ends a program's whole process group, and does not wait for
     the end of a pipe that a child of the program still holds."""
     forker = executable(tmp_path / "forker", script)
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run",
-                             str(write_spec(chain_spec(f'kind = "external"\nexec = "{forker}"\nbind_timeout_s = 1')))],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "run",
+            str(write_spec(chain_spec(f'kind = "external"\nexec = "{forker}"\nbind_timeout_s = 1'))),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     tag = processes.owner_tag(proc.pid)
     try:
         _, err = proc.communicate(timeout=60)
@@ -367,9 +444,14 @@ def test_a_program_whose_child_outlives_it_is_ended_with_its_whole_group(tmp_pat
 def test_a_killed_command_takes_its_external_programs_along():
     """SIGKILL to the command: the launcher dies with it, and the Python
     stage with the launcher (PR_SET_PDEATHSIG), as the hosts do."""
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(PYLINE), "--packets", "20", "--hold"],
-                            cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(PYLINE), "--packets", "20", "--hold"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert "held:" in proc.stderr.readline()
         tag = processes.owner_tag(proc.pid)
@@ -384,60 +466,108 @@ def test_a_killed_command_takes_its_external_programs_along():
 
 def test_a_ref_that_does_not_answer(write_spec):
     line = run_failure(write_spec(chain_spec('kind = "external"\nref = "corbaloc::127.0.0.1:1/stage"')))
-    assert line == "run failed: component x: ref 'corbaloc::127.0.0.1:1/stage' does not answer: TRANSIENT " \
-                   "(TRANSIENT_ConnectFailed)"
+    assert (
+        line == "run failed: component x: ref 'corbaloc::127.0.0.1:1/stage' does not answer: TRANSIENT "
+        "(TRANSIENT_ConnectFailed)"
+    )
 
 
 def test_a_component_lacking_a_port(write_spec):
     host = program("scabench-host")
-    line = run_failure(write_spec(chain_spec(f'kind = "external"\nexec = "{host}"\norb_options = true\n'
-                                             'parameters = { KIND = "sink", RECORD_DIR = "{run_dir}" }')))
+    line = run_failure(
+        write_spec(
+            chain_spec(
+                f'kind = "external"\nexec = "{host}"\norb_options = true\n'
+                'parameters = { KIND = "sink", RECORD_DIR = "{run_dir}" }'
+            )
+        )
+    )
     assert line == "run failed: component x has no port 'out' (connection x.out->last.in)"
 
 
 def test_a_python_port_refuses_a_policy_before_any_process_starts():
     proc = scabench("run", PYLINE, "--policy", "worker=8")
     assert proc.returncode == 2
-    assert "'stage2' is a Python component, and in.worker = 8: 8 is not supported by the Python runtime" \
+    assert (
+        "'stage2' is a Python component, and in.worker = 8: 8 is not supported by the Python runtime"
         in one_line_error(proc)
+    )
 
 
 # ------------------------------------------------------------- bad specs
 
 EXEC = 'kind = "external"\nexec = "/bin/cat"'
 BAD = [
-    (chain_spec('kind = "stage"', sink=EXEC), "connection", "'last' (external) is external and last: it has no "
-     "record file of its own"),
-    ('chain = ["x", "s"]\n[[component]]\nname = "x"\n' + EXEC + '\n[[component]]\nname = "s"\nkind = "sink"\n',
-     "connection", "'x' (external) is external and first"),
+    (
+        chain_spec('kind = "stage"', sink=EXEC),
+        "connection",
+        "'last' (external) is external and last: it has no record file of its own",
+    ),
+    (
+        'chain = ["x", "s"]\n[[component]]\nname = "x"\n' + EXEC + '\n[[component]]\nname = "s"\nkind = "sink"\n',
+        "connection",
+        "'x' (external) is external and first",
+    ),
     (chain_spec('kind = "external"\nexec = "./not-there"'), "component[2].exec", "no such program"),
     (chain_spec('kind = "external"\nexec = "no-such-program-anywhere"'), "component[2].exec", "on PATH"),
     (chain_spec('kind = "external"'), "component[2]", "needs one of exec"),
     (chain_spec(EXEC + '\nref = "IOR:00"'), "component[2]", "needs one of exec"),
-    (chain_spec(EXEC + '\nnaming = "corbaloc::127.0.0.1:1/NameService"'), "component[2].naming",
-     "goes with ref, not with exec"),
-    (chain_spec('kind = "external"\nref = "IOR:00"\nbind_timeout_s = 3'), "component[2].bind_timeout_s",
-     "goes with exec, not with ref"),
-    (chain_spec('kind = "external"\nref = "waveform_1/stage2"'), "component[2].naming", "is a name: give the "
-     "Naming Service"),
+    (
+        chain_spec(EXEC + '\nnaming = "corbaloc::127.0.0.1:1/NameService"'),
+        "component[2].naming",
+        "goes with ref, not with exec",
+    ),
+    (
+        chain_spec('kind = "external"\nref = "IOR:00"\nbind_timeout_s = 3'),
+        "component[2].bind_timeout_s",
+        "goes with exec, not with ref",
+    ),
+    (
+        chain_spec('kind = "external"\nref = "waveform_1/stage2"'),
+        "component[2].naming",
+        "is a name: give the Naming Service",
+    ),
     (chain_spec('kind = "external"\nref = "http://example.org/x"'), "component[2].ref", "neither a reference"),
-    (chain_spec(EXEC + '\nparameters = { NAME_BINDING = "y" }'), "component[2].parameters.NAME_BINDING",
-     "the launcher gives it"),
-    (chain_spec(EXEC + '\nbind_timeout_s = 0'), "component[2].bind_timeout_s", "more than 0"),
-    (chain_spec(EXEC + '\ngain = [1, 2]'), "component[2].gain", "a boolean, an integer, a real or a string"),
-    (chain_spec(EXEC + '\nrelease = false'), "component[2].release", "goes with ref"),
-    ('chain = ["producer", "x", "y", "s"]\n[[component]]\nname = "producer"\nkind = "producer"\n'
-     '[[component]]\nname = "x"\n' + EXEC + '\n[[component]]\nname = "y"\n' + EXEC +
-     '\n[[component]]\nname = "s"\nkind = "sink"\n', "connection", "x.out->y.in: both ends are external"),
-    (chain_spec(EXEC, extra='[[connection]]\nfrom = "p2.out"\nto = "last.in"\n') +
-     '[[component]]\nname = "p2"\nkind = "producer"\n', "connection", "last.in also receives p2.out->last.in"),
-    (chain_spec(EXEC) + '[placement]\nhosts = [["producer", "stage1", "x", "last"]]\n', "placement.hosts",
-     "'x' is external, a process of its own"),
-    (chain_spec(EXEC) + '[network]\ndelay_ms = 1\n', "network", "'x' (external) is external: it runs on this "
-     "machine's loopback"),
+    (
+        chain_spec(EXEC + '\nparameters = { NAME_BINDING = "y" }'),
+        "component[2].parameters.NAME_BINDING",
+        "the launcher gives it",
+    ),
+    (chain_spec(EXEC + "\nbind_timeout_s = 0"), "component[2].bind_timeout_s", "more than 0"),
+    (chain_spec(EXEC + "\ngain = [1, 2]"), "component[2].gain", "a boolean, an integer, a real or a string"),
+    (chain_spec(EXEC + "\nrelease = false"), "component[2].release", "goes with ref"),
+    (
+        'chain = ["producer", "x", "y", "s"]\n[[component]]\nname = "producer"\nkind = "producer"\n'
+        '[[component]]\nname = "x"\n'
+        + EXEC
+        + '\n[[component]]\nname = "y"\n'
+        + EXEC
+        + '\n[[component]]\nname = "s"\nkind = "sink"\n',
+        "connection",
+        "x.out->y.in: both ends are external",
+    ),
+    (
+        chain_spec(EXEC, extra='[[connection]]\nfrom = "p2.out"\nto = "last.in"\n')
+        + '[[component]]\nname = "p2"\nkind = "producer"\n',
+        "connection",
+        "last.in also receives p2.out->last.in",
+    ),
+    (
+        chain_spec(EXEC) + '[placement]\nhosts = [["producer", "stage1", "x", "last"]]\n',
+        "placement.hosts",
+        "'x' is external, a process of its own",
+    ),
+    (
+        chain_spec(EXEC) + "[network]\ndelay_ms = 1\n",
+        "network",
+        "'x' (external) is external: it runs on this machine's loopback",
+    ),
     (chain_spec('kind = "py-stage"\nwork_ms = 3'), "component[2].work_ms", "py-stage has no property 'work_ms'"),
-    (chain_spec('kind = "py-stage"') + '[policy]\nflow = "credits(8)"\n', "policy", "'x' is a Python component, "
-     "and in.flow = 'credits(8)': 'credits(8)' is not supported by the Python runtime"),
+    (
+        chain_spec('kind = "py-stage"') + '[policy]\nflow = "credits(8)"\n',
+        "policy",
+        "'x' is a Python component, and in.flow = 'credits(8)': 'credits(8)' is not supported by the Python runtime",
+    ),
 ]
 
 

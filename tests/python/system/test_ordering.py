@@ -1,5 +1,6 @@
 """Ordered one-way over real processes: resequencing, credits, watermarks,
 a packet lost on purpose, and data-dependent work that makes the ORB reorder."""
+
 from conftest import pipeline_toml
 
 from scabench.model.load import load_spec
@@ -8,7 +9,7 @@ from scabench.run.runner import run_spec
 PACKETS = 60
 # Stage times that depend on the packet, 200-1800 µs, into a multi-threaded
 # ORB with no wait at the producer: arrival order is scrambled.
-JITTERY = ('work_us = 1000\nwork_jitter_us = 800\n')
+JITTERY = "work_us = 1000\nwork_jitter_us = 800\n"
 
 
 def jittery_pipeline(policy, packets=PACKETS, producer_extra="", transport=None):
@@ -23,8 +24,14 @@ def run(write_spec, text):
 
 def test_resequence_with_credits_keeps_every_output_in_order_and_memory_bounded(write_spec, transport):
     c, w, packets = 16, 16, 150
-    result = run(write_spec, jittery_pipeline(f'call = "oneway"\nordering = "resequence"\nreorder_capacity = {c}\n'
-                                              f'flow = "credits({w})"\n', packets=packets, transport=transport))
+    result = run(
+        write_spec,
+        jittery_pipeline(
+            f'call = "oneway"\nordering = "resequence"\nreorder_capacity = {c}\nflow = "credits({w})"\n',
+            packets=packets,
+            transport=transport,
+        ),
+    )
     assert result.status == "ok"
     # Whether the ORB scrambles arrivals in a given short run is up to the
     # scheduler (it did not in one CI run of 150 packets); the next test shows
@@ -47,8 +54,11 @@ def test_resequence_composes_with_a_worker_and_watermarks(write_spec, transport)
     # pause the producer catches up on its schedule, and a one-way sender fills
     # the socket faster than the suspend signal comes back.
     packets = 200
-    text = jittery_pipeline('call = "oneway"\nordering = "resequence"\nworker = 4\nflow = "watermarks(2, 6)"\n',
-                            packets=packets, transport=transport).replace("period_us = 0\n", "period_us = 100\n")
+    text = jittery_pipeline(
+        'call = "oneway"\nordering = "resequence"\nworker = 4\nflow = "watermarks(2, 6)"\n',
+        packets=packets,
+        transport=transport,
+    ).replace("period_us = 0\n", "period_us = 100\n")
     result = run(write_spec, text)
     for s in result.stages:
         assert s.received == packets and s.output_reordered_from_previous == 0, s
@@ -65,9 +75,14 @@ def test_credits_with_two_way_and_a_collocated_hop(write_spec, transport):
 
 
 def test_a_lost_packet_is_skipped_after_the_timeout_and_counted(write_spec, transport):
-    result = run(write_spec, jittery_pipeline('call = "oneway"\nordering = "resequence"\nreorder_timeout_ms = 20\n'
-                                              'flow = "credits(8)"\n', producer_extra="drop_packet = 7\n",
-                                              transport=transport))
+    result = run(
+        write_spec,
+        jittery_pipeline(
+            'call = "oneway"\nordering = "resequence"\nreorder_timeout_ms = 20\nflow = "credits(8)"\n',
+            producer_extra="drop_packet = 7\n",
+            transport=transport,
+        ),
+    )
     stage1, later = result.stages[0], result.stages[1:]
     assert result.producer.sent == PACKETS - 1
     assert result.clean and result.missing is None  # the packet lost on purpose was never sent, so never missed

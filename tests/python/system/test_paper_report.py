@@ -1,5 +1,6 @@
 """`scabench paper`: the report from synthetic results, campaign file errors,
 and a tiny end-to-end run over real processes."""
+
 import csv
 import json
 import re
@@ -20,9 +21,17 @@ from scabench.studies.paper.render import render
 
 CLOSE = paper_figures.plt.close  # pyplot's own, before any test replaces it
 
-META = {"quick": False, "runs": 3, "packets": 1000, "quiet_below_pct": 10, "redo_above_pct": 10, "max_redos": 2,
-        "elapsed_s": 600.0, "finished_at": "2026-11-22 10:00 UTC",
-        "environment": {"cpu_model": "test CPU", "online_cpus": 2, "kernel": "6.x", "omniorb_version": "4.2.5"}}
+META = {
+    "quick": False,
+    "runs": 3,
+    "packets": 1000,
+    "quiet_below_pct": 10,
+    "redo_above_pct": 10,
+    "max_redos": 2,
+    "elapsed_s": 600.0,
+    "finished_at": "2026-11-22 10:00 UTC",
+    "environment": {"cpu_model": "test CPU", "online_cpus": 2, "kernel": "6.x", "omniorb_version": "4.2.5"},
+}
 
 
 def test_spread_gives_median_and_range():
@@ -39,7 +48,7 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
     # Table 2's published stage-3 time and reordering, beside ours (median and range over 3 equal runs).
     # (The table's number with a no-break space: "Table 2" stays on one line in a narrow column.)
     assert "| exp1 | 2 cores | 7,600 | 1.013 | – | 900 / 920 | 4,498 | 0.898 | 487 / 694 | Table\u00a02 |" in md
-    assert "4,330.24" in md                     # Table 2's producer column
+    assert "4,330.24" in md  # Table 2's producer column
     assert "| … paper (1 core, 1000 packets) | – | 15,236.05 | 15,261.42 | 15,280.76 |" in md
     assert "| test 1 | exp1 | 7,550 / 7,580 / 7,600 | 4,463 / 4,508 / 4,514 | 12 / 400 / 900 | 315 / 520 / 612 |" in md
     for c in claims:
@@ -48,7 +57,7 @@ def test_report_sets_our_figures_beside_the_papers(tmp_path):
         assert (tmp_path / name).stat().st_size > 1000
     html = html_path.read_text()
     assert html.count("data:image/png;base64,") == len(figures)
-    assert not re.search(r'src="(?!data:)', html)     # self-contained
+    assert not re.search(r'src="(?!data:)', html)  # self-contained
     assert 'class="verdict-reproduced"' in html
 
 
@@ -66,8 +75,7 @@ def test_report_gives_latency_beside_the_ratio(tmp_path):
     md = render(entries, judge_claims(entries), META, figures)
     # Medians over the runs: p50 of 50, 60, 70 ms; p99 of 99, 118.8, 138.6 ms.
     assert "| exp6 | 2 cores | 7,700 | 1.027 | 60 ms / 118.8 ms | 0 / 0 |" in md
-    assert ("| exp6 | 2 cores | 3 | 60 ms (50–70) | 108 ms (90–126) | 118.8 ms (99–138.6) "
-            "| 120 ms (100–140) |") in md
+    assert ("| exp6 | 2 cores | 3 | 60 ms (50–70) | 108 ms (90–126) | 118.8 ms (99–138.6) | 120 ms (100–140) |") in md
     # Results written before runs measured latency show none, rather than zero.
     assert "| exp1 | 2 cores | 7,600 | 1.013 | – |" in md
     assert figures["latency"] == "latency.png" and f"![latency per packet]({figures['latency']})" in md
@@ -88,6 +96,7 @@ def _overview(entries, tmp_path, monkeypatch):
 
 def test_the_overview_draws_whiskers_only_over_several_runs(tmp_path, monkeypatch):
     from matplotlib.container import ErrorbarContainer
+
     one = {name: changed(e, runs=e.runs[:1]).summarise() for name, e in world().items()}
     ax = _overview(one, tmp_path, monkeypatch)
     assert not [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
@@ -95,7 +104,7 @@ def test_the_overview_draws_whiskers_only_over_several_runs(tmp_path, monkeypatc
     spread = replace(one, "exp1@multicore", [run([7550, 7580, v], floor=7500.0) for v in (7500, 7600, 7900)])
     ax = _overview(spread, tmp_path, monkeypatch)
     bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
-    assert len(bars) == 1 and len(bars[0].lines[2][0].get_segments()) == 1   # one whisker: exp1 on 2 cores
+    assert len(bars) == 1 and len(bars[0].lines[2][0].get_segments()) == 1  # one whisker: exp1 on 2 cores
     assert "median of 1–3 runs, whiskers min–max where more than one" in ax.get_legend().get_texts()[0].get_text()
     # What did not run is no bar at all, and says so.
     del spread["exp2@singlecore"]
@@ -117,15 +126,21 @@ def _tick_labels(axis):
     """The labels a reader sees: of the ticks inside the axis's view (the
     locator may give some beyond it, which are not drawn)."""
     lo, hi = sorted(axis.get_view_interval())
-    return [t.get_text() for loc, t in zip(axis.get_majorticklocs(), axis.get_majorticklabels())
-            if lo <= loc <= hi and t.get_text()]
+    return [
+        t.get_text()
+        for loc, t in zip(axis.get_majorticklocs(), axis.get_majorticklabels())
+        if lo <= loc <= hi and t.get_text()
+    ]
 
 
-@pytest.mark.parametrize("send_us", [
-    [41.0, 44.0, 47.0, 52.0, 55.0, 58.0],  # less than a factor of 2: no decade in the range
-    [5.0, 5.2, 5.3, 5.5, 6.0, 1400.0],     # one slow send over two decades
-    [45.0, 46.0, 47.0, 48.0, 49.0],       # narrower than one digit
-])
+@pytest.mark.parametrize(
+    "send_us",
+    [
+        [41.0, 44.0, 47.0, 52.0, 55.0, 58.0],  # less than a factor of 2: no decade in the range
+        [5.0, 5.2, 5.3, 5.5, 6.0, 1400.0],  # one slow send over two decades
+        [45.0, 46.0, 47.0, 48.0, 49.0],  # narrower than one digit
+    ],
+)
 def test_send_time_plots_label_their_axes_however_narrow_the_range(tmp_path, monkeypatch, send_us):
     """A narrow range of send times left the histogram's time axis and the
     scatter's time axis without a single label, and the counts with one."""
@@ -152,9 +167,11 @@ def test_claims_that_did_not_run_are_counted_apart_and_the_report_opens_with_the
     claims = judge_claims(entries)
     md_path, html_path = write_report(tmp_path, "t", render(entries, claims, META, draw_figures(tmp_path, entries)))
     md = md_path.read_text()
-    answer = ("**Claims: 2 reproduced, 0 differ (explained), 0 not reproduced, of the 2 judged. 17 of 19 not run: "
-              "a configuration they need was not measured, so they are neither reproduced nor refuted.**")
-    assert md.split("\n")[2] == answer     # the answer first, under the title
+    answer = (
+        "**Claims: 2 reproduced, 0 differ (explained), 0 not reproduced, of the 2 judged. 17 of 19 not run: "
+        "a configuration they need was not measured, so they are neither reproduced nor refuted.**"
+    )
+    assert md.split("\n")[2] == answer  # the answer first, under the title
     assert md.count("| **not run** |") == 17 and md.count("| **not reproduced** |") == 0
     # The headline does not call it failed, and names its set-up as the rows that ran do.
     assert "| exp1 | 2 cores | not run |" in md
@@ -170,7 +187,7 @@ def test_the_terminal_and_the_report_say_what_each_verdict_means(tmp_path):
     (out / "results.json").write_bytes((REPO / "tests/python/data/paper-results.json").read_bytes())
     proc = scabench("paper", "--from-results", "--out", out)
     assert proc.returncode == 0, proc.stderr
-    shown = " ".join(proc.stdout.split())    # the terminal wraps long lines
+    shown = " ".join(proc.stdout.split())  # the terminal wraps long lines
     md = " ".join((out / "report.md").read_text().split())
     for verdict, means in VERDICT_MEANS.items():
         assert f"{verdict}: {means}" in shown and f"{verdict}: {means}" in md, verdict
@@ -181,33 +198,39 @@ def test_the_terminal_and_the_report_say_what_each_verdict_means(tmp_path):
 
 def test_the_long_report_has_contents_that_link_to_its_sections(tmp_path):
     entries = world()
-    md_path, html_path = write_report(tmp_path, "t", render(entries, judge_claims(entries), META,
-                                                            draw_figures(tmp_path, entries)))
+    md_path, html_path = write_report(
+        tmp_path, "t", render(entries, judge_claims(entries), META, draw_figures(tmp_path, entries))
+    )
     md = md_path.read_text()
-    contents = md[md.index("**Contents**"):md.index("## Claims")]
+    contents = md[md.index("**Contents**") : md.index("## Claims")]
     links = re.findall(r"- \[(.+)\]\(#([^)]+)\)", contents)
     sections = re.findall(r"^## (.+)$", md, re.M)
     assert [title for title, _ in links] == sections and len(sections) > 10
     assert ("Claims", "claims") in links
-    assert ("exp1: one-way, producer waits 0 ms, no worker thread",
-            "exp1-one-way-producer-waits-0-ms-no-worker-thread") in links
+    assert (
+        "exp1: one-way, producer waits 0 ms, no worker thread",
+        "exp1-one-way-producer-waits-0-ms-no-worker-thread",
+    ) in links
     html = html_path.read_text()
-    for _, anchor in links:   # every link lands on a heading of the HTML
+    for _, anchor in links:  # every link lands on a heading of the HTML
         assert f'<h2 id="{anchor}">' in html, anchor
     assert md.index("**Contents**") < md.index("## Claims") < md.index("## Headline")
 
 
 def test_campaign_file_errors_name_the_key(tmp_path):
     bad = tmp_path / "c.toml"
-    bad.write_text('[measure]\nruns = 0\n')
+    bad.write_text("[measure]\nruns = 0\n")
     with pytest.raises(SpecError, match="measure.runs"):
         load_campaign(bad)
-    bad.write_text(f'[setup.a]\ncores = [0]\n[[config]]\nid = "x"\nspec = "{REPO}/experiments/paper/exp1.toml"\n'
-                   'setups = ["b"]\n')
+    bad.write_text(
+        f'[setup.a]\ncores = [0]\n[[config]]\nid = "x"\nspec = "{REPO}/experiments/paper/exp1.toml"\nsetups = ["b"]\n'
+    )
     with pytest.raises(SpecError, match=r"config\[0\].setups: 'b' is not a set-up; declared: a"):
         load_campaign(bad)
-    bad.write_text(f'[setup.a]\ncores = [0]\n[[config]]\nid = "x"\nspec = "{REPO}/experiments/paper/exp1.toml"\n'
-                   'policy = { sync = "sometimes" }\n')
+    bad.write_text(
+        f'[setup.a]\ncores = [0]\n[[config]]\nid = "x"\nspec = "{REPO}/experiments/paper/exp1.toml"\n'
+        'policy = { sync = "sometimes" }\n'
+    )
     with pytest.raises(SpecError, match="sync.*valid"):
         load_campaign(bad)
 
@@ -248,25 +271,41 @@ setups = ["multicore"]
     assert (tmp_path / "copy" / "paper.json").read_text() == (out / "results.json").read_text()
     with open(tmp_path / "paper.csv", newline="") as f:
         rows = {r["config"]: r for r in csv.DictReader(f)}
-    assert set(rows) == {"exp1@multicore", "exp1@singlecore", "exp6@multicore", "exp6@singlecore",
-                         "sync-transport@multicore"}
+    assert set(rows) == {
+        "exp1@multicore",
+        "exp1@singlecore",
+        "exp6@multicore",
+        "exp6@singlecore",
+        "sync-transport@multicore",
+    }
     exp6 = rows["exp6@multicore"]
     assert exp6["status"] == "ok" and exp6["runs"] == "1" and exp6["reordered_from_original_max"] == "0"
-    assert float(exp6["overhead_ratio_min"]) <= float(exp6["overhead_ratio_median"]) <= float(exp6["overhead_ratio_max"])
+    assert (
+        float(exp6["overhead_ratio_min"]) <= float(exp6["overhead_ratio_median"]) <= float(exp6["overhead_ratio_max"])
+    )
     assert float(exp6["latency_p99_ms_median"]) > 0 and float(exp6["paper_overhead_ratio"]) > 0
     assert rows["sync-transport@multicore"]["same_as"] == "exp1@multicore"
     assert rows["sync-transport@multicore"]["paper_overhead_ratio"] == ""  # not a Table 1 row
     assert f"rows written to {tmp_path / 'paper.csv'}" in proc.stdout
-    assert "[1/4] exp1@multicore run 1/1" in proc.stderr      # progress; sync-transport is exp1's run
+    assert "[1/4] exp1@multicore run 1/1" in proc.stderr  # progress; sync-transport is exp1's run
     # Each run's progress line sets its end-to-end latency p99, scaled, beside its ratio.
     for n, name in enumerate(("exp1@multicore", "exp1@singlecore", "exp6@multicore", "exp6@singlecore"), 1):
-        assert re.search(rf"^\[{n}/4\] {name} run 1/1: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
-                         rf"latency p99 [\d.]+ (µs|ms|s), packets reordered \d+", proc.stderr, re.M), name
+        assert re.search(
+            rf"^\[{n}/4\] {name} run 1/1: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
+            rf"latency p99 [\d.]+ (µs|ms|s), packets reordered \d+",
+            proc.stderr,
+            re.M,
+        ), name
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "complete"
     configs = results["configs"]
-    assert set(configs) == {"exp1@multicore", "exp1@singlecore", "exp6@multicore", "exp6@singlecore",
-                            "sync-transport@multicore"}
+    assert set(configs) == {
+        "exp1@multicore",
+        "exp1@singlecore",
+        "exp6@multicore",
+        "exp6@singlecore",
+        "sync-transport@multicore",
+    }
     assert configs["sync-transport@multicore"]["same_as"] == "exp1@multicore"
     for name, e in configs.items():
         assert len(e["runs"]) == 1 and e["runs"][0]["producer"]["sent"] == 6, name
@@ -280,8 +319,10 @@ setups = ["multicore"]
         assert [list(s) for s in e["summary"]["stages"]] == [list(s) for s in was["summary"]["stages"]], name
     claims = {c["id"]: c for c in results["claims"]}
     assert claims["twoway-keeps-order"]["verdict"] == "reproduced"
-    assert all(c["verdict"] in ("reproduced", "not reproduced", "differs", "not run") and c["evidence"]
-               for c in claims.values())
+    assert all(
+        c["verdict"] in ("reproduced", "not reproduced", "differs", "not run") and c["evidence"]
+        for c in claims.values()
+    )
     assert claims["collocated-oneway-is-twoway"]["verdict"] == "not run"
     assert "not measured" in claims["collocated-oneway-is-twoway"]["evidence"]
     not_run = sum(c["verdict"] == "not run" for c in claims.values())

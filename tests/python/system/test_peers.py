@@ -2,6 +2,7 @@
 whatever peers this machine has (a few packets, no waiting for quiet), the
 order check of each peer program seen to fail, a peer that is not installed
 skipped with how to install it, and bad input."""
+
 import csv
 import json
 import os
@@ -26,8 +27,20 @@ PROGRAMS = [p for p in catalogue.PEERS if p.is_program]
 @pytest.fixture(scope="module")
 def quick_study(tmp_path_factory):
     out = tmp_path_factory.mktemp("peers") / "report"
-    proc = scabench("peers", "--quick", "--packets", PACKETS, *FAST, "--out", out, "--json", out.parent / "p.json",
-                    "--csv", out.parent / "p.csv", timeout=600)
+    proc = scabench(
+        "peers",
+        "--quick",
+        "--packets",
+        PACKETS,
+        *FAST,
+        "--out",
+        out,
+        "--json",
+        out.parent / "p.json",
+        "--csv",
+        out.parent / "p.csv",
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return out, proc, json.loads((out / "results.json").read_text())
 
@@ -63,8 +76,12 @@ def test_every_installed_peer_runs_the_pipeline_in_order(quick_study):
             assert "scripts/setup.sh" in e["skipped"] and f"{pid}: skipped:" in proc.stderr
     # Progress: a line per run, its figures scaled, with the time spent and left.
     for pid in ran:
-        assert re.search(rf"^\[\d+/{len(ran)}\] round 1/1 {pid}: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
-                         rf"in order, foreign load [\d.]+ %  \[.*left\]$", proc.stderr, re.M), pid
+        assert re.search(
+            rf"^\[\d+/{len(ran)}\] round 1/1 {pid}: last packet [\d.]+ (µs|ms|s), ratio [\d.]+, "
+            rf"in order, foreign load [\d.]+ %  \[.*left\]$",
+            proc.stderr,
+            re.M,
+        ), pid
 
 
 def test_json_and_csv_give_the_document_and_a_row_per_peer(quick_study):
@@ -96,19 +113,26 @@ def test_the_report_has_the_table_the_plot_and_the_load(quick_study):
 def test_the_report_opens_with_the_answer(quick_study):
     # The fastest peer in order, and scabench's fastest beside it, before the evidence.
     out, proc, doc = quick_study
-    ordered = {pid: e["summary"]["ratio"]["median"] for pid, e in doc["peers"].items()
-               if e.get("summary") and e["summary"]["in_order"]}
+    ordered = {
+        pid: e["summary"]["ratio"]["median"]
+        for pid, e in doc["peers"].items()
+        if e.get("summary") and e["summary"]["in_order"]
+    }
     best = min(ordered, key=ordered.get)
     text = (out / "report.md").read_text()
     opening = text.split("\n")[2]
-    assert opening.startswith(f"**Fastest with every packet in order: {best}, {ordered[best]:.3f} × the floor "
-                              "(median of 1 round(s))"), opening
+    assert opening.startswith(
+        f"**Fastest with every packet in order: {best}, {ordered[best]:.3f} × the floor (median of 1 round(s))"
+    ), opening
     ours = min((pid for pid in ordered if doc["peers"][pid]["kind"] == "scabench"), key=ordered.get)
     assert (f"scabench's fastest: {ours}, " in opening) == (ours != best)
     assert text.index("Fastest with every packet in order") < text.index("## Last packet over the floor")
     # The terminal: the answer under the table, above where the files went.
-    assert proc.stdout.index("ratio: time of the last packet") < proc.stdout.index(f"Fastest with every packet in order: {best}") \
+    assert (
+        proc.stdout.index("ratio: time of the last packet")
+        < proc.stdout.index(f"Fastest with every packet in order: {best}")
         < proc.stdout.index("report:")
+    )
 
 
 def test_the_report_is_written_again_from_the_results(quick_study):
@@ -149,13 +173,36 @@ def _bin_without(tmp_path, missing):
     return folder
 
 
-@pytest.mark.parametrize("missing, peer, hint", [("scabench-peer-gnuradio", "gnuradio", "scripts/setup.sh --peers"),
-                                                  ("scabench-peer-zmq", "zmq-ipc", "scripts/setup.sh")])
+@pytest.mark.parametrize(
+    "missing, peer, hint",
+    [
+        ("scabench-peer-gnuradio", "gnuradio", "scripts/setup.sh --peers"),
+        ("scabench-peer-zmq", "zmq-ipc", "scripts/setup.sh"),
+    ],
+)
 def test_a_peer_not_installed_is_skipped_with_how_to_install_it(tmp_path, missing, peer, hint):
     env = {**os.environ, "SCABENCH_BIN_DIR": str(_bin_without(tmp_path, missing))}
-    proc = subprocess.run([sys.executable, "-m", "scabench.cli", "peers", "--quick", "--packets", "4", *FAST,
-                           "--only", f"threads,{peer}", "--out", tmp_path / "out"],
-                          capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "peers",
+            "--quick",
+            "--packets",
+            "4",
+            *FAST,
+            "--only",
+            f"threads,{peer}",
+            "--out",
+            tmp_path / "out",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stderr.splitlines() if x.startswith(f"{peer}: skipped:"))
     assert missing in line and hint in line
@@ -165,11 +212,14 @@ def test_a_peer_not_installed_is_skipped_with_how_to_install_it(tmp_path, missin
     assert f"{peer}: skipped:" in proc.stdout and hint in (tmp_path / "out" / "report.md").read_text()
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--only", "threads,nosuch"], "'nosuch' is not a peer; peers: threads"),
-    (["--cores", "99"], "CPU 99 is not usable here"),
-    (["--cores", "x"], "is not a list of CPU numbers"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--only", "threads,nosuch"], "'nosuch' is not a peer; peers: threads"),
+        (["--cores", "99"], "CPU 99 is not usable here"),
+        (["--cores", "x"], "is not a list of CPU numbers"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
     proc = scabench("peers", "--quick", *args, "--out", tmp_path / "out")
     assert proc.returncode == 2, proc.stderr
@@ -182,8 +232,14 @@ def test_from_results_without_results_is_one_line(tmp_path):
     assert proc.returncode == 2 and "results.json: no such file" in proc.stderr
 
 
-@pytest.mark.parametrize("args, says", [(["--packets", "0"], "out of range"), (["--nosuch", "1"], "unknown argument"),
-                                        (["--depth", "x"], "must be a whole number")])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--packets", "0"], "out of range"),
+        (["--nosuch", "1"], "unknown argument"),
+        (["--depth", "x"], "must be a whole number"),
+    ],
+)
 def test_a_peer_program_refuses_bad_arguments(args, says):
     path = bin_dir() / "scabench-peer-threads"
     proc = subprocess.run([path, *args], capture_output=True, text=True, timeout=30)
@@ -196,9 +252,14 @@ def test_a_run_out_of_order_is_marked_in_the_table():
     peer = catalogue.BY_ID["threads"]
     pipeline = {"packets": 8, "samples": 64, "stages": 3, "work_us": 100}
     row = row_of_program(run_program_peer(peer, pipeline, sorted(os.sched_getaffinity(0)), 10.0, misorder=5), 10.0)
-    entry = {"title": peer.title, "how": peer.how, "kind": "program", "skipped": None, "failures": [],
-             "runs": [{"round": 1, **row, "foreign_pct": 0.0, "attempts": 1, "machine_was_quiet": True,
-                       "disturbed": False}]}
+    entry = {
+        "title": peer.title,
+        "how": peer.how,
+        "kind": "program",
+        "skipped": None,
+        "failures": [],
+        "runs": [{"round": 1, **row, "foreign_pct": 0.0, "attempts": 1, "machine_was_quiet": True, "disturbed": False}],
+    }
     entry["summary"] = summarise(entry)
     doc = {"meta": {"packets": 8, "cores": [0], "floor_ms": 10.0, "runs": 1}, "peers": {"threads": entry}}
     [cells] = rows(doc)
@@ -206,17 +267,32 @@ def test_a_run_out_of_order_is_marked_in_the_table():
     assert cells[4] == f"{row['ratio']:.3f} ({row['ratio']:.3f}, 1)"  # the one run, undisturbed
     assert "threads: out of order: stage 1 saw 3 of 8 packets out of order" in format_peers(doc)
     # Every column of the terminal's table is said under it.
-    assert ("ratio: time of the last packet ÷ floor, the least time the hardware allows (1: ideal)"
-            in format_peers(doc, wide=True))
+    assert "ratio: time of the last packet ÷ floor, the least time the hardware allows (1: ideal)" in format_peers(
+        doc, wide=True
+    )
     assert "CPU s: user + system time of the peer's processes" in format_peers(doc, wide=True)
     assert answer_lines(doc) == ["No peer kept every packet in order."]
 
 
 def _peer_entry(kind, ratios_disturbed):
-    runs = [{"round": i + 1, "last_packet_ms": 10.0 * ratio, "ratio": ratio, "cpu_s": 0.1, "user_s": 0.1,
-             "system_s": 0.0, "received": [8] * 3, "in_order": [8] * 3, "order_problem": None,
-             "foreign_pct": 19.1 if disturbed else 0.5, "attempts": 1, "machine_was_quiet": True,
-             "disturbed": disturbed} for i, (ratio, disturbed) in enumerate(ratios_disturbed)]
+    runs = [
+        {
+            "round": i + 1,
+            "last_packet_ms": 10.0 * ratio,
+            "ratio": ratio,
+            "cpu_s": 0.1,
+            "user_s": 0.1,
+            "system_s": 0.0,
+            "received": [8] * 3,
+            "in_order": [8] * 3,
+            "order_problem": None,
+            "foreign_pct": 19.1 if disturbed else 0.5,
+            "attempts": 1,
+            "machine_was_quiet": True,
+            "disturbed": disturbed,
+        }
+        for i, (ratio, disturbed) in enumerate(ratios_disturbed)
+    ]
     entry = {"title": "t", "how": "h", "kind": kind, "skipped": None, "failures": [], "runs": runs}
     entry["summary"] = summarise(entry)
     return entry
@@ -228,9 +304,14 @@ def test_the_plot_marks_a_disturbed_run_grey_and_has_a_legend(tmp_path, monkeypa
     import matplotlib.pyplot as plt
 
     from scabench.studies.peers import render as peers_render
-    doc = {"meta": {"packets": 8, "cores": [0, 1], "floor_ms": 10.0, "runs": 1, "guard": {"redo_above_pct": 3.0}},
-           "peers": {"threads": _peer_entry("program", [(1.5, True)]),
-                     "scabench-exp6": _peer_entry("scabench", [(1.2, False)])}}
+
+    doc = {
+        "meta": {"packets": 8, "cores": [0, 1], "floor_ms": 10.0, "runs": 1, "guard": {"redo_above_pct": 3.0}},
+        "peers": {
+            "threads": _peer_entry("program", [(1.5, True)]),
+            "scabench-exp6": _peer_entry("scabench", [(1.2, False)]),
+        },
+    }
     kept, close = [], plt.close
     monkeypatch.setattr(plt, "close", kept.append)
     peers_render._plot(doc, tmp_path)
@@ -252,4 +333,5 @@ def test_the_plot_marks_a_disturbed_run_grey_and_has_a_legend(tmp_path, monkeypa
 
 def matplotlib_colour(c):
     from matplotlib.colors import to_rgba
+
     return to_rgba(c)

@@ -7,6 +7,7 @@ launcher's against a known delay.
 The network-host tests need root, iproute2 and the link emulator; where any
 is missing they skip and say which. Every process started here is ended by
 its PID."""
+
 import json
 import os
 import re
@@ -63,27 +64,55 @@ def test_a_spec_places_processes_on_nodes(write_spec):
     assert "nodes" not in load_spec(write_spec(pipeline_toml(packets=10), "plain.toml")).describe()
 
 
-@pytest.mark.parametrize("text, key, words", [
-    (NODES_SPEC, "placement.nodes", "[domain] naming"),
-    (pipeline_toml(placement='nodes = { "a/b" = ["producer"] }') + DOMAIN, "placement.nodes.a/b", "not a node name"),
-    (pipeline_toml(placement='nodes = { n1 = [] }') + DOMAIN, "placement.nodes.n1", "non-empty list"),
-    (pipeline_toml(placement='nodes = ["producer"]') + DOMAIN, "placement.nodes", "table of node names"),
-    (pipeline_toml(placement='nodes = { n1 = ["ghost"] }') + DOMAIN, "placement.nodes.n1", "no component named"),
-    (pipeline_toml(placement='nodes = { n1 = ["producer"], n2 = ["producer"] }') + DOMAIN, "placement.nodes.n2",
-     "placed on 'n1' already"),
-    (pipeline_toml(placement='hosts = [["producer", "stage1"], ["stage2"], ["stage3"]]\n'
-                             'nodes = { n1 = ["producer"] }') + DOMAIN, "placement.nodes", "share a process"),
-    (pipeline_toml(placement='nodes = { n1 = ["producer"] }', run='transport = "unix"') + DOMAIN, "run.transport",
-     "tcp"),
-    (pipeline_toml(placement='nodes = { n1 = ["producer"] }') + DOMAIN + "[network]\ndelay_ms = 1\n", "domain",
-     "network hosts"),
-    (pipeline_toml(placement='nodes = { n1 = ["producer"] }') + "[network]\ndelay_ms = 1\n", "placement.nodes",
-     "network hosts"),
-    (pipeline_toml() + '[domain]\nnaming = "somewhere"\n', "domain.naming", "corbaloc"),
-    (pipeline_toml() + '[domain]\nnaming = "corbaloc::h:1/NameService"\nport = 1\n', "domain.port", "unknown key"),
-    (pipeline_toml(placement='nodes = { n1 = ["producer"] }\nwhere = 1') + DOMAIN, "placement.where",
-     "valid: hosts, nodes"),
-])
+@pytest.mark.parametrize(
+    "text, key, words",
+    [
+        (NODES_SPEC, "placement.nodes", "[domain] naming"),
+        (
+            pipeline_toml(placement='nodes = { "a/b" = ["producer"] }') + DOMAIN,
+            "placement.nodes.a/b",
+            "not a node name",
+        ),
+        (pipeline_toml(placement="nodes = { n1 = [] }") + DOMAIN, "placement.nodes.n1", "non-empty list"),
+        (pipeline_toml(placement='nodes = ["producer"]') + DOMAIN, "placement.nodes", "table of node names"),
+        (pipeline_toml(placement='nodes = { n1 = ["ghost"] }') + DOMAIN, "placement.nodes.n1", "no component named"),
+        (
+            pipeline_toml(placement='nodes = { n1 = ["producer"], n2 = ["producer"] }') + DOMAIN,
+            "placement.nodes.n2",
+            "placed on 'n1' already",
+        ),
+        (
+            pipeline_toml(
+                placement='hosts = [["producer", "stage1"], ["stage2"], ["stage3"]]\nnodes = { n1 = ["producer"] }'
+            )
+            + DOMAIN,
+            "placement.nodes",
+            "share a process",
+        ),
+        (
+            pipeline_toml(placement='nodes = { n1 = ["producer"] }', run='transport = "unix"') + DOMAIN,
+            "run.transport",
+            "tcp",
+        ),
+        (
+            pipeline_toml(placement='nodes = { n1 = ["producer"] }') + DOMAIN + "[network]\ndelay_ms = 1\n",
+            "domain",
+            "network hosts",
+        ),
+        (
+            pipeline_toml(placement='nodes = { n1 = ["producer"] }') + "[network]\ndelay_ms = 1\n",
+            "placement.nodes",
+            "network hosts",
+        ),
+        (pipeline_toml() + '[domain]\nnaming = "somewhere"\n', "domain.naming", "corbaloc"),
+        (pipeline_toml() + '[domain]\nnaming = "corbaloc::h:1/NameService"\nport = 1\n', "domain.port", "unknown key"),
+        (
+            pipeline_toml(placement='nodes = { n1 = ["producer"] }\nwhere = 1') + DOMAIN,
+            "placement.where",
+            "valid: hosts, nodes",
+        ),
+    ],
+)
 def test_bad_node_placement_is_one_line_and_exit_2(write_spec, text, key, words):
     path = write_spec(text)
     with pytest.raises(SpecError) as err:
@@ -99,6 +128,7 @@ def test_the_library_keeps_the_placement_on_nodes(write_spec, tmp_path):
     domain (Spec.document()), so a waveform saved again runs where it ran."""
     import scabench
     from scabench.model.sad.export import export_sad
+
     original = load_spec(write_spec(NODES_SPEC + DOMAIN))
     for wf in (scabench.load(original.path), scabench.load(export_sad(original, tmp_path / "sad").sad)):
         spec = wf.spec()
@@ -117,9 +147,17 @@ def test_overrides_that_would_split_a_process_over_nodes_are_refused(write_spec)
 
 def test_a_sad_sidecar_places_hostcollocations_and_lone_components_on_nodes(write_spec, tmp_path):
     from scabench.model.sad.export import export_sad
-    original = load_spec(write_spec(pipeline_toml(
-        packets=10, placement='hosts = [["producer"], ["stage1", "stage2"], ["stage3"]]\n'
-                              'nodes = { n1 = ["stage1", "stage2"], n2 = ["producer", "stage3"] }') + DOMAIN))
+
+    original = load_spec(
+        write_spec(
+            pipeline_toml(
+                packets=10,
+                placement='hosts = [["producer"], ["stage1", "stage2"], ["stage3"]]\n'
+                'nodes = { n1 = ["stage1", "stage2"], n2 = ["producer", "stage3"] }',
+            )
+            + DOMAIN
+        )
+    )
     exported = export_sad(original, tmp_path / "out")
     sidecar = exported.sidecar.read_text()
     assert '[hostcollocation.host2]\nnode = "n1"' in sidecar
@@ -143,6 +181,7 @@ def test_a_sad_sidecar_places_hostcollocations_and_lone_components_on_nodes(writ
 
 # --- nodes on this machine's loopback, in a domain of the test's own ---------------------------------
 
+
 @pytest.fixture
 def domain(start_naming):
     return start_naming("domain")
@@ -155,33 +194,55 @@ def start_nodes(tmp_path, domain):
     def start(*names):
         for name in names:
             log = open(tmp_path / f"{name}.log", "w")
-            proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "node", "--domain",
-                                     f"corbaloc::127.0.0.1:{domain.port}/NameService", "--name", name],
-                                    stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "scabench.cli",
+                    "node",
+                    "--domain",
+                    f"corbaloc::127.0.0.1:{domain.port}/NameService",
+                    "--name",
+                    name,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=REPO,
+            )
             log.close()
             started.append(proc)
-        for name, proc in zip(names, started[-len(names):]):
+        for name, proc in zip(names, started[-len(names) :]):
             deadline = time.monotonic() + WAIT_S
             while "registered in" not in (tmp_path / f"{name}.log").read_text():
                 assert proc.poll() is None, (tmp_path / f"{name}.log").read_text()
                 assert time.monotonic() < deadline, f"node {name} never registered"
                 time.sleep(0.05)
-        return started[-len(names):]
+        return started[-len(names) :]
+
     yield start
     for proc in started:
         end_process(proc, grace_s=15.0)
 
 
 def _domain_spec(write_spec, domain, placement, packets=20, policy='call = "twoway"\nworker = 4'):
-    return load_spec(write_spec(pipeline_toml(packets=packets, policy=policy, placement=placement)
-                                + f'[domain]\nnaming = "corbaloc::127.0.0.1:{domain.port}/NameService"\n'))
+    return load_spec(
+        write_spec(
+            pipeline_toml(packets=packets, policy=policy, placement=placement)
+            + f'[domain]\nnaming = "corbaloc::127.0.0.1:{domain.port}/NameService"\n'
+        )
+    )
 
 
 def test_a_run_on_two_nodes_of_a_domain_reports_each_node_and_leaves_the_domain_as_it_was(
-        write_spec, domain, start_nodes):
+    write_spec, domain, start_nodes
+):
     start_nodes("n1", "n2")
-    spec = _domain_spec(write_spec, domain, 'nodes = { n1 = ["stage1"], n2 = ["stage2", "stage3"] }\n'
-                                            'hosts = [["producer"], ["stage1"], ["stage2", "stage3"]]')
+    spec = _domain_spec(
+        write_spec,
+        domain,
+        'nodes = { n1 = ["stage1"], n2 = ["stage2", "stage3"] }\n'
+        'hosts = [["producer"], ["stage1"], ["stage2", "stage3"]]',
+    )
     result = run_spec(spec)
     assert [s.received for s in result.stages] == [20, 20, 20]
     assert all(s.reordered_from_original == 0 for s in result.stages)
@@ -230,9 +291,23 @@ def test_a_node_not_in_the_domain_fails_the_run_naming_it(write_spec, domain, st
 
 def test_a_node_short_of_memory_refuses_the_run(write_spec, domain, start_nodes, tmp_path):
     log = open(tmp_path / "small.log", "w")
-    small = subprocess.Popen([sys.executable, "-m", "scabench.cli", "node", "--domain",
-                              f"corbaloc::127.0.0.1:{domain.port}/NameService", "--name", "small", "--memory-mib", "1"],
-                             stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+    small = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "node",
+            "--domain",
+            f"corbaloc::127.0.0.1:{domain.port}/NameService",
+            "--name",
+            "small",
+            "--memory-mib",
+            "1",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+    )
     log.close()
     try:
         deadline = time.monotonic() + WAIT_S
@@ -258,10 +333,14 @@ flow = "credits(8)"'''
 @needs_network
 def test_three_nodes_two_way_with_a_worker_then_credits(write_spec):
     text = pipeline_toml(packets=40, stages=2, work_us=500, policy='call = "twoway"\nworker = 4')
-    text += '''[[connection]]
+    text += (
+        """[[connection]]
 from = "stage1.out"
 to = "stage2.in"
-''' + CREDITS + "\n"
+"""
+        + CREDITS
+        + "\n"
+    )
     # The chain's stage1 -> stage2 is replaced by the [[connection]]: a spec connects a uses port once.
     text = text.replace('chain = ["producer", "stage1", "stage2"]', 'chain = ["producer", "stage1"]')
     spec = load_spec(write_spec(text))
@@ -287,9 +366,23 @@ to = "stage2.in"
 @needs_network
 def test_a_node_killed_mid_run_is_named_and_every_process_of_the_run_is_gone(write_spec, tmp_path):
     spec = write_spec(pipeline_toml(packets=400, work="sleep", work_us=10_000, policy='call = "twoway"\nworker = 4'))
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1",
-                             "--json", str(tmp_path / "r.json")],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "run",
+            str(spec),
+            "--link-delay",
+            "1",
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     hosts, victim, stderr = _signal_agent_h2(proc, signal.SIGKILL)
     assert proc.returncode == 1, stderr
     assert "node h2 does not answer" in stderr and "it is gone, and its components stage2 (pid" in stderr
@@ -309,8 +402,13 @@ def test_a_stopped_node_agent_is_said_not_to_answer_not_to_be_gone(write_spec, t
     says what is known (the agent does not answer; the host still runs)
     and ends it all the same."""
     spec = write_spec(pipeline_toml(packets=400, work="sleep", work_us=10_000, policy='call = "twoway"\nworker = 4'))
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     hosts, victim, stderr = _signal_agent_h2(proc, signal.SIGSTOP)
     assert proc.returncode == 1, stderr
     assert "node h2 does not answer" in stderr and "its agent is stopped or hung, not gone" in stderr, stderr
@@ -326,11 +424,19 @@ def test_a_host_hung_on_a_node_is_found_by_its_progress_and_named(write_spec, tm
     headers the launcher copies as it polls: a stopped host there is a hang,
     named after its component, and the run ends."""
     spec = write_spec(pipeline_toml(packets=400, work="sleep", work_us=5_000, policy='call = "twoway"\nworker = 4'))
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(spec), "--link-delay", "1"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        [victim] = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT stage2:stage", root=proc.pid)],
-                             bool, "stage2's host never started")
+        [victim] = _wait_for(
+            lambda: [pid for pid, _ in run_processes("COMPONENT stage2:stage", root=proc.pid)],
+            bool,
+            "stage2's host never started",
+        )
         time.sleep(1.0)
         os.kill(victim, signal.SIGSTOP)
         _, stderr = proc.communicate(timeout=120)
@@ -350,10 +456,16 @@ def _signal_agent_h2(proc, signum):
     end: (its four hosts, stage2's host, the run's stderr)."""
     agent = None
     try:
-        hosts = _wait_for(lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
-                          lambda found: len(found) == 4, "the four hosts never started")
-        agent = _wait_for(lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid)
-                                   if "scabench.cli node" in cmd], bool, "no agent h2")[0]
+        hosts = _wait_for(
+            lambda: [pid for pid, _ in run_processes("COMPONENT_IDENTIFIER", root=proc.pid)],
+            lambda found: len(found) == 4,
+            "the four hosts never started",
+        )
+        agent = _wait_for(
+            lambda: [pid for pid, cmd in run_processes("--name h2 ", root=proc.pid) if "scabench.cli node" in cmd],
+            bool,
+            "no agent h2",
+        )[0]
         victim = next(pid for pid in hosts if descends_from(pid, agent))
         time.sleep(1.0)  # the stream is under way
         os.kill(agent, signum)
@@ -380,7 +492,7 @@ def _wait_for(find, done, what, timeout=WAIT_S):
 
 # --- time across nodes -------------------------------------------------------------------------
 
-ONE_WAY = '''chain = ["producer", "sink"]
+ONE_WAY = """chain = ["producer", "sink"]
 [[component]]
 name = "producer"
 kind = "producer"
@@ -392,7 +504,7 @@ name = "sink"
 kind = "sink"
 [policy]
 call = "twoway"
-'''
+"""
 DELAY_MS = 20
 
 
@@ -438,6 +550,7 @@ def test_an_asymmetric_link_moves_the_estimate_and_the_bound_still_holds(write_s
         self.set_delay("n1", "upstream", 30)
         self.set_delay("n1", "downstream", 10)
         return start_nodes(self, domain, cores)
+
     monkeypatch.setattr(network.NetworkHosts, "start_nodes", skewed)
     spec = load_spec(write_spec(ONE_WAY))
     spec = spec.with_network({"delay_ms": DELAY_MS}, where="--link-delay")

@@ -2,6 +2,7 @@
 examples/cpp-component built out of tree against it (find_package), and its
 library loaded by scabench-host beside built-in components over real
 processes; and what a spec or the host says of a library it cannot use."""
+
 import json
 import math
 import os
@@ -43,8 +44,18 @@ def gain_library(installed, tmp_path_factory):
     installed package, once per session: its libgain.so."""
     build = tmp_path_factory.mktemp("gain-build")
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    _check(["cmake", "-S", EXAMPLE, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-            f"-DCMAKE_PREFIX_PATH={installed}"])
+    _check(
+        [
+            "cmake",
+            "-S",
+            EXAMPLE,
+            "-B",
+            build,
+            *generator,
+            "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+            f"-DCMAKE_PREFIX_PATH={installed}",
+        ]
+    )
     _check(["cmake", "--build", build])
     library = build / "libgain.so"
     assert library.is_file()
@@ -52,8 +63,9 @@ def gain_library(installed, tmp_path_factory):
 
 
 def host(*args, program=None):
-    return subprocess.run([str(program or bin_dir() / "scabench-host"), *map(str, args)], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [str(program or bin_dir() / "scabench-host"), *map(str, args)], capture_output=True, text=True, timeout=60
+    )
 
 
 def gain_spec(library, gain="2.0", placement='hosts = [["producer", "gain"], ["sink"]]'):
@@ -95,8 +107,13 @@ def test_the_install_is_a_cmake_package(installed):
     assert (libs / "cmake" / "scabench" / "scabenchConfigVersion.cmake").is_file()
     assert (libs / "cmake" / "scabench" / "scabenchTargets.cmake").is_file()
     assert list(libs.glob("libscabench_runtime.so.*"))
-    for header in ("scabench/runtime/component.hpp", "scabench/runtime/registry.hpp", "scabench/core/clock.hpp",
-                   "scabench/idl/cf.hh", "scabench/idl/scabench.hh"):
+    for header in (
+        "scabench/runtime/component.hpp",
+        "scabench/runtime/registry.hpp",
+        "scabench/core/clock.hpp",
+        "scabench/idl/cf.hh",
+        "scabench/idl/scabench.hh",
+    ):
         assert (installed / "include" / header).is_file(), header
     for idl in ("cf.idl", "scabench.idl"):
         assert (installed / "share" / "scabench" / "idl" / idl).read_text() == (REPO / "idl" / idl).read_text()
@@ -196,8 +213,9 @@ def test_a_library_that_crashes_while_loading(write_spec, tmp_path):
     (tmp_path / "crash.cpp").write_text("static const int crash = (__builtin_trap(), 0);\n")
     _check(["c++", "-shared", "-fPIC", "-o", tmp_path / "libcrash.so", tmp_path / "crash.cpp"])
     line = bad(write_spec, gain_spec("libcrash.so"))
-    assert line.endswith(f"component[1].library: scabench-host failed while loading {tmp_path}/libcrash.so "
-                         "(killed by SIGILL)")
+    assert line.endswith(
+        f"component[1].library: scabench-host failed while loading {tmp_path}/libcrash.so (killed by SIGILL)"
+    )
 
 
 def test_a_library_that_registers_no_kind(write_spec, library_without_kinds):
@@ -241,8 +259,9 @@ def test_a_plugins_properties_are_checked_like_built_in_ones(write_spec, gain_li
 def test_two_libraries_with_one_kind(write_spec, gain_library, tmp_path):
     twin = tmp_path / "libtwin.so"
     shutil.copy(gain_library, twin)
-    text = gain_spec(gain_library).replace('chain = ["producer", "gain", "sink"]',
-                                           'chain = ["producer", "gain", "gain2", "sink"]')
+    text = gain_spec(gain_library).replace(
+        'chain = ["producer", "gain", "sink"]', 'chain = ["producer", "gain", "gain2", "sink"]'
+    )
     text = text.replace('[placement]\nhosts = [["producer", "gain"], ["sink"]]', "")
     text += f'[[component]]\nname = "gain2"\nkind = "gain"\nlibrary = "{twin}"\n'
     line = bad(write_spec, text)
@@ -253,8 +272,10 @@ def test_two_libraries_with_one_kind(write_spec, gain_library, tmp_path):
     # A host given both refuses the second.
     proc = host("--library", gain_library, "--library", twin, "--describe")
     assert proc.returncode == 2
-    assert proc.stderr.splitlines()[0] == (f"scabench-host: --library: {twin} registers component kind 'gain', "
-                                           f"which {gain_library} already registers; give it another name")
+    assert proc.stderr.splitlines()[0] == (
+        f"scabench-host: --library: {twin} registers component kind 'gain', "
+        f"which {gain_library} already registers; give it another name"
+    )
 
 
 def test_a_library_key_that_is_not_a_path(write_spec):
@@ -264,9 +285,11 @@ def test_a_library_key_that_is_not_a_path(write_spec):
 
 def test_the_host_says_which_library_it_cannot_use(tmp_path, library_without_kinds, gain_library):
     (tmp_path / "libfake.so").write_text("not a shared object\n" * 10)
-    for library, why in ((tmp_path / "libfake.so", "invalid ELF header"),
-                         (library_without_kinds, "registers no component kind"),
-                         (tmp_path / "libmissing.so", "No such file")):
+    for library, why in (
+        (tmp_path / "libfake.so", "invalid ELF header"),
+        (library_without_kinds, "registers no component kind"),
+        (tmp_path / "libmissing.so", "No such file"),
+    ):
         proc = host("--library", library, "--describe")
         assert proc.returncode == 2 and proc.stdout == ""
         first = proc.stderr.splitlines()[0]
@@ -274,17 +297,33 @@ def test_the_host_says_which_library_it_cannot_use(tmp_path, library_without_kin
     proc = host("--describe", "--library")
     assert proc.returncode == 2 and "--library needs the path" in proc.stderr
     # The SCA execute form loads its libraries before anything else too.
-    proc = host("--library", library_without_kinds, "NAMING_CONTEXT_IOR", "IOR:00", "NAME_BINDING", "g",
-                "KIND", "gain")
+    proc = host("--library", library_without_kinds, "NAMING_CONTEXT_IOR", "IOR:00", "NAME_BINDING", "g", "KIND", "gain")
     assert proc.returncode == 2 and "registers no component kind" in proc.stderr.splitlines()[0]
     # The launcher's form: the error goes to the status pipe too, naming the
     # host's first component, before any component is created.
     read, write = os.pipe()
     try:
-        proc = subprocess.run([str(bin_dir() / "scabench-host"), "--library", gain_library,
-                               "--library", library_without_kinds, "--host", "h", "--status-fd", str(write),
-                               "--record-dir", tmp_path, "--component", "g:gain:double"],
-                              capture_output=True, text=True, timeout=60, pass_fds=(write,))
+        proc = subprocess.run(
+            [
+                str(bin_dir() / "scabench-host"),
+                "--library",
+                gain_library,
+                "--library",
+                library_without_kinds,
+                "--host",
+                "h",
+                "--status-fd",
+                str(write),
+                "--record-dir",
+                tmp_path,
+                "--component",
+                "g:gain:double",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            pass_fds=(write,),
+        )
         os.close(write)
         write = None
         status = os.read(read, 4096).decode()

@@ -1,5 +1,6 @@
 """scabench profile and scabench datarate: Eq. 1, the statistics, the GIOP
 relay's parser, and a quick profile end to end over real processes."""
+
 import json
 import struct
 import subprocess
@@ -16,6 +17,7 @@ from scabench.studies.orb_profile.plan import CASES, TRANSPORTS
 from scabench.studies.orb_profile.wire import GiopStreamParser
 
 # --- Eq. 1 -----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("example", seed.EQ1_EXAMPLES, ids=lambda e: f"{e['cycles']}-cycles")
 def test_eq1_gives_the_papers_examples(example):
@@ -37,26 +39,47 @@ def test_eq1_refuses_nonsense():
         datarate.max_data_rate(100, 720e6, 0)
 
 
-@pytest.mark.parametrize("args,expected", [
-    (["--cycles", "8075", "--clock-mhz", "720", "--elements", "1"], "11.14 kbit/s (11145 bit/s)"),
-    (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024"], "1.366 Mbit/s (1366122 bit/s)"),
-    (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024", "--samples-per-symbol", "4",
-      "--bits-per-symbol", "2"], "5.464 Mbit/s (5464490 bit/s)"),
-    # Scaled however large: a femtosecond call of a megasample.
-    (["--cycles", "1", "--clock-mhz", "1000000000", "--elements", "1000000"],
-     "125 Ebit/s (125000000000000000000 bit/s)"),
-])
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["--cycles", "8075", "--clock-mhz", "720", "--elements", "1"], "11.14 kbit/s (11145 bit/s)"),
+        (["--cycles", "67461", "--clock-mhz", "720", "--elements", "1024"], "1.366 Mbit/s (1366122 bit/s)"),
+        (
+            [
+                "--cycles",
+                "67461",
+                "--clock-mhz",
+                "720",
+                "--elements",
+                "1024",
+                "--samples-per-symbol",
+                "4",
+                "--bits-per-symbol",
+                "2",
+            ],
+            "5.464 Mbit/s (5464490 bit/s)",
+        ),
+        # Scaled however large: a femtosecond call of a megasample.
+        (
+            ["--cycles", "1", "--clock-mhz", "1000000000", "--elements", "1000000"],
+            "125 Ebit/s (125000000000000000000 bit/s)",
+        ),
+    ],
+)
 def test_datarate_command(args, expected):
     out = scabench("datarate", *args)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == expected
 
 
-@pytest.mark.parametrize("args,option", [
-    (["--cycles", "-5", "--clock-mhz", "720", "--elements", "1"], "--cycles"),
-    (["--cycles", "5", "--clock-mhz", "720", "--elements", "0"], "--elements"),
-    (["--cycles", "5", "--clock-mhz", "720"], "--elements"),
-])
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (["--cycles", "-5", "--clock-mhz", "720", "--elements", "1"], "--cycles"),
+        (["--cycles", "5", "--clock-mhz", "720", "--elements", "0"], "--elements"),
+        (["--cycles", "5", "--clock-mhz", "720"], "--elements"),
+    ],
+)
 def test_datarate_bad_input_is_one_clear_line(args, option):
     out = scabench("datarate", *args)
     assert out.returncode == 2
@@ -64,6 +87,7 @@ def test_datarate_bad_input_is_one_clear_line(args, option):
 
 
 # --- statistics ------------------------------------------------------------
+
 
 def test_summary_is_median_of_round_medians_and_pooled_p99():
     rounds = [[10, 11, 12], [20, 21, 22], [30, 31, 1000]]
@@ -107,7 +131,7 @@ def _sweep(sizes, fixed, per_byte):
 
 
 def test_block_size_where_the_fixed_cost_is_a_tenth():
-    sizes = [8 * 4 ** k for k in range(10)]
+    sizes = [8 * 4**k for k in range(10)]
     b = block_size_analysis(5000, 0.25, _sweep(sizes, 5000, 0.25))
     assert b["model_bytes"] == pytest.approx(9 * 5000 / 0.25)
     assert b["asymptotic_mb_per_s"] == pytest.approx(4000)
@@ -124,10 +148,13 @@ def test_no_per_byte_cost_means_no_block_size():
 
 # --- the relay's GIOP parser --------------------------------------------------
 
+
 def _giop_request(operation, body, request_id=7, fragment_at=None):
     """A little-endian GIOP 1.2 Request, as omniORB writes one."""
+
     def align(buf, n):
         return buf + b"\0" * (-len(buf) % n)
+
     header = struct.pack("<I", request_id) + bytes([3, 0, 0, 0])  # response expected
     header += struct.pack("<H", 0)  # KeyAddr
     header = align(b"\0" * 12 + header, 4)[12:]
@@ -145,15 +172,22 @@ def _giop_request(operation, body, request_id=7, fragment_at=None):
     if fragment_at is None:
         return b"GIOP\x01\x02\x01\x00" + struct.pack("<I", len(payload)) + payload
     first, rest = payload[:fragment_at], payload[fragment_at:]
-    return (b"GIOP\x01\x02\x03\x00" + struct.pack("<I", len(first)) + first
-            + b"GIOP\x01\x02\x01\x07" + struct.pack("<I", 4 + len(rest)) + struct.pack("<I", request_id) + rest)
+    return (
+        b"GIOP\x01\x02\x03\x00"
+        + struct.pack("<I", len(first))
+        + first
+        + b"GIOP\x01\x02\x01\x07"
+        + struct.pack("<I", 4 + len(rest))
+        + struct.pack("<I", request_id)
+        + rest
+    )
 
 
 def _parse(stream, chunk):
     seen = []
     parser = GiopStreamParser("request", seen.append)
     for i in range(0, len(stream), chunk):
-        parser.feed(stream[i:i + chunk])
+        parser.feed(stream[i : i + chunk])
     return seen
 
 
@@ -184,16 +218,23 @@ def test_parser_refuses_what_is_not_giop():
 
 # --- the C++ program's own errors ------------------------------------------------
 
+
 def test_profile_program_bad_input():
     prog = str(program("scabench-profile"))
     out = subprocess.run([prog, "drive"], capture_output=True, text=True, timeout=10)
     assert out.returncode == 2 and "exactly one of --ior REF and --collocated" in out.stderr
-    out = subprocess.run([prog, "drive", "--collocated"], input="time bogus 0 1\ntime null x 1\nquit\n",
-                         capture_output=True, text=True, timeout=20)
+    out = subprocess.run(
+        [prog, "drive", "--collocated"],
+        input="time bogus 0 1\ntime null x 1\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
     assert out.stdout.splitlines() == ["error unknown case 'bogus'", "error usage: time CASE ELEMENTS CALLS"]
 
 
 # --- end to end ------------------------------------------------------------
+
 
 def test_quick_profile_end_to_end(tmp_path):
     out = scabench("profile", "--quick", "--out", tmp_path / "report", "--json", tmp_path / "p.json", timeout=240)
@@ -226,9 +267,9 @@ def test_quick_profile_end_to_end(tmp_path):
     md = (tmp_path / "report" / "report.md").read_text()
     assert md.split("\n")[2].startswith("**A round trip carrying a sequence of 1024 doubles: collocated ")
     assert md.index("**Contents**") < md.index("## Table 1") and md.rstrip().split("\n## ")[-1].startswith("Conditions")
-    collocated_sweep = md[md.index("### Size sweep, collocated"):md.index("### Size sweep, unix")]
+    collocated_sweep = md[md.index("### Size sweep, collocated") : md.index("### Size sweep, unix")]
     assert collocated_sweep.count("| – (no bytes move) |") == len(result["plan"]["sweep_elements"])
-    assert "| – (no bytes move) |" not in md[md.index("### Size sweep, unix"):]
+    assert "| – (no bytes move) |" not in md[md.index("### Size sweep, unix") :]
 
 
 def _drawn(monkeypatch, draw, result, path):
@@ -259,10 +300,19 @@ def _synthetic_profile():
     and its fit per transport (collocated: a direct call, no per-byte cost)."""
     transports = {}
     for tr, call_ns, per_byte_ns in (("collocated", 60.0, 0.0), ("unix", 4700.0, 0.14), ("tcp", 6400.0, 0.28)):
-        cases = {f"{k}-{t}": {"median_cycles": call_ns * 2.6 * (1 + i)} for i, k in enumerate(("basic", "array",
-                 "sequence")) for t in ("octet", "short", "float", "double")}
-        sweep = [{"payload_bytes": 8 * n, "median_ns": call_ns + per_byte_ns * 8 * n,
-                  "mb_per_s": 8 * n / (call_ns + per_byte_ns * 8 * n) * 1e3} for n in (1, 64, 4096, 262144)]
+        cases = {
+            f"{k}-{t}": {"median_cycles": call_ns * 2.6 * (1 + i)}
+            for i, k in enumerate(("basic", "array", "sequence"))
+            for t in ("octet", "short", "float", "double")
+        }
+        sweep = [
+            {
+                "payload_bytes": 8 * n,
+                "median_ns": call_ns + per_byte_ns * 8 * n,
+                "mb_per_s": 8 * n / (call_ns + per_byte_ns * 8 * n) * 1e3,
+            }
+            for n in (1, 64, 4096, 262144)
+        ]
         transports[tr] = {"cases": cases, "sweep": sweep, "fit": {"fixed_ns": call_ns, "per_byte_ns": per_byte_ns}}
     return {"transports": transports}
 

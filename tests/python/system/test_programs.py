@@ -3,6 +3,7 @@ nothing on stderr, exit status 0, and it starts nothing (no ORB call, no
 measurement). A bad command line gets one line saying why, then the usage,
 on stderr, and exit status 2. The programs are read from CMakeLists.txt, so
 a new one is covered as soon as it is built."""
+
 import re
 import subprocess
 
@@ -21,7 +22,9 @@ def test_every_program_source_is_built():
     built = set(programs().values())
     # A program is a source in cpp/programs, or a folder there of its parts with its main.cpp (launcher/).
     folder = REPO_ROOT / "cpp" / "programs"
-    sources = {f"cpp/programs/{p.relative_to(folder)}" for pattern in ("*.cpp", "*/main.cpp") for p in folder.glob(pattern)}
+    sources = {
+        f"cpp/programs/{p.relative_to(folder)}" for pattern in ("*.cpp", "*/main.cpp") for p in folder.glob(pattern)
+    }
     assert built == sources and len(built) >= 7
 
 

@@ -2,6 +2,7 @@
 its parameters, its name in the naming context, and its end, by
 releaseObject(), by a signal, or with its parent. Against a real omniNames;
 every process started here is ended by its PID."""
+
 import os
 import signal
 import subprocess
@@ -53,10 +54,23 @@ def test_sigterm_ends_it_cleanly_and_unbinds(start_stage):
 
 def test_it_dies_with_its_parent(tmp_path, context):
     ctx, ior = context
-    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; p = subprocess.Popen(sys.argv[1:]); "
-                               "print(p.pid, flush=True); p.wait()", *stage_command(), "NAMING_CONTEXT_IOR", ior,
-                               "COMPONENT_IDENTIFIER", "orphan:w", "NAME_BINDING", "orphan", *LOOPBACK],
-                              stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; p = subprocess.Popen(sys.argv[1:]); print(p.pid, flush=True); p.wait()",
+            *stage_command(),
+            "NAMING_CONTEXT_IOR",
+            ior,
+            "COMPONENT_IDENTIFIER",
+            "orphan:w",
+            "NAME_BINDING",
+            "orphan",
+            *LOOPBACK,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     child = int(parent.stdout.readline())
     try:
         deadline = time.monotonic() + WAIT_S
@@ -76,19 +90,30 @@ def test_it_dies_with_its_parent(tmp_path, context):
             os.kill(child, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("args, why", [
-    ([], "missing NAMING_CONTEXT_IOR, COMPONENT_IDENTIFIER, NAME_BINDING"),
-    (["NAMING_CONTEXT_IOR", "IOR:00", "COMPONENT_IDENTIFIER", "a"], "missing NAME_BINDING"),
-    (["NAMING_CONTEXT_IOR", "IOR:00", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING"], "'NAME_BINDING' has no value"),
-    (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "SAMPLE_TYPE", "int"],
-     "SAMPLE_TYPE 'int'"),
-    (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "-ORBtraceLevel"],
-     "ORB option -ORBtraceLevel has no value"),
-    (["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "KIND", "fir"],
-     "KIND 'fir': this program serves 'stage'"),
-    (["NAMING_CONTEXT_IOR", "not-an-ior", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"],
-     "not an object reference"),
-])
+@pytest.mark.parametrize(
+    "args, why",
+    [
+        ([], "missing NAMING_CONTEXT_IOR, COMPONENT_IDENTIFIER, NAME_BINDING"),
+        (["NAMING_CONTEXT_IOR", "IOR:00", "COMPONENT_IDENTIFIER", "a"], "missing NAME_BINDING"),
+        (["NAMING_CONTEXT_IOR", "IOR:00", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING"], "'NAME_BINDING' has no value"),
+        (
+            ["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "SAMPLE_TYPE", "int"],
+            "SAMPLE_TYPE 'int'",
+        ),
+        (
+            ["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "-ORBtraceLevel"],
+            "ORB option -ORBtraceLevel has no value",
+        ),
+        (
+            ["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b", "KIND", "fir"],
+            "KIND 'fir': this program serves 'stage'",
+        ),
+        (
+            ["NAMING_CONTEXT_IOR", "not-an-ior", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"],
+            "not an object reference",
+        ),
+    ],
+)
 def test_bad_parameters_get_one_line_and_exit_2(args, why):
     done = subprocess.run(stage_command() + args, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
@@ -101,12 +126,20 @@ def test_help_and_an_unusable_context(orb, make_sink):
     base = ["COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"] + LOOPBACK
     # Another kind of object: not a naming context.
     _, sink_ref = make_sink()
-    done = subprocess.run(stage_command() + ["NAMING_CONTEXT_IOR", orb.object_to_string(sink_ref)] + base,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        stage_command() + ["NAMING_CONTEXT_IOR", orb.object_to_string(sink_ref)] + base,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "not a CosNaming naming context" in done.stderr, done.stderr
     # Nothing listens there: it cannot be reached.
-    done = subprocess.run(stage_command() + ["NAMING_CONTEXT_IOR", f"corbaloc::127.0.0.1:{free_port()}/NameService"]
-                          + base, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        stage_command() + ["NAMING_CONTEXT_IOR", f"corbaloc::127.0.0.1:{free_port()}/NameService"] + base,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and "cannot reach the naming context" in done.stderr, done.stderr
 
 

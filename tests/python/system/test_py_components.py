@@ -3,6 +3,7 @@ started the SCA way against a real omniNames, driven over real CORBA from
 this process as a launcher would, its packets checked at a sink servant
 here; and beside a C++ stage in `scabench-host`. The execute protocol
 itself: test_py_component_program.py."""
+
 import json
 import os
 import subprocess
@@ -66,7 +67,7 @@ def test_twoway_packets_are_forwarded_bit_identical_in_order_with_link_sequence_
         assert (g.stream_id, g.send_time_ns, g.end_of_stream, call) == (h.stream_id, h.send_time_ns, False, "twoway")
         assert as_bytes("double", gdata) == as_bytes("double", data)
     port.pushPacket(header(41, eos=True), [])
-    (eos, _, _), = sink.ends()
+    ((eos, _, _),) = sink.ends()
     assert (eos.sequence_number, eos.link_sequence, eos.stream_id) == (40, 40, 7)  # the 40 it forwarded
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
@@ -78,7 +79,7 @@ def test_a_packet_past_omniorbs_default_message_limit_crosses(start_stage, make_
     stage, res, port, sink = wired_stage(start_stage, make_sink)
     data = samples("double", 300_000, 3)
     port.pushPacket(header(0), data)
-    (_, got, _), = sink.data()
+    ((_, got, _),) = sink.data()
     assert as_bytes("double", got) == as_bytes("double", data)
 
 
@@ -94,15 +95,18 @@ def test_a_packet_that_does_not_fit_the_message_limit_is_refused_before_sending(
     assert [h.link_sequence for h, _, _ in sink.data()] == [0]  # the refused packet used no link number
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
-    assert (f"error stage1 port in: PacketTooLarge: port out: a packet of {limit - 1000} octet samples "
-            f"({limit - 1000} bytes) does not fit in the ORB's message limit of {limit} bytes") in stage.stdout()
+    assert (
+        f"error stage1 port in: PacketTooLarge: port out: a packet of {limit - 1000} octet samples "
+        f"({limit - 1000} bytes) does not fit in the ORB's message limit of {limit} bytes"
+    ) in stage.stdout()
 
 
 def test_a_packet_over_the_receivers_limit_only_is_lost_with_the_connection(start_stage, make_sink):
     """omniORB on the receiving side (this process sends with 64 MiB, the stage takes 1 MiB): the stage's
     ORB answers MessageError and closes the connection. A two-way caller gets COMM_FAILURE; a one-way
     is lost, without a word (the next call on the connection fails) or with COMM_FAILURE if the
-    connection closed while it was still being written. Hence the sending port's own check, and one limit for every process of a run
+    connection closed while it was still being written. Hence the sending port's own check, and one limit for
+    every process of a run
     (docs/architecture.md, "Message limit")."""
     limit = 1 << 20
     stage, res, port, sink = wired_stage(start_stage, make_sink, "octet", extra=["-ORBgiopMaxMsgSize", str(limit)])
@@ -136,15 +140,14 @@ def test_oneway_packets_all_arrive_once_and_end_of_stream_follows_them(start_sta
     port.pushPacketOneway(header(n, eos=True), [])  # may overtake packets in the stage's ORB
     # One-way again from the stage: at the sink too end of stream may overtake packets, so the
     # sink waits for the count it announces, as a port does.
-    sink.wait_for(lambda p: any(h.end_of_stream for h, _, _ in p) and
-                  sum(not h.end_of_stream for h, _, _ in p) >= n)
+    sink.wait_for(lambda p: any(h.end_of_stream for h, _, _ in p) and sum(not h.end_of_stream for h, _, _ in p) >= n)
     got = sink.data()
     assert sorted(h.sequence_number for h, _, _ in got) == list(range(n))
     assert sorted(h.link_sequence for h, _, _ in got) == list(range(n))
     assert all(as_bytes("double", d) == as_bytes("double", sent[h.sequence_number]) for h, d, _ in got)
     expected_call = "twoway" if sync == "target" else "oneway"
     assert {call for _, _, call in sink.packets} == {expected_call}
-    eos, = (h for h, _, _ in sink.ends())
+    (eos,) = (h for h, _, _ in sink.ends())
     # Forwarded only after all n: its link sequence comes after every packet's.
     assert (eos.sequence_number, eos.link_sequence) == (n, n)
 
@@ -156,8 +159,12 @@ def test_end_of_stream_waits_for_the_packets_it_announces(start_stage, make_sink
     port.pushPacket(header(1), [1.0])
     assert sink.ends() == []
     port.pushPacket(header(2), [2.0])
-    assert [(h.sequence_number, h.end_of_stream, h.link_sequence) for h, _, _ in sink.packets] == \
-        [(0, False, 0), (1, False, 1), (2, False, 2), (3, True, 3)]
+    assert [(h.sequence_number, h.end_of_stream, h.link_sequence) for h, _, _ in sink.packets] == [
+        (0, False, 0),
+        (1, False, 1),
+        (2, False, 2),
+        (3, True, 3),
+    ]
 
 
 def test_a_stage_with_nothing_connected_reports_its_end_of_stream(start_stage):
@@ -222,8 +229,8 @@ def test_the_port_takes_only_its_senders_packets_in_its_window(start_stage, make
     stage, res, port, sink = wired_stage(start_stage, make_sink, in__max_calls=1, work="sleep", work_us=300_000)
     with pytest.raises(S.CF.Port.OccupiedPort):
         port.attachSender(99, None)  # started: nobody takes the connection over
-    port.pushPacket(header(0, token=99), [0.0])        # a stranger's packet
-    port.pushPacket(header(1, link=512), [1.0])        # far past the window (2 x max_calls)
+    port.pushPacket(header(0, token=99), [0.0])  # a stranger's packet
+    port.pushPacket(header(1, link=512), [1.0])  # far past the window (2 x max_calls)
     port.pushPacket(header(2, eos=True, token=99), [])  # a stranger's end of stream
     assert sink.packets == []
     slow = threading.Thread(target=port.pushPacket, args=(header(0), [0.0]))
@@ -238,8 +245,13 @@ def test_the_port_takes_only_its_senders_packets_in_its_window(start_stage, make
     assert [(h.link_sequence, h.end_of_stream) for h, _, _ in sink.packets] == [(0, False), (1, True)]
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
-    assert stage.stats() == {"refused.sender": 2, "refused.sequence": 1, "refused.eos": 2, "refused.threads": 1,
-                             "duplicates": 1}
+    assert stage.stats() == {
+        "refused.sender": 2,
+        "refused.sequence": 1,
+        "refused.eos": 2,
+        "refused.threads": 1,
+        "duplicates": 1,
+    }
 
 
 REFUSED = [
@@ -268,9 +280,19 @@ def test_configure_refuses_what_the_python_runtime_does_not_do_naming_the_proper
     current = {p.id: p.value.value() for p in res.query([])}
     assert current["work_us"] == 5000 and current["in.worker"] == 0 and current["out.flow"] == "none"
     # Every key of each connection, defaults included, is taken (the launcher sends them all).
-    defaults = {"in.dispatch": "pool", "in.worker": 0, "in.worker_resume": "auto", "in.ordering": "arrival",
-                "in.reorder_capacity": 64, "in.reorder_timeout_ms": 50.0, "in.flow": "none", "out.call": "oneway",
-                "out.sync": "none", "out.flow": "none", "out.sync_none_depth": 1024}
+    defaults = {
+        "in.dispatch": "pool",
+        "in.worker": 0,
+        "in.worker_resume": "auto",
+        "in.ordering": "arrival",
+        "in.reorder_capacity": 64,
+        "in.reorder_timeout_ms": 50.0,
+        "in.flow": "none",
+        "out.call": "oneway",
+        "out.sync": "none",
+        "out.flow": "none",
+        "out.sync_none_depth": 1024,
+    }
     res.configure(props(**{k.replace(".", "__"): v for k, v in defaults.items()}))
     res.start()
     # Started: the work may change (from the next packet), a connection's policy may not, nor anything sent with it.
@@ -285,9 +307,17 @@ def test_configure_refuses_what_the_python_runtime_does_not_do_naming_the_proper
     assert (current["work_us"], current["work"], current["in.packet_length"]) == (1, "sleep", 0)
 
 
-INTEGERS = [(CORBA.TC_short, 1500), (CORBA.TC_ushort, 1501), (CORBA.TC_long, 1502), (CORBA.TC_ulong, 1503),
-            (CORBA.TC_longlong, 1504), (CORBA.TC_ulonglong, 1505), (CORBA.TC_octet, 200), (CORBA.TC_double, 1506.0),
-            (CORBA.TC_float, 1507.0)]
+INTEGERS = [
+    (CORBA.TC_short, 1500),
+    (CORBA.TC_ushort, 1501),
+    (CORBA.TC_long, 1502),
+    (CORBA.TC_ulong, 1503),
+    (CORBA.TC_longlong, 1504),
+    (CORBA.TC_ulonglong, 1505),
+    (CORBA.TC_octet, 200),
+    (CORBA.TC_double, 1506.0),
+    (CORBA.TC_float, 1507.0),
+]
 
 
 def test_numeric_properties_take_any_numeric_corba_type_that_fits_and_answer_in_their_own(start_stage):
@@ -296,19 +326,23 @@ def test_numeric_properties_take_any_numeric_corba_type_that_fits_and_answer_in_
     res = start_stage().resolve()
     for tc, value in INTEGERS:
         res.configure([S.CF.DataType("work_us", any_of(tc, value))])
-        got, = res.query([S.CF.DataType("work_us", any_of(CORBA.TC_null, None))])
+        (got,) = res.query([S.CF.DataType("work_us", any_of(CORBA.TC_null, None))])
         assert (got.value.typecode().kind(), got.value.value()) == (CORBA.tk_ulong, int(value))
-    for tc, value, why in [(CORBA.TC_double, 1.5, "1.5 is not a whole number: use a whole number in [0, 4294967295]"),
-                           (CORBA.TC_longlong, -1, "-1 does not fit: use a whole number in [0, 4294967295]"),
-                           (CORBA.TC_ulonglong, 2 ** 32, "does not fit"), (CORBA.TC_ulonglong, 2 ** 64 - 1, "does not fit"),
-                           (CORBA.TC_string, "5000", "it takes a number of any CORBA numeric type, not a string"),
-                           (CORBA.TC_boolean, True, "not a boolean")]:
+    for tc, value, why in [
+        (CORBA.TC_double, 1.5, "1.5 is not a whole number: use a whole number in [0, 4294967295]"),
+        (CORBA.TC_longlong, -1, "-1 does not fit: use a whole number in [0, 4294967295]"),
+        (CORBA.TC_ulonglong, 2**32, "does not fit"),
+        (CORBA.TC_ulonglong, 2**64 - 1, "does not fit"),
+        (CORBA.TC_string, "5000", "it takes a number of any CORBA numeric type, not a string"),
+        (CORBA.TC_boolean, True, "not a boolean"),
+    ]:
         with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
             res.configure([S.CF.DataType("work_us", any_of(tc, value))])
-        assert "property 'work_us' is an unsigned long: " in refused.value.msg and why in refused.value.msg, \
+        assert "property 'work_us' is an unsigned long: " in refused.value.msg and why in refused.value.msg, (
             refused.value.msg
+        )
     res.configure([S.CF.DataType("in.reorder_timeout_ms", any_of(CORBA.TC_short, 20))])  # a double takes an integer
-    got, = res.query([S.CF.DataType("in.reorder_timeout_ms", any_of(CORBA.TC_null, None))])
+    (got,) = res.query([S.CF.DataType("in.reorder_timeout_ms", any_of(CORBA.TC_null, None))])
     assert (got.value.typecode().kind(), got.value.value()) == (CORBA.tk_double, 20.0)
     with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
         res.configure([S.CF.DataType("work", any_of(CORBA.TC_long, 1))])
@@ -318,6 +352,7 @@ def test_numeric_properties_take_any_numeric_corba_type_that_fits_and_answer_in_
 def test_a_failed_start_leaves_the_component_stopped():
     """Whatever on_start raises, start() answers StartError with its message, and the component stays
     stopped: configurable, and started by the next start()."""
+
     class Fussy(Component):
         def __init__(self, context):
             super().__init__(context)
@@ -343,6 +378,7 @@ def test_dispatch_single_serialises_the_port(start_stage, make_sink):
     def push(first):
         for i in (first, first + 1):
             port.pushPacket(header(i), [float(i)])
+
     t0 = time.monotonic()
     threads = [threading.Thread(target=push, args=(k,)) for k in (0, 2)]
     for t in threads:
@@ -359,11 +395,19 @@ def test_policy_keys_defaults_and_types_are_the_runtimes():
     and types, and the stage the C++ stage's own properties (all but
     record_capacity: the Python runtime keeps no packet records), changeable
     while started where the C++ stage's are."""
-    described = json.loads(subprocess.run([str(program("scabench-host")), "--describe"], capture_output=True,
-                                          text=True, check=True, timeout=60).stdout)
-    cxx = {k: (v["default"], v["corba_type"], v["while_started"])
-           for k, v in described["kinds"]["stage"]["properties"].items() if k != "record_capacity"}
-    python = {k: (p.default, p.type, p.while_started) for k, p in Stage(ComponentContext("s")).properties.entries().items()}
+    described = json.loads(
+        subprocess.run(
+            [str(program("scabench-host")), "--describe"], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+    )
+    cxx = {
+        k: (v["default"], v["corba_type"], v["while_started"])
+        for k, v in described["kinds"]["stage"]["properties"].items()
+        if k != "record_capacity"
+    }
+    python = {
+        k: (p.default, p.type, p.while_started) for k, p in Stage(ComponentContext("s")).properties.entries().items()
+    }
     assert python == cxx
 
 
@@ -371,9 +415,23 @@ def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, st
     """test -> Python stage -> C++ stage (scabench-host) -> Python stage -> sink."""
     py_a, py_b = start_stage(binding="py_a"), start_stage(binding="py_b")
     read_fd, write_fd = os.pipe()
-    host = subprocess.Popen([str(program("scabench-host")), "--host", "h1", "--status-fd", str(write_fd),
-                             "--record-dir", str(tmp_path), "--component", "cxx:stage:double"] + LOOPBACK,
-                            pass_fds=(write_fd,), stderr=subprocess.PIPE, text=True)
+    host = subprocess.Popen(
+        [
+            str(program("scabench-host")),
+            "--host",
+            "h1",
+            "--status-fd",
+            str(write_fd),
+            "--record-dir",
+            str(tmp_path),
+            "--component",
+            "cxx:stage:double",
+        ]
+        + LOOPBACK,
+        pass_fds=(write_fd,),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     os.close(write_fd)
     status = os.fdopen(read_fd)
     try:
@@ -413,6 +471,7 @@ def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, st
 
 # ------------------------------------------------ connections, streams, fan-in
 
+
 def test_two_senders_into_one_port_each_number_their_own_and_the_stream_ends_once_both_have(start_stage, make_sink):
     """Fan-in, as in the C++ port: each attached sender is a sequence space of
     its own (the same link number from both is two packets), each ends its
@@ -435,7 +494,7 @@ def test_two_senders_into_one_port_each_number_their_own_and_the_stream_ends_onc
     port.pushPacket(header(5, link=5, eos=True, stream=2, token=second), [])
     assert sink.ends() == []  # the second sender's stream waits for its link 3
     port.pushPacket(header(3, stream=2, token=second), [3.0])
-    (eos, _, _), = sink.wait_for(lambda p: any(h.end_of_stream for h, _, _ in p))[-1:]
+    ((eos, _, _),) = sink.wait_for(lambda p: any(h.end_of_stream for h, _, _ in p))[-1:]
     assert eos.end_of_stream and eos.sequence_number == 8  # all it handled, from both
     assert len(sink.data()) == 8
     port.pushPacket(header(0, stream=1), [0.0])  # the first sender's link 0 again: a duplicate of its own

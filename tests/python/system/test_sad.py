@@ -3,6 +3,7 @@ the spec of their TOML twins and run over real processes; a spec exported
 and loaded back is the same spec; a component library named by an SPD runs;
 and every mistake in a SAD, SPD, PRF, SCD or sidecar is one line naming the
 file and line (or the sidecar's key), exit 2."""
+
 import io
 import json
 import os
@@ -26,8 +27,10 @@ SAD = REPO / "experiments" / "sad"
 TWINS = {
     "exp1": REPO / "experiments/paper/exp1.toml",
     "exp6": REPO / "experiments/paper/exp6.toml",
-    **{name: REPO / f"experiments/stanag4285/{name}.toml"
-       for name in ("split2", "split2-collocated", "split7", "split7-collocated", "split11", "split11-collocated")},
+    **{
+        name: REPO / f"experiments/stanag4285/{name}.toml"
+        for name in ("split2", "split2-collocated", "split7", "split7-collocated", "split11", "split11-collocated")
+    },
 }
 
 
@@ -57,7 +60,9 @@ def test_a_shipped_sad_is_its_toml_twins_spec(name):
 def test_a_shipped_sad_runs_over_real_processes(name):
     spec = load_spec(sad_of(name)).with_packets(6, where="--packets")
     if name.startswith("exp"):
-        spec = spec.with_properties("stage1", {"work_us": 1000}, where="--set")  # few packets; the chain's shape is the point
+        spec = spec.with_properties(
+            "stage1", {"work_us": 1000}, where="--set"
+        )  # few packets; the chain's shape is the point
     twin = load_spec(TWINS[name]).with_packets(6, where="--packets")
     result = run_spec(spec)
     assert result.status == "ok", result
@@ -80,8 +85,9 @@ def test_a_sad_and_its_twin_give_results_of_one_shape(tmp_path):
     results = []
     for source in (sad_of("exp6"), TWINS["exp6"]):
         out = tmp_path / f"{source.name}.json"
-        proc = scabench("run", source, "--packets", 5, "--set", "stage2.work_us=500", "--policy", "worker=8",
-                        "--json", out)
+        proc = scabench(
+            "run", source, "--packets", 5, "--set", "stage2.work_us=500", "--policy", "worker=8", "--json", out
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith("exp6: two-way, producer does not wait, worker thread")
         results.append(json.loads(out.read_text()))
@@ -93,6 +99,7 @@ def test_a_sad_and_its_twin_give_results_of_one_shape(tmp_path):
         if isinstance(doc, list):
             return [shape(v) for v in doc[:1]]
         return type(doc).__name__
+
     assert shape(sad) == shape(toml)
     assert [s["name"] for s in sad["stages"]] == [s["name"] for s in toml["stages"]] == ["stage1", "stage2", "stage3"]
     assert sad["spec"]["connections"] == toml["spec"]["connections"]
@@ -102,10 +109,13 @@ def test_a_sad_and_its_twin_give_results_of_one_shape(tmp_path):
     assert sad["spec"]["file"].endswith("exp6.sad.xml")
 
 
-RICH = pipeline_toml(packets=7, stages=3, policy='call = "oneway"\nsync = "server"\nworker = 16',
-                     placement='hosts = [["producer"], ["stage1", "stage2"], ["stage3", "sink"]]',
-                     run='transport = "unix"\ncores = [0]\npin = true\nscheduler = "batch"\ntimeout_s = 90',
-                     extra='''
+RICH = pipeline_toml(
+    packets=7,
+    stages=3,
+    policy='call = "oneway"\nsync = "server"\nworker = 16',
+    placement='hosts = [["producer"], ["stage1", "stage2"], ["stage3", "sink"]]',
+    run='transport = "unix"\ncores = [0]\npin = true\nscheduler = "batch"\ntimeout_s = 90',
+    extra="""
 [[connection]]
 from = "stage3.out"
 to = "sink.in"
@@ -122,7 +132,8 @@ checksum = true
 name = "rich"
 title = "every kind of setting"
 notes = "kept in the sidecar"
-''')
+""",
+)
 
 
 def test_a_spec_exported_and_loaded_back_is_the_same_spec(write_spec, tmp_path):
@@ -150,6 +161,7 @@ NCNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 def sca_sad_dtd():
     from lxml import etree
+
     text = (DTD_DIR / "softwareassembly.dtd").read_text()
     for element in SCA_ID_ATTRIBUTES:
         text, n = re.subn(rf"(<!ATTLIST {element}\s+id\s+)CDATA", r"\1ID", text)
@@ -159,6 +171,7 @@ def sca_sad_dtd():
 
 def test_an_exported_sad_has_xml_ids_an_sca_tool_accepts(write_spec, tmp_path):
     from lxml import etree
+
     spec = load_spec(write_spec(RICH))
     exported = export_sad(spec, tmp_path / "out")
     root = etree.parse(str(exported.sad)).getroot()
@@ -180,9 +193,16 @@ def test_connection_ids_are_unique_xml_ids_for_any_names():
     from types import SimpleNamespace
 
     from scabench.model.sad.export import connection_ids
-    conns = [SimpleNamespace(uses=u, provides=p) for u, p in (
-        (("1st", "out"), ("b", "in")), (("a-b", "out"), ("c", "in")), (("a", "b_out"), ("c", "in")),
-        (("a-b", "out"), ("c", "in")))]
+
+    conns = [
+        SimpleNamespace(uses=u, provides=p)
+        for u, p in (
+            (("1st", "out"), ("b", "in")),
+            (("a-b", "out"), ("c", "in")),
+            (("a", "b_out"), ("c", "in")),
+            (("a-b", "out"), ("c", "in")),
+        )
+    ]
     ids = connection_ids(conns)
     assert ids == ["c_1st.out_to_b.in", "a-b.out_to_c.in", "a.b_out_to_c.in", "a-b.out_to_c.in_2"]
     assert all(NCNAME.fullmatch(i) for i in ids) and connection_ids(conns) == ids
@@ -341,6 +361,7 @@ def test_the_sidecar_names_a_connection_by_its_result_id_too(by_hand):
 
 # -- mistakes: one line each, file:line, exit 2 --------------------------------
 
+
 def edit(path, old, new, after=None):
     """Replaces the one `old` in a file (the first after `after`, if given);
     returns the line `new` starts on."""
@@ -348,7 +369,7 @@ def edit(path, old, new, after=None):
     start = text.index(after) if after else 0
     assert after or text.count(old) == 1, old
     at = text.index(old, start)
-    text = text[:at] + new + text[at + len(old):]
+    text = text[:at] + new + text[at + len(old) :]
     path.write_text(text)
     return text[:at].count("\n") + 1
 
@@ -379,41 +400,52 @@ def test_a_missing_spd(exp6):
 
 
 def test_an_unknown_port(exp6):
-    line = edit(exp6, "<usesidentifier>out</usesidentifier>", "<usesidentifier>output</usesidentifier>",
-                after='id="stage1.out')
+    line = edit(
+        exp6, "<usesidentifier>out</usesidentifier>", "<usesidentifier>output</usesidentifier>", after='id="stage1.out'
+    )
     error = run_fails(exp6)
-    assert error == (f"{exp6}:{line}: connectinterface 'stage1.out_to_stage2.in': stage1 (Stage, kind stage) has no "
-                     "uses port 'output'; it has: out")
+    assert error == (
+        f"{exp6}:{line}: connectinterface 'stage1.out_to_stage2.in': stage1 (Stage, kind stage) has no "
+        "uses port 'output'; it has: out"
+    )
 
 
 def test_a_connection_to_an_unknown_instantiation(exp6):
     line = edit(exp6, '<componentinstantiationref refid="stage3"/>', '<componentinstantiationref refid="stage9"/>')
     error = run_fails(exp6)
-    assert error == (f"{exp6}:{line}: componentinstantiationref: no componentinstantiation 'stage9'; the waveform "
-                     "has: producer, stage1, stage2, stage3")
+    assert error == (
+        f"{exp6}:{line}: componentinstantiationref: no componentinstantiation 'stage9'; the waveform "
+        "has: producer, stage1, stage2, stage3"
+    )
 
 
 def test_a_connection_finding_an_unknown_name(exp6):
-    line = edit(exp6, '<componentinstantiationref refid="stage3"/>',
-                '<findby>\n<namingservice name="stage9"/></findby>') + 1
+    line = (
+        edit(exp6, '<componentinstantiationref refid="stage3"/>', '<findby>\n<namingservice name="stage9"/></findby>')
+        + 1
+    )
     error = run_fails(exp6)
-    assert error.startswith(f"{exp6}:{line}: connectinterface 'stage2.out_to_stage3.in': findby names 'stage9', which "
-                            "no componentinstantiation is found by")
+    assert error.startswith(
+        f"{exp6}:{line}: connectinterface 'stage2.out_to_stage3.in': findby names 'stage9', which "
+        "no componentinstantiation is found by"
+    )
 
 
 def test_a_property_not_in_the_prf(exp6):
     line = edit(exp6, '<simpleref refid="work_us"', '<simpleref refid="work_ms"', after='id="stage1"')
     error = run_fails(exp6)
     prf = exp6.parents[2] / "components/Stage/Stage.prf.xml"
-    assert error == (f"{exp6}:{line}: componentinstantiation 'stage1': simpleref 'work_ms': not a property in {prf}; "
-                     "it declares: work, work_jitter_us, work_us")
+    assert error == (
+        f"{exp6}:{line}: componentinstantiation 'stage1': simpleref 'work_ms': not a property in {prf}; "
+        "it declares: work, work_jitter_us, work_us"
+    )
 
 
 @pytest.mark.parametrize("damage", ["truncated", "mismatched"])
 def test_malformed_xml(exp6, damage):
     text = exp6.read_text()
     if damage == "truncated":
-        exp6.write_text(text[:text.index("</partitioning>")])
+        exp6.write_text(text[: text.index("</partitioning>")])
         line = exp6.read_text().count("\n") + 1
     else:
         line = edit(exp6, "<usagename>stage2</usagename>", "<usagename>stage2</usage>")
@@ -431,17 +463,21 @@ def test_the_structure_is_checked_against_the_dtd(exp6):
     text = exp6.read_text()
     start, end = text.index("<assemblycontroller>"), text.index("</assemblycontroller>") + len("</assemblycontroller>")
     exp6.write_text(text[:start] + text[end:])
-    line = text[:text.index("<softwareassembly ")].count("\n") + 1
+    line = text[: text.index("<softwareassembly ")].count("\n") + 1
     error = run_fails(exp6)
-    assert error.startswith(f"{exp6}:{line}: Element softwareassembly content does not follow the DTD, expecting "
-                            "(description? , componentfiles , partitioning , assemblycontroller")
+    assert error.startswith(
+        f"{exp6}:{line}: Element softwareassembly content does not follow the DTD, expecting "
+        "(description? , componentfiles , partitioning , assemblycontroller"
+    )
     assert error.endswith("(the structure in python/scabench/model/sad/dtd/softwareassembly.dtd)")
 
 
 def test_not_a_sad(exp6):
     exp6.write_text('<?xml version="1.0"?>\n<softpkg id="x" name="y"/>\n')
-    assert run_fails(exp6) == (f"{exp6}:2: softpkg: is not a SAD (software assembly descriptor), whose root element is "
-                               "<softwareassembly> (without a namespace)")
+    assert run_fails(exp6) == (
+        f"{exp6}:2: softpkg: is not a SAD (software assembly descriptor), whose root element is "
+        "<softwareassembly> (without a namespace)"
+    )
 
 
 def load_fails(path):
@@ -454,76 +490,108 @@ def load_fails(path):
 def test_a_prf_property_the_kind_does_not_have(exp6):
     prf = exp6.parents[2] / "components/Stage/Stage.prf.xml"
     line = edit(prf, '<simple id="work_jitter_us" name="work_jitter_us"', '<simple id="jitter" name="jitter"')
-    assert load_fails(exp6) == (f"{prf}:{line}: simple 'jitter': stage has no property 'jitter'; valid: work, "
-                                "work_jitter_us, work_us (a connection's policy goes in the sidecar's [policy])")
+    assert load_fails(exp6) == (
+        f"{prf}:{line}: simple 'jitter': stage has no property 'jitter'; valid: work, "
+        "work_jitter_us, work_us (a connection's policy goes in the sidecar's [policy])"
+    )
 
 
 def test_a_prf_type_that_is_not_the_kinds(exp6):
     prf = exp6.parents[2] / "components/Stage/Stage.prf.xml"
     line = edit(prf, 'id="work_us" name="work_us" type="ulong"', 'id="work_us" name="work_us" type="string"')
-    assert load_fails(exp6) == (f"{prf}:{line}: simple 'work_us': type 'string': stage's work_us is a CORBA unsigned "
-                                "long, type=\"ulong\"")
+    assert load_fails(exp6) == (
+        f"{prf}:{line}: simple 'work_us': type 'string': stage's work_us is a CORBA unsigned long, type=\"ulong\""
+    )
 
 
 def test_a_value_of_the_wrong_type(exp6):
     line = edit(exp6, '<simpleref refid="packets" value="1000"/>', '<simpleref refid="packets" value="many"/>')
-    assert load_fails(exp6) == (f"{exp6}:{line}: componentinstantiation 'producer': simpleref 'packets': "
-                                "'many' is not a whole number (ulong)")
+    assert load_fails(exp6) == (
+        f"{exp6}:{line}: componentinstantiation 'producer': simpleref 'packets': 'many' is not a whole number (ulong)"
+    )
 
 
 def test_a_value_the_kind_refuses(exp6):
     line = edit(exp6, '<simpleref refid="packets" value="1000"/>', '<simpleref refid="packets" value="0"/>')
-    assert load_fails(exp6).startswith(f"{exp6}:{line}: componentinstantiation 'producer': simpleref 'packets': "
-                                       "0 is not valid; use a whole number from 1 to 4,294,967,295")
+    assert load_fails(exp6).startswith(
+        f"{exp6}:{line}: componentinstantiation 'producer': simpleref 'packets': "
+        "0 is not valid; use a whole number from 1 to 4,294,967,295"
+    )
 
 
 def test_a_value_outside_the_prfs_range(by_hand):
     line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work_us" value="200000"/>')
-    assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work_us': "
-                                   "200000 is outside the PRF's range, 0 to 100000")
+    assert load_fails(by_hand) == (
+        f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work_us': "
+        "200000 is outside the PRF's range, 0 to 100000"
+    )
 
 
 def test_a_value_the_kinds_names_do_not_include(by_hand):
     """A stage's work is one of its names, in a simpleref as anywhere."""
     line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work" value="gpu"/>')
-    assert load_fails(by_hand).startswith(f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
-                                          "'gpu' is not valid; use one of: none, cpu, sleep")
+    assert load_fails(by_hand).startswith(
+        f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
+        "'gpu' is not valid; use one of: none, cpu, sleep"
+    )
 
 
 def test_a_prf_enumeration_is_enforced(by_hand):
     """A PRF's enumerations narrow what the kind takes: a value outside them
     is refused where it is given."""
     prf = by_hand.with_name("BusyStage.prf.xml")
-    edit(prf, "<value>sleep</value>", '<value>sleep</value><enumerations><enumeration label="cpu"/>'
-         '<enumeration label="sleep" value="sleep"/></enumerations>')
+    edit(
+        prf,
+        "<value>sleep</value>",
+        '<value>sleep</value><enumerations><enumeration label="cpu"/>'
+        '<enumeration label="sleep" value="sleep"/></enumerations>',
+    )
     line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work" value="none"/>')
-    assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
-                                   "'none' is not one of the PRF's enumerations: cpu, sleep")
+    assert load_fails(by_hand) == (
+        f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
+        "'none' is not one of the PRF's enumerations: cpu, sleep"
+    )
 
 
 def test_an_inverted_prf_range_is_blamed_not_the_value(by_hand):
     prf = by_hand.with_name("BusyStage.prf.xml")
     line = edit(prf, '<range min="0" max="100000"/>', '<range min="100000" max="0"/>')
-    assert load_fails(by_hand) == (f"{prf}:{line}: simple 'work_us': range min='100000' max='0' is inverted: min "
-                                   "must not be above max")
+    assert load_fails(by_hand) == (
+        f"{prf}:{line}: simple 'work_us': range min='100000' max='0' is inverted: min must not be above max"
+    )
 
 
-@pytest.mark.parametrize("element, what", [
-    # REDHAWK writes a name, a type and a mode on a sequence, which the structure check knew nothing of.
-    ('<simplesequence id="gains" name="gains" type="double" mode="readwrite"><values><value>1</value></values>'
-     '<kind kindtype="property"/></simplesequence>', "simplesequence 'gains': a sequence property"),
-    ('<struct id="shape" mode="readwrite"><simple id="width" type="long"/></struct>', "struct 'shape': a struct "
-     "property"),
-])
+@pytest.mark.parametrize(
+    "element, what",
+    [
+        # REDHAWK writes a name, a type and a mode on a sequence, which the structure check knew nothing of.
+        (
+            '<simplesequence id="gains" name="gains" type="double" mode="readwrite"><values><value>1</value></values>'
+            '<kind kindtype="property"/></simplesequence>',
+            "simplesequence 'gains': a sequence property",
+        ),
+        (
+            '<struct id="shape" mode="readwrite"><simple id="width" type="long"/></struct>',
+            "struct 'shape': a struct property",
+        ),
+    ],
+)
 def test_a_prf_sequence_or_struct_is_refused_by_name(by_hand, element, what):
     prf = by_hand.with_name("BusyStage.prf.xml")
     line = edit(prf, "</properties>", element + "\n</properties>")
-    assert load_fails(by_hand) == (f"{prf}:{line}: {what} is not supported: a scabench component's properties are "
-                                   "<simple> ones")
+    assert load_fails(by_hand) == (
+        f"{prf}:{line}: {what} is not supported: a scabench component's properties are <simple> ones"
+    )
 
 
-@pytest.mark.parametrize("target, found", [("dir", "is a directory"), ("fifo", "is not a regular file (a FIFO)"),
-                                           ("/dev/zero", "is not a regular file (a device)")])
+@pytest.mark.parametrize(
+    "target, found",
+    [
+        ("dir", "is a directory"),
+        ("fifo", "is not a regular file (a FIFO)"),
+        ("/dev/zero", "is not a regular file (a device)"),
+    ],
+)
 def test_an_spd_that_is_not_a_file_says_what_it_is(exp6, target, found):
     path = exp6.parent / "Stage.spd.xml"
     if target == "dir":
@@ -533,48 +601,61 @@ def test_an_spd_that_is_not_a_file_says_what_it_is(exp6, target, found):
     else:
         path = Path(target)
     line = edit(exp6, '"../../components/Stage/Stage.spd.xml"', f'"{path}"')
-    assert load_fails(exp6) == (f"{exp6}:{line}: componentfile 'Stage_spd': {path}: {found}; give the component's "
-                                "SPD (components/<Name>/<Name>.spd.xml), relative to the SAD")
+    assert load_fails(exp6) == (
+        f"{exp6}:{line}: componentfile 'Stage_spd': {path}: {found}; give the component's "
+        "SPD (components/<Name>/<Name>.spd.xml), relative to the SAD"
+    )
 
 
 def test_an_unknown_kind(by_hand):
     spd = by_hand.with_name("BusyStage.spd.xml")
     line = edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="scabench:stager"/>')
-    assert load_fails(by_hand).startswith(f"{spd}:{line}: implementation 'cpp': code: 'stager' is not a kind of "
-                                          "the runtime; valid: fir, producer,")
+    assert load_fails(by_hand).startswith(
+        f"{spd}:{line}: implementation 'cpp': code: 'stager' is not a kind of the runtime; valid: fir, producer,"
+    )
 
 
 def test_an_instantiation_id_used_twice(by_hand):
     line = edit(by_hand, '<componentinstantiation id="Stage_2">', '<componentinstantiation id="Stage_1">')
-    assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_1': id used twice (first on "
-                                   f"line {line - 1})")
+    assert load_fails(by_hand) == (
+        f"{by_hand}:{line}: componentinstantiation 'Stage_1': id used twice (first on line {line - 1})"
+    )
 
 
 def test_two_instantiations_with_one_name(by_hand):
     edit(by_hand, "<usagename>source</usagename>", "<usagename>first</usagename>")
-    line = HAND_SAD[:HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
+    line = HAND_SAD[: HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
     assert load_fails(by_hand) == f"{by_hand}:{line}: componentinstantiation 'Stage_1': 'first' is used twice"
 
 
 def test_a_loop_is_placed_on_the_connections(by_hand):
     edit(by_hand, '<findby><namingservice name="second"/></findby>', '<componentinstantiationref refid="Stage_1"/>')
-    line = HAND_SAD[:HAND_SAD.index("<connections>")].count("\n") + 1
+    line = HAND_SAD[: HAND_SAD.index("<connections>")].count("\n") + 1
     assert load_fails(by_hand).startswith(f"{by_hand}:{line}: connections: ")
 
 
-@pytest.mark.parametrize("sidecar, key, message", [
-    ("[policy]\ncall = \"sometimes\"", "policy.call", "'sometimes' is not valid; use one of: twoway, oneway"),
-    ("[connection.c2]\nworker = -1", "connection.c2.worker", "-1 is not valid"),
-    ("[connection.c9]\nworker = 1", "connection.c9", "no connectinterface with this id in"),
-    ("[connection.c1]\nto = \"second.in\"", "connection.c1.to", "a connection's ends are the SAD's"),
-    ("[run]\ntransport = \"pigeon\"", "run.transport", "'pigeon' is not valid; use one of: tcp, unix"),
-    ("[run]\npackets = 0", "run.packets", "must be a whole number of packets >= 1"),
-    ("[run]\npakets = 3", "run.pakets", "unknown key; valid: sample_type, transport, cores, pin, scheduler, "
-     "timeout_s, packets"),
-    ("[experiment]\nname = \"other\"", "experiment.name", "the SAD gives it"),
-    ("[placement]\nhosts = []", "placement", "unknown table; a SAD's sidecar has: experiment, run, policy, "
-     "connection, network"),
-])
+@pytest.mark.parametrize(
+    "sidecar, key, message",
+    [
+        ('[policy]\ncall = "sometimes"', "policy.call", "'sometimes' is not valid; use one of: twoway, oneway"),
+        ("[connection.c2]\nworker = -1", "connection.c2.worker", "-1 is not valid"),
+        ("[connection.c9]\nworker = 1", "connection.c9", "no connectinterface with this id in"),
+        ('[connection.c1]\nto = "second.in"', "connection.c1.to", "a connection's ends are the SAD's"),
+        ('[run]\ntransport = "pigeon"', "run.transport", "'pigeon' is not valid; use one of: tcp, unix"),
+        ("[run]\npackets = 0", "run.packets", "must be a whole number of packets >= 1"),
+        (
+            "[run]\npakets = 3",
+            "run.pakets",
+            "unknown key; valid: sample_type, transport, cores, pin, scheduler, timeout_s, packets",
+        ),
+        ('[experiment]\nname = "other"', "experiment.name", "the SAD gives it"),
+        (
+            "[placement]\nhosts = []",
+            "placement",
+            "unknown table; a SAD's sidecar has: experiment, run, policy, connection, network",
+        ),
+    ],
+)
 def test_sidecar_mistakes_name_its_key(by_hand, sidecar, key, message):
     path = by_hand.with_name("byhand.sad.toml")
     path.write_text(sidecar + "\n")
@@ -593,8 +674,10 @@ def test_export_refuses_a_name_that_cannot_be_a_folder(write_spec, tmp_path):
     spec = write_spec(pipeline_toml() + '[experiment]\nname = "../up"\n')
     proc = scabench("export-sad", spec, "--out", tmp_path / "out")
     assert proc.returncode == 2
-    assert proc.stderr.strip() == (f"error: {spec}: experiment.name: '../up' names the waveform's folder and files: "
-                                   "use letters, digits, ., - and _")
+    assert proc.stderr.strip() == (
+        f"error: {spec}: experiment.name: '../up' names the waveform's folder and files: "
+        "use letters, digits, ., - and _"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -607,8 +690,12 @@ def test_without_a_sidecar_the_runtimes_defaults(exp6):
 
 
 def test_the_assembly_controller_names_an_instantiation(exp6):
-    line = edit(exp6, '<componentinstantiationref refid="producer"/>', '<componentinstantiationref refid="boss"/>',
-                after="<assemblycontroller>")
+    line = edit(
+        exp6,
+        '<componentinstantiationref refid="producer"/>',
+        '<componentinstantiationref refid="boss"/>',
+        after="<assemblycontroller>",
+    )
     assert load_fails(exp6).startswith(f"{exp6}:{line}: componentinstantiationref: no componentinstantiation 'boss'")
 
 
@@ -622,34 +709,44 @@ packets = 5
 cores = [0]
 [[config]]
 id = "sad"
-spec = "{sad_of('exp6')}"
+spec = "{sad_of("exp6")}"
 policy = {{ worker = 8 }}
 [[config]]
 id = "toml"
-spec = "{TWINS['exp6']}"
+spec = "{TWINS["exp6"]}"
 policy = {{ worker = 8 }}
 """)
     from scabench.measure.campaign import load_campaign
+
     sad, toml = (c.load(5) for c in load_campaign(campaign).configs)
     assert same(sad, toml)
     assert sad.cores == [0] and sad.connections[0].policy.worker_depth == 8
 
 
-@pytest.mark.parametrize("doctype, use", [
-    # Entities that would expand a thousandfold at each level.
-    ('<!DOCTYPE softwareassembly [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
-     '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>', "&d;"),
-    # A file outside the waveform, as an external entity.
-    ('<!DOCTYPE softwareassembly [<!ENTITY secret SYSTEM "file:///etc/hostname">]>', "&secret;"),
-])
+@pytest.mark.parametrize(
+    "doctype, use",
+    [
+        # Entities that would expand a thousandfold at each level.
+        (
+            '<!DOCTYPE softwareassembly [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+            '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>',
+            "&d;",
+        ),
+        # A file outside the waveform, as an external entity.
+        ('<!DOCTYPE softwareassembly [<!ENTITY secret SYSTEM "file:///etc/hostname">]>', "&secret;"),
+    ],
+)
 def test_entities_are_neither_expanded_nor_fetched(exp6, doctype, use):
     text = exp6.read_text()
-    text = text.replace('<!DOCTYPE softwareassembly PUBLIC "-//JTRS//DTD SCA V2.2.2 SAD//EN" "softwareassembly.dtd">',
-                        doctype)
+    text = text.replace(
+        '<!DOCTYPE softwareassembly PUBLIC "-//JTRS//DTD SCA V2.2.2 SAD//EN" "softwareassembly.dtd">', doctype
+    )
     exp6.write_text(text)
     line = edit(exp6, "<usagename>stage2</usagename>", f"<usagename>stage2{use}</usagename>")
-    assert run_fails(exp6) == (f"{exp6}:{line}: usagename: entity reference {use}: scabench reads descriptors "
-                               "without expanding entities; write the text itself")
+    assert run_fails(exp6) == (
+        f"{exp6}:{line}: usagename: entity reference {use}: scabench reads descriptors "
+        "without expanding entities; write the text itself"
+    )
 
 
 def test_an_scd_port_the_kind_does_not_have(exp6):
@@ -668,26 +765,35 @@ def test_an_external_program_maps_to_the_external_form(by_hand, monkeypatch):
     """A program of its own in an SPD is an external component: the program
     as exec, its PRF's properties, and no host of the runtime for it."""
     from scabench.model.sad import load
+
     program = by_hand.with_name("mystage")
     program.write_text("#!/bin/sh\nexit 0\n")
     program.chmod(0o755)
     spd = by_hand.with_name("BusyStage.spd.xml")
     edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="mystage"/>')
     # The collocation would hold it: a process of its own cannot share one.
-    line = HAND_SAD[:HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
-    assert load_fails(by_hand) == (f"{by_hand}:{line}: componentinstantiation 'Stage_1': an external program is a "
-                                   "process of its own; take it out of the hostcollocation")
+    line = HAND_SAD[: HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
+    assert load_fails(by_hand) == (
+        f"{by_hand}:{line}: componentinstantiation 'Stage_1': an external program is a "
+        "process of its own; take it out of the hostcollocation"
+    )
     text = by_hand.read_text()
     start, end = text.index("<hostcollocation"), text.index("</hostcollocation>") + len("</hostcollocation>")
-    by_hand.write_text(text[:start] + text[text.index("<componentplacement>", start):text.index("</hostcollocation>")]
-                       + text[end:])
+    by_hand.write_text(
+        text[:start] + text[text.index("<componentplacement>", start) : text.index("</hostcollocation>")] + text[end:]
+    )
     by_hand.with_name("byhand.sad.toml").unlink()
     seen = {}
     monkeypatch.setattr(load, "parse_spec", lambda doc, path: seen.setdefault("doc", doc))
     load.load_sad(by_hand)
     components = seen["doc"]["component"]
-    assert components[1] == {"name": "first", "kind": "external", "exec": str(program), "work": "sleep",
-                             "work_us": 2000}
+    assert components[1] == {
+        "name": "first",
+        "kind": "external",
+        "exec": str(program),
+        "work": "sleep",
+        "work_us": 2000,
+    }
     assert components[2]["kind"] == "external" and components[2]["work_us"] == 300
     assert seen["doc"]["placement"] == {"hosts": [["source"]]}
 
@@ -697,8 +803,9 @@ def test_a_sidecar_is_not_a_spec_nor_a_name():
     proc = scabench("validate", sidecar, "exp6.sad", "exp6", sad_of("exp6"))
     assert proc.returncode == 2
     lines = proc.stdout.splitlines()
-    assert lines[0] == (f"bad  {sidecar}: the run settings of a waveform's SAD, not a spec; give the SAD "
-                        "(exp6.sad.xml)")
+    assert lines[0] == (
+        f"bad  {sidecar}: the run settings of a waveform's SAD, not a spec; give the SAD (exp6.sad.xml)"
+    )
     assert lines[1].startswith("bad  exp6.sad: no such file, and no spec of that name in ")
     assert "exp6.sad," not in lines[1]
     assert lines[2].startswith(f"ok   {TWINS['exp6']}: 4 components")
@@ -729,27 +836,50 @@ def test_a_program_named_by_an_spd_runs_as_an_external_component(exp6):
     program.chmod(0o755)
     (package / "PyStage.prf.xml").write_text(PYSTAGE_PRF)
     (package / "PyStage.spd.xml").write_text(
-        STAGE_SPD.replace('name="BusyStage"', 'name="PyStage"').replace("BusyStage.prf.xml", "PyStage.prf.xml")
-        .replace('<localfile name="scabench:stage"/><entrypoint>scabench:stage</entrypoint>',
-                 '<localfile name="bin/pystage"/>').replace("C++", "Python"))
-    edit(exp6, "</componentfiles>", '  <componentfile id="PyStage_spd" type="SPD">\n'
-         '      <localfile name="../../components/PyStage/PyStage.spd.xml"/>\n    </componentfile>\n  </componentfiles>')
-    edit(exp6, '<componentfileref refid="Stage_spd"/>', '<componentfileref refid="PyStage_spd"/>',
-         after='<componentinstantiation id="stage1">')
+        STAGE_SPD.replace('name="BusyStage"', 'name="PyStage"')
+        .replace("BusyStage.prf.xml", "PyStage.prf.xml")
+        .replace(
+            '<localfile name="scabench:stage"/><entrypoint>scabench:stage</entrypoint>',
+            '<localfile name="bin/pystage"/>',
+        )
+        .replace("C++", "Python")
+    )
+    edit(
+        exp6,
+        "</componentfiles>",
+        '  <componentfile id="PyStage_spd" type="SPD">\n'
+        '      <localfile name="../../components/PyStage/PyStage.spd.xml"/>\n    </componentfile>\n  </componentfiles>',
+    )
+    edit(
+        exp6,
+        '<componentfileref refid="Stage_spd"/>',
+        '<componentfileref refid="PyStage_spd"/>',
+        after='<componentinstantiation id="stage1">',
+    )
     # The SAD's stage2 keeps its simplerefs (work cpu, 5000 us): a short run asks for less.
-    edit(exp6, '<simpleref refid="work_us" value="5000"/>', '<simpleref refid="work_us" value="300"/>',
-         after='<componentinstantiation id="stage2">')
+    edit(
+        exp6,
+        '<simpleref refid="work_us" value="5000"/>',
+        '<simpleref refid="work_us" value="300"/>',
+        after='<componentinstantiation id="stage2">',
+    )
     # The Python ports take no worker queue: two-way calls, no worker.
     exp6.with_name("exp6.sad.toml").write_text('[run]\npackets = 8\n[policy]\ncall = "twoway"\n')
     spec = load_spec(exp6)
     stage2 = spec.component("stage2")
     assert (stage2.kind, stage2.external.program, stage2.properties) == (
-        "external", [str(program)], {"work": "cpu", "work_us": 300})
+        "external",
+        [str(program)],
+        {"work": "cpu", "work_us": 300},
+    )
     assert spec.hosts == [["producer"], ["stage1"], ["stage3"]]
     result = run_spec(spec)
     assert result.status == "ok", result.error
     assert [(s.name, s.kind, s.received, s.reordered_from_original) for s in result.stages] == [
-        ("stage1", "stage", 8, 0), ("stage2", "external", 8, 0), ("stage3", "stage", 8, 0)]
+        ("stage1", "stage", 8, 0),
+        ("stage2", "external", 8, 0),
+        ("stage3", "stage", 8, 0),
+    ]
     assert result.stages[1].measured_at == "stage3.in"
     host = next(h for h in result.hosts if h["components"] == ["stage2"])
     assert host["exec"] == str(program) and host["exit"] == "exited with status 0"

@@ -1,6 +1,7 @@
 """The STANAG 4285 transmitter over real processes: the 7-component assembly
 sends the same audio, sample for sample, as the plain program (which the C++
 loopback tests decode bit-exact)."""
+
 import subprocess
 
 import pytest
@@ -67,8 +68,9 @@ def test_collocated_two_components_send_the_same_audio(tmp_path):
 
 
 def test_plain_program_rejects_a_bad_mode_in_one_line():
-    out = subprocess.run([str(program("scabench-s4285")), "--mode", "4800L"], capture_output=True, text=True,
-                         timeout=30)
+    out = subprocess.run(
+        [str(program("scabench-s4285")), "--mode", "4800L"], capture_output=True, text=True, timeout=30
+    )
     assert out.returncode == 2
     assert "unknown STANAG 4285 mode '4800L'" in out.stderr.splitlines()[0]
     with pytest.raises(ScabenchError, match="--symbol_rate must be a number >= 0, not '-5'"):
@@ -78,6 +80,7 @@ def test_plain_program_rejects_a_bad_mode_in_one_line():
 def test_a_bad_mode_in_a_spec_names_the_component(tmp_path):
     spec = load_split(2, mode="9600L", packets=2, symbol_rate=0)
     from scabench.errors import RunError
+
     with pytest.raises(RunError) as err:
         run_spec(spec)
     assert "9600L" in str(err.value)

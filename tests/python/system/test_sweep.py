@@ -1,6 +1,7 @@
 """`scabench sweep`: crossed grids over real processes, the answer to the
 paper's question (fastest in-order configuration) on known summaries, the
 resume of a sweep cut short, and bad grids refused before anything runs."""
+
 import json
 import signal
 import subprocess
@@ -15,22 +16,49 @@ from scabench.measure.sweep import MAX_POINTS, answer, grid_axes, label_of, why_
 from scabench.report.sweep import ANSWER_COLOUR, answer_lines, sweep_figure, sweep_view
 
 
-def _point(label, last_ms, reordered, p99_ms=1.0, status="ok", guaranteed=True, last_runs=None, cpu_runs=None,
-           p99_runs=None, unpaced=False):
+def _point(
+    label,
+    last_ms,
+    reordered,
+    p99_ms=1.0,
+    status="ok",
+    guaranteed=True,
+    last_runs=None,
+    cpu_runs=None,
+    p99_runs=None,
+    unpaced=False,
+):
     """A measured point as results.json keeps it; its runs' figures each
     the median unless given run by run."""
+
     def s(v):
         return {"n": len(reordered), "median": v, "min": v, "max": v}
+
     n = len(reordered)
-    return {"label": label, "settings": {"policy.call": label}, "runs_asked": n, "packets": 8,
-            "status": status, "outputs": ["stage2"], "reordered_at_outputs": reordered,
-            "order_guaranteed": guaranteed, "unpaced": unpaced,
-            "order_why": "two-way (the sender waits)" if guaranteed else "one-way with pool dispatch can reorder",
-            "summary": {"last_packet_ms": s(last_ms), "overhead_ratio": s(last_ms / 2.0),
-                        "packets_reordered": s(max(reordered or [0])), "latency_p99_ms": s(p99_ms)},
-            "per_run": {"last_packet_ms": last_runs or [last_ms] * n, "latency_p99_ms": p99_runs or [p99_ms] * n,
-                        "cpu_per_packet_us": cpu_runs or [None] * n},
-            "benchmark": {"warnings": []}}
+    return {
+        "label": label,
+        "settings": {"policy.call": label},
+        "runs_asked": n,
+        "packets": 8,
+        "status": status,
+        "outputs": ["stage2"],
+        "reordered_at_outputs": reordered,
+        "order_guaranteed": guaranteed,
+        "unpaced": unpaced,
+        "order_why": "two-way (the sender waits)" if guaranteed else "one-way with pool dispatch can reorder",
+        "summary": {
+            "last_packet_ms": s(last_ms),
+            "overhead_ratio": s(last_ms / 2.0),
+            "packets_reordered": s(max(reordered or [0])),
+            "latency_p99_ms": s(p99_ms),
+        },
+        "per_run": {
+            "last_packet_ms": last_runs or [last_ms] * n,
+            "latency_p99_ms": p99_runs or [p99_ms] * n,
+            "cpu_per_packet_us": cpu_runs or [None] * n,
+        },
+        "benchmark": {"warnings": []},
+    }
 
 
 def test_a_reordering_point_is_never_the_answer_however_fast():
@@ -62,8 +90,9 @@ def test_a_point_that_kept_order_by_chance_is_listed_never_recommended():
     points = [_point("oneway", 1.0, [0, 0], guaranteed=False), _point("twoway", 9.0, [0, 0])]
     a = answer(points)
     assert a["best"]["label"] == "twoway" and a["runner_up"] is None and a["qualified"] == 1
-    assert a["excluded"] == [{"label": "oneway", "why": "one-way with pool dispatch can reorder; kept order in 2 "
-                                                        "run(s) by chance"}]
+    assert a["excluded"] == [
+        {"label": "oneway", "why": "one-way with pool dispatch can reorder; kept order in 2 run(s) by chance"}
+    ]
     # A point measured before order guarantees were recorded is never the answer either.
     old = _point("old", 0.5, [0, 0])
     del old["order_guaranteed"], old["order_why"]
@@ -87,20 +116,28 @@ def test_a_winner_within_noise_ties_and_the_cheaper_in_cpu_is_preferred():
 
 def test_a_tie_with_the_same_cpu_is_settled_by_latency_and_else_says_nothing_tells_them_apart():
     same_cpu = [30.0, 31.0, 32.0]
-    late = _point("late", 100.0, [0, 0, 0], last_runs=[90.0, 100.0, 110.0], cpu_runs=same_cpu,
-                  p99_runs=[40.0, 41.0, 42.0])
-    prompt = _point("prompt", 101.0, [0, 0, 0], last_runs=[91.0, 101.0, 111.0], cpu_runs=same_cpu,
-                    p99_runs=[5.0, 6.0, 7.0])
+    late = _point(
+        "late", 100.0, [0, 0, 0], last_runs=[90.0, 100.0, 110.0], cpu_runs=same_cpu, p99_runs=[40.0, 41.0, 42.0]
+    )
+    prompt = _point(
+        "prompt", 101.0, [0, 0, 0], last_runs=[91.0, 101.0, 111.0], cpu_runs=same_cpu, p99_runs=[5.0, 6.0, 7.0]
+    )
     a = answer([late, prompt])
     assert a["best"]["label"] == "prompt" and a["tie"]["preferred_by"] == "latency_p99_ms"
-    a = answer([_point("a", 100.0, [0, 0], last_runs=[90.0, 110.0]), _point("b", 101.0, [0, 0], last_runs=[91.0, 111.0])])
+    a = answer(
+        [_point("a", 100.0, [0, 0], last_runs=[90.0, 110.0]), _point("b", 101.0, [0, 0], last_runs=[91.0, 111.0])]
+    )
     assert a["best"]["label"] == "a" and a["tie"]["preferred_by"] is None
     assert "tells them apart" in a["tie"]["reason"]
 
 
 def test_a_winner_significantly_faster_is_no_tie():
-    a = answer([_point("fast", 10.0, [0, 0, 0], last_runs=[9.9, 10.0, 10.1]),
-                _point("slow", 20.0, [0, 0, 0], last_runs=[19.9, 20.0, 20.1], cpu_runs=[1.0, 1.0, 1.0])])
+    a = answer(
+        [
+            _point("fast", 10.0, [0, 0, 0], last_runs=[9.9, 10.0, 10.1]),
+            _point("slow", 20.0, [0, 0, 0], last_runs=[19.9, 20.0, 20.1], cpu_runs=[1.0, 1.0, 1.0]),
+        ]
+    )
     assert a["best"]["label"] == "fast" and a["tie"] is None
     assert answer_lines({"answer": a})[0].startswith("Fastest configuration that guarantees order")
 
@@ -122,10 +159,18 @@ def test_no_qualified_point_says_why_and_never_an_empty_why():
 def test_the_plot_marks_the_answer_apart_and_the_points_left_out_hollow_with_the_legend_off_every_point():
     import matplotlib.colors as mcolors
     import matplotlib.pyplot as plt
-    points = [_point("reorders", 1.0, [0, 3]), _point("by-chance", 2.0, [0, 0], guaranteed=False),
-              _point("answer", 3.0, [0, 0]), _point("slower", 4.0, [0, 0])]
-    doc = {"sweep": {"spec": "s.toml", "grid": {"policy.call": [p["label"] for p in points]}, "max_latency_ms": None},
-           "points": points, "answer": answer(points)}
+
+    points = [
+        _point("reorders", 1.0, [0, 3]),
+        _point("by-chance", 2.0, [0, 0], guaranteed=False),
+        _point("answer", 3.0, [0, 0]),
+        _point("slower", 4.0, [0, 0]),
+    ]
+    doc = {
+        "sweep": {"spec": "s.toml", "grid": {"policy.call": [p["label"] for p in points]}, "max_latency_ms": None},
+        "points": points,
+        "answer": answer(points),
+    }
     fig = sweep_figure(doc)
     fig.canvas.draw()
     try:
@@ -152,11 +197,25 @@ def test_the_terminal_table_fits_100_columns_with_every_spread_whole():
         for key, v in (("last_packet_ms", last), ("overhead_ratio", last / 750.0), ("latency_p99_ms", p99)):
             p["summary"][key].update(n=3, median=v, min=0.97 * v, max=1.04 * v)
         return p
-    points = [point(c, w, last, p99) for c, w, last, p99 in (("oneway", False, 814.1, 812.7), ("oneway", 16, 797.7, 792.4),
-                                                            ("twoway", False, 1563.0, 17.73), ("twoway", 16, 796.7, 257.3))]
-    doc = {"sweep": {"spec": "/somewhere/exp6.toml", "grid": {"policy.call": ["oneway", "twoway"],
-                                                             "policy.worker": [False, 16]}, "max_latency_ms": None},
-           "points": points, "answer": answer(points)}
+
+    points = [
+        point(c, w, last, p99)
+        for c, w, last, p99 in (
+            ("oneway", False, 814.1, 812.7),
+            ("oneway", 16, 797.7, 792.4),
+            ("twoway", False, 1563.0, 17.73),
+            ("twoway", 16, 796.7, 257.3),
+        )
+    ]
+    doc = {
+        "sweep": {
+            "spec": "/somewhere/exp6.toml",
+            "grid": {"policy.call": ["oneway", "twoway"], "policy.worker": [False, 16]},
+            "max_latency_ms": None,
+        },
+        "points": points,
+        "answer": answer(points),
+    }
     shown = text(sweep_view(doc))
     table = shown.split("\n\n")[0].splitlines()
     assert table[0].startswith("sweep of exp6.toml: 3 run(s) per point")
@@ -167,8 +226,20 @@ def test_the_terminal_table_fits_100_columns_with_every_spread_whole():
 
 
 def _sweep(spec, out, *more):
-    return scabench("sweep", spec, "--grid", "policy.call=oneway,twoway", "--runs", 1, "--quiet-wait", 1,
-                    "--out", out, *more, timeout=300)
+    return scabench(
+        "sweep",
+        spec,
+        "--grid",
+        "policy.call=oneway,twoway",
+        "--runs",
+        1,
+        "--quiet-wait",
+        1,
+        "--out",
+        out,
+        *more,
+        timeout=300,
+    )
 
 
 def test_a_two_point_sweep_end_to_end_answers_with_an_in_order_configuration(write_spec, tmp_path):
@@ -189,10 +260,15 @@ def test_a_two_point_sweep_end_to_end_answers_with_an_in_order_configuration(wri
     assert best is not None  # two-way keeps order, so something always qualifies
     chosen = next(p for p in doc["points"] if p["label"] == best["label"])
     assert chosen["reordered_at_outputs"] == [0]
-    assert best["last_packet_ms"] == min(p["summary"]["last_packet_ms"]["median"] for p in doc["points"]
-                                         if p["reordered_at_outputs"] == [0] and p["order_guaranteed"])
-    assert ("Fastest configuration that guarantees order by its policies and kept 0 packets reordered" in proc.stdout
-            and best["label"] in proc.stdout)
+    assert best["last_packet_ms"] == min(
+        p["summary"]["last_packet_ms"]["median"]
+        for p in doc["points"]
+        if p["reordered_at_outputs"] == [0] and p["order_guaranteed"]
+    )
+    assert (
+        "Fastest configuration that guarantees order by its policies and kept 0 packets reordered" in proc.stdout
+        and best["label"] in proc.stdout
+    )
     assert "point 2/2" in proc.stderr  # progress, on stderr
     report = (out / "report.md").read_text()
     assert report.startswith("# Sweep of") and report.index("## Answer") < report.index("## Points")
@@ -216,9 +292,27 @@ def _sweep_until(spec, out, line_starts):
     """A two-point sweep of two runs a point, sent SIGINT as soon as its
     stderr shows a line that starts with `line_starts`; returns the
     command's exit status and its stderr."""
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", "sweep", str(spec), "--grid",
-                             "policy.call=oneway,twoway", "--runs", "2", "--quiet-wait", "1", "--out", str(out)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "sweep",
+            str(spec),
+            "--grid",
+            "policy.call=oneway,twoway",
+            "--runs",
+            "2",
+            "--quiet-wait",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines = []
     try:
         for line in proc.stderr:
@@ -255,8 +349,10 @@ def test_an_interrupted_sweep_resumes_where_it_stopped_keeping_every_run(write_s
     # Only the run missing was measured.
     assert "policy.call=oneway: run" not in proc.stderr and "policy.call=twoway: run 1/2" not in proc.stderr
     assert "policy.call=twoway: run 2/2: last packet" in proc.stderr
-    assert ("1 of 2 point(s) were measured already and skipped; 1 run(s) of 1 point(s) without all their runs "
-            "were kept, and only the runs missing measured") in proc.stderr
+    assert (
+        "1 of 2 point(s) were measured already and skipped; 1 run(s) of 1 point(s) without all their runs "
+        "were kept, and only the runs missing measured"
+    ) in proc.stderr
     doc = json.loads((out / "results.json").read_text())
     assert doc["status"] == "ok" and doc["answer"]["best"] is not None
     assert [p["status"] for p in doc["points"]] == ["ok", "ok"]
@@ -269,9 +365,11 @@ def test_an_interrupted_sweep_resumes_where_it_stopped_keeping_every_run(write_s
     # What OUT holds is another measurement than these: refused, one line,
     # saying how to start afresh, and OUT left as it was.
     whole = (out / "results.json").read_text()
-    for more_args, says in ((("--grid", "policy.call=oneway"), "give the same --grid values"),
-                            (("--packets", 5), "measured with 8 packets a run, not 5"),
-                            (("--runs", 1), "give --runs 2 or more")):
+    for more_args, says in (
+        (("--grid", "policy.call=oneway"), "give the same --grid values"),
+        (("--packets", 5), "measured with 8 packets a run, not 5"),
+        (("--runs", 1), "give --runs 2 or more"),
+    ):
         args = ["sweep", spec, "--quiet-wait", 1, "--out", out, *more_args]
         if "--grid" not in more_args:
             args += ["--grid", "policy.call=twoway,oneway"]  # the same grid, in another order
@@ -303,8 +401,17 @@ def test_a_grid_of_more_points_than_the_cap_is_refused_before_planning(write_spe
     once with the count and the cap, before a spec is planned."""
     spec = write_spec(pipeline_toml(packets=8, stages=2, work_us=300))
     values = ",".join(map(str, range(1000)))
-    proc = scabench("sweep", spec, "--grid", f"stage1.work_us={values}", "--grid", f"stage2.work_us={values}",
-                    "--out", tmp_path / "o", timeout=60)
+    proc = scabench(
+        "sweep",
+        spec,
+        "--grid",
+        f"stage1.work_us={values}",
+        "--grid",
+        f"stage2.work_us={values}",
+        "--out",
+        tmp_path / "o",
+        timeout=60,
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "1,000,000 points (1000 × 1000 values)" in proc.stderr and f"({MAX_POINTS:,})" in proc.stderr
     assert not (tmp_path / "o").exists()
@@ -313,14 +420,17 @@ def test_a_grid_of_more_points_than_the_cap_is_refused_before_planning(write_spe
     assert len(grid_axes({"stage1.work_us": range(100), "stage2.work_us": range(100)})) == 2  # 10,000: taken
 
 
-@pytest.mark.parametrize("grid, words", [
-    ("policy.call=oneway,bogus", "bogus"),
-    ("stage9.work_us=1,2", "stage9"),
-    ("run.nothing=1", "run.nothing"),
-    ("run.transport=tcp,udp", "'udp' is not valid; use one of: tcp, unix, shm"),
-    ("call=oneway", "policy.KEY"),
-    ("policy.worker=", "KEY=V1,V2"),
-])
+@pytest.mark.parametrize(
+    "grid, words",
+    [
+        ("policy.call=oneway,bogus", "bogus"),
+        ("stage9.work_us=1,2", "stage9"),
+        ("run.nothing=1", "run.nothing"),
+        ("run.transport=tcp,udp", "'udp' is not valid; use one of: tcp, unix, shm"),
+        ("call=oneway", "policy.KEY"),
+        ("policy.worker=", "KEY=V1,V2"),
+    ],
+)
 def test_a_bad_grid_exits_2_with_one_line_before_anything_runs(write_spec, tmp_path, grid, words):
     spec = write_spec(pipeline_toml(packets=8, stages=2, work_us=300))
     # The good first grid is crossed with the bad one: every point is checked before any runs.

@@ -3,6 +3,7 @@ says (scabench.producer_signal computes it with numpy), the sink's checksum
 is a number, its capture a SigMF recording the sigmf package reads, a file
 source plays one, and a FIR stage's and a Python decimating FIR's outputs
 are scipy's filtering of the same input. Real processes, few packets."""
+
 import os
 import re
 import sys
@@ -74,8 +75,9 @@ def test_the_producer_sends_the_documented_signal(write_spec, tmp_path, signal):
 
 def test_noise_in_a_short_pipeline_is_truncated_and_wrapped_as_documented(write_spec):
     props = {"packets": 3, "samples": 100, "signal": "noise", "amplitude": 40000.0, "seed": 3}
-    result = run(write_spec, pipeline("\n".join(f"{k} = {v!r}".replace("'", '"') for k, v in props.items()),
-                                      sample_type="short"))
+    result = run(
+        write_spec, pipeline("\n".join(f"{k} = {v!r}".replace("'", '"') for k, v in props.items()), sample_type="short")
+    )
     got = scabench.read_recording(result.stages[-1].capture)
     assert got.dtype == np.int16
     assert np.array_equal(got, scabench.producer_signal(props, "short"))
@@ -86,13 +88,20 @@ def test_a_fir_stage_filters_a_played_recording_as_scipy_does(write_spec, tmp_pa
     x = np.random.default_rng(5).standard_normal(1000).astype(np.float32)
     source = scabench.write_recording(tmp_path / "in" / "noise", x, "float")
     sigmf_checked(source)
-    result = run(write_spec, pipeline('packets = 11\nsamples = 96\nsignal = "file"\npath = "in/noise.sigmf-meta"',
-                                      'kind = "fir"\nfilters = 1\ntaps = 16', sample_type="float"))
+    result = run(
+        write_spec,
+        pipeline(
+            'packets = 11\nsamples = 96\nsignal = "file"\npath = "in/noise.sigmf-meta"',
+            'kind = "fir"\nfilters = 1\ntaps = 16',
+            sample_type="float",
+        ),
+    )
     got = scabench.read_recording(result.stages[-1].capture)
     assert got.dtype == np.float32 and got.size == 11 * 96
     played = np.resize(x, 11 * 96)
-    assert np.array_equal(played, scabench.producer_signal({"packets": 11, "samples": 96, "signal": "file",
-                                                            "path": str(source)}, "float"))
+    assert np.array_equal(
+        played, scabench.producer_signal({"packets": 11, "samples": 96, "signal": "file", "path": str(source)}, "float")
+    )
     # The stage's taps: a Hamming-windowed sinc cut at a quarter of the rate, unit gain at DC, in float.
     h = firwin(16, 0.5, window="hamming").astype(np.float32)
     expected = lfilter(h.astype(np.float64), 1.0, played.astype(np.float64))  # the state runs across packets
@@ -108,7 +117,7 @@ def test_the_python_decimating_fir_example_matches_scipy(tmp_path, monkeypatch):
     assert result.status == "ok", result.error
     producer, fir = waveform["producer"].properties, waveform["fir"].properties
     x = scabench.producer_signal({**producer, "packets": 6})
-    expected = lfilter(firwin(fir["taps"], 1.0 / fir["decimation"]), 1.0, x)[::fir["decimation"]]
+    expected = lfilter(firwin(fir["taps"], 1.0 / fir["decimation"]), 1.0, x)[:: fir["decimation"]]
     got = scabench.read_recording(result.stages[-1].capture)
     assert got.size == expected.size == 6 * 1000 // 4
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
@@ -121,14 +130,21 @@ def one_line(proc):
     return lines[0]
 
 
-@pytest.mark.parametrize("producer, sink, key, words", [
-    ('signal = "sinus"', "", "component[0].signal", "'sinus' is not valid; use one of: sine, ramp, noise, file"),
-    ('signal = "file"', "", "component[0].path", 'signal = "file" plays the SigMF recording named by path'),
-    ('signal = "file"\npath = "missing"', "", "component[0].path", "missing.sigmf-meta: no such file"),
-    ('signal = "file"\npath = "rec"', "", "component[0].path", "the recording's datatype is rf32_le; a double "
-                                                                 "pipeline plays rf64_le"),
-    ("", 'capture = "spec.toml/cap"', "component[1].capture", "cannot be created"),
-])
+@pytest.mark.parametrize(
+    "producer, sink, key, words",
+    [
+        ('signal = "sinus"', "", "component[0].signal", "'sinus' is not valid; use one of: sine, ramp, noise, file"),
+        ('signal = "file"', "", "component[0].path", 'signal = "file" plays the SigMF recording named by path'),
+        ('signal = "file"\npath = "missing"', "", "component[0].path", "missing.sigmf-meta: no such file"),
+        (
+            'signal = "file"\npath = "rec"',
+            "",
+            "component[0].path",
+            "the recording's datatype is rf32_le; a double pipeline plays rf64_le",
+        ),
+        ("", 'capture = "spec.toml/cap"', "component[1].capture", "cannot be created"),
+    ],
+)
 def test_bad_signals_and_captures_are_one_line_before_any_process(write_spec, tmp_path, producer, sink, key, words):
     scabench.write_recording(tmp_path / "rec", np.zeros(8), "float")
     spec = write_spec(pipeline(f"packets = 2\n{producer}", sink=sink))

@@ -2,6 +2,7 @@
 flag), the key and what is valid, before any process starts. The spec
 loader is also fuzzed: whatever TOML it is given, it returns a spec or
 raises SpecError, nothing else."""
+
 import math
 import os
 import subprocess
@@ -38,18 +39,21 @@ SPECS = [
     (with_run("timeout_s = 1e12"), "run.timeout_s", "0 to 86400"),
     (with_run("cores = [true]"), "run.cores", "CPU numbers"),
     (with_run("cores = []"), "run.cores", "CPU numbers"),
-    (with_run("cores = \"0,x\""), "run.cores", "CPU numbers"),
+    (with_run('cores = "0,x"'), "run.cores", "CPU numbers"),
     (with_run("cores = [-1]"), "run.cores", "usable CPUs"),
     (with_run("cores = 0"), "run.cores", "CPU numbers"),
     (with_run("pin = 1"), "run.pin", "true or false"),
-    (with_run("sample_type = \"int\""), "run.sample_type", "octet, short, float, double"),
-    (with_run("sample_type = [\"double\"]"), "run.sample_type", "octet, short, float, double"),
+    (with_run('sample_type = "int"'), "run.sample_type", "octet, short, float, double"),
+    (with_run('sample_type = ["double"]'), "run.sample_type", "octet, short, float, double"),
     (with_run("transport = 3"), "run.transport", "tcp, unix"),
-    (with_run("scheduler = \"\""), "run.scheduler", "normal, batch"),
-    (with_run("transport = \"unix\"") + "[network]\ndelay_ms = 1\n", "run.transport", "tcp"),
-    (with_run("transport = \"shm\"") + "[network]\ndelay_ms = 1\n", "run.transport",
-     "shared memory joins processes of one machine only"),
-    (with_run("transport = \"udp\""), "run.transport", "tcp, unix, shm"),
+    (with_run('scheduler = ""'), "run.scheduler", "normal, batch"),
+    (with_run('transport = "unix"') + "[network]\ndelay_ms = 1\n", "run.transport", "tcp"),
+    (
+        with_run('transport = "shm"') + "[network]\ndelay_ms = 1\n",
+        "run.transport",
+        "shared memory joins processes of one machine only",
+    ),
+    (with_run('transport = "udp"'), "run.transport", "tcp, unix, shm"),
 ]
 PROPS = [
     # the range the producer declares, which its configure enforces: a stream has a packet at least
@@ -57,23 +61,23 @@ PROPS = [
     ("p", "packets = -5", "component[0].packets", "from 1 to"),
     ("p", "packets = 9223372036854775808", "component[0].packets", "1 to 4,294,967,295"),  # an unsigned long
     ("p", "packets = 1.5", "component[0].packets", "integer"),
-    ("p", "packets = \"10\"", "component[0].packets", "integer"),
+    ("p", 'packets = "10"', "component[0].packets", "integer"),
     ("p", "packets = true", "component[0].packets", "integer"),
     ("p", "samples = 0", "component[0].samples", "from 1 to 8,388,096 with double samples"),
     ("p", "samples = 1000000000000", "component[0].samples", "1 to 8,388,096"),
     ("p", "samples = 9000000", "component[0].samples", "fit in an ORB message"),
     ("p", "drop_packet = -2", "component[0].drop_packet", "from -1 up"),
     ("p", "period_us = -1", "component[0].period_us", "from 0 to"),
-    ("p", "colour = \"red\"", "component[0].colour", "valid:"),
+    ("p", 'colour = "red"', "component[0].colour", "valid:"),
     ("p", "record_capacity = 5", "component[0].record_capacity", "valid:"),
-    ("p", "\"in.worker\" = 4", "component[0].in.worker", "valid:"),
+    ("p", '"in.worker" = 4', "component[0].in.worker", "valid:"),
     ("s", "work_us = nan", "component[1].work_us", "integer"),
     ("s", "work_us = 1e400", "component[1].work_us", "integer"),
     ("s", "work = 5", "component[1].work", "string"),
     # the stage's names for its work, which its configure takes and no other
-    ("s", "work = \"nnoe\"", "component[1].work", "'nnoe' is not valid; use one of: none, cpu, sleep"),
-    ("s", "work = \"Sleep\"", "component[1].work", "use one of: none, cpu, sleep"),
-    ("s", "work = \"gpu\"", "component[1].work", "use one of: none, cpu, sleep"),
+    ("s", 'work = "nnoe"', "component[1].work", "'nnoe' is not valid; use one of: none, cpu, sleep"),
+    ("s", 'work = "Sleep"', "component[1].work", "use one of: none, cpu, sleep"),
+    ("s", 'work = "gpu"', "component[1].work", "use one of: none, cpu, sleep"),
     ("s", "work_us = [1]", "component[1].work_us", "integer"),
     ("s", "work_us = {a = 1}", "component[1].work_us", "integer"),
 ]
@@ -89,17 +93,17 @@ SPECS += [
     ("component = []\n", "component", "[[component]]"),
     ("", "component", "[[component]]"),
     ("connection = 5\n" + TWO, "connection", "[[connection]]"),
-    ("connection = [\"p.out\"]\n" + TWO, "connection", "[[connection]]"),
-    ("chain = \"p\"\n" + ONE, "chain", "list of component names"),
+    ('connection = ["p.out"]\n' + TWO, "connection", "[[connection]]"),
+    ('chain = "p"\n' + ONE, "chain", "list of component names"),
     ("chain = [1, 2]\n" + ONE, "chain", "list of component names"),
     ("placement = [1]\n" + TWO, "placement", "must be a table"),
     ("network = 10\n" + TWO, "network", "must be a table"),
-    ("experiment = \"x\"\n" + TWO, "experiment", "must be a table"),
-    (TWO + "[placement]\nhosts = \"p\"\n", "placement.hosts", "lists of component names"),
+    ('experiment = "x"\n' + TWO, "experiment", "must be a table"),
+    (TWO + '[placement]\nhosts = "p"\n', "placement.hosts", "lists of component names"),
     (TWO + "[placement]\nhosts = [[]]\n", "placement.hosts", "lists of component names"),
     (TWO + "[placement]\nhosts = [[1]]\n", "placement.hosts", "lists of component names"),
-    (TWO + "[placement]\nhosts = [[\"p\"]]\n", "placement.hosts", "'s' is not placed"),
-    (TWO + "[placement]\nhosts = [[\"p\", \"s\"], [\"s\"]]\n", "placement.hosts", "placed twice"),
+    (TWO + '[placement]\nhosts = [["p"]]\n', "placement.hosts", "'s' is not placed"),
+    (TWO + '[placement]\nhosts = [["p", "s"], ["s"]]\n', "placement.hosts", "placed twice"),
     (TWO + "[placement]\ncores = 1\n", "placement.cores", "valid: hosts"),
     # names and kinds
     (ONE.replace('"p"', '"p q"'), "component[0].name", "letters, digits"),
@@ -108,16 +112,24 @@ SPECS += [
     (ONE.replace('kind = "producer"\n', ""), "component[0].kind", "valid:"),
     (ONE.replace('"producer"', '["producer"]'), "component[0].kind", "valid:"),
     # topology
-    ('chain = []\n' + STAGE, "connection", "'s' (stage) receives from nothing"),
+    ("chain = []\n" + STAGE, "connection", "'s' (stage) receives from nothing"),
     ('chain = ["s"]\n' + STAGE, "connection", "'s' (stage) receives from nothing"),
     (TWO.replace('chain = ["p", "s"]', 'chain = ["s"]'), "connection", "'s' (stage) receives from nothing"),
     ('chain = ["p", "q"]\n' + ONE, "chain[1]", "no component named 'q'"),
     (TWO.replace('chain = ["p", "s"]', 'chain = ["p", "s", "s"]'), "connection", "to itself"),
     (TWO.replace('chain = ["p", "s"]', 'chain = ["s", "p"]'), "chain[1]", "no provides (input) port 'in'"),
-    (TWO + '[[component]]\nname = "t"\nkind = "stage"\n[[connection]]\nfrom = "s.out"\nto = "t.in"\n'
-     '[[connection]]\nfrom = "t.out"\nto = "s.in"\n', "connection", "loop"),
-    ('chain = ["a", "b"]\n[[component]]\nname = "a"\nkind = "stage"\n[[component]]\nname = "b"\nkind = "stage"\n'
-     '[[connection]]\nfrom = "b.out"\nto = "a.in"\n', "connection", "loop (a -> b -> a)"),
+    (
+        TWO + '[[component]]\nname = "t"\nkind = "stage"\n[[connection]]\nfrom = "s.out"\nto = "t.in"\n'
+        '[[connection]]\nfrom = "t.out"\nto = "s.in"\n',
+        "connection",
+        "loop",
+    ),
+    (
+        'chain = ["a", "b"]\n[[component]]\nname = "a"\nkind = "stage"\n[[component]]\nname = "b"\nkind = "stage"\n'
+        '[[connection]]\nfrom = "b.out"\nto = "a.in"\n',
+        "connection",
+        "loop (a -> b -> a)",
+    ),
     (TWO + '[[component]]\nname = "x"\nkind = "producer"\n', "connection", "'x' is connected to nothing"),
     (TWO + '[[component]]\nname = "x"\nkind = "sink"\n', "connection", "'x' (sink) receives from nothing"),
     (TWO + '[[connection]]\nfrom = "p.out"\nto = "s.in"\n', "connection", "connected twice"),
@@ -126,16 +138,16 @@ SPECS += [
     (TWO + '[[connection]]\nfrom = "s.out.x"\nto = "p.in"\n', "connection[0].from", "component.port"),
     # policy, against the runtime's schema: its ranges hold before any process starts
     (TWO + "[policy]\nworker = 65537\n", "policy.worker", "at most 65536"),
-    (TWO + "[policy]\ndispatch = \"pool:1001\"\n", "policy.dispatch", "from 1 to 1000"),
-    (TWO + "[policy]\nflow = \"credits(70000)\"\n", "policy.flow", "from 1 to 65536"),
-    (TWO + "[policy]\nflow = \"watermarks(3, 3)\"\n", "policy.flow", "lo < hi"),
+    (TWO + '[policy]\ndispatch = "pool:1001"\n', "policy.dispatch", "from 1 to 1000"),
+    (TWO + '[policy]\nflow = "credits(70000)"\n', "policy.flow", "from 1 to 65536"),
+    (TWO + '[policy]\nflow = "watermarks(3, 3)"\n', "policy.flow", "lo < hi"),
     (TWO + "[policy]\nreorder_timeout_ms = inf\n", "policy.reorder_timeout_ms", "from 0 to 600000"),
     (TWO + "[policy]\nreorder_timeout_ms = nan\n", "policy.reorder_timeout_ms", "from 0 to 600000"),
     (TWO + "[policy]\nreorder_capacity = true\n", "policy.reorder_capacity", "whole number"),
-    (TWO + "[policy]\ncall = [\"oneway\"]\n", "policy.call", "twoway, oneway"),
+    (TWO + '[policy]\ncall = ["oneway"]\n', "policy.call", "twoway, oneway"),
     (TWO + "[policy]\nflow = 3\n", "policy.flow", "credits(w)"),
     (TWO + "[policy]\nworker = 4\nworker_resume = -1\n", "policy.worker_resume", "r >= 0"),
-    (TWO + "[[connection]]\nfrom = \"s.out\"\nto = \"p.in\"\n", "connection[0].to", "no provides (input) port"),
+    (TWO + '[[connection]]\nfrom = "s.out"\nto = "p.in"\n', "connection[0].to", "no provides (input) port"),
     # network
     (TWO + "[network]\ndelay_ms = 1.5\n", "network.delay_ms", "whole number"),
     (TWO + "[network]\ndelay_ms = nan\n", "network.delay_ms", "whole number"),
@@ -215,14 +227,21 @@ def test_bad_property_override(write_spec, items, where, hint):
 
 
 def test_override_values_read_as_toml_would():
-    assert parse_overrides(["a=1", "b=-2", "c=1.5", "d=true", "e=x", "f=²", "g=nan"], "--policy") == \
-        {"a": 1, "b": -2, "c": 1.5, "d": True, "e": "x", "f": "²", "g": pytest.approx(math.nan, nan_ok=True)}
+    assert parse_overrides(["a=1", "b=-2", "c=1.5", "d=true", "e=x", "f=²", "g=nan"], "--policy") == {
+        "a": 1,
+        "b": -2,
+        "c": 1.5,
+        "d": True,
+        "e": "x",
+        "f": "²",
+        "g": pytest.approx(math.nan, nan_ok=True),
+    }
 
 
 def test_huge_packets_flag_is_refused(write_spec):
     spec = load_spec(write_spec(pipeline_toml(stages=1)))
     with pytest.raises(SpecError, match="1 to 4,294,967,295"):
-        spec = spec.with_packets(10 ** 30, where="--packets")
+        spec = spec.with_packets(10**30, where="--packets")
 
 
 def test_a_property_in_its_declared_range_is_taken(write_spec):
@@ -267,8 +286,10 @@ CLI = [
     (["run", "{spec}", "--scheduler", "fifo"], "--scheduler"),
     (["run", "{spec}", "--transport", "udp"], "--transport"),
     (["run", "{spec}", "--transport", "shm", "--link-delay", "1"], "shared memory joins processes of one machine"),
-    (["run", "{spec}", "--set", "producer.samples=8000000", "--packets", "5000", "--policy", "worker=4000"],
-     "GiB of memory"),
+    (
+        ["run", "{spec}", "--set", "producer.samples=8000000", "--packets", "5000", "--policy", "worker=4000"],
+        "GiB of memory",
+    ),
     (["run", "{spec}", "--json", "{file}/r.json"], "--json"),
     (["run", "{spec}", "--json", "{dir}"], "is a directory"),
     (["run", "{spec}", "--csv", "{file}/r.csv"], "--csv"),
@@ -305,7 +326,10 @@ CLI = [
     # A named pipe stands for any output that is not a regular file (a device): the result is renamed
     # over the path, which would replace it.
     (["run", "{spec}", "--json", "{fifo}"], "--json: {fifo} is not a regular file"),
-    (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
+    (
+        ["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{unmakeable}"],
+        "--out: {unmakeable} cannot be created",
+    ),
     (["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{dir}/s", "--csv", "{unmakeable}/s.csv"], "--csv"),
     (["compare", "{run}", "{run}", "--json", "{unmakeable}/c.json"], "cannot be created"),
     (["paper", "--out", "{unmakeable}"], "--out: {unmakeable} cannot be created"),
@@ -325,13 +349,19 @@ CLI = [
     (["link-delay", "--from-results", "--out", "{piped}"], "results.json: is not a regular file"),
     (["granularity", "--from-json", "{fifo}"], "not a regular file"),
     # Counts of runs beyond any plan (10^20 runs showed 3.4e15 hours left).
-    (["run", "{spec}", "--runs", "100000000000000000000"], "'--runs': 100000000000000000000 is not in the range 1<=x<=10000"),
+    (
+        ["run", "{spec}", "--runs", "100000000000000000000"],
+        "'--runs': 100000000000000000000 is not in the range 1<=x<=10000",
+    ),
     (["run", "{spec}", "--runs", "2", "--warmup", "10001"], "'--warmup'"),
     (["sweep", "{spec}", "--grid", "policy.call=oneway", "--runs", "10001"], "'--runs'"),
     (["paper", "--runs", "10001"], "'--runs'"),
     # A campaign file is not a spec: the command that runs it is named.
-    (["run", "experiments/paper/campaign.toml"], "this is a campaign (its [measure] and [[config]] tables), not a spec; "
-                                                  "run it with `scabench paper --campaign experiments/paper/campaign.toml`"),
+    (
+        ["run", "experiments/paper/campaign.toml"],
+        "this is a campaign (its [measure] and [[config]] tables), not a spec; "
+        "run it with `scabench paper --campaign experiments/paper/campaign.toml`",
+    ),
     (["run", "campaign"], "run it with `scabench paper --campaign"),
     (["run", "experiments/ordering/link-delay.toml"], "run it with `scabench link-delay --campaign"),
 ]
@@ -356,9 +386,19 @@ def test_bad_cli_call_exits_2_with_one_line(write_spec, tmp_path, args, hint):
     piped = tmp_path / "piped"  # an --out whose results.json is a named pipe
     piped.mkdir()
     os.mkfifo(piped / "results.json")
-    names = {"spec": spec, "fifo": fifo, "dir": tmp_path, "missing": tmp_path / "none.toml", "file": regular,
-             "garbage": garbage, "other": other, "hollow": hollow, "run": run, "piped": piped,
-             "unmakeable": "/proc/scabench-no-such-process"}
+    names = {
+        "spec": spec,
+        "fifo": fifo,
+        "dir": tmp_path,
+        "missing": tmp_path / "none.toml",
+        "file": regular,
+        "garbage": garbage,
+        "other": other,
+        "hollow": hollow,
+        "run": run,
+        "piped": piped,
+        "unmakeable": "/proc/scabench-no-such-process",
+    }
     proc = scabench(*[a.format(**names) for a in args], timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and hint.format(**names) in proc.stderr
@@ -368,16 +408,45 @@ def test_bad_cli_call_exits_2_with_one_line(write_spec, tmp_path, args, hint):
 
 
 TOML_VALUES = st.recursive(
-    st.just(0) | st.booleans() | st.integers(min_value=-(2 ** 70), max_value=2 ** 70)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12),
+    st.just(0)
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=20)
-KEYS = st.sampled_from(["experiment", "run", "component", "policy", "chain", "connection", "placement", "network",
-                        "other"])
-SUBKEYS = st.sampled_from(["name", "kind", "packets", "samples", "work_us", "work", "cores", "timeout_s", "hosts",
-                           "from", "to", "call", "worker", "flow", "delay_ms", "transport", "sample_type"])
-DOCS = st.dictionaries(KEYS, TOML_VALUES | st.dictionaries(SUBKEYS, TOML_VALUES, max_size=5)
-                       | st.lists(st.dictionaries(SUBKEYS, TOML_VALUES, max_size=5), max_size=3), max_size=6)
+    max_leaves=20,
+)
+KEYS = st.sampled_from(
+    ["experiment", "run", "component", "policy", "chain", "connection", "placement", "network", "other"]
+)
+SUBKEYS = st.sampled_from(
+    [
+        "name",
+        "kind",
+        "packets",
+        "samples",
+        "work_us",
+        "work",
+        "cores",
+        "timeout_s",
+        "hosts",
+        "from",
+        "to",
+        "call",
+        "worker",
+        "flow",
+        "delay_ms",
+        "transport",
+        "sample_type",
+    ]
+)
+DOCS = st.dictionaries(
+    KEYS,
+    TOML_VALUES
+    | st.dictionaries(SUBKEYS, TOML_VALUES, max_size=5)
+    | st.lists(st.dictionaries(SUBKEYS, TOML_VALUES, max_size=5), max_size=3),
+    max_size=6,
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -399,10 +468,27 @@ def test_network_hosts_without_cap_sys_admin_name_the_spec_and_what_they_need(wr
     """Root in a container often lacks CAP_SYS_ADMIN: `ip netns add` then
     fails on its mount of /run/netns. Said before any process starts."""
     spec = write_spec(pipeline_toml(stages=1, packets=5))
-    proc = subprocess.run(["setpriv", "--bounding-set=-sys_admin", sys.executable, "-m", "scabench.cli", "run",
-                           str(spec), "--link-delay", "1"], capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = subprocess.run(
+        [
+            "setpriv",
+            "--bounding-set=-sys_admin",
+            sys.executable,
+            "-m",
+            "scabench.cli",
+            "run",
+            str(spec),
+            "--link-delay",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip() == (f"error: {spec}: network: network hosts ([network], --link-delay) cannot be made "
-                                   "here: network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network "
-                                   "namespaces are mounted under /run/netns and given veth links); this process "
-                                   "lacks CAP_SYS_ADMIN")
+    assert proc.stderr.strip() == (
+        f"error: {spec}: network: network hosts ([network], --link-delay) cannot be made "
+        "here: network hosts need root with CAP_SYS_ADMIN and CAP_NET_ADMIN (network "
+        "namespaces are mounted under /run/netns and given veth links); this process "
+        "lacks CAP_SYS_ADMIN"
+    )

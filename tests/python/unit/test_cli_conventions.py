@@ -1,6 +1,7 @@
 """The command line's conventions: --version, the version in every result
 file, spec lookup by name, validate, the component catalogue, scaled units,
 tables that fit, CSV beside JSON, help summaries."""
+
 import json
 import os
 import subprocess
@@ -20,8 +21,9 @@ from scabench.run.results import RunResult
 
 
 def head_commit():
-    return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_version_names_the_release_and_the_commit():
@@ -49,9 +51,9 @@ def test_a_document_names_the_scabench_that_made_it_and_keeps_it(tmp_path):
         assert json.loads(write_json(kept, tmp_path / "b.json").read_text()) == kept
 
 
-
 def test_a_run_result_keeps_the_scabench_that_measured_it_and_old_ones_still_load():
     from test_results import ok_run
+
     run = ok_run()
     doc = run.as_dict()
     assert "scabench" not in doc  # as results were written before
@@ -61,15 +63,34 @@ def test_a_run_result_keeps_the_scabench_that_measured_it_and_old_ones_still_loa
     assert list(doc)[0] == "scabench" and RunResult.from_dict(doc) == run
 
 
-@pytest.mark.parametrize("ms, printed", [(189226.5 / 1000, "189.2 ms"), (5123.4, "5.123 s"), (0.0123, "12.30 µs"),
-                                         (30.0, "30 ms"), (0.000674, "674 ns"), (0.0, "0 ms"), (None, "–"),
-                                         (-2.5, "-2.500 ms"), (7_200_000.0, "7200 s")])
+@pytest.mark.parametrize(
+    "ms, printed",
+    [
+        (189226.5 / 1000, "189.2 ms"),
+        (5123.4, "5.123 s"),
+        (0.0123, "12.30 µs"),
+        (30.0, "30 ms"),
+        (0.000674, "674 ns"),
+        (0.0, "0 ms"),
+        (None, "–"),
+        (-2.5, "-2.500 ms"),
+        (7_200_000.0, "7200 s"),
+    ],
+)
 def test_durations_are_scaled(ms, printed):
     assert units.duration(ms) == printed
 
 
-@pytest.mark.parametrize("bps, printed", [(800000000000000000, "800 Pbit/s"), (1366122, "1.366 Mbit/s"),
-                                          (999, "999 bit/s"), (2.5e9, "2.500 Gbit/s"), (0, "0 bit/s")])
+@pytest.mark.parametrize(
+    "bps, printed",
+    [
+        (800000000000000000, "800 Pbit/s"),
+        (1366122, "1.366 Mbit/s"),
+        (999, "999 bit/s"),
+        (2.5e9, "2.500 Gbit/s"),
+        (0, "0 bit/s"),
+    ],
+)
 def test_rates_are_scaled(bps, printed):
     assert units.bit_rate(bps) == printed
 
@@ -79,14 +100,23 @@ def test_several_figures_print_in_one_unit():
     assert [units.duration(v, scale) for v in (1500.0, 20.0)] == ["1.500 s", "0.020 s"]
 
 
-@pytest.mark.parametrize("median, low, high, printed", [
-    (663.9, 663.2, 664.6, "663.9 ms (663.2–664.6)"), (1004.0, 990.0, 1020.0, "1.004 s (0.990–1.020)"),
-    (0.5, 0.41, 0.6, "500 µs (410–600)"), (5.0, 5.0, 5.0, "5 ms"), (5.0, None, None, "5 ms"), (None, 1.0, 2.0, "–")])
+@pytest.mark.parametrize(
+    "median, low, high, printed",
+    [
+        (663.9, 663.2, 664.6, "663.9 ms (663.2–664.6)"),
+        (1004.0, 990.0, 1020.0, "1.004 s (0.990–1.020)"),
+        (0.5, 0.41, 0.6, "500 µs (410–600)"),
+        (5.0, 5.0, 5.0, "5 ms"),
+        (5.0, None, None, "5 ms"),
+        (None, 1.0, 2.0, "–"),
+    ],
+)
 def test_a_duration_and_its_range_print_in_the_medians_unit(median, low, high, printed):
     assert units.duration_spread(median, low, high) == printed
 
 
 # --- help ------------------------------------------------------------------------
+
 
 def test_help_summaries_are_whole():
     proc = scabench("--help")
@@ -101,12 +131,19 @@ def test_help_summaries_are_whole():
 
 # --- specs by name ------------------------------------------------------------------
 
+
 def test_a_spec_is_found_by_its_name_from_any_directory(tmp_path):
     assert find_spec("exp6") == REPO / "experiments" / "paper" / "exp6.toml"
     # This checkout's package, wherever the command runs from.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "scabench.cli", "validate", "exp6", "split2"], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=120, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scabench.cli", "validate", "exp6", "split2"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 2 and lines[0].startswith("ok") and "experiments/paper/exp6.toml" in lines[0]
@@ -135,8 +172,9 @@ def test_validate_says_one_line_per_spec_and_exits_2_on_a_bad_one(write_spec):
     bad = write_spec(pipeline_toml(policy='call = "sideways"'), "bad.toml")
     proc = scabench("validate", good)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.splitlines() == [f"ok   {good}: 3 components, 2 connections, 3 processes, 7 packets, "
-                                        "floor 16 ms"]
+    assert proc.stdout.splitlines() == [
+        f"ok   {good}: 3 components, 2 connections, 3 processes, 7 packets, floor 16 ms"
+    ]
     proc = scabench("validate", good, bad, "no-spec-has-this-name")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
@@ -146,19 +184,22 @@ def test_validate_says_one_line_per_spec_and_exits_2_on_a_bad_one(write_spec):
 
 
 def test_validate_checks_the_memory_a_run_needs(write_spec):
-    huge = write_spec(pipeline_toml(packets=5000, stages=1, policy="worker = 4000").replace(
-        "samples = 256", "samples = 8000000"))
+    huge = write_spec(
+        pipeline_toml(packets=5000, stages=1, policy="worker = 4000").replace("samples = 256", "samples = 8000000")
+    )
     proc = scabench("validate", huge)
     assert proc.returncode == 2 and "GiB of memory" in proc.stdout
 
 
 # --- the catalogue ------------------------------------------------------------------
 
+
 def test_components_lists_every_kind_and_the_policy_within_100_columns():
     proc = scabench("components")
     assert proc.returncode == 0, proc.stderr
-    described = json.loads(subprocess.run([str(program("scabench-host")), "--describe"], capture_output=True,
-                                          text=True, check=True).stdout)
+    described = json.loads(
+        subprocess.run([str(program("scabench-host")), "--describe"], capture_output=True, text=True, check=True).stdout
+    )
     names = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
     assert set(described["kinds"]) <= names
     assert set(described["policy"]) <= names
@@ -168,13 +209,14 @@ def test_components_lists_every_kind_and_the_policy_within_100_columns():
 def test_components_says_what_uses_provides_and_side_are():
     """The catalogue's "uses", "provides" and "side" columns are SCA's words,
     which it did not define."""
-    lines = scabench("components", "--wide").stdout.splitlines()   # a row on one line
+    lines = scabench("components", "--wide").stdout.splitlines()  # a row on one line
     kinds_end = next(i for i, line in enumerate(lines) if line.startswith("external "))
-    assert lines[kinds_end + 1] == ("uses: a kind's output ports (it sends through them); provides: its input "
-                                    "ports (it receives)")
+    assert lines[kinds_end + 1] == (
+        "uses: a kind's output ports (it sends through them); provides: its input ports (it receives)"
+    )
     assert "side: the end of a connection the key acts on: the uses port, the provides port, or both" in lines
     # Each kind's sample types in one order, the Python kinds' as the C++ ones'.
-    types = {line.split()[0]: line[line.index("double"):].split()[:4] for line in lines if " double, " in line}
+    types = {line.split()[0]: line[line.index("double") :].split()[:4] for line in lines if " double, " in line}
     assert types["py-stage"] == types["stage"] == ["double,", "float,", "octet,", "short"]
 
 
@@ -193,12 +235,19 @@ def test_components_of_a_kind_gives_types_defaults_and_ranges():
 
 def test_components_shows_names_booleans_and_depths_as_a_spec_writes_them():
     stage = scabench("components", "stage", "--wide").stdout
-    assert next(line for line in stage.splitlines() if line.startswith("work ")).split()[1:7] == \
-        ["string", "cpu", "none", "|", "cpu", "|"]
+    assert next(line for line in stage.splitlines() if line.startswith("work ")).split()[1:7] == [
+        "string",
+        "cpu",
+        "none",
+        "|",
+        "cpu",
+        "|",
+    ]
     sink = scabench("components", "sink", "--wide").stdout
     assert next(line for line in sink.splitlines() if line.startswith("checksum")).split()[1:3] == ["boolean", "false"]
-    rows = {line.split()[0]: line.split() for line in scabench("components", "--wide").stdout.splitlines()
-            if line.strip()}
+    rows = {
+        line.split()[0]: line.split() for line in scabench("components", "--wide").stdout.splitlines() if line.strip()
+    }
     # values, then the default: a depth of 0 is written false (no worker), not 0
     assert rows["worker"][1:11] == ["provides", "false", "|", "true", "(64)", "|", "1", "to", "65,536", "false"]
     assert rows["packet_length"][2:5] == ["0", "to", "67,104,768"]
@@ -206,15 +255,21 @@ def test_components_shows_names_booleans_and_depths_as_a_spec_writes_them():
 
 # --- colour -----------------------------------------------------------------------
 
+
 def _on_a_terminal(*args):
     """A command's stdout when it is a terminal (a pseudo-terminal)."""
     import pty
+
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
-    env.update(TERM="xterm-256color", COLUMNS="100",
-               PYTHONPATH=os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "scabench.cli", *args], stdout=slave, stderr=subprocess.PIPE,
-                            cwd=REPO, env=env)
+    env.update(
+        TERM="xterm-256color",
+        COLUMNS="100",
+        PYTHONPATH=os.pathsep.join([str(REPO / "python"), os.environ.get("PYTHONPATH", "")]),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", *args], stdout=slave, stderr=subprocess.PIPE, cwd=REPO, env=env
+    )
     os.close(slave)
     chunks = []
     while True:

@@ -1,4 +1,5 @@
 """Foreign load: one definition of busy for every meter (measure/load.py)."""
+
 from types import SimpleNamespace
 
 from scabench.measure.load import busy_jiffies, core_jiffies

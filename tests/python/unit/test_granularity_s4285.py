@@ -2,6 +2,7 @@
 overhead left once collocated on known numbers, the window in whole frame
 periods (the tiny plan's run over real processes:
 system/test_granularity_s4285_run.py)."""
+
 from dataclasses import replace
 
 import pytest
@@ -16,22 +17,47 @@ from scabench.studies.granularity.rows import S4285Row
 
 def row(config, components, placement, rate, user, total):
     """A row as the lab makes it; what the summary does not read is left at zero."""
-    return S4285Row(workload="s4285", config=config, components=components, placement=placement,
-                    transport="tcp" if placement == "process" else "none", mode="2400L", symbol_rate=rate,
-                    frame_rate=rate / 256, frames=0, window_s=0.0, dither_us=0, user_pct=user,
-                    system_pct=None if user is None else total - user, total_pct=total, csw_per_s=0.0,
-                    total_spread=[total, total], us_per_frame=0.0, audio_digest="", output_matches_plain=None,
-                    foreign_pct=0.0, sar_user_pct=0.0, sar_total_pct=0.0, system_csw_per_s=0.0, user_sample_s=0.0,
-                    system_sample_s=0.0, split_source="taskstats", runs=[], processes=[])
+    return S4285Row(
+        workload="s4285",
+        config=config,
+        components=components,
+        placement=placement,
+        transport="tcp" if placement == "process" else "none",
+        mode="2400L",
+        symbol_rate=rate,
+        frame_rate=rate / 256,
+        frames=0,
+        window_s=0.0,
+        dither_us=0,
+        user_pct=user,
+        system_pct=None if user is None else total - user,
+        total_pct=total,
+        csw_per_s=0.0,
+        total_spread=[total, total],
+        us_per_frame=0.0,
+        audio_digest="",
+        output_matches_plain=None,
+        foreign_pct=0.0,
+        sar_user_pct=0.0,
+        sar_total_pct=0.0,
+        system_csw_per_s=0.0,
+        user_sample_s=0.0,
+        system_sample_s=0.0,
+        split_source="taskstats",
+        runs=[],
+        processes=[],
+    )
 
 
 def test_ratios_and_the_overhead_left_once_collocated():
-    rows = [row("plain", 1, "standalone", 64000, 1.0, 1.25),
-            row("split2", 2, "process", 64000, 2.0, 3.0),
-            row("split11", 11, "process", 64000, 5.0, 9.0),
-            row("split2", 2, "collocated", 64000, 1.5, 2.0),
-            row("split11", 11, "collocated", 64000, 2.1, 3.5),
-            row("split7", 7, "process", 64000, 4.0, 6.0)]
+    rows = [
+        row("plain", 1, "standalone", 64000, 1.0, 1.25),
+        row("split2", 2, "process", 64000, 2.0, 3.0),
+        row("split11", 11, "process", 64000, 5.0, 9.0),
+        row("split2", 2, "collocated", 64000, 1.5, 2.0),
+        row("split11", 11, "collocated", 64000, 2.1, 3.5),
+        row("split7", 7, "process", 64000, 4.0, 6.0),
+    ]
     summary = summarise(rows)
     process, collocated = summary["ratios"]
     assert process["placement"] == "process" and collocated["placement"] == "collocated"
@@ -49,10 +75,12 @@ def test_ratios_and_the_overhead_left_once_collocated():
 
 
 def test_no_overhead_or_no_tick_leaves_the_share_undefined():
-    rows = [row("split2", 2, "process", 2400, None, 0.4),
-            row("split11", 11, "process", 2400, 0.9, 0.4),
-            row("split2", 2, "collocated", 2400, 0.2, 0.2),
-            row("split11", 11, "collocated", 2400, 0.3, 0.3)]
+    rows = [
+        row("split2", 2, "process", 2400, None, 0.4),
+        row("split11", 11, "process", 2400, 0.9, 0.4),
+        row("split2", 2, "collocated", 2400, 0.2, 0.2),
+        row("split11", 11, "collocated", 2400, 0.3, 0.3),
+    ]
     summary = summarise(rows)
     assert summary["ratios"][0]["user_wide_vs_narrow"] is None  # no tick on split2: U unknown
     assert summary["ratios"][0]["user_wide_vs_plain"] is None  # no plain program measured

@@ -1,5 +1,6 @@
 """The measurement guard (scabench.measure.guard): redo what others
 disturbed, keep the cleanest, count redos against the study's budget."""
+
 import pytest
 
 from scabench.errors import RunError
@@ -15,6 +16,7 @@ def measurements(*foreign):
     def run_once():
         made.append(len(made))
         return made[-1]
+
     return run_once, (lambda i: foreign[i]), made
 
 
@@ -53,6 +55,7 @@ def test_a_failure_the_settings_retry_is_redone_then_raised():
     def failing():
         calls.append(1)
         raise RunError("stage1 died", "stage1")
+
     guard = Guard(GuardSettings(**NO_WAIT, max_redos=2, retry_errors=(RunError,)))
     with pytest.raises(RunError, match="stage1 died"):
         guard.measure(failing, lambda v: 0.0)
@@ -67,6 +70,7 @@ def test_a_failure_after_a_kept_measurement_keeps_it():
         if isinstance(item, Exception):
             raise item
         return item
+
     guard = Guard(GuardSettings(**NO_WAIT, max_redos=1, retry_errors=(RunError,)))
     kept = guard.measure(run_once, lambda v: v[1])
     assert kept.value == ("ok", 50.0) and kept.disturbed
@@ -75,6 +79,7 @@ def test_a_failure_after_a_kept_measurement_keeps_it():
 def test_other_errors_are_not_retried():
     def broken():
         raise ValueError("bug")
+
     with pytest.raises(ValueError):
         Guard(GuardSettings(**NO_WAIT, retry_errors=(RunError,))).measure(broken, lambda v: 0.0)
 

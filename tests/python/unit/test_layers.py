@@ -1,6 +1,7 @@
 """The package's layers: a module imports only from its own layer or the
 layers below it (docs/architecture.md, "Layers"). Checked on the source, so a
 new import that runs back up a layer fails here, not in review."""
+
 import ast
 from pathlib import Path
 
@@ -12,9 +13,21 @@ PACKAGE = Path(scabench.__file__).parent
 # may use every layer below it, and cli (and the package's own __init__) sit
 # above everything.
 LAYERS = ["base", "components", "model", "run", "measure", "node", "report", "waveforms", "studies", "api", "top"]
-TOP_LEVEL = {"errors": "base", "paths": "base", "files": "base", "recording": "base", "signals": "base",
-             "interrupts": "base", "typed": "base", "version": "base",
-             "console": "base", "units": "base", "api": "api", "cli": "top", "__init__": "top"}
+TOP_LEVEL = {
+    "errors": "base",
+    "paths": "base",
+    "files": "base",
+    "recording": "base",
+    "signals": "base",
+    "interrupts": "base",
+    "typed": "base",
+    "version": "base",
+    "console": "base",
+    "units": "base",
+    "api": "api",
+    "cli": "top",
+    "__init__": "top",
+}
 
 
 def layer_of(module):
@@ -88,8 +101,10 @@ def module_graph(package=PACKAGE):
     Spec it takes), and the package's own __init__, whose names are the
     library's façade, loaded on first use (PEP 562), on which no module
     depends."""
-    modules = {".".join(p.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__"): p
-               for p in package.rglob("*.py")}
+    modules = {
+        ".".join(p.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in package.rglob("*.py")
+    }
     top = package.name
     graph = {}
     for name, path in modules.items():
@@ -132,6 +147,7 @@ def import_cycles(graph):
                     break
             if len(members) > 1:
                 cycles.append(sorted(members))
+
     for v in sorted(graph):
         if v not in index:
             visit(v)
@@ -140,8 +156,9 @@ def import_cycles(graph):
 
 def test_no_import_circles():
     cycles = import_cycles(module_graph())
-    assert not cycles, "modules that import each other (directly or round a loop):\n" + \
-        "\n".join(" <-> ".join(c) for c in cycles)
+    assert not cycles, "modules that import each other (directly or round a loop):\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
 
 
 def test_the_checker_sees_an_import_circle_inside_a_function(tmp_path):
@@ -153,7 +170,8 @@ def test_the_checker_sees_an_import_circle_inside_a_function(tmp_path):
     (package / "model" / "__init__.py").write_text("")
     (package / "model" / "a.py").write_text("from scabench.model.b import g\n")
     (package / "model" / "b.py").write_text("def g():\n    from scabench.model import a\n")
-    (package / "model" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                            "    from scabench.model.d import D\n")
+    (package / "model" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from scabench.model.d import D\n"
+    )
     (package / "model" / "d.py").write_text("from scabench.model.c import g\n")
     assert import_cycles(module_graph(package)) == [["scabench.model.a", "scabench.model.b"]]

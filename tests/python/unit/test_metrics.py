@@ -1,4 +1,5 @@
 """The paper's metric definitions on known sequences."""
+
 import pytest
 
 from scabench.model.pipeline import floor_ms
@@ -104,4 +105,3 @@ def test_since_send_matches_packets_by_number_and_leaves_out_unsent_ones():
     assert latency.tolist() == [1000, 1000, 1050]
     assert metrics.since_send_ns(sent, start, [], []).tolist() == []
     assert metrics.since_send_ns([], [], [1], [5]).tolist() == []
-

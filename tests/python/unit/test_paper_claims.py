@@ -1,5 +1,6 @@
 """The verdict logic on synthetic results: each rule says reproduced when the
 figures show the paper's effect, and something else when they do not."""
+
 from dataclasses import replace as changed
 
 from paper_world import FAST, PACED, entry, replace, run, world
@@ -48,7 +49,7 @@ def test_one_way_in_order_everywhere_is_not_reproduced():
 def test_one_way_worker_counterexample_rules():
     w = world()
     w = replace(w, "exp3@multicore", [run([7600, 7620, 7650], sends=FAST)])
-    assert verdicts(w)["oneway-worker-no-guarantee"] == "differs"   # sync-none-worker still reorders
+    assert verdicts(w)["oneway-worker-no-guarantee"] == "differs"  # sync-none-worker still reorders
     assert verdicts(w)["worker-reorders-only-at-entry"] == "differs"  # nothing entered out of order
     w = replace(w, "sync-none-worker@multicore", [run([7660, 7690, 7710])])
     assert verdicts(w)["oneway-worker-no-guarantee"] == "not reproduced"
@@ -81,7 +82,7 @@ def test_spare_core_rule_depends_on_the_core_count():
     cfg = w["exp1@multicore"].config
     four = dict(w)
     four["exp1@multicore"] = changed(w["exp1@multicore"], config=changed(cfg, cores=[0, 1, 2, 3]))
-    assert verdicts(four)["multicore-spare-core"] == "not reproduced"   # ratio 1.013, not below the floor
+    assert verdicts(four)["multicore-spare-core"] == "not reproduced"  # ratio 1.013, not below the floor
     faster = replace(four, "exp1@multicore", [run([4400, 4450, 4500], (1, 2, 3), floor=5010.0, sends=PACED)])
     faster["exp1@multicore"].config.cores = [0, 1, 2, 3]
     assert verdicts(faster)["multicore-spare-core"] == "reproduced"
@@ -95,7 +96,8 @@ def test_a_configuration_that_did_not_run_leaves_its_claim_not_run_and_says_why(
     assert claim.evidence == "not measured: exp1-collocated@multicore was not in this campaign"
     failed = dict(world())
     failed["exp1-collocated@multicore"] = changed(
-        failed["exp1-collocated@multicore"], runs=[], failures=[RunFailure("stage2 died", "stage2")]).summarise()
+        failed["exp1-collocated@multicore"], runs=[], failures=[RunFailure("stage2 died", "stage2")]
+    ).summarise()
     claim = next(c for c in judge_claims(failed) if c.id == "collocated-oneway-is-twoway")
     assert claim.verdict == "not run"
     assert claim.evidence == "not measured: exp1-collocated@multicore has no successful run (every run failed)"
@@ -130,8 +132,10 @@ def test_pacing_that_only_helps_at_the_matched_rate_differs():
     w = replace(w, "exp2@multicore", [run([7560, 7590, 7610], (5, 100, 950), floor=7500.0)])
     w = replace(w, "exp2@singlecore", [run([15110, 15160, 15210], (300, 350, 650), floor=15000.0)])
     assert verdicts(w)["pacing-reduces-reordering"] == "not reproduced"
-    for name, cfg_id, setup, period in (("exp2-matched@multicore", "exp2-matched", "multicore", 7500),
-                                        ("exp2-matched-1core@singlecore", "exp2-matched-1core", "singlecore", 15000)):
+    for name, cfg_id, setup, period in (
+        ("exp2-matched@multicore", "exp2-matched", "multicore", 7500),
+        ("exp2-matched-1core@singlecore", "exp2-matched-1core", "singlecore", 15000),
+    ):
         w[name] = entry(cfg_id, setup, [run([7600] * 3, (0, 1, 2))])
         w[name].config.component = {"producer": {"period_us": period}}
     assert verdicts(w)["pacing-reduces-reordering"] == "differs"
@@ -146,10 +150,11 @@ def test_entry_reordering_explained_by_the_bounded_queue_differs():
 
 def test_pinning_that_hurts_on_fewer_cores_than_processes_differs():
     w = replace(world(), "exp5-pinned@multicore", [run([16000] * 3, sends=[15100.0] * 1000)])
-    assert verdicts(w)["pinning-removes-overhead"] == "differs"   # 5 processes, 2 cores
+    assert verdicts(w)["pinning-removes-overhead"] == "differs"  # 5 processes, 2 cores
     four = dict(w)
-    four["exp5-pinned@multicore"] = changed(w["exp5-pinned@multicore"],
-                                            config=changed(w["exp5-pinned@multicore"].config, cores=[0, 1, 2, 3, 4]))
+    four["exp5-pinned@multicore"] = changed(
+        w["exp5-pinned@multicore"], config=changed(w["exp5-pinned@multicore"].config, cores=[0, 1, 2, 3, 4])
+    )
     assert verdicts(four)["pinning-removes-overhead"] == "not reproduced"
 
 
@@ -158,8 +163,11 @@ def test_single_thread_poa_is_judged_per_connection_with_two_senders():
     assert verdicts(w)["single-thread-poa-no-guarantee"] == "reproduced"
     # Every connection's stream in order, with two senders and with one: not reproduced, and the
     # text gives the counts per connection and run, and why.
-    w = replace(w, "exp1-single-thread-poa-two-senders@multicore",
-                [run([15050, 15080, 15100], floor=15000.0, threads=(4, 1, 1), connections=[(0, 0), (0, 0)])] * 3)
+    w = replace(
+        w,
+        "exp1-single-thread-poa-two-senders@multicore",
+        [run([15050, 15080, 15100], floor=15000.0, threads=(4, 1, 1), connections=[(0, 0), (0, 0)])] * 3,
+    )
     w = replace(w, "exp1-single-thread-poa@multicore", [run([7550, 7580, 7600])] * 3)
     claim = next(c for c in judge_claims(w) if c.id == "single-thread-poa-no-guarantee")
     assert claim.verdict == "not reproduced"
@@ -167,8 +175,11 @@ def test_single_thread_poa_is_judged_per_connection_with_two_senders():
     assert "producer2 0/0 of 1000, 0/0 of 1000, 0/0 of 1000" in claim.evidence
     assert "at most 4 ORB threads" in claim.evidence and "GIOP_S::ReceiveRequest" in claim.evidence
     # One connection's stream reordered in one run is enough.
-    w = replace(w, "exp1-single-thread-poa-two-senders@multicore",
-                [run([15050, 15080, 15100], floor=15000.0, connections=[(0, 0), (1, 2)])])
+    w = replace(
+        w,
+        "exp1-single-thread-poa-two-senders@multicore",
+        [run([15050, 15080, 15100], floor=15000.0, connections=[(0, 0), (1, 2)])],
+    )
     assert verdicts(w)["single-thread-poa-no-guarantee"] == "reproduced"
     # Runs without per-connection counts cannot say: not run, rather than a guess.
     w2 = replace(w, "exp1-single-thread-poa-two-senders@multicore", [run([15050, 15080, 15100], floor=15000.0)])

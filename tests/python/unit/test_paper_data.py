@@ -4,6 +4,7 @@ The checks against the texts themselves read the seed texts in
 ../shared/seeds beside the checkout; a clone has no such folder, so those
 checks skip without it. The checks of published.toml's own consistency
 need nothing outside the repository and always run."""
+
 import re
 from pathlib import Path
 
@@ -136,10 +137,12 @@ def test_table_1_lists_the_six_experiments():
 
 def test_overheads_follow_from_tables_10_and_11_and_the_floor():
     data = published()
-    assert data["table"]["10"]["last_packet_ms"][-1] - data["setup"]["singlecore"]["floor_ms"] == \
-        pytest.approx(data["overhead"]["exp5_multicore_ms"])
-    assert data["table"]["11"]["last_packet_ms"][-1] - data["setup"]["singlecore"]["floor_ms"] == \
-        pytest.approx(data["overhead"]["exp5_singlecore_ms"])
+    assert data["table"]["10"]["last_packet_ms"][-1] - data["setup"]["singlecore"]["floor_ms"] == pytest.approx(
+        data["overhead"]["exp5_multicore_ms"]
+    )
+    assert data["table"]["11"]["last_packet_ms"][-1] - data["setup"]["singlecore"]["floor_ms"] == pytest.approx(
+        data["overhead"]["exp5_singlecore_ms"]
+    )
 
 
 @needs_paper
@@ -148,8 +151,11 @@ def test_figure_statements_are_in_the_paper(number):
     paragraphs = figure_paragraphs()
     text = paragraphs[number].replace("\u00a0", " ")
     fig = published()["figure"][str(number)]
-    values = [fig[k] for k in ("min_us", "mean_fastest_us", "mean_slowest_us", "mean_us", "fastest_pct",
-                               "sends_over_200000_us") if k in fig]
+    values = [
+        fig[k]
+        for k in ("min_us", "mean_fastest_us", "mean_slowest_us", "mean_us", "fastest_pct", "sends_over_200000_us")
+        if k in fig
+    ]
     values += [v for pair in fig.get("share_under_us", {}).items() for v in (int(pair[0]), pair[1])]
     if "max_us" in fig and number != 15:  # Fig. 15's maximum is given as "66ms"
         values.append(fig["max_us"])

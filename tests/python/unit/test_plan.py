@@ -1,6 +1,7 @@
 """The deployment plan (python/scabench/run/plan.py): every plan the runner
 writes holds to its published schema (docs/plan.schema.json), which the
 launcher's parser holds to from the other side (tests/cpp/plan_test.cpp)."""
+
 import json
 
 import jsonschema
@@ -15,13 +16,16 @@ SCHEMA = json.loads((REPO / "docs" / "plan.schema.json").read_text())
 DOMAIN = '[domain]\nnaming = "corbaloc::127.0.0.1:2809/NameService"\n'
 
 SPECS = {
-    "shm, collocated": pipeline_toml(packets=5, transport="shm",
-                                     placement='hosts = [["producer", "stage1"], ["stage2"], ["stage3"]]'),
+    "shm, collocated": pipeline_toml(
+        packets=5, transport="shm", placement='hosts = [["producer", "stage1"], ["stage2"], ["stage3"]]'
+    ),
     "tcp, pinned": pipeline_toml(packets=5, transport="tcp", run="pin = true"),
     "nodes": pipeline_toml(packets=5, placement='nodes = { n1 = ["producer"], n2 = ["stage1", "stage2"] }') + DOMAIN,
-    "external program": ('chain = ["producer", "x", "last"]\n[[component]]\nname = "producer"\nkind = "producer"\n'
-                         'packets = 5\n[[component]]\nname = "x"\nkind = "external"\nexec = "/bin/true"\n'
-                         'orb_options = true\n[[component]]\nname = "last"\nkind = "sink"\n'),
+    "external program": (
+        'chain = ["producer", "x", "last"]\n[[component]]\nname = "producer"\nkind = "producer"\n'
+        'packets = 5\n[[component]]\nname = "x"\nkind = "external"\nexec = "/bin/true"\n'
+        'orb_options = true\n[[component]]\nname = "last"\nkind = "sink"\n'
+    ),
 }
 
 
@@ -41,8 +45,12 @@ def test_a_hop_names_both_ends_its_transport_ring_and_protocol(write_spec, tmp_p
     direct, ring = by_id["producer.out->stage1.in"], by_id["stage1.out->stage2.in"]
     assert (direct.transport, direct.ring_bytes) == ("collocated", None)
     assert (ring.transport, ring.ring_bytes, ring.protocol) == ("shm", ring_bytes(spec), PROTOCOL)
-    assert (ring.uses.component, ring.uses.port, ring.provides.component, ring.provides.port) == \
-        ("stage1", "out", "stage2", "in")
+    assert (ring.uses.component, ring.uses.port, ring.provides.component, ring.provides.port) == (
+        "stage1",
+        "out",
+        "stage2",
+        "in",
+    )
     # What a hop gives each end is what that component is configured with.
     stage1 = next(c for h in plan.hosts for c in h.components if c.name == "stage1")
     assert ring.uses.properties.items() <= stage1.properties.items()
@@ -60,13 +68,16 @@ def test_a_process_on_a_node_has_no_cpus_here_and_its_memory_counts_on_its_node(
     assert mib["n2"] == -(-(on["host1-stage1"].memory_bytes + on["host2-stage2"].memory_bytes) // (1 << 20))
 
 
-@pytest.mark.parametrize("break_it, where", [
-    (lambda p: p.pop("hosts"), "'hosts' is a required property"),
-    (lambda p: p["connections"][0].pop("protocol"), "'protocol' is a required property"),
-    (lambda p: p["connections"][0].update(protocol="rtp"), "'rtp' is not one of ['scabench']"),
-    (lambda p: p["connections"][0]["uses"].pop("port"), "'port' is a required property"),
-    (lambda p: p["hosts"][0].update(cores="all"), "'all' is not of type 'array'"),
-])
+@pytest.mark.parametrize(
+    "break_it, where",
+    [
+        (lambda p: p.pop("hosts"), "'hosts' is a required property"),
+        (lambda p: p["connections"][0].pop("protocol"), "'protocol' is a required property"),
+        (lambda p: p["connections"][0].update(protocol="rtp"), "'rtp' is not one of ['scabench']"),
+        (lambda p: p["connections"][0]["uses"].pop("port"), "'port' is a required property"),
+        (lambda p: p["hosts"][0].update(cores="all"), "'all' is not of type 'array'"),
+    ],
+)
 def test_the_schema_refuses_a_malformed_plan(write_spec, tmp_path, break_it, where):
     plan = plan_json(write_spec, tmp_path, SPECS["tcp, pinned"])
     break_it(plan)

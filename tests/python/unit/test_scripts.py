@@ -1,6 +1,7 @@
 """scripts/ stand on the package, never on the tests: a script that reaches
 into tests/ breaks when the tests move and ships test scaffolding as a tool.
 Checked on the source (ast), as the layers are."""
+
 import ast
 from pathlib import Path
 
@@ -34,15 +35,23 @@ def reaches_into_tests(path, test_names):
 
 def test_no_script_imports_from_tests():
     names = modules_under_tests()
-    bad = {str(p.relative_to(REPO)): hits for p in sorted((REPO / "scripts").rglob("*.py"))
-           if (hits := reaches_into_tests(p, names))}
+    bad = {
+        str(p.relative_to(REPO)): hits
+        for p in sorted((REPO / "scripts").rglob("*.py"))
+        if (hits := reaches_into_tests(p, names))
+    }
     assert not bad, f"scripts that reach into tests/: {bad}"
 
 
 def test_the_checker_sees_a_script_reaching_into_tests(tmp_path):
     """The rule above must be able to fail: the way the cost scripts once did it is caught."""
     bad = tmp_path / "bad.py"
-    bad.write_text('import sys\nfrom pathlib import Path\n'
-                   'sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))\n'
-                   'from py_components_world import S\n')
-    assert reaches_into_tests(bad, modules_under_tests()) == ["3: names the folder 'tests'", "4: imports py_components_world"]
+    bad.write_text(
+        "import sys\nfrom pathlib import Path\n"
+        'sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))\n'
+        "from py_components_world import S\n"
+    )
+    assert reaches_into_tests(bad, modules_under_tests()) == [
+        "3: names the folder 'tests'",
+        "4: imports py_components_world",
+    ]

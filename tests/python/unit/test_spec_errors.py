@@ -1,4 +1,5 @@
 """Bad specs give one clear line naming the file, the key and what is valid."""
+
 import pytest
 from conftest import REPO, pipeline_toml, scabench
 
@@ -6,42 +7,68 @@ from scabench.errors import SpecError
 from scabench.model.load import load_spec
 
 CASES = [
-    ("[run]\ntransport = \"udp\"\n", "run.transport", "tcp, unix"),
+    ('[run]\ntransport = "udp"\n', "run.transport", "tcp, unix"),
     ("[run]\nspeed = 3\n", "run.speed", "valid: sample_type"),
-    ("[run]\nscheduler = \"fifo\"\n", "run.scheduler", "normal, batch"),
+    ('[run]\nscheduler = "fifo"\n', "run.scheduler", "normal, batch"),
     ("[run]\ncores = [99]\n", "run.cores", "usable CPUs"),
-    ("[[component]]\nname = \"p\"\nkind = \"mixer\"\n", "component[0].kind", "producer"),
-    ("[[component]]\nname = \"p\"\nkind = \"producer\"\npackets = \"many\"\n", "component[0].packets", "integer"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\nwork_ms = 5\n", "component[0].work_ms", "work_us"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[[component]]\nname = \"s\"\nkind = \"sink\"\n",
-     "component[1].name", "used twice"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[[connection]]\nfrom = \"s.out\"\nto = \"t.in\"\n",
-     "connection[0].to", "no component named 't'"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[[component]]\nname = \"k\"\nkind = \"sink\"\n"
-     "[[connection]]\nfrom = \"s.out\"\nto = \"k.input\"\n", "connection[0].to", "it has: in"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\ncall = \"sometimes\"\n", "policy.call", "twoway, oneway"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\ndispatch = \"pool:0\"\n", "policy.dispatch", "pool:N"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nworker = 0\n", "policy.worker", "depth >= 1"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nworker_resume = 4\n", "policy.worker_resume",
-     "set worker = true or a depth"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nworker = 8\nworker_resume = 8\n",
-     "policy.worker_resume", "0 <= r < 8"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nworker = true\nworker_resume = \"most\"\n",
-     "policy.worker_resume", "\"auto\", \"half\" or a queue level r >= 0"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\ncall = \"twoway\"\nsync = \"none\"\n", "policy.sync",
-     "oneway"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nretries = 3\n", "policy.retries", "valid keys"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[placement]\nhosts = [[\"s\", \"x\"]]\n", "placement.hosts",
-     "no component named 'x'"),
+    ('[[component]]\nname = "p"\nkind = "mixer"\n', "component[0].kind", "producer"),
+    ('[[component]]\nname = "p"\nkind = "producer"\npackets = "many"\n', "component[0].packets", "integer"),
+    ('[[component]]\nname = "s"\nkind = "stage"\nwork_ms = 5\n', "component[0].work_ms", "work_us"),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[[component]]\nname = "s"\nkind = "sink"\n',
+        "component[1].name",
+        "used twice",
+    ),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[[connection]]\nfrom = "s.out"\nto = "t.in"\n',
+        "connection[0].to",
+        "no component named 't'",
+    ),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[[component]]\nname = "k"\nkind = "sink"\n'
+        '[[connection]]\nfrom = "s.out"\nto = "k.input"\n',
+        "connection[0].to",
+        "it has: in",
+    ),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\ncall = "sometimes"\n', "policy.call", "twoway, oneway"),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\ndispatch = "pool:0"\n', "policy.dispatch", "pool:N"),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\nworker = 0\n', "policy.worker", "depth >= 1"),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[policy]\nworker_resume = 4\n',
+        "policy.worker_resume",
+        "set worker = true or a depth",
+    ),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[policy]\nworker = 8\nworker_resume = 8\n',
+        "policy.worker_resume",
+        "0 <= r < 8",
+    ),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[policy]\nworker = true\nworker_resume = "most"\n',
+        "policy.worker_resume",
+        '"auto", "half" or a queue level r >= 0',
+    ),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\ncall = "twoway"\nsync = "none"\n', "policy.sync", "oneway"),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\nretries = 3\n', "policy.retries", "valid keys"),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[placement]\nhosts = [["s", "x"]]\n',
+        "placement.hosts",
+        "no component named 'x'",
+    ),
     ("[experiments]\n", "experiments", "valid: experiment"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"watermarks(8, 4)\"\n", "policy.flow",
-     "lo < hi"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"credits(0)\"\n", "policy.flow", "w >= 1"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nflow = \"lots\"\n", "policy.flow", "credits(w)"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nreorder_capacity = 0\n", "policy.reorder_capacity",
-     "from 1 to 65536"),
-    ("[[component]]\nname = \"s\"\nkind = \"stage\"\n[policy]\nordering = \"sorted\"\n", "policy.ordering",
-     "arrival, resequence"),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\nflow = "watermarks(8, 4)"\n', "policy.flow", "lo < hi"),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\nflow = "credits(0)"\n', "policy.flow", "w >= 1"),
+    ('[[component]]\nname = "s"\nkind = "stage"\n[policy]\nflow = "lots"\n', "policy.flow", "credits(w)"),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[policy]\nreorder_capacity = 0\n',
+        "policy.reorder_capacity",
+        "from 1 to 65536",
+    ),
+    (
+        '[[component]]\nname = "s"\nkind = "stage"\n[policy]\nordering = "sorted"\n',
+        "policy.ordering",
+        "arrival, resequence",
+    ),
 ]
 
 
@@ -62,8 +89,10 @@ def test_validate_refuses_what_configure_would_refuse(write_spec):
         path = write_spec(pipeline_toml(stages=1).replace('work = "cpu"', f"work = {value}"))
         proc = scabench("validate", path)
         assert proc.returncode == 2, proc.stdout
-        assert f"{path}: component[1].work: {value.replace(chr(34), chr(39))} is not valid; use one of: none, cpu, " \
+        assert (
+            f"{path}: component[1].work: {value.replace(chr(34), chr(39))} is not valid; use one of: none, cpu, "
             "sleep" in proc.stdout
+        )
 
 
 def test_the_watchdog_waits_through_a_stages_jitter(write_spec):
@@ -71,6 +100,7 @@ def test_the_watchdog_waits_through_a_stages_jitter(write_spec):
     work_us takes up to their sum on a packet: the watchdog's limit counts it,
     so such a legitimate run is not ended as stuck."""
     from scabench.run.runner import hang_limit_s
+
     spec = load_spec(write_spec(pipeline_toml(stages=1, work_us=1000)))
     steady = hang_limit_s(spec)
     spec = spec.with_properties("stage1", {"work_jitter_us": 2_000_000}, where="--set")
@@ -85,15 +115,15 @@ def test_invalid_toml_names_the_file(write_spec):
 
 def test_conflicting_dispatch_into_one_process_is_refused(write_spec):
     text = pipeline_toml(stages=2, placement='hosts = [["producer"], ["stage1", "stage2"], ["side"]]')
-    text += "[[component]]\nname = \"side\"\nkind = \"producer\"\n"
-    text += "[[connection]]\nfrom = \"side.out\"\nto = \"stage2.in\"\ndispatch = \"serial\"\n"
+    text += '[[component]]\nname = "side"\nkind = "producer"\n'
+    text += '[[connection]]\nfrom = "side.out"\nto = "stage2.in"\ndispatch = "serial"\n'
     text = text.replace('chain = ["producer", "stage1", "stage2"]', 'chain = ["producer", "stage1"]')
     with pytest.raises(SpecError, match="different dispatch"):
         load_spec(write_spec(text))
 
 
 def test_cli_prints_one_line_and_no_traceback(write_spec):
-    path = write_spec("[run]\ntransport = \"udp\"\n")
+    path = write_spec('[run]\ntransport = "udp"\n')
     proc = scabench("run", path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
@@ -110,13 +140,20 @@ def test_cli_bad_cores_option(write_spec):
     assert proc.returncode == 2 and "--cores" in proc.stderr and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("args, hint", [
-    (["--policy", "sync=sometimes"], "--policy.sync: 'sometimes' is not valid; use one of: none, transport"),
-    (["--policy", "worker"], "--policy: worker: use KEY=VALUE"),
-    (["--set", "producer.speed=3"], "producer has no property 'speed'; valid: amplitude, dither_us, drop_packet, filters, packets, path, period_us"),
-    (["--set", "mixer.gain=2"], "no component named 'mixer'; declared: producer, stage1"),
-    (["--set", "producer=2"], "use COMPONENT.KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "args, hint",
+    [
+        (["--policy", "sync=sometimes"], "--policy.sync: 'sometimes' is not valid; use one of: none, transport"),
+        (["--policy", "worker"], "--policy: worker: use KEY=VALUE"),
+        (
+            ["--set", "producer.speed=3"],
+            "producer has no property 'speed'; valid: amplitude, dither_us, drop_packet, filters, packets, path, "
+            "period_us",
+        ),
+        (["--set", "mixer.gain=2"], "no component named 'mixer'; declared: producer, stage1"),
+        (["--set", "producer=2"], "use COMPONENT.KEY=VALUE"),
+    ],
+)
 def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
     proc = scabench("run", write_spec(pipeline_toml()), *args)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
@@ -125,6 +162,7 @@ def test_cli_overrides_are_checked_like_the_spec(write_spec, args, hint):
 
 def test_overrides_change_the_resolved_spec(write_spec):
     from scabench.model.checks import parse_overrides, parse_property_overrides
+
     spec = load_spec(write_spec(pipeline_toml(policy='call = "oneway"')))
     spec = spec.with_policy(parse_overrides(["sync=server", "worker=8"], "--policy"), where="--policy")
     spec = spec.with_collocated(where="--collocated")
@@ -140,11 +178,19 @@ def test_ports_take_the_policy_as_the_spec_writes_it():
     worker_resume = "auto" per call (tests/cpp: AutoResumeLevelFollowsTheCallType)."""
     from scabench.model.catalog import component_kinds
     from scabench.model.policy import parse_policy
+
     p = parse_policy({"call": "oneway", "worker": 64, "dispatch": "pool:4", "flow": "credits( 32)"})
     assert p.uses_properties("out") == {"out.call": "oneway", "out.sync": "transport", "out.flow": "credits(32)"}
     assert p.provides_properties("in") == {
-        "in.worker": 64, "in.worker_resume": "auto", "in.dispatch": "pool:4", "in.ordering": "arrival",
-        "in.reorder_capacity": 64, "in.reorder_timeout_ms": 50.0, "in.flow": "credits(32)", "in.packet_length": 0}
+        "in.worker": 64,
+        "in.worker_resume": "auto",
+        "in.dispatch": "pool:4",
+        "in.ordering": "arrival",
+        "in.reorder_capacity": 64,
+        "in.reorder_timeout_ms": 50.0,
+        "in.flow": "credits(32)",
+        "in.packet_length": 0,
+    }
     assert parse_policy({"worker": 64, "worker_resume": "half"}).provides_properties("in")["in.worker_resume"] == "half"
     assert parse_policy({"worker": 64, "worker_resume": 5}).provides_properties("in")["in.worker_resume"] == "5"
     declared = component_kinds()["stage"]["properties"]
@@ -184,12 +230,20 @@ def test_a_with_change_is_a_copy_and_leaves_the_spec_as_it_was(write_spec):
     was called on stays as it was loaded (a sweep's points, a campaign's
     configurations share nothing)."""
     import json
+
     spec = load_spec(write_spec(pipeline_toml(stages=2)))
     before = json.dumps(spec.describe(), sort_keys=True)
-    copies = [spec.with_packets(7, where="w"), spec.with_cores(spec.cores[:1]), spec.with_pin(True),
-              spec.with_scheduler("batch", where="w"), spec.with_transport("unix", where="w"),
-              spec.with_policy({"call": "oneway"}, where="w"), spec.with_properties("stage1", {"work_us": 7}, where="w"),
-              spec.with_network({"delay_ms": 2}, where="w"), spec.with_collocated(where="w")]
+    copies = [
+        spec.with_packets(7, where="w"),
+        spec.with_cores(spec.cores[:1]),
+        spec.with_pin(True),
+        spec.with_scheduler("batch", where="w"),
+        spec.with_transport("unix", where="w"),
+        spec.with_policy({"call": "oneway"}, where="w"),
+        spec.with_properties("stage1", {"work_us": 7}, where="w"),
+        spec.with_network({"delay_ms": 2}, where="w"),
+        spec.with_collocated(where="w"),
+    ]
     assert json.dumps(spec.describe(), sort_keys=True) == before
     assert copies[0].component("producer").properties["packets"] == 7 and copies[2].pin
     assert (copies[3].scheduler, copies[4].transport) == ("batch", "unix")
@@ -205,6 +259,7 @@ def test_the_model_names_the_callers_where_and_no_flag_of_its_own(write_spec):
 
     from scabench.model.overrides import Overrides, apply_overrides
     from scabench.model.spec import Spec
+
     for name, method in vars(Spec).items():
         if name.startswith("with_") and "where" in inspect.signature(method).parameters:
             assert inspect.signature(method).parameters["where"].default is inspect.Parameter.empty, name
@@ -213,7 +268,10 @@ def test_the_model_names_the_callers_where_and_no_flag_of_its_own(write_spec):
         apply_overrides(spec, Overrides(scheduler="fifo"), {"scheduler": "config x: scheduler"})
     with pytest.raises(SpecError, match=r"--grid run.packets: .*1 to"):
         apply_overrides(spec, Overrides(packets=0), {"packets": "--grid run.packets"})
-    changed = apply_overrides(spec, Overrides(packets=3, policy={"call": "oneway"}, collocated=True),
-                              {"packets": "p", "policy": "q", "collocated": "r"})
+    changed = apply_overrides(
+        spec,
+        Overrides(packets=3, policy={"call": "oneway"}, collocated=True),
+        {"packets": "p", "policy": "q", "collocated": "r"},
+    )
     assert changed.component("producer").properties["packets"] == 3 and len(changed.hosts) == 1
     assert {c.policy.call for c in changed.connections} == {"oneway"} and len(spec.hosts) == 2

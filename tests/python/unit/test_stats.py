@@ -2,6 +2,7 @@
 answers are known: textbook values of Student's t, a hand-computed interval,
 and the samples of pyperf's predecessor (perf.py), whose pooled t-score is
 1.0947 and not significant."""
+
 import math
 
 import pytest
@@ -48,7 +49,7 @@ def test_the_interval_of_a_positive_figure_stays_within_its_runs():
     low, high = stats.describe(values).ci95
     assert low > 0 and (low, high) == (0.5, 90.0)
     assert stats.interval_runs() == 6
-    counts = [0, 0, 25, 2, 0, 0, 1, 0, 0]   # reorderings: whole runs' counts, never below 0
+    counts = [0, 0, 25, 2, 0, 0, 1, 0, 0]  # reorderings: whole runs' counts, never below 0
     assert stats.describe(counts).ci95 == (0.0, 2.0)
 
 

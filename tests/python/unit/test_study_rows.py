@@ -4,6 +4,7 @@ granularity lab's rows (studies/granularity/rows.py). Files written from real
 runs before the rows were typed (data/README.md) are read back through the
 types and written again byte for byte, with the summaries, models, claims
 and reports computed again from them by today's code."""
+
 import json
 from pathlib import Path
 
@@ -44,8 +45,9 @@ def written(doc, tmp_path):
 def test_a_paper_campaign_reads_back_and_writes_the_same_bytes(tmp_path):
     raw, doc = kept("paper-results.json")
     entries = doc["configs"] = entries_from_json(doc["configs"])
-    assert all(type(e) is CampaignEntry and isinstance(e.summary, (ConfigSummary, type(None)))
-               for e in entries.values())
+    assert all(
+        type(e) is CampaignEntry and isinstance(e.summary, (ConfigSummary, type(None))) for e in entries.values()
+    )
     assert written(doc, tmp_path) == raw
     # Summarised again from their runs, and judged again: what the file holds.
     for e in entries.values():
@@ -118,9 +120,19 @@ def test_an_entry_has_a_summary_only_once_summarised():
     assert list(round_trips(shown)) == ["config", "runs", "failures", "same_as"] and shown.runs is entry.runs
     doc = round_trips(entry.summarise())
     assert list(doc) == ["config", "runs", "failures", "summary"]
-    assert list(doc["summary"]) == ["runs", "floor_ms", "overhead_ratio", "foreign_cpu_pct", "producer_last_sent_ms",
-                                    "send_us", "send_share_under_us", "stages", "cpu_s", "emulator_cpu_s",
-                                    "median_run"]
+    assert list(doc["summary"]) == [
+        "runs",
+        "floor_ms",
+        "overhead_ratio",
+        "foreign_cpu_pct",
+        "producer_last_sent_ms",
+        "send_us",
+        "send_share_under_us",
+        "stages",
+        "cpu_s",
+        "emulator_cpu_s",
+        "median_run",
+    ]
     assert list(doc["summary"]["overhead_ratio"]) == ["median", "min", "max", "n"]
     assert list(round_trips(shown.summarise())) == ["config", "runs", "failures", "same_as", "summary"]
     # Summarised without a run, the summary is there, and null.
@@ -128,16 +140,26 @@ def test_an_entry_has_a_summary_only_once_summarised():
 
 
 def test_an_interrupted_entry_and_a_link_delay_entry_keep_their_keys_in_place():
-    cut = CampaignEntry(config(), [run([7550, 7580, 7600])],
-                        [RunFailure("interrupted by SIGINT", "", partial=run([10, 20, 30]))], interrupted=True)
+    cut = CampaignEntry(
+        config(),
+        [run([7550, 7580, 7600])],
+        [RunFailure("interrupted by SIGINT", "", partial=run([10, 20, 30]))],
+        interrupted=True,
+    )
     doc = round_trips(cut)
     assert list(doc) == ["config", "runs", "failures", "interrupted"]
     assert list(doc["failures"][0]) == ["error", "component", "partial"]
     entry = LinkDelayEntry.of(CampaignEntry(config(), [run([7550, 7580, 7600])], []).summarise())
     assert list(round_trips(entry, LinkDelayEntry)) == ["config", "runs", "failures", "summary"]
     entry.model_ms, entry.cpu_bound_ms = [7000.0, 7100.0], 7500.0
-    assert list(round_trips(entry, LinkDelayEntry)) == ["config", "runs", "failures", "summary", "model_ms",
-                                                        "cpu_bound_ms"]
+    assert list(round_trips(entry, LinkDelayEntry)) == [
+        "config",
+        "runs",
+        "failures",
+        "summary",
+        "model_ms",
+        "cpu_bound_ms",
+    ]
 
 
 def test_a_configuration_reads_back_only_as_written():
@@ -157,8 +179,18 @@ def test_a_configuration_reads_back_only_as_written():
 
 # ------------------------------------------------------------------ granularity
 
-MODELLED = ("model1_cold_total_pct", "N", "B", "PR", "model1_user_pct", "model1_total_pct", "cs_indirect_ns",
-            "model2_user_pct", "model2_total_pct", "implied_cs_ns")
+MODELLED = (
+    "model1_cold_total_pct",
+    "N",
+    "B",
+    "PR",
+    "model1_user_pct",
+    "model1_total_pct",
+    "cs_indirect_ns",
+    "model2_user_pct",
+    "model2_total_pct",
+    "implied_cs_ns",
+)
 
 
 @pytest.mark.parametrize("name", ["granularity.json", "granularity-cold.json"])
@@ -188,7 +220,7 @@ def test_a_cold_test_application_puts_its_model_before_the_others():
     row = read_result(doc)["configurations"][1]
     keys = list(row.as_dict())
     assert row.model1_cold_total_pct is not None
-    assert keys[keys.index("output_matches_func") + 1:] == list(MODELLED)
+    assert keys[keys.index("output_matches_func") + 1 :] == list(MODELLED)
 
 
 def test_rows_of_an_interrupted_lab_have_no_models(tmp_path):

@@ -1,6 +1,7 @@
 """model/transport.py: which hops cross a shared-memory ring, how large a
 ring is, and what the rings add to the memory a run needs; worked out on
 the spec and the plan, before any process starts."""
+
 from conftest import pipeline_toml
 
 from scabench.model.load import load_spec
@@ -11,11 +12,19 @@ from scabench.run.plan import build_assembly
 
 def test_the_runner_gives_a_ring_to_exactly_the_hops_the_result_says_are_shared_memory(write_spec, tmp_path):
     # producer and stage1 share a host: that hop is a direct call; the others cross a ring.
-    spec = load_spec(write_spec(pipeline_toml(packets=5, transport="shm",
-                                              placement='hosts = [["producer", "stage1"], ["stage2"], ["stage3"]]')))
+    spec = load_spec(
+        write_spec(
+            pipeline_toml(
+                packets=5, transport="shm", placement='hosts = [["producer", "stage1"], ["stage2"], ["stage3"]]'
+            )
+        )
+    )
     hops = {c["id"]: c["transport"] for c in spec.describe()["connections"]}
-    assert hops == {"producer.out->stage1.in": "collocated", "stage1.out->stage2.in": "shm",
-                    "stage2.out->stage3.in": "shm"}
+    assert hops == {
+        "producer.out->stage1.in": "collocated",
+        "stage1.out->stage2.in": "shm",
+        "stage2.out->stage3.in": "shm",
+    }
     props = {c["name"]: c["properties"] for h in build_assembly(spec, tmp_path, 60)["hosts"] for c in h["components"]}
     assert "out.transport" not in props["producer"]
     for name in ("stage1", "stage2"):

@@ -4,6 +4,7 @@ DTD, no entity expansion), then checked against the element structure in
 dtd/ (each file says what it covers). Every error is one line naming the
 file and line, the element and what is wrong (errors.SpecError with the path
 written `file:line`)."""
+
 import os
 import re
 from dataclasses import dataclass
@@ -30,8 +31,12 @@ MAX_DESCRIPTOR_BYTES = 1 << 20
 # is: refused by name before the structure check, whose words would be
 # about their attributes (a REDHAWK simplesequence has a name and a type).
 NOT_READ = {
-    "properties": {"simplesequence": "a sequence property", "struct": "a struct property",
-                   "structsequence": "a sequence of structs", "test": "a test"},
+    "properties": {
+        "simplesequence": "a sequence property",
+        "struct": "a struct property",
+        "structsequence": "a sequence of structs",
+        "test": "a test",
+    },
 }
 
 
@@ -85,22 +90,33 @@ def read_descriptor(path: str | Path, root_tag: str) -> "Descriptor":
     # so the text around it would be read short: refuse it instead.
     entity = next(root.iter(etree.Entity), None)
     if entity is not None:
-        raise SpecError(f"{path}:{entity.sourceline}", entity.getparent().tag, f"entity reference {entity.text}: "
-                        "scabench reads descriptors without expanding entities; write the text itself")
+        raise SpecError(
+            f"{path}:{entity.sourceline}",
+            entity.getparent().tag,
+            f"entity reference {entity.text}: "
+            "scabench reads descriptors without expanding entities; write the text itself",
+        )
     if root.tag != root_tag:
-        raise SpecError(f"{path}:{root.sourceline}", str(root.tag), f"is not {KINDS[root_tag][1]}, whose root element "
-                        f"is <{root_tag}> (without a namespace)")
+        raise SpecError(
+            f"{path}:{root.sourceline}",
+            str(root.tag),
+            f"is not {KINDS[root_tag][1]}, whose root element is <{root_tag}> (without a namespace)",
+        )
     for element in children(root):
         what = NOT_READ.get(root_tag, {}).get(element.tag)
         if what is not None:
-            raise SpecError(f"{path}:{element.sourceline}", f"{element.tag} {element.get('id')!r}", f"{what} is not "
-                            "supported: a scabench component's properties are <simple> ones")
+            raise SpecError(
+                f"{path}:{element.sourceline}",
+                f"{element.tag} {element.get('id')!r}",
+                f"{what} is not supported: a scabench component's properties are <simple> ones",
+            )
     dtd_name = KINDS[root_tag][0]
     dtd = _dtd(dtd_name)
     if not dtd.validate(root):
         first = dtd.error_log.filter_from_errors()[0]
-        raise SpecError(f"{path}:{first.line}", "", f"{first.message} (the structure in "
-                        f"python/scabench/model/sad/dtd/{dtd_name})")
+        raise SpecError(
+            f"{path}:{first.line}", "", f"{first.message} (the structure in python/scabench/model/sad/dtd/{dtd_name})"
+        )
     return Descriptor(path, root)
 
 

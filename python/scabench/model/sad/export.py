@@ -15,6 +15,7 @@ property the kind takes (scabench-host --describe), with no <value>, and each
 instantiation's simplerefs carry the spec's values, so a property the spec
 leaves to the runtime's default stays unset. Descriptor ids are DCE UUIDs
 derived from the names, so an export is the same bytes every time."""
+
 import os
 import re
 import uuid
@@ -41,7 +42,9 @@ DOCTYPES = {
     "softwareassembly": '<!DOCTYPE softwareassembly PUBLIC "-//JTRS//DTD SCA V2.2.2 SAD//EN" "softwareassembly.dtd">',
     "softpkg": '<!DOCTYPE softpkg PUBLIC "-//JTRS//DTD SCA V2.2.2 SPD//EN" "softpkg.dtd">',
     "properties": '<!DOCTYPE properties PUBLIC "-//JTRS//DTD SCA V2.2.2 PRF//EN" "properties.dtd">',
-    "softwarecomponent": '<!DOCTYPE softwarecomponent PUBLIC "-//JTRS//DTD SCA V2.2.2 SCD//EN" "softwarecomponent.dtd">',
+    "softwarecomponent": (
+        '<!DOCTYPE softwarecomponent PUBLIC "-//JTRS//DTD SCA V2.2.2 SCD//EN" "softwarecomponent.dtd">'
+    ),
 }
 # What every component of the runtime is (idl/cf.idl), and its data ports'
 # base interface (idl/scabench.idl; the element type is the run's).
@@ -57,7 +60,7 @@ XML_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 class Exported:
     sad: Path
     sidecar: Path
-    packages: list    # the SPD of each component package
+    packages: list  # the SPD of each component package
 
 
 def export_sad(spec: "Spec", out_dir: str | os.PathLike) -> "Exported":
@@ -71,17 +74,25 @@ def export_sad(spec: "Spec", out_dir: str | os.PathLike) -> "Exported":
 def _export(spec, out):
     waveform = spec.experiment.get("name") or waveform_stem(spec.path)
     if not isinstance(waveform, str) or not NAME.fullmatch(waveform):
-        raise SpecError(spec.path, "experiment.name", f"{waveform!r} names the waveform's folder and files: use "
-                        "letters, digits, ., - and _")
+        raise SpecError(
+            spec.path,
+            "experiment.name",
+            f"{waveform!r} names the waveform's folder and files: use letters, digits, ., - and _",
+        )
     packages: dict[tuple[str, Path | None], str] = {}  # (kind, library) -> its package's name
     for c in spec.components:
         if getattr(c, "external", None) is not None:
-            raise SpecError(spec.path, f"component {c.name!r}", "an external component has no SCA package scabench "
-                            "can write; export specs of the runtime's kinds and component libraries")
+            raise SpecError(
+                spec.path,
+                f"component {c.name!r}",
+                "an external component has no SCA package scabench "
+                "can write; export specs of the runtime's kinds and component libraries",
+            )
         if (c.kind, c.library) not in packages:
             packages[(c.kind, c.library)] = _package_name(c.kind, packages.values())
-    spds = [_write_package(out / "components" / name, name, kind, library)
-            for (kind, library), name in packages.items()]
+    spds = [
+        _write_package(out / "components" / name, name, kind, library) for (kind, library), name in packages.items()
+    ]
     folder = out / "waveforms" / waveform
     folder.mkdir(parents=True, exist_ok=True)
     sad = folder / f"{waveform}{SAD_SUFFIX}"
@@ -112,8 +123,9 @@ def _el(parent, tag, text=None, **attributes):
 
 
 def _write_xml(path, root):
-    path.write_bytes(etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8",
-                                    doctype=DOCTYPES[root.tag]))
+    path.write_bytes(
+        etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="UTF-8", doctype=DOCTYPES[root.tag])
+    )
 
 
 def _write_package(folder, name, kind, library):
@@ -126,8 +138,13 @@ def _write_package(folder, name, kind, library):
     spd.append(etree.Comment(f" scabench kind {kind!r}, of {what}; written by scabench export-sad "))
     _el(spd, "title", name)
     _el(_el(spd, "author"), "name", "scabench export-sad")
-    _el(spd, "description", f"The scabench component kind {kind} (scabench-host"
-        + (f" --library {library}" if library else "") + " --describe).")
+    _el(
+        spd,
+        "description",
+        f"The scabench component kind {kind} (scabench-host"
+        + (f" --library {library}" if library else "")
+        + " --describe).",
+    )
     _el(_el(spd, "propertyfile", type="PRF"), "localfile", name=f"{name}.prf.xml")
     _el(_el(spd, "descriptor"), "localfile", name=f"{name}.scd.xml")
     implementation = _el(spd, "implementation", id="cpp")
@@ -181,19 +198,25 @@ def _write_package(folder, name, kind, library):
 
 def _assembly(spec, waveform, packages, folder, out):
     sad = etree.Element("softwareassembly", id=_dce(f"waveform/{waveform}"), name=waveform)
-    sad.append(etree.Comment(f" written by scabench export-sad from {Path(str(spec.path)).name}; how it runs "
-                             f"(policy, cores, ...) is in {waveform}{SIDECAR_SUFFIX} "))
+    sad.append(
+        etree.Comment(
+            f" written by scabench export-sad from {Path(str(spec.path)).name}; how it runs "
+            f"(policy, cores, ...) is in {waveform}{SIDECAR_SUFFIX} "
+        )
+    )
     if spec.experiment.get("title"):
         _el(sad, "description", str(spec.experiment["title"]))
     files = _el(sad, "componentfiles")
     for name in packages.values():
         spd = out / "components" / name / f"{name}.spd.xml"
-        _el(_el(files, "componentfile", id=f"{name}_spd", type="SPD"), "localfile",
-            name=os.path.relpath(spd, folder))
+        _el(_el(files, "componentfile", id=f"{name}_spd", type="SPD"), "localfile", name=os.path.relpath(spd, folder))
     partitioning = _el(sad, "partitioning")
     for i, host in enumerate(spec.hosts):
-        parent = partitioning if len(host) == 1 else _el(partitioning, "hostcollocation", id=f"host{i + 1}",
-                                                           name=f"host{i + 1}")
+        parent = (
+            partitioning
+            if len(host) == 1
+            else _el(partitioning, "hostcollocation", id=f"host{i + 1}", name=f"host{i + 1}")
+        )
         for name in host:
             c = spec.component(name)
             placement = _el(parent, "componentplacement")
@@ -230,7 +253,9 @@ def connection_ids(connections) -> list[str]:
     bytes every time."""
     ids, taken = [], set()
     for conn in connections:
-        base = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{conn.uses[0]}.{conn.uses[1]}_to_{conn.provides[0]}.{conn.provides[1]}")
+        base = re.sub(
+            r"[^A-Za-z0-9_.-]", "_", f"{conn.uses[0]}.{conn.uses[1]}_to_{conn.provides[0]}.{conn.provides[1]}"
+        )
         if not XML_ID.fullmatch(base):
             base = f"c_{base}"
         xml_id, n = base, 2
@@ -266,7 +291,9 @@ def _sidecar_text(spec, sad_name):
     for c in spec.externals():
         if spec.node_of(c.name) is not None:
             doc.setdefault("componentinstantiation", {})[c.name] = {"node": spec.node_of(c.name)}
-    header = (f"# How {sad_name} runs, which SAD has no place for: the run's settings, every connection's\n"
-              "# messaging policy ([policy]) and a connection's own ([connection.\"FROM->TO\"], by its ends,\n"
-              "# as results name it, or by connectinterface id). README: \"Waveforms as SCA SAD XML\".\n")
+    header = (
+        f"# How {sad_name} runs, which SAD has no place for: the run's settings, every connection's\n"
+        '# messaging policy ([policy]) and a connection\'s own ([connection."FROM->TO"], by its ends,\n'
+        '# as results name it, or by connectinterface id). README: "Waveforms as SCA SAD XML".\n'
+    )
     return header + tomli_w.dumps(doc)

@@ -38,6 +38,7 @@ Every mistake is one line naming the file and line (SAD, SPD, PRF or SCD) or
 the sidecar's key, and what would be valid; the checks a TOML spec gets
 (model/spec_toml.py parse_spec) run on what the SAD says, and their errors are
 placed on the element they came from."""
+
 import json
 import os
 import re
@@ -67,8 +68,16 @@ from scabench.model.spec_toml import parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
 SIDECAR_SUFFIX = ".sad.toml"
-SIDECAR_TABLES = ("experiment", "run", "policy", "connection", "network", "domain", "hostcollocation",
-                  "componentinstantiation")
+SIDECAR_TABLES = (
+    "experiment",
+    "run",
+    "policy",
+    "connection",
+    "network",
+    "domain",
+    "hostcollocation",
+    "componentinstantiation",
+)
 # A sidecar's [run]: a spec's [run] keys, and the stream of every packet source.
 SIDECAR_RUN_KEYS = (*RUN_TABLE_KEYS, "packets")
 # What the sidecar's deployment tables say of a process: the node it runs on.
@@ -91,7 +100,7 @@ def waveform_stem(path: str | Path) -> str:
     built = CODE_SOURCE.fullmatch(name)
     if built:
         return built.group(1)
-    return name[:-len(SAD_SUFFIX)] if is_sad(name) else Path(name).stem
+    return name[: -len(SAD_SUFFIX)] if is_sad(name) else Path(name).stem
 
 
 def sidecar_of(path: Path) -> Path:
@@ -106,20 +115,22 @@ def load_sad(path: str | Path) -> "Spec":
 @dataclass
 class Simple:
     """A simple property of a PRF."""
+
     id: str
     type: str
     mode: str
     element: object
-    prf: object                # its Descriptor
-    value: object = None       # the PRF's <value>, or None
-    range: tuple | None = None     # (min, max) of its <range>
+    prf: object  # its Descriptor
+    value: object = None  # the PRF's <value>, or None
+    range: tuple | None = None  # (min, max) of its <range>
     enumeration: list | None = None  # the values its <enumerations> allow
 
 
 @dataclass
 class Package:
     """An SPD and what it leads to."""
-    spd: object                # Descriptor
+
+    spd: object  # Descriptor
     name: str
     implementation: Implementation
     simples: dict = field(default_factory=dict)
@@ -148,15 +159,19 @@ class _Waveform:
         self.side = read_toml(self.sidecar_path) if self.sidecar_path.exists() else {}
         for key in self.side:
             if key not in SIDECAR_TABLES:
-                raise SpecError(self.sidecar_path, key, f"unknown table; a SAD's sidecar has: {', '.join(SIDECAR_TABLES)} "
-                                "(components, placement and connections are the SAD's)")
-        self.packages = {}     # SPD path -> Package
-        self.instances = []    # in document order
-        self.hosts = []        # lists of instances sharing a process
+                raise SpecError(
+                    self.sidecar_path,
+                    key,
+                    f"unknown table; a SAD's sidecar has: {', '.join(SIDECAR_TABLES)} "
+                    "(components, placement and connections are the SAD's)",
+                )
+        self.packages = {}  # SPD path -> Package
+        self.instances = []  # in document order
+        self.hosts = []  # lists of instances sharing a process
         self.collocations = []  # (element, [instances]) of each hostcollocation
         self.connections = []  # (element, id, uses instance, port, provides instance, port)
         self.connection_keys = []  # the sidecar's key for each connection's policy
-        self.node_keys = {}    # node -> the sidecar's key that placed a process there first
+        self.node_keys = {}  # node -> the sidecar's key that placed a process there first
 
     # -- the SAD -----------------------------------------------------------
 
@@ -174,8 +189,11 @@ class _Waveform:
             packets = table_of(self.side, "run", self.sidecar_path).get("packets")
             if packets is not None:
                 if isinstance(packets, bool) or not isinstance(packets, int) or packets < 1:
-                    raise SpecError(self.sidecar_path, "run.packets", "must be a whole number of packets >= 1 "
-                                    "(what every packet source sends)")
+                    raise SpecError(
+                        self.sidecar_path,
+                        "run.packets",
+                        "must be a whole number of packets >= 1 (what every packet source sends)",
+                    )
                 spec = spec.with_packets(packets, where="run.packets")
         except SpecError as exc:
             raise self._placed(exc) from None
@@ -189,13 +207,18 @@ class _Waveform:
             if fid in files:
                 raise self.sad.error(element, f"id used twice (first on line {files[fid][0].sourceline})", what)
             if element.get("type") not in (None, "SPD"):
-                raise self.sad.error(element, f"type {element.get('type')!r}: a component file is an SPD "
-                                     "(type=\"SPD\")", what)
+                raise self.sad.error(
+                    element, f'type {element.get("type")!r}: a component file is an SPD (type="SPD")', what
+                )
             local = child(element, "localfile")
             spd = self.sad.file(local)
             if problem := not_a_file(spd):
-                raise self.sad.error(local, f"{spd}: {problem}; give the component's SPD "
-                                     "(components/<Name>/<Name>.spd.xml), relative to the SAD", what)
+                raise self.sad.error(
+                    local,
+                    f"{spd}: {problem}; give the component's SPD "
+                    "(components/<Name>/<Name>.spd.xml), relative to the SAD",
+                    what,
+                )
             files[fid] = (element, self._package(spd))
         return files
 
@@ -211,9 +234,11 @@ class _Waveform:
                 for placement in children(element, "componentplacement"):
                     for instance in self._placement(placement, files):
                         if is_external(instance.package.implementation):
-                            raise self.sad.error(instance.element, "an external program is a process of its own; "
-                                                 "take it out of the hostcollocation",
-                                                 f"componentinstantiation {instance.id!r}")
+                            raise self.sad.error(
+                                instance.element,
+                                "an external program is a process of its own; take it out of the hostcollocation",
+                                f"componentinstantiation {instance.id!r}",
+                            )
                         group.append(instance)
                 if group:
                     self.hosts.append(group)
@@ -223,13 +248,19 @@ class _Waveform:
         ref = child(element, "componentfileref")
         fid = ref.get("refid")
         if fid not in files:
-            raise self.sad.error(ref, f"no componentfile {fid!r}; the SAD's componentfiles: {', '.join(files) or 'none'}",
-                                 "componentfileref")
+            raise self.sad.error(
+                ref,
+                f"no componentfile {fid!r}; the SAD's componentfiles: {', '.join(files) or 'none'}",
+                "componentfileref",
+            )
         for tag in ("deployondevice", "compositepartofdevice", "devicepkgfile"):
             device = child(element, tag)
             if device is not None:
-                raise self.sad.error(device, "scabench has no devices to deploy on: it places components in "
-                                     "processes, one each or a hostcollocation's together")
+                raise self.sad.error(
+                    device,
+                    "scabench has no devices to deploy on: it places components in "
+                    "processes, one each or a hostcollocation's together",
+                )
         package = files[fid][1]
         for instantiation in children(element, "componentinstantiation"):
             instance = self._instance(instantiation, package)
@@ -245,8 +276,11 @@ class _Waveform:
         name = text(child(element, "usagename")) or iid
         find = child(element, "findcomponent")
         if find is not None and child(find, "namingservice") is None:
-            raise self.sad.error(find, "scabench starts its components itself: find one by namingservice, not by "
-                                 "a resource factory", what)
+            raise self.sad.error(
+                find,
+                "scabench starts its components itself: find one by namingservice, not by a resource factory",
+                what,
+            )
         properties = {s.id: s.value for s in package.simples.values() if s.value is not None and s.mode != "readonly"}
         overrides = child(element, "componentproperties")
         for ref in children(overrides) if overrides is not None else []:
@@ -257,13 +291,23 @@ class _Waveform:
             simple = package.simples.get(rid)
             if simple is None:
                 if not package.prfs:
-                    raise self.sad.error(ref, f"not a property of {package.name}: its SPD ({package.spd.path}) names "
-                                         "no propertyfile", where)
-                raise self.sad.error(ref, f"not a property in {' and '.join(str(p.path) for p in package.prfs)}; "
-                                     f"it declares: {', '.join(package.simples) or 'none'}", where)
+                    raise self.sad.error(
+                        ref,
+                        f"not a property of {package.name}: its SPD ({package.spd.path}) names no propertyfile",
+                        where,
+                    )
+                raise self.sad.error(
+                    ref,
+                    f"not a property in {' and '.join(str(p.path) for p in package.prfs)}; "
+                    f"it declares: {', '.join(package.simples) or 'none'}",
+                    where,
+                )
             if simple.mode == "readonly":
-                raise self.sad.error(ref, f"readonly in {simple.prf.path}:{simple.element.sourceline}; a "
-                                     "configuration cannot set it", where)
+                raise self.sad.error(
+                    ref,
+                    f"readonly in {simple.prf.path}:{simple.element.sourceline}; a configuration cannot set it",
+                    where,
+                )
             properties[rid] = self._value(self.sad, ref, ref.get("value"), simple, package, where)
         return Instance(element, iid, name, package, properties)
 
@@ -278,8 +322,11 @@ class _Waveform:
     def _instance_by_id(self, ref, by_id):
         instance = by_id.get(ref.get("refid"))
         if instance is None:
-            raise self.sad.error(ref, f"no componentinstantiation {ref.get('refid')!r}; the waveform has: "
-                                 f"{', '.join(by_id) or 'none'}", "componentinstantiationref")
+            raise self.sad.error(
+                ref,
+                f"no componentinstantiation {ref.get('refid')!r}; the waveform has: {', '.join(by_id) or 'none'}",
+                "componentinstantiationref",
+            )
         return instance
 
     def _connections(self, by_id):
@@ -310,23 +357,34 @@ class _Waveform:
             find = child(element, "findby")
             if find is None:
                 device = children(element)[1]
-                raise self.sad.error(device, "scabench has no devices; connect ports of the waveform's "
-                                     "componentinstantiations", what)
+                raise self.sad.error(
+                    device, "scabench has no devices; connect ports of the waveform's componentinstantiations", what
+                )
             naming = child(find, "namingservice")
             if naming is None:
-                raise self.sad.error(children(find)[0], "an object outside the waveform; scabench connects the "
-                                     "waveform's own componentinstantiations", what)
+                raise self.sad.error(
+                    children(find)[0],
+                    "an object outside the waveform; scabench connects the waveform's own componentinstantiations",
+                    what,
+                )
             name = naming.get("name")
             instance = next((i for i in self.instances if name in self._aliases(i)), None)
             if instance is None:
                 known = sorted({a for i in self.instances for a in self._aliases(i)})
-                raise self.sad.error(naming, f"findby names {name!r}, which no componentinstantiation is found by "
-                                     f"(its findcomponent name or usagename); the waveform has: {', '.join(known)}",
-                                     what)
+                raise self.sad.error(
+                    naming,
+                    f"findby names {name!r}, which no componentinstantiation is found by "
+                    f"(its findcomponent name or usagename); the waveform has: {', '.join(known)}",
+                    what,
+                )
         ports = instance.package.ports
         if ports is not None and port not in ports[direction]:
-            raise self.sad.error(port_element, f"{instance.name} ({instance.package.describe()}) has no {direction} "
-                                 f"port {port!r}; it has: {', '.join(ports[direction]) or 'none'}", what)
+            raise self.sad.error(
+                port_element,
+                f"{instance.name} ({instance.package.describe()}) has no {direction} "
+                f"port {port!r}; it has: {', '.join(ports[direction]) or 'none'}",
+                what,
+            )
         return instance, port
 
     # -- SPD, PRF, SCD -----------------------------------------------------
@@ -341,8 +399,12 @@ class _Waveform:
         code = child(implementation, "code")
         what = f"implementation {implementation.get('id')!r}: code"
         try:
-            impl = implementation_of(code.get("type", ""), child(code, "localfile").get("name"),
-                                     text(child(code, "entrypoint")), spd.path.parent)
+            impl = implementation_of(
+                code.get("type", ""),
+                child(code, "localfile").get("name"),
+                text(child(code, "entrypoint")),
+                spd.path.parent,
+            )
         except ValueError as exc:
             raise spd.error(code, str(exc), what) from None
         package = Package(spd, spd.root.get("name"), self._resolved(spd, code, impl, what))
@@ -363,8 +425,9 @@ class _Waveform:
             return impl
         if impl.library is not None:
             if problem := not_a_file(impl.library):
-                raise spd.error(local, f"{impl.library}: {problem}; give the component library (a .so), "
-                                "relative to the SPD", what)
+                raise spd.error(
+                    local, f"{impl.library}: {problem}; give the component library (a .so), relative to the SPD", what
+                )
             try:
                 kinds = component_kinds(impl.library)
             except LibraryError as exc:
@@ -372,25 +435,32 @@ class _Waveform:
             own = [k for k, d in kinds.items() if "library" in d]
             if impl.kind is None:
                 if len(own) != 1:
-                    raise spd.error(code, f"{impl.library} registers {', '.join(own)}: name the kind in "
-                                    "<entrypoint>", what)
+                    raise spd.error(
+                        code, f"{impl.library} registers {', '.join(own)}: name the kind in <entrypoint>", what
+                    )
                 return replace(impl, kind=own[0])
             if impl.kind not in own:
-                raise spd.error(child(code, "entrypoint"), f"{impl.kind!r} is not a kind of {impl.library}; it "
-                                f"registers: {', '.join(own)}", what)
+                raise spd.error(
+                    child(code, "entrypoint"),
+                    f"{impl.kind!r} is not a kind of {impl.library}; it registers: {', '.join(own)}",
+                    what,
+                )
             return impl
         kinds = component_kinds()
         if impl.kind not in kinds:
-            raise spd.error(local, f"{impl.kind!r} is not a kind of the runtime; valid: {', '.join(kinds)} (a "
-                            "component library's kind: its .so as localfile, the kind as entrypoint)", what)
+            raise spd.error(
+                local,
+                f"{impl.kind!r} is not a kind of the runtime; valid: {', '.join(kinds)} (a "
+                "component library's kind: its .so as localfile, the kind as entrypoint)",
+                what,
+            )
         return impl
 
     def _properties(self, spd, element, package):
         local = child(element, "localfile")
         path = spd.file(local)
         if problem := not_a_file(path):
-            raise spd.error(local, f"{path}: {problem}; give the component's PRF, relative to the SPD",
-                            "propertyfile")
+            raise spd.error(local, f"{path}: {problem}; give the component's PRF, relative to the SPD", "propertyfile")
         prf = read_descriptor(path, "properties")
         package.prfs.append(prf)
         impl = package.implementation
@@ -409,17 +479,26 @@ class _Waveform:
             kinds = [k.get("kindtype", "configure") for k in children(simple, "kind")] or ["configure"]
             wrong = next((k for k in kinds if k not in CONFIGURED), None)
             if wrong:
-                raise prf.error(simple, f"kind {wrong!r}: a component is configured with {', '.join(CONFIGURED)} "
-                                "properties", what)
+                raise prf.error(
+                    simple, f"kind {wrong!r}: a component is configured with {', '.join(CONFIGURED)} properties", what
+                )
             prf_type = simple.get("type")
             if settable is not None:
                 if sid not in settable:
-                    raise prf.error(simple, f"{impl.kind} has no property {sid!r}; valid: {', '.join(settable)} "
-                                    "(a connection's policy goes in the sidecar's [policy])", what)
+                    raise prf.error(
+                        simple,
+                        f"{impl.kind} has no property {sid!r}; valid: {', '.join(settable)} "
+                        "(a connection's policy goes in the sidecar's [policy])",
+                        what,
+                    )
                 corba = component_kinds(impl.library)[impl.kind]["properties"][sid]["corba_type"]
                 if PRF_TO_CORBA[prf_type] != corba:
-                    raise prf.error(simple, f"type {prf_type!r}: {impl.kind}'s {sid} is a CORBA {corba}, "
-                                    f"type=\"{CORBA_TO_PRF.get(corba, corba)}\"", what)
+                    raise prf.error(
+                        simple,
+                        f"type {prf_type!r}: {impl.kind}'s {sid} is a CORBA {corba}, "
+                        f'type="{CORBA_TO_PRF.get(corba, corba)}"',
+                        what,
+                    )
             entry = Simple(sid, prf_type, simple.get("mode", "readwrite"), simple, prf)
             # The range and the enumerations are the PRF's own rules: a fault
             # in one is blamed on it, not on a value judged by it.
@@ -447,14 +526,16 @@ class _Waveform:
             if simple.range is not None:
                 check_range(value, *simple.range)
             if simple.enumeration is not None and value not in simple.enumeration:
-                raise ValueError(f"{value!r} is not one of the PRF's enumerations: "
-                                 f"{', '.join(str(v) for v in simple.enumeration)}")
+                raise ValueError(
+                    f"{value!r} is not one of the PRF's enumerations: {', '.join(str(v) for v in simple.enumeration)}"
+                )
         except ValueError as exc:
             raise descriptor.error(element, str(exc), what) from None
         impl = package.implementation
         if impl.program is None:
-            value = check_property(f"{descriptor.path}:{element.sourceline}", what, impl.kind, simple.id, value,
-                                   impl.library)
+            value = check_property(
+                f"{descriptor.path}:{element.sourceline}", what, impl.kind, simple.id, value, impl.library
+            )
         return value
 
     def _ports(self, spd, package):
@@ -469,15 +550,17 @@ class _Waveform:
         local = child(element, "localfile")
         path = spd.file(local)
         if problem := not_a_file(path):
-            raise spd.error(local, f"{path}: {problem}; give the component's SCD, relative to the SPD",
-                            "descriptor")
+            raise spd.error(local, f"{path}: {problem}; give the component's SCD, relative to the SPD", "descriptor")
         scd = read_descriptor(path, "softwarecomponent")
         ports: dict[str, list[str]] = {"uses": [], "provides": []}
         for port in children(child(child(scd.root, "componentfeatures"), "ports")):
             name = port.get(f"{port.tag}name")
             if kind_ports is not None and name not in kind_ports[port.tag]:
-                raise scd.error(port, f"{impl.kind} has no {port.tag} port {name!r}; it has: "
-                                f"{', '.join(kind_ports[port.tag]) or 'none'}", f"{port.tag} {name!r}")
+                raise scd.error(
+                    port,
+                    f"{impl.kind} has no {port.tag} port {name!r}; it has: {', '.join(kind_ports[port.tag]) or 'none'}",
+                    f"{port.tag} {name!r}",
+                )
             ports[port.tag].append(name)
         return ports
 
@@ -492,15 +575,16 @@ class _Waveform:
         if text(child(root, "description")):
             experiment["title"] = text(child(root, "description"))
         more = table_of(self.side, "experiment", self.sidecar_path)
-        for key, source in (("name", "softwareassembly name=\"...\""), ("title", "<description>")):
+        for key, source in (("name", 'softwareassembly name="..."'), ("title", "<description>")):
             if key in more:
                 raise SpecError(self.sidecar_path, f"experiment.{key}", f"the SAD gives it ({source})")
         experiment.update(more)
-        doc = {"experiment": experiment,
-               "component": [component_table(i.name, i.package.implementation, i.properties)
-                             for i in self.instances],
-               "connection": self._connection_tables(),
-               "placement": {"hosts": [[i.name for i in host] for host in self.hosts]}}
+        doc = {
+            "experiment": experiment,
+            "component": [component_table(i.name, i.package.implementation, i.properties) for i in self.instances],
+            "connection": self._connection_tables(),
+            "placement": {"hosts": [[i.name for i in host] for host in self.hosts]},
+        }
         run = dict(table_of(self.side, "run", self.sidecar_path))
         for key in run:
             if key not in SIDECAR_RUN_KEYS:
@@ -529,24 +613,32 @@ class _Waveform:
             for key in (i.id, i.name):
                 instances.setdefault(key, [i.name])
         nodes: dict[str, list[str]] = {}  # node -> the instances on it
-        for table, found, what in (("hostcollocation", collocations, "hostcollocation (by its id or name)"),
-                                   ("componentinstantiation", instances, "componentinstantiation (by its id or "
-                                                                         "usagename)")):
+        for table, found, what in (
+            ("hostcollocation", collocations, "hostcollocation (by its id or name)"),
+            ("componentinstantiation", instances, "componentinstantiation (by its id or usagename)"),
+        ):
             for key, entry in table_of(self.side, table, self.sidecar_path).items():
                 where = f"{table}.{_key(key)}"
                 if key not in found:
-                    raise SpecError(self.sidecar_path, where, f"no {what} {key!r} in {self.sad.path}; it has: "
-                                    f"{', '.join(found) or 'none'}")
+                    raise SpecError(
+                        self.sidecar_path,
+                        where,
+                        f"no {what} {key!r} in {self.sad.path}; it has: {', '.join(found) or 'none'}",
+                    )
                 if not isinstance(entry, dict):
-                    raise SpecError(self.sidecar_path, where, "must be a table: node = \"NODE\"")
+                    raise SpecError(self.sidecar_path, where, 'must be a table: node = "NODE"')
                 for word in entry:
                     if word not in DEPLOYMENT_KEYS:
-                        raise SpecError(self.sidecar_path, f"{where}.{word}", f"unknown key; valid: "
-                                        f"{', '.join(DEPLOYMENT_KEYS)} (the node its process runs on)")
+                        raise SpecError(
+                            self.sidecar_path,
+                            f"{where}.{word}",
+                            f"unknown key; valid: {', '.join(DEPLOYMENT_KEYS)} (the node its process runs on)",
+                        )
                 node = entry.get("node")
                 if not isinstance(node, str):
-                    raise SpecError(self.sidecar_path, f"{where}.node", "the name of the node its process runs on, "
-                                    "like \"board1\"")
+                    raise SpecError(
+                        self.sidecar_path, f"{where}.node", 'the name of the node its process runs on, like "board1"'
+                    )
                 self.node_keys.setdefault(node, where)
                 nodes.setdefault(node, []).extend(n for n in found[key] if n not in nodes[node])
         return nodes
@@ -559,14 +651,20 @@ class _Waveform:
                 ids.setdefault(name, len(ids))
         for key, table in own.items():
             if key not in ids:
-                raise SpecError(self.sidecar_path, f"connection.{_key(key)}", f"no connectinterface with this id in "
-                                f"{self.sad.path}; its connections: {', '.join(ids) or 'none'}")
+                raise SpecError(
+                    self.sidecar_path,
+                    f"connection.{_key(key)}",
+                    f"no connectinterface with this id in {self.sad.path}; its connections: {', '.join(ids) or 'none'}",
+                )
             if not isinstance(table, dict):
                 raise SpecError(self.sidecar_path, f"connection.{_key(key)}", "must be a table of policy keys")
             for word in ("from", "to"):
                 if word in table:
-                    raise SpecError(self.sidecar_path, f"connection.{_key(key)}.{word}", "a connection's ends are the "
-                                    "SAD's (usesport, providesport); the sidecar gives its policy keys")
+                    raise SpecError(
+                        self.sidecar_path,
+                        f"connection.{_key(key)}.{word}",
+                        "a connection's ends are the SAD's (usesport, providesport); the sidecar gives its policy keys",
+                    )
         tables = []
         for _element, cid, uses, uses_port, provides, provides_port in self.connections:
             table = {"from": f"{uses.name}.{uses_port}", "to": f"{provides.name}.{provides_port}"}
@@ -587,15 +685,20 @@ class _Waveform:
         m = re.fullmatch(r"component\[(\d+)\](?:\.(.*))?", key)
         if m:
             instance = self.instances[int(m.group(1))]
-            return self.sad.error(instance.element, message, f"componentinstantiation {instance.id!r}"
-                                  + (f": {m.group(2)}" if m.group(2) and m.group(2) != "name" else ""))
+            return self.sad.error(
+                instance.element,
+                message,
+                f"componentinstantiation {instance.id!r}"
+                + (f": {m.group(2)}" if m.group(2) and m.group(2) != "name" else ""),
+            )
         m = re.fullmatch(r"connection\[(\d+)\](?:\.(.*))?", key)
         if m:
             element, cid, uses, uses_port, provides, provides_port = self.connections[int(m.group(1))]
             if m.group(2) in (None, "from", "to"):
                 return self.sad.error(element, message, f"connectinterface {cid!r}" if cid else "connectinterface")
-            return SpecError(self.sidecar_path, f"connection.{_key(self.connection_keys[int(m.group(1))])}."
-                             f"{m.group(2)}", message)
+            return SpecError(
+                self.sidecar_path, f"connection.{_key(self.connection_keys[int(m.group(1))])}.{m.group(2)}", message
+            )
         if key.startswith("placement.nodes"):  # the sidecar placed them
             node = key.split(".", 2)[2] if key.count(".") >= 2 else None
             where = self.node_keys.get(node) or next(iter(self.node_keys.values()), "domain")

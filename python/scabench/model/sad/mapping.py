@@ -21,6 +21,7 @@ the file that runs the component, relative to the SPD):
       a program of its own, started with the SCA exec parameters: a spec's
       kind = "external", exec = "..." (README, "External components")
 """
+
 import math
 import os
 import re
@@ -42,6 +43,7 @@ EXTERNAL_KIND = "external"
 class Implementation:
     """What runs a component: exactly one of kind (with library, for a
     plugin's kind) or program."""
+
     kind: str | None = None
     library: Path | None = None
     program: Path | None = None
@@ -51,9 +53,9 @@ def implementation_of(code_type: str, localfile: str, entrypoint: str | None, fo
     """The Implementation an SPD's code names. `folder` is the SPD's. Raises
     ValueError with what is wrong (the caller knows the line)."""
     if localfile.startswith(BUILTIN_SCHEME):
-        kind = localfile[len(BUILTIN_SCHEME):]
+        kind = localfile[len(BUILTIN_SCHEME) :]
         if not kind:
-            raise ValueError(f"{localfile!r} names no kind; use \"scabench:KIND\" (scabench-host --describe)")
+            raise ValueError(f'{localfile!r} names no kind; use "scabench:KIND" (scabench-host --describe)')
         return Implementation(kind=kind)
     if code_type not in ("", "Executable", "SharedLibrary"):
         raise ValueError(f"code type {code_type!r}: scabench runs Executable and SharedLibrary code")
@@ -89,9 +91,21 @@ def is_external(implementation: "Implementation") -> bool:
 
 # PRF simple types and the runtime's CORBA types (scabench-host --describe,
 # "corba_type"). char and objref have no property of the runtime behind them.
-PRF_TO_CORBA = {"boolean": "boolean", "octet": "octet", "short": "short", "ushort": "unsigned short",
-                "long": "long", "ulong": "unsigned long", "longlong": "long long", "ulonglong": "unsigned long long",
-                "float": "float", "double": "double", "string": "string", "char": "char", "objref": "Object"}
+PRF_TO_CORBA = {
+    "boolean": "boolean",
+    "octet": "octet",
+    "short": "short",
+    "ushort": "unsigned short",
+    "long": "long",
+    "ulong": "unsigned long",
+    "longlong": "long long",
+    "ulonglong": "unsigned long long",
+    "float": "float",
+    "double": "double",
+    "string": "string",
+    "char": "char",
+    "objref": "Object",
+}
 CORBA_TO_PRF = {corba: prf for prf, corba in PRF_TO_CORBA.items()}
 INTEGER_TYPES = ("octet", "short", "ushort", "long", "ulong", "longlong", "ulonglong")
 REAL_TYPES = ("float", "double")
@@ -154,4 +168,3 @@ def enumeration_values(enumerations: list[Any], prf_type: str) -> list[Any]:
     (its label where it has none, as REDHAWK reads it). Raises ValueError for
     one that is not of the property's type."""
     return [value_of(e.get("value", e.get("label")), prf_type) for e in enumerations]
-

@@ -3,6 +3,7 @@ over the narrowest (and over the plain program), and how much of that
 overhead is left once the components are collocated
 (result["stanag4285"]["summary"]). A function of the lab's rows
 (S4285Rows, lab_s4285.py) only."""
+
 from scabench.studies.granularity.analysis import find_row
 
 NARROW, WIDE = 2, 11  # the seed's headline compares these splits

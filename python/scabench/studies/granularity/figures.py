@@ -3,6 +3,7 @@
 application's cost of a transfer (its Fig. 8) and the STANAG 4285
 transmitter (its Figs. 3 and 4). Each plot writes one PNG into out_dir and
 returns its file name."""
+
 from pathlib import Path
 
 import matplotlib
@@ -16,11 +17,19 @@ from scabench.studies.granularity import models as gm
 from scabench.studies.granularity.render_common import func_row, placement_key, rows_where
 from scabench.studies.granularity.workloads import WORKLOADS
 
-COLOURS = {"process/tcp": "#1f5fa8", "process/unix": "#4aa3df", "process/shm": "#c0712b", "collocated/none": "#2e8b57",
-           "standalone/none": "#777777"}
+COLOURS = {
+    "process/tcp": "#1f5fa8",
+    "process/unix": "#4aa3df",
+    "process/shm": "#c0712b",
+    "collocated/none": "#2e8b57",
+    "standalone/none": "#777777",
+}
 
-S4285_PLACEMENTS = {"standalone": COLOURS["standalone/none"], "process": COLOURS["process/tcp"],
-                    "collocated": COLOURS["collocated/none"]}
+S4285_PLACEMENTS = {
+    "standalone": COLOURS["standalone/none"],
+    "process": COLOURS["process/tcp"],
+    "collocated": COLOURS["collocated/none"],
+}
 
 
 def _b_axis(ax, bs):
@@ -55,8 +64,11 @@ def plot_bars(result, workload, nb, out_dir):
         ax.bar(xs, user, width, color=COLOURS[key], label=label)
     ax.set_xticks([-1] + list(range(len(configs))), ["FUNC"] + configs)
     ax.set_ylabel("CPU workload (% of the core)")
-    ax.set_title(f"{workload}: N·B = {nb}, B = {result['plan']['fig6_samples']}, PR = {result['plan']['pr']}"
-                 " (solid: user, light: user+system)", fontsize=9)
+    ax.set_title(
+        f"{workload}: N·B = {nb}, B = {result['plan']['fig6_samples']}, PR = {result['plan']['pr']}"
+        " (solid: user, light: user+system)",
+        fontsize=9,
+    )
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     name = f"fig6_{workload}_nb{nb}.png"
@@ -79,10 +91,16 @@ def plot_sweep(result, workload, out_dir):
         ax.plot([r.samples for r in func], [r.total_pct for r in func], "k--", label="FUNC U+S")
         for c in configs:
             pts = sorted((r for r in rows if r.config == c and placement_key(r) == key), key=lambda r: r.samples)
-            line, = ax.plot([r.samples for r in pts], [r.total_pct for r in pts], marker=markers[c],
-                            label=f"{c} U+S")
-            ax.plot([r.samples for r in pts], [r.user_pct for r in pts], marker=markers[c], ls=":",
-                    color=line.get_color(), alpha=0.7, label=f"{c} U")
+            (line,) = ax.plot([r.samples for r in pts], [r.total_pct for r in pts], marker=markers[c], label=f"{c} U+S")
+            ax.plot(
+                [r.samples for r in pts],
+                [r.user_pct for r in pts],
+                marker=markers[c],
+                ls=":",
+                color=line.get_color(),
+                alpha=0.7,
+                label=f"{c} U",
+            )
         _b_axis(ax, sorted({r.samples for r in rows}))
         ax.set_xlabel("B (floats per packet)")
         ax.set_title(key.replace("/none", "").replace("/", ", "), fontsize=9)
@@ -108,20 +126,33 @@ def plot_models(result, workload, config, out_dir):
         bs = [r.samples for r in pts]
         for row_i, part in enumerate(("user", "total")):
             ax = axes[row_i][col]
-            ax.plot([r.samples for r in funcs], [getattr(r, f"{part}_pct") for r in funcs], ":", color="#777777",
-                    label="FUNC measured")
+            ax.plot(
+                [r.samples for r in funcs],
+                [getattr(r, f"{part}_pct") for r in funcs],
+                ":",
+                color="#777777",
+                label="FUNC measured",
+            )
             ax.plot(bs, [getattr(r, f"{part}_pct") for r in pts], "D-", color="#b22222", label="measured")
             ax.plot(bs, [getattr(r, f"model1_{part}_pct") for r in pts], "o-", color="#555555", label="model (1)")
             ax.plot(bs, [getattr(r, f"model2_{part}_pct") for r in pts], "s--", color="#1f5fa8", label="model (2)")
             if part == "total" and all(r.model1_cold_total_pct is not None for r in pts):
-                ax.plot(bs, [r.model1_cold_total_pct for r in pts], "^:", color="#8a5a00",
-                        label="model (1), cold parameters")
+                ax.plot(
+                    bs,
+                    [r.model1_cold_total_pct for r in pts],
+                    "^:",
+                    color="#8a5a00",
+                    label="model (1), cold parameters",
+                )
                 ax.legend(fontsize=7)
             _b_axis(ax, bs)
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
-            ax.set_title(f"{config}, {key.replace('/none', '').replace('/', ', ')}: "
-                         f"{'user' if part == 'user' else 'user+system'}", fontsize=9)
+            ax.set_title(
+                f"{config}, {key.replace('/none', '').replace('/', ', ')}: "
+                f"{'user' if part == 'user' else 'user+system'}",
+                fontsize=9,
+            )
             if row_i == 1:
                 ax.set_xlabel("B (floats per packet)")
             if col == 0:
@@ -154,8 +185,14 @@ def plot_transfer(result, out_dir):
     if noise:
         # Drawn on the zero line, hollow, with the difference beside it: a
         # reader sees that it was measured and that it is no cost.
-        ax.plot([x for x, _ in noise], [0] * len(noise), "o", markerfacecolor="none", markeredgecolor="#777",
-                label="below zero: within noise")
+        ax.plot(
+            [x for x, _ in noise],
+            [0] * len(noise),
+            "o",
+            markerfacecolor="none",
+            markeredgecolor="#777",
+            label="below zero: within noise",
+        )
         for x, v in noise:
             ax.annotate(f"−{-v:.0f} µs", (x, 0), textcoords="offset points", xytext=(4, 4), fontsize=7, color="#555")
         ax.set_ylim(bottom=0)
@@ -182,13 +219,19 @@ def plot_s4285(result, out_dir):
         for j, (_, config) in enumerate(configs):
             found = [r for r in rows if r.symbol_rate == rate and r.config == config]
             for r in found:
-                shift = 0.0 if r.placement == "standalone" else (-width / 2 if r.placement == "process"
-                                                                 else width / 2)
+                shift = 0.0 if r.placement == "standalone" else (-width / 2 if r.placement == "process" else width / 2)
                 colour = S4285_PLACEMENTS[r.placement]
                 low, high = r.total_spread
                 several = len(r.runs) > 1  # one run has no spread to draw
-                ax.bar(j + shift, r.total_pct, width, color=colour, alpha=0.35,
-                       yerr=[[r.total_pct - low], [high - r.total_pct]] if several else None, capsize=2)
+                ax.bar(
+                    j + shift,
+                    r.total_pct,
+                    width,
+                    color=colour,
+                    alpha=0.35,
+                    yerr=[[r.total_pct - low], [high - r.total_pct]] if several else None,
+                    capsize=2,
+                )
                 if r.user_pct is not None:
                     ax.bar(j + shift, r.user_pct, width, color=colour)
         ax.set_xticks(range(len(configs)), ["plain" if c == "plain" else c.replace("split", "") for _, c in configs])
@@ -198,8 +241,11 @@ def plot_s4285(result, out_dir):
     axes[0][0].set_ylabel("CPU workload (% of the core)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in S4285_PLACEMENTS.values()]
     axes[0][-1].legend(handles, ["plain program", "a process per component", "collocated"], fontsize=7)
-    fig.suptitle("STANAG 4285 transmitter (seed Figs. 3 and 4): solid user, light user+system "
-                 f"({runs_label(len(r.runs) for r in rows)})", fontsize=9)
+    fig.suptitle(
+        "STANAG 4285 transmitter (seed Figs. 3 and 4): solid user, light user+system "
+        f"({runs_label(len(r.runs) for r in rows)})",
+        fontsize=9,
+    )
     name = "s4285.png"
     fig.tight_layout()
     save_figure(fig, Path(out_dir) / name)

@@ -30,6 +30,7 @@ the models on what it measured (step 5) and summarises it (result["summary"]);
 render.py writes the report from the result (or its JSON) and never imports
 this module.
 """
+
 import json
 import math
 import os
@@ -84,9 +85,18 @@ class Lab:
         self.log = log
         # Each run measures its own steady window, foreign load included; a
         # short quiet wait, as a point takes seconds, not minutes.
-        self.guard = Guard(GuardSettings(quiet_below_pct=plan.foreign_limit_pct, quiet_wait_s=3.0, quiet_interval_s=0.3,
-                                         redo_above_pct=plan.foreign_limit_pct, max_redos=plan.max_redo,
-                                         redo_budget=plan.redo_budget), cores=plan.cores, log=log)
+        self.guard = Guard(
+            GuardSettings(
+                quiet_below_pct=plan.foreign_limit_pct,
+                quiet_wait_s=3.0,
+                quiet_interval_s=0.3,
+                redo_above_pct=plan.foreign_limit_pct,
+                max_redos=plan.max_redo,
+                redo_budget=plan.redo_budget,
+            ),
+            cores=plan.cores,
+            log=log,
+        )
         self.tick_us = tick_us()
         self.fir_rows = []
 
@@ -103,11 +113,18 @@ class Lab:
 
     def _spec(self, layout, placement, transport):
         names = [n for n, _, _ in layout.components]
-        doc = {"experiment": {"name": f"granularity {self.workload.name} {layout.name} {placement} {transport}"},
-               "run": {"sample_type": self.workload.sample_type, "transport": "tcp" if transport == "none" else transport,
-                       "cores": list(self.plan.cores), "timeout_s": 120},
-               "component": [{"name": n, "kind": k, **props} for n, k, props in layout.components],
-               "chain": names, "policy": {"call": self.plan.call}}
+        doc = {
+            "experiment": {"name": f"granularity {self.workload.name} {layout.name} {placement} {transport}"},
+            "run": {
+                "sample_type": self.workload.sample_type,
+                "transport": "tcp" if transport == "none" else transport,
+                "cores": list(self.plan.cores),
+                "timeout_s": 120,
+            },
+            "component": [{"name": n, "kind": k, **props} for n, k, props in layout.components],
+            "chain": names,
+            "policy": {"call": self.plan.call},
+        }
         if placement == "collocated":
             doc["placement"] = {"hosts": [names]}
         return parse_spec(doc, Path(f"granularity/{self.workload.name}-{layout.name}.toml"))
@@ -135,8 +152,13 @@ class Lab:
         from its launch; returns the window and its last stdout line as JSON."""
         cores = set(self.plan.cores)
         with _harness_off(cores):
-            proc = spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec=lambda: os.sched_setaffinity(0, cores))
+            proc = spawn(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                preexec=lambda: os.sched_setaffinity(0, cores),
+            )
             try:
                 pid = proc.pid
                 if announces_start:
@@ -157,13 +179,18 @@ class Lab:
 
     def _run_func(self, taps, samples, pr, warmup_s, window_s, packets):
         argv = self.workload.func_argv(taps, samples, int(round(1e6 / pr)), packets, self.dither_us(pr))
-        window, report = self.run_program_window(argv, "func", warmup_s, window_s, 60 + packets / pr,
-                                                 announces_start=True)
+        window, report = self.run_program_window(
+            argv, "func", warmup_s, window_s, 60 + packets / pr, announces_start=True
+        )
         # The functional work's own CPU per packet: "work_ns_per_packet" (any
         # workload's FUNC program), or the FIR program's "fir_ns_per_packet".
         work = report.get("work_ns_per_packet", report.get("fir_ns_per_packet"))
-        return {**window, "checksum": report["checksum"], "work_ns_per_packet": work,
-                "sink_ns_per_packet": report.get("sink_ns_per_packet", 0.0)}
+        return {
+            **window,
+            "checksum": report["checksum"],
+            "work_ns_per_packet": work,
+            "sink_ns_per_packet": report.get("sink_ns_per_packet", 0.0),
+        }
 
     def measured(self, what, run_once, repeats):
         """Repeats run_once under the guard (a disturbed run is redone, within
@@ -181,8 +208,9 @@ class Lab:
         runs: list[list[Any]] = [[] for _ in points]
         for _ in range(repeats):
             for i, (what, run_once) in enumerate(points):
-                runs[i].append(self.guard.measure(run_once, foreign_of=lambda m: m["foreign_pct"],
-                                                  label=f"    {what}").value)
+                runs[i].append(
+                    self.guard.measure(run_once, foreign_of=lambda m: m["foreign_pct"], label=f"    {what}").value
+                )
         return [aggregate(r) for r in runs]
 
     # ------------------------------------------------------------ steps
@@ -193,8 +221,12 @@ class Lab:
 
         def run(*args):
             with _harness_off(self.plan.cores):
-                out = run_program([str(cal), *map(str, args)], check=True, timeout=120,
-                                  preexec=lambda: os.sched_setaffinity(0, {core}))
+                out = run_program(
+                    [str(cal), *map(str, args)],
+                    check=True,
+                    timeout=120,
+                    preexec=lambda: os.sched_setaffinity(0, {core}),
+                )
             return json.loads(out.stdout)
 
         self.log("calibrating: context switch, memory, conversions, sink")
@@ -219,9 +251,21 @@ class Lab:
         cal = program("scabench-calibrate")
         core = self.plan.cores[0]
         with _harness_off(self.plan.cores):
-            out = run_program([str(cal), "fir", "--filters", str(self.workload.filters), "--taps", str(taps),
-                               "--samples", str(samples)], check=True, timeout=120,
-                              preexec=lambda: os.sched_setaffinity(0, {core}))
+            out = run_program(
+                [
+                    str(cal),
+                    "fir",
+                    "--filters",
+                    str(self.workload.filters),
+                    "--taps",
+                    str(taps),
+                    "--samples",
+                    str(samples),
+                ],
+                check=True,
+                timeout=120,
+                preexec=lambda: os.sched_setaffinity(0, {core}),
+            )
         return json.loads(out.stdout)["ns_per_packet"]
 
     def test_application(self, snk_fit, pr):
@@ -235,28 +279,44 @@ class Lab:
         def per_packet(m):
             # ns of CPU per packet, user and total, from the window's % of the cores
             scale = 1e9 * len(p.cores) / 100.0 / pr
-            return {"user_ns": m["user_pct"] * scale, "total_ns": m["total_pct"] * scale,
-                    "csw_per_packet": m["csw_per_s"] / pr}
+            return {
+                "user_ns": m["user_pct"] * scale,
+                "total_ns": m["total_pct"] * scale,
+                "csw_per_packet": m["csw_per_s"] / pr,
+            }
 
         self.log(f"test application (seed Fig. 8): PR {pr}/s")
         self.log(f"  ({terms_line('PR', 'SRC, SNK', 'C_tr', 'B')})")
         dither = self.dither_us(pr)
-        src_layout = Layout("SRC", (("src", "producer", {"packets": packets, "samples": 1000, "period_us": period,
-                                                        "dither_us": dither}),))
-        src = self.measured("SRC", lambda: self._run_layout(src_layout, "process", "tcp", p.test_warmup_s,
-                                                             p.test_window_s), p.repeats)
+        src_layout = Layout(
+            "SRC",
+            (("src", "producer", {"packets": packets, "samples": 1000, "period_us": period, "dither_us": dither}),),
+        )
+        src = self.measured(
+            "SRC", lambda: self._run_layout(src_layout, "process", "tcp", p.test_warmup_s, p.test_window_s), p.repeats
+        )
         src_pp = per_packet(src)
         self.log(f"  SRC alone: {src_pp['total_ns'] / 1000:.2f} µs/packet")
         transfers = {}
         for placement, transport in p.placements:
             points = []
             for b in p.test_samples:
-                layout = Layout("SRC-SNK", (("src", "producer", {"packets": packets, "samples": b, "period_us": period,
-                                                                 "dither_us": dither}),
-                                            ("snk", "sink", {"checksum": True})))
-                m = self.measured(f"SRC->SNK {placement} {transport} B={b}",
-                                   lambda: self._run_layout(layout, placement, transport, p.test_warmup_s,
-                                                            p.test_window_s), p.repeats)
+                layout = Layout(
+                    "SRC-SNK",
+                    (
+                        (
+                            "src",
+                            "producer",
+                            {"packets": packets, "samples": b, "period_us": period, "dither_us": dither},
+                        ),
+                        ("snk", "sink", {"checksum": True}),
+                    ),
+                )
+                m = self.measured(
+                    f"SRC->SNK {placement} {transport} B={b}",
+                    lambda: self._run_layout(layout, placement, transport, p.test_warmup_s, p.test_window_s),
+                    p.repeats,
+                )
                 pp = per_packet(m)
                 snk = gm.Linear(**snk_fit)(b)
                 user = pp["user_ns"] - src_pp["user_ns"] - snk
@@ -267,59 +327,108 @@ class Lab:
                 call = m["send_us_p50"] * 1000 - snk if m.get("send_us_p50") is not None else None
                 if placement == "collocated" and call is not None:
                     user = total = call
-                points.append({"samples": b, "per_packet_user_ns": pp["user_ns"], "per_packet_total_ns": pp["total_ns"],
-                               "tr_user_ns": user, "tr_system_ns": total - user, "tr_total_ns": total,
-                               "call_ns": call, "csw_per_packet": pp["csw_per_packet"], "foreign_pct": m["foreign_pct"]})
-                self.log(f"  SRC->SNK {placement:10s} {transport:4s} B={b:6d}: C_tr {cost(total / 1000, 2, ' µs')} "
-                         f"(user {cost(user / 1000, 2, ' µs')})")
+                points.append(
+                    {
+                        "samples": b,
+                        "per_packet_user_ns": pp["user_ns"],
+                        "per_packet_total_ns": pp["total_ns"],
+                        "tr_user_ns": user,
+                        "tr_system_ns": total - user,
+                        "tr_total_ns": total,
+                        "call_ns": call,
+                        "csw_per_packet": pp["csw_per_packet"],
+                        "foreign_pct": m["foreign_pct"],
+                    }
+                )
+                self.log(
+                    f"  SRC->SNK {placement:10s} {transport:4s} B={b:6d}: C_tr {cost(total / 1000, 2, ' µs')} "
+                    f"(user {cost(user / 1000, 2, ' µs')})"
+                )
             xs = [q["samples"] for q in points]
             transfers[f"{placement}/{transport}"] = {
-                "placement": placement, "transport": transport, "points": points,
+                "placement": placement,
+                "transport": transport,
+                "points": points,
                 "user": gm.fit_linear(xs, [q["tr_user_ns"] for q in points]).as_dict(),
                 "system": gm.fit_linear(xs, [q["tr_system_ns"] for q in points]).as_dict(),
                 "total": gm.fit_linear(xs, [q["tr_total_ns"] for q in points]).as_dict(),
                 "csw_per_packet": sum(q["csw_per_packet"] for q in points) / len(points),
             }
-        return {"pr": pr, "src": {"user_ns": src_pp["user_ns"], "system_ns": src_pp["total_ns"] - src_pp["user_ns"],
-                                  "total_ns": src_pp["total_ns"], "csw_per_packet": src_pp["csw_per_packet"]},
-                "transfer": transfers}
+        return {
+            "pr": pr,
+            "src": {
+                "user_ns": src_pp["user_ns"],
+                "system_ns": src_pp["total_ns"] - src_pp["user_ns"],
+                "total_ns": src_pp["total_ns"],
+                "csw_per_packet": src_pp["csw_per_packet"],
+            },
+            "transfer": transfers,
+        }
 
     def func_point(self, experiment, taps, samples, repeats):
         """FUNC at one (N, B): its row, and its measurement."""
         p = self.plan
         packets = self.packets_for(p.pr, p.warmup_s, p.window_s)
-        func = self.measured(f"FUNC N={taps} B={samples}",
-                              lambda: self._run_func(taps, samples, p.pr, p.warmup_s, p.window_s, packets), repeats)
-        self.log(f"  {experiment} N={taps:6d} B={samples:6d} FUNC                 "
-                 f"U {func['user_pct']:6.2f} %  U+S {func['total_pct']:6.2f} %")
+        func = self.measured(
+            f"FUNC N={taps} B={samples}",
+            lambda: self._run_func(taps, samples, p.pr, p.warmup_s, p.window_s, packets),
+            repeats,
+        )
+        self.log(
+            f"  {experiment} N={taps:6d} B={samples:6d} FUNC                 "
+            f"U {func['user_pct']:6.2f} %  U+S {func['total_pct']:6.2f} %"
+        )
         return self._row(experiment, "FUNC", 1, "standalone", "none", taps, samples, func, func["checksum"]), func
 
     def config_points(self, experiment, taps, samples, configs, repeats, func):
         """Every configuration and placement at one (N, B), FUNC measured."""
-        return self._config_rows(experiment, taps, samples, self._config_layouts(configs, taps, samples),
-                                 self.measured_in_turn(self._config_runs(configs, taps, samples), repeats), func)
+        return self._config_rows(
+            experiment,
+            taps,
+            samples,
+            self._config_layouts(configs, taps, samples),
+            self.measured_in_turn(self._config_runs(configs, taps, samples), repeats),
+            func,
+        )
 
     def _config_layouts(self, configs, taps, samples):
         p = self.plan
         packets = self.packets_for(p.pr, p.warmup_s, p.window_s)
-        return [(self.workload.layout(config, taps, samples, int(round(1e6 / p.pr)), packets, self.dither_us(p.pr)),
-                 placement, transport) for config in configs for placement, transport in p.placements]
+        return [
+            (
+                self.workload.layout(config, taps, samples, int(round(1e6 / p.pr)), packets, self.dither_us(p.pr)),
+                placement,
+                transport,
+            )
+            for config in configs
+            for placement, transport in p.placements
+        ]
 
     def _config_runs(self, configs, taps, samples):
         """(what, run_once) for every configuration and placement at one (N, B)."""
         p = self.plan
-        return [(f"{layout.name} {placement} {transport}",
-                 lambda layout=layout, placement=placement, transport=transport:
-                 self._run_layout(layout, placement, transport, p.warmup_s, p.window_s))
-                for layout, placement, transport in self._config_layouts(configs, taps, samples)]
+        return [
+            (
+                f"{layout.name} {placement} {transport}",
+                lambda layout=layout, placement=placement, transport=transport: self._run_layout(
+                    layout, placement, transport, p.warmup_s, p.window_s
+                ),
+            )
+            for layout, placement, transport in self._config_layouts(configs, taps, samples)
+        ]
 
     def _config_rows(self, experiment, taps, samples, layouts, measured, func):
         rows = []
         for (layout, placement, transport), m in zip(layouts, measured):
-            rows.append(self._row(experiment, layout.name, layout.count, placement, transport, taps, samples, m,
-                                  func["checksum"]))
-            self.log(f"  {experiment} N={taps:6d} B={samples:6d} {layout.name:4s} {placement:10s} {transport:4s} "
-                     f"U {m['user_pct']:6.2f} %  U+S {m['total_pct']:6.2f} %  CSR {m['csw_per_s']:7.0f}/s")
+            rows.append(
+                self._row(
+                    experiment, layout.name, layout.count, placement, transport, taps, samples, m, func["checksum"]
+                )
+            )
+            self.log(
+                f"  {experiment} N={taps:6d} B={samples:6d} {layout.name:4s} {placement:10s} {transport:4s} "
+                f"U {m['user_pct']:6.2f} %  U+S {m['total_pct']:6.2f} %  CSR {m['csw_per_s']:7.0f}/s"
+            )
         return rows
 
     def fig6_point(self, taps, samples):
@@ -328,27 +437,56 @@ class Lab:
         study's answer, so FUNC's runs share the configurations' minutes."""
         p = self.plan
         packets = self.packets_for(p.pr, p.warmup_s, p.window_s)
-        func_run = (f"FUNC N={taps} B={samples}",
-                    lambda: self._run_func(taps, samples, p.pr, p.warmup_s, p.window_s, packets))
-        func, *configs = self.measured_in_turn([func_run] + self._config_runs(p.fig6_configs, taps, samples),
-                                               p.fig6_repeats)
-        self.log(f"  fig6 N={taps:6d} B={samples:6d} FUNC                 "
-                 f"U {func['user_pct']:6.2f} %  U+S {func['total_pct']:6.2f} %")
+        func_run = (
+            f"FUNC N={taps} B={samples}",
+            lambda: self._run_func(taps, samples, p.pr, p.warmup_s, p.window_s, packets),
+        )
+        func, *configs = self.measured_in_turn(
+            [func_run] + self._config_runs(p.fig6_configs, taps, samples), p.fig6_repeats
+        )
+        self.log(
+            f"  fig6 N={taps:6d} B={samples:6d} FUNC                 "
+            f"U {func['user_pct']:6.2f} %  U+S {func['total_pct']:6.2f} %"
+        )
         row = self._row("fig6", "FUNC", 1, "standalone", "none", taps, samples, func, func["checksum"])
         layouts = self._config_layouts(p.fig6_configs, taps, samples)
         return [row] + self._config_rows("fig6", taps, samples, layouts, configs, func)
 
     def _row(self, experiment, config, components, placement, transport, taps, samples, m, func_checksum):
-        return FirRow(experiment=experiment, workload=self.workload.name, config=config, components=components,
-                      placement=placement, transport=transport, taps=taps, samples=samples, nb=taps * samples,
-                      pr=self.plan.pr,
-                      **{k: m[k] for k in ("user_pct", "system_pct", "total_pct", "csw_per_s", "sar_user_pct",
-                                           "sar_total_pct", "system_csw_per_s", "foreign_pct", "user_sample_s",
-                                           "system_sample_s", "split_source", "runs", "processes")},
-                      checksum=m.get("checksum"),
-                      output_matches_func=(m.get("checksum") == func_checksum) if m.get("checksum") is not None
-                      else None,
-                      work_ns_per_packet=m.get("work_ns_per_packet"), sink_ns_per_packet=m.get("sink_ns_per_packet"))
+        return FirRow(
+            experiment=experiment,
+            workload=self.workload.name,
+            config=config,
+            components=components,
+            placement=placement,
+            transport=transport,
+            taps=taps,
+            samples=samples,
+            nb=taps * samples,
+            pr=self.plan.pr,
+            **{
+                k: m[k]
+                for k in (
+                    "user_pct",
+                    "system_pct",
+                    "total_pct",
+                    "csw_per_s",
+                    "sar_user_pct",
+                    "sar_total_pct",
+                    "system_csw_per_s",
+                    "foreign_pct",
+                    "user_sample_s",
+                    "system_sample_s",
+                    "split_source",
+                    "runs",
+                    "processes",
+                )
+            },
+            checksum=m.get("checksum"),
+            output_matches_func=(m.get("checksum") == func_checksum) if m.get("checksum") is not None else None,
+            work_ns_per_packet=m.get("work_ns_per_packet"),
+            sink_ns_per_packet=m.get("sink_ns_per_packet"),
+        )
 
     def choose_taps(self, samples):
         """N such that FUNC is about fig7_target_pct % at this B: solved on
@@ -389,8 +527,13 @@ class Lab:
         params = model_parameters(calibration, test, test_cold)
         for row in rows:
             apply_models(row, params, p.cores)
-        return {"calibration": calibration, "test_application": test, "test_application_cold": test_cold,
-                "parameters": params, "configurations": rows}
+        return {
+            "calibration": calibration,
+            "test_application": test,
+            "test_application_cold": test_cold,
+            "parameters": params,
+            "configurations": rows,
+        }
 
     def run(self):
         p = self.plan
@@ -416,10 +559,21 @@ class Lab:
         except Interrupted as exc:
             # What was measured stays: the FIR points so far (without the
             # models, which need the whole step) and whatever part finished.
-            exc.result = {**result, "status": "interrupted", "configurations": list(self.fir_rows),
-                          "duration_s": time.time() - started, "runs": self.guard.measurements}
+            exc.result = {
+                **result,
+                "status": "interrupted",
+                "configurations": list(self.fir_rows),
+                "duration_s": time.time() - started,
+                "runs": self.guard.measurements,
+            }
             raise
-        result.update({"duration_s": time.time() - started, "runs": self.guard.measurements, "tick_us": self.tick_us,
-                       "runs_redone": self.guard.redos})
+        result.update(
+            {
+                "duration_s": time.time() - started,
+                "runs": self.guard.measurements,
+                "tick_us": self.tick_us,
+                "runs_redone": self.guard.redos,
+            }
+        )
         result["summary"] = summarise(result)
         return result

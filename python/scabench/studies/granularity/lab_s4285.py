@@ -14,6 +14,7 @@ whole frame periods, so every window holds the same number of frames.
 
 Calls are always two-way: every block keeps state, so frames must stay in
 order (experiments/stanag4285/README.md)."""
+
 import statistics
 
 from scabench.measure.window import user_split
@@ -38,8 +39,10 @@ def window_s(plan, symbol_rate):
 def run(lab):
     """Measures every configuration of the plan; the result's "stanag4285"."""
     p = lab.plan
-    lab.log(f"STANAG 4285 ({p.s4285_mode}): symbol rates {list(p.s4285_rates)}, plain program and "
-            f"{', '.join(map(str, p.s4285_splits))} components")
+    lab.log(
+        f"STANAG 4285 ({p.s4285_mode}): symbol rates {list(p.s4285_rates)}, plain program and "
+        f"{', '.join(map(str, p.s4285_splits))} components"
+    )
     rows = []
     for rate in p.s4285_rates:
         fr = frame_rate(rate)
@@ -50,8 +53,9 @@ def run(lab):
         where = dict(symbol_rate=rate, frame_rate=fr, frames=frames, window_s=window, dither_us=dither)
 
         def plain_once():
-            m, report = lab.run_program_window(plain_argv(**settings), "plain", p.warmup_s, window,
-                                               60 + frames / fr, announces_start=False)
+            m, report = lab.run_program_window(
+                plain_argv(**settings), "plain", p.warmup_s, window, 60 + frames / fr, announces_start=False
+            )
             return {**m, "checksum": report["audio_digest"]}
 
         m = lab.measured(f"plain {rate}/s", plain_once, p.s4285_repeats)
@@ -59,6 +63,7 @@ def run(lab):
         rows.append(plain)
         for components in p.s4285_splits:
             for placement in p.s4285_placements:
+
                 def split_once(components=components, placement=placement):
                     spec = load_split(components, placement == "collocated", **settings)
                     m = lab.run_spec_window(spec, p.warmup_s, window)
@@ -66,9 +71,18 @@ def run(lab):
                     return {**m, "checksum": digest}
 
                 m = lab.measured(f"split{components} {placement} {rate}/s", split_once, p.s4285_repeats)
-                rows.append(_row(f"split{components}", components, placement,
-                                 "tcp" if placement == "process" else "none", where, m, lab,
-                                 reference=plain.audio_digest))
+                rows.append(
+                    _row(
+                        f"split{components}",
+                        components,
+                        placement,
+                        "tcp" if placement == "process" else "none",
+                        where,
+                        m,
+                        lab,
+                        reference=plain.audio_digest,
+                    )
+                )
     return {"mode": p.s4285_mode, "call": "twoway", "configurations": rows, "summary": summarise(rows)}
 
 
@@ -83,16 +97,39 @@ def _row(config, components, placement, transport, where, m, lab, reference):
     sampled = m["user_sample_s"] + m["system_sample_s"] > 0
     user = total * user_split(m["user_sample_s"], m["system_sample_s"]) if sampled else None
     ncores = len(lab.plan.cores)
-    row = S4285Row(workload="s4285", config=config, components=components, placement=placement,
-                   transport=transport, mode=lab.plan.s4285_mode, **where,
-                   user_pct=user, system_pct=None if user is None else total - user, total_pct=total,
-                   csw_per_s=statistics.median(r["csw_per_s"] for r in runs),
-                   total_spread=[min(r["total_pct"] for r in runs), max(r["total_pct"] for r in runs)],
-                   us_per_frame=total / 100.0 * ncores / where["frame_rate"] * 1e6,
-                   audio_digest=m["checksum"],
-                   output_matches_plain=None if reference is None else m["checksum"] == reference,
-                   **{k: m[k] for k in ("foreign_pct", "sar_user_pct", "sar_total_pct", "system_csw_per_s",
-                                        "user_sample_s", "system_sample_s", "split_source", "runs", "processes")})
-    lab.log(f"  {where['symbol_rate']:6d} symbols/s {config:8s} {placement:10s} "
-            f"U {'–' if user is None else f'{user:.3f}':>7s} %  U+S {total:7.3f} %  CSR {row.csw_per_s:7.0f}/s")
+    row = S4285Row(
+        workload="s4285",
+        config=config,
+        components=components,
+        placement=placement,
+        transport=transport,
+        mode=lab.plan.s4285_mode,
+        **where,
+        user_pct=user,
+        system_pct=None if user is None else total - user,
+        total_pct=total,
+        csw_per_s=statistics.median(r["csw_per_s"] for r in runs),
+        total_spread=[min(r["total_pct"] for r in runs), max(r["total_pct"] for r in runs)],
+        us_per_frame=total / 100.0 * ncores / where["frame_rate"] * 1e6,
+        audio_digest=m["checksum"],
+        output_matches_plain=None if reference is None else m["checksum"] == reference,
+        **{
+            k: m[k]
+            for k in (
+                "foreign_pct",
+                "sar_user_pct",
+                "sar_total_pct",
+                "system_csw_per_s",
+                "user_sample_s",
+                "system_sample_s",
+                "split_source",
+                "runs",
+                "processes",
+            )
+        },
+    )
+    lab.log(
+        f"  {where['symbol_rate']:6d} symbols/s {config:8s} {placement:10s} "
+        f"U {'–' if user is None else f'{user:.3f}':>7s} %  U+S {total:7.3f} %  CSR {row.csw_per_s:7.0f}/s"
+    )
     return row

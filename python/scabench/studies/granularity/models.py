@@ -30,6 +30,7 @@ c of the cycles to write one B-float buffer to memory and read two of them
 and 10 kB of code back, when the buffers and code of all M components do not
 fit in the L2 cache, and 0 when they do.
 """
+
 from dataclasses import dataclass
 
 FLOAT_BYTES = 4
@@ -39,6 +40,7 @@ CODE_BYTES = 10 * 1024  # the seed's "10 kBytes of instructions" per component
 @dataclass(frozen=True)
 class Linear:
     """a + b * B."""
+
     a: float
     b: float
 

@@ -1,6 +1,7 @@
 """What `scabench granularity` measures and for how long: the Plan and the
 named plans (default, quick, and tiny for the tests). The lab (lab.py) runs
 one; its result carries the plan as a dict (result["plan"])."""
+
 from dataclasses import dataclass, field
 
 # A process per component over each transport (shm: the samples in shared
@@ -12,6 +13,7 @@ PARTS = ("fir", "s4285")  # the FIR steps 1-5, and the STANAG 4285 transmitter (
 @dataclass
 class Plan:
     """What to measure and for how long."""
+
     name: str
     cores: list = field(default_factory=lambda: [0])
     pr: int = 40
@@ -61,21 +63,51 @@ class Plan:
 
 PLANS = {
     "default": Plan("default"),
-    "quick": Plan("quick", warmup_s=0.5, window_s=1.2, repeats=1, fig6_repeats=3, fig6_configs=("W2", "W11"),
-                  fig7_samples=(500, 8000), fig7_configs=("W11",),
-                  placements=(("process", "tcp"), ("process", "shm"), ("collocated", "none")),
-                  test_samples=(1000, 8000),
-                  test_warmup_s=0.5, test_window_s=1.2, test_pr_cold=0, max_redo=0,
-                  s4285_rates=(2400, 64000), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=1.2,
-                  s4285_window_frames=16),
+    "quick": Plan(
+        "quick",
+        warmup_s=0.5,
+        window_s=1.2,
+        repeats=1,
+        fig6_repeats=3,
+        fig6_configs=("W2", "W11"),
+        fig7_samples=(500, 8000),
+        fig7_configs=("W11",),
+        placements=(("process", "tcp"), ("process", "shm"), ("collocated", "none")),
+        test_samples=(1000, 8000),
+        test_warmup_s=0.5,
+        test_window_s=1.2,
+        test_pr_cold=0,
+        max_redo=0,
+        s4285_rates=(2400, 64000),
+        s4285_splits=(2, 11),
+        s4285_repeats=1,
+        s4285_window_s=1.2,
+        s4285_window_frames=16,
+    ),
     # For the tests: every code path, as short as it gets.
-    "tiny": Plan("tiny", warmup_s=0.3, window_s=0.6, repeats=1, fig6_repeats=1, fig6_nb=(20000,),
-                 fig6_configs=("W3",),
-                 fig7_samples=(4000,), fig7_configs=("W3",), fig7_target_pct=2.0,
-                 placements=(("process", "unix"), ("collocated", "none")), test_samples=(1000, 4000),
-                 test_pr=200, test_pr_cold=0,
-                 test_warmup_s=0.3, test_window_s=0.5, max_redo=0, foreign_limit_pct=100.0,
-                 s4285_rates=(25600,), s4285_splits=(2, 11), s4285_repeats=1, s4285_window_s=0.5,
-                 s4285_window_frames=0),
+    "tiny": Plan(
+        "tiny",
+        warmup_s=0.3,
+        window_s=0.6,
+        repeats=1,
+        fig6_repeats=1,
+        fig6_nb=(20000,),
+        fig6_configs=("W3",),
+        fig7_samples=(4000,),
+        fig7_configs=("W3",),
+        fig7_target_pct=2.0,
+        placements=(("process", "unix"), ("collocated", "none")),
+        test_samples=(1000, 4000),
+        test_pr=200,
+        test_pr_cold=0,
+        test_warmup_s=0.3,
+        test_window_s=0.5,
+        max_redo=0,
+        foreign_limit_pct=100.0,
+        s4285_rates=(25600,),
+        s4285_splits=(2, 11),
+        s4285_repeats=1,
+        s4285_window_s=0.5,
+        s4285_window_frames=0,
+    ),
 }
-

@@ -8,6 +8,7 @@ the analysis.
 This module assembles the report; the FIR sections are in render_fir.py, the
 STANAG 4285 transmitter's in render_s4285.py, the PNGs in figures.py. A
 result with only the STANAG 4285 part renders only it."""
+
 from pathlib import Path
 
 from scabench.report.markdown import CONTENTS, write_report
@@ -43,9 +44,12 @@ def render(result, out_dir):
     rows = result["configurations"] + (s4285["configurations"] if s4285 else [])
     kept = sum(r.foreign_pct > plan["foreign_limit_pct"] for r in rows)
     workloads = [w for w in WORKLOADS if any(r.workload == w for r in result["configurations"])]
-    caveat = (f"**{kept} of {len(rows)} rows were kept with more foreign load than the limit** (the redo budget "
-              "was spent): their foreign % is in the tables, and they are the least trustworthy."
-              if kept else "")
+    caveat = (
+        f"**{kept} of {len(rows)} rows were kept with more foreign load than the limit** (the redo budget "
+        "was spent): their foreign % is in the tables, and they are the least trustworthy."
+        if kept
+        else ""
+    )
     conditions = [
         "## Conditions",
         "",
@@ -53,10 +57,18 @@ def render(result, out_dir):
         f"{env['omniorb_version']}. Every run on CPU {', '.join(map(str, plan['cores']))} (percentages are of "
         f"that core, as the seed's single processor); the harness on the others. Plan `{plan['name']}`: "
         f"{plan['warmup_s']} s warm-up then a steady window, "
-        + (f"{plan['window_s']} s for the FIR load at PR = {plan['pr']} packets/s, "
-           f"{plan.get('fig6_repeats', plan['repeats'])} run(s) per Fig. 6 point and {plan['fig7_repeats']} per Fig. 7 point; " if has_fir else "")
-        + (f"whole frame periods for the STANAG 4285 transmitter, {plan['s4285_repeats']} run(s) per point; "
-           if s4285 else "")
+        + (
+            f"{plan['window_s']} s for the FIR load at PR = {plan['pr']} packets/s, "
+            f"{plan.get('fig6_repeats', plan['repeats'])} run(s) per Fig. 6 point and "
+            f"{plan['fig7_repeats']} per Fig. 7 point; "
+            if has_fir
+            else ""
+        )
+        + (
+            f"whole frame periods for the STANAG 4285 transmitter, {plan['s4285_repeats']} run(s) per point; "
+            if s4285
+            else ""
+        )
         + f"{result['runs']} runs of which {result['runs_redone']} were redone for foreign load "
         f"(> {plan['foreign_limit_pct']} % of the core), {result['duration_s'] / 60:.1f} min in all. "
         f"Calls: {plan['call'] if has_fir else 'twoway'} `pushPacket`, as OSSIE's ports. "
@@ -78,42 +90,67 @@ def render(result, out_dir):
         answer += [f"**{WORKLOADS['fir'].title}, split into more components:**", "", section_findings(result), ""]
     if s4285:
         answer += ["**The STANAG 4285 transmitter, split into more components:**", "", s4285_findings(result), ""]
-    text = [
-        "# Component granularity and CPU workload",
-        "",
-        f"*Terms: {REPORT_TERMS}.*",
-        "",
-        *answer,
-        "Reproduces *Effects of SCA component granularity on processor workload* (the seed) on this machine: "
-        "the same functional work split into more components, run at a fixed packet rate, and the CPU it "
-        "costs, measured" + (" and modelled" if has_fir else "") + ". How it was measured is under "
-        "Conditions, at the end.",
-    ] + (["", caveat] if caveat else []) + ["", CONTENTS]
+    text = (
+        [
+            "# Component granularity and CPU workload",
+            "",
+            f"*Terms: {REPORT_TERMS}.*",
+            "",
+            *answer,
+            "Reproduces *Effects of SCA component granularity on processor workload* (the seed) on this machine: "
+            "the same functional work split into more components, run at a fixed packet rate, and the CPU it "
+            "costs, measured" + (" and modelled" if has_fir else "") + ". How it was measured is under "
+            "Conditions, at the end.",
+        ]
+        + (["", caveat] if caveat else [])
+        + ["", CONTENTS]
+    )
     if not has_fir:
         text += ["", section_s4285(result, out_dir), ""] + conditions
         return write_report(out_dir, "Component granularity and CPU workload", "\n".join(text) + "\n")
     plot_transfer(result, out_dir)
     for w in workloads:
-        text += ["", f"## {WORKLOADS[w].title}: W/FUNC", "", section_ratios(result, w),
-                 "", f"## {WORKLOADS[w].title}: seed Fig. 6", "", section_fig6(result, w, out_dir)]
+        text += [
+            "",
+            f"## {WORKLOADS[w].title}: W/FUNC",
+            "",
+            section_ratios(result, w),
+            "",
+            f"## {WORKLOADS[w].title}: seed Fig. 6",
+            "",
+            section_fig6(result, w, out_dir),
+        ]
     text += ["", "## Model (1) parameters beside the seed's Table 2", "", section_parameters(result)]
     for w in workloads:
-        text += ["", f"## {WORKLOADS[w].title}: B sweep (seed Fig. 7)", "",
-                 f"N chosen at each B so that FUNC is about {plan['fig7_target_pct']} % of the core.", "",
-                 section_sweep(result, w, out_dir),
-                 "", f"## {WORKLOADS[w].title}: measured vs the models (seed Figs. 9 and 10)", "",
-                 section_models(result, w, out_dir)]
+        text += [
+            "",
+            f"## {WORKLOADS[w].title}: B sweep (seed Fig. 7)",
+            "",
+            f"N chosen at each B so that FUNC is about {plan['fig7_target_pct']} % of the core.",
+            "",
+            section_sweep(result, w, out_dir),
+            "",
+            f"## {WORKLOADS[w].title}: measured vs the models (seed Figs. 9 and 10)",
+            "",
+            section_models(result, w, out_dir),
+        ]
     text += ["", "## CPU per hop", "", section_per_hop(result), "", "## The goal", "", section_goal(result)]
     for w in workloads:
         text += ["", f"## {WORKLOADS[w].title}: CPU per process", "", section_processes(result, w)]
-    text += ["", "## The models", "",
-             "Model (1), the lower bound, for M components (source and sink included), at PR packets/s "
-             "(docs/architecture.md):", "",
-             "    WL_i  = 100 · PR / f · [9·C_CL + C_SRC + C_SNK + (M−1)·(k_to·C_toSeq + C_tr) + (M−2)·k_from·C_fromSeq]",
-             "    WL_CS = WL_i + 100 · CSR · (C_CSd + C_CSi) / f", "",
-             "C_CL is one FIR load as the FUNC program spends it (its thread CPU in the filters / 9); "
-             "C_tr = a + b·B from the test application of the same placement and transport; "
-             "k_to = k_from = 0 here (1 in OSSIE); CSR is each run's own measured switch rate."]
+    text += [
+        "",
+        "## The models",
+        "",
+        "Model (1), the lower bound, for M components (source and sink included), at PR packets/s "
+        "(docs/architecture.md):",
+        "",
+        "    WL_i  = 100 · PR / f · [9·C_CL + C_SRC + C_SNK + (M−1)·(k_to·C_toSeq + C_tr) + (M−2)·k_from·C_fromSeq]",
+        "    WL_CS = WL_i + 100 · CSR · (C_CSd + C_CSi) / f",
+        "",
+        "C_CL is one FIR load as the FUNC program spends it (its thread CPU in the filters / 9); "
+        "C_tr = a + b·B from the test application of the same placement and transport; "
+        "k_to = k_from = 0 here (1 in OSSIE); CSR is each run's own measured switch rate.",
+    ]
     if s4285:
         text += ["", section_s4285(result, out_dir)]
     text += [""] + conditions

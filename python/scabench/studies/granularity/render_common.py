@@ -3,7 +3,6 @@ lookups on the lab's result (its rows, FUNC's row, a placement's label and
 key, a % of the cores as µs per packet). Reads the result only, its rows
 typed (rows.py)."""
 
-
 # The study's abbreviations (the seed's), defined once for the terminal and
 # the report: each is said where it is first used (terms_line).
 TERMS = {
@@ -12,7 +11,7 @@ TERMS = {
     "B": "floats per packet",
     "FUNC": "the nine filters in one plain program, no components",
     "W2…W11": "the same work as M components, source and sink included (W2: all filters in one component; "
-              "W3, W5, W11: 1, 3, 9 filter components)",
+    "W3, W5, W11: 1, 3, 9 filter components)",
     "U": "user CPU, % of the cores",
     "U+S": "user + system CPU, % of the cores",
     "CSR": "context switches per second",

@@ -1,6 +1,7 @@
 """The granularity report's STANAG 4285 section (seed section 3.2, Figs. 3
 and 4), as Markdown, from result["stanag4285"] (its rows are S4285Rows,
 rows.py) and the summary the lab stored with it."""
+
 from scabench.report.markdown import md_table
 from scabench.studies.granularity.figures import plot_s4285
 from scabench.studies.granularity.render_common import fmt
@@ -28,19 +29,25 @@ def s4285_findings(result):
     out = []
     for r in summary["ratios"]:
         where = "with a process per component" if r["placement"] == "process" else "collocated"
-        out.append(f"- {r['symbol_rate']} symbols/s, {where}: {wide} components cost "
-                   f"{fmt(r['user_wide_vs_narrow'])}× the {narrow}-component user workload and "
-                   f"{fmt(r['total_wide_vs_narrow'])}× its user+system; {fmt(r['user_wide_vs_plain'])}× and "
-                   f"{fmt(r['total_wide_vs_plain'])}× the plain program's.")
+        out.append(
+            f"- {r['symbol_rate']} symbols/s, {where}: {wide} components cost "
+            f"{fmt(r['user_wide_vs_narrow'])}× the {narrow}-component user workload and "
+            f"{fmt(r['total_wide_vs_narrow'])}× its user+system; {fmt(r['user_wide_vs_plain'])}× and "
+            f"{fmt(r['total_wide_vs_plain'])}× the plain program's."
+        )
     for e in summary["leftover"]:
         left = e["total_left_collocated"]
-        out.append(f"- {e['symbol_rate']} symbols/s: collocating the components leaves "
-                   + (f"{100 * left:.0f} %" if left is not None else "an undefined share (no overhead with processes)")
-                   + f" of the {wide}-vs-{narrow} user+system overhead ({fmt(e['total_collocated_overhead_pct'], 3)} "
-                   f"of {fmt(e['total_process_overhead_pct'], 3)} percentage points).")
-    out.append(f"- The seed: user workload about {seed['user_11_vs_2']}× from 2 to 11 components, more than "
-               f"{seed['user_11_vs_plain_above']}× from the non-SCA program to 11, and larger still in user+system "
-               "(rate not stated; its bars are not in the text).")
+        out.append(
+            f"- {e['symbol_rate']} symbols/s: collocating the components leaves "
+            + (f"{100 * left:.0f} %" if left is not None else "an undefined share (no overhead with processes)")
+            + f" of the {wide}-vs-{narrow} user+system overhead ({fmt(e['total_collocated_overhead_pct'], 3)} "
+            f"of {fmt(e['total_process_overhead_pct'], 3)} percentage points)."
+        )
+    out.append(
+        f"- The seed: user workload about {seed['user_11_vs_2']}× from 2 to 11 components, more than "
+        f"{seed['user_11_vs_plain_above']}× from the non-SCA program to 11, and larger still in user+system "
+        "(rate not stated; its bars are not in the text)."
+    )
     return "\n".join(out)
 
 
@@ -54,8 +61,7 @@ def section_s4285(result, out_dir):
     wide, narrow = summary["wide"], summary["narrow"]
     tick_s = result["tick_us"] / 1e6
     rates = sorted({r.symbol_rate for r in rows})
-    windows = ", ".join(f"{next(r for r in rows if r.symbol_rate == rate).window_s:.2f} s at {rate}"
-                        for rate in rates)
+    windows = ", ".join(f"{next(r for r in rows if r.symbol_rate == rate).window_s:.2f} s at {rate}" for rate in rates)
     text = [
         "## STANAG 4285 transmitter (seed section 3.2, Figs. 3 and 4)",
         "",
@@ -72,47 +78,114 @@ def section_s4285(result, out_dir):
         f"### {wide} over {narrow} components, and over the plain program",
         "",
     ]
-    ratio_rows = [[r["symbol_rate"], "process per component" if r["placement"] == "process" else "collocated",
-                   fmt(r["user_wide_vs_narrow"]), fmt(r["total_wide_vs_narrow"]), fmt(r["user_wide_vs_plain"]),
-                   fmt(r["total_wide_vs_plain"])] for r in summary["ratios"]]
-    text += [md_table(["symbols/s", "placement", f"U {wide}/{narrow}", f"U+S {wide}/{narrow}", f"U {wide}/plain",
-                       f"U+S {wide}/plain"], ratio_rows),
-             "",
-             f"The seed's text (its Figs. 3 and 4 are images whose values it does not give): user workload "
-             f"about {seed['user_11_vs_2']}× from 2 to 11 components, more than {seed['user_11_vs_plain_above']}× "
-             "from the non-SCA program to 11 components, and a larger difference still in user+system. It ran at "
-             f"{', '.join(map(str, seed['symbol_rates']))} symbols/s ({seed['frames_per_s_at_the_lowest_rate']} "
-             f"frames/s at the lowest, paced by an audio card), measured with `{seed['measured_with']}`, on "
-             f"{SEED['cpu']}.",
-             "",
-             "### How much of the overhead is left once collocated",
-             "",
-             f"(collocated {wide} − collocated {narrow}) / (process {wide} − process {narrow}): the share of the "
-             f"{wide}-vs-{narrow} overhead that remains when every component is in one process (calls direct, no "
-             "transport, no switches between processes). Percentage points of the core.",
-             ""]
+    ratio_rows = [
+        [
+            r["symbol_rate"],
+            "process per component" if r["placement"] == "process" else "collocated",
+            fmt(r["user_wide_vs_narrow"]),
+            fmt(r["total_wide_vs_narrow"]),
+            fmt(r["user_wide_vs_plain"]),
+            fmt(r["total_wide_vs_plain"]),
+        ]
+        for r in summary["ratios"]
+    ]
+    text += [
+        md_table(
+            [
+                "symbols/s",
+                "placement",
+                f"U {wide}/{narrow}",
+                f"U+S {wide}/{narrow}",
+                f"U {wide}/plain",
+                f"U+S {wide}/plain",
+            ],
+            ratio_rows,
+        ),
+        "",
+        f"The seed's text (its Figs. 3 and 4 are images whose values it does not give): user workload "
+        f"about {seed['user_11_vs_2']}× from 2 to 11 components, more than {seed['user_11_vs_plain_above']}× "
+        "from the non-SCA program to 11 components, and a larger difference still in user+system. It ran at "
+        f"{', '.join(map(str, seed['symbol_rates']))} symbols/s ({seed['frames_per_s_at_the_lowest_rate']} "
+        f"frames/s at the lowest, paced by an audio card), measured with `{seed['measured_with']}`, on "
+        f"{SEED['cpu']}.",
+        "",
+        "### How much of the overhead is left once collocated",
+        "",
+        f"(collocated {wide} − collocated {narrow}) / (process {wide} − process {narrow}): the share of the "
+        f"{wide}-vs-{narrow} overhead that remains when every component is in one process (calls direct, no "
+        "transport, no switches between processes). Percentage points of the core.",
+        "",
+    ]
     left_rows = []
     for e in summary["leftover"]:
-        left_rows.append([e["symbol_rate"], fmt(e["user_process_overhead_pct"], 3),
-                          fmt(e["user_collocated_overhead_pct"], 3),
-                          fmt(None if e["user_left_collocated"] is None else 100 * e["user_left_collocated"], 0),
-                          fmt(e["total_process_overhead_pct"], 3), fmt(e["total_collocated_overhead_pct"], 3),
-                          fmt(None if e["total_left_collocated"] is None else 100 * e["total_left_collocated"], 0)])
-    text += [md_table(["symbols/s", "U overhead, processes", "U overhead, collocated", "U left %",
-                       "U+S overhead, processes", "U+S overhead, collocated", "U+S left %"], left_rows),
-             "", "### Every configuration", ""]
+        left_rows.append(
+            [
+                e["symbol_rate"],
+                fmt(e["user_process_overhead_pct"], 3),
+                fmt(e["user_collocated_overhead_pct"], 3),
+                fmt(None if e["user_left_collocated"] is None else 100 * e["user_left_collocated"], 0),
+                fmt(e["total_process_overhead_pct"], 3),
+                fmt(e["total_collocated_overhead_pct"], 3),
+                fmt(None if e["total_left_collocated"] is None else 100 * e["total_left_collocated"], 0),
+            ]
+        )
+    text += [
+        md_table(
+            [
+                "symbols/s",
+                "U overhead, processes",
+                "U overhead, collocated",
+                "U left %",
+                "U+S overhead, processes",
+                "U+S overhead, collocated",
+                "U+S left %",
+            ],
+            left_rows,
+        ),
+        "",
+        "### Every configuration",
+        "",
+    ]
     table = []
     for r in sorted(rows, key=lambda r: (r.symbol_rate, r.components, r.placement != "process")):
-        table.append([r.symbol_rate, _s4285_label(r), fmt(r.user_pct, 3), _total_spread(r),
-                      fmt(r.us_per_frame, 1), fmt(r.csw_per_s, 0),
-                      f"{(r.user_sample_s + r.system_sample_s) / tick_s:.0f}", fmt(r.foreign_pct, 1),
-                      {True: "yes", False: "**no**", None: "–"}[r.output_matches_plain]])
-    text += [md_table(["symbols/s", "configuration", "U %", "U+S % (runs' range)", "U+S µs/frame", "CSR /s", "ticks",
-                       "foreign %", "audio = plain"], table),
-             "", f"![STANAG 4285, seed Figs. 3 and 4]({plot_s4285(result, out_dir)})", "",
-             f"### CPU per process at {rates[-1]} symbols/s", ""]
+        table.append(
+            [
+                r.symbol_rate,
+                _s4285_label(r),
+                fmt(r.user_pct, 3),
+                _total_spread(r),
+                fmt(r.us_per_frame, 1),
+                fmt(r.csw_per_s, 0),
+                f"{(r.user_sample_s + r.system_sample_s) / tick_s:.0f}",
+                fmt(r.foreign_pct, 1),
+                {True: "yes", False: "**no**", None: "–"}[r.output_matches_plain],
+            ]
+        )
+    text += [
+        md_table(
+            [
+                "symbols/s",
+                "configuration",
+                "U %",
+                "U+S % (runs' range)",
+                "U+S µs/frame",
+                "CSR /s",
+                "ticks",
+                "foreign %",
+                "audio = plain",
+            ],
+            table,
+        ),
+        "",
+        f"![STANAG 4285, seed Figs. 3 and 4]({plot_s4285(result, out_dir)})",
+        "",
+        f"### CPU per process at {rates[-1]} symbols/s",
+        "",
+    ]
     for r in (r for r in rows if r.symbol_rate == rates[-1] and r.placement in ("standalone", "process")):
-        procs = [[q["name"], fmt(q["user_pct"], 3), fmt(q["system_pct"], 3), fmt(q["total_pct"], 3),
-                  fmt(q["csw_per_s"], 0)] for q in r.processes]
+        procs = [
+            [q["name"], fmt(q["user_pct"], 3), fmt(q["system_pct"], 3), fmt(q["total_pct"], 3), fmt(q["csw_per_s"], 0)]
+            for q in r.processes
+        ]
         text += [f"**{_s4285_label(r)}**", "", md_table(["process", "U %", "S %", "U+S %", "switches /s"], procs), ""]
     return "\n".join(text)

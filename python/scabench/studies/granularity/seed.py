@@ -2,6 +2,7 @@
 SCA component granularity on processor workload" gives, which the lab stores
 in its result (result["seed"]) and the analysis and the report compare with.
 Constants only: nothing here measures or computes."""
+
 from typing import Any
 
 # What the seed's text gives about its Figs. 3 (user %) and 4 (user+system %),
@@ -25,10 +26,14 @@ SEED: dict[str, Any] = {
     "cpu": "Pentium M 1.86 GHz, Linux 2.6.9, OSSIE 0.6, omniORB",
     "f_hz": 1.86e9,
     "table2": {
-        "sar": {"user": {"src": 0, "snk": 0, "to_seq_b": 14.5, "from_seq_b": 10.6, "tr_a": 79200, "tr_b": 5.5},
-                "system": {"src": 0, "snk": 0, "to_seq_b": 0, "from_seq_b": 0, "tr_a": 160000, "tr_b": 23.6}},
-        "oprofile": {"user": {"src": 650, "snk": 200, "to_seq_b": 14.6, "from_seq_b": 10.6, "tr_a": 80700, "tr_b": 5.5},
-                     "system": {"src": 0, "snk": 0, "to_seq_b": 0, "from_seq_b": 0, "tr_a": 150000, "tr_b": 23.0}},
+        "sar": {
+            "user": {"src": 0, "snk": 0, "to_seq_b": 14.5, "from_seq_b": 10.6, "tr_a": 79200, "tr_b": 5.5},
+            "system": {"src": 0, "snk": 0, "to_seq_b": 0, "from_seq_b": 0, "tr_a": 160000, "tr_b": 23.6},
+        },
+        "oprofile": {
+            "user": {"src": 650, "snk": 200, "to_seq_b": 14.6, "from_seq_b": 10.6, "tr_a": 80700, "tr_b": 5.5},
+            "system": {"src": 0, "snk": 0, "to_seq_b": 0, "from_seq_b": 0, "tr_a": 150000, "tr_b": 23.0},
+        },
     },
     "csr": 1300,
     "cs_direct_cycles": 9300,

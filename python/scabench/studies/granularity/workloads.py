@@ -12,6 +12,7 @@ The STANAG 4285 transmitter is not one of them: its work per frame is fixed
 by the waveform, so it is swept over the symbol rate instead, with its own
 assemblies (experiments/stanag4285/) and plain program, in
 lab_s4285.py."""
+
 from dataclasses import dataclass
 
 from scabench.paths import program
@@ -20,6 +21,7 @@ from scabench.paths import program
 @dataclass(frozen=True)
 class Layout:
     """One configuration: components in chain order, each (name, kind, properties)."""
+
     name: str
     components: tuple
 
@@ -58,9 +60,21 @@ class FirWorkload:
         return Layout(config, (("src", "producer", source),) + firs + (sink,))
 
     def func_argv(self, taps, samples, period_us, packets, dither_us=0):
-        return [str(program("scabench-func")), "--filters", str(self.filters), "--taps", str(taps),
-                "--samples", str(samples), "--period-us", str(period_us), "--packets", str(packets),
-                "--dither-us", str(dither_us)]
+        return [
+            str(program("scabench-func")),
+            "--filters",
+            str(self.filters),
+            "--taps",
+            str(taps),
+            "--samples",
+            str(samples),
+            "--period-us",
+            str(period_us),
+            "--packets",
+            str(packets),
+            "--dither-us",
+            str(dither_us),
+        ]
 
 
 WORKLOADS = {w.name: w for w in (FirWorkload(),)}

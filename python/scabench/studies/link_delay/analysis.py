@@ -3,6 +3,7 @@ rows of the report by link delay, and the headline (each strategy's ratio to
 the floor beside the model's). Functions of the kept results and of the
 campaign's configurations: nothing here runs anything; measure.py runs the
 campaign."""
+
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -43,7 +44,8 @@ def model_ms(strategy, packets, stage_work_ms, cores, delay_ms, credits=0):
 class LinkDelayEntry(CampaignEntry):
     """A campaign entry with its configuration's model (add_models), kept in
     results.json after the summary."""
-    model_ms: list | None = optional()       # the model's [best, worst] time of the last packet (ms)
+
+    model_ms: list | None = optional()  # the model's [best, worst] time of the last packet (ms)
     cpu_bound_ms: float | None = optional()  # the floor's CPU bound: all stage work over the cores
 
     @classmethod
@@ -55,20 +57,22 @@ class LinkDelayEntry(CampaignEntry):
 @dataclass
 class StrategyFigures:
     """One strategy at one link delay, as the report shows it."""
-    ratio: Spread                    # time of the last packet over the floor
-    model_ratio: list                # the model's [best, worst] over the floor
+
+    ratio: Spread  # time of the last packet over the floor
+    model_ratio: list  # the model's [best, worst] over the floor
     ratio_with_emulator: Spread | None  # over a floor that carries the emulator's CPU; None on loopback
-    last_ms: float                   # median time of the last packet
-    output_reordered: int            # most outputs out of order at any stage
+    last_ms: float  # median time of the last packet
+    output_reordered: int  # most outputs out of order at any stage
     emulator_cpu_s: float | None
     cpu_s: float
-    held_peak: int                   # most packets a port held in any run
+    held_peak: int  # most packets a port held in any run
 
 
 @dataclass
 class DelayRow:
     """One row of the report: both strategies at one link delay."""
-    delay_ms: float | None           # None: loopback, no emulator
+
+    delay_ms: float | None  # None: loopback, no emulator
     twoway_worker: StrategyFigures | None = None
     credits: StrategyFigures | None = None
     twoway_over_credits: float | None = None  # their times of the last packet, where both ran
@@ -133,11 +137,15 @@ def _ratio_with_emulator(entry):
 def _figures(entry):
     s = entry.summary
     return StrategyFigures(
-        ratio=s.overhead_ratio, model_ratio=[m / s.floor_ms for m in entry.model_ms],
-        ratio_with_emulator=_ratio_with_emulator(entry), last_ms=s.stages[-1].last_packet_ms.median,
+        ratio=s.overhead_ratio,
+        model_ratio=[m / s.floor_ms for m in entry.model_ms],
+        ratio_with_emulator=_ratio_with_emulator(entry),
+        last_ms=s.stages[-1].last_packet_ms.median,
         output_reordered=int(max(st.output_reordered_from_previous.max for st in s.stages)),
-        emulator_cpu_s=s.emulator_cpu_s.median, cpu_s=s.cpu_s.median,
-        held_peak=max((st.held_peak or 0 for r in entry.runs for st in r.stages), default=0))
+        emulator_cpu_s=s.emulator_cpu_s.median,
+        cpu_s=s.cpu_s.median,
+        held_peak=max((st.held_peak or 0 for r in entry.runs for st in r.stages), default=0),
+    )
 
 
 def headline(doc):

@@ -10,6 +10,7 @@ experiments/ordering/link-delay.toml (network.py makes the hosts and links),
 K times each with the campaign's load guards; analysis.py sets the
 measurements beside a model of each strategy and render.py writes the report.
 """
+
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,9 +43,14 @@ def run_link_delay(out_dir, quick=False, runs=None, packets=None, campaign_file=
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    meta = {"quick": quick, "runs": runs, "packets": packets, "campaign": str(campaign.path),
-            "emulator": f"toxiproxy {TOXIPROXY_VERSION}",
-            "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
+    meta = {
+        "quick": quick,
+        "runs": runs,
+        "packets": packets,
+        "campaign": str(campaign.path),
+        "emulator": f"toxiproxy {TOXIPROXY_VERSION}",
+        "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores})),
+    }
 
     def document(entries, status):
         return stamped({"status": status, "meta": meta, "configs": entries})

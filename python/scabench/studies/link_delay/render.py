@@ -1,5 +1,6 @@
 """The report of `scabench link-delay`: the plot of the ratio to the floor
 against the link delay, and report.md/report.html."""
+
 import json
 from pathlib import Path
 
@@ -23,13 +24,17 @@ def _cell(s, digits=3):
 
 def _plot(doc, out):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(7, 4.2))
     by_delay = {d: by for d, by in rows_by_delay(doc).items() if d is not None}
     delays = sorted(by_delay)
-    for strategy, label, colour in (("twoway-worker", "two-way + worker", "#b5452a"),
-                                    ("credits", "one-way + resequence + credits", "#2a6fb5")):
+    for strategy, label, colour in (
+        ("twoway-worker", "two-way + worker", "#b5452a"),
+        ("credits", "one-way + resequence + credits", "#2a6fb5"),
+    ):
         pts = [(d, by_delay[d][strategy]) for d in delays if strategy in by_delay[d]]
         if not pts:
             continue
@@ -39,17 +44,18 @@ def _plot(doc, out):
         ax.plot(xs, med, "o-", color=colour, label=f"{label}, measured ({runs_label(r.n for r in ratios)})")
         several, err = whiskers(ratios)
         if several:
-            ax.errorbar([xs[i] for i in several], [med[i] for i in several], yerr=err, fmt="none", color=colour,
-                        capsize=3)
+            ax.errorbar(
+                [xs[i] for i in several], [med[i] for i in several], yerr=err, fmt="none", color=colour, capsize=3
+            )
         best = [e.model_ms[0] / e.summary.floor_ms for _, e in pts]
         worst = [e.model_ms[1] / e.summary.floor_ms for _, e in pts]
-        ax.fill_between(xs, best, worst, color=colour, alpha=.15)
-        ax.plot(xs, best, "--", color=colour, alpha=.7, label=f"{label}, model (best–worst)")
-        ax.plot(xs, worst, "--", color=colour, alpha=.7)
+        ax.fill_between(xs, best, worst, color=colour, alpha=0.15)
+        ax.plot(xs, best, "--", color=colour, alpha=0.7, label=f"{label}, model (best–worst)")
+        ax.plot(xs, worst, "--", color=colour, alpha=0.7)
     ax.set_xlabel("one-way delay per hop (ms)")
     ax.set_ylabel("time of last packet / floor")
     ax.set_title("Paper pipeline across 4 network hosts")
-    ax.grid(alpha=.3)
+    ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = out / "link-delay.png"
@@ -91,8 +97,10 @@ def latency_table(doc):
             if e is None:
                 continue
             lat = latency.end_to_end(e.runs)
-            rows.append([_delay_label(delay), label, latency.measured_runs(lat)]
-                        + [latency.spread_cell(lat, q) for q in latency.QUANTILES])
+            rows.append(
+                [_delay_label(delay), label, latency.measured_runs(lat)]
+                + [latency.spread_cell(lat, q) for q in latency.QUANTILES]
+            )
     if not any(row[2] for row in rows):
         return latency.NOT_MEASURED
     return md_table(["one-way delay", "strategy", "runs", "p50", "p90", "p99", "max"], rows)
@@ -108,15 +116,22 @@ def answer(doc):
             continue
         by = entries[r.delay_ms]
         lat = {k: latency.end_to_end(by[k].runs) for k in ("twoway-worker", "credits")}
-        p99 = (f"; p99 latency {latency.spread_cell(lat['twoway-worker'], 'p99')} against "
-               f"{latency.spread_cell(lat['credits'], 'p99')}" if all(map(latency.measured_runs, lat.values())) else "")
-        lines.append(f"- {_delay_label(r.delay_ms)}: two-way + worker took {r.twoway_over_credits:.2f}× as "
-                     f"long as credits to deliver the last packet ({r.twoway_worker.ratio.median:.3f}× "
-                     f"against {r.credits.ratio.median:.3f}× the floor){p99}.")
+        p99 = (
+            f"; p99 latency {latency.spread_cell(lat['twoway-worker'], 'p99')} against "
+            f"{latency.spread_cell(lat['credits'], 'p99')}"
+            if all(map(latency.measured_runs, lat.values()))
+            else ""
+        )
+        lines.append(
+            f"- {_delay_label(r.delay_ms)}: two-way + worker took {r.twoway_over_credits:.2f}× as "
+            f"long as credits to deliver the last packet ({r.twoway_worker.ratio.median:.3f}× "
+            f"against {r.credits.ratio.median:.3f}× the floor){p99}."
+        )
     if not lines:
         return "**No delay has a successful run of both strategies.**"
-    return "\n".join(["**Two-way + worker against one-way + resequence + credits(32), medians over the runs:**",
-                      ""] + lines)
+    return "\n".join(
+        ["**Two-way + worker against one-way + resequence + credits(32), medians over the runs:**", ""] + lines
+    )
 
 
 def render(doc, figure, latency_figure=None):
@@ -140,49 +155,94 @@ def render(doc, figure, latency_figure=None):
         tw, cr = r.twoway_worker, r.credits
         by = entries[r.delay_ms]
         delay = "loopback (no emulator)" if r.delay_ms is None else f"{r.delay_ms} ms"
-        table.append([delay,
-                      _cell(of(tw, "ratio")), model(of(tw, "model_ratio")),
-                      latency.p50_p99(latency.end_to_end(by["twoway-worker"].runs)) if tw else None,
-                      _cell(of(cr, "ratio")), model(of(cr, "model_ratio")),
-                      latency.p50_p99(latency.end_to_end(by["credits"].runs)) if cr else None,
-                      fmt(r.twoway_over_credits, 2)])
-        more.append([delay, _cell(of(cr, "ratio_with_emulator")),
-                     f"{of(tw, 'output_reordered', '–')} / {of(cr, 'output_reordered', '–')}",
-                     of(cr, "held_peak"),
-                     f"{fmt(of(tw, 'emulator_cpu_s'), 2) or '–'} / {fmt(of(cr, 'emulator_cpu_s'), 2) or '–'}"])
-    text = [f"# {TITLE}", "", answer(doc), "",
-            f"{meta['packets']} packets per run, {meta['runs']} run(s) per row, median (min–max); "
-            f"finished {meta.get('finished_at', '?')} in {meta.get('elapsed_s', 0) / 60:.1f} min. "
-            f"Campaign: `{meta['campaign']}`.", "",
-            "Each process of the paper's pipeline (producer, 3 stages of 5 ms CPU work, 1024 doubles a packet) "
-            "runs on a network host of its own: a Linux network namespace joined by a veth link. Every link "
-            "into a host passes a user-space link emulator "
-            f"({meta['emulator']}) that delays each direction by the row's delay, so a call sees the delay on "
-            "the way out and again on the way back. Object references name the emulator's address "
-            "(the ORB's published endpoint), so data, replies and acknowledgements all cross it.", "",
-            "## Both strategies, by link delay", "",
-            md_table(["one-way delay per hop", "two-way + worker × floor", "model", "latency p50 / p99",
-                      "credits × floor", "model", "latency p50 / p99",
-                      "two-way ÷ credits (time of last packet)"], table), "",
-            "The floor is the hardware's bound for the pipeline on these cores; with network hosts it also "
-            "carries the last packet's delay across the 3 hops. Latency is each packet's, end to end, the "
-            "median over the runs of each run's p50 and p99.", "",
-            md_table(["one-way delay per hop", "credits × floor with the emulator's CPU",
-                      "outputs reordered (two-way / credits)", "most held by a port (credits)",
-                      "emulator CPU s (two-way / credits)"], more), "",
-            "The emulator runs on the same cores as the pipeline: its CPU is counted as the run's own (not as "
-            "foreign load) and shown in the last column. A real network would leave those cycles to the "
-            "pipeline, so the column \"with the emulator's CPU\" divides by a floor whose CPU bound also carries "
-            "the emulator's CPU.",
-            "", f"![ratio to the floor vs link delay]({figure})", "",
-            "## Latency per packet", "",
-            "How long each packet took, from the start of its send at the producer to done at stage 3 "
-            "(docs/architecture.md, \"Metrics\"): the median over the runs, with the range in brackets.", "",
-            latency_table(doc), ""]
+        table.append(
+            [
+                delay,
+                _cell(of(tw, "ratio")),
+                model(of(tw, "model_ratio")),
+                latency.p50_p99(latency.end_to_end(by["twoway-worker"].runs)) if tw else None,
+                _cell(of(cr, "ratio")),
+                model(of(cr, "model_ratio")),
+                latency.p50_p99(latency.end_to_end(by["credits"].runs)) if cr else None,
+                fmt(r.twoway_over_credits, 2),
+            ]
+        )
+        more.append(
+            [
+                delay,
+                _cell(of(cr, "ratio_with_emulator")),
+                f"{of(tw, 'output_reordered', '–')} / {of(cr, 'output_reordered', '–')}",
+                of(cr, "held_peak"),
+                f"{fmt(of(tw, 'emulator_cpu_s'), 2) or '–'} / {fmt(of(cr, 'emulator_cpu_s'), 2) or '–'}",
+            ]
+        )
+    text = [
+        f"# {TITLE}",
+        "",
+        answer(doc),
+        "",
+        f"{meta['packets']} packets per run, {meta['runs']} run(s) per row, median (min–max); "
+        f"finished {meta.get('finished_at', '?')} in {meta.get('elapsed_s', 0) / 60:.1f} min. "
+        f"Campaign: `{meta['campaign']}`.",
+        "",
+        "Each process of the paper's pipeline (producer, 3 stages of 5 ms CPU work, 1024 doubles a packet) "
+        "runs on a network host of its own: a Linux network namespace joined by a veth link. Every link "
+        "into a host passes a user-space link emulator "
+        f"({meta['emulator']}) that delays each direction by the row's delay, so a call sees the delay on "
+        "the way out and again on the way back. Object references name the emulator's address "
+        "(the ORB's published endpoint), so data, replies and acknowledgements all cross it.",
+        "",
+        "## Both strategies, by link delay",
+        "",
+        md_table(
+            [
+                "one-way delay per hop",
+                "two-way + worker × floor",
+                "model",
+                "latency p50 / p99",
+                "credits × floor",
+                "model",
+                "latency p50 / p99",
+                "two-way ÷ credits (time of last packet)",
+            ],
+            table,
+        ),
+        "",
+        "The floor is the hardware's bound for the pipeline on these cores; with network hosts it also "
+        "carries the last packet's delay across the 3 hops. Latency is each packet's, end to end, the "
+        "median over the runs of each run's p50 and p99.",
+        "",
+        md_table(
+            [
+                "one-way delay per hop",
+                "credits × floor with the emulator's CPU",
+                "outputs reordered (two-way / credits)",
+                "most held by a port (credits)",
+                "emulator CPU s (two-way / credits)",
+            ],
+            more,
+        ),
+        "",
+        "The emulator runs on the same cores as the pipeline: its CPU is counted as the run's own (not as "
+        "foreign load) and shown in the last column. A real network would leave those cycles to the "
+        'pipeline, so the column "with the emulator\'s CPU" divides by a floor whose CPU bound also carries '
+        "the emulator's CPU.",
+        "",
+        f"![ratio to the floor vs link delay]({figure})",
+        "",
+        "## Latency per packet",
+        "",
+        "How long each packet took, from the start of its send at the producer to done at stage 3 "
+        '(docs/architecture.md, "Metrics"): the median over the runs, with the range in brackets.',
+        "",
+        latency_table(doc),
+        "",
+    ]
     if latency_figure:
         text += [f"![latency per packet by link delay]({latency_figure})", ""]
     text += [
-        "## The models", "",
+        "## The models",
+        "",
         "- Both strategies: the 3 stages need 15 ms of CPU per packet on 2 cores, so at best one packet "
         "leaves every 7.5 ms.",
         "- Two-way + worker: a stage's worker does its 5 ms, then calls the next stage and waits a round "
@@ -192,7 +252,9 @@ def render(doc, figure, latency_figure=None):
         "Either way it is stop-and-wait once the round trip is more than a few ms.",
         "- Credits(w): a sender runs up to w packets ahead of the acknowledgements, which return every w/4 "
         "packets and a delay later; with w = 32 the window covers far more than a round trip, so the link "
-        "adds only the latency of the last packet.", ""]
+        "adds only the latency of the last packet.",
+        "",
+    ]
     text += ["## Environment", "", "```", json.dumps(meta["environment"], indent=1), "```", ""]
     return "\n".join(text)
 
@@ -207,6 +269,7 @@ def link_delay_csv(doc):
     """`scabench link-delay --csv`: a row per configuration (a strategy at a
     delay; the delay empty on loopback), its figures with their spreads and
     run counts, and its model's best and worst time of the last packet."""
+
     def where(e):
         net = e.config.network
         return {"delay_ms": None if net is None else net.get("delay_ms", 0), "strategy": e.config.group}
@@ -214,4 +277,5 @@ def link_delay_csv(doc):
     def model(e):
         m = e.model_ms or [None, None]
         return {"model_best_ms": m[0], "model_worst_ms": m[1]}
+
     return campaign_csv(doc["configs"], first=where, last=model)

@@ -2,6 +2,7 @@
 the fixed-plus-per-byte fit of the size sweep, where block processing stops
 paying, and the figures derived from a whole result (Eq. 1 per case, cycles
 per element). Pure functions on measured numbers; measure.py measures them."""
+
 import numpy as np
 
 from scabench.run.metrics import percentile
@@ -66,16 +67,21 @@ def block_size_analysis(fixed_ns, per_byte_ns, sweep, share=0.10):
     # The slope between the two largest blocks: what a byte costs where the
     # fixed cost no longer matters, measured rather than fitted.
     last, previous = sorted(sweep, key=lambda p: p["payload_bytes"])[-2:][::-1]
-    largest_ns_per_byte = ((last["median_ns"] - previous["median_ns"])
-                           / (last["payload_bytes"] - previous["payload_bytes"])) if "median_ns" in last else None
-    return {"share": share,
-            "has_per_byte_cost": bool(has_per_byte),
-            "largest_blocks_ns_per_byte": largest_ns_per_byte,
-            "model_bytes": model_bytes,
-            "asymptotic_mb_per_s": 1e3 / per_byte_ns if has_per_byte else None,
-            "measured_bytes": measured["payload_bytes"] if has_per_byte else None,
-            "measured_elements": measured["elements"] if has_per_byte else None,
-            "best_measured_mb_per_s": best}
+    largest_ns_per_byte = (
+        ((last["median_ns"] - previous["median_ns"]) / (last["payload_bytes"] - previous["payload_bytes"]))
+        if "median_ns" in last
+        else None
+    )
+    return {
+        "share": share,
+        "has_per_byte_cost": bool(has_per_byte),
+        "largest_blocks_ns_per_byte": largest_ns_per_byte,
+        "model_bytes": model_bytes,
+        "asymptotic_mb_per_s": 1e3 / per_byte_ns if has_per_byte else None,
+        "measured_bytes": measured["payload_bytes"] if has_per_byte else None,
+        "measured_elements": measured["elements"] if has_per_byte else None,
+        "best_measured_mb_per_s": best,
+    }
 
 
 def derive(result):
@@ -88,16 +94,23 @@ def derive(result):
             case = CASES_BY_NAME[name]
             m["elements"] = case.elements
             m["payload_bytes"] = case.payload_bytes
-            m["datarate_bps"] = (float(datarate.max_data_rate(m["median_cycles"], hz, case.elements))
-                                 if case.elements else None)
+            m["datarate_bps"] = (
+                float(datarate.max_data_rate(m["median_cycles"], hz, case.elements)) if case.elements else None
+            )
             if case.elements > 1:
                 m["cycles_per_element"] = m["median_cycles"] / case.elements
                 m["marginal_cycles_per_element"] = (m["median_cycles"] - null) / case.elements
         sweep = t["sweep"]
-        fixed_ns, per_byte_ns, worst = fit_fixed_and_per_byte([p["payload_bytes"] for p in sweep],
-                                                              [p["median_ns"] for p in sweep])
-        t["fit"] = {"fixed_ns": fixed_ns, "per_byte_ns": per_byte_ns,
-                    "fixed_cycles": fixed_ns * hz / 1e9, "per_byte_cycles": per_byte_ns * hz / 1e9,
-                    "worst_relative_residual": worst, "points": len(sweep)}
+        fixed_ns, per_byte_ns, worst = fit_fixed_and_per_byte(
+            [p["payload_bytes"] for p in sweep], [p["median_ns"] for p in sweep]
+        )
+        t["fit"] = {
+            "fixed_ns": fixed_ns,
+            "per_byte_ns": per_byte_ns,
+            "fixed_cycles": fixed_ns * hz / 1e9,
+            "per_byte_cycles": per_byte_ns * hz / 1e9,
+            "worst_relative_residual": worst,
+            "points": len(sweep),
+        }
         t["block_size"] = block_size_analysis(fixed_ns, per_byte_ns, sweep)
     return result

@@ -7,6 +7,7 @@ transport), decides how often to call, guards every round against foreign
 load and counts the bytes each message put on the wire (through
 wire.GiopRelay). What to measure is plan.py's; the statistics, fits and
 derived figures are analysis.py's."""
+
 import os
 import socket
 import subprocess
@@ -30,6 +31,7 @@ from scabench.version import version_info
 
 # --- processes -------------------------------------------------------------
 
+
 def _read_line(proc, what, timeout_s):
     try:
         line = proc.lines.line(timeout_s)
@@ -52,8 +54,15 @@ def _stderr_tail(proc):
 def _start(args, what, cores=None):
     err = tempfile.TemporaryFile(mode="w+")
     pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
-    proc = spawn([str(program("scabench-profile")), *args], stdin=subprocess.PIPE,
-                 stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1, preexec=pin)
+    proc = spawn(
+        [str(program("scabench-profile")), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=err,
+        text=True,
+        bufsize=1,
+        preexec=pin,
+    )
     # Carried on the process (attributes of our own on a Popen).
     proc.stderr_file = err  # type: ignore[attr-defined]
     proc.lines = LineReader(proc.stdout)  # type: ignore[attr-defined]  # every answer is read through it
@@ -133,6 +142,7 @@ class Driver:
 
 # --- measurements ----------------------------------------------------------
 
+
 def measure_case(driver, case, elements, rounds, plan, tsc_hz, watch_cores=None):
     """Warm-up, then `rounds` rounds of calls; a round during which others
     used more than the threshold of the watched cores (all if None) is
@@ -143,15 +153,18 @@ def measure_case(driver, case, elements, rounds, plan, tsc_hz, watch_cores=None)
     calls = int(np.clip(plan.round_s / per_call_s, plan.min_calls, plan.max_calls))
     # Rounds are short (~0.2 s), so the guard does not wait for quiet before
     # each: it meters each round and redoes the disturbed ones.
-    guard = Guard(GuardSettings(quiet_wait_s=0, redo_above_pct=plan.foreign_threshold_pct,
-                                max_redos=plan.max_attempts - 1), cores=watch_cores)
+    guard = Guard(
+        GuardSettings(quiet_wait_s=0, redo_above_pct=plan.foreign_threshold_pct, max_redos=plan.max_attempts - 1),
+        cores=watch_cores,
+    )
     rounds_kept = [guard.measure(lambda: driver.time(case, elements, calls)) for _ in range(rounds)]
     kept = [r.value for r in rounds_kept]
     foreign = [round(r.foreign_pct, 2) for r in rounds_kept]
     attempts = [r.attempts for r in rounds_kept]
     summary = summarize_rounds(kept, tsc_hz)
-    summary.update(foreign_pct=foreign, attempts=attempts,
-                   spoiled_rounds=sum(p >= plan.foreign_threshold_pct for p in foreign))
+    summary.update(
+        foreign_pct=foreign, attempts=attempts, spoiled_rounds=sum(p >= plan.foreign_threshold_pct for p in foreign)
+    )
     return summary
 
 
@@ -175,8 +188,12 @@ def measure_first_calls(transport, server, plan, tsc_hz, cores):
         first, steady = int(words[1]), float(np.median(np.array(words[3:], dtype=np.int64)))
         samples.append({"first_cycles": first, "steady_cycles": steady, "setup_cycles": first - steady})
     med = {k: float(np.median([s[k] for s in samples])) for k in ("first_cycles", "steady_cycles", "setup_cycles")}
-    return {**med, **{k.replace("cycles", "ns"): cycles_to_ns(v, tsc_hz) for k, v in med.items()},
-            "samples": samples, "foreign_pct": round(meter.foreign_pct(), 2)}
+    return {
+        **med,
+        **{k.replace("cycles", "ns"): cycles_to_ns(v, tsc_hz) for k, v in med.items()},
+        "samples": samples,
+        "foreign_pct": round(meter.foreign_pct(), 2),
+    }
 
 
 def measure_wire(transport, server, workdir, plan):
@@ -206,8 +223,10 @@ def measure_wire(transport, server, workdir, plan):
             driver.close()
         if relay.errors:
             raise RunError(f"{transport} relay: {relay.errors[0]}")
-    return {"cases": out, "setup_messages": [{"direction": m.direction, "type": m.type, "bytes": m.bytes}
-                                             for m in setup]}
+    return {
+        "cases": out,
+        "setup_messages": [{"direction": m.direction, "type": m.type, "bytes": m.bytes} for m in setup],
+    }
 
 
 def _wire_summary(name, operation, messages, calls):
@@ -218,10 +237,16 @@ def _wire_summary(name, operation, messages, calls):
     if len(sizes) != 1:
         raise RunError(f"relay: {name} messages differ in size between calls: {sorted(sizes)}")
     request, reply = mine[0]["request"], mine[0]["reply"]
-    return {"operation": operation, "request_bytes": request.bytes, "request_frames": request.frames,
-            "request_body_offset": request.body_offset, "request_body_bytes": request.body_bytes,
-            "request_envelope_bytes": request.bytes - request.body_bytes,
-            "reply_bytes": reply.bytes if reply else 0, "oneway": mine[0]["oneway"]}
+    return {
+        "operation": operation,
+        "request_bytes": request.bytes,
+        "request_frames": request.frames,
+        "request_body_offset": request.body_offset,
+        "request_body_bytes": request.body_bytes,
+        "request_envelope_bytes": request.bytes - request.body_bytes,
+        "reply_bytes": reply.bytes if reply else 0,
+        "oneway": mine[0]["oneway"],
+    }
 
 
 def profile_transport(transport, plan, tsc_hz, workdir, log):
@@ -254,8 +279,14 @@ def profile_transport(transport, plan, tsc_hz, workdir, log):
         if server:
             server.stop()
     spread = _measure_spread(transport, plan, tsc_hz, workdir, log) if transport != "collocated" else None
-    return {"cores": sorted(one_core), "cases": cases, "sweep": sweep, "first_call": first, "wire": wire,
-            "spread": spread}
+    return {
+        "cores": sorted(one_core),
+        "cases": cases,
+        "sweep": sweep,
+        "first_call": first,
+        "wire": wire,
+        "spread": spread,
+    }
 
 
 def _measure_spread(transport, plan, tsc_hz, workdir, log):
@@ -281,11 +312,20 @@ def _measure_spread(transport, plan, tsc_hz, workdir, log):
 def run_profile(plan, log=print):
     """Measures every transport of the plan and returns the result dict."""
     started = time.monotonic()
-    quiet, pct = wait_for_quiet(plan.foreign_threshold_pct, timeout_s=30,
-                                on_wait=lambda p: log(f"waiting for a quiet machine (others use {p:.0f} %)"))
-    result = {"scabench": version_info(), "command": "profile", "plan": asdict(plan),
-              "environment": describe_environment("all"),
-              "quiet_at_start": quiet, "foreign_pct_at_start": round(pct, 2), "transports": {}}
+    quiet, pct = wait_for_quiet(
+        plan.foreign_threshold_pct,
+        timeout_s=30,
+        on_wait=lambda p: log(f"waiting for a quiet machine (others use {p:.0f} %)"),
+    )
+    result = {
+        "scabench": version_info(),
+        "command": "profile",
+        "plan": asdict(plan),
+        "environment": describe_environment("all"),
+        "quiet_at_start": quiet,
+        "foreign_pct_at_start": round(pct, 2),
+        "transports": {},
+    }
     with tempfile.TemporaryDirectory(prefix="scabench-profile-") as workdir:
         calibrator = Driver(None, "cycle-counter calibration")
         try:

@@ -1,6 +1,7 @@
 """What `scabench profile` measures: the cases scabench-profile times (one
 IDL operation of idl/profile.idl each) and the Plan that says how much to
 measure. Data only: measure.py runs it, analysis.py reads the result."""
+
 from dataclasses import dataclass, field
 
 from scabench.model.checks import SAMPLE_BYTES
@@ -42,12 +43,13 @@ CASES_BY_NAME = {c.name: c for c in CASES}
 class Plan:
     """How much to measure. Rounds are sized in time, so that a slow case
     does not take longer than a fast one."""
+
     rounds: int = 7
     round_s: float = 0.1
     warmup_s: float = 0.05
     min_calls: int = 5
     max_calls: int = 20000
-    sweep_elements: list = field(default_factory=lambda: [4 ** k for k in range(11)])  # 1 .. 1M
+    sweep_elements: list = field(default_factory=lambda: [4**k for k in range(11)])  # 1 .. 1M
     sweep_rounds: int = 5
     first_samples: int = 15  # fresh client processes, one first call each
     first_follow: int = 20  # steady calls after the first one, for the comparison
@@ -60,5 +62,14 @@ class Plan:
 
     @classmethod
     def quick(cls):
-        return cls(rounds=3, round_s=0.03, warmup_s=0.01, sweep_elements=[1, 64, 4096, 262144], sweep_rounds=3,
-                   first_samples=3, first_follow=5, wire_calls=1, max_attempts=2)
+        return cls(
+            rounds=3,
+            round_s=0.03,
+            warmup_s=0.01,
+            sweep_elements=[1, 64, 4096, 262144],
+            sweep_rounds=3,
+            first_samples=3,
+            first_follow=5,
+            wire_calls=1,
+            max_attempts=2,
+        )

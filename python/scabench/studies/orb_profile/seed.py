@@ -4,8 +4,10 @@ Processor Based Software Communications Architecture Radio Systems"):
 an embedded ORB on a 720 MHz TI C6416 DSP, client and server as two tasks of
 one processor, empty servants, 1024-element arrays and sequences."""
 
-TITLE = ("Impact of the Use of Object Request Broker Middleware for Inter-Component Communications "
-         "in C6416 Digital Signal Processor Based Software Communications Architecture Radio Systems")
+TITLE = (
+    "Impact of the Use of Object Request Broker Middleware for Inter-Component Communications "
+    "in C6416 Digital Signal Processor Based Software Communications Architecture Radio Systems"
+)
 PLATFORM = "TI C6416 DSP at 720 MHz, DSP/BIOS, embedded ORB, client and server as two tasks"
 CLOCK_HZ = 720_000_000
 ELEMENTS = 1024

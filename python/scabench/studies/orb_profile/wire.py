@@ -7,14 +7,23 @@ A GIOP message is a 12-byte header ("GIOP", version, flags, type, body size)
 and the body. The relay also reads the GIOP 1.2 Request and Reply headers, to
 tell the operation and to split each message into its envelope (GIOP header,
 request or reply header, padding) and its CDR body (the arguments)."""
+
 import builtins
 import socket
 import struct
 import threading
 from dataclasses import dataclass, field
 
-MESSAGE_TYPES = {0: "Request", 1: "Reply", 2: "CancelRequest", 3: "LocateRequest", 4: "LocateReply",
-                 5: "CloseConnection", 6: "MessageError", 7: "Fragment"}
+MESSAGE_TYPES = {
+    0: "Request",
+    1: "Reply",
+    2: "CancelRequest",
+    3: "LocateRequest",
+    4: "LocateReply",
+    5: "CloseConnection",
+    6: "MessageError",
+    7: "Fragment",
+}
 GIOP_HEADER = 12
 FRAGMENT_HEADER = GIOP_HEADER + 4  # GIOP 1.2 fragments repeat the request id
 _HEAD_KEEP = 4096  # enough of each message to read its request or reply header
@@ -65,7 +74,7 @@ class _Reader:
     def octets(self, n):
         if self.pos + n > len(self.data):
             raise ValueError("header runs past the bytes kept")
-        value = self.data[self.pos:self.pos + n]
+        value = self.data[self.pos : self.pos + n]
         self.pos += n
         return value
 
@@ -136,7 +145,7 @@ class GiopStreamParser:
             take = min(self._remaining, len(view))
             assert self._current is not None  # a frame's body follows its header
             if self._in_first_frame and len(self._current.head) < _HEAD_KEEP:
-                self._current.head += bytes(view[:min(take, _HEAD_KEEP - len(self._current.head))])
+                self._current.head += bytes(view[: min(take, _HEAD_KEEP - len(self._current.head))])
             self._remaining -= take
             view = view[take:]
             if self._remaining == 0:
@@ -154,8 +163,15 @@ class GiopStreamParser:
             self._fragment_continues = bool(flags & 2)
             self._in_first_frame = False
         else:
-            self._current = WireMessage(self.direction, type_name, version, bytes=GIOP_HEADER + size, frames=1,
-                                        first_frame_bytes=GIOP_HEADER + size, head=header)
+            self._current = WireMessage(
+                self.direction,
+                type_name,
+                version,
+                bytes=GIOP_HEADER + size,
+                frames=1,
+                first_frame_bytes=GIOP_HEADER + size,
+                head=header,
+            )
             self._fragment_continues = bool(flags & 2)
             self._in_first_frame = True
         self._remaining = size
@@ -213,8 +229,9 @@ class GiopRelay:
             server.connect(self.upstream)
             self._sockets += [client, server]
             for src, dst, direction in ((client, server, "request"), (server, client, "reply")):
-                threading.Thread(target=self._pump, args=(src, dst, GiopStreamParser(direction, self._record)),
-                                 daemon=True).start()
+                threading.Thread(
+                    target=self._pump, args=(src, dst, GiopStreamParser(direction, self._record)), daemon=True
+                ).start()
 
     def _pump(self, src, dst, parser):
         try:

@@ -3,6 +3,7 @@
 the paper's published counterparts. A configuration without a successful run
 raises Missing, which claims.py turns into "not run": nothing was measured
 that could reproduce the claim or refute it."""
+
 from scabench.studies.paper.published import published
 
 

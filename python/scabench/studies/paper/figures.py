@@ -1,4 +1,5 @@
 """The report's figures (PNG, drawn with matplotlib's non-interactive backend)."""
+
 from typing import Any
 
 import matplotlib
@@ -82,8 +83,15 @@ def overview(path, rows):
     ax.bar(xs, med, 0.4, label=f"ours, scabench ({runs_label(s.n for _, s in measured)})", color="#3b6ea8")
     several, err = whiskers([s for _, s in measured])
     if several:
-        ax.errorbar([xs[k] for k in several], [med[k] for k in several], yerr=err, fmt="none",
-                    ecolor="#1d2433", capsize=3, linewidth=1)
+        ax.errorbar(
+            [xs[k] for k in several],
+            [med[k] for k in several],
+            yerr=err,
+            fmt="none",
+            ecolor="#1d2433",
+            capsize=3,
+            linewidth=1,
+        )
     paper = [r[2] if r[2] is not None else np.nan for r in rows]
     ax.bar(x + 0.2, paper, 0.4, label=f"paper ({PAPER_PACKETS} packets)", color="#c9a227")
     for i, r in enumerate(rows):
@@ -103,11 +111,14 @@ def figure_note(experiment, setup):
     if not number:
         return None
     shares = ", ".join(f"{p} % under {t} µs" for t, p in fig.get("share_under_us", {}).items())
-    extras = [f"min {fig['min_us']:,} µs" if "min_us" in fig else "",
-              f"mean {fig['mean_us']:,} µs" if "mean_us" in fig else "",
-              f"max {fig['max_us']:,} µs" if "max_us" in fig else ""]
+    extras = [
+        f"min {fig['min_us']:,} µs" if "min_us" in fig else "",
+        f"mean {fig['mean_us']:,} µs" if "mean_us" in fig else "",
+        f"max {fig['max_us']:,} µs" if "max_us" in fig else "",
+    ]
     return f"paper, Fig. {number} ({published()['setup'][setup]['label']}): " + ", ".join(
-        x for x in [shares] + extras if x)
+        x for x in [shares] + extras if x
+    )
 
 
 def draw_figures(out, entries):
@@ -122,8 +133,7 @@ def draw_figures(out, entries):
     for exp in TABLE1:
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
-            bar_label = (f"{exp}\nours: {ours.get(setup, setup)}\n"
-                         f"paper: {published()['setup'][setup]['label']}")
+            bar_label = f"{exp}\nours: {ours.get(setup, setup)}\npaper: {published()['setup'][setup]['label']}"
             if not e:
                 rows.append((bar_label, None, paper_ratio(exp, setup), "not run"))
                 continue
@@ -133,8 +143,12 @@ def draw_figures(out, entries):
                 run = e.runs[s.median_run]
                 name = f"send-times-{exp}-{setup}.png"
                 number, _ = paper_table(exp, setup)
-                send_time_histogram(out / name, f"{exp} on {label}: producer send times (median run)",
-                                    run.producer.send_us_all, figure_note(exp, setup))
+                send_time_histogram(
+                    out / name,
+                    f"{exp} on {label}: producer send times (median run)",
+                    run.producer.send_us_all,
+                    figure_note(exp, setup),
+                )
                 figures[f"{exp}@{setup}"] = name
                 rows.append((bar_label, s.overhead_ratio, paper_ratio(exp, setup), None))
             else:
@@ -162,6 +176,10 @@ def latency_histograms(path, entries):
             if run is not None and run.end_to_end_latency_us_all:
                 group.append((e.config.setup_label, run.end_to_end_latency_us_all))
         e = published()["experiment"][exp]
-        panels.append((f"{exp}: {e['call']}{', worker' if e['worker'] else ''}, producer waits "
-                       f"{e['producer_wait_ms']} ms", group or ("no latency in these results" if ran else "failed")))
+        panels.append(
+            (
+                f"{exp}: {e['call']}{', worker' if e['worker'] else ''}, producer waits {e['producer_wait_ms']} ms",
+                group or ("no latency in these results" if ran else "failed"),
+            )
+        )
     return latency.histograms(path, panels, "Latency per packet, producer send to stage 3 done (median run of each)")

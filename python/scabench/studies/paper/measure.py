@@ -7,6 +7,7 @@ configuration, so an interrupted campaign keeps what it measured. The claims
 are judged in claims.py; figures.py draws the PNGs and render.py writes the
 report.
 """
+
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,19 +35,28 @@ def run_paper(out_dir, quick=False, runs=None, packets=None, only=None, campaign
         known = {c.id for c in campaign.configs}
         unknown = [i for i in only if i not in known]
         if unknown:
-            raise ScabenchError(f"--only: no configuration {unknown[0]!r} in {campaign.path}; "
-                                f"valid: {', '.join(sorted(known))}")
+            raise ScabenchError(
+                f"--only: no configuration {unknown[0]!r} in {campaign.path}; valid: {', '.join(sorted(known))}"
+            )
         campaign.configs = [c for c in campaign.configs if c.id in only]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    meta = {"quick": quick, "runs": runs, "packets": packets, "campaign": str(campaign.path),
-            "quiet_below_pct": m.quiet_below_pct, "redo_above_pct": m.redo_above_pct, "max_redos": m.max_redos,
-            "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores}))}
+    meta = {
+        "quick": quick,
+        "runs": runs,
+        "packets": packets,
+        "campaign": str(campaign.path),
+        "quiet_below_pct": m.quiet_below_pct,
+        "redo_above_pct": m.redo_above_pct,
+        "max_redos": m.max_redos,
+        "environment": describe_environment(sorted({c for cfg in campaign.configs for c in cfg.cores})),
+    }
 
     def save(entries, claims=None, status="partial"):
-        doc = stamped({"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])],
-                       "configs": entries})
+        doc = stamped(
+            {"status": status, "meta": meta, "claims": [c.as_dict() for c in (claims or [])], "configs": entries}
+        )
         return write_json(doc, out / "results.json")
 
     entries = run_campaign(campaign, runs, packets, on_config_done=save)

@@ -1,4 +1,5 @@
 """The paper's and the slides' published figures (published.toml)."""
+
 import tomllib
 from functools import lru_cache
 from pathlib import Path

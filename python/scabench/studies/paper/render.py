@@ -1,4 +1,5 @@
 """report.md for `scabench paper`: our figures beside the paper's, claim by claim."""
+
 from scabench.report import latency
 from scabench.report.campaign import campaign_csv
 from scabench.report.markdown import CONTENTS, md_table
@@ -14,9 +15,14 @@ from scabench.studies.paper.published import (
 )
 
 TITLE = "The messaging-semantics paper, reproduced by scabench"
-SEND_STATEMENTS = (("min", "fastest send"), ("p50", "median"), ("p90", "90th percentile"),
-                   ("mean_fastest_90pct", "mean of the fastest 90 %"), ("mean_slowest_10pct", "mean of the slowest 10 %"),
-                   ("max", "slowest send"))
+SEND_STATEMENTS = (
+    ("min", "fastest send"),
+    ("p50", "median"),
+    ("p90", "90th percentile"),
+    ("mean_fastest_90pct", "mean of the fastest 90 %"),
+    ("mean_slowest_10pct", "mean of the slowest 10 %"),
+    ("max", "slowest send"),
+)
 
 
 def _num(v, digits=0):
@@ -38,8 +44,10 @@ def _spread(s, digits=0):
 
 def _experiment_title(exp):
     e = published()["experiment"][exp]
-    return (f"{'one-way' if e['call'] == 'oneway' else 'two-way'}, producer waits {e['producer_wait_ms']} ms, "
-            f"{'a' if e['worker'] else 'no'} worker thread")
+    return (
+        f"{'one-way' if e['call'] == 'oneway' else 'two-way'}, producer waits {e['producer_wait_ms']} ms, "
+        f"{'a' if e['worker'] else 'no'} worker thread"
+    )
 
 
 def headline(entries):
@@ -52,17 +60,34 @@ def headline(entries):
             number, table = paper_table(exp, setup)
             s = e.summary if e else None
             last = s.stages[-1] if s else None
-            rows.append([exp, labels.get(setup, setup),
-                         _spread(last.last_packet_ms) if last else ("failed" if e else "not run"),
-                         _spread(s.overhead_ratio, 3) if s else "–",
-                         latency.p50_p99(latency.end_to_end(e.runs)) if s else "–",
-                         f"{last.reordered_from_previous.median:.0f} / {last.reordered_from_original.median:.0f}"
-                         if last else "–",
-                         f"{table['last_packet_ms'][-1]:,.0f}", f"{paper_ratio(exp, setup):.3f}",
-                         f"{table['reordered_from_previous'][-1]} / {table['reordered_from_original'][-1]}",
-                         f"Table\u00a0{number}"])
-    header = ["exp", "set-up", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99", "reordered prev / orig",
-              f"paper, {PAPER_PACKETS} packets (ms)", "paper × floor", "paper reordered", "paper"]
+            rows.append(
+                [
+                    exp,
+                    labels.get(setup, setup),
+                    _spread(last.last_packet_ms) if last else ("failed" if e else "not run"),
+                    _spread(s.overhead_ratio, 3) if s else "–",
+                    latency.p50_p99(latency.end_to_end(e.runs)) if s else "–",
+                    f"{last.reordered_from_previous.median:.0f} / {last.reordered_from_original.median:.0f}"
+                    if last
+                    else "–",
+                    f"{table['last_packet_ms'][-1]:,.0f}",
+                    f"{paper_ratio(exp, setup):.3f}",
+                    f"{table['reordered_from_previous'][-1]} / {table['reordered_from_original'][-1]}",
+                    f"Table\u00a0{number}",
+                ]
+            )
+    header = [
+        "exp",
+        "set-up",
+        "last packet, stage 3 (ms)",
+        "× floor",
+        "latency p50 / p99",
+        "reordered prev / orig",
+        f"paper, {PAPER_PACKETS} packets (ms)",
+        "paper × floor",
+        "paper reordered",
+        "paper",
+    ]
     return md_table(header, rows)
 
 
@@ -75,8 +100,10 @@ def latency_table(entries):
             if not e or not e.summary:
                 continue
             lat = latency.end_to_end(e.runs)
-            rows.append([exp, e.config.setup_label, latency.measured_runs(lat)]
-                        + [latency.spread_cell(lat, q) for q in latency.QUANTILES])
+            rows.append(
+                [exp, e.config.setup_label, latency.measured_runs(lat)]
+                + [latency.spread_cell(lat, q) for q in latency.QUANTILES]
+            )
     if not any(row[2] for row in rows):
         return latency.NOT_MEASURED
     return md_table(["exp", "set-up", "runs", "p50", "p90", "p99", "max"], rows)
@@ -106,9 +133,11 @@ def paper_layout(entry, exp, setup):
         if any(c != "–" for c in cells):  # results written before runs measured latency have none
             rows.append([row, "–"] + cells)
     floor = published()["setup"][setup]["floor_ms"]
-    return (f"**{entry.config.setup_label}** (paper: Table {number}, {label}); floor {s.floor_ms:,.0f} ms, "
-            f"ratio {_spread(s.overhead_ratio, 3)} (paper: floor {floor:,.0f} ms, ratio "
-            f"{paper_ratio(exp, setup):.3f}); {s.runs} run(s)\n\n" + md_table(header, rows))
+    return (
+        f"**{entry.config.setup_label}** (paper: Table {number}, {label}); floor {s.floor_ms:,.0f} ms, "
+        f"ratio {_spread(s.overhead_ratio, 3)} (paper: floor {floor:,.0f} ms, ratio "
+        f"{paper_ratio(exp, setup):.3f}); {s.runs} run(s)\n\n" + md_table(header, rows)
+    )
 
 
 def send_statements(entry, exp, setup):
@@ -120,8 +149,10 @@ def send_statements(entry, exp, setup):
     if number:
         paper = [f"{p} % under {t} µs" for t, p in fig.get("share_under_us", {}).items()]
         if "fastest_pct" in fig:
-            paper.append(f"fastest {fig['fastest_pct']} % average {fig['mean_fastest_us']} µs, the rest "
-                         f"{fig['mean_slowest_us']:,} µs")
+            paper.append(
+                f"fastest {fig['fastest_pct']} % average {fig['mean_fastest_us']} µs, the rest "
+                f"{fig['mean_slowest_us']:,} µs"
+            )
         for key, label in (("min_us", "fastest"), ("mean_us", "mean"), ("max_us", "slowest")):
             if key in fig:
                 paper.append(f"{label} {fig[key]:,} µs")
@@ -136,12 +167,27 @@ def slides(entries):
         s = e.summary if e else None
         ours_t = " / ".join(_num(st.last_packet_ms.median) for st in s.stages) if s else "–"
         ours_r = " / ".join(_num(st.reordered_from_previous.median) for st in s.stages) if s else "–"
-        rows.append([name.replace("test", "test "), test["experiment"], ours_t,
-                     " / ".join(f"{v:,.0f}" for v in test["last_arrival_ms"]), ours_r,
-                     " / ".join(str(v) for v in test["reordered"])])
-    return md_table(["slides", "= experiment", "scabench last packet, stages 1/2/3 (ms)",
-                     f"slides (4 cores, {PAPER_PACKETS} packets)",
-                     "scabench reordered from previous", "slides reordered"], rows)
+        rows.append(
+            [
+                name.replace("test", "test "),
+                test["experiment"],
+                ours_t,
+                " / ".join(f"{v:,.0f}" for v in test["last_arrival_ms"]),
+                ours_r,
+                " / ".join(str(v) for v in test["reordered"]),
+            ]
+        )
+    return md_table(
+        [
+            "slides",
+            "= experiment",
+            "scabench last packet, stages 1/2/3 (ms)",
+            f"slides (4 cores, {PAPER_PACKETS} packets)",
+            "scabench reordered from previous",
+            "slides reordered",
+        ],
+        rows,
+    )
 
 
 def _config_label(e):
@@ -163,13 +209,31 @@ def config_table(entries, names):
             rows.append([c.id, c.title, "failed", "–", "–", "–", "–", "–"])
             continue
         last = s.stages[-1]
-        rows.append([_config_label(e), c.title,
-                     _spread(last.last_packet_ms), _spread(s.overhead_ratio, 3),
-                     latency.p50_p99(latency.end_to_end(e.runs)),
-                     f"{_spread(last.reordered_from_previous)} / {_spread(last.reordered_from_original)}",
-                     _num(s.send_us.get("p50"), 0), _num(s.stages[0].max_server_threads.max)])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
-                     "reordered prev / orig (stage 3)", "median send (µs)", "ORB threads in stage 1"], rows)
+        rows.append(
+            [
+                _config_label(e),
+                c.title,
+                _spread(last.last_packet_ms),
+                _spread(s.overhead_ratio, 3),
+                latency.p50_p99(latency.end_to_end(e.runs)),
+                f"{_spread(last.reordered_from_previous)} / {_spread(last.reordered_from_original)}",
+                _num(s.send_us.get("p50"), 0),
+                _num(s.stages[0].max_server_threads.max),
+            ]
+        )
+    return md_table(
+        [
+            "config",
+            "what",
+            "last packet, stage 3 (ms)",
+            "× floor",
+            "latency p50 / p99",
+            "reordered prev / orig (stage 3)",
+            "median send (µs)",
+            "ORB threads in stage 1",
+        ],
+        rows,
+    )
 
 
 def ordered_table(entries, names):
@@ -185,13 +249,33 @@ def ordered_table(entries, names):
         out_of_order = int(sum(st.output_reordered_from_previous.max for st in s.stages))
         skipped = sum(r.stages[i].skipped or 0 for r in e.runs for i in range(len(s.stages)))
         held = max(r.stages[i].held_peak or 0 for r in e.runs for i in range(len(s.stages)))
-        rows.append([_config_label(e), c.title,
-                     _spread(s.stages[-1].last_packet_ms), _spread(s.overhead_ratio, 3),
-                     latency.p50_p99(latency.end_to_end(e.runs)),
-                     _spread(s.stages[0].reordered_from_previous), str(out_of_order), str(skipped), str(held)])
-    return md_table(["config", "what", "last packet, stage 3 (ms)", "× floor", "latency p50 / p99",
-                     "arrivals reordered at stage 1",
-                     "outputs reordered, all stages (worst run)", "skipped", "most held by a port"], rows)
+        rows.append(
+            [
+                _config_label(e),
+                c.title,
+                _spread(s.stages[-1].last_packet_ms),
+                _spread(s.overhead_ratio, 3),
+                latency.p50_p99(latency.end_to_end(e.runs)),
+                _spread(s.stages[0].reordered_from_previous),
+                str(out_of_order),
+                str(skipped),
+                str(held),
+            ]
+        )
+    return md_table(
+        [
+            "config",
+            "what",
+            "last packet, stage 3 (ms)",
+            "× floor",
+            "latency p50 / p99",
+            "arrivals reordered at stage 1",
+            "outputs reordered, all stages (worst run)",
+            "skipped",
+            "most held by a port",
+        ],
+        rows,
+    )
 
 
 def _multicore_cores(entries):
@@ -204,11 +288,15 @@ def claim_tally(claims):
     many were not run, counted apart (the terminal prints it too)."""
     counts = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
     judged = len(claims) - counts[NOT_RUN]
-    text = (f"Claims: {counts[REPRODUCED]} reproduced, {counts[DIFFERS]} differ (explained), "
-            f"{counts[NOT_REPRODUCED]} not reproduced, of the {judged} judged.")
+    text = (
+        f"Claims: {counts[REPRODUCED]} reproduced, {counts[DIFFERS]} differ (explained), "
+        f"{counts[NOT_REPRODUCED]} not reproduced, of the {judged} judged."
+    )
     if counts[NOT_RUN]:
-        text += (f" {counts[NOT_RUN]} of {len(claims)} not run: a configuration they need was not measured, "
-                 "so they are neither reproduced nor refuted.")
+        text += (
+            f" {counts[NOT_RUN]} of {len(claims)} not run: a configuration they need was not measured, "
+            "so they are neither reproduced nor refuted."
+        )
     return text
 
 
@@ -224,7 +312,7 @@ def render(entries, claims, meta, figures):
         "",
         f"**{claim_tally(claims)}**",
         "",
-        f"Paper: \"How different messaging semantics can affect SCA applications performances\" (SDR'10), and the "
+        f'Paper: "How different messaging semantics can affect SCA applications performances" (SDR\'10), and the '
         f"same authors' slides. Measured {meta['finished_at']} on {env['cpu_model']} ({env['online_cpus']} CPUs, "
         f"Linux {env['kernel']}, omniORB {env['omniorb_version']}), {meta['packets']} packets per run, "
         f"{meta['runs']} run(s) per configuration{' (quick mode)' if meta['quick'] else ''}; the whole campaign took "
@@ -236,9 +324,10 @@ def render(entries, claims, meta, figures):
         "",
         f"Each claim of the paper, judged on this machine's runs, with the figures that decide it. {VERDICT_LEGEND}.",
         "",
-        md_table(["claim", "verdict", "deciding figures"],
-                 [[c.claim, f"**{c.verdict}**", c.evidence]
-                  for c in sorted(claims, key=lambda c: c.verdict == NOT_RUN)]),
+        md_table(
+            ["claim", "verdict", "deciding figures"],
+            [[c.claim, f"**{c.verdict}**", c.evidence] for c in sorted(claims, key=lambda c: c.verdict == NOT_RUN)],
+        ),
         "",
         "## Headline: the six experiments of Table 1",
         "",
@@ -247,9 +336,12 @@ def render(entries, claims, meta, figures):
         "least time the hardware allows for the last packet: on few cores the CPU bound (3 stages × N × 5 ms over "
         "the cores), otherwise the pipeline bound (N × 5 ms + 10 ms). Times are medians over the runs with the "
         "range in brackets."
-        + (f" These runs sent {meta['packets']} packets, the paper's {PAPER_PACKETS}: compare the ratios to the "
-           "floor, not the times, and the reordering counts as a share of the packets."
-           if meta["packets"] != PAPER_PACKETS else ""),
+        + (
+            f" These runs sent {meta['packets']} packets, the paper's {PAPER_PACKETS}: compare the ratios to the "
+            "floor, not the times, and the reordering counts as a share of the packets."
+            if meta["packets"] != PAPER_PACKETS
+            else ""
+        ),
         "",
         headline(entries),
         "",
@@ -259,7 +351,7 @@ def render(entries, claims, meta, figures):
         "## Latency per packet",
         "",
         "The ratio says how soon the last packet was done; latency says how long each packet took: from the "
-        "start of its send at the producer to done at stage 3 (docs/architecture.md, \"Metrics\"). Deep queues "
+        'start of its send at the producer to done at stage 3 (docs/architecture.md, "Metrics"). Deep queues '
         "buy throughput with latency: a worker queue of 64 packets of 5 ms can hold a packet for 320 ms per stage. "
         "Each figure is the median over the runs, with the range in brackets; percentiles are numpy's linear ones.",
         "",
@@ -273,53 +365,86 @@ def render(entries, claims, meta, figures):
         for setup in SETUPS:
             e = entries.get(f"{exp}@{setup}")
             if not e or not e.summary:
-                out += [f"{setup}: no successful run ({'; '.join(f.error for f in e.failures)})" if e
-                        else f"{setup}: not run", ""]
+                out += [
+                    f"{setup}: no successful run ({'; '.join(f.error for f in e.failures)})"
+                    if e
+                    else f"{setup}: not run",
+                    "",
+                ]
                 continue
             out += [paper_layout(e, exp, setup), "", send_statements(e, exp, setup), ""]
             if f"{exp}@{setup}" in figures:
                 out += [f"![producer send times, {exp} on {e.config.setup_label}]({figures[f'{exp}@{setup}']})", ""]
-    out += ["## The slides' four tests", "",
-            "The slides ran four of the six experiments again on the 4-core machine. Our figures are those of the "
-            "same experiments on the multi-core set-up above. The slides give the time of the last arrival and one "
-            "reordering count without naming which; we set our count from previous beside it.", "",
-            slides(entries), ""]
-    groups = [("collocated", "## Collocation (sections 4.1 and 5.2)",
-               "Every component in one process: calls become direct calls on the caller's thread."),
-              ("sync", "## The four sync scopes, without and with a worker",
-               "The paper describes SYNC_NONE, SYNC_WITH_TRANSPORT, SYNC_WITH_SERVER and SYNC_WITH_TARGET but measures "
-               "only the second. Producer does not wait; multi-core set-up."),
-              ("claims", "## Configurations behind other claims", ""),
-              ("beyond", "## Beyond the paper: ordered one-way, built",
-               "The paper's section 5.1 remedies (sequence numbers, a reorder buffer that skips late packets, "
-               "watermark flow control), which it describes but never builds, and a credit window, beside its "
-               "two-way + worker answer (experiments/ordering/). Multi-core set-up unless a row says otherwise; one-way "
-               "calls go into omniORB's multi-threaded dispatch, so arrivals are scrambled and the reorder buffers "
-               "must restore order. The rows marked batch run every host under Linux's SCHED_BATCH policy (the "
-               "spec's [run] scheduler), so that a thread waking to take a packet does not preempt a stage's work.")]
+    out += [
+        "## The slides' four tests",
+        "",
+        "The slides ran four of the six experiments again on the 4-core machine. Our figures are those of the "
+        "same experiments on the multi-core set-up above. The slides give the time of the last arrival and one "
+        "reordering count without naming which; we set our count from previous beside it.",
+        "",
+        slides(entries),
+        "",
+    ]
+    groups = [
+        (
+            "collocated",
+            "## Collocation (sections 4.1 and 5.2)",
+            "Every component in one process: calls become direct calls on the caller's thread.",
+        ),
+        (
+            "sync",
+            "## The four sync scopes, without and with a worker",
+            "The paper describes SYNC_NONE, SYNC_WITH_TRANSPORT, SYNC_WITH_SERVER and SYNC_WITH_TARGET but measures "
+            "only the second. Producer does not wait; multi-core set-up.",
+        ),
+        ("claims", "## Configurations behind other claims", ""),
+        (
+            "beyond",
+            "## Beyond the paper: ordered one-way, built",
+            "The paper's section 5.1 remedies (sequence numbers, a reorder buffer that skips late packets, "
+            "watermark flow control), which it describes but never builds, and a credit window, beside its "
+            "two-way + worker answer (experiments/ordering/). Multi-core set-up unless a row says otherwise; one-way "
+            "calls go into omniORB's multi-threaded dispatch, so arrivals are scrambled and the reorder buffers "
+            "must restore order. The rows marked batch run every host under Linux's SCHED_BATCH policy (the "
+            "spec's [run] scheduler), so that a thread waking to take a packet does not preempt a stage's work.",
+        ),
+    ]
     for group, title, intro in groups:
         names = [n for n, e in entries.items() if e.config.group == group]
         if names:
             table = ordered_table(entries, names) if group == "beyond" else config_table(entries, names)
             out += [title, ""] + ([intro, ""] if intro else []) + [table, ""]
-    out += ["## Method", "",
-            "- Every configuration runs over real processes (one per component unless collocated), omniORB over "
-            "giop:tcp on 127.0.0.1; the multi-core set-up uses every core, the single-core set-up CPU 0.",
-            f"- Before each run the campaign waits until other processes use less than {meta['quiet_below_pct']:.0f} % "
-            f"of the run's cores; a run during which they used more than {meta['redo_above_pct']:.0f} % is redone "
-            f"(at most {meta['max_redos']} times).",
-            "- Reordering counts follow the paper's definitions; times are from the producer's first send to the "
-            "moment each stage finished forwarding its last packet.",
-            ""]
-    redone = [(n, r.redone_for_foreign_load_pct) for n, e in entries.items() if not e.same_as
-              for r in e.runs if r.redone_for_foreign_load_pct]
+    out += [
+        "## Method",
+        "",
+        "- Every configuration runs over real processes (one per component unless collocated), omniORB over "
+        "giop:tcp on 127.0.0.1; the multi-core set-up uses every core, the single-core set-up CPU 0.",
+        f"- Before each run the campaign waits until other processes use less than {meta['quiet_below_pct']:.0f} % "
+        f"of the run's cores; a run during which they used more than {meta['redo_above_pct']:.0f} % is redone "
+        f"(at most {meta['max_redos']} times).",
+        "- Reordering counts follow the paper's definitions; times are from the producer's first send to the "
+        "moment each stage finished forwarding its last packet.",
+        "",
+    ]
+    redone = [
+        (n, r.redone_for_foreign_load_pct)
+        for n, e in entries.items()
+        if not e.same_as
+        for r in e.runs
+        if r.redone_for_foreign_load_pct
+    ]
     failures = [(n, f) for n, e in entries.items() if not e.same_as for f in e.failures]
-    out.append(f"Runs redone for foreign load: {len(redone)}"
-               + (" (" + "; ".join(f"{n}: {', '.join(f'{p:.0f} %' for p in ps)}" for n, ps in redone) + ")"
-                  if redone else "") + ".")
+    out.append(
+        f"Runs redone for foreign load: {len(redone)}"
+        + (" (" + "; ".join(f"{n}: {', '.join(f'{p:.0f} %' for p in ps)}" for n, ps in redone) + ")" if redone else "")
+        + "."
+    )
     out.append("")
-    out.append(f"Failed runs: {len(failures)}" + ("" if not failures else " (" + "; ".join(
-        f"{n}: {f.error}" for n, f in failures) + ")") + ".")
+    out.append(
+        f"Failed runs: {len(failures)}"
+        + ("" if not failures else " (" + "; ".join(f"{n}: {f.error}" for n, f in failures) + ")")
+        + "."
+    )
     out.append("")
     return "\n".join(out)
 
@@ -328,9 +453,13 @@ def paper_csv(entries):
     """`scabench paper --csv`: a row per configuration, its figures with
     their spreads and run counts, and for the six experiments of Table 1
     the paper's own time of the last packet and ratio beside them."""
+
     def paper(e):
         c = e.config
         table1 = c.id in TABLE1 and c.setup in SETUPS and not c.collocated
-        return {"paper_last_packet_ms": paper_table(c.id, c.setup)[1]["last_packet_ms"][-1] if table1 else None,
-                "paper_overhead_ratio": paper_ratio(c.id, c.setup) if table1 else None}
+        return {
+            "paper_last_packet_ms": paper_table(c.id, c.setup)[1]["last_packet_ms"][-1] if table1 else None,
+            "paper_overhead_ratio": paper_ratio(c.id, c.setup) if table1 else None,
+        }
+
     return campaign_csv(entries, last=paper)

@@ -2,6 +2,7 @@
 packet over the floor, the CPU, and whether every stage saw every packet in
 order; and each peer's summary over its runs. Functions of what was
 measured: nothing here runs anything (measure.py does)."""
+
 from scabench.errors import ScabenchError
 from scabench.measure.campaign import spread as typed_spread
 from scabench.model.pipeline import property_value, stage_work_ms
@@ -20,9 +21,12 @@ def pipeline_of(spec):
     work, cpu = stage_work_ms(spec)
     if len(sources) != 1 or not work or len(set(work)) != 1 or work != cpu:
         raise ScabenchError(f"{spec.path}: the peers need one producer and stages of equal CPU work")
-    return {"packets": int(property_value(sources[0], "packets")),
-            "samples": int(property_value(sources[0], "samples")),
-            "stages": len(work), "work_us": int(round(work[0] * 1000))}
+    return {
+        "packets": int(property_value(sources[0], "packets")),
+        "samples": int(property_value(sources[0], "samples")),
+        "stages": len(work),
+        "work_us": int(round(work[0] * 1000)),
+    }
 
 
 def order_problem(received, in_order, packets):
@@ -47,9 +51,16 @@ def row_of_program(output, floor_ms):
         packets = int(output["packets"])
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a peer's result line ({type(exc).__name__}: {exc})") from None
-    return {"last_packet_ms": last, "ratio": last / floor_ms, "cpu_s": user + system, "user_s": user,
-            "system_s": system, "received": received, "in_order": in_order,
-            "order_problem": order_problem(received, in_order, packets)}
+    return {
+        "last_packet_ms": last,
+        "ratio": last / floor_ms,
+        "cpu_s": user + system,
+        "user_s": user,
+        "system_s": system,
+        "received": received,
+        "in_order": in_order,
+        "order_problem": order_problem(received, in_order, packets),
+    }
 
 
 def row_of_run(result, floor_ms, packets):
@@ -59,9 +70,16 @@ def row_of_run(result, floor_ms, packets):
     last = result.stages[-1].last_packet_ms
     received = [s.received for s in result.stages]
     in_order = [s.received - (s.output_reordered_from_previous or 0) for s in result.stages]
-    return {"last_packet_ms": last, "ratio": last / floor_ms, "cpu_s": result.cpu.user_s + result.cpu.system_s,
-            "user_s": result.cpu.user_s, "system_s": result.cpu.system_s, "received": received,
-            "in_order": in_order, "order_problem": order_problem(received, in_order, packets)}
+    return {
+        "last_packet_ms": last,
+        "ratio": last / floor_ms,
+        "cpu_s": result.cpu.user_s + result.cpu.system_s,
+        "user_s": result.cpu.user_s,
+        "system_s": result.cpu.system_s,
+        "received": received,
+        "in_order": in_order,
+        "order_problem": order_problem(received, in_order, packets),
+    }
 
 
 def undisturbed(run):
@@ -80,14 +98,16 @@ def summarise(entry):
     runs = entry["runs"]
     if not runs:
         return None
-    return {"runs": len(runs),
-            "ratio": spread([r["ratio"] for r in runs]),
-            "ratio_undisturbed": spread([r["ratio"] for r in runs if undisturbed(r)]),
-            "last_packet_ms": spread([r["last_packet_ms"] for r in runs]),
-            "cpu_s": spread([r["cpu_s"] for r in runs]),
-            "foreign_pct": spread([r["foreign_pct"] for r in runs]),
-            "in_order": all(r["order_problem"] is None for r in runs),
-            "order_problems": sorted({r["order_problem"] for r in runs if r["order_problem"]})}
+    return {
+        "runs": len(runs),
+        "ratio": spread([r["ratio"] for r in runs]),
+        "ratio_undisturbed": spread([r["ratio"] for r in runs if undisturbed(r)]),
+        "last_packet_ms": spread([r["last_packet_ms"] for r in runs]),
+        "cpu_s": spread([r["cpu_s"] for r in runs]),
+        "foreign_pct": spread([r["foreign_pct"] for r in runs]),
+        "in_order": all(r["order_problem"] is None for r in runs),
+        "order_problems": sorted({r["order_problem"] for r in runs if r["order_problem"]}),
+    }
 
 
 def load_summary(doc):
@@ -95,11 +115,14 @@ def load_summary(doc):
     many runs were redone for it, and how many started without the machine
     turning quiet first."""
     runs = [r for e in doc["peers"].values() for r in e["runs"]]
-    return {"runs": len(runs),
-            "foreign_pct": spread([r["foreign_pct"] for r in runs]),
-            "redone": sum(1 for r in runs if r["attempts"] > 1),
-            "redos": sum(r["attempts"] - 1 for r in runs),
-            "disturbed": sum(1 for r in runs if r["disturbed"]),
-            "flawed": sum(1 for r in runs if r.get("flaw")),
-            "started_busy": sum(1 for r in runs if not r["machine_was_quiet"]),
-            "loadavg_start": doc["meta"].get("loadavg_start"), "loadavg_end": doc["meta"].get("loadavg_end")}
+    return {
+        "runs": len(runs),
+        "foreign_pct": spread([r["foreign_pct"] for r in runs]),
+        "redone": sum(1 for r in runs if r["attempts"] > 1),
+        "redos": sum(r["attempts"] - 1 for r in runs),
+        "disturbed": sum(1 for r in runs if r["disturbed"]),
+        "flawed": sum(1 for r in runs if r.get("flaw")),
+        "started_busy": sum(1 for r in runs if not r["machine_was_quiet"]),
+        "loadavg_start": doc["meta"].get("loadavg_start"),
+        "loadavg_end": doc["meta"].get("loadavg_end"),
+    }

@@ -17,6 +17,7 @@ must have seen every packet in order.
 
 results.json is written after every run (an interrupted study keeps what it
 measured); report.md, report.html and the plot at the end."""
+
 import json
 import os
 import subprocess
@@ -95,8 +96,18 @@ def _measure_once(peer, pipeline, cores, packets, floor_ms):
     return row_of_run(result, floor_ms, packets), {"result": result}
 
 
-def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, quiet_wait_s=None, max_redos=None,
-              log=print, progress_stream=None):
+def run_peers(
+    out_dir,
+    cores,
+    quick=False,
+    runs=None,
+    packets=None,
+    only=None,
+    quiet_wait_s=None,
+    max_redos=None,
+    log=print,
+    progress_stream=None,
+):
     """Measures every peer installed here, interleaved, and writes the
     report; returns the result document."""
     measure = Measure()
@@ -116,16 +127,30 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
         settings = replace(settings, max_redos=max_redos)
     out = Path(out_dir)
     started = time.monotonic()
-    meta = {"quick": quick, "runs": runs, "packets": packets, "cores": cores, "floor_ms": floor_ms,
-            "pipeline": pipeline, "pipeline_spec": str(catalogue.EXP6.relative_to(experiments_dir().parent)),
-            "guard": {k: v for k, v in asdict(settings).items() if k != "retry_errors"},
-            "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "loadavg_start": list(os.getloadavg()), "environment": describe_environment(cores)}
+    meta = {
+        "quick": quick,
+        "runs": runs,
+        "packets": packets,
+        "cores": cores,
+        "floor_ms": floor_ms,
+        "pipeline": pipeline,
+        "pipeline_spec": str(catalogue.EXP6.relative_to(experiments_dir().parent)),
+        "guard": {k: v for k, v in asdict(settings).items() if k != "retry_errors"},
+        "started_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "loadavg_start": list(os.getloadavg()),
+        "environment": describe_environment(cores),
+    }
     entries = {}
     for peer in peers:
         reason = catalogue.missing_reason(peer)
-        entries[peer.id] = {"title": peer.title, "how": peer.how, "kind": "program" if peer.is_program else "scabench",
-                            "skipped": reason, "runs": [], "failures": []}
+        entries[peer.id] = {
+            "title": peer.title,
+            "how": peer.how,
+            "kind": "program" if peer.is_program else "scabench",
+            "skipped": reason,
+            "runs": [],
+            "failures": [],
+        }
         if reason:
             log(f"{peer.id}: skipped: {reason}")
     doc = {"status": "partial", "meta": meta, "peers": entries}
@@ -137,13 +162,27 @@ def run_peers(out_dir, cores, quick=False, runs=None, packets=None, only=None, q
     active = [p for p in peers if not entries[p.id]["skipped"]]
     total = runs * len(active)
     each_s = floor_ms / 1000 * 1.1 + 1.5  # a run, its start and end included, on a quiet machine
-    log(f"{len(active)} peer(s) x {runs} round(s) of {packets} packets on cores {cores}; floor {floor_ms:.0f} ms; "
-        f"about {total * each_s / 60:.0f} min on a quiet machine")
+    log(
+        f"{len(active)} peer(s) x {runs} round(s) of {packets} packets on cores {cores}; floor {floor_ms:.0f} ms; "
+        f"about {total * each_s / 60:.0f} min on a quiet machine"
+    )
     # The house progress (console.Progress): a bar with the time left on a
     # terminal, a line per run with it elsewhere.
     with Progress(total * each_s, "peers", progress_stream) as progress:
-        _rounds(doc, entries, active, runs, Guard(settings, cores=cores, log=progress.say), progress, each_s,
-                pipeline, cores, packets, floor_ms, save)
+        _rounds(
+            doc,
+            entries,
+            active,
+            runs,
+            Guard(settings, cores=cores, log=progress.say),
+            progress,
+            each_s,
+            pipeline,
+            cores,
+            packets,
+            floor_ms,
+            save,
+        )
     for entry in entries.values():
         entry["summary"] = summarise(entry)
     meta["loadavg_end"] = list(os.getloadavg())
@@ -163,10 +202,12 @@ def _rounds(doc, entries, active, runs, guard, progress, each_s, pipeline, cores
             label = f"[{n}/{total}] round {round_no}/{runs} {peer.id}"
             entry = entries[peer.id]
             try:
-                kept = guard.measure(lambda: _measure_once(peer, pipeline, cores, packets, floor_ms),
-                                     foreign_of=None if peer.is_program else
-                                     (lambda v: v[1]["result"].foreign_cpu_pct or 0.0),
-                                     label=label, flaw_of=None if peer.is_program else (lambda v: flaw_of(v[1]["result"])))
+                kept = guard.measure(
+                    lambda: _measure_once(peer, pipeline, cores, packets, floor_ms),
+                    foreign_of=None if peer.is_program else (lambda v: v[1]["result"].foreign_cpu_pct or 0.0),
+                    label=label,
+                    flaw_of=None if peer.is_program else (lambda v: flaw_of(v[1]["result"])),
+                )
             except RunError as exc:
                 entry["failures"].append({"round": round_no, "error": str(exc)})
                 progress.advance(each_s, f"{label}: FAILED: {exc}")
@@ -178,14 +219,26 @@ def _rounds(doc, entries, active, runs, guard, progress, each_s, pipeline, cores
                 exc.saved_to = save("interrupted")
                 raise
             row, measured = kept.value
-            entry["runs"].append({"round": round_no, **row, "foreign_pct": kept.foreign_pct,
-                                  "attempts": kept.attempts, "redone_for_foreign_load_pct": kept.discarded_foreign_pct,
-                                  "machine_was_quiet": kept.machine_was_quiet, "disturbed": kept.disturbed,
-                                  "flaw": kept.flaw, **measured})
+            entry["runs"].append(
+                {
+                    "round": round_no,
+                    **row,
+                    "foreign_pct": kept.foreign_pct,
+                    "attempts": kept.attempts,
+                    "redone_for_foreign_load_pct": kept.discarded_foreign_pct,
+                    "machine_was_quiet": kept.machine_was_quiet,
+                    "disturbed": kept.disturbed,
+                    "flaw": kept.flaw,
+                    **measured,
+                }
+            )
             order = "in order" if row["order_problem"] is None else f"NOT IN ORDER: {row['order_problem']}"
-            progress.advance(each_s, f"{label}: last packet {units.duration(row['last_packet_ms'])}, "
-                                     f"ratio {units.ratio(row['ratio'])}, {order}, "
-                                     f"foreign load {kept.foreign_pct:.1f} %")
+            progress.advance(
+                each_s,
+                f"{label}: last packet {units.duration(row['last_packet_ms'])}, "
+                f"ratio {units.ratio(row['ratio'])}, {order}, "
+                f"foreign load {kept.foreign_pct:.1f} %",
+            )
             save()
 
 

@@ -1,5 +1,6 @@
 """The report of `scabench peers`: the terminal table, the plot of each
 peer's ratio to the floor, and report.md/report.html."""
+
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -51,14 +52,33 @@ def rows(doc):
         s = e.get("summary")
         if s is None:
             continue
-        out.append([peer_id, s["runs"], _median(s["ratio"]), _range(s["ratio"]), _undisturbed(s),
-                    _median(s["last_packet_ms"], 0), _median(s["cpu_s"], 2), _order(s),
-                    _median(s["foreign_pct"], 1)])
+        out.append(
+            [
+                peer_id,
+                s["runs"],
+                _median(s["ratio"]),
+                _range(s["ratio"]),
+                _undisturbed(s),
+                _median(s["last_packet_ms"], 0),
+                _median(s["cpu_s"], 2),
+                _order(s),
+                _median(s["foreign_pct"], 1),
+            ]
+        )
     return out
 
 
-HEADER = ["peer", "runs", "last packet ÷ floor", "min–max", "undisturbed runs: median (min–max, n)",
-          "last packet ms", "CPU s", "all in order", "foreign load %"]
+HEADER = [
+    "peer",
+    "runs",
+    "last packet ÷ floor",
+    "min–max",
+    "undisturbed runs: median (min–max, n)",
+    "last packet ms",
+    "CPU s",
+    "all in order",
+    "foreign load %",
+]
 
 
 def answer_lines(doc):
@@ -75,14 +95,16 @@ def answer_lines(doc):
         r = s["ratio"]
         spread = f", {_range(r)}" if r["n"] > 1 and r["min"] != r["max"] else ""
         return f"{pid}, {_median(r)} × the floor (median of {r['n']} round(s){spread})"
+
     best_id, best = ordered[0]
     lines = [f"Fastest with every packet in order: {said(best_id, best)}."]
     ours = [(pid, s) for pid, s in ordered if doc["peers"][pid]["kind"] == "scabench"]
     if ours and ours[0][0] != best_id:
         pid, s = ours[0]
         later = s["last_packet_ms"]["median"] / best["last_packet_ms"]["median"]
-        lines.append(f"scabench's fastest: {said(pid, s)}; its last packet came {later:.2f}× as late as "
-                     f"that of {best_id}.")
+        lines.append(
+            f"scabench's fastest: {said(pid, s)}; its last packet came {later:.2f}× as late as that of {best_id}."
+        )
     elif ours:
         lines.append("It is scabench's own: no peer framework delivered the last packet sooner in order.")
     lost = [pid for pid, s in ran if not s["in_order"]]
@@ -125,14 +147,20 @@ def peers_view(doc):
     meta = doc["meta"]
     summaries = [e["summary"] for e in doc["peers"].values() if e.get("summary") is not None]
     terminal_rows = [_terminal_row(r, s) for r, s in zip(rows(doc), summaries)]
-    return [f"{meta['packets']} packets on {_cores_label(meta['cores'])}, floor {meta['floor_ms']:.0f} ms; "
-            f"{meta['runs']} round(s)", add_rows(table(*TERMINAL_HEADER), terminal_rows),
+    return (
+        [
+            f"{meta['packets']} packets on {_cores_label(meta['cores'])}, floor {meta['floor_ms']:.0f} ms; "
+            f"{meta['runs']} round(s)",
+            add_rows(table(*TERMINAL_HEADER), terminal_rows),
             "ratio: time of the last packet ÷ floor, the least time the hardware allows (1: ideal), median over "
             "the rounds; quiet: the same over the rounds the guard found undisturbed (n: how many); last ms: time "
             "of the last packet; CPU s: user + system time of the peer's processes; load: others' share of the "
-            "cores"] + [
-        f"{r[0]}: out of order: {r[7][len('NO: '):]}" for r in rows(doc) if r[7] and r[7].startswith("NO")] + notes(doc) + [
-        "", *answer_lines(doc)]
+            "cores",
+        ]
+        + [f"{r[0]}: out of order: {r[7][len('NO: ') :]}" for r in rows(doc) if r[7] and r[7].startswith("NO")]
+        + notes(doc)
+        + ["", *answer_lines(doc)]
+    )
 
 
 def format_peers(doc, wide=False):
@@ -145,9 +173,11 @@ SCABENCH_COLOUR, PEER_COLOUR, DISTURBED_COLOUR = "#2a6fb5", "#b5452a", "#999999"
 
 def _plot(doc, out):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
+
     ran = [(pid, e) for pid, e in doc["peers"].items() if e.get("summary")]
     fig, ax = plt.subplots(figsize=(10, 1.4 + 0.42 * max(1, len(ran))))
     ratios = [SimpleNamespace(**e["summary"]["ratio"]) for _, e in ran]
@@ -157,34 +187,76 @@ def _plot(doc, out):
         # A median that stands on a disturbed round is grey inside: it is
         # not a figure to compare peers by (the table's undisturbed column is).
         any_disturbed = any(not undisturbed(r) for r in e["runs"])
-        ax.plot([s.median], [y], "o", markeredgecolor=colour, markersize=7,
-                markerfacecolor=DISTURBED_COLOUR if any_disturbed else colour)
+        ax.plot(
+            [s.median],
+            [y],
+            "o",
+            markeredgecolor=colour,
+            markersize=7,
+            markerfacecolor=DISTURBED_COLOUR if any_disturbed else colour,
+        )
         if y in several:
             k = several.index(y)
             ax.errorbar([s.median], [y], xerr=[[err[0][k]], [err[1][k]]], fmt="none", color=colour, capsize=3)
         # Each round a tick just above the row, where the whiskers' caps do not hide it.
         for disturbed in (False, True):
             xs = [r["ratio"] for r in e["runs"] if undisturbed(r) != disturbed]
-            ax.plot(xs, [y - 0.28] * len(xs), "|", color=DISTURBED_COLOUR if disturbed else colour,
-                    markersize=8, markeredgewidth=2)
+            ax.plot(
+                xs,
+                [y - 0.28] * len(xs),
+                "|",
+                color=DISTURBED_COLOUR if disturbed else colour,
+                markersize=8,
+                markeredgewidth=2,
+            )
     ax.set_yticks(range(len(ran)), [pid for pid, _ in ran], fontsize=8)
     ax.set_ylim(len(ran) - 0.5, -0.7)  # top to bottom in the table's order, room for the first row's ticks
     ax.axvline(1.0, color="#444", linewidth=0.8)
-    ax.set_xlabel(f"time of last packet / floor (1: the least the hardware allows)\n"
-                  f"({runs_label(s.n for s in ratios).replace('run', 'round')})", fontsize=9)
+    ax.set_xlabel(
+        f"time of last packet / floor (1: the least the hardware allows)\n"
+        f"({runs_label(s.n for s in ratios).replace('run', 'round')})",
+        fontsize=9,
+    )
     meta = doc["meta"]
     ax.set_title(f"Paper pipeline, {meta['packets']} packets, {_cores_label(meta['cores'])}", fontsize=10)
-    ax.grid(alpha=.3)
+    ax.grid(alpha=0.3)
     bar = meta.get("guard", {}).get("redo_above_pct")
-    disturbed_means = f"others took over {bar:g} % of the cores" if bar is not None else "others' load over the guard's bar"
-    legend = [Line2D([], [], marker="o", linestyle="", color=SCABENCH_COLOUR, label="scabench strategy: median"),
-              Line2D([], [], marker="o", linestyle="", color=PEER_COLOUR, label="peer framework: median"),
-              Line2D([], [], marker="o", linestyle="", markerfacecolor=DISTURBED_COLOUR, markeredgecolor="#444",
-                     label="median over disturbed rounds too"),
-              Line2D([], [], marker="|", linestyle="", markersize=8, markeredgewidth=2, color="#444",
-                     label="a round, undisturbed (its colour)"),
-              Line2D([], [], marker="|", linestyle="", markersize=8, markeredgewidth=2, color=DISTURBED_COLOUR,
-                     label=f"a round, disturbed:\n{disturbed_means}")]
+    disturbed_means = (
+        f"others took over {bar:g} % of the cores" if bar is not None else "others' load over the guard's bar"
+    )
+    legend = [
+        Line2D([], [], marker="o", linestyle="", color=SCABENCH_COLOUR, label="scabench strategy: median"),
+        Line2D([], [], marker="o", linestyle="", color=PEER_COLOUR, label="peer framework: median"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            linestyle="",
+            markerfacecolor=DISTURBED_COLOUR,
+            markeredgecolor="#444",
+            label="median over disturbed rounds too",
+        ),
+        Line2D(
+            [],
+            [],
+            marker="|",
+            linestyle="",
+            markersize=8,
+            markeredgewidth=2,
+            color="#444",
+            label="a round, undisturbed (its colour)",
+        ),
+        Line2D(
+            [],
+            [],
+            marker="|",
+            linestyle="",
+            markersize=8,
+            markeredgewidth=2,
+            color=DISTURBED_COLOUR,
+            label=f"a round, disturbed:\n{disturbed_means}",
+        ),
+    ]
     ax.legend(handles=legend, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
     path = Path(out) / FIGURE
@@ -199,49 +271,91 @@ def render(doc, figure):
     fmt = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"  # noqa: E731
     loadavg = lambda v: "–" if not v else " ".join(f"{x:.2f}" for x in v)  # noqa: E731
     g = meta["guard"]
-    text = [f"# {TITLE}", "", f"**{' '.join(answer_lines(doc))}**", "",
-            f"{meta['packets']} packets of {p['samples']} doubles, a producer and {p['stages']} stages of "
-            f"{p['work_us'] / 1000:g} ms of CPU work each (from `{meta['pipeline_spec']}`), on "
-            f"{_cores_label(meta['cores'])}; {meta['runs']} round(s), every peer once a round. Floor "
-            f"{meta['floor_ms']:.0f} ms. Finished {meta.get('finished_at', '?')} in "
-            f"{meta.get('elapsed_s', 0) / 60:.1f} min.", "",
-            "## Last packet over the floor", "",
-            md_table(HEADER, rows(doc)), ""]
+    text = [
+        f"# {TITLE}",
+        "",
+        f"**{' '.join(answer_lines(doc))}**",
+        "",
+        f"{meta['packets']} packets of {p['samples']} doubles, a producer and {p['stages']} stages of "
+        f"{p['work_us'] / 1000:g} ms of CPU work each (from `{meta['pipeline_spec']}`), on "
+        f"{_cores_label(meta['cores'])}; {meta['runs']} round(s), every peer once a round. Floor "
+        f"{meta['floor_ms']:.0f} ms. Finished {meta.get('finished_at', '?')} in "
+        f"{meta.get('elapsed_s', 0) / 60:.1f} min.",
+        "",
+        "## Last packet over the floor",
+        "",
+        md_table(HEADER, rows(doc)),
+        "",
+    ]
     skipped = notes(doc)
     if skipped:
         text += ["Not measured:", ""] + [f"- {line}" for line in skipped] + [""]
-    text += [f"![last packet over the floor, per peer]({figure})", "",
-             "The time of the last packet runs from the producer's first send to the last stage's last "
-             "completion, on the machine's monotonic clock, for every peer. The floor is the least the hardware "
-             "allows: the larger of the pipeline bound (one packet per slowest stage, plus one packet's way "
-             "through every stage) and the CPU bound (all the stages' work spread over the cores). "
-             "A run is undisturbed when others took at most the guard's share of the cores while it ran; "
-             "on a busy machine the guard keeps disturbed runs too (the cleanest of their "
-             "attempts), so the column of undisturbed runs is the one to compare peers by. "
-             "\"All in order\": every stage of every run saw every packet, each right after its predecessor "
-             "(for scabench, in the order the stage finished them, which is the order it delivered). CPU: user "
-             "and system time of the peer's processes (for scabench, its hosts'; the launcher and the Naming "
-             "Service are not counted).", "",
-             "## The peers", "",
-             md_table(["peer", "what moves the packets"], [[pid, e["how"]] for pid, e in doc["peers"].items()]), "",
-             "Every stage spins on its thread's CPU clock, the same spin as scabench's stage "
-             "(`cpp/core/src/work.cpp`), so 5 ms of work is 5 ms of CPU even on a shared core. A program "
-             "peer's process is pinned to the cores with sched_setaffinity before it starts; a scabench peer's "
-             "hosts are pinned by its launcher, as `scabench run --cores` does.", "",
-             "## How loaded the machine was", "",
-             f"Each run waited for the run's cores to be quiet (others below {g['quiet_below_pct']:g} % for "
-             f"{g['quiet_interval_s']:g} s, at most {g['quiet_wait_s']:g} s) and was redone when others took more "
-             f"than {g['redo_above_pct']:g} % of the cores while it ran (at most {g['max_redos']} redos a run, "
-             f"redos of the whole study at most {g['redo_budget']:.0%} of its runs); the cleanest attempt is kept.",
-             "",
-             md_table(["kept runs", "foreign load % (median, min–max)", "runs redone", "redos",
-                       "kept although disturbed", "kept although stalled", "started on a busy machine",
-                       "load average at start", "at end"],
-                      [[load["runs"], f"{fmt(load['foreign_pct']['median'])} ({fmt(load['foreign_pct']['min'])}–"
-                                      f"{fmt(load['foreign_pct']['max'])})",
-                        load["redone"], load["redos"], load["disturbed"], load["flawed"], load["started_busy"],
-                        loadavg(load["loadavg_start"]), loadavg(load["loadavg_end"])]]), "",
-             "## Environment", "", "```", json.dumps(meta["environment"], indent=1), "```", ""]
+    text += [
+        f"![last packet over the floor, per peer]({figure})",
+        "",
+        "The time of the last packet runs from the producer's first send to the last stage's last "
+        "completion, on the machine's monotonic clock, for every peer. The floor is the least the hardware "
+        "allows: the larger of the pipeline bound (one packet per slowest stage, plus one packet's way "
+        "through every stage) and the CPU bound (all the stages' work spread over the cores). "
+        "A run is undisturbed when others took at most the guard's share of the cores while it ran; "
+        "on a busy machine the guard keeps disturbed runs too (the cleanest of their "
+        "attempts), so the column of undisturbed runs is the one to compare peers by. "
+        '"All in order": every stage of every run saw every packet, each right after its predecessor '
+        "(for scabench, in the order the stage finished them, which is the order it delivered). CPU: user "
+        "and system time of the peer's processes (for scabench, its hosts'; the launcher and the Naming "
+        "Service are not counted).",
+        "",
+        "## The peers",
+        "",
+        md_table(["peer", "what moves the packets"], [[pid, e["how"]] for pid, e in doc["peers"].items()]),
+        "",
+        "Every stage spins on its thread's CPU clock, the same spin as scabench's stage "
+        "(`cpp/core/src/work.cpp`), so 5 ms of work is 5 ms of CPU even on a shared core. A program "
+        "peer's process is pinned to the cores with sched_setaffinity before it starts; a scabench peer's "
+        "hosts are pinned by its launcher, as `scabench run --cores` does.",
+        "",
+        "## How loaded the machine was",
+        "",
+        f"Each run waited for the run's cores to be quiet (others below {g['quiet_below_pct']:g} % for "
+        f"{g['quiet_interval_s']:g} s, at most {g['quiet_wait_s']:g} s) and was redone when others took more "
+        f"than {g['redo_above_pct']:g} % of the cores while it ran (at most {g['max_redos']} redos a run, "
+        f"redos of the whole study at most {g['redo_budget']:.0%} of its runs); the cleanest attempt is kept.",
+        "",
+        md_table(
+            [
+                "kept runs",
+                "foreign load % (median, min–max)",
+                "runs redone",
+                "redos",
+                "kept although disturbed",
+                "kept although stalled",
+                "started on a busy machine",
+                "load average at start",
+                "at end",
+            ],
+            [
+                [
+                    load["runs"],
+                    f"{fmt(load['foreign_pct']['median'])} ({fmt(load['foreign_pct']['min'])}–"
+                    f"{fmt(load['foreign_pct']['max'])})",
+                    load["redone"],
+                    load["redos"],
+                    load["disturbed"],
+                    load["flawed"],
+                    load["started_busy"],
+                    loadavg(load["loadavg_start"]),
+                    loadavg(load["loadavg_end"]),
+                ]
+            ],
+        ),
+        "",
+        "## Environment",
+        "",
+        "```",
+        json.dumps(meta["environment"], indent=1),
+        "```",
+        "",
+    ]
     return "\n".join(text)
 
 
@@ -257,13 +371,17 @@ def peers_csv(doc):
     figures over its runs (median, min, max, and for the ratio over the
     undisturbed runs their count too)."""
     figures = ("ratio", "ratio_undisturbed", "last_packet_ms", "cpu_s", "foreign_pct")
-    header = (["peer", "kind", "skipped", "runs", "failures", "in_order"]
-              + [f"{f}_{s}" for f in figures for s in ("median", "min", "max")] + ["ratio_undisturbed_runs"])
+    header = (
+        ["peer", "kind", "skipped", "runs", "failures", "in_order"]
+        + [f"{f}_{s}" for f in figures for s in ("median", "min", "max")]
+        + ["ratio_undisturbed_runs"]
+    )
     rows = []
     for peer_id, e in doc["peers"].items():
         s = e.get("summary")
-        rows.append([peer_id, e["kind"], e.get("skipped"), len(e["runs"]), len(e["failures"]),
-                     s["in_order"] if s else None]
-                    + [(s[f] or {}).get(st) if s else None for f in figures for st in ("median", "min", "max")]
-                    + [s["ratio_undisturbed"]["n"] if s else None])
+        rows.append(
+            [peer_id, e["kind"], e.get("skipped"), len(e["runs"]), len(e["failures"]), s["in_order"] if s else None]
+            + [(s[f] or {}).get(st) if s else None for f in figures for st in ("median", "min", "max")]
+            + [s["ratio_undisturbed"]["n"] if s else None]
+        )
     return header, rows
