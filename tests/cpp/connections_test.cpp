@@ -677,8 +677,8 @@ TEST(Reconnect, ADisconnectDuringASendLeavesTheSendItsConnection) {
     p->start();
     sink->entered.get_future().wait();  // the producer's first packet is in the upcall: its send waits for it
     out->disconnectPort("held");
+    p->stop();  // joins the producer's thread: its send ends before the upcall does, by the ring's closing
     sink->letGo();
-    p->stop();
     sink->stop();
     std::lock_guard lock(host().mutex);
     for (const auto& line : host().lines) EXPECT_NE(line.rfind("error held-producer-" + n + " ", 0), 0u) << line;
