@@ -628,3 +628,59 @@ TEST(Lifecycle, StopDoesNotWaitForAPacedProducersNextSlot) {
   s->stop();
   out->disconnectPort("paced");
 }
+
+// ------------------------------------- a disconnect while a packet is in flight
+
+namespace {
+
+// A last stage whose upcall holds its first packet until the test lets it go:
+// the sender of a two-way packet then waits in its send for the upcall's end.
+class HeldSink final : public Component {
+ public:
+  explicit HeldSink(const ComponentContext& ctx) : Component(ctx) {
+    addInPort<CORBA::Double>("in", [this](const PacketView<CORBA::Double>&) {
+      if (held_.exchange(true)) return;
+      entered.set_value();
+      mayReturn_.wait();
+    });
+  }
+  void letGo() { letGo_.set_value(); }
+  std::promise<void> entered;
+
+ private:
+  std::atomic<bool> held_{false};
+  std::promise<void> letGo_;
+  std::shared_future<void> mayReturn_ = letGo_.get_future().share();
+};
+
+}  // namespace
+
+// disconnectPort on an ORB thread while the component's own thread is in a
+// send over the same connection: the send still holds its sender and its
+// ring. (The disconnect freed the sender and unmapped the ring under the
+// waiting send, and the process died of a segmentation fault: a producer
+// reconnected after its end of stream crashed when its flush, still waiting
+// to see the end taken, woke after the disconnect.) The send that the
+// disconnect cut short is no failure of the producer's.
+TEST(Reconnect, ADisconnectDuringASendLeavesTheSendItsConnection) {
+  for (int round = 0; round < 5; ++round) {
+    const std::string n = std::to_string(round);
+    auto* sink = new HeldSink({"held-sink-" + n, ::testing::TempDir(), &host()});
+    sink->configure(props({{"record_capacity", integer(8)}}));
+    Component* p = make("producer", "held-producer-" + n,
+                        props({{"packets", integer(3)}, {"samples", integer(4)}, {"out.call", text("twoway")},
+                               {"out.transport", text("shm")}, {"record_capacity", integer(8)}}));
+    CF::Port_var out = usesPort(p);
+    scabench::dataDouble_var in = providesPort(sink);
+    out->connectPort(in, "held");
+    sink->start();
+    p->start();
+    sink->entered.get_future().wait();  // the producer's first packet is in the upcall: its send waits for it
+    out->disconnectPort("held");
+    p->stop();  // joins the producer's thread: its send ends before the upcall does, by the ring's closing
+    sink->letGo();
+    sink->stop();
+    std::lock_guard lock(host().mutex);
+    for (const auto& line : host().lines) EXPECT_NE(line.rfind("error held-producer-" + n + " ", 0), 0u) << line;
+  }
+}

@@ -100,34 +100,14 @@ class OutPort final : public OutPortBase {
   using Traits = PortTraits<T>;
   OutPort(Component& owner, const std::string& name) : OutPortBase(owner, name) {}
 
-  bool connected() const override { return sender_ != nullptr; }
+  bool connected() const override { return link_.load() != nullptr; }
 
   // Pushes one packet with this connection's policy. Without a connection
   // the packet goes nowhere: that is how a last stage ends a pipeline.
   // Throws the CORBA exception if the peer cannot be reached, PacketTooLarge
   // (unsent) if the packet does not fit in a message.
   void push(const PacketHeader& header, const T* samples, std::size_t count) {
-    if (!sender_) return;
-    checkPacketFits(name_, count, sizeof(T), Traits::name);  // throws PacketTooLarge (message_limit.hpp)
-    if (ring_) checkRingFits(name_, count, sizeof(T), Traits::name, ring_->capacity());
-    PacketHeader h = header;
-    h.connection_token = token_;
-    // Atomic: a component served by a thread pool pushes from several ORB
-    // threads at once, and the receiver takes each link number only once.
-    // With flow control the gate draws it, once the packet may go.
-    if (!gate_) {
-      h.link_sequence = nextLink_.fetch_add(1, std::memory_order_relaxed);
-    } else if (h.end_of_stream) {
-      h.link_sequence = gate_->issue(nextLink_);  // it carries no data and must not wait for credits
-    } else if (const auto link = admit(nextLink_)) {
-      h.link_sequence = *link;
-    } else {
-      return;  // stopped or disconnected while it waited: not sent, counted
-    }
-    // A borrowed view: no copy, the ORB marshals straight from the caller's buffer.
-    const auto length = static_cast<CORBA::ULong>(count);
-    typename Traits::Seq view(length, length, const_cast<T*>(samples), false);
-    sender_->send(h, view);
+    if (const std::shared_ptr<Link> link = link_.load()) pushOn(*link, header, samples, count);
   }
 
   // Uses up a link sequence without sending: a packet lost on purpose, for
@@ -140,14 +120,15 @@ class OutPort final : public OutPortBase {
   }
 
   void sendEndOfStream(uint32_t streamId, uint64_t count) override {
-    if (!sender_) return;
+    const std::shared_ptr<Link> link = link_.load();
+    if (!link) return;
     PacketHeader h{};
     h.stream_id = streamId;
     h.sequence_number = count;
     h.send_time_ns = uint64_t(monotonicNs());
     h.end_of_stream = true;
-    push(h, nullptr, 0);
-    sender_->flush();
+    pushOn(*link, h, nullptr, 0);
+    link->sender->flush();
   }
 
  protected:
@@ -161,32 +142,35 @@ class OutPort final : public OutPortBase {
     // for acknowledgements of numbers its new receiver never saw.)
     nextLink_.store(0);
     scabench::FlowControl_var flow = openGate() ? gateReference() : scabench::FlowControl::_nil();
+    auto link = std::make_shared<Link>();
     if (sharedMemory()) {
       // The ring first, then the attach that hands it over: the receiver
       // maps it before it returns, and its name goes once both have it.
-      auto ring = std::make_shared<shm::RingSender>(ringBytes(), sizeof(T));
-      ref->attachSharedRing(token_, flow, ring->name().c_str());
-      ring->attached();
-      sender_ = makeRingSender<T>(ring, callKind(), syncScope(), syncNoneDepth());
-      ring_ = std::move(ring);
+      link->ring = std::make_shared<shm::RingSender>(ringBytes(), sizeof(T));
+      ref->attachSharedRing(token_, flow, link->ring->name().c_str());
+      link->ring->attached();
+      link->sender = makeRingSender<T>(link->ring, callKind(), syncScope(), syncNoneDepth());
     } else {
-      sender_ = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
-      try {
-        ref->attachSender(token_, flow);
-      } catch (...) {
-        sender_.reset();  // not connected after all
-        throw;
-      }
+      link->sender = makeSender<T>(ref, callKind(), syncScope(), syncNoneDepth());
+      ref->attachSender(token_, flow);  // throws: not connected after all
     }
+    link_.store(std::move(link));
     peer_ = ref._retn();
   }
   void detach() override {
     closeGate();
-    if (sender_) sender_->flush();
-    sender_.reset();
-    ring_.reset();
+    // The connection leaves the port at once, but a send or a flush under
+    // way on the component's thread holds it (push takes its own reference),
+    // so the sender and the ring stay until the last of them returns.
+    // (Freed here, a send waiting in the ring woke on unmapped memory.)
+    const std::shared_ptr<Link> link = link_.exchange(nullptr);
+    if (link) {
+      link->detached.store(true);
+      link->sender->flush();
+    }
     // The receiver forgets the connection, so that it does not wait for its
-    // end of stream; a receiver that is gone has nothing to forget.
+    // end of stream; a receiver that is gone has nothing to forget. Its ring
+    // closed, a send still waiting on it ends (RingClosed).
     try {
       if (!CORBA::is_nil(peer_)) peer_->detachSender(token_);
     } catch (const CORBA::Exception&) {
@@ -195,8 +179,45 @@ class OutPort final : public OutPortBase {
   }
 
  private:
-  std::unique_ptr<Sender<T>> sender_;
-  std::shared_ptr<shm::RingSender> ring_;  // transport shm: the connection's ring
+  // One connection's sending side, shared by the port and every send in
+  // progress on it.
+  struct Link {
+    std::unique_ptr<Sender<T>> sender;
+    std::shared_ptr<shm::RingSender> ring;  // transport shm: the connection's ring
+    std::atomic<bool> detached{false};      // disconnectPort took it from the port
+  };
+
+  void pushOn(Link& link, const PacketHeader& header, const T* samples, std::size_t count) {
+    checkPacketFits(name_, count, sizeof(T), Traits::name);  // throws PacketTooLarge (message_limit.hpp)
+    if (link.ring) checkRingFits(name_, count, sizeof(T), Traits::name, link.ring->capacity());
+    PacketHeader h = header;
+    h.connection_token = token_;
+    // Atomic: a component served by a thread pool pushes from several ORB
+    // threads at once, and the receiver takes each link number only once.
+    // With flow control the gate draws it, once the packet may go.
+    if (!gate_) {
+      h.link_sequence = nextLink_.fetch_add(1, std::memory_order_relaxed);
+    } else if (h.end_of_stream) {
+      h.link_sequence = gate_->issue(nextLink_);  // it carries no data and must not wait for credits
+    } else if (const auto linkSequence = admit(nextLink_)) {
+      h.link_sequence = *linkSequence;
+    } else {
+      return;  // stopped or disconnected while it waited: not sent, counted
+    }
+    // A borrowed view: no copy, the ORB marshals straight from the caller's buffer.
+    const auto length = static_cast<CORBA::ULong>(count);
+    typename Traits::Seq view(length, length, const_cast<T*>(samples), false);
+    try {
+      link.sender->send(h, view);
+    } catch (const shm::RingClosed&) {
+      // This port's own disconnect closed the ring under the send: the
+      // connection ended as asked, which is no failure of the sender's.
+      if (!link.detached.load()) throw;
+    }
+  }
+
+  // Loaded by every send, swapped by connectPort and disconnectPort on an ORB thread.
+  std::atomic<std::shared_ptr<Link>> link_;
   typename Traits::Ref_var peer_;
   std::atomic<uint64_t> nextLink_{0};
   uint64_t token_ = 0;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -102,6 +103,9 @@ class QueuedOnewaySender final : public Sender<T> {
     queue_.push(std::move(item));
   }
   void flush() override {
+    // A disconnect flushes on an ORB thread while the component's own
+    // thread may flush after its end of stream: one joins the drain thread.
+    std::lock_guard lock(flushing_);
     queue_.close();
     if (thread_.joinable()) thread_.join();
     inner_->flush();
@@ -123,6 +127,7 @@ class QueuedOnewaySender final : public Sender<T> {
   }
   std::unique_ptr<Sender<T>> inner_;
   BoundedQueue<Item> queue_;
+  std::mutex flushing_;
   std::thread thread_;
 };
 
