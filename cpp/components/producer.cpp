@@ -44,7 +44,8 @@ class Producer final : public Component {
     // A stream has at least one packet, and a packet at least one sample
     // and no more than fit in one ORB message of the run (message_limit.hpp).
     count("packets", 1000, "packets to send").within(1, UINT32_MAX);
-    count("samples", 1024, "samples per packet, no more than fit in an ORB message").within(1, maxPacketSamples(sizeof(T)));
+    count("samples", 1024, "samples per packet, no more than fit in an ORB message")
+        .within(1, maxPacketSamples(sizeof(T)));
     count("period_us", 0, "0: no wait; else one packet every period_us");
     count("stream_id", 0, "stream id stamped on every packet");
     properties()
@@ -71,7 +72,8 @@ class Producer final : public Component {
  protected:
   void onStart() override {
     const int64_t filters = properties().integer("filters"), taps = properties().integer("taps");
-    if (filters > 0 && !std::is_same_v<T, CORBA::Float>) throw std::invalid_argument("filters > 0 needs sample_type float");
+    if (filters > 0 && !std::is_same_v<T, CORBA::Float>)
+      throw std::invalid_argument("filters > 0 needs sample_type float");
     chain_.reset();
     if (filters > 0) chain_ = std::make_unique<FirChain>(std::size_t(filters), std::size_t(taps));
     buffer_.resize(std::size_t(properties().integer("samples")));
@@ -79,9 +81,10 @@ class Producer final : public Component {
     filtered_.resize(chain_ ? buffer_.size() : 0);
     streamId_ = uint32_t(properties().integer("stream_id"));
     drop_ = properties().integer("drop_packet");
-    loop_.start(uint64_t(properties().integer("packets")), properties().integer("period_us") * 1000,
-                properties().integer("dither_us") * 1000, [this](uint64_t i) { send(i); },
-                [this](uint64_t count) { endStream(count, streamId_); });
+    loop_.start(
+        uint64_t(properties().integer("packets")), properties().integer("period_us") * 1000,
+        properties().integer("dither_us") * 1000, [this](uint64_t i) { send(i); },
+        [this](uint64_t count) { endStream(count, streamId_); });
   }
   void onStop() override { loop_.stop(); }
 
@@ -118,7 +121,10 @@ class Producer final : public Component {
 
   void readSignal() {
     const std::string& name = properties().text("signal");
-    signal_ = name == "ramp" ? Signal::Ramp : name == "noise" ? Signal::Noise : name == "file" ? Signal::File : Signal::Sine;
+    signal_ = name == "ramp"    ? Signal::Ramp
+              : name == "noise" ? Signal::Noise
+              : name == "file"  ? Signal::File
+                                : Signal::Sine;
     amplitude_ = properties().real("amplitude");
     seed_ = uint64_t(properties().integer("seed"));
     streamSamples_ = double(properties().integer("packets")) * double(buffer_.size());
@@ -139,7 +145,8 @@ class Producer final : public Component {
     switch (signal_) {
       case Signal::Sine: return;
       case Signal::Ramp:
-        for (std::size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = convert(amplitude_ * double(first + i) / streamSamples_);
+        for (std::size_t i = 0; i < buffer_.size(); ++i)
+          buffer_[i] = convert(amplitude_ * double(first + i) / streamSamples_);
         return;
       case Signal::Noise:
         for (std::size_t i = 0; i < buffer_.size(); ++i) {

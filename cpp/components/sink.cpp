@@ -38,7 +38,8 @@ class Sink final : public Component {
       std::lock_guard<std::mutex> lock(mutex_);
       if (checksum_)
         for (std::size_t i = 0; i < p.count; ++i) sum_ += double(p.samples[i]);
-      if (capture_.is_open()) capture_.write(reinterpret_cast<const char*>(p.samples), std::streamsize(p.count * sizeof(T)));
+      if (capture_.is_open())
+        capture_.write(reinterpret_cast<const char*>(p.samples), std::streamsize(p.count * sizeof(T)));
     });
   }
 
@@ -67,8 +68,10 @@ class Sink final : public Component {
       capture_.flush();
       std::ofstream meta(captureName_ + ".sigmf-meta", std::ios::trunc);
       meta << sigmf::meta<T>("what " + name() + " received").dump(2) << "\n";
-      if (!capture_ || !meta) host().notify("error " + name() + " capture: cannot write " + captureName_);
-      else host().notify("stat " + name() + " capture " + captureName_);
+      if (!capture_ || !meta)
+        host().notify("error " + name() + " capture: cannot write " + captureName_);
+      else
+        host().notify("stat " + name() + " capture " + captureName_);
     }
     lock.unlock();
     Component::onEndOfStream();

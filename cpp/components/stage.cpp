@@ -30,7 +30,8 @@ class Stage final : public Component {
     addInPort<T>("in", [this](const PacketView<T>& p) {
       Work work{WorkKind(kind_.load(std::memory_order_relaxed)), workNs_.load(std::memory_order_relaxed)};
       const int64_t jitterNs = jitterNs_.load(std::memory_order_relaxed);
-      if (jitterNs > 0) work.durationNs = std::max<int64_t>(0, work.durationNs + jitterFor(p.header.sequence_number, jitterNs));
+      if (jitterNs > 0)
+        work.durationNs = std::max<int64_t>(0, work.durationNs + jitterFor(p.header.sequence_number, jitterNs));
       work.run();
       out_->push(p.header, p.samples, p.count);
     });

@@ -57,9 +57,10 @@ struct Wire<int16_t> {
 
 // Declares `mode` on every kind: each block sizes its work from it.
 void declareMode(Component& c) {
-  c.properties().declare("mode", std::string("2400L"),
-                         "STANAG 4285 mode: 75S..2400S, 75L..2400L (coded, short/long interleaver), "
-                         "1200U, 2400U, 3600U (uncoded)")
+  c.properties()
+      .declare("mode", std::string("2400L"),
+               "STANAG 4285 mode: 75S..2400S, 75L..2400L (coded, short/long interleaver), "
+               "1200U, 2400U, 3600U (uncoded)")
       .oneOf(s4285::modeNames());
 }
 
@@ -270,7 +271,9 @@ class DataSource final : public Component {
  public:
   explicit DataSource(const ComponentContext& ctx) : Component(ctx) {
     declareMode(*this);
-    properties().declare("packets", PropertyType::ULong, int64_t{100}, "frames to send (256 symbols each)").within(1, UINT32_MAX);
+    properties()
+        .declare("packets", PropertyType::ULong, int64_t{100}, "frames to send (256 symbols each)")
+        .within(1, UINT32_MAX);
     properties()
         .declare("symbol_rate", PropertyType::Double, 2400.0,
                  "symbols/s the frames are paced to; 0: as fast as possible")
@@ -286,10 +289,10 @@ class DataSource final : public Component {
     const auto mode = s4285::parseMode(properties().text("mode"));
     // Made at the first start: a restart goes on with the same stream of bytes.
     if (!source_) source_ = std::make_unique<s4285::ByteSource>(mode, uint64_t(properties().integer("seed")));
-    loop_.start(uint64_t(properties().integer("packets")),
-                int64_t(s4285::framePeriodS(properties().real("symbol_rate")) * 1e9),
-                properties().integer("dither_us") * 1000, [this](uint64_t i) { send(i); },
-                [this](uint64_t count) { endStream(count); });
+    loop_.start(
+        uint64_t(properties().integer("packets")), int64_t(s4285::framePeriodS(properties().real("symbol_rate")) * 1e9),
+        properties().integer("dither_us") * 1000, [this](uint64_t i) { send(i); },
+        [this](uint64_t count) { endStream(count); });
   }
   void onStop() override { loop_.stop(); }
 

@@ -57,7 +57,10 @@ class Stage final : public gr::sync_block {
   Stage(const Options& o, bool last, StageReport& report)
       : gr::sync_block("scabench_peer_stage", gr::io_signature::make(1, 1, int(itemBytes(o))),
                        last ? gr::io_signature::make(0, 0, 0) : gr::io_signature::make(1, 1, int(itemBytes(o)))),
-        options_(o), last_(last), work_(stageWork(o)), report_(report) {}
+        options_(o),
+        last_(last),
+        work_(stageWork(o)),
+        report_(report) {}
 
   int work(int noutput_items, gr_vector_const_void_star& inputs, gr_vector_void_star& outputs) override {
     const auto* in = static_cast<const double*>(inputs[0]);

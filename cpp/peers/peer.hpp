@@ -49,9 +49,7 @@ inline Options parseOptions(int argc, char** argv, const std::string& prog,
                                             {"--stages", &o.stages},   {"--work-us", &o.workUs},
                                             {"--depth", &o.depth},     {"--misorder", &o.misorder}};
   auto usage = [&](const std::string& why) {
-    std::cerr << prog << ": " << why
-              << "; usage: " << prog
-              << (transports.empty() ? "" : " --transport T")
+    std::cerr << prog << ": " << why << "; usage: " << prog << (transports.empty() ? "" : " --transport T")
               << " [--packets N>=1] [--samples S>=1] [--stages K>=1] [--work-us W>=0] [--depth D>=1] [--misorder I]\n";
     std::exit(2);
   };
@@ -69,8 +67,7 @@ inline Options parseOptions(int argc, char** argv, const std::string& prog,
     *it->second = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0') usage(key + " must be a whole number, not '" + value + "'");
   }
-  if (o.packets < 1 || o.samples < 1 || o.stages < 1 || o.workUs < 0 || o.depth < 1)
-    usage("a value is out of range");
+  if (o.packets < 1 || o.samples < 1 || o.stages < 1 || o.workUs < 0 || o.depth < 1) usage("a value is out of range");
   if (o.misorder >= o.packets - 1) usage("--misorder must be below packets - 1");
   if (!transports.empty()) {
     bool known = false;
@@ -124,8 +121,8 @@ inline Work stageWork(const Options& o) { return Work{WorkKind::Cpu, o.workUs * 
 // Prints the one JSON line. t0Ns: the producer's first send; the time of the
 // last packet is the last stage's last completion after it, as scabench
 // measures. CPU: this process and its reaped children (getrusage).
-inline void printResult(const std::string& peer, const Options& o, int64_t t0Ns,
-                        const std::vector<StageReport>& stages, const nlohmann::json& extra = nlohmann::json::object()) {
+inline void printResult(const std::string& peer, const Options& o, int64_t t0Ns, const std::vector<StageReport>& stages,
+                        const nlohmann::json& extra = nlohmann::json::object()) {
   rusage self{}, children{};
   getrusage(RUSAGE_SELF, &self);
   getrusage(RUSAGE_CHILDREN, &children);

@@ -44,9 +44,7 @@ namespace {
 using namespace scabench;
 using namespace scabench::peers;
 
-std::string endpoint(const std::string& base, std::size_t stage) {
-  return base + "stage" + std::to_string(stage);
-}
+std::string endpoint(const std::string& base, std::size_t stage) { return base + "stage" + std::to_string(stage); }
 
 // One stage: bind, say so, wait for the go, connect downstream, then take
 // packets until the end of stream and pass each on after its work; then
@@ -114,8 +112,17 @@ int runInproc(const Options& o) {
     threads.emplace_back([&, i] {
       bool counted = false, done = false;
       try {
-        runStage(context, o, "inproc://", i, reports[i], [&] { counted = true; bound.count_down(); },
-                 [&] { go.wait(); }, [&] { done = true; finished.arrive_and_wait(); });
+        runStage(
+            context, o, "inproc://", i, reports[i],
+            [&] {
+              counted = true;
+              bound.count_down();
+            },
+            [&] { go.wait(); },
+            [&] {
+              done = true;
+              finished.arrive_and_wait();
+            });
       } catch (const std::exception& e) {
         errors[i] = e.what();
         if (!counted) bound.count_down();
@@ -188,18 +195,19 @@ int runIpc(const Options& o) {
         StageReport report;
         try {
           zmq::context_t context;
-          runStage(context, o, base, i, report, [&] { (void)!write(ready[1], "b", 1); },
-                   [&] {
-                     char c;
-                     if (!readAll(go[0], &c, 1)) throw std::runtime_error("the main process went away");
-                   },
-                   [&] {
-                     const uint64_t record[4] = {i, report.received, report.inOrder, uint64_t(report.lastDoneNs)};
-                     (void)!write(results[1], record, sizeof record);  // under PIPE_BUF: one write, never mixed
-                     close(results[1]);
-                     char c;
-                     (void)!readAll(go[0], &c, 1);  // returns at end of file: every stage has finished
-                   });
+          runStage(
+              context, o, base, i, report, [&] { (void)!write(ready[1], "b", 1); },
+              [&] {
+                char c;
+                if (!readAll(go[0], &c, 1)) throw std::runtime_error("the main process went away");
+              },
+              [&] {
+                const uint64_t record[4] = {i, report.received, report.inOrder, uint64_t(report.lastDoneNs)};
+                (void)!write(results[1], record, sizeof record);  // under PIPE_BUF: one write, never mixed
+                close(results[1]);
+                char c;
+                (void)!readAll(go[0], &c, 1);  // returns at end of file: every stage has finished
+              });
         } catch (const std::exception& e) {
           std::cerr << "scabench-peer-zmq: stage " << i << ": " << e.what() << "\n";
           status = 1;

@@ -176,8 +176,8 @@ int ctxsw(const std::map<std::string, long long>& o) {
   if (pairNs < 0) return 1;
   close(there[1]);
   waitpid(child, nullptr, 0);
-  std::printf("{\"core\": %d, \"round_trip_ns\": %.1f, \"same_process_ns\": %.1f, \"direct_ns\": %.1f}\n", core,
-              pairNs, selfNs, std::max(0.0, pairNs / 2 - selfNs));
+  std::printf("{\"core\": %d, \"round_trip_ns\": %.1f, \"same_process_ns\": %.1f, \"direct_ns\": %.1f}\n", core, pairNs,
+              selfNs, std::max(0.0, pairNs / 2 - selfNs));
   return 0;
 }
 
@@ -237,18 +237,21 @@ int wake(const std::map<std::string, long long>& o) {
   int status = 0;
   wait4(child, &status, 0, &woken);
   auto ns = [](const rusage& r) {
-    return (double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e9 + double(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e3);
+    return (double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e9 +
+            double(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e3);
   };
-  std::printf("{\"core\": %d, \"rate\": %lld, \"wakes\": %lld, \"woken_cpu_ns\": %.0f, \"waker_cpu_ns\": %.0f, "
-              "\"woken_switches\": %.2f}\n",
-              core, rate, wakes, ns(woken) / double(wakes), (ns(after) - ns(before)) / double(wakes),
-              double(woken.ru_nvcsw + woken.ru_nivcsw) / double(wakes));
+  std::printf(
+      "{\"core\": %d, \"rate\": %lld, \"wakes\": %lld, \"woken_cpu_ns\": %.0f, \"waker_cpu_ns\": %.0f, "
+      "\"woken_switches\": %.2f}\n",
+      core, rate, wakes, ns(woken) / double(wakes), (ns(after) - ns(before)) / double(wakes),
+      double(woken.ru_nvcsw + woken.ru_nivcsw) / double(wakes));
   return 0;
 }
 
 }  // namespace
 
-const scabench::Usage kUsage{"scabench-calibrate",
+const scabench::Usage kUsage{
+    "scabench-calibrate",
     "usage: scabench-calibrate fir --filters K --taps N --samples B\n"
     "       scabench-calibrate sink --samples B\n"
     "       scabench-calibrate convert --samples B\n"

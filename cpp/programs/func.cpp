@@ -28,7 +28,8 @@
 #include "scabench/dsp/fir.hpp"
 
 namespace {
-const scabench::Usage kUsage{"scabench-func",
+const scabench::Usage kUsage{
+    "scabench-func",
     "usage: scabench-func --filters K --taps N --samples B --period-us P --packets COUNT [--dither-us D]\n"
     "The synthetic load without middleware: every P us a packet of B floats through K FIR filters of N taps,\n"
     "summed as the checksum sink does. Prints \"started PID\", then one JSON line.\n"};
@@ -40,12 +41,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
     const long long v = std::atoll(argv[i + 1]);
-    if (arg == "--filters") filters = v;
-    else if (arg == "--taps") taps = v;
-    else if (arg == "--samples") samples = v;
-    else if (arg == "--period-us") periodUs = v;
-    else if (arg == "--packets") packets = v;
-    else if (arg == "--dither-us") ditherUs = v;
+    if (arg == "--filters")
+      filters = v;
+    else if (arg == "--taps")
+      taps = v;
+    else if (arg == "--samples")
+      samples = v;
+    else if (arg == "--period-us")
+      periodUs = v;
+    else if (arg == "--packets")
+      packets = v;
+    else if (arg == "--dither-us")
+      ditherUs = v;
     else {
       return kUsage.refuse("unknown argument " + arg);
     }
@@ -70,8 +77,10 @@ int main(int argc, char** argv) {
     firNs += t1 - t0;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "{\"packets\": %lld, \"checksum\": %.17g, \"work_ns_per_packet\": %.1f, "
-                "\"sink_ns_per_packet\": %.1f}", packets, checksum, packets ? double(firNs) / double(packets) : 0.0,
+  std::snprintf(line, sizeof line,
+                "{\"packets\": %lld, \"checksum\": %.17g, \"work_ns_per_packet\": %.1f, "
+                "\"sink_ns_per_packet\": %.1f}",
+                packets, checksum, packets ? double(firNs) / double(packets) : 0.0,
                 packets ? double(sinkNs) / double(packets) : 0.0);
   std::cout << line << std::endl;
   return 0;

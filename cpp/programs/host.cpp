@@ -127,7 +127,8 @@ nlohmann::json describeProperties(scabench::Component& c) {
     const auto& d = entry.declaration;
     nlohmann::json value;
     std::visit([&](const auto& v) { value = v; }, d.defaultValue);
-    nlohmann::json p = {{"default", value}, {"type", scabench::valueKind(d.type)},
+    nlohmann::json p = {{"default", value},
+                        {"type", scabench::valueKind(d.type)},
                         {"corba_type", scabench::idlName(d.type)},
                         {"while_started", d.configurable == scabench::Configurable::AnyTime},
                         {"description", d.description}};
@@ -199,7 +200,8 @@ void writeReference(const std::string& path, const char* ior) {
   if (!ok) throw std::runtime_error("cannot write " + path);
 }
 
-const scabench::Usage kUsage{"scabench-host",
+const scabench::Usage kUsage{
+    "scabench-host",
     "usage: scabench-host [--library PATH ...] --describe\n"
     "       scabench-host [--library PATH ...] --host NAME --status-fd FD --record-dir DIR "
     "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
@@ -273,8 +275,7 @@ std::string rusageLine(const std::string& who) {
   getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& tv) { return std::to_string(double(tv.tv_sec) + tv.tv_usec / 1e6); };
   return "rusage " + who + " " + seconds(usage.ru_utime) + " " + seconds(usage.ru_stime) + " " +
-         std::to_string(usage.ru_nvcsw) + " " + std::to_string(usage.ru_nivcsw) + " " +
-         std::to_string(usage.ru_maxrss);
+         std::to_string(usage.ru_nvcsw) + " " + std::to_string(usage.ru_nivcsw) + " " + std::to_string(usage.ru_maxrss);
 }
 
 int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
@@ -283,12 +284,18 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
     const std::string key = argv[i];
     if (i + 1 >= argc) return kUsage.refuse("exec parameter " + key + " has no value");
     const std::string value = argv[i + 1];
-    if (key == "NAMING_CONTEXT_IOR") p.namingContextIor = value;
-    else if (key == "COMPONENT_IDENTIFIER") p.identifier = value;
-    else if (key == "NAME_BINDING") p.nameBinding = value;
-    else if (key == "KIND") p.kind = value;
-    else if (key == "SAMPLE_TYPE") p.sampleType = value;
-    else if (key == "RECORD_DIR") p.recordDir = value;
+    if (key == "NAMING_CONTEXT_IOR")
+      p.namingContextIor = value;
+    else if (key == "COMPONENT_IDENTIFIER")
+      p.identifier = value;
+    else if (key == "NAME_BINDING")
+      p.nameBinding = value;
+    else if (key == "KIND")
+      p.kind = value;
+    else if (key == "SAMPLE_TYPE")
+      p.sampleType = value;
+    else if (key == "RECORD_DIR")
+      p.recordDir = value;
     else if (key == "COMPONENT") {
       const auto a = value.find(':');
       const auto b = a == std::string::npos ? a : value.find(':', a + 1);
@@ -343,8 +350,8 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
       c = scabench::createComponent(spec.kind, spec.sampleType,
                                     {spec.name, p.recordDir, &host, componentIdentifier(p, spec.name)});
     } catch (const std::exception& ex) {
-      return kUsage.refuse("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType + ": " +
-                   ex.what());
+      return kUsage.refuse("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType +
+                           ": " + ex.what());
     }
     PortableServer::ObjectId_var id = root->activate_object(c);
     CORBA::Object_var ref = root->id_to_reference(id);
@@ -438,8 +445,7 @@ int main(int argc, char** argv) {
   std::vector<scabench::Component*> components;
   for (const auto& spec : specs) {
     try {
-      scabench::Component* c =
-          scabench::createComponent(spec.kind, spec.sampleType, {spec.name, recordDir, &host});
+      scabench::Component* c = scabench::createComponent(spec.kind, spec.sampleType, {spec.name, recordDir, &host});
       PortableServer::ObjectId_var id = root->activate_object(c);
       CORBA::Object_var ref = root->id_to_reference(id);
       CORBA::String_var ior = orb->object_to_string(ref);

@@ -96,7 +96,8 @@ int attack(CORBA::Object_ptr portObj, std::size_t samples, const std::vector<std
   return 0;
 }
 
-const scabench::Usage kUsage{"scabench-hostile",
+const scabench::Usage kUsage{
+    "scabench-hostile",
     "usage: scabench-hostile --ior FILE --port NAME --sample-type octet|short|float|double --samples N ATTACK...\n"
     "       [-ORBoption value ...]\n"
     "A hostile peer of a component's provides port NAME (its reference in FILE), for the tests. ATTACK:\n"
@@ -113,11 +114,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (arg == "--ior") iorFile = value();
-    else if (arg == "--port") portName = value();
-    else if (arg == "--sample-type") type = value();
-    else if (arg == "--samples") samples = std::stoul(value());
-    else attacks.push_back(arg);
+    if (arg == "--ior")
+      iorFile = value();
+    else if (arg == "--port")
+      portName = value();
+    else if (arg == "--sample-type")
+      type = value();
+    else if (arg == "--samples")
+      samples = std::stoul(value());
+    else
+      attacks.push_back(arg);
   }
   if (iorFile.empty() || portName.empty() || type.empty() || attacks.empty()) return kUsage.refuse("missing arguments");
   std::ifstream in(iorFile);
@@ -128,11 +134,16 @@ int main(int argc, char** argv) {
     CF::Resource_var component = CF::Resource::_narrow(obj);
     CORBA::Object_var port = component->getPort(portName.c_str());
     int rc;
-    if (type == "octet") rc = attack<CORBA::Octet>(port, samples, attacks);
-    else if (type == "short") rc = attack<CORBA::Short>(port, samples, attacks);
-    else if (type == "float") rc = attack<CORBA::Float>(port, samples, attacks);
-    else if (type == "double") rc = attack<CORBA::Double>(port, samples, attacks);
-    else rc = kUsage.refuse("unknown sample type " + type);
+    if (type == "octet")
+      rc = attack<CORBA::Octet>(port, samples, attacks);
+    else if (type == "short")
+      rc = attack<CORBA::Short>(port, samples, attacks);
+    else if (type == "float")
+      rc = attack<CORBA::Float>(port, samples, attacks);
+    else if (type == "double")
+      rc = attack<CORBA::Double>(port, samples, attacks);
+    else
+      rc = kUsage.refuse("unknown sample type " + type);
     orb->destroy();
     return rc;
   } catch (const CORBA::Exception& ex) {

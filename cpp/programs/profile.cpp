@@ -96,7 +96,8 @@ class EmptyTarget : public POA_scabench::profile::Target {
   CORBA::ORB_var orb_;
 };
 
-const scabench::Usage kUsage{"scabench-profile",
+const scabench::Usage kUsage{
+    "scabench-profile",
     "usage: scabench-profile serve --endpoint ENDPOINT\n"
     "       scabench-profile drive (--ior REF | --collocated)\n"
     "       scabench-profile first (--ior REF | --collocated) [--follow N]\n"
@@ -122,9 +123,12 @@ Options parseOptions(int argc, char** argv) {
       if (i + 1 >= argc) kUsage.exitRefusing(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--endpoint") o.endpoint = value();
-    else if (a == "--ior") o.ior = value();
-    else if (a == "--collocated") o.collocated = true;
+    if (a == "--endpoint")
+      o.endpoint = value();
+    else if (a == "--ior")
+      o.ior = value();
+    else if (a == "--collocated")
+      o.collocated = true;
     else if (a == "--follow") {
       std::string v = value();
       try {
@@ -133,7 +137,8 @@ Options parseOptions(int argc, char** argv) {
         kUsage.exitRefusing("--follow: '" + v + "' is not a whole number");
       }
       if (o.follow < 1) kUsage.exitRefusing("--follow: must be at least 1");
-    } else kUsage.exitRefusing("unknown option '" + a + "'");
+    } else
+      kUsage.exitRefusing("unknown option '" + a + "'");
   }
   if (o.mode == "serve" && o.endpoint.empty()) kUsage.exitRefusing("serve needs --endpoint");
   if (o.mode != "serve" && o.ior.empty() == !o.collocated)

@@ -27,7 +27,8 @@
 namespace s4285 = scabench::s4285;
 
 namespace {
-const scabench::Usage kUsage{"scabench-s4285",
+const scabench::Usage kUsage{
+    "scabench-s4285",
     "usage: scabench-s4285 [--mode NAME] [--packets N] [--symbol_rate R] [--seed S] [--dither_us D]"
     " [--audio_file PATH]\n"
     "The STANAG 4285 transmitter without middleware (defaults: 2400L, 100 frames, 2400 symbols/s, seed 4285);\n"
@@ -46,9 +47,8 @@ double number(const std::string& key, const std::string& text) {
 
 int main(int argc, char** argv) {
   if (kUsage.answersHelp(argc, argv)) return 0;
-  std::map<std::string, std::string> opt = {
-      {"mode", "2400L"}, {"packets", "100"}, {"symbol_rate", "2400"}, {"seed", "4285"}, {"dither_us", "0"},
-      {"audio_file", ""}};
+  std::map<std::string, std::string> opt = {{"mode", "2400L"}, {"packets", "100"}, {"symbol_rate", "2400"},
+                                            {"seed", "4285"},  {"dither_us", "0"}, {"audio_file", ""}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) kUsage.exitRefusing("unexpected argument '" + arg + "'");
@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) kUsage.exitRefusing("--" + key + " needs a value");
       value = argv[++i];
     }
-    if (!opt.count(key)) kUsage.exitRefusing("unknown option --" + key + " (valid: --mode --packets --symbol_rate --seed --dither_us --audio_file)");
+    if (!opt.count(key))
+      kUsage.exitRefusing("unknown option --" + key +
+                          " (valid: --mode --packets --symbol_rate --seed --dither_us --audio_file)");
     opt[key] = value;
   }
   s4285::Mode mode;

@@ -97,13 +97,16 @@ bool waitForCompleted(Component* c, uint64_t n) {
 void aNewConnectionNumbersItsPacketsFromZero(const char* transport) {
   const std::string t = transport;
   Component* p = make("producer", "reconnect-producer-" + t,
-                      props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
-                             {"out.flow", text("credits(4)")}, {"out.transport", text(transport)},
+                      props({{"packets", integer(100)},
+                             {"samples", integer(4)},
+                             {"period_us", integer(10'000)},
+                             {"out.flow", text("credits(4)")},
+                             {"out.transport", text(transport)},
                              {"record_capacity", integer(128)}}));
-  Component* a = make("sink", "reconnect-a-" + t,
-                      props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
-  Component* b = make("sink", "reconnect-b-" + t,
-                      props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  Component* a =
+      make("sink", "reconnect-a-" + t, props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  Component* b =
+      make("sink", "reconnect-b-" + t, props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
   CF::Port_var out = usesPort(p);
   scabench::dataDouble_var aIn = providesPort(a), bIn = providesPort(b);
   out->connectPort(aIn, "p-a");
@@ -138,11 +141,14 @@ TEST(Reconnect, ANewSharedMemoryConnectionNumbersItsPacketsFromZero) { aNewConne
 void aStoppedReceiverTakesANewConnection(const char* transport) {
   const std::string t = transport;
   Component* p = make("producer", "again-producer-" + t,
-                      props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
-                             {"out.flow", text("credits(4)")}, {"out.transport", text(transport)},
+                      props({{"packets", integer(100)},
+                             {"samples", integer(4)},
+                             {"period_us", integer(10'000)},
+                             {"out.flow", text("credits(4)")},
+                             {"out.transport", text(transport)},
                              {"record_capacity", integer(128)}}));
-  Component* s = make("sink", "again-sink-" + t,
-                      props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
+  Component* s =
+      make("sink", "again-sink-" + t, props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(128)}}));
   CF::Port_var out = usesPort(p);
   scabench::dataDouble_var in = providesPort(s);
   out->connectPort(in, "c1");
@@ -178,8 +184,11 @@ TEST(SharedMemory, EveryCallAndSyncCrossesTheRingAndEnds) {
     const std::string n = std::string(call) + "-" + sync;
     Component* s = make("sink", "shm-sink-" + n, props({{"record_capacity", integer(64)}}));
     Component* p = make("producer", "shm-producer-" + n,
-                        props({{"packets", integer(40)}, {"samples", integer(64)}, {"out.call", text(call)},
-                               {"out.sync", text(sync)}, {"out.transport", text("shm")},
+                        props({{"packets", integer(40)},
+                               {"samples", integer(64)},
+                               {"out.call", text(call)},
+                               {"out.sync", text(sync)},
+                               {"out.transport", text("shm")},
                                {"record_capacity", integer(64)}}));
     scabench::dataDouble_var in = providesPort(s);
     CF::Port_var out = usesPort(p);
@@ -201,8 +210,11 @@ TEST(SharedMemory, EveryCallAndSyncCrossesTheRingAndEnds) {
 TEST(SharedMemory, APacketLargerThanItsRingIsRefused) {
   Component* s = make("sink", "shm-big-sink", props({{"record_capacity", integer(8)}}));
   Component* p = make("producer", "shm-big-producer",
-                      props({{"packets", integer(2)}, {"samples", integer(10'000)}, {"out.transport", text("shm")},
-                             {"out.shm_bytes", integer(65536)}, {"record_capacity", integer(8)}}));
+                      props({{"packets", integer(2)},
+                             {"samples", integer(10'000)},
+                             {"out.transport", text("shm")},
+                             {"out.shm_bytes", integer(65536)},
+                             {"record_capacity", integer(8)}}));
   scabench::dataDouble_var in = providesPort(s);
   CF::Port_var out = usesPort(p);
   out->connectPort(in, "big");
@@ -220,7 +232,8 @@ TEST(SharedMemory, APacketLargerThanItsRingIsRefused) {
   p->stop();
   s->stop();
   EXPECT_NE(error.find("80000 bytes) does not fit in the connection's shared-memory ring of 65536 bytes "
-                       "(out.shm_bytes): at most 8192 double samples"), std::string::npos)
+                       "(out.shm_bytes): at most 8192 double samples"),
+            std::string::npos)
       << error;
   EXPECT_EQ(s->records().header().completed.load(), 0u);
 }
@@ -288,9 +301,10 @@ TEST(EndOfStream, AResequencingPortRestartsWhereItsConnectionStands) {
   constexpr uint64_t kToken = 0x5e9;
   CORBA::Any timeout;
   timeout <<= CORBA::Double(5.0);
-  Component* s = make("sink", "resequenced",
-                      props({{"in.ordering", text("resequence")}, {"in.reorder_timeout_ms", timeout},
-                             {"record_capacity", integer(32)}}));
+  Component* s = make(
+      "sink", "resequenced",
+      props(
+          {{"in.ordering", text("resequence")}, {"in.reorder_timeout_ms", timeout}, {"record_capacity", integer(32)}}));
   scabench::dataDouble_var in = providesPort(s);
   in->attachSender(kToken, scabench::FlowControl::_nil());
   s->start();
@@ -377,11 +391,17 @@ TEST(FanIn, ADetachedConnectionIsNotWaitedFor) {
 TEST(FanIn, TwoProducersWithCreditsIntoOneSink) {
   Component* s = make("sink", "two-sink", props({{"in.flow", text("credits(4)")}, {"record_capacity", integer(64)}}));
   Component* p1 = make("producer", "two-p1",
-                       props({{"packets", integer(20)}, {"samples", integer(4)}, {"stream_id", integer(1)},
-                              {"out.flow", text("credits(4)")}, {"record_capacity", integer(32)}}));
+                       props({{"packets", integer(20)},
+                              {"samples", integer(4)},
+                              {"stream_id", integer(1)},
+                              {"out.flow", text("credits(4)")},
+                              {"record_capacity", integer(32)}}));
   Component* p2 = make("producer", "two-p2",
-                       props({{"packets", integer(15)}, {"samples", integer(4)}, {"stream_id", integer(2)},
-                              {"out.flow", text("credits(4)")}, {"record_capacity", integer(32)}}));
+                       props({{"packets", integer(15)},
+                              {"samples", integer(4)},
+                              {"stream_id", integer(2)},
+                              {"out.flow", text("credits(4)")},
+                              {"record_capacity", integer(32)}}));
   scabench::dataDouble_var in = providesPort(s);
   CF::Port_var out1 = usesPort(p1), out2 = usesPort(p2);
   out1->connectPort(in, "p1-s");
@@ -445,11 +465,14 @@ class StreamProbe final : public Component {
 void theEndOfStreamCarriesTheStreamsId(const char* transport) {
   const std::string t = transport;
   Component* p = make("producer", "id-producer-" + t,
-                      props({{"packets", integer(5)}, {"samples", integer(4)}, {"stream_id", integer(7)},
-                             {"out.transport", text(transport)}, {"record_capacity", integer(16)}}));
-  Component* stage = make("stage", "id-stage-" + t,
-                          props({{"work", text("none")}, {"out.transport", text(transport)},
-                                 {"record_capacity", integer(16)}}));
+                      props({{"packets", integer(5)},
+                             {"samples", integer(4)},
+                             {"stream_id", integer(7)},
+                             {"out.transport", text(transport)},
+                             {"record_capacity", integer(16)}}));
+  Component* stage =
+      make("stage", "id-stage-" + t,
+           props({{"work", text("none")}, {"out.transport", text(transport)}, {"record_capacity", integer(16)}}));
   auto* probe = new StreamProbe({"id-probe-" + t, ::testing::TempDir(), &host()});
   probe->configure(props({{"record_capacity", integer(16)}}));
   CF::Port_var pOut = usesPort(p), stageOut = usesPort(stage);
@@ -506,7 +529,9 @@ namespace {
 struct WaitingForCredits {
   explicit WaitingForCredits(const std::string& name) {
     producer = make("producer", name,
-                    props({{"packets", integer(10)}, {"samples", integer(4)}, {"out.flow", text("credits(2)")},
+                    props({{"packets", integer(10)},
+                           {"samples", integer(4)},
+                           {"out.flow", text("credits(2)")},
                            {"record_capacity", integer(16)}}));
     sink = make("sink", name + "-sink", props({{"in.flow", text("credits(2)")}, {"record_capacity", integer(16)}}));
     out = usesPort(producer);
@@ -611,7 +636,9 @@ TEST(Lifecycle, QueryAnswersWhileAStopIsUnderWay) {
 // to stop, and query waited with it). Started again, it goes on.
 TEST(Lifecycle, StopDoesNotWaitForAPacedProducersNextSlot) {
   Component* p = make("producer", "slow-paced",
-                      props({{"packets", integer(3)}, {"samples", integer(4)}, {"period_us", integer(60'000'000)},
+                      props({{"packets", integer(3)},
+                             {"samples", integer(4)},
+                             {"period_us", integer(60'000'000)},
                              {"record_capacity", integer(8)}}));
   Component* s = make("sink", "slow-paced-sink", props({{"record_capacity", integer(8)}}));
   CF::Port_var out = usesPort(p);
@@ -668,8 +695,11 @@ TEST(Reconnect, ADisconnectDuringASendLeavesTheSendItsConnection) {
     auto* sink = new HeldSink({"held-sink-" + n, ::testing::TempDir(), &host()});
     sink->configure(props({{"record_capacity", integer(8)}}));
     Component* p = make("producer", "held-producer-" + n,
-                        props({{"packets", integer(3)}, {"samples", integer(4)}, {"out.call", text("twoway")},
-                               {"out.transport", text("shm")}, {"record_capacity", integer(8)}}));
+                        props({{"packets", integer(3)},
+                               {"samples", integer(4)},
+                               {"out.call", text("twoway")},
+                               {"out.transport", text("shm")},
+                               {"record_capacity", integer(8)}}));
     CF::Port_var out = usesPort(p);
     scabench::dataDouble_var in = providesPort(sink);
     out->connectPort(in, "held");

@@ -122,8 +122,8 @@ TEST(LinkWindow, PlacesNumbersBehindInsideOrAheadOfItsWindow) {
   EXPECT_EQ(w.place(UINT64_MAX), LinkWindow::Place::Ahead);
   w.finish(0, 3);
   w.finish(5);
-  EXPECT_EQ(w.place(1), LinkWindow::Place::Behind);   // below the prefix
-  EXPECT_EQ(w.place(5), LinkWindow::Place::Behind);   // finished, ahead of a gap
+  EXPECT_EQ(w.place(1), LinkWindow::Place::Behind);  // below the prefix
+  EXPECT_EQ(w.place(5), LinkWindow::Place::Behind);  // finished, ahead of a gap
   EXPECT_EQ(w.place(4), LinkWindow::Place::Inside);
   EXPECT_EQ(w.place(10), LinkWindow::Place::Inside);  // the window moved with the prefix
   EXPECT_EQ(w.place(11), LinkWindow::Place::Ahead);
@@ -138,7 +138,7 @@ TEST(LinkWindow, AHugeRangeIsCutAtTheWindow) {
   EXPECT_EQ(w.finish(150, UINT64_MAX), 64u);  // wholly beyond the window [64, 128): ignored
   EXPECT_EQ(w.place(127), LinkWindow::Place::Inside);
   EXPECT_EQ(w.place(150), LinkWindow::Place::Ahead);
-  EXPECT_EQ(w.finish(64, 64), 128u);          // the bitmap is reused as the window moves
+  EXPECT_EQ(w.finish(64, 64), 128u);  // the bitmap is reused as the window moves
   EXPECT_EQ(w.place(100), LinkWindow::Place::Behind);
   EXPECT_EQ(w.place(150), LinkWindow::Place::Inside);  // the ignored range left no trace
 }
@@ -206,7 +206,7 @@ TEST(FlowGate, RefusesAnAcknowledgementOfPacketsNotSent) {
   std::atomic<bool> sent{false};
   std::thread sender([&] { sent = admitted(gate, next); });
   std::this_thread::sleep_for(50ms);
-  EXPECT_FALSE(sent);  // still no credit for link 2
+  EXPECT_FALSE(sent);   // still no credit for link 2
   gate.acknowledge(2);  // the truth: 0 and 1 are done
   sender.join();
   EXPECT_TRUE(sent);
@@ -230,12 +230,12 @@ TEST(FlowGate, NumbersIssuedWithoutWaitingMayBeAcknowledged) {
 TEST(FlowGate, RefusesASuspendSignalFromTooFarAhead) {
   FlowGate gate(0);
   std::atomic<uint64_t> next{0};  // the port's link sequences, drawn by the gate
-  admitted(gate, next);  // one packet issued: epochs 1 and 2 are possible
+  admitted(gate, next);           // one packet issued: epochs 1 and 2 are possible
   gate.setSuspended(true, UINT64_MAX);
   gate.setSuspended(true, 3);
   EXPECT_EQ(gate.refused(), 2u);
   EXPECT_TRUE(admitted(gate, next));  // not suspended
-  gate.setSuspended(true, 1);  // a true signal still works
+  gate.setSuspended(true, 1);         // a true signal still works
   std::atomic<bool> sent{false};
   std::thread sender([&] { sent = admitted(gate, next); });
   std::this_thread::sleep_for(50ms);
@@ -244,7 +244,6 @@ TEST(FlowGate, RefusesASuspendSignalFromTooFarAhead) {
   sender.join();
   EXPECT_TRUE(sent);
 }
-
 
 // Whether a sender waiting at the gate (the one packet issued so far keeps
 // it waiting) was let go by halt(): refused, and with no link sequence drawn.

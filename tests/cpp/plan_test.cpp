@@ -80,8 +80,7 @@ TEST(Plan, TheSampleParsesIntoProcessesAndHops) {
 }
 
 TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
-  EXPECT_EQ(refusal([](json& p) { p.erase("hosts"); }),
-            "plan: the plan: has no 'hosts' (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p.erase("hosts"); }), "plan: the plan: has no 'hosts' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["cores"] = "all"; }),
             "plan: hosts[0].cores: is string, not an array (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["connections"][1]["uses"].erase("port"); }),
@@ -103,6 +102,4 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
   EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
 }
 
-TEST(Plan, AFileThatIsNotJsonIsRefused) {
-  EXPECT_THROW(readPlan("/nonexistent/plan.json"), PlanError);
-}
+TEST(Plan, AFileThatIsNotJsonIsRefused) { EXPECT_THROW(readPlan("/nonexistent/plan.json"), PlanError); }

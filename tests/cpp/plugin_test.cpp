@@ -73,7 +73,8 @@ TEST(ComponentLibrary, ABuiltInKindCannotBeTaken) {
 
 TEST(ComponentLibrary, ALibraryThatRegistersNothingIsRefused) {
   const std::string why = loadError(SCABENCH_TEST_PLUGIN_REGISTERS_NOTHING);
-  EXPECT_TRUE(contains(why, std::string(SCABENCH_TEST_PLUGIN_REGISTERS_NOTHING) + " registers no component kind")) << why;
+  EXPECT_TRUE(contains(why, std::string(SCABENCH_TEST_PLUGIN_REGISTERS_NOTHING) + " registers no component kind"))
+      << why;
 }
 
 TEST(ComponentLibrary, TheLoadersOwnWordsNameWhatIsMissing) {

@@ -40,8 +40,8 @@ TEST(FlowForm, ParsesEveryFormWithOptionalSpaces) {
 }
 
 TEST(FlowForm, RefusesBadFormsAndSaysWhatIsValid) {
-  for (const char* bad : {"", "NONE", "credit(3)", "credits", "credits()", "credits(1.5)", "credits(-1)",
-                          "credits(x)", "credits(3)x", "watermarks(1)", "watermarks(1,2,3)", "watermarks(,2)"}) {
+  for (const char* bad : {"", "NONE", "credit(3)", "credits", "credits()", "credits(1.5)", "credits(-1)", "credits(x)",
+                          "credits(3)x", "watermarks(1)", "watermarks(1,2,3)", "watermarks(,2)"}) {
     const std::string why = refusal([&] { policy::parseFlow(bad); });
     EXPECT_NE(why.find("none, watermarks(lo, hi), credits(w)"), std::string::npos) << "'" << bad << "': " << why;
   }

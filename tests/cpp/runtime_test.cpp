@@ -158,15 +158,20 @@ TEST(Properties, EveryNumericTypeThatFitsIsTakenAndQueryAnswersInTheDeclaredType
   CORBA::Any asOctet;
   asOctet <<= CORBA::Any::from_octet(200);
   // An alias of unsigned long, as an IDL typedef would send it.
-  CORBA::TypeCode_var alias = host().orb->create_alias_tc("IDL:test/Microseconds:1.0", "Microseconds", CORBA::_tc_ulong);
+  CORBA::TypeCode_var alias =
+      host().orb->create_alias_tc("IDL:test/Microseconds:1.0", "Microseconds", CORBA::_tc_ulong);
   CORBA::Any aliased = anyOf(CORBA::ULong(1510));
   aliased.type(alias);
-  const std::vector<std::pair<CORBA::Any, CORBA::ULong>> taken = {
-      {anyOf(CORBA::Short(1500)), 1500},   {anyOf(CORBA::UShort(1501)), 1501},
-      {anyOf(CORBA::Long(1502)), 1502},    {anyOf(CORBA::ULong(1503)), 1503},
-      {anyOf(CORBA::LongLong(1504)), 1504}, {anyOf(CORBA::ULongLong(1505)), 1505},
-      {asOctet, 200},                       {anyOf(CORBA::Double(1506.0)), 1506},
-      {anyOf(CORBA::Float(1507.0f)), 1507}, {aliased, 1510}};
+  const std::vector<std::pair<CORBA::Any, CORBA::ULong>> taken = {{anyOf(CORBA::Short(1500)), 1500},
+                                                                  {anyOf(CORBA::UShort(1501)), 1501},
+                                                                  {anyOf(CORBA::Long(1502)), 1502},
+                                                                  {anyOf(CORBA::ULong(1503)), 1503},
+                                                                  {anyOf(CORBA::LongLong(1504)), 1504},
+                                                                  {anyOf(CORBA::ULongLong(1505)), 1505},
+                                                                  {asOctet, 200},
+                                                                  {anyOf(CORBA::Double(1506.0)), 1506},
+                                                                  {anyOf(CORBA::Float(1507.0f)), 1507},
+                                                                  {aliased, 1510}};
   for (const auto& [value, expected] : taken) {
     stage->configure(props({{"work_us", value}}));
     CF::Properties q = props({{"work_us", CORBA::Any()}});
@@ -278,13 +283,13 @@ TEST(Collocation, WorkerThreadReturnsControlBeforeTheWork) {
 // packets (about two packets' work, 100 ms), not until the first one (50 ms).
 TEST(Collocation, FullWorkerQueueResumesTheCallerAtItsResumeLevel) {
   Component* stage = nullptr;
-  scabench::dataDouble_var in = startSleepingWorkerStage(
-      stage, "resume", props({{"in.worker", integer(2)}, {"in.worker_resume", text("0")}}));
+  scabench::dataDouble_var in =
+      startSleepingWorkerStage(stage, "resume", props({{"in.worker", integer(2)}, {"in.worker_resume", text("0")}}));
   PacketHeader h{};
   CORBA::DoubleSeq samples;
   samples.length(16);
   in->pushPacket(h, samples);
-  usleep(20'000);  // the worker takes packet 0 and works on it until t = 50 ms
+  usleep(20'000);                            // the worker takes packet 0 and works on it until t = 50 ms
   for (uint64_t seq = 1; seq <= 2; ++seq) {  // they fill the queue
     h.sequence_number = h.link_sequence = seq;
     in->pushPacket(h, samples);
@@ -308,8 +313,9 @@ TEST(Collocation, FullWorkerQueueResumesTheCallerAtItsResumeLevel) {
 TEST(Collocation, AutoResumeLevelFollowsTheCallType) {
   for (const bool oneway : {false, true}) {
     Component* stage = nullptr;
-    scabench::dataDouble_var in = startSleepingWorkerStage(
-        stage, oneway ? "auto-oneway" : "auto-twoway", props({{"in.worker", integer(4)}, {"work_us", integer(100'000)}}));
+    scabench::dataDouble_var in =
+        startSleepingWorkerStage(stage, oneway ? "auto-oneway" : "auto-twoway",
+                                 props({{"in.worker", integer(4)}, {"work_us", integer(100'000)}}));
     PacketHeader h{};
     CORBA::DoubleSeq samples;
     samples.length(16);
@@ -388,8 +394,10 @@ TEST(PolicySchema, BadPolicyValuesAreRefusedAtConfigure) {
   refused("in.reorder_capacity", integer(0), "[1, 65536]");
   refused("in.reorder_timeout_ms", real(-1), "[0, 600000]");
   refused("out.call", text("twice"), "twoway, oneway");
-  stage->configure(props({{"in.flow", text(" credits( 8 )")}, {"in.dispatch", text("pool:4")},
-                          {"in.worker", integer(8)}, {"in.worker_resume", text("7")},
+  stage->configure(props({{"in.flow", text(" credits( 8 )")},
+                          {"in.dispatch", text("pool:4")},
+                          {"in.worker", integer(8)},
+                          {"in.worker_resume", text("7")},
                           {"in.reorder_timeout_ms", real(0.5)}}));
   stage->_remove_ref();
 }
@@ -397,7 +405,8 @@ TEST(PolicySchema, BadPolicyValuesAreRefusedAtConfigure) {
 // worker_resume is checked against the depth when the port starts.
 TEST(PolicySchema, ResumeLevelAtOrAboveTheDepthFailsTheStart) {
   Component* stage = createComponent("stage", "double", {"deep-resume", ::testing::TempDir(), &host()});
-  stage->configure(props({{"in.worker", integer(4)}, {"in.worker_resume", text("4")}, {"record_capacity", integer(4)}}));
+  stage->configure(
+      props({{"in.worker", integer(4)}, {"in.worker_resume", text("4")}, {"record_capacity", integer(4)}}));
   try {
     stage->start();
     ADD_FAILURE() << "started";
@@ -494,7 +503,9 @@ TEST(Collocation, ACallFromTheSameProcessSkipsThePoa) {
 // that takes 100 ms at once; the second enters only when the first has left.
 TEST(Collocation, SingleThreadDispatchStillSerialisesCollocatedCalls) {
   Component* stage = createComponent("stage", "double", {"single", ::testing::TempDir(), &host()});
-  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(100'000)}, {"in.dispatch", text("single")},
+  stage->configure(props({{"work", text("sleep")},
+                          {"work_us", integer(100'000)},
+                          {"in.dispatch", text("single")},
                           {"record_capacity", integer(4)}}));
   stage->start();
   CORBA::Object_var port = stage->getPort("in");
@@ -560,7 +571,7 @@ TEST(InPortChecks, TakesOnlyTheConnectionsOwnPackets) {
   Component* sink = nullptr;
   scabench::dataDouble_var in = startAttachedSink(sink, "own-only", kToken);
   push(in, kToken, 0);
-  push(in, 0, 1);          // no token: not the connection's
+  push(in, 0, 1);           // no token: not the connection's
   push(in, kToken + 1, 1);  // a guess
   push(in, kToken, 1);
   EXPECT_EQ(sink->records().header().completed.load(), 2u);
@@ -656,7 +667,8 @@ TEST(InPortChecks, RefusesALinkSequenceBeyondTheWindow) {
   Component* sink = nullptr;
   scabench::dataDouble_var in = startAttachedSink(
       sink, "window", kToken,
-      props({{"in.ordering", text("resequence")}, {"in.flow", text("credits(4)")}, {"in.reorder_timeout_ms", real(5)}}));
+      props(
+          {{"in.ordering", text("resequence")}, {"in.flow", text("credits(4)")}, {"in.reorder_timeout_ms", real(5)}}));
   push(in, kToken, 0);
   push(in, kToken, 1'000'000);
   push(in, kToken, UINT64_MAX - 16);
@@ -677,14 +689,14 @@ TEST(InPortChecks, EndOfStreamCountsOnlyFromTheSenderAndInSequence) {
   constexpr uint64_t kToken = 9;
   Component* sink = nullptr;
   scabench::dataDouble_var in = startAttachedSink(sink, "eos-order", kToken);
-  pushEndOfStream(in, 0, 0);         // a stranger's, announcing nothing
+  pushEndOfStream(in, 0, 0);               // a stranger's, announcing nothing
   pushEndOfStream(in, kToken, 1'000'000);  // the connection's, far out of sequence
   EXPECT_EQ(refused(sink, Refusal::EndOfStream), 2u);
   push(in, kToken, 0);
-  push(in, kToken, 2);               // 1 is still on its way (one-way packets overtake)
-  pushEndOfStream(in, kToken, 3);    // the real one: waits for 1
+  push(in, kToken, 2);             // 1 is still on its way (one-way packets overtake)
+  pushEndOfStream(in, kToken, 3);  // the real one: waits for 1
   EXPECT_FALSE(reportedEndOfStream("eos-order"));
-  pushEndOfStream(in, kToken, 3);    // a second one is refused
+  pushEndOfStream(in, kToken, 3);  // a second one is refused
   EXPECT_EQ(refused(sink, Refusal::EndOfStream), 3u);
   push(in, kToken, 1);
   EXPECT_TRUE(reportedEndOfStream("eos-order"));
@@ -697,7 +709,9 @@ TEST(InPortChecks, EndOfStreamCountsOnlyFromTheSenderAndInSequence) {
 // third is refused while they are still there, without waiting for a slot.
 TEST(InPortChecks, RefusesACallBeyondMaxCalls) {
   Component* stage = createComponent("stage", "double", {"max-calls", ::testing::TempDir(), &host()});
-  stage->configure(props({{"work", text("sleep")}, {"work_us", integer(1'000'000)}, {"in.max_calls", integer(2)},
+  stage->configure(props({{"work", text("sleep")},
+                          {"work_us", integer(1'000'000)},
+                          {"in.max_calls", integer(2)},
                           {"record_capacity", integer(8)}}));
   stage->start();
   CORBA::Object_var port = stage->getPort("in");
@@ -755,7 +769,9 @@ scabench::dataDouble_ptr wiredStage(Component*& stage, Component*& sink, const s
 // nothing changed) instead of doing nothing.
 TEST(Lifecycle, AFailedStartLeavesTheComponentStopped) {
   Component* stage = createComponent("stage", "double", {"failed-start", ::testing::TempDir(), &host()});
-  stage->configure(props({{"in.worker", integer(4)}, {"in.worker_resume", text("4")}, {"record_capacity", integer(4)},
+  stage->configure(props({{"in.worker", integer(4)},
+                          {"in.worker_resume", text("4")},
+                          {"record_capacity", integer(4)},
                           {"work", text("none")}}));
   EXPECT_THROW(stage->start(), CF::Resource::StartError);
   EXPECT_FALSE(stage->running());
@@ -838,7 +854,9 @@ TEST(Lifecycle, AStoppedProducerSendsNothingUntilStartedAgain) {
   Component* producer = createComponent("producer", "double", {"paused", ::testing::TempDir(), &host()});
   Component* sink = createComponent("sink", "double", {"paused-sink", ::testing::TempDir(), &host()});
   // 100 packets, one every 10 ms: a second's stream, stopped after its first few.
-  producer->configure(props({{"packets", integer(100)}, {"samples", integer(4)}, {"period_us", integer(10'000)},
+  producer->configure(props({{"packets", integer(100)},
+                             {"samples", integer(4)},
+                             {"period_us", integer(10'000)},
                              {"record_capacity", integer(128)}}));
   sink->configure(props({{"record_capacity", integer(128)}}));
   CORBA::Object_var out = producer->getPort("out");
@@ -892,9 +910,9 @@ TEST(MessageLimit, ASendingPortRefusesAPacketOverTheLimitBeforeSending) {
     const std::string expected = "error too-large port in: port out: a packet of " + std::to_string(fits + 1) +
                                  " double samples (" + std::to_string(8 * (fits + 1)) +
                                  " bytes) does not fit in the ORB's message limit of 2097152 bytes";
-    EXPECT_TRUE(std::any_of(host().lines.begin(), host().lines.end(),
-                            [&](const std::string& l) { return l.rfind(expected, 0) == 0; }))
-        << expected;
+    EXPECT_TRUE(std::any_of(host().lines.begin(), host().lines.end(), [&](const std::string& l) {
+      return l.rfind(expected, 0) == 0;
+    })) << expected;
   }
   stage->stop();
   sink->stop();

@@ -101,8 +101,8 @@ struct Background {
 struct Joined {
   explicit Joined(bool held = false, uint32_t onewayLimit = 1) {
     seen.hold(held);
-    receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), onewayLimit, 128, nullptr,
-                                              seen.handler(), seen.onBroken());
+    receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), onewayLimit, 128, nullptr, seen.handler(),
+                                              seen.onBroken());
     ring.attached();
   }
   RingSender ring{kMinDataBytes, sizeof(double)};
@@ -227,8 +227,8 @@ TEST(ShmRing, AClosedReceiverFailsTheSender) {
   RingSender ring(kMinDataBytes, sizeof(double));
   Seen seen;
   seen.hold(true);
-  auto receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(),
-                                                 seen.onBroken());
+  auto receiver =
+      std::make_unique<RingReceiver>(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(), seen.onBroken());
   ring.attached();
   send(ring, 1, Wait::Written);
   ASSERT_TRUE(seen.waitFor([&] { return seen.inHandler == 1; }));
@@ -260,8 +260,9 @@ TEST(ShmRing, ADeadReceiverFailsTheSenderInBoundedTime) {
     ASSERT_GE(child, 0);
     if (child == 0) {
       // The receiving process: its handler never returns.
-      RingReceiver receiver(ring.name(), sizeof(double), 1, 128, nullptr,
-                            [&](const PacketFields&, const void*, std::size_t, bool) { pause(); }, nullptr);
+      RingReceiver receiver(
+          ring.name(), sizeof(double), 1, 128, nullptr,
+          [&](const PacketFields&, const void*, std::size_t, bool) { pause(); }, nullptr);
       (void)!write(ready[1], "r", 1);
       pause();
       _exit(0);

@@ -33,8 +33,7 @@ std::vector<uint8_t> randomBytes(std::size_t n, unsigned seed) {
 }  // namespace
 
 TEST(Stanag4285KnownAnswers, PreambleBits) {
-  const std::string expected =
-      "01011001111100011011101010000100101100111110001101110101000010010110011111000110";
+  const std::string expected = "01011001111100011011101010000100101100111110001101110101000010010110011111000110";
   std::string got;
   for (auto b : s4285::preambleBits()) got += char('0' + b);
   EXPECT_EQ(got, expected);
@@ -66,7 +65,7 @@ TEST(Stanag4285KnownAnswers, InterleaverRowMappingAndDelays) {
   EXPECT_EQ(s4285::Interleaver::rowOf(1), 9);
   EXPECT_EQ(s4285::Interleaver::rowOf(4), 4);
   EXPECT_EQ(s4285::Interleaver::rowOf(31), 23);
-  const std::vector<std::pair<std::string, int>> incs = {{"600S", 1},  {"600L", 12},  {"1200S", 2},
+  const std::vector<std::pair<std::string, int>> incs = {{"600S", 1},   {"600L", 12}, {"1200S", 2},
                                                          {"1200L", 24}, {"2400S", 4}, {"2400L", 48}};
   for (const auto& [name, inc] : incs) {
     const auto mode = s4285::parseMode(name);

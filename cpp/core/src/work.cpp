@@ -35,14 +35,9 @@ void spinThreadCpu(int64_t ns) {
 
 void Work::run() const {
   switch (kind) {
-    case WorkKind::None:
-      break;
-    case WorkKind::Cpu:
-      spinThreadCpu(durationNs);
-      break;
-    case WorkKind::Sleep:
-      sleepUntilNs(monotonicNs() + durationNs);
-      break;
+    case WorkKind::None: break;
+    case WorkKind::Cpu: spinThreadCpu(durationNs); break;
+    case WorkKind::Sleep: sleepUntilNs(monotonicNs() + durationNs); break;
   }
 }
 

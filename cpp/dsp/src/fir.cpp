@@ -13,10 +13,9 @@ constexpr std::size_t kTile = 256;  // outputs per tile: 1 KiB of accumulators, 
 
 // out[n] = sum_j rev[j] * x[n + j], n < count, j < taps.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void firKernel(const float* __restrict x,
-                                                                             const float* __restrict rev,
-                                                                             float* __restrict out,
-                                                                             std::size_t taps,
-                                                                             std::size_t count) {
+                                                                            const float* __restrict rev,
+                                                                            float* __restrict out, std::size_t taps,
+                                                                            std::size_t count) {
   for (std::size_t n0 = 0; n0 < count; n0 += kTile) {
     const std::size_t m = std::min(kTile, count - n0);
     float acc[kTile] = {};

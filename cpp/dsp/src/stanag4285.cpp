@@ -18,7 +18,7 @@ struct ModeRow {
 };
 // User rate, repetition, puncturing, bits per symbol, interleaver increments.
 constexpr ModeRow kCodedModes[] = {
-    {75, 8, false, 1, 1, 12},  {150, 4, false, 1, 1, 12}, {300, 2, false, 1, 1, 12},
+    {75, 8, false, 1, 1, 12},  {150, 4, false, 1, 1, 12},  {300, 2, false, 1, 1, 12},
     {600, 1, false, 1, 1, 12}, {1200, 1, false, 2, 2, 24}, {2400, 1, true, 3, 4, 48},
 };
 constexpr int kUncodedRates[] = {1200, 2400, 3600};
@@ -107,8 +107,7 @@ bool isProbePosition(int position) {
 
 int phaseIndexOf(int value, int bitsPerSymbol) {
   switch (bitsPerSymbol) {
-    case 1:
-      return value ? 4 : 0;
+    case 1: return value ? 4 : 0;
     case 2: {
       static constexpr int gray[4] = {0, 2, 6, 4};  // 00, 01, 10, 11 -> 0, 90, 270, 180 degrees
       return gray[value & 3];
@@ -287,7 +286,8 @@ void AudioSink::process(const int16_t* samples, std::size_t n) {
     }
   }
   samples_ += n;
-  if (file_ && std::fwrite(samples, sizeof(int16_t), n, file_) != n) throw std::runtime_error("audio file write failed");
+  if (file_ && std::fwrite(samples, sizeof(int16_t), n, file_) != n)
+    throw std::runtime_error("audio file write failed");
 }
 
 Transmitter::Transmitter(const Mode& mode)

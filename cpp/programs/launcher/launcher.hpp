@@ -76,7 +76,8 @@ extern volatile std::sig_atomic_t interrupted;
 
 // A failure with the component it belongs to.
 struct RunFailure : std::runtime_error {
-  RunFailure(std::string component, const std::string& what) : std::runtime_error(what), component(std::move(component)) {}
+  RunFailure(std::string component, const std::string& what)
+      : std::runtime_error(what), component(std::move(component)) {}
   std::string component;
 };
 
@@ -98,7 +99,7 @@ void takeLines(std::string& pending, Each&& each) {
 struct HostProc {
   std::string name;
   std::vector<int> cores;
-  bool batch = false; // SCHED_BATCH: the host's threads do not preempt on wake-up
+  bool batch = false;  // SCHED_BATCH: the host's threads do not preempt on wake-up
   std::vector<std::string> components;
   std::vector<std::string> argv;  // what is exec'd, made before fork (the child must not allocate)
   // An external program binds itself in the naming context and has no status
@@ -119,14 +120,14 @@ struct HostProc {
   // On a node: started by its ExecutableDevice and watched through it; pid
   // is the node's. Empty node: forked here.
   std::string node;
-  std::string program;        // the node's name for the program
+  std::string program;                  // the node's name for the program
   std::vector<std::string> execParams;  // its execute parameters, id and value in turn (made before execute)
-  uint64_t outOffset = 0;     // how much of its stdout has been read
-  int exitStatus = 0;         // as the node says: the exit code, or minus the signal
-  std::string errorTail;      // its last line on stderr, as the node says
-  json nodeRecord;            // the node's last record of it
-  double nodeCpuS = -1;      // its CPU seconds in that record; -1: no record yet
-  std::string lostWith;       // the node that died with it
+  uint64_t outOffset = 0;               // how much of its stdout has been read
+  int exitStatus = 0;                   // as the node says: the exit code, or minus the signal
+  std::string errorTail;                // its last line on stderr, as the node says
+  json nodeRecord;                      // the node's last record of it
+  double nodeCpuS = -1;                 // its CPU seconds in that record; -1: no record yet
+  std::string lostWith;                 // the node that died with it
 };
 
 // A round trip to a node's clock: the node read its CLOCK_MONOTONIC at some
@@ -138,7 +139,7 @@ struct ClockProbe {
   int64_t offsetNs = 0;  // node clock minus launcher clock
   int64_t boundNs = 0;   // |error| of offsetNs at most this
   int64_t rttNs = 0;
-  int64_t atNs = 0;      // when, on the launcher's clock
+  int64_t atNs = 0;  // when, on the launcher's clock
 };
 
 // A node the run places processes on: its device (one reference with the
@@ -163,7 +164,7 @@ struct External {
   std::string name;
   std::string ref;          // empty: exec'd
   bool release = true;      // releaseObject at the end (a reference may belong to someone else)
-  bool configured = false;   // taken into the run: its configure succeeded
+  bool configured = false;  // taken into the run: its configure succeeded
   bool startedByUs = false;
   std::string sampleType;
 };

@@ -87,8 +87,10 @@ void Launcher::waitReady() {
       throw RunFailure("", "hosts did not come up within 30 s");
     pumpEvents(50);
     for (auto it = binding.begin(); it != binding.end();) {
-      if (resolveBound(*it->first, it->second)) it = binding.erase(it);
-      else ++it;
+      if (resolveBound(*it->first, it->second))
+        it = binding.erase(it);
+      else
+        ++it;
     }
   }
   for (const auto& [name, ior] : iors_) {
@@ -120,8 +122,8 @@ bool Launcher::resolveBound(const HostProc& h, const std::string& name) {
                                  formatSeconds(limit) + stderrTail(h));
     return false;
   } catch (const CORBA::Exception& ex) {
-    throw RunFailure(name, "component " + name + ": the Naming Service failed while resolving it: " +
-                               describeException(ex));
+    throw RunFailure(name,
+                     "component " + name + ": the Naming Service failed while resolving it: " + describeException(ex));
   }
 }
 
@@ -169,8 +171,8 @@ void Launcher::checkExternalPorts() {
         throw RunFailure(name, who + ": getPort(" + port + ") failed: " + describeException(ex));
       }
       const bool uses = end == &c.uses;
-      const std::string repoId = uses ? "IDL:CF/Port:1.0"
-                                      : "IDL:scabench/" + interfaces.at(ext->second.sampleType) + ":1.0";
+      const std::string repoId =
+          uses ? "IDL:CF/Port:1.0" : "IDL:scabench/" + interfaces.at(ext->second.sampleType) + ":1.0";
       bool ok = false;
       try {
         ok = !CORBA::is_nil(obj) && obj->_is_a(repoId.c_str());
@@ -179,8 +181,8 @@ void Launcher::checkExternalPorts() {
       }
       if (!ok)
         throw RunFailure(name, who + ": its port '" + port + "' is not " +
-                                   (uses ? "a uses port (CF::Port)" : "a scabench " +
-                                    interfaces.at(ext->second.sampleType) + " port"));
+                                   (uses ? "a uses port (CF::Port)"
+                                         : "a scabench " + interfaces.at(ext->second.sampleType) + " port"));
     }
   }
 }
@@ -188,16 +190,21 @@ void Launcher::checkExternalPorts() {
 void Launcher::initOrb() {
   int argc = 0;
   // A hung component must not hang the launcher: calls time out.
-  const char* options[][2] = {{"clientCallTimeOutPeriod", "30000"}, {"verifyObjectExistsAndType", "0"}, {nullptr, nullptr}};
+  const char* options[][2] = {
+      {"clientCallTimeOutPeriod", "30000"}, {"verifyObjectExistsAndType", "0"}, {nullptr, nullptr}};
   orb_ = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
 }
 
 CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
   CORBA::Any any;
-  if (auto b = std::get_if<bool>(&v)) any <<= CORBA::Any::from_boolean(*b);
-  else if (auto i = std::get_if<int64_t>(&v)) any <<= CORBA::LongLong(*i);
-  else if (auto d = std::get_if<double>(&v)) any <<= CORBA::Double(*d);
-  else any <<= std::get<std::string>(v).c_str();
+  if (auto b = std::get_if<bool>(&v))
+    any <<= CORBA::Any::from_boolean(*b);
+  else if (auto i = std::get_if<int64_t>(&v))
+    any <<= CORBA::LongLong(*i);
+  else if (auto d = std::get_if<double>(&v))
+    any <<= CORBA::Double(*d);
+  else
+    any <<= std::get<std::string>(v).c_str();
   return any;
 }
 
@@ -245,8 +252,8 @@ void Launcher::bindNames() {
       context_->rebind(n, res);
     }
   } catch (const CORBA::Exception& ex) {
-    throw RunFailure("", "the Naming Service at " + plan_.naming->corbaloc +
-                             " refused the run's names: " + describeException(ex));
+    throw RunFailure(
+        "", "the Naming Service at " + plan_.naming->corbaloc + " refused the run's names: " + describeException(ex));
   }
 }
 
@@ -274,7 +281,8 @@ void Launcher::connectAll() {
     const std::string &id = c.id, &uses = c.uses.component, &provides = c.provides.component;
     const std::string &usesPort = c.uses.port, &providesPort = c.provides.port;
     CORBA::Object_var target;
-    guardCall(provides, "getPort(" + providesPort + ")", [&] { target = resources_[provides]->getPort(providesPort.c_str()); });
+    guardCall(provides, "getPort(" + providesPort + ")",
+              [&] { target = resources_[provides]->getPort(providesPort.c_str()); });
     guardCall(uses, "connectPort(" + usesPort + ")", [&] {
       CORBA::Object_var portObj = resources_[uses]->getPort(usesPort.c_str());
       CF::Port_var port = CF::Port::_narrow(portObj);

@@ -21,14 +21,14 @@ void Launcher::resolveNodes() {
     try {
       CORBA::Object_var obj = root_->resolve(path);
       n.device = scabench::node::NodeDevice::_narrow(obj);
-      if (CORBA::is_nil(n.device)) throw RunFailure(who, "node " + name + ": nodes/" + name + "/device is not a node's device");
+      if (CORBA::is_nil(n.device))
+        throw RunFailure(who, "node " + name + ": nodes/" + name + "/device is not a node's device");
       CORBA::String_var ior = orb_->object_to_string(n.device);
       CORBA::Object_var again = orb_->string_to_object(ior.in());  // a reference of its own, for its own timeout
       n.poll = scabench::node::NodeDevice::_narrow(again);
     } catch (const CosNaming::NamingContext::NotFound&) {
       throw RunFailure(who, "node " + name + " is not registered in the domain (nodes/" + name + " in " +
-                                plan_.naming->corbaloc + "); start it with scabench node --name " +
-                                name);
+                                plan_.naming->corbaloc + "); start it with scabench node --name " + name);
     } catch (const CORBA::SystemException& ex) {
       throw RunFailure(who, "node " + name + " does not answer: " + describeException(ex));
     }
@@ -111,7 +111,8 @@ RunFailure Launcher::nodeDied(const Node& n) {
   std::string message = "node " + n.name + " does not answer (" + n.deadWhy + ")";
   if (lost.empty()) return RunFailure(firstComponentOn(n.name), message);
   if (!known)
-    message += "; its components " + lost + " are out of the run (whether they still run is not known from "
+    message += "; its components " + lost +
+               " are out of the run (whether they still run is not known from "
                "here: a node's processes end when its agent does)";
   else if (anyRunning)
     message += ": its agent is stopped or hung, not gone; its components " + lost +
@@ -128,9 +129,9 @@ void Launcher::execute(HostProc& h) {
   Node& n = nodes_.at(h.node);
   const std::string who = h.components.front();
   if (!n.loaded.count(h.program)) {
-    nodeCall(n, "load " + h.program, [&] {
-      n.device->load(CF::FileSystem::_nil(), h.program.c_str(), CF::LoadableDevice::EXECUTABLE);
-    }, who);
+    nodeCall(
+        n, "load " + h.program,
+        [&] { n.device->load(CF::FileSystem::_nil(), h.program.c_str(), CF::LoadableDevice::EXECUTABLE); }, who);
     n.loaded.insert(h.program);
   }
   const std::vector<std::string> params = execParameters(h);
@@ -153,9 +154,9 @@ void Launcher::execute(HostProc& h) {
     options[options.length() - 1].id = "SCHEDULER";
     options[options.length() - 1].value <<= "batch";
   }
-  nodeCall(n, "execute " + h.program + " for " + who, [&] {
-    h.pid = n.device->execute(h.program.c_str(), options, parameters);
-  }, who);
+  nodeCall(
+      n, "execute " + h.program + " for " + who,
+      [&] { h.pid = n.device->execute(h.program.c_str(), options, parameters); }, who);
   h.spawnedNs = scabench::monotonicNs();
 }
 
@@ -249,8 +250,11 @@ void Launcher::remoteLines(HostProc& h) {
       double utime, stime;
       long nvcsw, nivcsw, maxrss;
       if (in >> utime >> stime >> nvcsw >> nivcsw >> maxrss)
-        h.rusage = {{"user_s", utime}, {"system_s", stime}, {"voluntary_ctxsw", nvcsw},
-                    {"involuntary_ctxsw", nivcsw}, {"max_rss_kb", maxrss}};
+        h.rusage = {{"user_s", utime},
+                    {"system_s", stime},
+                    {"voluntary_ctxsw", nvcsw},
+                    {"involuntary_ctxsw", nivcsw},
+                    {"max_rss_kb", maxrss}};
     } else if (kind == "error" || kind == "stat" || (kind == "eos" && !h.exec)) {
       handleLine(line);
     }
@@ -258,10 +262,15 @@ void Launcher::remoteLines(HostProc& h) {
 }
 
 json Launcher::recordJson(const scabench::node::ProcessRecord& r) {
-  return {{"pid", r.pid}, {"program", r.program.in()}, {"identifier", r.identifier.in()},
-          {"running", bool(r.running)}, {"exit_status", r.running ? json(nullptr) : json(r.exitStatus)},
-          {"user_s", r.userSeconds}, {"system_s", r.systemSeconds},
-          {"context_switches", r.contextSwitches}, {"error_tail", r.errorTail.in()}};
+  return {{"pid", r.pid},
+          {"program", r.program.in()},
+          {"identifier", r.identifier.in()},
+          {"running", bool(r.running)},
+          {"exit_status", r.running ? json(nullptr) : json(r.exitStatus)},
+          {"user_s", r.userSeconds},
+          {"system_s", r.systemSeconds},
+          {"context_switches", r.contextSwitches},
+          {"error_tail", r.errorTail.in()}};
 }
 
 void Launcher::writeFile(const std::string& path, const void* data, std::size_t size) {
@@ -295,8 +304,10 @@ double Launcher::readRemoteCpu(bool atStart) {
   for (auto& h : hosts_) {
     if (h.node.empty() || h.nodeCpuS < 0) continue;
     const double cpu = h.nodeCpuS;
-    if (atStart) h.cpuAtStart = cpu;
-    else h.windowCpuS = cpu - h.cpuAtStart;
+    if (atStart)
+      h.cpuAtStart = cpu;
+    else
+      h.windowCpuS = cpu - h.cpuAtStart;
     if (nodes_.at(h.node).sameMachine) sameMachine += cpu;
   }
   return sameMachine;
@@ -372,7 +383,8 @@ void Launcher::fetchRecord(Node& n, const HostProc& h, const std::string& compon
     requests[0].files[0].offset = bytes.size();
     requests[0].files[0].maxBytes = scabench::node::NodeDevice::MAX_WATCH_BYTES;
     scabench::node::WatchedProcesses_var seen;
-    nodeCall(n, "fetch " + component + ".rec", [&] { seen = n.device->watch(requests); }, component);
+    nodeCall(
+        n, "fetch " + component + ".rec", [&] { seen = n.device->watch(requests); }, component);
     const scabench::node::FilePart& part = seen[0].files[0];
     if (!part.exists) return;  // never made, or the node no longer keeps it
     size = part.size;
@@ -437,7 +449,9 @@ json Launcher::describeNodes() const {
     json clock = json::object();
     for (const auto& [key, probe] : {std::pair<const char*, const ClockProbe*>{"start", &n.start}, {"end", &n.end}})
       if (probe->done)
-        clock[key] = {{"offset_ns", probe->offsetNs}, {"bound_ns", probe->boundNs}, {"rtt_ns", probe->rttNs},
+        clock[key] = {{"offset_ns", probe->offsetNs},
+                      {"bound_ns", probe->boundNs},
+                      {"rtt_ns", probe->rttNs},
                       {"at_ns", probe->atNs}};
     entry["clock"] = clock;
     json processes = json::array();

@@ -66,7 +66,8 @@ void optional(const json& o, const char* key, const std::string& where, Parse pa
 
 std::vector<std::string> texts(const json& v, const std::string& where) {
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < array(v, where).size(); ++i) out.push_back(text(v[i], where + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < array(v, where).size(); ++i)
+    out.push_back(text(v[i], where + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -83,11 +84,16 @@ std::vector<int> cores(const json& v, const std::string& where) {
 Properties properties(const json& v, const std::string& where) {
   Properties out;
   for (const auto& [key, value] : object(v, where).items()) {
-    if (value.is_boolean()) out[key] = value.get<bool>();
-    else if (value.is_number_integer()) out[key] = value.get<int64_t>();
-    else if (value.is_number()) out[key] = value.get<double>();
-    else if (value.is_string()) out[key] = value.get<std::string>();
-    else refuse(where + "." + key, "is " + std::string(value.type_name()) + ", not a boolean, number or string");
+    if (value.is_boolean())
+      out[key] = value.get<bool>();
+    else if (value.is_number_integer())
+      out[key] = value.get<int64_t>();
+    else if (value.is_number())
+      out[key] = value.get<double>();
+    else if (value.is_string())
+      out[key] = value.get<std::string>();
+    else
+      refuse(where + "." + key, "is " + std::string(value.type_name()) + ", not a boolean, number or string");
   }
   return out;
 }
@@ -168,8 +174,8 @@ Hop hop(const json& c, const std::string& where) {
   out.id = required(c, "id", where, name);
   out.protocol = required(c, "protocol", where, text);
   if (out.protocol != kScabenchProtocol)
-    refuse(where + ".protocol", "'" + out.protocol + "' is not a protocol the launcher connects; it knows: " +
-                                    kScabenchProtocol);
+    refuse(where + ".protocol",
+           "'" + out.protocol + "' is not a protocol the launcher connects; it knows: " + kScabenchProtocol);
   out.transport = required(c, "transport", where, text);
   if (out.transport != "shm" && out.transport != "unix" && out.transport != "tcp" && out.transport != "collocated")
     refuse(where + ".transport", "'" + out.transport + "' is not one of shm, unix, tcp, collocated");

@@ -21,8 +21,9 @@ std::string lastLineOf(const std::string& path) {
 }
 
 std::string describeStatus(int status) {
-  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
-                                  strsignal(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(status))
+    return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) +
+           ")";
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   return "stopped";
 }
@@ -107,7 +108,8 @@ void Launcher::validate() {
       proc.argv = {proc.program};
       for (const auto& c : h.components) {
         if (!c.library.empty())
-          throw RunFailure(c.name, "component " + c.name + " comes from a component library, which a node does not load");
+          throw RunFailure(c.name,
+                           "component " + c.name + " comes from a component library, which a node does not load");
         proc.components.push_back(c.name);
         proc.execParams.push_back("COMPONENT");
         proc.execParams.push_back(componentArgument(c));
@@ -165,8 +167,9 @@ void Launcher::validate() {
   // the run sees its packets at the ports of the components around it.
   for (const auto& [name, _] : externals_)
     if (!hasOutgoing_.count(name))
-      throw RunFailure(name, "component " + name + " is external and has no outgoing connection; "
-                             "a run ends at a component of the runtime");
+      throw RunFailure(name, "component " + name +
+                                 " is external and has no outgoing connection; "
+                                 "a run ends at a component of the runtime");
 }
 
 // A host's component as scabench-host takes it, forked here (--component)
@@ -214,11 +217,13 @@ void Launcher::spawnAll() {
       // The process dies with the launcher, even if the launcher is killed.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != launcherPid) _exit(127);
-      if (!h.cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0) childFail(h.argv.front().c_str(), "sched_setaffinity", 126);
+      if (!h.cores.empty() && sched_setaffinity(0, sizeof(set), &set) != 0)
+        childFail(h.argv.front().c_str(), "sched_setaffinity", 126);
       // Threads inherit the policy, so every ORB and worker thread gets it.
       if (h.batch) {
         sched_param param{};
-        if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) childFail(h.argv.front().c_str(), "sched_setscheduler(SCHED_BATCH)", 126);
+        if (sched_setscheduler(0, SCHED_BATCH, &param) != 0)
+          childFail(h.argv.front().c_str(), "sched_setscheduler(SCHED_BATCH)", 126);
       }
       if (h.exec) {
         // A process group of its own: what the program starts (a child
@@ -297,8 +302,8 @@ std::string Launcher::exitText(const HostProc& h) const {
   if (h.node.empty()) return h.exited ? describeStatus(h.status) : "not started";
   if (!h.lostWith.empty()) return "lost with node " + h.lostWith;
   if (!h.exited) return h.pid > 0 ? "still running" : "not started";
-  if (h.exitStatus < 0) return std::string("killed by signal ") + std::to_string(-h.exitStatus) + " (" +
-                               strsignal(-h.exitStatus) + ")";
+  if (h.exitStatus < 0)
+    return std::string("killed by signal ") + std::to_string(-h.exitStatus) + " (" + strsignal(-h.exitStatus) + ")";
   return "exited with status " + std::to_string(h.exitStatus);
 }
 
@@ -350,8 +355,10 @@ bool Launcher::reap(HostProc& h, bool block) {
   h.status = status;
   if (h.exec) {
     const auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-    h.rusage = {{"user_s", seconds(usage.ru_utime)}, {"system_s", seconds(usage.ru_stime)},
-                {"voluntary_ctxsw", usage.ru_nvcsw}, {"involuntary_ctxsw", usage.ru_nivcsw},
+    h.rusage = {{"user_s", seconds(usage.ru_utime)},
+                {"system_s", seconds(usage.ru_stime)},
+                {"voluntary_ctxsw", usage.ru_nvcsw},
+                {"involuntary_ctxsw", usage.ru_nivcsw},
                 {"max_rss_kb", usage.ru_maxrss}};
   }
   return true;

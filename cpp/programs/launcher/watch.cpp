@@ -13,8 +13,8 @@ void Launcher::waitEndOfStream() {
     for (const auto& t : terminal) all = all && eos_.contains(t);
     if (all) return;
     if (scabench::monotonicNs() > deadlineNs_)
-      throw RunFailure("", "timed out after " + std::to_string(plan_.timeoutS) +
-                               " s waiting for end of stream" + progressReport());
+      throw RunFailure(
+          "", "timed out after " + std::to_string(plan_.timeoutS) + " s waiting for end of stream" + progressReport());
     pumpEvents(50);
   }
 }
@@ -57,22 +57,26 @@ void Launcher::handleLine(const std::string& line) {
   std::string rest;
   std::getline(in, rest);
   if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
-  if (kind == "ready") iors_[who] = rest;
-  else if (kind == "eos") eos_[who] = std::stoll(rest);
+  if (kind == "ready")
+    iors_[who] = rest;
+  else if (kind == "eos")
+    eos_[who] = std::stoll(rest);
   else if (kind == "stat") {
     // "stat NAME KEY VALUE": a figure a component reports about its run.
     const auto space = rest.find(' ');
     if (space != std::string::npos) stats_[who][rest.substr(0, space)] = rest.substr(space + 1);
-  }
-  else if (kind == "rusage") {
+  } else if (kind == "rusage") {
     std::istringstream f(rest);
     double utime, stime;
     long nvcsw, nivcsw, maxrss;
     f >> utime >> stime >> nvcsw >> nivcsw >> maxrss;
     for (auto& h : hosts_)
       if (h.name == who)
-        h.rusage = {{"user_s", utime}, {"system_s", stime}, {"voluntary_ctxsw", nvcsw},
-                    {"involuntary_ctxsw", nivcsw}, {"max_rss_kb", maxrss}};
+        h.rusage = {{"user_s", utime},
+                    {"system_s", stime},
+                    {"voluntary_ctxsw", nvcsw},
+                    {"involuntary_ctxsw", nivcsw},
+                    {"max_rss_kb", maxrss}};
   } else if (kind == "error") {
     // The error may be the echo of a neighbour's death: give dead hosts a
     // moment to be reaped, and ask the nodes, so that the true culprit is
@@ -100,8 +104,8 @@ RunFailure Launcher::hostDied(const HostProc& h) {
                                                 exitText(h) + tail + (h.exec ? "" : lastPackets(h)));
   }
   if (h.exec)
-    return RunFailure(h.components.front(), "component " + h.components.front() + " (" + h.argv.front() +
-                                                ", pid " + std::to_string(h.pid) + ") " + describeStatus(h.status) +
+    return RunFailure(h.components.front(), "component " + h.components.front() + " (" + h.argv.front() + ", pid " +
+                                                std::to_string(h.pid) + ") " + describeStatus(h.status) +
                                                 stderrTail(h));
   std::string names;
   for (const auto& c : h.components) names += (names.empty() ? "" : ", ") + c;
@@ -135,7 +139,8 @@ std::string Launcher::lastPackets(const HostProc& h) {
     scabench::PacketRecord last;
     in.seekg(std::streamoff(sizeof header + (n - 1) * sizeof last));
     if (in.read(reinterpret_cast<char*>(&last), sizeof last))
-      out += "; " + c + " had received " + std::to_string(n) + " packets, the last was #" + std::to_string(last.sequence);
+      out +=
+          "; " + c + " had received " + std::to_string(n) + " packets, the last was #" + std::to_string(last.sequence);
   }
   return out;
 }

@@ -386,7 +386,6 @@ void InPortBase::failed(const CORBA::Exception& ex) {
 
 void InPortBase::failed(const std::exception& ex) { owner_.fail("port " + name_ + ": " + ex.what()); }
 
-
 void InPortBase::endOfStreamArrived(InLink& link, uint64_t eosLink) {
   link.eosLink.store(int64_t(eosLink));
   checkEndOfStream(link, link.window->prefix());

@@ -21,10 +21,11 @@ void checkRingFits(const std::string& port, std::size_t samples, std::size_t sam
                    std::size_t ringBytes) {
   if (samples <= ringBytes / sampleBytes) return;
   throw PacketTooLarge("port " + port + ": a packet of " + std::to_string(samples) + " " + typeName + " samples (" +
-                       std::to_string(samples * sampleBytes) + " bytes) does not fit in the connection's "
-                       "shared-memory ring of " + std::to_string(ringBytes) + " bytes (" + port +
-                       ".shm_bytes): at most " + std::to_string(ringBytes / sampleBytes) + " " + typeName +
-                       " samples; refused before sending");
+                       std::to_string(samples * sampleBytes) +
+                       " bytes) does not fit in the connection's "
+                       "shared-memory ring of " +
+                       std::to_string(ringBytes) + " bytes (" + port + ".shm_bytes): at most " +
+                       std::to_string(ringBytes / sampleBytes) + " " + typeName + " samples; refused before sending");
 }
 
 }  // namespace scabench

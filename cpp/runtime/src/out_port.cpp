@@ -12,7 +12,8 @@ OutPortBase::OutPortBase(Component& owner, std::string name) : owner_(owner), na
   policy::declarePortProperties(owner_.properties(), name_, policy::Side::Uses);
   // Not a spec key: the sync=none queue's depth is the runtime's own choice.
   owner_.properties()
-      .declare(name_ + ".sync_none_depth", int64_t{1024}, "packets the sync=none client queue holds before the caller blocks")
+      .declare(name_ + ".sync_none_depth", int64_t{1024},
+               "packets the sync=none client queue holds before the caller blocks")
       .within(1, INT64_MAX);
   // Not spec keys: the runner picks a connection's transport from the run's
   // (a ring needs both ends in processes of the runtime on this machine).
@@ -85,9 +86,7 @@ CORBA::Object_ptr OutPortBase::reference() {
 }
 
 CallKind OutPortBase::callKind() const { return policy::parseCallKind(owner_.properties().text(name_ + ".call")); }
-SyncScope OutPortBase::syncScope() const {
-  return policy::parseSyncScope(owner_.properties().text(name_ + ".sync"));
-}
+SyncScope OutPortBase::syncScope() const { return policy::parseSyncScope(owner_.properties().text(name_ + ".sync")); }
 std::size_t OutPortBase::syncNoneDepth() const {
   return std::size_t(owner_.properties().integer(name_ + ".sync_none_depth"));
 }

@@ -25,8 +25,8 @@ constexpr int64_t kWorkerDepthWhenTrue = 64;
 
 // Sane upper bounds: far above any setting that helps, low enough that a
 // typo cannot ask for gigabytes of queue or a thousand threads per connection.
-constexpr int64_t kMaxPackets = 65536;        // queue depths, buffers, windows, watermarks
-constexpr int64_t kMaxPoolThreads = 1000;     // dispatch = "pool:N"
+constexpr int64_t kMaxPackets = 65536;             // queue depths, buffers, windows, watermarks
+constexpr int64_t kMaxPoolThreads = 1000;          // dispatch = "pool:N"
 constexpr int64_t kMaxReorderTimeoutMs = 600'000;  // ten minutes
 // The most samples a packet can have: no more elements of even one byte fit
 // in the run's message limit (message_limit.hpp).
@@ -77,7 +77,8 @@ std::vector<Key> makeSchema() {
   worker.defaultValue = int64_t{0};
   worker.description =
       "a worker thread behind a queue of this many packets runs the handler, and a full queue blocks the caller: "
-      "false (none: the ORB thread runs it), true (" + std::to_string(kWorkerDepthWhenTrue) + ") or a queue depth";
+      "false (none: the ORB thread runs it), true (" +
+      std::to_string(kWorkerDepthWhenTrue) + ") or a queue depth";
   add(worker);
 
   Key resume = newKey("worker_resume", Side::Provides, Type::Level);
@@ -302,9 +303,7 @@ void check(const Key& key, const PropertyValue& value) {
         if (v == allowed) return;
       throw std::invalid_argument(quoted(v) + " is not valid; use one of: " + joined(key.values));
     }
-    case Type::Form:
-      (void)matchForm(key, asText());
-      return;
+    case Type::Form: (void)matchForm(key, asText()); return;
     case Type::Depth: {
       const int64_t d = asInteger();
       if (d == 0 || (d >= key.min && d <= key.max)) return;
@@ -316,8 +315,8 @@ void check(const Key& key, const PropertyValue& value) {
       for (const auto& allowed : key.values)
         if (v == allowed) return;
       if (isDecimal(v) && std::stoll(v) >= key.min) return;
-      throw std::invalid_argument(quoted(v) + " is not valid; use " + joined(key.values) + " or a level r >= " +
-                                  std::to_string(key.min) + " below " + key.below);
+      throw std::invalid_argument(quoted(v) + " is not valid; use " + joined(key.values) +
+                                  " or a level r >= " + std::to_string(key.min) + " below " + key.below);
     }
     case Type::Integer: {
       const int64_t v = asInteger();
@@ -339,13 +338,15 @@ void declarePortProperties(PropertyBag& bag, const std::string& port, Side side)
     if (!k.on(side)) continue;
     // Depths, capacities and lengths are counts below 2^32 (kMaxPackets,
     // kMaxPacketSamples); the one real is a duration; the rest are words.
-    const PropertyType type = std::holds_alternative<int64_t>(k.defaultValue) ? PropertyType::ULong
+    const PropertyType type = std::holds_alternative<int64_t>(k.defaultValue)  ? PropertyType::ULong
                               : std::holds_alternative<double>(k.defaultValue) ? PropertyType::Double
                                                                                : PropertyType::String;
     // Every one is structural: a connection's policy is read when the port
     // connects or starts, so it cannot change while the component runs.
-    auto& declared = bag.declare(port + "." + k.name, type, k.defaultValue, k.description)
-                         .checkedBy([&k](const PropertyValue& v) { check(k, v); });
+    auto& declared =
+        bag.declare(port + "." + k.name, type, k.defaultValue, k.description).checkedBy([&k](const PropertyValue& v) {
+          check(k, v);
+        });
     // The key's range and words are the property's declaration too, so that
     // --describe publishes what configure enforces (a depth: 0, off, or up to max).
     if (k.type == Type::Integer || k.type == Type::Real) declared.within(k.min, k.max);
@@ -364,9 +365,7 @@ Flow parseFlow(const std::string& text) {
       flow.low = uint64_t(m.args.at("lo"));
       flow.high = uint64_t(m.args.at("hi"));
       break;
-    default:
-      flow.kind = FlowKind::Credits;
-      flow.credits = uint64_t(m.args.at("w"));
+    default: flow.kind = FlowKind::Credits; flow.credits = uint64_t(m.args.at("w"));
   }
   return flow;
 }
@@ -400,8 +399,8 @@ WorkerResume::WorkerResume(const std::string& text, std::size_t depth) {
   } else {
     const auto r = std::size_t(std::stoll(text));
     if (r >= depth)
-      throw std::invalid_argument("worker_resume " + text + " is not valid with worker depth " +
-                                  std::to_string(depth) + ": use auto, half or 0 <= r < " + std::to_string(depth));
+      throw std::invalid_argument("worker_resume " + text + " is not valid with worker depth " + std::to_string(depth) +
+                                  ": use auto, half or 0 <= r < " + std::to_string(depth));
     levels_ = {r, r};
   }
 }
@@ -413,9 +412,7 @@ nlohmann::ordered_json describe() {
     j["side"] = sideName(k.side);
     j["type"] = typeName(k.type);
     switch (k.type) {
-      case Type::Choice:
-        j["values"] = k.values;
-        break;
+      case Type::Choice: j["values"] = k.values; break;
       case Type::Form: {
         j["forms"] = k.forms;
         nlohmann::ordered_json args = nlohmann::ordered_json::object();

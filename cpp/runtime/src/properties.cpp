@@ -167,9 +167,7 @@ PropertyValue fromAny(const CORBA::Any& any, const PropertyBag::Declaration& d) 
     const std::string valid = ": use a whole number in " + rangeText(lo, hi);
     int64_t v = 0;
     switch (n.kind) {
-      case Number::Signed:
-        v = n.s;
-        break;
+      case Number::Signed: v = n.s; break;
       case Number::Unsigned:
         if (n.u > uint64_t(INT64_MAX)) throw std::invalid_argument(is + ": " + text(n) + " does not fit" + valid);
         v = int64_t(n.u);
@@ -236,10 +234,10 @@ PropertyType typeOfDefault(const PropertyValue& v) {
 
 PropertyBag::Declaration& PropertyBag::Declaration::within(int64_t min, int64_t max) {
   bounds = Bounds{min, max};
-  const bool inside = isInteger(type) ? std::get<int64_t>(defaultValue) >= integerLimits(*this).first &&
-                                            std::get<int64_t>(defaultValue) <= integerLimits(*this).second
-                                      : std::get<double>(defaultValue) >= double(min) &&
-                                            std::get<double>(defaultValue) <= double(max);
+  const bool inside =
+      isInteger(type) ? std::get<int64_t>(defaultValue) >= integerLimits(*this).first &&
+                            std::get<int64_t>(defaultValue) <= integerLimits(*this).second
+                      : std::get<double>(defaultValue) >= double(min) && std::get<double>(defaultValue) <= double(max);
   if (!inside)
     throw std::logic_error("the default of the property \"" + description + "\" is outside " + rangeText(min, max));
   return *this;

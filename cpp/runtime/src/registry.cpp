@@ -63,8 +63,8 @@ Component* createComponent(const std::string& kind, const std::string& sampleTyp
   if (t == types.end()) {
     std::string valid;
     for (const auto& [type, _] : types) valid += " " + type;
-    throw std::invalid_argument("component kind '" + kind + "' has no sample type '" + sampleType + "' (valid:" +
-                                valid + ")");
+    throw std::invalid_argument("component kind '" + kind + "' has no sample type '" + sampleType +
+                                "' (valid:" + valid + ")");
   }
   return t->second(ctx);
 }
@@ -120,7 +120,8 @@ std::vector<std::string> loadComponentLibrary(const std::string& path) {
   if (state.kinds.empty()) {
     auto it = loadedLibraries().find(handle);
     if (it != loadedLibraries().end()) return it->second;  // the same file under another name
-    throw std::runtime_error(path + " registers no component kind: a component library registers its kinds "
+    throw std::runtime_error(path +
+                             " registers no component kind: a component library registers its kinds "
                              "when it is loaded (SCABENCH_REGISTER_COMPONENT or "
                              "SCABENCH_REGISTER_TYPED_COMPONENT, registry.hpp) and links the scabench runtime "
                              "of the host that loads it (libscabench_runtime.so." +

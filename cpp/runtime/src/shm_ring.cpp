@@ -34,16 +34,16 @@ struct alignas(64) Control {
   std::atomic<uint32_t> dataSeq;                // futex: bumped at each message
   std::atomic<uint32_t> spareSeq;               // futex: bumped to call a spare receiving thread
   // The receiving threads'.
-  alignas(64) std::atomic<uint32_t> sleeping;   // threads waiting on dataSeq
-  std::atomic<uint32_t> looking;                // threads sleeping on dataSeq or on their way to look
-  std::atomic<uint32_t> spares;                 // threads waiting on spareSeq
-  std::atomic<uint32_t> onewayConcurrent;       // one-way messages may overlap (dispatch pool, pool:N)
+  alignas(64) std::atomic<uint32_t> sleeping;  // threads waiting on dataSeq
+  std::atomic<uint32_t> looking;               // threads sleeping on dataSeq or on their way to look
+  std::atomic<uint32_t> spares;                // threads waiting on spareSeq
+  std::atomic<uint32_t> onewayConcurrent;      // one-way messages may overlap (dispatch pool, pool:N)
   std::atomic<uint32_t> receiverPid;
-  std::atomic<uint32_t> closed;                 // the receiving port closed the connection
-  alignas(64) std::atomic<uint64_t> releasedMsgs;   // messages whose slot and bytes are free again
-  std::atomic<uint64_t> releasedBytes;              // the data position up to which bytes are free again
-  std::atomic<uint32_t> spaceSeq;                   // futex: bumped when something is released
-  std::atomic<uint32_t> sendersWaiting;             // sending threads waiting on spaceSeq
+  std::atomic<uint32_t> closed;                    // the receiving port closed the connection
+  alignas(64) std::atomic<uint64_t> releasedMsgs;  // messages whose slot and bytes are free again
+  std::atomic<uint64_t> releasedBytes;             // the data position up to which bytes are free again
+  std::atomic<uint32_t> spaceSeq;                  // futex: bumped when something is released
+  std::atomic<uint32_t> sendersWaiting;            // sending threads waiting on spaceSeq
 };
 
 struct alignas(64) Slot {
@@ -52,7 +52,7 @@ struct alignas(64) Slot {
   uint32_t flags;                // kTwoway, kEndOfStream
   uint32_t streamId;
   uint64_t sequence, sendTimeNs, link, token;
-  uint64_t start;                // data position of the samples (a byte count that only grows)
+  uint64_t start;  // data position of the samples (a byte count that only grows)
   uint64_t bytes;
 };
 static_assert(sizeof(Slot) == 64);
@@ -241,8 +241,8 @@ uint64_t RingSender::reserve(uint64_t n, std::size_t bytes) {
 
 void RingSender::send(const PacketFields& h, const void* samples, std::size_t bytes, bool twoway, Wait wait) {
   if (bytes > dataBytes_)
-    throw std::length_error("a message of " + std::to_string(bytes) + " bytes does not fit in the shared-memory ring's " +
-                            std::to_string(dataBytes_));
+    throw std::length_error("a message of " + std::to_string(bytes) +
+                            " bytes does not fit in the shared-memory ring's " + std::to_string(dataBytes_));
   uint64_t n;
   {
     std::lock_guard lock(mutex_);
@@ -341,11 +341,12 @@ RingReceiver::RingReceiver(const std::string& name, std::size_t elementBytes, ui
     throw std::invalid_argument("'" + name + "' is not the name of a shared-memory ring (" + kNamePrefix + "...)");
   const int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) throw std::invalid_argument(systemError("shared-memory ring " + name));
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0 ||
       std::size_t(st.st_size) < segmentBytes(kMinDataBytes) || std::size_t(st.st_size) > segmentBytes(kMaxDataBytes)) {
     ::close(fd);
-    throw std::invalid_argument("shared-memory ring " + name + ": not an owner-only ring of this user's, of a size "
+    throw std::invalid_argument("shared-memory ring " + name +
+                                ": not an owner-only ring of this user's, of a size "
                                 "a sending port makes");
   }
   mapped_ = std::size_t(st.st_size);

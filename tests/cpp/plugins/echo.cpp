@@ -8,9 +8,8 @@ class Echo final : public scabench::Component {
   explicit Echo(const scabench::ComponentContext& ctx) : Component(ctx) {
     properties().declare("echo_marker", int64_t{7}, "tells this kind from any other");
     auto* out = &addOutPort<CORBA::Double>("out");
-    addInPort<CORBA::Double>("in", [out](const scabench::PacketView<CORBA::Double>& p) {
-      out->push(p.header, p.samples, p.count);
-    });
+    addInPort<CORBA::Double>(
+        "in", [out](const scabench::PacketView<CORBA::Double>& p) { out->push(p.header, p.samples, p.count); });
   }
 };
 }  // namespace

@@ -15,11 +15,11 @@
 namespace scabench {
 
 struct PacketRecord {
-  uint64_t sequence;   // packet sequence number
-  int64_t arriveNs;    // stage: upcall entry; producer: send start
-  int64_t doneNs;      // stage: processed and forwarded; producer: send returned
-  uint32_t threadId;   // kernel thread that received the packet
-  uint32_t flags;      // where it came from: recordFlags(); 0 in files written before
+  uint64_t sequence;  // packet sequence number
+  int64_t arriveNs;   // stage: upcall entry; producer: send start
+  int64_t doneNs;     // stage: processed and forwarded; producer: send returned
+  uint32_t threadId;  // kernel thread that received the packet
+  uint32_t flags;     // where it came from: recordFlags(); 0 in files written before
 };
 static_assert(sizeof(PacketRecord) == 32);
 
@@ -33,7 +33,7 @@ constexpr uint32_t recordFlags(uint32_t connection, uint32_t streamId) {
 }
 
 struct RecordFileHeader {
-  char magic[8];                        // "SCABREC2"
+  char magic[8];  // "SCABREC2"
   uint32_t headerSize;
   uint32_t recordSize;
   uint64_t capacity;
@@ -43,16 +43,16 @@ struct RecordFileHeader {
   // its connection disconnected, while the packet waited for credits or a
   // resume. Reserved (0) in files written before.
   std::atomic<uint32_t> unsent;
-  std::atomic<uint64_t> completed;      // records whose doneNs is written
+  std::atomic<uint64_t> completed;  // records whose doneNs is written
   // Ordering and flow control, summed over the component's input ports
   // (peaks: the largest of them); written as they change.
-  std::atomic<uint64_t> reorderPeak;    // most packets a reorder buffer held
-  std::atomic<uint64_t> skipped;        // link sequences given up on after the timeout
-  std::atomic<uint64_t> late;           // arrived after being skipped, dropped
-  std::atomic<uint64_t> duplicates;     // arrived twice, dropped
-  std::atomic<uint64_t> heldPeak;       // most packets a port held at once (upcalls + buffers + queue)
-  std::atomic<uint64_t> suspends;       // times a port told its sender to suspend (watermarks)
-  std::atomic<uint64_t> sendStalls;     // times an output port waited for credits or a resume
+  std::atomic<uint64_t> reorderPeak;  // most packets a reorder buffer held
+  std::atomic<uint64_t> skipped;      // link sequences given up on after the timeout
+  std::atomic<uint64_t> late;         // arrived after being skipped, dropped
+  std::atomic<uint64_t> duplicates;   // arrived twice, dropped
+  std::atomic<uint64_t> heldPeak;     // most packets a port held at once (upcalls + buffers + queue)
+  std::atomic<uint64_t> suspends;     // times a port told its sender to suspend (watermarks)
+  std::atomic<uint64_t> sendStalls;   // times an output port waited for credits or a resume
   // What the component's ports refused from a peer, by reason (Refusal):
   // packets and signals that a sending port keeping to its connection never
   // sends (docs/trust-model.md). Summed over the ports; each count wraps at

@@ -27,31 +27,31 @@ namespace scabench::s4285 {
 
 using cfloat = std::complex<float>;
 
-constexpr int kSymbolRate = 2400;       // symbols/s on air
-constexpr int kSamplesPerSymbol = 4;    // transmit filter oversampling
+constexpr int kSymbolRate = 2400;                             // symbols/s on air
+constexpr int kSamplesPerSymbol = 4;                          // transmit filter oversampling
 constexpr int kSampleRate = kSymbolRate * kSamplesPerSymbol;  // 9600 audio samples/s
 constexpr double kCarrierHz = 1800.0;
-constexpr float kRollOff = 0.2f;        // RRC excess bandwidth (an implementation choice)
-constexpr int kFilterSpan = 8;          // RRC half-length, in symbols
+constexpr float kRollOff = 0.2f;  // RRC excess bandwidth (an implementation choice)
+constexpr int kFilterSpan = 8;    // RRC half-length, in symbols
 constexpr int kFrameSymbols = 256;
 constexpr int kPreambleSymbols = 80;
 constexpr int kScrambledSymbols = kFrameSymbols - kPreambleSymbols;  // 176: data and probes
 constexpr int kDataSymbolsPerFrame = 128;
 constexpr int kAudioSamplesPerFrame = kFrameSymbols * kSamplesPerSymbol;  // 1024
-constexpr float kAudioScale = 8192.0f;  // PCM units per unit of baseband amplitude
+constexpr float kAudioScale = 8192.0f;                                    // PCM units per unit of baseband amplitude
 
 // A user data rate with its coding and interleaving.
 struct Mode {
-  std::string name;         // e.g. "2400L", "600S", "3600U"
+  std::string name;  // e.g. "2400L", "600S", "3600U"
   int userBps = 0;
-  bool coded = true;        // false: no code, no interleaver
-  int repetition = 1;       // coded pair sent this many times (75-300 bps)
-  bool punctured = false;   // 2400 bps: 1/2 punctured to 2/3
-  int bitsPerSymbol = 1;    // 1 BPSK, 2 QPSK, 3 8-PSK
-  int interleaverInc = 0;   // row delay step in 32-bit groups; 0: no interleaver
+  bool coded = true;       // false: no code, no interleaver
+  int repetition = 1;      // coded pair sent this many times (75-300 bps)
+  bool punctured = false;  // 2400 bps: 1/2 punctured to 2/3
+  int bitsPerSymbol = 1;   // 1 BPSK, 2 QPSK, 3 8-PSK
+  int interleaverInc = 0;  // row delay step in 32-bit groups; 0: no interleaver
 
   int userBytesPerFrame() const { return userBps * kFrameSymbols / kSymbolRate / 8; }
-  int codedBitsPerFrame() const;       // into the interleaver
+  int codedBitsPerFrame() const;                                                    // into the interleaver
   int channelBitsPerFrame() const { return kDataSymbolsPerFrame * bitsPerSymbol; }  // after puncturing
   // Whole-stream delay of the interleaver/deinterleaver pair, in bits.
   int interleaverDelayBits() const { return 31 * interleaverInc * 32; }

@@ -130,7 +130,7 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
     {
       std::lock_guard lock(mutex_);
       if (epoch <= issued_ || epoch - issued_ <= issued_) {  // epoch <= 2 * issued, without overflow
-        if (epoch <= epoch_) return;  // an older signal overtaken by a newer one
+        if (epoch <= epoch_) return;                         // an older signal overtaken by a newer one
         epoch_ = epoch;
         suspended_ = suspended;
         changed_.notify_all();

@@ -89,16 +89,15 @@ class Component;
 // servant, and where its stream stands. Shared (std::shared_ptr): a packet
 // in a queue keeps its connection alive after a detach.
 struct InLink {
-  InLink(uint64_t token, uint32_t number, bool implicit = false)
-      : token(token), number(number), implicit(implicit) {}
+  InLink(uint64_t token, uint32_t number, bool implicit = false) : token(token), number(number), implicit(implicit) {}
   const uint64_t token;
-  const uint32_t number;  // attach order at this port: recorded with each packet (recordFlags)
-  const bool implicit;    // a port nobody attached to: token 0
-  scabench::FlowControl_var sender;     // nil without flow control; set before start
-  std::unique_ptr<LinkWindow> window;   // made at the first start after the attach
-  std::atomic<bool> detached{false};    // the sender detached: its packets are refused
-  std::atomic<uint32_t> calls{0};       // its calls in progress
-  std::atomic<int64_t> held{0};         // its packets in the port (watermarks)
+  const uint32_t number;               // attach order at this port: recorded with each packet (recordFlags)
+  const bool implicit;                 // a port nobody attached to: token 0
+  scabench::FlowControl_var sender;    // nil without flow control; set before start
+  std::unique_ptr<LinkWindow> window;  // made at the first start after the attach
+  std::atomic<bool> detached{false};   // the sender detached: its packets are refused
+  std::atomic<uint32_t> calls{0};      // its calls in progress
+  std::atomic<int64_t> held{0};        // its packets in the port (watermarks)
   // End of stream. pending: one was taken for the stream under way (a second
   // is refused); eosLink: its link sequence once it has come through the
   // port's queues, -1 before; ended: streams ended on it since start.
@@ -237,7 +236,7 @@ class InPortBase {
   uint32_t maxCalls_ = 1;
   std::array<std::atomic<uint64_t>, kRefusalReasons> refused_{};
   std::mutex eosMutex_;
-  uint64_t rounds_ = 0;  // the port's ends of stream since start (under eosMutex_)
+  uint64_t rounds_ = 0;           // the port's ends of stream since start (under eosMutex_)
   uint32_t lastEndedStream_ = 0;  // the stream id of the connection that ended last (under eosMutex_)
 
   std::array<std::size_t, 2> resume_{};  // two-way, one-way
@@ -293,8 +292,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);
     };
     return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize,
-                                               onPacket,
-                                               [this](const std::string&) { refuse(Refusal::Sender); });
+                                               onPacket, [this](const std::string&) { refuse(Refusal::Sender); });
   }
 
   void startWorker() override {

@@ -134,7 +134,8 @@ class OutPort final : public OutPortBase {
  protected:
   void attach(CORBA::Object_ptr connection) override {
     typename Traits::Ref_var ref = Traits::Ref::_narrow(connection);
-    if (CORBA::is_nil(ref)) throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
+    if (CORBA::is_nil(ref))
+      throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
     token_ = drawToken();
     // A new connection is a new sequence space: its link sequences start at
     // 0, as the receiver's window and a new flow gate's credits do. (Going

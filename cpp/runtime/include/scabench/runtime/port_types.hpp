@@ -8,7 +8,6 @@
 
 namespace scabench {
 
-
 template <class T>
 struct PortTraits;
 

@@ -52,8 +52,8 @@ bool registerForEveryType(const std::string& kind) {
 #define SCABENCH_CONCAT_(a, b) a##b
 #define SCABENCH_CONCAT(a, b) SCABENCH_CONCAT_(a, b)
 // Registers a component class (one element type, or none) at load time.
-#define SCABENCH_REGISTER_COMPONENT(kind, Class)                                                   \
-  static const bool SCABENCH_CONCAT(registered_, __LINE__) = ::scabench::registerComponent(      \
+#define SCABENCH_REGISTER_COMPONENT(kind, Class)                                            \
+  static const bool SCABENCH_CONCAT(registered_, __LINE__) = ::scabench::registerComponent( \
       kind, "", [](const ::scabench::ComponentContext& c) -> ::scabench::Component* { return new Class(c); })
 // Registers a component class template for all element types at load time.
 #define SCABENCH_REGISTER_TYPED_COMPONENT(kind, Template) \

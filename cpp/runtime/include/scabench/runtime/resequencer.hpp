@@ -74,7 +74,8 @@ class Resequencer {
       return Offer::Refused;
     }
     room_.wait(lock, [&] {
-      return closed_ || held_.size() < capacity_ || number < next_ || (!held_.empty() && number < held_.rbegin()->first);
+      return closed_ || held_.size() < capacity_ || number < next_ ||
+             (!held_.empty() && number < held_.rbegin()->first);
     });
     if (closed_) return Offer::Closed;
     if (number < next_) {

@@ -163,8 +163,7 @@ class RingSender {
 // sender put them in, overlapping as said above.
 class RingReceiver {
  public:
-  using Handler = std::function<void(const PacketFields& header, const void* samples, std::size_t bytes,
-                                     bool twoway)>;
+  using Handler = std::function<void(const PacketFields& header, const void* samples, std::size_t bytes, bool twoway)>;
   // onewayConcurrency: how many one-way messages may be in the handler at
   // once (1: serial, single; N: pool:N; the ORB's 100: pool). maxAhead: a
   // message is taken only if fewer than this many, counted from the oldest
@@ -199,12 +198,12 @@ class RingReceiver {
     bool twoway;
   };
   void loop(bool spare);
-  Take tryTake(Taken& t);                 // under mutex_
-  bool headTakeable();                    // under mutex_
-  void handOff(bool twoway);              // under mutex_
-  void spawn(bool spare);                 // under mutex_
-  void finish(const Taken& t);            // under mutex_
-  void broken(const std::string& why);    // under mutex_
+  Take tryTake(Taken& t);               // under mutex_
+  bool headTakeable();                  // under mutex_
+  void handOff(bool twoway);            // under mutex_
+  void spawn(bool spare);               // under mutex_
+  void finish(const Taken& t);          // under mutex_
+  void broken(const std::string& why);  // under mutex_
   void wakeAll();
 
   std::string name_;
@@ -226,8 +225,8 @@ class RingReceiver {
   bool concurrentTraffic_ = false;  // a message that may overlap another was seen: keep a spare thread
   uint64_t next_ = 0;               // the next message to take
   uint64_t released_ = 0, releasedBytes_ = 0;
-  std::vector<uint64_t> end_;       // per slot: the data position after its message (copied at take)
-  std::vector<uint8_t> done_;       // per slot: its upcall returned
+  std::vector<uint64_t> end_;  // per slot: the data position after its message (copied at take)
+  std::vector<uint8_t> done_;  // per slot: its upcall returned
   uint32_t busyOneway_ = 0, threads_ = 0, spares_ = 0;
   std::vector<std::thread> pool_;
 };
