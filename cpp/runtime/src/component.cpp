@@ -102,6 +102,7 @@ void Component::start() {
         records_->header().refused[i].fetch_add(earlyRefusals_[i].exchange(0));
     }
     inPortsAtEnd_.store(0);  // re-armed: each start's stream ends anew
+    stopRequested_.store(false, std::memory_order_seq_cst);
     for (auto& p : outPorts_) p->resume();
     for (auto& p : inPorts_) p->startWorker();
     onStart();
@@ -122,7 +123,8 @@ void Component::start() {
 void Component::stop() {
   std::lock_guard lock(lifecycle_);
   if (!running()) return;
-  running_.store(false, std::memory_order_seq_cst);  // the ports refuse from here on
+  running_.store(false, std::memory_order_seq_cst);       // the ports refuse from here on
+  stopRequested_.store(true, std::memory_order_seq_cst);  // before the halt: a source gives up one packet at most
   // A packet waiting for credits or a resume waits on the receiver, which
   // may never answer: it is given up (counted unsent), so that the sending
   // threads that onStop() and stopWorker() wait for can finish.

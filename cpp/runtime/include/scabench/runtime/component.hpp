@@ -114,6 +114,11 @@ class Component : public virtual POA_CF::Resource {
   RecordLog& records();
   // Between a successful start() and stop(): the ports take packets only then.
   bool running() const { return running_.load(std::memory_order_acquire); }
+  // From the moment stop() begins until the next start(): a packet source
+  // sends no further packet. Set before the output ports are halted, so that
+  // a source whose waiting packet the halt gives up sees it before its next
+  // packet, which would otherwise be given up too.
+  bool stopRequested() const { return stopRequested_.load(std::memory_order_acquire); }
   // Counts one thing a port refused from a peer, into the record header
   // (before start, held until the header exists). Safe from any thread.
   void countRefusal(Refusal why);
@@ -178,6 +183,7 @@ class Component : public virtual POA_CF::Resource {
   uint64_t streamBegan_ = 0;  // only on the thread that ends a stream; one stream ends at a time
   std::atomic<bool> failed_{false};
   std::atomic<bool> running_{false};
+  std::atomic<bool> stopRequested_{false};
   // Whether records_ exists: made at the first start, kept across a stop.
   std::atomic<bool> recording_{false};
   std::array<std::atomic<uint32_t>, kRefusalReasons> earlyRefusals_{};  // before the header exists

@@ -47,9 +47,8 @@ class SourceLoop {
     const uint64_t from = next_;
     // Packet `from` is due now; the ones after it keep their spacing and dither.
     const PacketSchedule schedule{monotonicNs() - int64_t(from) * periodNs, periodNs, ditherNs};
-    thread_ = std::thread([=, this, send = std::move(send), end = std::move(end)] {
-      run(schedule, packets, send, end);
-    });
+    thread_ =
+        std::thread([=, this, send = std::move(send), end = std::move(end)] { run(schedule, packets, send, end); });
   }
 
   void stop() {
@@ -82,7 +81,9 @@ class SourceLoop {
   void run(const PacketSchedule& schedule, uint64_t packets, const Send& send, const End& end) {
     try {
       for (; next_ < packets; ++next_) {
-        if (!waitForSlot(schedule, next_)) return;
+        // Its owner's stop, seen before the next packet: a packet the stop's
+        // halt gave up is the only one given up.
+        if (!waitForSlot(schedule, next_) || owner_.stopRequested()) return;
         send(next_);
       }
       if (!ended_ && !stopping_.load()) {
