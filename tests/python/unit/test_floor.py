@@ -14,7 +14,6 @@ from scabench.model.load import load_spec
 from scabench.model.pipeline import below_floor_why, floor_caveat, floor_of, undeclared_work
 from scabench.report.tables import format_run
 from scabench.run.results import RunResult, StageResult
-from scabench.run.runner import run_spec
 
 
 def chain_toml(stages, packets=100, period_us=0, cores="0"):
@@ -193,12 +192,3 @@ def test_a_result_without_a_floor_says_so(write_spec):
     assert "no floor (no declared work)" in text
     caveat = "the floor counts only declared work (work_us); ext declares none"
     assert caveat in format_run(described(write_spec, floor_caveat=caveat))
-
-
-def test_a_pipeline_whose_only_stage_is_python_runs(write_spec):
-    # Over real processes: the floor is stage1's work, and the ratio is taken over it.
-    spec = load_spec(write_spec(chain_toml([("stage1", "py-stage", CPU_1MS)], packets=5)))
-    result = run_spec(spec)
-    assert result.status == "ok", result.error
-    assert result.floor_ms == pytest.approx(5.0) and result.overhead_ratio is not None
-    assert result.stages[-1].received == 5 and result.floor_caveat is None
