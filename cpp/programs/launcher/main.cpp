@@ -101,22 +101,17 @@ json Launcher::run() {
 
 }  // namespace scabench::launch
 
-const char* const USAGE =
+const scabench::Usage kUsage{
+    "scabench-launch",
     "usage: scabench-launch ASSEMBLY.json MANIFEST.json\n"
     "Runs one assembly (written by `scabench run`): starts its hosts, drives the components through the SCA\n"
-    "lifecycle, waits for end of stream, tears everything down, and writes the outcome to MANIFEST.json.\n";
+    "lifecycle, waits for end of stream, tears everything down, and writes the outcome to MANIFEST.json.\n"};
 
 using namespace scabench::launch;
 
 int main(int argc, char** argv) {
-  if (scabench::askedForHelp(argc, argv)) {
-    std::cout << USAGE;
-    return 0;
-  }
-  if (argc != 3) {
-    std::cerr << "scabench-launch: expected two arguments\n" << USAGE;
-    return 2;
-  }
+  if (kUsage.answersHelp(argc, argv)) return 0;
+  if (argc != 3) return kUsage.refuse("expected two arguments");
   Plan plan;
   try {
     plan = scabench::launch::readPlan(argv[1]);
