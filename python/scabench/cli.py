@@ -178,6 +178,26 @@ def study_csv_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., 
     )
 
 
+def study_out_option(default: str, help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A study's --out folder: its default and what goes there."""
+    return click.option(
+        "--out", "out_dir", default=default, show_default=True, type=click.Path(file_okay=False), help=help_text
+    )
+
+
+def campaign_file_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A campaign study's --campaign file, and the one it runs without it."""
+    return click.option(
+        "--campaign", "campaign_file", type=click.Path(dir_okay=False), help=f"Campaign file (default {default})."
+    )
+
+
+# A campaign study's --packets: every run's packet count, its quick one below it.
+study_packets_option = click.option(
+    "--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick)."
+)
+
+
 def check_outputs(json_path: str | Path | None, csv_path: str | None, out_dir: str | None = None) -> None:
     """Every output of a command, made once before anything runs and
     removed again (check_writable): its --json and --csv files and its
@@ -657,22 +677,10 @@ def _stdin_is_pipe() -> bool:
     type=click.IntRange(min=1, max=MAX_RUNS),
     help="Runs per configuration and set-up (default 3; 1 with --quick).",
 )
-@click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
+@study_packets_option
 @click.option("--only", help="Comma-separated configuration ids to run (default: all of the campaign).")
-@click.option(
-    "--campaign",
-    "campaign_file",
-    type=click.Path(dir_okay=False),
-    help="Campaign file (default experiments/paper/campaign.toml).",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    default="results/paper",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Where report.md, report.html, the PNGs and results.json go.",
-)
+@campaign_file_option("experiments/paper/campaign.toml")
+@study_out_option("results/paper", "Where report.md, report.html, the PNGs and results.json go.")
 @click.option(
     "--from-results",
     is_flag=True,
@@ -727,21 +735,9 @@ def paper(
 @main.command("link-delay", short_help="Two-way + worker against credits across network hosts with link delay.")
 @click.option("--quick", is_flag=True, help="100 packets and one run per row: about a minute.")
 @click.option("--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Runs per row (default 3; 1 with --quick).")
-@click.option("--packets", type=click.IntRange(min=2), help="Packets per run (default 1000; 100 with --quick).")
-@click.option(
-    "--campaign",
-    "campaign_file",
-    type=click.Path(dir_okay=False),
-    help="Campaign file (default experiments/ordering/link-delay.toml).",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    default="results/link-delay",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Where report.md, report.html, the PNG and results.json go.",
-)
+@study_packets_option
+@campaign_file_option("experiments/ordering/link-delay.toml")
+@study_out_option("results/link-delay", "Where report.md, report.html, the PNG and results.json go.")
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @study_json_option
 @study_csv_option("a row per strategy and link delay")
@@ -790,14 +786,7 @@ def link_delay(
 
 @main.command(short_help="What the ORB costs per call and per byte, on every transport.")
 @click.option("--quick", is_flag=True, help="Fewer and shorter rounds, a shorter size sweep (about 20 s).")
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    default="results/profile",
-    show_default=True,
-    help="Directory for report.md, report.html, the plots and profile.json.",
-)
+@study_out_option("results/profile", "Directory for report.md, report.html, the plots and profile.json.")
 @click.option(
     "--json", "json_path", type=click.Path(dir_okay=False), help="Write the result here (default: OUT/profile.json)."
 )
@@ -866,14 +855,7 @@ def datarate(cycles: float, clock_mhz: float, elements: int, samples_per_symbol:
     type=click.Choice(["fir", "s4285"]),
     help="Run one part: the FIR load (seed Figs. 6-10) or the STANAG 4285 transmitter (seed Figs. 3-4).",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    default="results/granularity",
-    show_default=True,
-    help="Where report.md, report.html and the PNGs go.",
-)
+@study_out_option("results/granularity", "Where report.md, report.html and the PNGs go.")
 @click.option(
     "--json",
     "json_path",
@@ -1071,14 +1053,7 @@ def node(
     help="Rounds, each running every peer once (default 3; 1 with --quick).",
 )
 @click.option("--only", help="Comma-separated peers to run (default: every peer installed).")
-@click.option(
-    "--out",
-    "out_dir",
-    default="results/peers",
-    show_default=True,
-    type=click.Path(file_okay=False),
-    help="Where report.md, report.html, the PNG and results.json go.",
-)
+@study_out_option("results/peers", "Where report.md, report.html, the PNG and results.json go.")
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @click.option("--packets", type=click.IntRange(min=2), hidden=True)
 @click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
