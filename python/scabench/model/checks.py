@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scabench.errors import SpecError
-from scabench.model.catalog import PYTHON_KINDS, kind_of, kind_properties
+from scabench.model.catalog import PYTHON_KINDS, kind_properties, port_names, ports_of
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, PolicyValueError, parse_policy
 
@@ -228,12 +228,12 @@ def endpoint(text: Any, path: str | Path, key: str, components: list["Component"
     comp = next((c for c in components if c.name == name), None)
     if comp is None:
         raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
-    declared = kind_of(comp)
+    declared = ports_of(comp)
     if declared is None:  # external: its ports are checked at run time, when it is there to ask
         if not port or not port.replace("_", "").replace("-", "").isalnum():
             raise SpecError(path, key, f"{text!r}: a port name of letters, digits, - and _ is required")
         return (name, port)
-    ports = declared[direction]
+    ports = port_names(declared, direction)
     if port not in ports:
         role = "uses (output)" if direction == "uses" else "provides (input)"
         raise SpecError(

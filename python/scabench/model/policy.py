@@ -97,6 +97,14 @@ class Policy:
         }
 
     @property
+    def fanout(self) -> str:
+        """How a uses port with several connections hands each packet to
+        them: "sequential", "parallel" or "drop" (the schema's `fanout`); a
+        runtime whose schema has no such key sends one connection after
+        another, which is "sequential"."""
+        return str(dict(self.others).get("fanout", "sequential"))
+
+    @property
     def max_server_threads_per_connection(self) -> int | None:
         """The omniORB setting behind `dispatch`, or None for its default."""
         if self.dispatch == "serial":
