@@ -110,7 +110,9 @@ class Component:
         try:
             declared = kind_declaration(kind, self._folder / library if isinstance(library, str) else None)
         except (KeyError, ScabenchError):
-            raise SpecError(self._where, f"{self.name}.{name}", f"{kind!r} is not a kind whose ports are known") from None
+            raise SpecError(
+                self._where, f"{self.name}.{name}", f"{kind!r} is not a kind whose ports are known"
+            ) from None
         ports = kind_ports(declared) if declared is not None else {}
         if name not in ports:
             have = "; ".join(f"{d} {', '.join(port_names(ports, d)) or 'none'}" for d in ("uses", "provides"))

@@ -23,10 +23,10 @@ from scabench.files import check_writable
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_benchmark
+from scabench.model import graph
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.load import find_spec, load_spec
 from scabench.model.overrides import Overrides, apply_overrides
-from scabench.model import graph
 from scabench.model.pipeline import floor_caveat, floor_parts, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad

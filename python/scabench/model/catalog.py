@@ -89,8 +89,9 @@ def _library_describe(library):
 
 def component_kinds(library: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """{kind: {"sample_types", "provides", "uses", "properties", and
-    "ports" where the runtime gives them (kind_ports)}}: the built-in kinds, and with `library` (a path) that library's kinds too
-    (each with "library"). Raises LibraryError for a library the host
+    "ports" where the runtime gives them (kind_ports)}}: the built-in
+    kinds, and with `library` (a path) that library's kinds too (each with
+    "library"). Raises LibraryError for a library the host
     cannot load or that registers no kind."""
     return (_describe() if library is None else _library_describe(library))["kinds"]
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scabench.model.catalog import properties_of
-from scabench.model.graph import critical_path, describe_route
 from scabench.model.checks import SAMPLE_BYTES
+from scabench.model.graph import critical_path, describe_route
 
 if TYPE_CHECKING:
     from scabench.model.spec import Component
