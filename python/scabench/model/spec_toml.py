@@ -470,7 +470,7 @@ def _check_port_types(path, conn, by_name, sample_type):
             path,
             conn.where,
             f"{'.'.join(conn.uses)} ({types[0]}) -> {'.'.join(conn.provides)} ({types[1]}): the ports carry "
-            f"different samples; connect a {types[0]} port to a {types[0]} port",
+            "different samples; connect two ports of one type",
         )
 
 
