@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from scabench.errors import SpecError
 from scabench.model.catalog import PYTHON_KINDS, kind_properties, port_names, ports_of
+from scabench.model.graph import fan_out
 from scabench.model.link import LinkSettings
-from scabench.model.policy import Policy, PolicyValueError, parse_policy
+from scabench.model.policy import Policy, PolicyValueError, one_connection_properties, parse_policy
 
 if TYPE_CHECKING:
     from scabench.model.spec import Component, Spec
@@ -327,12 +328,15 @@ def check_python_ports(spec: "Spec", where: str = "policy") -> None:
         return
     from scabench.components import policy as python_policy  # loads omniORBpy: only for a spec that needs it
 
+    fanned = fan_out(spec.connections)
     for conn in spec.connections:
         for (name, port), side, table in ((conn.uses, "uses", "USES"), (conn.provides, "provides", "PROVIDES")):
             if spec.component(name).kind not in PYTHON_KINDS:
                 continue
             checks = {key: check for key, _, _, check, *_ in getattr(python_policy, table)}
             properties = getattr(conn.policy, f"{side}_properties")(port)
+            if side == "uses" and tuple(conn.uses) not in fanned:
+                properties = one_connection_properties(properties)
             for prop, value in properties.items():
                 key = prop.split(".", 1)[1]
                 try:

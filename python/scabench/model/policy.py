@@ -53,6 +53,19 @@ NAMED_KEYS = (
     "flow",
 )
 
+# The uses-side keys that say how a port with several connections hands
+# each packet to them (the runtime's schema: fanout, fanout_depth). On a
+# port with one connection they say nothing: a spec may not give them there
+# (spec_toml), and the port is not given them (one_connection_properties).
+FANOUT_KEYS = ("fanout", "fanout_depth")
+
+
+def one_connection_properties(properties: dict[str, Any]) -> dict[str, Any]:
+    """A uses port's properties (Policy.uses_properties) for a port with one
+    connection: without the fan-out keys, which a port that does not fan
+    out (a Python component's, say) need not know."""
+    return {prop: value for prop, value in properties.items() if prop.split(".", 1)[1] not in FANOUT_KEYS}
+
 
 @dataclass(frozen=True)
 class Policy:

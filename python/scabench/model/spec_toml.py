@@ -39,6 +39,7 @@ from scabench.model.checks import (
     policy_of,
     table_of,
 )
+from scabench.model.policy import FANOUT_KEYS
 from scabench.model.spec import (
     BIND_TIMEOUT_S,
     RUN_TABLE_KEYS,
@@ -406,11 +407,6 @@ def _check_libraries_apart(components, path):
                     f"{c.library} registers kind {kind!r}, which {first} "
                     "registers too; a spec's kind names one piece of code: rename one of them",
                 )
-
-
-# The uses-side policy keys that say how a port with several connections
-# shares its packets among them (the runtime's schema, "fanout").
-FANOUT_KEYS = ("fanout", "fanout_depth")
 
 
 def _connections(doc, path, components, default_policy, sample_type):

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scabench.model.catalog import PYTHON_KINDS
+from scabench.model.graph import fan_out
 from scabench.model.pipeline import packets_through
-from scabench.model.policy import host_orb_options
+from scabench.model.policy import host_orb_options, one_connection_properties
 from scabench.model.resources import process_memory_bytes
 from scabench.model.transport import endpoint_transport, hop_transport, ring_bytes, uses_properties
 from scabench.paths import program
@@ -301,12 +302,15 @@ def build_assembly(spec: Spec, run_dir: Path, timeout_s: float, network: Network
 def _uses_port_properties(spec: Spec) -> dict[tuple[str, str], dict[str, Any]]:
     """{uses port: the properties its hops give it}, worked out once a port:
     its connections agree on the sending side's keys (spec_toml checks it:
-    one port, one setting), and a port with a hop over shared memory makes
+    one port, one setting), a port with one connection gets no fan-out keys
+    (policy.one_connection_properties), and a port with a hop over shared memory makes
     its ring (transport.uses_properties). Every hop of the port carries the
     same, so that the launcher sets the port once whichever hop it reads."""
+    fanned = fan_out(spec.connections)
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for conn in spec.connections:
-        port = out.setdefault(tuple(conn.uses), dict(conn.policy.uses_properties(conn.uses[1])))
+        own = conn.policy.uses_properties(conn.uses[1])
+        port = out.setdefault(tuple(conn.uses), own if tuple(conn.uses) in fanned else one_connection_properties(own))
         port.update(uses_properties(spec, conn))
     return out
 

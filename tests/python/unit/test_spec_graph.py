@@ -412,3 +412,18 @@ def test_a_fan_out_goes_to_a_sad_and_back(write_spec, tmp_path):
     a, b = loaded.describe(), original.describe()
     a.pop("file"), b.pop("file")
     assert a == b
+
+
+@NEEDS_FANOUT
+def test_a_port_with_one_connection_is_given_no_fan_out_keys(write_spec, tmp_path):
+    spec = load_spec(write_spec(FAN + '[policy]\nfanout = "drop"\nfanout_depth = 8\n'))
+    hops = {h.id: h.uses.properties for h in plan_of(spec, tmp_path, 10.0).hops}
+    assert hops["producer.out->a.in"]["out.fanout"] == "drop" and hops["producer.out->a.in"]["out.fanout_depth"] == 8
+    assert "out.fanout" not in hops["a.out->c.in"] and "out.fanout_depth" not in hops["a.out->c.in"]
+    # So a Python component's port, which has one connection, is not refused for a key it does not take.
+    load_spec(
+        write_spec(
+            FAN.replace('name = "a"\nkind = "stage"', 'name = "a"\nkind = "py-stage"') + '[policy]\nfanout = "drop"\n',
+            "py.toml",
+        )
+    )
