@@ -243,10 +243,13 @@ def policy_tables(
     """How a spec writes its connections' policies: ([policy], {connection id:
     its keys over [policy]}), as few keys as say every connection's policy,
     the most common policy as the default. A policy reached only through a
-    default (a key that only applies with another) can need another default;
-    each is tried in turn. `path`: the spec's, for the error."""
+    default (a key that only applies with another) can need another default,
+    and so does a connection of a port with one connection whose fan-out keys
+    differ from the default's (a spec may give them only in [policy]); each
+    is tried in turn. `path`: the spec's, for the error."""
     runtime = written(parse_policy({}))
     common = Counter(conn.policy for conn in connections).most_common()
+    alone = {port for port, n in Counter(tuple(conn.uses) for conn in connections).items() if n == 1}
     for candidate, _ in common or [(parse_policy({}), 0)]:
         # call always: whether a connection is one-way is what a reader looks for first.
         table = {"call": candidate.call, **{k: v for k, v in written(candidate).items() if v != runtime[k]}}
@@ -259,6 +262,8 @@ def policy_tables(
                 keys = {k: v for k, v in written(conn.policy).items() if v != written(base)[k]}
                 if parse_policy(keys, base) != conn.policy:
                     raise PolicyValueError("", "not the same policy")
+                if tuple(conn.uses) in alone and any(k in FANOUT_KEYS for k in keys):
+                    raise PolicyValueError("", "a fan-out key on a port with one connection")
                 overrides[conn.id] = keys
         except PolicyValueError:
             continue

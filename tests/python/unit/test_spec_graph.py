@@ -427,3 +427,17 @@ def test_a_port_with_one_connection_is_given_no_fan_out_keys(write_spec, tmp_pat
             "py.toml",
         )
     )
+
+
+@NEEDS_FANOUT
+def test_a_fan_out_ports_own_policy_is_written_back_where_a_spec_may_give_it(write_spec, tmp_path):
+    # Two of three connections drop: the most common policy, but the third's port has one
+    # connection, which may not say fanout of its own: [policy] keeps its fanout instead.
+    text = FAN.replace('to = "a.in"\n', 'to = "a.in"\nfanout = "drop"\n')
+    spec = load_spec(write_spec(text.replace('to = "b.in"\n', 'to = "b.in"\nfanout = "drop"\n')))
+    doc = spec.document()
+    assert "fanout" not in doc["connection"][2] and doc["connection"][0]["fanout"] == "drop"
+    assert parse_spec(doc, spec.path).describe() == spec.describe()
+    # And through a SAD's sidecar.
+    loaded = load_spec(export_sad(spec, tmp_path / "out").sad)
+    assert [c.policy for c in loaded.connections] == [c.policy for c in spec.connections]
