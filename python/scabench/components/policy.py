@@ -11,7 +11,8 @@ What the Python ports implement:
   C++ port's checks, ports.InPort);
 - uses side: call twoway and oneway; sync none (a client-side queue and one
   sender thread), transport (omniORB's own oneway), server (the oneway, then
-  the two-way syncMarker) and target (pushPacket); flow none.
+  the two-way syncMarker) and target (pushPacket); flow none; fanout
+  sequential, parallel and drop with fanout_depth (ports.OutPort).
 Any other value the schema allows is refused at configure, naming the
 property and what the Python ports support: a run never gets a policy it
 did not ask for. The worker's and the reorder buffer's own parameters
@@ -33,6 +34,9 @@ PACKET_SAMPLES_MAX = (
 ) - HEADER_ROOM  # packet_length: the runtime's maxPacketSamples(1), what fits in a message
 
 CALLS = ("twoway", "oneway")
+FANOUTS = ("sequential", "parallel", "drop")
+# The uses-side keys a connection takes from its port when it is made (ports.OutPort.connectPort).
+CONNECTION_SETTINGS = ("call", "sync", "sync_none_depth", "fanout", "fanout_depth")
 SYNCS = ("none", "transport", "server", "target")
 
 
@@ -139,6 +143,21 @@ USES = (
         one_of(*SYNCS),
     ),
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
+    (
+        "fanout",
+        "sequential",
+        "how the port's connections share a packet: sequential (one after another, in connect order, the "
+        "caller waiting for each), parallel (a sender thread and a queue of fanout_depth per connection) or "
+        "drop (as parallel, but a full queue drops the packet for that connection, counted)",
+        one_of(*FANOUTS),
+    ),
+    (
+        "fanout_depth",
+        64,
+        "packets each connection's queue holds under fanout parallel or drop",
+        at_least(1, WORK_QUEUE_MAX),
+        "unsigned long",
+    ),
     # Not a spec key: the sync=none queue's depth, as the C++ port has it.
     ("sync_none_depth", 1024, "packets the sync=none client queue holds before the caller blocks", at_least(1)),
     # Not spec keys: the transport of the connection, which the runner sets
