@@ -9,6 +9,7 @@ octet, a list of ints for short, a list of floats for float and double. A
 stage forwards the object it received, so the data leave as they came.
 """
 
+import collections
 import queue
 import secrets
 import threading
@@ -340,20 +341,23 @@ class _QueuedOneway:
 
 
 class _Connection:
-    """One connection of a uses port (the preamble of the C++ out-port's
-    fan-out): its peer, its token, its own link numbering, how it sends
-    (the port's call and sync), and for fanout parallel or drop its own
-    bounded queue and sender thread. Its counts are what
-    `<name>.connections.json` reports: sent (delivered to the peer's ORB),
+    """One connection of a uses port: its peer, its token, its own link
+    numbering, how it sends (the port's call and sync), and under fanout
+    parallel or drop its own queue of `fanout_depth` packets and sender
+    thread. Its counts are what `<name>.connections.json` reports: sent
+    (delivered to the peer's ORB; under sync none, to its sender thread),
     dropped (fanout drop: its queue was full), unsent (taken but never
-    delivered: the peer failed), queue_peak (its fan-out queue's
-    deepest), blocked_ns (time the pushing thread waited on it: the call
-    itself under sequential, a full queue under parallel)."""
+    delivered: the peer failed), queue_peak (its fan-out queue's deepest),
+    blocked_ns (time a pushing thread waited on it: the call itself under
+    sequential, a full queue under parallel)."""
 
     def __init__(self, port, connection_id, peer, token, settings):
         self.port, self.id, self.peer, self.token = port, connection_id, peer, token
         self.call, self.sync, self.fanout = settings["call"], settings["sync"], settings["fanout"]
-        self.lock = threading.Lock()  # the link stamp with the queue's order
+        self.depth = settings["fanout_depth"]
+        # The link stamp, in send order (sync none) or queue order; and the fan-out queue's state.
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # the queue gained or lost a packet, or the sender went idle
         self.count_lock = threading.Lock()
         self.next_link = 0
         self.sent = self.dropped = self.unsent = self.queue_peak = self.blocked_ns = 0
@@ -362,15 +366,16 @@ class _Connection:
         self.queued = None
         if self.call == "oneway" and self.sync == "none":
             self.queued = _QueuedOneway(peer, settings["sync_none_depth"], self._failed)
-        self.fan_queue: queue.Queue | None = None
-        if self.fanout != "sequential":
-            self.fan_queue = queue.Queue(maxsize=settings["fanout_depth"])
+        self.fanned = self.fanout != "sequential"
+        self.pending: collections.deque = collections.deque()  # the fan-out queue
+        self.sending = self.closing = False
+        if self.fanned:
             threading.Thread(target=self._drain, name=f"fanout-{self.id}", daemon=True).start()
 
     def take(self, header, samples):
         """Sends (sequential) or queues one packet; returns the CORBA
         exception a sequential send met, if any."""
-        if self.fan_queue is None:
+        if not self.fanned:
             t0 = time.monotonic_ns()
             with self.lock:
                 h = _header(header, self.next_link, self.token)
@@ -380,57 +385,58 @@ class _Connection:
             exc = self._deliver(h, samples)
             self._add(blocked_ns=time.monotonic_ns() - t0)
             return exc
-        with self.lock:  # a link number only for a packet the queue took: the receiver waits for none that never comes
-            h = _header(header, self.next_link, self.token)
-            try:
-                self.fan_queue.put_nowait((h, samples))
-            except queue.Full:
+        with self.lock:
+            if len(self.pending) >= self.depth:
                 if self.fanout == "drop":
+                    # No link number taken: the receiver waits for none that never comes.
                     self._add(dropped=1)
                     self.dropped_in_stream += 1
                     return None
-                t0 = time.monotonic_ns()
-                self.fan_queue.put((h, samples))  # parallel: wait for room; the other connections have theirs
+                t0 = time.monotonic_ns()  # parallel: wait for room; the other connections have theirs
+                self.changed.wait_for(lambda: len(self.pending) < self.depth)
                 self._add(blocked_ns=time.monotonic_ns() - t0)
-            self.next_link += 1
-            self.queue_peak = max(self.queue_peak, self.fan_queue.qsize())
+            self._enqueue(_header(header, self.next_link, self.token), samples)
         return None
 
-    def _add(self, **counts):
-        with self.count_lock:
-            for key, n in counts.items():
-                setattr(self, key, getattr(self, key) + n)
+    def _enqueue(self, h, samples):
+        """Under the lock: one packet onto the fan-out queue, numbered."""
+        self.pending.append((h, samples))
+        self.next_link += 1
+        self.queue_peak = max(self.queue_peak, len(self.pending))
+        self.changed.notify_all()
 
     def end_stream(self, header, count):
         """End of stream after every packet queued before it, announcing the
         packets this connection carried in the stream (count, less what it
-        dropped); returns once all have left this process."""
+        dropped). Under fanout parallel or drop it is only queued, even onto
+        a full queue (it never waits for room, so a slow connection holds
+        back no other's end), and never dropped: flush() waits for it."""
         with self.lock:
             carried = max(0, count - self.dropped_in_stream)
             self.dropped_in_stream = 0
             eos = _header(header, self.next_link, self.token, end_of_stream=True, sequence_number=carried)
+            if self.fanned:
+                return self._enqueue(eos, self.port.empty_samples())
             self.next_link += 1
-            if self.fan_queue is not None:
-                self.fan_queue.put((eos, self.port.empty_samples()))  # never dropped
-            elif self.queued is not None:
-                self.queued.send(eos, self.port.empty_samples())
-        if self.fan_queue is None and self.queued is None:
-            exc = self._deliver(eos, self.port.empty_samples())
-            if exc is not None:
-                self._failed(exc)
-        self.flush()
+            if self.queued is not None:
+                return self._deliver(eos, self.port.empty_samples())
+        exc = self._deliver(eos, self.port.empty_samples())
+        if exc is not None:
+            self._failed(exc)
 
     def flush(self):
-        if self.fan_queue is not None:
-            self.fan_queue.join()
+        """Returns once every packet taken has left this process."""
+        with self.lock:
+            self.changed.wait_for(lambda: not self.pending and not self.sending)
         if self.queued is not None:
             self.queued.flush()
 
     def close(self):
         """Lets what is queued go, then ends the sender threads."""
         self.flush()
-        if self.fan_queue is not None:
-            self.fan_queue.put(None)
+        with self.lock:
+            self.closing = True
+            self.changed.notify_all()
         if self.queued is not None:
             self.queued.close()
 
@@ -458,15 +464,26 @@ class _Connection:
     def _drain(self):
         """fanout parallel or drop: this connection's sender thread."""
         while True:
-            item = self.fan_queue.get()
-            try:
-                if item is None:
+            with self.lock:
+                self.changed.wait_for(lambda: self.pending or self.closing)
+                if not self.pending:
                     return
+                item = self.pending.popleft()
+                self.sending = True
+                self.changed.notify_all()
+            try:
                 exc = self._deliver(*item)
                 if exc is not None:
                     self._failed(exc)
             finally:
-                self.fan_queue.task_done()
+                with self.lock:
+                    self.sending = False
+                    self.changed.notify_all()
+
+    def _add(self, **counts):
+        with self.count_lock:
+            for key, n in counts.items():
+                setattr(self, key, getattr(self, key) + n)
 
     def _failed(self, exc):
         """The peer is gone or refused: reported once; what comes after is unsent."""
@@ -602,8 +619,11 @@ class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's ske
         announcing the `count` packets of the stream less what that
         connection dropped (header: the one that came in, for its stream id
         and send time), then waits until every packet has left this process."""
-        for conn in list(self._connections):
+        connections = list(self._connections)
+        for conn in connections:
             conn.end_stream(header, count)
+        for conn in connections:  # each has its end of stream queued already: a slow one holds back none
+            conn.flush()
 
     def connection_counts(self):
         """Every connection's counts, the disconnected ones' too, in connect order."""

@@ -213,9 +213,7 @@ class StageProcess:
         return self.out_path.read_text()
 
     def _stat_events(self) -> dict[str, str]:
-        return {
-            w[2]: w[3] for w in (line.split(maxsplit=3) for line in self.stdout().splitlines()) if w[0] == "stat"
-        }
+        return {w[2]: w[3] for w in (line.split(maxsplit=3) for line in self.stdout().splitlines()) if w[0] == "stat"}
 
     def stats(self) -> dict[str, int]:
         """The counts among the `stat NAME KEY VALUE` events it wrote: {KEY: VALUE}."""
