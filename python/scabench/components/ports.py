@@ -1,6 +1,7 @@
 """Data ports over omniORBpy: the provides (input) port, a servant of the
 scabench data interface of its sample type, and the uses (output) port, a
-CF::Port servant that sends on the one connection made to it. They mirror
+CF::Port servant that sends on every connection made to it, as its fanout
+says (sequential, parallel, drop). They mirror
 cpp/runtime/include/scabench/runtime/{in_port,out_port,senders}.hpp for the
 policies policy.py lists.
 
@@ -106,7 +107,9 @@ class InPort:
     in_port.hpp): every sender that attaches (attachSender, while the
     component is stopped) is a connection of its own, with its own link
     window, calls in progress and end of stream (fan-in); detachSender, with
-    the connection's token, ends it. A port nobody attached to takes token 0.
+    the connection's token, ends it. A port nobody attached to takes token 0;
+    an optional one (required=False) nobody attached to is left out of the
+    component's end of stream (Component.start).
 
     What it takes, as the C++ port (cpp/runtime/src/in_port.cpp, "What a port
     takes"; docs/trust-model.md): only while the component runs, only packets

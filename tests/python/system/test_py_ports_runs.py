@@ -190,3 +190,27 @@ def test_fanout_values_outside_the_policy_are_refused_naming_the_property(start_
         with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
             res.configure(bad)
         assert bad[0].id in refused.value.msg
+
+
+def test_a_connection_whose_consumer_is_gone_loses_its_packets_counted_and_the_other_goes_on(
+    orb, start_stage, make_sink
+):
+    gone, gone_ref = make_sink()
+    other, other_ref = make_sink()
+    stage, res, port, out = fanned_stage(start_stage, [gone_ref, other_ref])
+    poa = orb.resolve_initial_references("RootPOA")
+    poa.deactivate_object(poa.reference_to_id(gone_ref))  # its consumer is gone: every call to it fails
+    n = 5
+    for i in range(n):
+        port.pushPacket(header(i), [float(i)])
+    port.pushPacket(header(n, eos=True), [])
+    assert links(other) == list(range(n)) and other.ends()[0][0].sequence_number == n
+    assert gone.packets == []
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    errors = [line for line in stage.stdout().splitlines() if line.startswith("error ")]
+    assert len(errors) == 1 and "OBJECT_NOT_EXIST" in errors[0], errors  # reported once
+    assert [(c["connection_id"], c["sent"], c["unsent"]) for c in stage.connections()["uses"]] == [
+        ("to-0", 0, n),
+        ("to-1", n, 0),
+    ]
