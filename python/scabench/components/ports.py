@@ -350,7 +350,8 @@ class _Connection:
     thread. Its counts are what `<name>.connections.json` reports: sent
     (delivered to the peer's ORB; under sync none, to its sender thread),
     dropped (fanout drop: its queue was full), unsent (taken but never
-    delivered: the peer failed), queue_peak (its fan-out queue's deepest),
+    delivered: the peer failed), queue_peak (the most packets its fan-out
+    queue held; at most fanout_depth, an end of stream over it not counted),
     blocked_ns (time a pushing thread waited on it: the call itself under
     sequential, a full queue under parallel)."""
 
@@ -399,13 +400,13 @@ class _Connection:
                 self.changed.wait_for(lambda: len(self.pending) < self.depth)
                 self._add(blocked_ns=time.monotonic_ns() - t0)
             self._enqueue(_header(header, self.next_link, self.token), samples)
+            self.queue_peak = max(self.queue_peak, len(self.pending))
         return None
 
     def _enqueue(self, h, samples):
-        """Under the lock: one packet onto the fan-out queue, numbered."""
+        """Under the lock: onto the fan-out queue, numbered."""
         self.pending.append((h, samples))
         self.next_link += 1
-        self.queue_peak = max(self.queue_peak, len(self.pending))
         self.changed.notify_all()
 
     def end_stream(self, header, count):
