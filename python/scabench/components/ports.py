@@ -386,9 +386,7 @@ class _Connection:
                 self.next_link += 1
                 if self.queued is not None:  # sync none: stamped in its queue's order
                     return self._deliver(h, samples)
-            exc = self._deliver(h, samples)
-            self._add(blocked_ns=time.monotonic_ns() - t0)
-            return exc
+            return self._deliver(h, samples, since=t0)
         with self.lock:
             if len(self.pending) >= self.depth:
                 if self.fanout == "drop":
@@ -444,11 +442,13 @@ class _Connection:
         if self.queued is not None:
             self.queued.close()
 
-    def _deliver(self, h, samples):
+    def _deliver(self, h, samples, since=None):
         """One packet to the peer as the port's call and sync say; the
-        CORBA exception if it did not go."""
+        CORBA exception if it did not go. since: when the caller began to
+        wait on this connection (sequential), for blocked_ns."""
+        counted = 0 if h.end_of_stream else 1
         if self.failed:
-            self._add(unsent=not h.end_of_stream)
+            self._add(unsent=counted)
             return None
         try:
             if self.queued is not None:
@@ -460,10 +460,14 @@ class _Connection:
                 if self.sync == "server":
                     self.peer.syncMarker()
         except CORBA.Exception as exc:
-            self._add(unsent=not h.end_of_stream)
+            self._add(unsent=counted, **self._waited(since))
             return exc
-        self._add(sent=not h.end_of_stream)
+        self._add(sent=counted, **self._waited(since))
         return None
+
+    @staticmethod
+    def _waited(since):
+        return {} if since is None else {"blocked_ns": time.monotonic_ns() - since}
 
     def _drain(self):
         """fanout parallel or drop: this connection's sender thread."""

@@ -123,6 +123,7 @@ def test_sequential_fanout_delivers_every_packet_to_both_connections_each_number
         ("to-0", "sequential", n, 0, 0),
         ("to-1", "sequential", n, 0, 0),
     ]
+    assert all(c["blocked_ns"] > 0 for c in uses)  # the caller waited for each call
     assert sidecar == stage.connections()  # the same counts: nothing was sent between stop and release
     assert sidecar["provides"] == [{"port": "in", "number": 0}]
     assert (first.detached, second.detached) == (
@@ -157,6 +158,7 @@ def test_drop_fanout_loses_packets_for_the_slow_connection_only_and_counts_them(
     assert (counts["to-0"]["sent"], counts["to-0"]["dropped"]) == (got, n - got)
     assert (counts["to-1"]["sent"], counts["to-1"]["dropped"]) == (n, 0)
     assert counts["to-0"]["queue_peak"] == depth
+    assert counts["to-0"]["blocked_ns"] == counts["to-1"]["blocked_ns"] == 0  # drop never waits
 
 
 def test_parallel_fanout_keeps_the_fast_connection_going_and_loses_nothing(start_stage, make_sink, make_gated_sink):
@@ -180,7 +182,10 @@ def test_parallel_fanout_keeps_the_fast_connection_going_and_loses_nothing(start
     assert links(slow) == list(range(n)) and slow.ends()[0][0].sequence_number == n
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
-    assert [(c["fanout"], c["sent"], c["dropped"]) for c in stage.connections()["uses"]] == [("parallel", n, 0)] * 2
+    # No push waited: the slow connection's queue had room for every packet.
+    assert [(c["fanout"], c["sent"], c["dropped"], c["blocked_ns"]) for c in stage.connections()["uses"]] == [
+        ("parallel", n, 0, 0)
+    ] * 2
 
 
 def test_fanout_values_outside_the_policy_are_refused_naming_the_property(start_stage):
