@@ -154,7 +154,7 @@ USES = (
     (
         "fanout_depth",
         64,
-        "packets each connection's queue holds under fanout parallel or drop",
+        "packets each connection's queue holds (fanout = parallel or drop); no effect with sequential",
         at_least(1, WORK_QUEUE_MAX),
         "unsigned long",
     ),

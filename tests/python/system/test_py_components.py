@@ -411,20 +411,13 @@ def test_policy_keys_defaults_and_types_are_the_runtimes():
     python = {
         k: (p.default, p.type, p.while_started) for k, p in Stage(ComponentContext("s")).properties.entries().items()
     }
-    if "out.fanout" not in cxx:  # a runtime without fan-out yet: test_fanout_keys_are_the_runtimes says so
-        python = {k: v for k, v in python.items() if k not in FANOUT_KEYS}
     assert python == cxx
-
-
-FANOUT_KEYS = ("out.fanout", "out.fanout_depth")
 
 
 def test_fanout_keys_are_the_runtimes():
     """fanout and fanout_depth, as the runtime's policy table has them: the
     same values, default and range."""
     schema = policy_schema()
-    if "fanout" not in schema:
-        pytest.skip("the runtime's policy table (scabench-host --describe) has no fanout key yet")
     entries = Stage(ComponentContext("s")).properties.entries()
     fanout, depth = entries["out.fanout"], entries["out.fanout_depth"]
     assert (schema["fanout"]["side"], schema["fanout_depth"]["side"]) == ("uses", "uses")
