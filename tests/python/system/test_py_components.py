@@ -34,7 +34,7 @@ from py_components_world import (  # noqa: F401
 
 from scabench.components.component import Component, ComponentContext
 from scabench.components.stage import Stage
-from scabench.model.catalog import policy_schema
+from scabench.model.catalog import kind_declaration, policy_schema
 from scabench.paths import program
 
 
@@ -412,6 +412,21 @@ def test_policy_keys_defaults_and_types_are_the_runtimes():
         k: (p.default, p.type, p.while_started) for k, p in Stage(ComponentContext("s")).properties.entries().items()
     }
     assert python == cxx
+
+
+def test_the_python_stage_declares_the_cxx_stages_ports():
+    """The same ports, directions, types, requiredness and descriptions in
+    the catalogue as the C++ stage's in `scabench-host --describe`."""
+    described = json.loads(
+        subprocess.run(
+            [str(program("scabench-host")), "--describe"], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+    )
+    cxx = described["kinds"]["stage"]
+    if "ports" not in cxx:
+        pytest.skip("this build's scabench-host predates ports in --describe: rebuild it")
+    python = kind_declaration("py-stage")
+    assert (python["ports"], python["provides"], python["uses"]) == (cxx["ports"], cxx["provides"], cxx["uses"])
 
 
 def test_fanout_keys_are_the_runtimes():

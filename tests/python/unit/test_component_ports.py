@@ -55,7 +55,7 @@ def test_the_catalogue_lists_the_python_stages_ports_and_its_fanout_keys():
             "direction": "uses",
             "type": "sample",
             "required": False,
-            "description": "every packet, as it came, once its work is done",
+            "description": "every packet taken in, after its work",
         },
     }
     assert declared["provides"] == ["in"] and declared["uses"] == ["out"]
