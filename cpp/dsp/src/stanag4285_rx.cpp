@@ -134,6 +134,8 @@ constexpr int kFrameSamples = kAudioSamplesPerFrame;
 // more so that a start just past a frame is found rather than its sidelobe
 // 31 symbols earlier.
 constexpr int kSearchSamples = kFrameSamples + 40 * kSamplesPerSymbol;
+// How far before the strongest correlation an earlier path is looked for: 12 symbols (5 ms).
+constexpr int kEarlierPathSamples = 12 * kSamplesPerSymbol;
 }  // namespace
 
 struct Demodulator::Impl {
@@ -196,6 +198,21 @@ void Demodulator::process(const int16_t* audio, std::size_t n, std::vector<cfloa
     // Two preambles in reach: the earlier is the first frame.
     if (float energy; best >= kFrameSamples && correlate(best - kFrameSamples, energy) >= 0.5f * bestPower)
       best -= kFrameSamples, bestEnergy = energy;
+    // An earlier path at least half as strong in amplitude (a peak of its
+    // own, not the main peak's slope): time on it, so that the later paths
+    // are echoes the feedback taps cancel rather than precursors the short
+    // look-ahead cannot.
+    for (int at = std::max(2, best - kEarlierPathSamples); at < best - 2; ++at) {
+      float energy, around;
+      const float power = correlate(at, energy);
+      if (power < 0.25f * bestPower) continue;
+      bool peak = true;
+      for (int d = -2; d <= 2 && peak; ++d) peak = d == 0 || correlate(at + d, around) <= power;
+      if (peak) {
+        best = at, bestPower = power, bestEnergy = energy;
+        break;
+      }
+    }
     if (bestEnergy > 0 && bestPower / (bestEnergy * kPreambleSymbols) >= kLockThreshold) {
       s.locked = true;
       s.offset = best;

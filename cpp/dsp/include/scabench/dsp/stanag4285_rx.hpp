@@ -82,13 +82,15 @@ class Channel {
 // matched filter (liquid-dsp), and frame synchronisation: the preamble's
 // correlation over the first 1184 sample positions (a frame and 40 symbols,
 // so the true start beats the preamble's 31-symbol sidelobes) gives the
-// sampling phase and the frame start. Input with no preamble whose
+// sampling phase and the frame start: the strongest path's, or an earlier
+// path's up to 12 symbols before it if that is at least half as strong. Input with no preamble whose
 // normalised correlation reaches kLockThreshold is dropped a frame at a time.
 // Output: 256 symbols per frame, frame-aligned (position 0 is a preamble's
 // first symbol), one symbol per symbol period.
 class Demodulator {
  public:
-  static constexpr float kLockThreshold = 0.25f;  // |c|^2 / (energy * 80), 1 for a clean preamble
+  // |c|^2 / (energy * 80): 1 for a clean preamble, about 1/80 for noise alone.
+  static constexpr float kLockThreshold = 0.12f;
   Demodulator();
   ~Demodulator();
   Demodulator(const Demodulator&) = delete;
