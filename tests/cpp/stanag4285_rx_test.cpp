@@ -50,8 +50,8 @@ constexpr int kPayloadFrames = 20;
 class Stanag4285Link : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 // No noise: every bit back, with the channel's lead found by the preamble
-// search. The long interleaver needs receiverLatencyFrames() (96 frames at
-// 2400L and 600L) before its first bit comes out.
+// search. The long interleaver needs receiverLatencyFrames() (97 frames at
+// 2400L, 98 at 600L) before the payload is all out: 117 and 118 frames in all.
 TEST_P(Stanag4285Link, BitExactWithoutNoise) {
   const auto& [modeName, profile] = GetParam();
   const auto mode = s4285::parseMode(modeName);

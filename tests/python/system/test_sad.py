@@ -79,9 +79,7 @@ def test_a_shipped_sad_runs_over_real_processes(name):
     assert [s.name for s in result.stages] == components[1:]
     for stage in result.stages:
         assert stage.received == 6, stage
-    assert [c["id"] for c in result.spec["connections"]] == [
-        c["id"] for c in twin.describe()["connections"]
-    ]
+    assert [c["id"] for c in result.spec["connections"]] == [c["id"] for c in twin.describe()["connections"]]
     for ours, theirs in zip(result.spec["connections"], twin.describe()["connections"]):
         assert ours == theirs
     assert len(result.hosts) == len(twin.hosts)
@@ -96,21 +94,10 @@ def test_a_sad_and_its_twin_give_results_of_one_shape(tmp_path):
     for source in (sad_of("exp6"), TWINS["exp6"]):
         out = tmp_path / f"{source.name}.json"
         proc = scabench(
-            "run",
-            source,
-            "--packets",
-            5,
-            "--set",
-            "stage2.work_us=500",
-            "--policy",
-            "worker=8",
-            "--json",
-            out,
+            "run", source, "--packets", 5, "--set", "stage2.work_us=500", "--policy", "worker=8", "--json", out
         )
         assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.startswith(
-            "exp6: two-way, producer does not wait, worker thread"
-        )
+        assert proc.stdout.startswith("exp6: two-way, producer does not wait, worker thread")
         results.append(json.loads(out.read_text()))
     sad, toml = results
 
@@ -122,11 +109,7 @@ def test_a_sad_and_its_twin_give_results_of_one_shape(tmp_path):
         return type(doc).__name__
 
     assert shape(sad) == shape(toml)
-    assert (
-        [s["name"] for s in sad["stages"]]
-        == [s["name"] for s in toml["stages"]]
-        == ["stage1", "stage2", "stage3"]
-    )
+    assert [s["name"] for s in sad["stages"]] == [s["name"] for s in toml["stages"]] == ["stage1", "stage2", "stage3"]
     assert sad["spec"]["connections"] == toml["spec"]["connections"]
     assert all(c["worker_depth"] == 8 for c in sad["spec"]["connections"])
     assert sad["spec"]["components"] == toml["spec"]["components"]
@@ -165,38 +148,22 @@ def test_a_spec_exported_and_loaded_back_is_the_same_spec(write_spec, tmp_path):
     original = load_spec(write_spec(RICH))
     exported = export_sad(original, tmp_path / "out")
     assert exported.sad == tmp_path / "out/waveforms/rich/rich.sad.xml"
-    assert sorted(p.name for p in exported.packages) == [
-        "Producer.spd.xml",
-        "Sink.spd.xml",
-        "Stage.spd.xml",
-    ]
+    assert sorted(p.name for p in exported.packages) == ["Producer.spd.xml", "Sink.spd.xml", "Stage.spd.xml"]
     for spd in exported.packages:
         name = spd.name.removesuffix(".spd.xml")
-        assert {p.name for p in spd.parent.iterdir()} == {
-            f"{name}.spd.xml",
-            f"{name}.prf.xml",
-            f"{name}.scd.xml",
-        }
+        assert {p.name for p in spd.parent.iterdir()} == {f"{name}.spd.xml", f"{name}.prf.xml", f"{name}.scd.xml"}
     loaded = load_spec(exported.sad)
     assert same(loaded, original), (loaded.describe(), original.describe())
     # Once more, from the SAD: the same bytes.
     again = export_sad(loaded, tmp_path / "again")
     for a, b in ((exported.sad, again.sad), (exported.sidecar, again.sidecar)):
-        assert (
-            a.read_text().replace("from spec.toml;", "from rich.sad.xml;")
-            == b.read_text()
-        )
+        assert a.read_text().replace("from spec.toml;", "from rich.sad.xml;") == b.read_text()
 
 
 # The SCA 2.2.2 SAD DTD declares these attributes ID: an XML name, unique in
 # the file. scabench's own DTD takes them as CDATA (a component's name may
 # start with a digit), so the test puts the SCA declaration back.
-SCA_ID_ATTRIBUTES = (
-    "componentfile",
-    "hostcollocation",
-    "componentinstantiation",
-    "connectinterface",
-)
+SCA_ID_ATTRIBUTES = ("componentfile", "hostcollocation", "componentinstantiation", "connectinterface")
 NCNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
@@ -227,9 +194,7 @@ def test_an_exported_sad_has_xml_ids_an_sca_tool_accepts(write_spec, tmp_path):
         shipped = etree.parse(str(sad_of(name))).getroot()
         assert dtd.validate(shipped), (name, dtd.error_log.filter_from_errors())
     # And loaded back, the connections are the spec's, named as results name them.
-    assert [c.id for c in load_spec(exported.sad).connections] == [
-        c.id for c in spec.connections
-    ]
+    assert [c.id for c in load_spec(exported.sad).connections] == [c.id for c in spec.connections]
 
 
 def test_connection_ids_are_unique_xml_ids_for_any_names():
@@ -247,12 +212,7 @@ def test_connection_ids_are_unique_xml_ids_for_any_names():
         )
     ]
     ids = connection_ids(conns)
-    assert ids == [
-        "c_1st.out_to_b.in",
-        "a-b.out_to_c.in",
-        "a.b_out_to_c.in",
-        "a-b.out_to_c.in_2",
-    ]
+    assert ids == ["c_1st.out_to_b.in", "a-b.out_to_c.in", "a.b_out_to_c.in", "a-b.out_to_c.in_2"]
     assert all(NCNAME.fullmatch(i) for i in ids) and connection_ids(conns) == ids
 
 
@@ -261,32 +221,22 @@ def test_the_shipped_waveforms_are_what_export_writes(tmp_path):
     for toml in TWINS.values():
         export_sad(load_spec(toml), tmp_path)
     for path in sorted(SAD.rglob("*.xml")) + sorted(SAD.rglob("*.sad.toml")):
-        assert path.read_bytes() == (tmp_path / path.relative_to(SAD)).read_bytes(), (
-            path
-        )
+        assert path.read_bytes() == (tmp_path / path.relative_to(SAD)).read_bytes(), path
 
 
 def test_a_component_library_named_by_an_spd_runs(gain_library, write_spec, tmp_path):
-    original = load_spec(
-        write_spec(gain_spec(gain_library) + '[experiment]\nname = "gain"\n')
-    )
+    original = load_spec(write_spec(gain_spec(gain_library) + '[experiment]\nname = "gain"\n'))
     exported = export_sad(original, tmp_path / "out")
     spd = tmp_path / "out/components/Gain/Gain.spd.xml"
     text = spd.read_text()
-    assert (
-        '<code type="SharedLibrary">' in text
-        and "<entrypoint>gain</entrypoint>" in text
-    )
+    assert '<code type="SharedLibrary">' in text and "<entrypoint>gain</entrypoint>" in text
     assert same(load_spec(exported.sad), original)
     out = tmp_path / "result.json"
     proc = scabench("run", exported.sad, "--set", "gain.gain=3", "--json", out)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert float(result["stats"]["sink"]["checksum"]) == expected_checksum(3.0)
-    assert [h["components"] for h in result["hosts"]] == [
-        ["producer", "gain"],
-        ["sink"],
-    ]
+    assert [h["components"] for h in result["hosts"]] == [["producer", "gain"], ["sink"]]
     # A library registering one kind needs no entrypoint.
     spd.write_text(text.replace("<entrypoint>gain</entrypoint>", ""))
     assert load_spec(exported.sad).component("gain").kind == "gain"
@@ -404,24 +354,16 @@ def test_a_waveform_written_by_hand(by_hand):
     assert spec.cores == [0]
     ids = [c.id for c in spec.connections]
     assert ids == ["source.out->first.in", "first.out->second.in"]
-    assert [(c.policy.call, c.policy.worker_depth) for c in spec.connections] == [
-        ("oneway", 0),
-        ("twoway", 4),
-    ]
+    assert [(c.policy.call, c.policy.worker_depth) for c in spec.connections] == [("oneway", 0), ("twoway", 4)]
     result = run_spec(spec)
     assert result.status == "ok"
-    assert [(s.name, s.received) for s in result.stages] == [
-        ("first", 3),
-        ("second", 3),
-    ]
+    assert [(s.name, s.received) for s in result.stages] == [("first", 3), ("second", 3)]
     assert result.naming["context"] == "byhand_1"
 
 
 def test_the_sidecar_names_a_connection_by_its_result_id_too(by_hand):
     sidecar = by_hand.with_name("byhand.sad.toml")
-    sidecar.write_text(
-        HAND_SIDECAR.replace("[connection.c2]", '[connection."first.out->second.in"]')
-    )
+    sidecar.write_text(HAND_SIDECAR.replace("[connection.c2]", '[connection."first.out->second.in"]'))
     assert load_spec(by_hand).connections[1].policy.worker_depth == 4
 
 
@@ -459,11 +401,7 @@ def exp6(tmp_path):
 
 
 def test_a_missing_spd(exp6):
-    line = edit(
-        exp6,
-        '"../../components/Stage/Stage.spd.xml"',
-        '"../../components/Stage/Stag.spd.xml"',
-    )
+    line = edit(exp6, '"../../components/Stage/Stage.spd.xml"', '"../../components/Stage/Stag.spd.xml"')
     error = run_fails(exp6)
     assert error.startswith(f"{exp6}:{line}: componentfile 'Stage_spd': ")
     assert "components/Stage/Stag.spd.xml: no such file" in error
@@ -471,10 +409,7 @@ def test_a_missing_spd(exp6):
 
 def test_an_unknown_port(exp6):
     line = edit(
-        exp6,
-        "<usesidentifier>out</usesidentifier>",
-        "<usesidentifier>output</usesidentifier>",
-        after='id="stage1.out',
+        exp6, "<usesidentifier>out</usesidentifier>", "<usesidentifier>output</usesidentifier>", after='id="stage1.out'
     )
     error = run_fails(exp6)
     assert error == (
@@ -484,11 +419,7 @@ def test_an_unknown_port(exp6):
 
 
 def test_a_connection_to_an_unknown_instantiation(exp6):
-    line = edit(
-        exp6,
-        '<componentinstantiationref refid="stage3"/>',
-        '<componentinstantiationref refid="stage9"/>',
-    )
+    line = edit(exp6, '<componentinstantiationref refid="stage3"/>', '<componentinstantiationref refid="stage9"/>')
     error = run_fails(exp6)
     assert error == (
         f"{exp6}:{line}: componentinstantiationref: no componentinstantiation 'stage9'; the waveform "
@@ -498,11 +429,7 @@ def test_a_connection_to_an_unknown_instantiation(exp6):
 
 def test_a_connection_finding_an_unknown_name(exp6):
     line = (
-        edit(
-            exp6,
-            '<componentinstantiationref refid="stage3"/>',
-            '<findby>\n<namingservice name="stage9"/></findby>',
-        )
+        edit(exp6, '<componentinstantiationref refid="stage3"/>', '<findby>\n<namingservice name="stage9"/></findby>')
         + 1
     )
     error = run_fails(exp6)
@@ -513,12 +440,7 @@ def test_a_connection_finding_an_unknown_name(exp6):
 
 
 def test_a_property_not_in_the_prf(exp6):
-    line = edit(
-        exp6,
-        '<simpleref refid="work_us"',
-        '<simpleref refid="work_ms"',
-        after='id="stage1"',
-    )
+    line = edit(exp6, '<simpleref refid="work_us"', '<simpleref refid="work_ms"', after='id="stage1"')
     error = run_fails(exp6)
     prf = exp6.parents[2] / "components/Stage/Stage.prf.xml"
     assert error == (
@@ -547,10 +469,7 @@ def test_malformed_spd_names_the_spd(exp6):
 
 def test_the_structure_is_checked_against_the_dtd(exp6):
     text = exp6.read_text()
-    start, end = (
-        text.index("<assemblycontroller>"),
-        text.index("</assemblycontroller>") + len("</assemblycontroller>"),
-    )
+    start, end = text.index("<assemblycontroller>"), text.index("</assemblycontroller>") + len("</assemblycontroller>")
     exp6.write_text(text[:start] + text[end:])
     line = text[: text.index("<softwareassembly ")].count("\n") + 1
     error = run_fails(exp6)
@@ -558,9 +477,7 @@ def test_the_structure_is_checked_against_the_dtd(exp6):
         f"{exp6}:{line}: Element softwareassembly content does not follow the DTD, expecting "
         "(description? , componentfiles , partitioning , assemblycontroller"
     )
-    assert error.endswith(
-        "(the structure in python/scabench/model/sad/dtd/softwareassembly.dtd)"
-    )
+    assert error.endswith("(the structure in python/scabench/model/sad/dtd/softwareassembly.dtd)")
 
 
 def test_not_a_sad(exp6):
@@ -580,11 +497,7 @@ def load_fails(path):
 
 def test_a_prf_property_the_kind_does_not_have(exp6):
     prf = exp6.parents[2] / "components/Stage/Stage.prf.xml"
-    line = edit(
-        prf,
-        '<simple id="work_jitter_us" name="work_jitter_us"',
-        '<simple id="jitter" name="jitter"',
-    )
+    line = edit(prf, '<simple id="work_jitter_us" name="work_jitter_us"', '<simple id="jitter" name="jitter"')
     assert load_fails(exp6) == (
         f"{prf}:{line}: simple 'jitter': stage has no property 'jitter'; valid: work, "
         "work_jitter_us, work_us (a connection's policy goes in the sidecar's [policy])"
@@ -593,33 +506,21 @@ def test_a_prf_property_the_kind_does_not_have(exp6):
 
 def test_a_prf_type_that_is_not_the_kinds(exp6):
     prf = exp6.parents[2] / "components/Stage/Stage.prf.xml"
-    line = edit(
-        prf,
-        'id="work_us" name="work_us" type="ulong"',
-        'id="work_us" name="work_us" type="string"',
-    )
+    line = edit(prf, 'id="work_us" name="work_us" type="ulong"', 'id="work_us" name="work_us" type="string"')
     assert load_fails(exp6) == (
         f"{prf}:{line}: simple 'work_us': type 'string': stage's work_us is a CORBA unsigned long, type=\"ulong\""
     )
 
 
 def test_a_value_of_the_wrong_type(exp6):
-    line = edit(
-        exp6,
-        '<simpleref refid="packets" value="1000"/>',
-        '<simpleref refid="packets" value="many"/>',
-    )
+    line = edit(exp6, '<simpleref refid="packets" value="1000"/>', '<simpleref refid="packets" value="many"/>')
     assert load_fails(exp6) == (
         f"{exp6}:{line}: componentinstantiation 'producer': simpleref 'packets': 'many' is not a whole number (ulong)"
     )
 
 
 def test_a_value_the_kind_refuses(exp6):
-    line = edit(
-        exp6,
-        '<simpleref refid="packets" value="1000"/>',
-        '<simpleref refid="packets" value="0"/>',
-    )
+    line = edit(exp6, '<simpleref refid="packets" value="1000"/>', '<simpleref refid="packets" value="0"/>')
     assert load_fails(exp6).startswith(
         f"{exp6}:{line}: componentinstantiation 'producer': simpleref 'packets': "
         "0 is not valid; use a whole number from 1 to 4,294,967,295"
@@ -627,11 +528,7 @@ def test_a_value_the_kind_refuses(exp6):
 
 
 def test_a_value_outside_the_prfs_range(by_hand):
-    line = edit(
-        by_hand,
-        '<simpleref refid="work_us" value="300"/>',
-        '<simpleref refid="work_us" value="200000"/>',
-    )
+    line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work_us" value="200000"/>')
     assert load_fails(by_hand) == (
         f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work_us': "
         "200000 is outside the PRF's range, 0 to 100000"
@@ -640,11 +537,7 @@ def test_a_value_outside_the_prfs_range(by_hand):
 
 def test_a_value_the_kinds_names_do_not_include(by_hand):
     """A stage's work is one of its names, in a simpleref as anywhere."""
-    line = edit(
-        by_hand,
-        '<simpleref refid="work_us" value="300"/>',
-        '<simpleref refid="work" value="gpu"/>',
-    )
+    line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work" value="gpu"/>')
     assert load_fails(by_hand).startswith(
         f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
         "'gpu' is not valid; use one of: none, cpu, sleep"
@@ -661,11 +554,7 @@ def test_a_prf_enumeration_is_enforced(by_hand):
         '<value>sleep</value><enumerations><enumeration label="cpu"/>'
         '<enumeration label="sleep" value="sleep"/></enumerations>',
     )
-    line = edit(
-        by_hand,
-        '<simpleref refid="work_us" value="300"/>',
-        '<simpleref refid="work" value="none"/>',
-    )
+    line = edit(by_hand, '<simpleref refid="work_us" value="300"/>', '<simpleref refid="work" value="none"/>')
     assert load_fails(by_hand) == (
         f"{by_hand}:{line}: componentinstantiation 'Stage_2': simpleref 'work': "
         "'none' is not one of the PRF's enumerations: cpu, sleep"
@@ -728,20 +617,14 @@ def test_an_spd_that_is_not_a_file_says_what_it_is(exp6, target, found):
 
 def test_an_unknown_kind(by_hand):
     spd = by_hand.with_name("BusyStage.spd.xml")
-    line = edit(
-        spd, '<localfile name="scabench:stage"/>', '<localfile name="scabench:stager"/>'
-    )
+    line = edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="scabench:stager"/>')
     assert load_fails(by_hand).startswith(
         f"{spd}:{line}: implementation 'cpp': code: 'stager' is not a kind of the runtime; valid: fir, producer,"
     )
 
 
 def test_an_instantiation_id_used_twice(by_hand):
-    line = edit(
-        by_hand,
-        '<componentinstantiation id="Stage_2">',
-        '<componentinstantiation id="Stage_1">',
-    )
+    line = edit(by_hand, '<componentinstantiation id="Stage_2">', '<componentinstantiation id="Stage_1">')
     assert load_fails(by_hand) == (
         f"{by_hand}:{line}: componentinstantiation 'Stage_1': id used twice (first on line {line - 1})"
     )
@@ -749,22 +632,12 @@ def test_an_instantiation_id_used_twice(by_hand):
 
 def test_two_instantiations_with_one_name(by_hand):
     edit(by_hand, "<usagename>source</usagename>", "<usagename>first</usagename>")
-    line = (
-        HAND_SAD[: HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n")
-        + 1
-    )
-    assert (
-        load_fails(by_hand)
-        == f"{by_hand}:{line}: componentinstantiation 'Stage_1': 'first' is used twice"
-    )
+    line = HAND_SAD[: HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
+    assert load_fails(by_hand) == f"{by_hand}:{line}: componentinstantiation 'Stage_1': 'first' is used twice"
 
 
 def test_a_loop_is_placed_on_the_connections(by_hand):
-    edit(
-        by_hand,
-        '<findby><namingservice name="second"/></findby>',
-        '<componentinstantiationref refid="Stage_1"/>',
-    )
+    edit(by_hand, '<findby><namingservice name="second"/></findby>', '<componentinstantiationref refid="Stage_1"/>')
     line = HAND_SAD[: HAND_SAD.index("<connections>")].count("\n") + 1
     assert load_fails(by_hand).startswith(f"{by_hand}:{line}: connections: ")
 
@@ -772,27 +645,11 @@ def test_a_loop_is_placed_on_the_connections(by_hand):
 @pytest.mark.parametrize(
     "sidecar, key, message",
     [
-        (
-            '[policy]\ncall = "sometimes"',
-            "policy.call",
-            "'sometimes' is not valid; use one of: twoway, oneway",
-        ),
+        ('[policy]\ncall = "sometimes"', "policy.call", "'sometimes' is not valid; use one of: twoway, oneway"),
         ("[connection.c2]\nworker = -1", "connection.c2.worker", "-1 is not valid"),
-        (
-            "[connection.c9]\nworker = 1",
-            "connection.c9",
-            "no connectinterface with this id in",
-        ),
-        (
-            '[connection.c1]\nto = "second.in"',
-            "connection.c1.to",
-            "a connection's ends are the SAD's",
-        ),
-        (
-            '[run]\ntransport = "pigeon"',
-            "run.transport",
-            "'pigeon' is not valid; use one of: tcp, unix",
-        ),
+        ("[connection.c9]\nworker = 1", "connection.c9", "no connectinterface with this id in"),
+        ('[connection.c1]\nto = "second.in"', "connection.c1.to", "a connection's ends are the SAD's"),
+        ('[run]\ntransport = "pigeon"', "run.transport", "'pigeon' is not valid; use one of: tcp, unix"),
         ("[run]\npackets = 0", "run.packets", "must be a whole number of packets >= 1"),
         (
             "[run]\npakets = 3",
@@ -815,16 +672,7 @@ def test_sidecar_mistakes_name_its_key(by_hand, sidecar, key, message):
 
 
 def test_the_command_line_goes_over_the_sidecar(by_hand):
-    proc = scabench(
-        "run",
-        by_hand,
-        "--packets",
-        2,
-        "--policy",
-        "call=twoway",
-        "--set",
-        "first.work=none",
-    )
+    proc = scabench("run", by_hand, "--packets", 2, "--policy", "call=twoway", "--set", "first.work=none")
     assert proc.returncode == 0, proc.stderr
     assert "2 packets" in proc.stdout
     assert "source.out->first.in: call=twoway" in proc.stdout
@@ -845,10 +693,7 @@ def test_without_a_sidecar_the_runtimes_defaults(exp6):
     exp6.with_name("exp6.sad.toml").unlink()
     spec = load_spec(exp6)
     assert len({c.policy for c in spec.connections}) == 1
-    assert (
-        spec.connections[0].policy.call == "twoway"
-        and spec.connections[0].policy.worker_depth == 0
-    )
+    assert spec.connections[0].policy.call == "twoway" and spec.connections[0].policy.worker_depth == 0
     assert spec.transport == "tcp" and spec.timeout_s == 0
 
 
@@ -859,9 +704,7 @@ def test_the_assembly_controller_names_an_instantiation(exp6):
         '<componentinstantiationref refid="boss"/>',
         after="<assemblycontroller>",
     )
-    assert load_fails(exp6).startswith(
-        f"{exp6}:{line}: componentinstantiationref: no componentinstantiation 'boss'"
-    )
+    assert load_fails(exp6).startswith(f"{exp6}:{line}: componentinstantiationref: no componentinstantiation 'boss'")
 
 
 def test_a_campaign_runs_a_sad_as_a_spec(tmp_path):
@@ -898,22 +741,16 @@ policy = {{ worker = 8 }}
             "&d;",
         ),
         # A file outside the waveform, as an external entity.
-        (
-            '<!DOCTYPE softwareassembly [<!ENTITY secret SYSTEM "file:///etc/hostname">]>',
-            "&secret;",
-        ),
+        ('<!DOCTYPE softwareassembly [<!ENTITY secret SYSTEM "file:///etc/hostname">]>', "&secret;"),
     ],
 )
 def test_entities_are_neither_expanded_nor_fetched(exp6, doctype, use):
     text = exp6.read_text()
     text = text.replace(
-        '<!DOCTYPE softwareassembly PUBLIC "-//JTRS//DTD SCA V2.2.2 SAD//EN" "softwareassembly.dtd">',
-        doctype,
+        '<!DOCTYPE softwareassembly PUBLIC "-//JTRS//DTD SCA V2.2.2 SAD//EN" "softwareassembly.dtd">', doctype
     )
     exp6.write_text(text)
-    line = edit(
-        exp6, "<usagename>stage2</usagename>", f"<usagename>stage2{use}</usagename>"
-    )
+    line = edit(exp6, "<usagename>stage2</usagename>", f"<usagename>stage2{use}</usagename>")
     assert run_fails(exp6) == (
         f"{exp6}:{line}: usagename: entity reference {use}: scabench reads descriptors "
         "without expanding entities; write the text itself"
@@ -923,19 +760,13 @@ def test_entities_are_neither_expanded_nor_fetched(exp6, doctype, use):
 def test_an_scd_port_the_kind_does_not_have(exp6):
     scd = exp6.parents[2] / "components/Stage/Stage.scd.xml"
     line = edit(scd, 'usesname="out"', 'usesname="out2"')
-    assert (
-        load_fails(exp6)
-        == f"{scd}:{line}: uses 'out2': stage has no uses port 'out2'; it has: out"
-    )
+    assert load_fails(exp6) == f"{scd}:{line}: uses 'out2': stage has no uses port 'out2'; it has: out"
 
 
 def test_a_prf_property_declared_twice(by_hand):
     prf = by_hand.with_name("BusyStage.prf.xml")
     line = edit(prf, '<simple id="work_us"', '<simple id="work"')
-    assert (
-        load_fails(by_hand)
-        == f"{prf}:{line}: simple 'work': id used twice (first on line 3)"
-    )
+    assert load_fails(by_hand) == f"{prf}:{line}: simple 'work': id used twice (first on line 3)"
 
 
 def test_an_external_program_maps_to_the_external_form(by_hand, monkeypatch):
@@ -949,31 +780,19 @@ def test_an_external_program_maps_to_the_external_form(by_hand, monkeypatch):
     spd = by_hand.with_name("BusyStage.spd.xml")
     edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="mystage"/>')
     # The collocation would hold it: a process of its own cannot share one.
-    line = (
-        HAND_SAD[: HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n")
-        + 1
-    )
+    line = HAND_SAD[: HAND_SAD.index('<componentinstantiation id="Stage_1">')].count("\n") + 1
     assert load_fails(by_hand) == (
         f"{by_hand}:{line}: componentinstantiation 'Stage_1': an external program is a "
         "process of its own; take it out of the hostcollocation"
     )
     text = by_hand.read_text()
-    start, end = (
-        text.index("<hostcollocation"),
-        text.index("</hostcollocation>") + len("</hostcollocation>"),
-    )
+    start, end = text.index("<hostcollocation"), text.index("</hostcollocation>") + len("</hostcollocation>")
     by_hand.write_text(
-        text[:start]
-        + text[
-            text.index("<componentplacement>", start) : text.index("</hostcollocation>")
-        ]
-        + text[end:]
+        text[:start] + text[text.index("<componentplacement>", start) : text.index("</hostcollocation>")] + text[end:]
     )
     by_hand.with_name("byhand.sad.toml").unlink()
     seen = {}
-    monkeypatch.setattr(
-        load, "parse_spec", lambda doc, path: seen.setdefault("doc", doc)
-    )
+    monkeypatch.setattr(load, "parse_spec", lambda doc, path: seen.setdefault("doc", doc))
     load.load_sad(by_hand)
     components = seen["doc"]["component"]
     assert components[1] == {
@@ -995,9 +814,7 @@ def test_a_sidecar_is_not_a_spec_nor_a_name():
     assert lines[0] == (
         f"bad  {sidecar}: the run settings of a waveform's SAD, not a spec; give the SAD (exp6.sad.xml)"
     )
-    assert lines[1].startswith(
-        "bad  exp6.sad: no such file, and no spec of that name in "
-    )
+    assert lines[1].startswith("bad  exp6.sad: no such file, and no spec of that name in ")
     assert "exp6.sad," not in lines[1]
     assert lines[2].startswith(f"ok   {TWINS['exp6']}: 4 components")
     assert lines[3].startswith(f"ok   {sad_of('exp6')}: 4 components")
@@ -1023,9 +840,7 @@ def test_a_program_named_by_an_spd_runs_as_an_external_component(exp6):
     (package / "bin").mkdir(parents=True)
     program = package / "bin" / "pystage"
     argv = " ".join(python_program("scabench-py-stage", "scabench.components.stage"))
-    program.write_text(
-        f'#!/bin/sh\nexec {argv} "$@" -ORBendPoint giop:tcp:127.0.0.1:\n'
-    )
+    program.write_text(f'#!/bin/sh\nexec {argv} "$@" -ORBendPoint giop:tcp:127.0.0.1:\n')
     program.chmod(0o755)
     (package / "PyStage.prf.xml").write_text(PYSTAGE_PRF)
     (package / "PyStage.spd.xml").write_text(
@@ -1057,9 +872,7 @@ def test_a_program_named_by_an_spd_runs_as_an_external_component(exp6):
         after='<componentinstantiation id="stage2">',
     )
     # The Python ports take no worker queue: two-way calls, no worker.
-    exp6.with_name("exp6.sad.toml").write_text(
-        '[run]\npackets = 8\n[policy]\ncall = "twoway"\n'
-    )
+    exp6.with_name("exp6.sad.toml").write_text('[run]\npackets = 8\n[policy]\ncall = "twoway"\n')
     spec = load_spec(exp6)
     stage2 = spec.component("stage2")
     assert (stage2.kind, stage2.external.program, stage2.properties) == (
@@ -1070,9 +883,7 @@ def test_a_program_named_by_an_spd_runs_as_an_external_component(exp6):
     assert spec.hosts == [["producer"], ["stage1"], ["stage3"]]
     result = run_spec(spec)
     assert result.status == "ok", result.error
-    assert [
-        (s.name, s.kind, s.received, s.reordered_from_original) for s in result.stages
-    ] == [
+    assert [(s.name, s.kind, s.received, s.reordered_from_original) for s in result.stages] == [
         ("stage1", "stage", 8, 0),
         ("stage2", "external", 8, 0),
         ("stage3", "stage", 8, 0),

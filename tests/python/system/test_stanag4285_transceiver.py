@@ -14,9 +14,7 @@ from scabench.errors import ScabenchError
 from scabench.run.runner import run_spec
 from scabench.waveforms.stanag4285 import load_transceiver, run_plain
 
-FRAMES = (
-    24  # 12 or 13 frames of receiver latency at 2400S and 600S: about half come back
-)
+FRAMES = 24  # 12 or 13 frames of receiver latency at 2400S and 600S: about half come back
 
 
 def record_dir_of(pid: int) -> Path:
@@ -72,13 +70,9 @@ def test_high_snr_gives_every_bit_back(components, collocated, mode):
     assert result.status == "ok"
     reference = plain(mode, 30.0)
     bytes_per_frame = {"2400S": 32, "600S": 8}[mode]
-    expected_bits = (
-        (FRAMES - reference["receiver_latency_frames"]) * bytes_per_frame * 8
-    )
+    expected_bits = (FRAMES - reference["receiver_latency_frames"]) * bytes_per_frame * 8
     assert ber["mode"] == mode
-    assert (
-        ber["frames"] == FRAMES
-    )  # a packet per frame, empty ones while the receiver fills
+    assert ber["frames"] == FRAMES  # a packet per frame, empty ones while the receiver fills
     assert ber["bits"] >= expected_bits > 0
     assert ber["bit_errors"] == 0
     assert ber["ber"] == 0.0
@@ -93,21 +87,15 @@ def test_low_snr_errors_are_counted_as_the_plain_program_counts_them():
     reference = plain("2400S", 3.0)
     assert ber["bit_errors"] > 0
     assert ber["bits"] == reference["bits"]
-    assert (
-        ber["bit_errors"] == reference["bit_errors"]
-    )  # the same seeded noise, the same blocks
+    assert ber["bit_errors"] == reference["bit_errors"]  # the same seeded noise, the same blocks
 
 
 def test_the_monitored_transceiver_fans_the_channel_out():
     try:
-        spec = load_transceiver(
-            7, True, monitor=True, packets=FRAMES, symbol_rate=0, mode="2400S"
-        )
+        spec = load_transceiver(7, True, monitor=True, packets=FRAMES, symbol_rate=0, mode="2400S")
     except ScabenchError as exc:
         if "connected twice" in str(exc):
-            pytest.skip(
-                "a uses port with two connections (fan-out) is not accepted by this checkout's spec reader"
-            )
+            pytest.skip("a uses port with two connections (fan-out) is not accepted by this checkout's spec reader")
         raise
     seen = {}
 
