@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scabench.errors import ScabenchError
+from scabench.model.load import load_spec
 from scabench.run.runner import run_spec
 from scabench.waveforms.stanag4285 import load_transceiver, run_plain
 
@@ -113,3 +114,42 @@ def test_the_monitored_transceiver_fans_the_channel_out():
     # The signal occupies 1800 +- 1440 Hz; its spectrum peaks inside that band.
     assert 360 < seen["monitor"]["peak_frequency_hz"] < 3240
     assert seen["monitor"]["mean_power"] > 0
+
+
+def test_the_monitor_measures_the_channels_audio(tmp_path):
+    # The monitor at the end of a chain (no fan-out): the transmitter's
+    # audio through the channel, its power and spectrum.
+    spec_file = tmp_path / "monitor.toml"
+    spec_file.write_text(
+        'chain = ["source", "modulator", "channel", "monitor"]\n'
+        "[policy]\n"
+        'call = "twoway"\n'
+        "[[component]]\n"
+        'name = "source"\nkind = "s4285-source"\nmode = "2400S"\npackets = 10\nsymbol_rate = 0.0\n'
+        "[[component]]\n"
+        'name = "modulator"\nkind = "s4285-modulator"\nmode = "2400S"\n'
+        "[[component]]\n"
+        'name = "channel"\nkind = "s4285-channel"\nnoise = false\n'
+        "[[component]]\n"
+        'name = "monitor"\nkind = "s4285-monitor"\n'
+    )
+    seen = {}
+
+    def on_start(pids, hosts):
+        seen["dir"] = record_dir_of(pids[0])
+
+    def on_hold(naming):
+        seen["monitor"] = json.loads((seen["dir"] / "monitor.monitor.json").read_text())
+
+    result = run_spec(load_spec(spec_file), on_start=on_start, on_hold=on_hold)
+    assert result.status == "ok"
+    monitor = seen["monitor"]
+    assert monitor["frames"] == 10
+    assert monitor["blocks"] == 10  # a frame is 1024 samples, a block
+    # The signal occupies 1800 +- 1440 Hz; its spectrum peaks inside that band.
+    assert 360 < monitor["peak_frequency_hz"] < 3240
+    # Unit-power baseband (the RRC interpolator keeps the symbols' power) at 8192 PCM
+    # units per unit, half of it in the real passband: 8192^2 / 2; the first frame's
+    # start, while the filter fills, pulls the mean down a little.
+    assert monitor["mean_power"] == pytest.approx(8192**2 / 2, rel=0.1)
+    assert float(result.stats["monitor"]["mean_power"]) == pytest.approx(monitor["mean_power"])
