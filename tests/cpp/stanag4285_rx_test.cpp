@@ -74,8 +74,9 @@ INSTANTIATE_TEST_SUITE_P(ModesAndProfiles, Stanag4285Link,
                            return name;
                          });
 
+// kPayloadFrames checked after each mode's latency: 117 frames in all at 2400L.
 TEST(Stanag4285Link, BitExactOverTwoPathsAt30dB) {
-  for (const std::string modeName : {"2400S", "600S"}) {
+  for (const std::string modeName : {"2400S", "600S", "2400L", "600L"}) {
     const auto mode = s4285::parseMode(modeName);
     const auto link = run(modeName, kPayloadFrames + s4285::receiverLatencyFrames(mode), "two-path", 30.0);
     EXPECT_GT(link.bits, 0u);
