@@ -5,10 +5,12 @@ unknown to the receiver); the chain counts exactly what the plain program
 counts on the same settings, errors included at low SNR; the BER sink's
 ber.json holds the figures."""
 
+import csv
 import json
 from pathlib import Path
 
 import pytest
+from conftest import scabench
 
 from scabench.errors import ScabenchError
 from scabench.model.load import load_spec
@@ -153,3 +155,23 @@ def test_the_monitor_measures_the_channels_audio(tmp_path):
     # start, while the filter fills, pulls the mean down a little.
     assert monitor["mean_power"] == pytest.approx(8192**2 / 2, rel=0.1)
     assert float(result.stats["monitor"]["mean_power"]) == pytest.approx(monitor["mean_power"])
+
+
+def test_the_ber_command_prints_and_writes_the_table(tmp_path):
+    out = tmp_path / "ber.csv"
+    proc = scabench("s4285-ber", "--mode", "600S", "--snr=-9,20", "--frames", 30, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "SNR 3 kHz" in proc.stdout
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["mode"], float(r["snr_db"])) for r in rows] == [("600S", -9.0), ("600S", 20.0)]
+    assert float(rows[0]["esn0_db"]) == pytest.approx(-9 + 0.969, abs=1e-3)
+    # 30 frames, 13 of latency at most at 600S: at least 17 frames of 8 bytes come back.
+    assert 17 * 64 <= int(rows[1]["bits"]) < 30 * 64
+    assert int(rows[1]["bit_errors"]) == 0
+    assert float(rows[0]["ber"]) > 0.1  # nothing decodes at -9 dB
+
+
+def test_the_ber_command_refuses_an_unknown_mode_before_running():
+    proc = scabench("s4285-ber", "--mode", "700S")
+    assert proc.returncode == 2
+    assert "no STANAG 4285 mode '700S'" in proc.stderr
