@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 
 // liquid.h uses std::complex when <complex> comes first.
