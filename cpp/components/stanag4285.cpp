@@ -1,23 +1,33 @@
-// The STANAG 4285 transmitter as SCA components. Each kind runs a run of the
-// blocks in scabench/dsp/stanag4285.hpp; the kinds cover the 2-, 7- and
-// 11-component splits (experiments/stanag4285/), so every split does the same
-// processing. One packet is one frame.
+// The STANAG 4285 transmitter and receiver as SCA components. Each kind runs
+// a run of the blocks in scabench/dsp/stanag4285.hpp (transmitter) and
+// stanag4285_rx.hpp (channel, receiver, BER, monitor); the kinds cover the
+// transmitter's 2-, 7- and 11-component splits and the receiver's 1- and
+// 3-component splits (experiments/stanag4285/), so every split does the same
+// processing. One packet is one frame (a receiving block may emit an empty
+// packet while it fills: the demodulator before its lock, the equaliser
+// before its look-ahead, the decoder before its traceback).
 //
 // Port types per boundary:
 //   user bytes, coded bits (one per octet)  -> octet
 //   symbols, baseband samples               -> float, interleaved I/Q pairs
+//   soft bits (LLRs, positive: 1)           -> float
 //   audio                                   -> short (16-bit PCM, 9600 samples/s)
 //
 // Every block keeps state across frames (encoder, interleaver, filter,
 // oscillator), so a component fails the run if frames arrive out of order
 // (use two-way calls or serial dispatch, as the specs do).
+#include <cstdio>
+#include <fstream>
 #include <mutex>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "scabench/core/clock.hpp"
 #include "scabench/runtime/registry.hpp"
 #include "scabench/runtime/source_loop.hpp"
 #include "scabench/dsp/stanag4285.hpp"
+#include "scabench/dsp/stanag4285_rx.hpp"
 
 namespace scabench {
 namespace {
@@ -46,6 +56,13 @@ struct Wire<cfloat> {
     count = b.size() * 2;
     return reinterpret_cast<const CORBA::Float*>(b.data());
   }
+};
+template <>
+struct Wire<float> {
+  using Port = CORBA::Float;
+  using Buffer = std::vector<float>;
+  static const float* view(const CORBA::Float* p, std::size_t n, std::size_t& count) { return count = n, p; }
+  static const CORBA::Float* data(const Buffer& b, std::size_t& count) { return count = b.size(), b.data(); }
 };
 template <>
 struct Wire<int16_t> {
@@ -78,13 +95,25 @@ class OrderGuard {
   uint64_t next_ = 0;
 };
 
+// Blocks that declare their own properties (static declare(Component&)) and
+// are made from them; the others take the mode.
+template <class Blocks>
+concept OwnProperties = requires(Component& c, const PropertyBag& p) {
+  Blocks::declare(c);
+  Blocks(p);
+};
+
 // A component that runs `Blocks` on each frame: In samples in, Out samples out.
-// Blocks: constructed from the mode; run(const In*, n, std::vector<Out>&).
+// Blocks: constructed from the mode (or its properties: OwnProperties);
+// run(const In*, n, std::vector<Out>&).
 template <class In, class Out, class Blocks>
 class BlockComponent final : public Component {
  public:
   explicit BlockComponent(const ComponentContext& ctx) : Component(ctx) {
-    declareMode(*this);
+    if constexpr (OwnProperties<Blocks>)
+      Blocks::declare(*this);
+    else
+      declareMode(*this);
     out_ = &addOutPort<typename Wire<Out>::Port>("out", "the block's output, one packet per packet taken in");
     addInPort<typename Wire<In>::Port>(
         "in",
@@ -103,7 +132,12 @@ class BlockComponent final : public Component {
   }
 
  protected:
-  void onStart() override { blocks_ = std::make_unique<Blocks>(s4285::parseMode(properties().text("mode"))); }
+  void onStart() override {
+    if constexpr (OwnProperties<Blocks>)
+      blocks_ = std::make_unique<Blocks>(properties());
+    else
+      blocks_ = std::make_unique<Blocks>(s4285::parseMode(properties().text("mode")));
+  }
 
  private:
   OutPort<typename Wire<Out>::Port>* out_;
@@ -178,6 +212,48 @@ struct SymbolBlocks {  // 7-way split: mapping -> scrambler -> frame assembly
   std::vector<cfloat> mapped, scrambled;
 };
 
+// --- the receiving side's blocks
+
+struct ChannelBlocks {  // static multipath and AWGN, audio in and out
+  static void declare(Component& c) {
+    c.properties()
+        .declare("profile", std::string("none"), "static multipath profile: none, two-path (1 ms), harsh (3 paths)")
+        .oneOf(s4285::multipathProfileNames());
+    c.properties()
+        .declare("snr_db", PropertyType::Double, 30.0, "signal to noise ratio in a 3 kHz band (Es/N0 is 0.97 dB more)")
+        .within(-30, 100);
+    c.properties().declare("noise", true, "add white Gaussian noise at snr_db; false: none");
+    c.properties().declare("seed", PropertyType::LongLong, int64_t{1}, "seed of the noise");
+    c.properties()
+        .declare("lead_samples", PropertyType::ULong, int64_t{0},
+                 "samples of silence before the signal (the receiver finds the start)")
+        .within(0, 959);
+  }
+  explicit ChannelBlocks(const PropertyBag& p)
+      : channel(p.text("profile"), p.flag("noise") ? std::optional<double>(p.real("snr_db")) : std::nullopt,
+                uint64_t(p.integer("seed")), int(p.integer("lead_samples"))) {}
+  void run(const int16_t* in, std::size_t n, std::vector<int16_t>& out) { channel.process(in, n, out); }
+  s4285::Channel channel;
+};
+
+struct DemodulatorBlocks {  // down-conversion, matched filter, frame synchronisation
+  explicit DemodulatorBlocks(const s4285::Mode&) {}
+  void run(const int16_t* in, std::size_t n, std::vector<cfloat>& out) { demodulator.process(in, n, out); }
+  s4285::Demodulator demodulator;
+};
+
+struct TransmitterBlocks {  // the whole transmitter, audio out
+  explicit TransmitterBlocks(const s4285::Mode& m) : transmitter(m) {}
+  void run(const uint8_t* in, std::size_t n, std::vector<int16_t>& out) { transmitter.frame(in, n, out); }
+  s4285::Transmitter transmitter;
+};
+
+struct ReceiverBlocks {  // the whole receiver
+  explicit ReceiverBlocks(const s4285::Mode& m) : receiver(m) {}
+  void run(const int16_t* in, std::size_t n, std::vector<uint8_t>& out) { receiver.process(in, n, out); }
+  s4285::Receiver receiver;
+};
+
 using Encoder = BlockComponent<uint8_t, uint8_t, EncoderBlocks>;
 using Repetition = BlockComponent<uint8_t, uint8_t, Single<s4285::Repeater, uint8_t, uint8_t>>;
 using Interleave = BlockComponent<uint8_t, uint8_t, Single<s4285::Interleaver, uint8_t, uint8_t>>;
@@ -190,6 +266,12 @@ using UpConvert = BlockComponent<cfloat, int16_t, SingleNoMode<s4285::UpConverte
 using Coder = BlockComponent<uint8_t, uint8_t, CoderBlocks>;
 using InterleavePuncture = BlockComponent<uint8_t, uint8_t, InterleavePunctureBlocks>;
 using Symbols = BlockComponent<uint8_t, cfloat, SymbolBlocks>;
+using ChannelKind = BlockComponent<int16_t, int16_t, ChannelBlocks>;
+using Demodulate = BlockComponent<int16_t, cfloat, DemodulatorBlocks>;
+using Equalise = BlockComponent<cfloat, float, Single<s4285::Equaliser, cfloat, float>>;
+using Decode = BlockComponent<float, uint8_t, Single<s4285::Decoder, float, uint8_t>>;
+using WholeReceiver = BlockComponent<int16_t, uint8_t, ReceiverBlocks>;
+using Modulator = BlockComponent<uint8_t, int16_t, TransmitterBlocks>;
 
 // Audio output: the digest, sample count and optional raw file of
 // s4285::AudioSink. The digest and count are reported at end of stream
@@ -273,6 +355,93 @@ class WholeTransmitter final : public Component {
   std::mutex mutex_;
 };
 
+// Writes `text` to `path` whole or not at all: a temporary file, renamed.
+void writeAtomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text << "\n";
+    if (!out.flush()) throw std::runtime_error("cannot write " + temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+// An end of a receiving chain that measures what reaches it and writes
+// `<record_dir>/<name>.<suffix>.json` at end of stream (atomically), and
+// reports the same figures as run stats ("stat NAME KEY VALUE").
+template <class In, class Meter>
+class MeterSink final : public Component {
+ public:
+  explicit MeterSink(const ComponentContext& ctx) : Component(ctx), recordDir_(ctx.recordDir) {
+    Meter::declare(*this);
+    addInPort<typename Wire<In>::Port>("in", [this](const PacketView<typename Wire<In>::Port>& p) {
+      std::lock_guard lock(mutex_);
+      guard_.check(*this, p.header.sequence_number);
+      std::size_t n = 0;
+      const In* in = Wire<In>::view(p.samples, p.count, n);
+      meter_->process(in, n);
+      ++frames_;
+    });
+  }
+
+ protected:
+  void onStart() override {
+    if (!meter_) meter_ = std::make_unique<Meter>(properties());
+  }
+  void onEndOfStream() override {
+    {
+      std::lock_guard lock(mutex_);
+      auto report = meter_->report();
+      report["frames"] = frames_;
+      writeAtomically(recordDir_ + "/" + name() + "." + Meter::kSuffix + ".json", report.dump());
+      // The same figures as run stats, which reach the run's result.
+      for (const auto& [key, value] : report.items())
+        host().notify("stat " + name() + " " + key + " " +
+                      (value.is_string() ? value.template get<std::string>() : value.dump()));
+    }
+    Component::onEndOfStream();
+  }
+
+ private:
+  std::string recordDir_;
+  std::unique_ptr<Meter> meter_;
+  uint64_t frames_ = 0;
+  OrderGuard guard_;
+  std::mutex mutex_;
+};
+
+// Bit errors of the decoded bytes against the source's (same mode and seed).
+struct BerMeter {
+  static constexpr const char* kSuffix = "ber";
+  static void declare(Component& c) {
+    declareMode(c);
+    c.properties().declare("seed", PropertyType::LongLong, int64_t{4285}, "the source's seed");
+  }
+  explicit BerMeter(const PropertyBag& p)
+      : mode(s4285::parseMode(p.text("mode"))), counter(mode, uint64_t(p.integer("seed"))) {}
+  void process(const uint8_t* in, std::size_t n) { counter.process(in, n); }
+  nlohmann::json report() const {
+    return {{"mode", mode.name}, {"bits", counter.bits()}, {"bit_errors", counter.errors()}, {"ber", counter.ber()}};
+  }
+  s4285::Mode mode;
+  s4285::BerCounter counter;
+};
+
+// Power and spectrum of the audio (FFTW), per frame, averaged.
+struct AudioMeter {
+  static constexpr const char* kSuffix = "monitor";
+  static void declare(Component&) {}
+  explicit AudioMeter(const PropertyBag&) {}
+  void process(const int16_t* in, std::size_t n) { monitor.process(in, n); }
+  nlohmann::json report() const {
+    return {{"blocks", monitor.blocks()},
+            {"mean_power", monitor.meanPower()},
+            {"peak_frequency_hz", monitor.peakFrequencyHz()},
+            {"sample_rate", s4285::kSampleRate}};
+  }
+  s4285::Monitor monitor;
+};
+
 // The data source: random user bytes, one frame per packet, paced to the
 // symbol rate on an absolute schedule (the rate regulator). stop() stops it
 // before its next frame, a later start() goes on (source_loop.hpp).
@@ -336,7 +505,12 @@ const bool registered = registerKind<DataSource>("s4285-source") && registerKind
                         registerKind<Shaper>("s4285-shaper") && registerKind<UpConvert>("s4285-upconverter") &&
                         registerKind<AudioOut>("s4285-sink") && registerKind<Coder>("s4285-coder") &&
                         registerKind<InterleavePuncture>("s4285-interleave-puncture") &&
-                        registerKind<Symbols>("s4285-symbols") && registerKind<WholeTransmitter>("s4285-tx");
+                        registerKind<Symbols>("s4285-symbols") && registerKind<WholeTransmitter>("s4285-tx") &&
+                        registerKind<Modulator>("s4285-modulator") && registerKind<ChannelKind>("s4285-channel") &&
+                        registerKind<Demodulate>("s4285-demodulator") && registerKind<Equalise>("s4285-equaliser") &&
+                        registerKind<Decode>("s4285-decoder") && registerKind<WholeReceiver>("s4285-rx") &&
+                        registerKind<MeterSink<uint8_t, BerMeter>>("s4285-ber") &&
+                        registerKind<MeterSink<int16_t, AudioMeter>>("s4285-monitor");
 
 }  // namespace
 }  // namespace scabench

@@ -852,6 +852,100 @@ def datarate(cycles: float, clock_mhz: float, elements: int, samples_per_symbol:
     click.echo(f"{units.bit_rate(bps)} ({bps} bit/s)")  # scaled to read, exact as the paper quotes it
 
 
+def snr_list(ctx: click.Context, param: click.Parameter, value: str) -> list[float]:
+    """--snr: comma-separated dB values."""
+    try:
+        snrs = [float(v) for v in value.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"must be dB values separated by commas, like -3,0,3,6, not {value!r}") from None
+    if not all(math.isfinite(v) for v in snrs):
+        raise click.BadParameter("must be finite numbers")
+    return snrs
+
+
+@main.command("s4285-ber", short_help="STANAG 4285 bit error rate against SNR, through the plain program.")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    default=("600S", "2400S"),
+    show_default=True,
+    help="A mode (75S..2400S, 75L..2400L, 1200U..3600U); repeat for several.",
+)
+@click.option(
+    "--snr",
+    "snrs",
+    default="-3,0,3,6,9,12,15",
+    show_default=True,
+    callback=snr_list,
+    help="SNRs in a 3 kHz band, dB, comma-separated (Es/N0 is 0.97 dB more).",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(["none", "two-path", "harsh"]),
+    default="none",
+    show_default=True,
+    help="The channel's static multipath.",
+)
+@click.option("--frames", type=click.IntRange(min=1), default=300, show_default=True, help="Frames sent per point.")
+@click.option("--seed", type=int, default=4285, show_default=True, help="The source's seed.")
+@click.option("--channel-seed", type=int, default=1, show_default=True, help="The noise's seed.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the rows as JSON here.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the rows as CSV here.")
+def s4285_ber(
+    modes: tuple[str, ...],
+    snrs: list[float],
+    profile: str,
+    frames: int,
+    seed: int,
+    channel_seed: int,
+    json_path: str | None,
+    csv_path: str | None,
+) -> None:
+    """Bit error rate of the STANAG 4285 receiver against SNR: for each mode
+    and SNR, the plain program (no middleware) sends FRAMES frames through the
+    channel (PROFILE, white noise at the SNR in 3 kHz) into the receiver and
+    counts the bit errors of what comes back against the source's bytes."""
+    from scabench.waveforms.stanag4285 import BER_COLUMNS, ber_table
+
+    with exit_codes("s4285-ber failed", interrupted_json=None):
+        check_outputs(json_path, csv_path)
+        rows = ber_table(
+            list(modes),
+            snrs,
+            profile=profile,
+            frames=frames,
+            seed=seed,
+            channel_seed=channel_seed,
+            log=lambda m: click.echo(m, err=True),
+        )
+    view = table("mode", "profile", "SNR 3 kHz", "Es/N0", "frames", "bits", "errors", "BER")
+    add_rows(
+        view,
+        [
+            [
+                r["mode"],
+                r["profile"],
+                f"{r['snr_db']:g} dB",
+                f"{r['esn0_db']:.2f} dB",
+                r["frames"],
+                r["bits"],
+                r["bit_errors"],
+                f"{r['ber']:.2e}",
+            ]
+            for r in rows
+        ],
+    )
+    lines: list[Any] = [view]
+    if json_path:
+        lines.append(f"rows written to {write_json(rows, json_path)}")
+    if csv_path:
+        lines.append(
+            f"rows written to {write_csv(list(BER_COLUMNS), [[r[k] for k in BER_COLUMNS] for r in rows], csv_path)}"
+        )
+    show(lines)
+
+
 @main.command(short_help="CPU workload against the number of components and the packet size.")
 @click.option("--quick", is_flag=True, help="A short plan (about two minutes) instead of the default (about 20 min).")
 @click.option("--plan", "plan_name", type=click.Choice(["default", "quick", "tiny"]), hidden=True)

@@ -29,7 +29,15 @@ TWINS = {
     "exp6": REPO / "experiments/paper/exp6.toml",
     **{
         name: REPO / f"experiments/stanag4285/{name}.toml"
-        for name in ("split2", "split2-collocated", "split7", "split7-collocated", "split11", "split11-collocated")
+        for name in (
+            "split2",
+            "split2-collocated",
+            "split7",
+            "split7-collocated",
+            "split11",
+            "split11-collocated",
+            "transceiver7",
+        )
     },
 }
 
