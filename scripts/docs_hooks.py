@@ -121,9 +121,23 @@ def components_page() -> str:
         lines += [
             f"## `{name}`",
             "",
-            f"provides (in): {', '.join(f'`{p}`' for p in kind['provides']) or 'none'}; "
-            f"uses (out): {', '.join(f'`{p}`' for p in kind['uses']) or 'none'}; "
             f"sample types: {', '.join(kind['sample_types'])}",
+            "",
+            "| port | direction | type | required | what it carries |",
+            "|---|---|---|---|---|",
+        ]
+        # A kind that declares only its port names (a Python kind) has the rest unsaid: "–".
+        blank = {"type": "–", "required": None, "description": "–"}
+        ports = kind.get("ports") or {
+            **{p: {**blank, "direction": "provides"} for p in kind["provides"]},
+            **{p: {**blank, "direction": "uses"} for p in kind["uses"]},
+        }
+        for port, decl in ports.items():
+            required = {True: "yes", False: "no", None: "–"}[decl["required"]]
+            lines.append(
+                f"| `{port}` | {decl['direction']} | {decl['type']} | {required} | {_cell(decl['description'])} |"
+            )
+        lines += [
             "",
             "| property | type | default | takes | while started | what it sets |",
             "|---|---|---|---|---|---|",

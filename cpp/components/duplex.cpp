@@ -23,12 +23,12 @@ class Duplex final : public Component {
  public:
   explicit Duplex(const ComponentContext& ctx)
       : Component(ctx), tx_(properties(), "tx_", "TX path: "), rx_(properties(), "rx_", "RX path: ") {
-    // tx_out: "the TX path's packets, after tx_work"; rx_out: "the RX path's packets, after rx_work".
-    tx_.out = &addOutPort<T>("tx_out");
-    rx_.out = &addOutPort<T>("rx_out");
-    // tx_in: "packets for the TX path"; rx_in: "packets for the RX path".
-    addInPort<T>("tx_in", [this](const PacketView<T>& p) { tx_.forward(p); });
-    addInPort<T>("rx_in", [this](const PacketView<T>& p) { rx_.forward(p); });
+    tx_.out = &addOutPort<T>("tx_out", "the TX path: every packet of tx_in, after the TX work");
+    rx_.out = &addOutPort<T>("rx_out", "the RX path: every packet of rx_in, after the RX work");
+    addInPort<T>(
+        "tx_in", [this](const PacketView<T>& p) { tx_.forward(p); }, "the TX path's packets");
+    addInPort<T>(
+        "rx_in", [this](const PacketView<T>& p) { rx_.forward(p); }, "the RX path's packets");
   }
 
  protected:

@@ -18,15 +18,13 @@ template <class T>
 class Merge final : public Component {
  public:
   explicit Merge(const ComponentContext& ctx) : Component(ctx), work_(properties(), "", 0) {
-    // out: "every packet of in_a and in_b, as it came".
-    out_ = &addOutPort<T>("out");
+    out_ = &addOutPort<T>("out", "every packet of in_a and in_b, after its work, its header as it came");
     auto forward = [this](const PacketView<T>& p) {
       work_.run(p.header.sequence_number);
       out_->push(p.header, p.samples, p.count);
     };
-    // in_a, in_b: "packets to forward to out".
-    addInPort<T>("in_a", forward);
-    addInPort<T>("in_b", forward);
+    addInPort<T>("in_a", forward, "packets to forward to out (one input)");
+    addInPort<T>("in_b", forward, "packets to forward to out (the other input)");
   }
 
  protected:

@@ -10,11 +10,14 @@ template <class T>
 class Stage final : public Component {
  public:
   explicit Stage(const ComponentContext& ctx) : Component(ctx), work_(properties(), "", 5000) {
-    out_ = &addOutPort<T>("out");
-    addInPort<T>("in", [this](const PacketView<T>& p) {
-      work_.run(p.header.sequence_number);
-      out_->push(p.header, p.samples, p.count);
-    });
+    out_ = &addOutPort<T>("out", "every packet taken in, after its work");
+    addInPort<T>(
+        "in",
+        [this](const PacketView<T>& p) {
+          work_.run(p.header.sequence_number);
+          out_->push(p.header, p.samples, p.count);
+        },
+        "the packets to work on");
   }
 
  protected:

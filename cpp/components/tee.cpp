@@ -17,17 +17,18 @@ template <class T>
 class Tee final : public Component {
  public:
   explicit Tee(const ComponentContext& ctx) : Component(ctx), work_(properties(), "", 0) {
-    // out_a, out_b: "a copy of every packet taken on in".
-    outA_ = &addOutPort<T>("out_a");
-    outB_ = &addOutPort<T>("out_b");
-    // in: "the packets to copy to out_a and out_b".
-    addInPort<T>("in", [this](const PacketView<T>& p) {
-      work_.run(p.header.sequence_number);
-      // One after the other on this thread: a blocked out_a holds back
-      // out_b, as one uses port's sequential fan-out does.
-      outA_->push(p.header, p.samples, p.count);
-      outB_->push(p.header, p.samples, p.count);
-    });
+    outA_ = &addOutPort<T>("out_a", "every packet taken in, after its work (first)");
+    outB_ = &addOutPort<T>("out_b", "every packet taken in, after its work (then)");
+    addInPort<T>(
+        "in",
+        [this](const PacketView<T>& p) {
+          work_.run(p.header.sequence_number);
+          // One after the other on this thread: a blocked out_a holds back
+          // out_b, as one uses port's sequential fan-out does.
+          outA_->push(p.header, p.samples, p.count);
+          outB_->push(p.header, p.samples, p.count);
+        },
+        "the packets to copy to out_a and out_b");
   }
 
  protected:
