@@ -24,12 +24,12 @@ from typing import Any, Self, TextIO
 
 import tomli_w
 
-from scabench.errors import SpecError
+from scabench.errors import ScabenchError, SpecError
 from scabench.files import check_writable
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_benchmark
 from scabench.measure.sweep import SweepResult, grid_axes, plan, run_sweep
-from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, declared_kinds
+from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, declared_kinds, kind_declaration, kind_ports, port_names
 from scabench.model.load import find_spec, load_spec
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import Exported, export_sad
@@ -63,10 +63,13 @@ class Port:
 class Component:
     """A component of a Waveform: a view of its [[component]] table (name,
     kind, and its properties, or for an external component how it is
-    started or found). `component["out"]` is one of its ports."""
+    started or found). `component.port("out")` is one of its ports, checked
+    against its kind's; `component["out"]` names one unchecked."""
 
-    def __init__(self, table: dict[str, Any]) -> None:
+    def __init__(self, table: dict[str, Any], where: Path | None = None, folder: Path | None = None) -> None:
         self._table = table
+        self._where = where if where is not None else code_source(DEFAULT_NAME)
+        self._folder = folder if folder is not None else Path.cwd()
 
     @property
     def name(self) -> str | None:
@@ -94,6 +97,27 @@ class Component:
         if not isinstance(port, str):
             raise TypeError(f"a port is named by a string, like component['out'], not {type(port).__name__}")
         return Port(str(self.name), port)
+
+    def port(self, name: str) -> Port:
+        """Its port `name`, which its kind must have (uses or provides; an
+        external component's ports are its own, any name goes): a SpecError
+        naming the port and listing the kind's ports otherwise. Connect it
+        with Waveform.connect, as often as it has connections."""
+        port = self[name]
+        kind, library = self.kind, self._table.get("library")
+        if not isinstance(kind, str) or kind == EXTERNAL:
+            return port
+        try:
+            declared = kind_declaration(kind, self._folder / library if isinstance(library, str) else None)
+        except (KeyError, ScabenchError):
+            raise SpecError(
+                self._where, f"{self.name}.{name}", f"{kind!r} is not a kind whose ports are known"
+            ) from None
+        ports = kind_ports(declared) if declared is not None else {}
+        if name not in ports:
+            have = "; ".join(f"{d} {', '.join(port_names(ports, d)) or 'none'}" for d in ("uses", "provides"))
+            raise SpecError(self._where, f"{self.name}.{name}", f"{kind} has no port {name!r}; it has: {have}")
+        return port
 
     def __repr__(self) -> str:
         return f"Component({self.name!r}, kind={self.kind!r})"
@@ -171,7 +195,7 @@ class Waveform:
     @property
     def components(self) -> list[Component]:
         """Its components, in the order they were declared."""
-        return [Component(t) for t in self._tables()]
+        return [Component(t, self._where(), self.folder) for t in self._tables()]
 
     def __getitem__(self, name: str) -> Component:
         found = next((t for t in self._tables() if t.get("name") == name), None)
@@ -180,7 +204,7 @@ class Waveform:
                 f"no component named {name!r}; the waveform has: "
                 f"{', '.join(str(t.get('name')) for t in self._tables()) or 'none'}"
             )
-        return Component(found)
+        return Component(found, self._where(), self.folder)
 
     def to_dict(self) -> dict[str, Any]:
         """Its tables, as a TOML spec's (a copy)."""
@@ -242,7 +266,7 @@ class Waveform:
         hosts = self._hosts()
         if hosts is not None and _hosted(kind):
             hosts.append([name])
-        return Component(table)
+        return Component(table, self._where(), self.folder)
 
     def chain(self, *components: Component | str) -> Self:
         """Connects each component's "out" to the next one's "in" (a spec's
@@ -260,8 +284,10 @@ class Waveform:
     def connect(self, uses: Port | Component | str, provides: Port | Component | str, **policy: Any) -> str:
         """Connects a uses port to a provides port (a Port, "stage1.out", or a
         component for its "out" and "in"), with policy keys of its own over
-        the default policy (call="oneway", worker=16, ...). Returns the
-        connection's id, "a.out->b.in"."""
+        the default policy (call="oneway", worker=16, ...). A uses port
+        connected several times feeds each connection every packet (fan-out;
+        its `fanout` policy says how), a provides port takes from each
+        (fan-in). Returns the connection's id, "a.out->b.in"."""
         table = {"from": _end(uses, "out"), "to": _end(provides, "in")}
         _update(table, policy)
         self._doc.setdefault("connection", []).append(table)
@@ -492,10 +518,12 @@ def load(spec: str | os.PathLike, check: bool = True) -> Waveform:
 
 def kinds() -> dict[str, dict[str, Any]]:
     """Every component kind a waveform may name without a library, and its
-    declaration: {kind: {"sample_types", "provides", "uses", "properties"}}
-    (the runtime's, from scabench-host --describe, and the Python kinds).
-    "external" is any program: it declares nothing."""
-    return declared_kinds()
+    declaration: {kind: {"sample_types", "provides", "uses", "properties",
+    "ports"}}, "ports" giving each port's direction, type ("sample": the
+    run's sample_type) and whether it must be connected (the runtime's, from
+    scabench-host --describe, and the Python kinds). "external" is any
+    program: it declares nothing."""
+    return {kind: {**declared, "ports": kind_ports(declared)} for kind, declared in declared_kinds().items()}
 
 
 def text(result: RunResult | Benchmark | SweepResult, wide: bool = False) -> str:

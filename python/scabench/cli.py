@@ -23,10 +23,11 @@ from scabench.files import check_writable
 from scabench.interrupts import Interrupted
 from scabench.measure.guard import GuardSettings
 from scabench.measure.repeat import MAX_RUNS, Benchmark, guard_settings, run_benchmark
+from scabench.model import graph
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.load import find_spec, load_spec
 from scabench.model.overrides import Overrides, apply_overrides
-from scabench.model.pipeline import floor_caveat, floor_of, producer_packets
+from scabench.model.pipeline import floor_caveat, floor_parts, producer_packets
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import SCHEDULERS, Spec
@@ -561,13 +562,17 @@ def validate(specs: tuple[str, ...]) -> None:
             show([Text.assemble(("bad", BAD), f"  {exc}")])
             continue
         caveat = floor_caveat(spec)
+        floor = floor_parts(spec)
+        # A chain has one route, which its floor's words need not name.
+        branches = any(len(v) > 1 for v in (*graph.successors(spec).values(), *graph.predecessors(spec).values()))
         show(
             [
                 Text.assemble(
                     ("ok ", GOOD),
                     f"  {spec.path}: {len(spec.components)} components, "
                     f"{len(spec.connections)} connections, {spec.process_count()} processes, "
-                    f"{producer_packets(spec)} packets, floor {units.duration(floor_of(spec))}"
+                    f"{producer_packets(spec)} packets, floor {units.duration(floor.floor_ms)}"
+                    + (f": {floor.statement()}" if branches and floor.critical_path else "")
                     + (f" ({caveat})" if caveat else ""),
                 )
             ]

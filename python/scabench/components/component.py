@@ -31,7 +31,10 @@ started component takes only the properties declared while_started (the
 stage's work); on_configure() then picks them up.
 """
 
+import json
+import os
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +72,8 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
         self._stream_began = 0  # _processed when the stream under way began (the last end of stream)
         self._in_stream = 0  # packets of the stream that ended last
         self._ports_ended = 0  # in-ports whose stream has ended, in the stream under way
+        self._ports_ending = 0  # in-ports whose end the stream waits for: set at start
+        self._connection_numbers = 0  # the next connection into a provides port gets this number
         self._failed = False
         self._reported = False
 
@@ -93,14 +98,34 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
         second stream of 200 announces 200, not the component's total."""
         return self._in_stream
 
-    def add_in_port(self, name, handler, sample_type=None):
-        """A provides port; handler(header, samples) runs on the ORB thread for each packet."""
-        port = InPort(self, name, sample_type or self.context.sample_type, handler)
+    def add_in_port(self, name, handler, sample_type=None, *, required=True, description=""):
+        """A provides port; handler(header, samples) runs on the ORB thread for
+        each packet. sample_type: the port's own element type (one of
+        SAMPLE_TYPES); None follows the run's (context.sample_type).
+        required=False: a spec may leave it unconnected, and the component's
+        end of stream then waits only for the ports that have a sender."""
+        port = InPort(
+            self,
+            name,
+            sample_type or self.context.sample_type,
+            handler,
+            follows_run=sample_type is None,
+            required=required,
+            description=description,
+        )
         self.in_ports.append(port)
         return port
 
-    def add_out_port(self, name, sample_type=None):
-        port = OutPort(self, name, sample_type or self.context.sample_type)
+    def add_out_port(self, name, sample_type=None, *, description=""):
+        """A uses port; it takes any number of connections (its `fanout`
+        says how they share a packet). sample_type as for add_in_port."""
+        port = OutPort(
+            self,
+            name,
+            sample_type or self.context.sample_type,
+            follows_run=sample_type is None,
+            description=description,
+        )
         self.out_ports.append(port)
         return port
 
@@ -167,6 +192,8 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
                 return
             try:
                 self._ports_ended = 0  # re-armed: each start's stream ends anew
+                # An optional port nobody attached to never ends a stream: the stream does not wait for it.
+                self._ports_ending = sum(1 for p in self.in_ports if p.required or p.attached)
                 for port in self.in_ports:
                     port.prepare()
                 self.on_start()
@@ -185,8 +212,16 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
                 self.on_stop()
             except ValueError as exc:
                 raise _CF.Resource.StopError(1, str(exc)) from exc
+            finally:
+                self.write_connections()
 
     # Called by the ports
+    def next_connection_number(self):
+        with self._lock:
+            number = self._connection_numbers
+            self._connection_numbers += 1
+            return number
+
     def packet_done(self):
         with self._lock:
             self._processed += 1
@@ -196,7 +231,7 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
         # stream ends, and the count starts again for the next.
         with self._lock:
             self._ports_ended += 1
-            every = self._ports_ended == len(self.in_ports)
+            every = self._ports_ended == self._ports_ending
             if every:
                 self._ports_ended = 0
                 # Every packet before the marker is handled before it counts (the ports wait for them).
@@ -211,11 +246,42 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
             port.send_end_of_stream(header, count)
         if not any(p.connected for p in self.out_ports):
             self.notify(f"eos {self.name} {count}")
+        self.write_connections()
+
+    def connections(self):
+        """Per-connection counts, in the words of the C++ runtime's
+        `<name>.connections.json`: each uses connection's fanout and counts
+        (ports.OutPort), each provides connection's number (the component's
+        numbering across its provides ports, in attach order)."""
+        return {
+            "uses": [c for port in self.out_ports for c in port.connection_counts()],
+            "provides": sorted(
+                ({"port": port.name, "number": n} for port in self.in_ports for n in port.connection_numbers()),
+                key=lambda entry: entry["number"],
+            ),
+        }
+
+    def write_connections(self):
+        """connections() into `<record_dir>/<name>.connections.json` where the
+        program was given a RECORD_DIR, atomically (a temp file, renamed):
+        a reader never sees half of one."""
+        record_dir = getattr(self.context.services, "record_dir", None)
+        if record_dir is None:
+            return
+        path = os.path.join(record_dir, f"{self.name}.connections.json")
+        try:
+            with tempfile.NamedTemporaryFile("w", dir=record_dir, prefix=f".{self.name}.", delete=False) as f:
+                json.dump(self.connections(), f)
+            os.replace(f.name, path)
+        except OSError as exc:
+            self.log(f"cannot write {path}: {exc}")
 
     def report(self):
         """What the in-ports refused, by reason, and the duplicates they
         dropped, as `stat NAME KEY VALUE` events (a C++ component's record
-        file holds the same counts); nonzero ones only. Once, at the end."""
+        file holds the same counts), nonzero ones only; and
+        `stat NAME connections JSON`, the per-connection counts
+        (connections()). Once, at the end."""
         with self._lock:
             if self._reported:
                 return
@@ -228,6 +294,9 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
         for key, n in totals.items():
             if n:
                 self.notify(f"stat {self.name} {key} {n}")
+        # The per-connection counts as one figure, the sidecar's document on one line.
+        self.notify(f"stat {self.name} connections {json.dumps(self.connections(), separators=(',', ':'))}")
+        self.write_connections()
 
     def fail(self, message):
         """Reports a failure once ("error NAME MESSAGE"), as the C++ runtime tells its launcher."""
@@ -250,7 +319,8 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
 
 def describe(factory, sample_type="double"):
     """A kind's ports and properties in the words of `scabench-host
-    --describe` (each property's default, type, CORBA type, integer range,
+    --describe` (the port names by side, and each port's direction, type,
+    whether a spec must connect it and description; each property's default, type, CORBA type, integer range,
     whether it may change while started, description), from a component
     made but never served: what a spec checker reads."""
     comp = factory(ComponentContext("describe", sample_type=sample_type))
@@ -283,5 +353,18 @@ def describe(factory, sample_type="double"):
         "sample_types": list(SAMPLE_TYPES),
         "provides": [p.name for p in comp.in_ports],
         "uses": [p.name for p in comp.out_ports],
+        "ports": {p.name: _port(p, "provides", p.required) for p in comp.in_ports}
+        | {p.name: _port(p, "uses", False) for p in comp.out_ports},  # a uses port may stay unconnected
         "properties": properties,
+    }
+
+
+def _port(port, direction, required):
+    """A port as `scabench-host --describe` gives it: its type is "sample"
+    where it follows the run's sample type."""
+    return {
+        "direction": direction,
+        "type": "sample" if port.follows_run else port.sample_type,
+        "required": required,
+        "description": port.description,
     }

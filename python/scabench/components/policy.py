@@ -12,7 +12,7 @@ What the Python ports implement:
 - uses side: call twoway and oneway; sync none (a client-side queue and one
   sender thread), transport (omniORB's own oneway), server (the oneway, then
   the two-way syncMarker) and target (pushPacket); flow none; fanout
-  sequential.
+  sequential, parallel and drop with fanout_depth (ports.OutPort).
 Any other value the schema allows is refused at configure, naming the
 property and what the Python ports support: a run never gets a policy it
 did not ask for. The worker's and the reorder buffer's own parameters
@@ -34,6 +34,9 @@ PACKET_SAMPLES_MAX = (
 ) - HEADER_ROOM  # packet_length: the runtime's maxPacketSamples(1), what fits in a message
 
 CALLS = ("twoway", "oneway")
+FANOUTS = ("sequential", "parallel", "drop")
+# The uses-side keys a connection takes from its port when it is made (ports.OutPort.connectPort).
+CONNECTION_SETTINGS = ("call", "sync", "sync_none_depth", "fanout", "fanout_depth")
 SYNCS = ("none", "transport", "server", "target")
 
 
@@ -143,9 +146,10 @@ USES = (
     (
         "fanout",
         "sequential",
-        "how a uses port with several connections sends each packet: sequential (parallel and drop are not "
-        "supported by the Python runtime)",
-        one_of("sequential", "parallel", "drop", supported=("sequential",)),
+        "how the port's connections share a packet: sequential (one after another, in connect order, the "
+        "caller waiting for each), parallel (a sender thread and a queue of fanout_depth per connection) or "
+        "drop (as parallel, but a full queue drops the packet for that connection, counted)",
+        one_of(*FANOUTS),
     ),
     (
         "fanout_depth",

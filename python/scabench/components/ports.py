@@ -1,6 +1,7 @@
 """Data ports over omniORBpy: the provides (input) port, a servant of the
 scabench data interface of its sample type, and the uses (output) port, a
-CF::Port servant that sends on the one connection made to it. They mirror
+CF::Port servant that sends on every connection made to it, as its fanout
+says (sequential, parallel, drop). They mirror
 cpp/runtime/include/scabench/runtime/{in_port,out_port,senders}.hpp for the
 policies policy.py lists.
 
@@ -9,10 +10,11 @@ octet, a list of ints for short, a list of floats for float and double. A
 stage forwards the object it received, so the data leave as they came.
 """
 
-import itertools
+import collections
 import queue
 import secrets
 import threading
+import time
 
 import omniORB
 from omniORB import CORBA
@@ -105,7 +107,9 @@ class InPort:
     in_port.hpp): every sender that attaches (attachSender, while the
     component is stopped) is a connection of its own, with its own link
     window, calls in progress and end of stream (fan-in); detachSender, with
-    the connection's token, ends it. A port nobody attached to takes token 0.
+    the connection's token, ends it. A port nobody attached to takes token 0;
+    an optional one (required=False) nobody attached to is left out of the
+    component's end of stream (Component.start).
 
     What it takes, as the C++ port (cpp/runtime/src/in_port.cpp, "What a port
     takes"; docs/trust-model.md): only while the component runs, only packets
@@ -121,15 +125,15 @@ class InPort:
     end of stream runs; then the next stream may end, and start() re-arms
     the port."""
 
-    def __init__(self, owner, name, sample_type, handler):
+    def __init__(self, owner, name, sample_type, handler, follows_run=False, required=True, description=""):
         if sample_type not in SAMPLE_TYPES:
             raise ValueError(f"port {name}: sample type {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
         self.owner, self.name, self.sample_type, self.handler = owner, name, sample_type, handler
+        self.follows_run, self.required, self.description = follows_run, required, description
         policy.declare(owner.properties, name, policy.PROVIDES)
         self._ref = None
         self._lock = threading.Lock()
         self._links = []  # the connections; changed only while the component is stopped
-        self._next_number = 0
         self._rounds = 0  # the port's ends of stream since start
         self._length = self._max_calls = 0
         self.refused = dict.fromkeys(REFUSALS, 0)
@@ -167,6 +171,17 @@ class InPort:
         for window, n in used_up:
             window.finish(n)
 
+    @property
+    def attached(self):
+        """Some sender has attached and not detached."""
+        with self._lock:
+            return any(not link.implicit and not link.detached for link in self._links)
+
+    def connection_numbers(self):
+        """The numbers of the connections attached now, in attach order."""
+        with self._lock:
+            return [link.number for link in self._links if not link.implicit and not link.detached]
+
     def _link_of(self, token):
         with self._lock:
             return next((link for link in self._links if link.token == token and not link.detached), None)
@@ -200,8 +215,8 @@ class InPort:
         with self._lock:
             # A token attached again replaces its connection; the implicit one goes once someone attaches.
             self._links = [link for link in self._links if link.token != token and not link.implicit]
-            self._links.append(_Link(token, self._next_number))
-            self._next_number += 1
+            # Numbered per component, across its provides ports, in attach order (the C++ runtime's).
+            self._links.append(_Link(token, self.owner.next_connection_number()))
 
     def _detach_sender(self, token):
         link = self._link_of(token)
@@ -328,27 +343,203 @@ class _QueuedOneway:
                 self._queue.task_done()
 
 
+class _Connection:
+    """One connection of a uses port: its peer, its token, its own link
+    numbering, how it sends (the port's call and sync), and under fanout
+    parallel or drop its own queue of `fanout_depth` packets and sender
+    thread. Its counts are what `<name>.connections.json` reports: sent
+    (delivered to the peer's ORB; under sync none, to its sender thread),
+    dropped (fanout drop: its queue was full), unsent (taken but never
+    delivered: the peer failed), queue_peak (the most packets its fan-out
+    queue held; at most fanout_depth, an end of stream over it not counted),
+    blocked_ns (time a pushing thread waited on it: the call itself under
+    sequential, a full queue under parallel)."""
+
+    def __init__(self, port, connection_id, peer, token, settings):
+        self.port, self.id, self.peer, self.token = port, connection_id, peer, token
+        self.call, self.sync, self.fanout = settings["call"], settings["sync"], settings["fanout"]
+        self.depth = settings["fanout_depth"]
+        # The link stamp, in send order (sync none) or queue order; and the fan-out queue's state.
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # the queue gained or lost a packet, or the sender went idle
+        self.count_lock = threading.Lock()
+        self.next_link = 0
+        self.sent = self.dropped = self.unsent = self.queue_peak = self.blocked_ns = 0
+        self.dropped_in_stream = 0  # since its last end of stream: what its end of stream leaves out
+        self.failed = False
+        self.queued = None
+        if self.call == "oneway" and self.sync == "none":
+            self.queued = _QueuedOneway(peer, settings["sync_none_depth"], self._failed)
+        self.fanned = self.fanout != "sequential"
+        self.pending: collections.deque = collections.deque()  # the fan-out queue
+        self.sending = self.closing = False
+        if self.fanned:
+            threading.Thread(target=self._drain, name=f"fanout-{self.id}", daemon=True).start()
+
+    def take(self, header, samples):
+        """Sends (sequential) or queues one packet; returns the CORBA
+        exception a sequential send met, if any."""
+        if not self.fanned:
+            t0 = time.monotonic_ns()
+            with self.lock:
+                h = _header(header, self.next_link, self.token)
+                self.next_link += 1
+                if self.queued is not None:  # sync none: stamped in its queue's order
+                    return self._deliver(h, samples)
+            return self._deliver(h, samples, since=t0)
+        with self.lock:
+            if len(self.pending) >= self.depth:
+                if self.fanout == "drop":
+                    # No link number taken: the receiver waits for none that never comes.
+                    self._add(dropped=1)
+                    self.dropped_in_stream += 1
+                    return None
+                t0 = time.monotonic_ns()  # parallel: wait for room; the other connections have theirs
+                self.changed.wait_for(lambda: len(self.pending) < self.depth)
+                self._add(blocked_ns=time.monotonic_ns() - t0)
+            self._enqueue(_header(header, self.next_link, self.token), samples)
+            self.queue_peak = max(self.queue_peak, len(self.pending))
+        return None
+
+    def _enqueue(self, h, samples):
+        """Under the lock: onto the fan-out queue, numbered."""
+        self.pending.append((h, samples))
+        self.next_link += 1
+        self.changed.notify_all()
+
+    def end_stream(self, header, count):
+        """End of stream after every packet queued before it, announcing the
+        packets this connection carried in the stream (count, less what it
+        dropped). Under fanout parallel or drop it is only queued, even onto
+        a full queue (it never waits for room, so a slow connection holds
+        back no other's end), and never dropped: flush() waits for it."""
+        with self.lock:
+            carried = max(0, count - self.dropped_in_stream)
+            self.dropped_in_stream = 0
+            eos = _header(header, self.next_link, self.token, end_of_stream=True, sequence_number=carried)
+            if self.fanned:
+                return self._enqueue(eos, self.port.empty_samples())
+            self.next_link += 1
+            if self.queued is not None:
+                return self._deliver(eos, self.port.empty_samples())
+        exc = self._deliver(eos, self.port.empty_samples())
+        if exc is not None:
+            self._failed(exc)
+
+    def flush(self):
+        """Returns once every packet taken has left this process."""
+        with self.lock:
+            self.changed.wait_for(lambda: not self.pending and not self.sending)
+        if self.queued is not None:
+            self.queued.flush()
+
+    def close(self):
+        """Lets what is queued go, then ends the sender threads."""
+        self.flush()
+        with self.lock:
+            self.closing = True
+            self.changed.notify_all()
+        if self.queued is not None:
+            self.queued.close()
+
+    def _deliver(self, h, samples, since=None):
+        """One packet to the peer as the port's call and sync say; the
+        CORBA exception if it did not go. since: when the caller began to
+        wait on this connection (sequential), for blocked_ns."""
+        counted = 0 if h.end_of_stream else 1
+        if self.failed:
+            self._add(unsent=counted)
+            return None
+        try:
+            if self.queued is not None:
+                self.queued.send(h, samples)
+            elif self.call == "twoway" or self.sync == "target":
+                self.peer.pushPacket(h, samples)
+            else:
+                self.peer.pushPacketOneway(h, samples)
+                if self.sync == "server":
+                    self.peer.syncMarker()
+        except CORBA.Exception as exc:
+            self._add(unsent=counted, **self._waited(since))
+            return exc
+        self._add(sent=counted, **self._waited(since))
+        return None
+
+    @staticmethod
+    def _waited(since):
+        return {} if since is None else {"blocked_ns": time.monotonic_ns() - since}
+
+    def _drain(self):
+        """fanout parallel or drop: this connection's sender thread."""
+        while True:
+            with self.lock:
+                self.changed.wait_for(lambda: self.pending or self.closing)
+                if not self.pending:
+                    return
+                item = self.pending.popleft()
+                self.sending = True
+                self.changed.notify_all()
+            try:
+                exc = self._deliver(*item)
+                if exc is not None:
+                    self._failed(exc)
+            finally:
+                with self.lock:
+                    self.sending = False
+                    self.changed.notify_all()
+
+    def _add(self, **counts):
+        with self.count_lock:
+            for key, n in counts.items():
+                setattr(self, key, getattr(self, key) + n)
+
+    def _failed(self, exc):
+        """The peer is gone or refused: reported once; what comes after is unsent."""
+        if not self.failed:
+            self.failed = True
+            self.port.owner.fail(f"port {self.port.name}: forwarding failed on {self.id}: {describe(exc)}")
+
+    def counts(self):
+        with self.count_lock:
+            return {
+                "port": self.port.name,
+                "connection_id": self.id,
+                "fanout": self.fanout,
+                "sent": self.sent,
+                "dropped": self.dropped,
+                "unsent": self.unsent,
+                "queue_peak": self.queue_peak,
+                "blocked_ns": self.blocked_ns,
+            }
+
+
 class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
-    """A uses port: CF::Port's connectPort/disconnectPort, one connection at a
-    time, and push(header, samples), which stamps the connection's next link
-    sequence (0, 1, 2, ...) and its token (drawn at connect and handed to the
-    receiving port with attachSender), and sends with the connection's call
-    and sync.
+    """A uses port: CF::Port's connectPort/disconnectPort, any number of
+    connections (an id already connected: OccupiedPort; disconnectPort of
+    an unknown id: InvalidPort), and push(header, samples), which gives the
+    packet to every connection, each stamping its own next link sequence
+    (0, 1, 2, ...) and token (drawn at connect and handed to the receiving
+    port with attachSender), and sending with the port's call and sync.
+    How the connections share a packet is the port's `fanout`:
+    sequential (one after another in connect order, the caller waiting for
+    each), parallel (a sender thread and a queue of `fanout_depth` per
+    connection; push returns once every queue took the packet) or drop (as
+    parallel, but a full queue drops the packet for its connection only,
+    counted).
     Without a connection a packet goes nowhere: that is how a last stage ends
     a pipeline."""
 
-    def __init__(self, owner, name, sample_type):
+    def __init__(self, owner, name, sample_type, follows_run=False, description=""):
         if sample_type not in SAMPLE_TYPES:
             raise ValueError(f"port {name}: sample type {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
         self.owner, self.name, self.sample_type = owner, name, sample_type
+        self.follows_run, self.description = follows_run, description
         policy.declare(owner.properties, name, policy.USES)
         self._interface = getattr(_S.data, SAMPLE_TYPES[sample_type])
         self._ref = None
-        self._lock = threading.Lock()  # the connection, and the link stamp with the queue's order
-        self._peer = self._queued = self._connection_id = None
-        self._links = itertools.count()
-        self._call = self._sync = None
-        self._token = 0
+        self._lock = threading.Lock()  # the connection list
+        self._connections: list[_Connection] = []
+        self._gone: list[_Connection] = []  # disconnected ones, whose counts still go in the sidecar
 
     def reference(self):
         if self._ref is None:
@@ -359,12 +550,15 @@ class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's ske
 
     @property
     def connected(self):
-        return self._peer is not None
+        return bool(self._connections)
+
+    def empty_samples(self):
+        return b"" if self.sample_type == "octet" else []
 
     # CF::Port
     def connectPort(self, connection, connectionId):
         with self._lock:
-            if self._peer is not None:
+            if any(c.id == connectionId for c in self._connections):
                 raise _S.CF.Port.OccupiedPort()
             if connection is None:
                 raise _S.CF.Port.InvalidPort(1, "nil connection")
@@ -383,71 +577,63 @@ class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's ske
                 if isinstance(exc, _S.CF.Port.OccupiedPort):
                     raise  # the receiver has started: it takes no new sender
                 raise _S.CF.Port.InvalidPort(2, f"the receiving port did not take the sender: {describe(exc)}") from exc
+            # One port, one setting: every connection takes the port's keys as they are now.
             props = self.owner.properties
-            self._call, self._sync = props[f"{self.name}.call"], props[f"{self.name}.sync"]
-            if self._call == "oneway" and self._sync == "none":
-                self._queued = _QueuedOneway(peer, props[f"{self.name}.sync_none_depth"], self._queue_failed)
-            self._peer, self._connection_id, self._token = peer, connectionId, token
-            self._links = itertools.count()
+            settings = {key: props[f"{self.name}.{key}"] for key in policy.CONNECTION_SETTINGS}
+            self._connections.append(_Connection(self, connectionId, peer, token, settings))
 
     def disconnectPort(self, connectionId):
         with self._lock:
-            if self._peer is None or connectionId != self._connection_id:
+            conn = next((c for c in self._connections if c.id == connectionId), None)
+            if conn is None:
                 raise _S.CF.Port.InvalidPort(3, f"no connection '{connectionId}' on port {self.name}")
-            peer, token = self._peer, self._token
-            queued, self._queued, self._peer, self._connection_id = self._queued, None, None, None
-        if queued is not None:
-            queued.flush()
-            queued.close()
+            self._connections.remove(conn)
+            self._gone.append(conn)
+        conn.close()
         try:
             # The receiver forgets the connection, so that it does not wait for its end of stream.
-            peer.detachSender(token)
+            conn.peer.detachSender(conn.token)
         except CORBA.Exception:
             pass  # a receiver that is gone (or knows no such call) has nothing to forget
 
     def disconnect(self):
-        """Drops the connection, if any (releaseObject)."""
-        with self._lock:
-            connection_id = self._connection_id
-        if connection_id is not None:
+        """Drops every connection (releaseObject)."""
+        for conn in list(self._connections):
             try:
-                self.disconnectPort(connection_id)
+                self.disconnectPort(conn.id)
             except _S.CF.Port.InvalidPort:
                 pass  # disconnected meanwhile
 
     # Sending
     def push(self, header, samples):
-        """Sends one packet; raises the CORBA exception if the peer cannot be
-        reached (the in-port reports it), PacketTooLarge (unsent) if it does
-        not fit in a message (message_limit.py)."""
-        peer, queued, token = self._peer, self._queued, self._token  # one connection's, even if dropped meanwhile
-        if peer is None:
+        """Gives one packet to every connection as the port's fanout says;
+        raises the first CORBA exception a sequential send met, once every
+        connection has had the packet (the in-port reports it), and
+        PacketTooLarge (unsent) if it does not fit in a message
+        (message_limit.py)."""
+        connections = list(self._connections)  # as they are now, even if one is dropped meanwhile
+        if not connections:
             return
         check_fits(self.name, len(samples), self.sample_type, self.owner.context.services.message_limit)
-        if queued is not None:
-            with self._lock:  # stamped in queue order
-                queued.send(_header(header, next(self._links), token), samples)
-            return
-        h = _header(header, next(self._links), token)
-        if self._call == "twoway" or self._sync == "target":
-            peer.pushPacket(h, samples)
-        else:
-            peer.pushPacketOneway(h, samples)
-            if self._sync == "server":
-                peer.syncMarker()
+        failure = None
+        for conn in connections:
+            exc = conn.take(header, samples)
+            failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def send_end_of_stream(self, header, count):
-        """Sends end of stream announcing `count` packets (header: the one that
-        came in, for its stream id and send time), then waits until every
-        packet has left this process."""
-        queued = self._queued
-        if self._peer is None:
-            return
-        self.push(
-            _header(header, 0, 0, end_of_stream=True, sequence_number=count), b"" if self.sample_type == "octet" else []
-        )
-        if queued is not None:
-            queued.flush()
+        """Sends end of stream on every connection, after its queued packets,
+        announcing the `count` packets of the stream less what that
+        connection dropped (header: the one that came in, for its stream id
+        and send time), then waits until every packet has left this process."""
+        connections = list(self._connections)
+        for conn in connections:
+            conn.end_stream(header, count)
+        for conn in connections:  # each has its end of stream queued already: a slow one holds back none
+            conn.flush()
 
-    def _queue_failed(self, exc):
-        self.owner.fail(f"port {self.name}: forwarding failed: {describe(exc)}")
+    def connection_counts(self):
+        """Every connection's counts, the disconnected ones' too, in connect order."""
+        with self._lock:
+            return [c.counts() for c in self._gone + self._connections]

@@ -4,12 +4,15 @@ naming context it is given, and it lives until releaseObject().
 
     PROGRAM NAMING_CONTEXT_IOR <IOR of a CosNaming context>
             COMPONENT_IDENTIFIER <id> NAME_BINDING <name>
-            [SAMPLE_TYPE octet|short|float|double] [KEY VALUE ...] [-ORBoption value ...]
+            [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [KEY VALUE ...]
+            [-ORBoption value ...]
 
 serve(ComponentClass) creates the component's CF::Resource servant, binds it
 (rebind) in that context under the one-component name NAME_BINDING, and
 serves until releaseObject(), after which the name is unbound, the ORB shut
-down and the program exits 0. KIND, if given (scabench-host's execute form
+down and the program exits 0. RECORD_DIR, if given (as scabench-host takes
+one), is where the component writes NAME.connections.json, its
+per-connection counts, when it stops and at its end of stream. KIND, if given (scabench-host's execute form
 takes one), must be the program's own; other KEY VALUE pairs are ignored (an
 SCA launcher may pass more); -ORB options go to omniORB (the launcher's
 endpoint and dispatch options, as for a C++ host), after a default message
@@ -21,7 +24,7 @@ SIGTERM, SIGINT or SIGHUP end it cleanly: the component is stopped, its name
 unbound, the ORB shut down, and it exits 128 + the signal's number, the
 project's convention for a terminated command. Events ("eos NAME COUNT" from
 a component with no connected out-port, "error NAME MESSAGE", and at the end
-"stat NAME refused.REASON N") go to stdout, one line each, in the words a
+"stat NAME refused.REASON N", "stat NAME connections JSON") go to stdout, one line each, in the words a
 C++ host writes to its launcher. main() is the entry point of such a program.
 """
 
@@ -55,12 +58,13 @@ END_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 USAGE = """\
 usage: {prog} NAMING_CONTEXT_IOR <IOR> COMPONENT_IDENTIFIER <id> NAME_BINDING <name>
-       [SAMPLE_TYPE octet|short|float|double] [KEY VALUE ...] [-ORBoption value ...]
+       [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [KEY VALUE ...] [-ORBoption value ...]
 
 Serves one scabench component over CORBA, started the SCA way: binds its
 CF::Resource under NAME_BINDING in the naming context NAMING_CONTEXT_IOR and
 serves until releaseObject(), then unbinds it and exits 0. SAMPLE_TYPE is
-its ports' element type (default {default}); KIND, if given, must be this
+its ports' element type (default {default}); RECORD_DIR, a directory
+where it writes NAME.connections.json (its per-connection counts); KIND, if given, must be this
 program's kind; other KEY VALUE pairs are ignored; -ORB options go to
 omniORB. Exit 2: bad parameters; 1: the naming context cannot be used;
 128+N: ended by signal N."""
@@ -85,6 +89,7 @@ class ExecParameters:
     identifier: str
     name_binding: str
     sample_type: str = DEFAULT_SAMPLE_TYPE
+    record_dir: str | None = None  # where <name>.connections.json goes; none written without it
     others: dict = field(default_factory=dict)  # KEY VALUE pairs the program does not use
     orb_args: list = field(default_factory=list)  # ["-ORBendPoint", "giop:tcp:127.0.0.1:", ...]
 
@@ -106,7 +111,7 @@ def parse(args):
         raise UsageError(f"parameter {pairs[-1]!r} has no value")
     values = {}
     for key, value in zip(pairs[::2], pairs[1::2]):
-        if key in values and (key in REQUIRED or key in ("SAMPLE_TYPE", "KIND")):
+        if key in values and (key in REQUIRED or key in ("SAMPLE_TYPE", "KIND", "RECORD_DIR")):
             raise UsageError(f"{key} is given twice")
         values[key] = value
     missing = [key for key in REQUIRED if not values.get(key)]
@@ -115,11 +120,15 @@ def parse(args):
     sample_type = values.pop("SAMPLE_TYPE", DEFAULT_SAMPLE_TYPE)
     if sample_type not in SAMPLE_TYPES:
         raise UsageError(f"SAMPLE_TYPE {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
+    record_dir = values.pop("RECORD_DIR", None)
+    if record_dir is not None and not os.path.isdir(record_dir):
+        raise UsageError(f"RECORD_DIR {record_dir!r} is not a directory")
     return ExecParameters(
         values.pop("NAMING_CONTEXT_IOR"),
         values.pop("COMPONENT_IDENTIFIER"),
         values.pop("NAME_BINDING"),
         sample_type,
+        record_dir,
         values,
         orb_args,
     )
@@ -130,8 +139,9 @@ class Process:
     POAs for its ports, its ORB's message limit, the event stream, and the
     end of its life."""
 
-    def __init__(self, orb, root_poa, prog, message_limit=OMNIORB_DEFAULT):
+    def __init__(self, orb, root_poa, prog, message_limit=OMNIORB_DEFAULT, record_dir=None):
         self.orb, self.root, self.prog = orb, root_poa, prog
+        self.record_dir = record_dir  # RECORD_DIR: the component's connections.json goes there
         self.message_limit = message_limit  # giopMaxMsgSize: what the out-ports check packets against
         self.released_event = threading.Event()
         self._single_poa = None
@@ -253,7 +263,7 @@ def _serve(orb, factory, params, prog):
         )
         return 2
     root = orb.resolve_initial_references("RootPOA")
-    process = Process(orb, root, prog, message_limit(DEFAULT_ORB_ARGS + params.orb_args))
+    process = Process(orb, root, prog, message_limit(DEFAULT_ORB_ARGS + params.orb_args), params.record_dir)
     try:
         component = factory(ComponentContext(params.name_binding, params.identifier, params.sample_type, process))
     except (ValueError, TypeError) as exc:  # e.g. a sample type its ports do not take

@@ -59,8 +59,8 @@ class Stage(Component):
             type="unsigned long",
             while_started=True,
         )
-        self.out = self.add_out_port("out")
-        self.add_in_port("in", self.process)
+        self.out = self.add_out_port("out", description="every packet taken in, after its work")
+        self.add_in_port("in", self.process, description="the packets to work on")
         self._work, self._work_ns, self._jitter_ns = "cpu", 0, 0
 
     def on_start(self):

@@ -88,9 +88,10 @@ def _library_describe(library):
 
 
 def component_kinds(library: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """{kind: {"sample_types", "provides", "uses", "properties"}}: the
-    built-in kinds, and with `library` (a path) that library's kinds too
-    (each with "library"). Raises LibraryError for a library the host
+    """{kind: {"sample_types", "provides", "uses", "properties", and
+    "ports" where the runtime gives them (kind_ports)}}: the built-in
+    kinds, and with `library` (a path) that library's kinds too (each with
+    "library"). Raises LibraryError for a library the host
     cannot load or that registers no kind."""
     return (_describe() if library is None else _library_describe(library))["kinds"]
 
@@ -109,6 +110,48 @@ def kind_declaration(kind: str, library: str | Path | None = None) -> dict[str, 
 def kind_of(component: "Component") -> dict[str, Any] | None:
     """The declaration of a spec's component (kind_declaration)."""
     return kind_declaration(component.kind, component.library)
+
+
+# What a port carries when it follows the run's sample_type (run.sample_type).
+SAMPLE_PORT = "sample"
+
+
+def kind_ports(declared: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{port: {"direction", "type", "required", "description"}} of a kind's
+    declaration: its "ports" where the catalogue gives them; from a
+    catalogue that lists only port names ("provides", "uses"), each port
+    carrying the run's sample type, a provides port required and a uses
+    port not, which is what every such kind does."""
+    if "ports" in declared:
+        return declared["ports"]
+    ports = {
+        name: {"direction": "provides", "type": SAMPLE_PORT, "required": True, "description": ""}
+        for name in declared["provides"]
+    }
+    ports.update(
+        {
+            name: {"direction": "uses", "type": SAMPLE_PORT, "required": False, "description": ""}
+            for name in declared["uses"]
+        }
+    )
+    return ports
+
+
+def ports_of(component: "Component") -> dict[str, dict[str, Any]] | None:
+    """The ports of a spec's component's kind (kind_ports); None for
+    EXTERNAL, whose ports only the component itself knows."""
+    declared = kind_of(component)
+    return kind_ports(declared) if declared is not None else None
+
+
+def port_names(ports: dict[str, dict[str, Any]], direction: str) -> list[str]:
+    """The names of the ports of one direction ("uses" | "provides"), in the kind's order."""
+    return [name for name, port in ports.items() if port["direction"] == direction]
+
+
+def port_type(port: dict[str, Any], sample_type: str) -> str:
+    """The samples a port carries in a run of `sample_type`."""
+    return sample_type if port["type"] == SAMPLE_PORT else port["type"]
 
 
 def kind_properties(kind: str, library: str | Path | None = None) -> dict[str, dict[str, Any]]:

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scabench.errors import SpecError
-from scabench.model.catalog import PYTHON_KINDS, kind_of, kind_properties
+from scabench.model.catalog import PYTHON_KINDS, kind_properties, port_names, ports_of
+from scabench.model.graph import fan_out
 from scabench.model.link import LinkSettings
-from scabench.model.policy import Policy, PolicyValueError, parse_policy
+from scabench.model.policy import Policy, PolicyValueError, one_connection_properties, parse_policy
 
 if TYPE_CHECKING:
     from scabench.model.spec import Component, Spec
@@ -228,12 +229,12 @@ def endpoint(text: Any, path: str | Path, key: str, components: list["Component"
     comp = next((c for c in components if c.name == name), None)
     if comp is None:
         raise SpecError(path, key, f"no component named {name!r}; declared: {', '.join(c.name for c in components)}")
-    declared = kind_of(comp)
+    declared = ports_of(comp)
     if declared is None:  # external: its ports are checked at run time, when it is there to ask
         if not port or not port.replace("_", "").replace("-", "").isalnum():
             raise SpecError(path, key, f"{text!r}: a port name of letters, digits, - and _ is required")
         return (name, port)
-    ports = declared[direction]
+    ports = port_names(declared, direction)
     if port not in ports:
         role = "uses (output)" if direction == "uses" else "provides (input)"
         raise SpecError(
@@ -327,12 +328,15 @@ def check_python_ports(spec: "Spec", where: str = "policy") -> None:
         return
     from scabench.components import policy as python_policy  # loads omniORBpy: only for a spec that needs it
 
+    fanned = fan_out(spec.connections)
     for conn in spec.connections:
         for (name, port), side, table in ((conn.uses, "uses", "USES"), (conn.provides, "provides", "PROVIDES")):
             if spec.component(name).kind not in PYTHON_KINDS:
                 continue
             checks = {key: check for key, _, _, check, *_ in getattr(python_policy, table)}
             properties = getattr(conn.policy, f"{side}_properties")(port)
+            if side == "uses" and tuple(conn.uses) not in fanned:
+                properties = one_connection_properties(properties)
             for prop, value in properties.items():
                 key = prop.split(".", 1)[1]
                 try:

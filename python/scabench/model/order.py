@@ -35,6 +35,21 @@ threads can go out on several ORB connections):
 - an external component's own ports decide what it keeps: scabench cannot
   vouch for them.
 
+A uses port with several connections (fan-out) hands each packet to every
+one of them, as its `fanout` policy says, and each connection keeps order
+by the rules above, given how it is pushed:
+
+- `sequential`: the port's caller pushes to each connection in turn, in
+  connect order; each connection sees the packets in the port's order, from
+  the caller's thread(s), as a port with one connection would.
+- `parallel`: a sender thread per connection takes its packets from a FIFO
+  queue, in the port's order: each connection is pushed in order from one
+  thread.
+- `drop`: as parallel, but a full queue drops the packet for its connection
+  alone. Order is kept among the packets that arrive, and packets may be
+  lost: the guarantee says so (`may_lose`). This is the one loss the
+  policies allow here; the rest of this module speaks of order only.
+
 A component's handler runs on one thread at a time when its one connection
 in delivers so, or when every connection in feeds one worker. Streams of a
 fan-in are counted each on its own (docs/architecture.md, "Connections and
@@ -45,6 +60,7 @@ each connection does.
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from scabench.model.graph import fan_out
 from scabench.model.policy import Policy
 from scabench.model.transport import hop_transport
 
@@ -60,6 +76,10 @@ class OrderGuarantee:
     output: str
     guaranteed: bool
     why: str
+    # Whether the policies let a packet be dropped on its way here (a
+    # fan-out port with fanout = "drop"): order, kept or not, is then about
+    # the packets that arrive.
+    may_lose: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,28 +163,50 @@ def _delivery(policy, transport, sender_one_thread):
     )
 
 
+def fanout_push(policy: Policy, sender_one_thread: bool) -> tuple[bool, bool, str]:
+    """How one connection of a fan-out port is pushed (the module
+    docstring): (from one thread at a time, may lose packets, in words)."""
+    if policy.fanout == "sequential":
+        return sender_one_thread, False, "fan-out sequential (each connection in turn, in the port's order)"
+    if policy.fanout == "parallel":
+        return True, False, "fan-out parallel (a sender thread per connection, fed in order)"
+    return (
+        True,
+        True,
+        "fan-out drop (a sender thread per connection, fed in order; a full queue drops "
+        "packets for its connection: order kept, packets may be lost)",
+    )
+
+
 def order_guarantees(spec: "Spec") -> list[OrderGuarantee]:
     """For each output of a resolved spec (a component that feeds nothing),
-    whether its policies guarantee the source's order there, and why."""
-    flows: dict[str, tuple[bool, bool, list[str]]] = {}
+    whether its policies guarantee the source's order there, whether they
+    let packets be lost on the way, and why."""
+    flows: dict[str, tuple[bool, bool, bool, list[str]]] = {}
+    fanned = {port for port in fan_out(spec.connections)}
 
     def flow(name):
-        """(ordered, one_thread, reasons) of the packets `name`'s handler gets
-        and so pushes on: reasons are the hops' words, the first breaking
-        one alone when order is not kept."""
+        """(ordered, one_thread, may_lose, reasons) of the packets `name`'s
+        handler gets and so pushes on: reasons are the hops' words, the
+        first breaking one alone when order is not kept."""
         if name in flows:
             return flows[name]
-        flows[name] = (False, False, [f"{name} is on a cycle"])  # a guard; specs are checked acyclic
+        flows[name] = (False, False, False, [f"{name} is on a cycle"])  # a guard; specs are checked acyclic
         into = [c for c in spec.connections if c.provides[0] == name]
         if spec.component(name).external is not None:
-            flows[name] = (False, False, [f"{name} is an external component: its own ports decide its order"])
+            flows[name] = (False, False, False, [f"{name} is an external component: its own ports decide its order"])
             return flows[name]
         if not into:
-            flows[name] = (True, True, [])  # a source sends its stream in order, from one thread
+            flows[name] = (True, True, False, [])  # a source sends its stream in order, from one thread
             return flows[name]
-        ordered, reasons, hops = True, [], []
+        ordered, lossy, reasons, hops = True, False, [], []
         for conn in into:
-            up_ordered, up_one_thread, up_reasons = flow(conn.uses[0])
+            up_ordered, up_one_thread, up_lossy, up_reasons = flow(conn.uses[0])
+            pushed = []
+            if tuple(conn.uses) in fanned:
+                up_one_thread, drops, words = fanout_push(conn.policy, up_one_thread)
+                up_lossy, pushed = up_lossy or drops, [words]
+            lossy = lossy or up_lossy
             hop = hop_order(conn.policy, hop_transport(spec, conn), up_one_thread)
             hops.append(hop)
             if not up_ordered:
@@ -173,12 +215,12 @@ def order_guarantees(spec: "Spec") -> list[OrderGuarantee]:
             if not hop.keeps:
                 ordered, reasons = False, [f"{conn.id}: {hop.why}"]
                 break
-            reasons = list(dict.fromkeys(reasons + up_reasons + [hop.why]))
+            reasons = list(dict.fromkeys(reasons + up_reasons + pushed + [hop.why]))
         one_port = len({c.provides[1] for c in into}) == 1
         one_thread = ordered and (
             hops[0].one_thread if len(into) == 1 else one_port and all(c.policy.worker_depth for c in into)
         )
-        flows[name] = (ordered, one_thread, reasons)
+        flows[name] = (ordered, one_thread, lossy, reasons)
         return flows[name]
 
     feeding = {c.uses[0] for c in spec.connections}
@@ -186,8 +228,8 @@ def order_guarantees(spec: "Spec") -> list[OrderGuarantee]:
     for comp in spec.components:
         if comp.name in feeding or not any(c.provides[0] == comp.name for c in spec.connections):
             continue
-        ordered, _, reasons = flow(comp.name)
-        out.append(OrderGuarantee(comp.name, ordered, "; ".join(reasons)))
+        ordered, _, lossy, reasons = flow(comp.name)
+        out.append(OrderGuarantee(comp.name, ordered, "; ".join(reasons), lossy))
     return out
 
 

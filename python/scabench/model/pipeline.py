@@ -1,5 +1,5 @@
 """What a spec's pipeline must cost at least: the work its stages do per
-packet, the pacing of its sources, the link delay on its longest path, and
+packet, the pacing of its sources, the link delay on its critical path, and
 from these its floor, the least time the hardware allows for the last packet
 (docs/architecture.md, "Metrics"). A run's ratio is its last packet over
 this floor.
@@ -13,10 +13,12 @@ work), and what a run can break of the floor's assumptions (below_floor_why).
 """
 
 import numbers
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scabench.model.catalog import properties_of
 from scabench.model.checks import SAMPLE_BYTES
+from scabench.model.graph import critical_path, describe_route
 
 if TYPE_CHECKING:
     from scabench.model.spec import Component
@@ -149,30 +151,70 @@ def floor_caveat(spec: "Spec") -> str | None:
     )
 
 
-def floor_of(spec: "Spec") -> float:
-    """The floor of the spec's pipeline on its cores (floor_ms), over every
-    component that declares its work (declared_work_ms). With several
-    sources, each paces its own stream, and a stage behind a merge handles
-    the packets of every stream it gets."""
+@dataclass(frozen=True)
+class Floor:
+    """The floor of a spec's pipeline and its two bounds, each stated
+    (floor_parts): the pipeline bound, the busiest stage's or the slowest
+    source's period plus one packet's way along the critical path (the
+    route through the most declared work, graph.critical_path, and that
+    route's link delay); the CPU bound, every packet's CPU work over the
+    cores. The floor is the larger."""
+
+    critical_path: list[str]
+    path_work_ms: float  # the declared work along the critical path
+    pipeline_ms: float
+    cpu_ms: float
+    cores: int
+
+    @property
+    def floor_ms(self) -> float:
+        return max(self.pipeline_ms, self.cpu_ms)
+
+    def statement(self) -> str:
+        """The two bounds in words, the larger first."""
+        pipeline = (
+            f"pipeline bound {self.pipeline_ms:,.0f} ms (critical path {describe_route(self.critical_path)}, "
+            f"{self.path_work_ms:g} ms of work a packet)"
+        )
+        cores = f"{self.cores} core{'' if self.cores == 1 else 's'}"
+        cpu = f"CPU bound {self.cpu_ms:,.0f} ms (all CPU work over {cores})"
+        return ", ".join([pipeline, cpu] if self.pipeline_ms >= self.cpu_ms else [cpu, pipeline])
+
+
+def floor_parts(spec: "Spec") -> Floor:
+    """The floor of the spec's pipeline on its cores and its bounds
+    (Floor), over every component that declares its work
+    (declared_work_ms). With several sources, each paces its own stream, a
+    stage behind a merge handles the packets of every stream it gets, and a
+    stage behind a fan-out the packets of each branch."""
+    cores = len(spec.cores)
     producers = spec.packet_sources()
     if not producers:
-        return 0.0
+        return Floor([], 0.0, 0.0, 0.0, cores)
+    known = stage_work(spec)
+    route, path_work = critical_path(spec, lambda name: known.get(name, (0.0, 0.0))[0])
     packets = producer_packets(spec)
     period_ms = max(source_period_ms(p) for p in producers)
     pacing_ms = max((property_value(p, "packets") - 1) * source_period_ms(p) for p in producers)
     through = packets_through(spec)
-    known = stage_work(spec)
     work, cpu = stage_work_ms(spec)
-    return floor_ms(
+    pipeline, cpu_bound = floor_bounds_ms(
         packets,
         work,
         cpu,
         period_ms,
-        len(spec.cores),
-        path_delay_ms(spec),
+        cores,
+        route_delay_ms(spec, route),
         stage_packets=[through[name] for name in known],
         pacing_ms=pacing_ms,
+        path_work_ms=path_work,
     )
+    return Floor(route, path_work, pipeline, cpu_bound, cores)
+
+
+def floor_of(spec: "Spec") -> float:
+    """The floor of the spec's pipeline on its cores (floor_parts)."""
+    return floor_parts(spec).floor_ms
 
 
 def stage_work_ms(spec: "Spec") -> tuple[list[float], list[float]]:
@@ -255,22 +297,19 @@ def stage_longest_work_ms(spec: "Spec") -> list[float]:
     return longest
 
 
-def path_delay_ms(spec: "Spec") -> float:
-    """Link delay on the longest path from a source, with network hosts:
-    every connection between two processes crosses one emulated link."""
+def route_delay_ms(spec: "Spec", route: list[str]) -> float:
+    """Link delay along a route, with network hosts: each of its
+    connections between two processes crosses one emulated link."""
     if spec.network is None:
         return 0.0
-    longest: dict[str, float] = {}
-    for name in reversed(spec.pipeline_order()):
-        longest[name] = max(
-            (
-                longest.get(c.provides[0], 0) + (0 if spec.collocated(c) else spec.network.delay_ms)
-                for c in spec.connections
-                if c.uses[0] == name
-            ),
-            default=0,
+    hops = list(zip(route, route[1:]))
+    return float(
+        sum(
+            0 if spec.collocated(conn) else spec.network.delay_ms
+            for a, b in hops
+            for conn in [next(c for c in spec.connections if (c.uses[0], c.provides[0]) == (a, b))]
         )
-    return float(max((longest[s] for s in spec.sources()), default=0))
+    )
 
 
 def floor_ms(
@@ -282,11 +321,41 @@ def floor_ms(
     path_delay_ms: float = 0.0,
     stage_packets: list[int] | None = None,
     pacing_ms: float | None = None,
+    path_work_ms: float | None = None,
 ) -> float:
     """The least time the hardware allows for the last packet to leave the
-    last stage: the pipeline bound (one packet per bottleneck period, plus the
-    latency of one packet through every stage) or the CPU bound (all CPU work
-    spread over the cores), whichever is larger.
+    last stage: the larger of the two bounds of floor_bounds_ms."""
+    return max(
+        floor_bounds_ms(
+            packets,
+            stage_work_ms,
+            cpu_work_ms,
+            producer_period_ms,
+            cores,
+            path_delay_ms,
+            stage_packets,
+            pacing_ms,
+            path_work_ms,
+        )
+    )
+
+
+def floor_bounds_ms(
+    packets: int,
+    stage_work_ms: list[float],
+    cpu_work_ms: list[float],
+    producer_period_ms: float,
+    cores: int,
+    path_delay_ms: float = 0.0,
+    stage_packets: list[int] | None = None,
+    pacing_ms: float | None = None,
+    path_work_ms: float | None = None,
+) -> tuple[float, float]:
+    """The two bounds of the least time the hardware allows for the last
+    packet to leave the last stage: (the pipeline bound: one packet per
+    bottleneck period, plus the latency of one packet along the critical
+    path; the CPU bound: all CPU work spread over the cores). The floor is
+    the larger.
 
     stage_work_ms: work per packet of each stage on the path (any kind);
     cpu_work_ms: the part of it that needs a CPU (sleep does not);
@@ -295,18 +364,22 @@ def floor_ms(
     stage_packets: the packets each stage handles (default: `packets` each;
     more behind a merge of several sources);
     pacing_ms: when the sources can have sent their last packet (default:
-    (packets - 1) periods).
+    (packets - 1) periods);
+    path_work_ms: the work along the critical path, the route through the
+    most work (default: every stage's, a chain's one route).
 
-    With one source: (N - 1) · max(Wmax, P) + ΣW (+ delay) against N · ΣWcpu / C.
-    In general the bottleneck period is the busiest stage's (n_s - 1) · W_s
-    or the slowest source's pacing, whichever ends later."""
+    A chain with one source: (N - 1) · max(Wmax, P) + ΣW (+ delay) against
+    N · ΣWcpu / C. In general the bottleneck period is the busiest stage's
+    (n_s - 1) · W_s or the slowest source's pacing, whichever ends later,
+    and a packet's latency the critical path's work."""
     if packets <= 0:
-        return 0.0
+        return 0.0, 0.0
     pacing = (packets - 1) * producer_period_ms if pacing_ms is None else pacing_ms
     if not stage_work_ms:  # no stage of known work (e.g. real DSP): only the pacing bounds it
-        return float(pacing + path_delay_ms)
+        return float(pacing + path_delay_ms), 0.0
     counts = stage_packets if stage_packets is not None else [packets] * len(stage_work_ms)
     busiest = max((n - 1) * w for n, w in zip(counts, stage_work_ms))
-    pipeline = max(busiest, pacing) + sum(stage_work_ms) + path_delay_ms
+    latency = sum(stage_work_ms) if path_work_ms is None else path_work_ms
+    pipeline = max(busiest, pacing) + latency + path_delay_ms
     cpu = sum(n * c for n, c in zip(counts, cpu_work_ms)) / cores
-    return float(max(pipeline, cpu))
+    return float(pipeline), float(cpu)

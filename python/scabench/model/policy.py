@@ -53,6 +53,19 @@ NAMED_KEYS = (
     "flow",
 )
 
+# The uses-side keys that say how a port with several connections hands
+# each packet to them (the runtime's schema: fanout, fanout_depth). On a
+# port with one connection they say nothing: a spec may not give them there
+# (spec_toml), and the port is not given them (one_connection_properties).
+FANOUT_KEYS = ("fanout", "fanout_depth")
+
+
+def one_connection_properties(properties: dict[str, Any]) -> dict[str, Any]:
+    """A uses port's properties (Policy.uses_properties) for a port with one
+    connection: without the fan-out keys, which a port that does not fan
+    out (a Python component's, say) need not know."""
+    return {prop: value for prop, value in properties.items() if prop.split(".", 1)[1] not in FANOUT_KEYS}
+
 
 @dataclass(frozen=True)
 class Policy:
@@ -95,6 +108,14 @@ class Policy:
             "flow": self.flow_text,
             **dict(self.others),
         }
+
+    @property
+    def fanout(self) -> str:
+        """How a uses port with several connections hands each packet to
+        them: "sequential", "parallel" or "drop" (the schema's `fanout`); a
+        runtime whose schema has no such key sends one connection after
+        another, which is "sequential"."""
+        return str(dict(self.others).get("fanout", "sequential"))
 
     @property
     def max_server_threads_per_connection(self) -> int | None:
@@ -222,10 +243,13 @@ def policy_tables(
     """How a spec writes its connections' policies: ([policy], {connection id:
     its keys over [policy]}), as few keys as say every connection's policy,
     the most common policy as the default. A policy reached only through a
-    default (a key that only applies with another) can need another default;
-    each is tried in turn. `path`: the spec's, for the error."""
+    default (a key that only applies with another) can need another default,
+    and so does a connection of a port with one connection whose fan-out keys
+    differ from the default's (a spec may give them only in [policy]); each
+    is tried in turn. `path`: the spec's, for the error."""
     runtime = written(parse_policy({}))
     common = Counter(conn.policy for conn in connections).most_common()
+    alone = {port for port, n in Counter(tuple(conn.uses) for conn in connections).items() if n == 1}
     for candidate, _ in common or [(parse_policy({}), 0)]:
         # call always: whether a connection is one-way is what a reader looks for first.
         table = {"call": candidate.call, **{k: v for k, v in written(candidate).items() if v != runtime[k]}}
@@ -238,6 +262,8 @@ def policy_tables(
                 keys = {k: v for k, v in written(conn.policy).items() if v != written(base)[k]}
                 if parse_policy(keys, base) != conn.policy:
                     raise PolicyValueError("", "not the same policy")
+                if tuple(conn.uses) in alone and any(k in FANOUT_KEYS for k in keys):
+                    raise PolicyValueError("", "a fan-out key on a port with one connection")
                 overrides[conn.id] = keys
         except PolicyValueError:
             continue

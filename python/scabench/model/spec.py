@@ -22,9 +22,13 @@ A spec (see experiments/paper/exp6.toml):
   [policy]       the default policy of every connection (see policy.py)
   chain = [...]  connects each component's "out" to the next one's "in"
   [[connection]] from = "a.out", to = "b.in", plus policy keys that override [policy].
-                 A uses port connects once; a provides port takes any number of
-                 connections (fan-in: two producers into one stage's "in"), which
-                 must agree on the receiving side's keys (one port, one setting)
+                 The waveform is a graph without loops: a uses port may feed
+                 several connections (fan-out: its fanout policy says how),
+                 a provides port take several (fan-in); the connections of
+                 one port agree on that side's keys (one port, one setting);
+                 both ends carry one sample type; every required provides
+                 port is connected; every branch ends at a component that
+                 records (model/spec_toml.py checks it all)
   [placement]    hosts = [["a", "b"], ["c"]]: components sharing a process
                  (default: one process per component, the paper's set-up);
                  nodes = { n1 = ["a", "b"], n2 = ["c"] }: the processes of
@@ -45,6 +49,7 @@ from typing import Any
 
 from scabench.errors import ScabenchError, SpecError
 from scabench.files import check_writable
+from scabench.model import graph
 from scabench.model.catalog import EXTERNAL, kind_of, properties_of
 from scabench.model.checks import (
     SAMPLE_BYTES,
@@ -139,6 +144,9 @@ class Connection:
     uses: tuple  # (component, port)
     provides: tuple  # (component, port)
     policy: Policy
+    # Where the spec declares it ("chain[0]", "connection[2]"), for the
+    # errors that name it; not part of what the connection is.
+    where: str = field(default="connection", compare=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -195,21 +203,12 @@ class Spec:
         return host is not None and host == self.host_of(conn.provides[0])
 
     def sources(self) -> list[str]:
-        fed = {c.provides[0] for c in self.connections}
-        return [c.name for c in self.components if c.name not in fed]
+        """Components no connection feeds (graph.sources)."""
+        return graph.sources(self)
 
     def pipeline_order(self) -> list[str]:
-        """Components in data-flow order (sources first)."""
-        order, seen = [], set()
-        frontier = self.sources()
-        while frontier:
-            name = frontier.pop(0)
-            if name in seen:
-                continue
-            seen.add(name)
-            order.append(name)
-            frontier += [c.provides[0] for c in self.connections if c.uses[0] == name]
-        return order + [c.name for c in self.components if c.name not in seen]
+        """Components in data-flow order, each after all that feed it (graph.topological_order)."""
+        return graph.topological_order(self)
 
     def packet_sources(self) -> list[Component]:
         """Sources that send a counted stream (a `packets` property): the

@@ -8,12 +8,24 @@ import math
 import os
 import shutil
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scabench.errors import ScabenchError, SpecError
 from scabench.files import FileRefused, read_regular
-from scabench.model.catalog import EXTERNAL, PYTHON_KINDS, LibraryError, component_kinds, kind_names, kind_of
+from scabench.model import graph
+from scabench.model.catalog import (
+    EXTERNAL,
+    PYTHON_KINDS,
+    LibraryError,
+    component_kinds,
+    kind_names,
+    kind_of,
+    port_names,
+    port_type,
+    ports_of,
+)
 from scabench.model.checks import (
     check_dispatch_per_host,
     check_network,
@@ -27,6 +39,7 @@ from scabench.model.checks import (
     policy_of,
     table_of,
 )
+from scabench.model.policy import FANOUT_KEYS
 from scabench.model.spec import (
     BIND_TIMEOUT_S,
     RUN_TABLE_KEYS,
@@ -131,7 +144,7 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
 
     components = _components(doc, path, sample_type)
     default_policy = policy_of(doc.get("policy", {}), None, path, "policy")
-    connections = _connections(doc, path, components, default_policy)
+    connections = _connections(doc, path, components, default_policy, sample_type)
     hosts, nodes = _placement(doc, path, components)
     _check_topology(path, components, connections)
     _check_externals(path, components, connections)
@@ -396,7 +409,10 @@ def _check_libraries_apart(components, path):
                 )
 
 
-def _connections(doc, path, components, default_policy):
+def _connections(doc, path, components, default_policy, sample_type):
+    """The spec's connections, `chain` first, each knowing where it is
+    declared; each checked on its own (its ends, their types) and with the
+    others of its ports (once a pair, one setting a port)."""
     connections = []
     chain = doc.get("chain", [])
     if not isinstance(chain, list) or not all(isinstance(n, str) for n in chain):
@@ -407,7 +423,8 @@ def _connections(doc, path, components, default_policy):
     for i, (a, b) in enumerate(zip(chain, chain[1:])):
         uses = endpoint(f"{a}.out", path, f"chain[{i}]", components, "uses")
         provides = endpoint(f"{b}.in", path, f"chain[{i + 1}]", components, "provides")
-        connections.append(Connection(uses, provides, default_policy))
+        connections.append(Connection(uses, provides, default_policy, f"chain[{i}]"))
+    own_keys = {}  # connection index -> the policy keys its [[connection]] sets itself
     for i, item in enumerate(items):
         where = f"connection[{i}]"
         for key in ("from", "to"):
@@ -416,14 +433,77 @@ def _connections(doc, path, components, default_policy):
         uses = endpoint(item["from"], path, f"{where}.from", components, "uses")
         provides = endpoint(item["to"], path, f"{where}.to", components, "provides")
         overrides = {k: v for k, v in item.items() if k not in ("from", "to")}
-        connections.append(Connection(uses, provides, policy_of(overrides, default_policy, path, where)))
-    used = set()
+        own_keys[len(connections)] = set(overrides)
+        connections.append(Connection(uses, provides, policy_of(overrides, default_policy, path, where), where))
+    by_name = {c.name: c for c in components}
+    seen: dict[tuple, Connection] = {}
     for conn in connections:
-        if conn.uses in used:
-            raise SpecError(path, "connection", f"port {'.'.join(conn.uses)} is connected twice")
-        used.add(conn.uses)
+        _check_port_types(path, conn, by_name, sample_type)
+        first = seen.setdefault((conn.uses, conn.provides), conn)
+        if first is not conn:
+            raise SpecError(
+                path,
+                conn.where,
+                f"{conn.id} is connected twice ({first.where} too); connect a pair of ports once",
+            )
+    _check_fan_out(path, connections, own_keys)
     _check_fan_in(path, connections)
     return connections
+
+
+def _check_port_types(path, conn, by_name, sample_type):
+    """Both ends of a connection carry one sample type (a port of the run's
+    sample type resolved to it); an external component's ports are its own
+    business, checked by nobody before it runs."""
+    types = []
+    for name, port in (conn.uses, conn.provides):
+        ports = ports_of(by_name[name])
+        if ports is None:
+            return
+        types.append(port_type(ports[port], sample_type))
+    if types[0] != types[1]:
+        raise SpecError(
+            path,
+            conn.where,
+            f"{'.'.join(conn.uses)} ({types[0]}) -> {'.'.join(conn.provides)} ({types[1]}): the ports carry "
+            "different samples; connect two ports of one type",
+        )
+
+
+def _check_fan_out(path, connections, own_keys):
+    """Connections out of one uses port (fan-out) set one port's properties:
+    they must agree on every key of the sending side (call, sync, fanout...),
+    as the connections into one provides port do (_check_fan_in). A fan-out
+    policy given to a connection of its own is refused on a port with one
+    connection, where it says nothing; in [policy] it is every fan-out
+    port's default, and a port with one connection leaves it alone."""
+    by_port: dict[tuple[str, str], list[Connection]] = {}
+    for conn in connections:
+        by_port.setdefault(conn.uses, []).append(conn)
+    for i, conn in enumerate(connections):
+        given = [key for key in FANOUT_KEYS if key in own_keys.get(i, ())]
+        if given and len(by_port[conn.uses]) == 1:
+            raise SpecError(
+                path,
+                f"{conn.where}.{given[0]}",
+                f"a fan-out policy on a port with one connection: {'.'.join(conn.uses)} feeds {conn.id} alone; "
+                "fanout and fanout_depth apply to a uses port with several connections (or give them in [policy])",
+            )
+    for conns in by_port.values():
+        first = conns[0]
+        theirs = first.policy.uses_properties("p")
+        for conn in conns[1:]:
+            mine = conn.policy.uses_properties("p")
+            for key in theirs:
+                if mine[key] != theirs[key]:
+                    name = key.split(".", 1)[1]
+                    raise SpecError(
+                        path,
+                        f"{conn.where}.{name}",
+                        f"{first.id} and {conn.id} leave one port with different {name} "
+                        f"({theirs[key]!r} and {mine[key]!r}); the sending port has one setting, "
+                        "give both connections the same",
+                    )
 
 
 def _check_fan_in(path, connections):
@@ -441,7 +521,7 @@ def _check_fan_in(path, connections):
                 name = key.split(".", 1)[1]
                 raise SpecError(
                     path,
-                    "connection",
+                    f"{conn.where}.{name}",
                     f"{earlier.id} and {conn.id} reach one port with different "
                     f"{name} ({theirs[key]!r} and {mine[key]!r}); the receiving port has one setting, "
                     "give both connections the same",
@@ -459,42 +539,50 @@ def _number_streams(components):
             c.properties.setdefault("stream_id", i)
 
 
+@dataclass
+class _Drawn:
+    """A spec's components and connections while it is being checked: what
+    the graph functions (model/graph.py) walk."""
+
+    components: list
+    connections: list
+
+
 def _check_topology(path, components, connections):
-    """Packets must flow from a source to an end: no component feeds itself
-    or a loop (its own packets would come back to it for ever), and with
-    more than one component every one is connected."""
-    for conn in connections:
-        if conn.uses[0] == conn.provides[0]:
-            raise SpecError(
-                path, "connection", f"{conn.id} connects {conn.uses[0]!r} to itself; a pipeline has no loops"
-            )
-    downstream: dict[str, list[str]] = {c.name: [] for c in components}
-    for conn in connections:
-        downstream[conn.uses[0]].append(conn.provides[0])
-    state = {}
-
-    def visit(name, trail):
-        state[name] = "open"
-        for nxt in downstream[name]:
-            if state.get(nxt) == "open":
-                loop = trail[trail.index(nxt) :] + [nxt] if nxt in trail else [name, nxt]
-                raise SpecError(
-                    path, "connection", f"the connections make a loop ({' -> '.join(loop)}); a pipeline has no loops"
-                )
-            if nxt not in state:
-                visit(nxt, trail + [nxt])
-        state[name] = "done"
-
+    """Packets must flow from a source to an end: no loop (nothing says yet
+    how packets go round one), every required input connected, and with
+    more than one component every one connected."""
+    drawn = _Drawn(components, connections)
+    loop = graph.find_cycle(drawn)
+    if loop is not None:
+        closing = next(c for c in connections if (c.uses[0], c.provides[0]) == (loop[-2], loop[-1]))
+        what = (
+            f"{closing.id} connects {loop[0]!r} to itself"
+            if len(loop) == 2
+            else f"the connections make a loop ({graph.describe_route(loop)})"
+        )
+        raise SpecError(
+            path,
+            closing.where,
+            f"{what}; refused: no policy says yet how packets go round a loop, so a waveform is a graph without loops",
+        )
+    connected_in = {conn.provides for conn in connections}
     for c in components:
-        if c.name not in state:
-            visit(c.name, [c.name])
-    fed = {conn.provides[0] for conn in connections}
-    for c in components:
-        if c.name not in fed and (kind_of(c) or {}).get("provides"):
+        ports = ports_of(c) or {}
+        required = [p for p in port_names(ports, "provides") if ports[p]["required"]]
+        open_ports = [p for p in required if (c.name, p) not in connected_in]
+        if open_ports and len(open_ports) == len(port_names(ports, "provides")):
             raise SpecError(
                 path,
                 "connection",
                 f"{c.name!r} ({c.kind}) receives from nothing and would wait for ever; connect a source to its input",
+            )
+        if open_ports:
+            raise SpecError(
+                path,
+                "connection",
+                f"{c.name}.{open_ports[0]} is a required input of {c.name!r} ({c.kind}) and connected to nothing; "
+                f"{c.name!r} would wait for it for ever: connect a uses port to it",
             )
     if len(components) > 1:
         linked = {n for conn in connections for n in (conn.uses[0], conn.provides[0])}
@@ -507,25 +595,43 @@ def _check_topology(path, components, connections):
             )
 
 
+def _check_recorded_ends(path, components, connections):
+    """Every component's packets reach an end that records them: a branch
+    that ends at an external component (which has no record file; the run
+    measures it at the port of the runtime's component it feeds) counts
+    nothing the run could report."""
+    drawn = _Drawn(components, connections)
+    by_name = {c.name: c for c in components}
+    ends = set(graph.sinks(drawn))
+    stranded = graph.not_reaching_a_sink(drawn, lambda name: name in ends and by_name[name].external is None)
+    if not stranded:
+        return
+    end = next(name for name in stranded if name in ends)
+    into = next((conn for conn in connections if conn.provides[0] == end), None)
+    others = [name for name in stranded if name != end]
+    raise SpecError(
+        path,
+        into.where if into is not None else "connection",
+        f"{end!r} ({by_name[end].kind}) is external and last: it has no record file of its own, so the run "
+        "measures it at the port it feeds"
+        + (f", and the packets of {', '.join(map(repr, others))} reach no end that records" if others else "")
+        + "; end the branch with a component of the runtime (a stage or a sink)",
+    )
+
+
 def _check_externals(path, components, connections):
     """An external component has no record file: the run sees its packets as
     they reach the component of the runtime it feeds, and counts them from a
-    packet source of the runtime. So it is never first nor last, never feeds
-    another external component, and the port it feeds takes from it alone."""
+    packet source of the runtime. So it is never last (_check_recorded_ends)
+    nor first, never feeds another external component, and the port it feeds
+    takes from it alone."""
     by_name = {c.name: c for c in components}
+    _check_recorded_ends(path, components, connections)
     for c in components:
         if c.external is None:
             continue
         what = f"{c.name!r} ({c.kind}) is external"
         outgoing = [conn for conn in connections if conn.uses[0] == c.name]
-        if not outgoing:
-            raise SpecError(
-                path,
-                "connection",
-                f"{what} and last: it has no record file of its own, so the run "
-                "measures it at the port it feeds; end the pipeline with a component of the runtime "
-                "(a stage or a sink)",
-            )
         if not any(conn.provides[0] == c.name for conn in connections):
             raise SpecError(
                 path,

@@ -6,6 +6,7 @@ and packet headers built here. The tests that drive components directly
 and the cost scripts (scripts/py_hop_cost.py, scripts/node_cost.py) stand
 on it. Every process started here is ended by its PID."""
 
+import json
 import os
 import signal
 import subprocess
@@ -211,9 +212,16 @@ class StageProcess:
     def stdout(self) -> str:
         return self.out_path.read_text()
 
+    def _stat_events(self) -> dict[str, str]:
+        return {w[2]: w[3] for w in (line.split(maxsplit=3) for line in self.stdout().splitlines()) if w[0] == "stat"}
+
     def stats(self) -> dict[str, int]:
-        """The `stat NAME KEY VALUE` events it wrote: {KEY: VALUE}."""
-        return {w[2]: int(w[3]) for w in (line.split() for line in self.stdout().splitlines()) if w[0] == "stat"}
+        """The counts among the `stat NAME KEY VALUE` events it wrote: {KEY: VALUE}."""
+        return {key: int(value) for key, value in self._stat_events().items() if key != "connections"}
+
+    def connections(self) -> dict[str, Any]:
+        """Its per-connection counts: the `stat NAME connections JSON` event."""
+        return json.loads(self._stat_events()["connections"])
 
     def stderr(self) -> str:
         return self.err_path.read_text()

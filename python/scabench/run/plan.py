@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scabench.model.catalog import PYTHON_KINDS
+from scabench.model.graph import fan_out
 from scabench.model.pipeline import packets_through
-from scabench.model.policy import host_orb_options
+from scabench.model.policy import host_orb_options, one_connection_properties
 from scabench.model.resources import process_memory_bytes
 from scabench.model.transport import endpoint_transport, hop_transport, ring_bytes, uses_properties
 from scabench.paths import program
@@ -203,7 +204,8 @@ def plan_of(spec: Spec, run_dir: Path, timeout_s: float, network: NetworkHosts |
     the node (its entry says which; the node gives it its endpoint); with
     `network` (a network.NetworkHosts) every host is, each on the node of
     its namespace, listening behind its emulated link."""
-    hops = [_hop(spec, conn) for conn in spec.connections]
+    port_properties = _uses_port_properties(spec)
+    hops = [_hop(spec, conn, port_properties[tuple(conn.uses)]) for conn in spec.connections]
     properties = {c.name: dict(c.properties) for c in spec.components}
     through = packets_through(spec)
     for c in spec.components:
@@ -297,13 +299,28 @@ def build_assembly(spec: Spec, run_dir: Path, timeout_s: float, network: Network
     return plan_of(spec, run_dir, timeout_s, network).to_json()
 
 
-def _hop(spec: Spec, conn: Connection) -> Hop:
+def _uses_port_properties(spec: Spec) -> dict[tuple[str, str], dict[str, Any]]:
+    """{uses port: the properties its hops give it}, worked out once a port:
+    its connections agree on the sending side's keys (spec_toml checks it:
+    one port, one setting), a port with one connection gets no fan-out keys
+    (policy.one_connection_properties), and a port with a hop over shared memory makes
+    its ring (transport.uses_properties). Every hop of the port carries the
+    same, so that the launcher sets the port once whichever hop it reads."""
+    fanned = fan_out(spec.connections)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for conn in spec.connections:
+        own = conn.policy.uses_properties(conn.uses[1])
+        port = out.setdefault(tuple(conn.uses), own if tuple(conn.uses) in fanned else one_connection_properties(own))
+        port.update(uses_properties(spec, conn))
+    return out
+
+
+def _hop(spec: Spec, conn: Connection, uses: dict[str, Any]) -> Hop:
+    """A connection as deployed, its uses end with its port's properties (_uses_port_properties)."""
     transport = hop_transport(spec, conn)
-    # A hop over shared memory: the sending port makes the ring (uses_properties).
-    uses = {**conn.policy.uses_properties(conn.uses[1]), **uses_properties(spec, conn)}
     return Hop(
         id=conn.id,
-        uses=HopEnd(conn.uses[0], conn.uses[1], uses),
+        uses=HopEnd(conn.uses[0], conn.uses[1], dict(uses)),
         provides=HopEnd(conn.provides[0], conn.provides[1], conn.policy.provides_properties(conn.provides[1])),
         transport=transport,
         policy=conn.policy.as_dict(),

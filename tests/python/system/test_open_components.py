@@ -500,7 +500,7 @@ EXEC = 'kind = "external"\nexec = "/bin/cat"'
 BAD = [
     (
         chain_spec('kind = "stage"', sink=EXEC),
-        "connection",
+        "chain[2]",
         "'last' (external) is external and last: it has no record file of its own",
     ),
     (

@@ -112,6 +112,19 @@ def test_it_dies_with_its_parent(tmp_path, context):
             ["NAMING_CONTEXT_IOR", "not-an-ior", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"],
             "not an object reference",
         ),
+        (
+            [
+                "NAMING_CONTEXT_IOR",
+                "x",
+                "COMPONENT_IDENTIFIER",
+                "a",
+                "NAME_BINDING",
+                "b",
+                "RECORD_DIR",
+                "/nonexistent/x",
+            ],
+            "RECORD_DIR '/nonexistent/x' is not a directory",
+        ),
     ],
 )
 def test_bad_parameters_get_one_line_and_exit_2(args, why):

@@ -34,6 +34,7 @@ from py_components_world import (  # noqa: F401
 
 from scabench.components.component import Component, ComponentContext
 from scabench.components.stage import Stage
+from scabench.model.catalog import kind_declaration, policy_schema
 from scabench.paths import program
 
 
@@ -179,7 +180,9 @@ def test_a_stage_with_nothing_connected_reports_its_end_of_stream(start_stage):
     port.pushPacket(header(4, eos=True), [])
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
-    assert stage.stdout().splitlines() == ["eos stage1 4"]
+    assert [line for line in stage.stdout().splitlines() if not line.startswith("stat ")] == ["eos stage1 4"]
+    assert stage.connections() == {"uses": [], "provides": [{"port": "in", "number": 0}]}
+    assert stage.stats() == {}
 
 
 def test_cpu_work_costs_about_work_us_of_cpu_and_sleep_costs_little(start_stage, make_sink):
@@ -409,6 +412,33 @@ def test_policy_keys_defaults_and_types_are_the_runtimes():
         k: (p.default, p.type, p.while_started) for k, p in Stage(ComponentContext("s")).properties.entries().items()
     }
     assert python == cxx
+
+
+def test_the_python_stage_declares_the_cxx_stages_ports():
+    """The same ports, directions, types, requiredness and descriptions in
+    the catalogue as the C++ stage's in `scabench-host --describe`."""
+    described = json.loads(
+        subprocess.run(
+            [str(program("scabench-host")), "--describe"], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+    )
+    cxx = described["kinds"]["stage"]
+    if "ports" not in cxx:
+        pytest.skip("this build's scabench-host predates ports in --describe: rebuild it")
+    python = kind_declaration("py-stage")
+    assert (python["ports"], python["provides"], python["uses"]) == (cxx["ports"], cxx["provides"], cxx["uses"])
+
+
+def test_fanout_keys_are_the_runtimes():
+    """fanout and fanout_depth, as the runtime's policy table has them: the
+    same values, default and range."""
+    schema = policy_schema()
+    entries = Stage(ComponentContext("s")).properties.entries()
+    fanout, depth = entries["out.fanout"], entries["out.fanout_depth"]
+    assert (schema["fanout"]["side"], schema["fanout_depth"]["side"]) == ("uses", "uses")
+    assert fanout.default == schema["fanout"]["default"] and fanout.check.values == schema["fanout"]["values"]
+    assert depth.default == schema["fanout_depth"]["default"]
+    assert (depth.check.low, depth.check.high) == (schema["fanout_depth"]["min"], schema["fanout_depth"]["max"])
 
 
 def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, start_stage, make_sink):

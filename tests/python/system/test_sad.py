@@ -628,10 +628,27 @@ def test_two_instantiations_with_one_name(by_hand):
     assert load_fails(by_hand) == f"{by_hand}:{line}: componentinstantiation 'Stage_1': 'first' is used twice"
 
 
-def test_a_loop_is_placed_on_the_connections(by_hand):
+def test_a_loop_is_placed_on_the_connection_that_closes_it(by_hand):
     edit(by_hand, '<findby><namingservice name="second"/></findby>', '<componentinstantiationref refid="Stage_1"/>')
-    line = HAND_SAD[: HAND_SAD.index("<connections>")].count("\n") + 1
-    assert load_fails(by_hand).startswith(f"{by_hand}:{line}: connections: ")
+    # c2's own policy would make the loop's port disagree with c1 on the receiving side first.
+    by_hand.with_name("byhand.sad.toml").write_text(HAND_SIDECAR.split("[connection.c2]")[0])
+    line = HAND_SAD[: HAND_SAD.index('<connectinterface id="c2">')].count("\n") + 1
+    assert load_fails(by_hand).startswith(
+        f"{by_hand}:{line}: connectinterface 'c2': first.out->first.in connects 'first' to itself; refused: "
+    )
+
+
+def test_two_instantiations_connected_twice_name_the_second_connectinterface(by_hand):
+    edit(
+        by_hand,
+        "  </connections>",
+        '    <connectinterface id="c3">\n'
+        '      <usesport><usesidentifier>out</usesidentifier><componentinstantiationref refid="Stage_1"/></usesport>\n'
+        '      <providesport><providesidentifier>in</providesidentifier><findby><namingservice name="second"/></findby>'
+        "</providesport>\n    </connectinterface>\n  </connections>",
+    )
+    line = load_fails(by_hand)
+    assert "connectinterface 'c3': first.out->second.in is connected twice (connection[1] too)" in line, line
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,11 @@ def test_a_sink_only_counts_and_is_not_named(write_spec):
 
 
 def test_a_fir_declares_no_work_and_is_named(write_spec):
-    spec = load_spec(write_spec(chain_toml([("stage1", "stage", CPU_1MS), ("fir1", "fir", "")])))
+    # A FIR's ports carry floats: the pipeline is a float one.
+    text = chain_toml([("stage1", "stage", CPU_1MS), ("fir1", "fir", "")]).replace(
+        "[run]", '[run]\nsample_type = "float"'
+    )
+    spec = load_spec(write_spec(text))
     assert undeclared_work(spec) == ["fir1"] and floor_of(spec) == pytest.approx(100.0)
 
 

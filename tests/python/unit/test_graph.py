@@ -3,6 +3,7 @@
 from types import SimpleNamespace
 
 import pytest
+
 from scabench.model import graph
 
 
@@ -11,12 +12,8 @@ def spec(names, edges):
     conns = []
     for edge in edges:
         a, b = edge.split("->")
-        conns.append(
-            SimpleNamespace(uses=tuple(a.split(".")), provides=tuple(b.split(".")))
-        )
-    return SimpleNamespace(
-        components=[SimpleNamespace(name=n) for n in names], connections=conns
-    )
+        conns.append(SimpleNamespace(uses=tuple(a.split(".")), provides=tuple(b.split("."))))
+    return SimpleNamespace(components=[SimpleNamespace(name=n) for n in names], connections=conns)
 
 
 # The shapes a waveform takes: fan-out, a diamond, fan-in from two sources.
@@ -102,16 +99,12 @@ def test_not_reaching_a_sink_finds_dead_branches():
         ["p.out->tee.in", "tee.out_a->s.in", "tee.out_b->dead.in"],
     )
     assert graph.not_reaching_a_sink(g, lambda n: n == "s") == ["dead"]
-    assert (
-        graph.not_reaching_a_sink(TRANSCEIVER, lambda n: n in ("ber", "monitor")) == []
-    )
+    assert graph.not_reaching_a_sink(TRANSCEIVER, lambda n: n in ("ber", "monitor")) == []
 
 
 def test_fan_out_and_fan_in_group_ports_with_several_connections():
     assert list(graph.fan_out(TRANSCEIVER.connections)) == [("channel", "out")]
     assert graph.fan_in(TRANSCEIVER.connections) == {}
-    assert (
-        list(graph.fan_in(TWO_SOURCES.connections)) == []
-    )  # two ports of one component
+    assert list(graph.fan_in(TWO_SOURCES.connections)) == []  # two ports of one component
     merged = spec(["p1", "p2", "s"], ["p1.out->s.in", "p2.out->s.in"])
     assert list(graph.fan_in(merged.connections)) == [("s", "in")]
