@@ -5,6 +5,9 @@ code, written at build time so that none is ever committed stale.
   `scabench COMMAND --help` prints it;
 - reference/policy-keys.md: the connection policy's keys, from the runtime's
   own table (`scabench-host --describe`, read through `model.catalog`);
+- reference/components.md: every built-in component kind with its ports and
+  properties, from `scabench-host --describe` (what `scabench components
+  KIND` prints);
 - reference/python-api.md: each name of `scabench.__all__`, rendered by
   mkdocstrings from its docstrings.
 
@@ -98,6 +101,57 @@ def policy_keys_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def components_page() -> str:
+    from scabench.model.catalog import declared_kinds
+    from scabench.report.catalogue import default_text, own_properties, property_range
+
+    lines = [
+        "# Component kinds",
+        "",
+        GENERATED_NOTE.rstrip("\n"),
+        "",
+        "Every built-in kind, as the runtime declares it (`scabench-host --describe`; "
+        "`scabench components KIND` prints the same). A kind's ports also take the "
+        "[policy keys](policy-keys.md) of the connections they make; `record_capacity`, "
+        "which the runner sets, is left out. What the kinds do: [Components](../explanation/components.md) "
+        '(the graph kinds tee, merge and duplex, and how each ends its stream: "Graph kinds").',
+        "",
+    ]
+    for name, kind in declared_kinds().items():
+        lines += [
+            f"## `{name}`",
+            "",
+            f"sample types: {', '.join(kind['sample_types'])}",
+            "",
+            "| port | direction | type | required | what it carries |",
+            "|---|---|---|---|---|",
+        ]
+        # A kind that declares only its port names (a Python kind) has the rest unsaid: "–".
+        blank = {"type": "–", "required": None, "description": "–"}
+        ports = kind.get("ports") or {
+            **{p: {**blank, "direction": "provides"} for p in kind["provides"]},
+            **{p: {**blank, "direction": "uses"} for p in kind["uses"]},
+        }
+        for port, decl in ports.items():
+            required = {True: "yes", False: "no", None: "–"}[decl["required"]]
+            lines.append(
+                f"| `{port}` | {decl['direction']} | {decl['type']} | {required} | {_cell(decl['description'])} |"
+            )
+        lines += [
+            "",
+            "| property | type | default | takes | while started | what it sets |",
+            "|---|---|---|---|---|---|",
+        ]
+        for key, prop in sorted(own_properties(kind).items()):
+            lines.append(
+                f"| `{key}` | {_cell(prop['type'])} | `{_cell(default_text(prop['default']))}` | "
+                f"{_cell(property_range(prop))} | {'yes' if prop.get('while_started') else 'no'} | "
+                f"{_cell(prop['description'])} |"
+            )
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
 def python_api_page() -> str:
     import scabench
 
@@ -129,6 +183,7 @@ def python_api_page() -> str:
 PAGES = {
     "reference/cli.md": cli_page,
     "reference/policy-keys.md": policy_keys_page,
+    "reference/components.md": components_page,
     "reference/python-api.md": python_api_page,
 }
 

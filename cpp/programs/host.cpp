@@ -43,6 +43,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -144,6 +145,9 @@ int describe(CORBA::ORB_ptr orb) {
   PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
   Host host(orb, root, -1);
   nlohmann::json kinds = nlohmann::json::object();
+  // Each kind's ports in declaration order, provides first (portDeclarations):
+  // kinds sorts its keys, which would list a duplex's rx_in before its tx_in.
+  std::map<std::string, nlohmann::ordered_json> portsOf;
   for (const auto& kind : scabench::registeredKinds()) {
     const auto types = scabench::sampleTypesOf(kind);
     // A range may depend on the sample type (samples per packet: fewer
@@ -152,7 +156,7 @@ int describe(CORBA::ORB_ptr orb) {
     nlohmann::json props;
     // A port whose element type differs between the kind's instantiations
     // follows the run's sample type: its type is "sample".
-    nlohmann::json ports = nlohmann::json::object();
+    nlohmann::ordered_json& ports = portsOf[kind] = nlohmann::ordered_json::object();
     for (const auto& type : types) {
       scabench::Component* c = scabench::createComponent(kind, type, {"describe", "/tmp", &host});
       const nlohmann::json own = describeProperties(*c);
@@ -182,7 +186,6 @@ int describe(CORBA::ORB_ptr orb) {
       for (const auto& [type, range] : p["by_sample_type"].items()) same = same && range == first;
       if (same) p.erase("by_sample_type");
     }
-    kinds[kind]["ports"] = ports;
     kinds[kind]["properties"] = props;
     // Where a plugin's kind comes from, so that a spec's check can tell
     // its library's kinds from the built-in ones.
@@ -190,6 +193,7 @@ int describe(CORBA::ORB_ptr orb) {
   }
   nlohmann::ordered_json out;
   out["kinds"] = nlohmann::ordered_json::parse(kinds.dump());
+  for (auto& [kind, ports] : portsOf) out["kinds"][kind]["ports"] = std::move(ports);
   out["policy"] = scabench::policy::describe();
   // A shared-memory ring's memory besides its data area (the data area's
   // bounds are every uses port's shm_bytes, above).

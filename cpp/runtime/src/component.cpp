@@ -166,7 +166,8 @@ void Component::fail(const std::string& message) {
   ctx_.host->notify("error " + ctx_.name + " " + message);
 }
 
-void Component::inPortReachedEndOfStream(uint32_t streamId) {
+void Component::inPortReachedEndOfStream(const std::string& port, uint32_t streamId) {
+  onInPortEndOfStream(port, streamId);
   // Per stream: once every in-port has ended one, the component's stream
   // ends, and the count goes on for the next (start() re-arms it).
   const int ports = int(inPorts_.size());

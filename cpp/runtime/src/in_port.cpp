@@ -427,7 +427,7 @@ void InPortBase::checkRound() {
       ++rounds_;
       streamId = lastEndedStream_;
     }
-    guarded([this, streamId] { owner_.inPortReachedEndOfStream(streamId); });
+    guarded([this, streamId] { owner_.inPortReachedEndOfStream(name_, streamId); });
   }
 }
 

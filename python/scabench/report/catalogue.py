@@ -25,13 +25,13 @@ PORTS_LEGEND = "uses: a kind's output ports (it sends through them); provides: i
 SIDE_LEGEND = "side: the end of a connection the key acts on: the uses port, the provides port, or both"
 
 
-def _own_properties(kind: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def own_properties(kind: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A kind's own properties: not its ports' policy keys ("in.worker"),
     which the [policy] table sets, nor record_capacity, which the runner sets."""
     return {k: v for k, v in kind["properties"].items() if "." not in k and k != "record_capacity"}
 
 
-def _range(prop: dict[str, Any]) -> str:
+def property_range(prop: dict[str, Any]) -> str:
     """What a property takes, as configure enforces it: its names, or its
     range (each sample type's where it depends on it)."""
     if "values" in prop:
@@ -57,7 +57,7 @@ def _policy_values(p: dict[str, Any]) -> str:
     return p["type"]
 
 
-def _default(value: Any, p: dict[str, Any] | None = None) -> str:
+def default_text(value: Any, p: dict[str, Any] | None = None) -> str:
     """A default as a spec writes it: true/false, a number with thousands
     separators, a depth of 0 as false (no queue) and the `true` depth as true."""
     if p is not None and p.get("type") == "depth" and value in (0, p["true"]):
@@ -86,7 +86,7 @@ def kinds_view() -> list[Any]:
                     ", ".join(kind["uses"]) or "–",
                     ", ".join(kind["provides"]) or "–",
                     ", ".join(sorted(kind["sample_types"])) or "–",
-                    ", ".join(_own_properties(kind)) or "–",
+                    ", ".join(own_properties(kind)) or "–",
                 ]
             ],
         )
@@ -107,7 +107,7 @@ def policy_view() -> list[Any]:
     )
     for key, p in schema.items():
         only = "; only with " + ", ".join(f"{k} = {v}" for k, v in p["only_with"].items()) if p.get("only_with") else ""
-        add_rows(t, [[key, p["side"], _policy_values(p), _default(p["default"], p), p["description"] + only]])
+        add_rows(t, [[key, p["side"], _policy_values(p), default_text(p["default"], p), p["description"] + only]])
     return [t, Text(SIDE_LEGEND, style=MUTED)]
 
 
@@ -130,8 +130,8 @@ def kind_view(name: str) -> list[Any]:
     t = table(
         "property", ("type", {"justify": "left"}), "default", "range", ("what it sets", {"justify": "left", "ratio": 1})
     )
-    for key, prop in sorted(_own_properties(kind).items()):
-        add_rows(t, [[key, prop["type"], _default(prop["default"]), _range(prop), prop["description"]]])
+    for key, prop in sorted(own_properties(kind).items()):
+        add_rows(t, [[key, prop["type"], default_text(prop["default"]), property_range(prop), prop["description"]]])
     out = [Text(name, style=TITLE), ports, "", t]
     if kind["uses"] or kind["provides"]:
         out += ["", "Its ports take the connection policy keys (scabench components lists them)."]

@@ -170,6 +170,15 @@ class Component : public virtual POA_CF::Resource {
   // connected out port, or tells the launcher if none is connected,
   // announcing packetsInStream() with the stream's id (endedStreamId()).
   virtual void onEndOfStream();
+  // Called each time one in-port's stream ends (every connection into it
+  // ended its stream, every packet before the ends delivered), before
+  // onEndOfStream when it is the last in-port to end. `port` is its name,
+  // `streamId` the id its end of stream carried. The default does nothing:
+  // a component's output streams end together, once all its inputs have. A
+  // component whose in-ports feed outputs of their own (the duplex: a TX
+  // and an RX path) ends each output's stream here, and so its
+  // onEndOfStream must not end them again.
+  virtual void onInPortEndOfStream(const std::string& /*port*/, uint32_t /*streamId*/) {}
 
   // Sends end of stream downstream (or tells the launcher, for a terminal
   // component). `count` is how many packets this component emitted in the
@@ -188,7 +197,7 @@ class Component : public virtual POA_CF::Resource {
 
  private:
   friend class InPortBase;
-  void inPortReachedEndOfStream(uint32_t streamId);
+  void inPortReachedEndOfStream(const std::string& port, uint32_t streamId);
 
   ComponentContext ctx_;
   PropertyBag properties_;
