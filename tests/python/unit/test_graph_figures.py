@@ -10,6 +10,7 @@ import pytest
 
 from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
+from scabench.report.graph import waveform_graph, write_run_report
 from scabench.run import runner
 from scabench.run.graph_figures import graph_figures, read_sidecars
 from scabench.run.records import HEADER, RECORD, read_records
@@ -299,3 +300,34 @@ def test_a_result_keeps_its_graph_figures_and_reads_files_without_them(tmp_path)
     doc = json.loads(json.dumps(result.as_dict()))
     back = RunResult.from_dict(doc)
     assert back.paths == paths and back.connections == hops and back.streams == streams
+
+
+def measured_result(tmp_path):
+    """The fan-out's result, as a run gives it, from its known records."""
+    spec = fan_out(tmp_path, b_received=3, dropped=1)
+    result = RunResult(status="ok", spec=spec.describe(), environment={}, floor_ms=1.0, started_at=0.0)
+    result.paths, result.connections, result.streams = measure(spec, tmp_path)
+    return result
+
+
+def test_the_drawing_has_every_component_and_every_connection_with_its_label(tmp_path):
+    source = waveform_graph(measured_result(tmp_path)).source
+    for name, kind in (("p", "producer"), ("t", "stage"), ("a", "stage"), ("b", "stage")):
+        assert f'{name} [label="{name}\n{kind}"]' in source
+    assert source.count(" -> ") == 3
+    assert 'p -> t [label="out → in\ntwoway\nnot measured"' not in source  # it came in on t: measured
+    assert 't -> b [label="out → in\ntwoway\n10,000 pkt/s, 30 µs (p99 30 µs), dropped 1"' in source
+    assert 't -> a [label="out → in\ntwoway\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
+
+
+def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
+    (tmp_path / "records").mkdir()
+    result = measured_result(tmp_path / "records")
+    md, html = write_run_report(result, tmp_path / "report")
+    assert (tmp_path / "report" / "waveform.svg").read_text().lstrip().startswith("<?xml")
+    assert (tmp_path / "report" / "waveform.png").read_bytes()[:4] == b"\x89PNG"
+    text = md.read_text()
+    assert '<img src="waveform.svg"' in text
+    assert "| p → b | 0 | 1 | 4 | 3 | 3 | 1 | 0 | 0 |" in text
+    assert "| t.out->b.in | twoway | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
+    assert 'src="data:image/svg+xml;base64,' in html.read_text()
