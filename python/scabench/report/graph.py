@@ -55,7 +55,8 @@ def waveform_graph(result: RunResult) -> graphviz.Digraph:
         edge_attr={"fontname": "Helvetica", "fontsize": "10"},
     )
     for comp in result.spec.get("components", []):
-        dot.node(comp["name"], f"{comp['name']}\n{comp['kind']}")
+        same = comp["name"] == comp["kind"]
+        dot.node(comp["name"], comp["name"] if same else f"{comp['name']}\n{comp['kind']}")
     measured = {hop.id: hop for hop in result.connections or []}
     for conn in result.spec.get("connections", []):
         uses, provides = conn["id"].split("->")
@@ -100,7 +101,7 @@ def report_text(result: RunResult, of_runs: int | None = None) -> str:
         ["stalled", "yes" if result.stalled else "no"],
         ["clean", {True: "yes", False: result.why_not_clean(), None: None}[result.clean]],
     ]
-    lines += [md_table(["", ""], headline), ""]
+    lines += [md_table(["figure", "value"], headline), ""]
     lines += ["## Waveform", "", '<img src="waveform.svg" alt="the waveform as a graph">', ""]
     lines += [f"{EDGE_LEGEND} ([PNG](waveform.png)).", ""]
     if result.paths:

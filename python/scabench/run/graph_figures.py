@@ -55,11 +55,12 @@ def read_sidecars(spec: Spec, run_dir: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def policy_label(policy: Policy) -> str:
+def policy_label(policy: Policy, fanout: str | None = None) -> str:
     """A connection's policy in a few words, for a drawing or a table: its
     call, then its sync and dispatch where they are not the defaults, its
     worker's depth, and its fan-out where it is not sequential ("twoway",
-    "oneway sync:none worker:64", "oneway fanout:drop")."""
+    "oneway sync:none worker:64", "oneway fanout:drop"). fanout: the
+    sending port's, where its counts say (else the policy's)."""
     default = parse_policy({})
     parts = [policy.call]
     parts += [
@@ -67,7 +68,7 @@ def policy_label(policy: Policy) -> str:
     ]
     if policy.worker_depth:
         parts.append(f"worker:{policy.worker_depth}")
-    fanout = dict(policy.others).get("fanout")
+    fanout = fanout or dict(policy.others).get("fanout")
     if fanout not in (None, "sequential"):
         parts.append(f"fanout:{fanout}")
     return " ".join(parts)
@@ -154,7 +155,7 @@ def hop_figures(spec: Spec, records: Mapping[str, Records], sidecars: Mapping[st
         out.append(
             HopResult(
                 id=conn.id,
-                policy=policy_label(conn.policy),
+                policy=policy_label(conn.policy, fanout),
                 transport=hop_transport(spec, conn),
                 fanout=fanout,
                 **{k: entry.get(k) for k in ("sent", "dropped", "unsent", "queue_peak", "blocked_ns")},

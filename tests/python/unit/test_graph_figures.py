@@ -12,7 +12,7 @@ from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
 from scabench.report.graph import waveform_graph, write_run_report
 from scabench.run import runner
-from scabench.run.graph_figures import graph_figures, read_sidecars
+from scabench.run.graph_figures import graph_figures, policy_label, read_sidecars
 from scabench.run.records import HEADER, RECORD, read_records
 from scabench.run.results import Latency, RunResult
 
@@ -314,10 +314,10 @@ def test_the_drawing_has_every_component_and_every_connection_with_its_label(tmp
     source = waveform_graph(measured_result(tmp_path)).source
     for name, kind in (("p", "producer"), ("t", "stage"), ("a", "stage"), ("b", "stage")):
         assert f'{name} [label="{name}\n{kind}"]' in source
+    assert 'p -> t [label="out → in\ntwoway\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
     assert source.count(" -> ") == 3
-    assert 'p -> t [label="out → in\ntwoway\nnot measured"' not in source  # it came in on t: measured
-    assert 't -> b [label="out → in\ntwoway\n10,000 pkt/s, 30 µs (p99 30 µs), dropped 1"' in source
-    assert 't -> a [label="out → in\ntwoway\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
+    assert 't -> b [label="out → in\ntwoway fanout:drop\n10,000 pkt/s, 30 µs (p99 30 µs), dropped 1"' in source
+    assert 't -> a [label="out → in\ntwoway fanout:drop\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
 
 
 def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
@@ -329,5 +329,15 @@ def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
     text = md.read_text()
     assert '<img src="waveform.svg"' in text
     assert "| p → b | 0 | 1 | 4 | 3 | 3 | 1 | 0 | 0 |" in text
-    assert "| t.out->b.in | twoway | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
+    assert "| t.out->b.in | twoway fanout:drop | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
     assert 'src="data:image/svg+xml;base64,' in html.read_text()
+
+
+def test_a_policy_in_short_names_what_differs_from_the_defaults():
+    assert policy_label(parse_policy({})) == "twoway"
+    assert policy_label(parse_policy({"call": "oneway", "sync": "none"})) == "oneway sync:none"
+    assert policy_label(parse_policy({"call": "oneway", "worker": 64, "dispatch": "serial"})) == (
+        "oneway dispatch:serial worker:64"
+    )
+    assert policy_label(parse_policy({}), "parallel") == "twoway fanout:parallel"
+    assert policy_label(parse_policy({}), "sequential") == "twoway"
