@@ -1,7 +1,7 @@
 """A run's report as a page: the waveform drawn as its graph (components and
 connections, each connection labelled with its policy and what was measured
 on it), then the tables of its paths, connections, streams and stalls
-(`scabench run --report DIR`; docs/reports.md).
+(`scabench run --report DIR`; docs/reference/result-files.md, "Reports").
 
 The drawing is Graphviz's (the graphviz package writes the DOT source; the
 `dot` program lays it out): waveform.svg, the one the page shows, and

@@ -1,6 +1,6 @@
 """Measurement on graphs: the figures of a run whose waveform is a graph
 (fan-out, fan-in, several sources and sinks), from the per-packet records
-and each component's per-connection counts (docs/architecture.md,
+and each component's per-connection counts (docs/reference/metrics.md,
 "Measurement on graphs").
 
 - a path (model/graph.paths) is one source's stream as one sink finished

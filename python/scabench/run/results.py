@@ -131,7 +131,7 @@ class ConnectionResult(Typed):
 class PathResult(Typed):
     """One (source, sink) pair of the waveform graph (model/graph.paths):
     the source's stream as the sink finished it (run/graph_figures.py;
-    docs/architecture.md, "Measurement on graphs"). Counted per arrival: a
+    docs/reference/metrics.md, "Measurement on graphs"). Counted per arrival: a
     sink that two routes reach (a diamond) finishes each packet once per
     route, and each arrival is a sample of the latency."""
 
