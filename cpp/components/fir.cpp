@@ -15,12 +15,15 @@ class Fir final : public Component {
   explicit Fir(const ComponentContext& ctx) : Component(ctx) {
     properties().declare("filters", PropertyType::ULong, int64_t{1}, "FIR filters in cascade in this component");
     properties().declare("taps", PropertyType::ULong, int64_t{10}, "taps of each FIR filter").within(1, UINT32_MAX);
-    out_ = &addOutPort<CORBA::Float>("out");
-    addInPort<CORBA::Float>("in", [this](const PacketView<CORBA::Float>& p) {
-      output_.resize(p.count);
-      chain_->process(p.samples, output_.data(), p.count);
-      out_->push(p.header, output_.data(), output_.size());
-    });
+    out_ = &addOutPort<CORBA::Float>("out", "the filtered samples");
+    addInPort<CORBA::Float>(
+        "in",
+        [this](const PacketView<CORBA::Float>& p) {
+          output_.resize(p.count);
+          chain_->process(p.samples, output_.data(), p.count);
+          out_->push(p.header, output_.data(), output_.size());
+        },
+        "the samples to filter");
   }
 
  protected:

@@ -66,7 +66,7 @@ class Producer final : public Component {
     count("seed", 1, "noise: the first sample's seed (sample j uses seed + j)");
     properties().declare("path", PropertyType::String, std::string(""),
                          "file: the SigMF recording to play (NAME or NAME.sigmf-meta), of this sample type");
-    out_ = &addOutPort<T>("out");
+    out_ = &addOutPort<T>("out", "the packets the producer makes");
   }
 
  protected:

@@ -31,16 +31,19 @@ class Sink final : public Component {
     properties().declare("capture", PropertyType::String, std::string(""),
                          "write every sample received to this SigMF recording (NAME.sigmf-data, NAME.sigmf-meta); "
                          "empty: none");
-    addInPort<T>("in", [this](const PacketView<T>& p) {
-      if (!checksum_ && !capture_.is_open()) return;
-      // A pool dispatches packets on several threads at once: one at a time
-      // here, so that the sum and the recording see the same order.
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (checksum_)
-        for (std::size_t i = 0; i < p.count; ++i) sum_ += double(p.samples[i]);
-      if (capture_.is_open())
-        capture_.write(reinterpret_cast<const char*>(p.samples), std::streamsize(p.count * sizeof(T)));
-    });
+    addInPort<T>(
+        "in",
+        [this](const PacketView<T>& p) {
+          if (!checksum_ && !capture_.is_open()) return;
+          // A pool dispatches packets on several threads at once: one at a time
+          // here, so that the sum and the recording see the same order.
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (checksum_)
+            for (std::size_t i = 0; i < p.count; ++i) sum_ += double(p.samples[i]);
+          if (capture_.is_open())
+            capture_.write(reinterpret_cast<const char*>(p.samples), std::streamsize(p.count * sizeof(T)));
+        },
+        "the packets to consume (checksum, capture)");
   }
 
  protected:

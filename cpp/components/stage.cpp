@@ -26,15 +26,18 @@ class Stage final : public Component {
                  "data-dependent work: each packet takes work_us +- up to this much, fixed by its sequence number "
                  "(like a coder whose time depends on its input)")
         .whileStarted();
-    out_ = &addOutPort<T>("out");
-    addInPort<T>("in", [this](const PacketView<T>& p) {
-      Work work{WorkKind(kind_.load(std::memory_order_relaxed)), workNs_.load(std::memory_order_relaxed)};
-      const int64_t jitterNs = jitterNs_.load(std::memory_order_relaxed);
-      if (jitterNs > 0)
-        work.durationNs = std::max<int64_t>(0, work.durationNs + jitterFor(p.header.sequence_number, jitterNs));
-      work.run();
-      out_->push(p.header, p.samples, p.count);
-    });
+    out_ = &addOutPort<T>("out", "every packet taken in, after its work");
+    addInPort<T>(
+        "in",
+        [this](const PacketView<T>& p) {
+          Work work{WorkKind(kind_.load(std::memory_order_relaxed)), workNs_.load(std::memory_order_relaxed)};
+          const int64_t jitterNs = jitterNs_.load(std::memory_order_relaxed);
+          if (jitterNs > 0)
+            work.durationNs = std::max<int64_t>(0, work.durationNs + jitterFor(p.header.sequence_number, jitterNs));
+          work.run();
+          out_->push(p.header, p.samples, p.count);
+        },
+        "the packets to work on");
   }
 
  protected:

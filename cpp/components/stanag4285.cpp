@@ -85,18 +85,21 @@ class BlockComponent final : public Component {
  public:
   explicit BlockComponent(const ComponentContext& ctx) : Component(ctx) {
     declareMode(*this);
-    out_ = &addOutPort<typename Wire<Out>::Port>("out");
-    addInPort<typename Wire<In>::Port>("in", [this](const PacketView<typename Wire<In>::Port>& p) {
-      std::lock_guard lock(mutex_);
-      guard_.check(*this, p.header.sequence_number);
-      std::size_t n = 0;
-      const In* in = Wire<In>::view(p.samples, p.count, n);
-      output_.clear();
-      blocks_->run(in, n, output_);
-      std::size_t count = 0;
-      const auto* data = Wire<Out>::data(output_, count);
-      out_->push(p.header, data, count);
-    });
+    out_ = &addOutPort<typename Wire<Out>::Port>("out", "the block's output, one packet per packet taken in");
+    addInPort<typename Wire<In>::Port>(
+        "in",
+        [this](const PacketView<typename Wire<In>::Port>& p) {
+          std::lock_guard lock(mutex_);
+          guard_.check(*this, p.header.sequence_number);
+          std::size_t n = 0;
+          const In* in = Wire<In>::view(p.samples, p.count, n);
+          output_.clear();
+          blocks_->run(in, n, output_);
+          std::size_t count = 0;
+          const auto* data = Wire<Out>::data(output_, count);
+          out_->push(p.header, data, count);
+        },
+        "the block's input");
   }
 
  protected:
@@ -209,11 +212,14 @@ class AudioOut final : public Component {
   explicit AudioOut(const ComponentContext& ctx) : Component(ctx) {
     declareMode(*this);
     declareAudioOutput(*this);
-    addInPort<CORBA::Short>("in", [this](const PacketView<CORBA::Short>& p) {
-      std::lock_guard lock(mutex_);
-      guard_.check(*this, p.header.sequence_number);
-      sink_->process(p.samples, p.count);
-    });
+    addInPort<CORBA::Short>(
+        "in",
+        [this](const PacketView<CORBA::Short>& p) {
+          std::lock_guard lock(mutex_);
+          guard_.check(*this, p.header.sequence_number);
+          sink_->process(p.samples, p.count);
+        },
+        "the received audio, as a sound card would play it");
   }
 
  protected:
@@ -236,13 +242,16 @@ class WholeTransmitter final : public Component {
   explicit WholeTransmitter(const ComponentContext& ctx) : Component(ctx) {
     declareMode(*this);
     declareAudioOutput(*this);
-    addInPort<CORBA::Octet>("in", [this](const PacketView<CORBA::Octet>& p) {
-      std::lock_guard lock(mutex_);
-      guard_.check(*this, p.header.sequence_number);
-      audio_.clear();
-      tx_->frame(p.samples, p.count, audio_);
-      sink_->process(audio_.data(), audio_.size());
-    });
+    addInPort<CORBA::Octet>(
+        "in",
+        [this](const PacketView<CORBA::Octet>& p) {
+          std::lock_guard lock(mutex_);
+          guard_.check(*this, p.header.sequence_number);
+          audio_.clear();
+          tx_->frame(p.samples, p.count, audio_);
+          sink_->process(audio_.data(), audio_.size());
+        },
+        "the user bytes to transmit");
   }
 
  protected:
@@ -281,7 +290,7 @@ class DataSource final : public Component {
     properties().declare("seed", PropertyType::LongLong, int64_t{4285}, "seed of the random user bytes");
     properties().declare("dither_us", PropertyType::ULong, int64_t{0},
                          "each frame waits a pseudo-random 0..dither_us past its slot (the slots stay fixed)");
-    out_ = &addOutPort<CORBA::Octet>("out");
+    out_ = &addOutPort<CORBA::Octet>("out", "the user bytes, one frame's worth per packet");
   }
 
  protected:

@@ -150,13 +150,23 @@ int describe(CORBA::ORB_ptr orb) {
     // doubles than octets fit in a message). A property whose range does
     // gets each type's under "by_sample_type", and the widest as its own.
     nlohmann::json props;
+    // A port whose element type differs between the kind's instantiations
+    // follows the run's sample type: its type is "sample".
+    nlohmann::json ports = nlohmann::json::object();
     for (const auto& type : types) {
       scabench::Component* c = scabench::createComponent(kind, type, {"describe", "/tmp", &host});
       const nlohmann::json own = describeProperties(*c);
       if (props.is_null()) {
         kinds[kind] = {{"sample_types", types}, {"provides", c->providesPorts()}, {"uses", c->usesPorts()}};
         props = own;
+        for (const auto& port : c->portDeclarations())
+          ports[port.name] = {{"direction", port.provides ? "provides" : "uses"},
+                              {"type", port.type},
+                              {"required", port.required},
+                              {"description", port.description}};
       }
+      for (const auto& port : c->portDeclarations())
+        if (ports[port.name]["type"] != port.type) ports[port.name]["type"] = "sample";
       for (auto& [id, p] : props.items()) {
         if (!p.contains("min") || !own.contains(id)) continue;
         p["by_sample_type"][type] = {{"min", own[id]["min"]}, {"max", own[id]["max"]}};
@@ -172,6 +182,7 @@ int describe(CORBA::ORB_ptr orb) {
       for (const auto& [type, range] : p["by_sample_type"].items()) same = same && range == first;
       if (same) p.erase("by_sample_type");
     }
+    kinds[kind]["ports"] = ports;
     kinds[kind]["properties"] = props;
     // Where a plugin's kind comes from, so that a spec's check can tell
     // its library's kinds from the built-in ones.

@@ -107,8 +107,14 @@ TEST(PolicySchema, DescribesEveryKeyInTheSpecsOrder) {
   const nlohmann::ordered_json d = policy::describe();
   std::vector<std::string> names;
   for (const auto& [name, _] : d.items()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"call", "sync", "dispatch", "worker", "worker_resume", "ordering",
-                                             "reorder_capacity", "reorder_timeout_ms", "flow", "packet_length"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"call", "sync", "fanout", "fanout_depth", "dispatch", "worker",
+                                             "worker_resume", "ordering", "reorder_capacity", "reorder_timeout_ms",
+                                             "flow", "packet_length"}));
+  EXPECT_EQ(d["fanout"]["values"], nlohmann::ordered_json::array({"sequential", "parallel", "drop"}));
+  EXPECT_EQ(d["fanout"]["default"], "sequential");
+  EXPECT_EQ(d["fanout_depth"]["min"], 1);
+  EXPECT_EQ(d["fanout_depth"]["max"], 65536);
+  EXPECT_EQ(d["fanout_depth"]["default"], 64);
   EXPECT_EQ(d["sync"]["only_with"], nlohmann::ordered_json({{"call", "oneway"}}));
   EXPECT_EQ(d["dispatch"]["args"]["N"]["max"], 1000);
   EXPECT_EQ(d["worker"]["type"], "depth");

@@ -194,6 +194,12 @@ std::vector<std::string> Component::usesPorts() const {
   return names;
 }
 
+std::vector<PortDeclaration> Component::portDeclarations() const {
+  std::vector<PortDeclaration> all = inDeclarations_;
+  all.insert(all.end(), outDeclarations_.begin(), outDeclarations_.end());
+  return all;
+}
+
 bool Component::anyOutPortConnected() const {
   for (auto& p : outPorts_)
     if (p->connected()) return true;

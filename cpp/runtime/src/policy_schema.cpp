@@ -61,6 +61,28 @@ std::vector<Key> makeSchema() {
       "are in the socket), server (the server ORB has read the request), target (the servant has run)";
   add(sync);
 
+  // The uses port's connections (fan-out): how one packet reaches them all.
+  Key fanout = newKey("fanout", Side::Uses, Type::Choice);
+  fanout.values = {"sequential", "parallel", "drop"};
+  fanout.defaultValue = std::string("sequential");
+  fanout.description =
+      "how a uses port with several connections sends each packet: sequential (to each connection in connect order, "
+      "the caller waiting for each: a blocked consumer stalls all), parallel (a sender thread and a queue of "
+      "fanout_depth packets per connection: a slow consumer holds the others back once its queue is full), drop (as "
+      "parallel, but a full queue drops the packet for that connection only, counted)";
+  add(fanout);
+
+  // Not only_with: the table names one value per key there, and the depth
+  // applies to two (parallel and drop); sequential has no queue to size.
+  Key fanoutDepth = newKey("fanout_depth", Side::Uses, Type::Integer);
+  fanoutDepth.min = 1;
+  fanoutDepth.max = kMaxPackets;
+  fanoutDepth.defaultValue = int64_t{64};
+  fanoutDepth.description =
+      "packets each connection's queue holds (fanout = parallel or drop); a full queue blocks the caller (parallel) "
+      "or drops the packet for that connection (drop)";
+  add(fanoutDepth);
+
   Key dispatch = newKey("dispatch", Side::Provides, Type::Form);
   dispatch.forms = {"pool", "pool:N", "serial", "single"};
   dispatch.args = {{"N", 1, kMaxPoolThreads}};

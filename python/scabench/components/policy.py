@@ -11,7 +11,8 @@ What the Python ports implement:
   C++ port's checks, ports.InPort);
 - uses side: call twoway and oneway; sync none (a client-side queue and one
   sender thread), transport (omniORB's own oneway), server (the oneway, then
-  the two-way syncMarker) and target (pushPacket); flow none.
+  the two-way syncMarker) and target (pushPacket); flow none; fanout
+  sequential.
 Any other value the schema allows is refused at configure, naming the
 property and what the Python ports support: a run never gets a policy it
 did not ask for. The worker's and the reorder buffer's own parameters
@@ -139,6 +140,20 @@ USES = (
         one_of(*SYNCS),
     ),
     ("flow", "none", "flow control: none (watermarks and credits are not supported)", _flow),
+    (
+        "fanout",
+        "sequential",
+        "how a uses port with several connections sends each packet: sequential (parallel and drop are not "
+        "supported by the Python runtime)",
+        one_of("sequential", "parallel", "drop", supported=("sequential",)),
+    ),
+    (
+        "fanout_depth",
+        64,
+        "packets each connection's queue holds (fanout = parallel or drop); no effect with sequential",
+        at_least(1, WORK_QUEUE_MAX),
+        "unsigned long",
+    ),
     # Not a spec key: the sync=none queue's depth, as the C++ port has it.
     ("sync_none_depth", 1024, "packets the sync=none client queue holds before the caller blocks", at_least(1)),
     # Not spec keys: the transport of the connection, which the runner sets

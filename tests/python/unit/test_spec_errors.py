@@ -180,7 +180,13 @@ def test_ports_take_the_policy_as_the_spec_writes_it():
     from scabench.model.policy import parse_policy
 
     p = parse_policy({"call": "oneway", "worker": 64, "dispatch": "pool:4", "flow": "credits( 32)"})
-    assert p.uses_properties("out") == {"out.call": "oneway", "out.sync": "transport", "out.flow": "credits(32)"}
+    assert p.uses_properties("out") == {
+        "out.call": "oneway",
+        "out.sync": "transport",
+        "out.fanout": "sequential",
+        "out.fanout_depth": 64,
+        "out.flow": "credits(32)",
+    }
     assert p.provides_properties("in") == {
         "in.worker": 64,
         "in.worker_resume": "auto",

@@ -86,6 +86,21 @@ struct ComponentContext {
   std::string identifier = {};
 };
 
+// Whether a component needs its provides port connected to run. An optional
+// one that nothing connects to takes no part in the component's end of
+// stream; a required one waits for a stream from its sender.
+enum class Presence { Required, Optional };
+
+// A port as the component declared it: what `scabench-host --describe`
+// publishes under "ports" (docs/reference), besides each kind's lists.
+struct PortDeclaration {
+  std::string name;
+  bool provides = true;  // false: a uses port
+  std::string type;      // the element type's IDL name (PortTraits<T>::name)
+  bool required = true;  // uses ports never are
+  std::string description;
+};
+
 // Names a CORBA system exception the way an operator can act on it.
 std::string describeException(const CORBA::Exception& ex);
 
@@ -125,13 +140,18 @@ class Component : public virtual POA_CF::Resource {
   PropertyBag& properties() { return properties_; }
   std::vector<std::string> providesPorts() const;
   std::vector<std::string> usesPorts() const;
+  // Every port, provides ports first, each in declaration order.
+  std::vector<PortDeclaration> portDeclarations() const;
   HostServices& host() { return *ctx_.host; }
 
  protected:
+  // `description` says what the port carries (--describe publishes it); an
+  // in port declared Presence::Optional may stay unconnected.
   template <class T>
-  InPort<T>& addInPort(const std::string& name, std::function<void(const PacketView<T>&)> handler);
+  InPort<T>& addInPort(const std::string& name, std::function<void(const PacketView<T>&)> handler,
+                       std::string description = {}, Presence presence = Presence::Required);
   template <class T>
-  OutPort<T>& addOutPort(const std::string& name);
+  OutPort<T>& addOutPort(const std::string& name, std::string description = {});
 
   // onStart() may throw (std::exception or a CORBA exception) to refuse to
   // start, having started nothing itself; start() raises StartError with its
@@ -174,6 +194,7 @@ class Component : public virtual POA_CF::Resource {
   PropertyBag properties_;
   std::vector<std::unique_ptr<InPortBase>> inPorts_;
   std::vector<std::unique_ptr<OutPortBase>> outPorts_;
+  std::vector<PortDeclaration> inDeclarations_, outDeclarations_;  // as the ports above
   std::unique_ptr<RecordLog> records_;
   std::atomic<int> inPortsAtEnd_{0};
   // The stream that ended last (inPortReachedEndOfStream): its id, its
@@ -195,18 +216,22 @@ class Component : public virtual POA_CF::Resource {
 };
 
 template <class T>
-InPort<T>& Component::addInPort(const std::string& name, std::function<void(const PacketView<T>&)> handler) {
+InPort<T>& Component::addInPort(const std::string& name, std::function<void(const PacketView<T>&)> handler,
+                                std::string description, Presence presence) {
   auto port = std::make_unique<InPort<T>>(*this, name, std::move(handler));
   auto& ref = *port;
+  ref.setRequired(presence == Presence::Required);
   inPorts_.push_back(std::move(port));
+  inDeclarations_.push_back({name, true, PortTraits<T>::name, presence == Presence::Required, std::move(description)});
   return ref;
 }
 
 template <class T>
-OutPort<T>& Component::addOutPort(const std::string& name) {
+OutPort<T>& Component::addOutPort(const std::string& name, std::string description) {
   auto port = std::make_unique<OutPort<T>>(*this, name);
   auto& ref = *port;
   outPorts_.push_back(std::move(port));
+  outDeclarations_.push_back({name, false, PortTraits<T>::name, false, std::move(description)});
   return ref;
 }
 

@@ -128,6 +128,11 @@ class InPortBase {
   // threads: before the component goes (their upcalls reach it).
   void shutRings();
 
+  // Presence::Optional (component.hpp): unconnected, the port takes no part
+  // in the component's end of stream.
+  void setRequired(bool required) { required_ = required; }
+  bool required() const { return required_; }
+
   // What this port refused from peers, by reason.
   uint64_t refusals(Refusal why) const { return refused_[std::size_t(why)].load(); }
 
@@ -222,6 +227,7 @@ class InPortBase {
   void failed(const CORBA::Exception& ex);
   void failed(const std::exception& ex);
   CORBA::Object_var ref_;
+  bool required_ = true;
 
   // The connections: changed only while the component is stopped (attach,
   // and the pruning of detached ones at start), read by every packet's
