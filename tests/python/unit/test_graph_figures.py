@@ -186,7 +186,7 @@ def test_a_fan_out_to_two_sinks_tells_dropped_from_lost(tmp_path):
     assert (to_b.sink, to_b.arrivals, to_b.dropped, to_b.lost) == ("b", 3, 1, 0)
     assert to_b.latency_us.p50 == pytest.approx(90.0)
     assert [(h.id, h.fanout, h.sent, h.dropped, h.queue_peak, h.received) for h in hops] == [
-        ("p.out->t.in", None, None, None, None, 4),
+        ("p.out->t.in", "sequential", None, None, None, 4),  # no sidecar: the policy's fan-out
         ("t.out->a.in", "drop", 4, 0, 0, 4),
         ("t.out->b.in", "drop", 3, 1, 3, 3),
     ]
