@@ -29,10 +29,11 @@ if [ -f build/CMakeCache.txt ]; then
   fi
 fi
 
-# libzmq3-dev, cppzmq-dev: ZeroMQ, a few hundred kB, for the ZeroMQ peer.
+# libzmq3-dev, cppzmq-dev: ZeroMQ, a few hundred kB, for the ZeroMQ peer. graphviz: `dot`, which lays
+# out a run report's waveform drawing.
 DEBIAN_PACKAGES=(build-essential cmake ninja-build pkg-config libomniorb4-dev omniidl omniorb omniorb-idl
                  libgtest-dev nlohmann-json3-dev python3-venv omniorb-nameserver
-                 libliquid-dev libfec-dev libfftw3-dev iproute2 libzmq3-dev cppzmq-dev clang-format)
+                 libliquid-dev libfec-dev libfftw3-dev iproute2 libzmq3-dev cppzmq-dev clang-format graphviz)
 # GNU Radio is some 190 packages without its recommendations (GUI, SDR
 # drivers), which the peer does not need: only with --peers, and without them.
 PEER_PACKAGES=(gnuradio-dev)
@@ -81,7 +82,7 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import scabench, numpy, scipy, click, rich, pytest, hypothesis, matplotlib, markdown, omniORB, lxml, tomli_w, setuptools, wheel, mkdocs, material, mkdocstrings_handlers.python, ruff, mypy" \
+if ! .venv/bin/python -c "import scabench, numpy, scipy, click, rich, pytest, hypothesis, matplotlib, markdown, omniORB, lxml, tomli_w, graphviz, setuptools, wheel, mkdocs, material, mkdocstrings_handlers.python, ruff, mypy" \
      2>/dev/null || [ ! -x .venv/bin/scabench-py-stage ] || [ ! -x .venv/bin/mkdocs ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e 'python[test]'

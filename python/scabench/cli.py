@@ -321,6 +321,14 @@ def load_named_spec(name: str) -> Spec:
     help="Write the table as CSV here: a row per component (with --runs: a row per headline figure).",
 )
 @click.option(
+    "--report",
+    "report_dir",
+    type=click.Path(file_okay=False),
+    help="Write the run's report here: report.md and report.html, with the waveform drawn as a graph "
+    "(waveform.svg, waveform.png), each connection labelled with its policy and measured rate and latency "
+    "(with --runs: the last kept run's).",
+)
+@click.option(
     "--hold",
     is_flag=True,
     help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
@@ -344,6 +352,7 @@ def run(
     quiet_wait: float,
     json_path: str | None,
     csv_path: str | None,
+    report_dir: str | None,
     hold: bool,
 ) -> None:
     """Run SPEC over real processes and print its table.
@@ -388,10 +397,24 @@ def run(
         write_json(result, json_path)
     if csv_path:
         write_csv(*(benchmark_csv(result) if isinstance(result, Benchmark) else stage_rows(result)), csv_path)
+    report = _run_report(result, report_dir) if report_dir else None
     show(benchmark_view(result) if isinstance(result, Benchmark) else run_view(result))
     for path in (json_path, csv_path):
         if path:
             click.echo(f"result written to {path}")
+    if report is not None:
+        click.echo(f"report: {report[0]} and {report[1]}")
+
+
+def _run_report(result: Benchmark | RunResult, out_dir: str) -> tuple[Path, Path] | None:
+    """`run --report`: the run's page with its waveform drawn (report/graph.py);
+    with --runs, the last kept run's. None where no run was measured."""
+    from scabench.report.graph import write_run_report  # graphviz only here
+
+    runs = result.runs if isinstance(result, Benchmark) else [result]
+    if not runs or not runs[-1].analysed:
+        return None
+    return write_run_report(runs[-1], out_dir, len(runs) if isinstance(result, Benchmark) else None)
 
 
 @main.command(short_help="Measure a spec over crossed grids of settings; the fastest in order.")

@@ -122,10 +122,58 @@ def process_figures(runs: Sequence[RunResult]) -> tuple["Figure", ...]:
     )
 
 
+PATH_MEANS = {
+    "latency_p50_ms": "half the packets of a source's stream took at most this from the start of their send "
+    "to done at a sink",
+    "latency_p99_ms": "99 % of the packets of a source's stream took at most this from the start of their send "
+    "to done at a sink",
+    "lost": "a stream's packets that never reached a sink, less those dropped on purpose on the way",
+    "dropped": "a stream's packets a drop fan-out dropped on the way to a sink",
+}
+
+
+def _path_value(result: RunResult, source: str, sink: str, key: str) -> float | None:
+    path = next((p for p in result.paths or [] if (p.source, p.sink) == (source, sink)), None)
+    if path is None:
+        return None
+    if key.startswith("latency_"):
+        us = getattr(path.latency_us, key.split("_")[1], None)
+        return _ms(us)
+    return getattr(path, key)
+
+
+def path_figures(runs: Sequence[RunResult]) -> tuple["Figure", ...]:
+    """Figures per (source, sink) path of a graph (RunResult.paths): its
+    latency p50 and p99, its lost packets and, where a run dropped any, its
+    dropped ones. None for a waveform of one path: its figures are the
+    headline ones (the end-to-end latency is that path's). Keys
+    `<figure>_<source>-><sink>`."""
+    pairs = list(dict.fromkeys((p.source, p.sink) for r in runs for p in r.paths or []))
+    if len(pairs) < 2:
+        return ()
+    dropping = {(p.source, p.sink) for r in runs for p in r.paths or [] if p.dropped}
+    out = []
+    for source, sink in pairs:
+        keys = ["latency_p50_ms", "latency_p99_ms", "lost"] + (["dropped"] if (source, sink) in dropping else [])
+        for key in keys:
+            words = "path " + key.replace("_ms", "").replace("_", " ")
+            out.append(
+                Figure(
+                    f"{key}_{source}->{sink}",
+                    f"{words}: {source}->{sink}",
+                    "ms" if key.endswith("_ms") else "count",
+                    lambda r, a=source, b=sink, k=key: _path_value(r, a, b, k),
+                    PATH_MEANS[key],
+                )
+            )
+    return tuple(out)
+
+
 def figures_of(runs: Sequence[RunResult]) -> tuple["Figure", ...]:
     """Every figure a set of runs is summarised and compared by: the
-    headline figures, then each process's CPU per packet."""
-    return HEADLINE + process_figures(runs)
+    headline figures, each path's of a graph with several, then each
+    process's CPU per packet."""
+    return HEADLINE + path_figures(runs) + process_figures(runs)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
 """A sweep (`scabench sweep SPEC --grid KEY=V1,V2 ...`): every point of the
 crossed grids measured K times under the guard (measure/repeat.py), and the
 answer to the paper's question for this pipeline: the fastest configuration
-that kept every packet in order (and met the latency bound, if given).
+that kept every packet in order (and met the latency bound, if given). On a
+graph, every sink counts: every stream in order at every sink, no packet
+lost on any path, and none dropped by a drop fan-out (such a point is not
+lossless, so never the answer).
 
 A grid key is what the run command's overrides take, under one name each:
 - `policy.KEY`: a policy key on every connection, as `--policy KEY=VALUE`
@@ -239,12 +242,25 @@ def reordered_at_outputs(run: RunResult, outputs: Iterable[str]) -> int | None:
     has no figures."""
     if not run.stages:
         return None
+    if run.paths:  # every stream at every sink, each route into it apart (run/graph_figures.py)
+        return max(p.reordered for p in run.paths)
 
     def handled(stage: Any) -> int:
         done = stage.output_reordered_from_original
         return stage.reordered_from_original if done is None else done  # results written before
 
     return max([handled(s) for s in run.stages if s.name in outputs] or [handled(run.stages[-1])])
+
+
+def missing_at_outputs(run: RunResult) -> dict[str, int | None] | None:
+    """The packets of one run that did not reach a sink, over every path
+    (RunResult.paths): {"lost": ..., "dropped": ...}, each summed over the
+    paths (lost None where a path could not tell); None for a run without
+    paths (written before, or never analysed)."""
+    if not run.paths:
+        return None
+    lost = [p.lost for p in run.paths]
+    return {"lost": None if None in lost else sum(lost), "dropped": sum(p.dropped for p in run.paths)}
 
 
 def unpaced(spec: "Spec") -> bool:
@@ -297,6 +313,9 @@ class SweepPoint:
     order_guaranteed: bool | None = None
     order_why: str | None = None
     unpaced: bool | None = None  # no source paced: latency is queueing (unpaced()); None: written before
+    # Per run: the packets that did not reach a sink (missing_at_outputs);
+    # None in results written before.
+    missing_at_outputs: list | None = None
 
     @classmethod
     def measured(cls, point: "Point", bench: Benchmark) -> Self:
@@ -315,6 +334,7 @@ class SweepPoint:
             guaranteed,
             why,
             unpaced(point.spec),
+            [missing_at_outputs(r) for r in bench.runs],
         )
 
     def per_run(self) -> dict[str, list[Any]]:
@@ -346,6 +366,7 @@ class SweepPoint:
             "order_guaranteed": self.order_guaranteed,
             "order_why": self.order_why,
             "unpaced": self.unpaced,
+            "missing_at_outputs": self.missing_at_outputs,
             "summary": {k: s.as_dict() for k, s in self.summary().items()},
             "per_run": self.per_run(),
             "benchmark": self.benchmark.as_dict(),
@@ -366,6 +387,7 @@ class SweepPoint:
             doc.get("order_guaranteed"),
             doc.get("order_why"),
             doc.get("unpaced"),
+            doc.get("missing_at_outputs"),
         )
 
 
@@ -705,6 +727,14 @@ def why_not(point: dict[str, Any], max_latency_ms: float | None = None) -> str |
         return "finished no packet at an output"
     if any(reordered):
         return f"reordered packets (up to {max(reordered)} in a run)"
+    missing = [m for m in point.get("missing_at_outputs") or [] if m is not None]
+    if any(m["lost"] for m in missing):
+        return f"lost packets (up to {max(m['lost'] or 0 for m in missing)} in a run)"
+    if any(m["dropped"] for m in missing):
+        # A drop fan-out drops on purpose, but the point is then not lossless.
+        return f"dropped packets on a drop fan-out (up to {max(m['dropped'] for m in missing)} in a run): not lossless"
+    if any(m["lost"] is None for m in missing):
+        return "could not count the packets lost on the way to a sink"
     if not point.get("order_guaranteed"):
         why = point.get("order_why") or "its order guarantee was not recorded (measured by an earlier version)"
         return f"{why}; kept order in {len(reordered)} run(s) by chance"
@@ -759,7 +789,8 @@ def _median_of(point: dict[str, Any], key: str) -> float | None:
 def answer(points: Sequence[dict[str, Any]], max_latency_ms: float | None = None) -> dict[str, Any]:
     """The paper's question for this pipeline: the fastest point (lowest
     median last packet) whose policies guarantee order at every output, that
-    kept 0 packets reordered at every output in every run and, given a
+    kept 0 packets reordered at every output in every run (on a graph,
+    every stream at every sink), lost and dropped none on any path and, given a
     bound, had a median latency p99 within it; with the runner-up, and why
     every other point was left out. When the two are not told apart by
     compare's rule, it says they tie and prefers the one that costs less

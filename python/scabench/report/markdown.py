@@ -36,6 +36,10 @@ img { max-width: 100%; border: 1px solid #e3e6ec; margin: .4rem 0; }
 .verdict-not-run { color: #6b7280; font-weight: 600; }
 """
 
+# The media type of an embedded figure, by its file's suffix (the plots are
+# PNG; a run's waveform drawing is SVG).
+_IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml"}
+
 # A cell that holds only figures: numbers, ranges, ratios, units.
 _NUMERIC_CELL = re.compile(r"<td>(?=[^<]*\d)([-+–\d.,/ ()%×]|µs|ms|ns|s)+</td>")
 _VERDICT = re.compile(r"<strong>(reproduced|not reproduced|differs|not run)</strong>")
@@ -94,7 +98,7 @@ def markdown_to_html(text: str, title: str, image_dir: str | os.PathLike) -> str
         if src.startswith(("data:", "http:", "https:")) or not path.is_file():
             return match.group(0)
         data = base64.b64encode(path.read_bytes()).decode("ascii")
-        return f'src="data:image/png;base64,{data}"'
+        return f'src="data:{_IMAGE_TYPES.get(path.suffix, "image/png")};base64,{data}"'
 
     body = re.sub(r'src="([^"]+)"', embed, body)
     body = _NUMERIC_CELL.sub(lambda m: m.group(0).replace("<td>", '<td class="num">', 1), body)

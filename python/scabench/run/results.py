@@ -128,6 +128,76 @@ class ConnectionResult(Typed):
 
 
 @dataclass
+class PathResult(Typed):
+    """One (source, sink) pair of the waveform graph (model/graph.paths):
+    the source's stream as the sink finished it (run/graph_figures.py;
+    docs/reference/metrics.md, "Measurement on graphs"). Counted per arrival: a
+    sink that two routes reach (a diamond) finishes each packet once per
+    route, and each arrival is a sample of the latency."""
+
+    source: str
+    sink: str
+    stream: int  # the source's stream id, which the records carry
+    routes: int  # how many routes lead from source to sink
+    sent: int  # packets the source sent
+    arrivals: int  # packets of the stream the sink finished (once per route that delivered them)
+    delivered: int  # distinct packets of the stream the sink finished
+    # Arrivals dropped on purpose by a drop fan-out on the way (per route,
+    # as arrivals), and the arrivals missing beyond those: sent times routes
+    # less dropped less arrivals; None where a component on the way has no
+    # record file to count by.
+    dropped: int
+    lost: int | None
+    # At the sink, in the order it finished them, counted against the
+    # source's order within each connection it came in on (a route of a
+    # diamond told apart by the connection number), summed.
+    reordered: int
+    latency_us: Latency | None  # done at the sink minus the start of its send at the source
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> Self:
+        return from_dict(cls, doc, {"latency_us": Latency.from_dict})
+
+
+@dataclass
+class HopResult(Typed):
+    """One connection of the graph, in the spec's order: what its sending
+    port counted (the sender's `<name>.connections.json`; None without
+    one, as from an external component or an older runtime) and what the
+    receiving records show of the packets that came in on it."""
+
+    id: str  # "a.out->b.in"
+    policy: str  # the policy in short (report/graph.policy_label)
+    transport: str
+    fanout: str | None  # the sending port's: sequential, parallel or drop
+    sent: int | None
+    dropped: int | None  # a drop fan-out's full queue
+    unsent: int | None
+    queue_peak: int | None
+    blocked_ns: int | None
+    received: int | None  # records at the receiver with this connection's number; None: no records
+    rate_pps: float | None  # received over the span from its first to its last arrival
+    # Arrival at the receiver minus done at the sender of the same packet
+    # (µs); negative where the sender is done only after its push returned
+    # (a call that waits for the receiver).
+    latency_us_mean: float | None
+    latency_us_p99: float | None
+
+
+@dataclass
+class StreamOrder(Typed):
+    """One stream's order at one component that records: its arrivals
+    counted against the source's order, and the order it finished them."""
+
+    component: str
+    stream: int
+    received: int
+    reordered_from_previous: int
+    reordered_from_original: int
+    output_reordered_from_original: int
+
+
+@dataclass
 class ProducerResult(Typed):
     """The first packet source: what it sent and how long each send took."""
 
@@ -287,6 +357,12 @@ class RunResult(Typed):
     # Stretches in which a component held work and finished none (run/stalls.py).
     stalls: list | None = optional()
     stalled: bool | None = optional()
+    # The graph's figures (run/graph_figures.py): every (source, sink) path,
+    # every connection, every stream's order at every component that
+    # records. None in results written before.
+    paths: list | None = optional()
+    connections: list | None = optional()
+    streams: list | None = optional()
     # Packets or signals the ports refused from peers; and each component
     # that received fewer packets than the ones feeding it handled (less
     # those its reorder buffer counted late): {"component", "sent",
@@ -391,5 +467,8 @@ class RunResult(Typed):
                 "stages": list_of(StageResult),
                 "producer": lambda p: ProducerResult.from_dict(p) if p else None,
                 "cpu": CpuUsage.from_dict,
+                "paths": list_of(PathResult),
+                "connections": list_of(HopResult),
+                "streams": list_of(StreamOrder),
             },
         )

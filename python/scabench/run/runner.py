@@ -34,6 +34,7 @@ from scabench.model.transport import hop_transport, process_transport
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
+from scabench.run.graph_figures import graph_figures, read_sidecars
 from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts, unavailable_reason
 from scabench.run.plan import build_assembly, process_name
@@ -358,6 +359,12 @@ def partial_analysis(spec: "Spec", run_dir: Path, result: RunResult) -> None:
         result.stages, result.producer, result.stalls, _, end_to_end = _components(spec, records)
         result.stalled = bool(result.stalls)
         _set_end_to_end(result, end_to_end)
+        _set_graph(spec, run_dir, records, result)
+
+
+def _set_graph(spec: "Spec", run_dir: Path, records: dict[str, Records], result: RunResult) -> None:
+    """The graph's figures (run/graph_figures.py): its paths, connections and streams."""
+    result.paths, result.connections, result.streams = graph_figures(spec, records, read_sidecars(spec, run_dir))
 
 
 def _set_end_to_end(result: RunResult, latency_us: np.ndarray | None) -> None:
@@ -623,6 +630,7 @@ def analyse(
     result.window_s = (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9
     result.stats = manifest.get("stats", {})
     result.stalls, result.stalled = stalls, bool(stalls)
+    _set_graph(spec, run_dir, records, result)
     # A peer sent what a port refused (docs/trust-model.md): the counts may
     # still be right, but the run was not the clean one the spec describes.
     result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)

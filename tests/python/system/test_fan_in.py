@@ -136,3 +136,26 @@ def test_connections_into_one_port_must_agree_on_its_keys(write_spec):
     assert "different worker" in proc.stderr
     # Keys of the sending side may differ: each uses port has its own.
     load_spec(write_spec(fan_in_toml('call = "oneway"\n', connection='call = "twoway"\n'), name="ok.toml"))
+
+
+def test_a_merge_of_two_sources_is_measured_per_path_per_stream_and_per_connection(write_spec):
+    """Over real processes: each source's stream at the sink is a path of
+    its own, each stream's order is counted apart at every stage, and each
+    connection's packets are those its number names at the receiver."""
+    result = run_spec(load_spec(write_spec(fan_in_toml('call = "twoway"\n', first=30, second=20))))
+    paths = {(p.source, p.sink): p for p in result.paths}
+    assert list(paths) == [("producer", "stage2"), ("producer2", "stage2")]
+    for (source, _), sent in zip(paths, (30, 20)):
+        p = paths[(source, "stage2")]
+        assert (p.sent, p.arrivals, p.delivered, p.dropped, p.lost, p.reordered) == (sent, sent, sent, 0, 0, 0)
+        assert p.latency_us.count == sent and p.latency_us.p50 > 0
+    assert [(o.component, o.stream, o.received, o.reordered_from_original) for o in result.streams] == [
+        ("stage1", 0, 30, 0),
+        ("stage1", 1, 20, 0),
+        ("stage2", 0, 30, 0),
+        ("stage2", 1, 20, 0),
+    ]
+    hops = {h.id: h for h in result.connections}
+    assert [hops[i].received for i in ("producer.out->stage1.in", "producer2.out->stage1.in")] == [30, 20]
+    assert hops["stage1.out->stage2.in"].received == 50
+    assert all(h.policy == "twoway" and h.rate_pps and h.latency_us_mean is not None for h in hops.values())

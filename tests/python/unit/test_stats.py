@@ -8,7 +8,7 @@ import math
 import pytest
 
 from scabench.measure import stats
-from scabench.run.results import RunResult, StageResult
+from scabench.run.results import Latency, PathResult, RunResult, StageResult
 
 # perf.py's test samples ("There's no particular significance to these values").
 DATA1 = [89.2, 78.2, 89.3, 88.3, 87.3, 90.1, 95.2, 94.3, 78.3, 89.3]
@@ -109,3 +109,39 @@ def test_headline_figures_of_runs():
     assert summary["last_packet_ms"].median == 110.0
     assert summary["overhead_ratio"].mean == pytest.approx(1.1)
     assert summary["packets_reordered"].max == 4
+
+
+def _graph_run(p99_a_us, p99_b_us, lost_b=0):
+    """A run of one source into sinks a and b, each path's latency p99 given."""
+
+    def path(sink, p99, lost):
+        return PathResult("p", sink, 0, 1, 10, 10 - lost, 10 - lost, 0, lost, 0, Latency(10 - lost, 1.0, 1.0, p99, p99))
+
+    run = _run(100.0, 1.0, 0)
+    run.paths = [path("a", p99_a_us, 0), path("b", p99_b_us, lost_b)]
+    return run
+
+
+def test_a_graphs_paths_are_figures_of_their_own_summarised_and_compared():
+    a = [_graph_run(1000, 2000), _graph_run(1100, 2100), _graph_run(900, 1900)]
+    b = [_graph_run(1000, 5000, 1), _graph_run(1100, 5100, 1), _graph_run(900, 4900, 1)]
+    keys = [f.key for f in stats.figures_of(a)]
+    assert keys[: len(stats.HEADLINE)] == [f.key for f in stats.HEADLINE]
+    assert keys[len(stats.HEADLINE) :] == [
+        "latency_p50_ms_p->a",
+        "latency_p99_ms_p->a",
+        "lost_p->a",
+        "latency_p50_ms_p->b",
+        "latency_p99_ms_p->b",
+        "lost_p->b",
+    ]
+    figures = {f.key: f for f in stats.figures_of(a + b)}
+    assert stats.summarise(a, figures.values())["latency_p99_ms_p->b"].median == pytest.approx(2.0)
+    of = lambda runs, key: [figures[key].of(r) for r in runs]  # noqa: E731
+    assert stats.compare(of(a, "latency_p99_ms_p->b"), of(b, "latency_p99_ms_p->b")).significant is True
+    assert stats.compare(of(a, "latency_p99_ms_p->a"), of(b, "latency_p99_ms_p->a")).significant is False
+    assert stats.compare(of(a, "lost_p->b"), of(b, "lost_p->b")).significant is True
+    # One path (a chain): its figures are the headline ones.
+    chain = _run(100.0, 1.0, 0)
+    chain.paths = a[0].paths[:1]
+    assert stats.figures_of([chain]) == stats.HEADLINE

@@ -12,8 +12,17 @@ from conftest import REPO, pipeline_toml, scabench
 
 from scabench.console import text
 from scabench.errors import SpecError
-from scabench.measure.sweep import MAX_POINTS, answer, grid_axes, label_of, why_not
+from scabench.measure.sweep import (
+    MAX_POINTS,
+    answer,
+    grid_axes,
+    label_of,
+    missing_at_outputs,
+    reordered_at_outputs,
+    why_not,
+)
 from scabench.report.sweep import ANSWER_COLOUR, answer_lines, sweep_figure, sweep_view
+from scabench.run.results import PathResult, RunResult, StageResult
 
 
 def _point(
@@ -335,3 +344,43 @@ def test_a_bad_grid_exits_2_with_one_line_before_anything_runs(write_spec, tmp_p
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and words in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def _graph_run(reordered_b, lost_b=0, dropped_b=0):
+    """A run of p -> t -> a, b with its two paths' figures."""
+
+    def path(sink, reordered, lost, dropped):
+        return PathResult("p", sink, 0, 1, 8, 8 - lost - dropped, 8 - lost - dropped, dropped, lost, reordered, None)
+
+    stage = StageResult("b", "stage", 8, 5.0, 0, 0, 0, 1, 1)
+    return RunResult(
+        "ok",
+        {},
+        {},
+        1.0,
+        0.0,
+        stages=[stage],
+        paths=[path("a", 0, 0, 0), path("b", reordered_b, lost_b, dropped_b)],
+    )
+
+
+def test_the_answer_covers_every_sink_of_a_graph():
+    # Sink b reordered: the point is not recommended, though a kept order.
+    runs = [_graph_run(0), _graph_run(3)]
+    point = _point("b-reorders", 1.0, [reordered_at_outputs(r, ["a", "b"]) for r in runs])
+    point["missing_at_outputs"] = [missing_at_outputs(r) for r in runs]
+    assert point["reordered_at_outputs"] == [0, 3]
+    clean = _point("in-order", 2.0, [reordered_at_outputs(_graph_run(0), ["a", "b"])])
+    clean["missing_at_outputs"] = [missing_at_outputs(_graph_run(0))]
+    a = answer([point, clean])
+    assert a["best"]["label"] == "in-order"
+    assert a["excluded"] == [{"label": "b-reorders", "why": "reordered packets (up to 3 in a run)"}]
+    # A packet lost on the way to b, or dropped by a drop fan-out: not lossless, not recommended.
+    lost = _point("loses", 1.0, [0])
+    lost["missing_at_outputs"] = [missing_at_outputs(_graph_run(0, lost_b=2))]
+    assert why_not(lost) == "lost packets (up to 2 in a run)"
+    dropped = _point("drops", 1.0, [0])
+    dropped["missing_at_outputs"] = [missing_at_outputs(_graph_run(0, dropped_b=4))]
+    assert why_not(dropped) == "dropped packets on a drop fan-out (up to 4 in a run): not lossless"
+    # Results written before paths were measured: judged as before.
+    assert why_not(_point("old", 1.0, [0])) is None
