@@ -33,9 +33,10 @@ Component::Component(const ComponentContext& ctx) : ctx_(ctx) {
 }
 
 Component::~Component() {
-  // A shared-memory connection's threads call into the ports and the
-  // records: they end before any member goes.
+  // A shared-memory connection's threads and a fan-out's sender threads
+  // call into the ports and the records: they end before any member goes.
   for (auto& p : inPorts_) p->shutRings();
+  for (auto& p : outPorts_) p->shutSenders();
 }
 
 char* Component::identifier() {
