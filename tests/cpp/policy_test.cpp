@@ -107,9 +107,9 @@ TEST(PolicySchema, DescribesEveryKeyInTheSpecsOrder) {
   const nlohmann::ordered_json d = policy::describe();
   std::vector<std::string> names;
   for (const auto& [name, _] : d.items()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"call", "sync", "fanout", "fanout_depth", "dispatch", "worker",
-                                             "worker_resume", "ordering", "reorder_capacity", "reorder_timeout_ms",
-                                             "flow", "packet_length"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"call", "sync", "fanout", "fanout_depth", "dispatch", "worker", "worker_resume",
+                                      "ordering", "reorder_capacity", "reorder_timeout_ms", "flow", "packet_length"}));
   EXPECT_EQ(d["fanout"]["values"], nlohmann::ordered_json::array({"sequential", "parallel", "drop"}));
   EXPECT_EQ(d["fanout"]["default"], "sequential");
   EXPECT_EQ(d["fanout_depth"]["min"], 1);
