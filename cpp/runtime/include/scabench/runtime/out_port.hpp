@@ -350,8 +350,11 @@ class OutPort final : public OutPortBase {
       link.blockedNs.fetch_add(uint64_t(monotonicNs() - began), std::memory_order_relaxed);
     }
     if (!queued && isData) countUnsent(link);
+    // Several threads may push (a pool-served component): the peak only rises.
     const uint64_t depth = link.queue->deepest();
-    if (depth > link.queuePeak.load(std::memory_order_relaxed)) link.queuePeak.store(depth);
+    uint64_t peak = link.queuePeak.load(std::memory_order_relaxed);
+    while (depth > peak && !link.queuePeak.compare_exchange_weak(peak, depth, std::memory_order_relaxed)) {
+    }
     return queued;
   }
 
