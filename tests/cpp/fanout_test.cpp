@@ -5,6 +5,8 @@
 // component and optional ports.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -233,6 +235,51 @@ TEST(Fanout, DropLosesPacketsOnlyForTheSlowConsumer) {
   bool announced = false;
   for (const auto& line : host().lines) announced = announced || line == "eos drop-slow 3";
   EXPECT_TRUE(announced);
+}
+
+// A stop ends a parallel connection's wait for credits, as it ends a
+// sequential one's. The slow consumer's worker is held in its first packet,
+// so it grants no more credit, and its connection's sender thread waits for
+// one with the next packet; stop() gives that packet and the ones queued
+// behind it up, counted unsent on that connection alone.
+TEST(Fanout, AStopEndsAParallelConnectionsWaitForCredits) {
+  auto* source = new Source({"halt-source", ::testing::TempDir(), &host()});
+  auto* fast = new Consumer({"halt-fast", ::testing::TempDir(), &host()});
+  auto* slow = new Consumer({"halt-slow", ::testing::TempDir(), &host()});
+  source->configure(
+      props({{"out.fanout", text("parallel")}, {"out.fanout_depth", integer(8)}, {"out.flow", text("credits(1)")}}));
+  fast->configure(props({{"in.flow", text("credits(1)")}}));
+  // A worker: the call returns once the packet is queued, and the held
+  // handler runs on the worker, so the sender thread goes on to the credits.
+  slow->configure(props({{"in.flow", text("credits(1)")}, {"in.worker", integer(4)}}));
+  CF::Port_var port = source->port();
+  scabench::dataDouble_var s = inPort(slow), f = inPort(fast);
+  port->connectPort(s, "to-slow");
+  port->connectPort(f, "to-fast");
+  slow->hold();
+  fast->start();
+  slow->start();
+  source->start();
+  source->send(0, 4);  // the slow one: 0 in its handler, 1 waiting for a credit, 2 and 3 queued
+  ASSERT_TRUE(slow->entered(1));
+  ASSERT_TRUE(fast->received(4));
+  std::future<void> stopped = std::async(std::launch::async, [&] { source->stop(); });
+  const bool returned = stopped.wait_for(kPatience) == std::future_status::ready;
+  auto counts = [&](const char* id) {
+    for (const auto& c : source->out->connectionCounts())
+      if (c.connectionId == id) return c;
+    return UsesConnectionCounts{};
+  };
+  // The sender thread gives the queued packets up as it comes to them.
+  for (int i = 0; i < 2000 && counts("to-slow").unsent < 3; ++i) usleep(10'000);
+  EXPECT_EQ(counts("to-slow").sent, 1u);
+  EXPECT_EQ(counts("to-slow").unsent, 3u);
+  EXPECT_EQ(counts("to-fast").sent, 4u);
+  EXPECT_EQ(counts("to-fast").unsent, 0u);
+  EXPECT_EQ(source->records().header().unsent.load(), 3u);
+  slow->letGo();
+  stopped.wait();
+  EXPECT_TRUE(returned) << "stop() waited for the slow consumer's credits";
 }
 
 // Connections are by id: an id already connected is an OccupiedPort, an
