@@ -574,6 +574,10 @@ TEST(Lifecycle, StopEndsAWaitForCredits) {
   CF::Properties q = props({{"packets", integer(0)}});
   w.producer->query(q);
   w.producer->start();
+  // Stopped before it waits again, the producer would send nothing (a stopped
+  // source gives up one packet at most): this test is about the wait.
+  for (int i = 0; i < 2000 && w.header().sendStalls.load() < 2; ++i) usleep(10'000);
+  EXPECT_EQ(w.header().sendStalls.load(), 2u) << "the producer never waited again";
   std::future<void> again = std::async(std::launch::async, [&] { w.producer->stop(); });
   const bool returnedAgain = within20s(again);
   if (!returnedAgain) w.release();

@@ -103,3 +103,21 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
 }
 
 TEST(Plan, AFileThatIsNotJsonIsRefused) { EXPECT_THROW(readPlan("/nonexistent/plan.json"), PlanError); }
+
+// A uses port that feeds several hops (fan-out) is one end of each: the plan
+// keeps every hop, in its order, each with its own id, which the launcher
+// connects as that connection's id.
+TEST(Plan, AUsesPortMayBeTheEndOfSeveralHops) {
+  json doc = sample();
+  json second = doc["connections"][0];
+  second["id"] = "producer.out->stage2.in";
+  second["provides"]["component"] = "stage2";
+  doc["connections"].insert(doc["connections"].begin() + 1, second);
+  const Plan plan = parsePlan(doc);
+  ASSERT_GE(plan.hops.size(), 2u);
+  EXPECT_EQ(plan.hops[0].id, "producer.out->stage1.in");
+  EXPECT_EQ(plan.hops[1].id, "producer.out->stage2.in");
+  EXPECT_EQ(plan.hops[0].uses.component, plan.hops[1].uses.component);
+  EXPECT_EQ(plan.hops[0].uses.port, plan.hops[1].uses.port);
+  EXPECT_EQ(plan.hops[1].provides.component, "stage2");
+}

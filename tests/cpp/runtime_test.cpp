@@ -416,7 +416,8 @@ TEST(PolicySchema, ResumeLevelAtOrAboveTheDepthFailsTheStart) {
   stage->_remove_ref();
 }
 
-TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {
+// A uses port takes several connections, each by its own id.
+TEST(OutPort, ConnectingAnIdTwiceIsAnOccupiedPort) {
   Component* a = createComponent("stage", "double", {"a", ::testing::TempDir(), &host()});
   Component* b = createComponent("sink", "double", {"b", ::testing::TempDir(), &host()});
   Component* f = createComponent("sink", "float", {"f", ::testing::TempDir(), &host()});
@@ -426,9 +427,10 @@ TEST(OutPort, ConnectingTwiceIsAnOccupiedPort) {
   EXPECT_THROW(port->connectPort(floatIn, "wrong-type"), CF::Port::InvalidPort);
   CORBA::Object_var in = b->getPort("in");
   port->connectPort(in, "c1");
-  EXPECT_THROW(port->connectPort(in, "c2"), CF::Port::OccupiedPort);
+  EXPECT_THROW(port->connectPort(in, "c1"), CF::Port::OccupiedPort);
   EXPECT_THROW(port->disconnectPort("c2"), CF::Port::InvalidPort);
   port->disconnectPort("c1");
+  EXPECT_THROW(port->disconnectPort("c1"), CF::Port::InvalidPort);
 }
 
 // A two-way push between components of one process: fir -> sink, driven

@@ -273,10 +273,13 @@ void Launcher::holdIfAsked() {
 }
 
 void Launcher::connectAll() {
-  // In the assembly's order, one at a time: a receiving port numbers its
-  // connections in the order they attach (several may feed one port), and
-  // each packet's record names its connection by that number, which the
-  // analysis maps back to the assembly's order (run/runner.py).
+  // In the assembly's order, one at a time: a receiving component numbers
+  // its connections, across its provides ports, in the order they attach
+  // (several may feed one port), and each packet's record names its
+  // connection by that number, which the analysis maps back to the
+  // assembly's order (run/runner.py). A uses port in several hops takes one
+  // connection per hop, each by the hop's id (fan-out): its properties, the
+  // same for each hop, were configured once with the component's.
   for (const auto& c : plan_.hops) {
     const std::string &id = c.id, &uses = c.uses.component, &provides = c.provides.component;
     const std::string &usesPort = c.uses.port, &providesPort = c.provides.port;

@@ -1,6 +1,11 @@
 #include "scabench/runtime/component.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 namespace scabench {
 
@@ -33,9 +38,10 @@ Component::Component(const ComponentContext& ctx) : ctx_(ctx) {
 }
 
 Component::~Component() {
-  // A shared-memory connection's threads call into the ports and the
-  // records: they end before any member goes.
+  // A shared-memory connection's threads and a fan-out's sender threads
+  // call into the ports and the records: they end before any member goes.
   for (auto& p : inPorts_) p->shutRings();
+  for (auto& p : outPorts_) p->shutSenders();
 }
 
 char* Component::identifier() {
@@ -105,6 +111,7 @@ void Component::start() {
     stopRequested_.store(false, std::memory_order_seq_cst);
     for (auto& p : outPorts_) p->resume();
     for (auto& p : inPorts_) p->startWorker();
+    inPortsTakingPart_ = int(std::count_if(inPorts_.begin(), inPorts_.end(), [](auto& p) { return p->takesPart(); }));
     onStart();
   } catch (const CF::Resource::StartError&) {
     undo();
@@ -140,6 +147,7 @@ void Component::stop() {
   // What the ports had taken before is finished: a packet a two-way caller
   // saw queued was promised processing.
   for (auto& p : inPorts_) p->stopWorker();
+  writeConnectionCounts();
   if (!failure.empty()) throw CF::Resource::StopError(1, failure.c_str());
 }
 
@@ -170,7 +178,7 @@ void Component::inPortReachedEndOfStream(const std::string& port, uint32_t strea
   onInPortEndOfStream(port, streamId);
   // Per stream: once every in-port has ended one, the component's stream
   // ends, and the count goes on for the next (start() re-arms it).
-  const int ports = int(inPorts_.size());
+  const int ports = inPortsTakingPart_;
   if (inPortsAtEnd_.fetch_add(1) + 1 != ports) return;
   inPortsAtEnd_.fetch_sub(ports);
   // Every packet of the stream is done before its end counts (the ports
@@ -214,7 +222,40 @@ void Component::onEndOfStream() {
 
 void Component::endStream(uint64_t count, uint32_t streamId) {
   for (auto& p : outPorts_) p->sendEndOfStream(streamId, count);
+  writeConnectionCounts();
   if (!anyOutPortConnected()) ctx_.host->notify("eos " + ctx_.name + " " + std::to_string(count));
+}
+
+void Component::writeConnectionCounts() {
+  nlohmann::ordered_json doc;
+  doc["uses"] = nlohmann::ordered_json::array();
+  for (auto& p : outPorts_)
+    for (const auto& c : p->connectionCounts())
+      doc["uses"].push_back({{"port", c.port},
+                             {"connection_id", c.connectionId},
+                             {"fanout", c.fanout},
+                             {"sent", c.sent},
+                             {"dropped", c.dropped},
+                             {"unsent", c.unsent},
+                             {"queue_peak", c.queuePeak},
+                             {"blocked_ns", c.blockedNs}});
+  doc["provides"] = nlohmann::ordered_json::array();
+  for (auto& p : inPorts_)
+    for (const uint32_t number : p->connectionNumbers())
+      doc["provides"].push_back({{"port", p->name()}, {"number", number}});
+  const std::string path = ctx_.recordDir + "/" + ctx_.name + ".connections.json";
+  const std::string temp = path + ".tmp";
+  std::lock_guard lock(countsFile_);
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << doc.dump(2) << "\n";
+    out.flush();
+    if (!out) {
+      fail("cannot write " + temp);
+      return;
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) fail("cannot rename " + temp + " to " + path);
 }
 
 }  // namespace scabench

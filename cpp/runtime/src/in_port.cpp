@@ -76,7 +76,7 @@ std::vector<std::shared_ptr<InLink>> InPortBase::prepareChecks() {
     // own reference. A port nobody attached to takes token 0, as it always
     // has: one implicit connection.
     std::erase_if(links_, [](const auto& link) { return link->detached.load(); });
-    if (links_.empty()) links_.push_back(std::make_shared<InLink>(0, 0, true));
+    if (links_.empty() && required_) links_.push_back(std::make_shared<InLink>(0, 0, true));
     for (auto& link : links_) {
       // A connection keeps its window over a restart, as its sender goes on
       // numbering; one attached since the last start gets its own.
@@ -103,6 +103,16 @@ std::shared_ptr<InLink> InPortBase::linkOf(uint64_t token) const {
   return nullptr;
 }
 
+bool InPortBase::takesPart() const {
+  std::lock_guard lock(linksMutex_);
+  return required_ || !links_.empty();
+}
+
+std::vector<uint32_t> InPortBase::connectionNumbers() const {
+  std::lock_guard lock(linksMutex_);
+  return numbers_;
+}
+
 void InPortBase::attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) {
   // While the component runs, its connections are set: a new one could only
   // be a stranger's, whose stream would never end and so would hold back the
@@ -127,7 +137,8 @@ void InPortBase::attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr 
   // A token attached again replaces its connection (a new stream space); the
   // implicit connection of a port nobody attached to goes once someone does.
   std::erase_if(links_, [&](const auto& l) { return l->token == token || l->implicit; });
-  links_.push_back(std::make_shared<InLink>(token, nextNumber_++));
+  numbers_.push_back(owner_.nextInConnection());
+  links_.push_back(std::make_shared<InLink>(token, numbers_.back()));
   links_.back()->sender = sender._retn();
 }
 

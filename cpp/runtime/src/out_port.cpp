@@ -1,5 +1,6 @@
 #include "scabench/runtime/out_port.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -29,14 +30,11 @@ OutPortBase::OutPortBase(Component& owner, std::string name) : owner_(owner), na
       .within(int64_t(shm::kMinDataBytes), int64_t(shm::kMaxDataBytes));
 }
 
-bool OutPortBase::openGate() {
+FlowGate* OutPortBase::openGate() {
   const policy::Flow flow = policy::parseFlow(owner_.properties().text(name_ + ".flow"));
-  if (flow.kind == FlowKind::None) return false;
-  // An earlier gate may still be active in the POA: let it go rather than delete a live servant.
-  (void)gate_.release();
-  gate_ = std::make_unique<FlowGate>(flow.kind == FlowKind::Credits ? flow.credits : 0,
-                                     [this] { owner_.countRefusal(Refusal::Credit); });
-  return true;
+  if (flow.kind == FlowKind::None) return nullptr;
+  return new FlowGate(flow.kind == FlowKind::Credits ? flow.credits : 0,
+                      [this] { owner_.countRefusal(Refusal::Credit); });
 }
 
 uint64_t OutPortBase::drawToken() {
@@ -50,30 +48,56 @@ uint64_t OutPortBase::drawToken() {
   return token;
 }
 
-scabench::FlowControl_ptr OutPortBase::gateReference() {
+scabench::FlowControl_ptr OutPortBase::gateReference(FlowGate* gate) {
   PortableServer::POA_var poa = PortableServer::POA::_duplicate(owner_.host().portPoa(false));
-  PortableServer::ObjectId_var id = poa->activate_object(gate_.get());
+  PortableServer::ObjectId_var id = poa->activate_object(gate);
   CORBA::Object_var obj = poa->id_to_reference(id);
   return scabench::FlowControl::_narrow(obj);
 }
 
-std::optional<uint64_t> OutPortBase::admit(std::atomic<uint64_t>& next) {
+std::optional<uint64_t> OutPortBase::admit(Connection& connection) {
   RecordFileHeader& header = owner_.records().header();
-  const std::optional<uint64_t> link = gate_->admit(next, [&header] { header.sendStalls.fetch_add(1); });
-  if (!link) header.unsent.fetch_add(1);
+  const std::optional<uint64_t> link =
+      connection.gate->admit(connection.nextLink, [&header] { header.sendStalls.fetch_add(1); });
+  if (!link) countUnsent(connection);
   return link;
 }
 
-void OutPortBase::closeGate() {
-  if (gate_) gate_->close();
+void OutPortBase::countUnsent(Connection& connection) {
+  owner_.records().header().unsent.fetch_add(1);
+  connection.unsent.fetch_add(1, std::memory_order_relaxed);
+}
+
+void OutPortBase::failFromSender(const std::string& what) { owner_.fail("port " + name_ + ", " + what); }
+
+bool OutPortBase::connected() const {
+  std::lock_guard lock(connectMutex_);
+  return !live_.empty();
 }
 
 void OutPortBase::halt() {
-  if (gate_) gate_->halt();
+  std::lock_guard lock(connectMutex_);
+  for (const auto& c : live_)
+    if (c->gate) c->gate->halt();
 }
 
 void OutPortBase::resume() {
-  if (gate_) gate_->resume();
+  std::lock_guard lock(connectMutex_);
+  for (const auto& c : live_)
+    if (c->gate) c->gate->resume();
+}
+
+std::vector<UsesConnectionCounts> OutPortBase::connectionCounts() const {
+  std::lock_guard lock(connectMutex_);
+  std::vector<UsesConnectionCounts> all;
+  for (const auto& c : history_)
+    all.push_back({name_, c->id, fanoutName(c->fanout), c->sent.load(), c->dropped.load(), c->unsent.load(),
+                   c->queuePeak.load(), c->blockedNs.load()});
+  return all;
+}
+
+const char* OutPortBase::fanoutName(Fanout f) {
+  return f == Fanout::Parallel ? "parallel" : f == Fanout::Drop ? "drop" : "sequential";
 }
 
 CORBA::Object_ptr OutPortBase::reference() {
@@ -92,25 +116,39 @@ std::size_t OutPortBase::syncNoneDepth() const {
 }
 bool OutPortBase::sharedMemory() const { return owner_.properties().text(name_ + ".transport") == "shm"; }
 std::size_t OutPortBase::ringBytes() const { return std::size_t(owner_.properties().integer(name_ + ".shm_bytes")); }
+Fanout OutPortBase::fanout() const {
+  const std::string f = owner_.properties().text(name_ + ".fanout");
+  return f == "parallel" ? Fanout::Parallel : f == "drop" ? Fanout::Drop : Fanout::Sequential;
+}
+std::size_t OutPortBase::fanoutDepth() const {
+  return std::size_t(owner_.properties().integer(name_ + ".fanout_depth"));
+}
 
 void OutPortBase::connectPort(CORBA::Object_ptr connection, const char* connectionId) {
-  if (connected()) throw CF::Port::OccupiedPort();
+  std::lock_guard lock(connectMutex_);
+  for (const auto& c : live_)
+    if (c->id == connectionId) throw CF::Port::OccupiedPort();
   if (CORBA::is_nil(connection)) throw CF::Port::InvalidPort(1, "nil connection");
+  std::shared_ptr<Connection> made;
   try {
-    attach(connection);
+    made = attach(connection, connectionId);
   } catch (const std::exception& ex) {
     // A bad property, or a shared-memory ring the system would not make or
     // whose receiver is gone already.
     throw CF::Port::InvalidPort(2, ex.what());
   }
-  connectionId_ = connectionId;
+  live_.push_back(made);
+  history_.push_back(std::move(made));
 }
 
 void OutPortBase::disconnectPort(const char* connectionId) {
-  if (!connected() || connectionId_ != connectionId)
+  std::lock_guard lock(connectMutex_);
+  const auto it = std::find_if(live_.begin(), live_.end(), [&](const auto& c) { return c->id == connectionId; });
+  if (it == live_.end())
     throw CF::Port::InvalidPort(3, (std::string("no connection '") + connectionId + "' on port " + name_).c_str());
-  detach();
-  connectionId_.clear();
+  const std::shared_ptr<Connection> gone = *it;
+  live_.erase(it);
+  detach(gone);
 }
 
 }  // namespace scabench

@@ -53,8 +53,9 @@ class Records:
     flow: dict  # ordering and flow-control counts (RecordFileHeader)
     refused: dict = field(default_factory=dict)  # reason -> count (REFUSAL_REASONS)
     # From each record's flags (recordFlags, record_log.hpp): the connection
-    # it came in on (its number at the port, in attach order) and its stream
-    # id (low 16 bits). Zero in files written before, and for a source.
+    # it came in on (low 16 bits: its number at the component, across its
+    # provides ports, in attach order) and its stream id (high 16 bits).
+    # Zero in files written before, and for a source.
     connection: np.ndarray | None = None
     stream: np.ndarray | None = None
 

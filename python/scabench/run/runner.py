@@ -524,13 +524,11 @@ def missing_packets(spec: Spec, handled: dict[str, int], stages: list[StageResul
 
 def _connections(spec: Spec, name: str, r: Records, records: dict[str, Records]) -> list[ConnectionResult] | None:
     """Each connection's figures at a stage that several feed (fan-in), or
-    None. A record names its connection by the number the port gave it, in
-    the order they attached: the spec's order, in which the launcher
-    connects. (Every kind has one provides port; with connections into
-    several ports of one component their numbers would not tell them apart,
-    and none are given.)"""
+    None. A record names its connection by the number the component gave
+    it, across all its provides ports, in the order they attached: the
+    spec's order, in which the launcher connects."""
     into = [c for c in spec.connections if c.provides[0] == name]
-    if len(into) < 2 or len({c.provides for c in into}) > 1 or r.connection is None:
+    if len(into) < 2 or r.connection is None:
         return None
     assert r.stream is not None  # read with the connection, from the same flags
     out = []

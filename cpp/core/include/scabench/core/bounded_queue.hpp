@@ -14,9 +14,12 @@
 // the in-port picks it per call, by how the packet came in (policy_schema.hpp,
 // worker_resume = "auto").
 //
+// It is also each connection's queue of a uses port whose fanout is parallel
+// or drop (out_port.hpp).
+//
 // It lives in core, not with the ports in runtime: it knows nothing of CORBA
-// or of packets, two runtime pieces use it (the in-port's worker queue and the
-// sync=none sender), and it is tested on its own without an ORB.
+// or of packets, several runtime pieces use it (the in-port's worker queue, the
+// sync=none sender, the fan-out queues), and it is tested on its own without an ORB.
 #pragma once
 
 #include <condition_variable>
@@ -71,6 +74,19 @@ class BoundedQueue {
       refilling_ = false;
     else if (refilling_)
       admitNext();
+    notEmpty_.notify_one();
+    return true;
+  }
+
+  // Queues the item only if that needs no wait: false if the queue is full
+  // (or producers wait in line for it), or closed. The drop fan-out's push
+  // (out_port.hpp).
+  bool tryPush(T item) {
+    std::lock_guard lock(mutex_);
+    if (closed_ || items_.size() + admitted_ >= capacity_ || !waiting_.empty()) return false;
+    items_.push_back(std::move(item));
+    if (items_.size() > deepest_) deepest_ = items_.size();
+    if (items_.size() >= capacity_) refilling_ = false;
     notEmpty_.notify_one();
     return true;
   }

@@ -24,10 +24,12 @@ struct PacketRecord {
 static_assert(sizeof(PacketRecord) == 32);
 
 // A record's flags: the connection the packet came in on (its number at the
-// receiving port, in the order connections were attached) in the low 16
-// bits, the packet's stream id in the high 16. With several connections into
-// a port (fan-in) and several packet sources, the analysis counts order per
-// connection and per stream from them (python/scabench/run/records.py).
+// receiving component, across all its provides ports, in the order
+// connections were attached; `<name>.connections.json` names each number's
+// port) in the low 16 bits, the packet's stream id in the high 16. With
+// several connections into a component (fan-in) and several packet sources,
+// the analysis counts order per connection and per stream from them
+// (python/scabench/run/records.py).
 constexpr uint32_t recordFlags(uint32_t connection, uint32_t streamId) {
   return (connection & 0xFFFFu) | ((streamId & 0xFFFFu) << 16);
 }

@@ -16,6 +16,7 @@
 //                before it returns (an ORB thread already in the handler
 //                finishes its packet); then the component neither processes
 //                nor forwards. A later start() goes on where it stopped.
+//                It writes the connections' counts (below).
 //   configure()  all or nothing (properties.hpp). While started, only the
 //                properties declared Configurable::AnyTime (a stage's work,
 //                say); the component picks them up in onConfigure().
@@ -34,6 +35,15 @@
 //     scabench::OutPort<CORBA::Double>* out_;
 //   };
 //   SCABENCH_REGISTER_COMPONENT("doubler", Doubler);   // see registry.hpp
+//
+// Connection counts. When it stops, and at each end of stream it sends, a
+// component writes `<recordDir>/<name>.connections.json` (a temporary file,
+// renamed over the last): per uses port connection its counts
+// (UsesConnectionCounts, out_port.hpp), per provides port connection the
+// number its packet records carry:
+//   {"uses": [{"port", "connection_id", "fanout", "sent", "dropped", "unsent",
+//              "queue_peak", "blocked_ns"}],
+//    "provides": [{"port", "number"}]}
 #pragma once
 
 #include <array>
@@ -198,6 +208,12 @@ class Component : public virtual POA_CF::Resource {
  private:
   friend class InPortBase;
   void inPortReachedEndOfStream(const std::string& port, uint32_t streamId);
+  // The next connection into any of its provides ports: numbered per
+  // component, in attach order (the launcher attaches in the plan's order).
+  uint32_t nextInConnection() { return nextInConnection_.fetch_add(1); }
+  // `<name>.connections.json`, written whole or not at all; a failure to
+  // write it fails the component.
+  void writeConnectionCounts();
 
   ComponentContext ctx_;
   PropertyBag properties_;
@@ -206,6 +222,9 @@ class Component : public virtual POA_CF::Resource {
   std::vector<PortDeclaration> inDeclarations_, outDeclarations_;  // as the ports above
   std::unique_ptr<RecordLog> records_;
   std::atomic<int> inPortsAtEnd_{0};
+  int inPortsTakingPart_ = 0;  // those whose end of stream counts (InPortBase::takesPart), set at start
+  std::atomic<uint32_t> nextInConnection_{0};
+  std::mutex countsFile_;  // one writer of the connections' counts at a time
   // The stream that ended last (inPortReachedEndOfStream): its id, its
   // packets, and the completed count where it began.
   std::atomic<uint32_t> endedStreamId_{0};

@@ -44,7 +44,11 @@
 // its own (InLink) with its own sequence space: its link window, its calls in
 // progress, its reorder buffer, its credits or watermarks, and its end of
 // stream. The port's end of stream comes once every connection's stream has
-// ended. A port that nobody attached to takes token 0, as one connection.
+// ended. A port that nobody attached to takes token 0, as one connection,
+// unless it is optional (Presence::Optional): then it takes no part in the
+// component's end of stream. Connections are numbered per component, across
+// all its provides ports, in attach order (Component::nextInConnection):
+// the number each packet record carries.
 //
 // Peers are judged before the port does anything with a packet (in_port.cpp,
 // "What a port takes"): every packet passes a few checks that neither
@@ -91,7 +95,7 @@ class Component;
 struct InLink {
   InLink(uint64_t token, uint32_t number, bool implicit = false) : token(token), number(number), implicit(implicit) {}
   const uint64_t token;
-  const uint32_t number;               // attach order at this port: recorded with each packet (recordFlags)
+  const uint32_t number;               // attach order in the component: recorded with each packet (recordFlags)
   const bool implicit;                 // a port nobody attached to: token 0
   scabench::FlowControl_var sender;    // nil without flow control; set before start
   std::unique_ptr<LinkWindow> window;  // made at the first start after the attach
@@ -132,6 +136,12 @@ class InPortBase {
   // in the component's end of stream.
   void setRequired(bool required) { required_ = required; }
   bool required() const { return required_; }
+  // Whether the port's end of stream counts towards the component's: it is
+  // required, or something is attached to it. Settled at start.
+  bool takesPart() const;
+  // The numbers of the connections attached to it since it was made, in
+  // attach order (the component's `<name>.connections.json`).
+  std::vector<uint32_t> connectionNumbers() const;
 
   // What this port refused from peers, by reason.
   uint64_t refusals(Refusal why) const { return refused_[std::size_t(why)].load(); }
@@ -235,7 +245,7 @@ class InPortBase {
   // next start, and takes no part until then.
   mutable std::mutex linksMutex_;
   std::vector<std::shared_ptr<InLink>> links_;
-  uint32_t nextNumber_ = 0;
+  std::vector<uint32_t> numbers_;  // every attach's number, in order
 
   std::size_t packetLength_ = 0;  // 0: any
   bool resequencing_ = false;
