@@ -16,7 +16,6 @@ from scabench.model import graph
 from scabench.model.catalog import (
     component_kinds,
     kind_ports,
-    policy_schema,
     port_names,
     port_type,
 )
@@ -31,12 +30,6 @@ from scabench.model.pipeline import (
 from scabench.model.sad.export import export_sad
 from scabench.model.spec_toml import parse_spec
 from scabench.run.plan import plan_of
-
-HAS_FANOUT = "fanout" in policy_schema()
-NEEDS_FANOUT = pytest.mark.skipif(
-    not HAS_FANOUT,
-    reason="the runtime's policy schema has no `fanout` key yet (scabench-host --describe, branch runtime-fanout)",
-)
 
 
 def component(name, kind, extra=""):
@@ -94,7 +87,7 @@ def test_a_sample_port_carries_the_runs_sample_type():
 
 def _typed_mismatch():
     """A uses port and a provides port of the catalogue that carry different
-    types whatever the run's sample type (None while it gives no types)."""
+    types whatever the run's sample type (None if there is no such pair)."""
     kinds = component_kinds()
     typed = [
         (kind, name, port)
@@ -109,12 +102,10 @@ def _typed_mismatch():
     return None
 
 
-@pytest.mark.skipif(
-    _typed_mismatch() is None,
-    reason='the catalogue gives no typed ports yet (scabench-host --describe without "ports", branch runtime-fanout)',
-)
 def test_ports_of_different_types_are_refused_naming_both(write_spec):
-    (ukind, uport, utype), (pkind, pport, ptype) = _typed_mismatch()
+    mismatch = _typed_mismatch()
+    assert mismatch is not None, "the catalogue has typed ports of different types (the FIR, the STANAG 4285 blocks)"
+    (ukind, uport, utype), (pkind, pport, ptype) = mismatch
     text = component("x", ukind) + component("y", pkind) + connection(f"x.{uport}", f"y.{pport}")
     err = refused(write_spec, text)
     assert err.key == "connection[0]"
@@ -132,10 +123,6 @@ def test_an_unknown_port_lists_the_kinds_ports_of_that_direction(write_spec):
     assert err.key == "connection[1].from" and "has no uses (output) port 'output'; it has: out" in str(err)
 
 
-@pytest.mark.skipif(
-    not any(len(d["provides"]) > 1 for d in component_kinds().values()),
-    reason="no kind of the catalogue has two provides ports yet (merge: branch graph-kinds)",
-)
 def test_a_required_input_left_unconnected_is_refused(write_spec):
     kind, declared = next((k, d) for k, d in component_kinds().items() if len(d["provides"]) > 1)
     first, second = declared["provides"][:2]
@@ -175,7 +162,6 @@ def test_the_connections_of_one_uses_port_agree_on_its_keys(write_spec):
     load_spec(write_spec(FAN.replace('to = "b.in"\n', 'to = "b.in"\nworker = 8\n'), "fine.toml"))
 
 
-@NEEDS_FANOUT
 def test_a_fan_out_policy_on_a_port_with_one_connection_is_refused(write_spec):
     err = refused(write_spec, FAN.replace('to = "c.in"\n', 'to = "c.in"\nfanout = "parallel"\n'))
     assert err.key == "connection[2].fanout" and "a fan-out policy on a port with one connection" in str(err)
@@ -186,7 +172,6 @@ def test_a_fan_out_policy_on_a_port_with_one_connection_is_refused(write_spec):
     assert {c.policy.fanout for c in spec.connections} == {"drop"}
 
 
-@NEEDS_FANOUT
 def test_the_connections_of_a_fan_out_port_agree_on_its_fanout(write_spec):
     err = refused(write_spec, FAN.replace('to = "b.in"\n', 'to = "b.in"\nfanout = "drop"\n'))
     assert err.key == "connection[1].fanout" and "different fanout ('sequential' and 'drop')" in str(err)
@@ -414,7 +399,6 @@ def test_a_fan_out_goes_to_a_sad_and_back(write_spec, tmp_path):
     assert a == b
 
 
-@NEEDS_FANOUT
 def test_a_port_with_one_connection_is_given_no_fan_out_keys(write_spec, tmp_path):
     spec = load_spec(write_spec(FAN + '[policy]\nfanout = "drop"\nfanout_depth = 8\n'))
     hops = {h.id: h.uses.properties for h in plan_of(spec, tmp_path, 10.0).hops}
@@ -429,7 +413,6 @@ def test_a_port_with_one_connection_is_given_no_fan_out_keys(write_spec, tmp_pat
     )
 
 
-@NEEDS_FANOUT
 def test_a_fan_out_ports_own_policy_is_written_back_where_a_spec_may_give_it(write_spec, tmp_path):
     # Two of three connections drop: the most common policy, but the third's port has one
     # connection, which may not say fanout of its own: [policy] keeps its fanout instead.
