@@ -41,17 +41,31 @@ SIDECAR_SUFFIX = ".connections.json"
 _STREAM_BITS = 16
 
 
-def read_sidecars(spec: Spec, run_dir: Path) -> dict[str, dict[str, Any]]:
-    """{component: its per-connection counts} for the components that wrote
-    them (a runtime before them, an external component or a run cut short
-    writes none: their figures are then None)."""
+def read_sidecars(
+    spec: Spec, run_dir: Path, stats: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """{component: its per-connection counts}, in either shape a component
+    gives them: its `<name>.connections.json` in the run directory (a
+    runtime component), else its `stat NAME connections JSON` line among
+    the run's stats (a Python component the run started as an external
+    program, which is given no record directory). A component that gave
+    neither (a runtime before them, another external program, a run cut
+    short) is left out: its figures are then None."""
     out = {}
     for c in spec.components:
         path = run_dir / f"{c.name}{SIDECAR_SUFFIX}"
         try:
             out[c.name] = json.loads(path.read_text())
-        except (OSError, ValueError):
             continue
+        except (OSError, ValueError):
+            pass
+        reported = ((stats or {}).get(c.name) or {}).get("connections")
+        try:
+            counts = json.loads(reported) if isinstance(reported, str) else reported
+        except ValueError:
+            continue
+        if isinstance(counts, dict):
+            out[c.name] = counts
     return out
 
 

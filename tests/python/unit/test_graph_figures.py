@@ -341,3 +341,21 @@ def test_a_policy_in_short_names_what_differs_from_the_defaults():
     )
     assert policy_label(parse_policy({}), "parallel") == "twoway fanout:parallel"
     assert policy_label(parse_policy({}), "sequential") == "twoway"
+
+
+def test_a_python_components_counts_come_from_its_stat_line(tmp_path):
+    # A Python component started as an external program writes no sidecar:
+    # it reports the same document as `stat NAME connections JSON`.
+    spec = graph_spec({"p": "producer", "py": "py-stage", "s": "sink"}, ["p.out->py.in", "py.out->s.in"])
+    write_sidecar(tmp_path, "p", uses=[uses_entry("p.out->py.in", 5)])
+    line = {
+        "uses": [uses_entry("py.out->s.in", 4, dropped=1, fanout="drop")],
+        "provides": [{"port": "in", "number": 0}],
+    }
+    stats = {"py": {"connections": json.dumps(line), "duplicates": "0"}, "s": {"checksum": "1.5"}}
+    sidecars = read_sidecars(spec, tmp_path, stats)
+    assert sidecars["py"] == line and sidecars["p"]["uses"][0]["sent"] == 5 and "s" not in sidecars
+    # The file wins where both are there; a line that is not JSON is no counts.
+    write_sidecar(tmp_path, "py", uses=[uses_entry("py.out->s.in", 3)])
+    assert read_sidecars(spec, tmp_path, stats)["py"]["uses"][0]["sent"] == 3
+    assert "s" not in read_sidecars(spec, tmp_path, {"s": {"connections": "{not json"}})
