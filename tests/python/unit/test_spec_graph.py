@@ -180,6 +180,29 @@ def test_the_connections_of_a_fan_out_port_agree_on_its_fanout(write_spec):
     assert [c.policy.fanout for c in spec.connections[:2]] == ["drop", "drop"]
 
 
+def test_one_port_given_two_settings_is_refused_by_every_reader_and_by_the_plan(write_spec, tmp_path):
+    # TOML (test_the_connections_of_a_fan_out_port_agree_on_the_sending_side
+    # above), the API and a SAD's sidecar all come to spec_toml's check.
+    wf = Waveform("fan", cores=[0])
+    producer = wf.component("producer", "producer", packets=10, samples=16)
+    a, b = wf.component("a", "stage"), wf.component("b", "stage")
+    wf.connect(producer.port("out"), a.port("in"))
+    wf.connect(producer.port("out"), b.port("in"), call="oneway")
+    with pytest.raises(SpecError, match="leave one port with different call"):
+        wf.validate()
+    exported = export_sad(load_spec(write_spec('[experiment]\nname = "fan"\n' + FAN, "fan.toml")), tmp_path / "out")
+    with exported.sidecar.open("a") as f:
+        f.write('[connection."producer.out->b.in"]\ncall = "oneway"\n')
+    with pytest.raises(SpecError, match="leave one port with different call"):
+        load_spec(exported.sad)
+    # A Spec changed past the readers (a connection's policy set on its own)
+    # is not planned with one of its settings silently kept.
+    spec = load_spec(write_spec(FAN))
+    spec.connections[1].policy = dataclasses.replace(spec.connections[1].policy, call="oneway")
+    with pytest.raises(ValueError, match="producer.out->a.in and producer.out->b.in give one uses port different"):
+        plan_of(spec, tmp_path, 10.0)
+
+
 # -- bad graphs ----------------------------------------------------------
 
 
