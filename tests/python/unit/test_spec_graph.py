@@ -23,9 +23,11 @@ from scabench.model.load import load_spec
 from scabench.model.order import order_guarantees
 from scabench.model.pipeline import (
     floor_bounds_ms,
+    floor_caveat,
     floor_ms,
     floor_parts,
     packets_through,
+    stage_work,
 )
 from scabench.model.sad.export import export_sad
 from scabench.model.spec_toml import parse_spec
@@ -288,6 +290,41 @@ def test_the_floor_of_a_graph_is_its_critical_path_or_its_cpu_bound(write_spec):
         "a",
         "c",
     ] and heavy.pipeline_ms == pytest.approx(401.0)
+
+
+# tx (200 packets) -> radio's TX path (2 ms CPU) -> s (1 ms CPU) -> tx_sink;
+# rx (100 packets) -> radio's RX path (2.5 ms CPU) -> rx_sink.
+DUPLEX = (
+    '[run]\ncores = "0"\n'
+    + component("tx", "producer", "packets = 200\nsamples = 16\nperiod_us = 0")
+    + component("rx", "producer", "packets = 100\nsamples = 16\nperiod_us = 0")
+    + component("radio", "duplex", 'tx_work = "cpu"\ntx_work_us = 2000\nrx_work = "cpu"\nrx_work_us = 2500')
+    + component("s", "stage", CPU.format(1000))
+    + component("tx_sink", "sink")
+    + component("rx_sink", "sink")
+    + connection("tx.out", "radio.tx_in")
+    + connection("rx.out", "radio.rx_in")
+    + connection("radio.tx_out", "s.in")
+    + connection("s.out", "tx_sink.in")
+    + connection("radio.rx_out", "rx_sink.in")
+)
+
+
+def test_a_duplex_counts_each_path_at_its_own_work_and_packets(write_spec):
+    spec = load_spec(write_spec(DUPLEX))
+    assert floor_caveat(spec) is None  # both paths declare their work
+    assert packets_through(spec)["radio"] == 300 and packets_through(spec)["s"] == 200  # s is behind TX only
+    # The route through the TX path, 2 + 1 ms, outweighs the RX one, 2.5 ms; the
+    # radio weighs its TX work on it, not its heavier RX work (which would make 3.5).
+    one = floor_parts(spec)
+    assert one.critical_path == ["tx", "radio", "s", "tx_sink"] and one.path_work_ms == pytest.approx(3.0)
+    # Pipeline: the busiest path, TX's 199 · 2 ms (RX's 99 · 2.5, s's 199 · 1), then 3 ms.
+    # CPU: 200 · 2 + 100 · 2.5 + 200 · 1 ms on one core.
+    assert one.pipeline_ms == pytest.approx(401.0) and one.cpu_ms == pytest.approx(850.0)
+    two = floor_parts(load_spec(write_spec(DUPLEX.replace('cores = "0"', 'cores = "0,1"'), "two.toml")))
+    assert two.cpu_ms == pytest.approx(425.0) and two.pipeline_ms == pytest.approx(401.0)
+    # A stall or a hang is judged by the most one packet costs it.
+    assert stage_work(spec)["radio"] == (2.5, 2.5)
 
 
 def test_a_chains_floor_is_what_it_always_was():
