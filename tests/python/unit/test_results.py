@@ -287,7 +287,8 @@ DUPLEX = (
     '[[component]]\nname = "radio"\nkind = "duplex"\n'
     '[[component]]\nname = "tx_sink"\nkind = "sink"\n[[component]]\nname = "rx_sink"\nkind = "sink"\n'
     '[[connection]]\nfrom = "tx.out"\nto = "radio.tx_in"\n[[connection]]\nfrom = "rx.out"\nto = "radio.rx_in"\n'
-    '[[connection]]\nfrom = "radio.tx_out"\nto = "tx_sink.in"\n[[connection]]\nfrom = "radio.rx_out"\nto = "rx_sink.in"\n'
+    '[[connection]]\nfrom = "radio.tx_out"\nto = "tx_sink.in"\n'
+    '[[connection]]\nfrom = "radio.rx_out"\nto = "rx_sink.in"\n'
 )
 
 
