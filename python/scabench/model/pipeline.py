@@ -374,13 +374,14 @@ def below_floor_why(spec: "Spec", stages: list[Any]) -> list:
         comp, stage = spec.component(name), measured.get(name)
         into = [c for c in spec.connections if c.provides[0] == name]
         at_once = getattr(stage, "max_server_threads", None) or 1
-        if at_once > 1 and cores > 1 and not any(c.policy.worker_depth for c in into):
+        # A duplex's paths are served apart, as the floor has them: one packet at a time each.
+        if at_once > len(work_paths(comp)) and cores > 1 and not any(c.policy.worker_depth for c in into):
             why.append(
                 f"{name} worked on up to {at_once} packets at once (its ORB threads, no worker) on {cores} "
                 "cores, where the floor has a stage work on one packet at a time"
             )
-        jitter = _declared(comp, "work_jitter_us")
-        if _is_count(jitter) and jitter > 0:
+        jitter = _jitter_us(comp)
+        if jitter > 0:
             why.append(
                 f"{name}'s work varies by up to ±{jitter:g} µs a packet (work_jitter_us), where the floor "
                 "takes work_us for every packet"
@@ -416,6 +417,13 @@ def _declared(comp, key):
     return property_value(comp, key) if key in props else None
 
 
+def _jitter_us(comp: "Component") -> float:
+    """The most a component's work varies per packet (µs): its
+    `work_jitter_us`, the largest of its paths' (work_paths) for a duplex."""
+    jitters = [_declared(comp, f"{path}work_jitter_us") for path in work_paths(comp)]
+    return max((float(j) for j in jitters if _is_count(j)), default=0.0)
+
+
 def stage_longest_work_ms(spec: "Spec") -> list[float]:
     """Per component that declares its work, in pipeline order: the longest
     one packet's work may take (ms), its work plus its work_jitter_us, the
@@ -424,8 +432,8 @@ def stage_longest_work_ms(spec: "Spec") -> list[float]:
     pipeline stuck."""
     longest = []
     for name, (work_ms, _) in stage_work(spec).items():
-        jitter = _declared(spec.component(name), "work_jitter_us")
-        longest.append(work_ms + (jitter / 1000.0 if work_ms > 0 and _is_count(jitter) else 0.0))
+        jitter = _jitter_us(spec.component(name))
+        longest.append(work_ms + (jitter / 1000.0 if work_ms > 0 else 0.0))
     return longest
 
 

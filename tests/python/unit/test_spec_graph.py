@@ -22,11 +22,13 @@ from scabench.model.catalog import (
 from scabench.model.load import load_spec
 from scabench.model.order import order_guarantees
 from scabench.model.pipeline import (
+    below_floor_why,
     floor_bounds_ms,
     floor_caveat,
     floor_ms,
     floor_parts,
     packets_through,
+    stage_longest_work_ms,
     stage_work,
 )
 from scabench.model.sad.export import export_sad
@@ -325,6 +327,9 @@ def test_a_duplex_counts_each_path_at_its_own_work_and_packets(write_spec):
     assert two.cpu_ms == pytest.approx(425.0) and two.pipeline_ms == pytest.approx(401.0)
     # A stall or a hang is judged by the most one packet costs it.
     assert stage_work(spec)["radio"] == (2.5, 2.5)
+    jittery = spec.with_properties("radio", {"rx_work_jitter_us": 100}, where="test")
+    assert stage_longest_work_ms(jittery) == [pytest.approx(2.6), pytest.approx(1.0)]
+    assert any("radio's work varies by up to ±100 µs" in why for why in below_floor_why(jittery, []))
 
 
 def test_a_chains_floor_is_what_it_always_was():
