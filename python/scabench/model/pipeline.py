@@ -313,7 +313,10 @@ class _PathGraph:
     of: dict[str, tuple[str, str | None]]  # vertex -> (component, path)
 
 
-def _path_graph(spec: "Spec") -> _PathGraph:
+def path_graph(spec: "Spec") -> _PathGraph:
+    """The spec's graph with each component of several paths split into
+    one vertex per path (_PathGraph): what reaches what through a duplex.
+    A vertex of a component with one path is named as the component."""
     of: dict[str, tuple[str, str | None]] = {}
 
     def vertex(name: str, port: str, direction: str) -> str:
@@ -336,9 +339,9 @@ def _path_graph(spec: "Spec") -> _PathGraph:
 
 
 def _critical_path(spec: "Spec", known: dict[tuple[str, str | None], tuple[float, float]]) -> tuple[list[str], float]:
-    """graph.critical_path over the paths through the components (_path_graph),
+    """graph.critical_path over the paths through the components (path_graph),
     each weighing its declared work (path_work): the route as component names."""
-    g = _path_graph(spec)
+    g = path_graph(spec)
     route, work = critical_path(g, lambda v: known.get(g.of[v], (0.0, 0.0))[0])
     return [g.of[v][0] for v in route], work
 
