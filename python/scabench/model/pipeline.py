@@ -8,8 +8,9 @@ The kinds' knowledge lives here, once: which kinds pace a stream and how
 (`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), which
 components declare their work per packet (the stages' `work`/`work_us`, in
 C++ and in Python, the tee's and the merge's, the duplex's per path, and an
-external component that gives `work_us` among its properties), which do not (the floor then says it counts only declared
-work), and what a run can break of the floor's assumptions (below_floor_why).
+external component that gives `work_us` among its properties), which do
+not (the floor then says it counts only declared work), and what a run can
+break of the floor's assumptions (below_floor_why).
 """
 
 import numbers
@@ -303,7 +304,7 @@ class _Edge:
 
 
 @dataclass
-class _PathGraph:
+class PathGraph:
     """The spec's graph with each component of several paths (work_paths)
     split into one vertex per path, named "NAME PREFIX" (a name has no
     space): a route through a duplex takes one of its paths, not both."""
@@ -313,9 +314,9 @@ class _PathGraph:
     of: dict[str, tuple[str, str | None]]  # vertex -> (component, path)
 
 
-def path_graph(spec: "Spec") -> _PathGraph:
+def path_graph(spec: "Spec") -> PathGraph:
     """The spec's graph with each component of several paths split into
-    one vertex per path (_PathGraph): what reaches what through a duplex.
+    one vertex per path (PathGraph): what reaches what through a duplex.
     A vertex of a component with one path is named as the component."""
     of: dict[str, tuple[str, str | None]] = {}
 
@@ -335,7 +336,7 @@ def path_graph(spec: "Spec") -> _PathGraph:
         )
         for c in spec.connections
     ]
-    return _PathGraph([_Vertex(v) for v in of], edges, of)
+    return PathGraph([_Vertex(v) for v in of], edges, of)
 
 
 def _critical_path(spec: "Spec", known: dict[tuple[str, str | None], tuple[float, float]]) -> tuple[list[str], float]:

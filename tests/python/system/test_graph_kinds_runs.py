@@ -58,5 +58,13 @@ def test_a_duplex_keeps_its_paths_apart_and_ends_each():
 
 
 def test_a_duplex_run_is_clean():
+    # Each sink is owed its own path's packets (the radio's per-connection
+    # counts); a TX packet never goes to the RX sink, so no path is lost; and
+    # the floor counts both paths' declared work.
     doc = duplex_run()
     assert doc["clean"] is True, doc["missing"]
+    assert [(p["source"], p["sink"], p["arrivals"], p["lost"]) for p in doc["paths"]] == [
+        ("tx_source", "tx_sink", 20, 0),
+        ("rx_source", "rx_sink", 8, 0),
+    ]
+    assert doc.get("floor_caveat") is None and doc["floor_ms"] > 0
