@@ -7,9 +7,10 @@ this floor.
 The kinds' knowledge lives here, once: which kinds pace a stream and how
 (`period_us`, or a STANAG 4285 frame per packet at `symbol_rate`), which
 components declare their work per packet (the stages' `work`/`work_us`, in
-C++ and in Python, and an external component that gives `work_us` among its
-properties), which do not (the floor then says it counts only declared
-work), and what a run can break of the floor's assumptions (below_floor_why).
+C++ and in Python, the tee's and the merge's, the duplex's per path, and an
+external component that gives `work_us` among its properties), which do
+not (the floor then says it counts only declared work), and what a run can
+break of the floor's assumptions (below_floor_why).
 """
 
 import numbers
@@ -59,20 +60,43 @@ def producer_packets(spec: "Spec") -> int:
 def packets_through(spec: "Spec") -> dict[str, int]:
     """{component: packets it handles}: a packet source its own stream, a
     source without a count none, any other component what every connection
-    into it brings (several connections into one port: fan-in adds them)."""
-    counted = {c.name for c in spec.packet_sources()}
-    out = {}
+    into it brings (several connections into one port: fan-in adds them).
+    A connection carries what its sender handled, or, out of one path of a
+    component with several (work_paths: the duplex's `tx_out`), what came
+    into that path."""
+    return {name: n for (name, path), n in path_packets(spec).items() if path is None}
 
-    def through(name):
-        if name not in out:
-            if name in counted:
-                out[name] = property_value(spec.component(name), "packets")
+
+def path_packets(spec: "Spec") -> dict[tuple[str, str | None], int]:
+    """{(component, None): packets it handles (packets_through), and
+    (component, path): packets into each of its paths, for a component
+    with several (work_paths)}."""
+    counted = {c.name for c in spec.packet_sources()}
+    out: dict[tuple[str, str | None], int] = {}
+
+    def carried(conn) -> int:
+        path = port_path(spec.component(conn.uses[0]), conn.uses[1], "uses")
+        return through(conn.uses[0], path)
+
+    def through(name: str, path: str | None = None) -> int:
+        if (name, path) not in out:
+            if name in counted and path is None:
+                out[name, path] = property_value(spec.component(name), "packets")
             else:
-                out[name] = sum(through(c.uses[0]) for c in spec.connections if c.provides[0] == name)
-        return out[name]
+                comp = spec.component(name)
+                into = [
+                    c
+                    for c in spec.connections
+                    if c.provides[0] == name and (path is None or port_path(comp, c.provides[1], "provides") == path)
+                ]
+                out[name, path] = sum(carried(c) for c in into)
+        return out[name, path]
 
     for c in spec.components:
         through(c.name)
+        for path in work_paths(c):
+            if path:
+                through(c.name, path)
     return out
 
 
@@ -87,12 +111,38 @@ def source_period_ms(comp: "Component") -> float:
     return 0.0
 
 
-def declared_work_ms(comp: "Component") -> tuple[float, float] | None:
-    """A component's work per packet as its spec declares it: (work, the
-    part of it that needs a core), in ms; None where it declares none.
+def work_paths(comp: "Component") -> list[str]:
+    """The paths through a component its declared work is per, by the
+    prefix of their work properties: [""] for one work on every packet (a
+    stage, a tee, a merge, an external component); a kind that declares
+    its work per path under a prefix (the duplex's `tx_work_us` and
+    `rx_work_us`) one path per prefix, from its `<prefix>in` to its
+    `<prefix>out` ("tx_", "rx_"), in the catalogue's order."""
+    if comp.external is not None:
+        return [""]
+    prefixes = [
+        key.removesuffix("work_us")
+        for key in properties_of(comp)
+        if key.endswith("_work_us") and "." not in key and key.removesuffix("work_us")
+    ]
+    return prefixes or [""]
 
-    - a stage kind (C++ or Python): `work` and `work_us`, the kind's
-      defaults where the spec leaves them;
+
+def port_path(comp: "Component", port: str, direction: str) -> str | None:
+    """The path (work_paths' prefix) a port of a component with several
+    paths belongs to; None for a component with one, or a port of none."""
+    end = "in" if direction == "provides" else "out"
+    return next((p for p in work_paths(comp) if p and port == f"{p}{end}"), None)
+
+
+def declared_work_ms(comp: "Component", path: str = "") -> tuple[float, float] | None:
+    """A component's work per packet on one of its paths (work_paths; the
+    one path of most, ""), as its spec declares it: (work, the part of it
+    that needs a core), in ms; None where it declares none.
+
+    - a stage kind (C++ or Python), a tee, a merge: `work` and `work_us`,
+      the kind's defaults where the spec leaves them; a duplex the same
+      under its path's prefix (`tx_work`, `tx_work_us`);
     - an external component: the same keys among its properties, where it
       gives a `work_us` (its program alone knows what it does with them). Its
       work needs a core only where it says `work = "cpu"`: without that, the
@@ -102,12 +152,22 @@ def declared_work_ms(comp: "Component") -> tuple[float, float] | None:
     - any other kind (a FIR, the STANAG 4285 blocks): unknown, None."""
     if comp.kind in COUNTING_KINDS:
         return 0.0, 0.0
-    kind, us = _declared(comp, "work"), _declared(comp, "work_us")
+    kind, us = _declared(comp, f"{path}work"), _declared(comp, f"{path}work_us")
     if not _is_count(us):
         return None
     if kind == NO_WORK:
         return 0.0, 0.0
     return us / 1000.0, (us / 1000.0 if kind == CPU_WORK else 0.0)
+
+
+def heaviest_work_ms(comp: "Component") -> tuple[float, float] | None:
+    """The work of a component's heaviest path (declared_work_ms; its one
+    path for most): the most one packet costs it. None where a path
+    declares none."""
+    works = [declared_work_ms(comp, path) for path in work_paths(comp)]
+    if any(w is None for w in works):
+        return None
+    return max((w for w in works if w is not None), key=lambda w: w[0])
 
 
 def _is_count(value: object) -> bool:
@@ -116,20 +176,37 @@ def _is_count(value: object) -> bool:
 
 
 def working_components(spec: "Spec") -> list[tuple[str, tuple[float, float] | None]]:
-    """[(name, declared_work_ms or None)] of every component that takes
+    """[(name, heaviest_work_ms or None)] of every component that takes
     packets in (every one but the sources), in pipeline order."""
     sources = set(spec.sources())
-    return [(name, declared_work_ms(spec.component(name))) for name in spec.pipeline_order() if name not in sources]
+    return [(name, heaviest_work_ms(spec.component(name))) for name in spec.pipeline_order() if name not in sources]
 
 
 def stage_work(spec: "Spec") -> dict:
     """{name: (work ms, CPU ms)} per packet of every component that declares
-    work, a counting kind left out, in pipeline order."""
+    work, a counting kind left out, in pipeline order: a component with
+    several paths its heaviest path's, the most one packet costs it (what a
+    stall or a hang is judged by); the floor counts each path's (path_work)."""
     return {
         name: work
         for name, work in working_components(spec)
         if work is not None and spec.component(name).kind not in COUNTING_KINDS
     }
+
+
+def path_work(spec: "Spec") -> dict[tuple[str, str | None], tuple[float, float]]:
+    """{(name, path): (work ms, CPU ms)} per packet of each path through
+    every component of stage_work, in pipeline order: (name, None) for a
+    component with one path, (name, prefix) for each of a component with
+    several (work_paths)."""
+    out = {}
+    for name in stage_work(spec):
+        comp = spec.component(name)
+        for path in work_paths(comp):
+            work = declared_work_ms(comp, path)
+            assert work is not None  # stage_work holds only components whose every path declares its work
+            out[name, path or None] = work
+    return out
 
 
 def undeclared_work(spec: "Spec") -> list:
@@ -186,30 +263,88 @@ def floor_parts(spec: "Spec") -> Floor:
     (Floor), over every component that declares its work
     (declared_work_ms). With several sources, each paces its own stream, a
     stage behind a merge handles the packets of every stream it gets, and a
-    stage behind a fan-out the packets of each branch."""
+    stage behind a fan-out the packets of each branch. A component with
+    several paths (work_paths: the duplex) counts each on its own: on the
+    critical path the work of the path the route takes, in the busiest
+    stage each path's packets at its work (its paths are served apart), in
+    the CPU bound each path's packets at its CPU work."""
     cores = len(spec.cores)
     producers = spec.packet_sources()
     if not producers:
         return Floor([], 0.0, 0.0, 0.0, cores)
-    known = stage_work(spec)
-    route, path_work = critical_path(spec, lambda name: known.get(name, (0.0, 0.0))[0])
+    known = path_work(spec)
+    route, path_work_ms = _critical_path(spec, known)
     packets = producer_packets(spec)
     period_ms = max(source_period_ms(p) for p in producers)
     pacing_ms = max((property_value(p, "packets") - 1) * source_period_ms(p) for p in producers)
-    through = packets_through(spec)
-    work, cpu = stage_work_ms(spec)
+    through = path_packets(spec)
     pipeline, cpu_bound = floor_bounds_ms(
         packets,
-        work,
-        cpu,
+        [w for w, _ in known.values()],
+        [c for _, c in known.values()],
         period_ms,
         cores,
         route_delay_ms(spec, route),
-        stage_packets=[through[name] for name in known],
+        stage_packets=[through[key] for key in known],
         pacing_ms=pacing_ms,
-        path_work_ms=path_work,
+        path_work_ms=path_work_ms,
     )
-    return Floor(route, path_work, pipeline, cpu_bound, cores)
+    return Floor(route, path_work_ms, pipeline, cpu_bound, cores)
+
+
+@dataclass(frozen=True)
+class _Vertex:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Edge:
+    uses: tuple[str, str]
+    provides: tuple[str, str]
+
+
+@dataclass
+class PathGraph:
+    """The spec's graph with each component of several paths (work_paths)
+    split into one vertex per path, named "NAME PREFIX" (a name has no
+    space): a route through a duplex takes one of its paths, not both."""
+
+    components: list[_Vertex]
+    connections: list[_Edge]
+    of: dict[str, tuple[str, str | None]]  # vertex -> (component, path)
+
+
+def path_graph(spec: "Spec") -> PathGraph:
+    """The spec's graph with each component of several paths split into
+    one vertex per path (PathGraph): what reaches what through a duplex.
+    A vertex of a component with one path is named as the component."""
+    of: dict[str, tuple[str, str | None]] = {}
+
+    def vertex(name: str, port: str, direction: str) -> str:
+        path = port_path(spec.component(name), port, direction)
+        v = name if path is None else f"{name} {path}"
+        of.setdefault(v, (name, path))
+        return v
+
+    for c in spec.components:
+        for path in work_paths(c):
+            of.setdefault(c.name if not path else f"{c.name} {path}", (c.name, path or None))
+    edges = [
+        _Edge(
+            (vertex(c.uses[0], c.uses[1], "uses"), c.uses[1]),
+            (vertex(c.provides[0], c.provides[1], "provides"), c.provides[1]),
+        )
+        for c in spec.connections
+    ]
+    return PathGraph([_Vertex(v) for v in of], edges, of)
+
+
+def _critical_path(spec: "Spec", known: dict[tuple[str, str | None], tuple[float, float]]) -> tuple[list[str], float]:
+    """graph.critical_path over the paths through the components (path_graph),
+    each weighing its declared work (path_work): the route as component names."""
+    g = path_graph(spec)
+    route, work = critical_path(g, lambda v: known.get(g.of[v], (0.0, 0.0))[0])
+    return [g.of[v][0] for v in route], work
 
 
 def floor_of(spec: "Spec") -> float:
@@ -218,9 +353,10 @@ def floor_of(spec: "Spec") -> float:
 
 
 def stage_work_ms(spec: "Spec") -> tuple[list[float], list[float]]:
-    """Per component that declares its work, in pipeline order: its work per
-    packet (ms, any kind) and the part of it that needs a CPU (sleep does not)."""
-    known = stage_work(spec).values()
+    """Per path of work (path_work: a component's one, each of a duplex's),
+    in pipeline order: its work per packet (ms, any kind) and the part of
+    it that needs a CPU (sleep does not)."""
+    known = path_work(spec).values()
     return [w for w, _ in known], [c for _, c in known]
 
 
@@ -242,13 +378,14 @@ def below_floor_why(spec: "Spec", stages: list[Any]) -> list:
         comp, stage = spec.component(name), measured.get(name)
         into = [c for c in spec.connections if c.provides[0] == name]
         at_once = getattr(stage, "max_server_threads", None) or 1
-        if at_once > 1 and cores > 1 and not any(c.policy.worker_depth for c in into):
+        # A duplex's paths are served apart, as the floor has them: one packet at a time each.
+        if at_once > len(work_paths(comp)) and cores > 1 and not any(c.policy.worker_depth for c in into):
             why.append(
                 f"{name} worked on up to {at_once} packets at once (its ORB threads, no worker) on {cores} "
                 "cores, where the floor has a stage work on one packet at a time"
             )
-        jitter = _declared(comp, "work_jitter_us")
-        if _is_count(jitter) and jitter > 0:
+        jitter = _jitter_us(comp)
+        if jitter > 0:
             why.append(
                 f"{name}'s work varies by up to ±{jitter:g} µs a packet (work_jitter_us), where the floor "
                 "takes work_us for every packet"
@@ -284,6 +421,13 @@ def _declared(comp, key):
     return property_value(comp, key) if key in props else None
 
 
+def _jitter_us(comp: "Component") -> float:
+    """The most a component's work varies per packet (µs): its
+    `work_jitter_us`, the largest of its paths' (work_paths) for a duplex."""
+    jitters = [_declared(comp, f"{path}work_jitter_us") for path in work_paths(comp)]
+    return max((float(j) for j in jitters if _is_count(j)), default=0.0)
+
+
 def stage_longest_work_ms(spec: "Spec") -> list[float]:
     """Per component that declares its work, in pipeline order: the longest
     one packet's work may take (ms), its work plus its work_jitter_us, the
@@ -292,8 +436,8 @@ def stage_longest_work_ms(spec: "Spec") -> list[float]:
     pipeline stuck."""
     longest = []
     for name, (work_ms, _) in stage_work(spec).items():
-        jitter = _declared(spec.component(name), "work_jitter_us")
-        longest.append(work_ms + (jitter / 1000.0 if work_ms > 0 and _is_count(jitter) else 0.0))
+        jitter = _jitter_us(spec.component(name))
+        longest.append(work_ms + (jitter / 1000.0 if work_ms > 0 else 0.0))
     return longest
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from scabench.model import graph
+from scabench.model.pipeline import path_graph
 from scabench.model.policy import Policy, parse_policy
 from scabench.model.spec import Connection, Spec
 from scabench.model.transport import hop_transport
@@ -41,17 +42,31 @@ SIDECAR_SUFFIX = ".connections.json"
 _STREAM_BITS = 16
 
 
-def read_sidecars(spec: Spec, run_dir: Path) -> dict[str, dict[str, Any]]:
-    """{component: its per-connection counts} for the components that wrote
-    them (a runtime before them, an external component or a run cut short
-    writes none: their figures are then None)."""
+def read_sidecars(
+    spec: Spec, run_dir: Path, stats: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """{component: its per-connection counts}, in either shape a component
+    gives them: its `<name>.connections.json` in the run directory (a
+    runtime component), else its `stat NAME connections JSON` line among
+    the run's stats (a Python component the run started as an external
+    program, which is given no record directory). A component that gave
+    neither (a runtime before them, another external program, a run cut
+    short) is left out: its figures are then None."""
     out = {}
     for c in spec.components:
         path = run_dir / f"{c.name}{SIDECAR_SUFFIX}"
         try:
             out[c.name] = json.loads(path.read_text())
-        except (OSError, ValueError):
             continue
+        except (OSError, ValueError):
+            pass
+        reported = ((stats or {}).get(c.name) or {}).get("connections")
+        try:
+            counts = json.loads(reported) if isinstance(reported, str) else reported
+        except ValueError:
+            continue
+        if isinstance(counts, dict):
+            out[c.name] = counts
     return out
 
 
@@ -214,19 +229,18 @@ def _dropped(
 def path_figures(
     spec: Spec, records: Mapping[str, Records], sidecars: Mapping[str, dict[str, Any]]
 ) -> list[PathResult]:
-    """Every (source, sink) path whose ends both record (PathResult), in
-    model/graph.paths' order. Counted per arrival: a packet that reaches
+    """Every (source, sink) path a packet can take (_routes) whose ends both
+    record (PathResult), in model/graph.paths' order. Counted per arrival: a packet that reaches
     the sink by two routes (a diamond) is two arrivals, each a latency
     sample; `delivered` counts it once. Its order is counted within each
     connection into the sink, on each packet's first arrival there, so the
     two routes' copies, which interleave, are not taken for reordering."""
     out = []
-    for source, sink in graph.paths(spec):
+    for source, sink, routes in _routes(spec):
         src, dst = records.get(source), records.get(sink)
         if src is None or dst is None:
             continue
         stream = stream_of(spec, source)
-        routes = graph.routes(spec, source, sink)
         handled = _handled(spec, source, src)
         sent = int(np.count_nonzero(handled))
         mine = (dst.done_ns > 0) & (_streams(spec, sink, dst) == stream)
@@ -260,6 +274,20 @@ def path_figures(
                 latency_us=Latency.of(latency / 1e3),
             )
         )
+    return out
+
+
+def _routes(spec: Spec) -> list[tuple[str, str, list[list[str]]]]:
+    """[(source, sink, its routes as component names)] for every pair
+    model/graph.paths gives that a packet can go between, in its order: a
+    route through a component of several paths (a duplex) takes one of
+    them (model/pipeline.path_graph), so a TX source reaches no RX sink."""
+    g = path_graph(spec)
+    out = []
+    for source, sink in graph.paths(spec):
+        routes = [[g.of[v][0] for v in route] for route in graph.routes(g, source, sink)]
+        if routes:
+            out.append((source, sink, routes))
     return out
 
 

@@ -308,8 +308,18 @@ def _uses_port_properties(spec: Spec) -> dict[tuple[str, str], dict[str, Any]]:
     same, so that the launcher sets the port once whichever hop it reads."""
     fanned = fan_out(spec.connections)
     out: dict[tuple[str, str], dict[str, Any]] = {}
+    first: dict[tuple[str, str], tuple[Connection, dict[str, Any]]] = {}
     for conn in spec.connections:
         own = conn.policy.uses_properties(conn.uses[1])
+        earlier, theirs = first.setdefault(tuple(conn.uses), (conn, dict(own)))
+        if own != theirs:
+            # The spec layer refuses it; a Spec built or changed another way
+            # must not reach a run with one of the settings silently kept.
+            differ = sorted(k for k in own.keys() | theirs.keys() if own.get(k) != theirs.get(k))
+            raise ValueError(
+                f"{earlier.id} and {conn.id} give one uses port different {', '.join(differ)}: "
+                "a port has one setting (spec_toml._check_fan_out)"
+            )
         port = out.setdefault(tuple(conn.uses), own if tuple(conn.uses) in fanned else one_connection_properties(own))
         port.update(uses_properties(spec, conn))
     return out

@@ -8,7 +8,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,12 @@ from scabench.model.pipeline import (
 )
 from scabench.model.resources import check_memory
 from scabench.model.sad.load import waveform_stem
-from scabench.model.spec import Spec
+from scabench.model.spec import Connection, Spec
 from scabench.model.transport import hop_transport, process_transport
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
-from scabench.run.graph_figures import graph_figures, read_sidecars
+from scabench.run.graph_figures import graph_figures, read_sidecars, sidecar_entry
 from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts, unavailable_reason
 from scabench.run.plan import build_assembly, process_name
@@ -359,12 +359,14 @@ def partial_analysis(spec: "Spec", run_dir: Path, result: RunResult) -> None:
         result.stages, result.producer, result.stalls, _, end_to_end = _components(spec, records)
         result.stalled = bool(result.stalls)
         _set_end_to_end(result, end_to_end)
-        _set_graph(spec, run_dir, records, result)
+        _set_graph(spec, records, read_sidecars(spec, run_dir, result.stats), result)
 
 
-def _set_graph(spec: "Spec", run_dir: Path, records: dict[str, Records], result: RunResult) -> None:
+def _set_graph(
+    spec: "Spec", records: dict[str, Records], sidecars: dict[str, dict[str, Any]], result: RunResult
+) -> None:
     """The graph's figures (run/graph_figures.py): its paths, connections and streams."""
-    result.paths, result.connections, result.streams = graph_figures(spec, records, read_sidecars(spec, run_dir))
+    result.paths, result.connections, result.streams = graph_figures(spec, records, sidecars)
 
 
 def _set_end_to_end(result: RunResult, latency_us: np.ndarray | None) -> None:
@@ -503,23 +505,53 @@ def _output_check(stats: dict[str, Any]) -> dict[str, Any]:
     return {"checksum": float(stats["checksum"]) if "checksum" in stats else None, "capture": stats.get("capture")}
 
 
-def missing_packets(spec: Spec, handled: dict[str, int], stages: list[StageResult]) -> list[dict[str, Any]]:
-    """Each stage that received fewer packets than the components feeding
-    it handled (their record files' counts, `handled` by name), less those
-    its reorder buffer counted late (it drops them, and says so); a packet a
+def missing_packets(
+    spec: Spec,
+    handled: dict[str, int],
+    stages: list[StageResult],
+    sidecars: Mapping[str, dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Each stage that received fewer packets than its connections brought
+    it, less those its reorder buffer counted late (it drops them, and says
+    so). [{"component", "sent", "received", "late"}].
+
+    What a connection owes its receiver (owed_packets): all its sender
+    handled (its record file's count, `handled` by name) where that is the
+    sender's only connection; where the sender has several (a fan-out, a
+    duplex's two paths), what its counts (`sidecars`, graph_figures.
+    read_sidecars) say went out on that one: packets a drop fan-out dropped
+    there never went, and are reported as dropped, not missing. A packet a
     producer loses on purpose (drop_packet) was never sent, so never
-    missed. A hop from or to a component without a record file (an external
-    program, a Python stage) is not judged: what that component passes on
-    is its own business. [{"component", "sent", "received", "late"}]."""
+    missed. A stage is not judged where one of its connections cannot be
+    told: from or to a component without a record file (an external
+    program, a Python stage: what it passes on is its own business), or
+    from a sender with several connections and no counts."""
     out = []
     for stage in stages:
-        feeders = [c.uses[0] for c in spec.connections if c.provides[0] == stage.name]
-        if stage.name not in handled or not feeders or any(f not in handled for f in feeders):
+        into = [c for c in spec.connections if c.provides[0] == stage.name]
+        if stage.name not in handled or not into:
             continue
-        sent = sum(handled[f] for f in feeders)
+        owed = [owed_packets(spec, handled, sidecars or {}, conn) for conn in into]
+        if None in owed:
+            continue
+        sent = sum(n for n in owed if n is not None)
         if stage.received < sent - (stage.late or 0):
             out.append({"component": stage.name, "sent": sent, "received": stage.received, "late": stage.late})
     return out
+
+
+def owed_packets(
+    spec: Spec, handled: dict[str, int], sidecars: Mapping[str, dict[str, Any]], conn: Connection
+) -> int | None:
+    """The packets `conn` should have brought its receiver (missing_packets),
+    None where that cannot be told."""
+    sender = conn.uses[0]
+    if sender not in handled:
+        return None
+    if sum(c.uses[0] == sender for c in spec.connections) == 1:
+        return handled[sender]
+    entry = sidecar_entry(spec, sidecars, conn)
+    return None if entry is None or entry.get("sent") is None else int(entry["sent"])
 
 
 def _connections(spec: Spec, name: str, r: Records, records: dict[str, Records]) -> list[ConnectionResult] | None:
@@ -628,14 +660,16 @@ def analyse(
     result.window_s = (manifest["window_end_ns"] - manifest["window_start_ns"]) / 1e9
     result.stats = manifest.get("stats", {})
     result.stalls, result.stalled = stalls, bool(stalls)
-    _set_graph(spec, run_dir, records, result)
+    sidecars = read_sidecars(spec, run_dir, result.stats)
+    _set_graph(spec, records, sidecars, result)
     # A peer sent what a port refused (docs/trust-model.md): the counts may
     # still be right, but the run was not the clean one the spec describes.
     result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)
     # Packets sent and never received (an end of stream that came early, a
     # peer that cut the stream): the figures cover only what arrived.
     result.missing = (
-        missing_packets(spec, {n: int(r.sequence.size + r.overflowed) for n, r in records.items()}, stages) or None
+        missing_packets(spec, {n: int(r.sequence.size + r.overflowed) for n, r in records.items()}, stages, sidecars)
+        or None
     )
     if result.missing:
         result.overhead_ratio = None

@@ -4,8 +4,6 @@ processes. Their semantics packet by packet are tests/cpp/graph_kinds_test.cpp's
 
 from pathlib import Path
 
-import pytest
-
 from scabench.model.load import load_spec
 from scabench.model.spec import Spec
 from scabench.run.runner import run_spec
@@ -59,12 +57,14 @@ def test_a_duplex_keeps_its_paths_apart_and_ends_each():
         assert stage(doc, name)["reordered_from_previous"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="run/runner.missing_packets compares a component's received with everything its feeders handled: "
-    "each duplex sink is judged against both paths (28), not its own; per-connection counts "
-    "(<name>.connections.json) are to replace that",
-)
 def test_a_duplex_run_is_clean():
+    # Each sink is owed its own path's packets (the radio's per-connection
+    # counts); a TX packet never goes to the RX sink, so no path is lost; and
+    # the floor counts both paths' declared work.
     doc = duplex_run()
     assert doc["clean"] is True, doc["missing"]
+    assert [(p["source"], p["sink"], p["arrivals"], p["lost"]) for p in doc["paths"]] == [
+        ("tx_source", "tx_sink", 20, 0),
+        ("rx_source", "rx_sink", 8, 0),
+    ]
+    assert doc.get("floor_caveat") is None and doc["floor_ms"] > 0

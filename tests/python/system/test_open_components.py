@@ -123,6 +123,10 @@ def test_a_python_stage_between_cpp_stages_is_run_and_measured_at_its_neighbour(
     assert py["max_server_threads"] is None  # its own ports know, the run does not
     assert py["refused"] == 0  # it reported none (it reports refusals as stats)
     assert stages["sink"]["received"] == 40
+    # Its per-connection counts, which it reports as a stat line, not a file: the hop out of it.
+    hops = {c["id"]: c for c in result["connections"]}
+    assert (hops["stage2.out->stage3.in"]["sent"], hops["stage2.out->stage3.in"]["received"]) == (40, 40)
+    assert "connections" in result["stats"]["stage2"]
     # The Python stage's process: started by the run, released (exit 0), its CPU measured.
     host = next(h for h in result["hosts"] if h["components"] == ["stage2"])
     assert host["exec"].endswith(("scabench-py-stage", "python", "python3"))

@@ -341,3 +341,45 @@ def test_a_policy_in_short_names_what_differs_from_the_defaults():
     )
     assert policy_label(parse_policy({}), "parallel") == "twoway fanout:parallel"
     assert policy_label(parse_policy({}), "sequential") == "twoway"
+
+
+def test_a_python_components_counts_come_from_its_stat_line(tmp_path):
+    # A Python component started as an external program writes no sidecar:
+    # it reports the same document as `stat NAME connections JSON`.
+    spec = graph_spec({"p": "producer", "py": "py-stage", "s": "sink"}, ["p.out->py.in", "py.out->s.in"])
+    write_sidecar(tmp_path, "p", uses=[uses_entry("p.out->py.in", 5)])
+    line = {
+        "uses": [uses_entry("py.out->s.in", 4, dropped=1, fanout="drop")],
+        "provides": [{"port": "in", "number": 0}],
+    }
+    stats = {"py": {"connections": json.dumps(line), "duplicates": "0"}, "s": {"checksum": "1.5"}}
+    sidecars = read_sidecars(spec, tmp_path, stats)
+    assert sidecars["py"] == line and sidecars["p"]["uses"][0]["sent"] == 5 and "s" not in sidecars
+    # The file wins where both are there; a line that is not JSON is no counts.
+    write_sidecar(tmp_path, "py", uses=[uses_entry("py.out->s.in", 3)])
+    assert read_sidecars(spec, tmp_path, stats)["py"]["uses"][0]["sent"] == 3
+    assert "s" not in read_sidecars(spec, tmp_path, {"s": {"connections": "{not json"}})
+
+
+def test_a_duplex_joins_each_source_to_its_own_paths_sink_only(tmp_path):
+    # tx -> radio's TX path -> tx_sink, rx -> its RX path -> rx_sink: a TX
+    # packet never reaches rx_sink, so (tx, rx_sink) is no path, and nothing is lost.
+    spec = graph_spec(
+        {"tx": "producer", "rx": "producer", "radio": "duplex", "tx_sink": "sink", "rx_sink": "sink"},
+        ["tx.out->radio.tx_in", "rx.out->radio.rx_in", "radio.tx_out->tx_sink.in", "radio.rx_out->rx_sink.in"],
+        {"tx": {"packets": 3, "stream_id": 0}, "rx": {"packets": 2, "stream_id": 1}},
+    )
+    write_records(tmp_path / "tx.rec", *sent_at(3))
+    write_records(tmp_path / "rx.rec", *sent_at(2))
+    seq, stream, conn = [0, 0, 1, 1, 2], [0, 1, 0, 1, 0], [0, 1, 0, 1, 0]
+    arrive = np.array([20, 30, 120, 130, 220]) * US
+    write_records(tmp_path / "radio.rec", seq, arrive, arrive + 5 * US, conn, stream)
+    write_records(tmp_path / "tx_sink.rec", [0, 1, 2], np.array([30, 130, 230]) * US, np.array([31, 131, 231]) * US)
+    write_records(tmp_path / "rx_sink.rec", [0, 1], np.array([40, 140]) * US, np.array([41, 141]) * US, None, [1, 1])
+
+    paths, _, _ = measure(spec, tmp_path)
+
+    assert [(p.source, p.sink, p.sent, p.arrivals, p.lost) for p in paths] == [
+        ("tx", "tx_sink", 3, 3, 0),
+        ("rx", "rx_sink", 2, 2, 0),
+    ]

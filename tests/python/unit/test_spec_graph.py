@@ -16,27 +16,24 @@ from scabench.model import graph
 from scabench.model.catalog import (
     component_kinds,
     kind_ports,
-    policy_schema,
     port_names,
     port_type,
 )
 from scabench.model.load import load_spec
 from scabench.model.order import order_guarantees
 from scabench.model.pipeline import (
+    below_floor_why,
     floor_bounds_ms,
+    floor_caveat,
     floor_ms,
     floor_parts,
     packets_through,
+    stage_longest_work_ms,
+    stage_work,
 )
 from scabench.model.sad.export import export_sad
 from scabench.model.spec_toml import parse_spec
 from scabench.run.plan import plan_of
-
-HAS_FANOUT = "fanout" in policy_schema()
-NEEDS_FANOUT = pytest.mark.skipif(
-    not HAS_FANOUT,
-    reason="the runtime's policy schema has no `fanout` key yet (scabench-host --describe, branch runtime-fanout)",
-)
 
 
 def component(name, kind, extra=""):
@@ -94,7 +91,7 @@ def test_a_sample_port_carries_the_runs_sample_type():
 
 def _typed_mismatch():
     """A uses port and a provides port of the catalogue that carry different
-    types whatever the run's sample type (None while it gives no types)."""
+    types whatever the run's sample type (None if there is no such pair)."""
     kinds = component_kinds()
     typed = [
         (kind, name, port)
@@ -109,12 +106,10 @@ def _typed_mismatch():
     return None
 
 
-@pytest.mark.skipif(
-    _typed_mismatch() is None,
-    reason='the catalogue gives no typed ports yet (scabench-host --describe without "ports", branch runtime-fanout)',
-)
 def test_ports_of_different_types_are_refused_naming_both(write_spec):
-    (ukind, uport, utype), (pkind, pport, ptype) = _typed_mismatch()
+    mismatch = _typed_mismatch()
+    assert mismatch is not None, "the catalogue has typed ports of different types (the FIR, the STANAG 4285 blocks)"
+    (ukind, uport, utype), (pkind, pport, ptype) = mismatch
     text = component("x", ukind) + component("y", pkind) + connection(f"x.{uport}", f"y.{pport}")
     err = refused(write_spec, text)
     assert err.key == "connection[0]"
@@ -132,10 +127,6 @@ def test_an_unknown_port_lists_the_kinds_ports_of_that_direction(write_spec):
     assert err.key == "connection[1].from" and "has no uses (output) port 'output'; it has: out" in str(err)
 
 
-@pytest.mark.skipif(
-    not any(len(d["provides"]) > 1 for d in component_kinds().values()),
-    reason="no kind of the catalogue has two provides ports yet (merge: branch graph-kinds)",
-)
 def test_a_required_input_left_unconnected_is_refused(write_spec):
     kind, declared = next((k, d) for k, d in component_kinds().items() if len(d["provides"]) > 1)
     first, second = declared["provides"][:2]
@@ -175,7 +166,6 @@ def test_the_connections_of_one_uses_port_agree_on_its_keys(write_spec):
     load_spec(write_spec(FAN.replace('to = "b.in"\n', 'to = "b.in"\nworker = 8\n'), "fine.toml"))
 
 
-@NEEDS_FANOUT
 def test_a_fan_out_policy_on_a_port_with_one_connection_is_refused(write_spec):
     err = refused(write_spec, FAN.replace('to = "c.in"\n', 'to = "c.in"\nfanout = "parallel"\n'))
     assert err.key == "connection[2].fanout" and "a fan-out policy on a port with one connection" in str(err)
@@ -186,13 +176,35 @@ def test_a_fan_out_policy_on_a_port_with_one_connection_is_refused(write_spec):
     assert {c.policy.fanout for c in spec.connections} == {"drop"}
 
 
-@NEEDS_FANOUT
 def test_the_connections_of_a_fan_out_port_agree_on_its_fanout(write_spec):
     err = refused(write_spec, FAN.replace('to = "b.in"\n', 'to = "b.in"\nfanout = "drop"\n'))
     assert err.key == "connection[1].fanout" and "different fanout ('sequential' and 'drop')" in str(err)
     both = FAN.replace('to = "a.in"\n', 'to = "a.in"\nfanout = "drop"\n')
     spec = load_spec(write_spec(both.replace('to = "b.in"\n', 'to = "b.in"\nfanout = "drop"\n'), "both.toml"))
     assert [c.policy.fanout for c in spec.connections[:2]] == ["drop", "drop"]
+
+
+def test_one_port_given_two_settings_is_refused_by_every_reader_and_by_the_plan(write_spec, tmp_path):
+    # TOML (test_the_connections_of_a_fan_out_port_agree_on_the_sending_side
+    # above), the API and a SAD's sidecar all come to spec_toml's check.
+    wf = Waveform("fan", cores=[0])
+    producer = wf.component("producer", "producer", packets=10, samples=16)
+    a, b = wf.component("a", "stage"), wf.component("b", "stage")
+    wf.connect(producer.port("out"), a.port("in"))
+    wf.connect(producer.port("out"), b.port("in"), call="oneway")
+    with pytest.raises(SpecError, match="leave one port with different call"):
+        wf.validate()
+    exported = export_sad(load_spec(write_spec('[experiment]\nname = "fan"\n' + FAN, "fan.toml")), tmp_path / "out")
+    with exported.sidecar.open("a") as f:
+        f.write('[connection."producer.out->b.in"]\ncall = "oneway"\n')
+    with pytest.raises(SpecError, match="leave one port with different call"):
+        load_spec(exported.sad)
+    # A Spec changed past the readers (a connection's policy set on its own)
+    # is not planned with one of its settings silently kept.
+    spec = load_spec(write_spec(FAN))
+    spec.connections[1].policy = dataclasses.replace(spec.connections[1].policy, call="oneway")
+    with pytest.raises(ValueError, match="producer.out->a.in and producer.out->b.in give one uses port different"):
+        plan_of(spec, tmp_path, 10.0)
 
 
 # -- bad graphs ----------------------------------------------------------
@@ -280,6 +292,44 @@ def test_the_floor_of_a_graph_is_its_critical_path_or_its_cpu_bound(write_spec):
         "a",
         "c",
     ] and heavy.pipeline_ms == pytest.approx(401.0)
+
+
+# tx (200 packets) -> radio's TX path (2 ms CPU) -> s (1 ms CPU) -> tx_sink;
+# rx (100 packets) -> radio's RX path (2.5 ms CPU) -> rx_sink.
+DUPLEX = (
+    '[run]\ncores = "0"\n'
+    + component("tx", "producer", "packets = 200\nsamples = 16\nperiod_us = 0")
+    + component("rx", "producer", "packets = 100\nsamples = 16\nperiod_us = 0")
+    + component("radio", "duplex", 'tx_work = "cpu"\ntx_work_us = 2000\nrx_work = "cpu"\nrx_work_us = 2500')
+    + component("s", "stage", CPU.format(1000))
+    + component("tx_sink", "sink")
+    + component("rx_sink", "sink")
+    + connection("tx.out", "radio.tx_in")
+    + connection("rx.out", "radio.rx_in")
+    + connection("radio.tx_out", "s.in")
+    + connection("s.out", "tx_sink.in")
+    + connection("radio.rx_out", "rx_sink.in")
+)
+
+
+def test_a_duplex_counts_each_path_at_its_own_work_and_packets(write_spec):
+    spec = load_spec(write_spec(DUPLEX))
+    assert floor_caveat(spec) is None  # both paths declare their work
+    assert packets_through(spec)["radio"] == 300 and packets_through(spec)["s"] == 200  # s is behind TX only
+    # The route through the TX path, 2 + 1 ms, outweighs the RX one, 2.5 ms; the
+    # radio weighs its TX work on it, not its heavier RX work (which would make 3.5).
+    one = floor_parts(spec)
+    assert one.critical_path == ["tx", "radio", "s", "tx_sink"] and one.path_work_ms == pytest.approx(3.0)
+    # Pipeline: the busiest path, TX's 199 · 2 ms (RX's 99 · 2.5, s's 199 · 1), then 3 ms.
+    # CPU: 200 · 2 + 100 · 2.5 + 200 · 1 ms on one core.
+    assert one.pipeline_ms == pytest.approx(401.0) and one.cpu_ms == pytest.approx(850.0)
+    two = floor_parts(load_spec(write_spec(DUPLEX.replace('cores = "0"', 'cores = "0,1"'), "two.toml")))
+    assert two.cpu_ms == pytest.approx(425.0) and two.pipeline_ms == pytest.approx(401.0)
+    # A stall or a hang is judged by the most one packet costs it.
+    assert stage_work(spec)["radio"] == (2.5, 2.5)
+    jittery = spec.with_properties("radio", {"rx_work_jitter_us": 100}, where="test")
+    assert stage_longest_work_ms(jittery) == [pytest.approx(2.6), pytest.approx(1.0)]
+    assert any("radio's work varies by up to ±100 µs" in why for why in below_floor_why(jittery, []))
 
 
 def test_a_chains_floor_is_what_it_always_was():
@@ -414,7 +464,6 @@ def test_a_fan_out_goes_to_a_sad_and_back(write_spec, tmp_path):
     assert a == b
 
 
-@NEEDS_FANOUT
 def test_a_port_with_one_connection_is_given_no_fan_out_keys(write_spec, tmp_path):
     spec = load_spec(write_spec(FAN + '[policy]\nfanout = "drop"\nfanout_depth = 8\n'))
     hops = {h.id: h.uses.properties for h in plan_of(spec, tmp_path, 10.0).hops}
@@ -429,7 +478,6 @@ def test_a_port_with_one_connection_is_given_no_fan_out_keys(write_spec, tmp_pat
     )
 
 
-@NEEDS_FANOUT
 def test_a_fan_out_ports_own_policy_is_written_back_where_a_spec_may_give_it(write_spec, tmp_path):
     # Two of three connections drop: the most common policy, but the third's port has one
     # connection, which may not say fanout of its own: [policy] keeps its fanout instead.
