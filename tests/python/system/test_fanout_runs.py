@@ -1,6 +1,7 @@
 """Fan-out over real processes: one uses port connected to two receivers in
 separate hosts, one of them slow, under each fanout policy, run as any spec
-is run (producer -> fast, producer -> slow -> end), and judged by the run's
+is run (producer -> fast, producer -> slow -> end), over every transport a
+policy's semantics must hold over and collocated, and judged by the run's
 figures: each connection's counts and what came in on it, each stage's
 packets and order, and whether the run is clean."""
 
@@ -42,9 +43,15 @@ to = "end.in"
 """
 
 
-def run_fanout(write_spec, fanout, depth):
-    """Runs producer.out -> {fast.in, slow.in} with `fanout`: the result, as a dict."""
+# Where the hops go: each transport between processes, and collocated (None).
+PLACES = pytest.mark.parametrize("where", ["tcp", "shm", None], ids=["tcp", "shm", "collocated"])
+
+
+def run_fanout(write_spec, fanout, depth, where):
+    """Runs producer.out -> {fast.in, slow.in} with `fanout`, over the
+    transport `where` or collocated (None): the result, as a dict."""
     spec = load_spec(write_spec(SPEC + f'[policy]\nfanout = "{fanout}"\nfanout_depth = {depth}\n'))
+    spec = spec.with_collocated(where="test") if where is None else spec.with_transport(where, where="test")
     doc = run_spec(spec).as_dict()
     assert doc["status"] == "ok", doc.get("error")
     return doc
@@ -58,9 +65,10 @@ def stage(doc, name):
     return next(s for s in doc["stages"] if s["name"] == name)
 
 
+@PLACES
 @pytest.mark.parametrize("fanout", ["sequential", "parallel"])
-def test_every_receiver_gets_every_packet_in_order(write_spec, fanout):
-    doc = run_fanout(write_spec, fanout, depth=4)
+def test_every_receiver_gets_every_packet_in_order(write_spec, fanout, where):
+    doc = run_fanout(write_spec, fanout, depth=4, where=where)
     assert doc["clean"] is True, doc.get("missing")
     for name in ("fast", "slow", "end"):
         assert stage(doc, name)["received"] == PACKETS and stage(doc, name)["reordered_from_previous"] == 0, name
@@ -72,14 +80,15 @@ def test_every_receiver_gets_every_packet_in_order(write_spec, fanout):
         assert counts["producer.out->slow.in"]["queue_peak"] <= 4
 
 
-def test_drop_loses_packets_only_for_the_slow_receiver_and_the_run_is_clean(write_spec):
+@PLACES
+def test_drop_loses_packets_only_for_the_slow_receiver_and_the_run_is_clean(write_spec, where):
     # The producer offers a packet every 2 ms; the slow stage takes 50 ms a
     # packet, so its queue of 8 overflows, while the fast sink keeps up. What
     # each connection's queue dropped is counted, the rest arrives in order,
     # and the slow chain still ends its stream (in order: no packet before
     # one that came before it; the dropped leave gaps). The dropped packets were
     # dropped on purpose: reported as dropped, not missing.
-    doc = run_fanout(write_spec, "drop", depth=8)
+    doc = run_fanout(write_spec, "drop", depth=8, where=where)
     counts = hops(doc)
     to_slow, to_fast = counts["producer.out->slow.in"], counts["producer.out->fast.in"]
     for c, name in ((to_fast, "fast"), (to_slow, "slow")):
