@@ -10,7 +10,7 @@ import pytest
 
 from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
-from scabench.report.graph import waveform_graph, write_run_report
+from scabench.report.graph import ACROSS_AT_MOST, waveform_graph, write_run_report
 from scabench.run import runner
 from scabench.run.graph_figures import graph_figures, policy_label, read_sidecars
 from scabench.run.records import HEADER, RECORD, read_records
@@ -313,11 +313,27 @@ def measured_result(tmp_path):
 def test_the_drawing_has_every_component_and_every_connection_with_its_label(tmp_path):
     source = waveform_graph(measured_result(tmp_path)).source
     for name, kind in (("p", "producer"), ("t", "stage"), ("a", "stage"), ("b", "stage")):
-        assert f'{name} [label="{name}\n{kind}"]' in source
-    assert 'p -> t [label="out → in\ntwoway\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
+        assert f'{name} [label=<{name}<BR/><FONT POINT-SIZE="10" COLOR="#5b6475">{kind}</FONT>>]' in source
     assert source.count(" -> ") == 3
-    assert 't -> b [label="out → in\ntwoway fanout:drop\n10,000 pkt/s, 30 µs (p99 30 µs), dropped 1"' in source
-    assert 't -> a [label="out → in\ntwoway fanout:drop\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
+    # Each edge: its ports, its policy, its counts; its SVG id the connection's.
+    assert 'p -> t [label="out → in\ntwoway\n4 pkts, 10,000/s" color="#1d2433" id="p.out->t.in"' in source
+    assert (
+        't -> b [label="out → in\ntwoway fanout:drop\n3 pkts, 10,000/s, queue peak 3, dropped 1" color="#a4161a"'
+        in source
+    )
+    assert 't -> a [label="out → in\ntwoway fanout:drop\n4 pkts, 10,000/s, queue peak 0" color="#1d2433"' in source
+    assert "rankdir=LR" in source
+
+
+def test_a_long_chain_is_drawn_top_to_bottom(tmp_path):
+    spec = {
+        "components": [{"name": f"c{i}", "kind": "stage"} for i in range(ACROSS_AT_MOST + 1)],
+        "connections": [{"id": f"c{i}.out->c{i + 1}.in", "call": "twoway"} for i in range(ACROSS_AT_MOST)],
+    }
+    result = RunResult(status="ok", spec=spec, environment={}, floor_ms=1.0, started_at=0.0)
+    assert "rankdir=TB" in waveform_graph(result).source
+    spec["connections"].pop()  # one component fewer on the longest route
+    assert "rankdir=LR" in waveform_graph(result).source
 
 
 def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
@@ -329,7 +345,9 @@ def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
     text = md.read_text()
     assert '<img src="waveform.svg"' in text
     assert "| p → b | 0 | 1 | 4 | 3 | 3 | 1 | 0 | 0 |" in text
-    assert "| t.out->b.in | twoway fanout:drop | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
+    assert "| paths | 2: 0 lost, 1 dropped, 0 reordered (Paths, below) |" in text
+    assert "| t.out → b.in | twoway | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
+    assert "| p.out → t.in | twoway | tcp | – | – | 4 | – | – | – |" in text  # one connection: no fan-out
     assert 'src="data:image/svg+xml;base64,' in html.read_text()
 
 
