@@ -224,10 +224,11 @@ def report_text(result: RunResult, of_runs: int | None = None) -> str:
         lines += [md_table(header, rows), ""]
         lines += [
             "sent, dropped, unsent, queue peak and blocked: the sending port's counts (a dash: the sender "
-            "wrote none, or a queue peak where the port has no queue); received: the receiver's records of packets that came in on this connection; fan-out: "
-            "the policy of a uses port with several connections (a dash: one connection); hop: arrival at the receiver minus done at the "
-            "sender of the same packet, negative where the call waits for the receiver (two-way, or sync = "
-            "target): the sender is done with a packet only once the receiver has taken it.",
+            "wrote none, or a queue peak where the port has no queue); received: the receiver's records of "
+            "packets that came in on this connection; fan-out: the policy of a uses port with several "
+            "connections (a dash: one connection); hop: arrival at the receiver minus done at the sender of the "
+            "same packet, negative where the call waits for the receiver (two-way, or sync = target): the sender "
+            "is done with a packet only once the receiver has taken it.",
             "",
         ]
     if result.streams:

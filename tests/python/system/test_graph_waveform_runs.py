@@ -98,6 +98,10 @@ def test_the_sad_runs_and_its_report_draws_every_component_and_connection(tmp_pa
         "--report", report,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    # The terminal names the fan-out policy, each source's packets, and the paths.
+    assert f"packets data {DATA}, control {CONTROL}" in proc.stdout
+    assert "demod.out->monitor.in: call=twoway dispatch=pool worker=no fanout=parallel(16)" in proc.stdout
+    assert "control → monitor" in proc.stdout
     result = RunResult.from_dict(json.loads(out.read_text()))
     assert result.spec["file"].endswith("receiver.sad.xml")
     check_graph_run(result, 7)

@@ -3,14 +3,17 @@ files written with records.py's layout and per-connection counts
 (sidecars) into tmp_path, then read back and measured."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from scabench.console import text
 from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
 from scabench.report.graph import ACROSS_AT_MOST, waveform_graph, write_run_report
+from scabench.report.tables import graph_view, spec_lines
 from scabench.run import runner
 from scabench.run.graph_figures import graph_figures, policy_label, read_sidecars
 from scabench.run.records import HEADER, RECORD, read_records
@@ -302,6 +305,9 @@ def test_a_result_keeps_its_graph_figures_and_reads_files_without_them(tmp_path)
     assert back.paths == paths and back.connections == hops and back.streams == streams
 
 
+BARE = {"environment": {}, "floor_ms": 1.0, "started_at": 0.0}
+
+
 def measured_result(tmp_path):
     """The fan-out's result, as a run gives it, from its known records."""
     spec = fan_out(tmp_path, b_received=3, dropped=1)
@@ -349,6 +355,23 @@ def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
     assert "| t.out → b.in | twoway | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
     assert "| p.out → t.in | twoway | tcp | – | – | 4 | – | – | – |" in text  # one connection: no fan-out
     assert 'src="data:image/svg+xml;base64,' in html.read_text()
+
+
+def test_the_terminal_shows_a_graphs_paths_and_connections(tmp_path):
+    result = measured_result(tmp_path)
+    rows = [re.split(r"\s{2,}", line.strip()) for line in text(graph_view(result)).splitlines()]
+    assert ["p → b", "0", "4", "3", "0", "1", "0", "90 µs", "90 µs"] in rows
+    assert ["t.out->b.in", "drop", "3", "3", "1", "3", "10,000"] in rows
+    assert ["p.out->t.in", "–", "–", "4", "–", "–", "10,000"] in rows  # one connection: no fan-out
+    # The set-up names each fan-out port's policy and each source's packets.
+    setup = text(spec_lines(result.spec, {"p": 4, "q": 2}))
+    assert "packets p 4, q 2" in setup
+    assert "t.out->b.in: call=twoway dispatch=pool worker=no fanout=sequential (" in setup
+    assert "p.out->t.in: call=twoway dispatch=pool worker=no (" in setup
+    # A chain has its end to end instead.
+    chain = RunResult(status="ok", spec={**result.spec, "connections": result.spec["connections"][:2]}, **BARE)
+    chain.paths = result.paths[:1]
+    assert graph_view(chain) == []
 
 
 def test_a_policy_in_short_names_what_differs_from_the_defaults():
