@@ -9,10 +9,11 @@ draws it. Few packets: the graph's shape is the point."""
 
 import html
 import json
+import tomllib
 
 import pytest
 from conftest import REPO, scabench
-from test_api import example
+from test_api import example, run_example
 
 import scabench as api
 from scabench.model.load import load_spec
@@ -89,6 +90,22 @@ def test_the_graph_built_in_python_is_the_toml_and_runs():
     toml["components"][1]["properties"]["packets"] = CONTROL
     assert {**built, "file": None} == {**toml, "file": None}
     check_graph_run(wf.run(), 7)
+
+
+def test_the_example_runs_collocated_and_writes_its_report(tmp_path):
+    out, report = tmp_path / "result.json", tmp_path / "report"
+    proc = run_example("graph_waveform", "--packets", 10, "--collocated", "--report", report, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("receiver-collocated: data and control -> mux -> demod -> decoder -> output")
+    result = RunResult.from_dict(json.loads(out.read_text()))
+    assert result.clean is True and len(result.hosts) == 1
+    assert [(p.sent, p.lost) for p in result.paths] == [(10, 0), (10, 0), (2, 0), (2, 0)]
+    assert (report / "waveform.svg").exists() and (report / "report.html").exists()
+    toml = run_example("graph_waveform", "--collocated", "--toml")
+    assert api.Waveform.from_dict(tomllib.loads(toml.stdout)).describe() | {"file": None} == api.load(
+        GRAPHS / "receiver-collocated.toml"
+    ).describe() | {"file": None}
+    assert run_example("graph_waveform", "--packets", 0).returncode == 2
 
 
 def test_the_sad_runs_and_its_report_draws_every_component_and_connection(tmp_path):

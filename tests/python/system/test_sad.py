@@ -622,7 +622,7 @@ def test_an_unknown_kind(by_hand):
     spd = by_hand.with_name("BusyStage.spd.xml")
     line = edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="scabench:stager"/>')
     assert load_fails(by_hand).startswith(
-        f"{spd}:{line}: implementation 'cpp': code: 'stager' is not a kind of the runtime; valid: fir, producer,"
+        f"{spd}:{line}: implementation 'cpp': code: 'stager' is not a kind of the runtime; valid: duplex, fir, merge, producer,"
     )
 
 
