@@ -371,14 +371,14 @@ def run_view(result: RunResult) -> list[Any]:
 
 
 def graph_view(result: RunResult) -> list[Any]:
-    """A graph's paths and connections (docs/reference/metrics.md,
-    "Measurement on graphs"); nothing for a chain, whose one path the
-    latency table's end to end is."""
-    paths, hops = result.paths or [], result.connections or []
-    if len(paths) < 2 and not fan_out_ports(result.spec):
-        return []
+    """A graph's paths (several: a chain's one is the latency table's end
+    to end) and, where a uses port fans out, its connections with their
+    fan-out counts (a fan-in alone has its stage's table per connection);
+    docs/reference/metrics.md, "Measurement on graphs"."""
+    paths, fans_out = result.paths or [], fan_out_ports(result.spec)
+    hops = (result.connections or []) if fans_out else []
     out: list[Any] = []
-    if paths:
+    if len(paths) > 1:
         view = table("path", "stream", "sent", "arrived", "lost", "dropped", "reordered", "p50", "p99")
         for p in paths:
             lat = p.latency_us
@@ -391,7 +391,6 @@ def graph_view(result: RunResult) -> list[Any]:
             )
         out += [_line(""), view, _line(PATHS_LEGEND, MUTED)]
     if hops:
-        fans_out = fan_out_ports(result.spec)
         view = table("connection", "fan-out", "sent", "received", "dropped", "queue peak", "packets/s")
         for h in hops:
             fan = h.id.split("->")[0] in fans_out

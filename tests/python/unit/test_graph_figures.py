@@ -368,10 +368,14 @@ def test_the_terminal_shows_a_graphs_paths_and_connections(tmp_path):
     assert "packets p 4, q 2" in setup
     assert "t.out->b.in: call=twoway dispatch=pool worker=no fanout=sequential (" in setup
     assert "p.out->t.in: call=twoway dispatch=pool worker=no (" in setup
+    # Several paths but no port that fans out (a fan-in): the paths alone.
+    no_fan_out = RunResult(status="ok", spec={**result.spec, "connections": result.spec["connections"][:2]}, **BARE)
+    no_fan_out.paths, no_fan_out.connections = result.paths, result.connections
+    shown = text(graph_view(no_fan_out))
+    assert "p → b" in shown and "t.out->a.in" not in shown
     # A chain has its end to end instead.
-    chain = RunResult(status="ok", spec={**result.spec, "connections": result.spec["connections"][:2]}, **BARE)
-    chain.paths = result.paths[:1]
-    assert graph_view(chain) == []
+    no_fan_out.paths = result.paths[:1]
+    assert graph_view(no_fan_out) == []
 
 
 def test_a_policy_in_short_names_what_differs_from_the_defaults():
