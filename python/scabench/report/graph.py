@@ -97,7 +97,10 @@ def waveform_graph(result: RunResult) -> graphviz.Digraph:
         (a, out), (b, into) = _port_of(uses), _port_of(provides)
         hop = measured.get(conn["id"])
         policy = hop.policy if hop is not None else conn.get("call", "")
-        label = f"{out} → {into}\n{policy}" + (f"\n{_hop_line(hop)}" if hop is not None else "")
+        lines = [f"{out} → {into}", policy] + ([_hop_line(hop)] if hop is not None else [])
+        # Across, each line centred over its arrow; down, beside it, left-aligned (\l) so
+        # that a long line does not reach back over the arrow.
+        label = "\n".join(lines) if across else "".join(f"  {line}\\l" for line in lines)
         dropped = hop is not None and bool(hop.dropped)
         dot.edge(a, b, label=label, id=conn["id"], tooltip=conn["id"], color="#a4161a" if dropped else "#1d2433")
     return dot
