@@ -337,7 +337,8 @@ def test_a_long_chain_is_drawn_top_to_bottom(tmp_path):
         "connections": [{"id": f"c{i}.out->c{i + 1}.in", "call": "twoway"} for i in range(ACROSS_AT_MOST)],
     }
     result = RunResult(status="ok", spec=spec, environment={}, floor_ms=1.0, started_at=0.0)
-    assert "rankdir=TB" in waveform_graph(result).source
+    down = waveform_graph(result).source
+    assert "rankdir=TB" in down and 'label="  out → in\\l  twoway\\l"' in down  # beside its arrow
     spec["connections"].pop()  # one component fewer on the longest route
     assert "rankdir=LR" in waveform_graph(result).source
 
