@@ -27,7 +27,7 @@ from scabench.model import graph
 from scabench.model.checks import parse_cores, parse_overrides, parse_property_overrides
 from scabench.model.load import find_spec, load_spec
 from scabench.model.overrides import Overrides, apply_overrides
-from scabench.model.pipeline import floor_caveat, floor_parts, producer_packets
+from scabench.model.pipeline import floor_caveat, floor_parts, producer_packets, property_value
 from scabench.model.resources import check_memory
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import SCHEDULERS, Spec
@@ -588,19 +588,29 @@ def validate(specs: tuple[str, ...]) -> None:
         floor = floor_parts(spec)
         # A chain has one route, which its floor's words need not name.
         branches = any(len(v) > 1 for v in (*graph.successors(spec).values(), *graph.predecessors(spec).values()))
+        processes = spec.process_count()
         show(
             [
                 Text.assemble(
                     ("ok ", GOOD),
                     f"  {spec.path}: {len(spec.components)} components, "
-                    f"{len(spec.connections)} connections, {spec.process_count()} processes, "
-                    f"{producer_packets(spec)} packets, floor {units.duration(floor.floor_ms)}"
+                    f"{len(spec.connections)} connections, {processes} process{'es' if processes != 1 else ''}, "
+                    f"{_packets_text(spec)}, floor {units.duration(floor.floor_ms)}"
                     + (f": {floor.statement()}" if branches and floor.critical_path else "")
                     + (f" ({caveat})" if caveat else ""),
                 )
             ]
         )
     sys.exit(2 if bad else 0)
+
+
+def _packets_text(spec: Spec) -> str:
+    """What the spec's packet sources send: "200 packets", or each
+    source's where there are several ("packets data 200, control 40")."""
+    sources = spec.packet_sources()
+    if len(sources) > 1:
+        return "packets " + ", ".join(f"{c.name} {property_value(c, 'packets')}" for c in sources)
+    return f"{producer_packets(spec)} packets"
 
 
 @main.command(short_help="The component kinds, their ports and properties, and the connection policy.")

@@ -12,9 +12,11 @@ from scabench.errors import ScabenchError
 from scabench.model.catalog import (
     EXTERNAL,
     PYTHON_KINDS,
+    SAMPLE_PORT,
     component_kinds,
     declared_kinds,
     kind_declaration,
+    kind_ports,
     policy_schema,
 )
 from scabench.model.checks import declared_range, number_text, range_text
@@ -22,6 +24,12 @@ from scabench.model.checks import declared_range, number_text, range_text
 # SCA's words for a component's ports, said under the tables that use them
 # (each within the catalogue's 100 columns).
 PORTS_LEGEND = "uses: a kind's output ports (it sends through them); provides: its input ports (it receives)"
+PORT_LEGEND = "direction uses: it sends through the port; provides: it receives. required: it must be connected"
+# Each line within the catalogue's 100 columns.
+PORT_POLICY = (
+    "Its ports take the connection policy keys (scabench components lists them).",
+    "A uses port with several connections gives each every packet, as its fanout key says.",
+)
 SIDE_LEGEND = "side: the end of a connection the key acts on: the uses port, the provides port, or both"
 
 
@@ -123,16 +131,33 @@ def kind_view(name: str) -> list[Any]:
         raise ScabenchError(f"components: {name!r} is not a component kind; valid: {', '.join(kinds)}, {EXTERNAL}")
     kind = kind_declaration(name)
     assert kind is not None  # EXTERNAL, the one kind without a declaration, is refused above
-    ports = (
-        f"uses (out) {', '.join(kind['uses']) or 'none'}; provides (in) {', '.join(kind['provides']) or 'none'}; "
-        f"sample types {', '.join(kind['sample_types'])}"
+    ports = kind_ports(kind)
+    port_table = table(
+        "port",
+        ("direction", {"justify": "left"}),
+        ("type", {"justify": "left"}),
+        ("required", {"justify": "left"}),
+        ("what it carries", {"justify": "left", "ratio": 1}),
+    )
+    for port, p in ports.items():
+        required = "yes" if p["required"] else "no"
+        add_rows(port_table, [[port, p["direction"], p["type"], required, p["description"] or "–"]])
+    # Kinds whose ports carry the run's sample_type say which ones they take.
+    sample_types = (
+        f"sample types: {', '.join(kind['sample_types'])} (a port of type {SAMPLE_PORT} carries the run's sample_type)"
+        if any(p["type"] == SAMPLE_PORT for p in ports.values())
+        else None
     )
     t = table(
         "property", ("type", {"justify": "left"}), "default", "range", ("what it sets", {"justify": "left", "ratio": 1})
     )
     for key, prop in sorted(own_properties(kind).items()):
         add_rows(t, [[key, prop["type"], default_text(prop["default"]), property_range(prop), prop["description"]]])
-    out = [Text(name, style=TITLE), ports, "", t]
-    if kind["uses"] or kind["provides"]:
-        out += ["", "Its ports take the connection policy keys (scabench components lists them)."]
+    out: list[Any] = [Text(name, style=TITLE)]
+    if ports:
+        out += [port_table, Text(PORT_LEGEND, style=MUTED)]
+    out += [Text(sample_types)] if sample_types else []
+    out += ["", t]
+    if ports:
+        out += ["", *PORT_POLICY]
     return out

@@ -38,6 +38,18 @@ LATENCY_LEGEND = (
     "port to done there; send → done: from the start of its send at the producer. producer send: how "
     "long its send calls took"
 )
+# A graph's paths and connections tables, said under them (their
+# definitions: docs/reference/metrics.md, "Measurement on graphs").
+PATHS_LEGEND = (
+    "path: a source's stream at a sink it reaches. arrived: its packets the sink finished. lost: sent less "
+    "dropped less arrived. dropped: by a drop fan-out on the way. reordered: at the sink, against the source's "
+    "order. p50, p99: from the start of a packet's send at the source to done at the sink"
+)
+CONNECTIONS_LEGEND = (
+    "fan-out: the policy of a uses port with several connections. sent, dropped, queue peak: the sending "
+    "port's counts. received: what came in on the connection. packets/s: its arrival rate. "
+    "scabench run --report DIR draws the waveform with these"
+)
 # The ordering-and-flow table's columns (their counters: RecordFileHeader,
 # record_log.hpp), said under it.
 FLOW_LEGEND = (
@@ -64,13 +76,16 @@ def _line(content: str, style: str | None = None) -> Text:
     return Text(content, style=style or "")
 
 
-def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
+def spec_lines(spec: dict[str, Any], packets: int | dict[str, int] | None = None) -> list[Any]:
     """The title of a resolved spec and its set-up: cores, transport, each
-    connection's policy."""
+    connection's policy. packets: what the source sent, or each source's
+    ({name: sent}, several sources)."""
     exp = spec.get("experiment", {})
     title = exp.get("name", spec["file"]) + (f": {exp['title']}" if exp.get("title") else "")
     setup = f"cores {spec['cores']}, transport {spec['transport']}"
-    if packets is not None:
+    if isinstance(packets, dict):
+        setup += ", packets " + ", ".join(f"{name} {sent}" for name, sent in packets.items())
+    elif packets is not None:
         setup += f", {packets} packets"
     setup += f", hosts {len(spec['hosts'])}"
     external = sum("external" in c for c in spec["components"])
@@ -79,9 +94,12 @@ def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
     if spec.get("scheduler", "normal") != "normal":
         setup += f", scheduler {spec['scheduler']}"
     out = [_line(title, TITLE), _line(setup)]
+    fans_out = fan_out_ports(spec)
     for c in spec["connections"]:
         policy = f"call={c['call']}" + (f" sync={c['sync']}" if c["call"] == "oneway" else "")
         policy += f" dispatch={c['dispatch']} worker={c['worker_depth'] or 'no'}"
+        if c["id"].split("->")[0] in fans_out and "fanout" in c:  # results before fan-out have none
+            policy += f" fanout={c['fanout']}" + (f"({c['fanout_depth']})" if c["fanout"] != "sequential" else "")
         if c["worker_depth"] and c.get("worker_resume", "auto") != "auto":
             policy += f" (resume at {c['worker_resume']})"
         if c.get("ordering", "arrival") != "arrival":
@@ -113,6 +131,12 @@ def spec_lines(spec: dict[str, Any], packets: int | None = None) -> list[Any]:
         placed = ", ".join(f"{node} ({', '.join(members)})" for node, members in spec["nodes"].items())
         out.append(_line(f"  nodes: {placed} in the domain {spec.get('domain')}"))
     return out
+
+
+def fan_out_ports(spec: dict[str, Any]) -> set[str]:
+    """The uses ports ("a.out") of a resolved spec with several connections."""
+    ends = [c["id"].split("->")[0] for c in spec["connections"]]
+    return {end for end in ends if ends.count(end) > 1}
 
 
 def _count(v: Any) -> Any:
@@ -191,7 +215,8 @@ def run_view(result: RunResult) -> list[Any]:
     """The table of one run (a RunResult that ran: its figures exist)."""
     producer, stages = result.producer, result.stages
     assert stages is not None and result.cpu is not None, "an analysed result"
-    out = spec_lines(result.spec, producer.sent if producer else 0)
+    sources = {p.source: p.sent for p in result.paths or []}
+    out = spec_lines(result.spec, sources if len(sources) > 1 else producer.sent if producer else 0)
     main = table(
         "component", "last packet", "received", "reordered (previous)", "reordered (original)", "most ORB threads"
     )
@@ -281,6 +306,7 @@ def run_view(result: RunResult) -> list[Any]:
                 ],
             )
             out += [_line(""), view]
+    out += graph_view(result)
     out.append(
         _line(
             f"floor {units.duration(result.floor_ms)}, ratio {units.ratio(result.overhead_ratio)}, "
@@ -341,6 +367,48 @@ def run_view(result: RunResult) -> list[Any]:
             )
         )
     out += [_line(_node_line(node)) for node in result.nodes or []]
+    return out
+
+
+def graph_view(result: RunResult) -> list[Any]:
+    """A graph's paths (several: a chain's one is the latency table's end
+    to end) and, where a uses port fans out, its connections with their
+    fan-out counts (a fan-in alone has its stage's table per connection);
+    docs/reference/metrics.md, "Measurement on graphs"."""
+    paths, fans_out = result.paths or [], fan_out_ports(result.spec)
+    hops = (result.connections or []) if fans_out else []
+    out: list[Any] = []
+    if len(paths) > 1:
+        view = table("path", "stream", "sent", "arrived", "lost", "dropped", "reordered", "p50", "p99")
+        for p in paths:
+            lat = p.latency_us
+            add_rows(
+                view,
+                [
+                    [f"{p.source} → {p.sink}", p.stream, p.sent, p.arrivals, _count(p.lost), p.dropped, p.reordered]
+                    + [units.duration_us(getattr(lat, k)) if lat else None for k in ("p50", "p99")]
+                ],
+            )
+        out += [_line(""), view, _line(PATHS_LEGEND, MUTED)]
+    if hops:
+        view = table("connection", "fan-out", "sent", "received", "dropped", "queue peak", "packets/s")
+        for h in hops:
+            fan = h.id.split("->")[0] in fans_out
+            add_rows(
+                view,
+                [
+                    [
+                        h.id,
+                        h.fanout if fan else None,
+                        _count(h.sent),
+                        _count(h.received),
+                        _count(h.dropped),
+                        _count(h.queue_peak) if h.fanout in ("parallel", "drop") else None,
+                        None if h.rate_pps is None else f"{h.rate_pps:,.0f}",
+                    ]
+                ],
+            )
+        out += [_line(""), view, _line(CONNECTIONS_LEGEND, MUTED)]
     return out
 
 

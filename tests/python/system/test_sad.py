@@ -40,6 +40,9 @@ TWINS = {
         )
     },
 }
+# The chains above run below; a graph's runs are tests/python/system/test_graph_waveform_runs.py's.
+CHAINS = dict(TWINS)
+TWINS |= {name: REPO / f"experiments/graphs/{name}.toml" for name in ("receiver", "receiver-collocated")}
 
 
 def sad_of(name):
@@ -64,7 +67,7 @@ def test_a_shipped_sad_is_its_toml_twins_spec(name):
     assert sad.path == sad_of(name)
 
 
-@pytest.mark.parametrize("name", sorted(TWINS))
+@pytest.mark.parametrize("name", sorted(CHAINS))
 def test_a_shipped_sad_runs_over_real_processes(name):
     spec = load_spec(sad_of(name)).with_packets(6, where="--packets")
     if name.startswith("exp"):
@@ -619,7 +622,7 @@ def test_an_unknown_kind(by_hand):
     spd = by_hand.with_name("BusyStage.spd.xml")
     line = edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="scabench:stager"/>')
     assert load_fails(by_hand).startswith(
-        f"{spd}:{line}: implementation 'cpp': code: 'stager' is not a kind of the runtime; valid: fir, producer,"
+        f"{spd}:{line}: implementation 'cpp': code: 'stager' is not a kind of the runtime; valid: duplex, fir, merge, producer,"
     )
 
 

@@ -191,6 +191,12 @@ def test_validate_checks_the_memory_a_run_needs(write_spec):
     assert proc.returncode == 2 and "GiB of memory" in proc.stdout
 
 
+def test_validate_names_each_sources_packets_and_counts_processes_in_words():
+    proc = scabench("validate", "experiments/graphs/receiver-collocated.toml")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ": 7 components, 6 connections, 1 process, packets data 200, control 40, floor " in proc.stdout
+
+
 # --- the catalogue ------------------------------------------------------------------
 
 
@@ -231,6 +237,16 @@ def test_components_of_a_kind_gives_types_defaults_and_ranges():
     # A range that depends on the sample type gives each type's.
     assert "double: 1 to 8,388,096;" in proc.stdout and "octet: 1 to 67,104,768" in proc.stdout
     assert "record_capacity" not in rows and "out.call" not in rows  # the runner's and the [policy] table's
+
+
+def test_components_of_a_kind_lists_its_typed_ports():
+    lines = scabench("components", "merge", "--wide").stdout.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines if line.strip()}
+    assert rows["in_a"][1:4] == rows["in_b"][1:4] == ["provides", "sample", "yes"]
+    assert rows["out"][1:5] == ["uses", "sample", "no", "every"]
+    assert rows["sample"][:3] == ["sample", "types:", "double,"]
+    encoder = scabench("components", "s4285-encoder", "--wide").stdout
+    assert "in     provides    octet   yes" in encoder and "sample types" not in encoder  # its own type
 
 
 def test_components_shows_names_booleans_and_depths_as_a_spec_writes_them():

@@ -3,14 +3,17 @@ files written with records.py's layout and per-connection counts
 (sidecars) into tmp_path, then read back and measured."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from scabench.console import text
 from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
-from scabench.report.graph import waveform_graph, write_run_report
+from scabench.report.graph import ACROSS_AT_MOST, waveform_graph, write_run_report
+from scabench.report.tables import graph_view, spec_lines
 from scabench.run import runner
 from scabench.run.graph_figures import graph_figures, policy_label, read_sidecars
 from scabench.run.records import HEADER, RECORD, read_records
@@ -302,6 +305,9 @@ def test_a_result_keeps_its_graph_figures_and_reads_files_without_them(tmp_path)
     assert back.paths == paths and back.connections == hops and back.streams == streams
 
 
+BARE = {"environment": {}, "floor_ms": 1.0, "started_at": 0.0}
+
+
 def measured_result(tmp_path):
     """The fan-out's result, as a run gives it, from its known records."""
     spec = fan_out(tmp_path, b_received=3, dropped=1)
@@ -313,11 +319,28 @@ def measured_result(tmp_path):
 def test_the_drawing_has_every_component_and_every_connection_with_its_label(tmp_path):
     source = waveform_graph(measured_result(tmp_path)).source
     for name, kind in (("p", "producer"), ("t", "stage"), ("a", "stage"), ("b", "stage")):
-        assert f'{name} [label="{name}\n{kind}"]' in source
-    assert 'p -> t [label="out → in\ntwoway\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
+        assert f'{name} [label=<{name}<BR/><FONT POINT-SIZE="10" COLOR="#5b6475">{kind}</FONT>>]' in source
     assert source.count(" -> ") == 3
-    assert 't -> b [label="out → in\ntwoway fanout:drop\n10,000 pkt/s, 30 µs (p99 30 µs), dropped 1"' in source
-    assert 't -> a [label="out → in\ntwoway fanout:drop\n10,000 pkt/s, 10 µs (p99 10 µs)"' in source
+    # Each edge: its ports, its policy, its counts; its SVG id the connection's.
+    assert 'p -> t [label="out → in\ntwoway\n4 pkts, 10,000/s" color="#1d2433" id="p.out->t.in"' in source
+    assert (
+        't -> b [label="out → in\ntwoway fanout:drop\n3 pkts, 10,000/s, queue peak 3, dropped 1" color="#a4161a"'
+        in source
+    )
+    assert 't -> a [label="out → in\ntwoway fanout:drop\n4 pkts, 10,000/s, queue peak 0" color="#1d2433"' in source
+    assert "rankdir=LR" in source
+
+
+def test_a_long_chain_is_drawn_top_to_bottom(tmp_path):
+    spec = {
+        "components": [{"name": f"c{i}", "kind": "stage"} for i in range(ACROSS_AT_MOST + 1)],
+        "connections": [{"id": f"c{i}.out->c{i + 1}.in", "call": "twoway"} for i in range(ACROSS_AT_MOST)],
+    }
+    result = RunResult(status="ok", spec=spec, environment={}, floor_ms=1.0, started_at=0.0)
+    down = waveform_graph(result).source
+    assert "rankdir=TB" in down and 'label="  out → in\\l  twoway\\l"' in down  # beside its arrow
+    spec["connections"].pop()  # one component fewer on the longest route
+    assert "rankdir=LR" in waveform_graph(result).source
 
 
 def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
@@ -329,8 +352,31 @@ def test_the_run_report_shows_the_drawing_and_the_graphs_tables(tmp_path):
     text = md.read_text()
     assert '<img src="waveform.svg"' in text
     assert "| p → b | 0 | 1 | 4 | 3 | 3 | 1 | 0 | 0 |" in text
-    assert "| t.out->b.in | twoway fanout:drop | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
+    assert "| paths | 2: 0 lost, 1 dropped, 0 reordered (Paths, below) |" in text
+    assert "| t.out → b.in | twoway | tcp | drop | 3 | 3 | 1 | 0 | 3 |" in text
+    assert "| p.out → t.in | twoway | tcp | – | – | 4 | – | – | – |" in text  # one connection: no fan-out
     assert 'src="data:image/svg+xml;base64,' in html.read_text()
+
+
+def test_the_terminal_shows_a_graphs_paths_and_connections(tmp_path):
+    result = measured_result(tmp_path)
+    rows = [re.split(r"\s{2,}", line.strip()) for line in text(graph_view(result)).splitlines()]
+    assert ["p → b", "0", "4", "3", "0", "1", "0", "90 µs", "90 µs"] in rows
+    assert ["t.out->b.in", "drop", "3", "3", "1", "3", "10,000"] in rows
+    assert ["p.out->t.in", "–", "–", "4", "–", "–", "10,000"] in rows  # one connection: no fan-out
+    # The set-up names each fan-out port's policy and each source's packets.
+    setup = text(spec_lines(result.spec, {"p": 4, "q": 2}))
+    assert "packets p 4, q 2" in setup
+    assert "t.out->b.in: call=twoway dispatch=pool worker=no fanout=sequential (" in setup
+    assert "p.out->t.in: call=twoway dispatch=pool worker=no (" in setup
+    # Several paths but no port that fans out (a fan-in): the paths alone.
+    no_fan_out = RunResult(status="ok", spec={**result.spec, "connections": result.spec["connections"][:2]}, **BARE)
+    no_fan_out.paths, no_fan_out.connections = result.paths, result.connections
+    shown = text(graph_view(no_fan_out))
+    assert "p → b" in shown and "t.out->a.in" not in shown
+    # A chain has its end to end instead.
+    no_fan_out.paths = result.paths[:1]
+    assert graph_view(no_fan_out) == []
 
 
 def test_a_policy_in_short_names_what_differs_from_the_defaults():
