@@ -267,7 +267,7 @@ class _Waveform:
             if earlier.startorder is not None and earlier.startorder == later.startorder:
                 continue  # REDHAWK gives equal startorders no order among themselves
             if position[earlier.name] > position[later.name]:
-                element = later.element if later.startorder is not None else controller
+                element = controller if earlier is self.controller else later.element
                 raise self.sad.error(
                     element,
                     f"REDHAWK would start {earlier.name} before {later.name} (the assembly controller first, then "
