@@ -242,7 +242,7 @@ STATUS = """
 def test_an_entrypoint_names_the_program_of_an_external_component(root):
     program = program_package(root, "")
     stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
-    assert stage.kind == "external" and sink.external.program == [str(program)]
+    assert stage.kind == "external" and stage.external.program == [str(program)]
 
 
 def test_sequence_and_struct_properties_are_read_typed(root):

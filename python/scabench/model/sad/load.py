@@ -6,11 +6,13 @@ of a spec take either.
 What each part of the SAD becomes in the spec:
 
   softwareassembly name, description    [experiment] name, title
-  componentfiles/componentfile          the SPDs, by localfile relative to the SAD
+  componentfiles/componentfile          the SPDs, by localfile relative to the SAD, or
+                                        /-rooted under the SDR root's dom/
   componentplacement/componentinstantiation
                                         a [[component]]: its name the usagename (or
                                         the id), its kind, library or program from the
-                                        SPD's first implementation (mapping.py), its
+                                        SPD's implementation for this host (its os,
+                                        processor and code; mapping.py), its
                                         properties the PRF's values with the
                                         instantiation's simplerefs over them
   hostcollocation                       [placement] hosts: its components share one
@@ -19,8 +21,11 @@ What each part of the SAD becomes in the spec:
                                         each end found by componentinstantiationref or
                                         by findby/namingservice (an instantiation's
                                         findcomponent name, or its name)
-  assemblycontroller                    must name an instantiation; the launcher starts
-                                        every component itself
+  assemblycontroller, startorder        the start order, checked against the
+                                        launcher's (_check_start_order)
+  externalports, externalproperties     checked, and recorded in [experiment]
+  REDHAWK's device, logging, affinity   refused by name (REFUSED)
+  and option elements
 
 SAD has no place for how a run is measured, so that comes from a sidecar
 beside it, <name>.sad.toml, each table optional: [experiment] (more keys),
