@@ -355,3 +355,53 @@ def test_scabench_data_interfaces_are_the_repids_of_its_ports(root):
         shutil.copy(SDRROOT / "dom/components/WorkStage/WorkStage.scd.xml", scd)
         edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', f'uses repid="{repid}"')
         load_sad(root / WAVEFORM, root)
+
+
+# -- export ------------------------------------------------------------------
+
+ODD = """
+[experiment]
+name = "odd"
+[[component]]
+name = "1st"
+kind = "producer"
+[[component]]
+name = "a-b"
+kind = "stage"
+[[component]]
+name = "c_1st"
+kind = "sink"
+[[connection]]
+from = "1st.out"
+to = "a-b.in"
+[[connection]]
+from = "a-b.out"
+to = "c_1st.in"
+"""
+
+
+def test_export_writes_xml_ids_and_keeps_the_names(tmp_path):
+    """REDHAWK's DTD declares componentinstantiation and connectinterface ids
+    as XML IDs: "1st" is none, so its id is c_1st (and the component named
+    c_1st gets c_1st_2); its usagename keeps the name, so the SAD loads back
+    to the same components and connections."""
+    from lxml import etree
+
+    from scabench.model.sad.export import export_sad
+
+    (tmp_path / "odd.toml").write_text(ODD)
+    spec = load_spec(tmp_path / "odd.toml")
+    exported = export_sad(spec, tmp_path / "out")
+    root = etree.parse(str(exported.sad)).getroot()
+    assert [e.get("id") for e in root.iter("componentinstantiation")] == ["c_1st", "a-b", "c_1st_2"]
+    assert [e.get("id") for e in root.iter("connectinterface")] == ["c_1st.out_to_a-b.in", "a-b.out_to_c_1st.in"]
+    assert [e.get("refid") for e in root.iter("componentinstantiationref")] == [
+        "c_1st",  # the assembly controller
+        "c_1st",
+        "a-b",
+        "a-b",
+        "c_1st_2",
+    ]
+    again = load_spec(exported.sad)
+    assert [c.name for c in again.components] == ["1st", "a-b", "c_1st"]
+    assert [c.id for c in again.connections] == [c.id for c in spec.connections]
