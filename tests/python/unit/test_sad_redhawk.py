@@ -324,6 +324,71 @@ def test_no_implementation_for_this_host_is_one_line_saying_why(root):
     refused(root, "'cpp' is for os VxWorks")
 
 
+OS_NAME = "DCE:4a23ad60-0b25-4121-a630-68803a498f75"  # REDHAWK's GPP os_name
+ARM = '<processor name="armv7l"/>'
+
+
+@pytest.mark.parametrize(
+    "added, reason",
+    [
+        (
+            f'<dependency type="runtime_requirements"><propertyref refid="{OS_NAME}" value="VxWorks"/></dependency>',
+            "'cpp' depends on os VxWorks",
+        ),
+        (
+            '<dependency type="runtime_requirements"><softpkgref><localfile name="/deps/dsp/dsp.spd.xml"/>'
+            "</softpkgref></dependency>",
+            "'cpp' depends on the package /deps/dsp/dsp.spd.xml, which scabench does not load",
+        ),
+        (
+            '<dependency type="allocation"><simpleref refid="mem" value="1"/></dependency>',
+            "'cpp' depends on a device's mem",
+        ),
+        ('<usesdevice id="u" type="usesdevice"><propertyref refid="x" value="1"/></usesdevice>', "'cpp' uses a device"),
+    ],
+)
+def test_an_implementation_needing_what_scabench_cannot_give_is_passed_over(root, added, reason):
+    spd = root / "dom/components/WorkStage/WorkStage.spd.xml"
+    edit(spd, '<processor name="aarch64"/>', '<processor name="aarch64"/>' + added)
+    refused(root, "WorkStage.spd.xml:", "no implementation runs here", "'cpp_arm' is for processor armv7l", reason)
+
+
+def test_a_dependency_on_this_os_is_met(root):
+    spd = root / "dom/components/WorkStage/WorkStage.spd.xml"
+    edit(
+        spd,
+        '<os name="Linux"/>\n    <processor name="x86_64"/>',
+        f'<processor name="x86_64"/><dependency type="runtime_requirements"><propertyref refid="{OS_NAME}" '
+        'value="Linux"/></dependency>',
+    )
+    assert load_sad(root / WAVEFORM, root).component("WorkStage_1").kind == "stage"
+
+
+@pytest.mark.parametrize(
+    "where, added, words",
+    [
+        (
+            '<processor name="aarch64"/>\n  </implementation>',
+            '<usesdevice id="u" type="usesdevice"><propertyref refid="x" value="1"/></usesdevice>',
+            ("softpkg: usesdevice", "no devices to allocate"),
+        ),
+        (
+            "<entrypoint>scabench:stage</entrypoint>",
+            "<priority>10</priority>",
+            ("implementation 'cpp': code: priority", "[run] scheduler"),
+        ),
+        (
+            "<entrypoint>scabench:stage</entrypoint>",
+            "<stacksize>65536</stacksize>",
+            ("implementation 'cpp': code: stacksize", "take it out"),
+        ),
+    ],
+)
+def test_a_package_s_device_use_or_a_code_s_priority_is_refused_by_name(root, where, added, words):
+    edit(root / "dom/components/WorkStage/WorkStage.spd.xml", where, where + added)
+    refused(root, "WorkStage.spd.xml:", *words)
+
+
 def test_a_kind_with_another_entrypoint_is_refused(root):
     edit(
         root / "dom/components/WorkStage/WorkStage.spd.xml",

@@ -118,6 +118,10 @@ BULKIO_PREFIX = "IDL:BULKIO/"
 # What the host this runs on is called in an SPD's <os> and <processor>
 # (REDHAWK's names: os "Linux", processor "x86_64"; x86_64 also goes by amd64).
 PROCESSOR_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+# The ids of REDHAWK's GPP os_name and processor_name properties: an SPD
+# dependency on them says what <os> and <processor> say.
+GPP_OS_NAME = "DCE:4a23ad60-0b25-4121-a630-68803a498f75"
+GPP_PROCESSOR_NAME = "DCE:fefb9c66-d14a-438d-ad59-2cfd1adb272b"
 
 
 def is_sad(path: str | Path) -> bool:
@@ -950,27 +954,62 @@ def _host_platform():
 def _chosen_implementation(spd):
     """The implementation scabench runs, as REDHAWK's deployment picks one:
     the first (in the SPD's order) whose <os> and <processor> (any, where it
-    names none) match this host and whose code scabench runs (Executable,
-    SharedLibrary, or a scabench kind). None: one line saying why each was
-    passed over."""
+    names none; also as a dependency on the GPP's os_name or processor_name)
+    match this host, whose code scabench runs (Executable, SharedLibrary, or
+    a scabench kind) and that needs no device or package scabench cannot
+    give. None: one line saying why each was passed over. A softpkg's own
+    usesdevice, and a code's stacksize and priority, are refused by name."""
+    own = child(spd.root, "usesdevice")
+    if own is not None:
+        raise spd.error(own, "scabench has no devices to allocate; take it out", "softpkg: usesdevice")
     host_os, host_processor = _host_platform()
     passed = []
     for implementation in children(spd.root, "implementation"):
+        iid = implementation.get("id")
         systems = [e.get("name") for e in children(implementation, "os")]
-        processors = [
-            PROCESSOR_ALIASES.get(e.get("name").lower(), e.get("name").lower())
-            for e in children(implementation, "processor")
-        ]
+        processors = [e.get("name") for e in children(implementation, "processor")]
+        unmet = None
+        for dependency in children(implementation, "dependency"):
+            ref = children(dependency)[0]
+            if ref.tag == "propertyref" and ref.get("refid") in (GPP_OS_NAME, GPP_PROCESSOR_NAME):
+                # A dependency must be met, besides any <os> or <processor>.
+                host = host_os if ref.get("refid") == GPP_OS_NAME else host_processor
+                value = ref.get("value")
+                if PROCESSOR_ALIASES.get(value.lower(), value.lower()) != host.lower():
+                    word = "os" if ref.get("refid") == GPP_OS_NAME else "processor"
+                    unmet = unmet or f"{iid!r} depends on {word} {value}"
+            elif ref.tag == "softpkgref":
+                unmet = unmet or (
+                    f"{iid!r} depends on the package {child(ref, 'localfile').get('name')}, which scabench does "
+                    "not load (install what it holds where the program finds it, and take the dependency out)"
+                )
+            else:
+                unmet = unmet or (
+                    f"{iid!r} depends on a device's {ref.get('refid')}, which scabench has no device to match"
+                )
+        processors = [PROCESSOR_ALIASES.get(name.lower(), name.lower()) for name in processors]
         code = child(implementation, "code")
         code_type = code.get("type", "")
         builtin = child(code, "localfile").get("name").startswith(BUILTIN_SCHEME)
         if systems and host_os.lower() not in (s.lower() for s in systems):
-            passed.append(f"{implementation.get('id')!r} is for os {'/'.join(systems)}")
+            passed.append(f"{iid!r} is for os {'/'.join(systems)}")
         elif processors and host_processor not in processors:
-            passed.append(f"{implementation.get('id')!r} is for processor {'/'.join(processors)}")
+            passed.append(f"{iid!r} is for processor {'/'.join(processors)}")
         elif not builtin and code_type not in ("", "Executable", "SharedLibrary"):
-            passed.append(f"{implementation.get('id')!r} is {code_type} code")
+            passed.append(f"{iid!r} is {code_type} code")
+        elif unmet is not None:
+            passed.append(unmet)
+        elif child(implementation, "usesdevice") is not None:
+            passed.append(f"{iid!r} uses a device, which scabench has none of")
         else:
+            for tag in ("stacksize", "priority"):
+                if child(code, tag) is not None:
+                    raise spd.error(
+                        child(code, tag),
+                        "the launcher starts every process with the system's stack size and priority "
+                        "(the sidecar's [run] scheduler); take it out",
+                        f"implementation {iid!r}: code: {tag}",
+                    )
             return implementation
     raise spd.error(
         spd.root,
