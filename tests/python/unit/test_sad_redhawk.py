@@ -74,6 +74,12 @@ def test_an_sdr_root_without_dom_is_refused(root, tmp_path):
         load_sad(root / WAVEFORM, tmp_path / "elsewhere")
 
 
+def test_an_sdr_root_is_checked_only_where_a_rooted_file_is_read(tmp_path, monkeypatch):
+    # An SDRROOT set for other work: a SAD naming its files relatively loads.
+    monkeypatch.setenv("SDRROOT", str(tmp_path / "elsewhere"))
+    assert load_spec(REPO / "experiments/sad/waveforms/exp6/exp6.sad.xml").experiment["name"] == "exp6"
+
+
 def test_rooted_files_are_read_under_dom(root):
     # The SAD's component file moved: the error names the resolved path under dom/.
     shutil.move(root / "dom/components/DataSink", root / "dom/components/Moved")

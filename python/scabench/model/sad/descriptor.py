@@ -69,23 +69,24 @@ class Descriptor:
                 f"(scabench --sdrroot DIR, or the {SDRROOT_VARIABLE} environment variable)",
                 "localfile",
             )
+        if not (self.sdrroot / "dom").is_dir():
+            raise self.error(
+                element,
+                f"{name!r} is /-rooted, a file of the SDR root's dom/, and the SDR root {self.sdrroot} has no "
+                "dom/ folder (dom/components/<Name>/<Name>.spd.xml)",
+                "localfile",
+            )
         return Path(os.path.normpath(str(self.sdrroot / "dom") + name))
 
 
 def resolve_sdrroot(given: str | Path | None) -> Path | None:
-    """The SDR root: the one given, else $SDRROOT, else None. It must hold
-    dom/ (REDHAWK's layout: dom/components, dom/waveforms; dev/ holds the
-    devices and nodes, which scabench does not read). Raises SpecError."""
-    where = "--sdrroot" if given is not None else SDRROOT_VARIABLE
+    """The SDR root: the one given, else $SDRROOT, else None. It is checked
+    (it must hold dom/, REDHAWK's layout: dom/components, dom/waveforms;
+    dev/ holds the devices and nodes, which scabench does not read) where a
+    /-rooted file is read under it: an SDRROOT set for other work does not
+    stand in the way of a SAD that names none."""
     value = given if given is not None else os.environ.get(SDRROOT_VARIABLE) or None
-    if value is None:
-        return None
-    root = Path(os.path.abspath(value))
-    if not (root / "dom").is_dir():
-        raise SpecError(
-            str(root), where, "is not an SDR root: it has no dom/ folder (dom/components/<Name>/<Name>.spd.xml)"
-        )
-    return root
+    return Path(os.path.abspath(value)) if value is not None else None
 
 
 def children(element: Any, tag: str | None = None) -> list[Any]:
