@@ -29,6 +29,7 @@ from scabench.model.load import find_spec, load_spec
 from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.pipeline import floor_caveat, floor_parts, producer_packets, property_value
 from scabench.model.resources import check_memory
+from scabench.model.sad.descriptor import SDRROOT_VARIABLE
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import SCHEDULERS, Spec
 from scabench.model.transport import TRANSPORTS
@@ -121,8 +122,17 @@ class Commands(click.Group):
     callback=show_version,
     help="Print the version and the git commit, then exit.",
 )
-def main() -> None:
+@click.option(
+    "--sdrroot",
+    type=click.Path(file_okay=False),
+    help="The SDR root a SAD's /-rooted files are read under (DIR/dom/...); default: $SDRROOT.",
+)
+def main(sdrroot: str | None) -> None:
     """scabench: SCA component pipelines over real omniORB, measured."""
+    # Every command that reads a SAD, and every process a command starts,
+    # reads the SDR root where REDHAWK's tools do: $SDRROOT.
+    if sdrroot is not None:
+        os.environ[SDRROOT_VARIABLE] = sdrroot
     # SIGINT, SIGTERM and SIGHUP unwind through the runs, which stop their
     # processes and keep what they measured (scabench.interrupts).
     interrupts.install()

@@ -114,10 +114,12 @@ def shipped():
 
 
 @pytest.mark.parametrize("path", shipped(), ids=lambda p: str(p.relative_to(REPO)))
-def test_a_shipped_spec_saved_and_loaded_back_is_the_same(path, tmp_path):
+def test_a_shipped_spec_saved_and_loaded_back_is_the_same(path, tmp_path, monkeypatch):
     """Every spec that comes with scabench, TOML or SAD: saved elsewhere
     (relative paths rewritten, exec-host.toml's program) and loaded back, an
-    equal waveform and the same resolved spec."""
+    equal waveform and the same resolved spec. experiments/sdrroot's SADs
+    read their /-rooted files under it, as REDHAWK's tools do under $SDRROOT."""
+    monkeypatch.setenv("SDRROOT", str(REPO / "experiments" / "sdrroot"))
     wf = scabench.load(path)
     folder = tmp_path / "somewhere" / "else"
     folder.mkdir(parents=True)

@@ -32,18 +32,22 @@ MAX_DESCRIPTOR_BYTES = 1 << 20
 # about their attributes (a REDHAWK simplesequence has a name and a type).
 NOT_READ = {
     "properties": {
-        "simplesequence": "a sequence property",
-        "struct": "a struct property",
         "structsequence": "a sequence of structs",
         "test": "a test",
     },
 }
 
 
+# The environment variable naming the SDR root, as REDHAWK's tools read it.
+SDRROOT_VARIABLE = "SDRROOT"
+
+
 @dataclass
 class Descriptor:
     path: Path
     root: etree._Element
+    # The SDR root a /-rooted file name is read under (resolve_sdrroot).
+    sdrroot: Path | None = None
 
     def error(self, element: Any, message: str, what: str | None = None) -> SpecError:
         """A SpecError at `element`'s line: "file:line: what: message"."""
@@ -51,8 +55,38 @@ class Descriptor:
 
     def file(self, element: Any) -> Path:
         """The file a <localfile name=...> names, relative to this descriptor's
-        folder (as SCA resolves it), written without ./ and ../ detours."""
-        return Path(os.path.normpath(self.path.parent / element.get("name")))
+        folder (as SCA resolves it), or, /-rooted, under the SDR root's dom/
+        (as REDHAWK reads a domain's files: "/components/X/X.spd.xml" is
+        $SDRROOT/dom/components/X/X.spd.xml), written without ./ and ../
+        detours."""
+        name = element.get("name")
+        if not name.startswith("/"):
+            return Path(os.path.normpath(self.path.parent / name))
+        if self.sdrroot is None:
+            raise self.error(
+                element,
+                f"{name!r} is /-rooted, a file of the SDR root's dom/: give the SDR root "
+                f"(scabench --sdrroot DIR, or the {SDRROOT_VARIABLE} environment variable)",
+                "localfile",
+            )
+        if not (self.sdrroot / "dom").is_dir():
+            raise self.error(
+                element,
+                f"{name!r} is /-rooted, a file of the SDR root's dom/, and the SDR root {self.sdrroot} has no "
+                "dom/ folder (dom/components/<Name>/<Name>.spd.xml)",
+                "localfile",
+            )
+        return Path(os.path.normpath(str(self.sdrroot / "dom") + name))
+
+
+def resolve_sdrroot(given: str | Path | None) -> Path | None:
+    """The SDR root: the one given, else $SDRROOT, else None. It is checked
+    (it must hold dom/, REDHAWK's layout: dom/components, dom/waveforms;
+    dev/ holds the devices and nodes, which scabench does not read) where a
+    /-rooted file is read under it: an SDRROOT set for other work does not
+    stand in the way of a SAD that names none."""
+    value = given if given is not None else os.environ.get(SDRROOT_VARIABLE) or None
+    return Path(os.path.abspath(value)) if value is not None else None
 
 
 def children(element: Any, tag: str | None = None) -> list[Any]:
@@ -74,7 +108,7 @@ def _dtd(name):
     return etree.DTD(str(DTD_DIR / name))
 
 
-def read_descriptor(path: str | Path, root_tag: str) -> "Descriptor":
+def read_descriptor(path: str | Path, root_tag: str, sdrroot: Path | None = None) -> "Descriptor":
     """Parses `path` as the descriptor with root element `root_tag` and checks
     it against its DTD. Raises SpecError naming the file and line."""
     path = Path(os.path.normpath(path))
@@ -108,7 +142,7 @@ def read_descriptor(path: str | Path, root_tag: str) -> "Descriptor":
             raise SpecError(
                 f"{path}:{element.sourceline}",
                 f"{element.tag} {element.get('id')!r}",
-                f"{what} is not supported: a scabench component's properties are <simple> ones",
+                f"{what} is not supported: scabench reads simple, simplesequence and struct properties",
             )
     dtd_name = KINDS[root_tag][0]
     dtd = _dtd(dtd_name)
@@ -117,7 +151,7 @@ def read_descriptor(path: str | Path, root_tag: str) -> "Descriptor":
         raise SpecError(
             f"{path}:{first.line}", "", f"{first.message} (the structure in python/scabench/model/sad/dtd/{dtd_name})"
         )
-    return Descriptor(path, root)
+    return Descriptor(path, root, sdrroot)
 
 
 def _read_bytes(path, what):

@@ -210,6 +210,8 @@ def _assembly(spec, waveform, packages, folder, out):
     for name in packages.values():
         spd = out / "components" / name / f"{name}.spd.xml"
         _el(_el(files, "componentfile", id=f"{name}_spd", type="SPD"), "localfile", name=os.path.relpath(spd, folder))
+    # The instantiation ids, XML IDs; the usagename keeps the component's name.
+    instance = dict(zip((c.name for c in spec.components), xml_ids([c.name for c in spec.components])))
     partitioning = _el(sad, "partitioning")
     for i, host in enumerate(spec.hosts):
         parent = (
@@ -221,7 +223,7 @@ def _assembly(spec, waveform, packages, folder, out):
             c = spec.component(name)
             placement = _el(parent, "componentplacement")
             _el(placement, "componentfileref", refid=f"{packages[(c.kind, c.library)]}_spd")
-            instantiation = _el(placement, "componentinstantiation", id=c.name)
+            instantiation = _el(placement, "componentinstantiation", id=instance[c.name])
             _el(instantiation, "usagename", c.name)
             if c.properties:
                 values = _el(instantiation, "componentproperties")
@@ -229,33 +231,39 @@ def _assembly(spec, waveform, packages, folder, out):
                     _el(values, "simpleref", refid=key, value=text_of(value))
             _el(_el(instantiation, "findcomponent"), "namingservice", name=c.name)
     # The component an SCA application's own start() goes to: the first
-    # packet source (the launcher starts every component itself).
+    # packet source. The export writes no startorder, so the launcher's
+    # start order agrees with it (load.py, _check_start_order).
     sources = spec.packet_sources() or [spec.component(n) for n in spec.sources()] or spec.components
-    _el(_el(sad, "assemblycontroller"), "componentinstantiationref", refid=sources[0].name)
+    _el(_el(sad, "assemblycontroller"), "componentinstantiationref", refid=instance[sources[0].name])
     connections = _el(sad, "connections")
     for conn, xml_id in zip(spec.connections, connection_ids(spec.connections)):
         interface = _el(connections, "connectinterface", id=xml_id)
         uses = _el(interface, "usesport")
         _el(uses, "usesidentifier", conn.uses[1])
-        _el(uses, "componentinstantiationref", refid=conn.uses[0])
+        _el(uses, "componentinstantiationref", refid=instance[conn.uses[0]])
         provides = _el(interface, "providesport")
         _el(provides, "providesidentifier", conn.provides[1])
-        _el(provides, "componentinstantiationref", refid=conn.provides[0])
+        _el(provides, "componentinstantiationref", refid=instance[conn.provides[0]])
     return sad
 
 
 def connection_ids(connections) -> list[str]:
     """Each connection's connectinterface id: "a.out->b.in" is no XML ID
-    ('>' is not a name character), so the ends are joined by "_to_", any
-    other character outside an NCName becomes '_', and a name that would
-    start with a digit gets a "c_" in front. Unique (a clash gets _2, _3, ...
-    in spec order) and the same for the same spec, so an export is the same
-    bytes every time."""
+    ('>' is not a name character), so the ends are joined by "_to_" and made
+    an XML ID (xml_ids)."""
+    return xml_ids([f"{c.uses[0]}.{c.uses[1]}_to_{c.provides[0]}.{c.provides[1]}" for c in connections])
+
+
+def xml_ids(names: list[str]) -> list[str]:
+    """Each name as an XML ID (REDHAWK's DTD declares componentinstantiation's
+    and connectinterface's ids so): any character outside an NCName becomes
+    '_', and a name that would start with a digit, '-' or '.' gets a "c_" in
+    front. Unique (a clash gets _2, _3, ... in order) and the same for the
+    same names, so an export is the same bytes every time; a name that is an
+    XML ID already is kept."""
     ids, taken = [], set()
-    for conn in connections:
-        base = re.sub(
-            r"[^A-Za-z0-9_.-]", "_", f"{conn.uses[0]}.{conn.uses[1]}_to_{conn.provides[0]}.{conn.provides[1]}"
-        )
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
         if not XML_ID.fullmatch(base):
             base = f"c_{base}"
         xml_id, n = base, 2

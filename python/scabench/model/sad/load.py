@@ -6,11 +6,13 @@ of a spec take either.
 What each part of the SAD becomes in the spec:
 
   softwareassembly name, description    [experiment] name, title
-  componentfiles/componentfile          the SPDs, by localfile relative to the SAD
+  componentfiles/componentfile          the SPDs, by localfile relative to the SAD, or
+                                        /-rooted under the SDR root's dom/
   componentplacement/componentinstantiation
                                         a [[component]]: its name the usagename (or
                                         the id), its kind, library or program from the
-                                        SPD's first implementation (mapping.py), its
+                                        SPD's implementation for this host (its os,
+                                        processor and code; mapping.py), its
                                         properties the PRF's values with the
                                         instantiation's simplerefs over them
   hostcollocation                       [placement] hosts: its components share one
@@ -19,8 +21,11 @@ What each part of the SAD becomes in the spec:
                                         each end found by componentinstantiationref or
                                         by findby/namingservice (an instantiation's
                                         findcomponent name, or its name)
-  assemblycontroller                    must name an instantiation; the launcher starts
-                                        every component itself
+  assemblycontroller, startorder        the start order, checked against the
+                                        launcher's (_check_start_order)
+  externalports, externalproperties     checked, and recorded in [experiment]
+  REDHAWK's device, logging, affinity   refused by name (REFUSED)
+  and option elements
 
 SAD has no place for how a run is measured, so that comes from a sidecar
 beside it, <name>.sad.toml, each table optional: [experiment] (more keys),
@@ -41,6 +46,7 @@ placed on the element they came from."""
 
 import json
 import os
+import platform
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,8 +56,9 @@ from scabench.errors import SpecError
 from scabench.files import not_a_file
 from scabench.model.catalog import LibraryError, component_kinds
 from scabench.model.checks import check_property, settable_properties, table_of
-from scabench.model.sad.descriptor import child, children, read_descriptor, text
+from scabench.model.sad.descriptor import child, children, read_descriptor, resolve_sdrroot, text
 from scabench.model.sad.mapping import (
+    BUILTIN_SCHEME,
     CORBA_TO_PRF,
     PRF_TO_CORBA,
     Implementation,
@@ -87,6 +94,34 @@ DEPLOYMENT_KEYS = ("node",)
 # properties are for devices, tests, factories and events, none of which a
 # scabench run has.
 CONFIGURED = ("configure", "property", "execparam")
+# REDHAWK's elements that scabench has nothing behind, each refused by name
+# with what to do instead (none is read and then ignored).
+REFUSED = {
+    "options": "REDHAWK's application options are for its application factory, which scabench has not; "
+    "the run's settings go in the sidecar's [run]",
+    "usesdevicedependencies": "scabench has no devices to allocate; take it out (the node a process runs on: "
+    'the sidecar\'s [hostcollocation."ID"] or [componentinstantiation."ID"] node)',
+    "usesdeviceref": "scabench has no devices to allocate; take it out (the node a process runs on: "
+    'the sidecar\'s [hostcollocation."ID"] node)',
+    "reservation": "scabench reserves no device capacity; take it out",
+    "devicerequires": "scabench has no devices to match; take it out (the node a process runs on: "
+    'the sidecar\'s [componentinstantiation."ID"] node)',
+    "affinity": "scabench places processes on CPUs itself; take it out (the sidecar's [run] cores and pin)",
+    "loggingconfig": "scabench components write their records to the run's folder and take no logging "
+    "configuration; take it out",
+}
+# The data interfaces of scabench's ports (idl/scabench.idl): DataPort, the
+# base every port's object has, and one per element type.
+DATA_PORT_REPID = "IDL:scabench/DataPort:1.0"
+PORT_TYPE_REPIDS = {t: f"IDL:scabench/data{t.capitalize()}:1.0" for t in ("octet", "short", "float", "double")}
+BULKIO_PREFIX = "IDL:BULKIO/"
+# What the host this runs on is called in an SPD's <os> and <processor>
+# (REDHAWK's names: os "Linux", processor "x86_64"; x86_64 also goes by amd64).
+PROCESSOR_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+# The ids of REDHAWK's GPP os_name and processor_name properties: an SPD
+# dependency on them says what <os> and <processor> say.
+GPP_OS_NAME = "DCE:4a23ad60-0b25-4121-a630-68803a498f75"
+GPP_PROCESSOR_NAME = "DCE:fefb9c66-d14a-438d-ad59-2cfd1adb272b"
 
 
 def is_sad(path: str | Path) -> bool:
@@ -108,8 +143,10 @@ def sidecar_of(path: Path) -> Path:
     return path.with_name(waveform_stem(path) + SIDECAR_SUFFIX)
 
 
-def load_sad(path: str | Path) -> "Spec":
-    return _Waveform(Path(path)).spec()
+def load_sad(path: str | Path, sdrroot: str | Path | None = None) -> "Spec":
+    """The spec a SAD and its sidecar give. /-rooted file names are read
+    under the SDR root: `sdrroot`, else $SDRROOT (descriptor.resolve_sdrroot)."""
+    return _Waveform(Path(path), resolve_sdrroot(sdrroot)).spec()
 
 
 @dataclass
@@ -134,6 +171,7 @@ class Package:
     name: str
     implementation: Implementation
     simples: dict = field(default_factory=dict)
+    structured: dict = field(default_factory=dict)  # id -> Structured
     prfs: list = field(default_factory=list)
     ports: dict | None = None  # {"uses": [...], "provides": [...]}; None: not known (an external program)
 
@@ -150,11 +188,24 @@ class Instance:
     name: str
     package: Package
     properties: dict
+    startorder: int | None = None
+
+
+@dataclass
+class Structured:
+    """A simplesequence or struct property of a PRF, read and typed."""
+
+    id: str
+    tag: str  # simplesequence or struct
+    mode: str
+    value: object  # a list (a sequence), a dict of member values (a struct), or None: no value
+    configured: bool  # a value the launcher would have to set
 
 
 class _Waveform:
-    def __init__(self, path):
-        self.sad = read_descriptor(path, "softwareassembly")
+    def __init__(self, path, sdrroot):
+        self.sdrroot = sdrroot
+        self.sad = read_descriptor(path, "softwareassembly", sdrroot)
         self.sidecar_path = sidecar_of(self.sad.path)
         self.side = read_toml(self.sidecar_path) if self.sidecar_path.exists() else {}
         for key in self.side:
@@ -181,8 +232,12 @@ class _Waveform:
         self._partitioning(files)
         by_id = {i.id: i for i in self.instances}
         controller = child(child(root, "assemblycontroller"), "componentinstantiationref")
-        self._instance_by_id(controller, by_id)
+        self.controller = self._instance_by_id(controller, by_id)
+        for tag in ("options", "usesdevicedependencies"):
+            self._refuse(child(root, tag))
         self._connections(by_id)
+        self._check_start_order(controller)
+        self.external = self._externals(by_id)
         doc = self._document()
         try:
             spec = parse_spec(doc, self.sad.path)
@@ -198,6 +253,97 @@ class _Waveform:
         except SpecError as exc:
             raise self._placed(exc) from None
         return spec
+
+    def _refuse(self, element, what=None):
+        """An element of REDHAWK's that scabench has nothing behind: one line, by name."""
+        if element is not None:
+            raise self.sad.error(element, REFUSED[element.tag], f"{what}: {element.tag}" if what else None)
+
+    def _check_start_order(self, controller):
+        """REDHAWK starts the assembly controller, then the instantiations
+        with a startorder in ascending order. scabench's launcher starts every
+        component (cpp/programs/launcher/lifecycle.cpp, startAll): those that
+        receive first, then those that only send, each group in name order,
+        so that no packet reaches a component not yet started. The SAD's order
+        is honoured where it agrees with that one, and refused where not."""
+        receivers = {c[4].name for c in self.connections}
+        launcher = sorted(i.name for i in self.instances if i.name in receivers)
+        launcher += sorted(i.name for i in self.instances if i.name not in receivers)
+        position = {name: n for n, name in enumerate(launcher)}
+        ordered = sorted((i for i in self.instances if i.startorder is not None), key=lambda i: i.startorder)
+        wanted = [self.controller] + [i for i in ordered if i is not self.controller]
+        for earlier, later in zip(wanted, wanted[1:]):
+            if earlier.startorder is not None and earlier.startorder == later.startorder:
+                continue  # REDHAWK gives equal startorders no order among themselves
+            if position[earlier.name] > position[later.name]:
+                element = controller if earlier is self.controller else later.element
+                raise self.sad.error(
+                    element,
+                    f"REDHAWK would start {earlier.name} before {later.name} (the assembly controller first, then "
+                    f"by startorder); scabench's launcher starts the components that receive before those that "
+                    f"only send, each group in name order ({', '.join(launcher)}): give startorders in that "
+                    "order, or leave them out",
+                    f"componentinstantiation {later.id!r}" if element is later.element else "assemblycontroller",
+                )
+
+    def _externals(self, by_id):
+        """The ports and properties the waveform offers as its own
+        (externalports, externalproperties): each checked to name an
+        instantiation's port or property, and recorded in the spec's
+        [experiment] as external_ports and external_properties
+        ({external name: "component.port"}); a run measures the waveform's
+        connections, and these say which ends a user of the waveform sees."""
+        recorded: dict[str, dict[str, str]] = {}
+        ports = child(self.sad.root, "externalports")
+        for port in children(ports, "port") if ports is not None else []:
+            identifier = next(c for c in children(port) if c.tag.endswith("identifier"))
+            instance = self._instance_by_id(child(port, "componentinstantiationref"), by_id)
+            name = text(identifier)
+            direction = {"usesidentifier": "uses", "providesidentifier": "provides"}.get(identifier.tag)
+            known = instance.package.ports
+            if direction is None:
+                raise self.sad.error(
+                    identifier,
+                    "a component's supported interface is its CF::Resource, which the launcher holds; "
+                    "offer a usesidentifier or providesidentifier port",
+                    "externalports: port",
+                )
+            if known is not None and name not in known[direction]:
+                raise self.sad.error(
+                    identifier,
+                    f"{instance.name} has no {direction} port {name!r}; "
+                    f"it has: {', '.join(known[direction]) or 'none'}",
+                    "externalports: port",
+                )
+            self._record(recorded, "external_ports", port.get("externalname") or name, f"{instance.name}.{name}", port)
+        properties = child(self.sad.root, "externalproperties")
+        for prop in children(properties, "property") if properties is not None else []:
+            instance = by_id.get(prop.get("comprefid"))
+            what = f"externalproperties: property {prop.get('propid')!r}"
+            if instance is None:
+                raise self.sad.error(
+                    prop,
+                    f"comprefid {prop.get('comprefid')!r} names no componentinstantiation; the waveform has: "
+                    f"{', '.join(by_id)}",
+                    what,
+                )
+            package, pid = instance.package, prop.get("propid")
+            if pid not in package.simples and pid not in package.structured:
+                declared = [*package.simples, *package.structured]
+                raise self.sad.error(
+                    prop, f"not a property of {instance.name}; it declares: {', '.join(declared) or 'none'}", what
+                )
+            self._record(
+                recorded, "external_properties", prop.get("externalpropid") or pid, f"{instance.name}.{pid}", prop
+            )
+        return recorded
+
+    def _record(self, recorded, table, name, target, element):
+        if name in recorded.setdefault(table, {}):
+            raise self.sad.error(
+                element, f"the external name {name!r} is given twice (first to {recorded[table][name]})", table
+            )
+        recorded[table][name] = target
 
     def _component_files(self):
         files: dict[str, tuple[Any, Package]] = {}  # id -> (its element, its package)
@@ -240,6 +386,9 @@ class _Waveform:
                                 f"componentinstantiation {instance.id!r}",
                             )
                         group.append(instance)
+                for tag in ("usesdeviceref", "reservation"):
+                    for refused in children(element, tag):
+                        self._refuse(refused, f"hostcollocation {element.get('id') or element.get('name')!r}")
                 if group:
                     self.hosts.append(group)
                 self.collocations.append((element, group))
@@ -274,6 +423,11 @@ class _Waveform:
         if other is not None:
             raise self.sad.error(element, f"id used twice (first on line {other.element.sourceline})", what)
         name = text(child(element, "usagename")) or iid
+        for tag in ("affinity", "loggingconfig", "devicerequires"):
+            self._refuse(child(element, tag), what)
+        startorder = element.get("startorder")
+        if startorder is not None and not re.fullmatch(r"[0-9]+", startorder.strip()):
+            raise self.sad.error(element, f"startorder {startorder!r}: a whole number >= 0", what)
         find = child(element, "findcomponent")
         if find is not None and child(find, "namingservice") is None:
             raise self.sad.error(
@@ -287,7 +441,13 @@ class _Waveform:
             rid = ref.get("refid")
             where = f"{what}: {ref.tag} {rid!r}"
             if ref.tag != "simpleref":
-                raise self.sad.error(ref, "scabench components take simple properties only (simpleref)", where)
+                declared = package.structured.get(rid)
+                raise self.sad.error(
+                    ref,
+                    (f"sets {declared.tag} {rid!r}, " if declared else "")
+                    + "which the launcher cannot configure: it sets simple values (simpleref)",
+                    where,
+                )
             simple = package.simples.get(rid)
             if simple is None:
                 if not package.prfs:
@@ -309,7 +469,7 @@ class _Waveform:
                     where,
                 )
             properties[rid] = self._value(self.sad, ref, ref.get("value"), simple, package, where)
-        return Instance(element, iid, name, package, properties)
+        return Instance(element, iid, name, package, properties, int(startorder) if startorder else None)
 
     def _aliases(self, instance):
         """The names findby/namingservice finds an instantiation by."""
@@ -392,10 +552,8 @@ class _Waveform:
     def _package(self, path):
         if path in self.packages:
             return self.packages[path]
-        spd = read_descriptor(path, "softpkg")
-        # scabench runs the first implementation: one process kind per
-        # component, where an SCA domain would pick by device.
-        implementation = children(spd.root, "implementation")[0]
+        spd = read_descriptor(path, "softpkg", self.sdrroot)
+        implementation = _chosen_implementation(spd)
         code = child(implementation, "code")
         what = f"implementation {implementation.get('id')!r}: code"
         try:
@@ -461,7 +619,7 @@ class _Waveform:
         path = spd.file(local)
         if problem := not_a_file(path):
             raise spd.error(local, f"{path}: {problem}; give the component's PRF, relative to the SPD", "propertyfile")
-        prf = read_descriptor(path, "properties")
+        prf = read_descriptor(path, "properties", self.sdrroot)
         package.prfs.append(prf)
         impl = package.implementation
         settable = settable_properties(impl.kind, impl.library) if impl.program is None else None
@@ -475,7 +633,8 @@ class _Waveform:
                 raise prf.error(simple, f"id used twice (first on line {lines[sid]})", what)
             lines[sid] = simple.sourceline
             if simple.tag != "simple":
-                raise prf.error(simple, "scabench components take simple properties only", what)
+                package.structured[sid] = self._structured(prf, simple, package, settable, what)
+                continue
             kinds = [k.get("kindtype", "configure") for k in children(simple, "kind")] or ["configure"]
             wrong = next((k for k in kinds if k not in CONFIGURED), None)
             if wrong:
@@ -518,6 +677,78 @@ class _Waveform:
                 entry.value = self._value(prf, value, value.text or "", entry, package, what)
             package.simples[sid] = entry
 
+    def _structured(self, prf, element, package, settable, what):
+        """A simplesequence or struct: its values typed and checked against
+        the PRF; refused by name where the launcher would have to configure
+        it (it sets simple values), or where the kind declares the property
+        as a simple."""
+        impl = package.implementation
+        if settable is not None:
+            if element.get("id") not in settable:
+                raise prf.error(
+                    element, f"{impl.kind} has no property {element.get('id')!r}; valid: {', '.join(settable)}", what
+                )
+            corba = component_kinds(impl.library)[impl.kind]["properties"][element.get("id")]["corba_type"]
+            raise prf.error(
+                element,
+                f"{impl.kind}'s {element.get('id')} is a CORBA {corba}: declare it "
+                f'<simple type="{CORBA_TO_PRF.get(corba, corba)}">',
+                what,
+            )
+        mode = element.get("mode", "readwrite")
+        if element.tag == "simplesequence":
+            value = self._sequence(prf, element, what)
+            kinds = [k.get("kindtype", "configure") for k in children(element, "kind")] or ["configure"]
+        else:
+            members: dict[str, Any] = {}
+            for member in children(element):
+                if member.tag not in ("simple", "simplesequence"):
+                    continue
+                where = f"{what}: {member.tag} {member.get('id')!r}"
+                if member.get("id") in members:
+                    raise prf.error(member, "member id used twice", where)
+                if member.tag == "simplesequence":
+                    members[member.get("id")] = self._sequence(prf, member, where)
+                else:
+                    found = child(member, "value")
+                    try:
+                        members[member.get("id")] = (
+                            value_of(found.text or "", member.get("type")) if found is not None else None
+                        )
+                    except ValueError as exc:
+                        raise prf.error(found, str(exc), where) from None
+            value = members if any(v is not None for v in members.values()) else None
+            kinds = [k.get("kindtype", "configure") for k in children(element, "configurationkind")] or ["configure"]
+        configured = value is not None and mode != "readonly" and any(k in CONFIGURED for k in kinds)
+        if configured:
+            raise prf.error(
+                element,
+                f"a {element.tag} with a value to configure: the launcher sets simple values only; "
+                "make it readonly (the component's report), leave out its values, or split it into simples",
+                what,
+            )
+        return Structured(element.get("id"), element.tag, mode, value, configured)
+
+    def _sequence(self, prf, element, what):
+        """A simplesequence's values, typed (None: it has none)."""
+        values = child(element, "values")
+        if values is None:
+            return None
+        limits = child(element, "range")
+        try:
+            low_high = range_of(limits.get("min"), limits.get("max")) if limits is not None else None
+        except ValueError as exc:
+            raise prf.error(limits, str(exc), what) from None
+        typed = []
+        for value in children(values, "value"):
+            try:
+                typed.append(value_of(value.text or "", element.get("type")))
+                if low_high is not None:
+                    check_range(typed[-1], *low_high)
+            except ValueError as exc:
+                raise prf.error(value, str(exc), what) from None
+        return typed
+
     def _value(self, descriptor, element, text_value, simple, package, what):
         """A property's value from PRF text, checked by its PRF type and range
         and by the kind, at `element`'s line."""
@@ -543,7 +774,7 @@ class _Waveform:
         kind_ports = None
         if impl.program is None:
             kind = component_kinds(impl.library)[impl.kind]
-            kind_ports = {"uses": kind["uses"], "provides": kind["provides"]}
+            kind_ports = {"uses": kind["uses"], "provides": kind["provides"], "types": kind["ports"]}
         element = child(spd.root, "descriptor")
         if element is None:
             return kind_ports
@@ -551,7 +782,7 @@ class _Waveform:
         path = spd.file(local)
         if problem := not_a_file(path):
             raise spd.error(local, f"{path}: {problem}; give the component's SCD, relative to the SPD", "descriptor")
-        scd = read_descriptor(path, "softwarecomponent")
+        scd = read_descriptor(path, "softwarecomponent", self.sdrroot)
         ports: dict[str, list[str]] = {"uses": [], "provides": []}
         for port in children(child(child(scd.root, "componentfeatures"), "ports")):
             name = port.get(f"{port.tag}name")
@@ -561,6 +792,7 @@ class _Waveform:
                     f"{impl.kind} has no {port.tag} port {name!r}; it has: {', '.join(kind_ports[port.tag]) or 'none'}",
                     f"{port.tag} {name!r}",
                 )
+            _check_repid(scd, port, name, kind_ports)
             ports[port.tag].append(name)
         return ports
 
@@ -579,6 +811,7 @@ class _Waveform:
             if key in more:
                 raise SpecError(self.sidecar_path, f"experiment.{key}", f"the SAD gives it ({source})")
         experiment.update(more)
+        experiment.update(self.external)
         doc = {
             "experiment": experiment,
             "component": [component_table(i.name, i.package.implementation, i.properties) for i in self.instances],
@@ -710,6 +943,102 @@ class _Waveform:
         if key.split(".")[0] in SIDECAR_TABLES:
             return SpecError(self.sidecar_path, key, message)
         return exc
+
+
+def _host_platform():
+    """This host's os and processor as an SPD names them."""
+    machine = platform.machine().lower()
+    return platform.system(), PROCESSOR_ALIASES.get(machine, machine)
+
+
+def _chosen_implementation(spd):
+    """The implementation scabench runs, as REDHAWK's deployment picks one:
+    the first (in the SPD's order) whose <os> and <processor> (any, where it
+    names none; also as a dependency on the GPP's os_name or processor_name)
+    match this host, whose code scabench runs (Executable, SharedLibrary, or
+    a scabench kind) and that needs no device or package scabench cannot
+    give. None: one line saying why each was passed over. A softpkg's own
+    usesdevice, and a code's stacksize and priority, are refused by name."""
+    own = child(spd.root, "usesdevice")
+    if own is not None:
+        raise spd.error(own, "scabench has no devices to allocate; take it out", "softpkg: usesdevice")
+    host_os, host_processor = _host_platform()
+    passed = []
+    for implementation in children(spd.root, "implementation"):
+        iid = implementation.get("id")
+        systems = [e.get("name") for e in children(implementation, "os")]
+        processors = [e.get("name") for e in children(implementation, "processor")]
+        unmet = None
+        for dependency in children(implementation, "dependency"):
+            ref = children(dependency)[0]
+            if ref.tag == "propertyref" and ref.get("refid") in (GPP_OS_NAME, GPP_PROCESSOR_NAME):
+                # A dependency must be met, besides any <os> or <processor>.
+                host = host_os if ref.get("refid") == GPP_OS_NAME else host_processor
+                value = ref.get("value")
+                if PROCESSOR_ALIASES.get(value.lower(), value.lower()) != host.lower():
+                    word = "os" if ref.get("refid") == GPP_OS_NAME else "processor"
+                    unmet = unmet or f"{iid!r} depends on {word} {value}"
+            elif ref.tag == "softpkgref":
+                unmet = unmet or (
+                    f"{iid!r} depends on the package {child(ref, 'localfile').get('name')}, which scabench does "
+                    "not load (install what it holds where the program finds it, and take the dependency out)"
+                )
+            else:
+                unmet = unmet or (
+                    f"{iid!r} depends on a device's {ref.get('refid')}, which scabench has no device to match"
+                )
+        processors = [PROCESSOR_ALIASES.get(name.lower(), name.lower()) for name in processors]
+        code = child(implementation, "code")
+        code_type = code.get("type", "")
+        builtin = child(code, "localfile").get("name").startswith(BUILTIN_SCHEME)
+        if systems and host_os.lower() not in (s.lower() for s in systems):
+            passed.append(f"{iid!r} is for os {'/'.join(systems)}")
+        elif processors and host_processor not in processors:
+            passed.append(f"{iid!r} is for processor {'/'.join(processors)}")
+        elif not builtin and code_type not in ("", "Executable", "SharedLibrary"):
+            passed.append(f"{iid!r} is {code_type} code")
+        elif unmet is not None:
+            passed.append(unmet)
+        elif child(implementation, "usesdevice") is not None:
+            passed.append(f"{iid!r} uses a device, which scabench has none of")
+        else:
+            for tag in ("stacksize", "priority"):
+                if child(code, tag) is not None:
+                    raise spd.error(
+                        child(code, tag),
+                        "the launcher starts every process with the system's stack size and priority "
+                        "(the sidecar's [run] scheduler); take it out",
+                        f"implementation {iid!r}: code: {tag}",
+                    )
+            return implementation
+    raise spd.error(
+        spd.root,
+        f"no implementation runs here (os {host_os}, processor {host_processor}; scabench runs Executable and "
+        f"SharedLibrary code): {'; '.join(passed)}",
+        "softpkg",
+    )
+
+
+def _check_repid(scd, port, name, kind_ports):
+    """A port's repid against what scabench's port speaks: a data interface
+    of idl/scabench.idl of the port's type (any for a "sample" port, which
+    follows the run's sample type; DataPort, their base, for every port)."""
+    repid = port.get("repid")
+    what = f"{port.tag} {name!r}"
+    if repid.startswith(BULKIO_PREFIX):
+        raise scd.error(
+            port,
+            f"repid {repid}: BulkIO ports are not spoken yet; give the port a scabench data interface "
+            f"({', '.join(PORT_TYPE_REPIDS.values())}, or {DATA_PORT_REPID})",
+            what,
+        )
+    port_type = kind_ports["types"][name]["type"] if kind_ports is not None else None
+    valid = [DATA_PORT_REPID] + (
+        [PORT_TYPE_REPIDS[port_type]] if port_type in PORT_TYPE_REPIDS else list(PORT_TYPE_REPIDS.values())
+    )
+    if repid not in valid:
+        described = f"a {port_type} port" if port_type in PORT_TYPE_REPIDS else "a scabench data port"
+        raise scd.error(port, f"repid {repid}: {name} is {described}; valid: {', '.join(valid)}", what)
 
 
 def _key(name):

@@ -18,8 +18,11 @@ the file that runs the component, relative to the SPD):
       libraries"): a spec's library = "...", kind = the entrypoint (which
       may be left out when the library registers one kind)
   <code type="Executable"><localfile name="bin/mycomponent"/></code>
+  <code type="Executable"><localfile name="cpp"/><entrypoint>cpp/mycomponent</entrypoint></code>
       a program of its own, started with the SCA exec parameters: a spec's
-      kind = "external", exec = "..." (README, "External components")
+      kind = "external", exec = "..." (README, "External components"); with
+      an entrypoint (REDHAWK's layout) the program is the entrypoint and the
+      localfile its folder
 """
 
 import math
@@ -56,6 +59,11 @@ def implementation_of(code_type: str, localfile: str, entrypoint: str | None, fo
         kind = localfile[len(BUILTIN_SCHEME) :]
         if not kind:
             raise ValueError(f'{localfile!r} names no kind; use "scabench:KIND" (scabench-host --describe)')
+        if entrypoint and entrypoint not in (localfile, kind):
+            raise ValueError(
+                f"entrypoint {entrypoint!r}: the code is the runtime's kind {kind!r}, its own entry point; "
+                f"leave the entrypoint out (or write {localfile!r})"
+            )
         return Implementation(kind=kind)
     if code_type not in ("", "Executable", "SharedLibrary"):
         raise ValueError(f"code type {code_type!r}: scabench runs Executable and SharedLibrary code")
@@ -63,6 +71,11 @@ def implementation_of(code_type: str, localfile: str, entrypoint: str | None, fo
     path = Path(os.path.abspath(folder / localfile))
     if code_type == "SharedLibrary" or SHARED_LIBRARY.search(localfile):
         return Implementation(kind=entrypoint or None, library=path)
+    if entrypoint:
+        # REDHAWK's layout: the localfile is the implementation's folder
+        # ("cpp"), the entrypoint the program in it ("cpp/MyComponent"),
+        # both relative to the SPD.
+        return Implementation(program=Path(os.path.abspath(folder / entrypoint)))
     return Implementation(program=path)
 
 

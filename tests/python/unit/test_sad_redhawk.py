@@ -1,0 +1,478 @@
+"""A SAD, SPD, PRF and SCD as REDHAWK writes them: its elements read,
+honoured or refused by name (one line: file:line, element, what to do
+instead), sequence and struct properties, the SDR root, the choice of
+implementation and its entrypoint, and SCD repids. The waveform is
+experiments/sdrroot's, copied and edited per case."""
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from scabench.errors import SpecError
+from scabench.model.load import load_spec
+from scabench.model.sad.load import load_sad
+
+SDRROOT = REPO / "experiments" / "sdrroot"
+WAVEFORM = Path("dom/waveforms/RedhawkChain/RedhawkChain.sad.xml")
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    """A copy of the shipped SDR root, with $SDRROOT unset."""
+    monkeypatch.delenv("SDRROOT", raising=False)
+    copy = tmp_path / "sdr"
+    shutil.copytree(SDRROOT, copy)
+    return copy
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def refused(root, *words):
+    """Loads the waveform under `root`; its SpecError, one line holding each of `words`."""
+    with pytest.raises(SpecError) as info:
+        load_sad(root / WAVEFORM, root)
+    message = str(info.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message, message
+    return message
+
+
+def test_the_redhawk_style_waveform_loads_under_its_sdr_root(root, monkeypatch):
+    spec = load_sad(root / WAVEFORM, root)
+    assert [c.name for c in spec.components] == ["SigSource_1", "WorkStage_1", "WorkStage_2", "DataSink_1"]
+    assert [c.kind for c in spec.components] == ["producer", "stage", "stage", "sink"]
+    assert spec.hosts == [["SigSource_1"], ["WorkStage_1", "WorkStage_2"], ["DataSink_1"]]
+    assert spec.component("WorkStage_2").properties["work_us"] == 50
+    assert spec.component("SigSource_1").properties["samples"] == 128
+    # What the waveform offers as its own is recorded with the experiment.
+    assert spec.experiment["external_ports"] == {"samples_out": "WorkStage_2.out"}
+    assert spec.experiment["external_properties"] == {"first_stage_work_us": "WorkStage_1.work_us"}
+    # $SDRROOT does as well as the argument, and load_spec reads it.
+    monkeypatch.setenv("SDRROOT", str(root))
+    assert load_spec(root / WAVEFORM) == spec
+
+
+def test_a_rooted_file_without_an_sdr_root_is_one_line(root):
+    with pytest.raises(SpecError) as info:
+        load_sad(root / WAVEFORM)
+    message = str(info.value)
+    assert "RedhawkChain.sad.xml:12: localfile" in message
+    assert "--sdrroot" in message and "SDRROOT" in message
+
+
+def test_an_sdr_root_without_dom_is_refused(root, tmp_path):
+    with pytest.raises(SpecError, match="no dom/ folder"):
+        load_sad(root / WAVEFORM, tmp_path / "elsewhere")
+
+
+def test_an_sdr_root_is_checked_only_where_a_rooted_file_is_read(tmp_path, monkeypatch):
+    # An SDRROOT set for other work: a SAD naming its files relatively loads.
+    monkeypatch.setenv("SDRROOT", str(tmp_path / "elsewhere"))
+    assert load_spec(REPO / "experiments/sad/waveforms/exp6/exp6.sad.xml").experiment["name"] == "exp6"
+
+
+def test_rooted_files_are_read_under_dom(root):
+    # The SAD's component file moved: the error names the resolved path under dom/.
+    shutil.move(root / "dom/components/DataSink", root / "dom/components/Moved")
+    refused(root, str(root / "dom/components/DataSink/DataSink.spd.xml"), "componentfile 'DataSink_7b1e1c38'")
+
+
+# The end of the hostcollocation's last placement.
+IN_COLLOCATION = (
+    '<namingservice name="WorkStage_2"/>\n          </findcomponent>\n        </componentinstantiation>\n'
+    "      </componentplacement>"
+)
+SINK_INSTANCE = '<componentinstantiation id="DataSink_1">\n        <usagename>DataSink_1</usagename>'
+
+
+@pytest.mark.parametrize(
+    "where, added, element, hint",
+    [
+        (SINK_INSTANCE, "<affinity><simpleref refid='a' value='1'/></affinity>", "affinity", "cores and pin"),
+        (SINK_INSTANCE, "<loggingconfig level='DEBUG'>log.cfg</loggingconfig>", "loggingconfig", "take it out"),
+        (
+            '<namingservice name="DataSink_1"/>\n        </findcomponent>',
+            "<devicerequires><requires id='a' value='b'/></devicerequires>",
+            "devicerequires",
+            "no devices",
+        ),
+        (
+            IN_COLLOCATION,
+            "<usesdeviceref refid='gpp'/>",
+            "usesdeviceref",
+            "no devices",
+        ),
+        (
+            IN_COLLOCATION,
+            "<reservation kind='cpucores' value='2'/>",
+            "reservation",
+            "take it out",
+        ),
+        (
+            "</externalproperties>",
+            "<options><option name='AWARE_APPLICATION' value='true'/></options>",
+            "options",
+            "[run]",
+        ),
+        (
+            "</externalproperties>",
+            "<usesdevicedependencies><usesdevice id='u' type='usesdevice'>"
+            "<propertyref refid='os' value='Linux'/></usesdevice></usesdevicedependencies>",
+            "usesdevicedependencies",
+            "no devices",
+        ),
+    ],
+)
+def test_an_element_scabench_has_nothing_behind_is_refused_by_name(root, where, added, element, hint):
+    edit(root / WAVEFORM, where, where + added)
+    message = refused(root, f": {element}: ", hint)
+    assert message.startswith(str(root / WAVEFORM) + ":")
+
+
+def test_a_start_order_the_launcher_keeps_is_honoured_and_another_refused(root):
+    sad = root / WAVEFORM
+    # The launcher starts the receivers (DataSink_1, WorkStage_1, WorkStage_2) then the source.
+    edit(sad, 'id="WorkStage_1" startorder="1"', 'id="WorkStage_1" startorder="2"')
+    edit(sad, 'id="WorkStage_2" startorder="2"', 'id="WorkStage_2" startorder="1"')
+    refused(root, "componentinstantiation 'WorkStage_1'", "start WorkStage_2 before WorkStage_1", "name order")
+    # Equal startorders have no order among themselves.
+    edit(sad, 'id="WorkStage_1" startorder="2"', 'id="WorkStage_1" startorder="1"')
+    load_sad(sad, root)
+
+
+def test_a_start_order_that_is_no_number_is_refused(root):
+    edit(root / WAVEFORM, 'startorder="3"', 'startorder="last"')
+    refused(root, "componentinstantiation 'SigSource_1'", "startorder 'last'", "whole number")
+
+
+def test_the_assembly_controller_starts_first_or_is_refused(root):
+    # REDHAWK starts the assembly controller first; the launcher starts the source last.
+    edit(
+        root / WAVEFORM,
+        '<componentinstantiationref refid="DataSink_1"/>\n  </assemblycontroller>',
+        '<componentinstantiationref refid="SigSource_1"/>\n  </assemblycontroller>',
+    )
+    refused(root, ": assemblycontroller: ", "start SigSource_1 before WorkStage_1")
+
+
+def test_an_assembly_controller_naming_nothing_is_refused(root):
+    edit(
+        root / WAVEFORM,
+        '<componentinstantiationref refid="DataSink_1"/>\n  </assemblycontroller>',
+        '<componentinstantiationref refid="Nobody"/>\n  </assemblycontroller>',
+    )
+    refused(root, "no componentinstantiation 'Nobody'")
+
+
+def test_external_ports_and_properties_must_name_what_exists(root):
+    sad = root / WAVEFORM
+    edit(
+        sad,
+        '<usesidentifier>out</usesidentifier>\n      <componentinstantiationref refid="WorkStage_2"/>\n    </port>',
+        '<usesidentifier>dataOut</usesidentifier>\n      <componentinstantiationref refid="WorkStage_2"/>\n    </port>',
+    )
+    refused(root, "externalports: port", "no uses port 'dataOut'", "it has: out")
+    shutil.copy(SDRROOT / WAVEFORM, sad)
+    edit(sad, 'propid="work_us"', 'propid="gain"')
+    refused(root, "externalproperties: property 'gain'", "it declares: work, work_us")
+    shutil.copy(SDRROOT / WAVEFORM, sad)
+    edit(
+        sad,
+        "</externalproperties>",
+        '<property comprefid="WorkStage_2" propid="work" externalpropid="first_stage_work_us"/></externalproperties>',
+    )
+    refused(root, "external name 'first_stage_work_us' is given twice")
+
+
+# -- an external program's PRF: sequences and structs ---------------------------
+
+
+def program_package(root, prf_body):
+    """WorkStage_1 made a program of its own (REDHAWK's layout: localfile
+    the implementation's folder, entrypoint the program), a package of its
+    own (ExtStage) out of the hostcollocation (a program is a process of its
+    own), with `prf_body` added to its PRF."""
+    folder = root / "dom/components/ExtStage"
+    shutil.copytree(root / "dom/components/WorkStage", folder)
+    program = folder / "cpp" / "ExtStage"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    spd = folder / "ExtStage.spd.xml"
+    (folder / "WorkStage.spd.xml").rename(spd)
+    edit(
+        spd,
+        '<localfile name="scabench:stage"/>\n      <entrypoint>scabench:stage</entrypoint>',
+        '<localfile name="cpp"/>\n      <entrypoint>cpp/ExtStage</entrypoint>',
+    )
+    edit(folder / "WorkStage.prf.xml", "<properties>", "<properties>" + prf_body)
+    sad = root / WAVEFORM
+    edit(
+        sad,
+        "</componentfiles>",
+        '<componentfile id="ExtStage_1" type="SPD">'
+        '<localfile name="/components/ExtStage/ExtStage.spd.xml"/></componentfile></componentfiles>',
+    )
+    edit(sad, '<hostcollocation id="stages" name="stages">', "")
+    edit(sad, "</hostcollocation>", "")
+    edit(sad, '<componentfileref refid="WorkStage_7b1e1c38"/>', '<componentfileref refid="ExtStage_1"/>')
+    return program
+
+
+STATUS = """
+  <simplesequence id="taps" type="double" mode="readonly">
+    <values><value>0.5</value><value>0.25</value></values>
+    <range min="-1" max="1"/>
+    <kind kindtype="property"/>
+  </simplesequence>
+  <struct id="status" mode="readonly">
+    <simple id="status::state" type="string"><value>idle</value></simple>
+    <simplesequence id="status::counts" type="ulong"><values><value>1</value><value>2</value></values>
+    </simplesequence>
+    <configurationkind kindtype="property"/>
+  </struct>
+  <simplesequence id="names" type="string">
+    <kind kindtype="property"/>
+  </simplesequence>"""
+
+
+def test_an_entrypoint_names_the_program_of_an_external_component(root):
+    program = program_package(root, "")
+    stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
+    assert stage.kind == "external" and stage.external.program == [str(program)]
+
+
+def test_sequence_and_struct_properties_are_read_typed(root):
+    program_package(root, STATUS)
+    stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
+    # Readonly ones are the component's reports; one without values is not
+    # configured: the launcher sets neither, and the spec carries neither.
+    assert "taps" not in stage.properties and "status" not in stage.properties
+
+
+@pytest.mark.parametrize(
+    "old, new, words",
+    [
+        ("<value>0.25</value>", "<value>2.5</value>", ("simplesequence 'taps'", "outside the PRF's range")),
+        ("<value>2</value>", "<value>two</value>", ("simplesequence 'status::counts'", "not a whole number")),
+        (
+            '<simplesequence id="taps" type="double" mode="readonly">',
+            '<simplesequence id="taps" type="double">',
+            ("simplesequence 'taps'", "the launcher sets simple values only", "make it readonly"),
+        ),
+        (
+            '<struct id="status" mode="readonly">',
+            '<struct id="status">',
+            ("struct 'status'", "the launcher sets simple values only"),
+        ),
+    ],
+)
+def test_a_sequence_or_struct_is_checked_and_refused_where_it_must_be_configured(root, old, new, words):
+    program_package(root, STATUS.replace(old, new, 1))
+    refused(root, "WorkStage.prf.xml:", *words)
+
+
+def test_a_sequence_set_in_the_sad_is_refused_by_name(root):
+    program_package(root, STATUS)
+    edit(
+        root / WAVEFORM,
+        "<usagename>WorkStage_1</usagename>",
+        "<usagename>WorkStage_1</usagename><componentproperties>"
+        '<simplesequenceref refid="names"><values><value>a</value></values></simplesequenceref>'
+        "</componentproperties>",
+    )
+    refused(root, "simplesequenceref 'names'", "sets simplesequence 'names'", "cannot configure")
+
+
+def test_a_sequence_on_a_kind_of_the_runtime_is_refused(root):
+    edit(
+        root / "dom/components/WorkStage/WorkStage.prf.xml",
+        "<properties>",
+        '<properties><simplesequence id="work_us" type="ulong"><kind kindtype="property"/></simplesequence>',
+    )
+    refused(root, "simplesequence 'work_us'", "unsigned long", '<simple type="ulong">')
+
+
+# -- implementations ----------------------------------------------------------
+
+
+def test_the_implementation_is_chosen_by_os_and_processor(root):
+    spd = root / "dom/components/WorkStage/WorkStage.spd.xml"
+    # The first implementation (armv7l) names a kind there is not: passed over here.
+    edit(spd, '<localfile name="scabench:stage"/>', '<localfile name="scabench:armstage"/>')
+    assert load_sad(root / WAVEFORM, root).component("WorkStage_1").kind == "stage"
+    # Made for this host's processor, it is the one chosen.
+    edit(spd, '<processor name="armv7l"/>', f'<processor name="{os.uname().machine}"/>')
+    refused(root, "implementation 'cpp_arm': code", "'armstage' is not a kind of the runtime")
+
+
+def test_no_implementation_for_this_host_is_one_line_saying_why(root):
+    spd = root / "dom/components/WorkStage/WorkStage.spd.xml"
+    edit(spd, '<processor name="x86_64"/>', '<processor name="ppc"/>')
+    edit(spd, '<processor name="aarch64"/>', "")
+    message = refused(root, "WorkStage.spd.xml:", "no implementation runs here", "'cpp_arm' is for processor armv7l")
+    assert "'cpp' is for processor ppc" in message
+    shutil.copy(SDRROOT / "dom/components/WorkStage/WorkStage.spd.xml", spd)
+    edit(
+        spd,
+        '<os name="Linux"/>\n    <processor name="x86_64"/>',
+        '<os name="VxWorks"/>\n    <processor name="x86_64"/>',
+    )
+    refused(root, "'cpp' is for os VxWorks")
+
+
+OS_NAME = "DCE:4a23ad60-0b25-4121-a630-68803a498f75"  # REDHAWK's GPP os_name
+ARM = '<processor name="armv7l"/>'
+
+
+@pytest.mark.parametrize(
+    "added, reason",
+    [
+        (
+            f'<dependency type="runtime_requirements"><propertyref refid="{OS_NAME}" value="VxWorks"/></dependency>',
+            "'cpp' depends on os VxWorks",
+        ),
+        (
+            '<dependency type="runtime_requirements"><softpkgref><localfile name="/deps/dsp/dsp.spd.xml"/>'
+            "</softpkgref></dependency>",
+            "'cpp' depends on the package /deps/dsp/dsp.spd.xml, which scabench does not load",
+        ),
+        (
+            '<dependency type="allocation"><simpleref refid="mem" value="1"/></dependency>',
+            "'cpp' depends on a device's mem",
+        ),
+        ('<usesdevice id="u" type="usesdevice"><propertyref refid="x" value="1"/></usesdevice>', "'cpp' uses a device"),
+    ],
+)
+def test_an_implementation_needing_what_scabench_cannot_give_is_passed_over(root, added, reason):
+    spd = root / "dom/components/WorkStage/WorkStage.spd.xml"
+    edit(spd, '<processor name="aarch64"/>', '<processor name="aarch64"/>' + added)
+    refused(root, "WorkStage.spd.xml:", "no implementation runs here", "'cpp_arm' is for processor armv7l", reason)
+
+
+def test_a_dependency_on_this_os_is_met(root):
+    spd = root / "dom/components/WorkStage/WorkStage.spd.xml"
+    edit(
+        spd,
+        '<os name="Linux"/>\n    <processor name="x86_64"/>',
+        f'<processor name="x86_64"/><dependency type="runtime_requirements"><propertyref refid="{OS_NAME}" '
+        'value="Linux"/></dependency>',
+    )
+    assert load_sad(root / WAVEFORM, root).component("WorkStage_1").kind == "stage"
+
+
+@pytest.mark.parametrize(
+    "where, added, words",
+    [
+        (
+            '<processor name="aarch64"/>\n  </implementation>',
+            '<usesdevice id="u" type="usesdevice"><propertyref refid="x" value="1"/></usesdevice>',
+            ("softpkg: usesdevice", "no devices to allocate"),
+        ),
+        (
+            "<entrypoint>scabench:stage</entrypoint>",
+            "<priority>10</priority>",
+            ("implementation 'cpp': code: priority", "[run] scheduler"),
+        ),
+        (
+            "<entrypoint>scabench:stage</entrypoint>",
+            "<stacksize>65536</stacksize>",
+            ("implementation 'cpp': code: stacksize", "take it out"),
+        ),
+    ],
+)
+def test_a_package_s_device_use_or_a_code_s_priority_is_refused_by_name(root, where, added, words):
+    edit(root / "dom/components/WorkStage/WorkStage.spd.xml", where, where + added)
+    refused(root, "WorkStage.spd.xml:", *words)
+
+
+def test_a_kind_with_another_entrypoint_is_refused(root):
+    edit(
+        root / "dom/components/WorkStage/WorkStage.spd.xml",
+        "<entrypoint>scabench:stage</entrypoint>",
+        "<entrypoint>cpp/WorkStage</entrypoint>",
+    )
+    refused(root, "implementation 'cpp': code", "entrypoint 'cpp/WorkStage'", "leave the entrypoint out")
+
+
+# -- SCD repids ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "repid, words",
+    [
+        ("IDL:BULKIO/dataDouble:1.0", ("BulkIO ports are not spoken yet", "IDL:scabench/dataDouble:1.0")),
+        ("IDL:ExtendedEvent/MessageEvent:1.0", ("repid IDL:ExtendedEvent/MessageEvent:1.0", "valid:")),
+    ],
+)
+def test_a_port_repid_scabench_does_not_speak_is_refused(root, repid, words):
+    scd = root / "dom/components/WorkStage/WorkStage.scd.xml"
+    edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', f'uses repid="{repid}"')
+    refused(root, "WorkStage.scd.xml:", "uses 'out'", *words)
+
+
+def test_scabench_data_interfaces_are_the_repids_of_its_ports(root):
+    scd = root / "dom/components/WorkStage/WorkStage.scd.xml"
+    for repid in ("IDL:scabench/DataPort:1.0", "IDL:scabench/dataFloat:1.0"):  # a sample port follows the run
+        shutil.copy(SDRROOT / "dom/components/WorkStage/WorkStage.scd.xml", scd)
+        edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', f'uses repid="{repid}"')
+        load_sad(root / WAVEFORM, root)
+
+
+# -- export ------------------------------------------------------------------
+
+ODD = """
+[experiment]
+name = "odd"
+[[component]]
+name = "1st"
+kind = "producer"
+[[component]]
+name = "a-b"
+kind = "stage"
+[[component]]
+name = "c_1st"
+kind = "sink"
+[[connection]]
+from = "1st.out"
+to = "a-b.in"
+[[connection]]
+from = "a-b.out"
+to = "c_1st.in"
+"""
+
+
+def test_export_writes_xml_ids_and_keeps_the_names(tmp_path):
+    """REDHAWK's DTD declares componentinstantiation and connectinterface ids
+    as XML IDs: "1st" is none, so its id is c_1st (and the component named
+    c_1st gets c_1st_2); its usagename keeps the name, so the SAD loads back
+    to the same components and connections."""
+    from lxml import etree
+
+    from scabench.model.sad.export import export_sad
+
+    (tmp_path / "odd.toml").write_text(ODD)
+    spec = load_spec(tmp_path / "odd.toml")
+    exported = export_sad(spec, tmp_path / "out")
+    root = etree.parse(str(exported.sad)).getroot()
+    assert [e.get("id") for e in root.iter("componentinstantiation")] == ["c_1st", "a-b", "c_1st_2"]
+    assert [e.get("id") for e in root.iter("connectinterface")] == ["c_1st.out_to_a-b.in", "a-b.out_to_c_1st.in"]
+    assert [e.get("refid") for e in root.iter("componentinstantiationref")] == [
+        "c_1st",  # the assembly controller
+        "c_1st",
+        "a-b",
+        "a-b",
+        "c_1st_2",
+    ]
+    again = load_spec(exported.sad)
+    assert [c.name for c in again.components] == ["1st", "a-b", "c_1st"]
+    assert [c.id for c in again.connections] == [c.id for c in spec.connections]
