@@ -19,6 +19,10 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      otherwise) and SCHEDULER ("normal" or "batch"). It runs
                      in a directory of its own (node/processes.py). Answers
                      the pid.
+  executeLinked      execute with the files the program depends on: none
+                     is execute; one named is InvalidFileName (CF_ENOENT),
+                     as the node loads no dependency (load takes EXECUTABLE
+                     only, its programs come installed with what they link).
   terminate          SIGTERM to the process's group, SIGKILL after
                      TERMINATE_GRACE_S; returns once it is gone.
   processes          every process started, with its CPU and switches.
@@ -384,6 +388,15 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
             raise Executable.ExecuteFail(cf_error_of(exc), f"{program}: {exc}") from None
         self.agent.log(f"executed {program} as pid {pid}" + (f" ({identifier})" if identifier else ""))
         return pid
+
+    def executeLinked(self, name, options, parameters, deps):
+        if deps:
+            raise CF.InvalidFileName(
+                cf_error(errno.ENOENT),
+                f"{deps[0]!r} is not loaded on node {self.settings.name}: a node loads no dependency "
+                "(load takes EXECUTABLE only); its programs come installed with what they link",
+            )
+        return self.execute(name, options, parameters)
 
     def terminate(self, processId):
         started = self.table.get(processId)

@@ -219,7 +219,10 @@ def test_a_nodes_cf_exceptions_carry_the_cf_error_number(start_node, context, tm
         device.execute("garbage", [], exec_params(ior, "x"))
     assert cannot_run.value.errorNumber == CF.CF_ENOEXEC
     device.load(None, "script", CF.LoadableDevice.EXECUTABLE)
-    pid = device.execute("script", [], [])
+    with pytest.raises(CF.InvalidFileName) as dependency:  # as REDHAWK 2.2's ApplicationFactory calls it
+        device.executeLinked("script", [], [], ["libdsp.so"])
+    assert dependency.value.errorNumber == CF.CF_ENOENT and "libdsp.so" in dependency.value.msg
+    pid = device.executeLinked("script", [], [], [])
     with pytest.raises(CF.InvalidFileName) as not_a_name:
         device.watch([S.node.WatchRequest(pid, [S.node.FileRequest("../stdout", 0, 10)])])
     assert not_a_name.value.errorNumber == CF.CF_EINVAL
