@@ -6,9 +6,9 @@
 //   scabench-host --host NAME --status-fd FD --record-dir DIR
 //                 --component NAME:KIND:SAMPLE_TYPE [--component ...] [-ORB options]
 //   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME
-//                 KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORB options]
+//                 KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORB options]
 //   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID
-//                 COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [-ORB options]
+//                 COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORB options]
 //
 // Every form takes `--library PATH` (repeatable): a component library
 // (plugin) loaded first, whose kinds are then created, described and
@@ -26,7 +26,8 @@
 // The third form is the SCA execute protocol (exec parameters as name/value
 // pairs), for any SCA launcher: one component of kind KIND, bound under NAME
 // in the naming context given, unbound again once it is released, its
-// CF::Resource::identifier the COMPONENT_IDENTIFIER given. The
+// CF::Resource::identifier the COMPONENT_IDENTIFIER given (required) and its
+// softwareProfile the PROFILE_NAME (the SPD it was deployed from). The
 // fourth is the same for several components in one process (a
 // hostcollocation), each bound under its own name: how a launcher starts a
 // host on a node (docs/architecture.md, "Placement on nodes"). Both write
@@ -221,14 +222,15 @@ const scabench::Usage kUsage{
     "       scabench-host [--library PATH ...] --host NAME --status-fd FD --record-dir DIR "
     "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
     "       scabench-host [--library PATH ...] NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME "
-    "KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [-ORBoption value ...]\n"
+    "KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORBoption value ...]\n"
     "       scabench-host [--library PATH ...] NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID "
-    "COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [-ORBoption value ...]\n"
+    "COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORBoption value ...]\n"
     "Hosts scabench components: --describe prints the component kinds (ports, properties with their types)\n"
     "and the policy schema as JSON; the second form is how scabench-launch runs a host; the third is the\n"
     "SCA execute protocol, one component bound under NAME in the naming context IOR; the fourth, several\n"
     "components in one process, each bound under its NAME. The execute forms write the packet records in\n"
-    "RECORD_DIR (default: the working directory) and their events on stdout. --library loads a\n"
+    "RECORD_DIR (default: the working directory) and their events on stdout; PROFILE_NAME is what\n"
+    "CF::Resource::softwareProfile answers. --library loads a\n"
     "component library (a plugin) whose kinds then join the built-in ones.\n"};
 
 // Takes every `--library PATH` out of the arguments (any form may have
@@ -265,6 +267,7 @@ std::string loadLibraries(const std::vector<std::string>& libraries) {
 // The SCA execute protocol: the exec parameters arrive as name/value pairs.
 struct ExecParameters {
   std::string namingContextIor, identifier, nameBinding, kind, sampleType = "double", recordDir = ".";
+  std::string profileName;                // PROFILE_NAME: the SPD, CF::Resource::softwareProfile
   std::vector<ComponentSpec> components;  // COMPONENT NAME:KIND[:TYPE], each
 };
 
@@ -311,6 +314,8 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
       p.sampleType = value;
     else if (key == "RECORD_DIR")
       p.recordDir = value;
+    else if (key == "PROFILE_NAME")
+      p.profileName = value;
     else if (key == "COMPONENT") {
       const auto a = value.find(':');
       const auto b = a == std::string::npos ? a : value.find(':', a + 1);
@@ -319,10 +324,12 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
       p.components.push_back({value.substr(0, a), value.substr(a + 1, b == std::string::npos ? b : b - a - 1),
                               b == std::string::npos ? "" : value.substr(b + 1)});
     }
-    // Other exec parameters (PROFILE_NAME, DOM_PATH, ...) are for launchers
+    // Other exec parameters (DOM_PATH, LOGGING_CONFIG_URI, ...) are for launchers
     // that need them; this host does not.
   }
   if (p.namingContextIor.empty()) return kUsage.refuse("NAMING_CONTEXT_IOR is required");
+  // What CF::Resource::identifier answers: never made up from the name.
+  if (p.identifier.empty()) return kUsage.refuse("COMPONENT_IDENTIFIER is required");
   if (p.components.empty()) {
     if (p.nameBinding.empty() || p.kind.empty())
       return kUsage.refuse("NAME_BINDING and KIND, or COMPONENT NAME:KIND, are required");
@@ -363,7 +370,7 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
     scabench::Component* c = nullptr;
     try {
       c = scabench::createComponent(spec.kind, spec.sampleType,
-                                    {spec.name, p.recordDir, &host, componentIdentifier(p, spec.name)});
+                                    {spec.name, p.recordDir, &host, componentIdentifier(p, spec.name), p.profileName});
     } catch (const std::exception& ex) {
       return kUsage.refuse("component " + spec.name + ": KIND " + spec.kind + ", SAMPLE_TYPE " + spec.sampleType +
                            ": " + ex.what());

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scabench/runtime/cf_errors.hpp"
+
 namespace scabench {
 
 std::string describeException(const CORBA::Exception& ex) {
@@ -48,7 +50,87 @@ char* Component::identifier() {
   return CORBA::string_dup((ctx_.identifier.empty() ? ctx_.name : ctx_.identifier).c_str());
 }
 
-void Component::initialize() {}
+CORBA::Boolean Component::started() { return running(); }
+
+char* Component::softwareProfile() { return CORBA::string_dup(ctx_.softwareProfile.c_str()); }
+
+void Component::initializeProperties(const CF::Properties& props) {
+  std::lock_guard lock(lifecycle_);
+  // Initial values come once, before initialize(): later ones are configure's.
+  if (propertiesInitialized_ || initialized_) throw CF::PropertyEmitter::AlreadyInitialized();
+  {
+    std::lock_guard values(propertiesMutex_);
+    properties_.configure(props, running());  // a tool may have started it without initialize()
+  }
+  propertiesInitialized_ = true;
+}
+
+// No listener is ever registered: a component sends no property events
+// (docs/reference/cf.md), so a caller learns that at once, not by silence.
+char* Component::registerPropertyListener(CORBA::Object_ptr, const CF::StringSequence&, CORBA::Float) {
+  throw CORBA::NO_IMPLEMENT(0, CORBA::COMPLETED_NO);
+}
+
+void Component::unregisterPropertyListener(const char*) { throw CF::InvalidIdentifier(); }
+
+CF::PortSet::PortInfoSequence* Component::getPortSet() {
+  CF::PortSet::PortInfoSequence_var all = new CF::PortSet::PortInfoSequence;
+  const auto declarations = portDeclarations();
+  all->length(CORBA::ULong(declarations.size()));
+  for (CORBA::ULong i = 0; i < all->length(); ++i) {
+    const auto& d = declarations[i];
+    all[i].obj_ptr = getPort(d.name.c_str());
+    all[i].name = d.name.c_str();
+    all[i].repid = d.repid.c_str();
+    all[i].description = d.description.c_str();
+    all[i].direction = d.provides ? CF::PortSet::DIRECTION_PROVIDES : CF::PortSet::DIRECTION_USES;
+  }
+  return all._retn();
+}
+
+// Logging. A component has one logger, named as the component, at INFO: it
+// writes its events (errors, ends of stream, statistics) and nothing else,
+// and keeps no log records. So the records asked for are none, INFO is the
+// only level it can be set to, and it takes no logging configuration.
+CF::LogEventSequence* Component::retrieve_records(CORBA::ULong& howMany, CORBA::ULong) {
+  howMany = 0;
+  return new CF::LogEventSequence;
+}
+CF::LogEventSequence* Component::retrieve_records_by_date(CORBA::ULong& howMany, CORBA::ULongLong) {
+  howMany = 0;
+  return new CF::LogEventSequence;
+}
+CF::LogEventSequence* Component::retrieve_records_from_date(CORBA::ULong& howMany, CORBA::ULongLong) {
+  howMany = 0;
+  return new CF::LogEventSequence;
+}
+CF::LogLevel Component::log_level() { return CF::LogLevels::INFO; }
+void Component::log_level(CF::LogLevel level) {
+  if (level != CF::LogLevels::INFO) throw CORBA::NO_IMPLEMENT(0, CORBA::COMPLETED_NO);
+}
+CF::LogLevel Component::getLogLevel(const char* loggerId) {
+  if (ctx_.name != loggerId) throw CF::UnknownIdentifier();
+  return CF::LogLevels::INFO;
+}
+void Component::setLogLevel(const char* loggerId, CF::LogLevel level) {
+  if (ctx_.name != loggerId) throw CF::UnknownIdentifier();
+  log_level(level);
+}
+CF::StringSequence* Component::getNamedLoggers() {
+  auto* names = new CF::StringSequence;
+  names->length(1);
+  (*names)[0] = ctx_.name.c_str();
+  return names;
+}
+void Component::resetLog() {}  // it is at its only level already
+char* Component::getLogConfig() { return CORBA::string_dup(""); }
+void Component::setLogConfig(const char*) { throw CORBA::NO_IMPLEMENT(0, CORBA::COMPLETED_NO); }
+void Component::setLogConfigURL(const char*) { throw CORBA::NO_IMPLEMENT(0, CORBA::COMPLETED_NO); }
+
+void Component::initialize() {
+  std::lock_guard lock(lifecycle_);
+  initialized_ = true;
+}
 
 void Component::releaseObject() {
   try {
@@ -118,10 +200,10 @@ void Component::start() {
     throw;
   } catch (const CORBA::Exception& ex) {
     undo();
-    throw CF::Resource::StartError(1, describeException(ex).c_str());
+    throw CF::Resource::StartError(cfErrorNumber(ex), describeException(ex).c_str());
   } catch (const std::exception& ex) {
     undo();
-    throw CF::Resource::StartError(1, ex.what());
+    throw CF::Resource::StartError(cfErrorNumber(ex), ex.what());
   }
   // The ports take packets from here on, their checks and the component ready.
   running_.store(true, std::memory_order_seq_cst);
@@ -137,18 +219,21 @@ void Component::stop() {
   // threads that onStop() and stopWorker() wait for can finish.
   for (auto& p : outPorts_) p->halt();
   std::string failure;
+  CF::ErrorNumberType number = CF::CF_NOTSET;
   try {
     onStop();
   } catch (const CORBA::Exception& ex) {
     failure = describeException(ex);
+    number = cfErrorNumber(ex);
   } catch (const std::exception& ex) {
     failure = ex.what();
+    number = cfErrorNumber(ex);
   }
   // What the ports had taken before is finished: a packet a two-way caller
   // saw queued was promised processing.
   for (auto& p : inPorts_) p->stopWorker();
   writeConnectionCounts();
-  if (!failure.empty()) throw CF::Resource::StopError(1, failure.c_str());
+  if (!failure.empty()) throw CF::Resource::StopError(number, failure.c_str());
 }
 
 RecordLog& Component::records() {

@@ -137,8 +137,20 @@ void OutPortBase::connectPort(CORBA::Object_ptr connection, const char* connecti
     // whose receiver is gone already.
     throw CF::Port::InvalidPort(2, ex.what());
   }
+  made->peer = CORBA::Object::_duplicate(connection);
   live_.push_back(made);
   history_.push_back(std::move(made));
+}
+
+ExtendedCF::UsesConnectionSequence* OutPortBase::connections() {
+  std::lock_guard lock(connectMutex_);
+  auto* all = new ExtendedCF::UsesConnectionSequence;
+  all->length(CORBA::ULong(live_.size()));
+  for (CORBA::ULong i = 0; i < all->length(); ++i) {
+    (*all)[i].connectionId = live_[i]->id.c_str();
+    (*all)[i].port = CORBA::Object::_duplicate(live_[i]->peer);
+  }
+  return all;
 }
 
 void OutPortBase::disconnectPort(const char* connectionId) {

@@ -1,9 +1,11 @@
 """The component API in Python, mirroring the C++ one
 (cpp/runtime/include/scabench/runtime/component.hpp): derive from Component,
 declare properties and ports in __init__, react to packets and to
-start/stop. The base class is the whole CF::Resource servant (initialize,
-configure, query, getPort, start, stop, releaseObject, runTest, identifier),
-so an SCA launcher drives it as it drives a C++ component.
+start/stop. The base class is the whole CF::Resource servant as REDHAWK 2.x
+has it (initializeProperties, initialize, configure, query, getPort,
+getPortSet, start, stop, started, softwareProfile, identifier, Logging,
+releaseObject, runTest), so an SCA or REDHAWK launcher drives it as it drives
+a C++ component (docs/reference/cf.md).
 
     class Doubler(Component):
         def __init__(self, context):
@@ -28,7 +30,10 @@ that arrives before start() or after stop() is dropped and counted, as
 every refusal of the C++ port is (the caller, two-way too, is not told), and
 the counts go out at release as `stat` events (report()). configure() on a
 started component takes only the properties declared while_started (the
-stage's work); on_configure() then picks them up.
+stage's work); on_configure() then picks them up. initializeProperties()
+gives the initial values, once and only before initialize(), as a REDHAWK
+deployment does (AlreadyInitialized otherwise). The CF error number of a
+StartError or StopError is chosen for what failed (cf_errors.py).
 """
 
 import json
@@ -40,8 +45,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scabench.components import idl
+from scabench.components.cf_errors import cf_error_of
 from scabench.components.ports import SAMPLE_TYPES, InPort, OutPort
 from scabench.components.properties import TYPES, PropertyBag
+from scabench.components.resource import ResourceAnswers
 
 _CF = idl.load().CF
 
@@ -51,15 +58,18 @@ class ComponentContext:
     """What a component is given. name: its name binding (how launchers and
     logs name it); identifier: CF::Resource::identifier (COMPONENT_IDENTIFIER);
     sample_type: of its ports unless a port names its own; services: the
-    process that serves it (program.Process)."""
+    process that serves it (program.Process); software_profile:
+    CF::Resource::softwareProfile, the SPD it was deployed from (the exec
+    parameter PROFILE_NAME), "" if none was given."""
 
     name: str
     identifier: str = ""
     sample_type: str = "double"
     services: object = field(default=None, repr=False)
+    software_profile: str = ""
 
 
-class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy's skeleton, generated
+class Component(ResourceAnswers, idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy's skeleton
     def __init__(self, context):
         self.context = context
         self.properties = PropertyBag()
@@ -76,6 +86,8 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
         self._connection_numbers = 0  # the next connection into a provides port gets this number
         self._failed = False
         self._reported = False
+        self._initialized = self._properties_initialized = False
+        self.logger_name = context.name  # its one logger (ResourceAnswers)
 
     @property
     def name(self):
@@ -153,8 +165,23 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
     def _get_identifier(self):
         return self.context.identifier
 
+    def _get_started(self):
+        return self._running
+
+    def _get_softwareProfile(self):
+        return self.context.software_profile
+
+    def initializeProperties(self, initialProperties):
+        with self._lifecycle:
+            # Initial values come once, before initialize(): later ones are configure's.
+            if self._properties_initialized or self._initialized:
+                raise _CF.PropertyEmitter.AlreadyInitialized()
+            self.properties.configure(initialProperties, self._running)  # a tool may have started it first
+            self._properties_initialized = True
+
     def initialize(self):
-        pass
+        with self._lifecycle:
+            self._initialized = True
 
     def releaseObject(self):
         try:
@@ -186,6 +213,18 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
                 return port.reference()
         raise _CF.PortSupplier.UnknownPort()
 
+    def getPortSet(self):
+        return [
+            _CF.PortSet.PortInfoType(
+                port.reference(),
+                port.name,
+                port.repository_id,
+                port.description,
+                _CF.PortSet.DIRECTION_PROVIDES if port in self.in_ports else _CF.PortSet.DIRECTION_USES,
+            )
+            for port in self.in_ports + self.out_ports
+        ]
+
     def start(self):
         with self._lifecycle:
             if self._running:
@@ -200,7 +239,7 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
             except _CF.Resource.StartError:
                 raise
             except Exception as exc:  # stopped still: nothing was taken, the next start tries again
-                raise _CF.Resource.StartError(1, str(exc) or type(exc).__name__) from exc
+                raise _CF.Resource.StartError(cf_error_of(exc), str(exc) or type(exc).__name__) from exc
             self._running = True  # the ports take packets from here on
 
     def stop(self):
@@ -211,7 +250,7 @@ class Component(idl.load().CF__POA.Resource):  # type: ignore[misc]  # omniORBpy
             try:
                 self.on_stop()
             except ValueError as exc:
-                raise _CF.Resource.StopError(1, str(exc)) from exc
+                raise _CF.Resource.StopError(cf_error_of(exc), str(exc)) from exc
             finally:
                 self.write_connections()
 

@@ -117,7 +117,7 @@ def stub_dir():
 
 @cache
 def load():
-    """The stub modules: CF and CF__POA (cf.idl), data and data__POA (the IDL
+    """The stub modules: CF and CF__POA, ExtendedCF and ExtendedCF__POA (cf.idl), data and data__POA (the IDL
     module `scabench`), node and node__POA (`scabench::node`, node.idl), and
     CosNaming from omniORBpy."""
     folder = str(stub_dir())
@@ -125,12 +125,20 @@ def load():
         sys.path.append(folder)
     import CosNaming
 
-    from scabench_corba import CF, CF__POA
+    from scabench_corba import CF, CF__POA, ExtendedCF, ExtendedCF__POA
     from scabench_corba import scabench as data
     from scabench_corba import scabench__POA as data__POA
     from scabench_corba.scabench import node
     from scabench_corba.scabench__POA import node as node__POA
 
     return SimpleNamespace(
-        CF=CF, CF__POA=CF__POA, data=data, data__POA=data__POA, node=node, node__POA=node__POA, CosNaming=CosNaming
+        CF=CF,
+        CF__POA=CF__POA,
+        ExtendedCF=ExtendedCF,
+        ExtendedCF__POA=ExtendedCF__POA,
+        data=data,
+        data__POA=data__POA,
+        node=node,
+        node__POA=node__POA,
+        CosNaming=CosNaming,
     )

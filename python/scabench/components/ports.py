@@ -139,6 +139,11 @@ class InPort:
         self.refused = dict.fromkeys(REFUSALS, 0)
         self.duplicates = 0
 
+    @property
+    def repository_id(self):
+        """The repository id of the data interface it provides (CF::PortSet's repid)."""
+        return getattr(_S.data, SAMPLE_TYPES[self.sample_type])._NP_RepositoryId
+
     def reference(self):
         """The port's object reference; its servant is activated on first use,
         in the POA its dispatch asks for."""
@@ -513,8 +518,9 @@ class _Connection:
             }
 
 
-class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
-    """A uses port: CF::Port's connectPort/disconnectPort, any number of
+class OutPort(_S.ExtendedCF__POA.QueryablePort):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
+    """A uses port, a REDHAWK QueryablePort: `connections` answers the live
+    ones in connect order (id and the port each sends to); CF::Port's connectPort/disconnectPort, any number of
     connections (an id already connected: OccupiedPort; disconnectPort of
     an unknown id: InvalidPort), and push(header, samples), which gives the
     packet to every connection, each stamping its own next link sequence
@@ -549,8 +555,18 @@ class OutPort(_S.CF__POA.Port):  # type: ignore[name-defined]  # omniORBpy's ske
         return self._ref
 
     @property
+    def repository_id(self):
+        """The repository id of the data interface it uses (CF::PortSet's repid)."""
+        return self._interface._NP_RepositoryId
+
+    @property
     def connected(self):
         return bool(self._connections)
+
+    # ExtendedCF::QueryablePort
+    def _get_connections(self):
+        with self._lock:
+            return [_S.ExtendedCF.UsesConnection(c.id, c.peer) for c in self._connections]
 
     def empty_samples(self):
         return b"" if self.sample_type == "octet" else []

@@ -58,13 +58,15 @@ END_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 USAGE = """\
 usage: {prog} NAMING_CONTEXT_IOR <IOR> COMPONENT_IDENTIFIER <id> NAME_BINDING <name>
-       [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [KEY VALUE ...] [-ORBoption value ...]
+       [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [PROFILE_NAME SPD] [KEY VALUE ...]
+       [-ORBoption value ...]
 
 Serves one scabench component over CORBA, started the SCA way: binds its
 CF::Resource under NAME_BINDING in the naming context NAMING_CONTEXT_IOR and
 serves until releaseObject(), then unbinds it and exits 0. SAMPLE_TYPE is
 its ports' element type (default {default}); RECORD_DIR, a directory
-where it writes NAME.connections.json (its per-connection counts); KIND, if given, must be this
+where it writes NAME.connections.json (its per-connection counts); PROFILE_NAME, the
+SPD it was deployed from, is what CF::Resource::softwareProfile answers; KIND, if given, must be this
 program's kind; other KEY VALUE pairs are ignored; -ORB options go to
 omniORB. Exit 2: bad parameters; 1: the naming context cannot be used;
 128+N: ended by signal N."""
@@ -92,6 +94,7 @@ class ExecParameters:
     record_dir: str | None = None  # where <name>.connections.json goes; none written without it
     others: dict = field(default_factory=dict)  # KEY VALUE pairs the program does not use
     orb_args: list = field(default_factory=list)  # ["-ORBendPoint", "giop:tcp:127.0.0.1:", ...]
+    profile_name: str = ""  # PROFILE_NAME: the SPD, CF::Resource::softwareProfile
 
 
 def parse(args):
@@ -111,7 +114,7 @@ def parse(args):
         raise UsageError(f"parameter {pairs[-1]!r} has no value")
     values = {}
     for key, value in zip(pairs[::2], pairs[1::2]):
-        if key in values and (key in REQUIRED or key in ("SAMPLE_TYPE", "KIND", "RECORD_DIR")):
+        if key in values and (key in REQUIRED or key in ("SAMPLE_TYPE", "KIND", "RECORD_DIR", "PROFILE_NAME")):
             raise UsageError(f"{key} is given twice")
         values[key] = value
     missing = [key for key in REQUIRED if not values.get(key)]
@@ -121,6 +124,7 @@ def parse(args):
     if sample_type not in SAMPLE_TYPES:
         raise UsageError(f"SAMPLE_TYPE {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
     record_dir = values.pop("RECORD_DIR", None)
+    profile_name = values.pop("PROFILE_NAME", "")
     if record_dir is not None and not os.path.isdir(record_dir):
         raise UsageError(f"RECORD_DIR {record_dir!r} is not a directory")
     return ExecParameters(
@@ -131,6 +135,7 @@ def parse(args):
         record_dir,
         values,
         orb_args,
+        profile_name,
     )
 
 
@@ -265,7 +270,9 @@ def _serve(orb, factory, params, prog):
     root = orb.resolve_initial_references("RootPOA")
     process = Process(orb, root, prog, message_limit(DEFAULT_ORB_ARGS + params.orb_args), params.record_dir)
     try:
-        component = factory(ComponentContext(params.name_binding, params.identifier, params.sample_type, process))
+        component = factory(
+            ComponentContext(params.name_binding, params.identifier, params.sample_type, process, params.profile_name)
+        )
     except (ValueError, TypeError) as exc:  # e.g. a sample type its ports do not take
         print(f"{prog}: cannot create the component: {exc}", file=sys.stderr)
         return 2

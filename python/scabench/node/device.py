@@ -19,6 +19,10 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      otherwise) and SCHEDULER ("normal" or "batch"). It runs
                      in a directory of its own (node/processes.py). Answers
                      the pid.
+  executeLinked      execute with the files the program depends on: none
+                     is execute; one named is InvalidFileName (CF_ENOENT),
+                     as the node loads no dependency (load takes EXECUTABLE
+                     only, its programs come installed with what they link).
   terminate          SIGTERM to the process's group, SIGKILL after
                      TERMINATE_GRACE_S; returns once it is gone.
   processes          every process started, with its CPU and switches.
@@ -30,7 +34,13 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
 execute, load and allocateCapacity need the device UNLOCKED and ENABLED
 (InvalidState otherwise): a node that has lost its domain is DISABLED.
 Everything else answers in every state, so that a launcher can always tear
-down. releaseObject ends the node, as DeviceManager.shutdown does."""
+down. releaseObject ends the node, as DeviceManager.shutdown does.
+Every CF exception carries the CF error number chosen for what happened
+(components/cf_errors.py). As a REDHAWK 2.x Resource the device serves from
+the moment the node is up: start and stop only set `started`;
+softwareProfile is "" (no SPD describes it); initializeProperties takes no
+property (the node's are set on its command line), getPortSet is empty, and
+Logging answers as a component's (components/resource.py)."""
 
 import errno
 import os
@@ -42,6 +52,8 @@ import uuid
 from omniORB import CORBA
 
 from scabench.components import idl
+from scabench.components.cf_errors import cf_error, cf_error_of
+from scabench.components.resource import ResourceAnswers
 from scabench.model.spec import SCHEDULERS
 from scabench.node.processes import exit_text
 from scabench.run.nodes import CAPACITY_CORES, CAPACITY_MEMORY
@@ -107,7 +119,7 @@ def _cpu_list(value, offered):
     return sorted(set(cpus)) if cpus and set(cpus) <= set(offered) else None
 
 
-class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
+class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniORBpy's skeleton
     def __init__(self, agent):
         self.agent = agent
         self.settings = agent.settings
@@ -118,20 +130,32 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         self._cores_used = 0
         self._memory_used = 0
         self._loaded = {}  # program name -> load count
+        self._started = False
+        self._properties_initialized = False
+        self.logger_name = self.settings.name  # its one logger (ResourceAnswers)
 
     # --- Resource ----------------------------------------------------------------
 
     def _get_identifier(self):
         return self.id
 
+    def _get_started(self):
+        return self._started
+
     def initialize(self):
         pass
 
+    def initializeProperties(self, initialProperties):
+        if self._properties_initialized:
+            raise CF.PropertyEmitter.AlreadyInitialized()
+        self.configure(initialProperties)
+        self._properties_initialized = True
+
     def start(self):
-        pass
+        self._started = True
 
     def stop(self):
-        pass
+        self._started = False
 
     def releaseObject(self):
         self.agent.shutdown("releaseObject() on its device")
@@ -141,6 +165,9 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
 
     def getPort(self, name):
         raise CF.PortSupplier.UnknownPort()
+
+    def getPortSet(self):
+        return []
 
     def configure(self, configProperties):
         if configProperties:
@@ -268,7 +295,7 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
             if fileName == str(path):
                 return name
         raise CF.InvalidFileName(
-            errno.EACCES,
+            cf_error(errno.EACCES),
             f"{fileName!r} is not a program node {self.settings.name} runs; "
             f"it runs {', '.join(sorted(programs)) or 'none'} (scabench node --allow)",
         )
@@ -281,7 +308,8 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         path = self.settings.programs[name]
         if not os.access(path, os.X_OK):
             raise CF.LoadableDevice.LoadFail(
-                errno.ENOENT, f"{path} is gone or not executable on node {self.settings.name}"
+                cf_error(errno.EACCES if os.path.exists(path) else errno.ENOENT),
+                f"{path} is gone or not executable on node {self.settings.name}",
             )
         with self._lock:
             self._loaded[name] = self._loaded.get(name, 0) + 1
@@ -290,7 +318,9 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         name = self._program(fileName)
         with self._lock:
             if not self._loaded.get(name):
-                raise CF.InvalidFileName(errno.ENOENT, f"{fileName!r} is not loaded on node {self.settings.name}")
+                raise CF.InvalidFileName(
+                    cf_error(errno.ENOENT), f"{fileName!r} is not loaded on node {self.settings.name}"
+                )
             self._loaded[name] -= 1
 
     # --- ExecutableDevice ------------------------------------------------------------
@@ -345,7 +375,7 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
             loaded = self._loaded.get(program, 0) > 0
         if not loaded:
             raise CF.InvalidFileName(
-                errno.ENOENT, f"{name!r} is not loaded on node {self.settings.name}: load it first"
+                cf_error(errno.ENOENT), f"{name!r} is not loaded on node {self.settings.name}: load it first"
             )
         cpus, stack, batch = self._options(options)
         args, identifier = self._arguments(parameters)
@@ -353,19 +383,31 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
         try:
             pid = self.table.start(argv, program, identifier, cpus, stack, batch)
         except OSError as exc:
-            raise Executable.ExecuteFail(exc.errno or errno.EIO, f"{program}: {exc.strerror or exc}") from None
+            raise Executable.ExecuteFail(cf_error_of(exc), f"{program}: {exc.strerror or exc}") from None
         except Exception as exc:  # the child's set-up failed (subprocess.SubprocessError)
-            raise Executable.ExecuteFail(errno.EIO, f"{program}: {exc}") from None
+            raise Executable.ExecuteFail(cf_error_of(exc), f"{program}: {exc}") from None
         self.agent.log(f"executed {program} as pid {pid}" + (f" ({identifier})" if identifier else ""))
         return pid
+
+    def executeLinked(self, name, options, parameters, deps):
+        if deps:
+            raise CF.InvalidFileName(
+                cf_error(errno.ENOENT),
+                f"{deps[0]!r} is not loaded on node {self.settings.name}: a node loads no dependency "
+                "(load takes EXECUTABLE only); its programs come installed with what they link",
+            )
+        return self.execute(name, options, parameters)
 
     def terminate(self, processId):
         started = self.table.get(processId)
         if started is None:
-            raise Executable.InvalidProcess(errno.ESRCH, f"node {self.settings.name} started no process {processId}")
+            raise Executable.InvalidProcess(
+                cf_error(errno.ESRCH), f"node {self.settings.name} started no process {processId}"
+            )
         if not started.running:
             raise Executable.InvalidProcess(
-                errno.ESRCH, f"process {processId} ({started.program}) has ended: {exit_text(started.exit_status)}"
+                cf_error(errno.ESRCH),
+                f"process {processId} ({started.program}) has ended: {exit_text(started.exit_status)}",
             )
         self.table.terminate(processId, TERMINATE_GRACE_S)
 
@@ -380,12 +422,12 @@ class NodeDevice(S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniO
             started = self.table.get(request.pid)
             if started is None:
                 raise Executable.InvalidProcess(
-                    errno.ESRCH, f"node {self.settings.name} started no process {request.pid}"
+                    cf_error(errno.ESRCH), f"node {self.settings.name} started no process {request.pid}"
                 )
             bad = next((f.fileName for f in request.files if not _plain_name(f.fileName)), None)
             if bad is not None:
                 raise CF.InvalidFileName(
-                    errno.EINVAL,
+                    cf_error(errno.EINVAL),
                     f"{bad!r} is not a file name: the node serves the files in "
                     "a process's own directory, by their names alone",
                 )

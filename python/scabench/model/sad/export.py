@@ -46,9 +46,18 @@ DOCTYPES = {
         '<!DOCTYPE softwarecomponent PUBLIC "-//JTRS//DTD SCA V2.2.2 SCD//EN" "softwarecomponent.dtd">'
     ),
 }
-# What every component of the runtime is (idl/cf.idl), and its data ports'
-# base interface (idl/scabench.idl; the element type is the run's).
-RESOURCE_INTERFACES = ("LifeCycle", "TestableObject", "PropertySet", "PortSupplier")
+# What every component of the runtime is (idl/cf.idl, REDHAWK 2.x's
+# Resource): each interface CF::Resource inherits, with the ones it inherits
+# in turn; and its data ports' base interface (idl/scabench.idl; the element
+# type is the run's).
+RESOURCE_INTERFACES = {
+    "LifeCycle": (),
+    "TestableObject": (),
+    "PropertyEmitter": ("PropertySet",),
+    "PortSet": ("PortSupplier",),
+    "Logging": ("LogEventConsumer", "LogConfiguration"),
+}
+EVERY_INTERFACE = tuple(RESOURCE_INTERFACES) + tuple(i for parents in RESOURCE_INTERFACES.values() for i in parents)
 DATA_PORT = "IDL:scabench/DataPort:1.0"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # An XML ID (the SCA DTD declares connectinterface's id so): an NCName,
@@ -178,7 +187,7 @@ def _write_package(folder, name, kind, library):
     _el(scd, "componentrepid", repid="IDL:CF/Resource:1.0")
     _el(scd, "componenttype", "resource")
     features = _el(scd, "componentfeatures")
-    for interface in ("Resource",) + RESOURCE_INTERFACES:
+    for interface in ("Resource",) + EVERY_INTERFACE:
         _el(features, "supportsinterface", repid=f"IDL:CF/{interface}:1.0", supportsname=interface)
     ports = _el(features, "ports")
     for port in declared["provides"]:
@@ -189,8 +198,10 @@ def _write_package(folder, name, kind, library):
     resource = _el(interfaces, "interface", repid="IDL:CF/Resource:1.0", name="Resource")
     for interface in RESOURCE_INTERFACES:
         _el(resource, "inheritsinterface", repid=f"IDL:CF/{interface}:1.0")
-    for interface in RESOURCE_INTERFACES:
-        _el(interfaces, "interface", repid=f"IDL:CF/{interface}:1.0", name=interface)
+    for interface in EVERY_INTERFACE:
+        declared_interface = _el(interfaces, "interface", repid=f"IDL:CF/{interface}:1.0", name=interface)
+        for parent in RESOURCE_INTERFACES.get(interface, ()):
+            _el(declared_interface, "inheritsinterface", repid=f"IDL:CF/{parent}:1.0")
     _el(interfaces, "interface", repid=DATA_PORT, name="DataPort")
     _write_xml(folder / f"{name}.scd.xml", scd)
     return folder / f"{name}.spd.xml"

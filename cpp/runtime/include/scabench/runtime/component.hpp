@@ -1,7 +1,9 @@
 // The component API: derive from Component, declare properties and ports in
 // the constructor, react to packets and to start/stop. The base class
-// provides the whole CF::Resource interface (initialize, configure, query,
-// getPort, start, stop, releaseObject), so SCA tools can drive it.
+// provides the whole CF::Resource interface as REDHAWK 2.x has it
+// (initializeProperties, initialize, configure, query, getPort, getPortSet,
+// start, stop, started, softwareProfile, Logging, releaseObject), so SCA and
+// REDHAWK tools can drive it (docs/reference/cf.md: what each answers).
 //
 // Lifecycle, as CF::Resource means it (docs/architecture.md, "Lifecycle"):
 //   start()      makes the packet records (the first time), starts the ports'
@@ -17,6 +19,9 @@
 //                finishes its packet); then the component neither processes
 //                nor forwards. A later start() goes on where it stopped.
 //                It writes the connections' counts (below).
+//   initializeProperties()  the initial values, all or nothing, once and
+//                only before initialize() (CF::PropertyEmitter::AlreadyInitialized
+//                otherwise), as a REDHAWK deployment gives them.
 //   configure()  all or nothing (properties.hpp). While started, only the
 //                properties declared Configurable::AnyTime (a stage's work,
 //                say); the component picks them up in onConfigure().
@@ -94,6 +99,9 @@ struct ComponentContext {
   // CF::Resource::identifier: the SCA exec parameter COMPONENT_IDENTIFIER
   // (the instance in its application, "stage1:waveform_1"); empty: the name.
   std::string identifier = {};
+  // CF::Resource::softwareProfile: the SPD it was deployed from (the exec
+  // parameter PROFILE_NAME); empty when none was given.
+  std::string softwareProfile = {};
 };
 
 // Whether a component needs its provides port connected to run. An optional
@@ -107,6 +115,7 @@ struct PortDeclaration {
   std::string name;
   bool provides = true;  // false: a uses port
   std::string type;      // the element type's IDL name (PortTraits<T>::name)
+  std::string repid;     // the repository id of the data interface it provides or uses
   bool required = true;  // uses ports never are
   std::string description;
 };
@@ -123,6 +132,26 @@ class Component : public virtual POA_CF::Resource {
 
   // CF::Resource
   char* identifier() override;
+  CORBA::Boolean started() override;
+  char* softwareProfile() override;
+  void initializeProperties(const CF::Properties& props) override;
+  char* registerPropertyListener(CORBA::Object_ptr listener, const CF::StringSequence& ids,
+                                 CORBA::Float interval) override;
+  void unregisterPropertyListener(const char* id) override;
+  CF::PortSet::PortInfoSequence* getPortSet() override;
+  // CF::Logging: one logger, the component's own, at INFO (docs/reference/cf.md).
+  CF::LogEventSequence* retrieve_records(CORBA::ULong& howMany, CORBA::ULong startingRecord) override;
+  CF::LogEventSequence* retrieve_records_by_date(CORBA::ULong& howMany, CORBA::ULongLong toTimeStamp) override;
+  CF::LogEventSequence* retrieve_records_from_date(CORBA::ULong& howMany, CORBA::ULongLong fromTimeStamp) override;
+  CF::LogLevel log_level() override;
+  void log_level(CF::LogLevel level) override;
+  CF::LogLevel getLogLevel(const char* loggerId) override;
+  void setLogLevel(const char* loggerId, CF::LogLevel level) override;
+  CF::StringSequence* getNamedLoggers() override;
+  void resetLog() override;
+  char* getLogConfig() override;
+  void setLogConfig(const char* config) override;
+  void setLogConfigURL(const char* url) override;
   void initialize() override;
   void releaseObject() override;
   void runTest(CORBA::ULong testId, CF::Properties& values) override;
@@ -233,6 +262,8 @@ class Component : public virtual POA_CF::Resource {
   std::atomic<bool> failed_{false};
   std::atomic<bool> running_{false};
   std::atomic<bool> stopRequested_{false};
+  // initialize() has been called, initializeProperties() has: each once.
+  bool initialized_ = false, propertiesInitialized_ = false;
   // Whether records_ exists: made at the first start, kept across a stop.
   std::atomic<bool> recording_{false};
   std::array<std::atomic<uint32_t>, kRefusalReasons> earlyRefusals_{};  // before the header exists
@@ -250,7 +281,8 @@ InPort<T>& Component::addInPort(const std::string& name, std::function<void(cons
   auto& ref = *port;
   ref.setRequired(presence == Presence::Required);
   inPorts_.push_back(std::move(port));
-  inDeclarations_.push_back({name, true, PortTraits<T>::name, presence == Presence::Required, std::move(description)});
+  inDeclarations_.push_back({name, true, PortTraits<T>::name, PortTraits<T>::Ref::_PD_repoId,
+                             presence == Presence::Required, std::move(description)});
   return ref;
 }
 
@@ -259,7 +291,8 @@ OutPort<T>& Component::addOutPort(const std::string& name, std::string descripti
   auto port = std::make_unique<OutPort<T>>(*this, name);
   auto& ref = *port;
   outPorts_.push_back(std::move(port));
-  outDeclarations_.push_back({name, false, PortTraits<T>::name, false, std::move(description)});
+  outDeclarations_.push_back(
+      {name, false, PortTraits<T>::name, PortTraits<T>::Ref::_PD_repoId, false, std::move(description)});
   return ref;
 }
 

@@ -39,6 +39,8 @@
 //               consumer holds back the others only once its queue is full.
 //   drop        as parallel, but a full queue drops the packet for that
 //               connection only (counted); the others get it.
+// The port is a REDHAWK QueryablePort: `connections` answers the live ones,
+// in connect order, each its id and the port it sends to.
 // End of stream goes to each connection after what its queue holds, and
 // announces the packets that connection carried in the stream. With one
 // connection, sequential is the port as it always was.
@@ -80,7 +82,7 @@ struct UsesConnectionCounts {
   uint64_t blockedNs = 0;  // time the port's caller waited on it: its sends (sequential), its full queue (parallel)
 };
 
-class OutPortBase : public virtual POA_CF::Port {
+class OutPortBase : public virtual POA_ExtendedCF::QueryablePort {
  public:
   OutPortBase(Component& owner, std::string name);
   ~OutPortBase() override = default;
@@ -106,6 +108,8 @@ class OutPortBase : public virtual POA_CF::Port {
   // CF::Port
   void connectPort(CORBA::Object_ptr connection, const char* connectionId) override;
   void disconnectPort(const char* connectionId) override;
+  // ExtendedCF::QueryablePort
+  ExtendedCF::UsesConnectionSequence* connections() override;
 
  protected:
   // What every connection has, whatever the element type. Shared: the port
@@ -113,6 +117,7 @@ class OutPortBase : public virtual POA_CF::Port {
   // the port's history (its counts) for good.
   struct Connection {
     std::string id;
+    CORBA::Object_var peer;  // the port connectPort was given
     Fanout fanout = Fanout::Sequential;
     uint64_t token = 0;
     // Its own sequence space: link sequences start at 0, as the receiver's
