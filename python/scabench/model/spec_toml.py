@@ -489,42 +489,37 @@ def _check_fan_out(path, connections, own_keys):
                 f"a fan-out policy on a port with one connection: {'.'.join(conn.uses)} feeds {conn.id} alone; "
                 "fanout and fanout_depth apply to a uses port with several connections (or give them in [policy])",
             )
-    for conns in by_port.values():
-        first = conns[0]
-        theirs = first.policy.uses_properties("p")
-        for conn in conns[1:]:
-            mine = conn.policy.uses_properties("p")
-            for key in theirs:
-                if mine[key] != theirs[key]:
-                    name = key.split(".", 1)[1]
-                    raise SpecError(
-                        path,
-                        f"{conn.where}.{name}",
-                        f"{first.id} and {conn.id} leave one port with different {name} "
-                        f"({theirs[key]!r} and {mine[key]!r}); the sending port has one setting, "
-                        "give both connections the same",
-                    )
+    _check_one_setting(path, connections, "uses")
 
 
 def _check_fan_in(path, connections):
     """Connections into one provides port (fan-in) set one port's properties:
     they must agree on every key of the receiving side (worker, ordering,
     flow, dispatch...). Each is a sequence space of its own all the same."""
-    first: dict[tuple[str, str], Connection] = {}  # provides port -> its first connection
+    _check_one_setting(path, connections, "provides")
+
+
+def _check_one_setting(path, connections, side):
+    """The connections at one port (its `side`: "uses" or "provides") give
+    it one setting: they must agree on every key of that side, since the
+    port's properties are one (`<port>.<key>`)."""
+    first: dict[tuple[str, str], Connection] = {}  # port -> its first connection
     for conn in connections:
-        earlier = first.setdefault(conn.provides, conn)
+        earlier = first.setdefault(getattr(conn, side), conn)
         if earlier is conn:
             continue
-        mine, theirs = conn.policy.provides_properties("p"), earlier.policy.provides_properties("p")
+        mine = getattr(conn.policy, f"{side}_properties")("p")
+        theirs = getattr(earlier.policy, f"{side}_properties")("p")
         for key in theirs:
             if mine[key] != theirs[key]:
                 name = key.split(".", 1)[1]
+                how = "leave one port" if side == "uses" else "reach one port"
+                which = "sending" if side == "uses" else "receiving"
                 raise SpecError(
                     path,
                     f"{conn.where}.{name}",
-                    f"{earlier.id} and {conn.id} reach one port with different "
-                    f"{name} ({theirs[key]!r} and {mine[key]!r}); the receiving port has one setting, "
-                    "give both connections the same",
+                    f"{earlier.id} and {conn.id} {how} with different {name} ({theirs[key]!r} and "
+                    f"{mine[key]!r}); the {which} port has one setting, give both connections the same",
                 )
 
 
