@@ -47,7 +47,8 @@ class Producer final : public Component {
     count("samples", 1024, "samples per packet, no more than fit in an ORB message")
         .within(1, maxPacketSamples(sizeof(T)));
     count("period_us", 0, "0: no wait; else one packet every period_us");
-    count("stream_id", 0, "stream id stamped on every packet");
+    count("stream_id", 0, "stream id stamped on every packet; each source of a spec has its own")
+        .within(0, kMaxRecordedStreamId);
     properties()
         .declare("drop_packet", PropertyType::LongLong, int64_t{-1},
                  "sequence number of one packet to lose on purpose (its link number is used up unsent), to test a "

@@ -19,6 +19,7 @@
 // the bits compared, bit errors and BER.
 #include <sys/resource.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
       try {
         std::size_t used = 0;
         snrDb = std::stod(opt["snr_db"], &used);
-        if (used != opt["snr_db"].size()) throw std::invalid_argument("trailing");
+        if (used != opt["snr_db"].size() || !std::isfinite(*snrDb)) throw std::invalid_argument("not a number");
       } catch (const std::exception&) {
         kUsage.exitRefusing("--snr_db must be a number (dB in 3 kHz) or none, not '" + opt["snr_db"] + "'");
       }

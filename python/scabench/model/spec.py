@@ -345,6 +345,15 @@ class Spec:
             )
         spec.check_packet_sizes(f"{where}.{name}")
         spec.check_recordings(f"{where}.{name}")
+        if "stream_id" in properties:
+            stamped = [c.name for c in spec.components if c.properties.get("stream_id") == comp.properties["stream_id"]]
+            if len(stamped) > 1:
+                raise SpecError(
+                    spec.path,
+                    f"{where}.{name}.stream_id",
+                    f"{' and '.join(map(repr, stamped))} would both stamp stream {comp.properties['stream_id']}; "
+                    "each source of a spec needs a stream id of its own",
+                )
         return spec
 
     def with_network(self, table: dict[str, float], *, where: str) -> "Spec":

@@ -4,6 +4,7 @@
 (model/sad/load.py) and a waveform built in code (api.py) hand their
 tables to `parse_spec` too, so every spec is checked by one reader."""
 
+import itertools
 import math
 import os
 import shutil
@@ -148,7 +149,7 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
     hosts, nodes = _placement(doc, path, components)
     _check_topology(path, components, connections)
     _check_externals(path, components, connections)
-    _number_streams(components)
+    _number_streams(path, components)
     network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
     domain = domain_settings(table_of(doc, "domain", path), path) if "domain" in doc else None
     spec = Spec(
@@ -523,15 +524,32 @@ def _check_one_setting(path, connections, side):
                 )
 
 
-def _number_streams(components):
-    """With several packet sources, each stamps a stream id of its own
-    (the order of their declaration: 0, 1, ...) unless the spec sets one, so
-    that a stage after a merge counts order per stream. (An external
-    component declares nothing, and is never a source: _check_externals.)"""
-    sources = [c for c in components if "stream_id" in (kind_of(c) or {}).get("properties", {})]
-    if len(sources) > 1:
-        for i, c in enumerate(sources):
-            c.properties.setdefault("stream_id", i)
+def _number_streams(path, components):
+    """With several packet sources, each stamps a stream id of its own, so
+    that a stage after a merge counts order per stream and a sink tells
+    the sources' packets apart: the spec's where it sets one (each source's
+    different), and for the others the lowest ids no source was given, in
+    the order of their declaration (0, 1, ...). (An external component
+    declares nothing, and is never a source: _check_externals.)"""
+    sources = [(i, c) for i, c in enumerate(components) if "stream_id" in (kind_of(c) or {}).get("properties", {})]
+    if len(sources) < 2:
+        return
+    given: dict[int, str] = {}
+    for i, c in sources:
+        if "stream_id" not in c.properties:
+            continue
+        other = given.setdefault(c.properties["stream_id"], c.name)
+        if other != c.name:
+            raise SpecError(
+                path,
+                f"component[{i}].stream_id",
+                f"{c.name!r} and {other!r} both stamp stream {c.properties['stream_id']}; "
+                "each source of a spec needs a stream id of its own (or leave it out: one is given)",
+            )
+    free = (n for n in itertools.count() if n not in given)
+    for _, c in sources:
+        if "stream_id" not in c.properties:
+            c.properties["stream_id"] = next(free)
 
 
 @dataclass

@@ -81,7 +81,15 @@ def test_the_host_answers_help_and_refuses_bad_exec_parameters():
     out = subprocess.run([str(program("scabench-host")), "--help"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "NAMING_CONTEXT_IOR" in out.stdout
     out = subprocess.run(
-        [str(program("scabench-host")), "NAMING_CONTEXT_IOR", "corbaloc::127.0.0.1:1/NameService", "NAME_BINDING", "s"],
+        [
+            str(program("scabench-host")),
+            "NAMING_CONTEXT_IOR",
+            "corbaloc::127.0.0.1:1/NameService",
+            "NAME_BINDING",
+            "s",
+            "COMPONENT_IDENTIFIER",
+            "s_1",
+        ],
         capture_output=True,
         text=True,
         timeout=30,

@@ -75,6 +75,15 @@ def test_plain_program_rejects_a_bad_mode_in_one_line():
     assert "unknown STANAG 4285 mode '4800L'" in out.stderr.splitlines()[0]
     with pytest.raises(ScabenchError, match="--symbol_rate must be a number >= 0, not '-5'"):
         run_plain(symbol_rate=-5)
+    # An SNR that is no number would read as "no noise" in the output line.
+    for snr in ("nan", "inf", "3dB"):
+        out = subprocess.run(
+            [str(program("scabench-s4285")), "--channel", "none", "--snr_db", snr],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert out.returncode == 2 and f"--snr_db must be a number (dB in 3 kHz) or none, not '{snr}'" in out.stderr
 
 
 def test_a_bad_mode_in_a_spec_names_the_component(tmp_path):

@@ -489,3 +489,30 @@ def test_a_fan_out_ports_own_policy_is_written_back_where_a_spec_may_give_it(wri
     # And through a SAD's sidecar.
     loaded = load_spec(export_sad(spec, tmp_path / "out").sad)
     assert [c.policy for c in loaded.connections] == [c.policy for c in spec.connections]
+
+
+TWO_SOURCES = (
+    '[run]\nsample_type = "double"\n'
+    + component("a", "producer", "packets = 5\n{a}")
+    + component("b", "producer", "packets = 5\n{b}")
+    + component("m", "merge")
+    + component("s", "sink")
+    + connection("a.out", "m.in_a")
+    + connection("b.out", "m.in_b")
+    + connection("m.out", "s.in")
+)
+
+
+def test_sources_left_without_a_stream_id_take_ids_no_source_was_given(write_spec):
+    spec = load_spec(write_spec(TWO_SOURCES.format(a="stream_id = 0", b="")))
+    assert [spec.component(n).properties["stream_id"] for n in ("a", "b")] == [0, 1]
+    spec = load_spec(write_spec(TWO_SOURCES.format(a="", b="stream_id = 0")))
+    assert [spec.component(n).properties["stream_id"] for n in ("a", "b")] == [1, 0]
+
+
+def test_two_sources_stamping_one_stream_are_refused(write_spec):
+    err = refused(write_spec, TWO_SOURCES.format(a="stream_id = 3", b="stream_id = 3"))
+    assert err.key == "component[1].stream_id" and "'b' and 'a' both stamp stream 3" in str(err)
+    spec = load_spec(write_spec(TWO_SOURCES.format(a="", b="")))
+    with pytest.raises(SpecError, match="both stamp stream 0"):
+        spec.with_properties("b", {"stream_id": 0}, where="--set")

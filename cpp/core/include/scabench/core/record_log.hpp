@@ -30,6 +30,9 @@ static_assert(sizeof(PacketRecord) == 32);
 // several connections into a component (fan-in) and several packet sources,
 // the analysis counts order per connection and per stream from them
 // (python/scabench/run/records.py).
+// The largest stream id a record keeps whole: a source declares its
+// stream_id within it, so that two sources' packets never share one.
+constexpr uint32_t kMaxRecordedStreamId = 0xFFFFu;
 constexpr uint32_t recordFlags(uint32_t connection, uint32_t streamId) {
   return (connection & 0xFFFFu) | ((streamId & 0xFFFFu) << 16);
 }

@@ -428,8 +428,10 @@ class OutPort final : public OutPortBase {
       if (!h.end_of_stream) link.sent.fetch_add(1, std::memory_order_relaxed);
     } catch (const shm::RingClosed&) {
       // This port's own disconnect closed the ring under the send: the
-      // connection ended as asked, which is no failure of the sender's.
+      // connection ended as asked, which is no failure of the sender's;
+      // the packet it gave up is counted, as a queued one is.
       if (!link.detached.load()) throw;
+      if (!h.end_of_stream) countUnsent(link);
     }
   }
 
