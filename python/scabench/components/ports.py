@@ -355,7 +355,8 @@ class _Connection:
     thread. Its counts are what `<name>.connections.json` reports: sent
     (delivered to the peer's ORB; under sync none, to its sender thread),
     dropped (fanout drop: its queue was full), unsent (taken but never
-    delivered: the peer failed), queue_peak (the most packets its fan-out
+    delivered: the peer failed, or the connection was closed, which gives
+    up its queue as the C++ port does), queue_peak (the most packets its fan-out
     queue held; at most fanout_depth, an end of stream over it not counted),
     blocked_ns (time a pushing thread waited on it: the call itself under
     sequential, a full queue under parallel)."""
@@ -383,16 +384,23 @@ class _Connection:
 
     def take(self, header, samples):
         """Sends (sequential) or queues one packet; returns the CORBA
-        exception a sequential send met, if any."""
+        exception a sequential send met, if any. A closed connection (a push
+        that took it before disconnectPort removed it) counts it unsent."""
         if not self.fanned:
             t0 = time.monotonic_ns()
             with self.lock:
+                if self.closing:
+                    self._add(unsent=1)
+                    return None
                 h = _header(header, self.next_link, self.token)
                 self.next_link += 1
                 if self.queued is not None:  # sync none: stamped in its queue's order
                     return self._deliver(h, samples)
             return self._deliver(h, samples, since=t0)
         with self.lock:
+            if self.closing:
+                self._add(unsent=1)
+                return None
             if len(self.pending) >= self.depth:
                 if self.fanout == "drop":
                     # No link number taken: the receiver waits for none that never comes.
@@ -400,8 +408,11 @@ class _Connection:
                     self.dropped_in_stream += 1
                     return None
                 t0 = time.monotonic_ns()  # parallel: wait for room; the other connections have theirs
-                self.changed.wait_for(lambda: len(self.pending) < self.depth)
+                self.changed.wait_for(lambda: len(self.pending) < self.depth or self.closing)
                 self._add(blocked_ns=time.monotonic_ns() - t0)
+                if self.closing:
+                    self._add(unsent=1)
+                    return None
             self._enqueue(_header(header, self.next_link, self.token), samples)
             self.queue_peak = max(self.queue_peak, len(self.pending))
         return None
@@ -419,6 +430,8 @@ class _Connection:
         a full queue (it never waits for room, so a slow connection holds
         back no other's end), and never dropped: flush() waits for it."""
         with self.lock:
+            if self.closing:
+                return None  # disconnected: the receiver forgot it and waits for no end
             carried = max(0, count - self.dropped_in_stream)
             self.dropped_in_stream = 0
             eos = _header(header, self.next_link, self.token, end_of_stream=True, sequence_number=carried)
@@ -439,10 +452,13 @@ class _Connection:
             self.queued.flush()
 
     def close(self):
-        """Lets what is queued go, then ends the sender threads."""
-        self.flush()
+        """Gives up what is still queued, counted unsent (a slow peer holds
+        back no disconnect), and ends the sender threads; a packet already
+        in its call is counted as that call ends."""
         with self.lock:
             self.closing = True
+            self._add(unsent=sum(1 for h, _ in self.pending if not h.end_of_stream))
+            self.pending.clear()
             self.changed.notify_all()
         if self.queued is not None:
             self.queued.close()

@@ -141,12 +141,30 @@ def _into(spec: Spec, conn: Connection, r: Records) -> np.ndarray:
 
 def _handled(spec: Spec, name: str, r: Records) -> np.ndarray:
     """The records of the packets a component passed on: done ones; for a
-    source, those it sent (a send given up unsent is the last records')."""
+    source of one connection, those it sent (a send given up unsent is the
+    last records'). A source of several counts one unsent per connection
+    that gave the packet up: its records are all kept, and what each
+    connection was offered is its own count (_offered)."""
     done = r.done_ns > 0
-    if name in graph.sources(spec):
+    if name in graph.sources(spec) and len(_leaving(spec, name)) == 1:
         sent = r.sequence.size - r.flow.get("unsent", 0)
         done &= np.arange(r.sequence.size) < sent
     return done
+
+
+def _leaving(spec: Spec, name: str) -> list[Connection]:
+    return [c for c in spec.connections if c.uses[0] == name]
+
+
+def _offered(spec: Spec, sidecars: Mapping[str, dict[str, Any]], conn: Connection, handled: int) -> int:
+    """The packets a source offered to one of its connections: sent or
+    dropped there, its sidecar says, where the source has several (each
+    gives up its own queue at a stop); else (one connection, or no
+    sidecar) the packets it sent, `handled`."""
+    entry = sidecar_entry(spec, sidecars, conn) if len(_leaving(spec, conn.uses[0])) > 1 else None
+    if entry is None:
+        return handled
+    return int(entry.get("sent") or 0) + int(entry.get("dropped") or 0)
 
 
 def hop_figures(spec: Spec, records: Mapping[str, Records], sidecars: Mapping[str, dict[str, Any]]) -> list[HopResult]:
@@ -250,14 +268,23 @@ def path_figures(
         latency = metrics.since_send_ns(src.sequence[handled], src.arrive_ns[handled], seq, dst.done_ns[by_done])
         conn_of = dst.connection[by_done] if dst.connection is not None else np.zeros(seq.size, np.int64)
         reordered = sum(metrics.reordered_from_original(_first_arrivals(seq[conn_of == n])) for n in np.unique(conn_of))
+        # A copy dropped on a connection is one arrival fewer on each route on
+        # from its receiver; the sender's count already covers every route
+        # through the connection (a merge takes one copy per route before it).
         drops = [
-            _dropped(spec, records, sidecars, conn, stream)
-            for route in routes
-            for a, b in zip(route, route[1:])
+            (_dropped(spec, records, sidecars, conn, stream), onward)
+            for (a, b), onward in _onward_routes(routes).items()
             for conn in spec.connections
             if conn.uses[0] == a and conn.provides[0] == b
         ]
-        dropped = sum(d for d in drops if d is not None)
+        dropped = sum(d * onward for d, onward in drops if d is not None)
+        # Each route expects what the source offered to its first connection.
+        offered = {
+            conn.provides[0]: _offered(spec, sidecars, conn, sent)
+            for conn in _leaving(spec, source)
+            if conn.provides[0] in {route[1] for route in routes}
+        }
+        expected = sum(offered[route[1]] for route in routes)
         arrivals = int(seq.size)
         out.append(
             PathResult(
@@ -265,11 +292,11 @@ def path_figures(
                 sink=sink,
                 stream=stream,
                 routes=len(routes),
-                sent=sent,
+                sent=max(offered.values()),
                 arrivals=arrivals,
                 delivered=int(np.unique(seq).size),
                 dropped=dropped,
-                lost=None if None in drops else max(0, sent * len(routes) - dropped - arrivals),
+                lost=None if any(d is None for d, _ in drops) else max(0, expected - dropped - arrivals),
                 reordered=int(reordered),
                 latency_us=Latency.of(latency / 1e3),
             )
@@ -289,6 +316,16 @@ def _routes(spec: Spec) -> list[tuple[str, str, list[list[str]]]]:
         if routes:
             out.append((source, sink, routes))
     return out
+
+
+def _onward_routes(routes: list[list[str]]) -> dict[tuple[str, str], int]:
+    """{(sender, receiver) of each hop on the routes: how many routes go on
+    from its receiver to the sink}."""
+    onward: dict[tuple[str, str], set[tuple[str, ...]]] = {}
+    for route in routes:
+        for i in range(len(route) - 1):
+            onward.setdefault((route[i], route[i + 1]), set()).add(tuple(route[i + 1 :]))
+    return {hop: len(rest) for hop, rest in onward.items()}
 
 
 def _first_arrivals(sequence: np.ndarray) -> np.ndarray:

@@ -219,3 +219,34 @@ def test_a_connection_whose_consumer_is_gone_loses_its_packets_counted_and_the_o
         ("to-0", 0, n),
         ("to-1", n, 0),
     ]
+
+
+def test_disconnect_gives_up_a_slow_connections_queue_counted_unsent_and_returns_at_once(
+    start_stage, make_sink, make_gated_sink
+):
+    slow, slow_ref = make_gated_sink()
+    fast, fast_ref = make_sink()
+    depth = 4
+    n = depth + 1  # one in the slow sink's call, `depth` in its queue
+    stage, res, port, out = fanned_stage(
+        start_stage, [slow_ref, fast_ref], out__fanout="parallel", out__fanout_depth=depth
+    )
+    push_in_step(port, n, fast, slow)
+    # The slow sink still holds its call: disconnect waits for no queue to drain.
+    returned = threading.Event()
+    threading.Thread(target=lambda: (out.disconnectPort("to-0"), returned.set()), daemon=True).start()
+    assert returned.wait(WAIT_S), "disconnectPort waited for the slow connection's queue"
+    assert slow.detached == slow.token
+    for i in range(n, n + 2):  # only the connection left takes them
+        port.pushPacket(header(i), [float(i)])
+        fast.wait_for(lambda p, i=i: len(p) == i + 1)
+    slow.gate.set()
+    slow.wait_for(lambda p: len(p) == 1)
+    port.pushPacketOneway(header(n + 2, eos=True), [])
+    fast.wait_for(lambda p: any(h.end_of_stream for h, _, _ in p))
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+    assert links(slow) == [0] and slow.ends() == []  # its queue given up, and no end of stream after it
+    counts = {c["connection_id"]: c for c in stage.connections()["uses"]}
+    assert [counts["to-0"][k] for k in ("sent", "dropped", "unsent")] == [1, 0, depth]  # n offered, all counted
+    assert [counts["to-1"][k] for k in ("sent", "dropped", "unsent")] == [n + 2, 0, 0]

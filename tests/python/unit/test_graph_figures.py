@@ -429,3 +429,67 @@ def test_a_duplex_joins_each_source_to_its_own_paths_sink_only(tmp_path):
         ("tx", "tx_sink", 3, 3, 0),
         ("rx", "rx_sink", 2, 2, 0),
     ]
+
+
+def test_a_drop_after_a_diamonds_merge_counts_each_dropped_copy_once(tmp_path):
+    # p -> t -> x, y -> m -> k, and m.out also feeds z under fanout drop:
+    # m takes every packet twice (once per route) and its sidecar's dropped
+    # counts the copies it dropped toward k; each is one arrival fewer at k.
+    spec = graph_spec(
+        {"p": "producer", "t": "stage", "x": "stage", "y": "stage", "m": "stage", "k": "stage", "z": "stage"},
+        ["p.out->t.in", "t.out_a->x.in", "t.out_b->y.in", "x.out->m.in", "y.out->m.in", "m.out->k.in", "m.out->z.in"],
+        {"p": {"packets": 4}},
+    )
+    seq, start, done = sent_at(4)
+    for name in ("p", "t", "x", "y"):
+        write_records(tmp_path / f"{name}.rec", seq, start, done)
+    both = np.repeat(seq, 2)
+    write_records(tmp_path / "m.rec", both, np.repeat(start, 2), np.repeat(done, 2), [0, 1] * 4)
+    write_records(tmp_path / "z.rec", both, np.repeat(start, 2), np.repeat(done, 2))
+    # m dropped 2 copies toward k; k got 5 of the 6 m passed: one lost.
+    write_records(tmp_path / "k.rec", both[:5], np.repeat(start, 2)[:5], np.repeat(done, 2)[:5])
+    write_sidecar(
+        tmp_path,
+        "m",
+        uses=[uses_entry("m.out->k.in", 6, 2, fanout="drop"), uses_entry("m.out->z.in", 8, fanout="drop")],
+    )
+    to_k, to_z = measure(spec, tmp_path)[0]
+    assert (to_k.sink, to_k.routes, to_k.sent, to_k.arrivals, to_k.dropped, to_k.lost) == ("k", 2, 4, 5, 2, 1)
+    assert (to_z.sink, to_z.arrivals, to_z.dropped, to_z.lost) == ("z", 8, 0, 0)
+
+
+def test_a_drop_before_a_diamond_costs_an_arrival_per_route(tmp_path):
+    # p -> t (drop, also to w) -> u -> x, y -> m: a packet t drops toward u
+    # is missing from both routes.
+    spec = graph_spec(
+        {"p": "producer", "t": "stage", "w": "stage", "u": "stage", "x": "stage", "y": "stage", "m": "stage"},
+        ["p.out->t.in", "t.out->u.in", "t.out->w.in", "u.out_a->x.in", "u.out_b->y.in", "x.out->m.in", "y.out->m.in"],
+        {"p": {"packets": 4}},
+    )
+    seq, start, done = sent_at(4)
+    for name in ("p", "t", "w"):
+        write_records(tmp_path / f"{name}.rec", seq, start, done)
+    for name in ("u", "x", "y"):
+        write_records(tmp_path / f"{name}.rec", seq[:3], start[:3], done[:3])
+    write_records(tmp_path / "m.rec", np.repeat(seq[:3], 2), np.repeat(start[:3], 2), np.repeat(done[:3], 2))
+    write_sidecar(tmp_path, "t", uses=[uses_entry("t.out->u.in", 3, 1, fanout="drop"), uses_entry("t.out->w.in", 4)])
+    to_m = next(p for p in measure(spec, tmp_path)[0] if p.sink == "m")
+    assert (to_m.routes, to_m.arrivals, to_m.dropped, to_m.lost) == (2, 6, 2, 0)
+
+
+def test_a_sources_packets_given_up_on_one_connection_count_on_that_path_only(tmp_path):
+    # p.out feeds a and b under fanout parallel; a stop gave up 5 queued
+    # packets on the connection to b only (the header's unsent: one per
+    # connection). Toward a, all 10 went, and a got 8: 2 lost.
+    spec = graph_spec(
+        {"p": "producer", "a": "stage", "b": "stage"}, ["p.out->a.in", "p.out->b.in"], {"p": {"packets": 10}}
+    )
+    seq, start, done = sent_at(10)
+    write_records(tmp_path / "p.rec", seq, start, done, unsent=5)
+    write_records(tmp_path / "a.rec", seq[:8], start[:8], done[:8])
+    write_records(tmp_path / "b.rec", seq[:5], start[:5], done[:5])
+    b_entry = uses_entry("p.out->b.in", 5, fanout="parallel") | {"unsent": 5}
+    write_sidecar(tmp_path, "p", uses=[uses_entry("p.out->a.in", 10, fanout="parallel"), b_entry])
+    to_a, to_b = measure(spec, tmp_path)[0]
+    assert (to_a.sink, to_a.sent, to_a.arrivals, to_a.lost) == ("a", 10, 8, 2)
+    assert (to_b.sink, to_b.sent, to_b.arrivals, to_b.lost) == ("b", 5, 5, 0)
