@@ -190,15 +190,6 @@ def fan_out(connections: Iterable[_Connection]) -> dict[tuple, list]:
     return {port: conns for port, conns in by_port.items() if len(conns) > 1}
 
 
-def fan_in(connections: Iterable[_Connection]) -> dict[tuple, list]:
-    """provides port (component, port) -> its connections, for the ports
-    with more than one."""
-    by_port: dict[tuple, list] = {}
-    for conn in connections:
-        by_port.setdefault(tuple(conn.provides), []).append(conn)
-    return {port: conns for port, conns in by_port.items() if len(conns) > 1}
-
-
 def describe_route(route: Sequence[str]) -> str:
     """A route as people write it: "a -> b -> c"."""
     return " -> ".join(route)

@@ -478,12 +478,10 @@ def _check_fan_out(path, connections, own_keys):
     policy given to a connection of its own is refused on a port with one
     connection, where it says nothing; in [policy] it is every fan-out
     port's default, and a port with one connection leaves it alone."""
-    by_port: dict[tuple[str, str], list[Connection]] = {}
-    for conn in connections:
-        by_port.setdefault(conn.uses, []).append(conn)
+    fanned = graph.fan_out(connections)
     for i, conn in enumerate(connections):
         given = [key for key in FANOUT_KEYS if key in own_keys.get(i, ())]
-        if given and len(by_port[conn.uses]) == 1:
+        if given and tuple(conn.uses) not in fanned:
             raise SpecError(
                 path,
                 f"{conn.where}.{given[0]}",

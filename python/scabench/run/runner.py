@@ -34,7 +34,7 @@ from scabench.model.transport import hop_transport, process_transport
 from scabench.paths import program
 from scabench.run import metrics, processes
 from scabench.run.environment import describe_environment
-from scabench.run.graph_figures import graph_figures, read_sidecars, sidecar_entry
+from scabench.run.graph_figures import connection_numbers, graph_figures, read_sidecars, sidecar_entry
 from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts, unavailable_reason
 from scabench.run.plan import build_assembly, process_name
@@ -557,15 +557,15 @@ def owed_packets(
 def _connections(spec: Spec, name: str, r: Records, records: dict[str, Records]) -> list[ConnectionResult] | None:
     """Each connection's figures at a stage that several feed (fan-in), or
     None. A record names its connection by the number the component gave
-    it, across all its provides ports, in the order they attached: the
-    spec's order, in which the launcher connects."""
+    it (graph_figures.connection_numbers)."""
     into = [c for c in spec.connections if c.provides[0] == name]
     if len(into) < 2 or r.connection is None:
         return None
     assert r.stream is not None  # read with the connection, from the same flags
+    numbers = connection_numbers(spec)
     out = []
-    for number, conn in enumerate(into):
-        mine = r.connection == number
+    for conn in into:
+        mine = r.connection == numbers[conn.id]
         seq, stream = r.sequence[mine], r.stream[mine]
         upstream = records.get(conn.uses[0])
         out.append(
