@@ -1,4 +1,4 @@
-"""The omniORBpy stubs of idl/cf.idl, idl/scabench.idl and idl/node.idl.
+"""The omniORBpy stubs of idl/cf.idl, idl/bulkio.idl, idl/scabench.idl and idl/node.idl.
 
 They are generated, never committed: on first use, omniidl's Python back end
 (shipped with omniORBpy) writes them into a cache folder named after a hash
@@ -29,7 +29,7 @@ from scabench.errors import ScabenchError
 from scabench.paths import checkout, idl_dir
 
 IDL_DIR = idl_dir()
-IDL_FILES = ("cf.idl", "scabench.idl", "node.idl")
+IDL_FILES = ("cf.idl", "bulkio.idl", "scabench.idl", "node.idl")
 PACKAGE = "scabench_corba"
 # Where Debian's omniorb-idl puts orb.idl (the include path the C++ build uses
 # too, CMakeLists.txt), and where a source build of omniORB would.
@@ -117,7 +117,8 @@ def stub_dir():
 
 @cache
 def load():
-    """The stub modules: CF and CF__POA, ExtendedCF and ExtendedCF__POA (cf.idl), data and data__POA (the IDL
+    """The stub modules: CF and CF__POA, ExtendedCF and ExtendedCF__POA (cf.idl), BULKIO and BULKIO__POA
+    (bulkio.idl), data and data__POA (the IDL
     module `scabench`), node and node__POA (`scabench::node`, node.idl), and
     CosNaming from omniORBpy."""
     folder = str(stub_dir())
@@ -125,7 +126,7 @@ def load():
         sys.path.append(folder)
     import CosNaming
 
-    from scabench_corba import CF, CF__POA, ExtendedCF, ExtendedCF__POA
+    from scabench_corba import BULKIO, BULKIO__POA, CF, CF__POA, ExtendedCF, ExtendedCF__POA
     from scabench_corba import scabench as data
     from scabench_corba import scabench__POA as data__POA
     from scabench_corba.scabench import node
@@ -136,6 +137,8 @@ def load():
         CF__POA=CF__POA,
         ExtendedCF=ExtendedCF,
         ExtendedCF__POA=ExtendedCF__POA,
+        BULKIO=BULKIO,
+        BULKIO__POA=BULKIO__POA,
         data=data,
         data__POA=data__POA,
         node=node,
