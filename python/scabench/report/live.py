@@ -63,7 +63,10 @@ def dashboard(sample: LiveSample) -> Group:
         )
         if c.stalled_s is not None:
             stalls.append(
-                Text(f"stall: {c.name} holds {c.holding} and finished none for {c.stalled_s:.1f} s", style=BAD)
+                Text(
+                    f"stall: {c.name} holds {c.holding}, and nothing in the run finished for {c.stalled_s:.1f} s",
+                    style=BAD,
+                )
             )
     conns = table("connection", "packets", "pkt/s", title="connections")
     for k in sample.connections:

@@ -285,10 +285,6 @@ class LiveSampler:
                 out.send_stalls = int(header["send_stalls"])
                 if st.last_done_ns:
                     out.since_last_s = max(0.0, (now_ns - st.last_done_ns) / 1e9)
-                    still_ms = out.since_last_s * 1000.0
-                    limit_ms = threshold_ms(self.work_ms.get(c.name), max(1, out.busiest))
-                    if out.holding and still_ms > limit_ms:
-                        out.stalled_s = out.since_last_s
             if c.name in processes:
                 pid, ticks = processes[c.name]
                 out.pid = pid
@@ -296,6 +292,7 @@ class LiveSampler:
                     out.cpu_percent = 100.0 * (ticks - st.cpu_ticks_before) / _TICKS / interval
                 st.cpu_ticks_before = ticks
             components.append(out)
+        self._mark_stalls(components, now_ns)
         connections = []
         for conn in self.spec.connections:
             st = self.state.get(conn.provides[0])
@@ -320,6 +317,19 @@ class LiveSampler:
         if 0 < sent < self.to_send:
             time_left = (self.to_send - sent) * elapsed / sent
         return LiveSample(elapsed, sent, self.to_send, time_left, components, connections, latency)
+
+    def _mark_stalls(self, components: list[ComponentSample], now_ns: int) -> None:
+        """A stall as stalls.py defines it, as it happens: a component holds
+        work while nothing in the whole run has finished anything for longer
+        than its threshold. One that holds work while others go on is held
+        back by flow control (a source blocked on a full queue), not stalled."""
+        last_ns = max((st.last_done_ns for st in self.state.values()), default=0)
+        if not last_ns:
+            return
+        still_ms = max(0.0, (now_ns - last_ns) / 1e6)
+        for c in components:
+            if c.holding and still_ms > threshold_ms(self.work_ms.get(c.name), max(1, c.busiest)):
+                c.stalled_s = still_ms / 1000.0
 
 
 class LiveWatch(threading.Thread):

@@ -115,3 +115,18 @@ def test_the_view_names_every_component_and_its_figures(tmp_path, render):
     for name in ("p", "a", "s"):
         assert name in out
     assert "sent 10 of 10" in out
+
+
+def test_a_component_held_back_while_others_finish_is_not_stalled(tmp_path):
+    """A source blocked on a full queue holds a packet for long, but the
+    stage behind it finished one just now: flow control, not a stall."""
+    spec = chain_spec(packets=3)
+    now = time.monotonic_ns()
+    t = now - 2_000_000_000 + np.arange(3) * 1000 * US
+    write_records(tmp_path / "p.rec", np.arange(3), t, np.array([t[0] + 10 * US, t[1] + 10 * US, 0]))
+    set_header(tmp_path / "p.rec", completed=2)
+    write_records(tmp_path / "a.rec", np.arange(2), t[:2] + 100 * US, np.array([now - 1000 * US, 0]))
+    set_header(tmp_path / "a.rec", completed=1)
+    sample = LiveSampler(spec, tmp_path).sample()
+    assert sample.component("p").holding == 1 and sample.component("p").since_last_s > 1.0
+    assert sample.component("p").stalled_s is None and sample.component("a").stalled_s is None
