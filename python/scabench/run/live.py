@@ -44,7 +44,7 @@ from scabench.model import graph
 from scabench.model.pipeline import packet_bytes, property_value, stage_work
 from scabench.model.spec import Spec
 from scabench.run.graph_figures import connection_numbers, stream_of
-from scabench.run.records import HEADER, RECORD
+from scabench.run.records import HEADER, RECORD, REFUSAL_REASONS
 from scabench.run.stalls import threshold_ms
 from scabench.run.watchdog import children, host_components
 
@@ -280,7 +280,7 @@ class LiveSampler:
                 out.threads_seen = len(st.threads)
                 out.busiest = int(header["max_concurrent"])
                 out.reordered = st.reordered
-                out.refused = sum(int(header[k]) for k in HEADER.names if k.startswith("refused_"))
+                out.refused = sum(int(header[f"refused_{reason}"]) for reason in REFUSAL_REASONS)
                 out.held_peak, out.suspends = int(header["held_peak"]), int(header["suspends"])
                 out.send_stalls = int(header["send_stalls"])
                 if st.last_done_ns:
