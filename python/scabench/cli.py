@@ -1,5 +1,6 @@
 """The scabench command line."""
 
+import contextlib
 import math
 import os
 import select
@@ -33,6 +34,7 @@ from scabench.model.sad.descriptor import SDRROOT_VARIABLE
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import SCHEDULERS, Spec
 from scabench.model.transport import TRANSPORTS
+from scabench.report.live import LiveView
 from scabench.report.results_file import CsvTable, read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.results import RunResult
@@ -345,6 +347,13 @@ def load_named_spec(name: str) -> Spec:
     "(its corbaloc is printed) until Ctrl-C, or, where stdin is a pipe, until it is closed "
     "(a signal then interrupts the run: exit 128 + its number).",
 )
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Show the run's figures while it goes on (on stderr): each component's packets, what it holds, "
+    "rates, threads, reordering, CPU and stalls, each connection's rate, the latency so far and the time "
+    "left; a dashboard on a terminal, a plain line every 2 s elsewhere.",
+)
 def run(
     spec_file: str,
     packets: int | None,
@@ -364,6 +373,7 @@ def run(
     csv_path: str | None,
     report_dir: str | None,
     hold: bool,
+    live: bool,
 ) -> None:
     """Run SPEC over real processes and print its table.
 
@@ -375,6 +385,8 @@ def run(
         check_outputs(json_path, csv_path)
         if hold and runs:
             raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
+        if live and runs:
+            raise ScabenchError("--live watches one run; it cannot be used with --runs")
         if warmup and not runs:
             raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
         spec = load_named_spec(spec_file)
@@ -398,7 +410,8 @@ def run(
             if runs:
                 result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
             else:
-                result = run_spec(spec, on_hold=announce_hold if hold else None)
+                with LiveView() if live else contextlib.nullcontext() as view:
+                    result = run_spec(spec, on_hold=announce_hold if hold else None, on_sample=view)
         except RunError as exc:
             if json_path and exc.result is not None:
                 write_json(exc.result, json_path)  # a failed run keeps what it measured
