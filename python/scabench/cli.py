@@ -271,8 +271,11 @@ def trace_lines(request: TraceRequest | None) -> list[str]:
     """Where the traces went, and how to open them."""
     if request is None or not request.written:
         return []
-    where = request.written[0] if len(request.written) == 1 else f"{len(request.written)} files in {request.target}"
-    return [f"trace: {where} (open it in ui.perfetto.dev or chrome://tracing)"]
+    if len(request.written) == 1:
+        return [f"trace: {request.written[0]} (open it in ui.perfetto.dev or chrome://tracing)"]
+    return [
+        f"trace: {len(request.written)} files in {request.target} (open them in ui.perfetto.dev or chrome://tracing)"
+    ]
 
 
 def write_study_outputs(

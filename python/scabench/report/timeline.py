@@ -1,8 +1,10 @@
 """A run's first packets as a timeline (RunResult.timeline): a lane per
 component, a bar per packet from the start of its work to done, in the
 packet's colour at every component so that one packet can be followed down
-the pipeline; time a packet waited in a queue as a thin line before its
-bar; packets that arrived out of order outlined and hatched. Gaps in a lane
+the pipeline, lighter where it was sending the packet on (a two-way call
+waits there for the stages after it); time a packet waited in a queue as a
+thin line under the lane; packets that arrived out of order outlined and
+hatched. Gaps in a lane
 are time the component had nothing to do: the empty pipeline shows as
 lanes that stay empty while the first stage works."""
 
@@ -60,7 +62,8 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
 
     fields = {name: i for i, name in enumerate(Timeline.SPAN_FIELDS)}
     seq_at, track_at, arrive_at = fields["sequence"], fields["track"], fields["arrive_ms"]
-    start_at, done_at, reordered_at = fields["start_ms"], fields["done_ms"], fields["reordered"]
+    start_at, send_at, done_at = fields["start_ms"], fields["send_ms"], fields["done_ms"]
+    reordered_at = fields["reordered"]
     lanes = [lane for lane in timeline.lanes if lane["spans"]]
     end = max((s[done_at] for lane in lanes for s in lane["spans"]), default=1.0) or 1.0
     colours = plt.get_cmap("tab20")
@@ -76,23 +79,25 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
     for lane, rows, queued, top, height in layout:
         work_rows = min(max(rows) + 1, MOST_ROWS)
         row_h = work_rows / (max(rows) + 1)
+        # A source's records are its sends: all of each is sending.
         source = lane is layout[0][0] and all(s[start_at] == s[arrive_at] for s in lane["spans"])
+        worked = []
         for s, row in zip(lane["spans"], rows):
             colour = colours(s[seq_at] % 20)
-            row_y = top + row * row_h
+            bar = (top + row * row_h + 0.08 * row_h, 0.84 * row_h)
+            work_end = s[start_at] if source else (s[send_at] if s[send_at] is not None else s[done_at])
+            worked.append((s[start_at], work_end))
+            ax.broken_barh([(s[start_at], work_end - s[start_at])], bar, facecolors=colour, linewidth=0)
+            ax.broken_barh([(work_end, s[done_at] - work_end)], bar, facecolors=colour, alpha=0.35, linewidth=0)
             width = max(s[done_at] - s[start_at], end * 0.002)  # a send of µs still shows
-            hatch = "////" if s[reordered_at] else None
-            edge = "black" if s[reordered_at] else "white"
-            ax.broken_barh(
-                [(s[start_at], width)],
-                (row_y + 0.08 * row_h, 0.84 * row_h),
-                facecolors=colour,
-                edgecolors=edge,
-                linewidth=1.2 if s[reordered_at] else 0.4,
-                hatch=hatch,
-            )
+            if s[reordered_at]:
+                ax.broken_barh(
+                    [(s[start_at], width)], bar, facecolors="none", edgecolors="black", linewidth=1.2, hatch="////"
+                )
             if width >= LABEL_AT * end and row_h >= 0.6:
-                ax.text(s[start_at] + width / 2, row_y + 0.5, str(s[seq_at]), ha="center", va="center", fontsize=7)
+                ax.text(
+                    s[start_at] + width / 2, bar[0] + bar[1] / 2, str(s[seq_at]), ha="center", va="center", fontsize=7
+                )
         if queued:
             band = top + work_rows
             qrows = _rows(queued)
@@ -100,9 +105,7 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
             queued_spans = [s for s in lane["spans"] if s[start_at] > s[arrive_at]]
             for (a, b), row, s in zip(queued, qrows, queued_spans):
                 ax.plot([a, b], [band + step * (row + 1)] * 2, color=colours(s[seq_at] % 20), linewidth=1.1)
-        what = (
-            "sends" if source else f"busy {100 * _busy([(s[start_at], s[done_at]) for s in lane['spans']], end):.0f} %"
-        )
+        what = "sends" if source else f"in work {100 * _busy(worked, end):.0f} %"
         threads = len({s[track_at] for s in lane["spans"]})
         label = f"{lane['component']}\n{what}" + (f", {threads} threads" if threads > 1 else "")
         ax.text(-0.01, top + height / 2, label, transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=9)
@@ -115,12 +118,13 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
     ax.grid(axis="x", color="#eeeeee")
     ax.set_axisbelow(True)
     handles: list[Any] = [
-        Patch(facecolor="#bbbbbb", edgecolor="white", label="a packet in work and sending on (its colour: its number)"),
-        Patch(facecolor="#bbbbbb", edgecolor="black", hatch="////", label="arrived out of order"),
+        Patch(facecolor="#999999", label="a packet in work (its colour: its number)"),
+        Patch(facecolor="#999999", alpha=0.35, label="sending it on, until the call returned"),
+        Patch(facecolor="none", edgecolor="black", hatch="////", label="arrived out of order"),
     ]
     if any(q for _, _, q, _, _ in layout):
         handles.append(plt.Line2D([], [], color="#888888", linewidth=1.1, label="waiting in the queue"))
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=8, frameon=False)
     tall = fig.get_figheight()  # margins in inches: the title above, the axis and the legend below
     fig.subplots_adjust(left=0.17, right=0.98, top=1 - 0.45 / tall, bottom=1.0 / tall)
     return save_figure(fig, path)
@@ -137,10 +141,11 @@ def timeline_section(timeline: Timeline | None, image: str, what: str) -> list[s
     return [
         f"![{what}]({image})",
         "",
-        "A lane per component, a bar per packet from the start of its work to done (sending on included), "
-        "in the packet's colour at every component; a thin line under a lane: time a packet waited in its "
-        "queue; hatched and outlined: it arrived out of order; busy: the share of the time shown in which the "
-        "component worked a packet. Work start is worked out from the records where a worker or a reorder "
+        "A lane per component, a bar per packet from the start of its work to done, in the packet's colour at "
+        "every component, lighter while the component was sending it on (a two-way call waits there for the "
+        "components after it); a thin line under a lane: time a packet waited in its queue; hatched and "
+        "outlined: it arrived out of order; in work: the share of the time shown in which the component worked "
+        "a packet. Work start is worked out from the records where a worker or a reorder "
         "buffer hands packets on in turn (docs/reference/trace.md).",
         "",
     ]

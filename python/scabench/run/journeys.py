@@ -21,6 +21,7 @@ when the send returned). The rest is worked out, and the trace says so:
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -256,9 +257,9 @@ def timeline(all_of: Journeys, packets: int = TIMELINE_PACKETS) -> Timeline:
     lanes = []
     for j in window(all_of, packets).components:
         p = j.packets
-        spans = [
+        spans: list[list[Any]] = [
             [int(p.sequence[i]), int(p.stream[i]), int(p.track[i]), ms(p.arrive_ns[i]), ms(p.start_ns[i])]
-            + [ms(p.done_ns[i]), int(p.reordered[i])]
+            + [ms(p.send_ns[i]) if p.send_ns[i] >= 0 else None, ms(p.done_ns[i]), int(p.reordered[i])]
             for i in range(p.sequence.size)
         ]
         lanes.append({"component": j.name, "kind": j.kind, "tracks": list(j.tracks), "spans": spans})

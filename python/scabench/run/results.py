@@ -322,13 +322,14 @@ class Timeline(Typed):
     run/journeys.py). A lane per component, in data-flow order: {"component",
     "kind", "tracks" (the threads and roles that worked its packets, by
     name), "spans": one list per packet, [sequence, stream, track (index
-    into tracks), arrive_ms, start_ms, done_ms, reordered (0 or 1)], in
-    arrival order}; times in ms since the sources' first send."""
+    into tracks), arrive_ms, start_ms, send_ms (sending on began; null where
+    not seen), done_ms, reordered (0 or 1)], in arrival order}; times in ms
+    since the sources' first send."""
 
     packets: int  # the window: packets numbered below this, in each stream
     lanes: list
 
-    SPAN_FIELDS = ("sequence", "stream", "track", "arrive_ms", "start_ms", "done_ms", "reordered")
+    SPAN_FIELDS = ("sequence", "stream", "track", "arrive_ms", "start_ms", "send_ms", "done_ms", "reordered")
 
 
 @dataclass

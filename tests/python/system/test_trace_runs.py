@@ -50,8 +50,9 @@ def test_a_sweep_writes_a_trace_per_run_in_its_folder(write_spec, tmp_path):
     args = ["sweep", spec, "--grid", "policy.call=oneway,twoway", "--runs", "1", "--quiet-wait", "0"]
     done = scabench(*args, "--out", out, "--trace", "--trace-packets", 3)
     assert done.returncode == 0, done.stderr
+    # A file per run, in the order they ran: two points, one run each, and any the guard redid.
     traces = sorted(p.name for p in (out / "traces").iterdir())
-    assert traces == ["001-spec.trace.json", "002-spec.trace.json"]
-    assert f"trace: 2 files in {out / 'traces'}" in done.stdout
+    assert len(traces) >= 2 and traces[:2] == ["001-spec.trace.json", "002-spec.trace.json"]
+    assert f"trace: {len(traces)} files in {out / 'traces'}" in done.stdout
     for name in traces:
         check_trace(json.loads((out / "traces" / name).read_text()), 3)
