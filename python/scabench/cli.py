@@ -573,6 +573,11 @@ def _run_report(result: Benchmark | RunResult, out_dir: str, timeline: bool) -> 
 @study_csv_option("a row per point (also in OUT/sweep.csv)")
 @study_trace_option
 @trace_packets_option
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help="Draw the answer's first packets as a timeline in the report (its median run; OUT/timeline.png).",
+)
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
 def sweep(
     spec_file: str,
@@ -587,6 +592,7 @@ def sweep(
     csv_path: str | None,
     trace: bool,
     trace_packets: int,
+    timeline: bool,
     wide: bool,
 ) -> None:
     """Run SPEC at every point of the crossed --grid values (at most 10,000
@@ -628,7 +634,7 @@ def sweep(
     if resumed:
         click.echo(resumed.line(len(points), results), err=True)
     table_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
-    md, html = write_sweep_report(doc, out_dir)
+    md, html = write_sweep_report(doc, out_dir, timeline)
     saved = write_study_outputs(results, json_path, csv_path, lambda: sweep_csv(doc))
     show(
         sweep_view(doc)

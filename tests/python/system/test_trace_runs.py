@@ -48,7 +48,7 @@ def test_a_sweep_writes_a_trace_per_run_in_its_folder(write_spec, tmp_path):
     spec = write_spec(pipeline_toml(packets=4, stages=1, work_us=500))
     out = tmp_path / "sweep"
     args = ["sweep", spec, "--grid", "policy.call=oneway,twoway", "--runs", "1", "--quiet-wait", "0"]
-    done = scabench(*args, "--out", out, "--trace", "--trace-packets", 3)
+    done = scabench(*args, "--out", out, "--trace", "--trace-packets", 3, "--timeline")
     assert done.returncode == 0, done.stderr
     # A file per run, in the order they ran: two points, one run each, and any the guard redid.
     traces = sorted(p.name for p in (out / "traces").iterdir())
@@ -56,3 +56,7 @@ def test_a_sweep_writes_a_trace_per_run_in_its_folder(write_spec, tmp_path):
     assert f"trace: {len(traces)} files in {out / 'traces'}" in done.stdout
     for name in traces:
         check_trace(json.loads((out / "traces" / name).read_text()), 3)
+    # --timeline: the answer's first packets in the report (two-way keeps order: there is an answer).
+    page = (out / "report.md").read_text()
+    assert "## Timeline of the answer" in page and "![policy.call=" in page
+    assert (out / "timeline.png").read_bytes()[:4] == b"\x89PNG"
