@@ -20,6 +20,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -203,10 +204,12 @@ def chrome_trace(all_of: Journeys, packets: int, about: Mapping[str, Any]) -> di
         went = np.where(sender.packets.send_ns >= 0, sender.packets.send_ns, sender.packets.done_ns)
         back = receiver.packets.done_ns[receiver.packets.connection == number]
         ev.counter(pids[sender.name], _steps(f"credits outstanding ({conn.id})", went, back))
-    # Each track in time order (a viewer needs no more; the tests hold it to it).
-    ev.events.sort(key=lambda e: (e["ph"] != "M", e.get("ts", 0), -e.get("dur", 0)))
+    # The metadata first, then every event in time order (so each track's);
+    # the sort is stable, and a packet's span was added before the spans in it.
+    meta = [e for e in ev.events if e["ph"] == "M"]
+    timed = sorted((e for e in ev.events if e["ph"] != "M"), key=itemgetter("ts"))
     return {
-        "traceEvents": ev.events,
+        "traceEvents": meta + timed,
         "displayTimeUnit": "ms",
         "otherData": {
             **about,
