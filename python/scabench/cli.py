@@ -10,7 +10,7 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from scabench.report.results_file import CsvTable, read_json, read_runs, records
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
+from scabench.run.trace import DEFAULT_PACKETS, TraceRequest, tracing
 from scabench.version import commit
 
 
@@ -211,15 +212,72 @@ study_packets_option = click.option(
 )
 
 
-def check_outputs(json_path: str | Path | None, csv_path: str | None, out_dir: str | None = None) -> None:
+def check_outputs(
+    json_path: str | Path | None,
+    csv_path: str | None,
+    out_dir: str | None = None,
+    trace_path: str | Path | None = None,
+    report_dir: str | None = None,
+) -> None:
     """Every output of a command, made once before anything runs and
-    removed again (check_writable): its --json and --csv files and its
-    --out folder. Every command that writes goes through here."""
-    if out_dir is not None:
-        check_writable(out_dir, "--out", folder=True)
-    for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
+    removed again (check_writable): its --json, --csv and --trace files and
+    its --out and --report folders. Every command that writes goes through here."""
+    for folder, flag in ((out_dir, "--out"), (report_dir, "--report")):
+        if folder is not None:
+            check_writable(folder, flag, folder=True)
+    for path, flag in ((json_path, "--json"), (csv_path, "--csv"), (trace_path, "--trace")):
         if path:
             check_writable(path, flag)
+
+
+# Where a study's --trace writes its runs' traces, in its --out folder.
+TRACES = "traces"
+
+# A run's trace (run/trace.py): how many of each stream's first packets it holds.
+trace_packets_option = click.option(
+    "--trace-packets",
+    type=click.IntRange(min=1),
+    default=DEFAULT_PACKETS,
+    show_default=True,
+    metavar="N",
+    help="With --trace: the trace holds each stream's first N packets (the file says so).",
+)
+
+
+def study_trace_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """A study's --trace: a trace file per run, in OUT/traces."""
+    return click.option(
+        "--trace",
+        "trace",
+        is_flag=True,
+        help="Write each run's packets as a Chrome trace (Perfetto, chrome://tracing) in OUT/traces/, "
+        "a file per run numbered in the order they ran: NNN-SPEC.trace.json.",
+    )(f)
+
+
+def trace_request(target: str | Path | None, packets: int, per_run: bool = False) -> TraceRequest | None:
+    """What --trace asks for (None: no trace); --trace-packets alone is refused."""
+    if target is None:
+        if packets != DEFAULT_PACKETS:
+            raise ScabenchError("--trace-packets: says how many packets a trace holds; give --trace too")
+        return None
+    return TraceRequest(Path(target), packets, per_run)
+
+
+def traced(request: TraceRequest | None) -> AbstractContextManager[Any]:
+    """The runs inside write their traces where `request` says (none without one)."""
+    return tracing(request) if request is not None else nullcontext()
+
+
+def trace_lines(request: TraceRequest | None) -> list[str]:
+    """Where the traces went, and how to open them."""
+    if request is None or not request.written:
+        return []
+    if len(request.written) == 1:
+        return [f"trace: {request.written[0]} (open it in ui.perfetto.dev or chrome://tracing)"]
+    return [
+        f"trace: {len(request.written)} files in {request.target} (open them in ui.perfetto.dev or chrome://tracing)"
+    ]
 
 
 def write_study_outputs(
@@ -341,6 +399,21 @@ def load_named_spec(name: str) -> Spec:
     "(with --runs: the last kept run's).",
 )
 @click.option(
+    "--timeline",
+    is_flag=True,
+    help="With --report: draw the first packets of each stream as a timeline in it "
+    "(a lane per component, a bar per packet's work; packets out of order marked).",
+)
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Write the run's packets here as a Chrome trace (Perfetto, chrome://tracing): a track per "
+    "component and thread, each packet's time queued, in work and sending, arrows from hop to hop.",
+)
+@trace_packets_option
+@click.option(
     "--hold",
     is_flag=True,
     help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
@@ -372,6 +445,9 @@ def run(
     json_path: str | None,
     csv_path: str | None,
     report_dir: str | None,
+    timeline: bool,
+    trace_path: str | None,
+    trace_packets: int,
     hold: bool,
     live: bool,
 ) -> None:
@@ -382,7 +458,15 @@ def run(
     machine and redone if other processes disturbed it or it stalled, then
     the statistics of the headline figures and warnings in words."""
     with exit_codes(partial_json=json_path):
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, trace_path=trace_path, report_dir=report_dir)
+        if timeline and not report_dir:
+            raise ScabenchError("--timeline: draws the timeline in the run's report; give --report DIR too")
+        if trace_path and runs:
+            raise ScabenchError(
+                "--trace: writes one run's trace; with --runs K, give the runs to a sweep or a study, "
+                "whose --trace writes a file per run"
+            )
+        request = trace_request(trace_path, trace_packets)
         if hold and runs:
             raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
         if live and runs:
@@ -407,37 +491,43 @@ def run(
         spec = apply_overrides(spec, overrides, RUN_FLAGS)
         result: Benchmark | RunResult
         try:
-            if runs:
-                result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
-            else:
-                with LiveView() if live else contextlib.nullcontext() as view:
-                    result = run_spec(spec, on_hold=announce_hold if hold else None, on_sample=view)
+            with traced(request):
+                if runs:
+                    result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
+                else:
+                    with LiveView() if live else contextlib.nullcontext() as view:
+                        result = run_spec(spec, on_hold=announce_hold if hold else None, on_sample=view)
         except RunError as exc:
             if json_path and exc.result is not None:
                 write_json(exc.result, json_path)  # a failed run keeps what it measured
+            for line in trace_lines(request):
+                click.echo(line, err=True)
             raise
     if json_path:
         write_json(result, json_path)
     if csv_path:
         write_csv(*(benchmark_csv(result) if isinstance(result, Benchmark) else stage_rows(result)), csv_path)
-    report = _run_report(result, report_dir) if report_dir else None
+    report = _run_report(result, report_dir, timeline) if report_dir else None
     show(benchmark_view(result) if isinstance(result, Benchmark) else run_view(result))
     for path in (json_path, csv_path):
         if path:
             click.echo(f"result written to {path}")
+    for line in trace_lines(request):
+        click.echo(line)
     if report is not None:
         click.echo(f"report: {report[0]} and {report[1]}")
 
 
-def _run_report(result: Benchmark | RunResult, out_dir: str) -> tuple[Path, Path] | None:
-    """`run --report`: the run's page with its waveform drawn (report/graph.py);
-    with --runs, the last kept run's. None where no run was measured."""
+def _run_report(result: Benchmark | RunResult, out_dir: str, timeline: bool) -> tuple[Path, Path] | None:
+    """`run --report`: the run's page with its waveform drawn (report/graph.py)
+    and, with --timeline, its first packets; with --runs, the last kept
+    run's. None where no run was measured."""
     from scabench.report.graph import write_run_report  # graphviz only here
 
     runs = result.runs if isinstance(result, Benchmark) else [result]
     if not runs or not runs[-1].analysed:
         return None
-    return write_run_report(runs[-1], out_dir, len(runs) if isinstance(result, Benchmark) else None)
+    return write_run_report(runs[-1], out_dir, len(runs) if isinstance(result, Benchmark) else None, timeline)
 
 
 @main.command(short_help="Measure a spec over crossed grids of settings; the fastest in order.")
@@ -494,6 +584,13 @@ def _run_report(result: Benchmark | RunResult, out_dir: str) -> tuple[Path, Path
 )
 @study_json_option
 @study_csv_option("a row per point (also in OUT/sweep.csv)")
+@study_trace_option
+@trace_packets_option
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help="Draw the answer's first packets as a timeline in the report (its median run; OUT/timeline.png).",
+)
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
 def sweep(
     spec_file: str,
@@ -506,6 +603,9 @@ def sweep(
     out_dir: str,
     json_path: str | None,
     csv_path: str | None,
+    trace: bool,
+    trace_packets: int,
+    timeline: bool,
     wide: bool,
 ) -> None:
     """Run SPEC at every point of the crossed --grid values (at most 10,000
@@ -526,29 +626,32 @@ def sweep(
     with exit_codes(partial_json=results):
         check_outputs(json_path, csv_path, out_dir)
         check_writable(results, "--out")
+        request = trace_request(Path(out_dir) / TRACES if trace else None, trace_packets, per_run=True)
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
-        doc, resumed = run_sweep(
-            str(points[0].spec.path),
-            axes,
-            points,
-            runs,
-            warmup,
-            guard_settings(quiet_wait),
-            lambda d: write_json(d, results),
-            previous,
-            max_latency_ms,
-            packets,
-            where=results,
-        )
+        with traced(request):
+            doc, resumed = run_sweep(
+                str(points[0].spec.path),
+                axes,
+                points,
+                runs,
+                warmup,
+                guard_settings(quiet_wait),
+                lambda d: write_json(d, results),
+                previous,
+                max_latency_ms,
+                packets,
+                where=results,
+            )
     if resumed:
         click.echo(resumed.line(len(points), results), err=True)
     table_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
-    md, html = write_sweep_report(doc, out_dir)
+    md, html = write_sweep_report(doc, out_dir, timeline)
     saved = write_study_outputs(results, json_path, csv_path, lambda: sweep_csv(doc))
     show(
-        sweep_view(doc) + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved],
+        sweep_view(doc)
+        + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved, *trace_lines(request)],
         console(wide=wide),
     )
 
@@ -749,6 +852,8 @@ def _stdin_is_pipe() -> bool:
 )
 @study_json_option
 @study_csv_option("a row per configuration and set-up")
+@study_trace_option
+@trace_packets_option
 def paper(
     quick: bool,
     runs: int | None,
@@ -759,6 +864,8 @@ def paper(
     from_results: bool,
     json_path: str | None,
     csv_path: str | None,
+    trace: bool,
+    trace_packets: int,
 ) -> None:
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.claims import VERDICT_LEGEND
@@ -767,17 +874,21 @@ def paper(
 
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
+        request = trace_request(Path(out_dir) / TRACES if trace else None, trace_packets, per_run=True)
         if from_results:
+            if request is not None:
+                raise ScabenchError("--trace: traces runs as they run; --from-results runs nothing")
             entries, claims = rerender(out_dir)
         else:
-            entries, claims = run_paper(
-                out_dir,
-                quick=quick,
-                runs=runs,
-                packets=packets,
-                only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
-                campaign_file=campaign_file,
-            )
+            with traced(request):
+                entries, claims = run_paper(
+                    out_dir,
+                    quick=quick,
+                    runs=runs,
+                    packets=packets,
+                    only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
+                    campaign_file=campaign_file,
+                )
     verdicts = table("claim", ("verdict", {"justify": "left"}))
     for c in claims:
         verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
@@ -789,6 +900,7 @@ def paper(
             claim_tally(claims),
             f"report: {out_dir}/report.html (and report.md, results.json)",
             *saved,
+            *trace_lines(request),
         ]
     )
 
@@ -802,6 +914,8 @@ def paper(
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @study_json_option
 @study_csv_option("a row per strategy and link delay")
+@study_trace_option
+@trace_packets_option
 def link_delay(
     quick: bool,
     runs: int | None,
@@ -811,6 +925,8 @@ def link_delay(
     from_results: bool,
     json_path: str | None,
     csv_path: str | None,
+    trace: bool,
+    trace_packets: int,
 ) -> None:
     """Two-way + worker vs credits across network hosts with link delay."""
     from scabench.studies.link_delay.analysis import headline
@@ -819,11 +935,15 @@ def link_delay(
 
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
-        doc = (
-            rerender(out_dir)
-            if from_results
-            else run_link_delay(out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
-        )
+        request = trace_request(Path(out_dir) / TRACES if trace else None, trace_packets, per_run=True)
+        if from_results and request is not None:
+            raise ScabenchError("--trace: traces runs as they run; --from-results runs nothing")
+        with traced(request):
+            doc = (
+                rerender(out_dir)
+                if from_results
+                else run_link_delay(out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
+            )
     ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
     for row in headline(doc):
         label = "loopback" if row.delay_ms is None else f"{row.delay_ms} ms"
@@ -842,7 +962,7 @@ def link_delay(
             ],
         )
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: link_delay_csv(doc))
-    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)", *saved, *trace_lines(request)])
 
 
 @main.command(short_help="What the ORB costs per call and per byte, on every transport.")
