@@ -72,7 +72,7 @@ def test_every_peer_runs_every_point_in_order(grain_study):
         assert point["figures"]["threads"]["ratio_threads"] == 1.0
     assert (out / "peers-grain.png").stat().st_size > 0
     report = (out / "report.md").read_text()
-    assert "| peer | 50 µs, 1024 | 0 µs, 1024 |" in report
+    assert "1024 samples (8,192 B) a packet:" in report and "| peer | 50 µs | 0 µs |" in report
     assert "scabench-credits-unix" in proc.stdout and "best scabench ordered strategy" in proc.stdout
     assert (out / "report.html").is_file()
 

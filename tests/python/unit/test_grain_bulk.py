@@ -73,15 +73,17 @@ def test_the_best_ordered_scabench_strategy_leaves_out_one_out_of_order():
 
 def test_the_grain_table_has_a_column_per_point_and_marks_lost_order():
     doc = _grain_doc()
-    header, rows = grain.grain_table(doc, "ratio_threads")
-    assert header == ["peer", "5 ms, 1024", "0 µs, 1024"]
+    assert grain.grain_sizes(doc) == [1024]
+    header, rows = grain.grain_table(doc, "ratio_threads", 1024)
+    assert header == ["peer", "5 ms", "0 µs"]
     assert rows == [
         ["threads", "1.000", "1.000"],
         ["zmq-inproc", "1.000", "–"],
         ["scabench-credits-shm", "1.020", "5.000"],
         ["scabench-exp6", "1.078!", "4.000"],
     ]
-    _, floor_rows = grain.grain_table(doc, "ratio_floor")
+    assert grain.grain_table(doc, "ratio_threads", 16) == (["peer"], [])
+    _, floor_rows = grain.grain_table(doc, "ratio_floor", 1024)
     assert floor_rows[2] == ["scabench-credits-shm", "1.040", "–"]
     header, csv_rows = grain.grain_csv_rows(doc)
     assert len(csv_rows) == 7 and header[:2] == ["work_us", "samples"]

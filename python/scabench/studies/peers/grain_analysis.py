@@ -119,13 +119,18 @@ def summarise_points(doc: dict[str, Any]) -> None:
         point["figures"] = point_figures(point, ids)
 
 
-def grain_table(doc: dict[str, Any], ratio: str) -> tuple[list[str], list[list[Any]]]:
-    """The table of one ratio ("ratio_threads" or "ratio_floor"): a row per
-    peer that ran, a column per point (work, then size, as measured); a cell
-    is the median ratio, "–" where there is none, marked "!" where a run was
-    out of order."""
-    points = doc["points"]
-    header = ["peer"] + [f"{work_label(p['work_us'])}, {p['samples']}" for p in points]
+def grain_sizes(doc: dict[str, Any]) -> list[int]:
+    """The packet sizes measured, in the order of the grid."""
+    return list(dict.fromkeys(p["samples"] for p in doc["points"]))
+
+
+def grain_table(doc: dict[str, Any], ratio: str, samples: int) -> tuple[list[str], list[list[Any]]]:
+    """The table of one ratio ("ratio_threads" or "ratio_floor") at one
+    packet size (a table per size keeps it narrow): a row per peer that ran,
+    a column per work per packet, in the grid's order; a cell is the median
+    ratio, "–" where there is none, marked "!" where a run was out of order."""
+    points = [p for p in doc["points"] if p["samples"] == samples]
+    header = ["peer"] + [work_label(p["work_us"]) for p in points]
     rows = []
     for pid in doc["peers"]:
         cells = [_cell(p.get("figures", {}).get(pid), ratio) for p in points]

@@ -9,7 +9,7 @@ from typing import Any
 from scabench.console import add_rows, table
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import save_figure
-from scabench.studies.peers.grain_analysis import best_ordered_scabench, grain_table, work_label
+from scabench.studies.peers.grain_analysis import best_ordered_scabench, grain_sizes, grain_table, work_label
 
 TITLE = "Peers at every grain: work per packet by packet size"
 FIGURE = "peers-grain.png"
@@ -53,11 +53,14 @@ def grain_view(doc: dict[str, Any]) -> list[Any]:
     """The terminal's view (console.show prints it): the set-up, the table
     of ratios to plain threads, the legend, the notes and the answer."""
     meta = doc["meta"]
-    header, rows = grain_table(doc, "ratio_threads")
+    tables = []
+    for size in grain_sizes(doc):
+        header, rows = grain_table(doc, "ratio_threads", size)
+        tables.append(add_rows(table(*header, title=f"{size} samples a packet"), rows))
     return [
         f"{len(doc['points'])} point(s) on {_cores_label(meta['cores'])}; {meta['runs']} round(s); "
-        f"columns: work per packet, samples per packet",
-        add_rows(table(*header), rows),
+        f"columns: work per packet and stage",
+        *tables,
         "each cell: median time of the last packet ÷ that of plain threads at the same point (1: as fast as "
         "threads in one process); !: a run lost order",
         *notes(doc),
@@ -75,7 +78,10 @@ def _plot(doc: dict[str, Any], out: Path) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sizes = list(dict.fromkeys(p["samples"] for p in doc["points"]))
+    from scabench.report.plots import log_axis_labels
+
+    sizes = grain_sizes(doc)
+    works = sorted({p["work_us"] for p in doc["points"]})
     ratios = ("ratio_floor", "ratio_threads")
     fig, axes = plt.subplots(len(ratios), len(sizes), figsize=(4.2 * len(sizes) + 2.8, 7), squeeze=False, sharex=True)
     colours = plt.get_cmap(PALETTE)
@@ -103,14 +109,17 @@ def _plot(doc: dict[str, Any], out: Path) -> str:
                     markersize=4,
                     linewidth=1.2,
                 )
+            # No work sits at 0 of a linear stretch below 1 µs, the rest on a log scale.
             ax.set_xscale("symlog", linthresh=1)
+            ax.set_xticks(works, [work_label(w) for w in works], fontsize=7, rotation=30)
             ax.set_yscale("log")
+            log_axis_labels(ax.yaxis)
             ax.axhline(1.0, color="#444", linewidth=0.8)
             ax.grid(alpha=0.3, which="both")
             if row == 0:
                 ax.set_title(f"{size} samples ({size * 8:,} B) a packet", fontsize=9)
             if row == len(ratios) - 1:
-                ax.set_xlabel("work per packet and stage, µs (0 at the left)", fontsize=8)
+                ax.set_xlabel("work per packet and stage", fontsize=8)
             if col == 0:
                 ax.set_ylabel(
                     "last packet ÷ floor" if ratio == "ratio_floor" else "last packet ÷ plain threads", fontsize=8
@@ -153,10 +162,12 @@ def render(doc: dict[str, Any], figure: str) -> str:
         "",
     ]
     for ratio in ("ratio_threads", "ratio_floor"):
-        header, rows = grain_table(doc, ratio)
-        text += [f"## {RATIO_NAMES[ratio][0].upper()}{RATIO_NAMES[ratio][1:]}", "", md_table(header, rows), ""]
+        text += [f"## {RATIO_NAMES[ratio][0].upper()}{RATIO_NAMES[ratio][1:]}", ""]
+        for size in grain_sizes(doc):
+            header, rows = grain_table(doc, ratio, size)
+            text += [f"{size} samples ({size * 8:,} B) a packet:", "", md_table(header, rows), ""]
     text += [
-        "Columns: work per packet and stage, samples per packet. Each cell is the median over the rounds; "
+        "Columns: work per packet and stage. Each cell is the median over the rounds; "
         "a ratio to plain threads is the peer's median time of the last packet over that of plain threads at "
         "the same point. !: a run in which a stage did not see every packet in order.",
         "",
