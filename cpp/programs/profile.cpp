@@ -15,8 +15,8 @@
 //   scabench-profile memcpy --bytes B1,B2,... [--seconds S]
 //       This machine's memcpy bandwidth at each buffer size: the limit of
 //       any hop that copies its packets (`scabench bulk`). One line a size:
-//       "memcpy BYTES BYTES_PER_S COPIES", the best of 5 batches of about
-//       S/5 seconds each (default S 0.5): others' load can only slow a
+//       "memcpy BYTES BYTES_PER_S COPIES", the best of 10 batches of about
+//       S/10 seconds each (default S 0.5): others' load can only slow a
 //       batch, and a limit is what the machine can do.
 //
 // Rounds, warm-up, statistics and foreign-load guarding live in the Python
@@ -399,13 +399,14 @@ void measureMemcpy(std::size_t bytes, double seconds) {
   std::vector<unsigned char> from(bytes), to(bytes);
   for (std::size_t i = 0; i < bytes; ++i) from[i] = static_cast<unsigned char>(i * 31 + 7);
   std::memset(to.data(), 1, bytes);
-  // Copies a batch takes: about seconds/5, judged from a first timed copy.
+  // Copies a batch takes: about seconds/10, judged from a first timed copy.
   const int64_t t0 = scabench::monotonicNs();
   std::memcpy(to.data(), from.data(), bytes);
   const double once = double(std::max<int64_t>(scabench::monotonicNs() - t0, 1));
-  const long copies = std::max(1L, long(seconds / 5 * 1e9 / once));
+  const int batches = 10;
+  const long copies = std::max(1L, long(seconds / batches * 1e9 / once));
   std::vector<double> rates;
-  for (int batch = 0; batch < 5; ++batch) {
+  for (int batch = 0; batch < batches; ++batch) {
     const int64_t start = scabench::monotonicNs();
     for (long c = 0; c < copies; ++c) {
       std::memcpy(to.data(), from.data(), bytes);
@@ -415,7 +416,7 @@ void measureMemcpy(std::size_t bytes, double seconds) {
     rates.push_back(double(bytes) * double(copies) * 1e9 /
                     double(std::max<int64_t>(scabench::monotonicNs() - start, 1)));
   }
-  std::printf("memcpy %zu %.0f %ld\n", bytes, *std::max_element(rates.begin(), rates.end()), copies * 5);
+  std::printf("memcpy %zu %.0f %ld\n", bytes, *std::max_element(rates.begin(), rates.end()), copies * batches);
   std::fflush(stdout);
 }
 

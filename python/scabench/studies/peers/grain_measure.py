@@ -74,11 +74,15 @@ def _spec(spec, cores, packets, samples, work_us, peer=None):
     return apply_overrides(spec, _overrides(spec, cores, packets, samples, work_us, peer), WHERE)
 
 
+def _pipeline(point: dict[str, Any]) -> dict[str, int]:
+    """A point's pipeline (analysis.pipeline_of's keys)."""
+    return {k: point[k] for k in ("packets", "samples", "stages", "work_us")}
+
+
 def _measure_once(peer, point: dict[str, Any], cores: list[int]) -> tuple[dict[str, Any], dict[str, Any]]:
     floor_ms = point["floor_ms"] or float("nan")  # no floor without work: the ratio is no figure then
     if peer.is_program:
-        pipeline = {"packets": point["packets"], "samples": point["samples"], "stages": 3, "work_us": point["work_us"]}
-        output = run_program_peer(peer, pipeline, cores, max(point["floor_ms"], 1000.0))
+        output = run_program_peer(peer, _pipeline(point), cores, max(point["floor_ms"], 1000.0))
         try:
             row = row_of_program(output, floor_ms)
         except ValueError as exc:
@@ -116,18 +120,14 @@ def run_grain(
     for w in work_us:
         for s in samples:
             n = packets or (measure.quick_packets if quick else packets_for(w, s))
-            floor = floor_of(_spec(base, cores, n, s, w))
-            points.append({"work_us": w, "samples": s, "packets": n, "floor_ms": floor, "peers": {}})
+            at_point = _spec(base, cores, n, s, w)
+            # The point's pipeline as the program peers take it: packets, samples, stages, work_us.
+            points.append({**pipeline_of(at_point), "floor_ms": floor_of(at_point), "peers": {}})
     for peer in peers:  # every scabench peer's spec takes every point before anything runs
         if not peer.is_program:
             for p in points:
                 spec = _spec(load_spec(peer.spec), cores, p["packets"], p["samples"], p["work_us"], peer)
-                if pipeline_of(spec) != {
-                    "packets": p["packets"],
-                    "samples": p["samples"],
-                    "stages": 3,
-                    "work_us": p["work_us"],
-                }:
+                if pipeline_of(spec) != _pipeline(p):
                     raise ScabenchError(f"{peer.spec}: its pipeline differs from {catalogue.EXP6}'s")
     settings = replace(measure.guard_settings(), redo_budget=REDO_BUDGET)
     if quiet_wait_s is not None:
