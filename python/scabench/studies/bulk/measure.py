@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scabench import units
+from scabench.console import Progress
 from scabench.errors import RunError, ScabenchError
 from scabench.interrupts import Interrupted
 from scabench.measure.campaign import Measure
@@ -106,6 +108,40 @@ def _measure_once(cores: list[int], case: dict[str, Any]) -> tuple[dict[str, Any
     return {"last_packet_ms": receiver.last_packet_ms, "bytes_per_s": rate, "hops": hops}, result
 
 
+def _one_run(doc, case, cores, round_no, guard, progress, each_s, label, save) -> None:
+    """One run of a case under the guard; kept in the case, or its failure."""
+    try:
+        kept = guard.measure(
+            lambda: _measure_once(cores, case),
+            foreign_of=lambda v: v[1].foreign_cpu_pct or 0.0,
+            label=label,
+            flaw_of=lambda v: flaw_of(v[1]),
+        )
+    except RunError as exc:
+        case["failures"].append({"round": round_no, "error": str(exc)})
+        progress.advance(each_s, f"{label}: FAILED: {exc}")
+        save()
+        return
+    except Interrupted as exc:
+        case["failures"].append({"round": round_no, "error": f"interrupted by {exc.name}"})
+        exc.result = doc
+        exc.saved_to = save("interrupted")
+        raise
+    row, _ = kept.value
+    case["runs"].append(
+        {
+            "round": round_no,
+            **row,
+            "foreign_pct": kept.foreign_pct,
+            "attempts": kept.attempts,
+            "disturbed": kept.disturbed,
+            "flaw": kept.flaw,
+        }
+    )
+    progress.advance(each_s, f"{label}: {rate_label(row['bytes_per_s'])}, foreign load {kept.foreign_pct:.1f} %")
+    save()
+
+
 def run_bulk(
     out_dir: str | os.PathLike,
     cores: list[int],
@@ -117,6 +153,7 @@ def run_bulk(
     quiet_wait_s: float | None = None,
     max_redos: int | None = None,
     log: Callable[[str], None] = print,
+    progress_stream=None,
 ) -> dict[str, Any]:
     """Measures every case, interleaved, and writes the report; returns the result document."""
     measure = Measure()
@@ -168,55 +205,37 @@ def run_bulk(
         doc["status"] = status
         return write_json(doc, out / "results.json")
 
-    guard = Guard(settings, cores=cores, log=log)
     memcpy_seconds = QUICK_MEMCPY_SECONDS if quick else MEMCPY_SECONDS
+    # A run's estimate: its start and end, and its bytes at 1 GB/s; memcpy's, its seconds per size.
+    each_s = {id(c): 1.5 + c["size"] * c["packets"] / 1e9 for c in cases}
+    memcpy_s = 2 * (memcpy_seconds * len(sizes) + 1)
+    total_s = runs * sum(each_s.values()) + memcpy_s
+    log(f"{len(cases)} case(s) x {runs} round(s) on cores {cores}; about {units.wall_time(total_s)} on a quiet machine")
+    # The house progress (console.Progress): a bar with the time left on a terminal, a line per run elsewhere.
+    with Progress(total_s, "bulk", progress_stream) as progress:
+        guard = Guard(settings, cores=cores, log=progress.say)
 
-    def memcpy_again(when: str) -> None:
-        log(f"memcpy at {len(sizes)} size(s) on cores {cores}, {when}")
-        kept = guard.measure(lambda: measure_memcpy(sizes, cores, memcpy_seconds), label=f"memcpy {when}")
-        for size, rate in kept.value.items():
-            doc["memcpy"][size] = max(rate, doc["memcpy"].get(size, 0.0))
-        doc["meta"].setdefault("memcpy_foreign_pct", []).append(kept.foreign_pct)
-        save()
-
-    memcpy_again("before the runs")
-    total, n = runs * len(cases), 0
-    for round_no in range(1, runs + 1):
-        for case in cases:
-            n += 1
-            label = (
-                f"[{n}/{total}] round {round_no}/{runs} {case['transport']} {case['call']} {size_label(case['size'])}"
+        def memcpy_again(when: str) -> None:
+            kept = guard.measure(lambda: measure_memcpy(sizes, cores, memcpy_seconds), label=f"memcpy {when}")
+            for size, rate in kept.value.items():
+                doc["memcpy"][size] = max(rate, doc["memcpy"].get(size, 0.0))
+            doc["meta"].setdefault("memcpy_foreign_pct", []).append(kept.foreign_pct)
+            progress.advance(
+                memcpy_s / 2, f"memcpy at {len(sizes)} size(s), {when}: foreign load {kept.foreign_pct:.1f} %"
             )
-            try:
-                kept = guard.measure(
-                    lambda: _measure_once(cores, case),
-                    foreign_of=lambda v: v[1].foreign_cpu_pct or 0.0,
-                    label=label,
-                    flaw_of=lambda v: flaw_of(v[1]),
-                )
-            except RunError as exc:
-                case["failures"].append({"round": round_no, "error": str(exc)})
-                log(f"{label}: FAILED: {exc}")
-                save()
-                continue
-            except Interrupted as exc:
-                exc.result = doc
-                exc.saved_to = save("interrupted")
-                raise
-            row, _ = kept.value
-            case["runs"].append(
-                {
-                    "round": round_no,
-                    **row,
-                    "foreign_pct": kept.foreign_pct,
-                    "attempts": kept.attempts,
-                    "disturbed": kept.disturbed,
-                    "flaw": kept.flaw,
-                }
-            )
-            log(f"{label}: {rate_label(row['bytes_per_s'])}, foreign load {kept.foreign_pct:.1f} %")
             save()
-    memcpy_again("after the runs")
+
+        memcpy_again("before the runs")
+        total, n = runs * len(cases), 0
+        for round_no in range(1, runs + 1):
+            for case in cases:
+                n += 1
+                label = (
+                    f"[{n}/{total}] round {round_no}/{runs} {case['transport']} {case['call']} "
+                    f"{size_label(case['size'])}"
+                )
+                _one_run(doc, case, cores, round_no, guard, progress, each_s[id(case)], label, save)
+        memcpy_again("after the runs")
     summarise(doc)
     doc["meta"]["loadavg_end"] = list(os.getloadavg())
     doc["meta"]["elapsed_s"] = time.monotonic() - started
