@@ -77,7 +77,8 @@ class Agent:
         self.root: Any = None
         self.table: Any = None
         self.device = self.device_ref = self.manager_ref = None
-        self.manager_id = f"{settings.name}:{uuid.uuid4()}"  # the DeviceManager's identifier, its DCD's id
+        # The DeviceManager's identifier, its DCD's id: an XML ID (a node's name may start with a digit).
+        self.manager_id = f"DCE:{uuid.uuid4()}"
         self.domain_manager: Any = None  # the DomainManager it registered with (--domain-manager)
 
     def log(self, text):

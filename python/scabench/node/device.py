@@ -195,7 +195,13 @@ NODE_PROPERTIES = (
     ),
     # REDHAWK's GPP's, by their ids (model/gpp.py).
     NodeProperty(
-        gpp.DEVICE_KIND, "device_kind", "string", lambda d: gpp.GPP_KIND, "the device kind", ("allocation",), "eq"
+        gpp.DEVICE_KIND,
+        "device_kind",
+        "string",
+        lambda d: gpp.GPP_KIND,
+        "the device kind",
+        ("property", "allocation"),
+        "eq",
     ),
     NodeProperty(
         gpp.PROCESSOR_NAME,
@@ -273,7 +279,7 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         self.agent = agent
         self.settings = agent.settings
         self.table = agent.table
-        self.id = f"{self.settings.name}:device:{uuid.uuid4()}"  # also its DCD instantiation id
+        self.id = f"DCE:{uuid.uuid4()}"  # also its instantiation id in the DCD: an XML ID
         self._lock = threading.Lock()
         self._admin = Device_.UNLOCKED
         self._cores_used = 0  # whole CPUs (CAPACITY_CORES)
