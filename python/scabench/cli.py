@@ -1343,6 +1343,12 @@ def granularity(
     metavar="S",
     help="How long the Naming Service may not answer before the node stops its processes and exits.",
 )
+@click.option(
+    "--domain-manager",
+    metavar="REF",
+    help="A REDHAWK DomainManager to register with (registerDeviceManager at start, unregister at exit): "
+    "its IOR or corbaloc, or its name in the domain's Naming Service, e.g. REDHAWK_DEV/REDHAWK_DEV.",
+)
 def node(
     domain: str,
     name: str,
@@ -1354,6 +1360,7 @@ def node(
     allow: tuple[str, ...],
     heartbeat_s: float,
     grace_s: float,
+    domain_manager: str | None,
 ) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
@@ -1368,7 +1375,17 @@ def node(
     try:
         with exit_codes("node failed"):
             settings = make_settings(
-                domain, name, cores, memory_mib, listen, component_ports, allow, heartbeat_s, grace_s, publish
+                domain,
+                name,
+                cores,
+                memory_mib,
+                listen,
+                component_ports,
+                allow,
+                heartbeat_s,
+                grace_s,
+                publish,
+                domain_manager,
             )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:
