@@ -154,6 +154,10 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     answered = {p.id for p in device.query([])}
     assert set(declared) == answered  # the PRF declares what query answers, no more, no less
     assert "allocation" in declared[gpp.MEM_CAPACITY] and "allocation" in declared[gpp.LOAD_CAPACITY]
+    # A domain matches a device by its PRF's values: the matching ones are there, as query answers them.
+    matching = {e.get("id"): e.findtext("value") for e in prf if e.find("action").get("type") == "eq"}
+    assert set(matching) == {gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.OS_VERSION}
+    assert matching == {k: str(v) for k, v in queried(device, *matching).items()}
     assert fs.exists(dcd.find("devicemanagersoftpkg/localfile").get("name"))
     # Listing, and the file's answers.
     [entry] = fs.list(path)
