@@ -103,7 +103,7 @@ class Agent:
             profile_root = workdir / "profile"  # beside the processes' folders (node/processes.py numbers those)
             s = self.settings
             profile = write_profile(
-                profile_root, s.name, self.manager_id, self.device.id, NODE_PROPERTIES, s.domain_manager, s.domain
+                profile_root, s.name, self.manager_id, self.device, NODE_PROPERTIES, s.domain_manager, s.domain
             )
             filesystem = ProfileFileSystem(profile_root, s.name)
             poa.activate_object(filesystem)

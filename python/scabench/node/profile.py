@@ -88,13 +88,14 @@ def write_profile(
     root_dir: Path,
     name: str,
     manager_id: str,
-    device_id: str,
+    device,
     properties,
     domain_manager: str | None,
     naming: str,
 ) -> str:
     """Writes the node's profiles under root_dir; answers the DCD's path in
-    the file system. `properties`: the device's NodeProperty table;
+    the file system. `device`: the node's device (its identifier, and the
+    values of its matching properties); `properties`: its NodeProperty table;
     `domain_manager`: --domain-manager as given (None: the node registers
     with none, and the DCD names the domain's Naming Service instead)."""
     _write(
@@ -125,6 +126,8 @@ def write_profile(
         simple.set("mode", "readonly")  # configure sets none: a node's settings are its command line's
         if p.description:
             _el(simple, "description", p.description)
+        if p.action == "eq":  # a matching property: a domain compares the PRF's value (it never changes)
+            _el(simple, "value", str(p.value(device)))
         for kind in p.kinds:
             _el(simple, "kind", kindtype=kind)
         _el(simple, "action", type=p.action)
@@ -157,7 +160,7 @@ def write_profile(
     _el(_el(files, "componentfile", id=f"{DEVICE_PACKAGE}_spd", type="SPD"), "localfile", name=DEVICE_SPD)
     placement = _el(_el(dcd, "partitioning"), "componentplacement")
     _el(placement, "componentfileref", refid=f"{DEVICE_PACKAGE}_spd")
-    _el(_el(placement, "componentinstantiation", id=device_id), "usagename", name)
+    _el(_el(placement, "componentinstantiation", id=device.id), "usagename", name)
     domain = _el(dcd, "domainmanager")
     if domain_manager is None:
         domain.append(etree.Comment(" no DomainManager: the domain's Naming Service, where the node registers "))

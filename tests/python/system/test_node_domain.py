@@ -154,6 +154,10 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     answered = {p.id for p in device.query([])}
     assert set(declared) == answered  # the PRF declares what query answers, no more, no less
     assert "allocation" in declared[gpp.MEM_CAPACITY] and "allocation" in declared[gpp.LOAD_CAPACITY]
+    # A domain matches a device by its PRF's values: the matching ones are there, as query answers them.
+    matching = {e.get("id"): e.findtext("value") for e in prf if e.find("action").get("type") == "eq"}
+    assert set(matching) == {gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.OS_VERSION}
+    assert matching == {k: str(v) for k, v in queried(device, *matching).items()}
     assert fs.exists(dcd.find("devicemanagersoftpkg/localfile").get("name"))
     # Listing, and the file's answers.
     [entry] = fs.list(path)
@@ -233,6 +237,12 @@ class RecordingDomainManager(S.CF__POA.DomainManager):
     def unregisterDeviceManager(self, deviceMgr):
         self.calls.append(("unregisterDeviceManager", deviceMgr))
 
+    def registerDevice(self, registeringDevice, registeredDeviceMgr):
+        self.calls.append(("registerDevice", registeredDeviceMgr))
+
+    def unregisterDevice(self, unregisteringDevice):
+        self.calls.append(("unregisterDevice", unregisteringDevice))
+
 
 @pytest.fixture
 def domain_manager(orb, naming):
@@ -257,7 +267,9 @@ def domain_manager(orb, naming):
         poa.deactivate_object(poa.servant_to_id(servant))
 
 
-def test_a_domain_manager_is_registered_with_drives_the_node_and_is_left(start_node, domain_manager, context, tmp_path):
+def test_a_domain_manager_is_registered_with_drives_the_node_and_is_left(
+    start_node, domain_manager, context, tmp_path, orb
+):
     _, ior = context
     script = sleeper(tmp_path)
     servant, name = domain_manager()
@@ -279,10 +291,25 @@ def test_a_domain_manager_is_registered_with_drives_the_node_and_is_left(start_n
     assert not alive(pid)
     device.deallocateCapacity([mem(16), load(0.25)])
     device.unload("sleeper")
+    # A device registered with the node from outside is registered with its DomainManager too.
+    manager.registerDevice(device)  # its own: listed already, nothing to forward
+    poa = orb.resolve_initial_references("RootPOA")
+    other = PlainDevice()
+    poa.activate_object(other)
+    other_ref = poa.servant_to_reference(other)
+    manager.registerDevice(other_ref)
+    manager.unregisterDevice(other_ref)
+    poa.deactivate_object(poa.servant_to_id(other))
     manager.shutdown()
     assert n.proc.wait(WAIT_S) == 0
-    assert [c for c, _ in servant.calls] == ["registerDeviceManager", "unregisterDeviceManager"]
-    assert servant.calls[1][1]._is_equivalent(registered)
+    assert [c for c, _ in servant.calls] == [
+        "registerDeviceManager",
+        "registerDevice",
+        "unregisterDevice",
+        "unregisterDeviceManager",
+    ]
+    assert servant.calls[1][1]._is_equivalent(registered) and servant.calls[3][1]._is_equivalent(registered)
+    assert servant.calls[2][1]._is_equivalent(other_ref)
     assert "registered with the DomainManager" in n.stdout() and "unregistered from" in n.stdout()
 
 
