@@ -1,5 +1,6 @@
 """The scabench command line."""
 
+import contextlib
 import math
 import os
 import select
@@ -33,6 +34,7 @@ from scabench.model.sad.descriptor import SDRROOT_VARIABLE
 from scabench.model.sad.export import export_sad
 from scabench.model.spec import SCHEDULERS, Spec
 from scabench.model.transport import TRANSPORTS
+from scabench.report.live import LiveView
 from scabench.report.results_file import CsvTable, read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
 from scabench.run.results import RunResult
@@ -418,6 +420,13 @@ def load_named_spec(name: str) -> Spec:
     "(its corbaloc is printed) until Ctrl-C, or, where stdin is a pipe, until it is closed "
     "(a signal then interrupts the run: exit 128 + its number).",
 )
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Show the run's figures while it goes on (on stderr): each component's packets, what it holds, "
+    "rates, threads, reordering, CPU and stalls, each connection's rate, the latency so far and the time "
+    "left; a dashboard on a terminal, a plain line every 2 s elsewhere.",
+)
 def run(
     spec_file: str,
     packets: int | None,
@@ -440,6 +449,7 @@ def run(
     trace_path: str | None,
     trace_packets: int,
     hold: bool,
+    live: bool,
 ) -> None:
     """Run SPEC over real processes and print its table.
 
@@ -459,6 +469,8 @@ def run(
         request = trace_request(trace_path, trace_packets)
         if hold and runs:
             raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
+        if live and runs:
+            raise ScabenchError("--live watches one run; it cannot be used with --runs")
         if warmup and not runs:
             raise ScabenchError("--warmup: warm-up runs come before the --runs K runs; give --runs too")
         spec = load_named_spec(spec_file)
@@ -483,7 +495,8 @@ def run(
                 if runs:
                     result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
                 else:
-                    result = run_spec(spec, on_hold=announce_hold if hold else None)
+                    with LiveView() if live else contextlib.nullcontext() as view:
+                        result = run_spec(spec, on_hold=announce_hold if hold else None, on_sample=view)
         except RunError as exc:
             if json_path and exc.result is not None:
                 write_json(exc.result, json_path)  # a failed run keeps what it measured
@@ -985,6 +998,67 @@ def profile(quick: bool, out_dir: str, json_path: str | None, csv_path: str | No
     )
 
 
+@main.command(short_help="One hop's bulk throughput over tcp, unix and shm, beside memcpy.")
+@click.option("--quick", is_flag=True, help="Three sizes (1K, 64K, 1M), fewer packets, one round: under a minute.")
+@click.option("--cores", default="all", show_default=True, help='CPUs the hop runs on: "0" (one core), "0,1"...')
+@click.option(
+    "--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Rounds, each running every case once (default 3)."
+)
+@click.option("--sizes", help="Packet sizes in bytes, K and M for 1024 and 1024² (default 1K,4K,16K,64K,256K,1M,4M).")
+@click.option("--transports", help="Some of tcp, unix, shm, comma-separated (default all three).")
+@study_out_option("results/bulk", "Where report.md, report.html and results.json go.")
+@click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
+@click.option("--packets", type=click.IntRange(min=2), hidden=True)
+@click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
+@click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
+@study_json_option
+@study_csv_option("a row per transport, call and size")
+@click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
+def bulk(
+    quick: bool,
+    cores: str,
+    runs: int | None,
+    sizes: str | None,
+    transports: str | None,
+    out_dir: str,
+    from_results: bool,
+    packets: int | None,
+    quiet_wait_s: float | None,
+    max_redos: int | None,
+    json_path: str | None,
+    csv_path: str | None,
+    wide: bool,
+) -> None:
+    """One hop's bulk throughput: bytes per second over tcp, unix and shm, two-way and one-way, at packet
+    sizes 1 KB to 4 MB, beside this machine's memcpy bandwidth and REDHAWK's published BulkIO figures."""
+    from scabench.studies.bulk.analysis import bulk_csv_rows, parse_sizes, parse_transports
+    from scabench.studies.bulk.measure import rerender_bulk, run_bulk
+    from scabench.studies.bulk.render import bulk_view
+
+    with exit_codes("bulk failed", interrupted_json=Path(out_dir) / "results.json"):
+        check_outputs(json_path, csv_path, out_dir)
+        chosen_sizes = parse_sizes(sizes) if sizes is not None else None
+        chosen_transports = parse_transports(transports) if transports is not None else None
+        doc = (
+            rerender_bulk(out_dir)
+            if from_results
+            else run_bulk(
+                out_dir,
+                parse_cores(cores, "--cores"),
+                quick=quick,
+                runs=runs,
+                sizes=chosen_sizes,
+                transports=chosen_transports,
+                packets=packets,
+                quiet_wait_s=quiet_wait_s,
+                max_redos=max_redos,
+                log=lambda m: click.echo(m, err=True),
+            )
+        )
+    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: bulk_csv_rows(doc))
+    show(bulk_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved], console(wide=wide))
+
+
 @main.command(short_help="The data rate the middleware allows (Eq. 1 of the ORB profiling paper).")
 @click.option(
     "--cycles",
@@ -1307,26 +1381,43 @@ def node(
 
 
 @main.command(short_help="The paper's pipeline on peer frameworks beside scabench's ordered strategies.")
-@click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
+@click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes (--grain: a short grid).")
 @click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
 @click.option(
     "--runs",
     type=click.IntRange(min=1, max=MAX_RUNS),
-    help="Rounds, each running every peer once (default 3; 1 with --quick).",
+    help="Rounds, each running every peer once (default 3, --grain 2; 1 with --quick).",
 )
 @click.option("--only", help="Comma-separated peers to run (default: every peer installed).")
+@click.option(
+    "--grain",
+    is_flag=True,
+    help="Run the pipeline at every grain: work per packet (--grain-work) by packet size (--grain-sizes), "
+    "with the ordered strategies over tcp, unix, shm and collocated.",
+)
+@click.option(
+    "--grain-work",
+    help="With --grain: work per packet and stage, µs, comma-separated (default 5000,500,50,5,0; --quick 50,0).",
+)
+@click.option(
+    "--grain-sizes",
+    help="With --grain: samples per packet, comma-separated (default 16,1024,65536; --quick 1024).",
+)
 @study_out_option("results/peers", "Where report.md, report.html, the PNG and results.json go.")
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @click.option("--packets", type=click.IntRange(min=2), hidden=True)
 @click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
 @click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
 @study_json_option
-@study_csv_option("a row per peer")
+@study_csv_option("a row per peer (--grain: per point and peer)")
 def peers(
     quick: bool,
     cores: str,
     runs: int | None,
     only: str | None,
+    grain: bool,
+    grain_work: str | None,
+    grain_sizes: str | None,
     out_dir: str,
     from_results: bool,
     packets: int | None,
@@ -1335,29 +1426,91 @@ def peers(
     json_path: str | None,
     csv_path: str | None,
 ) -> None:
-    """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies."""
+    """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies;
+    with --grain, at every work per packet and packet size."""
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
     from scabench.studies.peers.render import peers_csv, peers_view
 
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
-        doc = (
-            rerender(out_dir)
-            if from_results
-            else run_peers(
+        peer_ids = [i.strip() for i in only.split(",")] if only is not None else None
+        if grain or grain_work is not None or grain_sizes is not None:
+            if not grain:
+                raise ScabenchError("--grain-work and --grain-sizes need --grain")
+            doc = _peers_grain(
                 out_dir,
-                parse_cores(cores, "--cores"),
-                quick=quick,
-                runs=runs,
-                packets=packets,
-                only=[i.strip() for i in only.split(",")] if only is not None else None,
-                quiet_wait_s=quiet_wait_s,
-                max_redos=max_redos,
-                log=lambda m: click.echo(m, err=True),
+                cores,
+                quick,
+                runs,
+                peer_ids,
+                grain_work,
+                grain_sizes,
+                from_results,
+                packets,
+                quiet_wait_s,
+                max_redos,
             )
-        )
-    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: peers_csv(doc))
-    show(peers_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+        else:
+            doc = (
+                rerender(out_dir)
+                if from_results
+                else run_peers(
+                    out_dir,
+                    parse_cores(cores, "--cores"),
+                    quick=quick,
+                    runs=runs,
+                    packets=packets,
+                    only=peer_ids,
+                    quiet_wait_s=quiet_wait_s,
+                    max_redos=max_redos,
+                    log=lambda m: click.echo(m, err=True),
+                )
+            )
+    if grain:
+        from scabench.studies.peers.grain_analysis import grain_csv_rows
+        from scabench.studies.peers.grain_render import grain_view
+
+        view, csv_table = grain_view(doc), lambda: grain_csv_rows(doc)
+    else:
+        view, csv_table = peers_view(doc), lambda: peers_csv(doc)
+    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, csv_table)
+    show(view + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+
+
+def _peers_grain(
+    out_dir: str,
+    cores: str,
+    quick: bool,
+    runs: int | None,
+    peer_ids: list[str] | None,
+    grain_work: str | None,
+    grain_sizes: str | None,
+    from_results: bool,
+    packets: int | None,
+    quiet_wait_s: float | None,
+    max_redos: int | None,
+) -> dict[str, Any]:
+    """`scabench peers --grain`: its options checked, then the study run (or its report rewritten)."""
+    from scabench.studies.peers.grain_analysis import parse_sizes, parse_work
+    from scabench.studies.peers.grain_measure import rerender_grain, run_grain
+
+    work = parse_work(grain_work) if grain_work is not None else None
+    sizes = parse_sizes(grain_sizes) if grain_sizes is not None else None
+    if from_results:
+        return rerender_grain(out_dir)
+    return run_grain(
+        out_dir,
+        parse_cores(cores, "--cores"),
+        quick=quick,
+        runs=runs,
+        packets=packets,
+        only=peer_ids,
+        work_us=work,
+        samples=sizes,
+        quiet_wait_s=quiet_wait_s,
+        max_redos=max_redos,
+        log=lambda m: click.echo(m, err=True),
+    )
 
 
 if __name__ == "__main__":
