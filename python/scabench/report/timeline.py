@@ -89,6 +89,8 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
             worked.append((s[start_at], work_end))
             ax.broken_barh([(s[start_at], work_end - s[start_at])], bar, facecolors=colour, linewidth=0)
             ax.broken_barh([(work_end, s[done_at] - work_end)], bar, facecolors=colour, alpha=0.35, linewidth=0)
+            if source:  # a send may be µs long: its start marked in full colour, so that every send shows
+                ax.vlines(s[start_at], bar[0], bar[0] + bar[1], colors=[colour], linewidth=1.5)
             width = max(s[done_at] - s[start_at], end * 0.002)  # a send of µs still shows
             if s[reordered_at]:
                 ax.broken_barh(

@@ -226,12 +226,15 @@ def chrome_trace(all_of: Journeys, packets: int, about: Mapping[str, Any]) -> di
 
 
 def about_run(spec: Spec, result: Any) -> dict[str, Any]:
-    """What otherData says of the run: its spec, waveform and when."""
+    """What otherData says of the run: its spec, waveform and when, and the
+    spec as it ran (the result's `spec`: a sweep's point, a campaign's
+    configuration, each told apart by it)."""
     return {
         "spec": str(spec.path),
         "waveform": waveform_stem(spec.path) or "waveform",
         "started_at": getattr(result, "started_at", None),
         "scabench": getattr(result, "scabench", None),
+        "resolved": spec.describe(),
     }
 
 

@@ -31,6 +31,8 @@ def test_run_writes_a_trace_of_every_packet_and_a_report_with_its_timeline(write
     # The window: packets 0 to 5 at each of the three components, each once.
     assert sorted((e["pid"], e["args"]["sequence"]) for e in packets) == [(p, s) for p in (1, 2, 3) for s in range(6)]
     assert doc["otherData"]["window"]["of"] == PACKETS
+    # The spec as it ran, as the result keeps it: a study's traces are told apart by it.
+    assert doc["otherData"]["spec"] == str(spec) and doc["otherData"]["resolved"]["file"] == str(spec)
     # Each packet's hop flows: producer -> stage1 -> stage2, two per packet.
     hops = [f for f in flows.values() if f["s"]["pid"] != f["f"]["pid"]]
     assert len(hops) == 2 * 6

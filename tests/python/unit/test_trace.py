@@ -155,3 +155,32 @@ def test_a_result_without_a_timeline_reads_and_writes_unchanged():
     doc = {"status": "failed", "spec": {}, "environment": {}, "floor_ms": 1.0, "started_at": 0.0}
     result = RunResult.from_dict(doc)
     assert result.timeline is None and "timeline" not in result.as_dict()
+
+
+def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
+    """Two producers (streams 1 and 2, each numbering from 0) into a merge's
+    two inputs: each packet's span names its stream, and each arrow goes
+    from the producer that sent it, on the connection it came in on."""
+    p1, p2, m = ("p1", "out"), ("p2", "out"), "m"
+    connections = [
+        Connection(p1, (m, "in_a"), parse_policy({"call": "oneway"})),
+        Connection(p2, (m, "in_b"), parse_policy({"call": "oneway"})),
+    ]
+    components = [
+        Component("p1", "producer", {"stream_id": 1}),
+        Component("p2", "producer", {"stream_id": 2}),
+        Component("m", "merge", {}),
+    ]
+    spec = Spec(Path("merge.toml"), {}, "float", "tcp", [0], False, 60.0, components, connections, [["p1", "p2", "m"]])
+    recs = {
+        "p1": records([0, 1], [0, 100], [5, 105], [1, 1]),
+        "p2": records([0, 1], [50, 150], [55, 155], [2, 2]),
+        # Arrival order at the merge: p1's 0, p2's 0, p1's 1, p2's 1, on connections 0 and 1.
+        "m": records([0, 0, 1, 1], [10, 60, 110, 160], [40, 90, 140, 190], [3, 3, 3, 3], [0, 1, 0, 1], [1, 2, 1, 2]),
+    }
+    doc = chrome_trace(journeys(spec, recs), 100, {})
+    events, flows = check_trace(doc, 100)
+    at_merge = [e for e in events if e["ph"] == "X" and e["cat"] == "packet" and e["pid"] == 3]
+    assert [e["name"] for e in at_merge] == ["#0 s1", "#0 s2", "#1 s1", "#1 s2"]  # interleaved streams: no reordering
+    arrows = sorted((f["s"]["pid"], f["f"]["ts"]) for f in flows.values())
+    assert arrows == [(1, 10), (1, 110), (2, 60), (2, 160)]

@@ -317,9 +317,14 @@ def timelines_section(figures):
     """The timelines of the experiments that show the paper's phenomena
     (figures.TIMELINES), each with what to look for; none drawn: a line saying why."""
     drawn = [(exp, figures[f"timeline:{exp}"]) for exp in TIMELINE_NOTES if f"timeline:{exp}" in figures]
-    out = [
-        "## Timelines: the first packets",
-        "",
+    out = ["## Timelines: the first packets", ""]
+    if not drawn:
+        return out + [
+            "None drawn: exp1, exp5 and exp6 were not run, or their runs were kept before results held "
+            "their first packets.",
+            "",
+        ]
+    out += [
         "Each experiment's median run, its first packets: a lane per component, a bar per packet from the start "
         "of its work to done, in the packet's colour at every stage, lighter while the stage was sending it on "
         "(a two-way call waits there for the stages after it); a thin line under a lane is a packet waiting in "
@@ -327,12 +332,6 @@ def timelines_section(figures):
         "shown in which the stage worked a packet. Gaps are idle time (docs/reference/trace.md).",
         "",
     ]
-    if not drawn:
-        return out + [
-            "None drawn: exp1, exp5 and exp6 were not run, or their runs were kept before results held "
-            "their first packets.",
-            "",
-        ]
     for exp, name in drawn:
         out += [f"**{exp}**: {TIMELINE_NOTES[exp]}.", "", f"![{exp}: the first packets]({name})", ""]
     return out
