@@ -102,6 +102,20 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
   EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
 }
 
+// The start order names every component once: one left out would never start.
+TEST(Plan, TheStartOrderNamesEveryComponentOnce) {
+  EXPECT_EQ(readPlan(SCABENCH_PLAN_EXAMPLE).startOrder,
+            (std::vector<std::string>{"stage2", "stage1", "gain", "theirs", "producer"}));
+  EXPECT_EQ(refusal([](json& p) { p.erase("start_order"); }),
+            "plan: the plan: has no 'start_order' (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["start_order"][0] = "nobody"; }),
+            "plan: start_order[0]: 'nobody' is not a component of the plan (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["start_order"][1] = "stage2"; }),
+            "plan: start_order[1]: 'stage2' is named twice (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["start_order"].erase(p["start_order"].size() - 1); }),
+            "plan: start_order: does not name component 'producer' (docs/plan.schema.json)");
+}
+
 TEST(Plan, AFileThatIsNotJsonIsRefused) { EXPECT_THROW(readPlan("/nonexistent/plan.json"), PlanError); }
 
 // A uses port that feeds several hops (fan-out) is one end of each: the plan

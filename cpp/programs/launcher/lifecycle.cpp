@@ -295,16 +295,18 @@ void Launcher::connectAll() {
   }
 }
 
+// In the plan's start order (an SCA application's: the assembly controller,
+// then by startorder; the rest around them receivers first, run/plan.py), one
+// at a time, each start returned before the next: a packet that reaches a
+// component not yet started is refused by it and counted. When each start
+// returned goes in the manifest's "lifecycle".
 void Launcher::startAll() {
-  // Receivers first, so that nothing is sent to a component not yet started.
-  for (int pass = 0; pass < 2; ++pass)
-    for (const auto& [name, res] : resources_) {
-      const bool source = !hasIncoming_.count(name);
-      if ((pass == 0) == source) continue;
-      guardCall(name, "start", [&] { res->start(); });
-      auto ext = externals_.find(name);
-      if (ext != externals_.end()) ext->second.startedByUs = true;
-    }
+  for (const auto& name : plan_.startOrder) {
+    guardCall(name, "start", [&] { resources_.at(name)->start(); });
+    lifecycle_["started"].push_back({{"component", name}, {"at_ns", scabench::monotonicNs()}});
+    auto ext = externals_.find(name);
+    if (ext != externals_.end()) ext->second.startedByUs = true;
+  }
 }
 
 // With "announce_start" in the assembly, tells whoever runs the launcher
@@ -320,7 +322,12 @@ void Launcher::announceStart() {
 }
 
 void Launcher::releaseAll() {
-  for (const auto& [name, res] : resources_) guardCall(name, "stop", [&] { res->stop(); });
+  // Stopped in reverse of the start order, as an SCA application stops its
+  // components; then released.
+  for (auto name = plan_.startOrder.rbegin(); name != plan_.startOrder.rend(); ++name) {
+    guardCall(*name, "stop", [&] { resources_.at(*name)->stop(); });
+    lifecycle_["stopped"].push_back({{"component", *name}, {"at_ns", scabench::monotonicNs()}});
+  }
   for (const auto& [name, res] : resources_) {
     auto ext = externals_.find(name);
     if (ext != externals_.end() && !ext->second.release) {

@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include <fstream>
+#include <set>
 
 namespace scabench::launch {
 namespace {
@@ -235,6 +236,20 @@ Plan parsePlan(const json& doc) {
   }
   const json& connections = array(field(doc, "connections", "the plan"), "connections");
   for (std::size_t i = 0; i < connections.size(); ++i) plan.hops.push_back(hop(connections[i], at("connections", i)));
+  // The start order names every component of the plan once: the launcher
+  // starts exactly those, and a component left out would never start.
+  std::set<std::string> components, named;
+  for (const auto& h : plan.hosts)
+    for (const auto& c : h.components) components.insert(c.name);
+  for (const auto& e : plan.externals) components.insert(e.component.name);
+  plan.startOrder = texts(field(doc, "start_order", "the plan"), "start_order");
+  for (std::size_t i = 0; i < plan.startOrder.size(); ++i) {
+    const std::string& name = plan.startOrder[i];
+    if (!components.count(name)) refuse(at("start_order", i), "'" + name + "' is not a component of the plan");
+    if (!named.insert(name).second) refuse(at("start_order", i), "'" + name + "' is named twice");
+  }
+  for (const auto& name : components)
+    if (!named.count(name)) refuse("start_order", "does not name component '" + name + "'");
   if (doc.contains("naming")) {
     const json& n = object(doc["naming"], "naming");
     NamingPlan naming;

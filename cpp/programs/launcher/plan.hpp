@@ -96,6 +96,9 @@ struct Plan {
   std::vector<ExternalPlan> externals;
   std::vector<NodePlan> nodes;
   std::vector<Hop> hops;  // in the order the launcher connects them
+  // Every component, each once, in the order the launcher starts them; it
+  // stops them in reverse, as an SCA application does.
+  std::vector<std::string> startOrder;
   std::optional<NamingPlan> naming;
   bool announceStart = false;
   bool hold = false;
