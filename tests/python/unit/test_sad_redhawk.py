@@ -159,6 +159,14 @@ def test_without_any_startorder_the_launchers_safe_order_starts_all(root):
     spec = load_sad(root / WAVEFORM, root)
     assert spec.start_order == []
     assert graph.start_order(spec) == ["DataSink_1", "WorkStage_1", "WorkStage_2", "SigSource_1"]
+    # So a waveform whose assembly controller is its source, as many of REDHAWK's are, starts it last.
+    edit(
+        root / WAVEFORM,
+        '<componentinstantiationref refid="DataSink_1"/>\n  </assemblycontroller>',
+        '<componentinstantiationref refid="SigSource_1"/>\n  </assemblycontroller>',
+    )
+    spec = load_sad(root / WAVEFORM, root)
+    assert graph.start_order(spec, spec.start_order)[-1] == "SigSource_1"
 
 
 def test_components_left_out_of_the_start_order_go_around_it(root):
@@ -177,7 +185,14 @@ def test_a_start_order_that_lets_packets_reach_a_component_not_started_is_refuse
         '<componentinstantiationref refid="DataSink_1"/>\n  </assemblycontroller>',
         '<componentinstantiationref refid="SigSource_1"/>\n  </assemblycontroller>',
     )
-    refused(root, ": assemblycontroller: ", "starts SigSource_1", "before WorkStage_1", "refuses a packet")
+    refused(
+        root,
+        ": assemblycontroller: ",
+        "starts SigSource_1",
+        "before WorkStage_1",
+        "refuses a packet",
+        "make a receiver",
+    )
     # A stage started before its receiver while the source that feeds it runs: refused on the stage.
     edit(
         root / WAVEFORM,

@@ -291,11 +291,14 @@ class _Waveform:
         if early:
             sender, receiver = early[0]
             instance = next(i for i in self.instances if i.name == sender)
+            message = early_start_refusal(sender, receiver)
             if instance is self.controller:
+                # REDHAWK starts the assembly controller first whatever its startorder.
                 element, what = child(self.sad.root, "assemblycontroller"), "assemblycontroller"
+                message += " (the assembly controller starts first: make a receiver it, or leave the startorders out)"
             else:
                 element, what = instance.element, f"componentinstantiation {instance.id!r}: startorder"
-            raise self.sad.error(element, early_start_refusal(sender, receiver), what)
+            raise self.sad.error(element, message, what)
 
     def _externals(self, by_id):
         """The ports and properties the waveform offers as its own
