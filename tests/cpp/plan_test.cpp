@@ -95,8 +95,8 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
   EXPECT_EQ(refusal([](json& p) { p["externals"][0]["ref"] = "IOR:00"; }),
             "plan: externals[0]: has both 'exec' and 'ref' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["components"][0]["properties"]["packets"] = json::array(); }),
-            "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number or string "
-            "(docs/plan.schema.json)");
+            "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number, string or "
+            "{\"sequence\": TYPE, \"values\": [...]} (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["externals"][0].erase("process"); }),
             "plan: externals[0]: has no 'process' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
@@ -134,4 +134,24 @@ TEST(Plan, AUsesPortMayBeTheEndOfSeveralHops) {
   EXPECT_EQ(plan.hops[0].uses.component, plan.hops[1].uses.component);
   EXPECT_EQ(plan.hops[0].uses.port, plan.hops[1].uses.port);
   EXPECT_EQ(plan.hops[1].provides.component, "stage2");
+}
+
+// A PRF simplesequence travels typed: its element type and its values, each
+// of that type's kind; configure sends it as that CORBA sequence.
+TEST(Plan, ASequencePropertyIsTyped) {
+  json doc = sample();
+  doc["externals"][0]["properties"]["gains"] = {{"sequence", "double"}, {"values", {1.0, 2, 0.5}}};
+  const Plan plan = parsePlan(doc);
+  const auto& gains = std::get<SequenceValue>(plan.external("gain")->component.properties.at("gains"));
+  EXPECT_EQ(gains.type, "double");
+  ASSERT_EQ(gains.values.size(), 3u);
+  EXPECT_EQ(std::get<int64_t>(gains.values[1]), 2);
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["names"] = {{"sequence", "string"}, {"values", {"a", 1}}};
+            }),
+            "plan: externals[0].properties.names.values[1]: is number, not a string (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["x"] = {{"sequence", "objref"}, {"values", json::array()}};
+            }),
+            "plan: externals[0].properties.x.sequence: 'objref' is not a PRF simple type (docs/plan.schema.json)");
 }

@@ -1,7 +1,9 @@
 """An external component for the tests: someone else's program, written with
 scabench's Python component API and started by a run with the SCA exec
-parameters. It multiplies every sample by its `gain` property, so a sink's
-checksum shows that its properties arrived and its packets went through."""
+parameters. It multiplies every sample by its `gain` property, and sample i
+of a packet by gains[i % len(gains)] where its `gains` sequence has values,
+so a sink's checksum shows that its properties arrived and its packets went
+through."""
 
 from scabench.components.component import Component
 from scabench.components.program import main
@@ -11,15 +13,19 @@ class Gain(Component):
     def __init__(self, context):
         super().__init__(context)
         self.properties.declare("gain", 1.0, "multiplies each sample")
+        self.properties.declare("gains", [], "multiplies sample i by gains[i % len(gains)]", type="sequence<double>")
         self.out = self.add_out_port("out")
         self.add_in_port("in", self.on_packet)
         self._gain = 1.0
+        self._gains = [1.0]
 
     def on_start(self):
         self._gain = self.properties["gain"]
+        self._gains = self.properties["gains"] or [1.0]
 
     def on_packet(self, header, samples):
-        self.out.push(header, [self._gain * x for x in samples])
+        gains = self._gains
+        self.out.push(header, [self._gain * gains[i % len(gains)] * x for i, x in enumerate(samples)])
 
 
 if __name__ == "__main__":

@@ -195,6 +195,31 @@ void Launcher::initOrb() {
   orb_ = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
 }
 
+namespace {
+
+// A sequence's values as the CORBA sequence of its element type, in an any.
+template <class Seq, class Element>
+CORBA::Any sequenceAny(const scabench::launch::SequenceValue& v) {
+  Seq seq;
+  seq.length(CORBA::ULong(v.values.size()));
+  for (CORBA::ULong i = 0; i < seq.length(); ++i) {
+    const auto& value = v.values[i];
+    if constexpr (std::is_same_v<Element, const char*>)
+      seq[i] = CORBA::string_dup(std::get<std::string>(value).c_str());
+    else if constexpr (std::is_same_v<Element, CORBA::Boolean>)
+      seq[i] = std::get<bool>(value);
+    else if (auto d = std::get_if<double>(&value))
+      seq[i] = Element(*d);
+    else
+      seq[i] = Element(std::get<int64_t>(value));
+  }
+  CORBA::Any any;
+  any <<= seq;
+  return any;
+}
+
+}  // namespace
+
 CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
   CORBA::Any any;
   if (auto b = std::get_if<bool>(&v))
@@ -203,8 +228,25 @@ CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
     any <<= CORBA::LongLong(*i);
   else if (auto d = std::get_if<double>(&v))
     any <<= CORBA::Double(*d);
-  else
-    any <<= std::get<std::string>(v).c_str();
+  else if (auto s = std::get_if<std::string>(&v))
+    any <<= s->c_str();
+  else {
+    // A PRF simplesequence, as REDHAWK puts one in an any: the CORBA
+    // sequence of its element type (plan.cpp has checked the type).
+    const auto& seq = std::get<scabench::launch::SequenceValue>(v);
+    const std::string& t = seq.type;
+    if (t == "boolean") return sequenceAny<CORBA::BooleanSeq, CORBA::Boolean>(seq);
+    if (t == "octet") return sequenceAny<CORBA::OctetSeq, CORBA::Octet>(seq);
+    if (t == "short") return sequenceAny<CORBA::ShortSeq, CORBA::Short>(seq);
+    if (t == "ushort") return sequenceAny<CORBA::UShortSeq, CORBA::UShort>(seq);
+    if (t == "long") return sequenceAny<CORBA::LongSeq, CORBA::Long>(seq);
+    if (t == "ulong") return sequenceAny<CORBA::ULongSeq, CORBA::ULong>(seq);
+    if (t == "longlong") return sequenceAny<CORBA::LongLongSeq, CORBA::LongLong>(seq);
+    if (t == "ulonglong") return sequenceAny<CORBA::ULongLongSeq, CORBA::ULongLong>(seq);
+    if (t == "float") return sequenceAny<CORBA::FloatSeq, CORBA::Float>(seq);
+    if (t == "double") return sequenceAny<CORBA::DoubleSeq, CORBA::Double>(seq);
+    return sequenceAny<CORBA::StringSeq, const char*>(seq);
+  }
   return any;
 }
 

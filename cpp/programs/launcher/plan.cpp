@@ -82,19 +82,47 @@ std::vector<int> cores(const json& v, const std::string& where) {
   return out;
 }
 
+// The element types of a sequence, in the PRF's words: what configure can send.
+const std::set<std::string> kSequenceTypes = {"boolean",  "octet",     "short", "ushort", "long",  "ulong",
+                                              "longlong", "ulonglong", "float", "double", "string"};
+
+std::optional<SimpleValue> simple(const json& value) {
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) return value.get<std::string>();
+  return std::nullopt;
+}
+
+// {"sequence": TYPE, "values": [...]}: each value of the type's kind.
+SequenceValue sequence(const json& v, const std::string& where) {
+  SequenceValue out;
+  out.type = required(v, "sequence", where, text);
+  if (!kSequenceTypes.count(out.type)) refuse(where + ".sequence", "'" + out.type + "' is not a PRF simple type");
+  const json& values = required(v, "values", where, array);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string at = where + ".values[" + std::to_string(i) + "]";
+    const json& value = values[i];
+    const bool fits = out.type == "boolean"                         ? value.is_boolean()
+                      : out.type == "string"                        ? value.is_string()
+                      : out.type == "float" || out.type == "double" ? value.is_number()
+                                                                    : value.is_number_integer();
+    if (!fits) refuse(at, "is " + std::string(value.type_name()) + ", not a " + out.type);
+    out.values.push_back(*simple(value));
+  }
+  return out;
+}
+
 Properties properties(const json& v, const std::string& where) {
   Properties out;
   for (const auto& [key, value] : object(v, where).items()) {
-    if (value.is_boolean())
-      out[key] = value.get<bool>();
-    else if (value.is_number_integer())
-      out[key] = value.get<int64_t>();
-    else if (value.is_number())
-      out[key] = value.get<double>();
-    else if (value.is_string())
-      out[key] = value.get<std::string>();
+    if (auto one = simple(value))
+      std::visit([&](const auto& x) { out[key] = x; }, *one);
+    else if (value.is_object() && value.contains("sequence"))
+      out[key] = sequence(value, where + "." + key);
     else
-      refuse(where + "." + key, "is " + std::string(value.type_name()) + ", not a boolean, number or string");
+      refuse(where + "." + key, "is " + std::string(value.type_name()) +
+                                    ", not a boolean, number, string or {\"sequence\": TYPE, \"values\": [...]}");
   }
   return out;
 }

@@ -22,8 +22,18 @@ struct PlanError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A property as configure sets it: a CORBA boolean, long long, double or string.
-using PropertyValue = std::variant<bool, int64_t, double, std::string>;
+// A simple value as the plan gives it: a boolean, an integer, a real or a string.
+using SimpleValue = std::variant<bool, int64_t, double, std::string>;
+// A PRF simplesequence's value: its element type in the PRF's words
+// ("double", "ulong", "string", ...) and its values; configure sends it as
+// that CORBA sequence (CORBA::DoubleSeq, ...), as REDHAWK does.
+struct SequenceValue {
+  std::string type;
+  std::vector<SimpleValue> values;
+};
+// A property as configure sets it: a simple one as a CORBA boolean, long
+// long, double or string; a sequence as its type's CORBA sequence.
+using PropertyValue = std::variant<bool, int64_t, double, std::string, SequenceValue>;
 using Properties = std::map<std::string, PropertyValue>;
 
 // Where a process runs. No node: forked here, on `cores` (empty: any CPU).

@@ -25,7 +25,8 @@ SPECS = {
     "external program": (
         'chain = ["producer", "x", "last"]\n[[component]]\nname = "producer"\nkind = "producer"\n'
         'packets = 5\n[[component]]\nname = "x"\nkind = "external"\nexec = "/bin/true"\n'
-        'orb_options = true\n[[component]]\nname = "last"\nkind = "sink"\n'
+        'orb_options = true\ngains = {sequence = "double", values = [1.0, 0.5]}\n'
+        '[[component]]\nname = "last"\nkind = "sink"\n'
     ),
 }
 

@@ -317,14 +317,9 @@ def test_sequence_and_struct_properties_are_read_typed(root):
         ("<value>0.25</value>", "<value>2.5</value>", ("simplesequence 'taps'", "outside the PRF's range")),
         ("<value>2</value>", "<value>two</value>", ("simplesequence 'status::counts'", "not a whole number")),
         (
-            '<simplesequence id="taps" type="double" mode="readonly">',
-            '<simplesequence id="taps" type="double">',
-            ("simplesequence 'taps'", "the launcher sets simple values only", "make it readonly"),
-        ),
-        (
             '<struct id="status" mode="readonly">',
             '<struct id="status">',
-            ("struct 'status'", "the launcher sets simple values only"),
+            ("struct 'status'", "the launcher sends simple values and sequences"),
         ),
     ],
 )
@@ -333,16 +328,29 @@ def test_a_sequence_or_struct_is_checked_and_refused_where_it_must_be_configured
     refused(root, "WorkStage.prf.xml:", *words)
 
 
-def test_a_sequence_set_in_the_sad_is_refused_by_name(root):
-    program_package(root, STATUS)
-    edit(
-        root / WAVEFORM,
-        "<usagename>WorkStage_1</usagename>",
-        "<usagename>WorkStage_1</usagename><componentproperties>"
-        '<simplesequenceref refid="names"><values><value>a</value></values></simplesequenceref>'
-        "</componentproperties>",
+def test_a_programs_sequence_is_configured_typed_from_the_prf_and_the_sad(root):
+    # Not readonly, with values: the launcher sends it as the CORBA sequence of its type.
+    program_package(
+        root,
+        STATUS.replace(
+            '<simplesequence id="taps" type="double" mode="readonly">', '<simplesequence id="taps" type="double">'
+        ),
     )
-    refused(root, "simplesequenceref 'names'", "sets simplesequence 'names'", "cannot configure")
+    stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
+    assert stage.properties["taps"] == {"sequence": "double", "values": [0.5, 0.25]}
+    # A simplesequenceref sets it, typed and judged by the PRF's simplesequence.
+    sequence_ref = (
+        "<usagename>WorkStage_1</usagename><componentproperties>"
+        '<simplesequenceref refid="names"><values><value>a</value><value>b</value></values></simplesequenceref>'
+        '<simplesequenceref refid="taps"><values><value>{}</value></values></simplesequenceref>'
+        "</componentproperties>"
+    )
+    edit(root / WAVEFORM, "<usagename>WorkStage_1</usagename>", sequence_ref.format("-0.75"))
+    stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
+    assert stage.properties["names"] == {"sequence": "string", "values": ["a", "b"]}
+    assert stage.properties["taps"] == {"sequence": "double", "values": [-0.75]}
+    edit(root / WAVEFORM, "<value>-0.75</value>", "<value>7</value>")
+    refused(root, "simplesequenceref 'taps'", "outside the PRF's range")
 
 
 def test_a_sequence_on_a_kind_of_the_runtime_is_refused(root):

@@ -204,7 +204,9 @@ class Structured:
     tag: str  # simplesequence or struct
     mode: str
     value: object  # a list (a sequence), a dict of member values (a struct), or None: no value
-    configured: bool  # a value the launcher would have to set
+    configured: bool  # a value the launcher sets (a program's simplesequence)
+    type: str | None = None  # a simplesequence's element type, in the PRF's words
+    range: tuple | None = None  # a simplesequence's <range> (min, max)
 
 
 class _Waveform:
@@ -450,6 +452,9 @@ class _Waveform:
                 what,
             )
         properties = {s.id: s.value for s in package.simples.values() if s.value is not None and s.mode != "readonly"}
+        properties.update(
+            {q.id: {"sequence": q.type, "values": q.value} for q in package.structured.values() if q.configured}
+        )
         policy: dict[str, dict[str, tuple]] = {}
         overrides = child(element, "componentproperties")
         for ref in children(overrides) if overrides is not None else []:
@@ -458,8 +463,13 @@ class _Waveform:
             if ref.tag == "simpleref" and rid not in package.simples and _policy_ref(rid):
                 self._port_policy(ref, rid, package, policy, where)
                 continue
+            declared = package.structured.get(rid)
+            if ref.tag == "simplesequenceref" and package.implementation.program is not None and declared is not None:
+                if declared.tag != "simplesequence" or declared.mode == "readonly":
+                    raise self.sad.error(ref, f"not a simplesequence a configuration sets ({declared.tag})", where)
+                properties[rid] = {"sequence": declared.type, "values": self._sequence_values(ref, declared, where)}
+                continue
             if ref.tag != "simpleref":
-                declared = package.structured.get(rid)
                 raise self.sad.error(
                     ref,
                     (f"sets {declared.tag} {rid!r}, " if declared else "")
@@ -516,6 +526,19 @@ class _Waveform:
         if key in policy.setdefault(port, {}):
             raise self.sad.error(ref, "given twice", where)
         policy[port][key] = (_policy_value(ref.get("value")), ref)
+
+    def _sequence_values(self, ref, declared, where):
+        """A simplesequenceref's values, typed by the PRF's simplesequence and
+        checked against its range."""
+        values = []
+        for value in children(child(ref, "values"), "value"):
+            try:
+                values.append(value_of(value.text or "", declared.type))
+                if declared.range is not None:
+                    check_range(values[-1], *declared.range)
+            except ValueError as exc:
+                raise self.sad.error(value, str(exc), where) from None
+        return values
 
     def _aliases(self, instance):
         """The names findby/namingservice finds an instantiation by."""
@@ -798,9 +821,11 @@ class _Waveform:
 
     def _structured(self, prf, element, package, settable, what):
         """A simplesequence or struct: its values typed and checked against
-        the PRF; refused by name where the launcher would have to configure
-        it (it sets simple values), or where the kind declares the property
-        as a simple."""
+        the PRF. A program of its own's simplesequence is configured (the
+        launcher sends it as its type's CORBA sequence); a struct with a value
+        to configure is refused by name (the launcher sends simple values and
+        sequences), as is either on a kind of the runtime (its kinds declare
+        simple properties only)."""
         impl = package.implementation
         if settable is not None:
             if element.get("id") not in settable:
@@ -839,14 +864,19 @@ class _Waveform:
             value = members if any(v is not None for v in members.values()) else None
             kinds = [k.get("kindtype", "configure") for k in children(element, "configurationkind")] or ["configure"]
         configured = value is not None and mode != "readonly" and any(k in CONFIGURED for k in kinds)
-        if configured:
+        if configured and element.tag == "struct":
             raise prf.error(
                 element,
-                f"a {element.tag} with a value to configure: the launcher sets simple values only; "
+                "a struct with a value to configure: the launcher sends simple values and sequences; "
                 "make it readonly (the component's report), leave out its values, or split it into simples",
                 what,
             )
-        return Structured(element.get("id"), element.tag, mode, value, configured)
+        entry = Structured(element.get("id"), element.tag, mode, value, configured)
+        if element.tag == "simplesequence":
+            limits = child(element, "range")
+            entry.type = element.get("type")
+            entry.range = range_of(limits.get("min"), limits.get("max")) if limits is not None else None
+        return entry
 
     def _sequence(self, prf, element, what):
         """A simplesequence's values, typed (None: it has none)."""
