@@ -95,8 +95,8 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
   EXPECT_EQ(refusal([](json& p) { p["externals"][0]["ref"] = "IOR:00"; }),
             "plan: externals[0]: has both 'exec' and 'ref' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["components"][0]["properties"]["packets"] = json::array(); }),
-            "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number, string or "
-            "{\"sequence\": TYPE, \"values\": [...]} (docs/plan.schema.json)");
+            "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number, string, "
+            "{\"sequence\": TYPE, \"values\": [...]} or {\"struct\": {...}} (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["externals"][0].erase("process"); }),
             "plan: externals[0]: has no 'process' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
@@ -154,4 +154,22 @@ TEST(Plan, ASequencePropertyIsTyped) {
               p["externals"][0]["properties"]["x"] = {{"sequence", "objref"}, {"values", json::array()}};
             }),
             "plan: externals[0].properties.x.sequence: 'objref' is not a PRF simple type (docs/plan.schema.json)");
+}
+
+// A PRF struct travels as its members, each a simple value or a sequence;
+// configure sends it as a CF::Properties in the any.
+TEST(Plan, AStructPropertyHoldsItsMembers) {
+  json doc = sample();
+  doc["externals"][0]["properties"]["scale"] = {
+      {"struct", {{"factor", 2.5}, {"taps", {{"sequence", "long"}, {"values", {1, 2}}}}}}};
+  const Plan plan = parsePlan(doc);
+  const auto& scale = std::get<StructValue>(plan.external("gain")->component.properties.at("scale"));
+  ASSERT_EQ(scale.members.size(), 2u);
+  EXPECT_EQ(std::get<double>(std::get<SimpleValue>(scale.members.at("factor"))), 2.5);
+  EXPECT_EQ(std::get<SequenceValue>(scale.members.at("taps")).values.size(), 2u);
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["scale"] = {{"struct", {{"x", json::array()}}}};
+            }),
+            "plan: externals[0].properties.scale.struct.x: is array, not a boolean, number, string or sequence "
+            "(docs/plan.schema.json)");
 }

@@ -230,7 +230,22 @@ CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
     any <<= CORBA::Double(*d);
   else if (auto s = std::get_if<std::string>(&v))
     any <<= s->c_str();
-  else {
+  else if (auto st = std::get_if<scabench::launch::StructValue>(&v)) {
+    // A PRF struct, as REDHAWK puts one in an any: a CF::Properties of its
+    // members, each member's value as a property of its own would go.
+    CF::Properties members;
+    members.length(CORBA::ULong(st->members.size()));
+    CORBA::ULong i = 0;
+    for (const auto& [id, member] : st->members) {
+      members[i].id = id.c_str();
+      if (auto one = std::get_if<scabench::launch::SimpleValue>(&member))
+        members[i].value = std::visit([](const auto& x) { return toAny(x); }, *one);
+      else
+        members[i].value = toAny(std::get<scabench::launch::SequenceValue>(member));
+      ++i;
+    }
+    any <<= members;
+  } else {
     // A PRF simplesequence, as REDHAWK puts one in an any: the CORBA
     // sequence of its element type (plan.cpp has checked the type).
     const auto& seq = std::get<scabench::launch::SequenceValue>(v);

@@ -113,6 +113,22 @@ SequenceValue sequence(const json& v, const std::string& where) {
   return out;
 }
 
+// {"struct": {MEMBER: a simple value or a sequence}}.
+StructValue structure(const json& v, const std::string& where) {
+  StructValue out;
+  const json& members = required(v, "struct", where, object);
+  for (const auto& [id, value] : members.items()) {
+    const std::string at = where + ".struct." + id;
+    if (auto one = simple(value))
+      out.members[id] = *one;
+    else if (value.is_object() && value.contains("sequence"))
+      out.members[id] = sequence(value, at);
+    else
+      refuse(at, "is " + std::string(value.type_name()) + ", not a boolean, number, string or sequence");
+  }
+  return out;
+}
+
 Properties properties(const json& v, const std::string& where) {
   Properties out;
   for (const auto& [key, value] : object(v, where).items()) {
@@ -120,9 +136,12 @@ Properties properties(const json& v, const std::string& where) {
       std::visit([&](const auto& x) { out[key] = x; }, *one);
     else if (value.is_object() && value.contains("sequence"))
       out[key] = sequence(value, where + "." + key);
+    else if (value.is_object() && value.contains("struct"))
+      out[key] = structure(value, where + "." + key);
     else
       refuse(where + "." + key, "is " + std::string(value.type_name()) +
-                                    ", not a boolean, number, string or {\"sequence\": TYPE, \"values\": [...]}");
+                                    ", not a boolean, number, string, {\"sequence\": TYPE, \"values\": [...]} or "
+                                    "{\"struct\": {...}}");
   }
   return out;
 }

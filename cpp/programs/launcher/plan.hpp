@@ -31,9 +31,16 @@ struct SequenceValue {
   std::string type;
   std::vector<SimpleValue> values;
 };
+// A PRF struct's value: its members, each a simple value or a sequence;
+// configure sends it as REDHAWK does, a CF::Properties of its members in the
+// any.
+struct StructValue {
+  std::map<std::string, std::variant<SimpleValue, SequenceValue>> members;
+};
 // A property as configure sets it: a simple one as a CORBA boolean, long
-// long, double or string; a sequence as its type's CORBA sequence.
-using PropertyValue = std::variant<bool, int64_t, double, std::string, SequenceValue>;
+// long, double or string; a sequence as its type's CORBA sequence; a struct
+// as a CF::Properties.
+using PropertyValue = std::variant<bool, int64_t, double, std::string, SequenceValue, StructValue>;
 using Properties = std::map<std::string, PropertyValue>;
 
 // Where a process runs. No node: forked here, on `cores` (empty: any CPU).

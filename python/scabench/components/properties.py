@@ -103,6 +103,8 @@ def from_any(any_value, ptype):
     or "sequence<T>"); Refused, saying what the property takes ("is an
     unsigned long: ..."), if it does not fit. A narrower range is the
     property's check."""
+    if isinstance(ptype, dict):  # a struct: {member: its type}
+        return _struct_from_any(any_value, ptype)
     element = SEQUENCE.fullmatch(ptype)
     if element is not None:
         return _sequence_from_any(any_value, element.group(1))
@@ -161,8 +163,28 @@ def _sequence_from_any(any_value, element):
     return taken
 
 
+def _struct_from_any(any_value, members):
+    """A struct property's value from an any holding a CF::Properties of its
+    members (a PRF struct, as REDHAWK and the launcher put one in an any):
+    each member judged by its type; members not given keep their value."""
+    given = any_value.value()
+    if not isinstance(given, list) or not all(isinstance(m, _CF.DataType) for m in given):
+        raise Refused(f"is a struct of {', '.join(members)}: it takes a CF::Properties of its members")
+    taken = {}
+    for member in given:
+        if member.id not in members:
+            raise Refused(f"is a struct: {member.id!r} is not a member; it has: {', '.join(members)}")
+        try:
+            taken[member.id] = from_any(member.value, members[member.id])
+        except Refused as exc:
+            raise Refused(f"is a struct: member {member.id!r} {exc}") from None
+    return taken
+
+
 def to_any(value, ptype):
     """A property value as query answers it: in its declared type."""
+    if isinstance(ptype, dict):  # a struct, as a CF::Properties of its members
+        return CORBA.Any(_CF._tc_Properties, [_CF.DataType(m, to_any(value[m], t)) for m, t in ptype.items()])
     element = SEQUENCE.fullmatch(ptype)
     if element is not None:
         return CORBA.Any(_sequence_tc(element.group(1)), value)
@@ -198,6 +220,13 @@ class PropertyBag:
         self._lock = threading.Lock()  # configure and query may come on two ORB threads
 
     def declare(self, pid, default, description, check=None, type=None, while_started=False):
+        if type == "struct":
+            # A struct's members are typed by their defaults (boolean, long long, double, string).
+            if not isinstance(default, dict) or any(v.__class__ not in _BY_DEFAULT for v in default.values()):
+                raise TypeError(f"property {pid}: a struct's default is {{member: a simple value}}, not {default!r}")
+            members = {m: _BY_DEFAULT[v.__class__] for m, v in default.items()}
+            self._entries[pid] = Property(dict(default), members, description, check, while_started)
+            return
         ptype = type or _BY_DEFAULT.get(default.__class__)
         element = SEQUENCE.fullmatch(ptype or "")
         if element is not None:
@@ -250,7 +279,9 @@ class PropertyBag:
             raise _CF.PropertySet.InvalidConfiguration("; ".join(why), invalid)
         with self._lock:
             for pid, value in staged.items():
-                self._entries[pid].value = value
+                entry = self._entries[pid]
+                # A struct's members not given keep their values.
+                entry.value = {**entry.value, **value} if isinstance(entry.type, dict) else value
 
     def query(self, props):
         """CF::PropertySet::query: every property for an empty sequence, else

@@ -212,10 +212,23 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
         return value
     if isinstance(value, dict) and set(value) == {"sequence", "values"}:
         return _sequence_value(path, where, value)
+    if isinstance(value, dict) and set(value) == {"struct"} and isinstance(value["struct"], dict):
+        # A struct: each member a simple value or a sequence, sent as a CF::Properties of them.
+        members = {}
+        for member, given in value["struct"].items():
+            at = f"{where}.struct.{member}"
+            if isinstance(given, dict) and set(given) == {"sequence", "values"}:
+                members[member] = _sequence_value(path, at, given)
+            elif isinstance(given, dict):
+                raise SpecError(path, at, "a member is a simple value or a sequence")
+            else:
+                members[member] = check_external_property(path, at, member, given)
+        return {"struct": members}
     raise SpecError(
         path,
         where,
-        'a property is a boolean, an integer, a real, a string or a sequence, {sequence = "double", values = [...]}',
+        'a property is a boolean, an integer, a real, a string, a sequence, {sequence = "double", values = [...]}, '
+        "or a struct, {struct = {member = value, ...}}",
     )
 
 

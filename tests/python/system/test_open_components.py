@@ -166,6 +166,20 @@ def test_an_external_program_gets_a_sequence_property_as_a_corba_sequence(tmp_pa
     assert float(result.stats["last"]["checksum"]) == pytest.approx(3 * 2.0 * even, rel=1e-9)
 
 
+def test_an_external_program_gets_a_struct_property_as_cf_properties(tmp_path, write_spec):
+    """A struct property (a PRF struct) travels as REDHAWK sends one, a
+    CF::Properties of its members in the any: the gain program's scale takes
+    each sample y to y * factor + offset."""
+    gain = gain_program(tmp_path)
+    middle = (
+        f'kind = "external"\nexec = "{gain}"\norb_options = true\nscale = {{struct = {{factor = 3.0, offset = 0.5}}}}'
+    )
+    result = run_spec(load_spec(write_spec(chain_spec(middle, packets=3, samples=64))))
+    assert result.status == "ok"
+    expected = 3 * (3.0 * producer_sum(64) + 64 * 0.5)
+    assert float(result.stats["last"]["checksum"]) == pytest.approx(expected, rel=1e-9)
+
+
 def test_an_external_program_gets_its_properties_and_carries_the_packets(tmp_path, write_spec):
     """Any program taking the SCA exec parameters: the gain program multiplies
     by its property, and the sink's checksum says so."""
@@ -554,7 +568,7 @@ BAD = [
     (
         chain_spec(EXEC + "\ngain = [1, 2]"),
         "component[2].gain",
-        "a boolean, an integer, a real, a string or a sequence",
+        "a boolean, an integer, a real, a string, a sequence",
     ),
     (
         chain_spec(EXEC + '\ngains = {sequence = "double", values = ["x"]}'),

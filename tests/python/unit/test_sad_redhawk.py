@@ -317,15 +317,24 @@ def test_sequence_and_struct_properties_are_read_typed(root):
         ("<value>0.25</value>", "<value>2.5</value>", ("simplesequence 'taps'", "outside the PRF's range")),
         ("<value>2</value>", "<value>two</value>", ("simplesequence 'status::counts'", "not a whole number")),
         (
-            '<struct id="status" mode="readonly">',
-            '<struct id="status">',
-            ("struct 'status'", "the launcher sends simple values and sequences"),
+            '<struct id="status" mode="readonly">\n    <simple id="status::state" type="string">'
+            "<value>idle</value></simple>",
+            '<struct id="status">\n    <simple id="status::state" type="string"></simple>',
+            ("struct 'status'", "gives every member a value", "status::state has none"),
         ),
     ],
 )
 def test_a_sequence_or_struct_is_checked_and_refused_where_it_must_be_configured(root, old, new, words):
     program_package(root, STATUS.replace(old, new, 1))
     refused(root, "WorkStage.prf.xml:", *words)
+
+
+def test_a_programs_struct_is_configured_with_every_member(root):
+    # A struct with every member given: a CF::Properties of its members on the wire.
+    program_package(root, STATUS.replace('<struct id="status" mode="readonly">', '<struct id="status">'))
+    assert load_sad(root / WAVEFORM, root).component("WorkStage_1").properties["status"] == {
+        "struct": {"status::state": "idle", "status::counts": {"sequence": "ulong", "values": [1, 2]}}
+    }
 
 
 def test_a_programs_sequence_is_configured_typed_from_the_prf_and_the_sad(root):

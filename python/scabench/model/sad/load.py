@@ -453,7 +453,11 @@ class _Waveform:
             )
         properties = {s.id: s.value for s in package.simples.values() if s.value is not None and s.mode != "readonly"}
         properties.update(
-            {q.id: {"sequence": q.type, "values": q.value} for q in package.structured.values() if q.configured}
+            {
+                q.id: {"sequence": q.type, "values": q.value} if q.tag == "simplesequence" else {"struct": q.value}
+                for q in package.structured.values()
+                if q.configured
+            }
         )
         policy: dict[str, dict[str, tuple]] = {}
         overrides = child(element, "componentproperties")
@@ -852,7 +856,9 @@ class _Waveform:
                 if member.get("id") in members:
                     raise prf.error(member, "member id used twice", where)
                 if member.tag == "simplesequence":
-                    members[member.get("id")] = self._sequence(prf, member, where)
+                    values = self._sequence(prf, member, where)
+                    typed = {"sequence": member.get("type"), "values": values}
+                    members[member.get("id")] = typed if values is not None else None
                 else:
                     found = child(member, "value")
                     try:
@@ -864,11 +870,12 @@ class _Waveform:
             value = members if any(v is not None for v in members.values()) else None
             kinds = [k.get("kindtype", "configure") for k in children(element, "configurationkind")] or ["configure"]
         configured = value is not None and mode != "readonly" and any(k in CONFIGURED for k in kinds)
-        if configured and element.tag == "struct":
+        if configured and element.tag == "struct" and any(v is None for v in value.values()):
+            missing = [m for m, v in value.items() if v is None]
             raise prf.error(
                 element,
-                "a struct with a value to configure: the launcher sends simple values and sequences; "
-                "make it readonly (the component's report), leave out its values, or split it into simples",
+                f"a struct to configure gives every member a value; {', '.join(missing)} has none "
+                "(or make it readonly: the component's report)",
                 what,
             )
         entry = Structured(element.get("id"), element.tag, mode, value, configured)
