@@ -32,9 +32,10 @@ from scabench.model.sad.load import waveform_stem
 from scabench.model.spec import Connection, Spec
 from scabench.model.transport import hop_transport, process_transport
 from scabench.paths import program
-from scabench.run import metrics, processes
+from scabench.run import journeys, metrics, processes, trace
 from scabench.run.environment import describe_environment
 from scabench.run.graph_figures import connection_numbers, graph_figures, read_sidecars, sidecar_entry
+from scabench.run.live import LiveSample, LiveSampler, LiveWatch
 from scabench.run.naming import Domain, NamingService
 from scabench.run.network import NetworkHosts, unavailable_reason
 from scabench.run.plan import build_assembly, process_name
@@ -66,6 +67,7 @@ def run_spec(
     spec: Spec,
     on_start: Callable[[list[int], list[str]], Any] | None = None,
     on_hold: Callable[[dict[str, str]], None] | None = None,
+    on_sample: Callable[[LiveSample], None] | None = None,
 ) -> RunResult:
     """Runs `spec` once over real processes and returns its RunResult.
     Raises RunError, which carries the partial result (the caller keeps it),
@@ -78,7 +80,11 @@ def run_spec(
     on_hold(naming), if given, is called once the stream has ended and been
     measured, with the run's components still up and bound in the Naming
     Service (naming: {"corbaloc", "context"}); they are released when it
-    returns."""
+    returns.
+
+    on_sample(sample), if given, is called with the run's figures so far
+    (run/live.py) every LiveWatch interval while it goes on, and once at its
+    end, from a thread of its own."""
     check_memory(spec)  # before any process starts
     check_network_hosts(spec)
     floor = floor_of(spec)
@@ -93,7 +99,7 @@ def run_spec(
         ):
             if network is not None:
                 network.start_nodes(names.corbaloc, spec.cores)
-            return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold)
+            return _launch(spec, run_dir, timeout_s, floor, network, names, on_start, on_hold, on_sample)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -150,6 +156,7 @@ def _launch(
     names: NamingService | Domain,
     on_start: Callable[..., Any] | None,
     on_hold: Callable[[dict[str, str]], None] | None,
+    on_sample: Callable[[LiveSample], None] | None = None,
 ) -> RunResult:
     assembly = build_assembly(spec, run_dir, timeout_s, network)
     assembly["announce_start"] = on_start is not None
@@ -193,8 +200,9 @@ def _launch(
         },
         launcher_grace_s=grace_s,
     )
+    live = LiveWatch(LiveSampler(spec, run_dir, proc.pid), on_sample) if on_sample else contextlib.nullcontext()
     try:
-        with dog:
+        with dog, live:
             if on_start:
                 assert proc.stdout is not None  # a pipe whenever on_start is given
                 line = proc.stdout.readline()  # "started PID ...", or nothing if the run failed first
@@ -362,6 +370,7 @@ def partial_analysis(spec: "Spec", run_dir: Path, result: RunResult) -> None:
         result.stalled = bool(result.stalls)
         _set_end_to_end(result, end_to_end)
         _set_graph(spec, records, read_sidecars(spec, run_dir, result.stats), result)
+        _set_journeys(spec, records, result)
 
 
 def _set_graph(
@@ -369,6 +378,14 @@ def _set_graph(
 ) -> None:
     """The graph's figures (run/graph_figures.py): its paths, connections and streams."""
     result.paths, result.connections, result.streams = graph_figures(spec, records, sidecars)
+
+
+def _set_journeys(spec: "Spec", records: dict[str, Records], result: RunResult) -> None:
+    """The first packets' timeline (run/journeys.py), and the run's trace where
+    the command asked for one (run/trace.py)."""
+    all_of = journeys.journeys(spec, records)
+    result.timeline = journeys.timeline(all_of)
+    trace.write_requested(spec, all_of, result)
 
 
 def _set_end_to_end(result: RunResult, latency_us: np.ndarray | None) -> None:
@@ -664,6 +681,7 @@ def analyse(
     result.stalls, result.stalled = stalls, bool(stalls)
     sidecars = read_sidecars(spec, run_dir, result.stats)
     _set_graph(spec, records, sidecars, result)
+    _set_journeys(spec, records, result)
     # A peer sent what a port refused (docs/trust-model.md): the counts may
     # still be right, but the run was not the clean one the spec describes.
     result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)

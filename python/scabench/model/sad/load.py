@@ -46,7 +46,6 @@ placed on the element they came from."""
 
 import json
 import os
-import platform
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,9 +54,10 @@ from typing import Any
 
 from scabench.errors import SpecError
 from scabench.files import not_a_file
-from scabench.model import graph
+from scabench.model import gpp, graph
 from scabench.model.catalog import LibraryError, component_kinds, policy_schema
 from scabench.model.checks import check_property, settable_properties, table_of
+from scabench.model.gpp import host_platform, processor_name
 from scabench.model.sad.descriptor import child, children, read_descriptor, resolve_sdrroot, text
 from scabench.model.sad.mapping import (
     BUILTIN_SCHEME,
@@ -118,13 +118,6 @@ REFUSED = {
 DATA_PORT_REPID = "IDL:scabench/DataPort:1.0"
 PORT_TYPE_REPIDS = {t: f"IDL:scabench/data{t.capitalize()}:1.0" for t in ("octet", "short", "float", "double")}
 BULKIO_PREFIX = "IDL:BULKIO/"
-# What the host this runs on is called in an SPD's <os> and <processor>
-# (REDHAWK's names: os "Linux", processor "x86_64"; x86_64 also goes by amd64).
-PROCESSOR_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
-# The ids of REDHAWK's GPP os_name and processor_name properties: an SPD
-# dependency on them says what <os> and <processor> say.
-GPP_OS_NAME = "DCE:4a23ad60-0b25-4121-a630-68803a498f75"
-GPP_PROCESSOR_NAME = "DCE:fefb9c66-d14a-438d-ad59-2cfd1adb272b"
 
 
 def is_sad(path: str | Path) -> bool:
@@ -1153,12 +1146,6 @@ class _Waveform:
         return exc
 
 
-def _host_platform():
-    """This host's os and processor as an SPD names them."""
-    machine = platform.machine().lower()
-    return platform.system(), PROCESSOR_ALIASES.get(machine, machine)
-
-
 def _chosen_implementation(spd):
     """The implementation scabench runs, as REDHAWK's deployment picks one:
     the first (in the SPD's order) whose <os> and <processor> (any, where it
@@ -1170,7 +1157,7 @@ def _chosen_implementation(spd):
     own = child(spd.root, "usesdevice")
     if own is not None:
         raise spd.error(own, "scabench has no devices to allocate; take it out", "softpkg: usesdevice")
-    host_os, host_processor = _host_platform()
+    host_os, host_processor = host_platform()
     passed = []
     for implementation in children(spd.root, "implementation"):
         iid = implementation.get("id")
@@ -1179,12 +1166,12 @@ def _chosen_implementation(spd):
         unmet = None
         for dependency in children(implementation, "dependency"):
             ref = children(dependency)[0]
-            if ref.tag == "propertyref" and ref.get("refid") in (GPP_OS_NAME, GPP_PROCESSOR_NAME):
+            if ref.tag == "propertyref" and ref.get("refid") in (gpp.OS_NAME, gpp.PROCESSOR_NAME):
                 # A dependency must be met, besides any <os> or <processor>.
-                host = host_os if ref.get("refid") == GPP_OS_NAME else host_processor
+                host = host_os if ref.get("refid") == gpp.OS_NAME else host_processor
                 value = ref.get("value")
-                if PROCESSOR_ALIASES.get(value.lower(), value.lower()) != host.lower():
-                    word = "os" if ref.get("refid") == GPP_OS_NAME else "processor"
+                if processor_name(value) != host.lower():
+                    word = "os" if ref.get("refid") == gpp.OS_NAME else "processor"
                     unmet = unmet or f"{iid!r} depends on {word} {value}"
             elif ref.tag == "softpkgref":
                 continue  # honoured or refused by name once chosen (_Waveform._dependencies)
@@ -1192,7 +1179,7 @@ def _chosen_implementation(spd):
                 unmet = unmet or (
                     f"{iid!r} depends on a device's {ref.get('refid')}, which scabench has no device to match"
                 )
-        processors = [PROCESSOR_ALIASES.get(name.lower(), name.lower()) for name in processors]
+        processors = [processor_name(name) for name in processors]
         code = child(implementation, "code")
         code_type = code.get("type", "")
         builtin = child(code, "localfile").get("name").startswith(BUILTIN_SCHEME)

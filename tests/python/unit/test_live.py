@@ -1,0 +1,132 @@
+"""The live view's figures (run/live.py) on known records: record files
+written with records.py's layout into tmp_path, some of their packets still
+in progress, sampled, then written further and sampled again, as a run's
+files grow under a reader."""
+
+import time
+
+import numpy as np
+import pytest
+from test_graph_figures import US, graph_spec, write_records
+
+from scabench.console import text
+from scabench.report.live import dashboard, plain_line
+from scabench.run.live import LATENCY_BINS, LiveSampler, percentile_of_histogram
+from scabench.run.records import HEADER, RECORD
+
+CHAIN = ["p.out->a.in", "a.out->s.in"]
+
+
+def chain_spec(packets=10):
+    return graph_spec(
+        {"p": "producer", "a": "stage", "s": "sink"},
+        CHAIN,
+        {"p": {"packets": packets, "samples": 8}, "a": {"work_us": 1000}},
+    )
+
+
+def set_header(path, **fields):
+    """Changes header fields in place, as a component's atomic counters do."""
+    header = np.memmap(path, dtype=HEADER, mode="r+", shape=(1,))
+    for key, value in fields.items():
+        header[0][key] = value
+    header.flush()
+
+
+def test_percentile_of_a_histogram_is_the_upper_edge_of_its_bin():
+    counts = np.zeros(LATENCY_BINS.size + 1, np.int64)
+    values = np.array([10.0] * 50 + [1000.0] * 49 + [1e5])
+    counts += np.bincount(np.searchsorted(LATENCY_BINS, values), minlength=counts.size)
+    assert 10.0 <= percentile_of_histogram(counts, 50) <= 10.0 * 1.13
+    assert 1000.0 <= percentile_of_histogram(counts, 99) <= 1000.0 * 1.13
+    assert 1e5 <= percentile_of_histogram(counts, 100) <= 1e5 * 1.13
+    assert np.isnan(percentile_of_histogram(np.zeros_like(counts), 50))
+
+
+def test_a_sample_reads_what_is_done_what_is_held_and_what_reordered(tmp_path):
+    spec = chain_spec()
+    now = time.monotonic_ns()
+    t = now - 1_000_000_000 + np.arange(10) * 1000 * US  # sent 1 s ago, 1 ms apart
+    write_records(tmp_path / "p.rec", np.arange(10), t, t + 10 * US)
+    set_header(tmp_path / "p.rec", completed=10)
+    # The stage took 6 (4 before 3: one packet overtaken), finished 4, holds 2.
+    seq = np.array([0, 1, 2, 4, 3, 5])
+    arrive = t[seq] + 100 * US
+    done = np.where(np.arange(6) < 4, arrive + 1000 * US, 0)
+    write_records(tmp_path / "a.rec", seq, arrive, done)
+    set_header(tmp_path / "a.rec", completed=4, max_concurrent=2)
+    # The sink got 3, each 2 ms after its send (its file has room for 5).
+    write_records(tmp_path / "s.rec", np.arange(5), t[:5] + 2000 * US, t[:5] + 2010 * US)
+    set_header(tmp_path / "s.rec", claimed=3, completed=3)
+
+    sampler = LiveSampler(spec, tmp_path)
+    sample = sampler.sample()
+    a = sample.component("a")
+    assert (a.taken, a.finished, a.holding) == (6, 4, 2)
+    assert a.reordered == 3  # 4 after 2, 3 after 4, 5 after 3: each not the previous + 1
+    assert a.busiest == 2
+    assert a.threads_seen == 1
+    assert sample.sent == 10 and sample.to_send == 10 and sample.time_left_s is None
+    (lat,) = sample.latency
+    assert lat.sink == "s" and lat.packets == 3
+    assert 2000 <= lat.p50_us <= 2000 * 1.13
+    assert [(c.id, c.packets) for c in sample.connections] == [("p.out->a.in", 6), ("a.out->s.in", 3)]
+    # The stage's last packet finished about 1 s ago and it holds two: with
+    # 1 ms of work a packet, that is a stall as it happens.
+    assert a.stalled_s is not None and a.stalled_s > 0.25
+    assert sample.component("s").stalled_s is None  # holds nothing
+
+    # The files grow: a sample reads only the new records, and counts each once.
+    set_header(tmp_path / "s.rec", claimed=5, completed=5)
+    again = sampler.sample()
+    assert again.latency[0].packets == 5
+    assert again.component("s").reordered == 0
+
+
+def test_a_record_claimed_but_not_yet_written_is_read_next_time(tmp_path):
+    spec = chain_spec(packets=4)
+    t = time.monotonic_ns() + np.arange(4) * 1000 * US
+    write_records(tmp_path / "p.rec", np.arange(4), t, t + 10 * US)
+    arrive = t + 100 * US
+    arrive[2:] = 0  # slots 2 and 3 claimed, their arrival not written yet
+    write_records(tmp_path / "a.rec", np.arange(4), arrive, np.zeros(4))
+    sampler = LiveSampler(spec, tmp_path)
+    assert sampler.sample().connections[0].packets == 2
+    records = np.memmap(tmp_path / "a.rec", dtype=RECORD, mode="r+", offset=HEADER.itemsize, shape=(4,))
+    records["arrive_ns"][2:] = t[2:] + 100 * US
+    records.flush()
+    assert sampler.sample().connections[0].packets == 4
+
+
+def test_no_record_file_yet_is_a_sample_of_nothing(tmp_path):
+    sample = LiveSampler(chain_spec(), tmp_path).sample()
+    assert all(c.taken == 0 and c.since_last_s is None for c in sample.components)
+    assert sample.latency == []
+
+
+@pytest.mark.parametrize("render", [plain_line, lambda s: text([dashboard(s)], wide=True)])
+def test_the_view_names_every_component_and_its_figures(tmp_path, render):
+    spec = chain_spec()
+    t = time.monotonic_ns() + np.arange(10) * 1000 * US
+    write_records(tmp_path / "p.rec", np.arange(10), t, t + 10 * US)
+    set_header(tmp_path / "p.rec", completed=10)
+    write_records(tmp_path / "a.rec", np.array([0, 2, 1]), t[:3] + 100 * US, t[:3] + 1100 * US)
+    out = render(LiveSampler(spec, tmp_path).sample())
+    for name in ("p", "a", "s"):
+        assert name in out
+    assert "sent 10 of 10" in out
+
+
+def test_a_component_held_back_while_others_finish_is_not_stalled(tmp_path):
+    """A source blocked on a full queue holds a packet for long, but the
+    stage behind it finished one just now: flow control, not a stall."""
+    spec = chain_spec(packets=3)
+    now = time.monotonic_ns()
+    t = now - 2_000_000_000 + np.arange(3) * 1000 * US
+    write_records(tmp_path / "p.rec", np.arange(3), t, np.array([t[0] + 10 * US, t[1] + 10 * US, 0]))
+    set_header(tmp_path / "p.rec", completed=2)
+    write_records(tmp_path / "a.rec", np.arange(2), t[:2] + 100 * US, np.array([now - 1000 * US, 0]))
+    set_header(tmp_path / "a.rec", completed=1)
+    sample = LiveSampler(spec, tmp_path).sample()
+    assert sample.component("p").holding == 1 and sample.component("p").since_last_s > 1.0
+    assert sample.component("p").stalled_s is None and sample.component("a").stalled_s is None
