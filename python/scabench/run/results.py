@@ -355,6 +355,10 @@ class RunResult(Typed):
     # hops' ("transport", "hops": runner._with_transports); None if it left no manifest.
     hosts: list | None = optional()
     nodes: list | None = optional()  # NodeResult of each node the run placed processes on
+    # The order the launcher started and stopped the components, each with
+    # when its call returned (monotonic ns, the clock of the records):
+    # {"started": [{"component", "at_ns"}], "stopped": [...]}; None if it left no manifest.
+    lifecycle: dict | None = optional()
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
     # A ratio below 1: which of the floor's assumptions the run broke, in
     # words (model/pipeline.below_floor_why); None otherwise.

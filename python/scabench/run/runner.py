@@ -249,6 +249,8 @@ def _launch(
         result.naming = manifest["naming"]
     if "nodes" in manifest:
         result.nodes = [NodeResult.of(n) for n in manifest["nodes"]]
+    if "lifecycle" in manifest:
+        result.lifecycle = manifest["lifecycle"]
     if manifest["status"] != "ok":
         partial_analysis(spec, run_dir, result)
         result.error = manifest["error"]
