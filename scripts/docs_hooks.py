@@ -74,7 +74,7 @@ def policy_keys_page() -> str:
         "as the runtime declares them (`scabench-host --describe`, `scabench components`). "
         "What each knob does and how they compose: [Messaging policy](policy.md).",
         "",
-        "| key | side | values | default | only with | what it sets |",
+        "| key | side | values | default | only with, needs | what it sets |",
         "|---|---|---|---|---|---|",
     ]
     for key, entry in schema.items():
@@ -94,6 +94,12 @@ def policy_keys_page() -> str:
         else:
             values = entry.get("type", "")
         only = ", ".join(f"{k}={v}" for k, v in entry.get("only_with", {}).items())
+        # What a value asks of the other keys (protocol = bulkio).
+        needs = "; ".join(
+            f"{value} needs " + ", ".join(f"{k}={v}" for k, v in need["keys"].items())
+            for value, need in entry.get("needs", {}).items()
+        )
+        only = "; ".join(part for part in (only, needs) if part)
         lines.append(
             f"| `{key}` | {_cell(entry.get('side', ''))} | {_cell(values)} | "
             f"`{_cell(entry.get('default', ''))}` | {_cell(only)} | {_cell(entry.get('description', ''))} |"

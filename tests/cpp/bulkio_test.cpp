@@ -125,6 +125,9 @@ TEST(Bulkio, AProvidesPortAnswersBulkioAndItsStreamsEndItsStream) {
   ASSERT_FALSE(CORBA::is_nil(port));
   EXPECT_TRUE(port->_is_a("IDL:BULKIO/dataDouble:1.0"));
   EXPECT_FALSE(port->_is_a("IDL:scabench/dataDouble:1.0"));  // one protocol per port
+  CF::PortSet::PortInfoSequence_var listed = r.getPortSet();
+  ASSERT_EQ(listed->length(), 1u);
+  EXPECT_STREQ(listed[0].repid.in(), "IDL:BULKIO/dataDouble:1.0");  // getPortSet answers as getPort does
   r.start();
   EXPECT_EQ(port->state(), BULKIO::IDLE);
 

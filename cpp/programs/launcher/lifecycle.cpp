@@ -173,16 +173,19 @@ void Launcher::checkExternalPorts() {
       const bool uses = end == &c.uses;
       const std::string repoId =
           uses ? "IDL:CF/Port:1.0" : "IDL:scabench/" + interfaces.at(ext->second.sampleType) + ":1.0";
+      // A provides port may speak BulkIO (a REDHAWK component's): the uses
+      // port connected to it finds that at connectPort (docs/reference/bulkio.md).
+      const std::string bulkioId = "IDL:BULKIO/" + interfaces.at(ext->second.sampleType) + ":1.0";
       bool ok = false;
       try {
-        ok = !CORBA::is_nil(obj) && obj->_is_a(repoId.c_str());
+        ok = !CORBA::is_nil(obj) && (obj->_is_a(repoId.c_str()) || (!uses && obj->_is_a(bulkioId.c_str())));
       } catch (const CORBA::Exception& ex) {
         throw RunFailure(name, who + ": its port '" + port + "' does not answer: " + describeException(ex));
       }
       if (!ok)
         throw RunFailure(name, who + ": its port '" + port + "' is not " +
                                    (uses ? "a uses port (CF::Port)"
-                                         : "a scabench " + interfaces.at(ext->second.sampleType) + " port"));
+                                         : "a scabench or BulkIO " + interfaces.at(ext->second.sampleType) + " port"));
     }
   }
 }

@@ -81,7 +81,9 @@ CF::PortSet::PortInfoSequence* Component::getPortSet() {
     const auto& d = declarations[i];
     all[i].obj_ptr = getPort(d.name.c_str());
     all[i].name = d.name.c_str();
-    all[i].repid = d.repid.c_str();
+    // The interface the port speaks: its protocol's (getPort answers the same).
+    const bool bulkio = properties_.text(d.name + ".protocol") == policy::protocolName(policy::Protocol::Bulkio);
+    all[i].repid = (bulkio ? d.bulkioRepid : d.repid).c_str();
     all[i].description = d.description.c_str();
     all[i].direction = d.provides ? CF::PortSet::DIRECTION_PROVIDES : CF::PortSet::DIRECTION_USES;
   }

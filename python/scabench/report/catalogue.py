@@ -115,6 +115,8 @@ def policy_view() -> list[Any]:
     )
     for key, p in schema.items():
         only = "; only with " + ", ".join(f"{k} = {v}" for k, v in p["only_with"].items()) if p.get("only_with") else ""
+        for value, need in p.get("needs", {}).items():
+            only += f"; {value} needs " + ", ".join(f"{k} = {v}" for k, v in need["keys"].items())
         add_rows(t, [[key, p["side"], _policy_values(p), default_text(p["default"], p), p["description"] + only]])
     return [t, Text(SIDE_LEGEND, style=MUTED)]
 

@@ -84,6 +84,8 @@ def test_a_redhawk_style_client_pushes_into_a_stage(orb, tmp_path):
         stage.configure(props(work_us=0, in__protocol="bulkio", record_capacity=64))
         port = stage.getPort("in")._narrow(S.BULKIO.dataDouble)
         assert port is not None and not port._is_a("IDL:scabench/dataDouble:1.0")
+        listed = {p.name: p.repid for p in stage.getPortSet()}
+        assert listed == {"in": "IDL:BULKIO/dataDouble:1.0", "out": "IDL:scabench/dataDouble:1.0"}
         stage.start()
         assert port._get_state() == S.BULKIO.IDLE
         port.pushSRI(sri("capture"))

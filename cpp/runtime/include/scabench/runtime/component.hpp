@@ -118,6 +118,7 @@ struct PortDeclaration {
   std::string repid;     // the repository id of the data interface it provides or uses
   bool required = true;  // uses ports never are
   std::string description;
+  std::string bulkioRepid;  // the BulkIO interface's, for a port whose protocol is bulkio (getPortSet)
 };
 
 // Names a CORBA system exception the way an operator can act on it.
@@ -282,7 +283,7 @@ InPort<T>& Component::addInPort(const std::string& name, std::function<void(cons
   ref.setRequired(presence == Presence::Required);
   inPorts_.push_back(std::move(port));
   inDeclarations_.push_back({name, true, PortTraits<T>::name, PortTraits<T>::Ref::_PD_repoId,
-                             presence == Presence::Required, std::move(description)});
+                             presence == Presence::Required, std::move(description), PortTraits<T>::bulkioRepid});
   return ref;
 }
 
@@ -291,8 +292,8 @@ OutPort<T>& Component::addOutPort(const std::string& name, std::string descripti
   auto port = std::make_unique<OutPort<T>>(*this, name);
   auto& ref = *port;
   outPorts_.push_back(std::move(port));
-  outDeclarations_.push_back(
-      {name, false, PortTraits<T>::name, PortTraits<T>::Ref::_PD_repoId, false, std::move(description)});
+  outDeclarations_.push_back({name, false, PortTraits<T>::name, PortTraits<T>::Ref::_PD_repoId, false,
+                              std::move(description), PortTraits<T>::bulkioRepid});
   return ref;
 }
 
