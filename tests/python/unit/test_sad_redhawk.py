@@ -14,7 +14,7 @@ from conftest import REPO
 
 from scabench.errors import SpecError
 from scabench.model.load import load_spec
-from scabench.model.sad.load import load_sad
+from scabench.model.sad.load import load_sad, sad_tables
 
 SDRROOT = REPO / "experiments" / "sdrroot"
 WAVEFORM = Path("dom/waveforms/RedhawkChain/RedhawkChain.sad.xml")
@@ -410,8 +410,9 @@ def test_a_kind_with_another_entrypoint_is_refused(root):
 @pytest.mark.parametrize(
     "repid, words",
     [
-        ("IDL:BULKIO/dataDouble:1.0", ("BulkIO ports are not spoken yet", "IDL:scabench/dataDouble:1.0")),
-        ("IDL:ExtendedEvent/MessageEvent:1.0", ("repid IDL:ExtendedEvent/MessageEvent:1.0", "valid:")),
+        ("IDL:BULKIO/dataLong:1.0", ("repid IDL:BULKIO/dataLong:1.0", "BulkIO's IDL:BULKIO/dataOctet:1.0")),
+        ("IDL:BULKIO/dataXML:1.0", ("repid IDL:BULKIO/dataXML:1.0", "IDL:BULKIO/dataDouble:1.0")),
+        ("IDL:ExtendedEvent/MessageEvent:1.0", ("repid IDL:ExtendedEvent/MessageEvent:1.0", "valid:", "BulkIO's")),
     ],
 )
 def test_a_port_repid_scabench_does_not_speak_is_refused(root, repid, words):
@@ -426,6 +427,59 @@ def test_scabench_data_interfaces_are_the_repids_of_its_ports(root):
         shutil.copy(SDRROOT / "dom/components/WorkStage/WorkStage.scd.xml", scd)
         edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', f'uses repid="{repid}"')
         load_sad(root / WAVEFORM, root)
+
+
+def bulkio_ports(root):
+    """The waveform's ports made BulkIO ports by their SCDs' repids: SigSource's out, WorkStage's in and out,
+    DataSink's in."""
+    for name, ends in (("SigSource", ("uses",)), ("WorkStage", ("provides", "uses")), ("DataSink", ("provides",))):
+        for end in ends:
+            edit(
+                root / f"dom/components/{name}/{name}.scd.xml",
+                f'{end} repid="IDL:scabench/',
+                f'{end} repid="IDL:BULKIO/',
+            )
+
+
+def test_a_bulkio_repid_makes_a_bulkio_port_and_its_connections_speak_bulkio(root):
+    # scabench's own repids say nothing: the connections speak scabench's protocol, as before.
+    assert all("protocol" not in c for c in sad_tables(root / WAVEFORM, root)["connection"])
+    bulkio_ports(root)
+    assert [(c["from"], c["to"], c.get("protocol")) for c in sad_tables(root / WAVEFORM, root)["connection"]] == [
+        ("SigSource_1.out", "WorkStage_1.in", "bulkio"),
+        ("WorkStage_1.out", "WorkStage_2.in", "bulkio"),
+        ("WorkStage_2.out", "DataSink_1.in", "bulkio"),
+    ]
+
+
+def test_one_end_bulkio_and_the_other_scabench_is_refused_on_the_connection(root):
+    scd = root / "dom/components/WorkStage/WorkStage.scd.xml"
+    edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', 'uses repid="IDL:BULKIO/dataDouble:1.0"')
+    refused(
+        root,
+        "RedhawkChain.sad.xml:",
+        "connectinterface 'connection_2'",
+        "WorkStage_1.out is a bulkio port (its SCD's repid IDL:BULKIO/dataDouble:1.0)",
+        "WorkStage_2.in a scabench port (IDL:scabench/dataDouble:1.0)",
+        "give both BulkIO repids, or neither",
+    )
+
+
+@pytest.mark.parametrize(
+    "sidecar, key",
+    [
+        ('[connection.connection_2]\nprotocol = "scabench"\n', "connection.connection_2.protocol"),
+        ('[policy]\ncall = "twoway"\nprotocol = "scabench"\n', "policy.protocol"),
+    ],
+)
+def test_a_sidecar_protocol_the_scds_contradict_is_refused(root, sidecar, key):
+    bulkio_ports(root)
+    path = root / WAVEFORM.with_name("RedhawkChain.sad.toml")
+    path.write_text('[run]\nsample_type = "double"\n' + sidecar)
+    with pytest.raises(SpecError) as info:
+        sad_tables(root / WAVEFORM, root)
+    assert f"RedhawkChain.sad.toml: {key}: 'scabench', but the ports of " in str(info.value)
+    assert "are bulkio ports by their SCDs' repids; take it out" in str(info.value)
 
 
 # -- export ------------------------------------------------------------------

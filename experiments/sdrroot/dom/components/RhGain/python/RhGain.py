@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 from collections import deque
+from typing import Any
 
 from omniORB import CORBA
 from omniORB import any as corba_any
@@ -46,7 +47,10 @@ from scabench.components import idl
 
 S = idl.load()
 CF, ExtendedCF, BULKIO, CosNaming = S.CF, S.ExtendedCF, S.BULKIO, S.CosNaming
-CF__POA, BULKIO__POA = S.CF__POA, S.BULKIO__POA
+# The skeletons, generated at run time (typed Any: subclassed as they are).
+_ResourceSkeleton: Any = S.CF__POA.Resource
+_DoubleProvidesSkeleton: Any = S.BULKIO__POA.dataDouble
+_UsesSkeleton: Any = S.BULKIO__POA.UsesPortStatisticsProvider
 
 PROG = "RhGain"
 REQUIRED = ("NAMING_CONTEXT_IOR", "COMPONENT_IDENTIFIER", "NAME_BINDING")
@@ -88,7 +92,7 @@ class Log:
 
     def __init__(self, name, identifier, level):
         self.name, self.identifier, self.level = name, identifier, level
-        self.records = deque(maxlen=LOG_RECORDS)
+        self.records: deque[Any] = deque(maxlen=LOG_RECORDS)
         self._lock = threading.Lock()
 
     def write(self, level, text):
@@ -129,7 +133,9 @@ class Traffic:
 
     def __init__(self, name):
         self.name = name
-        self.calls = deque(maxlen=RATE_WINDOW)  # (monotonic time, elements) of each pushPacket
+        self.calls: deque[tuple[float, int]] = deque(
+            maxlen=RATE_WINDOW
+        )  # (monotonic time, elements) of each pushPacket
         self.streams = []  # stream ids seen and not ended, in the order they began
         self.last_call = None
         self._lock = threading.Lock()
@@ -181,7 +187,7 @@ def default_sri(stream_id):
     return BULKIO.StreamSRI(1, 0.0, 1.0, 1, 0, 0.0, 0.0, 0, 0, stream_id, False, [])
 
 
-class DoubleInPort(BULKIO__POA.dataDouble):
+class DoubleInPort(_DoubleProvidesSkeleton):
     """A BULKIO::dataDouble provides port: any sender may push; packets wait
     in a queue for the component's service thread (get_packet)."""
 
@@ -190,7 +196,7 @@ class DoubleInPort(BULKIO__POA.dataDouble):
         self.traffic = Traffic(name)
         self.sris = {}  # streamID -> the StreamSRI it was given last
         self.changed = set()  # streams whose SRI changed since their last packet was queued
-        self.queue = deque()
+        self.queue: deque[Packet] = deque()
         self.flushed = 0  # packets dropped by a full queue's flush
         self._cond = threading.Condition()
 
@@ -256,7 +262,7 @@ class Connection:
         self.failed = False  # a call to it failed: said once
 
 
-class DoubleOutPort(BULKIO__POA.UsesPortStatisticsProvider):
+class DoubleOutPort(_UsesSkeleton):
     """A BulkIO uses port of doubles: a QueryablePort holding any number of
     connections, each a BULKIO::dataDouble; each packet goes to them one
     after another, each stream's SRI before its first packet."""
@@ -356,7 +362,7 @@ def no_time():
 # ---------------------------------------------------------------- the component
 
 
-class RhGain(CF__POA.Resource):
+class RhGain(_ResourceSkeleton):
     """The CF::Resource: lifecycle, the `gain` property, two BulkIO ports and a service thread."""
 
     def __init__(self, identifier, name, profile, log, process):
@@ -395,6 +401,7 @@ class RhGain(CF__POA.Resource):
                 return
             self._started = False
             thread, self._thread = self._thread, None
+        assert thread is not None  # started: its service thread runs
         thread.join(10 * SERVICE_WAIT_S + 5.0)
         if thread.is_alive():
             raise CF.Resource.StopError(CF.CF_ETIMEDOUT, "the service thread did not stop within its time")
@@ -547,7 +554,7 @@ class RhGain(CF__POA.Resource):
 # ---------------------------------------------------------------- the program
 
 
-def parse(args):
+def parse(args: list[str]) -> tuple[dict[str, str], list[str]]:
     """{KEY: VALUE} of the exec parameters and the -ORB options; UsageError
     says what is wrong, in one line."""
     pairs, orb_args, i = [], [], 0
@@ -602,7 +609,7 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if "--help" in argv or "-h" in argv:
         print(__doc__)
         return 0
