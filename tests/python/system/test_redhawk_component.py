@@ -306,3 +306,37 @@ def test_a_stream_without_sri_gets_bulkio_default_one_and_a_port_that_goes_gets_
     with pytest.raises(CF.Port.InvalidPort):  # not a BulkIO port of doubles
         uses.connectPort(res, "c2")
     res.releaseObject()
+
+
+def test_a_full_queue_is_flushed_as_bulkio_s_unless_the_sri_asks_for_blocking(rhgain, bulkio_sink):
+    sink, sink_ref = bulkio_sink
+    res = rhgain().resolve()
+    res.initialize()
+    res.getPort("dataDouble_out").connectPort(sink_ref, "c1")
+    port = res.getPort("dataDouble_in")._narrow(BULKIO.dataDouble)
+    # Stopped, it takes packets into its queue and processes none: 100 fill it.
+    port.pushSRI(sri("lossy"))
+    for i in range(100):
+        port.pushPacket([float(i)], utc(i, 0.0), False, "lossy")
+    assert port._get_state() == BULKIO.BUSY and port._get_statistics().averageQueueDepth == 100.0
+    # The next one flushes the queue: the data goes, the packet that brought the SRI stays.
+    port.pushPacket([100.0], utc(100, 0.0), True, "lossy")
+    # A blocking stream holds its sender back instead: its packets all wait their turn.
+    port.pushSRI(sri("held", blocking=True))
+    held = threading.Thread(
+        target=lambda: [port.pushPacket([-float(i)], utc(i, 0.0), i == 149, "held") for i in range(150)]
+    )
+    held.start()
+    deadline = time.monotonic() + WAIT_S
+    while port._get_state() != BULKIO.BUSY:  # full again, and the sender waiting
+        assert time.monotonic() < deadline, "the queue never filled"
+        time.sleep(0.01)
+    assert held.is_alive()
+    res.start()
+    held.join(WAIT_S)
+    assert not held.is_alive()
+    calls = sink.wait_for(lambda calls: sum(c[0] == "packet" and c[3] for c in calls) == 2)
+    lossy = [c[1][0] for c in calls if c[0] == "packet" and c[4] == "lossy"]
+    assert lossy == [0.0, 100.0]  # the stream's first (its SRI) and its end
+    assert [c[1][0] for c in calls if c[0] == "packet" and c[4] == "held"] == [-float(i) for i in range(150)]
+    res.releaseObject()
