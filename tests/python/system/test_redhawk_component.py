@@ -319,7 +319,8 @@ def test_a_full_queue_is_flushed_as_bulkio_s_unless_the_sri_asks_for_blocking(rh
     for i in range(100):
         port.pushPacket([float(i)], utc(i, 0.0), False, "lossy")
     assert port._get_state() == BULKIO.BUSY and port._get_statistics().averageQueueDepth == 100.0
-    # The next one flushes the queue: the data goes, the packet that brought the SRI stays.
+    # The next one flushes the queue: the stream's queued packets collapse into their latest, whose place
+    # the new one takes, the SRI change carried onto it.
     port.pushPacket([100.0], utc(100, 0.0), True, "lossy")
     # A blocking stream holds its sender back instead: its packets all wait their turn.
     port.pushSRI(sri("held", blocking=True))
@@ -336,7 +337,7 @@ def test_a_full_queue_is_flushed_as_bulkio_s_unless_the_sri_asks_for_blocking(rh
     held.join(WAIT_S)
     assert not held.is_alive()
     calls = sink.wait_for(lambda calls: sum(c[0] == "packet" and c[3] for c in calls) == 2)
-    lossy = [c[1][0] for c in calls if c[0] == "packet" and c[4] == "lossy"]
-    assert lossy == [0.0, 100.0]  # the stream's first (its SRI) and its end
+    assert calls[0][0] == "sri" and calls[0][1].streamID == "lossy"  # the SRI change, carried onto the one kept
+    assert [c[1][0] for c in calls if c[0] == "packet" and c[4] == "lossy"] == [100.0]  # its latest, its end
     assert [c[1][0] for c in calls if c[0] == "packet" and c[4] == "held"] == [-float(i) for i in range(150)]
     res.releaseObject()

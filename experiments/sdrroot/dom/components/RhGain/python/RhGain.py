@@ -17,8 +17,9 @@ As a REDHAWK component:
   REDHAWK component passes over exec parameters it has no property for.
 - its provides port `dataDouble_in` is a BULKIO::dataDouble: pushSRI and
   pushPacket(data, T, EOS, streamID) from any sender, queued (depth
-  QUEUE_DEPTH); a full queue is flushed, as BulkIO's is, unless the stream's
-  SRI asks for blocking, which holds the sender back instead.
+  QUEUE_DEPTH); a full queue is flushed, as BulkIO's is (each stream's queued
+  packets collapse into its latest), unless an active stream's SRI asks for
+  blocking, which holds the senders back instead.
 - its service thread (process(), between start() and stop()) takes each
   packet from the queue, multiplies its samples by the `gain` property, and
   pushes it on its uses port `dataDouble_out` with T, EOS and streamID as
@@ -222,27 +223,54 @@ class DoubleInPort(_DoubleProvidesSkeleton):
         return self.traffic.statistics(100.0 * depth / QUEUE_DEPTH)
 
     def pushPacket(self, data, T, EOS, streamID):
+        if not data and not EOS:
+            return  # no samples and no end: nothing BulkIO keeps (T is the first sample's time)
         self.traffic.packet(len(data), streamID, EOS)
         with self._cond:
             sri = self.sris.get(streamID)
             if sri is None:  # a stream that was never given one: BulkIO's default, as if pushed
+                self.log.info(f"{self.name}: stream {streamID!r} came without an SRI")
                 sri = self.sris[streamID] = default_sri(streamID)
                 self.changed.add(streamID)
-            if len(self.queue) >= QUEUE_DEPTH:
-                if sri.blocking:
-                    self._cond.wait_for(lambda: len(self.queue) < QUEUE_DEPTH)
-                else:
-                    # BulkIO's flush: the queued data goes, each stream's end and SRI change stay.
-                    kept = deque(p for p in self.queue if p.EOS or p.sri_changed)
-                    self.flushed += len(self.queue) - len(kept)
-                    self.log.info(f"{self.name}: queue full, {len(self.queue) - len(kept)} packets flushed")
-                    self.queue = kept
             changed = streamID in self.changed
             self.changed.discard(streamID)
-            self.queue.append(Packet(data, T, EOS, streamID, sri, changed))
+            packet = Packet(data, T, EOS, streamID, sri, changed)
+            if len(self.queue) >= QUEUE_DEPTH:
+                # BulkIO holds every sender back while any active stream asks for it; else it flushes.
+                if any(s.blocking for s in self.sris.values()):
+                    self._cond.wait_for(lambda: len(self.queue) < QUEUE_DEPTH)
+                else:
+                    self._flush(packet)
+            self.queue.append(packet)
             if EOS:
                 del self.sris[streamID]  # the stream is over: its SRI is no longer active
             self._cond.notify_all()
+
+    def _flush(self, incoming):
+        """A full queue's flush, as BulkIO's: each stream's packets up to its
+        end collapse into the latest of them (an SRI change among them, or
+        the end, carried onto it), and the incoming packet then takes the
+        place of its stream's packet that carries no end."""
+        before = len(self.queue)
+        kept: list[Packet] = []
+        for packet in self.queue:
+            earlier = next((k for k in reversed(kept) if k.streamID == packet.streamID), None)
+            if earlier is None or earlier.EOS:
+                kept.append(packet)  # the stream's first, or one of a new stream after an end
+                continue
+            if packet.EOS and not packet.data:
+                earlier.EOS = True  # an empty end: the end goes onto the packet before it
+                continue
+            packet.sri_changed = packet.sri_changed or earlier.sri_changed
+            kept.remove(earlier)
+            kept.append(packet)
+        open_one = next((k for k in kept if k.streamID == incoming.streamID and not k.EOS), None)
+        if open_one is not None:
+            incoming.sri_changed = incoming.sri_changed or open_one.sri_changed
+            kept.remove(open_one)
+        self.queue = deque(kept)
+        self.flushed += before - len(kept)
+        self.log.info(f"{self.name}: queue full: flushed to {len(kept)} packets, {before - len(kept)} dropped")
 
     def get_packet(self, timeout):
         """The next packet, or None after `timeout` seconds without one."""
