@@ -452,6 +452,17 @@ def test_a_bulkio_repid_makes_a_bulkio_port_and_its_connections_speak_bulkio(roo
     ]
 
 
+def test_dataport_names_no_protocol_so_the_other_end_s_stands(root):
+    # SigSource's out as export-sad writes a port (the base every port has), WorkStage's in BulkIO.
+    bulkio_ports(root)
+    edit(
+        root / "dom/components/SigSource/SigSource.scd.xml",
+        'uses repid="IDL:BULKIO/dataDouble',
+        'uses repid="IDL:scabench/DataPort',
+    )
+    assert sad_tables(root / WAVEFORM, root)["connection"][0]["protocol"] == "bulkio"
+
+
 def test_one_end_bulkio_and_the_other_scabench_is_refused_on_the_connection(root):
     scd = root / "dom/components/WorkStage/WorkStage.scd.xml"
     edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', 'uses repid="IDL:BULKIO/dataDouble:1.0"')

@@ -813,7 +813,9 @@ class _Waveform:
                     f"{impl.kind} has no {port.tag} port {name!r}; it has: {', '.join(kind_ports[port.tag]) or 'none'}",
                     f"{port.tag} {name!r}",
                 )
-            package.protocols[(port.tag, name)] = (_check_repid(scd, port, name, kind_ports), port.get("repid"))
+            protocol = _check_repid(scd, port, name, kind_ports)
+            if protocol is not None:
+                package.protocols[(port.tag, name)] = (protocol, port.get("repid"))
             ports[port.tag].append(name)
         return ports
 
@@ -1081,9 +1083,9 @@ def _check_repid(scd, port, name, kind_ports):
     """A port's repid against what scabench's ports speak, and the protocol
     it gives the port: a BulkIO data interface of idl/bulkio.idl ("bulkio"),
     or one of idl/scabench.idl ("scabench"; DataPort, their base, for every
-    port); either of the port's element type (any for a "sample" port, which
-    follows the run's sample type, and for an external program's, whose
-    types scabench does not know)."""
+    port, gives none: None); either of the port's element type (any for a
+    "sample" port, which follows the run's sample type, and for an external
+    program's, whose types scabench does not know)."""
     repid = port.get("repid")
     what = f"{port.tag} {name!r}"
     port_type = kind_ports["types"][name]["type"] if kind_ports is not None else None
@@ -1111,7 +1113,9 @@ def _check_repid(scd, port, name, kind_ports):
             f"({', '.join(BULKIO_TYPE_REPIDS[t] for t in BULKIO_TYPE_REPIDS if port_type in (t, None, 'sample'))})",
             what,
         )
-    return SCABENCH_PROTOCOL
+    # DataPort, the base of every scabench port, names no wire protocol: the policy says which (export-sad
+    # writes it for every port, whatever its connections speak).
+    return None if repid == DATA_PORT_REPID else SCABENCH_PROTOCOL
 
 
 def _key(name):
