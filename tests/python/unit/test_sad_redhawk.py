@@ -249,6 +249,8 @@ def test_an_entrypoint_names_the_program_of_an_external_component(root):
     program = program_package(root, "")
     stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
     assert stage.kind == "external" and stage.external.program == [str(program)]
+    # Started as REDHAWK starts one: its SPD, as the SAD names it, is its PROFILE_NAME.
+    assert stage.external.parameters == {"PROFILE_NAME": "/components/ExtStage/ExtStage.spd.xml"}
 
 
 def test_sequence_and_struct_properties_are_read_typed(root):

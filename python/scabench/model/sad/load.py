@@ -190,6 +190,7 @@ class Package:
     ports: dict | None = None  # {"uses": [...], "provides": [...]}; None: not known (an external program)
     # (direction, port) -> (protocol, repid) of each port its SCD names (_check_repid)
     protocols: dict = field(default_factory=dict)
+    profile: str = ""  # its SPD as the SAD names it (/-rooted: in the SDR root's dom/), REDHAWK's PROFILE_NAME
 
     def describe(self) -> str:
         if self.implementation.program is not None:
@@ -386,7 +387,10 @@ class _Waveform:
                     "(components/<Name>/<Name>.spd.xml), relative to the SAD",
                     what,
                 )
-            files[fid] = (element, self._package(spd))
+            package = self._package(spd)
+            # What REDHAWK gives a component as PROFILE_NAME: its SPD as the domain names it.
+            package.profile = local.get("name") if local.get("name").startswith("/") else str(spd)
+            files[fid] = (element, package)
         return files
 
     def _partitioning(self, files):
@@ -837,7 +841,7 @@ class _Waveform:
         experiment.update(self.external)
         doc = {
             "experiment": experiment,
-            "component": [component_table(i.name, i.package.implementation, i.properties) for i in self.instances],
+            "component": [self._component_table(i) for i in self.instances],
             "connection": self._connection_tables(),
             "placement": {"hosts": [[i.name for i in host] for host in self.hosts]},
         }
@@ -854,6 +858,13 @@ class _Waveform:
         if nodes:
             doc["placement"]["nodes"] = nodes
         return doc
+
+    def _component_table(self, instance):
+        table = component_table(instance.name, instance.package.implementation, instance.properties)
+        if is_external(instance.package.implementation):
+            # A program of its own is started as REDHAWK starts one: its SPD is its PROFILE_NAME.
+            table["parameters"] = {"PROFILE_NAME": instance.package.profile}
+        return table
 
     def _nodes(self):
         """[placement] nodes from the sidecar's [hostcollocation."ID"] and
