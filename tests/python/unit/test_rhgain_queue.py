@@ -57,3 +57,33 @@ def test_an_empty_end_goes_onto_the_packet_before_it_and_empty_packets_are_passe
     p.pushPacket([5.0], T, False, "c")
     assert queued(p) == [("a", 2.0, True, True), ("c", 5.0, False, True)]
     assert p._get_activeSRIs()[0].streamID == "c"  # a's ended with it
+
+
+class Recorder:
+    """A connection's far end, called in-process."""
+
+    def __init__(self):
+        self.calls = []
+
+    def pushSRI(self, H):
+        self.calls.append(("sri", H.streamID))
+
+    def pushPacket(self, data, T, EOS, streamID):
+        self.calls.append(("packet", streamID, EOS))
+
+
+def test_the_out_port_gives_each_connection_a_stream_s_sri_once_before_its_packets():
+    out = rhgain.DoubleOutPort("out", rhgain.Log("x", "x:w", rhgain.CF.LogLevels.OFF))
+    far = Recorder()
+    out._connections["c"] = rhgain.Connection("c", "out", far)
+    for eos in (False, False, True):  # a stream never given an SRI: BulkIO's default, once
+        out.push_packet([1.0], T, eos, "s")
+    out.push_packet([1.0], T, False, "s")  # the same id again after its end: a new stream, its SRI again
+    assert far.calls == [
+        ("sri", "s"),
+        ("packet", "s", False),
+        ("packet", "s", False),
+        ("packet", "s", True),
+        ("sri", "s"),
+        ("packet", "s", False),
+    ]

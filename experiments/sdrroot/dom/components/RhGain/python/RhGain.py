@@ -345,7 +345,7 @@ class DoubleOutPort(_UsesSkeleton):
 
     def push_packet(self, data, T, EOS, streamID):
         with self._lock:
-            sri = self.sris.get(streamID) or default_sri(streamID)
+            sri = self.sris.setdefault(streamID, default_sri(streamID))  # one, so each connection gets it once
             for c in self._connections.values():
                 if c.sri_sent.get(streamID) is not sri:
                     self._send_sri(c, sri)
