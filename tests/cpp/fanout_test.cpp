@@ -382,6 +382,6 @@ TEST(Fanout, InConnectionsAreNumberedPerComponent) {
   EXPECT_EQ(perConnection, (std::vector<int>{2, 3}));
   std::ifstream in(::testing::TempDir() + "/num-sink.connections.json");
   const nlohmann::json doc = nlohmann::json::parse(in);
-  EXPECT_EQ(doc["provides"], nlohmann::json::parse(R"([{"port": "main", "number": 1},
-                                                       {"port": "side", "number": 0}])"));
+  EXPECT_EQ(doc["provides"], nlohmann::json::parse(R"([{"port": "main", "number": 1, "protocol": "scabench"},
+                                                       {"port": "side", "number": 0, "protocol": "scabench"}])"));
 }

@@ -102,14 +102,29 @@ TEST(PolicySchema, ChecksEachTypeAgainstTheTable) {
   for (const auto& key : policy::schema()) EXPECT_NO_THROW(policy::check(key, key.defaultValue)) << key.name;
 }
 
+// What BulkIO cannot carry, said in one line naming the key.
+TEST(PolicySchema, BulkioRefusesWhatItsWireCannotCarry) {
+  EXPECT_EQ(policy::protocolConflict(policy::Protocol::Bulkio, {{"call", "twoway"}, {"flow", "none"}}), "");
+  const std::string oneway = policy::protocolConflict(policy::Protocol::Bulkio, {{"call", "oneway"}});
+  EXPECT_NE(oneway.find("call = 'oneway'"), std::string::npos) << oneway;
+  EXPECT_NE(policy::protocolConflict(policy::Protocol::Bulkio, {{"flow", "credits(4)"}}).find("flow"),
+            std::string::npos);
+  EXPECT_EQ(policy::protocolConflict(policy::Protocol::Scabench, {{"call", "oneway"}}), "");
+}
+
 // What --describe publishes: the spec checker reads these fields.
 TEST(PolicySchema, DescribesEveryKeyInTheSpecsOrder) {
   const nlohmann::ordered_json d = policy::describe();
   std::vector<std::string> names;
   for (const auto& [name, _] : d.items()) names.push_back(name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"call", "sync", "fanout", "fanout_depth", "dispatch", "worker", "worker_resume",
-                                      "ordering", "reorder_capacity", "reorder_timeout_ms", "flow", "packet_length"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"call", "sync", "fanout", "fanout_depth", "dispatch", "worker",
+                                             "worker_resume", "ordering", "reorder_capacity", "reorder_timeout_ms",
+                                             "flow", "packet_length", "protocol"}));
+  EXPECT_EQ(d["protocol"]["values"], nlohmann::ordered_json::array({"scabench", "bulkio"}));
+  EXPECT_EQ(d["protocol"]["side"], "both");
+  EXPECT_EQ(d["protocol"]["default"], "scabench");
+  EXPECT_EQ(d["protocol"]["needs"]["bulkio"]["keys"],
+            nlohmann::ordered_json({{"call", "twoway"}, {"flow", "none"}, {"ordering", "arrival"}}));
   EXPECT_EQ(d["fanout"]["values"], nlohmann::ordered_json::array({"sequential", "parallel", "drop"}));
   EXPECT_EQ(d["fanout"]["default"], "sequential");
   EXPECT_EQ(d["fanout_depth"]["min"], 1);

@@ -319,6 +319,7 @@ void Component::writeConnectionCounts() {
       doc["uses"].push_back({{"port", c.port},
                              {"connection_id", c.connectionId},
                              {"fanout", c.fanout},
+                             {"protocol", c.protocol},
                              {"sent", c.sent},
                              {"dropped", c.dropped},
                              {"unsent", c.unsent},
@@ -326,8 +327,13 @@ void Component::writeConnectionCounts() {
                              {"blocked_ns", c.blockedNs}});
   doc["provides"] = nlohmann::ordered_json::array();
   for (auto& p : inPorts_)
-    for (const uint32_t number : p->connectionNumbers())
-      doc["provides"].push_back({{"port", p->name()}, {"number", number}});
+    for (const uint32_t number : p->connectionNumbers()) {
+      nlohmann::ordered_json entry = {
+          {"port", p->name()}, {"number", number}, {"protocol", policy::protocolName(p->protocol())}};
+      // BulkIO carries no sequence number: order is judged by T (bulkio_port.hpp).
+      if (p->protocol() == policy::Protocol::Bulkio) entry["t_backwards"] = p->bulkioStreams().backwards();
+      doc["provides"].push_back(entry);
+    }
   const std::string path = ctx_.recordDir + "/" + ctx_.name + ".connections.json";
   const std::string temp = path + ".tmp";
   std::lock_guard lock(countsFile_);

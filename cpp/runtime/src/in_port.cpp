@@ -76,7 +76,13 @@ std::vector<std::shared_ptr<InLink>> InPortBase::prepareChecks() {
     // own reference. A port nobody attached to takes token 0, as it always
     // has: one implicit connection.
     std::erase_if(links_, [](const auto& link) { return link->detached.load(); });
-    if (links_.empty() && required_) links_.push_back(std::make_shared<InLink>(0, 0, true));
+    if (links_.empty() && required_) {
+      // A BulkIO port is one connection, whoever pushes into it: numbered
+      // as an attach would be, so that its records name it.
+      const bool bulkio = protocol() == policy::Protocol::Bulkio;
+      if (bulkio) numbers_.push_back(owner_.nextInConnection());
+      links_.push_back(std::make_shared<InLink>(0, bulkio ? numbers_.back() : 0, true));
+    }
     for (auto& link : links_) {
       // A connection keeps its window over a restart, as its sender goes on
       // numbering; one attached since the last start gets its own.
@@ -380,6 +386,25 @@ bool InPortBase::singleThreadDispatch() const {
 }
 
 RecordLog& InPortBase::records() { return owner_.records(); }
+
+policy::Protocol InPortBase::protocol() const {
+  return policy::parseProtocol(owner_.properties().text(name_ + ".protocol"));
+}
+
+void InPortBase::countCall(std::size_t elements, std::size_t bitsPerElement) {
+  const auto [queued, depth] = queueFill();
+  traffic_.count(elements, bitsPerElement, monotonicNs(), depth ? uint64_t(100 * queued / depth) : 0);
+}
+
+BULKIO::PortUsageType InPortBase::bulkioState() const {
+  const auto [queued, depth] = queueFill();
+  if (depth > 0 && queued >= depth) return BULKIO::BUSY;  // the next pushPacket would wait
+  return bulkioStreams_.anyOpen() ? BULKIO::ACTIVE : BULKIO::IDLE;
+}
+
+BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
+  return bulkio::portStatistics(name_, traffic_, bulkioStreams_.open(), {{"t_backwards", bulkioStreams_.backwards()}});
+}
 bool InPortBase::running() const { return owner_.running(); }
 
 CORBA::Object_ptr InPortBase::reference() {

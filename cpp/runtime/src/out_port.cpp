@@ -91,8 +91,8 @@ std::vector<UsesConnectionCounts> OutPortBase::connectionCounts() const {
   std::lock_guard lock(connectMutex_);
   std::vector<UsesConnectionCounts> all;
   for (const auto& c : history_)
-    all.push_back({name_, c->id, fanoutName(c->fanout), c->sent.load(), c->dropped.load(), c->unsent.load(),
-                   c->queuePeak.load(), c->blockedNs.load()});
+    all.push_back({name_, c->id, fanoutName(c->fanout), policy::protocolName(c->protocol), c->sent.load(),
+                   c->dropped.load(), c->unsent.load(), c->queuePeak.load(), c->blockedNs.load()});
   return all;
 }
 
@@ -115,6 +115,28 @@ std::size_t OutPortBase::syncNoneDepth() const {
   return std::size_t(owner_.properties().integer(name_ + ".sync_none_depth"));
 }
 bool OutPortBase::sharedMemory() const { return owner_.properties().text(name_ + ".transport") == "shm"; }
+policy::Protocol OutPortBase::protocol() const {
+  return policy::parseProtocol(owner_.properties().text(name_ + ".protocol"));
+}
+
+policy::Protocol OutPortBase::protocolWith(CORBA::Object_ptr peer, const char* bulkioRepid,
+                                           const char* typeName) const {
+  // One call to the peer: a scabench port is no BulkIO port, so "scabench"
+  // is the answer wherever the peer is not one.
+  const bool bulkioPeer = peer->_is_a(bulkioRepid);
+  if (protocol() == policy::Protocol::Bulkio && !bulkioPeer)
+    throw CF::Port::InvalidPort(1, ("port " + name_ + " has protocol bulkio, and the peer is not a BULKIO data" +
+                                    std::string(typeName) + " port (" + bulkioRepid + ")")
+                                       .c_str());
+  if (!bulkioPeer) return policy::Protocol::Scabench;
+  PropertyBag& p = owner_.properties();
+  std::string refused = policy::protocolConflict(
+      policy::Protocol::Bulkio, {{"call", p.text(name_ + ".call")}, {"flow", p.text(name_ + ".flow")}});
+  if (refused.empty() && sharedMemory())
+    refused = "transport = 'shm' cannot go with protocol = 'bulkio': BulkIO's packets travel in CORBA calls";
+  if (!refused.empty()) throw CF::Port::InvalidPort(2, ("port " + name_ + ": " + refused).c_str());
+  return policy::Protocol::Bulkio;
+}
 std::size_t OutPortBase::ringBytes() const { return std::size_t(owner_.properties().integer(name_ + ".shm_bytes")); }
 Fanout OutPortBase::fanout() const {
   const std::string f = owner_.properties().text(name_ + ".fanout");
@@ -149,6 +171,17 @@ ExtendedCF::UsesConnectionSequence* OutPortBase::connections() {
   for (CORBA::ULong i = 0; i < all->length(); ++i) {
     (*all)[i].connectionId = live_[i]->id.c_str();
     (*all)[i].port = CORBA::Object::_duplicate(live_[i]->peer);
+  }
+  return all;
+}
+
+BULKIO::UsesPortStatisticsSequence* OutPortBase::statistics() {
+  std::lock_guard lock(connectMutex_);
+  auto* all = new BULKIO::UsesPortStatisticsSequence;
+  all->length(CORBA::ULong(live_.size()));
+  for (CORBA::ULong i = 0; i < all->length(); ++i) {
+    (*all)[i].connectionId = live_[i]->id.c_str();
+    (*all)[i].statistics = bulkio::portStatistics(name_, live_[i]->traffic, {});
   }
   return all;
 }

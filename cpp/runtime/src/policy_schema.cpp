@@ -154,6 +154,21 @@ std::vector<Key> makeSchema() {
       "samples every packet into the provides port must have; a packet of another length is refused and counted "
       "(0: any length)";
   add(length);
+
+  // One protocol per port: a provides port is a servant of one interface,
+  // so every connection into it speaks the same. A uses port given
+  // "scabench" still speaks BulkIO to a peer that is only a BulkIO port
+  // (found at connectPort from the peer's repository id).
+  Key protocol = newKey("protocol", Side::Both, Type::Choice);
+  protocol.values = {"scabench", "bulkio"};
+  protocol.defaultValue = std::string("scabench");
+  protocol.needs["bulkio"] = {{{"call", "twoway"}, {"flow", "none"}, {"ordering", "arrival"}},
+                              "BulkIO's pushPacket is two-way and carries no link sequence, token or flow signal"};
+  protocol.description =
+      "what the connection speaks on the wire: scabench (the project's data ports: link sequence, token, one-way "
+      "calls, flow control) or bulkio (BulkIO's data interfaces, as REDHAWK's ports: pushPacket(data, T, EOS, "
+      "streamID), pushSRI, state, statistics); a uses port speaks bulkio to a peer that is a BulkIO port either way";
+  add(protocol);
   return keys;
 }
 
@@ -410,6 +425,26 @@ SyncScope parseSyncScope(const std::string& text) {
   return SyncScope::Transport;
 }
 
+Protocol parseProtocol(const std::string& text) {
+  check(key("protocol"), text);
+  return text == "bulkio" ? Protocol::Bulkio : Protocol::Scabench;
+}
+
+const char* protocolName(Protocol p) { return p == Protocol::Bulkio ? "bulkio" : "scabench"; }
+
+std::string protocolConflict(Protocol p, const std::map<std::string, std::string>& values) {
+  const Key& k = key("protocol");
+  const auto needs = k.needs.find(protocolName(p));
+  if (needs == k.needs.end()) return {};
+  for (const auto& [name, wanted] : needs->second.keys) {
+    const auto given = values.find(name);
+    if (given != values.end() && given->second != wanted)
+      return name + " = " + quoted(given->second) + " cannot go with protocol = " + quoted(protocolName(p)) + " (use " +
+             name + " = " + quoted(wanted) + "): " + needs->second.why;
+  }
+  return {};
+}
+
 WorkerResume::WorkerResume(const std::string& text, std::size_t depth) {
   check(key("worker_resume"), text);
   if (depth == 0) throw std::invalid_argument("worker_resume applies to a worker queue, and its depth is 0");
@@ -464,6 +499,15 @@ nlohmann::ordered_json describe() {
       nlohmann::ordered_json with = nlohmann::ordered_json::object();
       for (const auto& [name, value] : k.onlyWith) with[name] = value;
       j["only_with"] = with;
+    }
+    if (!k.needs.empty()) {
+      nlohmann::ordered_json needs = nlohmann::ordered_json::object();
+      for (const auto& [value, n] : k.needs) {
+        nlohmann::ordered_json keys = nlohmann::ordered_json::object();
+        for (const auto& [name, wanted] : n.keys) keys[name] = wanted;
+        needs[value] = {{"keys", keys}, {"why", n.why}};
+      }
+      j["needs"] = needs;
     }
     j["description"] = k.description;
     out[k.name] = j;

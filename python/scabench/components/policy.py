@@ -12,7 +12,9 @@ What the Python ports implement:
 - uses side: call twoway and oneway; sync none (a client-side queue and one
   sender thread), transport (omniORB's own oneway), server (the oneway, then
   the two-way syncMarker) and target (pushPacket); flow none; fanout
-  sequential, parallel and drop with fanout_depth (ports.OutPort).
+  sequential, parallel and drop with fanout_depth (ports.OutPort);
+- both sides: protocol scabench only (BulkIO's data interfaces are the C++
+  runtime's: docs/reference/bulkio.md).
 Any other value the schema allows is refused at configure, naming the
 property and what the Python ports support: a run never gets a policy it
 did not ask for. The worker's and the reorder buffer's own parameters
@@ -38,6 +40,16 @@ FANOUTS = ("sequential", "parallel", "drop")
 # The uses-side keys a connection takes from its port when it is made (ports.OutPort.connectPort).
 CONNECTION_SETTINGS = ("call", "sync", "sync_none_depth", "fanout", "fanout_depth")
 SYNCS = ("none", "transport", "server", "target")
+
+# The Python ports are scabench's own data ports: a BulkIO connection needs
+# the C++ runtime's ports on both of its Python-less ends.
+PROTOCOL = (
+    "protocol",
+    "scabench",
+    "what the port speaks on the wire: scabench (the project's data ports); bulkio is not supported by the "
+    "Python runtime (Python components speak scabench only)",
+    one_of("scabench", "bulkio", supported=("scabench",)),
+)
 
 
 def _dispatch(value):
@@ -130,6 +142,7 @@ PROVIDES = (
         "calls from the connection's sender the port serves at once; one more is refused and counted",
         at_least(1, 100_000),
     ),
+    PROTOCOL,
 )
 
 USES = (
@@ -176,6 +189,7 @@ USES = (
         "bytes of the shared-memory ring's data area (transport shm); no effect with orb",
         at_least(64 << 10, 1 << 30),
     ),
+    PROTOCOL,
 )
 
 

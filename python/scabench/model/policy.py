@@ -118,6 +118,13 @@ class Policy:
         return str(dict(self.others).get("fanout", "sequential"))
 
     @property
+    def protocol(self) -> str:
+        """What the connection speaks on the wire: "scabench" (the project's
+        data ports) or "bulkio" (BulkIO's data interfaces: the schema's
+        `protocol`); a runtime whose schema has no such key speaks scabench."""
+        return str(dict(self.others).get("protocol", "scabench"))
+
+    @property
     def max_server_threads_per_connection(self) -> int | None:
         """The omniORB setting behind `dispatch`, or None for its default."""
         if self.dispatch == "serial":
@@ -194,6 +201,16 @@ def parse_policy(table: dict[str, Any], base: "Policy | None" = None) -> "Policy
         for other, required in entry.get("only_with", {}).items():
             if key in table and table[key] != entry["default"] and values[other] != required:
                 raise PolicyValueError(key, f'{key} only applies to {other} = "{required}"')
+        # What a value asks of the other keys (protocol = "bulkio": what
+        # BulkIO's wire carries), the one rule of the runtime's schema.
+        for other, wanted in entry.get("needs", {}).get(values[key], {}).get("keys", {}).items():
+            if values[other] != wanted:
+                why = entry["needs"][values[key]]["why"]
+                raise PolicyValueError(
+                    other,
+                    f'{other} = {values[other]!r} cannot go with {key} = "{values[key]}" '
+                    f'(use {other} = "{wanted}"): {why}',
+                )
         if entry["type"] == "level" and not isinstance(values[key], str):
             below = values[entry["below"]]
             if not below:

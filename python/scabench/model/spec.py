@@ -66,7 +66,7 @@ from scabench.model.checks import (
 )
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, policy_tables
-from scabench.model.transport import check_transport_name, hop_transport
+from scabench.model.transport import check_bulkio_hops, check_transport_name, hop_transport
 
 # What a waveform built in code (scabench.Waveform, api.py) is called where a
 # spec's file would be: in its errors and as its result's "file". A run
@@ -317,6 +317,7 @@ class Spec:
         spec = self._copy()
         spec.transport = transport
         check_transport(spec, where)
+        check_bulkio_hops(spec, where)
         return spec
 
     def with_policy(self, overrides: dict[str, Any], *, where: str) -> "Spec":
@@ -327,6 +328,7 @@ class Spec:
             conn.policy = policy_of(overrides, conn.policy, spec.path, where)
         check_dispatch_per_host(spec)
         check_python_ports(spec, where)
+        check_bulkio_hops(spec, where)
         return spec
 
     def with_properties(self, name: str, properties: dict[str, Any], *, where: str) -> "Spec":

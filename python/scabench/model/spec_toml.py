@@ -53,7 +53,7 @@ from scabench.model.spec import (
     checked_property,
     relative_root,
 )
-from scabench.model.transport import check_transport_name
+from scabench.model.transport import check_bulkio_hops, check_transport_name
 from scabench.paths import program as runtime_program
 from scabench.paths import python_program
 
@@ -175,6 +175,7 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
     # SAD's sidecar, a table) says nothing about order.
     spec.nodes = {node: [c.name for c in components if c.name in members] for node, members in nodes.items()}
     check_python_ports(spec)
+    check_bulkio_hops(spec)
     spec.check_packet_sizes()
     spec.check_recordings()
     return spec

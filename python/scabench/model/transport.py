@@ -93,6 +93,20 @@ def hop_transport(spec: "Spec", conn: "Connection") -> str:
     return process_transport(spec)
 
 
+def check_bulkio_hops(spec: "Spec", where: str = "run.transport") -> None:
+    """A BulkIO connection's packets are CORBA calls (BulkIO has no ring):
+    one the run's transport would put in shared memory is refused, naming
+    the connection. `where` names the key or flag that set the transport."""
+    for conn in spec.connections:
+        if conn.policy.protocol == "bulkio" and hop_transport(spec, conn) == "shm":
+            raise SpecError(
+                spec.path,
+                where,
+                f'{conn.id}: protocol = "bulkio" cannot travel over transport "shm" (BulkIO\'s packets are CORBA '
+                'calls); use transport = "unix" or "tcp", or protocol = "scabench" on that connection',
+            )
+
+
 def ring_bytes(spec: "Spec") -> int:
     """The data area of every shared-memory ring of the run."""
     declared = ring_declaration()

@@ -46,7 +46,8 @@ PATHS_LEGEND = (
     "order. p50, p99: from the start of a packet's send at the source to done at the sink"
 )
 CONNECTIONS_LEGEND = (
-    "fan-out: the policy of a uses port with several connections. sent, dropped, queue peak: the sending "
+    "fan-out: the policy of a uses port with several connections. protocol: what the hop spoke (scabench, or "
+    "bulkio: BulkIO's data interfaces). sent, dropped, queue peak: the sending "
     "port's counts. received: what came in on the connection. packets/s: its arrival rate. "
     "scabench run --report DIR draws the waveform with these"
 )
@@ -376,7 +377,10 @@ def graph_view(result: RunResult) -> list[Any]:
     fan-out counts (a fan-in alone has its stage's table per connection);
     docs/reference/metrics.md, "Measurement on graphs"."""
     paths, fans_out = result.paths or [], fan_out_ports(result.spec)
-    hops = (result.connections or []) if fans_out else []
+    # Shown where a port fans out, or a hop spoke BulkIO (which a reader of
+    # the result must not take for scabench's own).
+    bulkio = any(h.protocol == "bulkio" for h in result.connections or [])
+    hops = (result.connections or []) if fans_out or bulkio else []
     out: list[Any] = []
     if len(paths) > 1:
         view = table("path", "stream", "sent", "arrived", "lost", "dropped", "reordered", "p50", "p99")
@@ -391,7 +395,7 @@ def graph_view(result: RunResult) -> list[Any]:
             )
         out += [_line(""), view, _line(PATHS_LEGEND, MUTED)]
     if hops:
-        view = table("connection", "fan-out", "sent", "received", "dropped", "queue peak", "packets/s")
+        view = table("connection", "protocol", "fan-out", "sent", "received", "dropped", "queue peak", "packets/s")
         for h in hops:
             fan = h.id.split("->")[0] in fans_out
             add_rows(
@@ -399,6 +403,7 @@ def graph_view(result: RunResult) -> list[Any]:
                 [
                     [
                         h.id,
+                        h.protocol,
                         h.fanout if fan else None,
                         _count(h.sent),
                         _count(h.received),

@@ -70,12 +70,13 @@ def read_sidecars(
     return out
 
 
-def policy_label(policy: Policy, fanout: str | None = None) -> str:
+def policy_label(policy: Policy, fanout: str | None = None, protocol: str | None = None) -> str:
     """A connection's policy in a few words, for a drawing or a table: its
     call, then its sync and dispatch where they are not the defaults, its
     worker's depth, and its fan-out where it is not sequential ("twoway",
-    "oneway sync:none worker:64", "oneway fanout:drop"). fanout: the
-    sending port's, where its counts say (else the policy's)."""
+    "oneway sync:none worker:64", "oneway fanout:drop"), and its protocol
+    where it is not scabench's own ("twoway protocol:bulkio"). fanout,
+    protocol: the sending port's, where its counts say (else the policy's)."""
     default = parse_policy({})
     parts = [policy.call]
     parts += [
@@ -86,6 +87,9 @@ def policy_label(policy: Policy, fanout: str | None = None) -> str:
     fanout = fanout or dict(policy.others).get("fanout")
     if fanout not in (None, "sequential"):
         parts.append(f"fanout:{fanout}")
+    protocol = protocol or policy.protocol
+    if protocol != "scabench":
+        parts.append(f"protocol:{protocol}")
     return " ".join(parts)
 
 
@@ -185,11 +189,13 @@ def hop_figures(spec: Spec, records: Mapping[str, Records], sidecars: Mapping[st
                 if latency.size:
                     mean, p99 = float(latency.mean()), metrics.percentile(latency, 99)
         fanout = entry.get("fanout", dict(conn.policy.others).get("fanout"))
+        protocol = str(entry.get("protocol") or conn.policy.protocol)
         out.append(
             HopResult(
                 id=conn.id,
-                policy=policy_label(conn.policy, fanout),
+                policy=policy_label(conn.policy, fanout, protocol),
                 transport=hop_transport(spec, conn),
+                protocol=protocol,
                 fanout=fanout,
                 **{k: entry.get(k) for k in ("sent", "dropped", "unsent", "queue_peak", "blocked_ns")},
                 received=received,

@@ -169,6 +169,9 @@ class HopResult(Typed):
     id: str  # "a.out->b.in"
     policy: str  # the policy in short (report/graph.policy_label)
     transport: str
+    # What the hop spoke: "scabench" or "bulkio", as the sending port found
+    # it at connect (its sidecar), else as the policy says.
+    protocol: str
     fanout: str | None  # the sending port's: sequential, parallel or drop
     sent: int | None
     dropped: int | None  # a drop fan-out's full queue

@@ -362,8 +362,8 @@ def test_the_terminal_shows_a_graphs_paths_and_connections(tmp_path):
     result = measured_result(tmp_path)
     rows = [re.split(r"\s{2,}", line.strip()) for line in text(graph_view(result)).splitlines()]
     assert ["p → b", "0", "4", "3", "0", "1", "0", "90 µs", "90 µs"] in rows
-    assert ["t.out->b.in", "drop", "3", "3", "1", "3", "10,000"] in rows
-    assert ["p.out->t.in", "–", "–", "4", "–", "–", "10,000"] in rows  # one connection: no fan-out
+    assert ["t.out->b.in", "scabench", "drop", "3", "3", "1", "3", "10,000"] in rows
+    assert ["p.out->t.in", "scabench", "–", "–", "4", "–", "–", "10,000"] in rows  # one connection: no fan-out
     # The set-up names each fan-out port's policy and each source's packets.
     setup = text(spec_lines(result.spec, {"p": 4, "q": 2}))
     assert "packets p 4, q 2" in setup

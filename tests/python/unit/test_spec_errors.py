@@ -186,6 +186,7 @@ def test_ports_take_the_policy_as_the_spec_writes_it():
         "out.fanout": "sequential",
         "out.fanout_depth": 64,
         "out.flow": "credits(32)",
+        "out.protocol": "scabench",
     }
     assert p.provides_properties("in") == {
         "in.worker": 64,
@@ -196,6 +197,7 @@ def test_ports_take_the_policy_as_the_spec_writes_it():
         "in.reorder_timeout_ms": 50.0,
         "in.flow": "credits(32)",
         "in.packet_length": 0,
+        "in.protocol": "scabench",
     }
     assert parse_policy({"worker": 64, "worker_resume": "half"}).provides_properties("in")["in.worker_resume"] == "half"
     assert parse_policy({"worker": 64, "worker_resume": 5}).provides_properties("in")["in.worker_resume"] == "5"
@@ -281,3 +283,15 @@ def test_the_model_names_the_callers_where_and_no_flag_of_its_own(write_spec):
     )
     assert changed.component("producer").properties["packets"] == 3 and len(changed.hosts) == 1
     assert {c.policy.call for c in changed.connections} == {"oneway"} and len(spec.hosts) == 2
+
+
+def test_a_bulkio_connection_refuses_what_bulkio_cannot_carry():
+    """protocol = "bulkio" needs what BulkIO's wire carries (the runtime's
+    schema says it: `needs`): each other value is refused naming its key."""
+    from scabench.model.policy import PolicyValueError, parse_policy
+
+    assert parse_policy({"protocol": "bulkio"}).protocol == "bulkio"
+    for key, value in (("call", "oneway"), ("flow", "credits(4)"), ("ordering", "resequence")):
+        with pytest.raises(PolicyValueError) as refused:
+            parse_policy({"protocol": "bulkio", key: value})
+        assert refused.value.key == key and 'protocol = "bulkio"' in str(refused.value)

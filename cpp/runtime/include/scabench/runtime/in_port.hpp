@@ -57,6 +57,12 @@
 // sequence outside its connection's window, a token of no connection, an end
 // of stream that is not the connection's own and in sequence, a call beyond
 // max_calls. docs/trust-model.md says what this defends and what not.
+//
+// BulkIO. A port whose protocol is "bulkio" is served by a BULKIO::data<T>
+// servant instead (its repository id is what getPort answers): each BulkIO
+// call becomes a packet header as above and takes the same path
+// (bulkio_port.hpp says how), as one connection of the port's, made at the
+// first start, that any sender may push into.
 #pragma once
 
 #include <array>
@@ -74,9 +80,11 @@
 #include "scabench/core/bounded_queue.hpp"
 #include "scabench/core/clock.hpp"
 #include "scabench/core/record_log.hpp"
+#include "scabench/runtime/bulkio_port.hpp"
 #include "scabench/runtime/flow.hpp"
 #include "scabench/runtime/link_window.hpp"
 #include "scabench/runtime/policy_schema.hpp"
+#include "scabench/runtime/port_traffic.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/resequencer.hpp"
 #include "scabench/runtime/shm_fields.hpp"
@@ -146,8 +154,24 @@ class InPortBase {
   // What this port refused from peers, by reason.
   uint64_t refusals(Refusal why) const { return refused_[std::size_t(why)].load(); }
 
+  // What the port speaks: its `protocol` (read at getPort and at start; it
+  // cannot change while the component runs).
+  policy::Protocol protocol() const;
+  // Every call into the port, counted (BulkIO's statistics).
+  const PortTraffic& traffic() const { return traffic_; }
+  // BulkIO: the streams pushed into the port, its state and statistics.
+  bulkio::Streams& bulkioStreams() { return bulkioStreams_; }
+  BULKIO::PortUsageType bulkioState() const;
+  BULKIO::PortStatistics bulkioStatistics() const;
+
  protected:
   virtual PortableServer::Servant servant() = 0;
+  // The worker queue's packets and depth now ({0, 0} without a worker).
+  virtual std::pair<std::size_t, std::size_t> queueFill() const = 0;
+  // Counts one call of `elements` samples of `bitsPerElement` bits.
+  void countCall(std::size_t elements, std::size_t bitsPerElement);
+  // BulkIO: the next link sequence of the port's one connection.
+  uint64_t nextBulkioLink() { return bulkioNextLink_.fetch_add(1, std::memory_order_relaxed); }
   // The owner's packet records (Component::records()).
   RecordLog& records();
   // Whether the owner runs (Component::running()): packets are taken only then.
@@ -269,6 +293,10 @@ class InPortBase {
   std::vector<std::unique_ptr<shm::RingReceiver>> closedRings_;
   void closeRing(uint64_t token);
   std::atomic<std::recursive_mutex*> upcallLock_{nullptr};
+
+  PortTraffic traffic_;
+  bulkio::Streams bulkioStreams_;
+  std::atomic<uint64_t> bulkioNextLink_{0};
 };
 
 template <class T>
@@ -282,9 +310,11 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   ~InPort() override { shutRings(); }  // and the worker and releasers with them
 
   void pushPacket(const PacketHeader& h, const typename Traits::Seq& data) override {
+    countCall(data.length(), 8 * sizeof(T));
     orbUpcall(h, data, CallKind::Twoway);
   }
   void pushPacketOneway(const PacketHeader& h, const typename Traits::Seq& data) override {
+    countCall(data.length(), 8 * sizeof(T));
     orbUpcall(h, data, CallKind::Oneway);
   }
   void syncMarker() override {}
@@ -296,6 +326,11 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   }
   void detachSender(CORBA::ULongLong token) override { InPortBase::detachSender(token); }
 
+  // BULKIO::data<T>::pushPacket (bulkio_port.hpp): the call as a packet
+  // header, through the same upcall as scabench's own.
+  void bulkioPush(const typename Traits::BulkioSeq& data, const BULKIO::PrecisionUTCTime& t, bool eos,
+                  const char* streamID);
+
   std::unique_ptr<shm::RingReceiver> openRing(const std::string& name, uint32_t onewayConcurrency,
                                               std::recursive_mutex* serialize) override {
     // The ring's threads take the same path as the ORB's, with the samples
@@ -305,6 +340,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       const PacketHeader h = headerOf(f);
       const auto n = CORBA::ULong(bytes / sizeof(T));
       const typename Traits::Seq view(n, n, static_cast<T*>(const_cast<void*>(samples)), false);
+      countCall(n, 8 * sizeof(T));
       upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);
     };
     return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize,
@@ -348,7 +384,14 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   }
 
  protected:
-  PortableServer::Servant servant() override { return this; }
+  PortableServer::Servant servant() override {
+    if (protocol() == policy::Protocol::Bulkio) return &bulkioServant_;
+    return this;
+  }
+  std::pair<std::size_t, std::size_t> queueFill() const override {
+    if (!queue_) return {0, 0};
+    return {queue_->size(), workerDepth()};
+  }
 
  private:
   struct Queued {
@@ -394,6 +437,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   std::thread worker_;
   std::vector<std::unique_ptr<Reorder>> reorders_;
   std::vector<std::unique_ptr<Reorder>> retired_;  // closed at a stop
+  bulkio::InServant<T, InPort<T>> bulkioServant_{*this};
 };
 
 // ---------------------------------------------------------- InPort<T> bodies
@@ -444,6 +488,40 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, 
     else
       process(*link, h, data.get_buffer(), data.length(), slot);
   }
+}
+
+template <class T>
+void InPort<T>::bulkioPush(const typename Traits::BulkioSeq& data, const BULKIO::PrecisionUTCTime& t, bool eos,
+                           const char* streamID) {
+  const int64_t now = monotonicNs();
+  countCall(data.length(), 8 * sizeof(T));
+  // Refused before the streams hear of it: a stopped port opens no stream.
+  if (!running()) return refuse(Refusal::Sender);
+  const std::string name(streamID);
+  const uint64_t sent = uint64_t(bulkio::monotonicTime(t, now));
+  if (data.length() > 0 || !eos) {
+    const bulkio::Streams::Packet p = bulkioStreams().packet(name, int64_t(sent));
+    PacketHeader h{};
+    h.stream_id = p.streamId;
+    h.sequence_number = p.position;
+    h.send_time_ns = sent;
+    h.end_of_stream = false;
+    h.link_sequence = nextBulkioLink();
+    h.connection_token = 0;
+    // A remote call's buffer is handed over, a collocated caller's lent.
+    const typename Traits::Seq samples =
+        adoptSamples<typename Traits::Seq>(const_cast<typename Traits::BulkioSeq&>(data));
+    orbUpcall(h, samples, CallKind::Twoway);
+  }
+  if (!eos) return;
+  const bulkio::Streams::End end = bulkioStreams().end(name);
+  if (!end.last) return;  // another stream is still open: the port's stream goes on
+  PacketHeader h{};
+  h.stream_id = end.streamId;
+  h.send_time_ns = sent;
+  h.end_of_stream = true;
+  h.link_sequence = nextBulkioLink();
+  orbUpcall(h, typename Traits::Seq(), CallKind::Twoway);
 }
 
 template <class T>

@@ -40,7 +40,16 @@
 //   drop        as parallel, but a full queue drops the packet for that
 //               connection only (counted); the others get it.
 // The port is a REDHAWK QueryablePort: `connections` answers the live ones,
-// in connect order, each its id and the port it sends to.
+// in connect order, each its id and the port it sends to; and a BulkIO
+// UsesPortStatisticsProvider: `statistics` answers each live connection's
+// traffic (PortTraffic).
+//
+// Protocol. A connection speaks BulkIO (bulkio_port.hpp) when the peer is a
+// BULKIO::data<T> port, found at connectPort from its repository id
+// (_is_a), and scabench's own otherwise; a port whose protocol is "bulkio"
+// refuses a peer that is not a BulkIO port, and any port refuses a BulkIO
+// connection under what BulkIO cannot carry (policy::protocolConflict, and
+// transport shm). A BulkIO connection is not attached: BulkIO has no token.
 // End of stream goes to each connection after what its queue holds, and
 // announces the packets that connection carried in the stream. With one
 // connection, sequential is the port as it always was.
@@ -60,8 +69,10 @@
 #include "cf.hh"
 #include "scabench/core/bounded_queue.hpp"
 #include "scabench/core/clock.hpp"
+#include "scabench/runtime/bulkio_port.hpp"
 #include "scabench/runtime/flow.hpp"
 #include "scabench/runtime/message_limit.hpp"
+#include "scabench/runtime/port_traffic.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/senders.hpp"
 
@@ -74,7 +85,7 @@ enum class Fanout { Sequential, Parallel, Drop };
 
 // One connection's counts, as `<name>.connections.json` writes them.
 struct UsesConnectionCounts {
-  std::string port, connectionId, fanout;
+  std::string port, connectionId, fanout, protocol;
   uint64_t sent = 0;       // data packets handed to the connection's sender
   uint64_t dropped = 0;    // fanout drop: packets its full queue did not take
   uint64_t unsent = 0;     // given up: a stop or a disconnect while it waited, a failed send
@@ -82,7 +93,7 @@ struct UsesConnectionCounts {
   uint64_t blockedNs = 0;  // time the port's caller waited on it: its sends (sequential), its full queue (parallel)
 };
 
-class OutPortBase : public virtual POA_ExtendedCF::QueryablePort {
+class OutPortBase : public virtual POA_BULKIO::UsesPortStatisticsProvider {
  public:
   OutPortBase(Component& owner, std::string name);
   ~OutPortBase() override = default;
@@ -110,6 +121,8 @@ class OutPortBase : public virtual POA_ExtendedCF::QueryablePort {
   void disconnectPort(const char* connectionId) override;
   // ExtendedCF::QueryablePort
   ExtendedCF::UsesConnectionSequence* connections() override;
+  // BULKIO::UsesPortStatisticsProvider
+  BULKIO::UsesPortStatisticsSequence* statistics() override;
 
  protected:
   // What every connection has, whatever the element type. Shared: the port
@@ -129,6 +142,8 @@ class OutPortBase : public virtual POA_ExtendedCF::QueryablePort {
     std::atomic<bool> detached{false};  // disconnectPort took it from the port
     std::atomic<uint64_t> sent{0}, dropped{0}, unsent{0}, queuePeak{0}, blockedNs{0};
     std::atomic<uint64_t> droppedInStream{0};  // since its last end of stream
+    policy::Protocol protocol = policy::Protocol::Scabench;
+    PortTraffic traffic;  // its calls that carried data
   };
 
   // Narrows to the port's data interface, builds the connection's sender
@@ -142,6 +157,10 @@ class OutPortBase : public virtual POA_ExtendedCF::QueryablePort {
   SyncScope syncScope() const;
   std::size_t syncNoneDepth() const;
   bool sharedMemory() const;
+  policy::Protocol protocol() const;
+  // What the connection speaks with `peer` (the class comment); throws
+  // CF::Port::InvalidPort for a peer or a policy the protocol refuses.
+  policy::Protocol protocolWith(CORBA::Object_ptr peer, const char* bulkioRepid, const char* typeName) const;
   std::size_t ringBytes() const;
   Fanout fanout() const;
   std::size_t fanoutDepth() const;
@@ -255,16 +274,26 @@ class OutPort final : public OutPortBase {
 
  protected:
   std::shared_ptr<Connection> attach(CORBA::Object_ptr connection, const std::string& id) override {
-    typename Traits::Ref_var ref = Traits::Ref::_narrow(connection);
-    if (CORBA::is_nil(ref))
-      throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
     auto link = std::make_shared<Link>();
     link->id = id;
     link->fanout = fanout();
-    link->token = drawToken();
-    link->gate = openGate();
+    link->protocol = protocolWith(connection, Traits::bulkioRepid, Traits::name);
+    if (link->protocol == policy::Protocol::Bulkio) {
+      typename Traits::BulkioRef_var bulkio = Traits::BulkioRef::_narrow(connection);
+      link->sender = std::make_unique<bulkio::Sender<T>>(bulkio);
+    }
+    typename Traits::Ref_var ref;
+    if (!link->sender) {
+      ref = Traits::Ref::_narrow(connection);
+      if (CORBA::is_nil(ref))
+        throw CF::Port::InvalidPort(1, (std::string("not a ") + Traits::name + " data port").c_str());
+      link->token = drawToken();
+      link->gate = openGate();
+    }
     scabench::FlowControl_var flow = link->gate ? gateReference(link->gate) : scabench::FlowControl::_nil();
-    if (sharedMemory()) {
+    if (link->sender) {
+      // BulkIO: nothing to attach.
+    } else if (sharedMemory()) {
       // The ring first, then the attach that hands it over: the receiver
       // maps it before it returns, and its name goes once both have it.
       link->ring = std::make_shared<shm::RingSender>(ringBytes(), sizeof(T));
@@ -425,7 +454,10 @@ class OutPort final : public OutPortBase {
     typename Traits::Seq view(length, length, const_cast<T*>(samples), false);
     try {
       link.sender->send(h, view);
-      if (!h.end_of_stream) link.sent.fetch_add(1, std::memory_order_relaxed);
+      if (!h.end_of_stream) {
+        link.sent.fetch_add(1, std::memory_order_relaxed);
+        link.traffic.count(count, 8 * sizeof(T), monotonicNs());
+      }
     } catch (const shm::RingClosed&) {
       // This port's own disconnect closed the ring under the send: the
       // connection ended as asked, which is no failure of the sender's;

@@ -16,7 +16,9 @@
 //   level    one of `values`, or an integer >= min and below the value of the
 //            key named by `below`
 //   integer, real   a number in [min, max]
-// `only_with` says the key applies only when other keys have these values.
+// `only_with` says the key applies only when other keys have these values;
+// `needs` says what a value of the key asks of the other keys (protocol =
+// "bulkio": what BulkIO's wire carries), and why.
 #pragma once
 
 #include <array>
@@ -48,6 +50,13 @@ struct Arg {
   int64_t min, max;
 };
 
+// What one value of a key asks of the other keys: each must have the value
+// given here, for the reason `why`.
+struct Needs {
+  std::map<std::string, std::string> keys;
+  std::string why;
+};
+
 struct Key {
   std::string name;
   Side side = Side::Both;
@@ -60,6 +69,7 @@ struct Key {
   int64_t whenTrue = 0;                  // depth: the depth that `true` means
   std::string below;                     // level
   std::map<std::string, std::string> onlyWith;
+  std::map<std::string, Needs> needs;  // by this key's value
   // The spec's default, which is also the port property's default; its
   // alternative (integer, real or string) is the property's type.
   PropertyValue defaultValue;
@@ -107,6 +117,17 @@ Flow parseFlow(const std::string& text);
 bool singleThreadDispatch(const std::string& dispatch);
 
 CallKind parseCallKind(const std::string& text);
+
+// `protocol`: what a port speaks on the wire. Scabench: scabench's own data
+// ports (scabench.idl: the packet header, link sequence, token, one-way
+// calls, flow control); Bulkio: BulkIO's data interfaces (bulkio.idl), as a
+// REDHAWK component's ports speak them (docs/reference/bulkio.md).
+enum class Protocol { Scabench, Bulkio };
+Protocol parseProtocol(const std::string& text);
+const char* protocolName(Protocol p);
+// The other keys' values a protocol refuses, as one line naming the first
+// (empty if none): `values` gives each key's value by name.
+std::string protocolConflict(Protocol p, const std::map<std::string, std::string>& values);
 SyncScope parseSyncScope(const std::string& text);
 
 // `worker_resume` for a worker queue of `depth`: the level at which a caller

@@ -1,9 +1,12 @@
 // One set of port templates serves every element type; PortTraits maps an
-// element type to its IDL interface and sequence type.
+// element type to its IDL interfaces and sequence types: scabench's own data
+// port (scabench.idl) and BulkIO's (bulkio.idl), whose sequence is a typedef
+// of its own, the same on the wire.
 #pragma once
 
 #include <string>
 
+#include "bulkio.hh"
 #include "scabench.hh"
 
 namespace scabench {
@@ -17,7 +20,12 @@ struct PortTraits<CORBA::Octet> {
   using Ref = scabench::dataOctet;
   using Ref_var = scabench::dataOctet_var;
   using Servant = POA_scabench::dataOctet;
+  using BulkioSeq = CF::OctetSequence;
+  using BulkioRef = BULKIO::dataOctet;
+  using BulkioRef_var = BULKIO::dataOctet_var;
+  using BulkioServant = POA_BULKIO::dataOctet;
   static constexpr const char* name = "octet";
+  static constexpr const char* bulkioRepid = "IDL:BULKIO/dataOctet:1.0";
 };
 template <>
 struct PortTraits<CORBA::Short> {
@@ -25,7 +33,12 @@ struct PortTraits<CORBA::Short> {
   using Ref = scabench::dataShort;
   using Ref_var = scabench::dataShort_var;
   using Servant = POA_scabench::dataShort;
+  using BulkioSeq = PortTypes::ShortSequence;
+  using BulkioRef = BULKIO::dataShort;
+  using BulkioRef_var = BULKIO::dataShort_var;
+  using BulkioServant = POA_BULKIO::dataShort;
   static constexpr const char* name = "short";
+  static constexpr const char* bulkioRepid = "IDL:BULKIO/dataShort:1.0";
 };
 template <>
 struct PortTraits<CORBA::Float> {
@@ -33,7 +46,12 @@ struct PortTraits<CORBA::Float> {
   using Ref = scabench::dataFloat;
   using Ref_var = scabench::dataFloat_var;
   using Servant = POA_scabench::dataFloat;
+  using BulkioSeq = PortTypes::FloatSequence;
+  using BulkioRef = BULKIO::dataFloat;
+  using BulkioRef_var = BULKIO::dataFloat_var;
+  using BulkioServant = POA_BULKIO::dataFloat;
   static constexpr const char* name = "float";
+  static constexpr const char* bulkioRepid = "IDL:BULKIO/dataFloat:1.0";
 };
 template <>
 struct PortTraits<CORBA::Double> {
@@ -41,7 +59,12 @@ struct PortTraits<CORBA::Double> {
   using Ref = scabench::dataDouble;
   using Ref_var = scabench::dataDouble_var;
   using Servant = POA_scabench::dataDouble;
+  using BulkioSeq = PortTypes::DoubleSequence;
+  using BulkioRef = BULKIO::dataDouble;
+  using BulkioRef_var = BULKIO::dataDouble_var;
+  using BulkioServant = POA_BULKIO::dataDouble;
   static constexpr const char* name = "double";
+  static constexpr const char* bulkioRepid = "IDL:BULKIO/dataDouble:1.0";
 };
 
 // omniORB's sequences predate C++11 and have no move constructor: std::move
@@ -58,6 +81,19 @@ Seq handOver(Seq& from) {
   const CORBA::ULong length = from.length(), maximum = from.maximum();
   auto* buffer = from.get_buffer(true);  // orphaned: `from` is left empty
   return Seq(maximum, length, buffer, true);
+}
+
+// A sequence's samples as another sequence type of the same element
+// (BulkIO's typedefs against scabench's own: the same on the wire, distinct
+// C++ classes): a buffer `from` owns is handed over (`from` is left empty),
+// a lent one is lent again, as handOver does.
+template <class To, class From>
+To adoptSamples(From& from) {
+  const CORBA::ULong length = from.length();
+  if (!from.release()) return To(length, length, from.get_buffer(), false);
+  const CORBA::ULong maximum = from.maximum();
+  auto* buffer = from.get_buffer(true);
+  return To(maximum, length, buffer, true);
 }
 
 // A sequence that a kept packet carries: each move hands the buffer over

@@ -1,0 +1,156 @@
+#include "scabench/runtime/bulkio_port.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace scabench::bulkio {
+
+int64_t realtimeOffsetNs() {
+  const int64_t before = monotonicNs();
+  const int64_t real = readClockNs(CLOCK_REALTIME);
+  const int64_t after = monotonicNs();
+  return real - (before + (after - before) / 2);
+}
+
+BULKIO::PrecisionUTCTime utcTime(int64_t monotonicNs) {
+  const int64_t utcNs = monotonicNs + realtimeOffsetNs();
+  BULKIO::PrecisionUTCTime t{};
+  t.tcmode = BULKIO::TCM_CPU;
+  t.tcstatus = BULKIO::TCS_VALID;
+  t.toff = 0;
+  t.twsec = double(utcNs / 1'000'000'000);
+  t.tfsec = double(utcNs % 1'000'000'000) * 1e-9;
+  return t;
+}
+
+int64_t monotonicTime(const BULKIO::PrecisionUTCTime& t, int64_t otherwise) {
+  if (t.tcstatus != BULKIO::TCS_VALID || !std::isfinite(t.twsec) || !std::isfinite(t.tfsec)) return otherwise;
+  // Whole seconds and the fraction apart: a double holds today's seconds
+  // since 1970 exactly, but not in nanoseconds.
+  const int64_t utcNs = int64_t(t.twsec) * 1'000'000'000 + std::llround(t.tfsec * 1e9);
+  return utcNs - realtimeOffsetNs();
+}
+
+std::string streamName(uint32_t streamId) { return std::to_string(streamId); }
+
+bool parseStreamNumber(const std::string& name, uint32_t& number) {
+  if (name.empty() || name.size() > 10) return false;
+  uint64_t value = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + uint64_t(c - '0');
+  }
+  if (value > std::numeric_limits<uint32_t>::max()) return false;
+  number = uint32_t(value);
+  return true;
+}
+
+uint32_t Streams::numberFor(const std::string& name) const {
+  uint32_t number = 0;
+  if (parseStreamNumber(name, number)) return number;
+  return nextNamed_;
+}
+
+Streams::Stream& Streams::find(const std::string& name) {
+  const auto it = streams_.find(name);
+  if (it != streams_.end()) return it->second;
+  Stream& s = streams_[name];
+  s.id = numberFor(name);
+  uint32_t number = 0;
+  if (!parseStreamNumber(name, number)) ++nextNamed_;
+  return s;
+}
+
+Streams::Packet Streams::packet(const std::string& name, int64_t sentNs) {
+  std::lock_guard lock(mutex_);
+  Stream& s = find(name);
+  if (!s.open) {
+    s.open = true;
+    s.next = 0;
+  } else if (s.next > 0 && sentNs < s.lastSentNs) {
+    ++backwards_;
+  }
+  s.lastSentNs = sentNs;
+  return {s.id, s.next++};
+}
+
+Streams::End Streams::end(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  Stream& s = find(name);
+  s.open = false;
+  s.hasSri = false;  // its SRI goes with it
+  bool anyOpen = false;
+  for (const auto& [n, other] : streams_) anyOpen = anyOpen || other.open;
+  return {s.id, !anyOpen};
+}
+
+void Streams::pushSRI(const BULKIO::StreamSRI& sri) {
+  std::lock_guard lock(mutex_);
+  Stream& s = find(std::string(sri.streamID));
+  if (!s.open) {
+    s.open = true;
+    s.next = 0;
+  }
+  s.sri = sri;
+  s.hasSri = true;
+}
+
+BULKIO::StreamSRISequence* Streams::activeSRIs() const {
+  std::lock_guard lock(mutex_);
+  auto* out = new BULKIO::StreamSRISequence;
+  for (const auto& [name, s] : streams_)
+    if (s.open && s.hasSri) {
+      out->length(out->length() + 1);
+      (*out)[out->length() - 1] = s.sri;
+    }
+  return out;
+}
+
+std::vector<std::string> Streams::open() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, s] : streams_)
+    if (s.open) names.push_back(name);
+  return names;
+}
+
+bool Streams::anyOpen() const { return !open().empty(); }
+
+uint64_t Streams::backwards() const {
+  std::lock_guard lock(mutex_);
+  return backwards_;
+}
+
+namespace {
+
+CF::DataType countKeyword(const std::string& id, uint64_t value) {
+  CF::DataType k;
+  k.id = id.c_str();
+  k.value <<= CORBA::ULongLong(value);
+  return k;
+}
+
+}  // namespace
+
+BULKIO::PortStatistics portStatistics(const std::string& portName, const PortTraffic& traffic,
+                                      const std::vector<std::string>& streamIDs,
+                                      const std::map<std::string, uint64_t>& extraCounts) {
+  const PortTraffic::Snapshot s = traffic.snapshot(monotonicNs());
+  BULKIO::PortStatistics out;
+  out.portName = portName.c_str();
+  out.elementsPerSecond = CORBA::Float(s.elementsPerSecond);
+  out.bitsPerSecond = CORBA::Float(s.bitsPerSecond);
+  out.callsPerSecond = CORBA::Float(s.callsPerSecond);
+  out.streamIDs.length(CORBA::ULong(streamIDs.size()));
+  for (CORBA::ULong i = 0; i < out.streamIDs.length(); ++i) out.streamIDs[i] = streamIDs[i].c_str();
+  out.averageQueueDepth = CORBA::Float(s.averageQueueDepth);
+  out.timeSinceLastCall = CORBA::Float(s.secondsSinceLastCall);
+  std::map<std::string, uint64_t> counts{{"calls", s.calls}, {"elements", s.elements}};
+  counts.insert(extraCounts.begin(), extraCounts.end());
+  out.keywords.length(CORBA::ULong(counts.size()));
+  CORBA::ULong i = 0;
+  for (const auto& [id, value] : counts) out.keywords[i++] = countKeyword(id, value);
+  return out;
+}
+
+}  // namespace scabench::bulkio

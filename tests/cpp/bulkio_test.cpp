@@ -1,0 +1,231 @@
+// BulkIO on the runtime's ports over a real in-process omniORB: a provides
+// port whose protocol is bulkio, fed by a client as a REDHAWK uses port
+// would feed it (pushSRI, pushPacket with T, EOS and streamID), and a uses
+// port that finds a BulkIO peer at connectPort and speaks BulkIO to it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "scabench/runtime/bulkio_port.hpp"
+#include "test_host.hpp"
+
+using namespace scabench;
+
+namespace {
+
+constexpr auto kPatience = std::chrono::seconds(20);  // a failing test fails instead of hanging; nothing is timed
+
+struct Got {
+  uint32_t stream;
+  uint64_t position;
+  uint64_t sentNs;
+  std::size_t samples;
+};
+
+// A last stage whose provides port speaks BulkIO, keeping what it received.
+class Receiver final : public Component {
+ public:
+  explicit Receiver(const ComponentContext& ctx) : Component(ctx) {
+    addInPort<CORBA::Double>("in", [this](const PacketView<CORBA::Double>& p) {
+      std::lock_guard lock(mutex_);
+      got_.push_back({p.header.stream_id, p.header.sequence_number, p.header.send_time_ns, p.count});
+      changed_.notify_all();
+    });
+    configure(props({{"record_capacity", integer(64)}, {"in.protocol", text("bulkio")}}));
+  }
+  bool received(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, kPatience, [&] { return got_.size() >= n; });
+  }
+  std::vector<Got> got() {
+    std::lock_guard lock(mutex_);
+    return got_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Got> got_;
+};
+
+// A source the test drives through one uses port.
+class Source final : public Component {
+ public:
+  Source(const ComponentContext& ctx, const char* protocol, const char* call = "twoway") : Component(ctx) {
+    out = &addOutPort<CORBA::Double>("out");
+    configure(props({{"record_capacity", integer(64)}, {"out.protocol", text(protocol)}, {"out.call", text(call)}}));
+  }
+  void send(uint32_t stream, uint64_t count) {
+    const double samples[4] = {1, 2, 3, 4};
+    for (uint64_t s = 0; s < count; ++s) {
+      PacketHeader h{};
+      h.stream_id = stream;
+      h.sequence_number = s;
+      h.send_time_ns = uint64_t(monotonicNs());
+      out->push(h, samples, 4);
+    }
+  }
+  void finish(uint32_t stream, uint64_t count) { endStream(count, stream); }
+  CF::Port_ptr port() {
+    CORBA::Object_var obj = getPort("out");
+    return CF::Port::_narrow(obj);
+  }
+  OutPort<CORBA::Double>* out;
+};
+
+// A last stage of scabench's own protocol.
+class Own final : public Component {
+ public:
+  explicit Own(const ComponentContext& ctx) : Component(ctx) {
+    addInPort<CORBA::Double>("in", [](const PacketView<CORBA::Double>&) {});
+  }
+};
+
+BULKIO::dataDouble_ptr bulkioPort(Component& c) {
+  CORBA::Object_var obj = c.getPort("in");
+  return BULKIO::dataDouble::_narrow(obj);
+}
+
+PortTypes::DoubleSequence samples(CORBA::ULong n) {
+  PortTypes::DoubleSequence s(n);
+  s.length(n);
+  for (CORBA::ULong i = 0; i < n; ++i) s[i] = double(i);
+  return s;
+}
+
+BULKIO::StreamSRI sriFor(const char* streamID) {
+  BULKIO::StreamSRI sri{};
+  sri.hversion = 1;
+  sri.xdelta = 0.001;
+  sri.streamID = streamID;
+  return sri;
+}
+
+uint64_t keyword(const BULKIO::PortStatistics& s, const char* id) {
+  for (CORBA::ULong i = 0; i < s.keywords.length(); ++i)
+    if (std::string(s.keywords[i].id.in()) == id) {
+      CORBA::ULongLong v = 0;
+      if (s.keywords[i].value >>= v) return v;
+    }
+  ADD_FAILURE() << "no keyword " << id;
+  return 0;
+}
+
+}  // namespace
+
+TEST(Bulkio, AProvidesPortAnswersBulkioAndItsStreamsEndItsStream) {
+  // Made for the test program's life, as the other runtime tests' are: their
+  // servants stay active in the host's POAs.
+  Receiver& r = *new Receiver({"bulkio-rx", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  ASSERT_FALSE(CORBA::is_nil(port));
+  EXPECT_TRUE(port->_is_a("IDL:BULKIO/dataDouble:1.0"));
+  EXPECT_FALSE(port->_is_a("IDL:scabench/dataDouble:1.0"));  // one protocol per port
+  r.start();
+  EXPECT_EQ(port->state(), BULKIO::IDLE);
+
+  // The SRI opens its stream and is kept.
+  port->pushSRI(sriFor("7"));
+  EXPECT_EQ(port->state(), BULKIO::ACTIVE);
+  {
+    BULKIO::StreamSRISequence_var sris = port->activeSRIs();
+    ASSERT_EQ(sris->length(), 1u);
+    EXPECT_STREQ(sris[0].streamID.in(), "7");
+    EXPECT_DOUBLE_EQ(sris[0].xdelta, 0.001);
+  }
+
+  // Stream "7" (a number: its own id) and stream "voice" (a name: the
+  // port's first named id); the fourth packet of "7" was sent before the
+  // third: T went backwards.
+  const int64_t base = monotonicNs();
+  const auto at = [&](int64_t ms) { return bulkio::utcTime(base + ms * 1'000'000); };
+  port->pushPacket(samples(4), at(1), false, "7");
+  port->pushPacket(samples(4), at(2), false, "7");
+  port->pushPacket(samples(8), at(3), false, "voice");
+  port->pushPacket(samples(4), at(5), false, "7");
+  port->pushPacket(samples(4), at(4), false, "7");
+  ASSERT_TRUE(r.received(5));
+  const std::vector<Got> got = r.got();
+  const std::vector<std::pair<uint32_t, uint64_t>> expected = {
+      {7, 0}, {7, 1}, {bulkio::kFirstNamedStream, 0}, {7, 2}, {7, 3}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(got[i].stream, expected[i].first) << i;
+    EXPECT_EQ(got[i].position, expected[i].second) << i;  // its place in its stream as received
+  }
+  // T back on this machine's monotonic clock (the realtime offset read at
+  // each end: within a millisecond of each other).
+  EXPECT_NEAR(double(got[0].sentNs), double(base + 1'000'000), 1e6);
+  EXPECT_EQ(got[2].samples, 8u);
+
+  // EOS ends its stream; the port's stream ends once every stream has.
+  port->pushPacket(PortTypes::DoubleSequence(), at(6), true, "7");
+  EXPECT_EQ(host().ends("bulkio-rx"), 0);
+  {
+    BULKIO::StreamSRISequence_var sris = port->activeSRIs();
+    EXPECT_EQ(sris->length(), 0u);  // the SRI went with its stream
+  }
+  port->pushPacket(PortTypes::DoubleSequence(), at(7), true, "voice");
+  EXPECT_TRUE(host().waitForEnds("bulkio-rx", 1));
+  EXPECT_EQ(port->state(), BULKIO::IDLE);
+
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_STREQ(stats->portName.in(), "in");
+  EXPECT_EQ(keyword(stats.in(), "calls"), 7u);  // five packets, two ends
+  EXPECT_EQ(keyword(stats.in(), "elements"), 24u);
+  EXPECT_EQ(keyword(stats.in(), "t_backwards"), 1u);
+  EXPECT_GT(stats->callsPerSecond, 0.0f);
+  EXPECT_GT(stats->bitsPerSecond, stats->elementsPerSecond);  // 64 bits an element
+  EXPECT_EQ(stats->streamIDs.length(), 0u);
+  r.stop();
+}
+
+TEST(Bulkio, AUsesPortFindsABulkioPeerAndSpeaksBulkioToIt) {
+  Receiver& r = *new Receiver({"bulkio-peer", ::testing::TempDir(), &host()});
+  Source& s = *new Source({"bulkio-src", ::testing::TempDir(), &host()}, "scabench");
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  CF::Port_var out = s.port();
+  out->connectPort(port, "c1");
+  r.start();
+  s.start();
+  s.send(3, 5);
+  s.finish(3, 5);
+  ASSERT_TRUE(r.received(5));
+  EXPECT_TRUE(host().waitForEnds("bulkio-peer", 1));
+  for (const Got& g : r.got()) EXPECT_EQ(g.stream, 3u);
+  EXPECT_EQ(r.got().back().position, 4u);
+
+  const std::vector<UsesConnectionCounts> counts = s.out->connectionCounts();
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].protocol, "bulkio");
+  EXPECT_EQ(counts[0].sent, 5u);
+
+  CORBA::Object_var obj = s.getPort("out");
+  BULKIO::UsesPortStatisticsProvider_var provider = BULKIO::UsesPortStatisticsProvider::_narrow(obj);
+  ASSERT_FALSE(CORBA::is_nil(provider));
+  BULKIO::UsesPortStatisticsSequence_var stats = provider->statistics();
+  ASSERT_EQ(stats->length(), 1u);
+  EXPECT_STREQ(stats[0].connectionId.in(), "c1");
+  EXPECT_EQ(keyword(stats[0].statistics, "calls"), 5u);
+  EXPECT_EQ(keyword(stats[0].statistics, "elements"), 20u);
+  s.stop();
+  r.stop();
+}
+
+TEST(Bulkio, WhatBulkioCannotCarryIsRefusedAtConnect) {
+  Receiver& r = *new Receiver({"bulkio-refuser", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  Source& oneway = *new Source({"bulkio-oneway", ::testing::TempDir(), &host()}, "scabench", "oneway");
+  CF::Port_var out = oneway.port();
+  EXPECT_THROW(out->connectPort(port, "c1"), CF::Port::InvalidPort);
+
+  // A port told to speak BulkIO refuses a peer that is scabench's own.
+  Source& asked = *new Source({"bulkio-asked", ::testing::TempDir(), &host()}, "bulkio");
+  Component& own = *new Own({"bulkio-own", ::testing::TempDir(), &host()});
+  CORBA::Object_var ownPort = own.getPort("in");
+  CF::Port_var askedOut = asked.port();
+  EXPECT_THROW(askedOut->connectPort(ownPort, "c1"), CF::Port::InvalidPort);
+}
