@@ -89,3 +89,16 @@ def test_the_schema_refuses_a_malformed_plan(write_spec, tmp_path, break_it, whe
 def test_the_sample_the_launchers_parser_is_tested_on_holds_to_the_schema():
     # tests/cpp/plan_test.cpp parses this file: both sides hold to one schema.
     jsonschema.validate(json.loads((REPO / "docs" / "plan.example.json").read_text()), SCHEMA)
+
+
+def test_a_program_of_its_own_on_a_bulkio_hop_gets_no_policy_keys(write_spec, tmp_path):
+    # A REDHAWK component's BulkIO port has no place for scabench's policy, and would refuse the keys as
+    # properties it does not have: scabench's end of the hop keeps the policy.
+    text = SPECS["external program"] + '[policy]\ncall = "twoway"\nprotocol = "bulkio"\n'
+    plan = plan_of(load_spec(write_spec(text)), tmp_path, 60.0)
+    into, out_of = plan.hops
+    assert into.provides.component == "x" and into.provides.properties == {}
+    assert out_of.uses.component == "x" and out_of.uses.properties == {}
+    assert into.uses.properties["out.protocol"] == "bulkio" and out_of.provides.properties["in.protocol"] == "bulkio"
+    (x,) = plan.externals
+    assert x.component.properties == {}
