@@ -6,6 +6,7 @@ tool, and fed BulkIO by a test client that reads what comes out of it.
 Against a real omniNames, over real sockets; every process started here is
 ended by its PID."""
 
+import math
 import os
 import signal
 import subprocess
@@ -30,6 +31,10 @@ from py_components_world import (  # noqa: F401
     naming,
     orb,
 )
+
+from scabench.errors import RunError
+from scabench.model.load import load_spec
+from scabench.run.runner import run_spec
 
 RHGAIN_DIR = REPO / "experiments" / "sdrroot" / "dom" / "components" / "RhGain"
 RHGAIN = RHGAIN_DIR / "python" / "RhGain.py"
@@ -341,3 +346,63 @@ def test_a_full_queue_is_flushed_as_bulkio_s_unless_the_sri_asks_for_blocking(rh
     assert [c[1][0] for c in calls if c[0] == "packet" and c[4] == "lossy"] == [100.0]  # its latest, its end
     assert [c[1][0] for c in calls if c[0] == "packet" and c[4] == "held"] == [-float(i) for i in range(150)]
     res.releaseObject()
+
+
+# ---------------------------------------------------------------- in a scabench waveform
+
+SPEC = REPO / "experiments" / "graphs" / "redhawk-component.toml"
+SDRROOT = REPO / "experiments" / "sdrroot"
+SAD = SDRROOT / "dom" / "waveforms" / "RhGainChain" / "RhGainChain.sad.xml"
+PACKETS, SAMPLES = 20, 64
+
+
+def producer_sum(samples):
+    """What the producer's packet sums to: 100 sin(0.01 i), i < samples (cpp/components/producer.cpp)."""
+    return sum(100.0 * math.sin(0.01 * i) for i in range(samples))
+
+
+def check_rhgain_run(result, names, gain):
+    """Clean, its one path delivered whole and in order, measured, and both hops BulkIO."""
+    producer, rhgain, sink = names
+    assert result.status == "ok", result.error
+    assert result.clean is True, result.why_not_clean()
+    (path,) = result.paths
+    assert (path.source, path.sink) == (producer, sink)
+    assert (path.sent, path.arrivals, path.delivered) == (PACKETS,) * 3, path
+    assert (path.lost, path.dropped, path.reordered) == (0, 0, 0), path
+    assert path.latency_us is not None and path.latency_us.count == PACKETS
+    assert [(h.id, h.protocol) for h in result.connections] == [
+        (f"{producer}.out->{rhgain}.dataDouble_in", "bulkio"),
+        (f"{rhgain}.dataDouble_out->{sink}.in", "bulkio"),
+    ]
+    stages = {s.name: s for s in result.stages}
+    assert stages[rhgain].measured_at == f"{sink}.in" and stages[rhgain].received == PACKETS
+    assert stages[rhgain].process_cpu_s > 0  # its own process, started by the run
+    # What reached the sink is the producer's samples times the gain.
+    assert float(result.stats[sink]["checksum"]) == pytest.approx(PACKETS * gain * producer_sum(SAMPLES))
+
+
+# The launcher checks an external component's provides port against scabench's data interface only
+# (cpp/programs/launcher/lifecycle.cpp, checkExternalPorts), so it refuses RhGain's BULKIO::dataDouble
+# before anything is configured. Strict: once the launcher takes a BulkIO port on a bulkio hop, these pass
+# and the mark must go.
+LAUNCHER_REFUSES_BULKIO = pytest.mark.xfail(
+    raises=RunError,
+    strict=True,
+    reason="scabench-launch takes only a scabench data port as an external component's provides port",
+)
+
+
+@LAUNCHER_REFUSES_BULKIO
+def test_the_waveform_runs_with_rhgain_between_scabench_s_producer_and_sink(monkeypatch):
+    monkeypatch.setenv("PATH", program_env()["PATH"])
+    spec = load_spec(SPEC).with_packets(PACKETS, where="test")
+    check_rhgain_run(run_spec(spec), ("producer", "rhgain", "sink"), 2.0)
+
+
+@LAUNCHER_REFUSES_BULKIO
+def test_its_sad_runs_under_the_sdr_root(monkeypatch):
+    monkeypatch.setenv("PATH", program_env()["PATH"])
+    monkeypatch.setenv("SDRROOT", str(SDRROOT))
+    spec = load_spec(SAD).with_packets(PACKETS, where="test")
+    check_rhgain_run(run_spec(spec), ("BulkioSource_1", "RhGain_1", "BulkioSink_1"), 2.0)
