@@ -454,6 +454,17 @@ def test_a_bulkio_repid_makes_a_bulkio_port_and_its_connections_speak_bulkio(roo
     ]
 
 
+def test_the_shipped_rhgain_waveform_speaks_bulkio_on_both_hops_and_starts_rhgain_as_redhawk_would(root):
+    tables = sad_tables(root / "dom/waveforms/RhGainChain/RhGainChain.sad.xml", root)
+    assert [(c["from"], c["to"], c.get("protocol")) for c in tables["connection"]] == [
+        ("BulkioSource_1.out", "RhGain_1.dataDouble_in", "bulkio"),
+        ("RhGain_1.dataDouble_out", "BulkioSink_1.in", "bulkio"),
+    ]
+    rhgain = next(c for c in tables["component"] if c["name"] == "RhGain_1")
+    assert rhgain["kind"] == "external" and rhgain["exec"].endswith("dom/components/RhGain/python/RhGain.py")
+    assert rhgain["parameters"] == {"PROFILE_NAME": "/components/RhGain/RhGain.spd.xml"} and rhgain["gain"] == 2.0
+
+
 def test_dataport_names_no_protocol_so_the_other_end_s_stands(root):
     # SigSource's out as export-sad writes a port (the base every port has), WorkStage's in BulkIO.
     bulkio_ports(root)
