@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 # What the ports of every hop speak today: the runtime's pushPacket IDL.
 PROTOCOL = "scabench"
+BULKIO = "bulkio"  # the policy's protocol for BulkIO's pushSRI/pushPacket (docs/reference/bulkio.md)
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
 BASE_ORB_OPTIONS = ["-ORBverifyObjectExistsAndType", "0", "-ORBgiopMaxMsgSize", str(64 << 20)]
@@ -330,13 +331,27 @@ def _uses_port_properties(spec: Spec) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
+def _speaks_bulkio_only(spec: Spec, conn: Connection, component: str) -> bool:
+    """Whether an end of a connection is a program of its own on a BulkIO
+    hop: a BulkIO port written elsewhere (a REDHAWK component's), which has
+    no place for scabench's policy keys and would refuse them as properties
+    it does not have. Its end gets none; the policy is kept by scabench's end."""
+    c = spec.component(component)
+    return c.external is not None and c.kind == "external" and conn.policy.values.get("protocol") == BULKIO
+
+
 def _hop(spec: Spec, conn: Connection, uses: dict[str, Any]) -> Hop:
     """A connection as deployed, its uses end with its port's properties (_uses_port_properties)."""
     transport = hop_transport(spec, conn)
+    provides = conn.policy.provides_properties(conn.provides[1])
+    if _speaks_bulkio_only(spec, conn, conn.provides[0]):
+        provides = {}
+    if _speaks_bulkio_only(spec, conn, conn.uses[0]):
+        uses = {}
     return Hop(
         id=conn.id,
         uses=HopEnd(conn.uses[0], conn.uses[1], dict(uses)),
-        provides=HopEnd(conn.provides[0], conn.provides[1], conn.policy.provides_properties(conn.provides[1])),
+        provides=HopEnd(conn.provides[0], conn.provides[1], provides),
         transport=transport,
         policy=conn.policy.as_dict(),
         ring_bytes=ring_bytes(spec) if transport == "shm" else None,

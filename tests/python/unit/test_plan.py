@@ -122,3 +122,16 @@ def test_a_start_order_is_checked_by_name(write_spec, order, words):
     with pytest.raises(SpecError) as refused:
         load_spec(write_spec(pipeline_toml(packets=5, run=f"start_order = {order}")))
     assert refused.value.key == "run.start_order" and words in str(refused.value)
+
+
+def test_a_program_of_its_own_on_a_bulkio_hop_gets_no_policy_keys(write_spec, tmp_path):
+    # A REDHAWK component's BulkIO port has no place for scabench's policy, and would refuse the keys as
+    # properties it does not have: scabench's end of the hop keeps the policy.
+    text = SPECS["external program"] + '[policy]\ncall = "twoway"\nprotocol = "bulkio"\n'
+    plan = plan_of(load_spec(write_spec(text)), tmp_path, 60.0)
+    into, out_of = plan.hops
+    assert into.provides.component == "x" and into.provides.properties == {}
+    assert out_of.uses.component == "x" and out_of.uses.properties == {}
+    assert into.uses.properties["out.protocol"] == "bulkio" and out_of.provides.properties["in.protocol"] == "bulkio"
+    (x,) = plan.externals
+    assert x.component.properties == {}

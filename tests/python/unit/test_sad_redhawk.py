@@ -15,7 +15,7 @@ from conftest import REPO
 from scabench.errors import SpecError
 from scabench.model import graph
 from scabench.model.load import load_spec
-from scabench.model.sad.load import load_sad
+from scabench.model.sad.load import load_sad, sad_tables
 from scabench.paths import bin_dir
 
 SDRROOT = REPO / "experiments" / "sdrroot"
@@ -301,6 +301,8 @@ def test_an_entrypoint_names_the_program_of_an_external_component(root):
     program = program_package(root, "")
     stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
     assert stage.kind == "external" and stage.external.program == [str(program)]
+    # Started as REDHAWK starts one: its SPD, as the SAD names it, is its PROFILE_NAME.
+    assert stage.external.parameters == {"PROFILE_NAME": "/components/ExtStage/ExtStage.spd.xml"}
 
 
 def test_sequence_and_struct_properties_are_read_typed(root):
@@ -474,8 +476,9 @@ def test_a_kind_with_another_entrypoint_is_refused(root):
 @pytest.mark.parametrize(
     "repid, words",
     [
-        ("IDL:BULKIO/dataDouble:1.0", ("BulkIO ports are not spoken yet", "IDL:scabench/dataDouble:1.0")),
-        ("IDL:ExtendedEvent/MessageEvent:1.0", ("repid IDL:ExtendedEvent/MessageEvent:1.0", "valid:")),
+        ("IDL:BULKIO/dataLong:1.0", ("repid IDL:BULKIO/dataLong:1.0", "BulkIO's IDL:BULKIO/dataOctet:1.0")),
+        ("IDL:BULKIO/dataXML:1.0", ("repid IDL:BULKIO/dataXML:1.0", "IDL:BULKIO/dataDouble:1.0")),
+        ("IDL:ExtendedEvent/MessageEvent:1.0", ("repid IDL:ExtendedEvent/MessageEvent:1.0", "valid:", "BulkIO's")),
     ],
 )
 def test_a_port_repid_scabench_does_not_speak_is_refused(root, repid, words):
@@ -490,6 +493,81 @@ def test_scabench_data_interfaces_are_the_repids_of_its_ports(root):
         shutil.copy(SDRROOT / "dom/components/WorkStage/WorkStage.scd.xml", scd)
         edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', f'uses repid="{repid}"')
         load_sad(root / WAVEFORM, root)
+
+
+def bulkio_ports(root):
+    """The waveform's ports made BulkIO ports by their SCDs' repids: SigSource's out, WorkStage's in and out,
+    DataSink's in."""
+    for name, ends in (("SigSource", ("uses",)), ("WorkStage", ("provides", "uses")), ("DataSink", ("provides",))):
+        for end in ends:
+            edit(
+                root / f"dom/components/{name}/{name}.scd.xml",
+                f'{end} repid="IDL:scabench/',
+                f'{end} repid="IDL:BULKIO/',
+            )
+
+
+def test_a_bulkio_repid_makes_a_bulkio_port_and_its_connections_speak_bulkio(root):
+    # scabench's own repids say nothing: the connections speak scabench's protocol, as before.
+    assert all("protocol" not in c for c in sad_tables(root / WAVEFORM, root)["connection"])
+    bulkio_ports(root)
+    assert [(c["from"], c["to"], c.get("protocol")) for c in sad_tables(root / WAVEFORM, root)["connection"]] == [
+        ("SigSource_1.out", "WorkStage_1.in", "bulkio"),
+        ("WorkStage_1.out", "WorkStage_2.in", "bulkio"),
+        ("WorkStage_2.out", "DataSink_1.in", "bulkio"),
+    ]
+
+
+def test_the_shipped_rhgain_waveform_speaks_bulkio_on_both_hops_and_starts_rhgain_as_redhawk_would(root):
+    tables = sad_tables(root / "dom/waveforms/RhGainChain/RhGainChain.sad.xml", root)
+    assert [(c["from"], c["to"], c.get("protocol")) for c in tables["connection"]] == [
+        ("BulkioSource_1.out", "RhGain_1.dataDouble_in", "bulkio"),
+        ("RhGain_1.dataDouble_out", "BulkioSink_1.in", "bulkio"),
+    ]
+    rhgain = next(c for c in tables["component"] if c["name"] == "RhGain_1")
+    assert rhgain["kind"] == "external" and rhgain["exec"].endswith("dom/components/RhGain/python/RhGain.py")
+    assert rhgain["parameters"] == {"PROFILE_NAME": "/components/RhGain/RhGain.spd.xml"} and rhgain["gain"] == 2.0
+
+
+def test_dataport_names_no_protocol_so_the_other_end_s_stands(root):
+    # SigSource's out as export-sad writes a port (the base every port has), WorkStage's in BulkIO.
+    bulkio_ports(root)
+    edit(
+        root / "dom/components/SigSource/SigSource.scd.xml",
+        'uses repid="IDL:BULKIO/dataDouble',
+        'uses repid="IDL:scabench/DataPort',
+    )
+    assert sad_tables(root / WAVEFORM, root)["connection"][0]["protocol"] == "bulkio"
+
+
+def test_one_end_bulkio_and_the_other_scabench_is_refused_on_the_connection(root):
+    scd = root / "dom/components/WorkStage/WorkStage.scd.xml"
+    edit(scd, 'uses repid="IDL:scabench/dataDouble:1.0"', 'uses repid="IDL:BULKIO/dataDouble:1.0"')
+    refused(
+        root,
+        "RedhawkChain.sad.xml:",
+        "connectinterface 'connection_2'",
+        "WorkStage_1.out is a bulkio port (its SCD's repid IDL:BULKIO/dataDouble:1.0)",
+        "WorkStage_2.in a scabench port (IDL:scabench/dataDouble:1.0)",
+        "give both BulkIO repids, or neither",
+    )
+
+
+@pytest.mark.parametrize(
+    "sidecar, key",
+    [
+        ('[connection.connection_2]\nprotocol = "scabench"\n', "connection.connection_2.protocol"),
+        ('[policy]\ncall = "twoway"\nprotocol = "scabench"\n', "policy.protocol"),
+    ],
+)
+def test_a_sidecar_protocol_the_scds_contradict_is_refused(root, sidecar, key):
+    bulkio_ports(root)
+    path = root / WAVEFORM.with_name("RedhawkChain.sad.toml")
+    path.write_text('[run]\nsample_type = "double"\n' + sidecar)
+    with pytest.raises(SpecError) as info:
+        sad_tables(root / WAVEFORM, root)
+    assert f"RedhawkChain.sad.toml: {key}: 'scabench', but the ports of " in str(info.value)
+    assert "are bulkio ports by their SCDs' repids; take it out" in str(info.value)
 
 
 # -- export ------------------------------------------------------------------

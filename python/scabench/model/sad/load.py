@@ -117,7 +117,14 @@ REFUSED = {
 # base every port's object has, and one per element type.
 DATA_PORT_REPID = "IDL:scabench/DataPort:1.0"
 PORT_TYPE_REPIDS = {t: f"IDL:scabench/data{t.capitalize()}:1.0" for t in ("octet", "short", "float", "double")}
+# BulkIO's data interfaces that scabench's ports speak (idl/bulkio.idl): a
+# port whose SCD names one is a BulkIO port, and its connections speak BulkIO
+# (the policy's protocol = "bulkio"). BulkIO's other interfaces (dataLong,
+# dataChar, dataXML, dataFile, dataSDDS, dataVITA49, ...) are refused by name.
 BULKIO_PREFIX = "IDL:BULKIO/"
+BULKIO_TYPE_REPIDS = {t: f"IDL:BULKIO/data{t.capitalize()}:1.0" for t in ("octet", "short", "float", "double")}
+# The protocol a port's repid gives it, in the policy's words (its `protocol` key).
+SCABENCH_PROTOCOL, BULKIO_PROTOCOL = "scabench", "bulkio"
 
 
 def is_sad(path: str | Path) -> bool:
@@ -145,6 +152,13 @@ def load_sad(path: str | Path, sdrroot: str | Path | None = None) -> "Spec":
     return _Waveform(Path(path), resolve_sdrroot(sdrroot)).spec()
 
 
+def sad_tables(path: str | Path, sdrroot: str | Path | None = None) -> dict[str, Any]:
+    """What a SAD and its sidecar say, as the tables of a TOML spec, before
+    the spec's own checks (load_sad's first half): where each connection's
+    protocol comes from its ports' SCDs, say."""
+    return _Waveform(Path(path), resolve_sdrroot(sdrroot)).tables()
+
+
 @dataclass
 class Simple:
     """A simple property of a PRF."""
@@ -170,6 +184,9 @@ class Package:
     structured: dict = field(default_factory=dict)  # id -> Structured
     prfs: list = field(default_factory=list)
     ports: dict | None = None  # {"uses": [...], "provides": [...]}; None: not known (an external program)
+    # (direction, port) -> (protocol, repid) of each port its SCD names (_check_repid)
+    protocols: dict = field(default_factory=dict)
+    profile: str = ""  # its SPD as the SAD names it (/-rooted: in the SDR root's dom/), REDHAWK's PROFILE_NAME
 
     def describe(self) -> str:
         if self.implementation.program is not None:
@@ -227,7 +244,9 @@ class _Waveform:
 
     # -- the SAD -----------------------------------------------------------
 
-    def spec(self):
+    def tables(self):
+        """The SAD and its sidecar read and checked as SCA descriptors, as
+        the tables of a TOML spec (not yet checked as a spec)."""
         root = self.sad.root
         files = self._component_files()
         self._partitioning(files)
@@ -238,7 +257,10 @@ class _Waveform:
             self._refuse(child(root, tag))
         self._connections(by_id)
         self.external = self._externals(by_id)
-        doc = self._document()
+        return self._document()
+
+    def spec(self):
+        doc = self.tables()
         try:
             spec = parse_spec(doc, self.sad.path)
             packets = table_of(self.side, "run", self.sidecar_path).get("packets")
@@ -374,7 +396,10 @@ class _Waveform:
                     "(components/<Name>/<Name>.spd.xml), relative to the SAD",
                     what,
                 )
-            files[fid] = (element, self._package(spd))
+            package = self._package(spd)
+            # What REDHAWK gives a component as PROFILE_NAME: its SPD as the domain names it.
+            package.profile = local.get("name") if local.get("name").startswith("/") else str(spd)
+            files[fid] = (element, package)
         return files
 
     def _partitioning(self, files):
@@ -941,7 +966,9 @@ class _Waveform:
                     f"{impl.kind} has no {port.tag} port {name!r}; it has: {', '.join(kind_ports[port.tag]) or 'none'}",
                     f"{port.tag} {name!r}",
                 )
-            _check_repid(scd, port, name, kind_ports)
+            protocol = _check_repid(scd, port, name, kind_ports)
+            if protocol is not None:
+                package.protocols[(port.tag, name)] = (protocol, port.get("repid"))
             ports[port.tag].append(name)
         return ports
 
@@ -963,7 +990,7 @@ class _Waveform:
         experiment.update(self.external)
         doc = {
             "experiment": experiment,
-            "component": [component_table(i.name, i.package.implementation, i.properties) for i in self.instances],
+            "component": [self._component_table(i) for i in self.instances],
             "connection": self._connection_tables(),
             "placement": {"hosts": [[i.name for i in host] for host in self.hosts]},
         }
@@ -990,6 +1017,13 @@ class _Waveform:
         if nodes:
             doc["placement"]["nodes"] = nodes
         return doc
+
+    def _component_table(self, instance):
+        table = component_table(instance.name, instance.package.implementation, instance.properties)
+        if is_external(instance.package.implementation):
+            # A program of its own is started as REDHAWK starts one: its SPD is its PROFILE_NAME.
+            table["parameters"] = {"PROFILE_NAME": instance.package.profile}
+        return table
 
     def _nodes(self):
         """[placement] nodes from the sidecar's [hostcollocation."ID"] and
@@ -1059,7 +1093,7 @@ class _Waveform:
                     )
         tables = []
         used_ports = set()
-        for _element, cid, uses, uses_port, provides, provides_port in self.connections:
+        for element, cid, uses, uses_port, provides, provides_port in self.connections:
             table = {"from": f"{uses.name}.{uses_port}", "to": f"{provides.name}.{provides_port}"}
             given = self._sad_policy(uses, uses_port, provides, provides_port)
             used_ports.update({(uses.name, uses_port), (provides.name, provides_port)})
@@ -1079,6 +1113,11 @@ class _Waveform:
             self.connection_refs.append({key: ref for key, (_value, ref) in given.items()})
             # Where its policy keys came from, for an error about one of them.
             self.connection_keys.append(names[-1] if names else cid or table["from"] + "->" + table["to"])
+            protocol = self._protocol(element, cid, (uses, "uses", uses_port), (provides, "provides", provides_port))
+            if protocol is not None:
+                self._check_sidecar_protocol(protocol, table, names)
+                if protocol == BULKIO_PROTOCOL:  # scabench's own is what a connection speaks unless told
+                    table["protocol"] = protocol
             tables.append(table)
         for instance in self.instances:
             for port, keys in instance.policy.items():
@@ -1106,6 +1145,38 @@ class _Waveform:
                 )
             given[key] = (value, ref)
         return given
+
+    def _protocol(self, element, cid, *ends):
+        """The protocol a connection's ends speak, from their SCDs' repids
+        (None: no SCD names either end's port). Both ends named must agree:
+        a BulkIO port connects to a BulkIO port."""
+        said = []  # (protocol, "component.port", repid) of each end its SCD names
+        for instance, direction, port in ends:
+            known = instance.package.protocols.get((direction, port))
+            if known is not None:
+                said.append((known[0], f"{instance.name}.{port}", known[1]))
+        if len({protocol for protocol, _, _ in said}) > 1:
+            (p1, end1, r1), (p2, end2, r2) = said
+            raise self.sad.error(
+                element,
+                f"{end1} is a {p1} port (its SCD's repid {r1}) and {end2} a {p2} port ({r2}): "
+                "both ends of a connection speak one protocol; give both BulkIO repids, or neither",
+                f"connectinterface {cid!r}" if cid else "connectinterface",
+            )
+        return said[0][0] if said else None
+
+    def _check_sidecar_protocol(self, protocol, table, names):
+        """The sidecar may not give a connection a protocol its ports' SCDs contradict."""
+        given = table.get("protocol", table_of(self.side, "policy", self.sidecar_path).get("protocol"))
+        if given is not None and given != protocol:
+            key = f"connection.{_key(names[-1])}.protocol" if "protocol" in table else "policy.protocol"
+            other = "scabench" if protocol == BULKIO_PROTOCOL else "BulkIO"
+            raise SpecError(
+                self.sidecar_path,
+                key,
+                f"{given!r}, but the ports of {table['from']}->{table['to']} are {protocol} ports by their SCDs' "
+                f"repids; take it out (the SCDs decide), or give the ports {other} repids",
+            )
 
     def _placed(self, exc):
         """An error of the spec checks on the SAD's document, placed on the
@@ -1212,25 +1283,42 @@ def _chosen_implementation(spd):
 
 
 def _check_repid(scd, port, name, kind_ports):
-    """A port's repid against what scabench's port speaks: a data interface
-    of idl/scabench.idl of the port's type (any for a "sample" port, which
-    follows the run's sample type; DataPort, their base, for every port)."""
+    """A port's repid against what scabench's ports speak, and the protocol
+    it gives the port: a BulkIO data interface of idl/bulkio.idl ("bulkio"),
+    or one of idl/scabench.idl ("scabench"; DataPort, their base, for every
+    port, gives none: None); either of the port's element type (any for a
+    "sample" port, which follows the run's sample type, and for an external
+    program's, whose types scabench does not know)."""
     repid = port.get("repid")
     what = f"{port.tag} {name!r}"
-    if repid.startswith(BULKIO_PREFIX):
-        raise scd.error(
-            port,
-            f"repid {repid}: BulkIO ports are not spoken yet; give the port a scabench data interface "
-            f"({', '.join(PORT_TYPE_REPIDS.values())}, or {DATA_PORT_REPID})",
-            what,
-        )
     port_type = kind_ports["types"][name]["type"] if kind_ports is not None else None
+    if repid.startswith(BULKIO_PREFIX):
+        valid = (
+            [BULKIO_TYPE_REPIDS[port_type]] if port_type in BULKIO_TYPE_REPIDS else list(BULKIO_TYPE_REPIDS.values())
+        )
+        if repid not in BULKIO_TYPE_REPIDS.values():
+            raise scd.error(
+                port,
+                f"repid {repid}: scabench's BulkIO ports speak BulkIO's {', '.join(BULKIO_TYPE_REPIDS.values())}",
+                what,
+            )
+        if repid not in valid:
+            raise scd.error(port, f"repid {repid}: {name} is a {port_type} port; valid: {', '.join(valid)}", what)
+        return BULKIO_PROTOCOL
     valid = [DATA_PORT_REPID] + (
         [PORT_TYPE_REPIDS[port_type]] if port_type in PORT_TYPE_REPIDS else list(PORT_TYPE_REPIDS.values())
     )
     if repid not in valid:
         described = f"a {port_type} port" if port_type in PORT_TYPE_REPIDS else "a scabench data port"
-        raise scd.error(port, f"repid {repid}: {name} is {described}; valid: {', '.join(valid)}", what)
+        raise scd.error(
+            port,
+            f"repid {repid}: {name} is {described}; valid: {', '.join(valid)}, or BulkIO's "
+            f"({', '.join(BULKIO_TYPE_REPIDS[t] for t in BULKIO_TYPE_REPIDS if port_type in (t, None, 'sample'))})",
+            what,
+        )
+    # DataPort, the base of every scabench port, names no wire protocol: the policy says which (export-sad
+    # writes it for every port, whatever its connections speak).
+    return None if repid == DATA_PORT_REPID else SCABENCH_PROTOCOL
 
 
 def _policy_ref(refid):
