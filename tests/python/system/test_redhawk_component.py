@@ -32,7 +32,6 @@ from py_components_world import (  # noqa: F401
     orb,
 )
 
-from scabench.errors import RunError
 from scabench.model.load import load_spec
 from scabench.run.runner import run_spec
 
@@ -382,25 +381,12 @@ def check_rhgain_run(result, names, gain):
     assert float(result.stats[sink]["checksum"]) == pytest.approx(PACKETS * gain * producer_sum(SAMPLES))
 
 
-# The launcher checks an external component's provides port against scabench's data interface only
-# (cpp/programs/launcher/lifecycle.cpp, checkExternalPorts), so it refuses RhGain's BULKIO::dataDouble
-# before anything is configured. Strict: once the launcher takes a BulkIO port on a bulkio hop, these pass
-# and the mark must go.
-LAUNCHER_REFUSES_BULKIO = pytest.mark.xfail(
-    raises=RunError,
-    strict=True,
-    reason="scabench-launch takes only a scabench data port as an external component's provides port",
-)
-
-
-@LAUNCHER_REFUSES_BULKIO
 def test_the_waveform_runs_with_rhgain_between_scabench_s_producer_and_sink(monkeypatch):
     monkeypatch.setenv("PATH", program_env()["PATH"])
     spec = load_spec(SPEC).with_packets(PACKETS, where="test")
     check_rhgain_run(run_spec(spec), ("producer", "rhgain", "sink"), 2.0)
 
 
-@LAUNCHER_REFUSES_BULKIO
 def test_its_sad_runs_under_the_sdr_root(monkeypatch):
     monkeypatch.setenv("PATH", program_env()["PATH"])
     monkeypatch.setenv("SDRROOT", str(SDRROOT))
