@@ -104,6 +104,22 @@ def test_trace_holds_every_packet_nested_and_linked_with_its_window():
     assert doc["otherData"]["spec"] == "chain.toml"
 
 
+def test_an_arrow_with_no_sending_seen_starts_inside_its_own_packet_not_the_next():
+    """At `a` (a worker: the next packet starts the ns the last was done),
+    packet 1 shows no sending (b took it after a was done): its arrow to b
+    starts within packet 1's slice, before packet 2's opens."""
+    spec, recs, a_start = known_run()
+    doc = chrome_trace(journeys(spec, recs), 2000, {})
+    events = doc["traceEvents"]
+    at_a = [e for e in events if e["ph"] == "X" and e["cat"] == "packet" and e["pid"] == 2]
+    out_of_a = [e for e in events if e["ph"] == "s" and e["pid"] == 2 and e["tid"] == at_a[0]["tid"]]
+    for s in out_of_a:
+        around = [e["args"]["sequence"] for e in at_a if e["ts"] <= s["ts"] <= e["ts"] + e["dur"]]
+        assert len(around) == 1, f"an arrow at {s['ts']} µs binds to packets {around}"
+    one = next(e for e in at_a if e["args"]["sequence"] == 1)
+    assert any(one["ts"] < s["ts"] < a_start[2] for s in out_of_a)
+
+
 def test_a_window_keeps_the_first_packets_and_says_so():
     spec, recs, _ = known_run()
     doc = chrome_trace(journeys(spec, recs), 2, {})
@@ -182,5 +198,5 @@ def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
     events, flows = check_trace(doc, 100)
     at_merge = [e for e in events if e["ph"] == "X" and e["cat"] == "packet" and e["pid"] == 3]
     assert [e["name"] for e in at_merge] == ["#0 s1", "#0 s2", "#1 s1", "#1 s2"]  # interleaved streams: no reordering
-    arrows = sorted((f["s"]["pid"], f["f"]["ts"]) for f in flows.values())
+    arrows = sorted((f["s"]["pid"], round(f["f"]["ts"])) for f in flows.values())
     assert arrows == [(1, 10), (1, 110), (2, 60), (2, 160)]
