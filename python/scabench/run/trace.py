@@ -225,9 +225,14 @@ def chrome_trace(all_of: Journeys, packets: int, about: Mapping[str, Any]) -> di
         sender, receiver = all_of.of(conn.uses[0]), all_of.of(conn.provides[0])
         if sender is None or receiver is None:
             continue
-        # A credit is taken as the packet goes and given back once the receiver is done with it.
-        went = np.where(sender.packets.send_ns >= 0, sender.packets.send_ns, sender.packets.done_ns)
-        back = receiver.packets.done_ns[receiver.packets.connection == number]
+        # A credit is taken as the packet goes and given back once the receiver
+        # is done with it: only the sender's packets this connection carried
+        # (a sender on two paths sends others on its other ports).
+        into = receiver.packets.connection == number
+        carried = np.isin(sender.packets.keys, receiver.packets.keys[into])
+        s = sender.packets.take(carried)
+        went = np.where(s.send_ns >= 0, s.send_ns, s.done_ns)
+        back = receiver.packets.done_ns[into]
         ev.counter(pids[sender.name], _steps(f"credits outstanding ({conn.id})", went, back))
     # The metadata first, then every event in time order (so each track's);
     # the sort is stable, and a packet's span was added before the spans in it.

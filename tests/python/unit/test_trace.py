@@ -142,6 +142,63 @@ def test_credits_outstanding_are_counted_on_a_credits_connection():
     assert max(e["args"][credits[0]["name"]] for e in credits) >= 2
 
 
+def two_paths_through_one_component(policy_a, policy_b):
+    """p1 (stream 1) and p2 (stream 2) into `m`, which sends stream 1 on
+    out_a to `a` and stream 2 on out_b to `b` (a duplex: two paths through
+    one component); each of m's output connections with its policy table."""
+    connections = [
+        Connection(("p1", "out"), ("m", "in_a"), parse_policy({"call": "oneway"})),
+        Connection(("p2", "out"), ("m", "in_b"), parse_policy({"call": "oneway"})),
+        Connection(("m", "out_a"), ("a", "in"), parse_policy(policy_a)),
+        Connection(("m", "out_b"), ("b", "in"), parse_policy(policy_b)),
+    ]
+    components = [
+        Component("p1", "producer", {"stream_id": 1}),
+        Component("p2", "producer", {"stream_id": 2}),
+        Component("m", "duplex", {}),
+        Component("a", "stage", {}),
+        Component("b", "stage", {}),
+    ]
+    spec = Spec(
+        Path("duplex.toml"),
+        {},
+        "float",
+        "tcp",
+        [0],
+        False,
+        60.0,
+        components,
+        connections,
+        [["p1", "m", "a"], ["p2", "m", "b"]],
+    )
+    recs = {
+        "p1": records([0, 1, 2], [0, 100, 200], [5, 105, 205], [1] * 3),
+        "p2": records([0, 1, 2], [50, 150, 250], [55, 155, 255], [2] * 3),
+        "m": records(
+            [0, 0, 1, 1, 2, 2],
+            [10, 60, 110, 160, 210, 260],
+            [40, 90, 140, 190, 240, 290],
+            [3] * 6,
+            [0, 1] * 3,
+            [1, 2] * 3,
+        ),
+        "a": records([0, 1, 2], [20, 120, 220], [30, 130, 230], [4] * 3, [0] * 3, [1] * 3),
+        "b": records([0, 1, 2], [70, 170, 270], [80, 180, 280], [5] * 3, [0] * 3, [2] * 3),
+    }
+    return spec, recs
+
+
+def test_credits_outstanding_count_only_the_packets_their_connection_carried():
+    """credits(4) on m.out_a: m's stream 2 packets go out on out_b and take no credit of it."""
+    spec, recs = two_paths_through_one_component({"call": "oneway", "flow": "credits(4)"}, {"call": "oneway"})
+    events, _ = check_trace(chrome_trace(journeys(spec, recs), 100, {}), 100)
+    name = "credits outstanding (m.out_a->a.in)"
+    credits = [e["args"][e["name"]] for e in events if e["ph"] == "C" and e["name"].startswith("credits outstanding")]
+    assert {e["name"] for e in events if e["ph"] == "C" and e["name"].startswith("credits")} == {name}
+    # Each packet a took was done before the next went: one credit out at a time, all back at the end.
+    assert max(credits) == 1 and credits[-1] == 0
+
+
 def test_the_runner_writes_a_trace_only_where_asked(tmp_path):
     spec, recs, _ = known_run()
     assert write_requested(spec, journeys(spec, recs), None) is None
