@@ -108,7 +108,7 @@ def _handler(spec: Spec, name: str, into: list[Connection]) -> dict[int, tuple[s
         if conn.policy.worker_depth:
             out[numbers[conn.id]] = (f"worker ({conn.provides[1]})", True)
         elif conn.policy.ordering == "resequence":
-            out[numbers[conn.id]] = (f"releaser ({conn.uses[0]})", True)
+            out[numbers[conn.id]] = (f"releaser ({conn.id})", True)
         else:
             out[numbers[conn.id]] = ("", False)
     return out

@@ -199,6 +199,29 @@ def test_credits_outstanding_count_only_the_packets_their_connection_carried():
     assert max(credits) == 1 and credits[-1] == 0
 
 
+def test_each_reorder_buffer_has_its_own_releaser_track():
+    """One sender into two ports of one receiver, each connection
+    resequenced: a reorder buffer (and its releaser thread) per connection,
+    so a track each, named after its connection."""
+    connections = [
+        Connection(("p", "out"), ("m", "in"), parse_policy({"call": "oneway"})),
+        Connection(("m", "out_a"), ("r", "in_a"), parse_policy({"call": "oneway", "ordering": "resequence"})),
+        Connection(("m", "out_b"), ("r", "in_b"), parse_policy({"call": "oneway", "ordering": "resequence"})),
+    ]
+    components = [Component("p", "producer", {}), Component("m", "split", {}), Component("r", "merge", {})]
+    spec = Spec(Path("split.toml"), {}, "float", "tcp", [0], False, 60.0, components, connections, [["p", "m", "r"]])
+    recs = {
+        "p": records([0, 1], [0, 100], [5, 105], [1, 1]),
+        "m": records([0, 1], [10, 110], [40, 140], [2, 2]),
+        # Both packets reach r on each port, each port's at once: both releasers work at the same time.
+        "r": records([0, 0, 1, 1], [20, 21, 120, 121], [30, 31, 130, 131], [3, 3, 3, 3], [0, 1, 0, 1]),
+    }
+    r = journeys(spec, recs).of("r")
+    assert r.tracks == ["releaser (m.out_a->r.in_a)", "releaser (m.out_b->r.in_b)"]
+    assert list(r.packets.track) == [0, 1, 0, 1] and r.deferred == {0, 1}
+    check_trace(chrome_trace(journeys(spec, recs), 100, {}), 100)
+
+
 def test_the_runner_writes_a_trace_only_where_asked(tmp_path):
     spec, recs, _ = known_run()
     assert write_requested(spec, journeys(spec, recs), None) is None
