@@ -18,6 +18,7 @@ import contextlib
 import contextvars
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -274,8 +275,12 @@ def write_trace(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + ".part")
-    part.write_text(json.dumps(doc, separators=(",", ":")))
-    part.replace(target)
+    try:
+        part.write_text(json.dumps(doc, separators=(",", ":")))
+        part.replace(target)
+    except OSError:
+        part.unlink(missing_ok=True)  # a full disk: leave no half file taking its room
+        raise
     return target
 
 
@@ -289,6 +294,7 @@ class TraceRequest:
     packets: int = DEFAULT_PACKETS
     per_run: bool = False
     written: list[Path] = field(default_factory=list)
+    unwritten: list[Path] = field(default_factory=list)  # those that could not be written
 
     def next_path(self, spec: Spec) -> Path:
         """The file for the next run: a folder's next number, after the
@@ -315,11 +321,23 @@ def tracing(request: TraceRequest) -> Iterator[TraceRequest]:
 
 
 def write_requested(spec: Spec, all_of: Journeys, result: Any) -> Path | None:
-    """The run's trace, where a command asked for one (tracing); None if none did."""
+    """The run's trace, where a command asked for one (tracing); None if none
+    did, or where it could not be written (a warning on stderr, the first
+    time only: the runs after it likely fail alike)."""
     request = _REQUEST.get()
     if request is None:
         return None
     doc = chrome_trace(all_of, request.packets, about_run(spec, result))
-    path = write_trace(request.next_path(spec), doc)
+    path = request.next_path(spec)
+    try:
+        write_trace(path, doc)
+    except OSError as exc:
+        # A trace is a view of the run, not its result: a full disk in the
+        # middle of a sweep costs the trace, never the run or the command.
+        if not request.unwritten:
+            reason = exc.strerror or str(exc)
+            print(f"warning: trace not written: {path}: {reason} (the runs' results are kept)", file=sys.stderr)
+        request.unwritten.append(path)
+        return None
     request.written.append(path)
     return path

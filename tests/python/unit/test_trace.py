@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from trace_check import check_trace
 
+from scabench.cli import trace_lines
 from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
 from scabench.report.timeline import draw_timeline, timeline_title
@@ -230,6 +231,22 @@ def test_the_runner_writes_a_trace_only_where_asked(tmp_path):
         write_requested(spec, journeys(spec, recs), None)
     assert [p.name for p in request.written] == ["001-chain.trace.json", "002-chain.trace.json"]
     check_trace(json.loads(request.written[1].read_text()), 3)
+
+
+def test_a_trace_that_cannot_be_written_warns_once_and_keeps_the_runs(tmp_path, capsys):
+    """The folder cannot be made (a file is in its way): each run's trace
+    fails, the first with a warning naming the path and why, and no run's
+    analysis is ended by it."""
+    spec, recs, _ = known_run()
+    (tmp_path / "full").write_text("")
+    with tracing(TraceRequest(tmp_path / "full" / "traces", 3, per_run=True)) as request:
+        assert write_requested(spec, journeys(spec, recs), None) is None
+        assert write_requested(spec, journeys(spec, recs), None) is None
+    warnings = capsys.readouterr().err.strip().splitlines()
+    assert len(warnings) == 1 and str(tmp_path / "full" / "traces" / "001-chain.trace.json") in warnings[0]
+    assert "Not a directory" in warnings[0] or "exists" in warnings[0]
+    assert not request.written and len(request.unwritten) == 2
+    assert trace_lines(request) == ["trace: 2 not written (see the warning)"]
 
 
 def test_timeline_keeps_the_first_packets_reads_back_and_draws(tmp_path):
