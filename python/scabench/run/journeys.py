@@ -27,6 +27,7 @@ import numpy as np
 
 from scabench.model import graph
 from scabench.model.spec import Connection, Spec
+from scabench.run import metrics
 from scabench.run.graph_figures import connection_numbers, stream_of
 from scabench.run.records import Records
 from scabench.run.results import Timeline
@@ -114,18 +115,6 @@ def _handler(spec: Spec, name: str, into: list[Connection]) -> dict[int, tuple[s
     return out
 
 
-def _reordered(sequence: np.ndarray, stream: np.ndarray) -> np.ndarray:
-    """Each arrival whose number is not its stream's previous arrival's + 1
-    (metrics.reordered_from_previous, per arrival)."""
-    out = np.zeros(sequence.size, bool)
-    for s in np.unique(stream):
-        where = np.flatnonzero(stream == s)
-        seq = sequence[where]
-        previous = np.concatenate(([-1], seq[:-1]))
-        out[where] = seq != previous + 1
-    return out
-
-
 def _serial_starts(arrive: np.ndarray, done: np.ndarray) -> np.ndarray:
     """Work starts where one thread works the packets in turn: each at its
     arrival or when the one before it (in the order they were done) was
@@ -201,7 +190,7 @@ def journeys(spec: Spec, records: Mapping[str, Records]) -> Journeys:
             start_ns=start,
             send_ns=arrive.copy() if name in sources else np.full(n, -1, np.int64),
             done_ns=finished,
-            reordered=_reordered(sequence, stream) if name not in sources else np.zeros(n, bool),
+            reordered=metrics.out_of_order_per_stream(sequence, stream) if name not in sources else np.zeros(n, bool),
         )
         tracks[name], deferred[name] = names, queues
     for name, h in handled.items():
