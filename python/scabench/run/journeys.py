@@ -251,5 +251,7 @@ def timeline(all_of: Journeys, packets: int = TIMELINE_PACKETS) -> Timeline:
             + [ms(p.send_ns[i]) if p.send_ns[i] >= 0 else None, ms(p.done_ns[i]), int(p.reordered[i])]
             for i in range(p.sequence.size)
         ]
-        lanes.append({"component": j.name, "kind": j.kind, "tracks": list(j.tracks), "spans": spans})
+        lanes.append(
+            {"component": j.name, "kind": j.kind, "source": j.source, "tracks": list(j.tracks), "spans": spans}
+        )
     return Timeline(packets, lanes)

@@ -13,7 +13,7 @@ from trace_check import check_trace
 from scabench.cli import trace_lines
 from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
-from scabench.report.timeline import draw_timeline, timeline_title
+from scabench.report.timeline import draw_timeline, is_source, lane_label, timeline_title
 from scabench.run.journeys import journeys, timeline
 from scabench.run.records import Records
 from scabench.run.results import RunResult, Timeline
@@ -270,10 +270,8 @@ def test_a_result_without_a_timeline_reads_and_writes_unchanged():
     assert result.timeline is None and "timeline" not in result.as_dict()
 
 
-def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
-    """Two producers (streams 1 and 2, each numbering from 0) into a merge's
-    two inputs: each packet's span names its stream, and each arrow goes
-    from the producer that sent it, on the connection it came in on."""
+def two_streams_into_a_merge():
+    """Two producers (streams 1 and 2, each numbering from 0) into a merge's two inputs."""
     p1, p2, m = ("p1", "out"), ("p2", "out"), "m"
     connections = [
         Connection(p1, (m, "in_a"), parse_policy({"call": "oneway"})),
@@ -291,9 +289,28 @@ def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
         # Arrival order at the merge: p1's 0, p2's 0, p1's 1, p2's 1, on connections 0 and 1.
         "m": records([0, 0, 1, 1], [10, 60, 110, 160], [40, 90, 140, 190], [3, 3, 3, 3], [0, 1, 0, 1], [1, 2, 1, 2]),
     }
+    return spec, recs
+
+
+def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
+    """Each packet's span names its stream, and each arrow goes from the
+    producer that sent it, on the connection it came in on."""
+    spec, recs = two_streams_into_a_merge()
     doc = chrome_trace(journeys(spec, recs), 100, {})
     events, flows = check_trace(doc, 100)
     at_merge = [e for e in events if e["ph"] == "X" and e["cat"] == "packet" and e["pid"] == 3]
     assert [e["name"] for e in at_merge] == ["#0 s1", "#0 s2", "#1 s1", "#1 s2"]  # interleaved streams: no reordering
     arrows = sorted((f["s"]["pid"], round(f["f"]["ts"])) for f in flows.values())
     assert arrows == [(1, 10), (1, 110), (2, 60), (2, 160)]
+
+
+def test_every_source_of_a_timeline_is_drawn_as_sending(tmp_path):
+    """A merge's two producers: each lane knows it is a source (kept in the
+    result), so the second is drawn as sends too, not as a stage idle."""
+    spec, recs = two_streams_into_a_merge()
+    kept = Timeline.from_dict(json.loads(json.dumps(timeline(journeys(spec, recs)).as_dict())))
+    assert [(lane["component"], lane["source"]) for lane in kept.lanes] == [("p1", True), ("p2", True), ("m", False)]
+    assert [lane_label(lane, 0.2) for lane in kept.lanes] == ["p1\nsends", "p2\nsends", "m\nin work 60 %"]
+    # A lane kept before lanes said whether they were a source: told by its sends.
+    before = [{k: v for k, v in lane.items() if k != "source"} for lane in kept.lanes]
+    assert [is_source(lane) for lane in before] == [True, True, False]
