@@ -270,13 +270,17 @@ def traced(request: TraceRequest | None) -> AbstractContextManager[Any]:
 
 
 def trace_lines(request: TraceRequest | None) -> list[str]:
-    """Where the traces went, and how to open them."""
-    if request is None or not request.written:
+    """Where the traces went, and how to open them; how many could not be written."""
+    if request is None:
         return []
+    lost = [f"trace: {len(request.unwritten)} not written (see the warning)"] if request.unwritten else []
+    if not request.written:
+        return lost
     if len(request.written) == 1:
-        return [f"trace: {request.written[0]} (open it in ui.perfetto.dev or chrome://tracing)"]
+        return [f"trace: {request.written[0]} (open it in ui.perfetto.dev or chrome://tracing)", *lost]
     return [
-        f"trace: {len(request.written)} files in {request.target} (open them in ui.perfetto.dev or chrome://tracing)"
+        f"trace: {len(request.written)} files in {request.target} (open them in ui.perfetto.dev or chrome://tracing)",
+        *lost,
     ]
 
 

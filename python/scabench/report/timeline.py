@@ -52,6 +52,36 @@ def _rows(spans: list[tuple[float, float]]) -> list[int]:
     return rows
 
 
+_AT = {name: i for i, name in enumerate(Timeline.SPAN_FIELDS)}
+
+
+def is_source(lane: dict[str, Any]) -> bool:
+    """Whether the lane is a source's (its records are its sends), as the
+    run's journeys knew it. A lane kept before lanes said so: its spans'
+    sending began at their start, which only a source's does."""
+    if "source" in lane:
+        return bool(lane["source"])
+    return bool(lane["spans"]) and all(s[_AT["send_ms"]] == s[_AT["start_ms"]] for s in lane["spans"])
+
+
+def _work_end(span: list[Any], source: bool) -> float:
+    """Where the packet's work ended and its sending began (a source's is all sending)."""
+    if source:
+        return span[_AT["start_ms"]]
+    return span[_AT["send_ms"]] if span[_AT["send_ms"]] is not None else span[_AT["done_ms"]]
+
+
+def lane_label(lane: dict[str, Any], end: float) -> str:
+    """The words beside a lane: the component, and what it did in the time
+    shown (0 to `end` ms): a source sends, any other had a packet in work a
+    share of it; how many threads worked its packets, where more than one."""
+    source = is_source(lane)
+    worked = [(s[_AT["start_ms"]], _work_end(s, source)) for s in lane["spans"]]
+    what = "sends" if source else f"in work {100 * _busy(worked, end):.0f} %"
+    threads = len({s[_AT["track"]] for s in lane["spans"]})
+    return f"{lane['component']}\n{what}" + (f", {threads} threads" if threads > 1 else "")
+
+
 def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Path:
     """Draws the timeline as a PNG at `path`."""
     import matplotlib
@@ -60,10 +90,8 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    fields = {name: i for i, name in enumerate(Timeline.SPAN_FIELDS)}
-    seq_at, track_at, arrive_at = fields["sequence"], fields["track"], fields["arrive_ms"]
-    start_at, send_at, done_at = fields["start_ms"], fields["send_ms"], fields["done_ms"]
-    reordered_at = fields["reordered"]
+    seq_at, arrive_at, start_at, done_at = _AT["sequence"], _AT["arrive_ms"], _AT["start_ms"], _AT["done_ms"]
+    reordered_at = _AT["reordered"]
     lanes = [lane for lane in timeline.lanes if lane["spans"]]
     end = max((s[done_at] for lane in lanes for s in lane["spans"]), default=1.0) or 1.0
     colours = plt.get_cmap("tab20")
@@ -79,14 +107,11 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
     for lane, rows, queued, top, height in layout:
         work_rows = min(max(rows) + 1, MOST_ROWS)
         row_h = work_rows / (max(rows) + 1)
-        # A source's records are its sends: all of each is sending.
-        source = lane is layout[0][0] and all(s[start_at] == s[arrive_at] for s in lane["spans"])
-        worked = []
+        source = is_source(lane)
         for s, row in zip(lane["spans"], rows):
             colour = colours(s[seq_at] % 20)
             bar = (top + row * row_h + 0.08 * row_h, 0.84 * row_h)
-            work_end = s[start_at] if source else (s[send_at] if s[send_at] is not None else s[done_at])
-            worked.append((s[start_at], work_end))
+            work_end = _work_end(s, source)
             ax.broken_barh([(s[start_at], work_end - s[start_at])], bar, facecolors=colour, linewidth=0)
             ax.broken_barh([(work_end, s[done_at] - work_end)], bar, facecolors=colour, alpha=0.35, linewidth=0)
             if source:  # a send may be µs long: its start marked in full colour, so that every send shows
@@ -107,9 +132,7 @@ def draw_timeline(timeline: Timeline, path: str | os.PathLike, title: str) -> Pa
             queued_spans = [s for s in lane["spans"] if s[start_at] > s[arrive_at]]
             for (a, b), row, s in zip(queued, qrows, queued_spans):
                 ax.plot([a, b], [band + step * (row + 1)] * 2, color=colours(s[seq_at] % 20), linewidth=1.1)
-        what = "sends" if source else f"in work {100 * _busy(worked, end):.0f} %"
-        threads = len({s[track_at] for s in lane["spans"]})
-        label = f"{lane['component']}\n{what}" + (f", {threads} threads" if threads > 1 else "")
+        label = lane_label(lane, end)
         ax.text(-0.01, top + height / 2, label, transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=9)
         ax.axhline(top + height + LANE_GAP / 2, color="#dddddd", linewidth=0.8)
     ax.set_ylim(y, -0.2)

@@ -27,6 +27,7 @@ import numpy as np
 
 from scabench.model import graph
 from scabench.model.spec import Connection, Spec
+from scabench.run import metrics
 from scabench.run.graph_figures import connection_numbers, stream_of
 from scabench.run.records import Records
 from scabench.run.results import Timeline
@@ -108,21 +109,9 @@ def _handler(spec: Spec, name: str, into: list[Connection]) -> dict[int, tuple[s
         if conn.policy.worker_depth:
             out[numbers[conn.id]] = (f"worker ({conn.provides[1]})", True)
         elif conn.policy.ordering == "resequence":
-            out[numbers[conn.id]] = (f"releaser ({conn.uses[0]})", True)
+            out[numbers[conn.id]] = (f"releaser ({conn.id})", True)
         else:
             out[numbers[conn.id]] = ("", False)
-    return out
-
-
-def _reordered(sequence: np.ndarray, stream: np.ndarray) -> np.ndarray:
-    """Each arrival whose number is not its stream's previous arrival's + 1
-    (metrics.reordered_from_previous, per arrival)."""
-    out = np.zeros(sequence.size, bool)
-    for s in np.unique(stream):
-        where = np.flatnonzero(stream == s)
-        seq = sequence[where]
-        previous = np.concatenate(([-1], seq[:-1]))
-        out[where] = seq != previous + 1
     return out
 
 
@@ -201,7 +190,7 @@ def journeys(spec: Spec, records: Mapping[str, Records]) -> Journeys:
             start_ns=start,
             send_ns=arrive.copy() if name in sources else np.full(n, -1, np.int64),
             done_ns=finished,
-            reordered=_reordered(sequence, stream) if name not in sources else np.zeros(n, bool),
+            reordered=metrics.out_of_order_per_stream(sequence, stream) if name not in sources else np.zeros(n, bool),
         )
         tracks[name], deferred[name] = names, queues
     for name, h in handled.items():
@@ -262,5 +251,7 @@ def timeline(all_of: Journeys, packets: int = TIMELINE_PACKETS) -> Timeline:
             + [ms(p.send_ns[i]) if p.send_ns[i] >= 0 else None, ms(p.done_ns[i]), int(p.reordered[i])]
             for i in range(p.sequence.size)
         ]
-        lanes.append({"component": j.name, "kind": j.kind, "tracks": list(j.tracks), "spans": spans})
+        lanes.append(
+            {"component": j.name, "kind": j.kind, "source": j.source, "tracks": list(j.tracks), "spans": spans}
+        )
     return Timeline(packets, lanes)

@@ -26,14 +26,17 @@ def percentile(samples: ArrayLike, q: float) -> float:
     return float(np.percentile(np.asarray(samples, dtype=float), q, method=PERCENTILE_METHOD))
 
 
-def reordered_from_previous(sequence: ArrayLike) -> int:
-    """Arrivals whose number is not the previous arrival's + 1; the first
-    arrival is compared with the packet before the first (-1)."""
+def out_of_order_from_previous(sequence: ArrayLike) -> np.ndarray:
+    """Each arrival (bool): its number is not the previous arrival's + 1;
+    the first arrival is compared with the packet before the first (-1)."""
     seq = np.asarray(sequence, dtype=np.int64)
-    if seq.size == 0:
-        return 0
     previous = np.concatenate(([-1], seq[:-1]))
-    return int(np.count_nonzero(seq != previous + 1))
+    return seq != previous + 1
+
+
+def reordered_from_previous(sequence: ArrayLike) -> int:
+    """Arrivals whose number is not the previous arrival's + 1 (out_of_order_from_previous)."""
+    return int(np.count_nonzero(out_of_order_from_previous(sequence)))
 
 
 def reordered_from_original(sequence: ArrayLike) -> int:
@@ -53,6 +56,18 @@ def per_stream(count: Callable[[np.ndarray], int], sequence: ArrayLike, stream: 
         return count(seq)
     ids = np.asarray(stream)
     return sum(count(seq[ids == s]) for s in np.unique(ids)) if seq.size else count(seq)
+
+
+def out_of_order_per_stream(sequence: ArrayLike, stream: ArrayLike) -> np.ndarray:
+    """Each arrival (bool) out of its own stream's order
+    (out_of_order_from_previous within its stream, as per_stream counts
+    reordered_from_previous): streams merged into one port interleave."""
+    seq, ids = np.asarray(sequence, dtype=np.int64), np.asarray(stream)
+    out = np.zeros(seq.size, bool)
+    for s in np.unique(ids):
+        mine = ids == s
+        out[mine] = out_of_order_from_previous(seq[mine])
+    return out
 
 
 def send_time_stats(send_us: ArrayLike) -> dict[str, Any]:

@@ -323,7 +323,8 @@ class Timeline(Typed):
     """The first packets of each stream at every recording component, for a
     timeline (report/timeline.py; how the times are worked out:
     run/journeys.py). A lane per component, in data-flow order: {"component",
-    "kind", "tracks" (the threads and roles that worked its packets, by
+    "kind", "source" (its records are its sends; absent in results written
+    before lanes said so), "tracks" (the threads and roles that worked its packets, by
     name), "spans": one list per packet, [sequence, stream, track (index
     into tracks), arrive_ms, start_ms, send_ms (sending on began; null where
     not seen), done_ms, reordered (0 or 1)], in arrival order}; times in ms

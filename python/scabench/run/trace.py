@@ -18,6 +18,7 @@ import contextlib
 import contextvars
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -36,10 +37,24 @@ DEFAULT_PACKETS = 2000
 TRACE_SUFFIX = ".trace.json"
 
 
-def _us(ns: np.ndarray | int, t0: int) -> np.ndarray:
-    """Times as whole µs since t0: every end of a span is rounded the same
-    way, so spans made of the same times nest exactly."""
-    return np.rint((np.asarray(ns, np.int64) - t0) / 1000.0).astype(np.int64)
+def _us(ns: np.ndarray | int | float, t0: int) -> np.ndarray:
+    """Times as µs since t0, to the ns: the records' own precision, so that
+    spans made of the same times nest exactly and a packet's span never
+    shares an end with the next one's start by rounding."""
+    return (np.asarray(ns, np.float64) - t0) / 1000.0
+
+
+# How far inside its slice a flow's end lies: the viewer binds a flow's end
+# to the slice open on its track at that time, and at a slice's very end the
+# next packet's slice may already be open (a worker starts the next packet at
+# the ns the last one was done). More than a viewer's rounding of ts to ns.
+FLOW_INSET_NS = 10
+
+
+def _inside(at: int, lo: int, hi: int) -> float:
+    """`at`, moved strictly inside the slice (lo, hi) (ns) where it is not."""
+    inset = min(FLOW_INSET_NS, (hi - lo) / 2)
+    return min(max(at, lo + inset), hi - inset)
 
 
 def _lanes(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -73,7 +88,7 @@ class _Events:
     """The trace's events, each track's kept in time order."""
 
     t0: int
-    end_us: int  # counters are cut here: the window's last packet done
+    end_us: float  # counters are cut here: the window's last packet done
     events: list[dict[str, Any]] = field(default_factory=list)
     next_flow: int = 1
 
@@ -89,39 +104,41 @@ class _Events:
         self.events.append(event)
 
     def span(self, pid: int, tid: int, name: str, cat: str, start: int, end: int, args: dict | None = None) -> None:
-        event = {"ph": "X", "pid": pid, "tid": tid, "name": name, "cat": cat, "ts": start, "dur": max(0, end - start)}
+        """A complete event from `start` to `end` (ns on the run's clock)."""
+        ts, dur = float(_us(start, self.t0)), max(0, end - start) / 1000.0
+        event = {"ph": "X", "pid": pid, "tid": tid, "name": name, "cat": cat, "ts": ts, "dur": dur}
         if args:
             event["args"] = args
         self.events.append(event)
 
-    def flow(self, start: tuple[int, int, int], end: tuple[int, int, int]) -> None:
-        """An arrow from the slice open at `start` (pid, tid, ts) to the one open at `end`."""
+    def flow(self, start: "_At", end: "_At", packet: dict[str, int]) -> None:
+        """An arrow of `packet` (its sequence and stream) from the slice open
+        at `start` (pid, tid, ns) to the one open at `end`."""
         fid, self.next_flow = self.next_flow, self.next_flow + 1
+        common = {"id": fid, "name": "packet", "cat": "flow", "args": packet}
         (pa, ta, sa), (pb, tb, sb) = start, end
-        self.events.append({"ph": "s", "pid": pa, "tid": ta, "ts": sa, "id": fid, "name": "packet", "cat": "flow"})
-        self.events.append(
-            {"ph": "f", "bp": "e", "pid": pb, "tid": tb, "ts": sb, "id": fid, "name": "packet", "cat": "flow"}
-        )
+        self.events.append({"ph": "s", "pid": pa, "tid": ta, "ts": float(_us(sa, self.t0))} | common)
+        self.events.append({"ph": "f", "bp": "e", "pid": pb, "tid": tb, "ts": float(_us(sb, self.t0))} | common)
 
     def counter(self, pid: int, steps: tuple[str, np.ndarray, np.ndarray]) -> None:
         name, times, values = steps
         us = _us(times, self.t0)
         keep = us <= self.end_us
         for ts, v in zip(us[keep], values[keep]):
-            self.events.append({"ph": "C", "pid": pid, "name": name, "ts": int(ts), "args": {name: int(v)}})
+            self.events.append({"ph": "C", "pid": pid, "name": name, "ts": float(ts), "args": {name: int(v)}})
 
 
-_Opens = dict[int, tuple[int, int]]  # record index: (tid, ts)
+_At = tuple[int, int, float]  # (pid, tid, ns on the run's clock): a point on a track
+_Opens = dict[int, tuple[int, float]]  # record index: (tid, ns) where a flow binds to its slice
 
 
 def _component(ev: _Events, pid: int, j: Journey, shown: np.ndarray) -> tuple[_Opens, _Opens]:
     """One component's tracks and spans. Returns where each shown packet's
     first slice opens (a flow in ends there) and where its sending opens
-    (a flow out starts there), as {record index: (tid, ts)}."""
+    (a flow out starts there), as {record index: (tid, ns)}, each strictly
+    inside the packet's own slice."""
     p = j.packets
-    start, done = _us(p.start_ns, ev.t0), _us(p.done_ns, ev.t0)
-    arrive = _us(p.arrive_ns, ev.t0)
-    send = np.where(p.send_ns >= 0, _us(p.send_ns, ev.t0), done)
+    start, done, arrive, send = p.start_ns, p.done_ns, p.arrive_ns, p.send_ns
     ev.meta(pid, None, "process_name", j.name + (f" ({j.kind})" if j.kind != j.name else ""))
     ev.meta(pid, None, "process_sort_index", pid)
     for tid, track in enumerate(j.tracks, start=1):
@@ -138,30 +155,34 @@ def _component(ev: _Events, pid: int, j: Journey, shown: np.ndarray) -> tuple[_O
     sends: _Opens = {}
     for i in np.flatnonzero(shown):
         tid = int(p.track[i]) + 1
-        seq = int(p.sequence[i])
-        label = f"#{seq}" + (f" s{int(p.stream[i])}" if p.stream[i] else "")
-        args = {"sequence": seq, "stream": int(p.stream[i])}
+        seq, stream = int(p.sequence[i]), int(p.stream[i])
+        t_arrive, t_start, t_send, t_done = int(arrive[i]), int(start[i]), int(send[i]), int(done[i])
+        packet = {"sequence": seq, "stream": stream}
+        label = f"#{seq}" + (f" s{stream}" if stream else "")
+        args = dict(packet)
         if not j.source:
             args |= {"connection": int(p.connection[i]), "thread_id": int(p.thread_id[i])}
             args["reordered"] = bool(p.reordered[i])
         if p.reordered[i]:
             label += " (out of order)"
-        ev.span(pid, tid, label, "packet", int(start[i]), int(done[i]), args)
+        ev.span(pid, tid, label, "packet", t_start, t_done, args)
         if j.source:
-            ev.span(pid, tid, "sending", "sending", int(start[i]), int(done[i]))
+            ev.span(pid, tid, "sending", "sending", t_start, t_done)
         else:
-            ev.span(pid, tid, "in work", "work", int(start[i]), int(send[i]))
-            if p.send_ns[i] >= 0:
-                ev.span(pid, tid, "sending", "sending", int(send[i]), int(done[i]))
+            ev.span(pid, tid, "in work", "work", t_start, t_send if t_send >= 0 else t_done)
+            if t_send >= 0:
+                ev.span(pid, tid, "sending", "sending", t_send, t_done)
+        work_begins = _inside(t_start, t_start, t_done)
         if i in queue_tid:
             qtid = int(queue_tid[i])
-            ev.span(pid, qtid, f"#{seq} queued", "queued", int(arrive[i]), int(start[i]), {"sequence": seq})
-            ev.flow((pid, qtid, int(arrive[i])), (pid, tid, int(start[i])))
-            took[int(i)] = (qtid, int(arrive[i]))
+            ev.span(pid, qtid, f"#{seq} queued", "queued", t_arrive, t_start, packet)
+            ev.flow((pid, qtid, _inside(t_start, t_arrive, t_start)), (pid, tid, work_begins), packet)
+            took[int(i)] = (qtid, _inside(t_arrive, t_arrive, t_start))
         else:
-            took[int(i)] = (tid, int(start[i]))
-        # A flow out starts in the sending slice, or (none seen) at the packet's last moment.
-        sends[int(i)] = (tid, int(send[i]) if p.send_ns[i] >= 0 else int(done[i]))
+            took[int(i)] = (tid, work_begins)
+        # A flow out starts in the sending slice, or (none seen) at the packet's
+        # last moment: inside its own slice, never on the next packet's start.
+        sends[int(i)] = (tid, _inside(t_send, t_send, t_done) if t_send >= 0 else _inside(t_done, t_start, t_done))
     return took, sends
 
 
@@ -170,7 +191,7 @@ def chrome_trace(all_of: Journeys, packets: int, about: Mapping[str, Any]) -> di
     write as JSON); `about` goes into otherData with the window."""
     shown_of = window(all_of, packets)
     ends = [int(j.packets.done_ns.max()) for j in shown_of.components if j.packets.done_ns.size]
-    ev = _Events(all_of.t0_ns, int(_us(max(ends), all_of.t0_ns)) if ends else 0)
+    ev = _Events(all_of.t0_ns, float(_us(max(ends), all_of.t0_ns)) if ends else 0.0)
     pids = {j.name: pid for pid, j in enumerate(all_of.components, start=1)}
     took, sends = {}, {}
     for j in all_of.components:
@@ -186,7 +207,12 @@ def chrome_trace(all_of: Journeys, packets: int, about: Mapping[str, Any]) -> di
             at = position.get(int(r_keys[i]))
             if at is None or at not in sends[sender.name]:
                 continue
-            ev.flow((pids[sender.name], *sends[sender.name][at]), (pids[receiver.name], *took[receiver.name][int(i)]))
+            packet = {"sequence": int(receiver.packets.sequence[i]), "stream": int(receiver.packets.stream[i])}
+            ev.flow(
+                (pids[sender.name], *sends[sender.name][at]),
+                (pids[receiver.name], *took[receiver.name][int(i)]),
+                packet,
+            )
     for j in all_of.components:
         p, pid = j.packets, pids[j.name]
         if not j.source:
@@ -200,9 +226,14 @@ def chrome_trace(all_of: Journeys, packets: int, about: Mapping[str, Any]) -> di
         sender, receiver = all_of.of(conn.uses[0]), all_of.of(conn.provides[0])
         if sender is None or receiver is None:
             continue
-        # A credit is taken as the packet goes and given back once the receiver is done with it.
-        went = np.where(sender.packets.send_ns >= 0, sender.packets.send_ns, sender.packets.done_ns)
-        back = receiver.packets.done_ns[receiver.packets.connection == number]
+        # A credit is taken as the packet goes and given back once the receiver
+        # is done with it: only the sender's packets this connection carried
+        # (a sender on two paths sends others on its other ports).
+        into = receiver.packets.connection == number
+        carried = np.isin(sender.packets.keys, receiver.packets.keys[into])
+        s = sender.packets.take(carried)
+        went = np.where(s.send_ns >= 0, s.send_ns, s.done_ns)
+        back = receiver.packets.done_ns[into]
         ev.counter(pids[sender.name], _steps(f"credits outstanding ({conn.id})", went, back))
     # The metadata first, then every event in time order (so each track's);
     # the sort is stable, and a packet's span was added before the spans in it.
@@ -218,7 +249,7 @@ def chrome_trace(all_of: Journeys, packets: int, about: Mapping[str, Any]) -> di
                 "of": all_of.sent,
                 "rule": f"the first {packets} packets of each stream (numbers 0 to {packets - 1})",
             },
-            "time": "µs since the sources' first send (CLOCK_MONOTONIC)",
+            "time": "µs since the sources' first send, to the ns (CLOCK_MONOTONIC)",
             "derived": "work start where one thread works a port's packets in turn: when it was free; "
             "sending: from the receiver's upcall entry (docs/reference/trace.md)",
         },
@@ -244,8 +275,12 @@ def write_trace(path: str | os.PathLike, doc: dict[str, Any]) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + ".part")
-    part.write_text(json.dumps(doc, separators=(",", ":")))
-    part.replace(target)
+    try:
+        part.write_text(json.dumps(doc, separators=(",", ":")))
+        part.replace(target)
+    except OSError:
+        part.unlink(missing_ok=True)  # a full disk: leave no half file taking its room
+        raise
     return target
 
 
@@ -259,6 +294,7 @@ class TraceRequest:
     packets: int = DEFAULT_PACKETS
     per_run: bool = False
     written: list[Path] = field(default_factory=list)
+    unwritten: list[Path] = field(default_factory=list)  # those that could not be written
 
     def next_path(self, spec: Spec) -> Path:
         """The file for the next run: a folder's next number, after the
@@ -285,11 +321,23 @@ def tracing(request: TraceRequest) -> Iterator[TraceRequest]:
 
 
 def write_requested(spec: Spec, all_of: Journeys, result: Any) -> Path | None:
-    """The run's trace, where a command asked for one (tracing); None if none did."""
+    """The run's trace, where a command asked for one (tracing); None if none
+    did, or where it could not be written (a warning on stderr, the first
+    time only: the runs after it likely fail alike)."""
     request = _REQUEST.get()
     if request is None:
         return None
     doc = chrome_trace(all_of, request.packets, about_run(spec, result))
-    path = write_trace(request.next_path(spec), doc)
+    path = request.next_path(spec)
+    try:
+        write_trace(path, doc)
+    except OSError as exc:
+        # A trace is a view of the run, not its result: a full disk in the
+        # middle of a sweep costs the trace, never the run or the command.
+        if not request.unwritten:
+            reason = exc.strerror or str(exc)
+            print(f"warning: trace not written: {path}: {reason} (the runs' results are kept)", file=sys.stderr)
+        request.unwritten.append(path)
+        return None
     request.written.append(path)
     return path

@@ -62,3 +62,28 @@ def test_a_sweep_writes_a_trace_per_run_in_its_folder(write_spec, tmp_path):
     page = (out / "report.md").read_text()
     assert "## Timeline of the answer" in page and "![policy.call=" in page
     assert (out / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_credits_outstanding_on_a_duplex_count_only_their_own_path(write_spec, tmp_path):
+    # tx and rx through one duplex component; credits(4) on its TX output
+    # alone: its RX packets go out on rx_out and take none of tx_out's credits.
+    block = '[[component]]\nname = "{}"\nkind = "{}"\n{}\n'
+    link = '[[connection]]\nfrom = "{}"\nto = "{}"\n{}\n'
+    spec = write_spec(
+        block.format("tx", "producer", f"packets = {PACKETS}\nsamples = 16\nperiod_us = 200")
+        + block.format("rx", "producer", f"packets = {PACKETS}\nsamples = 16\nperiod_us = 200")
+        + block.format("radio", "duplex", 'tx_work = "cpu"\ntx_work_us = 500\nrx_work = "cpu"\nrx_work_us = 500')
+        + block.format("tx_sink", "sink", "")
+        + block.format("rx_sink", "sink", "")
+        + link.format("tx.out", "radio.tx_in", "")
+        + link.format("rx.out", "radio.rx_in", "")
+        + link.format("radio.tx_out", "tx_sink.in", 'flow = "credits(4)"')
+        + link.format("radio.rx_out", "rx_sink.in", "")
+    )
+    trace = tmp_path / "duplex.trace.json"
+    done = scabench("run", spec, "--trace", trace)
+    assert done.returncode == 0, done.stderr
+    events, _ = check_trace(json.loads(trace.read_text()), 2000)
+    name = "credits outstanding (radio.tx_out->tx_sink.in)"
+    credits = [e["args"][name] for e in events if e["ph"] == "C" and e["name"] == name]
+    assert credits and max(credits) <= 4 and credits[-1] == 0

@@ -105,3 +105,18 @@ def test_since_send_matches_packets_by_number_and_leaves_out_unsent_ones():
     assert latency.tolist() == [1000, 1000, 1050]
     assert metrics.since_send_ns(sent, start, [], []).tolist() == []
     assert metrics.since_send_ns([], [], [1], [5]).tolist() == []
+
+
+def test_out_of_order_marks_the_arrivals_reordered_from_previous_counts():
+    arrivals = zero_based(PAPER_EXAMPLE)
+    marks = metrics.out_of_order_from_previous(arrivals)
+    assert marks.sum() == metrics.reordered_from_previous(arrivals) == 3
+    assert list(metrics.out_of_order_from_previous([0, 2, 1, 3])) == [False, True, True, True]
+
+
+def test_out_of_order_per_stream_marks_each_stream_against_its_own():
+    # Streams 1 and 2 interleaved, each in order but stream 2's 1 before its 0.
+    sequence, stream = [0, 1, 0, 1, 2, 2], [1, 2, 2, 1, 1, 2]
+    marks = metrics.out_of_order_per_stream(sequence, stream)
+    assert list(marks) == [False, True, True, False, False, True]
+    assert marks.sum() == metrics.per_stream(metrics.reordered_from_previous, sequence, stream)

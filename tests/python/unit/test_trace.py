@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from trace_check import check_trace
 
+from scabench.cli import trace_lines
 from scabench.model.policy import parse_policy
 from scabench.model.spec import Component, Connection, Spec
-from scabench.report.timeline import draw_timeline, timeline_title
+from scabench.report.timeline import draw_timeline, is_source, lane_label, timeline_title
 from scabench.run.journeys import journeys, timeline
 from scabench.run.records import Records
 from scabench.run.results import RunResult, Timeline
@@ -104,6 +105,22 @@ def test_trace_holds_every_packet_nested_and_linked_with_its_window():
     assert doc["otherData"]["spec"] == "chain.toml"
 
 
+def test_an_arrow_with_no_sending_seen_starts_inside_its_own_packet_not_the_next():
+    """At `a` (a worker: the next packet starts the ns the last was done),
+    packet 1 shows no sending (b took it after a was done): its arrow to b
+    starts within packet 1's slice, before packet 2's opens."""
+    spec, recs, a_start = known_run()
+    doc = chrome_trace(journeys(spec, recs), 2000, {})
+    events = doc["traceEvents"]
+    at_a = [e for e in events if e["ph"] == "X" and e["cat"] == "packet" and e["pid"] == 2]
+    out_of_a = [e for e in events if e["ph"] == "s" and e["pid"] == 2 and e["tid"] == at_a[0]["tid"]]
+    for s in out_of_a:
+        around = [e["args"]["sequence"] for e in at_a if e["ts"] <= s["ts"] <= e["ts"] + e["dur"]]
+        assert len(around) == 1, f"an arrow at {s['ts']} µs binds to packets {around}"
+    one = next(e for e in at_a if e["args"]["sequence"] == 1)
+    assert any(one["ts"] < s["ts"] < a_start[2] for s in out_of_a)
+
+
 def test_a_window_keeps_the_first_packets_and_says_so():
     spec, recs, _ = known_run()
     doc = chrome_trace(journeys(spec, recs), 2, {})
@@ -126,6 +143,86 @@ def test_credits_outstanding_are_counted_on_a_credits_connection():
     assert max(e["args"][credits[0]["name"]] for e in credits) >= 2
 
 
+def two_paths_through_one_component(policy_a, policy_b):
+    """p1 (stream 1) and p2 (stream 2) into `m`, which sends stream 1 on
+    out_a to `a` and stream 2 on out_b to `b` (a duplex: two paths through
+    one component); each of m's output connections with its policy table."""
+    connections = [
+        Connection(("p1", "out"), ("m", "in_a"), parse_policy({"call": "oneway"})),
+        Connection(("p2", "out"), ("m", "in_b"), parse_policy({"call": "oneway"})),
+        Connection(("m", "out_a"), ("a", "in"), parse_policy(policy_a)),
+        Connection(("m", "out_b"), ("b", "in"), parse_policy(policy_b)),
+    ]
+    components = [
+        Component("p1", "producer", {"stream_id": 1}),
+        Component("p2", "producer", {"stream_id": 2}),
+        Component("m", "duplex", {}),
+        Component("a", "stage", {}),
+        Component("b", "stage", {}),
+    ]
+    spec = Spec(
+        Path("duplex.toml"),
+        {},
+        "float",
+        "tcp",
+        [0],
+        False,
+        60.0,
+        components,
+        connections,
+        [["p1", "m", "a"], ["p2", "m", "b"]],
+    )
+    recs = {
+        "p1": records([0, 1, 2], [0, 100, 200], [5, 105, 205], [1] * 3),
+        "p2": records([0, 1, 2], [50, 150, 250], [55, 155, 255], [2] * 3),
+        "m": records(
+            [0, 0, 1, 1, 2, 2],
+            [10, 60, 110, 160, 210, 260],
+            [40, 90, 140, 190, 240, 290],
+            [3] * 6,
+            [0, 1] * 3,
+            [1, 2] * 3,
+        ),
+        "a": records([0, 1, 2], [20, 120, 220], [30, 130, 230], [4] * 3, [0] * 3, [1] * 3),
+        "b": records([0, 1, 2], [70, 170, 270], [80, 180, 280], [5] * 3, [0] * 3, [2] * 3),
+    }
+    return spec, recs
+
+
+def test_credits_outstanding_count_only_the_packets_their_connection_carried():
+    """credits(4) on m.out_a: m's stream 2 packets go out on out_b and take no credit of it."""
+    spec, recs = two_paths_through_one_component({"call": "oneway", "flow": "credits(4)"}, {"call": "oneway"})
+    events, _ = check_trace(chrome_trace(journeys(spec, recs), 100, {}), 100)
+    name = "credits outstanding (m.out_a->a.in)"
+    credits = [e["args"][e["name"]] for e in events if e["ph"] == "C" and e["name"].startswith("credits outstanding")]
+    assert {e["name"] for e in events if e["ph"] == "C" and e["name"].startswith("credits")} == {name}
+    # Each packet a took was done before the next went: one credit out at a time, all back at the end.
+    assert max(credits) == 1 and credits[-1] == 0
+
+
+def test_each_reorder_buffer_has_its_own_releaser_track():
+    """One sender into two ports of one receiver, each connection
+    resequenced: a reorder buffer (and its releaser thread) per connection,
+    so a track each, named after its connection."""
+    connections = [
+        Connection(("p", "out"), ("m", "in"), parse_policy({"call": "oneway"})),
+        Connection(("m", "out_a"), ("r", "in_a"), parse_policy({"call": "oneway", "ordering": "resequence"})),
+        Connection(("m", "out_b"), ("r", "in_b"), parse_policy({"call": "oneway", "ordering": "resequence"})),
+    ]
+    components = [Component("p", "producer", {}), Component("m", "split", {}), Component("r", "merge", {})]
+    spec = Spec(Path("split.toml"), {}, "float", "tcp", [0], False, 60.0, components, connections, [["p", "m", "r"]])
+    recs = {
+        "p": records([0, 1], [0, 100], [5, 105], [1, 1]),
+        "m": records([0, 1], [10, 110], [40, 140], [2, 2]),
+        # Both packets reach r on each port, each port's at once: both releasers work at the same time.
+        "r": records([0, 0, 1, 1], [20, 21, 120, 121], [30, 31, 130, 131], [3, 3, 3, 3], [0, 1, 0, 1]),
+    }
+    r = journeys(spec, recs).of("r")
+    assert r.tracks == ["releaser (m.out_a->r.in_a)", "releaser (m.out_b->r.in_b)"]
+    assert list(r.packets.track) == [0, 1, 0, 1] and r.deferred == {0, 1}
+    check_trace(chrome_trace(journeys(spec, recs), 100, {}), 100)
+
+
 def test_the_runner_writes_a_trace_only_where_asked(tmp_path):
     spec, recs, _ = known_run()
     assert write_requested(spec, journeys(spec, recs), None) is None
@@ -134,6 +231,22 @@ def test_the_runner_writes_a_trace_only_where_asked(tmp_path):
         write_requested(spec, journeys(spec, recs), None)
     assert [p.name for p in request.written] == ["001-chain.trace.json", "002-chain.trace.json"]
     check_trace(json.loads(request.written[1].read_text()), 3)
+
+
+def test_a_trace_that_cannot_be_written_warns_once_and_keeps_the_runs(tmp_path, capsys):
+    """The folder cannot be made (a file is in its way): each run's trace
+    fails, the first with a warning naming the path and why, and no run's
+    analysis is ended by it."""
+    spec, recs, _ = known_run()
+    (tmp_path / "full").write_text("")
+    with tracing(TraceRequest(tmp_path / "full" / "traces", 3, per_run=True)) as request:
+        assert write_requested(spec, journeys(spec, recs), None) is None
+        assert write_requested(spec, journeys(spec, recs), None) is None
+    warnings = capsys.readouterr().err.strip().splitlines()
+    assert len(warnings) == 1 and str(tmp_path / "full" / "traces" / "001-chain.trace.json") in warnings[0]
+    assert "Not a directory" in warnings[0] or "exists" in warnings[0]
+    assert not request.written and len(request.unwritten) == 2
+    assert trace_lines(request) == ["trace: 2 not written (see the warning)"]
 
 
 def test_timeline_keeps_the_first_packets_reads_back_and_draws(tmp_path):
@@ -157,10 +270,8 @@ def test_a_result_without_a_timeline_reads_and_writes_unchanged():
     assert result.timeline is None and "timeline" not in result.as_dict()
 
 
-def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
-    """Two producers (streams 1 and 2, each numbering from 0) into a merge's
-    two inputs: each packet's span names its stream, and each arrow goes
-    from the producer that sent it, on the connection it came in on."""
+def two_streams_into_a_merge():
+    """Two producers (streams 1 and 2, each numbering from 0) into a merge's two inputs."""
     p1, p2, m = ("p1", "out"), ("p2", "out"), "m"
     connections = [
         Connection(p1, (m, "in_a"), parse_policy({"call": "oneway"})),
@@ -178,9 +289,28 @@ def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
         # Arrival order at the merge: p1's 0, p2's 0, p1's 1, p2's 1, on connections 0 and 1.
         "m": records([0, 0, 1, 1], [10, 60, 110, 160], [40, 90, 140, 190], [3, 3, 3, 3], [0, 1, 0, 1], [1, 2, 1, 2]),
     }
+    return spec, recs
+
+
+def test_two_streams_into_a_merge_keep_their_own_packets_and_arrows():
+    """Each packet's span names its stream, and each arrow goes from the
+    producer that sent it, on the connection it came in on."""
+    spec, recs = two_streams_into_a_merge()
     doc = chrome_trace(journeys(spec, recs), 100, {})
     events, flows = check_trace(doc, 100)
     at_merge = [e for e in events if e["ph"] == "X" and e["cat"] == "packet" and e["pid"] == 3]
     assert [e["name"] for e in at_merge] == ["#0 s1", "#0 s2", "#1 s1", "#1 s2"]  # interleaved streams: no reordering
-    arrows = sorted((f["s"]["pid"], f["f"]["ts"]) for f in flows.values())
+    arrows = sorted((f["s"]["pid"], round(f["f"]["ts"])) for f in flows.values())
     assert arrows == [(1, 10), (1, 110), (2, 60), (2, 160)]
+
+
+def test_every_source_of_a_timeline_is_drawn_as_sending(tmp_path):
+    """A merge's two producers: each lane knows it is a source (kept in the
+    result), so the second is drawn as sends too, not as a stage idle."""
+    spec, recs = two_streams_into_a_merge()
+    kept = Timeline.from_dict(json.loads(json.dumps(timeline(journeys(spec, recs)).as_dict())))
+    assert [(lane["component"], lane["source"]) for lane in kept.lanes] == [("p1", True), ("p2", True), ("m", False)]
+    assert [lane_label(lane, 0.2) for lane in kept.lanes] == ["p1\nsends", "p2\nsends", "m\nin work 60 %"]
+    # A lane kept before lanes said whether they were a source: told by its sends.
+    before = [{k: v for k, v in lane.items() if k != "source"} for lane in kept.lanes]
+    assert [is_source(lane) for lane in before] == [True, True, False]

@@ -22,6 +22,7 @@ from scabench.studies.paper.published import (
     paper_table,
     published,
 )
+from scabench.studies.paper.render import TIMELINES
 from scabench.units import duration_us
 
 
@@ -162,14 +163,8 @@ def draw_figures(out, entries):
     return figures
 
 
-# The experiments whose first packets the report draws as timelines: the
-# empty pipeline (exp1), a two-way chain without a worker (exp5), and the
-# worker queues that fix it (exp6).
-TIMELINES = ("exp1", "exp5", "exp6")
-
-
 def draw_timelines(out, entries):
-    """The timeline of each of TIMELINES, from the median run of its first
+    """The timeline of each of render.TIMELINES, from the median run of its first
     set-up that ran (multi-core first). Returns {"timeline:EXP": file name}
     for those drawn; a run kept before results held timelines has none."""
     figures = {}
