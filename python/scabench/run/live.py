@@ -103,6 +103,7 @@ class LiveSample:
     components: list[ComponentSample] = field(default_factory=list)
     connections: list[ConnectionSample] = field(default_factory=list)
     latency: list[PathLatency] = field(default_factory=list)
+    watching: str = ""  # what `scabench top` watches (a run --live sample watches its own run: "")
 
     def component(self, name: str) -> ComponentSample:
         return next(c for c in self.components if c.name == name)
