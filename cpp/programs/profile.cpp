@@ -12,6 +12,12 @@
 //         quit
 //   scabench-profile first (--ior REF | --collocated) [--follow N]
 //       The first call on a new reference, then N more: "first C next C1 ... CN".
+//   scabench-profile memcpy --bytes B1,B2,... [--seconds S]
+//       This machine's memcpy bandwidth at each buffer size: the limit of
+//       any hop that copies its packets (`scabench bulk`). One line a size:
+//       "memcpy BYTES BYTES_PER_S COPIES", the best of 10 batches of about
+//       S/10 seconds each (default S 0.5): others' load can only slow a
+//       batch, and a limit is what the machine can do.
 //
 // Rounds, warm-up, statistics and foreign-load guarding live in the Python
 // driver (python/scabench/profile.py); this program only makes calls and
@@ -101,22 +107,47 @@ const scabench::Usage kUsage{
     "usage: scabench-profile serve --endpoint ENDPOINT\n"
     "       scabench-profile drive (--ior REF | --collocated)\n"
     "       scabench-profile first (--ior REF | --collocated) [--follow N]\n"
+    "       scabench-profile memcpy --bytes B1,B2,... [--seconds S]\n"
     "What omniORB costs per call and per byte: serve the empty target, time calls on it (drive: one command\n"
-    "a line on stdin, \"tsc\", \"time CASE ELEMENTS CALLS\" or \"quit\"), or time a reference's first call.\n"};
+    "a line on stdin, \"tsc\", \"time CASE ELEMENTS CALLS\" or \"quit\"), or time a reference's first call;\n"
+    "and the memcpy bandwidth at each buffer size, the limit of a hop that copies.\n"};
 
 struct Options {
   std::string mode, endpoint, ior;
   bool collocated = false;
   int follow = 20;
+  std::vector<std::size_t> bytes;  // memcpy: the buffer sizes
+  double seconds = 0.5;            // memcpy: time spent on each size
 };
+
+// "B1,B2,...": whole numbers of bytes from 1 to 1 GiB.
+std::vector<std::size_t> parseSizes(const std::string& text) {
+  std::vector<std::size_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    unsigned long long v = 0;
+    try {
+      v = std::stoull(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v < 1 || v > (1ull << 30))
+      kUsage.exitRefusing("--bytes: '" + item + "' is not a whole number of bytes from 1 to 1073741824");
+    out.push_back(std::size_t(v));
+  }
+  if (out.empty()) kUsage.exitRefusing("--bytes: give at least one size");
+  return out;
+}
 
 Options parseOptions(int argc, char** argv) {
   if (kUsage.answersHelp(argc, argv)) std::exit(0);
-  if (argc < 2) kUsage.exitRefusing("missing mode (serve, drive or first)");
+  if (argc < 2) kUsage.exitRefusing("missing mode (serve, drive, first or memcpy)");
   Options o;
   o.mode = argv[1];
-  if (o.mode != "serve" && o.mode != "drive" && o.mode != "first")
-    kUsage.exitRefusing("unknown mode '" + o.mode + "' (valid: serve, drive, first)");
+  if (o.mode != "serve" && o.mode != "drive" && o.mode != "first" && o.mode != "memcpy")
+    kUsage.exitRefusing("unknown mode '" + o.mode + "' (valid: serve, drive, first, memcpy)");
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -137,10 +168,24 @@ Options parseOptions(int argc, char** argv) {
         kUsage.exitRefusing("--follow: '" + v + "' is not a whole number");
       }
       if (o.follow < 1) kUsage.exitRefusing("--follow: must be at least 1");
+    } else if (a == "--bytes")
+      o.bytes = parseSizes(value());
+    else if (a == "--seconds") {
+      std::string v = value();
+      try {
+        o.seconds = std::stod(v);
+      } catch (const std::exception&) {
+        o.seconds = -1;
+      }
+      if (!(o.seconds > 0 && o.seconds <= 60)) kUsage.exitRefusing("--seconds: '" + v + "' is not from 0 to 60");
     } else
       kUsage.exitRefusing("unknown option '" + a + "'");
   }
   if (o.mode == "serve" && o.endpoint.empty()) kUsage.exitRefusing("serve needs --endpoint");
+  if (o.mode == "memcpy") {
+    if (o.bytes.empty()) kUsage.exitRefusing("memcpy needs --bytes");
+    return o;
+  }
   if (o.mode != "serve" && o.ior.empty() == !o.collocated)
     kUsage.exitRefusing(o.mode + " needs exactly one of --ior REF and --collocated");
   return o;
@@ -345,10 +390,44 @@ int serve(const Options& o) {
   return 0;
 }
 
+// memcpy's bandwidth for one buffer size: source and destination touched
+// first (no page faults in the timing), then batches of copies timed on the
+// monotonic clock; the fastest batch is the figure. A copy reads B and
+// writes B bytes; the bandwidth counts B, as a hop's throughput counts the
+// packet's bytes once.
+void measureMemcpy(std::size_t bytes, double seconds) {
+  std::vector<unsigned char> from(bytes), to(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) from[i] = static_cast<unsigned char>(i * 31 + 7);
+  std::memset(to.data(), 1, bytes);
+  // Copies a batch takes: about seconds/10, judged from a first timed copy.
+  const int64_t t0 = scabench::monotonicNs();
+  std::memcpy(to.data(), from.data(), bytes);
+  const double once = double(std::max<int64_t>(scabench::monotonicNs() - t0, 1));
+  const int batches = 10;
+  const long copies = std::max(1L, long(seconds / batches * 1e9 / once));
+  std::vector<double> rates;
+  for (int batch = 0; batch < batches; ++batch) {
+    const int64_t start = scabench::monotonicNs();
+    for (long c = 0; c < copies; ++c) {
+      std::memcpy(to.data(), from.data(), bytes);
+      // The compiler must not drop copies whose result nobody reads.
+      asm volatile("" : : "r"(to.data()) : "memory");
+    }
+    rates.push_back(double(bytes) * double(copies) * 1e9 /
+                    double(std::max<int64_t>(scabench::monotonicNs() - start, 1)));
+  }
+  std::printf("memcpy %zu %.0f %ld\n", bytes, *std::max_element(rates.begin(), rates.end()), copies * batches);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o = parseOptions(argc, argv);
+  if (o.mode == "memcpy") {
+    for (std::size_t bytes : o.bytes) measureMemcpy(bytes, o.seconds);
+    return 0;
+  }
   try {
     if (o.mode == "serve") return serve(o);
     if (o.mode == "drive") return drive(o);

@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stag
 from scabench.run.naming import DEFAULT_NAMING
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
+from scabench.run.trace import DEFAULT_PACKETS, TraceRequest, tracing
 from scabench.version import commit
 
 
@@ -213,15 +214,72 @@ study_packets_option = click.option(
 )
 
 
-def check_outputs(json_path: str | Path | None, csv_path: str | None, out_dir: str | None = None) -> None:
+def check_outputs(
+    json_path: str | Path | None,
+    csv_path: str | None,
+    out_dir: str | None = None,
+    trace_path: str | Path | None = None,
+    report_dir: str | None = None,
+) -> None:
     """Every output of a command, made once before anything runs and
-    removed again (check_writable): its --json and --csv files and its
-    --out folder. Every command that writes goes through here."""
-    if out_dir is not None:
-        check_writable(out_dir, "--out", folder=True)
-    for path, flag in ((json_path, "--json"), (csv_path, "--csv")):
+    removed again (check_writable): its --json, --csv and --trace files and
+    its --out and --report folders. Every command that writes goes through here."""
+    for folder, flag in ((out_dir, "--out"), (report_dir, "--report")):
+        if folder is not None:
+            check_writable(folder, flag, folder=True)
+    for path, flag in ((json_path, "--json"), (csv_path, "--csv"), (trace_path, "--trace")):
         if path:
             check_writable(path, flag)
+
+
+# Where a study's --trace writes its runs' traces, in its --out folder.
+TRACES = "traces"
+
+# A run's trace (run/trace.py): how many of each stream's first packets it holds.
+trace_packets_option = click.option(
+    "--trace-packets",
+    type=click.IntRange(min=1),
+    default=DEFAULT_PACKETS,
+    show_default=True,
+    metavar="N",
+    help="With --trace: the trace holds each stream's first N packets (the file says so).",
+)
+
+
+def study_trace_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """A study's --trace: a trace file per run, in OUT/traces."""
+    return click.option(
+        "--trace",
+        "trace",
+        is_flag=True,
+        help="Write each run's packets as a Chrome trace (Perfetto, chrome://tracing) in OUT/traces/, "
+        "a file per run numbered in the order they ran: NNN-SPEC.trace.json.",
+    )(f)
+
+
+def trace_request(target: str | Path | None, packets: int, per_run: bool = False) -> TraceRequest | None:
+    """What --trace asks for (None: no trace); --trace-packets alone is refused."""
+    if target is None:
+        if packets != DEFAULT_PACKETS:
+            raise ScabenchError("--trace-packets: says how many packets a trace holds; give --trace too")
+        return None
+    return TraceRequest(Path(target), packets, per_run)
+
+
+def traced(request: TraceRequest | None) -> AbstractContextManager[Any]:
+    """The runs inside write their traces where `request` says (none without one)."""
+    return tracing(request) if request is not None else nullcontext()
+
+
+def trace_lines(request: TraceRequest | None) -> list[str]:
+    """Where the traces went, and how to open them."""
+    if request is None or not request.written:
+        return []
+    if len(request.written) == 1:
+        return [f"trace: {request.written[0]} (open it in ui.perfetto.dev or chrome://tracing)"]
+    return [
+        f"trace: {len(request.written)} files in {request.target} (open them in ui.perfetto.dev or chrome://tracing)"
+    ]
 
 
 def write_study_outputs(
@@ -343,6 +401,21 @@ def load_named_spec(name: str) -> Spec:
     "(with --runs: the last kept run's).",
 )
 @click.option(
+    "--timeline",
+    is_flag=True,
+    help="With --report: draw the first packets of each stream as a timeline in it "
+    "(a lane per component, a bar per packet's work; packets out of order marked).",
+)
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Write the run's packets here as a Chrome trace (Perfetto, chrome://tracing): a track per "
+    "component and thread, each packet's time queued, in work and sending, arrows from hop to hop.",
+)
+@trace_packets_option
+@click.option(
     "--hold",
     is_flag=True,
     help="Once the stream has ended, keep the components up and bound in the run's Naming Service "
@@ -374,6 +447,9 @@ def run(
     json_path: str | None,
     csv_path: str | None,
     report_dir: str | None,
+    timeline: bool,
+    trace_path: str | None,
+    trace_packets: int,
     hold: bool,
     live: bool,
 ) -> None:
@@ -384,7 +460,15 @@ def run(
     machine and redone if other processes disturbed it or it stalled, then
     the statistics of the headline figures and warnings in words."""
     with exit_codes(partial_json=json_path):
-        check_outputs(json_path, csv_path)
+        check_outputs(json_path, csv_path, trace_path=trace_path, report_dir=report_dir)
+        if timeline and not report_dir:
+            raise ScabenchError("--timeline: draws the timeline in the run's report; give --report DIR too")
+        if trace_path and runs:
+            raise ScabenchError(
+                "--trace: writes one run's trace; with --runs K, give the runs to a sweep or a study, "
+                "whose --trace writes a file per run"
+            )
+        request = trace_request(trace_path, trace_packets)
         if hold and runs:
             raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
         if live and runs:
@@ -409,37 +493,43 @@ def run(
         spec = apply_overrides(spec, overrides, RUN_FLAGS)
         result: Benchmark | RunResult
         try:
-            if runs:
-                result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
-            else:
-                with LiveView() if live else contextlib.nullcontext() as view:
-                    result = run_spec(spec, on_hold=announce_hold if hold else None, on_sample=view)
+            with traced(request):
+                if runs:
+                    result = run_benchmark(spec, runs, warmup, guard_settings(quiet_wait))
+                else:
+                    with LiveView() if live else contextlib.nullcontext() as view:
+                        result = run_spec(spec, on_hold=announce_hold if hold else None, on_sample=view)
         except RunError as exc:
             if json_path and exc.result is not None:
                 write_json(exc.result, json_path)  # a failed run keeps what it measured
+            for line in trace_lines(request):
+                click.echo(line, err=True)
             raise
     if json_path:
         write_json(result, json_path)
     if csv_path:
         write_csv(*(benchmark_csv(result) if isinstance(result, Benchmark) else stage_rows(result)), csv_path)
-    report = _run_report(result, report_dir) if report_dir else None
+    report = _run_report(result, report_dir, timeline) if report_dir else None
     show(benchmark_view(result) if isinstance(result, Benchmark) else run_view(result))
     for path in (json_path, csv_path):
         if path:
             click.echo(f"result written to {path}")
+    for line in trace_lines(request):
+        click.echo(line)
     if report is not None:
         click.echo(f"report: {report[0]} and {report[1]}")
 
 
-def _run_report(result: Benchmark | RunResult, out_dir: str) -> tuple[Path, Path] | None:
-    """`run --report`: the run's page with its waveform drawn (report/graph.py);
-    with --runs, the last kept run's. None where no run was measured."""
+def _run_report(result: Benchmark | RunResult, out_dir: str, timeline: bool) -> tuple[Path, Path] | None:
+    """`run --report`: the run's page with its waveform drawn (report/graph.py)
+    and, with --timeline, its first packets; with --runs, the last kept
+    run's. None where no run was measured."""
     from scabench.report.graph import write_run_report  # graphviz only here
 
     runs = result.runs if isinstance(result, Benchmark) else [result]
     if not runs or not runs[-1].analysed:
         return None
-    return write_run_report(runs[-1], out_dir, len(runs) if isinstance(result, Benchmark) else None)
+    return write_run_report(runs[-1], out_dir, len(runs) if isinstance(result, Benchmark) else None, timeline)
 
 
 @main.command(short_help="Measure a spec over crossed grids of settings; the fastest in order.")
@@ -496,6 +586,13 @@ def _run_report(result: Benchmark | RunResult, out_dir: str) -> tuple[Path, Path
 )
 @study_json_option
 @study_csv_option("a row per point (also in OUT/sweep.csv)")
+@study_trace_option
+@trace_packets_option
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help="Draw the answer's first packets as a timeline in the report (its median run; OUT/timeline.png).",
+)
 @click.option("--wide", is_flag=True, help="Print the table at its full width instead of within 100 columns.")
 def sweep(
     spec_file: str,
@@ -508,6 +605,9 @@ def sweep(
     out_dir: str,
     json_path: str | None,
     csv_path: str | None,
+    trace: bool,
+    trace_packets: int,
+    timeline: bool,
     wide: bool,
 ) -> None:
     """Run SPEC at every point of the crossed --grid values (at most 10,000
@@ -528,29 +628,32 @@ def sweep(
     with exit_codes(partial_json=results):
         check_outputs(json_path, csv_path, out_dir)
         check_writable(results, "--out")
+        request = trace_request(Path(out_dir) / TRACES if trace else None, trace_packets, per_run=True)
         axes = parse_grid(grid_items)
         points = plan(lambda: load_named_spec(spec_file), axes, packets)
         previous = read_json(results, "--out", "points") if results.exists() else None
-        doc, resumed = run_sweep(
-            str(points[0].spec.path),
-            axes,
-            points,
-            runs,
-            warmup,
-            guard_settings(quiet_wait),
-            lambda d: write_json(d, results),
-            previous,
-            max_latency_ms,
-            packets,
-            where=results,
-        )
+        with traced(request):
+            doc, resumed = run_sweep(
+                str(points[0].spec.path),
+                axes,
+                points,
+                runs,
+                warmup,
+                guard_settings(quiet_wait),
+                lambda d: write_json(d, results),
+                previous,
+                max_latency_ms,
+                packets,
+                where=results,
+            )
     if resumed:
         click.echo(resumed.line(len(points), results), err=True)
     table_path = write_csv(*sweep_csv(doc), Path(out_dir) / "sweep.csv")
-    md, html = write_sweep_report(doc, out_dir)
+    md, html = write_sweep_report(doc, out_dir, timeline)
     saved = write_study_outputs(results, json_path, csv_path, lambda: sweep_csv(doc))
     show(
-        sweep_view(doc) + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved],
+        sweep_view(doc)
+        + ["", f"report: {md}, {html}; table: {table_path}; data: {results}", *saved, *trace_lines(request)],
         console(wide=wide),
     )
 
@@ -751,6 +854,8 @@ def _stdin_is_pipe() -> bool:
 )
 @study_json_option
 @study_csv_option("a row per configuration and set-up")
+@study_trace_option
+@trace_packets_option
 def paper(
     quick: bool,
     runs: int | None,
@@ -761,6 +866,8 @@ def paper(
     from_results: bool,
     json_path: str | None,
     csv_path: str | None,
+    trace: bool,
+    trace_packets: int,
 ) -> None:
     """Reproduce the messaging-semantics paper and judge its claims."""
     from scabench.studies.paper.claims import VERDICT_LEGEND
@@ -769,17 +876,21 @@ def paper(
 
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
+        request = trace_request(Path(out_dir) / TRACES if trace else None, trace_packets, per_run=True)
         if from_results:
+            if request is not None:
+                raise ScabenchError("--trace: traces runs as they run; --from-results runs nothing")
             entries, claims = rerender(out_dir)
         else:
-            entries, claims = run_paper(
-                out_dir,
-                quick=quick,
-                runs=runs,
-                packets=packets,
-                only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
-                campaign_file=campaign_file,
-            )
+            with traced(request):
+                entries, claims = run_paper(
+                    out_dir,
+                    quick=quick,
+                    runs=runs,
+                    packets=packets,
+                    only=[i.strip() for i in only.split(",") if i.strip()] if only else None,
+                    campaign_file=campaign_file,
+                )
     verdicts = table("claim", ("verdict", {"justify": "left"}))
     for c in claims:
         verdicts.add_row(c.id, Text(c.verdict, style=VERDICT_STYLES.get(c.verdict, "")))
@@ -791,6 +902,7 @@ def paper(
             claim_tally(claims),
             f"report: {out_dir}/report.html (and report.md, results.json)",
             *saved,
+            *trace_lines(request),
         ]
     )
 
@@ -804,6 +916,8 @@ def paper(
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @study_json_option
 @study_csv_option("a row per strategy and link delay")
+@study_trace_option
+@trace_packets_option
 def link_delay(
     quick: bool,
     runs: int | None,
@@ -813,6 +927,8 @@ def link_delay(
     from_results: bool,
     json_path: str | None,
     csv_path: str | None,
+    trace: bool,
+    trace_packets: int,
 ) -> None:
     """Two-way + worker vs credits across network hosts with link delay."""
     from scabench.studies.link_delay.analysis import headline
@@ -821,11 +937,15 @@ def link_delay(
 
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
-        doc = (
-            rerender(out_dir)
-            if from_results
-            else run_link_delay(out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
-        )
+        request = trace_request(Path(out_dir) / TRACES if trace else None, trace_packets, per_run=True)
+        if from_results and request is not None:
+            raise ScabenchError("--trace: traces runs as they run; --from-results runs nothing")
+        with traced(request):
+            doc = (
+                rerender(out_dir)
+                if from_results
+                else run_link_delay(out_dir, quick=quick, runs=runs, packets=packets, campaign_file=campaign_file)
+            )
     ratios = table("link delay", *(f"{name}: ratio (model)" for name in ("two-way + worker", "credits")))
     for row in headline(doc):
         label = "loopback" if row.delay_ms is None else f"{row.delay_ms} ms"
@@ -844,7 +964,7 @@ def link_delay(
             ],
         )
     saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: link_delay_csv(doc))
-    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+    show([ratios, f"report: {out_dir}/report.html (and report.md, results.json)", *saved, *trace_lines(request)])
 
 
 @main.command(short_help="What the ORB costs per call and per byte, on every transport.")
@@ -878,6 +998,67 @@ def profile(quick: bool, out_dir: str, json_path: str | None, csv_path: str | No
         + ["", f"report: {md_path}, {html_path}; result: {written}" + (f"; CSV: {csv_path}" if csv_path else "")],
         console(wide=wide),
     )
+
+
+@main.command(short_help="One hop's bulk throughput over tcp, unix and shm, beside memcpy.")
+@click.option("--quick", is_flag=True, help="Three sizes (1K, 64K, 1M), fewer packets, one round: under a minute.")
+@click.option("--cores", default="all", show_default=True, help='CPUs the hop runs on: "0" (one core), "0,1"...')
+@click.option(
+    "--runs", type=click.IntRange(min=1, max=MAX_RUNS), help="Rounds, each running every case once (default 3)."
+)
+@click.option("--sizes", help="Packet sizes in bytes, K and M for 1024 and 1024² (default 1K,4K,16K,64K,256K,1M,4M).")
+@click.option("--transports", help="Some of tcp, unix, shm, comma-separated (default all three).")
+@study_out_option("results/bulk", "Where report.md, report.html and results.json go.")
+@click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
+@click.option("--packets", type=click.IntRange(min=2), hidden=True)
+@click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
+@click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
+@study_json_option
+@study_csv_option("a row per transport, call and size")
+@click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
+def bulk(
+    quick: bool,
+    cores: str,
+    runs: int | None,
+    sizes: str | None,
+    transports: str | None,
+    out_dir: str,
+    from_results: bool,
+    packets: int | None,
+    quiet_wait_s: float | None,
+    max_redos: int | None,
+    json_path: str | None,
+    csv_path: str | None,
+    wide: bool,
+) -> None:
+    """One hop's bulk throughput: bytes per second over tcp, unix and shm, two-way and one-way, at packet
+    sizes 1 KB to 4 MB, beside this machine's memcpy bandwidth and REDHAWK's published BulkIO figures."""
+    from scabench.studies.bulk.analysis import bulk_csv_rows, parse_sizes, parse_transports
+    from scabench.studies.bulk.measure import rerender_bulk, run_bulk
+    from scabench.studies.bulk.render import bulk_view
+
+    with exit_codes("bulk failed", interrupted_json=Path(out_dir) / "results.json"):
+        check_outputs(json_path, csv_path, out_dir)
+        chosen_sizes = parse_sizes(sizes) if sizes is not None else None
+        chosen_transports = parse_transports(transports) if transports is not None else None
+        doc = (
+            rerender_bulk(out_dir)
+            if from_results
+            else run_bulk(
+                out_dir,
+                parse_cores(cores, "--cores"),
+                quick=quick,
+                runs=runs,
+                sizes=chosen_sizes,
+                transports=chosen_transports,
+                packets=packets,
+                quiet_wait_s=quiet_wait_s,
+                max_redos=max_redos,
+                log=lambda m: click.echo(m, err=True),
+            )
+        )
+    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: bulk_csv_rows(doc))
+    show(bulk_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved], console(wide=wide))
 
 
 @main.command(short_help="The data rate the middleware allows (Eq. 1 of the ORB profiling paper).")
@@ -1211,6 +1392,12 @@ def top(target: str, naming: str | None, every: float, samples: int) -> None:
     metavar="S",
     help="How long the Naming Service may not answer before the node stops its processes and exits.",
 )
+@click.option(
+    "--domain-manager",
+    metavar="REF",
+    help="A REDHAWK DomainManager to register with (registerDeviceManager at start, unregister at exit): "
+    "its IOR or corbaloc, or its name in the domain's Naming Service, e.g. REDHAWK_DEV/REDHAWK_DEV.",
+)
 def node(
     domain: str,
     name: str,
@@ -1222,6 +1409,7 @@ def node(
     allow: tuple[str, ...],
     heartbeat_s: float,
     grace_s: float,
+    domain_manager: str | None,
 ) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
@@ -1236,7 +1424,17 @@ def node(
     try:
         with exit_codes("node failed"):
             settings = make_settings(
-                domain, name, cores, memory_mib, listen, component_ports, allow, heartbeat_s, grace_s, publish
+                domain,
+                name,
+                cores,
+                memory_mib,
+                listen,
+                component_ports,
+                allow,
+                heartbeat_s,
+                grace_s,
+                publish,
+                domain_manager,
             )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:
@@ -1249,26 +1447,43 @@ def node(
 
 
 @main.command(short_help="The paper's pipeline on peer frameworks beside scabench's ordered strategies.")
-@click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes.")
+@click.option("--quick", is_flag=True, help="100 packets, one round: a couple of minutes (--grain: a short grid).")
 @click.option("--cores", default="all", show_default=True, help='CPUs the peers run on: "0" (one core), "0,1"...')
 @click.option(
     "--runs",
     type=click.IntRange(min=1, max=MAX_RUNS),
-    help="Rounds, each running every peer once (default 3; 1 with --quick).",
+    help="Rounds, each running every peer once (default 3, --grain 2; 1 with --quick).",
 )
 @click.option("--only", help="Comma-separated peers to run (default: every peer installed).")
+@click.option(
+    "--grain",
+    is_flag=True,
+    help="Run the pipeline at every grain: work per packet (--grain-work) by packet size (--grain-sizes), "
+    "with the ordered strategies over tcp, unix, shm and collocated.",
+)
+@click.option(
+    "--grain-work",
+    help="With --grain: work per packet and stage, µs, comma-separated (default 5000,500,50,5,0; --quick 50,0).",
+)
+@click.option(
+    "--grain-sizes",
+    help="With --grain: samples per packet, comma-separated (default 16,1024,65536; --quick 1024).",
+)
 @study_out_option("results/peers", "Where report.md, report.html, the PNG and results.json go.")
 @click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
 @click.option("--packets", type=click.IntRange(min=2), hidden=True)
 @click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
 @click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
 @study_json_option
-@study_csv_option("a row per peer")
+@study_csv_option("a row per peer (--grain: per point and peer)")
 def peers(
     quick: bool,
     cores: str,
     runs: int | None,
     only: str | None,
+    grain: bool,
+    grain_work: str | None,
+    grain_sizes: str | None,
     out_dir: str,
     from_results: bool,
     packets: int | None,
@@ -1277,29 +1492,91 @@ def peers(
     json_path: str | None,
     csv_path: str | None,
 ) -> None:
-    """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies."""
+    """The paper's pipeline on peer frameworks (threads, ZeroMQ, GNU Radio) beside scabench's ordered strategies;
+    with --grain, at every work per packet and packet size."""
     from scabench.studies.peers.measure import rerender, run_peers  # matplotlib is only needed here
     from scabench.studies.peers.render import peers_csv, peers_view
 
     with exit_codes():
         check_outputs(json_path, csv_path, out_dir)
-        doc = (
-            rerender(out_dir)
-            if from_results
-            else run_peers(
+        peer_ids = [i.strip() for i in only.split(",")] if only is not None else None
+        if grain or grain_work is not None or grain_sizes is not None:
+            if not grain:
+                raise ScabenchError("--grain-work and --grain-sizes need --grain")
+            doc = _peers_grain(
                 out_dir,
-                parse_cores(cores, "--cores"),
-                quick=quick,
-                runs=runs,
-                packets=packets,
-                only=[i.strip() for i in only.split(",")] if only is not None else None,
-                quiet_wait_s=quiet_wait_s,
-                max_redos=max_redos,
-                log=lambda m: click.echo(m, err=True),
+                cores,
+                quick,
+                runs,
+                peer_ids,
+                grain_work,
+                grain_sizes,
+                from_results,
+                packets,
+                quiet_wait_s,
+                max_redos,
             )
-        )
-    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, lambda: peers_csv(doc))
-    show(peers_view(doc) + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+        else:
+            doc = (
+                rerender(out_dir)
+                if from_results
+                else run_peers(
+                    out_dir,
+                    parse_cores(cores, "--cores"),
+                    quick=quick,
+                    runs=runs,
+                    packets=packets,
+                    only=peer_ids,
+                    quiet_wait_s=quiet_wait_s,
+                    max_redos=max_redos,
+                    log=lambda m: click.echo(m, err=True),
+                )
+            )
+    if grain:
+        from scabench.studies.peers.grain_analysis import grain_csv_rows
+        from scabench.studies.peers.grain_render import grain_view
+
+        view, csv_table = grain_view(doc), lambda: grain_csv_rows(doc)
+    else:
+        view, csv_table = peers_view(doc), lambda: peers_csv(doc)
+    saved = write_study_outputs(Path(out_dir) / "results.json", json_path, csv_path, csv_table)
+    show(view + [f"report: {out_dir}/report.html (and report.md, results.json)", *saved])
+
+
+def _peers_grain(
+    out_dir: str,
+    cores: str,
+    quick: bool,
+    runs: int | None,
+    peer_ids: list[str] | None,
+    grain_work: str | None,
+    grain_sizes: str | None,
+    from_results: bool,
+    packets: int | None,
+    quiet_wait_s: float | None,
+    max_redos: int | None,
+) -> dict[str, Any]:
+    """`scabench peers --grain`: its options checked, then the study run (or its report rewritten)."""
+    from scabench.studies.peers.grain_analysis import parse_sizes, parse_work
+    from scabench.studies.peers.grain_measure import rerender_grain, run_grain
+
+    work = parse_work(grain_work) if grain_work is not None else None
+    sizes = parse_sizes(grain_sizes) if grain_sizes is not None else None
+    if from_results:
+        return rerender_grain(out_dir)
+    return run_grain(
+        out_dir,
+        parse_cores(cores, "--cores"),
+        quick=quick,
+        runs=runs,
+        packets=packets,
+        only=peer_ids,
+        work_us=work,
+        samples=sizes,
+        quiet_wait_s=quiet_wait_s,
+        max_redos=max_redos,
+        log=lambda m: click.echo(m, err=True),
+    )
 
 
 if __name__ == "__main__":

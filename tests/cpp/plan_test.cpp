@@ -95,11 +95,25 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
   EXPECT_EQ(refusal([](json& p) { p["externals"][0]["ref"] = "IOR:00"; }),
             "plan: externals[0]: has both 'exec' and 'ref' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["components"][0]["properties"]["packets"] = json::array(); }),
-            "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number or string "
-            "(docs/plan.schema.json)");
+            "plan: hosts[0].components[0].properties.packets: is array, not a boolean, number, string, "
+            "{\"sequence\": TYPE, \"values\": [...]} or {\"struct\": {...}} (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["externals"][0].erase("process"); }),
             "plan: externals[0]: has no 'process' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
+}
+
+// The start order names every component once: one left out would never start.
+TEST(Plan, TheStartOrderNamesEveryComponentOnce) {
+  EXPECT_EQ(readPlan(SCABENCH_PLAN_EXAMPLE).startOrder,
+            (std::vector<std::string>{"stage2", "stage1", "gain", "theirs", "producer"}));
+  EXPECT_EQ(refusal([](json& p) { p.erase("start_order"); }),
+            "plan: the plan: has no 'start_order' (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["start_order"][0] = "nobody"; }),
+            "plan: start_order[0]: 'nobody' is not a component of the plan (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["start_order"][1] = "stage2"; }),
+            "plan: start_order[1]: 'stage2' is named twice (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["start_order"].erase(p["start_order"].size() - 1); }),
+            "plan: start_order: does not name component 'producer' (docs/plan.schema.json)");
 }
 
 TEST(Plan, AFileThatIsNotJsonIsRefused) { EXPECT_THROW(readPlan("/nonexistent/plan.json"), PlanError); }
@@ -120,4 +134,42 @@ TEST(Plan, AUsesPortMayBeTheEndOfSeveralHops) {
   EXPECT_EQ(plan.hops[0].uses.component, plan.hops[1].uses.component);
   EXPECT_EQ(plan.hops[0].uses.port, plan.hops[1].uses.port);
   EXPECT_EQ(plan.hops[1].provides.component, "stage2");
+}
+
+// A PRF simplesequence travels typed: its element type and its values, each
+// of that type's kind; configure sends it as that CORBA sequence.
+TEST(Plan, ASequencePropertyIsTyped) {
+  json doc = sample();
+  doc["externals"][0]["properties"]["gains"] = {{"sequence", "double"}, {"values", {1.0, 2, 0.5}}};
+  const Plan plan = parsePlan(doc);
+  const auto& gains = std::get<SequenceValue>(plan.external("gain")->component.properties.at("gains"));
+  EXPECT_EQ(gains.type, "double");
+  ASSERT_EQ(gains.values.size(), 3u);
+  EXPECT_EQ(std::get<int64_t>(gains.values[1]), 2);
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["names"] = {{"sequence", "string"}, {"values", {"a", 1}}};
+            }),
+            "plan: externals[0].properties.names.values[1]: is number, not a string (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["x"] = {{"sequence", "objref"}, {"values", json::array()}};
+            }),
+            "plan: externals[0].properties.x.sequence: 'objref' is not a PRF simple type (docs/plan.schema.json)");
+}
+
+// A PRF struct travels as its members, each a simple value or a sequence;
+// configure sends it as a CF::Properties in the any.
+TEST(Plan, AStructPropertyHoldsItsMembers) {
+  json doc = sample();
+  doc["externals"][0]["properties"]["scale"] = {
+      {"struct", {{"factor", 2.5}, {"taps", {{"sequence", "long"}, {"values", {1, 2}}}}}}};
+  const Plan plan = parsePlan(doc);
+  const auto& scale = std::get<StructValue>(plan.external("gain")->component.properties.at("scale"));
+  ASSERT_EQ(scale.members.size(), 2u);
+  EXPECT_EQ(std::get<double>(std::get<SimpleValue>(scale.members.at("factor"))), 2.5);
+  EXPECT_EQ(std::get<SequenceValue>(scale.members.at("taps")).values.size(), 2u);
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["scale"] = {{"struct", {{"x", json::array()}}}};
+            }),
+            "plan: externals[0].properties.scale.struct.x: is array, not a boolean, number, string or sequence "
+            "(docs/plan.schema.json)");
 }

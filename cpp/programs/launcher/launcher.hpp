@@ -486,7 +486,7 @@ class Launcher {
   int64_t deadlineNs_ = 0;
   std::vector<HostProc> hosts_;
   std::size_t componentCount_ = 0;
-  std::set<std::string> hasOutgoing_, hasIncoming_;
+  std::set<std::string> hasOutgoing_;
   int statusRead_ = -1;
   std::string pending_;
   std::map<std::string, std::string> iors_;
@@ -500,6 +500,7 @@ class Launcher {
   bool madeContext_ = false;
   std::map<std::string, Node> nodes_;
   bool checkingError_ = false;  // an error line is being traced to its cause (handleLine)
+  json lifecycle_ = {{"started", json::array()}, {"stopped", json::array()}};  // the manifest's "lifecycle"
 };
 
 }  // namespace scabench::launch

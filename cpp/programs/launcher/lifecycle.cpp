@@ -195,6 +195,31 @@ void Launcher::initOrb() {
   orb_ = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
 }
 
+namespace {
+
+// A sequence's values as the CORBA sequence of its element type, in an any.
+template <class Seq, class Element>
+CORBA::Any sequenceAny(const scabench::launch::SequenceValue& v) {
+  Seq seq;
+  seq.length(CORBA::ULong(v.values.size()));
+  for (CORBA::ULong i = 0; i < seq.length(); ++i) {
+    const auto& value = v.values[i];
+    if constexpr (std::is_same_v<Element, const char*>)
+      seq[i] = CORBA::string_dup(std::get<std::string>(value).c_str());
+    else if constexpr (std::is_same_v<Element, CORBA::Boolean>)
+      seq[i] = std::get<bool>(value);
+    else if (auto d = std::get_if<double>(&value))
+      seq[i] = Element(*d);
+    else
+      seq[i] = Element(std::get<int64_t>(value));
+  }
+  CORBA::Any any;
+  any <<= seq;
+  return any;
+}
+
+}  // namespace
+
 CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
   CORBA::Any any;
   if (auto b = std::get_if<bool>(&v))
@@ -203,8 +228,40 @@ CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
     any <<= CORBA::LongLong(*i);
   else if (auto d = std::get_if<double>(&v))
     any <<= CORBA::Double(*d);
-  else
-    any <<= std::get<std::string>(v).c_str();
+  else if (auto s = std::get_if<std::string>(&v))
+    any <<= s->c_str();
+  else if (auto st = std::get_if<scabench::launch::StructValue>(&v)) {
+    // A PRF struct, as REDHAWK puts one in an any: a CF::Properties of its
+    // members, each member's value as a property of its own would go.
+    CF::Properties members;
+    members.length(CORBA::ULong(st->members.size()));
+    CORBA::ULong i = 0;
+    for (const auto& [id, member] : st->members) {
+      members[i].id = id.c_str();
+      if (auto one = std::get_if<scabench::launch::SimpleValue>(&member))
+        members[i].value = std::visit([](const auto& x) { return toAny(x); }, *one);
+      else
+        members[i].value = toAny(std::get<scabench::launch::SequenceValue>(member));
+      ++i;
+    }
+    any <<= members;
+  } else {
+    // A PRF simplesequence, as REDHAWK puts one in an any: the CORBA
+    // sequence of its element type (plan.cpp has checked the type).
+    const auto& seq = std::get<scabench::launch::SequenceValue>(v);
+    const std::string& t = seq.type;
+    if (t == "boolean") return sequenceAny<CORBA::BooleanSeq, CORBA::Boolean>(seq);
+    if (t == "octet") return sequenceAny<CORBA::OctetSeq, CORBA::Octet>(seq);
+    if (t == "short") return sequenceAny<CORBA::ShortSeq, CORBA::Short>(seq);
+    if (t == "ushort") return sequenceAny<CORBA::UShortSeq, CORBA::UShort>(seq);
+    if (t == "long") return sequenceAny<CORBA::LongSeq, CORBA::Long>(seq);
+    if (t == "ulong") return sequenceAny<CORBA::ULongSeq, CORBA::ULong>(seq);
+    if (t == "longlong") return sequenceAny<CORBA::LongLongSeq, CORBA::LongLong>(seq);
+    if (t == "ulonglong") return sequenceAny<CORBA::ULongLongSeq, CORBA::ULongLong>(seq);
+    if (t == "float") return sequenceAny<CORBA::FloatSeq, CORBA::Float>(seq);
+    if (t == "double") return sequenceAny<CORBA::DoubleSeq, CORBA::Double>(seq);
+    return sequenceAny<CORBA::StringSeq, const char*>(seq);
+  }
   return any;
 }
 
@@ -295,16 +352,18 @@ void Launcher::connectAll() {
   }
 }
 
+// In the plan's start order (an SCA application's: the assembly controller,
+// then by startorder; the rest around them receivers first, run/plan.py), one
+// at a time, each start returned before the next: a packet that reaches a
+// component not yet started is refused by it and counted. When each start
+// returned goes in the manifest's "lifecycle".
 void Launcher::startAll() {
-  // Receivers first, so that nothing is sent to a component not yet started.
-  for (int pass = 0; pass < 2; ++pass)
-    for (const auto& [name, res] : resources_) {
-      const bool source = !hasIncoming_.count(name);
-      if ((pass == 0) == source) continue;
-      guardCall(name, "start", [&] { res->start(); });
-      auto ext = externals_.find(name);
-      if (ext != externals_.end()) ext->second.startedByUs = true;
-    }
+  for (const auto& name : plan_.startOrder) {
+    guardCall(name, "start", [&] { resources_.at(name)->start(); });
+    lifecycle_["started"].push_back({{"component", name}, {"at_ns", scabench::monotonicNs()}});
+    auto ext = externals_.find(name);
+    if (ext != externals_.end()) ext->second.startedByUs = true;
+  }
 }
 
 // With "announce_start" in the assembly, tells whoever runs the launcher
@@ -320,7 +379,12 @@ void Launcher::announceStart() {
 }
 
 void Launcher::releaseAll() {
-  for (const auto& [name, res] : resources_) guardCall(name, "stop", [&] { res->stop(); });
+  // Stopped in reverse of the start order, as an SCA application stops its
+  // components; then released.
+  for (auto name = plan_.startOrder.rbegin(); name != plan_.startOrder.rend(); ++name) {
+    guardCall(*name, "stop", [&] { resources_.at(*name)->stop(); });
+    lifecycle_["stopped"].push_back({{"component", *name}, {"at_ns", scabench::monotonicNs()}});
+  }
   for (const auto& [name, res] : resources_) {
     auto ext = externals_.find(name);
     if (ext != externals_.end() && !ext->second.release) {

@@ -77,6 +77,7 @@ json Launcher::run() {
   // After the release: a component reports some figures (a Python
   // component's refusals) only as it goes.
   manifest["stats"] = stats_;
+  manifest["lifecycle"] = lifecycle_;
   json hosts = json::array();
   for (const auto& h : hosts_) {
     json entry = {{"name", h.name}, {"pid", h.pid}, {"cores", h.cores}, {"components", h.components}};

@@ -1,8 +1,33 @@
 // Processes placed on nodes (docs/architecture.md, "Placement on nodes"):
 // started, watched, timed and ended through each node's ExecutableDevice.
+//
+// What the launcher asks of a node is standard CF where CF has a place for
+// it: operationalState, allocateCapacity / deallocateCapacity of the GPP's
+// memCapacity (REDHAWK's id, which any GPP answers), load, execute,
+// terminate, unload. scabench::node::NodeDevice (idl/node.idl) is asked only
+// for what CF has no place for: watch (the processes' events on stdout,
+// their state and their packet records, without which the run can see
+// neither its end nor its figures), processes' CPU in those records,
+// monotonicNs (the node's clock), the query of published_host, and the
+// execute options AFFINITY and SCHEDULER. A device that is a plain
+// CF::ExecutableDevice is refused by name before anything starts.
 #include "launcher/launcher.hpp"
 
 namespace scabench::launch {
+
+namespace {
+// REDHAWK's GPP memCapacity (MiB not allocated): model/gpp.py has the GPP's ids.
+constexpr const char* GPP_MEM_CAPACITY = "DCE:8dcef419-b440-4bcf-b893-cab79b6024fb";
+constexpr const char* NODE_DEVICE_REPID = "IDL:scabench/node/NodeDevice:1.0";
+
+CF::Properties memCapacity(long long mib) {
+  CF::Properties capacity;
+  capacity.length(1);
+  capacity[0].id = GPP_MEM_CAPACITY;
+  capacity[0].value <<= CORBA::LongLong(mib);
+  return capacity;
+}
+}  // namespace
 
 // Each node the assembly places a process on, from the run's Naming
 // Service (nodes/NAME/device): it must answer ENABLED, its components
@@ -20,9 +45,16 @@ void Launcher::resolveNodes() {
     path[2].id = "device";
     try {
       CORBA::Object_var obj = root_->resolve(path);
+      omniORB::setClientCallTimeout(obj, NODE_CALL_TIMEOUT_MS);
+      if (!obj->_is_a(NODE_DEVICE_REPID)) {
+        if (!obj->_is_a("IDL:CF/ExecutableDevice:1.0"))
+          throw RunFailure(who, "node " + name + ": nodes/" + name + "/device is not a CF::ExecutableDevice");
+        throw RunFailure(who, "node " + name + "'s device is a plain CF::ExecutableDevice: it could start the run's " +
+                                  "processes, but not give back their events and packet records " +
+                                  "(scabench::node::NodeDevice's watch), without which the run sees neither its " +
+                                  "end nor its figures; run scabench node there (nothing was started)");
+      }
       n.device = scabench::node::NodeDevice::_narrow(obj);
-      if (CORBA::is_nil(n.device))
-        throw RunFailure(who, "node " + name + ": nodes/" + name + "/device is not a node's device");
       CORBA::String_var ior = orb_->object_to_string(n.device);
       CORBA::Object_var again = orb_->string_to_object(ior.in());  // a reference of its own, for its own timeout
       n.poll = scabench::node::NodeDevice::_narrow(again);
@@ -49,12 +81,8 @@ void Launcher::resolveNodes() {
                                 ", and this run's processes on this machine listen on its loopback, which they "
                                 "cannot reach; place every process on a node");
     if (n.memoryMib > 0) {
-      CF::Properties capacity;
-      capacity.length(1);
-      capacity[0].id = "memory_mib";
-      capacity[0].value <<= CORBA::ULongLong(n.memoryMib);
       bool granted = false;
-      nodeCall(n, "allocateCapacity", [&] { granted = n.device->allocateCapacity(capacity); });
+      nodeCall(n, "allocateCapacity", [&] { granted = n.device->allocateCapacity(memCapacity(n.memoryMib)); });
       if (!granted)
         throw RunFailure(who, "node " + name + " has not " + std::to_string(n.memoryMib) +
                                   " MiB of memory left for this run's processes (allocateCapacity refused)");
@@ -426,11 +454,7 @@ void Launcher::endNodes() {
     try {
       omniORB::setClientCallTimeout(n.device, 5000);
       if (n.allocated) {
-        CF::Properties capacity;
-        capacity.length(1);
-        capacity[0].id = "memory_mib";
-        capacity[0].value <<= CORBA::ULongLong(n.memoryMib);
-        n.device->deallocateCapacity(capacity);
+        n.device->deallocateCapacity(memCapacity(n.memoryMib));
         n.allocated = false;
       }
       for (const auto& program : n.loaded) n.device->unload(program.c_str());

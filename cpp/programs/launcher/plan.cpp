@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include <fstream>
+#include <set>
 
 namespace scabench::launch {
 namespace {
@@ -81,19 +82,66 @@ std::vector<int> cores(const json& v, const std::string& where) {
   return out;
 }
 
+// The element types of a sequence, in the PRF's words: what configure can send.
+const std::set<std::string> kSequenceTypes = {"boolean",  "octet",     "short", "ushort", "long",  "ulong",
+                                              "longlong", "ulonglong", "float", "double", "string"};
+
+std::optional<SimpleValue> simple(const json& value) {
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) return value.get<std::string>();
+  return std::nullopt;
+}
+
+// {"sequence": TYPE, "values": [...]}: each value of the type's kind.
+SequenceValue sequence(const json& v, const std::string& where) {
+  SequenceValue out;
+  out.type = required(v, "sequence", where, text);
+  if (!kSequenceTypes.count(out.type)) refuse(where + ".sequence", "'" + out.type + "' is not a PRF simple type");
+  const json& values = required(v, "values", where, array);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string at = where + ".values[" + std::to_string(i) + "]";
+    const json& value = values[i];
+    const bool fits = out.type == "boolean"                         ? value.is_boolean()
+                      : out.type == "string"                        ? value.is_string()
+                      : out.type == "float" || out.type == "double" ? value.is_number()
+                                                                    : value.is_number_integer();
+    if (!fits) refuse(at, "is " + std::string(value.type_name()) + ", not a " + out.type);
+    out.values.push_back(*simple(value));
+  }
+  return out;
+}
+
+// {"struct": {MEMBER: a simple value or a sequence}}.
+StructValue structure(const json& v, const std::string& where) {
+  StructValue out;
+  const json& members = required(v, "struct", where, object);
+  for (const auto& [id, value] : members.items()) {
+    const std::string at = where + ".struct." + id;
+    if (auto one = simple(value))
+      out.members[id] = *one;
+    else if (value.is_object() && value.contains("sequence"))
+      out.members[id] = sequence(value, at);
+    else
+      refuse(at, "is " + std::string(value.type_name()) + ", not a boolean, number, string or sequence");
+  }
+  return out;
+}
+
 Properties properties(const json& v, const std::string& where) {
   Properties out;
   for (const auto& [key, value] : object(v, where).items()) {
-    if (value.is_boolean())
-      out[key] = value.get<bool>();
-    else if (value.is_number_integer())
-      out[key] = value.get<int64_t>();
-    else if (value.is_number())
-      out[key] = value.get<double>();
-    else if (value.is_string())
-      out[key] = value.get<std::string>();
+    if (auto one = simple(value))
+      std::visit([&](const auto& x) { out[key] = x; }, *one);
+    else if (value.is_object() && value.contains("sequence"))
+      out[key] = sequence(value, where + "." + key);
+    else if (value.is_object() && value.contains("struct"))
+      out[key] = structure(value, where + "." + key);
     else
-      refuse(where + "." + key, "is " + std::string(value.type_name()) + ", not a boolean, number or string");
+      refuse(where + "." + key, "is " + std::string(value.type_name()) +
+                                    ", not a boolean, number, string, {\"sequence\": TYPE, \"values\": [...]} or "
+                                    "{\"struct\": {...}}");
   }
   return out;
 }
@@ -235,6 +283,20 @@ Plan parsePlan(const json& doc) {
   }
   const json& connections = array(field(doc, "connections", "the plan"), "connections");
   for (std::size_t i = 0; i < connections.size(); ++i) plan.hops.push_back(hop(connections[i], at("connections", i)));
+  // The start order names every component of the plan once: the launcher
+  // starts exactly those, and a component left out would never start.
+  std::set<std::string> components, named;
+  for (const auto& h : plan.hosts)
+    for (const auto& c : h.components) components.insert(c.name);
+  for (const auto& e : plan.externals) components.insert(e.component.name);
+  plan.startOrder = texts(field(doc, "start_order", "the plan"), "start_order");
+  for (std::size_t i = 0; i < plan.startOrder.size(); ++i) {
+    const std::string& name = plan.startOrder[i];
+    if (!components.count(name)) refuse(at("start_order", i), "'" + name + "' is not a component of the plan");
+    if (!named.insert(name).second) refuse(at("start_order", i), "'" + name + "' is named twice");
+  }
+  for (const auto& name : components)
+    if (!named.count(name)) refuse("start_order", "does not name component '" + name + "'");
   if (doc.contains("naming")) {
     const json& n = object(doc["naming"], "naming");
     NamingPlan naming;

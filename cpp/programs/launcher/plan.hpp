@@ -22,8 +22,25 @@ struct PlanError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A property as configure sets it: a CORBA boolean, long long, double or string.
-using PropertyValue = std::variant<bool, int64_t, double, std::string>;
+// A simple value as the plan gives it: a boolean, an integer, a real or a string.
+using SimpleValue = std::variant<bool, int64_t, double, std::string>;
+// A PRF simplesequence's value: its element type in the PRF's words
+// ("double", "ulong", "string", ...) and its values; configure sends it as
+// that CORBA sequence (CORBA::DoubleSeq, ...), as REDHAWK does.
+struct SequenceValue {
+  std::string type;
+  std::vector<SimpleValue> values;
+};
+// A PRF struct's value: its members, each a simple value or a sequence;
+// configure sends it as REDHAWK does, a CF::Properties of its members in the
+// any.
+struct StructValue {
+  std::map<std::string, std::variant<SimpleValue, SequenceValue>> members;
+};
+// A property as configure sets it: a simple one as a CORBA boolean, long
+// long, double or string; a sequence as its type's CORBA sequence; a struct
+// as a CF::Properties.
+using PropertyValue = std::variant<bool, int64_t, double, std::string, SequenceValue, StructValue>;
 using Properties = std::map<std::string, PropertyValue>;
 
 // Where a process runs. No node: forked here, on `cores` (empty: any CPU).
@@ -96,6 +113,9 @@ struct Plan {
   std::vector<ExternalPlan> externals;
   std::vector<NodePlan> nodes;
   std::vector<Hop> hops;  // in the order the launcher connects them
+  // Every component, each once, in the order the launcher starts them; it
+  // stops them in reverse, as an SCA application does.
+  std::vector<std::string> startOrder;
   std::optional<NamingPlan> naming;
   bool announceStart = false;
   bool hold = false;

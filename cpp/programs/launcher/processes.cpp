@@ -159,10 +159,7 @@ void Launcher::validate() {
     }
     externals_[ext.name] = ext;
   }
-  for (const auto& c : plan_.hops) {
-    hasOutgoing_.insert(c.uses.component);
-    hasIncoming_.insert(c.provides.component);
-  }
+  for (const auto& c : plan_.hops) hasOutgoing_.insert(c.uses.component);
   // An external component has no record file and reports no end of stream:
   // the run sees its packets at the ports of the components around it.
   for (const auto& [name, _] : externals_)

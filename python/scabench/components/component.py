@@ -366,6 +366,17 @@ def describe(factory, sample_type="double"):
     kinds = {bool: "boolean", int: "integer", float: "real", str: "string"}
     properties = {}
     for pid, e in comp.properties.entries().items():
+        if isinstance(e.type, dict) or e.type not in TYPES:  # a struct ({member: its type}) or "sequence<T>"
+            structured = isinstance(e.type, dict)
+            properties[pid] = {
+                "corba_type": "struct" if structured else e.type,
+                "default": e.default,
+                "description": e.description,
+                "type": "struct" if structured else "sequence",
+                "while_started": e.while_started,
+                **({"members": dict(e.type)} if structured else {}),
+            }
+            continue
         held, _, limits = TYPES[e.type]
         entry = {
             "corba_type": e.type,

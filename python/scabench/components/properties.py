@@ -21,11 +21,12 @@ would be valid, and nothing changes (so never PartialConfiguration).
 """
 
 import math
+import re
 import struct
 import threading
 from typing import Any
 
-from omniORB import CORBA
+from omniORB import CORBA, tcInternal
 
 from scabench.components import idl
 
@@ -44,6 +45,10 @@ TYPES: dict[str, tuple[type, Any, tuple[int, int] | None]] = {
     "double": (float, CORBA.TC_double, None),
     "string": (str, CORBA.TC_string, None),
 }
+# A sequence property's type: "sequence<T>", T one of TYPES; held as a list,
+# taken from any CORBA sequence whose elements each fit T (a PRF
+# simplesequence, as REDHAWK and the launcher put one in an any).
+SEQUENCE = re.compile(r"sequence<(.+)>")
 # A type from a default, as the C++ runtime's declare without a type does.
 _BY_DEFAULT = {bool: "boolean", int: "long long", float: "double", str: "string"}
 _NUMBERS = {
@@ -88,10 +93,21 @@ def _kind(any_value):
     return tc.kind()
 
 
+def _element_any(value, tc):
+    """One element of a sequence, as an any of the sequence's element type."""
+    return CORBA.Any(tc, value)
+
+
 def from_any(any_value, ptype):
-    """The any's value as a value of the declared type `ptype` (an IDL name);
-    Refused, saying what the property takes ("is an unsigned long: ..."), if
-    it does not fit. A narrower range is the property's check."""
+    """The any's value as a value of the declared type `ptype` (an IDL name,
+    or "sequence<T>"); Refused, saying what the property takes ("is an
+    unsigned long: ..."), if it does not fit. A narrower range is the
+    property's check."""
+    if isinstance(ptype, dict):  # a struct: {member: its type}
+        return _struct_from_any(any_value, ptype)
+    element = SEQUENCE.fullmatch(ptype)
+    if element is not None:
+        return _sequence_from_any(any_value, element.group(1))
     tk, value = _kind(any_value), any_value.value()
     is_ = f"is {_article(ptype)}"
     what = "number" if tk in _NUMBERS else _KIND_NAMES.get(tk, "value of another type")
@@ -125,9 +141,64 @@ def from_any(any_value, ptype):
     return value
 
 
+def _sequence_from_any(any_value, element):
+    """A sequence<element> property's value from an any holding a CORBA
+    sequence: each element judged as a property of the element type is."""
+    tc = any_value.typecode()
+    while tc.kind() == CORBA.tk_alias:
+        tc = tc.content_type()
+    if tc.kind() != CORBA.tk_sequence:
+        what = "number" if tc.kind() in _NUMBERS else _KIND_NAMES.get(tc.kind(), "value of another type")
+        raise Refused(f"is a sequence of {element}: it takes a CORBA sequence, not {_article(what)}")
+    values = any_value.value()
+    if isinstance(values, bytes):  # an octet sequence comes as bytes
+        values = list(values)
+    content = tc.content_type()
+    taken = []
+    for i, value in enumerate(values):
+        try:
+            taken.append(from_any(_element_any(value, content), element))
+        except Refused as exc:
+            raise Refused(f"is a sequence of {element}: element {i} {exc}") from None
+    return taken
+
+
+def _struct_from_any(any_value, members):
+    """A struct property's value from an any holding a CF::Properties of its
+    members (a PRF struct, as REDHAWK and the launcher put one in an any):
+    each member judged by its type; members not given keep their value."""
+    given = any_value.value()
+    if not isinstance(given, list) or not all(isinstance(m, _CF.DataType) for m in given):
+        raise Refused(f"is a struct of {', '.join(members)}: it takes a CF::Properties of its members")
+    taken = {}
+    for member in given:
+        if member.id not in members:
+            raise Refused(f"is a struct: {member.id!r} is not a member; it has: {', '.join(members)}")
+        try:
+            taken[member.id] = from_any(member.value, members[member.id])
+        except Refused as exc:
+            raise Refused(f"is a struct: member {member.id!r} {exc}") from None
+    return taken
+
+
 def to_any(value, ptype):
     """A property value as query answers it: in its declared type."""
+    if isinstance(ptype, dict):  # a struct, as a CF::Properties of its members
+        return CORBA.Any(_CF._tc_Properties, [_CF.DataType(m, to_any(value[m], t)) for m, t in ptype.items()])
+    element = SEQUENCE.fullmatch(ptype)
+    if element is not None:
+        return CORBA.Any(_sequence_tc(element.group(1)), value)
     return CORBA.Any(TYPES[ptype][1], value)
+
+
+def _sequence_tc(element):
+    """The type code of an (anonymous) sequence of `element`, what query
+    answers a sequence property in; a reader takes it by its kind."""
+    if element == "string":
+        content: Any = (tcInternal.tv_string, 0)
+    else:
+        content = getattr(tcInternal, "tv_" + element.replace("unsigned ", "u").replace("long long", "longlong"))
+    return tcInternal.createTypeCode((tcInternal.tv_sequence, content, 0))
 
 
 class Property:
@@ -149,8 +220,20 @@ class PropertyBag:
         self._lock = threading.Lock()  # configure and query may come on two ORB threads
 
     def declare(self, pid, default, description, check=None, type=None, while_started=False):
+        if type == "struct":
+            # A struct's members are typed by their defaults (boolean, long long, double, string).
+            if not isinstance(default, dict) or any(v.__class__ not in _BY_DEFAULT for v in default.values()):
+                raise TypeError(f"property {pid}: a struct's default is {{member: a simple value}}, not {default!r}")
+            members = {m: _BY_DEFAULT[v.__class__] for m, v in default.items()}
+            self._entries[pid] = Property(dict(default), members, description, check, while_started)
+            return
         ptype = type or _BY_DEFAULT.get(default.__class__)
-        if ptype not in TYPES or default.__class__ is not TYPES[ptype][0]:
+        element = SEQUENCE.fullmatch(ptype or "")
+        if element is not None:
+            held = TYPES.get(element.group(1), (None,))[0]
+            if not isinstance(default, list) or held is None or any(v.__class__ is not held for v in default):
+                raise TypeError(f"property {pid}: a default of {default!r} for type {ptype!r}")
+        elif ptype not in TYPES or default.__class__ is not TYPES[ptype][0]:
             raise TypeError(f"property {pid}: a default of {default!r} for type {ptype!r}")
         self._entries[pid] = Property(default, ptype, description, check, while_started)
 
@@ -196,7 +279,9 @@ class PropertyBag:
             raise _CF.PropertySet.InvalidConfiguration("; ".join(why), invalid)
         with self._lock:
             for pid, value in staged.items():
-                self._entries[pid].value = value
+                entry = self._entries[pid]
+                # A struct's members not given keep their values.
+                entry.value = {**entry.value, **value} if isinstance(entry.type, dict) else value
 
     def query(self, props):
         """CF::PropertySet::query: every property for an empty sequence, else

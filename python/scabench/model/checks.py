@@ -193,8 +193,9 @@ def check_property(
 def check_external_property(path: str | Path, where: str, key: str, value: Any) -> Any:
     """A property of an external component: the component alone knows its
     properties, so only what the launcher can send is checked (a boolean, a
-    64-bit integer, a real or a string, as CORBA anys) and the name (port
-    policy keys, "<port>.<key>", come from [policy])."""
+    64-bit integer, a real or a string, as CORBA anys, or a sequence of one
+    PRF type, as that CORBA sequence) and the name (port policy keys,
+    "<port>.<key>", come from [policy])."""
     if not isinstance(key, str) or not key or "." in key:
         raise SpecError(
             path, where, "a property name without dots (port policy keys come from [policy] and [[connection]])"
@@ -209,7 +210,51 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
         if not math.isfinite(value):
             raise SpecError(path, where, "must be a finite number")
         return value
-    raise SpecError(path, where, "a property is a boolean, an integer, a real or a string")
+    if isinstance(value, dict) and set(value) == {"sequence", "values"}:
+        return _sequence_value(path, where, value)
+    if isinstance(value, dict) and set(value) == {"struct"} and isinstance(value["struct"], dict):
+        # A struct: each member a simple value or a sequence, sent as a CF::Properties of them.
+        members = {}
+        for member, given in value["struct"].items():
+            at = f"{where}.struct.{member}"
+            if isinstance(given, dict) and set(given) == {"sequence", "values"}:
+                members[member] = _sequence_value(path, at, given)
+            elif isinstance(given, dict):
+                raise SpecError(path, at, "a member is a simple value or a sequence")
+            else:
+                members[member] = check_external_property(path, at, member, given)
+        return {"struct": members}
+    raise SpecError(
+        path,
+        where,
+        'a property is a boolean, an integer, a real, a string, a sequence, {sequence = "double", values = [...]}, '
+        "or a struct, {struct = {member = value, ...}}",
+    )
+
+
+# A sequence property's element types, as a PRF's simplesequence names them,
+# and what each element must be.
+SEQUENCE_ELEMENTS: dict[str, type | tuple[type, ...]] = {
+    "boolean": bool,
+    **dict.fromkeys(("octet", "short", "ushort", "long", "ulong", "longlong", "ulonglong"), int),
+    **dict.fromkeys(("float", "double"), (int, float)),
+    "string": str,
+}
+
+
+def _sequence_value(path: str | Path, where: str, value: dict[str, Any]) -> dict[str, Any]:
+    """{"sequence": TYPE, "values": [...]}: what the launcher sends as that
+    CORBA sequence (a PRF simplesequence's value), each element of TYPE."""
+    kind, values = value["sequence"], value["values"]
+    if kind not in SEQUENCE_ELEMENTS:
+        raise SpecError(path, f"{where}.sequence", f"{kind!r}; valid: {', '.join(SEQUENCE_ELEMENTS)}")
+    if not isinstance(values, list):
+        raise SpecError(path, f"{where}.values", f"a list of {kind} values")
+    for i, v in enumerate(values):
+        held = SEQUENCE_ELEMENTS[kind]
+        if isinstance(v, bool) != (held is bool) or not isinstance(v, held):
+            raise SpecError(path, f"{where}.values[{i}]", f"{v!r} is not a {kind}")
+    return {"sequence": kind, "values": list(values)}
 
 
 def _type_ok(value, expected):

@@ -58,6 +58,42 @@ def sinks(spec: Graph) -> list[str]:
     return [name for name in _names(spec) if name not in feeding]
 
 
+def start_order(spec: Graph, given: Sequence[str] = ()) -> list[str]:
+    """The order the launcher starts every component in (and stops them in
+    reverse): `given` (a SAD's assembly controller and startorders, a spec's
+    run.start_order) as it is, with the components it leaves out in the safe
+    order around it: those that receive before it, those that only send
+    after it, each group in name order, so that no packet of theirs reaches a
+    component not yet started. `given` is never reordered: where it starts a
+    sender before its receiver, that receiver refuses what reaches it first
+    (docs/how-to/sad.md, "The start order")."""
+    ordered = set(given)
+    fed = {conn.provides[0] for conn in spec.connections}
+    rest = sorted(name for name in _names(spec) if name not in ordered)
+    return [n for n in rest if n in fed] + list(given) + [n for n in rest if n not in fed]
+
+
+def early_senders(spec: Graph, order: Sequence[str]) -> list[tuple[str, str]]:
+    """(sender, receiver) of each connection along which packets may flow
+    before `order` has started the receiver: when it starts, the sender is
+    reached from a started source through started components only. Such a
+    receiver would refuse what reaches it before its start. In `order`, each
+    pair once."""
+    feeders, fed = predecessors(spec), successors(spec)
+    pairs: list[tuple[str, str]] = []
+    for k, name in enumerate(order):
+        started = set(order[:k])
+        flowing = [n for n in started if not feeders.get(n)]
+        seen = set(flowing)
+        while flowing:
+            for after in fed.get(flowing.pop(), []):
+                if after in started and after not in seen:
+                    seen.add(after)
+                    flowing.append(after)
+        pairs += [(p, name) for p in feeders.get(name, []) if p in seen]
+    return pairs
+
+
 def find_cycle(spec: Graph) -> list[str] | None:
     """A loop of the graph as the components met along it, the first one
     again at the end (["a", "b", "a"]); None if there is none. A component

@@ -10,7 +10,9 @@ A spec (see experiments/paper/exp6.toml):
   [experiment]   name, title, and free-form notes
   [run]          sample_type, transport ("tcp" | "unix" | "shm": transport.py), cores ("all" | [..]),
                  pin (each process on its own core), scheduler ("normal" |
-                 "batch": Linux SCHED_BATCH for every host), timeout_s
+                 "batch": Linux SCHED_BATCH for every host), timeout_s,
+                 start_order (components the launcher starts in that order,
+                 stops in reverse; the others around them: graph.start_order)
   [[component]]  name, kind, and the kind's properties (scabench-host --describe);
                  library = "path/libx.so": the kind comes from that component
                  library (a plugin; the path relative to the spec's folder);
@@ -91,7 +93,7 @@ def code_source(name: str) -> Path:
 
 
 # The keys of a spec's [run] table.
-RUN_TABLE_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s")
+RUN_TABLE_KEYS = ("sample_type", "transport", "cores", "pin", "scheduler", "timeout_s", "start_order")
 # How Linux schedules the hosts' threads. "batch" (SCHED_BATCH) tells it they
 # are throughput work: a thread that wakes (an ORB thread taking a packet)
 # waits for the running one's slice instead of preempting it.
@@ -171,6 +173,10 @@ class Spec:
     # name -> the components whose processes it runs; the others run here.
     nodes: dict = field(default_factory=dict)
     domain: str | None = None  # the Naming Service the nodes are registered in (a corbaloc)
+    # Components the launcher starts in this order (and stops in reverse),
+    # the others around them in its safe order (graph.start_order); empty:
+    # the safe order for all.
+    start_order: list = field(default_factory=list)
 
     def component(self, name: str) -> Component:
         return next(c for c in self.components if c.name == name)
@@ -377,7 +383,8 @@ class Spec:
 
     def run_table(self) -> dict[str, Any]:
         """The [run] table that says this spec's run settings, every key
-        written ("all" for every usable CPU)."""
+        written ("all" for every usable CPU) but the start order, which a
+        SAD says in its own elements (document adds it for a TOML spec)."""
         return {
             "sample_type": self.sample_type,
             "transport": self.transport,
@@ -396,6 +403,8 @@ class Spec:
         default, overrides = policy_tables(self.connections, self.path)
         doc: dict[str, Any] = {"experiment": dict(self.experiment)} if self.experiment else {}
         doc["run"] = self.run_table()
+        if self.start_order:
+            doc["run"]["start_order"] = list(self.start_order)
         doc["component"] = [_component_table(c) for c in self.components]
         doc["policy"] = default
         if self.connections:
@@ -444,6 +453,7 @@ class Spec:
             "hosts": self.hosts,
             **({"nodes": self.nodes} if self.nodes else {}),
             **({"domain": self.domain} if self.domain else {}),
+            **({"start_order": list(self.start_order)} if self.start_order else {}),
             "network": self.network.describe() if self.network else None,
         }
 

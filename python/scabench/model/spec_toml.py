@@ -150,6 +150,7 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
     _check_topology(path, components, connections)
     _check_externals(path, components, connections)
     _number_streams(path, components)
+    start_order = _start_order(run.get("start_order", []), path, components)
     network = network_settings(table_of(doc, "network", path), path, "network") if "network" in doc else None
     domain = domain_settings(table_of(doc, "domain", path), path) if "domain" in doc else None
     spec = Spec(
@@ -167,7 +168,11 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
         scheduler,
         nodes,
         domain,
+        start_order,
     )
+    early = graph.early_senders(spec, graph.start_order(spec, start_order))
+    if early:
+        raise SpecError(path, "run.start_order", early_start_refusal(*early[0]))
     check_dispatch_per_host(spec)
     check_network(spec)
     check_nodes(spec)
@@ -178,6 +183,30 @@ def parse_spec(doc: dict[str, Any], path: Path) -> Spec:
     spec.check_packet_sizes()
     spec.check_recordings()
     return spec
+
+
+def early_start_refusal(sender: str, receiver: str) -> str:
+    """Why a start order that lets `sender`'s packets reach `receiver`
+    before its start is refused (graph.early_senders), and what to do."""
+    return (
+        f"starts {sender} (or what feeds it) before {receiver}, which it feeds: a scabench port refuses a packet "
+        f"that reaches it before its component starts (REDHAWK's BulkIO ports queue it), so the stream's first "
+        f"packets or its end would be lost; start {receiver} before {sender}"
+    )
+
+
+def _start_order(order: Any, path: Path, components: list[Component]) -> list[str]:
+    """run.start_order: components the launcher starts in this order, each
+    once (the others around them in its safe order: graph.start_order)."""
+    names = [c.name for c in components]
+    if not isinstance(order, list) or not all(isinstance(n, str) for n in order):
+        raise SpecError(path, "run.start_order", 'a list of component names, like ["sink", "stage", "producer"]')
+    for name in order:
+        if name not in names:
+            raise SpecError(path, "run.start_order", f"{name!r} is not a component; the spec has: {', '.join(names)}")
+        if order.count(name) > 1:
+            raise SpecError(path, "run.start_order", f"{name!r} is given twice: a component starts once")
+    return list(order)
 
 
 def _components(doc, path, sample_type):

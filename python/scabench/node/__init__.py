@@ -3,9 +3,12 @@ DeviceManager with one ExecutableDevice that starts component programs there
 for a launcher (docs/architecture.md, "Nodes").
 
 - settings: the command line's values, checked;
-- agent: the ORB, the registration in the domain's Naming Service, the
-  heartbeat, the node's end;
-- device: the CORBA servants (NodeDevice, DeviceManager);
+- agent: the ORB, the registration in the domain's Naming Service (and
+  with a DomainManager), the heartbeat, the node's end;
+- device: the CORBA servants (NodeDevice, DeviceManager), the device's
+  properties (REDHAWK's GPP's among them);
+- profile: the DCD, SPDs, PRF and SCD the node writes of itself;
+- filesystem: its DeviceManager's read-only fileSys, which serves them;
 - processes: the programs it started, their end and their CPU.
 
 A launcher's side of a node (its names, node_alive) is run/nodes.py."""

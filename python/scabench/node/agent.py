@@ -16,6 +16,12 @@ beats: every heartbeat_s it resolves its own device there,
     started and exits 1: components whose domain is gone can be neither
     found nor released by anyone.
 
+With --domain-manager it also registers with a REDHAWK DomainManager
+(registerDeviceManager, once its names are bound) and leaves it
+(unregisterDeviceManager) first thing when it ends; the DomainManager then
+reads the node's profile (its DCD, node/profile.py) through the
+DeviceManager's fileSys (node/filesystem.py).
+
 It ends cleanly on DeviceManager.shutdown() (exit 0) and on SIGTERM, SIGINT
 or SIGHUP (128 + the signal): its processes are stopped (SIGTERM, then
 SIGKILL), its names unbound, its ORB shut down. Killed outright, it takes its
@@ -27,6 +33,7 @@ import shutil
 import socket
 import threading
 import time
+import uuid
 from typing import Any
 
 import omniORB
@@ -35,14 +42,18 @@ from omniORB import CORBA
 from scabench.components import idl
 from scabench.components.ports import describe
 from scabench.errors import RunError, ScabenchError
-from scabench.node.device import DeviceManager, NodeDevice
+from scabench.model.checks import DOMAIN_SCHEMES
+from scabench.node.device import NODE_PROPERTIES, DeviceManager, NodeDevice
+from scabench.node.filesystem import ProfileFileSystem
 from scabench.node.processes import ProcessTable
+from scabench.node.profile import write_profile
 from scabench.run import processes
 from scabench.run.nodes import DEVICE, DEVICE_MANAGER, NODES_CONTEXT, domain_root, node_alive, node_path
 
 S = idl.load()
-CosNaming = S.CosNaming
+CF, CosNaming = S.CF, S.CosNaming
 
+DOMAIN_MANAGER_TIMEOUT_S = 10.0  # what each call on the DomainManager gets (it reads the node's profile)
 STOP_GRACE_S = 5.0  # what each process gets after SIGTERM when the node ends
 ORB_SHUTDOWN_S = 5.0  # in-flight calls get this long once the node ends
 START_RETRY_S = 0.5  # between tries to reach the domain at start-up
@@ -66,6 +77,9 @@ class Agent:
         self.root: Any = None
         self.table: Any = None
         self.device = self.device_ref = self.manager_ref = None
+        # The DeviceManager's identifier, its DCD's id: an XML ID (a node's name may start with a digit).
+        self.manager_id = f"DCE:{uuid.uuid4()}"
+        self.domain_manager: Any = None  # the DomainManager it registered with (--domain-manager)
 
     def log(self, text):
         with self._log_lock:
@@ -86,10 +100,19 @@ class Agent:
             poa = self.orb.resolve_initial_references("RootPOA")
             poa.activate_object(self.device)
             self.device_ref = poa.servant_to_reference(self.device)
-            manager = DeviceManager(self, self.device_ref)
+            profile_root = workdir / "profile"  # beside the processes' folders (node/processes.py numbers those)
+            s = self.settings
+            profile = write_profile(
+                profile_root, s.name, self.manager_id, self.device, NODE_PROPERTIES, s.domain_manager, s.domain
+            )
+            filesystem = ProfileFileSystem(profile_root, s.name)
+            poa.activate_object(filesystem)
+            manager = DeviceManager(self, self.device_ref, poa.servant_to_reference(filesystem), profile)
             poa.activate_object(manager)
             self.manager_ref = poa.servant_to_reference(manager)
             self._register(first=True)
+            if s.domain_manager is not None:
+                self._join_domain_manager()
             while not self._stop.wait(self.settings.heartbeat_s):
                 self._beat()
             return self._stop_reason
@@ -126,6 +149,8 @@ class Agent:
             self._leaving = True  # no heartbeat registers the node again from now on
             if self.device is not None:
                 self.device.shutting_down()
+            if self.domain_manager is not None:
+                self._leave_domain_manager()
             if self.table is not None:
                 stopped = self.table.stop_all(STOP_GRACE_S)
                 if stopped:
@@ -175,6 +200,47 @@ class Agent:
                 f"cores {','.join(map(str, s.cores))}, "
                 f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}"
             )
+
+    def _join_domain_manager(self):
+        """registerDeviceManager with the DomainManager --domain-manager names:
+        an IOR or corbaloc, or a name in the domain's Naming Service. A name
+        bound to nothing, or to something else: ScabenchError; no answer, or
+        a refusal: RunError."""
+        given = self.settings.domain_manager
+        try:
+            if given.startswith(DOMAIN_SCHEMES):
+                obj = self.orb.string_to_object(given)
+            else:
+                obj = self.root.resolve([CosNaming.NameComponent(part, "") for part in given.split("/")])
+            omniORB.setClientCallTimeout(obj, int(DOMAIN_MANAGER_TIMEOUT_S * 1000))
+            manager = obj._narrow(CF.DomainManager)
+        except CosNaming.NamingContext.NotFound:
+            raise ScabenchError(
+                f"--domain-manager: nothing is bound as {given!r} in the domain's Naming Service "
+                f"({self.settings.domain})"
+            ) from None
+        except CORBA.BAD_PARAM:
+            raise ScabenchError(f"--domain-manager: {given!r} does not parse as an object reference") from None
+        except CORBA.SystemException as exc:
+            raise RunError(f"the DomainManager {given} does not answer: {describe(exc)}") from None
+        if manager is None:
+            raise ScabenchError(f"--domain-manager: {given!r} is not a DomainManager (not a CF::DomainManager)")
+        try:
+            manager.registerDeviceManager(self.manager_ref)
+        except CORBA.UserException as exc:
+            raise RunError(f"the DomainManager {given} refused this node: {describe(exc)}") from None
+        except CORBA.SystemException as exc:
+            raise RunError(f"the DomainManager {given} does not answer: {describe(exc)}") from None
+        self.domain_manager = manager
+        self.log(f"registered with the DomainManager {given}")
+
+    def _leave_domain_manager(self):
+        manager, self.domain_manager = self.domain_manager, None
+        try:
+            manager.unregisterDeviceManager(self.manager_ref)
+            self.log("unregistered from the DomainManager")
+        except (CORBA.UserException, CORBA.SystemException) as exc:
+            self.log(f"could not unregister from the DomainManager: {describe(exc)}")
 
     def _call_timeout_s(self):
         return min(2.0, max(0.5, self.settings.heartbeat_s))

@@ -2,10 +2,16 @@
 and its DeviceManager (docs/architecture.md, "Nodes").
 
 The device, as SCA's ExecutableDevice, in the order a launcher uses it:
-  allocateCapacity   CAPACITY_CORES (whole CPUs of the node's list) and
-                     CAPACITY_MEMORY (MiB), integers; all or nothing: false,
-                     and nothing allocated, when one is short; an unknown id
-                     or a value that is not a whole number >= 0: InvalidCapacity.
+  query              its properties (NODE_PROPERTIES): the node's own, and REDHAWK's
+                     GPP's by their ids (model/gpp.py), so that a domain
+                     matches it as a GPP (device_kind, os_name, processor_name)
+  allocateCapacity   two pools: the CPUs, as CAPACITY_CORES (whole CPUs of the
+                     node's list) or the GPP's loadCapacity (cores' worth of
+                     load, a real number), and the memory, as CAPACITY_MEMORY
+                     or the GPP's memCapacity (MiB, integers); all or nothing:
+                     false, and nothing allocated, when one is short; an
+                     unknown id or a value that is not a number >= 0 of its
+                     kind: InvalidCapacity.
   load               fileName: one of the node's programs (its file name, or
                      its path), loadKind EXECUTABLE; the file system given is
                      not read (nodes run programs installed on them).
@@ -14,9 +20,11 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      its component port range); a parameter id that starts
                      with '-' must be one of ORB_OPTIONS, and one naming a
                      place on the node (NODE_PARAMETERS) is refused
-                     (InvalidParameters); options STACK_SIZE (bytes),
-                     AFFINITY (a CPU list within the node's; the node's CPUs
-                     otherwise) and SCHEDULER ("normal" or "batch"). It runs
+                     (InvalidParameters); options STACK_SIZE (bytes: the
+                     stack limit, RLIMIT_STACK), AFFINITY (a CPU list within
+                     the node's; the node's CPUs otherwise), SCHEDULER
+                     ("normal" or "batch") and PRIORITY (its nice value,
+                     -20 to 19, as far as the node's user may set it). It runs
                      in a directory of its own (node/processes.py). Answers
                      the pid.
   executeLinked      execute with the files the program depends on: none
@@ -43,19 +51,28 @@ property (the node's are set on its command line), getPortSet is empty, and
 Logging answers as a component's (components/resource.py)."""
 
 import errno
+import math
 import os
+import platform
 import resource
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from omniORB import CORBA
 
 from scabench.components import idl
 from scabench.components.cf_errors import cf_error, cf_error_of
+from scabench.components.ports import describe
 from scabench.components.resource import ResourceAnswers
+from scabench.model import gpp
 from scabench.model.spec import SCHEDULERS
-from scabench.node.processes import exit_text
+from scabench.node.processes import ProcessTable, exit_text
+from scabench.node.profile import IMPLEMENTATION_ID
+from scabench.node.settings import NodeSettings, machine_memory_mib
 from scabench.run.nodes import CAPACITY_CORES, CAPACITY_MEMORY
 
 S = idl.load()
@@ -64,6 +81,8 @@ Device_ = CF.Device
 Executable = CF.ExecutableDevice
 
 TERMINATE_GRACE_S = 5.0
+PRIORITY_RANGE = range(-20, 20)  # PRIORITY: a nice value, as setpriority(2) takes it
+LOAD_SLACK = 1e-9  # loadCapacity is a real number: sums of allocations may round
 AFFINITY_ID = "AFFINITY"  # scabench's own execute options: the CPUs of the process,
 SCHEDULER_ID = "SCHEDULER"  # and its scheduling class (model.spec.SCHEDULERS: a spec's [run] scheduler)
 # The -ORB options a caller may give: the ORB's limits, threading and
@@ -99,6 +118,139 @@ def _whole(value):
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def _real(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _nice_allowed(value):
+    """Whether this node's user may give a process the nice value `value`:
+    raising it always; lowering it below the node's own as root, or as far
+    as RLIMIT_NICE allows (20 - the limit is the lowest)."""
+    if value >= os.getpriority(os.PRIO_PROCESS, 0) or os.geteuid() == 0:
+        return True
+    return 20 - value <= resource.getrlimit(resource.RLIMIT_NICE)[0]
+
+
+def _nic_names():
+    try:
+        return sorted(n for n in os.listdir("/sys/class/net") if n != "lo")
+    except OSError:
+        return []
+
+
+# A PRF type -> the CORBA type its value goes by (the types REDHAWK's GPP
+# gives these properties).
+_TYPE_CODES = {
+    "string": CORBA.TC_string,
+    "short": CORBA.TC_short,
+    "ulong": CORBA.TC_ulong,
+    "longlong": CORBA.TC_longlong,
+    "ulonglong": CORBA.TC_ulonglong,
+    "double": CORBA.TC_double,
+}
+
+
+@dataclass(frozen=True)
+class NodeProperty:
+    """One property of the node's device: what query answers (`value` of the
+    device), and its entry in the PRF the node writes of itself. `kinds` and
+    `action` are the PRF's: "allocation" ones are what allocateCapacity
+    takes, the GPP's matching ones ("eq") what a domain compares."""
+
+    id: str
+    name: str
+    type: str
+    value: Callable[["NodeDevice"], Any]
+    description: str
+    kinds: tuple[str, ...] = ("property",)
+    action: str = "external"
+    sequence: bool = False
+
+    def any(self, device: "NodeDevice") -> Any:
+        code = CF._tc_StringSequence if self.sequence else _TYPE_CODES[self.type]
+        return CORBA.Any(code, self.value(device))
+
+
+NODE_PROPERTIES = (
+    # The node's own.
+    NodeProperty("cores", "cores", "string", lambda d: ",".join(map(str, d.settings.cores)), "the CPUs it offers"),
+    NodeProperty("cores_allocated", "cores_allocated", "ulong", lambda d: d.allocated()[0], "whole CPUs allocated"),
+    NodeProperty(CAPACITY_MEMORY, CAPACITY_MEMORY, "ulonglong", lambda d: d.settings.memory_mib, "MiB it offers"),
+    NodeProperty(
+        "memory_mib_allocated", "memory_mib_allocated", "ulonglong", lambda d: d.allocated()[2], "MiB allocated"
+    ),
+    NodeProperty("processes_running", "processes_running", "ulong", lambda d: d.table.running(), "its processes"),
+    NodeProperty(
+        "programs", "programs", "string", lambda d: sorted(d.settings.programs), "what it runs", sequence=True
+    ),
+    NodeProperty(
+        "component_endpoint",
+        "component_endpoint",
+        "string",
+        lambda d: d.settings.component_endpoint,
+        "where its components listen",
+    ),
+    NodeProperty(
+        "published_host", "published_host", "string", lambda d: d.settings.published_host, "its references' address"
+    ),
+    # REDHAWK's GPP's, by their ids (model/gpp.py).
+    NodeProperty(
+        gpp.DEVICE_KIND,
+        "device_kind",
+        "string",
+        lambda d: gpp.GPP_KIND,
+        "the device kind",
+        ("property", "allocation"),
+        "eq",
+    ),
+    NodeProperty(
+        gpp.PROCESSOR_NAME,
+        "processor_name",
+        "string",
+        lambda d: gpp.host_platform()[1],
+        "the CPU type",
+        ("property", "allocation"),
+        "eq",
+    ),
+    NodeProperty(
+        gpp.OS_NAME, "os_name", "string", lambda d: gpp.host_platform()[0], "the OS", ("property", "allocation"), "eq"
+    ),
+    NodeProperty(
+        gpp.OS_VERSION, "os_version", "string", lambda d: platform.release(), "the OS's version", ("property",), "eq"
+    ),
+    NodeProperty(
+        gpp.MEM_CAPACITY,
+        "memCapacity",
+        "longlong",
+        lambda d: d.settings.memory_mib - d.allocated()[2],
+        "MiB of what it offers not allocated",
+        ("allocation",),
+    ),
+    NodeProperty(
+        gpp.MEM_FREE, "memFree", "longlong", lambda d: machine_memory_mib()[1], "MiB available on the machine now"
+    ),
+    NodeProperty(
+        gpp.LOAD_CAPACITY,
+        "loadCapacity",
+        "double",
+        lambda d: max(0.0, len(d.settings.cores) - d.allocated()[0] - d.allocated()[1]),
+        "load (in cores) not allocated",
+        ("allocation",),
+    ),
+    NodeProperty(
+        gpp.LOAD_TOTAL, "loadTotal", "double", lambda d: float(len(d.settings.cores)), "processor_cores x 1.0"
+    ),
+    NodeProperty(gpp.LOAD_PER_CORE, "loadCapacityPerCore", "double", lambda d: 1.0, "one core's load"),
+    NodeProperty(gpp.PROCESSOR_CORES, "processor_cores", "short", lambda d: len(d.settings.cores), "its CPUs"),
+    NodeProperty(gpp.NIC_INTERFACES, "available_nic_interfaces", "string", lambda d: _nic_names(), "", sequence=True),
+)
+PROPERTIES = {p.id: p for p in NODE_PROPERTIES}
+# What allocateCapacity takes, by pool: the CPUs (whole ones, or load in
+# cores) and the memory (MiB); each id's check of its value.
+CPU_CAPACITIES = {CAPACITY_CORES: _whole, gpp.LOAD_CAPACITY: _real}
+MEMORY_CAPACITIES = {CAPACITY_MEMORY: _whole, gpp.MEM_CAPACITY: _whole}
+
+
 def _argument(value):
     """A parameter's value as one argument, or None if it cannot be one."""
     if isinstance(value, bool):
@@ -120,15 +272,19 @@ def _cpu_list(value, offered):
 
 
 class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniORBpy's skeleton
+    settings: NodeSettings
+    table: ProcessTable
+
     def __init__(self, agent):
         self.agent = agent
         self.settings = agent.settings
         self.table = agent.table
-        self.id = f"{self.settings.name}:device:{uuid.uuid4()}"
+        self.id = f"DCE:{uuid.uuid4()}"  # also its instantiation id in the DCD: an XML ID
         self._lock = threading.Lock()
         self._admin = Device_.UNLOCKED
-        self._cores_used = 0
-        self._memory_used = 0
+        self._cores_used = 0  # whole CPUs (CAPACITY_CORES)
+        self._load_used = 0.0  # cores' worth of load (loadCapacity): the same CPUs as _cores_used
+        self._memory_used = 0  # MiB (CAPACITY_MEMORY and memCapacity alike)
         self._loaded = {}  # program name -> load count
         self._started = False
         self._properties_initialized = False
@@ -175,37 +331,26 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
                 "a node's properties are read-only: they are set on its command line (scabench node)", configProperties
             )
 
-    def _properties(self):
-        s = self.settings
+    def allocated(self):
+        """(whole CPUs, load in cores, MiB) allocated now."""
         with self._lock:
-            cores_used, memory_used = self._cores_used, self._memory_used
-        return {
-            "cores": CORBA.Any(CORBA.TC_string, ",".join(map(str, s.cores))),
-            "cores_allocated": CORBA.Any(CORBA.TC_ulong, cores_used),
-            CAPACITY_MEMORY: CORBA.Any(CORBA.TC_ulonglong, s.memory_mib),
-            "memory_mib_allocated": CORBA.Any(CORBA.TC_ulonglong, memory_used),
-            "processes_running": CORBA.Any(CORBA.TC_ulong, self.table.running()),
-            "programs": CORBA.Any(CF._tc_StringSequence, sorted(s.programs)),
-            "component_endpoint": CORBA.Any(CORBA.TC_string, s.component_endpoint),
-            "published_host": CORBA.Any(CORBA.TC_string, s.published_host),
-        }
+            return self._cores_used, self._load_used, self._memory_used
 
     def query(self, configProperties):
-        props = self._properties()
         if not configProperties:
-            return [CF.DataType(k, v) for k, v in props.items()]
-        unknown = [p for p in configProperties if p.id not in props]
+            return [CF.DataType(p.id, p.any(self)) for p in NODE_PROPERTIES]
+        unknown = [p for p in configProperties if p.id not in PROPERTIES]
         if unknown:
             raise CF.UnknownProperties(unknown)
-        return [CF.DataType(p.id, props[p.id]) for p in configProperties]
+        return [CF.DataType(p.id, PROPERTIES[p.id].any(self)) for p in configProperties]
 
     # --- Device ------------------------------------------------------------------
 
     def _get_usageState(self):
-        with self._lock:
-            if self._cores_used == 0 and self._memory_used == 0:
-                return Device_.IDLE
-            full = self._cores_used >= len(self.settings.cores) or self._memory_used >= self.settings.memory_mib
+        cores, load, memory = self.allocated()
+        if cores == 0 and load <= LOAD_SLACK and memory == 0:
+            return Device_.IDLE
+        full = cores + load >= len(self.settings.cores) - LOAD_SLACK or memory >= self.settings.memory_mib
         return Device_.BUSY if full else Device_.ACTIVE
 
     def _get_adminState(self):
@@ -239,49 +384,57 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
             raise Device_.InvalidState(f"{what}: node {name} is DISABLED: its domain's Naming Service does not answer")
 
     def _capacities(self, capacities):
-        wanted, bad = {CAPACITY_CORES: 0, CAPACITY_MEMORY: 0}, []
+        """(whole CPUs, load in cores, MiB) asked; InvalidCapacity names what is not a capacity of the node."""
+        cores, load, memory, bad = 0, 0.0, 0, []
         for p in capacities:
             value = p.value.value()
-            if p.id not in wanted or not _whole(value):
+            check = CPU_CAPACITIES.get(p.id) or MEMORY_CAPACITIES.get(p.id)
+            if check is None or not check(value):
                 bad.append(p)
+            elif p.id == CAPACITY_CORES:
+                cores += value
+            elif p.id == gpp.LOAD_CAPACITY:
+                load += float(value)
             else:
-                wanted[p.id] += value
+                memory += value
         if bad:
             raise Device_.InvalidCapacity(
-                f"node {self.settings.name} takes {CAPACITY_CORES} and {CAPACITY_MEMORY}, "
-                "each a whole number >= 0: not " + ", ".join(repr(p.id) for p in bad),
+                f"node {self.settings.name} takes {CAPACITY_CORES} and {CAPACITY_MEMORY} (whole numbers >= 0), "
+                f"and the GPP's memCapacity ({gpp.MEM_CAPACITY}, whole MiB >= 0) and loadCapacity "
+                f"({gpp.LOAD_CAPACITY}, cores' worth of load >= 0): not " + ", ".join(repr(p.id) for p in bad),
                 bad,
             )
-        return wanted[CAPACITY_CORES], wanted[CAPACITY_MEMORY]
+        return cores, load, memory
 
     def allocateCapacity(self, capacities):
         self._usable("allocateCapacity")
-        cores, memory = self._capacities(capacities)
+        cores, load, memory = self._capacities(capacities)
+        offered = len(self.settings.cores)
         with self._lock:
-            if (
-                self._cores_used + cores > len(self.settings.cores)
-                or self._memory_used + memory > self.settings.memory_mib
-            ):
+            cpus_left = offered - self._cores_used - self._load_used
+            if cores + load > cpus_left + LOAD_SLACK or self._memory_used + memory > self.settings.memory_mib:
                 self.agent.log(
-                    f"refused {cores} cores and {memory} MiB: {self._cores_used} of "
-                    f"{len(self.settings.cores)} cores and {self._memory_used} of "
+                    f"refused {cores} cores, {load:g} load and {memory} MiB: {self._cores_used} cores and "
+                    f"{self._load_used:g} load of {offered} cores, and {self._memory_used} of "
                     f"{self.settings.memory_mib} MiB are allocated"
                 )
                 return False
             self._cores_used += cores
+            self._load_used += load
             self._memory_used += memory
         return True
 
     def deallocateCapacity(self, capacities):
-        cores, memory = self._capacities(capacities)
+        cores, load, memory = self._capacities(capacities)
         with self._lock:
-            if cores > self._cores_used or memory > self._memory_used:
+            if cores > self._cores_used or load > self._load_used + LOAD_SLACK or memory > self._memory_used:
                 raise Device_.InvalidCapacity(
-                    f"cannot give back {cores} cores and {memory} MiB: {self._cores_used} cores and "
-                    f"{self._memory_used} MiB are allocated",
+                    f"cannot give back {cores} cores, {load:g} load and {memory} MiB: {self._cores_used} cores, "
+                    f"{self._load_used:g} load and {self._memory_used} MiB are allocated",
                     capacities,
                 )
             self._cores_used -= cores
+            self._load_used = max(0.0, self._load_used - load)
             self._memory_used -= memory
 
     # --- LoadableDevice ------------------------------------------------------------
@@ -326,8 +479,8 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
     # --- ExecutableDevice ------------------------------------------------------------
 
     def _options(self, options):
-        """(cpus, stack bytes, batch) from execute's options; InvalidOptions names what is wrong."""
-        cpus, stack, batch, bad = list(self.settings.cores), None, False, []
+        """(cpus, stack bytes, batch, nice) from execute's options; InvalidOptions names what is wrong."""
+        cpus, stack, batch, nice, bad = list(self.settings.cores), None, False, None, []
         hard_stack = resource.getrlimit(resource.RLIMIT_STACK)[1]
         for p in options:
             value = p.value.value()
@@ -342,11 +495,19 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
                 cpus = _cpu_list(value, self.settings.cores)
             elif p.id == SCHEDULER_ID and value in SCHEDULERS:
                 batch = value == "batch"
+            elif (
+                p.id == Executable.PRIORITY_ID
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+                and value in PRIORITY_RANGE
+                and _nice_allowed(value)
+            ):
+                nice = value
             else:
-                bad.append(p)  # PRIORITY among them: the node runs every process at its own priority
+                bad.append(p)
         if bad:
             raise Executable.InvalidOptions(bad)
-        return cpus, stack, batch
+        return cpus, stack, batch, nice
 
     def _arguments(self, parameters):
         args, bad, identifier = [], [], ""
@@ -377,11 +538,11 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
             raise CF.InvalidFileName(
                 cf_error(errno.ENOENT), f"{name!r} is not loaded on node {self.settings.name}: load it first"
             )
-        cpus, stack, batch = self._options(options)
+        cpus, stack, batch, nice = self._options(options)
         args, identifier = self._arguments(parameters)
         argv = [str(self.settings.programs[program])] + args + self.settings.component_orb_options
         try:
-            pid = self.table.start(argv, program, identifier, cpus, stack, batch)
+            pid = self.table.start(argv, program, identifier, cpus, stack, batch, nice)
         except OSError as exc:
             raise Executable.ExecuteFail(cf_error_of(exc), f"{program}: {exc.strerror or exc}") from None
         except Exception as exc:  # the child's set-up failed (subprocess.SubprocessError)
@@ -468,13 +629,45 @@ def _record(s):
     )
 
 
-class DeviceManager(S.CF__POA.DeviceManager):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
-    """The node as a DeviceManager: its identity, its one device, its end."""
+class DeviceManager(ResourceAnswers, S.CF__POA.DeviceManager):  # type: ignore[name-defined]  # omniORBpy's skeleton
+    """The node as REDHAWK's DeviceManager: its identity and profile (a DCD in
+    its read-only fileSys, node/profile.py), its devices and services, its
+    domain, its end. What each operation answers:
 
-    def __init__(self, agent, device_ref):
+      deviceConfigurationProfile  the DCD's path in fileSys
+      fileSys                     the node's file system (node/filesystem.py)
+      domMgr                      the DomainManager it registered with, nil without
+                                  --domain-manager
+      registeredDevices           its own device, then each one registerDevice added
+      registerDevice              a device from outside is listed (and, with a
+                                  DomainManager, registered there too: a refusal
+                                  there is InvalidObjectReference here, and it is
+                                  not listed); nil: InvalidObjectReference
+      unregisterDevice            takes it off the list (and the DomainManager's);
+                                  one not listed, or the node's own device (it goes
+                                  with the node: shutdown): InvalidObjectReference
+      registeredServices, registerService, unregisterService
+                                  likewise, by name (one name, one service)
+      getComponentImplementationId
+                                  the device's instantiation id (its identifier):
+                                  its SPD implementation, "python"; any other: ""
+      shutdown                    the node's end (its processes stopped, its
+                                  registrations undone)
+    Devices and services from outside are not released at shutdown: the node
+    did not start them. As a PropertyEmitter, PortSet and Logging it answers as
+    its device does (no properties, no ports, one logger at INFO)."""
+
+    def __init__(self, agent, device_ref, filesystem_ref, profile_path):
         self.agent = agent
         self.device_ref = device_ref
-        self.id = f"{agent.settings.name}:{uuid.uuid4()}"
+        self.filesystem_ref = filesystem_ref
+        self.profile_path = profile_path
+        self.id = agent.manager_id
+        self.logger_name = agent.settings.name
+        self._lock = threading.Lock()
+        self._devices = []  # registered from outside
+        self._services = []  # S.CF.DeviceManager.ServiceType
+        self._properties_initialized = False
 
     def _get_identifier(self):
         return self.id
@@ -482,11 +675,90 @@ class DeviceManager(S.CF__POA.DeviceManager):  # type: ignore[name-defined]  # o
     def _get_label(self):
         return self.agent.settings.name
 
+    def _get_deviceConfigurationProfile(self):
+        return self.profile_path
+
+    def _get_fileSys(self):
+        return self.filesystem_ref
+
+    def _get_domMgr(self):
+        return self.agent.domain_manager
+
     def _get_registeredDevices(self):
-        return [self.device_ref]
+        with self._lock:
+            return [self.device_ref, *self._devices]
+
+    def _get_registeredServices(self):
+        with self._lock:
+            return list(self._services)
+
+    def _domain_call(self, call, what):
+        """A call on the DomainManager, if the node has one; its refusal as InvalidObjectReference."""
+        manager = self.agent.domain_manager
+        if manager is None:
+            return
+        try:
+            call(manager)
+        except CORBA.UserException as exc:
+            raise CF.InvalidObjectReference(f"the DomainManager refused {what}: {describe(exc)}") from None
+        except CORBA.SystemException as exc:
+            raise CF.InvalidObjectReference(f"the DomainManager did not answer {what}: {describe(exc)}") from None
+
+    def registerDevice(self, registeringDevice):
+        if registeringDevice is None:
+            raise CF.InvalidObjectReference("registerDevice: a nil device")
+        with self._lock:
+            if any(d._is_equivalent(registeringDevice) for d in (self.device_ref, *self._devices)):
+                return
+        self._domain_call(lambda dm: dm.registerDevice(registeringDevice, self.agent.manager_ref), "the device")
+        with self._lock:
+            self._devices.append(registeringDevice)
+        self.agent.log("registered a device from outside")
+
+    def unregisterDevice(self, registeredDevice):
+        if registeredDevice is None or registeredDevice._is_equivalent(self.device_ref):
+            raise CF.InvalidObjectReference(
+                "unregisterDevice: the node's own device goes with the node (DeviceManager.shutdown)"
+                if registeredDevice is not None
+                else "unregisterDevice: a nil device"
+            )
+        with self._lock:
+            listed = next((d for d in self._devices if d._is_equivalent(registeredDevice)), None)
+            if listed is None:
+                raise CF.InvalidObjectReference("unregisterDevice: that device is not registered here")
+            self._devices.remove(listed)
+        self._domain_call(lambda dm: dm.unregisterDevice(registeredDevice), "unregistering the device")
+
+    def registerService(self, registeringService, name):
+        if registeringService is None or not name:
+            raise CF.InvalidObjectReference("registerService: a nil service, or no name")
+        self._domain_call(
+            lambda dm: dm.registerService(registeringService, self.agent.manager_ref, name), f"service {name}"
+        )
+        with self._lock:
+            self._services = [s for s in self._services if s.serviceName != name]
+            self._services.append(CF.DeviceManager.ServiceType(registeringService, name))
+
+    def unregisterService(self, unregisteringService, name):
+        with self._lock:
+            listed = next((s for s in self._services if s.serviceName == name), None)
+            if listed is None:
+                raise CF.InvalidObjectReference(f"unregisterService: no service {name!r} is registered here")
+            self._services.remove(listed)
+        self._domain_call(lambda dm: dm.unregisterService(unregisteringService, name), f"unregistering {name}")
+
+    def getComponentImplementationId(self, componentInstantiationId):
+        return IMPLEMENTATION_ID if componentInstantiationId == self.agent.device.id else ""
 
     def shutdown(self):
         self.agent.shutdown("DeviceManager.shutdown()")
+
+    # PropertyEmitter: a DeviceManager of scabench has no properties.
+    def initializeProperties(self, initialProperties):
+        if self._properties_initialized:
+            raise CF.PropertyEmitter.AlreadyInitialized()
+        self.configure(initialProperties)
+        self._properties_initialized = True
 
     def configure(self, configProperties):
         if configProperties:
@@ -497,5 +769,9 @@ class DeviceManager(S.CF__POA.DeviceManager):  # type: ignore[name-defined]  # o
             raise CF.UnknownProperties(configProperties)
         return []
 
+    # PortSet: no ports.
     def getPort(self, name):
         raise CF.PortSupplier.UnknownPort()
+
+    def getPortSet(self):
+        return []

@@ -99,19 +99,21 @@ class ProcessTable:
 
     # --- starting ----------------------------------------------------------------
 
-    def start(self, argv, program, identifier, cpus, stack_bytes=None, batch=False):
-        """Starts argv on `cpus` (with that stack limit, and with batch under
-        SCHED_BATCH); returns its pid. OSError (and subprocess.SubprocessError)
-        when it cannot be started."""
-        return self._spawner.submit(self._spawn, argv, program, identifier, cpus, stack_bytes, batch).result()
+    def start(self, argv, program, identifier, cpus, stack_bytes=None, batch=False, nice=None):
+        """Starts argv on `cpus` (with that stack limit, with batch under
+        SCHED_BATCH, and with that nice value); returns its pid. OSError (and
+        subprocess.SubprocessError) when it cannot be started."""
+        return self._spawner.submit(self._spawn, argv, program, identifier, cpus, stack_bytes, batch, nice).result()
 
-    def _spawn(self, argv, program, identifier, cpus, stack_bytes, batch):
+    def _spawn(self, argv, program, identifier, cpus, stack_bytes, batch, nice):
         def in_child():  # between fork and exec: system calls only
             os.sched_setaffinity(0, cpus)
             if stack_bytes is not None:
                 resource.setrlimit(resource.RLIMIT_STACK, (stack_bytes, resource.getrlimit(resource.RLIMIT_STACK)[1]))
             if batch:  # every thread the program makes inherits it
                 os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+            if nice is not None:  # likewise
+                os.setpriority(os.PRIO_PROCESS, 0, nice)
 
         with self._lock:
             self._count += 1

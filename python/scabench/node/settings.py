@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scabench.errors import ScabenchError, SpecError, one_line
-from scabench.model.checks import parse_cores
+from scabench.model.checks import DOMAIN_SCHEMES, parse_cores
 from scabench.paths import bin_dir
 from scabench.run.nodes import check_node_name
 
@@ -32,6 +32,7 @@ class NodeSettings:
     programs: dict = field(default_factory=dict)  # file name -> path: what execute may start
     heartbeat_s: float = 1.0
     grace_s: float = 10.0
+    domain_manager: str | None = None  # a REDHAWK DomainManager to register with: a reference, or a Naming name
 
     @property
     def endpoint(self):
@@ -179,6 +180,24 @@ def parse_publish(text, where="--publish"):
     return host
 
 
+def parse_domain_manager(text, where="--domain-manager"):
+    """An IOR, a corbaloc or corbaname, or a name in the domain's Naming
+    Service ("REDHAWK_DEV/REDHAWK_DEV"): parts of printable characters
+    without spaces, separated by '/'."""
+    text = text.strip()
+    if text.startswith(DOMAIN_SCHEMES):
+        if any(c.isspace() for c in text) or not text.isprintable():
+            raise ScabenchError(f"{where}: {one_line(text)!r}: an object reference holds no spaces")
+        return text
+    parts = text.split("/")
+    if not text or any(not p or any(c.isspace() for c in p) or not p.isprintable() for p in parts):
+        raise ScabenchError(
+            f"{where}: {one_line(text)!r}: give the DomainManager's IOR or corbaloc, or its name in the "
+            "domain's Naming Service (e.g. REDHAWK_DEV/REDHAWK_DEV)"
+        )
+    return text
+
+
 def _is_address(text):
     try:
         ipaddress.ip_address(text)
@@ -198,6 +217,7 @@ def make_settings(
     heartbeat_s=1.0,
     grace_s=10.0,
     publish=None,
+    domain_manager=None,
 ):
     """NodeSettings from the command line's values, every one checked."""
     check_node_name(name)
@@ -227,4 +247,5 @@ def make_settings(
         programs=parse_programs(allow),
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
+        domain_manager=parse_domain_manager(domain_manager) if domain_manager is not None else None,
     )

@@ -16,6 +16,7 @@ import graphviz
 
 from scabench import units
 from scabench.report.markdown import md_table, write_report
+from scabench.report.timeline import draw_timeline, timeline_section, timeline_title
 from scabench.run.results import HopResult, RunResult
 
 # What an edge's lines say, for the page's legend.
@@ -258,8 +259,29 @@ def report_text(result: RunResult, of_runs: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def write_run_report(result: RunResult, out_dir: str | os.PathLike, of_runs: int | None = None) -> tuple[Path, Path]:
-    """report.md and report.html in out_dir, with the waveform drawn beside them."""
+# The timeline's file beside the report (`--timeline`).
+TIMELINE_PNG = "timeline.png"
+
+
+def write_run_report(
+    result: RunResult, out_dir: str | os.PathLike, of_runs: int | None = None, timeline: bool = False
+) -> tuple[Path, Path]:
+    """report.md and report.html in out_dir, with the waveform drawn beside
+    them and, with `timeline`, the run's first packets (timeline.png)."""
     draw_waveform(result, out_dir)
     text = report_text(result, of_runs)
+    if timeline:
+        if result.timeline is not None:
+            title = timeline_title(Path(result.spec.get("file", "the run")).stem, result.timeline)
+            draw_timeline(result.timeline, Path(out_dir) / TIMELINE_PNG, title)
+        text = _with_timeline(text, timeline_section(result.timeline, TIMELINE_PNG, "the first packets"))
     return write_report(out_dir, text.splitlines()[0].lstrip("# "), text)
+
+
+def _with_timeline(text: str, section: list[str]) -> str:
+    """The report with its timeline after the waveform, where a reader of the
+    drawing looks next."""
+    parts = text.split("\n## ")
+    waveform = next(i for i, p in enumerate(parts) if p.startswith("Waveform"))
+    parts.insert(waveform + 1, "Timeline\n\n" + "\n".join(section))
+    return "\n## ".join(parts)

@@ -16,6 +16,8 @@ from scabench.measure.sweep import point_row, value_text, why_not
 from scabench.report.markdown import md_table, write_report
 from scabench.report.plots import runs_label, save_figure, whiskers
 from scabench.report.results_file import CsvTable
+from scabench.report.timeline import draw_timeline, timeline_section, timeline_title
+from scabench.run.results import Timeline
 
 PLOT = "sweep.png"
 
@@ -262,8 +264,37 @@ def sweep_figure(doc: dict[str, Any]) -> Any:
     return fig
 
 
-def write_sweep_report(doc: dict[str, Any], out: str | os.PathLike) -> tuple[Path, Path]:
-    """report.md and report.html, with the plot; returns their paths."""
+# The answer's timeline beside the report (`sweep --timeline`).
+TIMELINE_PNG = "timeline.png"
+
+
+def answer_timeline(doc: dict[str, Any]) -> tuple[str, Timeline] | None:
+    """(the answer's label, the timeline of its median run: the run of the
+    median ratio), or None where there is no answer or its runs kept no
+    timeline (kept before results held one)."""
+    best = ((doc.get("answer") or {}).get("best") or {}).get("label")
+    point = next((p for p in doc["points"] if p["label"] == best), None)
+    runs = [r for r in (point or {}).get("benchmark", {}).get("runs", []) if r.get("timeline")]
+    if not runs:
+        return None
+    runs.sort(key=lambda r: r.get("overhead_ratio") or 0.0)
+    return str(best), Timeline.from_dict(runs[len(runs) // 2]["timeline"])
+
+
+def _timeline_section(doc: dict[str, Any], out: str | os.PathLike) -> list[str]:
+    """The answer's first packets, drawn beside the report."""
+    found = answer_timeline(doc)
+    lines = ["## Timeline of the answer", ""]
+    if found is None:
+        return lines + ["None: there is no answer, or its runs kept no timeline.", ""]
+    label, timeline = found
+    draw_timeline(timeline, Path(out) / TIMELINE_PNG, timeline_title(f"{label} (median run)", timeline))
+    return lines + timeline_section(timeline, TIMELINE_PNG, f"{label}: the first packets")
+
+
+def write_sweep_report(doc: dict[str, Any], out: str | os.PathLike, timeline: bool = False) -> tuple[Path, Path]:
+    """report.md and report.html, with the plot and, with `timeline`, the
+    answer's first packets; returns their paths."""
     plot(doc, out)
     keys, body = rows(doc)
     s = doc["sweep"]
@@ -286,6 +317,7 @@ def write_sweep_report(doc: dict[str, Any], out: str | os.PathLike) -> tuple[Pat
             "",
             f"![ratio and latency p99 per point]({PLOT})",
             "",
+            *(_timeline_section(doc, out) if timeline else []),
             "## Warnings",
             "",
             *(warnings or ["None."]),

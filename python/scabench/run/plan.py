@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scabench.model.catalog import PYTHON_KINDS
-from scabench.model.graph import fan_out
+from scabench.model.graph import fan_out, start_order
 from scabench.model.pipeline import packets_through
 from scabench.model.policy import host_orb_options, one_connection_properties
 from scabench.model.resources import process_memory_bytes
@@ -145,6 +145,9 @@ class Plan:
     # numbers its connections in the order they attach, and each record names
     # its connection by that number.
     hops: list[Hop]
+    # Every component, in the order the launcher starts them; it stops them
+    # in reverse, as an SCA application does (graph.start_order).
+    start_order: list[str] = field(default_factory=list)
     naming: dict[str, Any] | None = None  # where the run binds (NamingService.describe)
     announce_start: bool = False
     hold: bool = False
@@ -160,6 +163,7 @@ class Plan:
             "externals": [_external_json(e) for e in self.externals],
             "nodes": [{"name": n.name, "memory_mib": n.memory_mib, "same_machine": n.same_machine} for n in self.nodes],
             "connections": [_hop_json(h) for h in self.hops],
+            "start_order": self.start_order,
             "announce_start": self.announce_start,
             "hold": self.hold,
         }
@@ -291,6 +295,7 @@ def plan_of(spec: Spec, run_dir: Path, timeout_s: float, network: NetworkHosts |
         # MiB, rounded up; a network host's node is this machine.
         nodes=[NodeShare(node, -(-need // (1 << 20)), network is not None) for node, need in on_nodes.items()],
         hops=hops,
+        start_order=start_order(spec, spec.start_order),
     )
 
 

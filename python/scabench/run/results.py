@@ -316,6 +316,23 @@ class NodeResult(Typed):
 
 
 @dataclass
+class Timeline(Typed):
+    """The first packets of each stream at every recording component, for a
+    timeline (report/timeline.py; how the times are worked out:
+    run/journeys.py). A lane per component, in data-flow order: {"component",
+    "kind", "tracks" (the threads and roles that worked its packets, by
+    name), "spans": one list per packet, [sequence, stream, track (index
+    into tracks), arrive_ms, start_ms, send_ms (sending on began; null where
+    not seen), done_ms, reordered (0 or 1)], in arrival order}; times in ms
+    since the sources' first send."""
+
+    packets: int  # the window: packets numbered below this, in each stream
+    lanes: list
+
+    SPAN_FIELDS = ("sequence", "stream", "track", "arrive_ms", "start_ms", "send_ms", "done_ms", "reordered")
+
+
+@dataclass
 class RunResult(Typed):
     """One run of a spec (runner.run_spec); a failed or interrupted run keeps
     what it had: its stages and producer over the packets handled (its other
@@ -338,6 +355,10 @@ class RunResult(Typed):
     # hops' ("transport", "hops": runner._with_transports); None if it left no manifest.
     hosts: list | None = optional()
     nodes: list | None = optional()  # NodeResult of each node the run placed processes on
+    # The order the launcher started and stopped the components, each with
+    # when its call returned (monotonic ns, the clock of the records):
+    # {"started": [{"component", "at_ns"}], "stopped": [...]}; None if it left no manifest.
+    lifecycle: dict | None = optional()
     overhead_ratio: float | None = figure()  # None if no last stage finished a packet
     # A ratio below 1: which of the floor's assumptions the run broke, in
     # words (model/pipeline.below_floor_why); None otherwise.
@@ -363,6 +384,8 @@ class RunResult(Typed):
     paths: list | None = optional()
     connections: list | None = optional()
     streams: list | None = optional()
+    # The first packets' journeys, for a timeline (Timeline); None in results written before.
+    timeline: Timeline | None = optional()
     # Packets or signals the ports refused from peers; and each component
     # that received fewer packets than the ones feeding it handled (less
     # those its reorder buffer counted late): {"component", "sent",
@@ -470,5 +493,6 @@ class RunResult(Typed):
                 "paths": list_of(PathResult),
                 "connections": list_of(HopResult),
                 "streams": list_of(StreamOrder),
+                "timeline": Timeline.from_dict,
             },
         )

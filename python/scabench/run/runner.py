@@ -32,7 +32,7 @@ from scabench.model.sad.load import waveform_stem
 from scabench.model.spec import Connection, Spec
 from scabench.model.transport import hop_transport, process_transport
 from scabench.paths import program
-from scabench.run import metrics, processes
+from scabench.run import journeys, metrics, processes, trace
 from scabench.run.environment import describe_environment
 from scabench.run.graph_figures import connection_numbers, graph_figures, read_sidecars, sidecar_entry
 from scabench.run.live import LiveSample, LiveSampler, LiveWatch
@@ -249,6 +249,8 @@ def _launch(
         result.naming = manifest["naming"]
     if "nodes" in manifest:
         result.nodes = [NodeResult.of(n) for n in manifest["nodes"]]
+    if "lifecycle" in manifest:
+        result.lifecycle = manifest["lifecycle"]
     if manifest["status"] != "ok":
         partial_analysis(spec, run_dir, result)
         result.error = manifest["error"]
@@ -368,6 +370,7 @@ def partial_analysis(spec: "Spec", run_dir: Path, result: RunResult) -> None:
         result.stalled = bool(result.stalls)
         _set_end_to_end(result, end_to_end)
         _set_graph(spec, records, read_sidecars(spec, run_dir, result.stats), result)
+        _set_journeys(spec, records, result)
 
 
 def _set_graph(
@@ -375,6 +378,14 @@ def _set_graph(
 ) -> None:
     """The graph's figures (run/graph_figures.py): its paths, connections and streams."""
     result.paths, result.connections, result.streams = graph_figures(spec, records, sidecars)
+
+
+def _set_journeys(spec: "Spec", records: dict[str, Records], result: RunResult) -> None:
+    """The first packets' timeline (run/journeys.py), and the run's trace where
+    the command asked for one (run/trace.py)."""
+    all_of = journeys.journeys(spec, records)
+    result.timeline = journeys.timeline(all_of)
+    trace.write_requested(spec, all_of, result)
 
 
 def _set_end_to_end(result: RunResult, latency_us: np.ndarray | None) -> None:
@@ -670,6 +681,7 @@ def analyse(
     result.stalls, result.stalled = stalls, bool(stalls)
     sidecars = read_sidecars(spec, run_dir, result.stats)
     _set_graph(spec, records, sidecars, result)
+    _set_journeys(spec, records, result)
     # A peer sent what a port refused (docs/trust-model.md): the counts may
     # still be right, but the run was not the clean one the spec describes.
     result.refusals = sum(p.refused or 0 for p in [producer, *stages] if p is not None)

@@ -244,3 +244,25 @@ def test_a_nodes_cf_exceptions_carry_the_cf_error_number(start_node, context, tm
     device.stop()
     assert not device._get_started()
     logging_answers(device, n.name)
+
+
+def test_a_sequence_or_struct_to_a_cpp_kind_is_refused_by_name(tmp_path, context):
+    """The runtime's C++ kinds declare simple properties only: a REDHAWK
+    tool's simplesequence (a CORBA sequence) or struct (a CF::Properties in
+    the any) is refused by the property's name and what it takes, and
+    nothing changes."""
+    from omniORB import tcInternal
+
+    host = exec_host(tmp_path, context, "src", tmp_path)
+    try:
+        res = host.resolve()
+        ulongs = tcInternal.createTypeCode((tcInternal.tv_sequence, tcInternal.tv_ulong, 0))
+        members = CORBA.Any(CF._tc_Properties, [CF.DataType("x", CORBA.Any(CORBA.TC_long, 1))])
+        for value, words in ((CORBA.Any(ulongs, [1, 2]), "not a sequence"), (members, "not a sequence")):
+            with pytest.raises(CF.PropertySet.InvalidConfiguration) as refused:
+                res.configure([CF.DataType("packets", value)])
+            assert "packets" in refused.value.msg and words in refused.value.msg, refused.value.msg
+        assert res.query([CF.DataType("packets", CORBA.Any(CORBA.TC_null, None))])[0].value.value() != [1, 2]
+        res.releaseObject()
+    finally:
+        host.close()

@@ -147,7 +147,7 @@ def test_a_node_registers_under_nodes_and_answers(node, naming):
     assert node.name in list_nodes(naming.root)
     manager, device = node.refs.device_manager, node.device
     assert manager._get_label() == node.name and device._get_label() == node.name
-    assert manager._get_identifier().startswith(f"{node.name}:")
+    assert manager._get_identifier().startswith("DCE:")  # its DCD's id (node/profile.py)
     [registered] = manager._get_registeredDevices()
     assert registered._is_equivalent(device)
     assert registered._narrow(CF.ExecutableDevice) is not None  # any SCA tool can use it as one
@@ -316,7 +316,7 @@ def test_execute_load_and_terminate_refuse_what_they_cannot_do(node, context, tm
                 "scabench-py-stage", [], exec_params(ior, "x") + [CF.DataType(key, CORBA.Any(CORBA.TC_string, value))]
             )
         assert [p.id for p in refused.value.invalidParms] == [key]
-    for option in (props(PRIORITY=1), props(AFFINITY="999"), props(STACK_SIZE=0), props(COLOUR="red")):
+    for option in (props(PRIORITY=99), props(AFFINITY="999"), props(STACK_SIZE=0), props(COLOUR="red")):
         with pytest.raises(CF.ExecutableDevice.InvalidOptions):
             device.execute("scabench-py-stage", option, exec_params(ior, "x"))
     with pytest.raises(CF.ExecutableDevice.InvalidProcess, match="started no process"):

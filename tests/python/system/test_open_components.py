@@ -153,6 +153,33 @@ def test_with_shared_memory_the_hops_of_a_python_stage_stay_on_unix_sockets(tmp_
     assert py["transport"] == "unix" and set(py["hops"]["in"].values()) == {"unix"}
 
 
+def test_an_external_program_gets_a_sequence_property_as_a_corba_sequence(tmp_path, write_spec):
+    """A sequence property (a PRF simplesequence) travels as its type's CORBA
+    sequence: the gain program's gains multiply sample i by gains[i % 2]."""
+    gain = gain_program(tmp_path)
+    middle = (
+        f'kind = "external"\nexec = "{gain}"\norb_options = true\ngains = {{sequence = "double", values = [2.0, 0.0]}}'
+    )
+    result = run_spec(load_spec(write_spec(chain_spec(middle, packets=3, samples=64))))
+    assert result.status == "ok"
+    even = sum(100.0 * math.sin(0.01 * i) for i in range(0, 64, 2))
+    assert float(result.stats["last"]["checksum"]) == pytest.approx(3 * 2.0 * even, rel=1e-9)
+
+
+def test_an_external_program_gets_a_struct_property_as_cf_properties(tmp_path, write_spec):
+    """A struct property (a PRF struct) travels as REDHAWK sends one, a
+    CF::Properties of its members in the any: the gain program's scale takes
+    each sample y to y * factor + offset."""
+    gain = gain_program(tmp_path)
+    middle = (
+        f'kind = "external"\nexec = "{gain}"\norb_options = true\nscale = {{struct = {{factor = 3.0, offset = 0.5}}}}'
+    )
+    result = run_spec(load_spec(write_spec(chain_spec(middle, packets=3, samples=64))))
+    assert result.status == "ok"
+    expected = 3 * (3.0 * producer_sum(64) + 64 * 0.5)
+    assert float(result.stats["last"]["checksum"]) == pytest.approx(expected, rel=1e-9)
+
+
 def test_an_external_program_gets_its_properties_and_carries_the_packets(tmp_path, write_spec):
     """Any program taking the SCA exec parameters: the gain program multiplies
     by its property, and the sink's checksum says so."""
@@ -538,7 +565,21 @@ BAD = [
         "the launcher gives it",
     ),
     (chain_spec(EXEC + "\nbind_timeout_s = 0"), "component[2].bind_timeout_s", "more than 0"),
-    (chain_spec(EXEC + "\ngain = [1, 2]"), "component[2].gain", "a boolean, an integer, a real or a string"),
+    (
+        chain_spec(EXEC + "\ngain = [1, 2]"),
+        "component[2].gain",
+        "a boolean, an integer, a real, a string, a sequence",
+    ),
+    (
+        chain_spec(EXEC + '\ngains = {sequence = "double", values = ["x"]}'),
+        "component[2].gains.values[0]",
+        "'x' is not a double",
+    ),
+    (
+        chain_spec(EXEC + '\ngains = {sequence = "objref", values = []}'),
+        "component[2].gains.sequence",
+        "valid: boolean",
+    ),
     (chain_spec(EXEC + "\nrelease = false"), "component[2].release", "goes with ref"),
     (
         'chain = ["producer", "x", "y", "s"]\n[[component]]\nname = "producer"\nkind = "producer"\n'

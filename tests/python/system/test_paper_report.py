@@ -265,8 +265,16 @@ setups = ["multicore"]
 """)
     out = tmp_path / "out"
     exports = ("--json", tmp_path / "copy" / "paper.json", "--csv", tmp_path / "paper.csv")
-    proc = scabench("paper", "--quick", "--packets", 6, "--campaign", campaign, "--out", out, *exports)
+    proc = scabench("paper", "--quick", "--packets", 6, "--campaign", campaign, "--out", out, *exports, "--trace")
     assert proc.returncode == 0, proc.stderr
+    # --trace: a trace per run (the four distinct ones at least: a failed start is redone), and the
+    # report's timelines of the experiments it ran (exp5 was not).
+    traces = sorted(p.name for p in (out / "traces").iterdir())
+    assert len(traces) >= 4 and traces[0] == "001-exp1.trace.json"
+    md = (out / "report.md").read_text()
+    assert "## Timelines: the first packets" in md
+    assert "![exp1: the first packets](timeline-exp1-multicore.png)" in md and "timeline-exp5" not in md
+    assert (out / "timeline-exp6-multicore.png").stat().st_size > 1000
     # --json: the study's document; --csv: a row per configuration with its spreads and run count.
     assert (tmp_path / "copy" / "paper.json").read_text() == (out / "results.json").read_text()
     with open(tmp_path / "paper.csv", newline="") as f:
@@ -334,7 +342,8 @@ setups = ["multicore"]
     (out / "report.md").unlink()
     again = scabench("paper", "--from-results", "--out", out, *exports)
     assert again.returncode == 0, again.stderr
-    assert (out / "report.md").exists() and again.stdout == proc.stdout
+    untraced = "".join(line for line in proc.stdout.splitlines(True) if not line.startswith("trace: "))
+    assert (out / "report.md").exists() and again.stdout == untraced
 
 
 def test_paper_only_names_what_is_valid(tmp_path):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, descends_from, pipeline_toml, run_processes, scabench
-from py_components_world import end_process, orb, start_naming  # noqa: F401 (the fixtures)
+from py_components_world import S, end_process, orb, start_naming  # noqa: F401 (the fixtures)
 
 from scabench.errors import RunError, SpecError
 from scabench.model.load import load_spec
@@ -287,6 +287,52 @@ def test_a_node_not_in_the_domain_fails_the_run_naming_it(write_spec, domain, st
     assert "node ghost is not registered" in str(err.value) and err.value.component == "stage2"
     out = scabench("run", spec.path)
     assert out.returncode == 1 and "node ghost is not registered" in out.stderr and "Traceback" not in out.stderr
+
+
+class PlainExecutableDevice(S.CF__POA.ExecutableDevice):
+    """A device that answers plain CF, as a REDHAWK GPP does: each call made of it is recorded."""
+
+    def __init__(self):
+        self.calls = []
+
+    def _get_operationalState(self):
+        self.calls.append("operationalState")
+        return S.CF.Device.ENABLED
+
+    def query(self, configProperties):
+        self.calls.append("query")
+        raise S.CF.UnknownProperties(configProperties)
+
+    def allocateCapacity(self, capacities):
+        self.calls.append("allocateCapacity")
+        return True
+
+    def load(self, fs, fileName, loadKind):
+        self.calls.append("load")
+
+    def execute(self, name, options, parameters):
+        self.calls.append("execute")
+        raise S.CF.ExecutableDevice.ExecuteFail(S.CF.CF_ENOTSUP, "this device is here to be refused")
+
+
+def test_a_node_whose_device_is_plain_cf_is_refused_by_name_before_anything_starts(write_spec, domain, orb):
+    CosNaming = S.CosNaming
+    poa = orb.resolve_initial_references("RootPOA")
+    device = PlainExecutableDevice()
+    poa.activate_object(device)
+    nodes = domain.root.bind_new_context([CosNaming.NameComponent("nodes", "")])
+    plain = nodes.bind_new_context([CosNaming.NameComponent("plain", "")])
+    plain.bind([CosNaming.NameComponent("device", "")], poa.servant_to_reference(device))
+    try:
+        spec = _domain_spec(write_spec, domain, 'nodes = { plain = ["stage1"] }')
+        with pytest.raises(RunError) as err:
+            run_spec(spec)
+        assert "plain CF::ExecutableDevice" in str(err.value) and "watch" in str(err.value)
+        assert err.value.component == "stage1"
+        assert device.calls == []  # not even allocated from: nothing was started
+    finally:
+        plain.unbind([CosNaming.NameComponent("device", "")])
+        poa.deactivate_object(poa.servant_to_id(device))
 
 
 def test_a_node_short_of_memory_refuses_the_run(write_spec, domain, start_nodes, tmp_path):

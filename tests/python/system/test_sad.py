@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,8 @@ def test_a_redhawk_style_sad_runs_with_only_the_sdr_root_pointed(tmp_path, monke
     """experiments/sdrroot's waveform, as REDHAWK's tools lay one out
     (/-rooted component files, two implementations per SPD, startorder, an
     assembly controller, an external port and property), runs from the
-    command line given the SDR root and nothing else."""
+    command line given the SDR root and nothing else, its components started
+    in its order."""
     sdrroot = REPO / "experiments" / "sdrroot"
     sad = sdrroot / "dom/waveforms/RedhawkChain/RedhawkChain.sad.xml"
     out = tmp_path / "result.json"
@@ -118,6 +120,13 @@ def test_a_redhawk_style_sad_runs_with_only_the_sdr_root_pointed(tmp_path, monke
         ("WorkStage_2", 5),
         ("DataSink_1", 5),
     ]
+    # Started as REDHAWK's application starts them (the assembly controller, then by startorder:
+    # WorkStage_2 before WorkStage_1, an order the launcher's own would not give), stopped in reverse.
+    order = ["DataSink_1", "WorkStage_2", "WorkStage_1", "SigSource_1"]
+    started = result["lifecycle"]["started"]
+    assert [s["component"] for s in started] == order
+    assert [s["at_ns"] for s in started] == sorted(s["at_ns"] for s in started)
+    assert [s["component"] for s in result["lifecycle"]["stopped"]] == order[::-1]
     # Without it, one line naming the file and what to give, before any process starts.
     proc = scabench("run", sad, "--packets", "5")
     assert proc.returncode == 2 and "--sdrroot" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -158,7 +167,7 @@ RICH = pipeline_toml(
     stages=3,
     policy='call = "oneway"\nsync = "server"\nworker = 16',
     placement='hosts = [["producer"], ["stage1", "stage2"], ["stage3", "sink"]]',
-    run='transport = "unix"\ncores = [0]\npin = true\nscheduler = "batch"\ntimeout_s = 90',
+    run='transport = "unix"\ncores = [0]\npin = true\nscheduler = "batch"\ntimeout_s = 90\nstart_order = ["sink", "stage3", "stage2"]',
     extra="""
 [[connection]]
 from = "stage3.out"
@@ -190,6 +199,14 @@ def test_a_spec_exported_and_loaded_back_is_the_same_spec(write_spec, tmp_path):
         assert {p.name for p in spd.parent.iterdir()} == {f"{name}.spd.xml", f"{name}.prf.xml", f"{name}.scd.xml"}
     loaded = load_spec(exported.sad)
     assert same(loaded, original), (loaded.describe(), original.describe())
+    # The start order as REDHAWK's: its first the assembly controller, each its place as startorder;
+    # stage3.out->sink.in's own policy on its two ports, and nothing of it left in the sidecar.
+    sad = exported.sad.read_text()
+    assert '<componentinstantiationref refid="sink"/>\n  </assemblycontroller>' in sad
+    assert '<componentinstantiation id="stage2" startorder="2">' in sad
+    for port_key in ('"out.call" value="twoway"', '"out.flow" value="credits(8)"', '"in.worker" value="false"'):
+        assert f"<simpleref refid={port_key}/>" in sad
+    assert "connection" not in tomllib.loads(exported.sidecar.read_text())
     # Once more, from the SAD: the same bytes.
     again = export_sad(loaded, tmp_path / "again")
     for a, b in ((exported.sad, again.sad), (exported.sidecar, again.sidecar)):
@@ -956,3 +973,24 @@ def test_a_program_named_by_an_spd_runs_as_an_external_component(exp6):
     host = next(h for h in result.hosts if h["components"] == ["stage2"])
     assert host["exec"] == str(program) and host["exit"] == "exited with status 0"
     assert result.naming["context"] == "exp6_1"
+
+
+def test_a_fan_ins_policy_is_written_once_on_the_port_its_connections_share(write_spec, tmp_path):
+    """Two senders into one port: the receiving port's keys (one setting a
+    port) are written once on it, each sender's own on its port, and the
+    sidecar keeps only the default."""
+    fan_in = 'chain = ["stage1", "stage2"]\n[experiment]\nname = "fanin"\n'
+    for name, kind in (("producer", "producer"), ("producer2", "producer"), ("stage1", "stage"), ("stage2", "sink")):
+        fan_in += f'[[component]]\nname = "{name}"\nkind = "{kind}"\n' + ("packets = 3\n" if kind == "producer" else "")
+    fan_in += (
+        '[[connection]]\nfrom = "producer.out"\nto = "stage1.in"\nworker = 16\ncall = "oneway"\n'
+        '[[connection]]\nfrom = "producer2.out"\nto = "stage1.in"\nworker = 16\n'
+    )
+    original = load_spec(write_spec(fan_in))
+    exported = export_sad(original, tmp_path / "out")
+    assert "connection" not in tomllib.loads(exported.sidecar.read_text())
+    sad = exported.sad.read_text()
+    assert sad.count('<simpleref refid="in.worker" value="16"/>') == 1
+    assert sad.count('<simpleref refid="out.call" value="oneway"/>') == 1
+    loaded = load_spec(exported.sad)
+    assert same(loaded, original), (loaded.describe(), original.describe())

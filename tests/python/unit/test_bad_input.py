@@ -326,6 +326,14 @@ CLI = [
     # A named pipe stands for any output that is not a regular file (a device): the result is renamed
     # over the path, which would replace it.
     (["run", "{spec}", "--json", "{fifo}"], "--json: {fifo} is not a regular file"),
+    (["run", "{spec}", "--trace", "{unmakeable}/t.json"], "--trace: {unmakeable}/t.json cannot be created"),
+    (["run", "{spec}", "--trace", "{dir}"], "is a directory"),
+    (["run", "{spec}", "--trace", "{fifo}"], "--trace: {fifo} is not a regular file"),
+    (["run", "{spec}", "--trace-packets", "5"], "--trace-packets: says how many packets a trace holds"),
+    (["run", "{spec}", "--trace-packets", "0", "--trace", "{dir}/t.json"], "'--trace-packets'"),
+    (["run", "{spec}", "--runs", "2", "--trace", "{dir}/t.json"], "--trace: writes one run's trace"),
+    (["run", "{spec}", "--timeline"], "--timeline: draws the timeline in the run's report"),
+    (["run", "{spec}", "--report", "{unmakeable}"], "--report: {unmakeable} cannot be created"),
     (
         ["sweep", "{spec}", "--grid", "policy.call=oneway", "--out", "{unmakeable}"],
         "--out: {unmakeable} cannot be created",

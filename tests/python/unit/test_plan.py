@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 from conftest import REPO, pipeline_toml
 
+from scabench.errors import SpecError
 from scabench.model.load import load_spec
 from scabench.model.transport import ring_bytes
 from scabench.run.plan import PROTOCOL, plan_of
@@ -24,7 +25,8 @@ SPECS = {
     "external program": (
         'chain = ["producer", "x", "last"]\n[[component]]\nname = "producer"\nkind = "producer"\n'
         'packets = 5\n[[component]]\nname = "x"\nkind = "external"\nexec = "/bin/true"\n'
-        'orb_options = true\n[[component]]\nname = "last"\nkind = "sink"\n'
+        'orb_options = true\ngains = {sequence = "double", values = [1.0, 0.5]}\n'
+        '[[component]]\nname = "last"\nkind = "sink"\n'
     ),
 }
 
@@ -89,3 +91,34 @@ def test_the_schema_refuses_a_malformed_plan(write_spec, tmp_path, break_it, whe
 def test_the_sample_the_launchers_parser_is_tested_on_holds_to_the_schema():
     # tests/cpp/plan_test.cpp parses this file: both sides hold to one schema.
     jsonschema.validate(json.loads((REPO / "docs" / "plan.example.json").read_text()), SCHEMA)
+
+
+def test_the_plan_starts_every_component_in_the_specs_order_and_the_rest_around_it(write_spec, tmp_path):
+    # stage3 then stage2 as given; stage1, a receiver left out, before them; the producer, which only sends, after.
+    text = pipeline_toml(packets=5, run='start_order = ["stage3", "stage2"]')
+    plan = plan_json(write_spec, tmp_path, text)
+    assert plan["start_order"] == ["stage1", "stage3", "stage2", "producer"]
+    # Without one: receivers first, in name order, then the sources.
+    assert plan_json(write_spec, tmp_path, pipeline_toml(packets=5))["start_order"] == [
+        "stage1",
+        "stage2",
+        "stage3",
+        "producer",
+    ]
+
+
+@pytest.mark.parametrize(
+    "order, words",
+    [
+        ('["stage9"]', "'stage9' is not a component"),
+        ('["stage1", "stage1"]', "given twice"),
+        ('"stage1"', "a list of component names"),
+        # The producer would send before stage1 has started: refused, not reordered.
+        ('["producer", "stage1"]', "starts producer (or what feeds it) before stage1"),
+        ('["stage1", "producer", "stage2"]', "before stage2"),
+    ],
+)
+def test_a_start_order_is_checked_by_name(write_spec, order, words):
+    with pytest.raises(SpecError) as refused:
+        load_spec(write_spec(pipeline_toml(packets=5, run=f"start_order = {order}")))
+    assert refused.value.key == "run.start_order" and words in str(refused.value)

@@ -13,8 +13,10 @@ import pytest
 from conftest import REPO
 
 from scabench.errors import SpecError
+from scabench.model import graph
 from scabench.model.load import load_spec
 from scabench.model.sad.load import load_sad
+from scabench.paths import bin_dir
 
 SDRROOT = REPO / "experiments" / "sdrroot"
 WAVEFORM = Path("dom/waveforms/RedhawkChain/RedhawkChain.sad.xml")
@@ -138,30 +140,80 @@ def test_an_element_scabench_has_nothing_behind_is_refused_by_name(root, where, 
     assert message.startswith(str(root / WAVEFORM) + ":")
 
 
-def test_a_start_order_the_launcher_keeps_is_honoured_and_another_refused(root):
-    sad = root / WAVEFORM
-    # The launcher starts the receivers (DataSink_1, WorkStage_1, WorkStage_2) then the source.
-    edit(sad, 'id="WorkStage_1" startorder="1"', 'id="WorkStage_1" startorder="2"')
-    edit(sad, 'id="WorkStage_2" startorder="2"', 'id="WorkStage_2" startorder="1"')
-    refused(root, "componentinstantiation 'WorkStage_1'", "start WorkStage_2 before WorkStage_1", "name order")
-    # Equal startorders have no order among themselves.
-    edit(sad, 'id="WorkStage_1" startorder="2"', 'id="WorkStage_1" startorder="1"')
-    load_sad(sad, root)
+def test_the_start_order_is_redhawks_assembly_controller_then_by_startorder(root):
+    # The assembly controller (DataSink_1) first, then by startorder: WorkStage_2 (1), WorkStage_1 (2),
+    # SigSource_1 (3); the launcher starts them so, and stops them in reverse (run/plan.py, start_order).
+    spec = load_sad(root / WAVEFORM, root)
+    assert spec.start_order == ["DataSink_1", "WorkStage_2", "WorkStage_1", "SigSource_1"]
+    assert graph.start_order(spec, spec.start_order) == spec.start_order
+    # Equal startorders keep the SAD's document order; the controller's own startorder counts for nothing.
+    edit(root / WAVEFORM, 'id="WorkStage_1" startorder="2"', 'id="WorkStage_1" startorder="1"')
+    edit(root / WAVEFORM, 'id="DataSink_1">', 'id="DataSink_1" startorder="9">')
+    assert load_sad(root / WAVEFORM, root).start_order == ["DataSink_1", "WorkStage_1", "WorkStage_2", "SigSource_1"]
 
 
-def test_a_start_order_that_is_no_number_is_refused(root):
-    edit(root / WAVEFORM, 'startorder="3"', 'startorder="last"')
-    refused(root, "componentinstantiation 'SigSource_1'", "startorder 'last'", "whole number")
-
-
-def test_the_assembly_controller_starts_first_or_is_refused(root):
-    # REDHAWK starts the assembly controller first; the launcher starts the source last.
+def test_without_any_startorder_the_launchers_safe_order_starts_all(root):
+    # REDHAWK's application would start the assembly controller alone; the launcher starts every component.
+    for n in (1, 2, 3):
+        edit(root / WAVEFORM, f' startorder="{n}"', "")
+    spec = load_sad(root / WAVEFORM, root)
+    assert spec.start_order == []
+    assert graph.start_order(spec) == ["DataSink_1", "WorkStage_1", "WorkStage_2", "SigSource_1"]
+    # So a waveform whose assembly controller is its source, as many of REDHAWK's are, starts it last.
     edit(
         root / WAVEFORM,
         '<componentinstantiationref refid="DataSink_1"/>\n  </assemblycontroller>',
         '<componentinstantiationref refid="SigSource_1"/>\n  </assemblycontroller>',
     )
-    refused(root, ": assemblycontroller: ", "start SigSource_1 before WorkStage_1")
+    spec = load_sad(root / WAVEFORM, root)
+    assert graph.start_order(spec, spec.start_order)[-1] == "SigSource_1"
+
+
+def test_components_left_out_of_the_start_order_go_around_it(root):
+    # Receivers before the given order, those that only send after it, each group in name order.
+    edit(root / WAVEFORM, ' startorder="3"', "")
+    edit(root / WAVEFORM, ' startorder="2"', "")
+    spec = load_sad(root / WAVEFORM, root)
+    assert spec.start_order == ["DataSink_1", "WorkStage_2"]
+    assert graph.start_order(spec, spec.start_order) == ["WorkStage_1", "DataSink_1", "WorkStage_2", "SigSource_1"]
+
+
+def test_a_start_order_that_lets_packets_reach_a_component_not_started_is_refused(root):
+    # The source as assembly controller starts before the stages: its packets would be refused, not queued.
+    edit(
+        root / WAVEFORM,
+        '<componentinstantiationref refid="DataSink_1"/>\n  </assemblycontroller>',
+        '<componentinstantiationref refid="SigSource_1"/>\n  </assemblycontroller>',
+    )
+    refused(
+        root,
+        ": assemblycontroller: ",
+        "starts SigSource_1",
+        "before WorkStage_1",
+        "refuses a packet",
+        "make a receiver",
+    )
+    # A stage started before its receiver while the source that feeds it runs: refused on the stage.
+    edit(
+        root / WAVEFORM,
+        'refid="SigSource_1"/>\n  </assemblycontroller>',
+        'refid="DataSink_1"/>\n  </assemblycontroller>',
+    )
+    edit(root / WAVEFORM, 'id="WorkStage_2" startorder="1"', 'id="WorkStage_2" startorder="4"')
+    refused(root, "componentinstantiation 'WorkStage_1': startorder", "before WorkStage_2")
+    # A stage started early is harmless while nothing feeds it yet.
+    edit(root / WAVEFORM, 'id="SigSource_1" startorder="3"', 'id="SigSource_1" startorder="5"')
+    assert load_sad(root / WAVEFORM, root).start_order[-2:] == ["WorkStage_2", "SigSource_1"]
+
+
+def test_the_sidecar_gives_no_start_order(root):
+    (root / WAVEFORM).with_name("RedhawkChain.sad.toml").write_text('[run]\nstart_order = ["DataSink_1"]\n')
+    refused(root, "run.start_order", "the SAD gives the start order")
+
+
+def test_a_start_order_that_is_no_number_is_refused(root):
+    edit(root / WAVEFORM, 'startorder="3"', 'startorder="last"')
+    refused(root, "componentinstantiation 'SigSource_1'", "startorder 'last'", "whole number")
 
 
 def test_an_assembly_controller_naming_nothing_is_refused(root):
@@ -265,14 +317,10 @@ def test_sequence_and_struct_properties_are_read_typed(root):
         ("<value>0.25</value>", "<value>2.5</value>", ("simplesequence 'taps'", "outside the PRF's range")),
         ("<value>2</value>", "<value>two</value>", ("simplesequence 'status::counts'", "not a whole number")),
         (
-            '<simplesequence id="taps" type="double" mode="readonly">',
-            '<simplesequence id="taps" type="double">',
-            ("simplesequence 'taps'", "the launcher sets simple values only", "make it readonly"),
-        ),
-        (
-            '<struct id="status" mode="readonly">',
-            '<struct id="status">',
-            ("struct 'status'", "the launcher sets simple values only"),
+            '<struct id="status" mode="readonly">\n    <simple id="status::state" type="string">'
+            "<value>idle</value></simple>",
+            '<struct id="status">\n    <simple id="status::state" type="string"></simple>',
+            ("struct 'status'", "gives every member a value", "status::state has none"),
         ),
     ],
 )
@@ -281,16 +329,37 @@ def test_a_sequence_or_struct_is_checked_and_refused_where_it_must_be_configured
     refused(root, "WorkStage.prf.xml:", *words)
 
 
-def test_a_sequence_set_in_the_sad_is_refused_by_name(root):
-    program_package(root, STATUS)
-    edit(
-        root / WAVEFORM,
-        "<usagename>WorkStage_1</usagename>",
-        "<usagename>WorkStage_1</usagename><componentproperties>"
-        '<simplesequenceref refid="names"><values><value>a</value></values></simplesequenceref>'
-        "</componentproperties>",
+def test_a_programs_struct_is_configured_with_every_member(root):
+    # A struct with every member given: a CF::Properties of its members on the wire.
+    program_package(root, STATUS.replace('<struct id="status" mode="readonly">', '<struct id="status">'))
+    assert load_sad(root / WAVEFORM, root).component("WorkStage_1").properties["status"] == {
+        "struct": {"status::state": "idle", "status::counts": {"sequence": "ulong", "values": [1, 2]}}
+    }
+
+
+def test_a_programs_sequence_is_configured_typed_from_the_prf_and_the_sad(root):
+    # Not readonly, with values: the launcher sends it as the CORBA sequence of its type.
+    program_package(
+        root,
+        STATUS.replace(
+            '<simplesequence id="taps" type="double" mode="readonly">', '<simplesequence id="taps" type="double">'
+        ),
     )
-    refused(root, "simplesequenceref 'names'", "sets simplesequence 'names'", "cannot configure")
+    stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
+    assert stage.properties["taps"] == {"sequence": "double", "values": [0.5, 0.25]}
+    # A simplesequenceref sets it, typed and judged by the PRF's simplesequence.
+    sequence_ref = (
+        "<usagename>WorkStage_1</usagename><componentproperties>"
+        '<simplesequenceref refid="names"><values><value>a</value><value>b</value></values></simplesequenceref>'
+        '<simplesequenceref refid="taps"><values><value>{}</value></values></simplesequenceref>'
+        "</componentproperties>"
+    )
+    edit(root / WAVEFORM, "<usagename>WorkStage_1</usagename>", sequence_ref.format("-0.75"))
+    stage = load_sad(root / WAVEFORM, root).component("WorkStage_1")
+    assert stage.properties["names"] == {"sequence": "string", "values": ["a", "b"]}
+    assert stage.properties["taps"] == {"sequence": "double", "values": [-0.75]}
+    edit(root / WAVEFORM, "<value>-0.75</value>", "<value>7</value>")
+    refused(root, "simplesequenceref 'taps'", "outside the PRF's range")
 
 
 def test_a_sequence_on_a_kind_of_the_runtime_is_refused(root):
@@ -340,11 +409,6 @@ ARM = '<processor name="armv7l"/>'
         (
             f'<dependency type="runtime_requirements"><propertyref refid="{OS_NAME}" value="VxWorks"/></dependency>',
             "'cpp' depends on os VxWorks",
-        ),
-        (
-            '<dependency type="runtime_requirements"><softpkgref><localfile name="/deps/dsp/dsp.spd.xml"/>'
-            "</softpkgref></dependency>",
-            "'cpp' depends on the package /deps/dsp/dsp.spd.xml, which scabench does not load",
         ),
         (
             '<dependency type="allocation"><simpleref refid="mem" value="1"/></dependency>',
@@ -476,3 +540,142 @@ def test_export_writes_xml_ids_and_keeps_the_names(tmp_path):
     again = load_spec(exported.sad)
     assert [c.name for c in again.components] == ["1st", "a-b", "c_1st"]
     assert [c.id for c in again.connections] == [c.id for c in spec.connections]
+
+
+LIBRARY_SPD = """<?xml version="1.0" encoding="UTF-8"?>
+<softpkg id="DCE:7b1e1c38-5a52-4c36-9d0e-0b1f6a2c11ff" name="EchoLib" type="sca_compliant">
+  <author><name>scabench</name></author>
+  <implementation id="so">
+    <code type="{code_type}"><localfile name="{localfile}"/></code>
+    <os name="Linux"/>
+  </implementation>
+</softpkg>
+"""
+DEPENDENCY = (
+    '<dependency type="runtime_requirements"><softpkgref><localfile name="/deps/echo/EchoLib.spd.xml"/>'
+    "</softpkgref></dependency>"
+)
+
+
+@pytest.fixture
+def echo_library(root):
+    """A softpkg under the SDR root's dom/deps/ whose code is a component
+    library of the runtime's tests (it registers the kind test-echo)."""
+    library = bin_dir().parent / "lib" / "libscabench-test-plugin-echo.so"
+    folder = root / "dom/deps/echo"
+    folder.mkdir(parents=True)
+    shutil.copy(library, folder / "libecho.so")
+    (folder / "EchoLib.spd.xml").write_text(LIBRARY_SPD.format(code_type="SharedLibrary", localfile="libecho.so"))
+    return folder
+
+
+def use_echo(root, dependency=DEPENDENCY):
+    """WorkStage's implementation made the echo kind, depending on the library it comes from."""
+    spd = root / "dom/components/WorkStage/WorkStage.spd.xml"
+    edit(
+        spd,
+        '<localfile name="scabench:stage"/>\n      <entrypoint>',
+        '<localfile name="scabench:test-echo"/>\n      <entrypoint>',
+    )
+    edit(spd, "<entrypoint>scabench:stage</entrypoint>", "")
+    edit(spd, '<processor name="aarch64"/>', '<processor name="aarch64"/>' + dependency)
+    edit(spd, '<propertyfile type="PRF">\n    <localfile name="WorkStage.prf.xml"/>\n  </propertyfile>', "")
+    edit(
+        root / WAVEFORM,
+        '<componentproperties>\n            <simpleref refid="work_us" value="50"/>\n          </componentproperties>',
+        "",
+    )
+    text = (root / WAVEFORM).read_text()
+    start, end = (
+        text.index("  <externalproperties>"),
+        text.index("</externalproperties>") + len("</externalproperties>\n"),
+    )
+    (root / WAVEFORM).write_text(text[:start] + text[end:])
+
+
+def test_a_dependency_on_a_component_library_gives_the_kind_its_library(root, echo_library):
+    # REDHAWK loads a softpkg dependency's library with the component; scabench-host loads it with --library.
+    use_echo(root)
+    spec = load_sad(root / WAVEFORM, root)
+    stage = spec.component("WorkStage_1")
+    assert (stage.kind, stage.library) == ("test-echo", echo_library / "libecho.so")
+
+
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        # A package whose code is not a component library: scabench loads no other.
+        (
+            lambda lib: (lib / "EchoLib.spd.xml").write_text(LIBRARY_SPD.format(code_type="Executable", localfile="x")),
+            ["EchoLib.spd.xml is not a scabench component library", "take the dependency out"],
+        ),
+        (lambda lib: (lib / "EchoLib.spd.xml").unlink(), ["EchoLib.spd.xml: no such file", "dependency's SPD"]),
+    ],
+)
+def test_a_dependency_scabench_cannot_honour_is_refused_by_name(root, echo_library, damage, words):
+    use_echo(root)
+    damage(echo_library)
+    refused(root, "WorkStage.spd.xml:", "dependency: softpkgref", *words)
+
+
+def test_a_dependency_whose_library_lacks_the_kind_is_refused(root, echo_library):
+    use_echo(root)
+    edit(root / "dom/components/WorkStage/WorkStage.spd.xml", "scabench:test-echo", "scabench:stage")
+    refused(root, "dependency: softpkgref", "registers test-echo, not 'stage'")
+
+
+def give(root, instance, *simplerefs):
+    """Adds simplerefs to an instantiation's componentproperties (making one where it has none)."""
+    sad = root / WAVEFORM
+    refs = "".join(f'<simpleref refid="{rid}" value="{value}"/>' for rid, value in simplerefs)
+    text = sad.read_text()
+    start = text.index(f'<componentinstantiation id="{instance}"')
+    usage = text.index("</usagename>", start) + len("</usagename>")
+    if text.find("<componentproperties>", start, text.index("</componentinstantiation>", start)) >= 0:
+        at = text.index("<componentproperties>", start) + len("<componentproperties>")
+        sad.write_text(text[:at] + refs + text[at:])
+    else:
+        sad.write_text(text[:usage] + f"<componentproperties>{refs}</componentproperties>" + text[usage:])
+
+
+def test_the_policy_given_on_a_port_in_the_sad_is_its_connections(root):
+    give(root, "SigSource_1", ("out.call", "oneway"), ("out.sync", "none"))
+    give(root, "WorkStage_2", ("in.worker", "16"), ("in.ordering", "resequence"))
+    spec = load_sad(root / WAVEFORM, root)
+    first, second = spec.connections[0].policy, spec.connections[1].policy
+    assert (first.call, first.sync) == ("oneway", "none")
+    assert (second.worker_depth, second.ordering) == (16, "resequence")
+    assert spec.connections[2].policy.call == "twoway"  # the runtime's default: nothing given there
+    # The sidecar's [policy] is the default the SAD's keys go over.
+    (root / WAVEFORM).with_name("RedhawkChain.sad.toml").write_text('[policy]\ncall = "oneway"\nsync = "none"\n')
+    spec = load_sad(root / WAVEFORM, root)
+    assert [c.policy.call for c in spec.connections] == ["oneway", "oneway", "oneway"]
+
+
+@pytest.mark.parametrize(
+    "instance, ref, words",
+    [
+        ("SigSource_1", ("out.worker", "16"), ["simpleref 'out.worker'", "worker is a provides port's policy key"]),
+        ("SigSource_1", ("output.call", "oneway"), ["has no port 'output' to give the policy key 'call'"]),
+        ("SigSource_1", ("out.call", "sometimes"), ["simpleref 'out.call'", "call"]),
+        ("WorkStage_1", ("in.flow", "credits(8)"), ["simpleref 'in.flow'", "flow"]),
+    ],
+)
+def test_a_policy_key_in_the_sad_is_checked_at_its_simpleref(root, instance, ref, words):
+    give(root, instance, ref)
+    if ref[0] == "in.flow":  # the sender's end says otherwise: a key of both sides has one value
+        give(root, "SigSource_1", ("out.flow", "none"))
+    message = refused(root, *words)
+    assert message.startswith(str(root / WAVEFORM) + ":")
+
+
+def test_a_policy_key_in_both_the_sad_and_the_sidecar_is_refused(root):
+    give(root, "SigSource_1", ("out.call", "oneway"))
+    (root / WAVEFORM).with_name("RedhawkChain.sad.toml").write_text(
+        '[connection."SigSource_1.out->WorkStage_1.in"]\ncall = "twoway"\n'
+    )
+    refused(root, "RedhawkChain.sad.toml", "call", "the SAD gives it too", "simpleref 'out.call'", "one place")
+    # A key the SAD does not give stays the sidecar's.
+    (root / WAVEFORM).with_name("RedhawkChain.sad.toml").write_text('[connection."connection_1"]\nsync = "none"\n')
+    policy = load_sad(root / WAVEFORM, root).connections[0].policy
+    assert (policy.call, policy.sync) == ("oneway", "none")

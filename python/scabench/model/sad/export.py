@@ -27,7 +27,7 @@ import tomli_w
 from lxml import etree
 
 from scabench.errors import ScabenchError, SpecError
-from scabench.model.catalog import component_kinds
+from scabench.model.catalog import component_kinds, policy_schema
 from scabench.model.checks import settable_properties
 from scabench.model.policy import policy_tables
 from scabench.model.sad.load import SAD_SUFFIX, SIDECAR_SUFFIX, waveform_stem
@@ -105,9 +105,10 @@ def _export(spec, out):
     folder = out / "waveforms" / waveform
     folder.mkdir(parents=True, exist_ok=True)
     sad = folder / f"{waveform}{SAD_SUFFIX}"
-    _write_xml(sad, _assembly(spec, waveform, packages, folder, out))
+    default, on_ports = port_policies(spec)
+    _write_xml(sad, _assembly(spec, waveform, packages, folder, out, on_ports))
     sidecar = folder / f"{waveform}{SIDECAR_SUFFIX}"
-    sidecar.write_text(_sidecar_text(spec, sad.name))
+    sidecar.write_text(_sidecar_text(spec, sad.name, default))
     return Exported(sad, sidecar, spds)
 
 
@@ -207,7 +208,32 @@ def _write_package(folder, name, kind, library):
     return folder / f"{name}.spd.xml"
 
 
-def _assembly(spec, waveform, packages, folder, out):
+def port_policies(spec: "Spec") -> tuple[dict, dict]:
+    """Where an export writes the connections' policies: ([policy], the
+    default every connection starts from, which SAD has no place for and
+    the sidecar keeps; {(component, port): {key: value}}, each connection's
+    own keys over it (model/policy.policy_tables) on its port of the key's
+    side (flow, of both sides, on the uses port), as the SAD's simplerefs
+    "<port>.<key>"). A port's key applies to each of its connections, which
+    a spec's one setting per port (spec_toml) makes agree."""
+    default, overrides = policy_tables(spec.connections, spec.path)
+    schema = policy_schema()
+    on_ports: dict[tuple, dict] = {}
+    given: dict[tuple, set] = {}  # port -> the connections that gave it keys
+    for conn in spec.connections:
+        for key, value in overrides[conn.id].items():
+            port = tuple(conn.provides) if schema[key]["side"] == "provides" else tuple(conn.uses)
+            if on_ports.setdefault(port, {}).setdefault(key, value) != value:
+                raise ScabenchError(f"{spec.path}: {'.'.join(port)} has two settings of {key}: a port has one")
+            given.setdefault(port, set()).add(conn.id)
+    for port, ids in given.items():
+        every = {c.id for c in spec.connections if port in (tuple(c.uses), tuple(c.provides))}
+        if ids != every:
+            raise ScabenchError(f"{spec.path}: {'.'.join(port)}'s connections differ in their policy: a port has one")
+    return default, on_ports
+
+
+def _assembly(spec, waveform, packages, folder, out, on_ports):
     sad = etree.Element("softwareassembly", id=_dce(f"waveform/{waveform}"), name=waveform)
     sad.append(
         etree.Comment(
@@ -235,17 +261,25 @@ def _assembly(spec, waveform, packages, folder, out):
             placement = _el(parent, "componentplacement")
             _el(placement, "componentfileref", refid=f"{packages[(c.kind, c.library)]}_spd")
             instantiation = _el(placement, "componentinstantiation", id=instance[c.name])
+            if c.name in spec.start_order:
+                # The assembly controller's too: REDHAWK skips it (it starts first), and it says the order is given.
+                instantiation.set("startorder", str(spec.start_order.index(c.name)))
             _el(instantiation, "usagename", c.name)
-            if c.properties:
+            ports = {port: keys for (name, port), keys in on_ports.items() if name == c.name}
+            if c.properties or ports:
                 values = _el(instantiation, "componentproperties")
                 for key, value in c.properties.items():
                     _el(values, "simpleref", refid=key, value=text_of(value))
+                for port, keys in ports.items():  # the policy of its connections at this port
+                    for key, value in keys.items():
+                        _el(values, "simpleref", refid=f"{port}.{key}", value=text_of(value))
             _el(_el(instantiation, "findcomponent"), "namingservice", name=c.name)
-    # The component an SCA application's own start() goes to: the first
-    # packet source. The export writes no startorder, so the launcher's
-    # start order agrees with it (load.py, _check_start_order).
+    # The component an SCA application starts first: the spec's first in its
+    # start order, else the first packet source (with no startorder, the
+    # launcher's safe order starts every component: load.py, _start_order).
     sources = spec.packet_sources() or [spec.component(n) for n in spec.sources()] or spec.components
-    _el(_el(sad, "assemblycontroller"), "componentinstantiationref", refid=instance[sources[0].name])
+    controller = spec.start_order[0] if spec.start_order else sources[0].name
+    _el(_el(sad, "assemblycontroller"), "componentinstantiationref", refid=instance[controller])
     connections = _el(sad, "connections")
     for conn, xml_id in zip(spec.connections, connection_ids(spec.connections)):
         interface = _el(connections, "connectinterface", id=xml_id)
@@ -285,17 +319,13 @@ def xml_ids(names: list[str]) -> list[str]:
     return ids
 
 
-def _sidecar_text(spec, sad_name):
+def _sidecar_text(spec, sad_name, default):
     doc = {}
     more = {k: v for k, v in spec.experiment.items() if k not in ("name", "title")}
     if more:
         doc["experiment"] = more
     doc["run"] = spec.run_table()
-    default, overrides = policy_tables(spec.connections, spec.path)
     doc["policy"] = default
-    connections = {conn.id: overrides[conn.id] for conn in spec.connections if overrides[conn.id]}
-    if connections:
-        doc["connection"] = connections
     if spec.network is not None:
         doc["network"] = spec.network.describe()
     if spec.domain is not None:
@@ -311,8 +341,8 @@ def _sidecar_text(spec, sad_name):
         if spec.node_of(c.name) is not None:
             doc.setdefault("componentinstantiation", {})[c.name] = {"node": spec.node_of(c.name)}
     header = (
-        f"# How {sad_name} runs, which SAD has no place for: the run's settings, every connection's\n"
-        '# messaging policy ([policy]) and a connection\'s own ([connection."FROM->TO"], by its ends,\n'
-        '# as results name it, or by connectinterface id). README: "Waveforms as SCA SAD XML".\n'
+        f"# How {sad_name} runs, which SAD has no place for: the run's settings and the messaging\n"
+        "# policy every connection starts from ([policy]). A connection's own policy keys are on its\n"
+        '# ports in the SAD (simpleref "<port>.<key>"). docs/how-to/sad.md: "The policy in the SAD".\n'
     )
     return header + tomli_w.dumps(doc)

@@ -21,8 +21,8 @@ What each part of the SAD becomes in the spec:
                                         each end found by componentinstantiationref or
                                         by findby/namingservice (an instantiation's
                                         findcomponent name, or its name)
-  assemblycontroller, startorder        the start order, checked against the
-                                        launcher's (_check_start_order)
+  assemblycontroller, startorder        [run] start_order, as REDHAWK's application
+                                        starts them (_start_order)
   externalports, externalproperties     checked, and recorded in [experiment]
   REDHAWK's device, logging, affinity   refused by name (REFUSED)
   and option elements
@@ -46,16 +46,18 @@ placed on the element they came from."""
 
 import json
 import os
-import platform
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from scabench.errors import SpecError
 from scabench.files import not_a_file
-from scabench.model.catalog import LibraryError, component_kinds
+from scabench.model import gpp, graph
+from scabench.model.catalog import LibraryError, component_kinds, policy_schema
 from scabench.model.checks import check_property, settable_properties, table_of
+from scabench.model.gpp import host_platform, processor_name
 from scabench.model.sad.descriptor import child, children, read_descriptor, resolve_sdrroot, text
 from scabench.model.sad.mapping import (
     BUILTIN_SCHEME,
@@ -71,7 +73,7 @@ from scabench.model.sad.mapping import (
     value_of,
 )
 from scabench.model.spec import CODE_SOURCE, RUN_TABLE_KEYS, Spec
-from scabench.model.spec_toml import parse_spec, read_toml
+from scabench.model.spec_toml import early_start_refusal, parse_spec, read_toml
 
 SAD_SUFFIX = ".sad.xml"
 SIDECAR_SUFFIX = ".sad.toml"
@@ -85,8 +87,9 @@ SIDECAR_TABLES = (
     "hostcollocation",
     "componentinstantiation",
 )
-# A sidecar's [run]: a spec's [run] keys, and the stream of every packet source.
-SIDECAR_RUN_KEYS = (*RUN_TABLE_KEYS, "packets")
+# A sidecar's [run]: a spec's [run] keys but the start order (the SAD's
+# assemblycontroller and startorders say it), and the stream of every packet source.
+SIDECAR_RUN_KEYS = (*(k for k in RUN_TABLE_KEYS if k != "start_order"), "packets")
 # What the sidecar's deployment tables say of a process: the node it runs on.
 DEPLOYMENT_KEYS = ("node",)
 # PRF kinds a component is configured with ("property" is REDHAWK's later
@@ -115,13 +118,6 @@ REFUSED = {
 DATA_PORT_REPID = "IDL:scabench/DataPort:1.0"
 PORT_TYPE_REPIDS = {t: f"IDL:scabench/data{t.capitalize()}:1.0" for t in ("octet", "short", "float", "double")}
 BULKIO_PREFIX = "IDL:BULKIO/"
-# What the host this runs on is called in an SPD's <os> and <processor>
-# (REDHAWK's names: os "Linux", processor "x86_64"; x86_64 also goes by amd64).
-PROCESSOR_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
-# The ids of REDHAWK's GPP os_name and processor_name properties: an SPD
-# dependency on them says what <os> and <processor> say.
-GPP_OS_NAME = "DCE:4a23ad60-0b25-4121-a630-68803a498f75"
-GPP_PROCESSOR_NAME = "DCE:fefb9c66-d14a-438d-ad59-2cfd1adb272b"
 
 
 def is_sad(path: str | Path) -> bool:
@@ -189,6 +185,8 @@ class Instance:
     package: Package
     properties: dict
     startorder: int | None = None
+    # Policy keys its componentproperties give its ports: {port: {key: (value, simpleref element)}}
+    policy: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -199,7 +197,9 @@ class Structured:
     tag: str  # simplesequence or struct
     mode: str
     value: object  # a list (a sequence), a dict of member values (a struct), or None: no value
-    configured: bool  # a value the launcher would have to set
+    configured: bool  # a value the launcher sets (a program's simplesequence)
+    type: str | None = None  # a simplesequence's element type, in the PRF's words
+    range: tuple | None = None  # a simplesequence's <range> (min, max)
 
 
 class _Waveform:
@@ -222,6 +222,7 @@ class _Waveform:
         self.collocations = []  # (element, [instances]) of each hostcollocation
         self.connections = []  # (element, id, uses instance, port, provides instance, port)
         self.connection_keys = []  # the sidecar's key for each connection's policy
+        self.connection_refs = []  # for each connection, {policy key: the SAD's simpleref that gave it}
         self.node_keys = {}  # node -> the sidecar's key that placed a process there first
 
     # -- the SAD -----------------------------------------------------------
@@ -236,7 +237,6 @@ class _Waveform:
         for tag in ("options", "usesdevicedependencies"):
             self._refuse(child(root, tag))
         self._connections(by_id)
-        self._check_start_order(controller)
         self.external = self._externals(by_id)
         doc = self._document()
         try:
@@ -259,32 +259,41 @@ class _Waveform:
         if element is not None:
             raise self.sad.error(element, REFUSED[element.tag], f"{what}: {element.tag}" if what else None)
 
-    def _check_start_order(self, controller):
-        """REDHAWK starts the assembly controller, then the instantiations
-        with a startorder in ascending order. scabench's launcher starts every
-        component (cpp/programs/launcher/lifecycle.cpp, startAll): those that
-        receive first, then those that only send, each group in name order,
-        so that no packet reaches a component not yet started. The SAD's order
-        is honoured where it agrees with that one, and refused where not."""
-        receivers = {c[4].name for c in self.connections}
-        launcher = sorted(i.name for i in self.instances if i.name in receivers)
-        launcher += sorted(i.name for i in self.instances if i.name not in receivers)
-        position = {name: n for n, name in enumerate(launcher)}
-        ordered = sorted((i for i in self.instances if i.startorder is not None), key=lambda i: i.startorder)
-        wanted = [self.controller] + [i for i in ordered if i is not self.controller]
-        for earlier, later in zip(wanted, wanted[1:]):
-            if earlier.startorder is not None and earlier.startorder == later.startorder:
-                continue  # REDHAWK gives equal startorders no order among themselves
-            if position[earlier.name] > position[later.name]:
-                element = controller if earlier is self.controller else later.element
-                raise self.sad.error(
-                    element,
-                    f"REDHAWK would start {earlier.name} before {later.name} (the assembly controller first, then "
-                    f"by startorder); scabench's launcher starts the components that receive before those that "
-                    f"only send, each group in name order ({', '.join(launcher)}): give startorders in that "
-                    "order, or leave them out",
-                    f"componentinstantiation {later.id!r}" if element is later.element else "assemblycontroller",
-                )
+    def _start_order(self):
+        """The start order the SAD gives, as REDHAWK 2.2's application has
+        it: the assembly controller first, then the instantiations with a
+        startorder, ascending (equal ones in document order); REDHAWK stops
+        them in reverse. Given as it is, never reordered: the launcher starts
+        the components it leaves out around it (graph.start_order). Without
+        any startorder, REDHAWK's application starts the assembly controller
+        alone and leaves the rest to it; scabench's launcher starts every
+        component, so then all in its safe order (an empty start order)."""
+        ordered = [i for i in self.instances if i.startorder is not None]
+        if not ordered:
+            return []
+        ordered.sort(key=lambda i: i.startorder)  # stable: equal ones in document order
+        return [self.controller.name] + [i.name for i in ordered if i is not self.controller]
+
+    def _check_early_senders(self, start_order):
+        """A start order that lets packets reach a component before it starts
+        is refused (spec_toml.early_start_refusal), on the sender's
+        startorder or on the assembly controller."""
+        waveform = SimpleNamespace(
+            components=self.instances,
+            connections=[SimpleNamespace(uses=(c[2].name, c[3]), provides=(c[4].name, c[5])) for c in self.connections],
+        )
+        early = graph.early_senders(waveform, graph.start_order(waveform, start_order))
+        if early:
+            sender, receiver = early[0]
+            instance = next(i for i in self.instances if i.name == sender)
+            message = early_start_refusal(sender, receiver)
+            if instance is self.controller:
+                # REDHAWK starts the assembly controller first whatever its startorder.
+                element, what = child(self.sad.root, "assemblycontroller"), "assemblycontroller"
+                message += " (the assembly controller starts first: make a receiver it, or leave the startorders out)"
+            else:
+                element, what = instance.element, f"componentinstantiation {instance.id!r}: startorder"
+            raise self.sad.error(element, message, what)
 
     def _externals(self, by_id):
         """The ports and properties the waveform offers as its own
@@ -436,12 +445,28 @@ class _Waveform:
                 what,
             )
         properties = {s.id: s.value for s in package.simples.values() if s.value is not None and s.mode != "readonly"}
+        properties.update(
+            {
+                q.id: {"sequence": q.type, "values": q.value} if q.tag == "simplesequence" else {"struct": q.value}
+                for q in package.structured.values()
+                if q.configured
+            }
+        )
+        policy: dict[str, dict[str, tuple]] = {}
         overrides = child(element, "componentproperties")
         for ref in children(overrides) if overrides is not None else []:
             rid = ref.get("refid")
             where = f"{what}: {ref.tag} {rid!r}"
+            if ref.tag == "simpleref" and rid not in package.simples and _policy_ref(rid):
+                self._port_policy(ref, rid, package, policy, where)
+                continue
+            declared = package.structured.get(rid)
+            if ref.tag == "simplesequenceref" and package.implementation.program is not None and declared is not None:
+                if declared.tag != "simplesequence" or declared.mode == "readonly":
+                    raise self.sad.error(ref, f"not a simplesequence a configuration sets ({declared.tag})", where)
+                properties[rid] = {"sequence": declared.type, "values": self._sequence_values(ref, declared, where)}
+                continue
             if ref.tag != "simpleref":
-                declared = package.structured.get(rid)
                 raise self.sad.error(
                     ref,
                     (f"sets {declared.tag} {rid!r}, " if declared else "")
@@ -469,7 +494,48 @@ class _Waveform:
                     where,
                 )
             properties[rid] = self._value(self.sad, ref, ref.get("value"), simple, package, where)
-        return Instance(element, iid, name, package, properties, int(startorder) if startorder else None)
+        return Instance(element, iid, name, package, properties, int(startorder) if startorder else None, policy)
+
+    def _port_policy(self, ref, rid, package, policy, where):
+        """A simpleref "<port>.<key>": a policy key (docs/reference/policy-keys.md)
+        given on one of the instantiation's ports, for each connection at
+        that port; the key must be one of that port's side."""
+        port, key = rid.split(".", 1)
+        side = policy_schema()[key]["side"]
+        known = package.ports
+        if known is not None:
+            direction = next((d for d in ("uses", "provides") if port in known[d]), None)
+            if direction is None:
+                ports = [*known["uses"], *known["provides"]]
+                raise self.sad.error(
+                    ref,
+                    f"{package.name} has no port {port!r} to give the policy key {key!r}; it has: "
+                    f"{', '.join(ports) or 'none'}",
+                    where,
+                )
+            if side not in (direction, "both"):
+                raise self.sad.error(
+                    ref,
+                    f"{key} is a {side} port's policy key, and {port} is a {direction} port "
+                    "(docs/reference/policy-keys.md)",
+                    where,
+                )
+        if key in policy.setdefault(port, {}):
+            raise self.sad.error(ref, "given twice", where)
+        policy[port][key] = (_policy_value(ref.get("value")), ref)
+
+    def _sequence_values(self, ref, declared, where):
+        """A simplesequenceref's values, typed by the PRF's simplesequence and
+        checked against its range."""
+        values = []
+        for value in children(child(ref, "values"), "value"):
+            try:
+                values.append(value_of(value.text or "", declared.type))
+                if declared.range is not None:
+                    check_range(values[-1], *declared.range)
+            except ValueError as exc:
+                raise self.sad.error(value, str(exc), where) from None
+        return values
 
     def _aliases(self, instance):
         """The names findby/namingservice finds an instantiation by."""
@@ -565,6 +631,7 @@ class _Waveform:
             )
         except ValueError as exc:
             raise spd.error(code, str(exc), what) from None
+        impl = self._dependencies(spd, implementation, impl)
         package = Package(spd, spd.root.get("name"), self._resolved(spd, code, impl, what))
         for element in (child(spd.root, "propertyfile"), child(implementation, "propertyfile")):
             if element is not None:
@@ -572,6 +639,78 @@ class _Waveform:
         package.ports = self._ports(spd, package)
         self.packages[path] = package
         return package
+
+    def _dependencies(self, spd, implementation, impl):
+        """The chosen implementation's softpkgref dependencies. One on a
+        package whose code is a scabench component library (a SharedLibrary
+        that registers kinds) is honoured: the kind a `scabench:KIND` code
+        names comes from that library, which scabench-host loads with
+        --library, as REDHAWK loads a dependency's library with the component.
+        Any other is refused by name, saying what to do instead."""
+        for dependency in children(implementation, "dependency"):
+            ref = children(dependency)[0]
+            if ref.tag != "softpkgref":
+                continue
+            local = child(ref, "localfile")
+            what = f"implementation {implementation.get('id')!r}: dependency: softpkgref"
+            path = spd.file(local)
+            if problem := not_a_file(path):
+                raise spd.error(local, f"{path}: {problem}; give the dependency's SPD, relative to the SPD", what)
+            library = self._library_of(read_descriptor(path, "softpkg", self.sdrroot), child(ref, "implref"))
+            if library is None:
+                raise spd.error(
+                    ref,
+                    f"{path.name} is not a scabench component library (SharedLibrary code that registers kinds), "
+                    "and scabench loads no other package: install what it holds where the component finds it "
+                    "and take the dependency out",
+                    what,
+                )
+            kinds = [k for k, d in component_kinds(library).items() if "library" in d]
+            if impl.program is not None:
+                refusal = "a program of its own loads its own libraries: take the dependency out"
+            elif impl.library is not None:
+                refusal = (
+                    f"the code is a component library already ({impl.library.name}), and a component's kinds come "
+                    f"from one library: name {library.name}'s kind in its own code instead"
+                )
+            elif impl.kind not in kinds:
+                refusal = (
+                    f"{library.name} registers {', '.join(kinds)}, not {impl.kind!r}: the code names the kind it "
+                    f'takes from the library ("scabench:KIND")'
+                )
+            else:
+                impl = replace(impl, library=library)
+                continue
+            raise spd.error(ref, refusal, what)
+        return impl
+
+    def _library_of(self, dependency, implref):
+        """The component library a dependency's SPD holds (its implementation
+        by implref, else the one for this host); None where its code is no
+        SharedLibrary that registers kinds of its own."""
+        if implref is not None:
+            chosen = next(
+                (i for i in children(dependency.root, "implementation") if i.get("id") == implref.get("refid")), None
+            )
+            if chosen is None:
+                ids = [i.get("id") for i in children(dependency.root, "implementation")]
+                raise dependency.error(
+                    dependency.root,
+                    f"implref {implref.get('refid')!r} names no implementation; it has: {', '.join(ids)}",
+                )
+        else:
+            chosen = _chosen_implementation(dependency)
+        code = child(chosen, "code")
+        if code.get("type") != "SharedLibrary":
+            return None
+        library = dependency.file(child(code, "localfile"))
+        if not_a_file(library):
+            return None
+        try:
+            kinds = component_kinds(library)
+        except LibraryError:
+            return None
+        return library if any("library" in d for d in kinds.values()) else None
 
     def _resolved(self, spd, code, impl, what):
         """The implementation checked against the runtime: its kind exists,
@@ -679,9 +818,11 @@ class _Waveform:
 
     def _structured(self, prf, element, package, settable, what):
         """A simplesequence or struct: its values typed and checked against
-        the PRF; refused by name where the launcher would have to configure
-        it (it sets simple values), or where the kind declares the property
-        as a simple."""
+        the PRF. A program of its own's simplesequence is configured (the
+        launcher sends it as its type's CORBA sequence); a struct with a value
+        to configure is refused by name (the launcher sends simple values and
+        sequences), as is either on a kind of the runtime (its kinds declare
+        simple properties only)."""
         impl = package.implementation
         if settable is not None:
             if element.get("id") not in settable:
@@ -708,7 +849,9 @@ class _Waveform:
                 if member.get("id") in members:
                     raise prf.error(member, "member id used twice", where)
                 if member.tag == "simplesequence":
-                    members[member.get("id")] = self._sequence(prf, member, where)
+                    values = self._sequence(prf, member, where)
+                    typed = {"sequence": member.get("type"), "values": values}
+                    members[member.get("id")] = typed if values is not None else None
                 else:
                     found = child(member, "value")
                     try:
@@ -720,14 +863,20 @@ class _Waveform:
             value = members if any(v is not None for v in members.values()) else None
             kinds = [k.get("kindtype", "configure") for k in children(element, "configurationkind")] or ["configure"]
         configured = value is not None and mode != "readonly" and any(k in CONFIGURED for k in kinds)
-        if configured:
+        if configured and element.tag == "struct" and any(v is None for v in value.values()):
+            missing = [m for m, v in value.items() if v is None]
             raise prf.error(
                 element,
-                f"a {element.tag} with a value to configure: the launcher sets simple values only; "
-                "make it readonly (the component's report), leave out its values, or split it into simples",
+                f"a struct to configure gives every member a value; {', '.join(missing)} has none "
+                "(or make it readonly: the component's report)",
                 what,
             )
-        return Structured(element.get("id"), element.tag, mode, value, configured)
+        entry = Structured(element.get("id"), element.tag, mode, value, configured)
+        if element.tag == "simplesequence":
+            limits = child(element, "range")
+            entry.type = element.get("type")
+            entry.range = range_of(limits.get("min"), limits.get("max")) if limits is not None else None
+        return entry
 
     def _sequence(self, prf, element, what):
         """A simplesequence's values, typed (None: it has none)."""
@@ -819,10 +968,20 @@ class _Waveform:
             "placement": {"hosts": [[i.name for i in host] for host in self.hosts]},
         }
         run = dict(table_of(self.side, "run", self.sidecar_path))
+        if "start_order" in run:
+            raise SpecError(
+                self.sidecar_path,
+                "run.start_order",
+                "the SAD gives the start order: its assemblycontroller, then each componentinstantiation's startorder",
+            )
         for key in run:
             if key not in SIDECAR_RUN_KEYS:
                 raise SpecError(self.sidecar_path, f"run.{key}", f"unknown key; valid: {', '.join(SIDECAR_RUN_KEYS)}")
         run.pop("packets", None)  # applied to the spec's packet sources once it exists
+        start_order = self._start_order()
+        if start_order:
+            run["start_order"] = start_order
+            self._check_early_senders(start_order)
         doc["run"] = run
         for key in ("policy", "network", "domain"):
             if key in self.side:
@@ -899,15 +1058,54 @@ class _Waveform:
                         "a connection's ends are the SAD's (usesport, providesport); the sidecar gives its policy keys",
                     )
         tables = []
+        used_ports = set()
         for _element, cid, uses, uses_port, provides, provides_port in self.connections:
             table = {"from": f"{uses.name}.{uses_port}", "to": f"{provides.name}.{provides_port}"}
+            given = self._sad_policy(uses, uses_port, provides, provides_port)
+            used_ports.update({(uses.name, uses_port), (provides.name, provides_port)})
+            table.update({key: value for key, (value, _ref) in given.items()})
             names = [n for n in (f"{uses.name}.{uses_port}->{provides.name}.{provides_port}", cid) if n in own]
             for name in names:
+                for key in own[name]:
+                    if key in given:
+                        ref = given[key][1]
+                        raise SpecError(
+                            self.sidecar_path,
+                            f"connection.{_key(name)}.{key}",
+                            f"the SAD gives it too ({self.sad.path}:{ref.sourceline}, simpleref {ref.get('refid')!r}): "
+                            "give a connection's policy key in one place",
+                        )
                 table.update(own[name])
+            self.connection_refs.append({key: ref for key, (_value, ref) in given.items()})
             # Where its policy keys came from, for an error about one of them.
             self.connection_keys.append(names[-1] if names else cid or table["from"] + "->" + table["to"])
             tables.append(table)
+        for instance in self.instances:
+            for port, keys in instance.policy.items():
+                if (instance.name, port) not in used_ports:
+                    ref = next(iter(keys.values()))[1]
+                    raise self.sad.error(
+                        ref,
+                        f"no connection at {instance.name}'s port {port!r}: its policy keys would apply to none",
+                        f"componentinstantiation {instance.id!r}: simpleref {ref.get('refid')!r}",
+                    )
         return tables
+
+    def _sad_policy(self, uses, uses_port, provides, provides_port):
+        """The policy keys the SAD gives one connection on its two ports:
+        {key: (value, simpleref)}; flow, a key of both sides, must agree."""
+        given = dict(uses.policy.get(uses_port, {}))
+        for key, (value, ref) in provides.policy.get(provides_port, {}).items():
+            if key in given and given[key][0] != value:
+                other = given[key][1]
+                raise self.sad.error(
+                    ref,
+                    f"{uses.name}.{uses_port} gives {key} {other.get('value')!r} (line {other.sourceline}) for the "
+                    "same connection: a key of both sides has one value per connection",
+                    f"componentinstantiation {provides.id!r}: simpleref {ref.get('refid')!r}",
+                )
+            given[key] = (value, ref)
+        return given
 
     def _placed(self, exc):
         """An error of the spec checks on the SAD's document, placed on the
@@ -929,6 +1127,9 @@ class _Waveform:
             element, cid, uses, uses_port, provides, provides_port = self.connections[int(m.group(1))]
             if m.group(2) in (None, "from", "to"):
                 return self.sad.error(element, message, f"connectinterface {cid!r}" if cid else "connectinterface")
+            ref = self.connection_refs[int(m.group(1))].get(m.group(2)) if self.connection_refs else None
+            if ref is not None:
+                return self.sad.error(ref, message, f"simpleref {ref.get('refid')!r}")
             return SpecError(
                 self.sidecar_path, f"connection.{_key(self.connection_keys[int(m.group(1))])}.{m.group(2)}", message
             )
@@ -945,12 +1146,6 @@ class _Waveform:
         return exc
 
 
-def _host_platform():
-    """This host's os and processor as an SPD names them."""
-    machine = platform.machine().lower()
-    return platform.system(), PROCESSOR_ALIASES.get(machine, machine)
-
-
 def _chosen_implementation(spd):
     """The implementation scabench runs, as REDHAWK's deployment picks one:
     the first (in the SPD's order) whose <os> and <processor> (any, where it
@@ -962,7 +1157,7 @@ def _chosen_implementation(spd):
     own = child(spd.root, "usesdevice")
     if own is not None:
         raise spd.error(own, "scabench has no devices to allocate; take it out", "softpkg: usesdevice")
-    host_os, host_processor = _host_platform()
+    host_os, host_processor = host_platform()
     passed = []
     for implementation in children(spd.root, "implementation"):
         iid = implementation.get("id")
@@ -971,23 +1166,20 @@ def _chosen_implementation(spd):
         unmet = None
         for dependency in children(implementation, "dependency"):
             ref = children(dependency)[0]
-            if ref.tag == "propertyref" and ref.get("refid") in (GPP_OS_NAME, GPP_PROCESSOR_NAME):
+            if ref.tag == "propertyref" and ref.get("refid") in (gpp.OS_NAME, gpp.PROCESSOR_NAME):
                 # A dependency must be met, besides any <os> or <processor>.
-                host = host_os if ref.get("refid") == GPP_OS_NAME else host_processor
+                host = host_os if ref.get("refid") == gpp.OS_NAME else host_processor
                 value = ref.get("value")
-                if PROCESSOR_ALIASES.get(value.lower(), value.lower()) != host.lower():
-                    word = "os" if ref.get("refid") == GPP_OS_NAME else "processor"
+                if processor_name(value) != host.lower():
+                    word = "os" if ref.get("refid") == gpp.OS_NAME else "processor"
                     unmet = unmet or f"{iid!r} depends on {word} {value}"
             elif ref.tag == "softpkgref":
-                unmet = unmet or (
-                    f"{iid!r} depends on the package {child(ref, 'localfile').get('name')}, which scabench does "
-                    "not load (install what it holds where the program finds it, and take the dependency out)"
-                )
+                continue  # honoured or refused by name once chosen (_Waveform._dependencies)
             else:
                 unmet = unmet or (
                     f"{iid!r} depends on a device's {ref.get('refid')}, which scabench has no device to match"
                 )
-        processors = [PROCESSOR_ALIASES.get(name.lower(), name.lower()) for name in processors]
+        processors = [processor_name(name) for name in processors]
         code = child(implementation, "code")
         code_type = code.get("type", "")
         builtin = child(code, "localfile").get("name").startswith(BUILTIN_SCHEME)
@@ -1039,6 +1231,26 @@ def _check_repid(scd, port, name, kind_ports):
     if repid not in valid:
         described = f"a {port_type} port" if port_type in PORT_TYPE_REPIDS else "a scabench data port"
         raise scd.error(port, f"repid {repid}: {name} is {described}; valid: {', '.join(valid)}", what)
+
+
+def _policy_ref(refid):
+    """Whether a simpleref's refid names a port's policy key: "<port>.<key>"."""
+    return "." in refid and refid.split(".", 1)[1] in policy_schema()
+
+
+def _policy_value(text):
+    """A policy key's value from SAD text, as TOML would give it: true and
+    false, a whole number, a real, else the text (the policy's own check
+    judges it, model/policy.py)."""
+    word = text.strip()
+    if word in ("true", "false"):
+        return word == "true"
+    for kind in (int, float):
+        try:
+            return kind(word)
+        except ValueError:
+            pass
+    return text
 
 
 def _key(name):

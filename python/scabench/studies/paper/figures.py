@@ -11,6 +11,7 @@ from matplotlib.ticker import MaxNLocator
 
 from scabench.report import latency
 from scabench.report.plots import log_axis_labels, runs_label, save_figure, whiskers
+from scabench.report.timeline import draw_timeline, timeline_title
 from scabench.run.metrics import percentile
 from scabench.studies.paper.published import (
     PAPER_PACKETS,
@@ -153,10 +154,37 @@ def draw_figures(out, entries):
                 rows.append((bar_label, s.overhead_ratio, paper_ratio(exp, setup), None))
             else:
                 rows.append((bar_label, None, paper_ratio(exp, setup), "failed"))
+    figures.update(draw_timelines(out, entries))
     figures["overview"] = "overview.png"
     overview(out / "overview.png", rows)
     if latency_histograms(out / "latency.png", entries):
         figures["latency"] = "latency.png"
+    return figures
+
+
+# The experiments whose first packets the report draws as timelines: the
+# empty pipeline (exp1), a two-way chain without a worker (exp5), and the
+# worker queues that fix it (exp6).
+TIMELINES = ("exp1", "exp5", "exp6")
+
+
+def draw_timelines(out, entries):
+    """The timeline of each of TIMELINES, from the median run of its first
+    set-up that ran (multi-core first). Returns {"timeline:EXP": file name}
+    for those drawn; a run kept before results held timelines has none."""
+    figures = {}
+    for exp in TIMELINES:
+        for setup in SETUPS:
+            e = entries.get(f"{exp}@{setup}")
+            if not e or not e.summary or e.runs[e.summary.median_run].timeline is None:
+                continue
+            timeline = e.runs[e.summary.median_run].timeline
+            name = f"timeline-{exp}-{setup}.png"
+            draw_timeline(
+                timeline, out / name, timeline_title(f"{exp} on {e.config.setup_label} (median run)", timeline)
+            )
+            figures[f"timeline:{exp}"] = name
+            break
     return figures
 
 

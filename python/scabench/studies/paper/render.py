@@ -300,6 +300,43 @@ def claim_tally(claims):
     return text
 
 
+# What to look for in each timeline: what the experiment's policy makes the
+# stages do (the figure shows what they did).
+TIMELINE_NOTES = {
+    "exp1": "one-way, no worker: the producer's sends return at once and stage 1 takes packets on many ORB "
+    "threads at once, working them side by side; look at how long stages 2 and 3 stand empty (the empty "
+    "pipeline) and at the hatched packets that overtook others on the way",
+    "exp5": "two-way, no worker: each send returns only once all three stages are done with the packet, so one "
+    "packet is in the pipeline at a time: each stage works, then waits (lighter) while the stages after it work",
+    "exp6": "two-way with a worker: a stage's upcall only queues the packet, so the producer runs ahead, the "
+    "queues fill (the thin lines) and the three stages work side by side",
+}
+
+
+def timelines_section(figures):
+    """The timelines of the experiments that show the paper's phenomena
+    (figures.TIMELINES), each with what to look for; none drawn: a line saying why."""
+    drawn = [(exp, figures[f"timeline:{exp}"]) for exp in TIMELINE_NOTES if f"timeline:{exp}" in figures]
+    out = ["## Timelines: the first packets", ""]
+    if not drawn:
+        return out + [
+            "None drawn: exp1, exp5 and exp6 were not run, or their runs were kept before results held "
+            "their first packets.",
+            "",
+        ]
+    out += [
+        "Each experiment's median run, its first packets: a lane per component, a bar per packet from the start "
+        "of its work to done, in the packet's colour at every stage, lighter while the stage was sending it on "
+        "(a two-way call waits there for the stages after it); a thin line under a lane is a packet waiting in "
+        "a worker queue, a hatched bar a packet that arrived out of order, and in work the share of the time "
+        "shown in which the stage worked a packet. Gaps are idle time (docs/reference/trace.md).",
+        "",
+    ]
+    for exp, name in drawn:
+        out += [f"**{exp}**: {TIMELINE_NOTES[exp]}.", "", f"![{exp}: the first packets]({name})", ""]
+    return out
+
+
 def render(entries, claims, meta, figures):
     """The whole report. figures: {"overview": file, "exp1@multicore": file, ...}."""
     env = meta["environment"]
@@ -360,6 +397,7 @@ def render(entries, claims, meta, figures):
     ]
     if "latency" in figures:
         out += [f"![latency per packet]({figures['latency']})", ""]
+    out += timelines_section(figures)
     for exp in (e for e in TABLE1 if e not in missing):
         out += [f"## {exp}: {_experiment_title(exp)}", ""]
         for setup in SETUPS:

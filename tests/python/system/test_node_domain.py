@@ -1,0 +1,330 @@
+"""A node as a REDHAWK domain drives it, checked by clients in this process
+playing the domain (omniORBpy with the project's IDL, idl/cf.idl): the
+node's device answers as a GPP (its matching and allocation properties by
+the GPP's ids) and keeps the account of memCapacity and loadCapacity;
+execute honours PRIORITY and STACK_SIZE; the DeviceManager serves its DCD
+through its fileSys, read-only; and a DomainManager played by a servant here
+is registered with by `scabench node --domain-manager`, drives the node
+(allocateCapacity, load, executeLinked, terminate) and is left at the end.
+Every process started here is ended by its PID."""
+
+import os
+import threading
+import time
+
+import pytest
+from lxml import etree
+from omniORB import CORBA
+from py_components_world import WAIT_S, S, alive, context, naming, orb, start_naming  # noqa: F401 (fixtures)
+from test_node import exec_params, node, start_node, wait_until  # noqa: F401 (fixtures: node, start_node)
+
+from scabench.model import gpp
+
+CF = S.CF
+CosNaming = S.CosNaming
+
+
+def value(id_, tc, v):
+    return CF.DataType(id_, CORBA.Any(tc, v))
+
+
+def mem(mib):
+    return value(gpp.MEM_CAPACITY, CORBA.TC_longlong, mib)
+
+
+def load(cores):
+    return value(gpp.LOAD_CAPACITY, CORBA.TC_double, cores)
+
+
+def queried(device, *ids):
+    asked = [CF.DataType(i, CORBA.Any(CORBA.TC_null, None)) for i in ids]
+    return {p.id: p.value.value() for p in device.query(asked)}
+
+
+def sleeper(tmp_path):
+    """A program a node may run that lives until it is terminated, keeping its pid."""
+    script = tmp_path / "sleeper"
+    script.write_text("#!/bin/sh\nexec sleep 60\n")
+    script.chmod(0o755)
+    return script
+
+
+def read_file(fs, path):
+    f = fs.open(path, True)
+    try:
+        return f.read(f.sizeOf())
+    finally:
+        f.close()
+
+
+# --- the device as a GPP -----------------------------------------------------------------
+
+
+def test_the_device_answers_as_a_gpp_and_keeps_the_account_of_its_capacities(start_node):
+    device = start_node("--memory-mib", "1000").wait_registered().device
+    cores = len(queried(device, "cores")["cores"].split(","))
+    system, processor = gpp.host_platform()
+    assert (system, processor) == ("Linux", "x86_64") or processor != "x86_64"
+    assert queried(device, gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.PROCESSOR_CORES) == {
+        gpp.DEVICE_KIND: "GPP",
+        gpp.OS_NAME: system,
+        gpp.PROCESSOR_NAME: processor,
+        gpp.PROCESSOR_CORES: cores,
+    }
+    before = queried(device, gpp.MEM_CAPACITY, gpp.LOAD_CAPACITY, gpp.LOAD_TOTAL, gpp.MEM_FREE)
+    assert before[gpp.MEM_CAPACITY] == 1000 and before[gpp.LOAD_CAPACITY] == before[gpp.LOAD_TOTAL] == cores
+    assert before[gpp.MEM_FREE] > 0
+    # memCapacity and memory_mib draw from one pool; loadCapacity and cores from another.
+    assert device.allocateCapacity([mem(600), load(0.5)])
+    now = queried(device, gpp.MEM_CAPACITY, gpp.LOAD_CAPACITY, "memory_mib_allocated")
+    assert now == {gpp.MEM_CAPACITY: 400, gpp.LOAD_CAPACITY: cores - 0.5, "memory_mib_allocated": 600}
+    assert device._get_usageState() == CF.Device.ACTIVE
+    assert not device.allocateCapacity([value("memory_mib", CORBA.TC_ulonglong, 401)])
+    assert not device.allocateCapacity([value("cores", CORBA.TC_ulong, cores)])  # half a core is taken
+    assert not device.allocateCapacity([mem(1), load(cores)])  # all or nothing: the memory is not taken
+    assert queried(device, gpp.MEM_CAPACITY)[gpp.MEM_CAPACITY] == 400
+    assert device.allocateCapacity([mem(400), load(cores - 0.5)])
+    assert device._get_usageState() == CF.Device.BUSY
+    assert queried(device, gpp.MEM_CAPACITY, gpp.LOAD_CAPACITY) == {gpp.MEM_CAPACITY: 0, gpp.LOAD_CAPACITY: 0.0}
+    for bad in (
+        load(-1.0),
+        value(gpp.MEM_CAPACITY, CORBA.TC_double, 1.5),
+        value(gpp.DEVICE_KIND, CORBA.TC_string, "GPP"),  # matched by the domain, not allocated
+    ):
+        with pytest.raises(CF.Device.InvalidCapacity):
+            device.allocateCapacity([bad])
+    with pytest.raises(CF.Device.InvalidCapacity):
+        device.deallocateCapacity([mem(1001)])
+    device.deallocateCapacity([mem(1000), load(cores)])
+    assert device._get_usageState() == CF.Device.IDLE
+    assert queried(device, gpp.MEM_CAPACITY, gpp.LOAD_CAPACITY) == {gpp.MEM_CAPACITY: 1000, gpp.LOAD_CAPACITY: cores}
+
+
+def test_execute_honours_priority_as_the_nice_value_and_stack_size_as_the_stack_limit(start_node, tmp_path):
+    script = sleeper(tmp_path)
+    device = start_node("--allow", str(script)).wait_registered().device
+    device.load(None, "sleeper", CF.LoadableDevice.EXECUTABLE)
+    nice = -3 if os.geteuid() == 0 else 7  # below the node's own only where this user may
+    options = [
+        value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_ulong if nice >= 0 else CORBA.TC_long, nice),
+        value(CF.ExecutableDevice.STACK_SIZE_ID, CORBA.TC_ulong, 1 << 20),
+    ]
+    pid = device.execute("sleeper", options, [])
+    try:
+        assert os.getpriority(os.PRIO_PROCESS, pid) == nice
+        limits = open(f"/proc/{pid}/limits").read().splitlines()
+        assert next(line for line in limits if line.startswith("Max stack size")).split()[3] == str(1 << 20)
+    finally:
+        device.terminate(pid)
+    for bad in (
+        value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_long, 20),
+        value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_string, "high"),
+        value(CF.ExecutableDevice.STACK_SIZE_ID, CORBA.TC_long, -1),
+    ):
+        with pytest.raises(CF.ExecutableDevice.InvalidOptions) as refused:
+            device.execute("sleeper", [bad], [])
+        assert [p.id for p in refused.value.invalidOpts] == [bad.id]
+
+
+# --- the DeviceManager, its profile and its file system ---------------------------------------
+
+
+class PlainDevice(S.CF__POA.Device):
+    """A device from outside, for registerDevice: never called."""
+
+
+def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node, orb):
+    manager, device = node.refs.device_manager, node.device
+    fs = manager._get_fileSys()
+    path = manager._get_deviceConfigurationProfile()
+    assert path == f"/nodes/{node.name}/DeviceManager.dcd.xml" and fs.exists(path)
+    dcd = etree.fromstring(read_file(fs, path))
+    assert dcd.tag == "deviceconfiguration" and dcd.get("id") == manager._get_identifier()
+    assert dcd.get("name") == manager._get_label() == node.name
+    [placed] = dcd.findall("partitioning/componentplacement/componentinstantiation")
+    assert placed.get("id") == device._get_identifier()
+    spd_path = dcd.find("componentfiles/componentfile/localfile").get("name")
+    spd = etree.fromstring(read_file(fs, spd_path))
+    [implementation] = spd.findall("implementation")
+    assert manager.getComponentImplementationId(placed.get("id")) == implementation.get("id")
+    assert manager.getComponentImplementationId("nobody") == ""
+    prf_path = os.path.dirname(spd_path) + "/" + spd.find("propertyfile/localfile").get("name")
+    prf = etree.fromstring(read_file(fs, prf_path))
+    declared = {e.get("id"): [k.get("kindtype") for k in e.findall("kind")] for e in prf}
+    answered = {p.id for p in device.query([])}
+    assert set(declared) == answered  # the PRF declares what query answers, no more, no less
+    assert "allocation" in declared[gpp.MEM_CAPACITY] and "allocation" in declared[gpp.LOAD_CAPACITY]
+    # A domain matches a device by its PRF's values: the matching ones are there, as query answers them.
+    matching = {e.get("id"): e.findtext("value") for e in prf if e.find("action").get("type") == "eq"}
+    assert set(matching) == {gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.OS_VERSION}
+    assert matching == {k: str(v) for k, v in queried(device, *matching).items()}
+    assert fs.exists(dcd.find("devicemanagersoftpkg/localfile").get("name"))
+    # Listing, and the file's answers.
+    [entry] = fs.list(path)
+    assert (entry.name, entry.kind, entry.size) == (
+        "DeviceManager.dcd.xml",
+        CF.FileSystem.PLAIN,
+        len(read_file(fs, path)),
+    )
+    assert [e.name for e in fs.list("/nodes/")] == [node.name]
+    assert {e.name for e in fs.list(os.path.dirname(spd_path) + "/*.xml")} == {
+        "NodeDevice.spd.xml",
+        "NodeDevice.prf.xml",
+        "NodeDevice.scd.xml",
+    }
+    f = fs.open(path, True)
+    assert f._get_fileName() == path and f.read(5) == b"<?xml" and f._get_filePointer() == 5
+    with pytest.raises(CF.File.InvalidFilePointer):
+        f.setFilePointer(f.sizeOf() + 1)
+    with pytest.raises(CF.File.IOException) as not_writable:
+        f.write(b"x")
+    assert not_writable.value.errorNumber == CF.CF_EROFS
+    f.close()
+    with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+        f.sizeOf()  # a closed file is gone
+    # Read-only, absolute names, nothing outside.
+    for call in (lambda: fs.remove(path), lambda: fs.open(path, False), lambda: fs.mkdir("/x")):
+        with pytest.raises(CF.FileException) as read_only:
+            call()
+        assert read_only.value.errorNumber == CF.CF_EROFS
+    for bad in ("nodes", "/nodes/../../etc/passwd"):
+        with pytest.raises(CF.InvalidFileName) as invalid:
+            fs.exists(bad)
+        assert invalid.value.errorNumber == CF.CF_EINVAL
+    with pytest.raises(CF.FileException) as missing:
+        fs.open("/nothing.xml", True)
+    assert missing.value.errorNumber == CF.CF_ENOENT
+    sizes = {p.id: p.value.value() for p in fs.query([])}
+    assert sizes[CF.FileSystem.SIZE] > 0 and sizes[CF.FileSystem.AVAILABLE_SPACE] == 0
+    # Devices and services from outside; REDHAWK's Resource parts.
+    assert manager._get_domMgr() is None and manager._get_registeredServices() == []
+    poa = orb.resolve_initial_references("RootPOA")
+    other = PlainDevice()
+    poa.activate_object(other)
+    other_ref = poa.servant_to_reference(other)
+    manager.registerDevice(other_ref)
+    assert [d._is_equivalent(other_ref) for d in manager._get_registeredDevices()] == [False, True]
+    with pytest.raises(CF.InvalidObjectReference):
+        manager.unregisterDevice(device)  # its own goes with the node
+    manager.unregisterDevice(other_ref)
+    with pytest.raises(CF.InvalidObjectReference):
+        manager.unregisterDevice(other_ref)
+    manager.registerService(other_ref, "svc")
+    assert [s.serviceName for s in manager._get_registeredServices()] == ["svc"]
+    manager.unregisterService(other_ref, "svc")
+    assert manager.getPortSet() == [] and manager.getNamedLoggers() == [node.name]
+    poa.deactivate_object(poa.servant_to_id(other))
+
+
+# --- a DomainManager ---------------------------------------------------------------------------
+
+
+class RecordingDomainManager(S.CF__POA.DomainManager):
+    """A DomainManager as far as a node calls it: it records each call, and,
+    as REDHAWK's does, reads the DCD of a DeviceManager that registers."""
+
+    def __init__(self, refuse=False):
+        self.calls, self.dcds, self.refuse = [], [], refuse
+        self.registered = threading.Event()
+
+    def registerDeviceManager(self, deviceMgr):
+        self.calls.append(("registerDeviceManager", deviceMgr))
+        if self.refuse:
+            raise CF.DomainManager.RegisterError(CF.CF_EBUSY, "this domain takes no more nodes")
+        self.dcds.append(read_file(deviceMgr._get_fileSys(), deviceMgr._get_deviceConfigurationProfile()))
+        self.registered.set()
+
+    def unregisterDeviceManager(self, deviceMgr):
+        self.calls.append(("unregisterDeviceManager", deviceMgr))
+
+    def registerDevice(self, registeringDevice, registeredDeviceMgr):
+        self.calls.append(("registerDevice", registeredDeviceMgr))
+
+    def unregisterDevice(self, unregisteringDevice):
+        self.calls.append(("unregisterDevice", unregisteringDevice))
+
+
+@pytest.fixture
+def domain_manager(orb, naming):
+    """(make(refuse) -> (servant, its name in the Naming Service)); each one unbound and deactivated at the end."""
+    poa = orb.resolve_initial_references("RootPOA")
+    made = []
+
+    def make(refuse=False):
+        servant = RecordingDomainManager(refuse)
+        poa.activate_object(servant)
+        domain = f"DOM_{len(made)}_{os.getpid()}_{time.monotonic_ns()}"
+        folder = naming.root.bind_new_context([CosNaming.NameComponent(domain, "")])
+        folder.bind([CosNaming.NameComponent(domain, "")], poa.servant_to_reference(servant))
+        made.append((servant, domain, folder))
+        return servant, f"{domain}/{domain}"
+
+    yield make
+    for servant, domain, folder in made:
+        folder.unbind([CosNaming.NameComponent(domain, "")])
+        folder.destroy()
+        naming.root.unbind([CosNaming.NameComponent(domain, "")])
+        poa.deactivate_object(poa.servant_to_id(servant))
+
+
+def test_a_domain_manager_is_registered_with_drives_the_node_and_is_left(
+    start_node, domain_manager, context, tmp_path, orb
+):
+    _, ior = context
+    script = sleeper(tmp_path)
+    servant, name = domain_manager()
+    n = start_node("--allow", str(script), "--domain-manager", name)
+    n.wait_registered()
+    assert servant.registered.wait(WAIT_S)
+    manager = n.refs.device_manager
+    [(call, registered)] = servant.calls
+    assert call == "registerDeviceManager" and registered._is_equivalent(manager)
+    assert etree.fromstring(servant.dcds[0]).find("domainmanager/namingservice").get("name") == name
+    assert manager._get_domMgr() is not None
+    # The domain drives it as REDHAWK 2.2's ApplicationFactory does.
+    device = manager._get_registeredDevices()[0]._narrow(CF.ExecutableDevice)
+    assert device.allocateCapacity([mem(16), load(0.25)])
+    device.load(manager._get_fileSys(), "sleeper", CF.LoadableDevice.EXECUTABLE)
+    pid = device.executeLinked("sleeper", [value("PRIORITY", CORBA.TC_ulong, 2)], exec_params(ior, "w"), [])
+    assert alive(pid) and os.getpriority(os.PRIO_PROCESS, pid) == 2
+    device.terminate(pid)
+    assert not alive(pid)
+    device.deallocateCapacity([mem(16), load(0.25)])
+    device.unload("sleeper")
+    # A device registered with the node from outside is registered with its DomainManager too.
+    manager.registerDevice(device)  # its own: listed already, nothing to forward
+    poa = orb.resolve_initial_references("RootPOA")
+    other = PlainDevice()
+    poa.activate_object(other)
+    other_ref = poa.servant_to_reference(other)
+    manager.registerDevice(other_ref)
+    manager.unregisterDevice(other_ref)
+    poa.deactivate_object(poa.servant_to_id(other))
+    manager.shutdown()
+    assert n.proc.wait(WAIT_S) == 0
+    assert [c for c, _ in servant.calls] == [
+        "registerDeviceManager",
+        "registerDevice",
+        "unregisterDevice",
+        "unregisterDeviceManager",
+    ]
+    assert servant.calls[1][1]._is_equivalent(registered) and servant.calls[3][1]._is_equivalent(registered)
+    assert servant.calls[2][1]._is_equivalent(other_ref)
+    assert "registered with the DomainManager" in n.stdout() and "unregistered from" in n.stdout()
+
+
+def test_a_domain_manager_that_refuses_or_is_not_there_ends_the_node_in_one_line(start_node, domain_manager):
+    servant, name = domain_manager(refuse=True)
+    refused = start_node("--domain-manager", name)
+    assert refused.proc.wait(WAIT_S) == 1
+    [line] = refused.stderr().strip().splitlines()
+    assert "refused this node" in line and "no more nodes" in line
+    for given, says in (
+        ("NO_SUCH/DOMAIN", "nothing is bound"),
+        ("a//b", "--domain-manager"),
+        (" ", "--domain-manager"),
+    ):
+        missing = start_node("--domain-manager", given)
+        assert missing.proc.wait(WAIT_S) == 2
+        [line] = missing.stderr().strip().splitlines()
+        assert says in line, line

@@ -1,0 +1,64 @@
+"""A real run's trace and timeline (run/trace.py, report/timeline.py): few
+packets through real processes, the trace file's structure held to what
+every trace must be (trace_check), and the report's timeline drawn."""
+
+import json
+
+from conftest import pipeline_toml, scabench
+from trace_check import check_trace
+
+PACKETS = 8
+
+
+def test_run_writes_a_trace_of_every_packet_and_a_report_with_its_timeline(write_spec, tmp_path):
+    # Two-way into a stage with a worker (its packets wait in its queue),
+    # then one-way into a stage that works on the ORB's threads.
+    chain = pipeline_toml(packets=PACKETS, stages=2, work_us=2000, policy='call = "oneway"')
+    spec = write_spec(
+        chain.split("\n", 1)[1]  # the components without their chain: the connections below
+        + '[[connection]]\nfrom = "producer.out"\nto = "stage1.in"\ncall = "twoway"\nworker = 4\n'
+        + '[[connection]]\nfrom = "stage1.out"\nto = "stage2.in"\n'
+    )
+    trace, report = tmp_path / "run.trace.json", tmp_path / "report"
+    done = scabench("run", spec, "--trace", trace, "--trace-packets", 6, "--report", report, "--timeline")
+    assert done.returncode == 0, done.stderr
+    assert f"trace: {trace}" in done.stdout
+    doc = json.loads(trace.read_text())
+    events, flows = check_trace(doc, 6)
+    processes = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert processes == {"producer", "stage1 (stage)", "stage2 (stage)"}
+    packets = [e for e in events if e["ph"] == "X" and e["cat"] == "packet"]
+    # The window: packets 0 to 5 at each of the three components, each once.
+    assert sorted((e["pid"], e["args"]["sequence"]) for e in packets) == [(p, s) for p in (1, 2, 3) for s in range(6)]
+    assert doc["otherData"]["window"]["of"] == PACKETS
+    # The spec as it ran, as the result keeps it: a study's traces are told apart by it.
+    assert doc["otherData"]["spec"] == str(spec) and doc["otherData"]["resolved"]["file"] == str(spec)
+    # Each packet's hop flows: producer -> stage1 -> stage2, two per packet.
+    hops = [f for f in flows.values() if f["s"]["pid"] != f["f"]["pid"]]
+    assert len(hops) == 2 * 6
+    assert {(f["s"]["pid"], f["f"]["pid"]) for f in hops} == {(1, 2), (2, 3)}
+    # Every packet's work lies inside its packet's span at each stage.
+    work = [e for e in events if e["ph"] == "X" and e["cat"] == "work"]
+    assert len(work) == 2 * 6
+    assert any(e["name"] == "queued" for e in events if e["ph"] == "C")
+    page = (report / "report.md").read_text()
+    assert "## Timeline" in page and "timeline.png" in page
+    assert (report / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_sweep_writes_a_trace_per_run_in_its_folder(write_spec, tmp_path):
+    spec = write_spec(pipeline_toml(packets=4, stages=1, work_us=500))
+    out = tmp_path / "sweep"
+    args = ["sweep", spec, "--grid", "policy.call=oneway,twoway", "--runs", "1", "--quiet-wait", "0"]
+    done = scabench(*args, "--out", out, "--trace", "--trace-packets", 3, "--timeline")
+    assert done.returncode == 0, done.stderr
+    # A file per run, in the order they ran: two points, one run each, and any the guard redid.
+    traces = sorted(p.name for p in (out / "traces").iterdir())
+    assert len(traces) >= 2 and traces[:2] == ["001-spec.trace.json", "002-spec.trace.json"]
+    assert f"trace: {len(traces)} files in {out / 'traces'}" in done.stdout
+    for name in traces:
+        check_trace(json.loads((out / "traces" / name).read_text()), 3)
+    # --timeline: the answer's first packets in the report (two-way keeps order: there is an answer).
+    page = (out / "report.md").read_text()
+    assert "## Timeline of the answer" in page and "![policy.call=" in page
+    assert (out / "timeline.png").read_bytes()[:4] == b"\x89PNG"
