@@ -225,14 +225,14 @@ class LiveSampler:
     def _read_done(self, st: _ComponentState, f: _RecordFile) -> None:
         """Looks again at the records not done when last looked at, and at
         those that arrived since: each is counted once, when it is done."""
-        index = np.concatenate((f.pending, np.arange(f.checked, f.arrived, dtype=np.int64)))
+        # The new ones by a slice (a copy of a contiguous range), the few in
+        # progress by their indices.
+        new = np.array(f.records[f.checked : f.arrived])
+        old = f.records[f.pending] if f.pending.size else new[:0]
+        new_done, old_done = new["done_ns"] != 0, old["done_ns"] != 0
+        f.pending = np.concatenate((f.pending[~old_done], f.checked + np.flatnonzero(~new_done)))
         f.checked = f.arrived
-        if not index.size:
-            return
-        records = f.records[index]
-        done = records["done_ns"] != 0
-        f.pending = index[~done]
-        finished = records[done]
+        finished = np.concatenate((old[old_done], new[new_done]))
         if not finished.size:
             return
         st.last_done_ns = max(st.last_done_ns, int(finished["done_ns"].max()))
