@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 import tomli_w
 
@@ -37,8 +37,12 @@ from scabench.model.sad.load import is_sad, waveform_stem
 from scabench.model.spec import CODE_SOURCE, FILE_PROPERTIES, Spec, code_source
 from scabench.model.spec_toml import parse_spec, read_toml
 from scabench.report.results_file import read_json, write_json
+from scabench.run.live import LiveSample
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
+
+if TYPE_CHECKING:
+    from scabench.run.top import PortStatisticsSampler
 
 # A component's keys that name files: relative ones are from the waveform's
 # folder (the spec's, for a file; the current directory when it was built in
@@ -393,6 +397,7 @@ class Waveform:
         quiet_wait_s: float = GuardSettings.quiet_wait_s,
         progress: bool | TextIO = False,
         on_hold: Callable[[dict[str, str]], None] | None = None,
+        on_sample: Callable[[LiveSample], None] | None = None,
     ) -> RunResult | Benchmark:
         """Runs the waveform over real processes.
 
@@ -401,6 +406,9 @@ class Waveform:
         on_hold(naming), if given, is called once the stream has ended, with
         the components still up and bound in the run's Naming Service
         (naming: {"corbaloc", "context"}); they are released when it returns.
+        on_sample(sample), if given, gets the run's figures while it goes on
+        (a LiveSample, as `scabench run --live` shows them) every half
+        second, from a thread of its own, and once more at the end.
 
         runs=K: a benchmark, as `scabench run --runs K --warmup W`: each run
         after waiting up to quiet_wait_s for a quiet machine, redone when
@@ -410,9 +418,11 @@ class Waveform:
         if runs is None:
             if warmup:
                 raise ValueError("warmup: warm-up runs come before runs=K; give runs too")
-            return run_spec(self.spec(packets), on_hold=on_hold)
+            return run_spec(self.spec(packets), on_hold=on_hold, on_sample=on_sample)
         if on_hold is not None:
             raise ValueError("on_hold keeps one run's components up; it cannot be used with runs=K")
+        if on_sample is not None:
+            raise ValueError("on_sample watches one run; it cannot be used with runs=K")
         _check_count("runs", runs, 1)
         _check_count("warmup", warmup, 0)
         return run_benchmark(self.spec(packets), runs, warmup, guard_settings(quiet_wait_s), stream=_stream(progress))
@@ -604,3 +614,14 @@ def _stream(progress: bool | TextIO) -> TextIO:
     if progress is True:
         return sys.stderr
     return progress or io.StringIO()
+
+
+def watch(target: str, naming: str | None = None) -> "PortStatisticsSampler":
+    """A running waveform's live figures over CORBA, as `scabench top`
+    reads them: `watch("exp6_1", naming=corbaloc).sample()` is a LiveSample
+    from its components' port statistics. target: a naming context's name
+    in the Naming Service at `naming`, or a corbaname:, corbaloc: or IOR:
+    URL of a context or of one component."""
+    from scabench.run.top import PortStatisticsSampler  # the ORB: only when watched
+
+    return PortStatisticsSampler(target, naming)

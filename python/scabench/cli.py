@@ -9,6 +9,7 @@ import signal
 import stat
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -37,6 +38,7 @@ from scabench.model.transport import TRANSPORTS
 from scabench.report.live import LiveView
 from scabench.report.results_file import CsvTable, read_json, read_runs, records_table, write_csv, write_json
 from scabench.report.tables import benchmark_csv, benchmark_view, run_view, stage_rows
+from scabench.run.naming import DEFAULT_NAMING
 from scabench.run.results import RunResult
 from scabench.run.runner import run_spec
 from scabench.run.trace import DEFAULT_PACKETS, TraceRequest, tracing
@@ -1288,6 +1290,53 @@ def granularity(
             f"(seed: U about {result['seed']['s4285']['user_11_vs_2']})"
         )
     click.echo(f"report: {md} and {html}; data: {written}")
+
+
+@main.command(short_help="The live view of a running waveform, read over CORBA from its ports' statistics.")
+@click.argument("target", metavar="NAME-OR-URL")
+@click.option(
+    "--naming",
+    metavar="CORBALOC",
+    help=f"The Naming Service that NAME is bound in (a held run prints its corbaloc); default {DEFAULT_NAMING}.",
+)
+@click.option(
+    "--every",
+    type=click.FloatRange(min=0.1, max=3600),
+    default=1.0,
+    show_default=True,
+    metavar="S",
+    callback=finite,
+    help="Seconds between samples.",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Stop after this many samples (0: until Ctrl-C).",
+)
+def top(target: str, naming: str | None, every: float, samples: int) -> None:
+    """Watch a running waveform: NAME is its naming context (a held run's,
+    `exp6_1`; `a/b` for a nested one) in the Naming Service given by
+    --naming, or NAME-OR-URL a corbaname:, corbaloc: or IOR: URL of a
+    context or of one component. Each component's ports are asked for
+    their statistics (BulkIO's PortStatistics) at every sample; a dashboard
+    on a terminal, a plain line every 2 s elsewhere. Ctrl-C ends it."""
+    from scabench.run.top import PortStatisticsSampler  # the ORB and its stubs: only for this command
+
+    with exit_codes():
+        sampler = PortStatisticsSampler(target, naming)
+        taken = 0
+        with LiveView(sys.stdout) as view:
+            try:
+                while True:
+                    view(sampler.sample())
+                    taken += 1
+                    if samples and taken >= samples:
+                        break
+                    time.sleep(every)
+            except Interrupted:
+                pass  # Ctrl-C is how top ends
 
 
 @main.command(short_help="A node agent: starts components on this machine for a domain (an SCA DeviceManager).")

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -49,9 +50,12 @@ uint64_t RecordLog::arrive(uint64_t sequence, int64_t arriveNs, uint32_t flags) 
   if (slot < header_->capacity) {
     PacketRecord& r = records_[slot];
     r.sequence = sequence;
-    r.arriveNs = arriveNs;
     r.threadId = currentThreadId();
     r.flags = flags;
+    // The arrival time last, released: a reader of the mapped file while the
+    // run goes on (run/live.py) takes a record whose arrival is set as
+    // whole, so it never sees a record's arrival before its thread and flags.
+    std::atomic_ref<int64_t>(r.arriveNs).store(arriveNs, std::memory_order_release);
   }
   return slot;
 }

@@ -23,6 +23,8 @@ def _maybe(value: float | None, fmt: str, missing: str = "-") -> str:
 
 
 def headline(sample: LiveSample) -> str:
+    if sample.watching:
+        return f"{wall_time(sample.elapsed_s)} watching {sample.watching}: {len(sample.components)} components"
     left = f", {wall_time(sample.time_left_s)} left" if sample.time_left_s is not None else ""
     return f"{wall_time(sample.elapsed_s)} elapsed: sent {sample.sent} of {sample.to_send}{left}"
 
@@ -109,6 +111,7 @@ class LiveView:
         self.live = Live(console=self.console, refresh_per_second=4, transient=False) if self.terminal else None
         self.last_plain_s = -math.inf
         self.last: LiveSample | None = None
+        self.last_said = False
 
     def __enter__(self) -> "LiveView":
         if self.live is not None:
@@ -118,16 +121,16 @@ class LiveView:
     def __exit__(self, *exc: object) -> None:
         if self.live is not None:
             self.live.stop()
-        elif self.last is not None:
+        elif self.last is not None and not self.last_said:
             self._plain(self.last)
 
     def __call__(self, sample: LiveSample) -> None:
-        self.last = sample
+        self.last, self.last_said = sample, False
         if self.live is not None:
             self.live.update(dashboard(sample))
         elif sample.elapsed_s - self.last_plain_s >= PLAIN_EVERY_S:
             self._plain(sample)
 
     def _plain(self, sample: LiveSample) -> None:
-        self.last_plain_s = sample.elapsed_s
+        self.last_plain_s, self.last_said = sample.elapsed_s, True
         self.console.print(plain_line(sample), markup=False, soft_wrap=True, highlight=False)

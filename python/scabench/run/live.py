@@ -7,11 +7,14 @@ packet goes. So a reader that maps the same files sees each component's
 packets as they happen, at the cost of reading them: the components pay
 nothing more than they already do (docs/findings/cost-of-looking.md).
 
-Each `sample()` reads only what was written since the last one, so a
-long run costs the same per sample as a short one, and keeps bounded state:
-counters, the thread ids seen, the highest sequence per stream, and the
-latency so far as a histogram of fixed log-spaced bins (LATENCY_BINS), not
-a list of packets.
+Each `sample()` reads only what was written since the last one, and the
+records it saw not yet done, so a sample costs what the packets since the
+last one and those in progress cost, however long the run; it keeps bounded
+state: counters, the thread ids seen, the last sequence per stream, the
+slots in progress, and the latency so far as a histogram of fixed
+log-spaced bins (LATENCY_BINS), not a list of packets. A record's arrival
+time is written last (record_log.cpp), so a record whose arrival is set is
+whole.
 
 What a sample says, per component:
 - taken / finished, and `holding` (taken - finished): with a worker queue,
@@ -28,10 +31,12 @@ What a sample says, per component:
   held and none finished for longer than stalls.threshold_ms allows;
 - its process's CPU over the last interval (/proc);
 and per connection the packets and rate at its receiver, per sink the
-latency since send so far (p50 / p99 / max), and the run's time left at
+latency since send to done so far (p50 / p99 / max: the table's "send →
+done"), and the run's time left at
 the sources' pace so far."""
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +49,7 @@ from scabench.model import graph
 from scabench.model.pipeline import packet_bytes, property_value, stage_work
 from scabench.model.spec import Spec
 from scabench.run.graph_figures import connection_numbers, stream_of
+from scabench.run.metrics import reordered_from_previous
 from scabench.run.records import HEADER, RECORD, REFUSAL_REASONS
 from scabench.run.stalls import threshold_ms
 from scabench.run.watchdog import children, host_components
@@ -103,6 +109,7 @@ class LiveSample:
     components: list[ComponentSample] = field(default_factory=list)
     connections: list[ConnectionSample] = field(default_factory=list)
     latency: list[PathLatency] = field(default_factory=list)
+    watching: str = ""  # what `scabench top` watches (a run --live sample watches its own run: "")
 
     def component(self, name: str) -> ComponentSample:
         return next(c for c in self.components if c.name == name)
@@ -131,7 +138,8 @@ class _RecordFile:
         capacity = int(self.header[0]["capacity"])
         self.records = np.memmap(path, dtype=RECORD, mode="r", offset=HEADER.itemsize, shape=(capacity,))
         self.arrived = 0  # records whose arrival has been looked at
-        self.done_below = 0  # every record below this one is done
+        self.checked = 0  # records looked at for their done time (below `arrived`)
+        self.pending = np.empty(0, np.int64)  # those of them not done when last looked at
 
     def claimed(self) -> int:
         return min(int(self.header[0]["claimed"]), self.records.shape[0])
@@ -197,9 +205,9 @@ class LiveSampler:
         if end <= f.arrived:
             return
         new = np.array(f.records[f.arrived : end])
-        written = np.flatnonzero(new["arrive_ns"] == 0)
-        if written.size:  # a slot claimed, its arrival not yet written: read it next time
-            new = new[: written[0]]
+        unwritten = np.flatnonzero(new["arrive_ns"] == 0)
+        if unwritten.size:  # a slot claimed, its arrival not yet written: read it next time
+            new = new[: unwritten[0]]
         if not new.size:
             return
         f.arrived += new.size
@@ -211,13 +219,32 @@ class LiveSampler:
             st.per_connection[int(number)] = st.per_connection.get(int(number), 0) + int(count)
         for stream in np.unique(streams):
             seq = new["sequence"][streams == stream].astype(np.int64)
-            previous = np.concatenate(([st.previous.get(int(stream), -1)], seq[:-1]))
-            st.reordered += int(np.count_nonzero(seq != previous + 1))
+            st.reordered += _reordered_after(st.previous.get(int(stream)), seq)
             st.previous[int(stream)] = int(seq[-1])
-            if st.name in self.latency:
-                self._add_latency(st.name, int(stream), seq, new["arrive_ns"][streams == stream])
 
-    def _add_latency(self, sink: str, stream: int, seq: np.ndarray, arrive_ns: np.ndarray) -> None:
+    def _read_done(self, st: _ComponentState, f: _RecordFile) -> None:
+        """Looks again at the records not done when last looked at, and at
+        those that arrived since: each is counted once, when it is done."""
+        # The new ones by a slice (a copy of a contiguous range), the few in
+        # progress by their indices.
+        new = np.array(f.records[f.checked : f.arrived])
+        old = f.records[f.pending] if f.pending.size else new[:0]
+        new_done, old_done = new["done_ns"] != 0, old["done_ns"] != 0
+        f.pending = np.concatenate((f.pending[~old_done], f.checked + np.flatnonzero(~new_done)))
+        f.checked = f.arrived
+        finished = np.concatenate((old[old_done], new[new_done]))
+        if not finished.size:
+            return
+        st.last_done_ns = max(st.last_done_ns, int(finished["done_ns"].max()))
+        if st.name in self.latency:
+            streams = (finished["flags"] >> 16).astype(np.int64)
+            for stream in np.unique(streams):
+                mine = finished[streams == stream]
+                self._add_latency(st.name, int(stream), mine["sequence"].astype(np.int64), mine["done_ns"])
+
+    def _add_latency(self, sink: str, stream: int, seq: np.ndarray, done_ns: np.ndarray) -> None:
+        """Since send to done at the sink, as the run's table measures it
+        (runner: "send → done")."""
         sent = self._send_times(stream)
         if sent is None:
             return
@@ -225,18 +252,8 @@ class LiveSampler:
         known = (seq >= 0) & (seq < sent.shape[0])
         send_ns = np.asarray(sent[seq[known]], np.int64)
         valid = send_ns > 0
-        us = (arrive_ns[known][valid].astype(np.int64) - send_ns[valid]) / 1000.0
+        us = (np.asarray(done_ns, np.int64)[known][valid] - send_ns[valid]) / 1000.0
         self.latency[sink] += np.bincount(np.searchsorted(LATENCY_BINS, us), minlength=LATENCY_BINS.size + 1)
-
-    def _read_done(self, st: _ComponentState, f: _RecordFile) -> None:
-        end = f.arrived
-        if end <= f.done_below:
-            return
-        done = np.asarray(f.records["done_ns"][f.done_below : end], np.int64)
-        if done.size:
-            st.last_done_ns = max(st.last_done_ns, int(done.max()))
-        pending = np.flatnonzero(done == 0)
-        f.done_below += int(pending[0]) if pending.size else done.size
 
     def _processes(self) -> dict[str, tuple[int, int]]:
         """{component: (pid, CPU ticks so far)} of the run's hosts."""
@@ -332,6 +349,15 @@ class LiveSampler:
                 c.stalled_s = still_ms / 1000.0
 
 
+def _reordered_after(previous: int | None, seq: np.ndarray) -> int:
+    """metrics.reordered_from_previous over a stream's arrivals read so far,
+    counted on the new ones only: `previous` is the sequence of the arrival
+    before them (None before the stream's first)."""
+    if previous is None:
+        return reordered_from_previous(seq)
+    return reordered_from_previous(np.concatenate(([previous], seq))) - reordered_from_previous([previous])
+
+
 class LiveWatch(threading.Thread):
     """with LiveWatch(sampler, on_sample): calls on_sample(sampler.sample())
     every `every_s` while the run goes on, and once more at its end."""
@@ -351,6 +377,8 @@ class LiveWatch(threading.Thread):
     def __exit__(self, *exc: object) -> None:
         self._done.set()
         self.join()
+        if self.error is not None:  # said once: the run went on without its view
+            print(f"scabench: the live view stopped: {self.error!r}; the run went on and was measured", file=sys.stderr)
 
     def run(self) -> None:
         try:

@@ -21,6 +21,9 @@ from scabench.errors import RunError
 from scabench.run import processes
 
 START_TIMEOUT_S = 10.0
+# Where a tool looks for a Naming Service it is not told of: omniNames' own
+# default port on this machine (`scabench top` without --naming).
+DEFAULT_NAMING = "corbaloc::127.0.0.1:2809/NameService"
 ATTEMPTS = 3  # a free port can be taken between choosing it and binding it
 
 
