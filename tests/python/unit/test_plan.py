@@ -134,4 +134,4 @@ def test_a_program_of_its_own_on_a_bulkio_hop_gets_no_policy_keys(write_spec, tm
     assert out_of.uses.component == "x" and out_of.uses.properties == {}
     assert into.uses.properties["out.protocol"] == "bulkio" and out_of.provides.properties["in.protocol"] == "bulkio"
     (x,) = plan.externals
-    assert x.component.properties == {}
+    assert x.component.properties == {"gains": {"sequence": "double", "values": [1.0, 0.5]}}  # its own, no policy key
