@@ -1402,6 +1402,13 @@ def top(target: str, naming: str | None, every: float, samples: int) -> None:
     help="A REDHAWK DomainManager to register with (registerDeviceManager at start, unregister at exit): "
     "its IOR or corbaloc, or its name in the domain's Naming Service, e.g. REDHAWK_DEV/REDHAWK_DEV.",
 )
+@click.option(
+    "--min-nice",
+    type=click.IntRange(min=-20, max=19),
+    metavar="N",
+    help="The lowest nice value execute's PRIORITY may give a process (default: the node's own; "
+    "lower only where this user may: see docs/trust-model.md).",
+)
 def node(
     domain: str,
     name: str,
@@ -1414,6 +1421,7 @@ def node(
     heartbeat_s: float,
     grace_s: float,
     domain_manager: str | None,
+    min_nice: int | None,
 ) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
@@ -1439,6 +1447,7 @@ def node(
                 grace_s,
                 publish,
                 domain_manager,
+                min_nice,
             )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:
