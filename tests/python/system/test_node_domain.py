@@ -19,6 +19,7 @@ from py_components_world import WAIT_S, S, alive, context, naming, orb, start_na
 from test_node import exec_params, node, start_node, wait_until  # noqa: F401 (fixtures: node, start_node)
 
 from scabench.model import gpp
+from scabench.node.filesystem import MAX_OPEN, ProfileFileSystem
 
 CF = S.CF
 CosNaming = S.CosNaming
@@ -188,9 +189,15 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     answered = {p.id for p in device.query([])}
     assert set(declared) == answered  # the PRF declares what query answers, no more, no less
     assert "allocation" in declared[gpp.MEM_CAPACITY] and "allocation" in declared[gpp.LOAD_CAPACITY]
+    # GPP.prf.xml's kinds and actions: a domain checks an SPD's <os version> among the allocation properties.
+    actions = {e.get("id"): e.find("action").get("type") for e in prf}
+    assert declared[gpp.OS_VERSION] == declared[gpp.OS_NAME] == ["property", "configure", "allocation"]
+    assert declared[gpp.LOAD_PER_CORE] == ["execparam", "allocation"] and actions[gpp.LOAD_PER_CORE] == "gt"
+    assert declared[gpp.MEM_FREE] == ["configure", "event"] and actions[gpp.MEM_FREE] == "external"
     # A domain matches a device by its PRF's values: the matching ones are there, as query answers them.
     matching = {e.get("id"): e.findtext("value") for e in prf if e.find("action").get("type") == "eq"}
     assert set(matching) == {gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.OS_VERSION}
+    assert device._get_softwareProfile() == spd_path  # where a DomainManager reads it
     assert matching == {k: str(v) for k, v in queried(device, *matching).items()}
     assert fs.exists(dcd.find("devicemanagersoftpkg/localfile").get("name"))
     # Listing, and the file's answers.
@@ -248,6 +255,34 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     manager.unregisterService(other_ref, "svc")
     assert manager.getPortSet() == [] and manager.getNamedLoggers() == [node.name]
     poa.deactivate_object(poa.servant_to_id(other))
+
+
+def test_a_file_left_open_is_closed_once_idle_so_opens_go_on(orb, tmp_path):
+    """MAX_OPEN files never closed fill the file system's slots: once idle
+    for its idle time they are closed by it, and open answers again."""
+    (tmp_path / "f.xml").write_bytes(b"<x/>")
+    poa = orb.resolve_initial_references("RootPOA")
+    fs_servant = ProfileFileSystem(tmp_path, "t", idle_s=0.5)
+    poa.activate_object(fs_servant)
+    fs = poa.servant_to_reference(fs_servant)
+    try:
+        left = [fs.open("/f.xml", True) for _ in range(MAX_OPEN)]
+        with pytest.raises(CF.FileException) as full:
+            fs.open("/f.xml", True)
+        assert full.value.errorNumber == CF.CF_EMFILE
+        kept = left[0]
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:  # one file in use: not idle
+            assert kept.read(1) == b"<"
+            kept.setFilePointer(0)
+            time.sleep(0.1)
+        assert read_file(fs, "/f.xml") == b"<x/>"  # the idle ones were closed
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            left[1].sizeOf()
+        assert kept.sizeOf() == 4
+        kept.close()
+    finally:
+        poa.deactivate_object(poa.servant_to_id(fs_servant))
 
 
 # --- a DomainManager ---------------------------------------------------------------------------
