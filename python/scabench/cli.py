@@ -1399,7 +1399,8 @@ def top(target: str, naming: str | None, every: float, samples: int) -> None:
 @click.option(
     "--domain-manager",
     metavar="REF",
-    help="A REDHAWK DomainManager to register with (registerDeviceManager at start, unregister at exit): "
+    help="A REDHAWK DomainManager to register with (registerDeviceManager and registerDevice at start, "
+    "unregistered at exit): "
     "its IOR or corbaloc, or its name in the domain's Naming Service, e.g. REDHAWK_DEV/REDHAWK_DEV.",
 )
 @click.option(

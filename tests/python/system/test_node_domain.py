@@ -141,6 +141,13 @@ def test_execute_honours_priority_as_the_nice_value_and_stack_size_as_the_stack_
         assert [p.id for p in refused.value.invalidOpts] == [bad.id]
 
 
+def test_min_nice_out_of_range_is_refused_in_one_line(start_node):
+    refused = start_node("--min-nice", "20")
+    assert refused.proc.wait(WAIT_S) == 2
+    [line] = refused.stderr().strip().splitlines()
+    assert "--min-nice" in line and "-20<=x<=19" in line, line
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="a nice value below the node's own needs root (or RLIMIT_NICE)")
 def test_min_nice_lets_priority_go_below_the_nodes_own(start_node, tmp_path):
     script = sleeper(tmp_path)
