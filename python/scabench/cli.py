@@ -1399,8 +1399,16 @@ def top(target: str, naming: str | None, every: float, samples: int) -> None:
 @click.option(
     "--domain-manager",
     metavar="REF",
-    help="A REDHAWK DomainManager to register with (registerDeviceManager at start, unregister at exit): "
+    help="A REDHAWK DomainManager to register with (registerDeviceManager and registerDevice at start, "
+    "unregistered at exit): "
     "its IOR or corbaloc, or its name in the domain's Naming Service, e.g. REDHAWK_DEV/REDHAWK_DEV.",
+)
+@click.option(
+    "--min-nice",
+    type=click.IntRange(min=-20, max=19),
+    metavar="N",
+    help="The lowest nice value execute's PRIORITY may give a process (default: the node's own; "
+    "lower only where this user may: see docs/trust-model.md).",
 )
 def node(
     domain: str,
@@ -1414,6 +1422,7 @@ def node(
     heartbeat_s: float,
     grace_s: float,
     domain_manager: str | None,
+    min_nice: int | None,
 ) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
@@ -1439,6 +1448,7 @@ def node(
                 grace_s,
                 publish,
                 domain_manager,
+                min_nice,
             )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:

@@ -4,12 +4,13 @@ scabench node answers as a GPP (node/device.py). The ids and types are those
 of REDHAWK's GPP.prf.xml (the published GPP); a domain matches devices and
 allocates from them by these ids, so they are facts of the wire.
 
-Matching properties (action "eq": the domain compares the value a device
+Matching properties (action "eq" or "gt": the domain compares the value a device
 answers to `query` with what a component depends on):
   DEVICE_KIND     device_kind      string  "GPP"
   OS_NAME         os_name          string  "Linux"
   PROCESSOR_NAME  processor_name   string  "x86_64"
   OS_VERSION      os_version       string  the kernel's release
+  LOAD_PER_CORE   loadCapacityPerCore double 1.0, action "gt" (scabench does not rate machines)
 Allocation properties (action "external": the domain sends them to
 allocateCapacity, and the device keeps the account):
   MEM_CAPACITY    memCapacity      longlong  MiB not allocated
@@ -17,7 +18,6 @@ allocateCapacity, and the device keeps the account):
 Measured and derived (query only):
   MEM_FREE        memFree          longlong  MiB available now (the kernel's MemAvailable)
   LOAD_TOTAL      loadTotal        double    processor_cores x loadCapacityPerCore
-  LOAD_PER_CORE   loadCapacityPerCore double one core's load (1.0: scabench does not rate machines)
   PROCESSOR_CORES processor_cores  short
   NIC_INTERFACES  available_nic_interfaces  string sequence"""
 
@@ -34,6 +34,16 @@ LOAD_TOTAL = "DCE:28b23bc8-e4c0-421b-9c52-415a24715209"
 LOAD_PER_CORE = "DCE:3bf07b37-0c00-4e2a-8275-52bd4e391f07"
 PROCESSOR_CORES = "processor_cores"
 NIC_INTERFACES = "available_nic_interfaces"
+
+# The GPP.prf.xml's kinds of its matching properties: device_kind's, and
+# those of the host's names (os_name, os_version, processor_name), which a
+# domain checks an SPD's <os> and <processor> against.
+MATCHING_KINDS = ("configure", "allocation")
+HOST_KINDS = ("property", "configure", "allocation")
+# The actions by which a domain compares an allocation property's PRF value
+# with a dependency's (the device is not asked): "external" ones are sent to
+# allocateCapacity.
+MATCHING_ACTIONS = ("eq", "gt")
 
 GPP_KIND = "GPP"
 # What a host is called in an SPD's <os> and <processor> and in the GPP's

@@ -16,11 +16,13 @@ beats: every heartbeat_s it resolves its own device there,
     started and exits 1: components whose domain is gone can be neither
     found nor released by anyone.
 
-With --domain-manager it also registers with a REDHAWK DomainManager
-(registerDeviceManager, once its names are bound) and leaves it
-(unregisterDeviceManager) first thing when it ends; the DomainManager then
-reads the node's profile (its DCD, node/profile.py) through the
-DeviceManager's fileSys (node/filesystem.py).
+With --domain-manager it also registers with a REDHAWK DomainManager, once
+its names are bound, as REDHAWK's DeviceManager does: registerDeviceManager
+(the DomainManager reads the node's DCD, node/profile.py, through the
+DeviceManager's fileSys, node/filesystem.py), then registerDevice of its
+device (the DomainManager reads the device's SPD and PRF there, from the
+path its softwareProfile answers). It leaves first thing when it ends:
+unregisterDevice, then unregisterDeviceManager.
 
 It ends cleanly on DeviceManager.shutdown() (exit 0) and on SIGTERM, SIGINT
 or SIGHUP (128 + the signal): its processes are stopped (SIGTERM, then
@@ -80,6 +82,7 @@ class Agent:
         # The DeviceManager's identifier, its DCD's id: an XML ID (a node's name may start with a digit).
         self.manager_id = f"DCE:{uuid.uuid4()}"
         self.domain_manager: Any = None  # the DomainManager it registered with (--domain-manager)
+        self._device_registered = False  # its device, with that DomainManager
 
     def log(self, text):
         with self._log_lock:
@@ -231,11 +234,25 @@ class Agent:
             raise RunError(f"the DomainManager {given} refused this node: {describe(exc)}") from None
         except CORBA.SystemException as exc:
             raise RunError(f"the DomainManager {given} does not answer: {describe(exc)}") from None
-        self.domain_manager = manager
-        self.log(f"registered with the DomainManager {given}")
+        self.domain_manager = manager  # from here on, the node's end unregisters it
+        # registerDeviceManager does not take the DCD's devices: each registers on its own.
+        try:
+            manager.registerDevice(self.device_ref, self.manager_ref)
+        except CORBA.UserException as exc:
+            raise RunError(f"the DomainManager {given} refused this node's device: {describe(exc)}") from None
+        except CORBA.SystemException as exc:
+            raise RunError(f"the DomainManager {given} does not answer: {describe(exc)}") from None
+        self._device_registered = True
+        self.log(f"registered with the DomainManager {given}, and its device")
 
     def _leave_domain_manager(self):
         manager, self.domain_manager = self.domain_manager, None
+        if self._device_registered:
+            self._device_registered = False
+            try:
+                manager.unregisterDevice(self.device_ref)
+            except (CORBA.UserException, CORBA.SystemException) as exc:
+                self.log(f"could not unregister its device from the DomainManager: {describe(exc)}")
         try:
             manager.unregisterDeviceManager(self.manager_ref)
             self.log("unregistered from the DomainManager")

@@ -23,8 +23,9 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      (InvalidParameters); options STACK_SIZE (bytes: the
                      stack limit, RLIMIT_STACK), AFFINITY (a CPU list within
                      the node's; the node's CPUs otherwise), SCHEDULER
-                     ("normal" or "batch") and PRIORITY (its nice value,
-                     -20 to 19, as far as the node's user may set it). It runs
+                     ("normal" or "batch") and PRIORITY (its nice value, any
+                     integer: below the node's floor, its own nice or
+                     --min-nice, it gets the floor; above 19, 19). It runs
                      in a directory of its own (node/processes.py). Answers
                      the pid.
   executeLinked      execute with the files the program depends on: none
@@ -46,7 +47,9 @@ down. releaseObject ends the node, as DeviceManager.shutdown does.
 Every CF exception carries the CF error number chosen for what happened
 (components/cf_errors.py). As a REDHAWK 2.x Resource the device serves from
 the moment the node is up: start and stop only set `started`;
-softwareProfile is "" (no SPD describes it); initializeProperties takes no
+softwareProfile is its SPD's path in the DeviceManager's fileSys
+(node/profile.py's DEVICE_SPD), which a DomainManager reads as REDHAWK's
+reads a registering device's; initializeProperties takes no
 property (the node's are set on its command line), getPortSet is empty, and
 Logging answers as a component's (components/resource.py)."""
 
@@ -71,7 +74,7 @@ from scabench.components.resource import ResourceAnswers
 from scabench.model import gpp
 from scabench.model.spec import SCHEDULERS
 from scabench.node.processes import ProcessTable, exit_text
-from scabench.node.profile import IMPLEMENTATION_ID
+from scabench.node.profile import DEVICE_SPD, IMPLEMENTATION_ID
 from scabench.node.settings import NodeSettings, machine_memory_mib
 from scabench.run.nodes import CAPACITY_CORES, CAPACITY_MEMORY
 
@@ -81,7 +84,7 @@ Device_ = CF.Device
 Executable = CF.ExecutableDevice
 
 TERMINATE_GRACE_S = 5.0
-PRIORITY_RANGE = range(-20, 20)  # PRIORITY: a nice value, as setpriority(2) takes it
+NICE_MAX = 19  # the highest nice value setpriority(2) takes: PRIORITY above it is clamped there
 LOAD_SLACK = 1e-9  # loadCapacity is a real number: sums of allocations may round
 AFFINITY_ID = "AFFINITY"  # scabench's own execute options: the CPUs of the process,
 SCHEDULER_ID = "SCHEDULER"  # and its scheduling class (model.spec.SCHEDULERS: a spec's [run] scheduler)
@@ -122,15 +125,6 @@ def _real(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def _nice_allowed(value):
-    """Whether this node's user may give a process the nice value `value`:
-    raising it always; lowering it below the node's own as root, or as far
-    as RLIMIT_NICE allows (20 - the limit is the lowest)."""
-    if value >= os.getpriority(os.PRIO_PROCESS, 0) or os.geteuid() == 0:
-        return True
-    return 20 - value <= resource.getrlimit(resource.RLIMIT_NICE)[0]
-
-
 def _nic_names():
     try:
         return sorted(n for n in os.listdir("/sys/class/net") if n != "lo")
@@ -154,8 +148,9 @@ _TYPE_CODES = {
 class NodeProperty:
     """One property of the node's device: what query answers (`value` of the
     device), and its entry in the PRF the node writes of itself. `kinds` and
-    `action` are the PRF's: "allocation" ones are what allocateCapacity
-    takes, the GPP's matching ones ("eq") what a domain compares."""
+    `action` are the PRF's: "allocation" ones with action "external" are
+    what allocateCapacity takes, those with "eq" or "gt" (MATCHING_ACTIONS)
+    what a domain compares with the PRF's value."""
 
     id: str
     name: str
@@ -193,15 +188,11 @@ NODE_PROPERTIES = (
     NodeProperty(
         "published_host", "published_host", "string", lambda d: d.settings.published_host, "its references' address"
     ),
-    # REDHAWK's GPP's, by their ids (model/gpp.py).
+    # REDHAWK's GPP's, by their ids (model/gpp.py), with the GPP.prf.xml's kinds
+    # and actions: a domain reads them from the PRF (an SPD's <os> is checked
+    # against the allocation properties named os_name and os_version).
     NodeProperty(
-        gpp.DEVICE_KIND,
-        "device_kind",
-        "string",
-        lambda d: gpp.GPP_KIND,
-        "the device kind",
-        ("property", "allocation"),
-        "eq",
+        gpp.DEVICE_KIND, "device_kind", "string", lambda d: gpp.GPP_KIND, "the device kind", gpp.MATCHING_KINDS, "eq"
     ),
     NodeProperty(
         gpp.PROCESSOR_NAME,
@@ -209,14 +200,12 @@ NODE_PROPERTIES = (
         "string",
         lambda d: gpp.host_platform()[1],
         "the CPU type",
-        ("property", "allocation"),
+        gpp.HOST_KINDS,
         "eq",
     ),
+    NodeProperty(gpp.OS_NAME, "os_name", "string", lambda d: gpp.host_platform()[0], "the OS", gpp.HOST_KINDS, "eq"),
     NodeProperty(
-        gpp.OS_NAME, "os_name", "string", lambda d: gpp.host_platform()[0], "the OS", ("property", "allocation"), "eq"
-    ),
-    NodeProperty(
-        gpp.OS_VERSION, "os_version", "string", lambda d: platform.release(), "the OS's version", ("property",), "eq"
+        gpp.OS_VERSION, "os_version", "string", lambda d: platform.release(), "the OS's version", gpp.HOST_KINDS, "eq"
     ),
     NodeProperty(
         gpp.MEM_CAPACITY,
@@ -227,7 +216,12 @@ NODE_PROPERTIES = (
         ("allocation",),
     ),
     NodeProperty(
-        gpp.MEM_FREE, "memFree", "longlong", lambda d: machine_memory_mib()[1], "MiB available on the machine now"
+        gpp.MEM_FREE,
+        "memFree",
+        "longlong",
+        lambda d: machine_memory_mib()[1],
+        "MiB available on the machine now",
+        ("configure", "event"),
     ),
     NodeProperty(
         gpp.LOAD_CAPACITY,
@@ -235,14 +229,37 @@ NODE_PROPERTIES = (
         "double",
         lambda d: max(0.0, len(d.settings.cores) - d.allocated()[0] - d.allocated()[1]),
         "load (in cores) not allocated",
-        ("allocation",),
+        ("allocation", "event"),
     ),
     NodeProperty(
-        gpp.LOAD_TOTAL, "loadTotal", "double", lambda d: float(len(d.settings.cores)), "processor_cores x 1.0"
+        gpp.LOAD_TOTAL,
+        "loadTotal",
+        "double",
+        lambda d: float(len(d.settings.cores)),
+        "processor_cores x 1.0",
+        ("configure",),
     ),
-    NodeProperty(gpp.LOAD_PER_CORE, "loadCapacityPerCore", "double", lambda d: 1.0, "one core's load"),
-    NodeProperty(gpp.PROCESSOR_CORES, "processor_cores", "short", lambda d: len(d.settings.cores), "its CPUs"),
-    NodeProperty(gpp.NIC_INTERFACES, "available_nic_interfaces", "string", lambda d: _nic_names(), "", sequence=True),
+    NodeProperty(
+        gpp.LOAD_PER_CORE,
+        "loadCapacityPerCore",
+        "double",
+        lambda d: 1.0,
+        "one core's load",
+        ("execparam", "allocation"),
+        "gt",
+    ),
+    NodeProperty(
+        gpp.PROCESSOR_CORES, "processor_cores", "short", lambda d: len(d.settings.cores), "its CPUs", ("configure",)
+    ),
+    NodeProperty(
+        gpp.NIC_INTERFACES,
+        "available_nic_interfaces",
+        "string",
+        lambda d: _nic_names(),
+        "",
+        ("configure",),
+        sequence=True,
+    ),
 )
 PROPERTIES = {p.id: p for p in NODE_PROPERTIES}
 # What allocateCapacity takes, by pool: the CPUs (whole ones, or load in
@@ -368,7 +385,7 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         return Device_.ENABLED if self.agent.domain_reachable else Device_.DISABLED
 
     def _get_softwareProfile(self):
-        return ""
+        return DEVICE_SPD
 
     def _get_label(self):
         return self.settings.name
@@ -495,19 +512,26 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
                 cpus = _cpu_list(value, self.settings.cores)
             elif p.id == SCHEDULER_ID and value in SCHEDULERS:
                 batch = value == "batch"
-            elif (
-                p.id == Executable.PRIORITY_ID
-                and isinstance(value, int)
-                and not isinstance(value, bool)
-                and value in PRIORITY_RANGE
-                and _nice_allowed(value)
-            ):
-                nice = value
+            elif p.id == Executable.PRIORITY_ID and isinstance(value, int) and not isinstance(value, bool):
+                nice = self._nice(value)
             else:
                 bad.append(p)
         if bad:
             raise Executable.InvalidOptions(bad)
         return cpus, stack, batch, nice
+
+    def _nice(self, priority):
+        """PRIORITY (REDHAWK sends a ulong, scabench's launcher may send a
+        long) as a nice value: within [the node's floor, NICE_MAX], so that
+        no caller gives a process more CPU than the operator allowed
+        (--min-nice; the node's own nice otherwise). A value moved into the
+        range is logged."""
+        floor = self.settings.nice_floor
+        nice = min(max(priority, floor), NICE_MAX)
+        if nice != priority:
+            limit = "the lowest this node gives (--min-nice)" if nice == floor else "the highest nice value"
+            self.agent.log(f"PRIORITY {priority}: nice {nice}, {limit}")
+        return nice
 
     def _arguments(self, parameters):
         args, bad, identifier = [], [], ""
@@ -643,9 +667,11 @@ class DeviceManager(ResourceAnswers, S.CF__POA.DeviceManager):  # type: ignore[n
                                   DomainManager, registered there too: a refusal
                                   there is InvalidObjectReference here, and it is
                                   not listed); nil: InvalidObjectReference
-      unregisterDevice            takes it off the list (and the DomainManager's);
-                                  one not listed, or the node's own device (it goes
-                                  with the node: shutdown): InvalidObjectReference
+      unregisterDevice            takes it off the list once the DomainManager (if
+                                  any) took it off its own (a refusal there leaves
+                                  it listed: InvalidObjectReference); one not
+                                  listed, or the node's own device (it goes with
+                                  the node: shutdown): InvalidObjectReference
       registeredServices, registerService, unregisterService
                                   likewise, by name (one name, one service)
       getComponentImplementationId
@@ -693,7 +719,9 @@ class DeviceManager(ResourceAnswers, S.CF__POA.DeviceManager):  # type: ignore[n
             return list(self._services)
 
     def _domain_call(self, call, what):
-        """A call on the DomainManager, if the node has one; its refusal as InvalidObjectReference."""
+        """A call on the DomainManager, if the node has one; its refusal, or
+        any failure of the call, as InvalidObjectReference (the one exception
+        the DeviceManager's operations declare)."""
         manager = self.agent.domain_manager
         if manager is None:
             return
@@ -703,15 +731,23 @@ class DeviceManager(ResourceAnswers, S.CF__POA.DeviceManager):  # type: ignore[n
             raise CF.InvalidObjectReference(f"the DomainManager refused {what}: {describe(exc)}") from None
         except CORBA.SystemException as exc:
             raise CF.InvalidObjectReference(f"the DomainManager did not answer {what}: {describe(exc)}") from None
+        except Exception as exc:  # not CORBA's: it would reach the caller as UNKNOWN
+            raise CF.InvalidObjectReference(f"the DomainManager could not be called for {what}: {exc}") from None
+
+    def _listed(self, device):
+        return any(d._is_equivalent(device) for d in (self.device_ref, *self._devices))
 
     def registerDevice(self, registeringDevice):
         if registeringDevice is None:
             raise CF.InvalidObjectReference("registerDevice: a nil device")
         with self._lock:
-            if any(d._is_equivalent(registeringDevice) for d in (self.device_ref, *self._devices)):
+            if self._listed(registeringDevice):
                 return
         self._domain_call(lambda dm: dm.registerDevice(registeringDevice, self.agent.manager_ref), "the device")
         with self._lock:
+            # Checked again: another registerDevice of the same device may have listed it meanwhile.
+            if self._listed(registeringDevice):
+                return
             self._devices.append(registeringDevice)
         self.agent.log("registered a device from outside")
 
@@ -723,11 +759,12 @@ class DeviceManager(ResourceAnswers, S.CF__POA.DeviceManager):  # type: ignore[n
                 else "unregisterDevice: a nil device"
             )
         with self._lock:
-            listed = next((d for d in self._devices if d._is_equivalent(registeredDevice)), None)
-            if listed is None:
+            if not any(d._is_equivalent(registeredDevice) for d in self._devices):
                 raise CF.InvalidObjectReference("unregisterDevice: that device is not registered here")
-            self._devices.remove(listed)
+        # The domain first: a refusal there leaves the device listed here, as it still is there.
         self._domain_call(lambda dm: dm.unregisterDevice(registeredDevice), "unregistering the device")
+        with self._lock:
+            self._devices = [d for d in self._devices if not d._is_equivalent(registeredDevice)]
 
     def registerService(self, registeringService, name):
         if registeringService is None or not name:
@@ -741,11 +778,11 @@ class DeviceManager(ResourceAnswers, S.CF__POA.DeviceManager):  # type: ignore[n
 
     def unregisterService(self, unregisteringService, name):
         with self._lock:
-            listed = next((s for s in self._services if s.serviceName == name), None)
-            if listed is None:
+            if not any(s.serviceName == name for s in self._services):
                 raise CF.InvalidObjectReference(f"unregisterService: no service {name!r} is registered here")
-            self._services.remove(listed)
         self._domain_call(lambda dm: dm.unregisterService(unregisteringService, name), f"unregistering {name}")
+        with self._lock:
+            self._services = [s for s in self._services if s.serviceName != name]
 
     def getComponentImplementationId(self, componentInstantiationId):
         return IMPLEMENTATION_ID if componentInstantiationId == self.agent.device.id else ""

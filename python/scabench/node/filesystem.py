@@ -17,16 +17,20 @@ operation answers:
 A name that is not absolute, or holds ".." or a NUL: InvalidFileName
 (CF_EINVAL). A file that is not there: FileException (CF_ENOENT) for open,
 false for exists. At most MAX_OPEN files are open at once (close gives one
-back): beyond, FileException CF_EMFILE."""
+back): beyond, FileException CF_EMFILE. A file nobody has called for
+FILE_IDLE_S is closed by the node (its reference then answers
+OBJECT_NOT_EXIST): a caller that never closes, a DomainManager that died
+reading the DCD, does not hold a slot for the node's life."""
 
 import errno
 import fnmatch
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
-from omniORB import CORBA
+from omniORB import CORBA, PortableServer
 
 from scabench.components import idl
 from scabench.components.cf_errors import cf_error
@@ -36,12 +40,14 @@ CF = S.CF
 FS = CF.FileSystem
 
 MAX_OPEN = 64
+FILE_IDLE_S = 60.0  # a DomainManager reads a profile in one go: a minute without a call is a file left open
 
 
 class ProfileFileSystem(S.CF__POA.FileSystem):  # type: ignore[name-defined]  # omniORBpy's skeleton, generated
-    def __init__(self, root: Path, label: str):
+    def __init__(self, root: Path, label: str, idle_s: float = FILE_IDLE_S):
         self.root = Path(root)
         self.label = label
+        self.idle_s = idle_s
         self._open: set = set()
         self._lock = threading.Lock()
 
@@ -131,6 +137,7 @@ class ProfileFileSystem(S.CF__POA.FileSystem):  # type: ignore[name-defined]  # 
                 data += chunk
         finally:
             os.close(fd)
+        self._expire_idle()
         with self._lock:
             if len(self._open) >= MAX_OPEN:
                 raise CF.FileException(
@@ -143,6 +150,14 @@ class ProfileFileSystem(S.CF__POA.FileSystem):  # type: ignore[name-defined]  # 
     def closed(self, opened):
         with self._lock:
             self._open.discard(opened)
+
+    def _expire_idle(self):
+        """Closes each open file nobody has called for idle_s."""
+        now = time.monotonic()
+        with self._lock:
+            idle = [f for f in self._open if now - f.last_used >= self.idle_s]
+        for f in idle:
+            f.close()
 
     def query(self, fileSystemProperties):
         size = sum(f.stat().st_size for f in self.root.rglob("*") if f.is_file() and not f.is_symlink())
@@ -160,14 +175,21 @@ class ProfileFile(S.CF__POA.File):  # type: ignore[name-defined]
 
     def __init__(self, fs, name, data):
         self.fs, self.name, self.data, self.pointer = fs, name, data, 0
+        self.last_used = time.monotonic()  # each call sets it: ProfileFileSystem closes a file idle too long
+
+    def _used(self):
+        self.last_used = time.monotonic()
 
     def _get_fileName(self):
+        self._used()
         return self.name
 
     def _get_filePointer(self):
+        self._used()
         return self.pointer
 
     def read(self, length):
+        self._used()
         data = self.data[self.pointer : self.pointer + length]
         self.pointer += len(data)
         return data
@@ -176,9 +198,11 @@ class ProfileFile(S.CF__POA.File):  # type: ignore[name-defined]
         raise CF.File.IOException(cf_error(errno.EROFS), f"{self.name!r} is open for reading only")
 
     def sizeOf(self):
+        self._used()
         return len(self.data)
 
     def setFilePointer(self, filePointer):
+        self._used()
         if filePointer > len(self.data):
             raise CF.File.InvalidFilePointer()
         self.pointer = filePointer
@@ -186,4 +210,7 @@ class ProfileFile(S.CF__POA.File):  # type: ignore[name-defined]
     def close(self):
         self.fs.closed(self)
         poa = self._default_POA()
-        poa.deactivate_object(poa.servant_to_id(self))
+        try:
+            poa.deactivate_object(poa.servant_to_id(self))
+        except (PortableServer.POA.ServantNotActive, PortableServer.POA.ObjectNotActive):
+            pass  # closed meanwhile, by its caller or as idle

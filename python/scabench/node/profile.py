@@ -126,7 +126,7 @@ def write_profile(
         simple.set("mode", "readonly")  # configure sets none: a node's settings are its command line's
         if p.description:
             _el(simple, "description", p.description)
-        if p.action == "eq":  # a matching property: a domain compares the PRF's value (it never changes)
+        if p.action in gpp.MATCHING_ACTIONS:  # a domain compares the PRF's value (it never changes)
             _el(simple, "value", str(p.value(device)))
         for kind in p.kinds:
             _el(simple, "kind", kindtype=kind)

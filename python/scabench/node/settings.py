@@ -4,6 +4,7 @@ what it takes (exit 2)."""
 
 import ipaddress
 import os
+import resource
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -33,6 +34,14 @@ class NodeSettings:
     heartbeat_s: float = 1.0
     grace_s: float = 10.0
     domain_manager: str | None = None  # a REDHAWK DomainManager to register with: a reference, or a Naming name
+    # The lowest nice value execute's PRIORITY may give; None: the node's own
+    # (a caller never gets more CPU than the node has without the operator's word).
+    min_nice: int | None = None
+
+    @property
+    def nice_floor(self) -> int:
+        """The lowest nice value a process the node starts may get."""
+        return self.min_nice if self.min_nice is not None else os.getpriority(os.PRIO_PROCESS, 0)
 
     @property
     def endpoint(self):
@@ -218,6 +227,7 @@ def make_settings(
     grace_s=10.0,
     publish=None,
     domain_manager=None,
+    min_nice=None,
 ):
     """NodeSettings from the command line's values, every one checked."""
     check_node_name(name)
@@ -235,6 +245,12 @@ def make_settings(
             f"--grace-s: {grace_s} is shorter than --heartbeat-s {heartbeat_s}: "
             "the node would give its domain up before asking it twice"
         )
+    if min_nice is not None and not nice_allowed(min_nice):
+        raise ScabenchError(
+            f"--min-nice: {min_nice} is below what this user may set (nice "
+            f"{os.getpriority(os.PRIO_PROCESS, 0)}, RLIMIT_NICE {resource.getrlimit(resource.RLIMIT_NICE)[0]}): "
+            "give a value from the node's own nice up to 19, or run the node as a user that may"
+        )
     return NodeSettings(
         domain=domain,
         name=name,
@@ -248,4 +264,14 @@ def make_settings(
         heartbeat_s=heartbeat_s,
         grace_s=grace_s,
         domain_manager=parse_domain_manager(domain_manager) if domain_manager is not None else None,
+        min_nice=min_nice,
     )
+
+
+def nice_allowed(value: int) -> bool:
+    """Whether this process's user may give a process the nice value `value`:
+    raising it always; lowering it below the process's own as root, or as far
+    as RLIMIT_NICE allows (20 - the limit is the lowest)."""
+    if value >= os.getpriority(os.PRIO_PROCESS, 0) or os.geteuid() == 0:
+        return True
+    return 20 - value <= resource.getrlimit(resource.RLIMIT_NICE)[0]

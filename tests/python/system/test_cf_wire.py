@@ -29,6 +29,7 @@ from py_components_world import (  # noqa: F401 (fixtures: context, make_sink, n
 )
 from test_node import exec_params, node, start_node  # noqa: F401 (fixtures: node, start_node)
 
+from scabench.node.profile import DEVICE_SPD
 from scabench.paths import program
 
 CF = S.CF
@@ -237,8 +238,9 @@ def test_a_nodes_cf_exceptions_carry_the_cf_error_number(start_node, context, tm
     with pytest.raises(CF.ExecutableDevice.InvalidProcess) as no_process:
         device.terminate(os.getpid())
     assert no_process.value.errorNumber == CF.CF_ESRCH
-    # The node device as a REDHAWK Resource: serving either way, start and stop only set `started`.
-    assert (device._get_softwareProfile(), device.getPortSet(), device._get_started()) == ("", [], False)
+    # The node device as a REDHAWK Resource: serving either way, start and stop only set `started`;
+    # its softwareProfile is its SPD in the DeviceManager's fileSys.
+    assert (device._get_softwareProfile(), device.getPortSet(), device._get_started()) == (DEVICE_SPD, [], False)
     device.start()
     assert device._get_started()
     device.stop()

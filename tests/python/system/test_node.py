@@ -316,7 +316,7 @@ def test_execute_load_and_terminate_refuse_what_they_cannot_do(node, context, tm
                 "scabench-py-stage", [], exec_params(ior, "x") + [CF.DataType(key, CORBA.Any(CORBA.TC_string, value))]
             )
         assert [p.id for p in refused.value.invalidParms] == [key]
-    for option in (props(PRIORITY=99), props(AFFINITY="999"), props(STACK_SIZE=0), props(COLOUR="red")):
+    for option in (props(PRIORITY="high"), props(AFFINITY="999"), props(STACK_SIZE=0), props(COLOUR="red")):
         with pytest.raises(CF.ExecutableDevice.InvalidOptions):
             device.execute("scabench-py-stage", option, exec_params(ior, "x"))
     with pytest.raises(CF.ExecutableDevice.InvalidProcess, match="started no process"):

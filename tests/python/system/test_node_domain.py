@@ -19,6 +19,7 @@ from py_components_world import WAIT_S, S, alive, context, naming, orb, start_na
 from test_node import exec_params, node, start_node, wait_until  # noqa: F401 (fixtures: node, start_node)
 
 from scabench.model import gpp
+from scabench.node.filesystem import MAX_OPEN, ProfileFileSystem
 
 CF = S.CF
 CosNaming = S.CosNaming
@@ -102,22 +103,36 @@ def test_the_device_answers_as_a_gpp_and_keeps_the_account_of_its_capacities(sta
 
 def test_execute_honours_priority_as_the_nice_value_and_stack_size_as_the_stack_limit(start_node, tmp_path):
     script = sleeper(tmp_path)
-    device = start_node("--allow", str(script)).wait_registered().device
+    n = start_node("--allow", str(script))
+    device = n.wait_registered().device
     device.load(None, "sleeper", CF.LoadableDevice.EXECUTABLE)
-    nice = -3 if os.geteuid() == 0 else 7  # below the node's own only where this user may
+    own = os.getpriority(os.PRIO_PROCESS, 0)  # the node's, as it inherits this process's
+    started = []
+
+    def nice_of(priority, tc=CORBA.TC_ulong):
+        pid = device.execute("sleeper", [value(CF.ExecutableDevice.PRIORITY_ID, tc, priority)], [])
+        started.append(pid)
+        return os.getpriority(os.PRIO_PROCESS, pid)
+
     options = [
-        value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_ulong if nice >= 0 else CORBA.TC_long, nice),
+        value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_ulong, 7),
         value(CF.ExecutableDevice.STACK_SIZE_ID, CORBA.TC_ulong, 1 << 20),
     ]
     pid = device.execute("sleeper", options, [])
+    started.append(pid)
     try:
-        assert os.getpriority(os.PRIO_PROCESS, pid) == nice
+        assert os.getpriority(os.PRIO_PROCESS, pid) == max(7, own)
         limits = open(f"/proc/{pid}/limits").read().splitlines()
         assert next(line for line in limits if line.startswith("Max stack size")).split()[3] == str(1 << 20)
+        # REDHAWK's PRIORITY is any ulong: above 19, the highest nice value.
+        assert nice_of(50) == 19
+        # Never below the node's own, whoever the node's user is (root included), without --min-nice.
+        assert nice_of(-20, CORBA.TC_long) == own
+        assert "PRIORITY -20: nice" in n.stdout() and "PRIORITY 50: nice 19" in n.stdout()
     finally:
-        device.terminate(pid)
+        for p in started:
+            device.terminate(p)
     for bad in (
-        value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_long, 20),
         value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_string, "high"),
         value(CF.ExecutableDevice.STACK_SIZE_ID, CORBA.TC_long, -1),
     ):
@@ -126,11 +141,38 @@ def test_execute_honours_priority_as_the_nice_value_and_stack_size_as_the_stack_
         assert [p.id for p in refused.value.invalidOpts] == [bad.id]
 
 
+def test_min_nice_out_of_range_is_refused_in_one_line(start_node):
+    refused = start_node("--min-nice", "20")
+    assert refused.proc.wait(WAIT_S) == 2
+    [line] = refused.stderr().strip().splitlines()
+    assert "--min-nice" in line and "-20<=x<=19" in line, line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a nice value below the node's own needs root (or RLIMIT_NICE)")
+def test_min_nice_lets_priority_go_below_the_nodes_own(start_node, tmp_path):
+    script = sleeper(tmp_path)
+    device = start_node("--allow", str(script), "--min-nice", "-3").wait_registered().device
+    device.load(None, "sleeper", CF.LoadableDevice.EXECUTABLE)
+    started = []
+    try:
+        for priority, nice in ((-2, -2), (-20, -3)):
+            started.append(
+                device.execute("sleeper", [value(CF.ExecutableDevice.PRIORITY_ID, CORBA.TC_long, priority)], [])
+            )
+            assert os.getpriority(os.PRIO_PROCESS, started[-1]) == nice
+    finally:
+        for p in started:
+            device.terminate(p)
+
+
 # --- the DeviceManager, its profile and its file system ---------------------------------------
 
 
 class PlainDevice(S.CF__POA.Device):
-    """A device from outside, for registerDevice: never called."""
+    """A device from outside, for registerDevice: it has no profile."""
+
+    def _get_softwareProfile(self):
+        return ""
 
 
 def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node, orb):
@@ -154,9 +196,15 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     answered = {p.id for p in device.query([])}
     assert set(declared) == answered  # the PRF declares what query answers, no more, no less
     assert "allocation" in declared[gpp.MEM_CAPACITY] and "allocation" in declared[gpp.LOAD_CAPACITY]
+    # GPP.prf.xml's kinds and actions: a domain checks an SPD's <os version> among the allocation properties.
+    actions = {e.get("id"): e.find("action").get("type") for e in prf}
+    assert declared[gpp.OS_VERSION] == declared[gpp.OS_NAME] == ["property", "configure", "allocation"]
+    assert declared[gpp.LOAD_PER_CORE] == ["execparam", "allocation"] and actions[gpp.LOAD_PER_CORE] == "gt"
+    assert declared[gpp.MEM_FREE] == ["configure", "event"] and actions[gpp.MEM_FREE] == "external"
     # A domain matches a device by its PRF's values: the matching ones are there, as query answers them.
     matching = {e.get("id"): e.findtext("value") for e in prf if e.find("action").get("type") == "eq"}
     assert set(matching) == {gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.OS_VERSION}
+    assert device._get_softwareProfile() == spd_path  # where a DomainManager reads it
     assert matching == {k: str(v) for k, v in queried(device, *matching).items()}
     assert fs.exists(dcd.find("devicemanagersoftpkg/localfile").get("name"))
     # Listing, and the file's answers.
@@ -216,15 +264,69 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     poa.deactivate_object(poa.servant_to_id(other))
 
 
+def test_a_file_left_open_is_closed_once_idle_so_opens_go_on(orb, tmp_path):
+    """MAX_OPEN files never closed fill the file system's slots: once idle
+    for its idle time they are closed by it, and open answers again."""
+    (tmp_path / "f.xml").write_bytes(b"<x/>")
+    poa = orb.resolve_initial_references("RootPOA")
+    fs_servant = ProfileFileSystem(tmp_path, "t", idle_s=0.5)
+    poa.activate_object(fs_servant)
+    fs = poa.servant_to_reference(fs_servant)
+    try:
+        left = [fs.open("/f.xml", True) for _ in range(MAX_OPEN)]
+        with pytest.raises(CF.FileException) as full:
+            fs.open("/f.xml", True)
+        assert full.value.errorNumber == CF.CF_EMFILE
+        kept = left[0]
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:  # one file in use: not idle
+            assert kept.read(1) == b"<"
+            kept.setFilePointer(0)
+            time.sleep(0.1)
+        assert read_file(fs, "/f.xml") == b"<x/>"  # the idle ones were closed
+        with pytest.raises(CORBA.OBJECT_NOT_EXIST):
+            left[1].sizeOf()
+        assert kept.sizeOf() == 4
+        kept.close()
+    finally:
+        poa.deactivate_object(poa.servant_to_id(fs_servant))
+
+
 # --- a DomainManager ---------------------------------------------------------------------------
 
 
-class RecordingDomainManager(S.CF__POA.DomainManager):
-    """A DomainManager as far as a node calls it: it records each call, and,
-    as REDHAWK's does, reads the DCD of a DeviceManager that registers."""
+def host_matches(spd, prf):
+    """Whether an SPD's first implementation runs on a device of this PRF, as
+    REDHAWK's DomainManager checks it: its <os> and <processor> against the
+    PRF's allocation properties named os_name, os_version and processor_name
+    (by name, among those of kind allocation only)."""
+    allocation = {
+        e.get("name"): e.findtext("value")
+        for e in prf
+        if "allocation" in [k.get("kindtype") for k in e.findall("kind")]
+    }
+    implementation = spd.find("implementation")
+    os_, processor = implementation.find("os"), implementation.find("processor")
+    return (
+        allocation.get("os_name") == os_.get("name")
+        and os_.get("version") in (None, allocation.get("os_version"))
+        and allocation.get("processor_name") == processor.get("name")
+    )
 
-    def __init__(self, refuse=False):
-        self.calls, self.dcds, self.refuse = [], [], refuse
+
+class RecordingDomainManager(S.CF__POA.DomainManager):
+    """A DomainManager as far as a node calls it: it records each call and,
+    as REDHAWK's does, reads the DCD of a DeviceManager that registers, and
+    the SPD (at the device's softwareProfile) then the PRF of each device
+    registered, in that DeviceManager's fileSys. `refuse`: registerDeviceManager
+    raises RegisterError; `refuse_unregister`: unregisterDevice raises
+    UnregisterError; `barrier`: registerDevice of a device from outside
+    waits there (two registrations at once)."""
+
+    def __init__(self, refuse=False, refuse_unregister=False, barrier=None):
+        self.calls, self.dcds, self.refuse, self.refuse_unregister = [], [], refuse, refuse_unregister
+        self.barrier = barrier
+        self.devices = []  # (the device, its SPD, its PRF), as registerDevice gave them
         self.registered = threading.Event()
 
     def registerDeviceManager(self, deviceMgr):
@@ -232,16 +334,34 @@ class RecordingDomainManager(S.CF__POA.DomainManager):
         if self.refuse:
             raise CF.DomainManager.RegisterError(CF.CF_EBUSY, "this domain takes no more nodes")
         self.dcds.append(read_file(deviceMgr._get_fileSys(), deviceMgr._get_deviceConfigurationProfile()))
-        self.registered.set()
 
     def unregisterDeviceManager(self, deviceMgr):
         self.calls.append(("unregisterDeviceManager", deviceMgr))
 
     def registerDevice(self, registeringDevice, registeredDeviceMgr):
         self.calls.append(("registerDevice", registeredDeviceMgr))
+        spd_path = registeringDevice._get_softwareProfile()
+        if not spd_path:  # a device from outside without a profile: only recorded
+            if self.barrier is not None:
+                self.barrier.wait(WAIT_S)
+            return
+        fs = registeredDeviceMgr._get_fileSys()
+        spd = etree.fromstring(read_file(fs, spd_path))
+        prf_path = os.path.dirname(spd_path) + "/" + spd.find("propertyfile/localfile").get("name")
+        prf = etree.fromstring(read_file(fs, prf_path))
+        self.devices.append((registeringDevice, spd, prf))
+        self.registered.set()
 
     def unregisterDevice(self, unregisteringDevice):
         self.calls.append(("unregisterDevice", unregisteringDevice))
+        if self.refuse_unregister:
+            raise CF.DomainManager.UnregisterError(CF.CF_EBUSY, "that device runs components")
+
+    def registerService(self, registeringService, registeredDeviceMgr, name):
+        self.calls.append(("registerService", name))
+
+    def unregisterService(self, unregisteringService, name):
+        self.calls.append(("unregisterService", name))
 
 
 @pytest.fixture
@@ -250,8 +370,8 @@ def domain_manager(orb, naming):
     poa = orb.resolve_initial_references("RootPOA")
     made = []
 
-    def make(refuse=False):
-        servant = RecordingDomainManager(refuse)
+    def make(refuse=False, **options):
+        servant = RecordingDomainManager(refuse, **options)
         poa.activate_object(servant)
         domain = f"DOM_{len(made)}_{os.getpid()}_{time.monotonic_ns()}"
         folder = naming.root.bind_new_context([CosNaming.NameComponent(domain, "")])
@@ -277,12 +397,20 @@ def test_a_domain_manager_is_registered_with_drives_the_node_and_is_left(
     n.wait_registered()
     assert servant.registered.wait(WAIT_S)
     manager = n.refs.device_manager
-    [(call, registered)] = servant.calls
-    assert call == "registerDeviceManager" and registered._is_equivalent(manager)
+    # As REDHAWK's DeviceManager: registerDeviceManager, then registerDevice of its device.
+    assert [c for c, _ in servant.calls] == ["registerDeviceManager", "registerDevice"]
+    registered = servant.calls[0][1]
+    assert registered._is_equivalent(manager) and servant.calls[1][1]._is_equivalent(manager)
     assert etree.fromstring(servant.dcds[0]).find("domainmanager/namingservice").get("name") == name
     assert manager._get_domMgr() is not None
-    # The domain drives it as REDHAWK 2.2's ApplicationFactory does.
-    device = manager._get_registeredDevices()[0]._narrow(CF.ExecutableDevice)
+    # The domain read the device's SPD and PRF from its softwareProfile, and the device runs the SPD's host.
+    [(given, spd, prf)] = servant.devices
+    assert given._is_equivalent(n.device)
+    placed = etree.fromstring(servant.dcds[0]).find("partitioning/componentplacement/componentinstantiation")
+    assert placed.get("id") == given._get_identifier()
+    assert host_matches(spd, prf)
+    # The domain drives the device it was given, as REDHAWK 2.2's ApplicationFactory does.
+    device = given._narrow(CF.ExecutableDevice)
     assert device.allocateCapacity([mem(16), load(0.25)])
     device.load(manager._get_fileSys(), "sleeper", CF.LoadableDevice.EXECUTABLE)
     pid = device.executeLinked("sleeper", [value("PRIORITY", CORBA.TC_ulong, 2)], exec_params(ior, "w"), [])
@@ -291,7 +419,7 @@ def test_a_domain_manager_is_registered_with_drives_the_node_and_is_left(
     assert not alive(pid)
     device.deallocateCapacity([mem(16), load(0.25)])
     device.unload("sleeper")
-    # A device registered with the node from outside is registered with its DomainManager too.
+    # A device or a service registered with the node from outside is registered with its DomainManager too.
     manager.registerDevice(device)  # its own: listed already, nothing to forward
     poa = orb.resolve_initial_references("RootPOA")
     other = PlainDevice()
@@ -299,18 +427,53 @@ def test_a_domain_manager_is_registered_with_drives_the_node_and_is_left(
     other_ref = poa.servant_to_reference(other)
     manager.registerDevice(other_ref)
     manager.unregisterDevice(other_ref)
+    manager.registerService(other_ref, "svc")
+    assert [s.serviceName for s in manager._get_registeredServices()] == ["svc"]
+    manager.unregisterService(other_ref, "svc")
     poa.deactivate_object(poa.servant_to_id(other))
     manager.shutdown()
     assert n.proc.wait(WAIT_S) == 0
-    assert [c for c, _ in servant.calls] == [
-        "registerDeviceManager",
+    assert [c for c, _ in servant.calls[2:]] == [
         "registerDevice",
+        "unregisterDevice",
+        "registerService",
+        "unregisterService",
         "unregisterDevice",
         "unregisterDeviceManager",
     ]
-    assert servant.calls[1][1]._is_equivalent(registered) and servant.calls[3][1]._is_equivalent(registered)
-    assert servant.calls[2][1]._is_equivalent(other_ref)
+    assert servant.calls[2][1]._is_equivalent(registered) and servant.calls[3][1]._is_equivalent(other_ref)
+    assert servant.calls[4][1] == servant.calls[5][1] == "svc"
+    assert servant.calls[6][1]._is_equivalent(given) and servant.calls[7][1]._is_equivalent(registered)
     assert "registered with the DomainManager" in n.stdout() and "unregistered from" in n.stdout()
+
+
+def test_the_device_manager_lists_what_its_domain_manager_lists(start_node, domain_manager, orb):
+    """A refused unregisterDevice leaves the device listed; two registerDevice
+    of one device at once list it once."""
+    servant, name = domain_manager(refuse_unregister=True, barrier=threading.Barrier(2))
+    n = start_node("--domain-manager", name)
+    n.wait_registered()
+    assert servant.registered.wait(WAIT_S)
+    manager = n.refs.device_manager
+    poa = orb.resolve_initial_references("RootPOA")
+    other = PlainDevice()
+    poa.activate_object(other)
+    other_ref = poa.servant_to_reference(other)
+    try:
+        both = [threading.Thread(target=manager.registerDevice, args=(other_ref,)) for _ in range(2)]
+        for t in both:
+            t.start()
+        for t in both:
+            t.join(WAIT_S)
+        assert [d._is_equivalent(other_ref) for d in manager._get_registeredDevices()] == [False, True]
+        with pytest.raises(CF.InvalidObjectReference) as refused:
+            manager.unregisterDevice(other_ref)
+        assert "runs components" in refused.value.msg
+        assert [d._is_equivalent(other_ref) for d in manager._get_registeredDevices()] == [False, True]
+    finally:
+        poa.deactivate_object(poa.servant_to_id(other))
+        manager.shutdown()
+    assert n.proc.wait(WAIT_S) == 0
 
 
 def test_a_domain_manager_that_refuses_or_is_not_there_ends_the_node_in_one_line(start_node, domain_manager):
