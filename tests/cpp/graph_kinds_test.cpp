@@ -32,6 +32,8 @@ class Tap final : public POA_scabench::dataDouble {
   void pushPacket(const PacketHeader& h, const CORBA::DoubleSeq& data) override { keep(h, data); }
   void pushPacketOneway(const PacketHeader& h, const CORBA::DoubleSeq& data) override { keep(h, data); }
   void syncMarker() override {}
+  BULKIO::PortUsageType state() override { return BULKIO::IDLE; }  // the test watches no statistics
+  BULKIO::PortStatistics* statistics() override { return new BULKIO::PortStatistics(); }
   void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr) override {
     std::lock_guard lock(mutex_);
     tokens_.insert(token);

@@ -403,7 +403,14 @@ BULKIO::PortUsageType InPortBase::bulkioState() const {
 }
 
 BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
-  return bulkio::portStatistics(name_, traffic_, bulkioStreams_.open(), {{"t_backwards", bulkioStreams_.backwards()}});
+  // Beside BulkIO's figures, keywords a watcher of scabench's ports reads
+  // (scabench top): the packets its worker queue holds now, and what it
+  // refused from peers, all reasons together.
+  uint64_t refused = 0;
+  for (const auto& count : refused_) refused += count.load(std::memory_order_relaxed);
+  return bulkio::portStatistics(
+      name_, traffic_, bulkioStreams_.open(),
+      {{"t_backwards", bulkioStreams_.backwards()}, {"queued", queueFill().first}, {"refused", refused}});
 }
 bool InPortBase::running() const { return owner_.running(); }
 

@@ -26,6 +26,7 @@ from scabench.components.window import AHEAD, BEHIND, INSIDE, LinkWindow
 _S = idl.load()
 
 SAMPLE_TYPES = {"octet": "dataOctet", "short": "dataShort", "float": "dataFloat", "double": "dataDouble"}
+ELEMENT_BITS = {"octet": 8, "short": 16, "float": 32, "double": 64}
 
 
 def describe(exc):
@@ -67,10 +68,19 @@ def _servant_class(sample_type):
             self._port = port
 
         def pushPacket(self, header, data):
+            self._port.traffic.count(len(data))
             self._port._upcall(header, data)
 
         def pushPacketOneway(self, header, data):
+            self._port.traffic.count(len(data))
             self._port._upcall(header, data)
+
+        # BULKIO::ProvidesPortStatisticsProvider, on every port (scabench.idl's DataPort), as the C++ ports.
+        def _get_state(self):
+            return _S.BULKIO.ACTIVE if self._port.owner.running else _S.BULKIO.IDLE
+
+        def _get_statistics(self):
+            return self._port.traffic.statistics(self._port.name, refused=sum(self._port.refused.values()))
 
         def syncMarker(self):
             pass  # its reply is the point: the ORB has read every earlier request on the connection
@@ -83,6 +93,42 @@ def _servant_class(sample_type):
 
     DataPortServant.__name__ = f"{SAMPLE_TYPES[sample_type]}Servant"
     return DataPortServant
+
+
+class Traffic:
+    """A port's calls, counted as the C++ ports' PortTraffic counts them
+    (cpp/runtime/include/scabench/runtime/port_traffic.hpp): rates over the
+    traffic so far, from the first call to the last."""
+
+    def __init__(self, bits_per_element):
+        self.bits_per_element = bits_per_element
+        self.calls = self.elements = 0
+        self.first_ns = self.last_ns = 0
+        self._lock = threading.Lock()
+
+    def count(self, elements):
+        now = time.monotonic_ns()
+        with self._lock:
+            self.first_ns = self.first_ns or now
+            self.last_ns = now
+            self.calls += 1
+            self.elements += elements
+
+    def statistics(self, port_name, **counts):
+        """BULKIO::PortStatistics, with the counts as keywords (calls, elements, and `counts`)."""
+        with self._lock:
+            calls, elements, first, last = self.calls, self.elements, self.first_ns, self.last_ns
+        span_s = (last - first) / 1e9
+        per_s = (calls - 1) / span_s if calls > 1 and span_s > 0 else 0.0
+        elements_per_s = elements * per_s / calls if calls else 0.0
+        since_s = (time.monotonic_ns() - last) / 1e9 if calls else 0.0
+        keywords = [
+            _S.CF.DataType(key, CORBA.Any(CORBA.TC_ulonglong, int(value)))
+            for key, value in {"calls": calls, "elements": elements, **counts}.items()
+        ]
+        return _S.BULKIO.PortStatistics(
+            port_name, elements_per_s, elements_per_s * self.bits_per_element, per_s, [], 0.0, since_s, keywords
+        )
 
 
 class _Link:
@@ -138,6 +184,7 @@ class InPort:
         self._length = self._max_calls = 0
         self.refused = dict.fromkeys(REFUSALS, 0)
         self.duplicates = 0
+        self.traffic = Traffic(ELEMENT_BITS[sample_type])
 
     @property
     def repository_id(self):

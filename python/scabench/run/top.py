@@ -10,11 +10,13 @@ the time since the last call, the streams, and keywords. So top finds the
 waveform's components in the Naming Service, asks each port for its
 statistics at every sample, and draws them with the same view as `--live`.
 
-scabench's own ports answer with keywords beside BulkIO's figures (the
-packets taken and finished, reordered, refused, threads seen:
-docs/reference/bulkio.md); a REDHAWK component's answer BulkIO's alone, and
-the figures it has no place for stay empty. CPU per process is not on the
-wire: it stays empty here."""
+scabench's own ports, whatever protocol they speak, answer with keywords
+beside BulkIO's figures (calls taken, packets queued now, refused, and on a
+BulkIO port packets whose T went back: docs/reference/bulkio.md); a REDHAWK
+component's answer BulkIO's alone (the calls among its keywords where it
+gives them). What the wire has no place for stays empty: "done" is what was
+taken less what is queued, threads seen and CPU per process are not shown,
+and latency needs the records (`run --live`)."""
 
 import time
 from dataclasses import dataclass
@@ -155,8 +157,8 @@ class PortStatisticsSampler:
                             ConnectionSample(
                                 entry.connectionId,
                                 comp.name,
-                                str(kw.get("receiver", "")),
-                                int(kw.get("packets", 0)),
+                                "",
+                                int(kw.get("calls", 0)),
                                 float(entry.statistics.callsPerSecond),
                             )
                         )
@@ -164,16 +166,19 @@ class PortStatisticsSampler:
                 continue  # a port that does not answer: the others still shown
         if since:
             out.since_last_s = min(since)
+        out.finished = max(0, out.taken - out.holding)
         return out, conns
 
     @staticmethod
     def _add_provides(out: ComponentSample, stats: Any) -> None:
+        """A provides port's figures into its component's: BulkIO's rates,
+        and the keywords scabench's ports add (docs/reference/bulkio.md):
+        `calls` taken, `queued` in the worker queue now, `refused`, and a
+        BulkIO port's `t_backwards` (packets whose T went back: its order)."""
         kw = _keywords(stats)
         out.packets_per_s += float(stats.callsPerSecond)
         out.bits_per_s += float(stats.bitsPerSecond)
-        out.holding += int(round(stats.averageQueueDepth))
-        out.taken += int(kw.get("packets", 0))
-        out.finished += int(kw.get("done", kw.get("packets", 0)))
-        out.reordered += int(kw.get("reordered", 0))
+        out.taken += int(kw.get("calls", 0))
+        out.holding += int(kw.get("queued", 0))
+        out.reordered += int(kw.get("t_backwards", 0))
         out.refused += int(kw.get("refused", 0))
-        out.threads_seen = max(out.threads_seen, int(kw.get("threads", 0)))

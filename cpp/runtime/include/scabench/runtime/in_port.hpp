@@ -318,6 +318,9 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     orbUpcall(h, data, CallKind::Oneway);
   }
   void syncMarker() override {}
+  // BULKIO::ProvidesPortStatisticsProvider, on every port (scabench.idl's DataPort).
+  BULKIO::PortUsageType state() override { return bulkioState(); }
+  BULKIO::PortStatistics* statistics() override { return new BULKIO::PortStatistics(bulkioStatistics()); }
   void attachSender(CORBA::ULongLong token, scabench::FlowControl_ptr flow) override {
     InPortBase::attachSender(token, flow);
   }

@@ -14,21 +14,26 @@ namespace scabench {
 struct PortTraffic {
   std::atomic<uint64_t> calls{0};
   std::atomic<uint64_t> elements{0};
-  std::atomic<uint64_t> bits{0};
+  std::atomic<uint64_t> bitsPerElement{0};  // the port's, the same at every call
   // The worker queue's fill at each call, in percent of its depth, summed
   // (0 for a port without a queue): averageQueueDepth is its mean.
   std::atomic<uint64_t> queuePercentSum{0};
   std::atomic<int64_t> firstCallNs{0};
   std::atomic<int64_t> lastCallNs{0};
 
-  void count(uint64_t elementCount, uint64_t bitsPerElement, int64_t nowNs, uint64_t queuePercent = 0) {
-    int64_t unset = 0;
-    firstCallNs.compare_exchange_strong(unset, nowNs, std::memory_order_relaxed);
+  // Two read-modify-writes a call, three without a queue: each locked
+  // instruction costs tens of ns on a VM, so what can be a plain store is
+  // one (docs/findings/cost-of-looking.md).
+  void count(uint64_t elementCount, uint64_t bits, int64_t nowNs, uint64_t queuePercent = 0) {
+    if (firstCallNs.load(std::memory_order_relaxed) == 0) {
+      int64_t unset = 0;
+      firstCallNs.compare_exchange_strong(unset, nowNs, std::memory_order_relaxed);
+    }
     lastCallNs.store(nowNs, std::memory_order_relaxed);
+    bitsPerElement.store(bits, std::memory_order_relaxed);
     calls.fetch_add(1, std::memory_order_relaxed);
     elements.fetch_add(elementCount, std::memory_order_relaxed);
-    bits.fetch_add(elementCount * bitsPerElement, std::memory_order_relaxed);
-    queuePercentSum.fetch_add(queuePercent, std::memory_order_relaxed);
+    if (queuePercent != 0) queuePercentSum.fetch_add(queuePercent, std::memory_order_relaxed);
   }
 
   // The counts and the rates over the traffic so far: from the first call
@@ -44,7 +49,7 @@ struct PortTraffic {
     Snapshot s;
     s.calls = calls.load(std::memory_order_relaxed);
     s.elements = elements.load(std::memory_order_relaxed);
-    s.bits = bits.load(std::memory_order_relaxed);
+    s.bits = s.elements * bitsPerElement.load(std::memory_order_relaxed);
     const int64_t first = firstCallNs.load(std::memory_order_relaxed);
     const int64_t last = lastCallNs.load(std::memory_order_relaxed);
     if (s.calls == 0) return s;

@@ -1,0 +1,88 @@
+"""`scabench top` over CORBA: a run bound in a Naming Service of the test's
+own is read while it goes on (every port's BulkIO statistics), and a held
+run's components after their stream; and the library's watch() reads the
+same figures."""
+
+import re
+import subprocess
+import sys
+import time
+
+from conftest import REPO, pipeline_toml, scabench
+from py_components_world import orb, start_naming  # noqa: F401 (the fixtures)
+
+from scabench import watch
+
+PACKETS = 150
+
+
+def _top_line(context, corbaloc):
+    proc = scabench("top", context, "--naming", corbaloc, "--samples", "1", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [line for line in proc.stdout.splitlines() if " watching " in line]
+    return line
+
+
+def _done(line, component):
+    return int(re.search(rf"{component}: done (\d+) ", line).group(1))
+
+
+def test_top_reads_a_running_waveform_in_its_naming_service(write_spec, start_naming):
+    domain = start_naming("domain")
+    corbaloc = f"corbaloc::127.0.0.1:{domain.port}/NameService"
+    # 150 packets 20 ms apart: 3 s of stream, read while it goes on.
+    spec = write_spec(
+        pipeline_toml(packets=PACKETS, work_us=500, period_us=20000, stages=2) + f'[domain]\nnaming = "{corbaloc}"\n'
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(spec)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        seen = []
+        deadline = time.monotonic() + 60
+        while run.poll() is None and time.monotonic() < deadline:
+            proc = scabench("top", "spec_1", "--naming", corbaloc, "--samples", "1", timeout=60)
+            if proc.returncode == 0:
+                seen.append(_done(proc.stdout, "stage2"))
+                if 0 < seen[-1] < PACKETS:
+                    break
+            time.sleep(0.2)
+        assert seen and 0 < seen[-1] < PACKETS, seen  # read while packets still flowed
+        sample = watch("spec_1", naming=corbaloc).sample()
+        stage1 = sample.component("stage1")
+        assert stage1.taken >= seen[-1] and stage1.packets_per_s > 0 and stage1.refused == 0
+        assert {c.id for c in sample.connections} == {"producer.out->stage1.in", "stage1.out->stage2.in"}
+    finally:
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+
+
+def test_top_reads_a_held_run_and_refuses_what_is_not_bound(write_spec):
+    spec = write_spec(pipeline_toml(packets=20, work_us=100, stages=2))
+    run = subprocess.Popen(
+        [sys.executable, "-m", "scabench.cli", "run", str(spec), "--hold"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        held = run.stderr.readline()
+        corbaloc, context = re.search(r"(corbaloc::\S+/NameService), context (\S+);", held).groups()
+        line = _top_line(context, corbaloc)
+        for name in ("stage1", "stage2"):
+            assert _done(line, name) == 21  # calls, as BulkIO counts them: 20 packets and the end of stream
+        refused = scabench("top", "nothere", "--naming", corbaloc, "--samples", "1", timeout=60)
+        assert refused.returncode == 2
+        assert refused.stderr.strip() == (
+            f"error: top: 'nothere' is not bound in the Naming Service at {corbaloc}; bound there: {context}"
+        )
+    finally:
+        run.stdin.close()
+        run.communicate(timeout=120)
+    assert run.returncode == 0
