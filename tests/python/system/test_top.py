@@ -83,6 +83,7 @@ def test_top_reads_a_held_run_and_refuses_what_is_not_bound(write_spec):
             f"error: top: 'nothere' is not bound in the Naming Service at {corbaloc}; bound there: {context}"
         )
     finally:
-        run.stdin.close()
+        run.stdin.close()  # releases the held run
+        run.stdin = None  # (communicate() would flush the closed pipe)
         run.communicate(timeout=120)
     assert run.returncode == 0
