@@ -67,6 +67,12 @@ def test_twoway_packets_are_forwarded_bit_identical_in_order_with_link_sequence_
     for (h, data), (g, gdata, call) in zip(sent, got):
         assert (g.stream_id, g.send_time_ns, g.end_of_stream, call) == (h.stream_id, h.send_time_ns, False, "twoway")
         assert as_bytes("double", gdata) == as_bytes("double", data)
+    # Every port answers BulkIO's statistics (scabench.idl's DataPort): each call counted, the refused one too.
+    stats = port._get_statistics()
+    keywords = {k.id: k.value.value() for k in stats.keywords}
+    assert (stats.portName, keywords) == ("in", {"calls": 41, "elements": 100 + 40 * 256, "refused": 1})
+    assert stats.callsPerSecond > 0 and stats.bitsPerSecond == 64 * stats.elementsPerSecond
+    assert port._get_state() == S.BULKIO.ACTIVE
     port.pushPacket(header(41, eos=True), [])
     ((eos, _, _),) = sink.ends()
     assert (eos.sequence_number, eos.link_sequence, eos.stream_id) == (40, 40, 7)  # the 40 it forwarded
