@@ -213,16 +213,23 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
     if isinstance(value, dict) and set(value) == {"sequence", "values"}:
         return _sequence_value(path, where, value)
     if isinstance(value, dict) and set(value) == {"struct"} and isinstance(value["struct"], dict):
-        # A struct: each member a simple value or a sequence, sent as a CF::Properties of them.
+        # A struct: each member a typed simple value or a sequence, sent as a
+        # CF::Properties of them. A member goes on the wire as its PRF type (a
+        # REDHAWK component extracts it into that type, strictly); one given
+        # without a type is typed as a simple property is (boolean, long long,
+        # double, string).
         members = {}
         for member, given in value["struct"].items():
             at = f"{where}.struct.{member}"
             if isinstance(given, dict) and set(given) == {"sequence", "values"}:
                 members[member] = _sequence_value(path, at, given)
+            elif isinstance(given, dict) and set(given) == {"type", "value"}:
+                members[member] = _typed_member(path, at, given)
             elif isinstance(given, dict):
-                raise SpecError(path, at, "a member is a simple value or a sequence")
+                raise SpecError(path, at, 'a member is a simple value, {type = "float", value = ...} or a sequence')
             else:
-                members[member] = check_external_property(path, at, member, given)
+                one = check_external_property(path, at, member, given)
+                members[member] = {"type": _NATURAL_TYPES[type(one)], "value": one}
         return {"struct": members}
     raise SpecError(
         path,
@@ -240,6 +247,23 @@ SEQUENCE_ELEMENTS: dict[str, type | tuple[type, ...]] = {
     **dict.fromkeys(("float", "double"), (int, float)),
     "string": str,
 }
+
+
+# The PRF type a struct member given without one goes on the wire as: a
+# simple property's (the launcher's CORBA boolean, long long, double, string).
+_NATURAL_TYPES = {bool: "boolean", int: "longlong", float: "double", str: "string"}
+
+
+def _typed_member(path: str | Path, where: str, given: dict[str, Any]) -> dict[str, Any]:
+    """{"type": TYPE, "value": v}: a struct member of a PRF simple type,
+    checked as an element of a sequence of that type is."""
+    kind, v = given["type"], given["value"]
+    if kind not in SEQUENCE_ELEMENTS:
+        raise SpecError(path, f"{where}.type", f"{kind!r}; valid: {', '.join(SEQUENCE_ELEMENTS)}")
+    held = SEQUENCE_ELEMENTS[kind]
+    if isinstance(v, bool) != (held is bool) or not isinstance(v, held):
+        raise SpecError(path, f"{where}.value", f"{v!r} is not a {kind}")
+    return {"type": kind, "value": v}
 
 
 def _sequence_value(path: str | Path, where: str, value: dict[str, Any]) -> dict[str, Any]:

@@ -331,11 +331,21 @@ def test_a_sequence_or_struct_is_checked_and_refused_where_it_must_be_configured
     refused(root, "WorkStage.prf.xml:", *words)
 
 
-def test_a_programs_struct_is_configured_with_every_member(root):
-    # A struct with every member given: a CF::Properties of its members on the wire.
-    program_package(root, STATUS.replace('<struct id="status" mode="readonly">', '<struct id="status">'))
+def test_a_programs_struct_is_configured_with_every_member_typed(root):
+    # A struct with every member given: a CF::Properties of its members on the
+    # wire, each simple member as its PRF type (REDHAWK extracts it strictly).
+    members = (
+        '<struct id="status">\n    <simple id="status::gain" type="float"><value>2</value></simple>\n'
+        '    <simple id="status::n" type="short"><value>3</value></simple>'
+    )
+    program_package(root, STATUS.replace('<struct id="status" mode="readonly">', members))
     assert load_sad(root / WAVEFORM, root).component("WorkStage_1").properties["status"] == {
-        "struct": {"status::state": "idle", "status::counts": {"sequence": "ulong", "values": [1, 2]}}
+        "struct": {
+            "status::gain": {"type": "float", "value": 2.0},
+            "status::n": {"type": "short", "value": 3},
+            "status::state": {"type": "string", "value": "idle"},
+            "status::counts": {"sequence": "ulong", "values": [1, 2]},
+        }
     }
 
 

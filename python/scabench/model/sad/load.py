@@ -880,8 +880,11 @@ class _Waveform:
                 else:
                     found = child(member, "value")
                     try:
+                        # Typed: REDHAWK extracts each member into its PRF type, strictly.
                         members[member.get("id")] = (
-                            value_of(found.text or "", member.get("type")) if found is not None else None
+                            {"type": member.get("type"), "value": value_of(found.text or "", member.get("type"))}
+                            if found is not None
+                            else None
                         )
                     except ValueError as exc:
                         raise prf.error(found, str(exc), where) from None
