@@ -16,6 +16,7 @@ from scabench.model.catalog import PYTHON_KINDS, kind_properties, port_names, po
 from scabench.model.graph import fan_out
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, PolicyValueError, one_connection_properties, parse_policy
+from scabench.model.sad.mapping import check_fits
 
 if TYPE_CHECKING:
     from scabench.model.spec import Component, Spec
@@ -218,6 +219,8 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
         # REDHAWK component extracts it into that type, strictly); one given
         # without a type is typed as a simple property is (boolean, long long,
         # double, string).
+        if not value["struct"]:
+            raise SpecError(path, f"{where}.struct", "a struct has members: {struct = {member = value, ...}}")
         members = {}
         for member, given in value["struct"].items():
             at = f"{where}.struct.{member}"
@@ -260,10 +263,20 @@ def _typed_member(path: str | Path, where: str, given: dict[str, Any]) -> dict[s
     kind, v = given["type"], given["value"]
     if kind not in SEQUENCE_ELEMENTS:
         raise SpecError(path, f"{where}.type", f"{kind!r}; valid: {', '.join(SEQUENCE_ELEMENTS)}")
+    _check_element(path, f"{where}.value", v, kind)
+    return {"type": kind, "value": v}
+
+
+def _check_element(path: str | Path, where: str, v: Any, kind: str) -> None:
+    """One value of the PRF type `kind`: of its kind and within its CORBA
+    type's bounds (the launcher would narrow it on the wire)."""
     held = SEQUENCE_ELEMENTS[kind]
     if isinstance(v, bool) != (held is bool) or not isinstance(v, held):
-        raise SpecError(path, f"{where}.value", f"{v!r} is not a {kind}")
-    return {"type": kind, "value": v}
+        raise SpecError(path, where, f"{v!r} is not a {kind}")
+    try:
+        check_fits(v, kind)
+    except ValueError as exc:
+        raise SpecError(path, where, str(exc)) from None
 
 
 def _sequence_value(path: str | Path, where: str, value: dict[str, Any]) -> dict[str, Any]:
@@ -275,9 +288,7 @@ def _sequence_value(path: str | Path, where: str, value: dict[str, Any]) -> dict
     if not isinstance(values, list):
         raise SpecError(path, f"{where}.values", f"a list of {kind} values")
     for i, v in enumerate(values):
-        held = SEQUENCE_ELEMENTS[kind]
-        if isinstance(v, bool) != (held is bool) or not isinstance(v, held):
-            raise SpecError(path, f"{where}.values[{i}]", f"{v!r} is not a {kind}")
+        _check_element(path, f"{where}.values[{i}]", v, kind)
     return {"sequence": kind, "values": list(values)}
 
 

@@ -319,6 +319,16 @@ def test_sequence_and_struct_properties_are_read_typed(root):
         ("<value>0.25</value>", "<value>2.5</value>", ("simplesequence 'taps'", "outside the PRF's range")),
         ("<value>2</value>", "<value>two</value>", ("simplesequence 'status::counts'", "not a whole number")),
         (
+            "<value>2</value>",
+            "<value>-1</value>",
+            ("simplesequence 'status::counts'", "-1 does not fit the PRF type ulong"),
+        ),
+        (
+            '<simple id="status::state" type="string"><value>idle</value></simple>',
+            '<simple id="status::state" type="octet"><value>300</value></simple>',
+            ("simple 'status::state'", "300 does not fit the PRF type octet; use a whole number in [0, 255]"),
+        ),
+        (
             '<struct id="status" mode="readonly">\n    <simple id="status::state" type="string">'
             "<value>idle</value></simple>",
             '<struct id="status">\n    <simple id="status::state" type="string"></simple>',
