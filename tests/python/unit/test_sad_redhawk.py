@@ -767,6 +767,21 @@ def test_a_policy_key_in_the_sad_is_checked_at_its_simpleref(root, instance, ref
     assert message.startswith(str(root / WAVEFORM) + ":")
 
 
+def test_without_an_scd_a_policy_key_stays_on_its_side_of_the_connection(root):
+    # A program of its own without an SCD: the connection says which side
+    # `out` is, and worker is a provides key: it may not move to
+    # WorkStage_2's `in`.
+    program_package(root, "")
+    (root / "dom/components/ExtStage/WorkStage.scd.xml").unlink()
+    edit(
+        root / "dom/components/ExtStage/ExtStage.spd.xml",
+        '<descriptor>\n    <localfile name="WorkStage.scd.xml"/>\n  </descriptor>',
+        "",
+    )
+    give(root, "WorkStage_1", ("out.worker", "16"))
+    refused(root, "simpleref 'out.worker'", "worker is a provides port's policy key", "out is the uses end")
+
+
 def test_a_policy_key_in_both_the_sad_and_the_sidecar_is_refused(root):
     give(root, "SigSource_1", ("out.call", "oneway"))
     (root / WAVEFORM).with_name("RedhawkChain.sad.toml").write_text(

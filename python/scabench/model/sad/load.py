@@ -1135,7 +1135,20 @@ class _Waveform:
 
     def _sad_policy(self, uses, uses_port, provides, provides_port):
         """The policy keys the SAD gives one connection on its two ports:
-        {key: (value, simpleref)}; flow, a key of both sides, must agree."""
+        {key: (value, simpleref)}; flow, a key of both sides, must agree.
+        Each key must be one of its port's side: where no SCD says which side
+        a port is, the connection does (a provides key on the uses end would
+        otherwise land on the other component's port)."""
+        for instance, port, end in ((uses, uses_port, "uses"), (provides, provides_port, "provides")):
+            for key, (_, ref) in instance.policy.get(port, {}).items():
+                side = policy_schema()[key]["side"]
+                if side not in (end, "both"):
+                    raise self.sad.error(
+                        ref,
+                        f"{key} is a {side} port's policy key, and {port} is the {end} end of a connection "
+                        f"(docs/reference/policy-keys.md)",
+                        f"componentinstantiation {instance.id!r}: simpleref {ref.get('refid')!r}",
+                    )
         given = dict(uses.policy.get(uses_port, {}))
         for key, (value, ref) in provides.policy.get(provides_port, {}).items():
             if key in given and given[key][0] != value:
