@@ -201,6 +201,11 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
         raise SpecError(
             path, where, "a property name without dots (port policy keys come from [policy] and [[connection]])"
         )
+    return _external_value(path, where, value)
+
+
+def _external_value(path: str | Path, where: str, value: Any) -> Any:
+    """A value the launcher can send: a simple one, a sequence or a struct."""
     if isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -231,7 +236,9 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
             elif isinstance(given, dict):
                 raise SpecError(path, at, 'a member is a simple value, {type = "float", value = ...} or a sequence')
             else:
-                one = check_external_property(path, at, member, given)
+                # A member id may hold dots (REDHAWK's "status::gain.x"): it is
+                # no top-level property name, so no port policy key either.
+                one = _external_value(path, at, given)
                 members[member] = {"type": _NATURAL_TYPES[type(one)], "value": one}
         return {"struct": members}
     raise SpecError(

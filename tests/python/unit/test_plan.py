@@ -170,3 +170,10 @@ def test_a_value_beyond_its_types_bounds_is_refused_before_the_wire(write_spec, 
         load_spec(write_spec(text))
     message = str(refused.value)
     assert key in message and words in message and "\n" not in message, message
+
+
+def test_a_struct_member_id_may_hold_dots(write_spec, tmp_path):
+    # REDHAWK allows dots in a member id: it is no property name, so no port policy key.
+    text = SPECS["external program"].replace("gains = {", 'p = {struct = {"a.b" = 1}}\ngains = {')
+    (external,) = plan_json(write_spec, tmp_path, text)["externals"]
+    assert external["properties"]["p"] == {"struct": {"a.b": {"type": "longlong", "value": 1}}}

@@ -782,6 +782,43 @@ def test_without_an_scd_a_policy_key_stays_on_its_side_of_the_connection(root):
     refused(root, "simpleref 'out.worker'", "worker is a provides port's policy key", "out is the uses end")
 
 
+def test_an_unknown_key_on_a_port_names_that_sides_policy_keys(root):
+    give(root, "SigSource_1", ("out.fanout_dept", "4"))
+    refused(root, "simpleref 'out.fanout_dept'", "out is a uses port of SigSource", "call, sync, fanout, fanout_depth")
+
+
+SEQUENCE_REF = '<simplesequenceref refid="{}"><values><value>0.5</value></values></simplesequenceref>'
+
+
+@pytest.mark.parametrize(
+    "ref, words",
+    [
+        (SEQUENCE_REF.format("nope"), ["simplesequenceref 'nope'", "not a property in", "its simplesequences: taps"]),
+        (SEQUENCE_REF.format("status"), ["simplesequenceref 'status'", "a struct (", "its simplesequences: taps"]),
+        ('<simpleref refid="taps" value="1"/>', ["simpleref 'taps'", "set it with simplesequenceref"]),
+        ('<structref refid="status"><simpleref refid="status::state" value="x"/></structref>', ["set the values in"]),
+    ],
+)
+def test_a_ref_to_a_programs_property_is_refused_saying_what_to_do(root, ref, words):
+    program_package(root, STATUS)
+    edit(
+        root / WAVEFORM,
+        "<usagename>WorkStage_1</usagename>",
+        f"<usagename>WorkStage_1</usagename><componentproperties>{ref}</componentproperties>",
+    )
+    refused(root, *words)
+
+
+def test_a_simplesequenceref_to_a_readonly_sequence_names_its_line(root):
+    program_package(root, STATUS)
+    edit(
+        root / WAVEFORM,
+        "<usagename>WorkStage_1</usagename>",
+        f"<usagename>WorkStage_1</usagename><componentproperties>{SEQUENCE_REF.format('taps')}</componentproperties>",
+    )
+    refused(root, "simplesequenceref 'taps'", "readonly in", "WorkStage.prf.xml:")
+
+
 def test_a_policy_key_in_both_the_sad_and_the_sidecar_is_refused(root):
     give(root, "SigSource_1", ("out.call", "oneway"))
     (root / WAVEFORM).with_name("RedhawkChain.sad.toml").write_text(

@@ -217,6 +217,7 @@ class Structured:
     configured: bool  # a value the launcher sets (a program's simplesequence)
     type: str | None = None  # a simplesequence's element type, in the PRF's words
     range: tuple | None = None  # a simplesequence's <range> (min, max)
+    at: str = ""  # "PRF:line" of its declaration, for an error about it
 
 
 class _Waveform:
@@ -486,19 +487,27 @@ class _Waveform:
                 self._port_policy(ref, rid, package, policy, where)
                 continue
             declared = package.structured.get(rid)
-            if ref.tag == "simplesequenceref" and package.implementation.program is not None and declared is not None:
-                if declared.tag != "simplesequence" or declared.mode == "readonly":
-                    raise self.sad.error(ref, f"not a simplesequence a configuration sets ({declared.tag})", where)
+            if ref.tag == "simplesequenceref" and package.implementation.program is not None:
+                self._check_sequence_ref(ref, declared, package, where)
                 properties[rid] = {"sequence": declared.type, "values": self._sequence_values(ref, declared, where)}
                 continue
+            if ref.tag == "simplesequenceref":
+                raise self.sad.error(
+                    ref,
+                    f"{package.implementation.kind} declares simple properties only: set them with simpleref",
+                    where,
+                )
             if ref.tag != "simpleref":
                 raise self.sad.error(
                     ref,
-                    (f"sets {declared.tag} {rid!r}, " if declared else "")
-                    + "which the launcher cannot configure: it sets simple values (simpleref)",
+                    f"scabench configures a struct from its PRF: set the values in the PRF's struct, not by {ref.tag}",
                     where,
                 )
+            if declared is not None and declared.tag == "simplesequence":
+                raise self.sad.error(ref, f"a simplesequence ({declared.at}): set it with simplesequenceref", where)
             simple = package.simples.get(rid)
+            if simple is None and "." in rid and package.ports is not None:
+                self._check_port_key(ref, rid, package, where)
             if simple is None:
                 if not package.prfs:
                     raise self.sad.error(
@@ -520,6 +529,35 @@ class _Waveform:
                 )
             properties[rid] = self._value(self.sad, ref, ref.get("value"), simple, package, where)
         return Instance(element, iid, name, package, properties, int(startorder) if startorder else None, policy)
+
+    def _check_sequence_ref(self, ref, declared, package, where):
+        """A simplesequenceref names a simplesequence of the PRF a configuration sets."""
+        if declared is None or declared.tag != "simplesequence":
+            sequences = [q.id for q in package.structured.values() if q.tag == "simplesequence"]
+            what = f"a {declared.tag} ({declared.at})" if declared else "not a property"
+            raise self.sad.error(
+                ref,
+                f"{what} in {' and '.join(str(p.path) for p in package.prfs) or 'no PRF'}; "
+                f"its simplesequences: {', '.join(sequences) or 'none'}",
+                where,
+            )
+        if declared.mode == "readonly":
+            raise self.sad.error(ref, f"readonly in {declared.at}; a configuration cannot set it", where)
+
+    def _check_port_key(self, ref, rid, package, where):
+        """A refid "<port>.<key>" on one of the component's ports whose key is
+        no policy key: name that side's keys."""
+        port = rid.split(".", 1)[0]
+        direction = next((d for d in ("uses", "provides") if port in package.ports[d]), None)
+        if direction is None:
+            return
+        keys = [k for k, v in policy_schema().items() if v["side"] in (direction, "both")]
+        raise self.sad.error(
+            ref,
+            f"{port} is a {direction} port of {package.name}, and {rid.split('.', 1)[1]!r} is not one of its "
+            f"policy keys: {', '.join(keys)} (docs/reference/policy-keys.md)",
+            where,
+        )
 
     def _port_policy(self, ref, rid, package, policy, where):
         """A simpleref "<port>.<key>": a policy key (docs/reference/policy-keys.md)
@@ -899,7 +937,9 @@ class _Waveform:
                 "(or make it readonly: the component's report)",
                 what,
             )
-        entry = Structured(element.get("id"), element.tag, mode, value, configured)
+        entry = Structured(
+            element.get("id"), element.tag, mode, value, configured, at=f"{prf.path}:{element.sourceline}"
+        )
         if element.tag == "simplesequence":
             limits = child(element, "range")
             entry.type = element.get("type")
