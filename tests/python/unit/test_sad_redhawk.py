@@ -152,6 +152,13 @@ def test_the_start_order_is_redhawks_assembly_controller_then_by_startorder(root
     assert load_sad(root / WAVEFORM, root).start_order == ["DataSink_1", "WorkStage_1", "WorkStage_2", "SigSource_1"]
 
 
+def test_of_equal_startorders_a_collocated_component_starts_first(root):
+    # As REDHAWK's ApplicationFactory lists hostcollocations first: WorkStage_1
+    # (collocated) before SigSource_1 (standalone, earlier in the document).
+    edit(root / WAVEFORM, 'id="SigSource_1" startorder="3"', 'id="SigSource_1" startorder="2"')
+    assert load_sad(root / WAVEFORM, root).start_order == ["DataSink_1", "WorkStage_2", "WorkStage_1", "SigSource_1"]
+
+
 def test_without_any_startorder_the_launchers_safe_order_starts_all(root):
     # REDHAWK's application would start the assembly controller alone; the launcher starts every component.
     for n in (1, 2, 3):

@@ -285,7 +285,8 @@ class _Waveform:
     def _start_order(self):
         """The start order the SAD gives, as REDHAWK 2.2's application has
         it: the assembly controller first, then the instantiations with a
-        startorder, ascending (equal ones in document order); REDHAWK stops
+        startorder, ascending (equal ones collocated first, then in document
+        order); REDHAWK stops
         them in reverse. Given as it is, never reordered: the launcher starts
         the components it leaves out around it (graph.start_order). Without
         any startorder, REDHAWK's application starts the assembly controller
@@ -294,7 +295,11 @@ class _Waveform:
         ordered = [i for i in self.instances if i.startorder is not None]
         if not ordered:
             return []
-        ordered.sort(key=lambda i: i.startorder)  # stable: equal ones in document order
+        # REDHAWK's ApplicationFactory lists the hostcollocations' components
+        # before the standalone ones, then sorts by startorder, stably: of
+        # equal startorders, a collocated component comes first, then the
+        # document order.
+        ordered.sort(key=lambda i: (i.startorder, not _collocated(i.element)))
         return [self.controller.name] + [i.name for i in ordered if i is not self.controller]
 
     def _check_early_senders(self, start_order):
@@ -1375,6 +1380,11 @@ def _check_repid(scd, port, name, kind_ports):
     # DataPort, the base of every scabench port, names no wire protocol: the policy says which (export-sad
     # writes it for every port, whatever its connections speak).
     return None if repid == DATA_PORT_REPID else SCABENCH_PROTOCOL
+
+
+def _collocated(element):
+    """Whether a componentinstantiation is placed in a hostcollocation."""
+    return any(a.tag == "hostcollocation" for a in element.iterancestors())
 
 
 def _policy_ref(refid):
