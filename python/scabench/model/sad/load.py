@@ -595,15 +595,7 @@ class _Waveform:
     def _sequence_values(self, ref, declared, where):
         """A simplesequenceref's values, typed by the PRF's simplesequence and
         checked against its range."""
-        values = []
-        for value in children(child(ref, "values"), "value"):
-            try:
-                values.append(value_of(value.text or "", declared.type))
-                if declared.range is not None:
-                    check_range(values[-1], *declared.range)
-            except ValueError as exc:
-                raise self.sad.error(value, str(exc), where) from None
-        return values
+        return _typed_values(self.sad, child(ref, "values"), declared.type, declared.range, where)
 
     def _aliases(self, instance):
         """The names findby/namingservice finds an instantiation by."""
@@ -961,15 +953,7 @@ class _Waveform:
             low_high = range_of(limits.get("min"), limits.get("max")) if limits is not None else None
         except ValueError as exc:
             raise prf.error(limits, str(exc), what) from None
-        typed = []
-        for value in children(values, "value"):
-            try:
-                typed.append(value_of(value.text or "", element.get("type")))
-                if low_high is not None:
-                    check_range(typed[-1], *low_high)
-            except ValueError as exc:
-                raise prf.error(value, str(exc), what) from None
-        return typed
+        return _typed_values(prf, values, element.get("type"), low_high, what)
 
     def _value(self, descriptor, element, text_value, simple, package, what):
         """A property's value from PRF text, checked by its PRF type and range
@@ -1380,6 +1364,21 @@ def _check_repid(scd, port, name, kind_ports):
     # DataPort, the base of every scabench port, names no wire protocol: the policy says which (export-sad
     # writes it for every port, whatever its connections speak).
     return None if repid == DATA_PORT_REPID else SCABENCH_PROTOCOL
+
+
+def _typed_values(descriptor, values, prf_type, low_high, what):
+    """A <values> element's values, typed by `prf_type` (and its bounds) and
+    checked against the range `low_high` (None: none), each error at its
+    <value>: a PRF's simplesequence and a SAD's simplesequenceref alike."""
+    typed = []
+    for value in children(values, "value"):
+        try:
+            typed.append(value_of(value.text or "", prf_type))
+            if low_high is not None:
+                check_range(typed[-1], *low_high)
+        except ValueError as exc:
+            raise descriptor.error(value, str(exc), what) from None
+    return typed
 
 
 def _collocated(element):
