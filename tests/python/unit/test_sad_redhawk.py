@@ -723,6 +723,12 @@ def test_a_dependency_scabench_cannot_honour_is_refused_by_name(root, echo_libra
     refused(root, "WorkStage.spd.xml:", "dependency: softpkgref", *words)
 
 
+def test_a_librarys_own_dependency_is_refused_by_name(root, echo_library):
+    use_echo(root)
+    edit(echo_library / "EchoLib.spd.xml", '<os name="Linux"/>', '<os name="Linux"/>' + DEPENDENCY)
+    refused(root, "EchoLib.spd.xml:", "a dependency's own softpkgref is not followed")
+
+
 def test_a_dependency_whose_library_lacks_the_kind_is_refused(root, echo_library):
     use_echo(root)
     edit(root / "dom/components/WorkStage/WorkStage.spd.xml", "scabench:test-echo", "scabench:stage")

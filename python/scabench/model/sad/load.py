@@ -760,6 +760,15 @@ class _Waveform:
                 )
         else:
             chosen = _chosen_implementation(dependency)
+        # A library's own dependency would have to be loaded before it, which
+        # the host does not do: refused by name, not passed over.
+        for own in children(chosen, "dependency"):
+            if child(own, "softpkgref") is not None:
+                raise dependency.error(
+                    child(own, "softpkgref"),
+                    "a dependency's own softpkgref is not followed: the host loads one library per component; "
+                    "build what it needs into the library",
+                )
         code = child(chosen, "code")
         if code.get("type") != "SharedLibrary":
             return None
