@@ -156,20 +156,37 @@ TEST(Plan, ASequencePropertyIsTyped) {
             "plan: externals[0].properties.x.sequence: 'objref' is not a PRF simple type (docs/plan.schema.json)");
 }
 
-// A PRF struct travels as its members, each a simple value or a sequence;
+// A PRF struct travels as its members, each a typed simple value (sent as
+// its PRF type: REDHAWK extracts each member strictly) or a sequence;
 // configure sends it as a CF::Properties in the any.
-TEST(Plan, AStructPropertyHoldsItsMembers) {
+TEST(Plan, AStructPropertyHoldsItsTypedMembers) {
   json doc = sample();
-  doc["externals"][0]["properties"]["scale"] = {
-      {"struct", {{"factor", 2.5}, {"taps", {{"sequence", "long"}, {"values", {1, 2}}}}}}};
+  doc["externals"][0]["properties"]["scale"] = {{"struct",
+                                                 {{"factor", {{"type", "float"}, {"value", 2.5}}},
+                                                  {"n", {{"type", "short"}, {"value", 3}}},
+                                                  {"taps", {{"sequence", "long"}, {"values", {1, 2}}}}}}};
   const Plan plan = parsePlan(doc);
   const auto& scale = std::get<StructValue>(plan.external("gain")->component.properties.at("scale"));
-  ASSERT_EQ(scale.members.size(), 2u);
-  EXPECT_EQ(std::get<double>(std::get<SimpleValue>(scale.members.at("factor"))), 2.5);
+  ASSERT_EQ(scale.members.size(), 3u);
+  const auto& factor = std::get<TypedValue>(scale.members.at("factor"));
+  EXPECT_EQ(factor.type, "float");
+  EXPECT_EQ(std::get<double>(factor.value), 2.5);
+  const auto& n = std::get<TypedValue>(scale.members.at("n"));
+  EXPECT_EQ(n.type, "short");
+  EXPECT_EQ(std::get<int64_t>(n.value), 3);
   EXPECT_EQ(std::get<SequenceValue>(scale.members.at("taps")).values.size(), 2u);
   EXPECT_EQ(refusal([](json& p) {
-              p["externals"][0]["properties"]["scale"] = {{"struct", {{"x", json::array()}}}};
+              p["externals"][0]["properties"]["scale"] = {{"struct", {{"x", 2.0}}}};
             }),
-            "plan: externals[0].properties.scale.struct.x: is array, not a boolean, number, string or sequence "
+            "plan: externals[0].properties.scale.struct.x: is number, not {\"type\": TYPE, \"value\": ...} or "
+            "{\"sequence\": TYPE, \"values\": [...]} (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["scale"] = {{"struct", {{"x", {{"type", "short"}, {"value", 2.5}}}}}};
+            }),
+            "plan: externals[0].properties.scale.struct.x.value: is number, not a short (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) {
+              p["externals"][0]["properties"]["scale"] = {{"struct", {{"x", {{"type", "objref"}, {"value", 1}}}}}};
+            }),
+            "plan: externals[0].properties.scale.struct.x.type: 'objref' is not a PRF simple type "
             "(docs/plan.schema.json)");
 }

@@ -221,6 +221,43 @@ CORBA::Any sequenceAny(const scabench::launch::SequenceValue& v) {
   return any;
 }
 
+// A struct member as its PRF type's CORBA type: a REDHAWK component's
+// generated code extracts `props["id"] >>= member` into that type, and the
+// extraction fails on any other type code (plan.cpp has checked the type).
+CORBA::Any typedAny(const scabench::launch::TypedValue& member) {
+  CORBA::Any any;
+  const std::string& t = member.type;
+  const auto& v = member.value;
+  auto number = [&]() -> double {
+    if (auto d = std::get_if<double>(&v)) return *d;
+    return double(std::get<int64_t>(v));
+  };
+  auto whole = [&]() { return std::get<int64_t>(v); };
+  if (t == "boolean")
+    any <<= CORBA::Any::from_boolean(std::get<bool>(v));
+  else if (t == "string")
+    any <<= std::get<std::string>(v).c_str();
+  else if (t == "octet")
+    any <<= CORBA::Any::from_octet(CORBA::Octet(whole()));
+  else if (t == "short")
+    any <<= CORBA::Short(whole());
+  else if (t == "ushort")
+    any <<= CORBA::UShort(whole());
+  else if (t == "long")
+    any <<= CORBA::Long(whole());
+  else if (t == "ulong")
+    any <<= CORBA::ULong(whole());
+  else if (t == "longlong")
+    any <<= CORBA::LongLong(whole());
+  else if (t == "ulonglong")
+    any <<= CORBA::ULongLong(whole());
+  else if (t == "float")
+    any <<= CORBA::Float(number());
+  else
+    any <<= CORBA::Double(number());
+  return any;
+}
+
 }  // namespace
 
 CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
@@ -241,8 +278,8 @@ CORBA::Any Launcher::toAny(const scabench::launch::PropertyValue& v) {
     CORBA::ULong i = 0;
     for (const auto& [id, member] : st->members) {
       members[i].id = id.c_str();
-      if (auto one = std::get_if<scabench::launch::SimpleValue>(&member))
-        members[i].value = std::visit([](const auto& x) { return toAny(x); }, *one);
+      if (auto one = std::get_if<scabench::launch::TypedValue>(&member))
+        members[i].value = typedAny(*one);
       else
         members[i].value = toAny(std::get<scabench::launch::SequenceValue>(member));
       ++i;

@@ -94,37 +94,49 @@ std::optional<SimpleValue> simple(const json& value) {
   return std::nullopt;
 }
 
+// A value of the PRF simple type `type` (checked to be one), at `at`.
+SimpleValue typed(const std::string& type, const json& value, const std::string& at) {
+  const bool fits = type == "boolean"                     ? value.is_boolean()
+                    : type == "string"                    ? value.is_string()
+                    : type == "float" || type == "double" ? value.is_number()
+                                                          : value.is_number_integer();
+  if (!fits) refuse(at, "is " + std::string(value.type_name()) + ", not a " + type);
+  return *simple(value);
+}
+
+// The PRF simple type at o[key], one configure can send.
+std::string simpleType(const json& o, const char* key, const std::string& where) {
+  std::string type = required(o, key, where, text);
+  if (!kSequenceTypes.count(type)) refuse(where + "." + key, "'" + type + "' is not a PRF simple type");
+  return type;
+}
+
 // {"sequence": TYPE, "values": [...]}: each value of the type's kind.
 SequenceValue sequence(const json& v, const std::string& where) {
   SequenceValue out;
-  out.type = required(v, "sequence", where, text);
-  if (!kSequenceTypes.count(out.type)) refuse(where + ".sequence", "'" + out.type + "' is not a PRF simple type");
+  out.type = simpleType(v, "sequence", where);
   const json& values = required(v, "values", where, array);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const std::string at = where + ".values[" + std::to_string(i) + "]";
-    const json& value = values[i];
-    const bool fits = out.type == "boolean"                         ? value.is_boolean()
-                      : out.type == "string"                        ? value.is_string()
-                      : out.type == "float" || out.type == "double" ? value.is_number()
-                                                                    : value.is_number_integer();
-    if (!fits) refuse(at, "is " + std::string(value.type_name()) + ", not a " + out.type);
-    out.values.push_back(*simple(value));
-  }
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out.values.push_back(typed(out.type, values[i], where + ".values[" + std::to_string(i) + "]"));
   return out;
 }
 
-// {"struct": {MEMBER: a simple value or a sequence}}.
+// {"struct": {MEMBER: {"type": TYPE, "value": v} or a sequence}}.
 StructValue structure(const json& v, const std::string& where) {
   StructValue out;
   const json& members = required(v, "struct", where, object);
   for (const auto& [id, value] : members.items()) {
     const std::string at = where + ".struct." + id;
-    if (auto one = simple(value))
-      out.members[id] = *one;
-    else if (value.is_object() && value.contains("sequence"))
+    if (value.is_object() && value.contains("sequence"))
       out.members[id] = sequence(value, at);
-    else
-      refuse(at, "is " + std::string(value.type_name()) + ", not a boolean, number, string or sequence");
+    else if (value.is_object() && value.contains("type")) {
+      TypedValue member;
+      member.type = simpleType(value, "type", at);
+      member.value = typed(member.type, field(value, "value", at), at + ".value");
+      out.members[id] = member;
+    } else
+      refuse(at, "is " + std::string(value.type_name()) +
+                     ", not {\"type\": TYPE, \"value\": ...} or {\"sequence\": TYPE, \"values\": [...]}");
   }
   return out;
 }

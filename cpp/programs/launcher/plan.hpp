@@ -31,11 +31,19 @@ struct SequenceValue {
   std::string type;
   std::vector<SimpleValue> values;
 };
-// A PRF struct's value: its members, each a simple value or a sequence;
-// configure sends it as REDHAWK does, a CF::Properties of its members in the
-// any.
+// A PRF struct's simple member: its PRF type ("float", "short", ...) and its
+// value; configure sends it as that CORBA type, since a REDHAWK component
+// extracts each member into its declared type and omniORB's extraction is
+// strict about the type code.
+struct TypedValue {
+  std::string type;
+  SimpleValue value;
+};
+// A PRF struct's value: its members, each a typed simple value or a
+// sequence; configure sends it as REDHAWK does, a CF::Properties of its
+// members in the any.
 struct StructValue {
-  std::map<std::string, std::variant<SimpleValue, SequenceValue>> members;
+  std::map<std::string, std::variant<TypedValue, SequenceValue>> members;
 };
 // A property as configure sets it: a simple one as a CORBA boolean, long
 // long, double or string; a sequence as its type's CORBA sequence; a struct

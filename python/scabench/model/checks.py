@@ -16,6 +16,7 @@ from scabench.model.catalog import PYTHON_KINDS, kind_properties, port_names, po
 from scabench.model.graph import fan_out
 from scabench.model.link import LinkSettings
 from scabench.model.policy import Policy, PolicyValueError, one_connection_properties, parse_policy
+from scabench.model.sad.mapping import check_fits
 
 if TYPE_CHECKING:
     from scabench.model.spec import Component, Spec
@@ -200,6 +201,11 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
         raise SpecError(
             path, where, "a property name without dots (port policy keys come from [policy] and [[connection]])"
         )
+    return _external_value(path, where, value)
+
+
+def _external_value(path: str | Path, where: str, value: Any) -> Any:
+    """A value the launcher can send: a simple one, a sequence or a struct."""
     if isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -213,16 +219,27 @@ def check_external_property(path: str | Path, where: str, key: str, value: Any) 
     if isinstance(value, dict) and set(value) == {"sequence", "values"}:
         return _sequence_value(path, where, value)
     if isinstance(value, dict) and set(value) == {"struct"} and isinstance(value["struct"], dict):
-        # A struct: each member a simple value or a sequence, sent as a CF::Properties of them.
+        # A struct: each member a typed simple value or a sequence, sent as a
+        # CF::Properties of them. A member goes on the wire as its PRF type (a
+        # REDHAWK component extracts it into that type, strictly); one given
+        # without a type is typed as a simple property is (boolean, long long,
+        # double, string).
+        if not value["struct"]:
+            raise SpecError(path, f"{where}.struct", "a struct has members: {struct = {member = value, ...}}")
         members = {}
         for member, given in value["struct"].items():
             at = f"{where}.struct.{member}"
             if isinstance(given, dict) and set(given) == {"sequence", "values"}:
                 members[member] = _sequence_value(path, at, given)
+            elif isinstance(given, dict) and set(given) == {"type", "value"}:
+                members[member] = _typed_member(path, at, given)
             elif isinstance(given, dict):
-                raise SpecError(path, at, "a member is a simple value or a sequence")
+                raise SpecError(path, at, 'a member is a simple value, {type = "float", value = ...} or a sequence')
             else:
-                members[member] = check_external_property(path, at, member, given)
+                # A member id may hold dots (REDHAWK's "status::gain.x"): it is
+                # no top-level property name, so no port policy key either.
+                one = _external_value(path, at, given)
+                members[member] = {"type": _NATURAL_TYPES[type(one)], "value": one}
         return {"struct": members}
     raise SpecError(
         path,
@@ -242,6 +259,33 @@ SEQUENCE_ELEMENTS: dict[str, type | tuple[type, ...]] = {
 }
 
 
+# The PRF type a struct member given without one goes on the wire as: a
+# simple property's (the launcher's CORBA boolean, long long, double, string).
+_NATURAL_TYPES = {bool: "boolean", int: "longlong", float: "double", str: "string"}
+
+
+def _typed_member(path: str | Path, where: str, given: dict[str, Any]) -> dict[str, Any]:
+    """{"type": TYPE, "value": v}: a struct member of a PRF simple type,
+    checked as an element of a sequence of that type is."""
+    kind, v = given["type"], given["value"]
+    if kind not in SEQUENCE_ELEMENTS:
+        raise SpecError(path, f"{where}.type", f"{kind!r}; valid: {', '.join(SEQUENCE_ELEMENTS)}")
+    _check_element(path, f"{where}.value", v, kind)
+    return {"type": kind, "value": v}
+
+
+def _check_element(path: str | Path, where: str, v: Any, kind: str) -> None:
+    """One value of the PRF type `kind`: of its kind and within its CORBA
+    type's bounds (the launcher would narrow it on the wire)."""
+    held = SEQUENCE_ELEMENTS[kind]
+    if isinstance(v, bool) != (held is bool) or not isinstance(v, held):
+        raise SpecError(path, where, f"{v!r} is not a {kind}")
+    try:
+        check_fits(v, kind)
+    except ValueError as exc:
+        raise SpecError(path, where, str(exc)) from None
+
+
 def _sequence_value(path: str | Path, where: str, value: dict[str, Any]) -> dict[str, Any]:
     """{"sequence": TYPE, "values": [...]}: what the launcher sends as that
     CORBA sequence (a PRF simplesequence's value), each element of TYPE."""
@@ -251,9 +295,7 @@ def _sequence_value(path: str | Path, where: str, value: dict[str, Any]) -> dict
     if not isinstance(values, list):
         raise SpecError(path, f"{where}.values", f"a list of {kind} values")
     for i, v in enumerate(values):
-        held = SEQUENCE_ELEMENTS[kind]
-        if isinstance(v, bool) != (held is bool) or not isinstance(v, held):
-            raise SpecError(path, f"{where}.values[{i}]", f"{v!r} is not a {kind}")
+        _check_element(path, f"{where}.values[{i}]", v, kind)
     return {"sequence": kind, "values": list(values)}
 
 

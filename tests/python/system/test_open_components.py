@@ -180,6 +180,49 @@ def test_an_external_program_gets_a_struct_property_as_cf_properties(tmp_path, w
     assert float(result.stats["last"]["checksum"]) == pytest.approx(expected, rel=1e-9)
 
 
+# A program that takes its `scale` struct only with each member in the CORBA
+# type of its PRF type, as a REDHAWK component's generated code extracts one
+# (`props["id"] >>= member` fails on another type code).
+TYPED_GAIN = """import sys
+sys.path.insert(0, {tests!r})
+from omniORB import CORBA
+from gain_component import Gain
+from scabench.components import idl
+from scabench.components.program import main
+
+EXPECTED = {{"factor": CORBA.tk_float, "offset": CORBA.tk_short}}
+
+
+class TypedGain(Gain):
+    def configure(self, configProperties):
+        for prop in configProperties:
+            if prop.id == "scale":
+                kinds = {{m.id: m.value.typecode().kind() for m in prop.value.value()}}
+                if kinds != EXPECTED:
+                    raise idl.load().CF.PropertySet.InvalidConfiguration(f"scale's member types: {{kinds}}", [prop])
+        super().configure(configProperties)
+
+
+main(TypedGain, prog="typed-gain")
+"""
+
+
+def test_a_struct_member_goes_as_its_prf_type(tmp_path, write_spec):
+    """A typed member, {type = "float", value = ...}, travels as that CORBA
+    type: the program refuses the configure on any other type code."""
+    script = tmp_path / "typed_gain.py"
+    script.write_text(TYPED_GAIN.format(tests=str(REPO / "tests" / "python")))
+    typed = executable(
+        tmp_path / "typed-gain", f'#!/bin/sh\nPYTHONPATH={REPO / "python"} exec {sys.executable} {script} "$@"\n'
+    )
+    members = '{factor = {type = "float", value = 3.0}, offset = {type = "short", value = 1}}'
+    middle = f'kind = "external"\nexec = "{typed}"\norb_options = true\nscale = {{struct = {members}}}'
+    result = run_spec(load_spec(write_spec(chain_spec(middle, packets=2, samples=64))))
+    assert result.status == "ok"
+    expected = 2 * (3.0 * producer_sum(64) + 64 * 1.0)
+    assert float(result.stats["last"]["checksum"]) == pytest.approx(expected, rel=1e-9)
+
+
 def test_an_external_program_gets_its_properties_and_carries_the_packets(tmp_path, write_spec):
     """Any program taking the SCA exec parameters: the gain program multiplies
     by its property, and the sink's checksum says so."""

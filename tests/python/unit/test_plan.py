@@ -26,6 +26,7 @@ SPECS = {
         'chain = ["producer", "x", "last"]\n[[component]]\nname = "producer"\nkind = "producer"\n'
         'packets = 5\n[[component]]\nname = "x"\nkind = "external"\nexec = "/bin/true"\n'
         'orb_options = true\ngains = {sequence = "double", values = [1.0, 0.5]}\n'
+        'scale = {struct = {gain = {type = "float", value = 2.0}, n = {type = "short", value = 3}, on = true}}\n'
         '[[component]]\nname = "last"\nkind = "sink"\n'
     ),
 }
@@ -135,3 +136,44 @@ def test_a_program_of_its_own_on_a_bulkio_hop_gets_no_policy_keys(write_spec, tm
     assert into.uses.properties["out.protocol"] == "bulkio" and out_of.provides.properties["in.protocol"] == "bulkio"
     (x,) = plan.externals
     assert x.component.properties == {"gains": {"sequence": "double", "values": [1.0, 0.5]}}  # its own, no policy key
+
+
+def test_a_struct_member_carries_its_prf_type_into_the_plan(write_spec, tmp_path):
+    plan = plan_json(write_spec, tmp_path, SPECS["external program"])
+    (external,) = plan["externals"]
+    assert external["properties"]["scale"] == {
+        "struct": {
+            "gain": {"type": "float", "value": 2.0},
+            "n": {"type": "short", "value": 3},
+            "on": {"type": "boolean", "value": True},
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    "value, key, words",
+    [
+        ('{sequence = "octet", values = [300, -1]}', "component[1].p.values[0]", "300 does not fit the PRF type octet"),
+        ('{sequence = "ulong", values = [-5]}', "component[1].p.values[0]", "-5 does not fit the PRF type ulong"),
+        ('{sequence = "float", values = [1e300]}', "component[1].p.values[0]", "does not fit the PRF type float"),
+        (
+            '{struct = {n = {type = "short", value = 40000}}}',
+            "component[1].p.struct.n.value",
+            "40000 does not fit the PRF type short",
+        ),
+        ("{struct = {}}", "component[1].p.struct", "a struct has members"),
+    ],
+)
+def test_a_value_beyond_its_types_bounds_is_refused_before_the_wire(write_spec, value, key, words):
+    text = SPECS["external program"].replace("gains = {", f"p = {value}\ngains = {{")
+    with pytest.raises(SpecError) as refused:
+        load_spec(write_spec(text))
+    message = str(refused.value)
+    assert key in message and words in message and "\n" not in message, message
+
+
+def test_a_struct_member_id_may_hold_dots(write_spec, tmp_path):
+    # REDHAWK allows dots in a member id: it is no property name, so no port policy key.
+    text = SPECS["external program"].replace("gains = {", 'p = {struct = {"a.b" = 1}}\ngains = {')
+    (external,) = plan_json(write_spec, tmp_path, text)["externals"]
+    assert external["properties"]["p"] == {"struct": {"a.b": {"type": "longlong", "value": 1}}}

@@ -152,6 +152,13 @@ def test_the_start_order_is_redhawks_assembly_controller_then_by_startorder(root
     assert load_sad(root / WAVEFORM, root).start_order == ["DataSink_1", "WorkStage_1", "WorkStage_2", "SigSource_1"]
 
 
+def test_of_equal_startorders_a_collocated_component_starts_first(root):
+    # As REDHAWK's ApplicationFactory lists hostcollocations first: WorkStage_1
+    # (collocated) before SigSource_1 (standalone, earlier in the document).
+    edit(root / WAVEFORM, 'id="SigSource_1" startorder="3"', 'id="SigSource_1" startorder="2"')
+    assert load_sad(root / WAVEFORM, root).start_order == ["DataSink_1", "WorkStage_2", "WorkStage_1", "SigSource_1"]
+
+
 def test_without_any_startorder_the_launchers_safe_order_starts_all(root):
     # REDHAWK's application would start the assembly controller alone; the launcher starts every component.
     for n in (1, 2, 3):
@@ -319,6 +326,16 @@ def test_sequence_and_struct_properties_are_read_typed(root):
         ("<value>0.25</value>", "<value>2.5</value>", ("simplesequence 'taps'", "outside the PRF's range")),
         ("<value>2</value>", "<value>two</value>", ("simplesequence 'status::counts'", "not a whole number")),
         (
+            "<value>2</value>",
+            "<value>-1</value>",
+            ("simplesequence 'status::counts'", "-1 does not fit the PRF type ulong"),
+        ),
+        (
+            '<simple id="status::state" type="string"><value>idle</value></simple>',
+            '<simple id="status::state" type="octet"><value>300</value></simple>',
+            ("simple 'status::state'", "300 does not fit the PRF type octet; use a whole number in [0, 255]"),
+        ),
+        (
             '<struct id="status" mode="readonly">\n    <simple id="status::state" type="string">'
             "<value>idle</value></simple>",
             '<struct id="status">\n    <simple id="status::state" type="string"></simple>',
@@ -331,11 +348,21 @@ def test_a_sequence_or_struct_is_checked_and_refused_where_it_must_be_configured
     refused(root, "WorkStage.prf.xml:", *words)
 
 
-def test_a_programs_struct_is_configured_with_every_member(root):
-    # A struct with every member given: a CF::Properties of its members on the wire.
-    program_package(root, STATUS.replace('<struct id="status" mode="readonly">', '<struct id="status">'))
+def test_a_programs_struct_is_configured_with_every_member_typed(root):
+    # A struct with every member given: a CF::Properties of its members on the
+    # wire, each simple member as its PRF type (REDHAWK extracts it strictly).
+    members = (
+        '<struct id="status">\n    <simple id="status::gain" type="float"><value>2</value></simple>\n'
+        '    <simple id="status::n" type="short"><value>3</value></simple>'
+    )
+    program_package(root, STATUS.replace('<struct id="status" mode="readonly">', members))
     assert load_sad(root / WAVEFORM, root).component("WorkStage_1").properties["status"] == {
-        "struct": {"status::state": "idle", "status::counts": {"sequence": "ulong", "values": [1, 2]}}
+        "struct": {
+            "status::gain": {"type": "float", "value": 2.0},
+            "status::n": {"type": "short", "value": 3},
+            "status::state": {"type": "string", "value": "idle"},
+            "status::counts": {"sequence": "ulong", "values": [1, 2]},
+        }
     }
 
 
@@ -696,6 +723,12 @@ def test_a_dependency_scabench_cannot_honour_is_refused_by_name(root, echo_libra
     refused(root, "WorkStage.spd.xml:", "dependency: softpkgref", *words)
 
 
+def test_a_librarys_own_dependency_is_refused_by_name(root, echo_library):
+    use_echo(root)
+    edit(echo_library / "EchoLib.spd.xml", '<os name="Linux"/>', '<os name="Linux"/>' + DEPENDENCY)
+    refused(root, "EchoLib.spd.xml:", "a dependency's own softpkgref is not followed")
+
+
 def test_a_dependency_whose_library_lacks_the_kind_is_refused(root, echo_library):
     use_echo(root)
     edit(root / "dom/components/WorkStage/WorkStage.spd.xml", "scabench:test-echo", "scabench:stage")
@@ -745,6 +778,58 @@ def test_a_policy_key_in_the_sad_is_checked_at_its_simpleref(root, instance, ref
         give(root, "SigSource_1", ("out.flow", "none"))
     message = refused(root, *words)
     assert message.startswith(str(root / WAVEFORM) + ":")
+
+
+def test_without_an_scd_a_policy_key_stays_on_its_side_of_the_connection(root):
+    # A program of its own without an SCD: the connection says which side
+    # `out` is, and worker is a provides key: it may not move to
+    # WorkStage_2's `in`.
+    program_package(root, "")
+    (root / "dom/components/ExtStage/WorkStage.scd.xml").unlink()
+    edit(
+        root / "dom/components/ExtStage/ExtStage.spd.xml",
+        '<descriptor>\n    <localfile name="WorkStage.scd.xml"/>\n  </descriptor>',
+        "",
+    )
+    give(root, "WorkStage_1", ("out.worker", "16"))
+    refused(root, "simpleref 'out.worker'", "worker is a provides port's policy key", "out is the uses end")
+
+
+def test_an_unknown_key_on_a_port_names_that_sides_policy_keys(root):
+    give(root, "SigSource_1", ("out.fanout_dept", "4"))
+    refused(root, "simpleref 'out.fanout_dept'", "out is a uses port of SigSource", "call, sync, fanout, fanout_depth")
+
+
+SEQUENCE_REF = '<simplesequenceref refid="{}"><values><value>0.5</value></values></simplesequenceref>'
+
+
+@pytest.mark.parametrize(
+    "ref, words",
+    [
+        (SEQUENCE_REF.format("nope"), ["simplesequenceref 'nope'", "not a property in", "its simplesequences: taps"]),
+        (SEQUENCE_REF.format("status"), ["simplesequenceref 'status'", "a struct (", "its simplesequences: taps"]),
+        ('<simpleref refid="taps" value="1"/>', ["simpleref 'taps'", "set it with simplesequenceref"]),
+        ('<structref refid="status"><simpleref refid="status::state" value="x"/></structref>', ["set the values in"]),
+    ],
+)
+def test_a_ref_to_a_programs_property_is_refused_saying_what_to_do(root, ref, words):
+    program_package(root, STATUS)
+    edit(
+        root / WAVEFORM,
+        "<usagename>WorkStage_1</usagename>",
+        f"<usagename>WorkStage_1</usagename><componentproperties>{ref}</componentproperties>",
+    )
+    refused(root, *words)
+
+
+def test_a_simplesequenceref_to_a_readonly_sequence_names_its_line(root):
+    program_package(root, STATUS)
+    edit(
+        root / WAVEFORM,
+        "<usagename>WorkStage_1</usagename>",
+        f"<usagename>WorkStage_1</usagename><componentproperties>{SEQUENCE_REF.format('taps')}</componentproperties>",
+    )
+    refused(root, "simplesequenceref 'taps'", "readonly in", "WorkStage.prf.xml:")
 
 
 def test_a_policy_key_in_both_the_sad_and_the_sidecar_is_refused(root):

@@ -217,6 +217,7 @@ class Structured:
     configured: bool  # a value the launcher sets (a program's simplesequence)
     type: str | None = None  # a simplesequence's element type, in the PRF's words
     range: tuple | None = None  # a simplesequence's <range> (min, max)
+    at: str = ""  # "PRF:line" of its declaration, for an error about it
 
 
 class _Waveform:
@@ -284,7 +285,8 @@ class _Waveform:
     def _start_order(self):
         """The start order the SAD gives, as REDHAWK 2.2's application has
         it: the assembly controller first, then the instantiations with a
-        startorder, ascending (equal ones in document order); REDHAWK stops
+        startorder, ascending (equal ones collocated first, then in document
+        order); REDHAWK stops
         them in reverse. Given as it is, never reordered: the launcher starts
         the components it leaves out around it (graph.start_order). Without
         any startorder, REDHAWK's application starts the assembly controller
@@ -293,7 +295,11 @@ class _Waveform:
         ordered = [i for i in self.instances if i.startorder is not None]
         if not ordered:
             return []
-        ordered.sort(key=lambda i: i.startorder)  # stable: equal ones in document order
+        # REDHAWK's ApplicationFactory lists the hostcollocations' components
+        # before the standalone ones, then sorts by startorder, stably: of
+        # equal startorders, a collocated component comes first, then the
+        # document order.
+        ordered.sort(key=lambda i: (i.startorder, not _collocated(i.element)))
         return [self.controller.name] + [i.name for i in ordered if i is not self.controller]
 
     def _check_early_senders(self, start_order):
@@ -486,19 +492,27 @@ class _Waveform:
                 self._port_policy(ref, rid, package, policy, where)
                 continue
             declared = package.structured.get(rid)
-            if ref.tag == "simplesequenceref" and package.implementation.program is not None and declared is not None:
-                if declared.tag != "simplesequence" or declared.mode == "readonly":
-                    raise self.sad.error(ref, f"not a simplesequence a configuration sets ({declared.tag})", where)
+            if ref.tag == "simplesequenceref" and package.implementation.program is not None:
+                self._check_sequence_ref(ref, declared, package, where)
                 properties[rid] = {"sequence": declared.type, "values": self._sequence_values(ref, declared, where)}
                 continue
+            if ref.tag == "simplesequenceref":
+                raise self.sad.error(
+                    ref,
+                    f"{package.implementation.kind} declares simple properties only: set them with simpleref",
+                    where,
+                )
             if ref.tag != "simpleref":
                 raise self.sad.error(
                     ref,
-                    (f"sets {declared.tag} {rid!r}, " if declared else "")
-                    + "which the launcher cannot configure: it sets simple values (simpleref)",
+                    f"scabench configures a struct from its PRF: set the values in the PRF's struct, not by {ref.tag}",
                     where,
                 )
+            if declared is not None and declared.tag == "simplesequence":
+                raise self.sad.error(ref, f"a simplesequence ({declared.at}): set it with simplesequenceref", where)
             simple = package.simples.get(rid)
+            if simple is None and "." in rid and package.ports is not None:
+                self._check_port_key(ref, rid, package, where)
             if simple is None:
                 if not package.prfs:
                     raise self.sad.error(
@@ -520,6 +534,35 @@ class _Waveform:
                 )
             properties[rid] = self._value(self.sad, ref, ref.get("value"), simple, package, where)
         return Instance(element, iid, name, package, properties, int(startorder) if startorder else None, policy)
+
+    def _check_sequence_ref(self, ref, declared, package, where):
+        """A simplesequenceref names a simplesequence of the PRF a configuration sets."""
+        if declared is None or declared.tag != "simplesequence":
+            sequences = [q.id for q in package.structured.values() if q.tag == "simplesequence"]
+            what = f"a {declared.tag} ({declared.at})" if declared else "not a property"
+            raise self.sad.error(
+                ref,
+                f"{what} in {' and '.join(str(p.path) for p in package.prfs) or 'no PRF'}; "
+                f"its simplesequences: {', '.join(sequences) or 'none'}",
+                where,
+            )
+        if declared.mode == "readonly":
+            raise self.sad.error(ref, f"readonly in {declared.at}; a configuration cannot set it", where)
+
+    def _check_port_key(self, ref, rid, package, where):
+        """A refid "<port>.<key>" on one of the component's ports whose key is
+        no policy key: name that side's keys."""
+        port = rid.split(".", 1)[0]
+        direction = next((d for d in ("uses", "provides") if port in package.ports[d]), None)
+        if direction is None:
+            return
+        keys = [k for k, v in policy_schema().items() if v["side"] in (direction, "both")]
+        raise self.sad.error(
+            ref,
+            f"{port} is a {direction} port of {package.name}, and {rid.split('.', 1)[1]!r} is not one of its "
+            f"policy keys: {', '.join(keys)} (docs/reference/policy-keys.md)",
+            where,
+        )
 
     def _port_policy(self, ref, rid, package, policy, where):
         """A simpleref "<port>.<key>": a policy key (docs/reference/policy-keys.md)
@@ -552,15 +595,7 @@ class _Waveform:
     def _sequence_values(self, ref, declared, where):
         """A simplesequenceref's values, typed by the PRF's simplesequence and
         checked against its range."""
-        values = []
-        for value in children(child(ref, "values"), "value"):
-            try:
-                values.append(value_of(value.text or "", declared.type))
-                if declared.range is not None:
-                    check_range(values[-1], *declared.range)
-            except ValueError as exc:
-                raise self.sad.error(value, str(exc), where) from None
-        return values
+        return _typed_values(self.sad, child(ref, "values"), declared.type, declared.range, where)
 
     def _aliases(self, instance):
         """The names findby/namingservice finds an instantiation by."""
@@ -725,6 +760,15 @@ class _Waveform:
                 )
         else:
             chosen = _chosen_implementation(dependency)
+        # A library's own dependency would have to be loaded before it, which
+        # the host does not do: refused by name, not passed over.
+        for own in children(chosen, "dependency"):
+            if child(own, "softpkgref") is not None:
+                raise dependency.error(
+                    child(own, "softpkgref"),
+                    "a dependency's own softpkgref is not followed: the host loads one library per component; "
+                    "build what it needs into the library",
+                )
         code = child(chosen, "code")
         if code.get("type") != "SharedLibrary":
             return None
@@ -880,8 +924,11 @@ class _Waveform:
                 else:
                     found = child(member, "value")
                     try:
+                        # Typed: REDHAWK extracts each member into its PRF type, strictly.
                         members[member.get("id")] = (
-                            value_of(found.text or "", member.get("type")) if found is not None else None
+                            {"type": member.get("type"), "value": value_of(found.text or "", member.get("type"))}
+                            if found is not None
+                            else None
                         )
                     except ValueError as exc:
                         raise prf.error(found, str(exc), where) from None
@@ -896,7 +943,9 @@ class _Waveform:
                 "(or make it readonly: the component's report)",
                 what,
             )
-        entry = Structured(element.get("id"), element.tag, mode, value, configured)
+        entry = Structured(
+            element.get("id"), element.tag, mode, value, configured, at=f"{prf.path}:{element.sourceline}"
+        )
         if element.tag == "simplesequence":
             limits = child(element, "range")
             entry.type = element.get("type")
@@ -913,15 +962,7 @@ class _Waveform:
             low_high = range_of(limits.get("min"), limits.get("max")) if limits is not None else None
         except ValueError as exc:
             raise prf.error(limits, str(exc), what) from None
-        typed = []
-        for value in children(values, "value"):
-            try:
-                typed.append(value_of(value.text or "", element.get("type")))
-                if low_high is not None:
-                    check_range(typed[-1], *low_high)
-            except ValueError as exc:
-                raise prf.error(value, str(exc), what) from None
-        return typed
+        return _typed_values(prf, values, element.get("type"), low_high, what)
 
     def _value(self, descriptor, element, text_value, simple, package, what):
         """A property's value from PRF text, checked by its PRF type and range
@@ -1132,7 +1173,20 @@ class _Waveform:
 
     def _sad_policy(self, uses, uses_port, provides, provides_port):
         """The policy keys the SAD gives one connection on its two ports:
-        {key: (value, simpleref)}; flow, a key of both sides, must agree."""
+        {key: (value, simpleref)}; flow, a key of both sides, must agree.
+        Each key must be one of its port's side: where no SCD says which side
+        a port is, the connection does (a provides key on the uses end would
+        otherwise land on the other component's port)."""
+        for instance, port, end in ((uses, uses_port, "uses"), (provides, provides_port, "provides")):
+            for key, (_, ref) in instance.policy.get(port, {}).items():
+                side = policy_schema()[key]["side"]
+                if side not in (end, "both"):
+                    raise self.sad.error(
+                        ref,
+                        f"{key} is a {side} port's policy key, and {port} is the {end} end of a connection "
+                        f"(docs/reference/policy-keys.md)",
+                        f"componentinstantiation {instance.id!r}: simpleref {ref.get('refid')!r}",
+                    )
         given = dict(uses.policy.get(uses_port, {}))
         for key, (value, ref) in provides.policy.get(provides_port, {}).items():
             if key in given and given[key][0] != value:
@@ -1319,6 +1373,26 @@ def _check_repid(scd, port, name, kind_ports):
     # DataPort, the base of every scabench port, names no wire protocol: the policy says which (export-sad
     # writes it for every port, whatever its connections speak).
     return None if repid == DATA_PORT_REPID else SCABENCH_PROTOCOL
+
+
+def _typed_values(descriptor, values, prf_type, low_high, what):
+    """A <values> element's values, typed by `prf_type` (and its bounds) and
+    checked against the range `low_high` (None: none), each error at its
+    <value>: a PRF's simplesequence and a SAD's simplesequenceref alike."""
+    typed = []
+    for value in children(values, "value"):
+        try:
+            typed.append(value_of(value.text or "", prf_type))
+            if low_high is not None:
+                check_range(typed[-1], *low_high)
+        except ValueError as exc:
+            raise descriptor.error(value, str(exc), what) from None
+    return typed
+
+
+def _collocated(element):
+    """Whether a componentinstantiation is placed in a hostcollocation."""
+    return any(a.tag == "hostcollocation" for a in element.iterancestors())
 
 
 def _policy_ref(refid):

@@ -124,6 +124,36 @@ INTEGER_TYPES = ("octet", "short", "ushort", "long", "ulong", "longlong", "ulong
 REAL_TYPES = ("float", "double")
 
 
+# What each PRF numeric type's CORBA type holds: a value beyond it would be
+# narrowed on the wire (an octet 300 arrives as 44), so it is refused.
+FLOAT_MAX = 3.4028234663852886e38
+TYPE_BOUNDS: dict[str, tuple[float, float]] = {
+    "octet": (0, 2**8 - 1),
+    "short": (-(2**15), 2**15 - 1),
+    "ushort": (0, 2**16 - 1),
+    "long": (-(2**31), 2**31 - 1),
+    "ulong": (0, 2**32 - 1),
+    "longlong": (-(2**63), 2**63 - 1),
+    "ulonglong": (0, 2**64 - 1),
+    "float": (-FLOAT_MAX, FLOAT_MAX),
+    "double": (-math.inf, math.inf),
+}
+
+
+def check_fits(value: Any, prf_type: str) -> None:
+    """Raises ValueError, saying what is valid, where the number `value` does
+    not fit the PRF type `prf_type` (a finite value in its CORBA type's bounds)."""
+    bounds = TYPE_BOUNDS.get(prf_type)
+    if bounds is None or isinstance(value, bool):
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a finite number ({prf_type})")
+    low, high = bounds
+    if not low <= value <= high:
+        valid = f"a whole number in [{low}, {high}]" if prf_type in INTEGER_TYPES else f"a number within ±{high:g}"
+        raise ValueError(f"{value!r} does not fit the PRF type {prf_type}; use {valid}")
+
+
 def value_of(text: str, prf_type: str) -> Any:
     """A PRF value's text as the spec value it stands for. Raises ValueError."""
     if prf_type == "boolean":
@@ -133,14 +163,14 @@ def value_of(text: str, prf_type: str) -> Any:
     if prf_type in INTEGER_TYPES:
         if not re.fullmatch(r"[+-]?[0-9]+", text.strip()):
             raise ValueError(f"{text!r} is not a whole number ({prf_type})")
+        check_fits(int(text), prf_type)
         return int(text)
     if prf_type in REAL_TYPES:
         try:
             value = float(text)
         except ValueError:
             raise ValueError(f"{text!r} is not a number ({prf_type})") from None
-        if not math.isfinite(value):
-            raise ValueError(f"{text!r} is not a finite number ({prf_type})")
+        check_fits(value, prf_type)
         return value
     if prf_type == "string":
         return text
