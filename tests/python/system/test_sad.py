@@ -882,6 +882,8 @@ def test_an_external_program_maps_to_the_external_form(by_hand, monkeypatch):
         "exec": str(program),
         "work": "sleep",
         "work_us": 2000,
+        # Started as REDHAWK starts a component: its SPD as PROFILE_NAME.
+        "parameters": {"PROFILE_NAME": str(spd)},
     }
     assert components[2]["kind"] == "external" and components[2]["work_us"] == 300
     assert seen["doc"]["placement"] == {"hosts": [["source"]]}

@@ -135,7 +135,7 @@ def test_a_program_of_its_own_on_a_bulkio_hop_gets_no_policy_keys(write_spec, tm
     assert out_of.uses.component == "x" and out_of.uses.properties == {}
     assert into.uses.properties["out.protocol"] == "bulkio" and out_of.provides.properties["in.protocol"] == "bulkio"
     (x,) = plan.externals
-    assert x.component.properties == {"gains": {"sequence": "double", "values": [1.0, 0.5]}}  # its own, no policy key
+    assert not [key for key in x.component.properties if "." in key]  # its own properties, no port policy key
 
 
 def test_a_struct_member_carries_its_prf_type_into_the_plan(write_spec, tmp_path):
