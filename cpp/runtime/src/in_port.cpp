@@ -45,6 +45,7 @@ std::chrono::microseconds InPortBase::reorderTimeout() const {
 }
 
 std::vector<std::shared_ptr<InLink>> InPortBase::prepareChecks() {
+  bulkioStreams_.reset();  // each start begins the port's stream anew
   const policy::Flow flow = policy::parseFlow(owner_.properties().text(name_ + ".flow"));
   flow_ = flow.kind;
   flowLow_ = int64_t(flow.low);
@@ -405,6 +406,10 @@ BULKIO::PortUsageType InPortBase::bulkioState() const {
 BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
   return bulkio::portStatistics(name_, traffic_, bulkioStreams_.open(), {{"t_backwards", bulkioStreams_.backwards()}});
 }
+void InPortBase::bulkioPushSRI(const BULKIO::StreamSRI& sri) {
+  if (running()) bulkioStreams_.pushSRI(sri);
+}
+
 bool InPortBase::running() const { return owner_.running(); }
 
 CORBA::Object_ptr InPortBase::reference() {
