@@ -232,3 +232,80 @@ TEST(Bulkio, WhatBulkioCannotCarryIsRefusedAtConnect) {
   CF::Port_var askedOut = asked.port();
   EXPECT_THROW(askedOut->connectPort(ownPort, "c1"), CF::Port::InvalidPort);
 }
+
+TEST(Bulkio, TheEndOfAUsesPortsOutputEndsEveryStreamItSent) {
+  // A stage that forwards two streams ends its output once; the BulkIO peer
+  // ends only once both streams have.
+  Receiver& r = *new Receiver({"bulkio-two-streams", ::testing::TempDir(), &host()});
+  Source& s = *new Source({"bulkio-two-src", ::testing::TempDir(), &host()}, "bulkio");
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  CF::Port_var out = s.port();
+  out->connectPort(port, "c1");
+  r.start();
+  s.start();
+  s.send(3, 2);
+  s.send(4, 2);
+  s.finish(4, 4);
+  ASSERT_TRUE(r.received(4));
+  EXPECT_TRUE(host().waitForEnds("bulkio-two-streams", 1));
+  s.stop();
+  r.stop();
+}
+
+TEST(Bulkio, AStartClosesTheStreamsLeftOpenAndAStoppedPortOpensNone) {
+  Receiver& r = *new Receiver({"bulkio-restart", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  r.start();
+  const auto now = [] { return bulkio::utcTime(monotonicNs()); };
+  port->pushPacket(samples(4), now(), false, "5");  // its sender never ends it
+  ASSERT_TRUE(r.received(1));
+  r.stop();
+
+  // Stopped: an SRI opens no stream (its EOS would be refused).
+  port->pushSRI(sriFor("9"));
+  {
+    BULKIO::StreamSRISequence_var sris = port->activeSRIs();
+    EXPECT_EQ(sris->length(), 0u);
+  }
+
+  // Started again: stream "5" is closed, so one stream and its EOS end the
+  // port's stream.
+  r.start();
+  EXPECT_EQ(port->state(), BULKIO::IDLE);
+  port->pushSRI(sriFor("6"));
+  port->pushPacket(samples(4), now(), false, "6");
+  ASSERT_TRUE(r.received(2));
+  port->pushPacket(PortTypes::DoubleSequence(), now(), true, "6");
+  EXPECT_TRUE(host().waitForEnds("bulkio-restart", 1));
+  {
+    BULKIO::StreamSRISequence_var sris = port->activeSRIs();
+    EXPECT_EQ(sris->length(), 0u);
+  }
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_EQ(stats->streamIDs.length(), 0u);
+  r.stop();
+}
+
+TEST(Bulkio, OnlyCanonicalNumbersBelowTheNamedStreamsAreNumbers) {
+  uint32_t n = 99;
+  EXPECT_TRUE(bulkio::parseStreamNumber("0", n));
+  EXPECT_EQ(n, 0u);
+  EXPECT_TRUE(bulkio::parseStreamNumber("7", n));
+  EXPECT_EQ(n, 7u);
+  EXPECT_TRUE(bulkio::parseStreamNumber("32767", n));
+  EXPECT_FALSE(bulkio::parseStreamNumber("07", n));
+  EXPECT_FALSE(bulkio::parseStreamNumber("32768", n));
+  EXPECT_FALSE(bulkio::parseStreamNumber("+7", n));
+  EXPECT_FALSE(bulkio::parseStreamNumber("", n));
+
+  // "32768" and the first named stream, "07" and "7": each its own id.
+  bulkio::Streams streams;
+  const uint32_t big = streams.packet("32768", 0).streamId;
+  const uint32_t voice = streams.packet("voice", 0).streamId;
+  const uint32_t padded = streams.packet("07", 0).streamId;
+  const uint32_t seven = streams.packet("7", 0).streamId;
+  EXPECT_NE(big, voice);
+  EXPECT_NE(padded, seven);
+  EXPECT_EQ(seven, 7u);
+  EXPECT_GE(padded, bulkio::kFirstNamedStream);
+}

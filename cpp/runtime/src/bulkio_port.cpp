@@ -34,72 +34,67 @@ int64_t monotonicTime(const BULKIO::PrecisionUTCTime& t, int64_t otherwise) {
 std::string streamName(uint32_t streamId) { return std::to_string(streamId); }
 
 bool parseStreamNumber(const std::string& name, uint32_t& number) {
-  if (name.empty() || name.size() > 10) return false;
-  uint64_t value = 0;
+  // Canonical decimal only ("7", not "07" or "+7"), so that one number is
+  // one streamID; and below the named streams' numbers, so that a number
+  // never takes a name's.
+  if (name.empty() || name.size() > 5 || (name.size() > 1 && name[0] == '0')) return false;
+  uint32_t value = 0;
   for (char c : name) {
     if (c < '0' || c > '9') return false;
-    value = value * 10 + uint64_t(c - '0');
+    value = value * 10 + uint32_t(c - '0');
   }
-  if (value > std::numeric_limits<uint32_t>::max()) return false;
-  number = uint32_t(value);
+  if (value >= kFirstNamedStream) return false;
+  number = value;
   return true;
 }
 
-uint32_t Streams::numberFor(const std::string& name) const {
+uint32_t Streams::numberFor(const std::string& name) {
   uint32_t number = 0;
   if (parseStreamNumber(name, number)) return number;
-  return nextNamed_;
+  const auto [it, added] = named_.try_emplace(name, nextNamed_);
+  if (added) ++nextNamed_;
+  return it->second;
 }
 
-Streams::Stream& Streams::find(const std::string& name) {
-  const auto it = streams_.find(name);
-  if (it != streams_.end()) return it->second;
-  Stream& s = streams_[name];
-  s.id = numberFor(name);
-  uint32_t number = 0;
-  if (!parseStreamNumber(name, number)) ++nextNamed_;
-  return s;
+Streams::Stream& Streams::openStream(const std::string& name) {
+  const auto [it, added] = streams_.try_emplace(name);
+  if (added) it->second.id = numberFor(name);
+  return it->second;
 }
 
 Streams::Packet Streams::packet(const std::string& name, int64_t sentNs) {
   std::lock_guard lock(mutex_);
-  Stream& s = find(name);
-  if (!s.open) {
-    s.open = true;
-    s.next = 0;
-  } else if (s.next > 0 && sentNs < s.lastSentNs) {
-    ++backwards_;
-  }
+  Stream& s = openStream(name);
+  if (s.next > 0 && sentNs < s.lastSentNs) ++backwards_;
   s.lastSentNs = sentNs;
   return {s.id, s.next++};
 }
 
 Streams::End Streams::end(const std::string& name) {
   std::lock_guard lock(mutex_);
-  Stream& s = find(name);
-  s.open = false;
-  s.hasSri = false;  // its SRI goes with it
-  bool anyOpen = false;
-  for (const auto& [n, other] : streams_) anyOpen = anyOpen || other.open;
-  return {s.id, !anyOpen};
+  const auto it = streams_.find(name);
+  const uint32_t id = it != streams_.end() ? it->second.id : numberFor(name);
+  if (it != streams_.end()) streams_.erase(it);
+  return {id, streams_.empty()};
 }
 
 void Streams::pushSRI(const BULKIO::StreamSRI& sri) {
   std::lock_guard lock(mutex_);
-  Stream& s = find(std::string(sri.streamID));
-  if (!s.open) {
-    s.open = true;
-    s.next = 0;
-  }
+  Stream& s = openStream(std::string(sri.streamID));
   s.sri = sri;
   s.hasSri = true;
+}
+
+void Streams::reset() {
+  std::lock_guard lock(mutex_);
+  streams_.clear();
 }
 
 BULKIO::StreamSRISequence* Streams::activeSRIs() const {
   std::lock_guard lock(mutex_);
   auto* out = new BULKIO::StreamSRISequence;
   for (const auto& [name, s] : streams_)
-    if (s.open && s.hasSri) {
+    if (s.hasSri) {
       out->length(out->length() + 1);
       (*out)[out->length() - 1] = s.sri;
     }
@@ -109,12 +104,14 @@ BULKIO::StreamSRISequence* Streams::activeSRIs() const {
 std::vector<std::string> Streams::open() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> names;
-  for (const auto& [name, s] : streams_)
-    if (s.open) names.push_back(name);
+  for (const auto& [name, s] : streams_) names.push_back(name);
   return names;
 }
 
-bool Streams::anyOpen() const { return !open().empty(); }
+bool Streams::anyOpen() const {
+  std::lock_guard lock(mutex_);
+  return !streams_.empty();
+}
 
 uint64_t Streams::backwards() const {
   std::lock_guard lock(mutex_);

@@ -45,6 +45,7 @@ std::chrono::microseconds InPortBase::reorderTimeout() const {
 }
 
 std::vector<std::shared_ptr<InLink>> InPortBase::prepareChecks() {
+  bulkioStreams_.reset();  // each start begins the port's stream anew
   const policy::Flow flow = policy::parseFlow(owner_.properties().text(name_ + ".flow"));
   flow_ = flow.kind;
   flowLow_ = int64_t(flow.low);
@@ -412,6 +413,10 @@ BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
       name_, traffic_, bulkioStreams_.open(),
       {{"t_backwards", bulkioStreams_.backwards()}, {"queued", queueFill().first}, {"refused", refused}});
 }
+void InPortBase::bulkioPushSRI(const BULKIO::StreamSRI& sri) {
+  if (running()) bulkioStreams_.pushSRI(sri);
+}
+
 bool InPortBase::running() const { return owner_.running(); }
 
 CORBA::Object_ptr InPortBase::reference() {

@@ -149,6 +149,10 @@ class Connection:
     # Where the spec declares it ("chain[0]", "connection[2]"), for the
     # errors that name it; not part of what the connection is.
     where: str = field(default="connection", compare=False, repr=False)
+    # The protocol its ports' SCDs decided (a SAD's connection whose ports
+    # name their repids; None: nothing but the policy decides). No policy
+    # override may change it: the ports speak what their repids say.
+    protocol_from_scds: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -331,6 +335,14 @@ class Spec:
         on top of what the spec gave it."""
         spec = self._copy()
         for conn in spec.connections:
+            decided = conn.protocol_from_scds
+            if "protocol" in overrides and decided is not None and overrides["protocol"] != decided:
+                raise SpecError(
+                    spec.path,
+                    f"{where}.protocol",
+                    f"{overrides['protocol']!r}, but the ports of {conn.id} are {decided} ports by their SCDs' "
+                    "repids, which decide its protocol; leave protocol out",
+                )
             conn.policy = policy_of(overrides, conn.policy, spec.path, where)
         check_dispatch_per_host(spec)
         check_python_ports(spec, where)

@@ -14,6 +14,7 @@ from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, warnings_of
 from scabench.report.results_file import CsvTable
+from scabench.run.plan import PROTOCOL
 from scabench.run.results import Latency, NodeResult, RunResult, StageResult
 from scabench.version import version_info
 
@@ -403,7 +404,7 @@ def graph_view(result: RunResult) -> list[Any]:
                 [
                     [
                         h.id,
-                        h.protocol,
+                        h.protocol or PROTOCOL,
                         h.fanout if fan else None,
                         _count(h.sent),
                         _count(h.received),

@@ -170,8 +170,9 @@ class HopResult(Typed):
     policy: str  # the policy in short (report/graph.policy_label)
     transport: str
     # What the hop spoke: "scabench" or "bulkio", as the sending port found
-    # it at connect (its sidecar), else as the policy says.
-    protocol: str
+    # it at connect (its sidecar), else as the policy says. Absent (None) in
+    # results written before hops had a protocol: those spoke "scabench".
+    protocol: str | None = optional(kw_only=True)
     fanout: str | None  # the sending port's: sequential, parallel or drop
     sent: int | None
     dropped: int | None  # a drop fan-out's full queue

@@ -15,6 +15,7 @@ from py_components_world import WAIT_S, S, orb, props  # noqa: F401 (orb: a fixt
 from test_connections import Host
 
 from scabench.model.load import load_spec
+from scabench.run import processes
 from scabench.run.runner import run_spec
 
 PACKETS = 12
@@ -44,8 +45,17 @@ to = "sink.in"
 """
 
 
-def test_a_bulkio_hop_delivers_every_packet_in_order_and_says_so(write_spec):
-    doc = run_spec(load_spec(write_spec(SPEC))).as_dict()
+def test_a_bulkio_hop_delivers_every_packet_in_order_and_says_so(write_spec, monkeypatch):
+    # The run directory, to read the stage's sidecar while the run holds it.
+    made = []
+    make_run_dir = processes.make_run_dir
+    monkeypatch.setattr(processes, "make_run_dir", lambda: made.append(make_run_dir()) or made[-1])
+    sidecars = []
+
+    def read_sidecar(_naming):
+        sidecars.append(json.loads((made[0] / "stage.connections.json").read_text()))
+
+    doc = run_spec(load_spec(write_spec(SPEC)), on_hold=read_sidecar).as_dict()
     assert doc["status"] == "ok", doc.get("error")
     assert doc["clean"] is True, doc.get("missing")
     for stage in doc["stages"]:
@@ -56,8 +66,60 @@ def test_a_bulkio_hop_delivers_every_packet_in_order_and_says_so(write_spec):
     assert hops["producer.out->stage.in"]["sent"] == PACKETS
     assert hops["producer.out->stage.in"]["received"] == PACKETS
     assert hops["stage.out->sink.in"]["protocol"] == "scabench"
+    # A BulkIO hop's reordered is 0 by construction (positions as
+    # received); its order is judged by T: none went backwards.
+    (provides,) = [p for p in sidecars[0]["provides"] if p["port"] == "in"]
+    assert provides["protocol"] == "bulkio" and provides["t_backwards"] == 0
     # Latency is measured across the BulkIO hop as across any other.
     assert doc["end_to_end_latency_us"]["p50"] > 0
+
+
+# Two producers into the stage, and the stage's output over BulkIO: the
+# stage forwards both streams on one connection.
+TWO_STREAMS = f"""[run]
+transport = "tcp"
+[[component]]
+name = "producer"
+kind = "producer"
+packets = {PACKETS}
+samples = 32
+period_us = 2000
+[[component]]
+name = "producer2"
+kind = "producer"
+packets = {PACKETS}
+samples = 32
+period_us = 2000
+[[component]]
+name = "stage"
+kind = "stage"
+[[component]]
+name = "sink"
+kind = "sink"
+[[connection]]
+from = "producer.out"
+to = "stage.in"
+[[connection]]
+from = "producer2.out"
+to = "stage.in"
+[[connection]]
+from = "stage.out"
+to = "sink.in"
+protocol = "bulkio"
+"""
+
+
+def test_a_stage_forwarding_two_streams_over_bulkio_ends_them_both(write_spec):
+    """The end of the stage's output ends every stream it sent on the
+    connection, so the sink's port reaches its end of stream."""
+    doc = run_spec(load_spec(write_spec(TWO_STREAMS))).as_dict()
+    assert doc["status"] == "ok", doc.get("error")
+    assert doc["clean"] is True, doc.get("missing")
+    sink = next(s for s in doc["stages"] if s["name"] == "sink")
+    assert sink["received"] == 2 * PACKETS
+    hops = {c["id"]: c for c in doc["connections"]}
+    assert hops["stage.out->sink.in"]["protocol"] == "bulkio"
+    assert hops["stage.out->sink.in"]["received"] == 2 * PACKETS
 
 
 def utc(seconds_from_now=0.0):

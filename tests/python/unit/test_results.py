@@ -7,7 +7,15 @@ import json
 import pytest
 
 from scabench.report.results_file import write_json
-from scabench.run.results import CpuUsage, Latency, NetworkResult, ProducerResult, RunResult, StageResult
+from scabench.run.results import (
+    CpuUsage,
+    HopResult,
+    Latency,
+    NetworkResult,
+    ProducerResult,
+    RunResult,
+    StageResult,
+)
 
 HEAD = ["status", "spec", "environment", "floor_ms", "started_at"]
 FIGURES = ["overhead_ratio", "foreign_cpu_pct", "stages", "producer", "cpu", "window_s", "stats"]
@@ -182,6 +190,31 @@ def test_latency_takes_its_place_and_results_written_before_it_read_back_unchang
     again = RunResult.from_dict(old)
     assert again.end_to_end_latency_us is None and again.stages[0].latency_in_stage_us is None
     assert again.as_dict() == old
+
+
+def test_a_hop_written_before_hops_had_a_protocol_reads_back_as_scabench_unchanged():
+    hop = HopResult(
+        id="a.out->b.in",
+        policy="twoway",
+        transport="tcp",
+        protocol="bulkio",
+        fanout=None,
+        sent=3,
+        dropped=0,
+        unsent=0,
+        queue_peak=None,
+        blocked_ns=None,
+        received=3,
+        rate_pps=None,
+        latency_us_mean=None,
+        latency_us_p99=None,
+    )
+    assert list(hop.as_dict())[3] == "protocol"
+    old = {k: v for k, v in hop.as_dict().items() if k != "protocol"}
+    run = ok_run().as_dict() | {"connections": [old]}
+    again = RunResult.from_dict(run)
+    assert again.connections is not None and again.connections[0].protocol is None
+    assert again.as_dict() == run
 
 
 def test_unknown_or_missing_keys_are_refused_by_name():

@@ -597,6 +597,19 @@ def test_a_sidecar_protocol_the_scds_contradict_is_refused(root, sidecar, key):
     assert "are bulkio ports by their SCDs' repids; take it out" in str(info.value)
 
 
+def test_a_policy_override_of_the_protocol_the_scds_decided_is_refused_by_name(root):
+    spec = load_sad(root / "dom/waveforms/RhGainChain/RhGainChain.sad.xml", root)
+    with pytest.raises(SpecError) as info:
+        spec.with_policy({"protocol": "scabench"}, where="--policy")
+    assert "--policy.protocol: 'scabench', but the ports of BulkioSource_1.out->RhGain_1.dataDouble_in" in str(
+        info.value
+    )
+    assert "bulkio ports by their SCDs' repids" in str(info.value)
+    # What the SCDs decided may be said again, and other keys still apply.
+    assert spec.with_policy({"protocol": "bulkio"}, where="--policy").connections[0].policy.protocol == "bulkio"
+    assert spec.with_policy({"worker": 8}, where="--policy").connections[0].protocol_from_scds == "bulkio"
+
+
 # -- export ------------------------------------------------------------------
 
 ODD = """

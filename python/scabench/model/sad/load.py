@@ -240,6 +240,7 @@ class _Waveform:
         self.collocations = []  # (element, [instances]) of each hostcollocation
         self.connections = []  # (element, id, uses instance, port, provides instance, port)
         self.connection_keys = []  # the sidecar's key for each connection's policy
+        self.protocols_from_scds: dict[str, str] = {}  # connection id -> the protocol its ports' SCDs decided
         self.connection_refs = []  # for each connection, {policy key: the SAD's simpleref that gave it}
         self.node_keys = {}  # node -> the sidecar's key that placed a process there first
 
@@ -264,6 +265,8 @@ class _Waveform:
         doc = self.tables()
         try:
             spec = parse_spec(doc, self.sad.path)
+            for conn in spec.connections:
+                conn.protocol_from_scds = self.protocols_from_scds.get(conn.id)
             packets = table_of(self.side, "run", self.sidecar_path).get("packets")
             if packets is not None:
                 if isinstance(packets, bool) or not isinstance(packets, int) or packets < 1:
@@ -1157,6 +1160,7 @@ class _Waveform:
             protocol = self._protocol(element, cid, (uses, "uses", uses_port), (provides, "provides", provides_port))
             if protocol is not None:
                 self._check_sidecar_protocol(protocol, table, names)
+                self.protocols_from_scds[f"{table['from']}->{table['to']}"] = protocol
                 if protocol == BULKIO_PROTOCOL:  # scabench's own is what a connection speaks unless told
                     table["protocol"] = protocol
             tables.append(table)

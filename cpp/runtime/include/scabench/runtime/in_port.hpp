@@ -161,6 +161,9 @@ class InPortBase {
   const PortTraffic& traffic() const { return traffic_; }
   // BulkIO: the streams pushed into the port, its state and statistics.
   bulkio::Streams& bulkioStreams() { return bulkioStreams_; }
+  // BULKIO's pushSRI: ignored while stopped, as a packet would be refused
+  // (a stream opened then could never close: EOS is refused too).
+  void bulkioPushSRI(const BULKIO::StreamSRI& sri);
   BULKIO::PortUsageType bulkioState() const;
   BULKIO::PortStatistics bulkioStatistics() const;
 

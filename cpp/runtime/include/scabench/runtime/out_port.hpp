@@ -331,6 +331,10 @@ class OutPort final : public OutPortBase {
     // for room goes on.
     stopThread(*link);
     link->sender->flush();
+    try {
+      link->sender->disconnected();
+    } catch (const CORBA::Exception&) {  // a peer that is gone has no stream to end
+    }
     // The receiver forgets the connection, so that it does not wait for its
     // end of stream; a receiver that is gone has nothing to forget. Its ring
     // closed, a send still waiting on it ends (RingClosed).

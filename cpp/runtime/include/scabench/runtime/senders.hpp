@@ -43,6 +43,9 @@ class Sender {
   virtual void send(const PacketHeader& header, const typename Traits::Seq& data) = 0;
   // Waits until every packet handed to send() has left this process.
   virtual void flush() {}
+  // The connection goes (disconnectPort): ends what its protocol says it
+  // began and did not end (BulkIO's open streams get their EOS).
+  virtual void disconnected() {}
 };
 
 template <class T>
