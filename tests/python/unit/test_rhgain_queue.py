@@ -3,6 +3,7 @@ servant called directly: a full queue flushed as BulkIO's is, stream by
 stream, and what it passes over."""
 
 import importlib.util
+import sys
 
 from conftest import REPO
 
@@ -14,7 +15,12 @@ _spec = importlib.util.spec_from_file_location(
 )
 assert _spec is not None and _spec.loader is not None
 rhgain = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rhgain)
+# No __pycache__ beside the program: experiments/ is bundled into the package as it stands.
+_writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+try:
+    _spec.loader.exec_module(rhgain)
+finally:
+    sys.dont_write_bytecode = _writes_bytecode
 
 T = BULKIO.PrecisionUTCTime(BULKIO.TCM_CPU, BULKIO.TCS_VALID, 0.0, 1.0, 0.0)
 
