@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scabench.errors import RunError
+from scabench.interrupts import Interrupted
 from scabench.measure.load import ForeignLoadMeter, wait_for_quiet
 
 
@@ -120,3 +122,36 @@ class Guard:
         best.attempts, best.discarded_foreign_pct = attempt, discarded
         best.disturbed = best.foreign_pct > s.redo_above_pct
         return best
+
+
+def measure_or_record_failure(
+    guard: "Guard",
+    run_once: Callable[[], Any],
+    *,
+    failures: list[dict[str, Any]],
+    round_no: int,
+    doc: dict[str, Any],
+    save: Callable[..., Any],
+    progress: Any,
+    each_s: float,
+    label: str,
+    foreign_of: Callable[[Any], float] | None = None,
+    flaw_of: Callable[[Any], str | None] | None = None,
+) -> "Guarded | None":
+    """One run of a study under the guard, for a study that keeps every run
+    in a document saved after each: the kept run, or None once a failed run
+    (RunError) is recorded in `failures`, said on `progress` and saved. An
+    interruption is recorded too, and raised on with the document and where
+    save("interrupted") put it."""
+    try:
+        return guard.measure(run_once, foreign_of=foreign_of, label=label, flaw_of=flaw_of)
+    except RunError as exc:
+        failures.append({"round": round_no, "error": str(exc)})
+        progress.advance(each_s, f"{label}: FAILED: {exc}")
+        save()
+        return None
+    except Interrupted as exc:
+        failures.append({"round": round_no, "error": f"interrupted by {exc.name}"})
+        exc.result = doc
+        exc.saved_to = save("interrupted")
+        raise

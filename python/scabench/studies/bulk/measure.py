@@ -28,9 +28,8 @@ from typing import Any
 from scabench import units
 from scabench.console import Progress
 from scabench.errors import RunError, ScabenchError
-from scabench.interrupts import Interrupted
 from scabench.measure.campaign import Measure
-from scabench.measure.guard import Guard
+from scabench.measure.guard import Guard, measure_or_record_failure
 from scabench.measure.repeat import flaw_of
 from scabench.model.load import load_spec
 from scabench.model.overrides import Overrides, apply_overrides
@@ -110,23 +109,21 @@ def _measure_once(cores: list[int], case: dict[str, Any]) -> tuple[dict[str, Any
 
 def _one_run(doc, case, cores, round_no, guard, progress, each_s, label, save) -> None:
     """One run of a case under the guard; kept in the case, or its failure."""
-    try:
-        kept = guard.measure(
-            lambda: _measure_once(cores, case),
-            foreign_of=lambda v: v[1].foreign_cpu_pct or 0.0,
-            label=label,
-            flaw_of=lambda v: flaw_of(v[1]),
-        )
-    except RunError as exc:
-        case["failures"].append({"round": round_no, "error": str(exc)})
-        progress.advance(each_s, f"{label}: FAILED: {exc}")
-        save()
+    kept = measure_or_record_failure(
+        guard,
+        lambda: _measure_once(cores, case),
+        failures=case["failures"],
+        round_no=round_no,
+        doc=doc,
+        save=save,
+        progress=progress,
+        each_s=each_s,
+        label=label,
+        foreign_of=lambda v: v[1].foreign_cpu_pct or 0.0,
+        flaw_of=lambda v: flaw_of(v[1]),
+    )
+    if kept is None:
         return
-    except Interrupted as exc:
-        case["failures"].append({"round": round_no, "error": f"interrupted by {exc.name}"})
-        exc.result = doc
-        exc.saved_to = save("interrupted")
-        raise
     row, _ = kept.value
     case["runs"].append(
         {

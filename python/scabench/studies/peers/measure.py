@@ -29,9 +29,8 @@ from pathlib import Path
 from scabench import units
 from scabench.console import Progress
 from scabench.errors import RunError, ScabenchError
-from scabench.interrupts import Interrupted
 from scabench.measure.campaign import Measure
-from scabench.measure.guard import Guard
+from scabench.measure.guard import Guard, measure_or_record_failure
 from scabench.measure.repeat import flaw_of
 from scabench.model.load import load_spec
 from scabench.model.overrides import Overrides, apply_overrides
@@ -201,23 +200,21 @@ def _rounds(doc, entries, active, runs, guard, progress, each_s, pipeline, cores
             n += 1
             label = f"[{n}/{total}] round {round_no}/{runs} {peer.id}"
             entry = entries[peer.id]
-            try:
-                kept = guard.measure(
-                    lambda: _measure_once(peer, pipeline, cores, packets, floor_ms),
-                    foreign_of=None if peer.is_program else (lambda v: v[1]["result"].foreign_cpu_pct or 0.0),
-                    label=label,
-                    flaw_of=None if peer.is_program else (lambda v: flaw_of(v[1]["result"])),
-                )
-            except RunError as exc:
-                entry["failures"].append({"round": round_no, "error": str(exc)})
-                progress.advance(each_s, f"{label}: FAILED: {exc}")
-                save()
+            kept = measure_or_record_failure(
+                guard,
+                lambda: _measure_once(peer, pipeline, cores, packets, floor_ms),
+                failures=entry["failures"],
+                round_no=round_no,
+                doc=doc,
+                save=save,
+                progress=progress,
+                each_s=each_s,
+                label=label,
+                foreign_of=None if peer.is_program else (lambda v: v[1]["result"].foreign_cpu_pct or 0.0),
+                flaw_of=None if peer.is_program else (lambda v: flaw_of(v[1]["result"])),
+            )
+            if kept is None:
                 continue
-            except Interrupted as exc:
-                entry["failures"].append({"round": round_no, "error": f"interrupted by {exc.name}"})
-                exc.result = doc
-                exc.saved_to = save("interrupted")
-                raise
             row, measured = kept.value
             entry["runs"].append(
                 {
