@@ -36,6 +36,7 @@ USES_STATISTICS = "IDL:BULKIO/UsesPortStatisticsProvider:1.0"
 # A component that does not answer within this is shown as not answering:
 # one hung process must not freeze the view of the others.
 CALL_TIMEOUT_MS = 2000
+URL_SCHEMES = ("corbaname:", "corbaloc:", "IOR:")
 _ORB: Any = None
 
 
@@ -75,8 +76,10 @@ def find_components(target: str, naming: str | None = None) -> tuple[str, list[_
     corbaloc:, IOR:) of a naming context or of one component, or the name of
     a context (a waveform instance, `exp6_1`; `a/b` for a nested one) in the
     Naming Service at `naming`. Refused in one line when it is none of them."""
+    if naming is not None and not naming.startswith(URL_SCHEMES):
+        raise ScabenchError(f"top: --naming {naming!r} is not a CORBA URL; give one of {', '.join(URL_SCHEMES)}")
     try:
-        if target.startswith(("corbaname:", "corbaloc:", "IOR:")):
+        if target.startswith(URL_SCHEMES):
             obj, where = orb().string_to_object(target), target
         else:
             root_ref = naming or DEFAULT_NAMING
@@ -105,7 +108,8 @@ def find_components(target: str, naming: str | None = None) -> tuple[str, list[_
         return where, [_Component(target.rsplit("/", 1)[-1].rsplit("#", 1)[-1], obj)]
     except (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.BAD_PARAM) as exc:
         why = type(exc).__name__
-        raise ScabenchError(f"top: {target!r} does not answer ({why}); is the waveform running?") from exc
+        what = repr(target) if target.startswith(URL_SCHEMES) else f"the Naming Service at {naming or DEFAULT_NAMING}"
+        raise ScabenchError(f"top: {what} does not answer ({why}); is the waveform running?") from exc
 
 
 class PortStatisticsSampler:

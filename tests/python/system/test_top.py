@@ -87,3 +87,15 @@ def test_top_reads_a_held_run_and_refuses_what_is_not_bound(write_spec):
         run.stdin = None  # (communicate() would flush the closed pipe)
         run.communicate(timeout=120)
     assert run.returncode == 0
+
+
+def test_top_refuses_a_naming_service_it_cannot_use_in_one_line():
+    bad = scabench("top", "x", "--naming", "notaurl", "--samples", "1", timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "error: top: --naming 'notaurl' is not a CORBA URL; give one of corbaname:, corbaloc:, IOR:"
+    ]
+    gone = scabench("top", "x", "--naming", "corbaloc::127.0.0.1:1/NameService", "--samples", "1", timeout=60)
+    assert gone.returncode == 2 and gone.stderr.strip().splitlines() == [
+        "error: top: the Naming Service at corbaloc::127.0.0.1:1/NameService does not answer (TRANSIENT); "
+        "is the waveform running?"
+    ]
