@@ -46,6 +46,18 @@ class Guarded:
     disturbed: bool = False  # kept although others took more than allowed
     flaw: str | None = None  # kept although flaw_of found this in it (every attempt had one)
 
+    def run_fields(self) -> dict[str, Any]:
+        """What a study keeps, beside its figures, of each run it keeps: how
+        the guard obtained it (load_summary reads these back)."""
+        return {
+            "foreign_pct": self.foreign_pct,
+            "attempts": self.attempts,
+            "redone_for_foreign_load_pct": self.discarded_foreign_pct,
+            "machine_was_quiet": self.machine_was_quiet,
+            "disturbed": self.disturbed,
+            "flaw": self.flaw,
+        }
+
 
 class Guard:
     """One guard per study: it counts measurements and redos over the study."""

@@ -7,6 +7,7 @@ here, so they look alike and the HTML conversion lives in one place."""
 
 import base64
 import html
+import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -82,6 +83,12 @@ def md_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def environment_section(environment: dict[str, Any]) -> list[str]:
+    """A study report's "Environment" section: what the study recorded of the
+    machine and the software (measure.environment), as it was saved."""
+    return ["## Environment", "", "```", json.dumps(environment, indent=1), "```", ""]
 
 
 def markdown_to_html(text: str, title: str, image_dir: str | os.PathLike) -> str:

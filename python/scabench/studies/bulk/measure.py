@@ -129,10 +129,7 @@ def _one_run(doc, case, cores, round_no, guard, progress, each_s, label, save) -
         {
             "round": round_no,
             **row,
-            "foreign_pct": kept.foreign_pct,
-            "attempts": kept.attempts,
-            "disturbed": kept.disturbed,
-            "flaw": kept.flaw,
+            **kept.run_fields(),
         }
     )
     progress.advance(each_s, f"{label}: {rate_label(row['bytes_per_s'])}, foreign load {kept.foreign_pct:.1f} %")

@@ -1,13 +1,13 @@
 """The report of `scabench bulk`: the terminal's tables and report.md/report.html."""
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from scabench.console import add_rows, table
-from scabench.report.markdown import md_table, write_report
+from scabench.report.markdown import environment_section, md_table, write_report
 from scabench.studies.bulk.analysis import REDHAWK_SOURCE, bulk_table, reference_rows
+from scabench.studies.machine_load import load_section, load_summary
 
 TITLE = "One hop's bulk throughput beside memcpy"
 LEGEND = (
@@ -44,10 +44,8 @@ def bulk_view(doc: dict[str, Any]) -> list[Any]:
 
 def render(doc: dict[str, Any]) -> str:
     meta = doc["meta"]
+    kept_runs = [r for c in doc["cases"] for r in c["runs"]]
     header, rows = bulk_table(doc)
-    foreign = [r["foreign_pct"] for c in doc["cases"] for r in c["runs"]]
-    disturbed = sum(r["disturbed"] for c in doc["cases"] for r in c["runs"])
-    loadavg = lambda v: "–" if not v else " ".join(f"{x:.2f}" for x in v)  # noqa: E731
     packets = ", ".join(dict.fromkeys(f"{c['size']} B: {c['packets']}" for c in doc["cases"]))
     text = [
         f"# {TITLE}",
@@ -74,19 +72,8 @@ def render(doc: dict[str, Any]) -> str:
         "",
         md_table(["transport", "packet", "throughput", "as the source gives it"], reference_rows()),
         "",
-        "## How loaded the machine was",
-        "",
-        f"Kept runs: {len(foreign)}, of which {disturbed} disturbed (others over the guard's bar); foreign load "
-        f"median {sorted(foreign)[len(foreign) // 2] if foreign else 0:.1f} %, at most "
-        f"{max(foreign, default=0):.1f} %. Load average at start {loadavg(meta.get('loadavg_start'))}, at end "
-        f"{loadavg(meta.get('loadavg_end'))}.",
-        "",
-        "## Environment",
-        "",
-        "```",
-        json.dumps(meta["environment"], indent=1),
-        "```",
-        "",
+        *load_section(load_summary(kept_runs, meta), meta.get("guard")),
+        *environment_section(meta["environment"]),
     ]
     return "\n".join(text)
 

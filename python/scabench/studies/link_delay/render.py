@@ -1,12 +1,11 @@
 """The report of `scabench link-delay`: the plot of the ratio to the floor
 against the link delay, and report.md/report.html."""
 
-import json
 from pathlib import Path
 
 from scabench.report import latency
 from scabench.report.campaign import campaign_csv
-from scabench.report.markdown import md_table, write_report
+from scabench.report.markdown import environment_section, md_table, write_report
 from scabench.report.plots import runs_label, save_figure, whiskers
 from scabench.studies.link_delay.analysis import headline, rows_by_delay
 
@@ -255,7 +254,7 @@ def render(doc, figure, latency_figure=None):
         "adds only the latency of the last packet.",
         "",
     ]
-    text += ["## Environment", "", "```", json.dumps(meta["environment"], indent=1), "```", ""]
+    text += environment_section(meta["environment"])
     return "\n".join(text)
 
 

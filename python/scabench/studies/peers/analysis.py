@@ -110,19 +110,6 @@ def summarise(entry):
     }
 
 
-def load_summary(doc):
-    """How loaded the machine was: the foreign load during the kept runs, how
-    many runs were redone for it, and how many started without the machine
-    turning quiet first."""
-    runs = [r for e in doc["peers"].values() for r in e["runs"]]
-    return {
-        "runs": len(runs),
-        "foreign_pct": spread([r["foreign_pct"] for r in runs]),
-        "redone": sum(1 for r in runs if r["attempts"] > 1),
-        "redos": sum(r["attempts"] - 1 for r in runs),
-        "disturbed": sum(1 for r in runs if r["disturbed"]),
-        "flawed": sum(1 for r in runs if r.get("flaw")),
-        "started_busy": sum(1 for r in runs if not r["machine_was_quiet"]),
-        "loadavg_start": doc["meta"].get("loadavg_start"),
-        "loadavg_end": doc["meta"].get("loadavg_end"),
-    }
+def runs_of(doc):
+    """Every kept run of every peer (machine_load.load_summary reads them)."""
+    return [r for e in doc["peers"].values() for r in e["runs"]]

@@ -221,11 +221,7 @@ def _one_run(doc, point, peer, cores, round_no, guard, progress, each_s, label, 
         {
             "round": round_no,
             **row,
-            "foreign_pct": kept.foreign_pct,
-            "attempts": kept.attempts,
-            "machine_was_quiet": kept.machine_was_quiet,
-            "disturbed": kept.disturbed,
-            "flaw": kept.flaw,
+            **kept.run_fields(),
             **measured,
         }
     )

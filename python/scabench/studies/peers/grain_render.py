@@ -1,14 +1,14 @@
 """The report of `scabench peers --grain`: the terminal's tables, the plot
 of each peer's ratio against the grain, and report.md/report.html."""
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from scabench.console import add_rows, table
-from scabench.report.markdown import md_table, write_report
+from scabench.report.markdown import environment_section, md_table, write_report
 from scabench.report.plots import save_figure
+from scabench.studies.machine_load import load_section, load_summary
 from scabench.studies.peers.grain_analysis import best_ordered_scabench, grain_sizes, grain_table, work_label
 
 TITLE = "Peers at every grain: work per packet by packet size"
@@ -141,10 +141,7 @@ def _plot(doc: dict[str, Any], out: Path) -> str:
 
 def render(doc: dict[str, Any], figure: str) -> str:
     meta = doc["meta"]
-    g = meta["guard"]
-    loadavg = lambda v: "–" if not v else " ".join(f"{x:.2f}" for x in v)  # noqa: E731
-    foreign = [r["foreign_pct"] for p in doc["points"] for e in p["peers"].values() for r in e["runs"]]
-    disturbed = sum(r["disturbed"] for p in doc["points"] for e in p["peers"].values() for r in e["runs"])
+    kept_runs = [r for p in doc["points"] for e in p["peers"].values() for r in e["runs"]]
     packets = ", ".join(f"{work_label(p['work_us'])} × {p['samples']}: {p['packets']}" for p in doc["points"])
     work = ", ".join(map(work_label, meta["grid"]["work_us"]))
     text = [
@@ -182,22 +179,8 @@ def render(doc: dict[str, Any], figure: str) -> str:
         "",
         md_table(["peer", "what moves the packets"], [[pid, e["how"]] for pid, e in doc["peers"].items()]),
         "",
-        "## How loaded the machine was",
-        "",
-        f"Each run waited for the run's cores to be quiet (others below {g['quiet_below_pct']:g} % for "
-        f"{g['quiet_interval_s']:g} s, at most {g['quiet_wait_s']:g} s) and was redone when others took more "
-        f"than {g['redo_above_pct']:g} % of the cores while it ran (at most {g['max_redos']} redos a run); the "
-        f"cleanest attempt is kept. Kept runs: {len(foreign)}, of which {disturbed} disturbed; foreign load "
-        f"median {sorted(foreign)[len(foreign) // 2] if foreign else 0:.1f} %, at most "
-        f"{max(foreign, default=0):.1f} %. Load average at start {loadavg(meta.get('loadavg_start'))}, at end "
-        f"{loadavg(meta.get('loadavg_end'))}.",
-        "",
-        "## Environment",
-        "",
-        "```",
-        json.dumps(meta["environment"], indent=1),
-        "```",
-        "",
+        *load_section(load_summary(kept_runs, meta), meta.get("guard")),
+        *environment_section(meta["environment"]),
     ]
     return "\n".join(text)
 

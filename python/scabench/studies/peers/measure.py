@@ -220,12 +220,7 @@ def _rounds(doc, entries, active, runs, guard, progress, each_s, pipeline, cores
                 {
                     "round": round_no,
                     **row,
-                    "foreign_pct": kept.foreign_pct,
-                    "attempts": kept.attempts,
-                    "redone_for_foreign_load_pct": kept.discarded_foreign_pct,
-                    "machine_was_quiet": kept.machine_was_quiet,
-                    "disturbed": kept.disturbed,
-                    "flaw": kept.flaw,
+                    **kept.run_fields(),
                     **measured,
                 }
             )

@@ -1,14 +1,14 @@
 """The report of `scabench peers`: the terminal table, the plot of each
 peer's ratio to the floor, and report.md/report.html."""
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 
 from scabench.console import add_rows, table, text
-from scabench.report.markdown import md_table, write_report
+from scabench.report.markdown import environment_section, md_table, write_report
 from scabench.report.plots import runs_label, save_figure, whiskers
-from scabench.studies.peers.analysis import load_summary, undisturbed
+from scabench.studies.machine_load import load_section, load_summary
+from scabench.studies.peers.analysis import runs_of, undisturbed
 
 TITLE = "The paper's pipeline on peer frameworks"
 FIGURE = "peers.png"
@@ -267,10 +267,6 @@ def _plot(doc, out):
 def render(doc, figure):
     meta = doc["meta"]
     p = meta["pipeline"]
-    load = load_summary(doc)
-    fmt = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"  # noqa: E731
-    loadavg = lambda v: "–" if not v else " ".join(f"{x:.2f}" for x in v)  # noqa: E731
-    g = meta["guard"]
     text = [
         f"# {TITLE}",
         "",
@@ -314,47 +310,8 @@ def render(doc, figure):
         "peer's process is pinned to the cores with sched_setaffinity before it starts; a scabench peer's "
         "hosts are pinned by its launcher, as `scabench run --cores` does.",
         "",
-        "## How loaded the machine was",
-        "",
-        f"Each run waited for the run's cores to be quiet (others below {g['quiet_below_pct']:g} % for "
-        f"{g['quiet_interval_s']:g} s, at most {g['quiet_wait_s']:g} s) and was redone when others took more "
-        f"than {g['redo_above_pct']:g} % of the cores while it ran (at most {g['max_redos']} redos a run, "
-        f"redos of the whole study at most {g['redo_budget']:.0%} of its runs); the cleanest attempt is kept.",
-        "",
-        md_table(
-            [
-                "kept runs",
-                "foreign load % (median, min–max)",
-                "runs redone",
-                "redos",
-                "kept although disturbed",
-                "kept although stalled",
-                "started on a busy machine",
-                "load average at start",
-                "at end",
-            ],
-            [
-                [
-                    load["runs"],
-                    f"{fmt(load['foreign_pct']['median'])} ({fmt(load['foreign_pct']['min'])}–"
-                    f"{fmt(load['foreign_pct']['max'])})",
-                    load["redone"],
-                    load["redos"],
-                    load["disturbed"],
-                    load["flawed"],
-                    load["started_busy"],
-                    loadavg(load["loadavg_start"]),
-                    loadavg(load["loadavg_end"]),
-                ]
-            ],
-        ),
-        "",
-        "## Environment",
-        "",
-        "```",
-        json.dumps(meta["environment"], indent=1),
-        "```",
-        "",
+        *load_section(load_summary(runs_of(doc), meta), meta.get("guard")),
+        *environment_section(meta["environment"]),
     ]
     return "\n".join(text)
 
