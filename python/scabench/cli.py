@@ -201,6 +201,30 @@ def study_out_option(default: str, help_text: str) -> Callable[[Callable[..., An
     )
 
 
+def guarded_study_options(csv_what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options every study run under the guard shares (peers, bulk):
+    writing the report again from its results, --json and --csv, and the
+    hidden knobs the tests and the quick benchmarks turn (packets per run, the
+    wait for a quiet machine, redos)."""
+
+    def apply(f: Callable[..., Any]) -> Callable[..., Any]:
+        options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
+            click.option(
+                "--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json."
+            ),
+            click.option("--packets", type=click.IntRange(min=2), hidden=True),
+            click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite),
+            click.option("--max-redos", type=click.IntRange(min=0), hidden=True),
+            study_json_option,
+            study_csv_option(csv_what),
+        ]
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return apply
+
+
 def campaign_file_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A campaign study's --campaign file, and the one it runs without it."""
     return click.option(
@@ -1013,12 +1037,7 @@ def profile(quick: bool, out_dir: str, json_path: str | None, csv_path: str | No
 @click.option("--sizes", help="Packet sizes in bytes, K and M for 1024 and 1024² (default 1K,4K,16K,64K,256K,1M,4M).")
 @click.option("--transports", help="Some of tcp, unix, shm, comma-separated (default all three).")
 @study_out_option("results/bulk", "Where report.md, report.html and results.json go.")
-@click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
-@click.option("--packets", type=click.IntRange(min=2), hidden=True)
-@click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
-@click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
-@study_json_option
-@study_csv_option("a row per transport, call and size")
+@guarded_study_options("a row per transport, call and size")
 @click.option("--wide", is_flag=True, help="Print the tables at their full width instead of within 100 columns.")
 def bulk(
     quick: bool,
@@ -1484,12 +1503,7 @@ def node(
     help="With --grain: samples per packet, comma-separated (default 16,1024,65536; --quick 1024).",
 )
 @study_out_option("results/peers", "Where report.md, report.html, the PNG and results.json go.")
-@click.option("--from-results", is_flag=True, help="Run nothing: write the report again from OUT/results.json.")
-@click.option("--packets", type=click.IntRange(min=2), hidden=True)
-@click.option("--quiet-wait-s", type=click.FloatRange(min=0), hidden=True, callback=finite)
-@click.option("--max-redos", type=click.IntRange(min=0), hidden=True)
-@study_json_option
-@study_csv_option("a row per peer (--grain: per point and peer)")
+@guarded_study_options("a row per peer (--grain: per point and peer)")
 def peers(
     quick: bool,
     cores: str,
