@@ -57,6 +57,8 @@ def program(name: str) -> Path:
             f"{path} is missing: SCABENCH_BIN_DIR (or PATH) must name the folder of scabench's "
             "programs (a build's build/bin, or the bin folder of its cmake --install prefix)"
         )
+    if not os.access(path, os.X_OK) or path.is_dir():
+        raise ScabenchError(f"{path} is not an executable program: make it one (chmod +x) or build the runtime again")
     return path
 
 

@@ -77,6 +77,7 @@ from scabench.node.processes import ProcessTable, exit_text
 from scabench.node.profile import DEVICE_SPD, IMPLEMENTATION_ID
 from scabench.node.settings import NodeSettings, machine_memory_mib
 from scabench.run.nodes import CAPACITY_CORES, CAPACITY_MEMORY
+from scabench.run.processes import ProgramNotStarted
 
 S = idl.load()
 CF = S.CF
@@ -567,7 +568,10 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         argv = [str(self.settings.programs[program])] + args + self.settings.component_orb_options
         try:
             pid = self.table.start(argv, program, identifier, cpus, stack, batch, nice)
-        except OSError as exc:
+        except ProgramNotStarted as exc:
+            cause = exc.cause
+            raise Executable.ExecuteFail(cf_error_of(cause), f"{program}: {cause.strerror or cause}") from None
+        except OSError as exc:  # its directory or output files on the node
             raise Executable.ExecuteFail(cf_error_of(exc), f"{program}: {exc.strerror or exc}") from None
         except Exception as exc:  # the child's set-up failed (subprocess.SubprocessError)
             raise Executable.ExecuteFail(cf_error_of(exc), f"{program}: {exc}") from None

@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from scabench.errors import RunError
+
 OWNER_ENV = "SCABENCH_RUN_OWNER"
 RUN_DIR_PREFIX = "scabench-run-"
 # A ring's name (cpp/runtime/include/scabench/runtime/shm_ring.hpp, kNamePrefix):
@@ -75,7 +77,23 @@ def spawn(argv: Sequence[str], preexec: Callable[[], None] | None = None, **pope
             preexec()
 
     env = {**(popen_kwargs.pop("env", None) or os.environ), OWNER_ENV: owner_tag()}
-    return subprocess.Popen(argv, preexec_fn=child_setup, start_new_session=True, env=env, **popen_kwargs)
+    try:
+        return subprocess.Popen(argv, preexec_fn=child_setup, start_new_session=True, env=env, **popen_kwargs)
+    except OSError as exc:  # not there, not executable, not a program this machine runs
+        raise ProgramNotStarted(argv[0], exc) from None
+
+
+class ProgramNotStarted(RunError):
+    """A program of the run could not be started at all (the exec failed):
+    one line naming it and the system's reason, instead of the traceback an
+    OSError from Popen gives. `cause` keeps the OSError (a node maps its
+    errno to a CF error number)."""
+
+    def __init__(self, program: str, cause: OSError) -> None:
+        self.cause = cause
+        reason = cause.strerror or str(cause)
+        hint = " (is it executable?)" if isinstance(cause, PermissionError) else ""
+        super().__init__(f"cannot start {program}: {reason}{hint}", component=Path(program).name)
 
 
 def stop(proc: subprocess.Popen, grace_s: float = 5.0) -> None:

@@ -500,3 +500,42 @@ def test_network_hosts_without_cap_sys_admin_name_the_spec_and_what_they_need(wr
         "namespaces are mounted under /run/netns and given veth links); this process "
         "lacks CAP_SYS_ADMIN"
     )
+
+
+def test_a_program_that_is_not_executable_is_named_in_one_line_before_any_process_starts(tmp_path):
+    """scabench's own programs are checked where they are looked up
+    (paths.program): a bin folder whose programs lost their x bit is bad
+    input, said in one line with exit 2, not an OSError's traceback."""
+    for name in ("scabench-host", "scabench-launch"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o644)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scabench.cli", "run", "exp6", "--set", "producer.packets=3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "SCABENCH_BIN_DIR": str(tmp_path)},
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "is not an executable program" in lines[0] and str(tmp_path) in lines[0], lines[0]
+
+
+def test_a_program_that_cannot_be_started_is_a_run_error_naming_it(tmp_path):
+    """Any other program a run starts (omniNames, a link emulator, a peer)
+    goes through processes.spawn: an exec that fails is a RunError of one
+    line naming the program and the system's reason."""
+    from scabench.errors import RunError
+    from scabench.run.processes import ProgramNotStarted, spawn
+
+    not_executable = tmp_path / "prog"
+    not_executable.write_text("#!/bin/sh\n")
+    with pytest.raises(ProgramNotStarted) as caught:
+        spawn([str(not_executable)])
+    assert isinstance(caught.value, RunError) and isinstance(caught.value.cause, PermissionError)
+    assert str(caught.value) == f"cannot start {not_executable}: Permission denied (is it executable?)"
+    assert caught.value.component == "prog"
+    with pytest.raises(ProgramNotStarted, match=r"cannot start .*/absent: No such file or directory$"):
+        spawn([str(tmp_path / "absent")])
