@@ -1,11 +1,14 @@
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from scabench.paths import bin_dir
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -134,3 +137,51 @@ def tiny_granularity(tmp_path_factory):
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return out / "report", json.loads((out / "g.json").read_text())
+
+
+# The runtime installed into a prefix and examples/cpp-component built against
+# it: one of each per session, shared by the plugin and SAD tests (each takes
+# the better part of a minute on 2 cores).
+CPP_COMPONENT_EXAMPLE = REPO / "examples" / "cpp-component"
+
+
+def check_command(args, **kwargs):
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900, **kwargs)
+    assert proc.returncode == 0, f"{' '.join(map(str, args))}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory):
+    """The runtime's build tree (the one whose programs the tests run)
+    installed into a fresh prefix."""
+    build = bin_dir().parent
+    if not (build / "cmake_install.cmake").is_file():
+        pytest.skip(f"{bin_dir()} is not in a CMake build tree; nothing to install")
+    prefix = tmp_path_factory.mktemp("prefix")
+    check_command(["cmake", "--install", build, "--prefix", prefix])
+    return prefix
+
+
+@pytest.fixture(scope="session")
+def gain_library(installed, tmp_path_factory):
+    """examples/cpp-component configured and built out of tree against the
+    installed package, once per session: its libgain.so."""
+    build = tmp_path_factory.mktemp("gain-build")
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    check_command(
+        [
+            "cmake",
+            "-S",
+            CPP_COMPONENT_EXAMPLE,
+            "-B",
+            build,
+            *generator,
+            "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+            f"-DCMAKE_PREFIX_PATH={installed}",
+        ]
+    )
+    check_command(["cmake", "--build", build])
+    library = build / "libgain.so"
+    assert library.is_file()
+    return library

@@ -10,56 +10,14 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import REPO, scabench
+from conftest import CPP_COMPONENT_EXAMPLE as EXAMPLE
+from conftest import REPO, check_command, scabench
 
 from scabench.errors import SpecError
 from scabench.model.load import load_spec
 from scabench.paths import bin_dir
 
-EXAMPLE = REPO / "examples" / "cpp-component"
 PACKETS, SAMPLES = 20, 64
-
-
-def _check(args, **kwargs):
-    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900, **kwargs)
-    assert proc.returncode == 0, f"{' '.join(map(str, args))}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc
-
-
-@pytest.fixture(scope="session")
-def installed(tmp_path_factory):
-    """The runtime's build tree (the one whose programs the tests run)
-    installed into a fresh prefix."""
-    build = bin_dir().parent
-    if not (build / "cmake_install.cmake").is_file():
-        pytest.skip(f"{bin_dir()} is not in a CMake build tree; nothing to install")
-    prefix = tmp_path_factory.mktemp("prefix")
-    _check(["cmake", "--install", build, "--prefix", prefix])
-    return prefix
-
-
-@pytest.fixture(scope="session")
-def gain_library(installed, tmp_path_factory):
-    """examples/cpp-component configured and built out of tree against the
-    installed package, once per session: its libgain.so."""
-    build = tmp_path_factory.mktemp("gain-build")
-    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    _check(
-        [
-            "cmake",
-            "-S",
-            EXAMPLE,
-            "-B",
-            build,
-            *generator,
-            "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-            f"-DCMAKE_PREFIX_PATH={installed}",
-        ]
-    )
-    _check(["cmake", "--build", build])
-    library = build / "libgain.so"
-    assert library.is_file()
-    return library
 
 
 def host(*args, program=None):
@@ -119,7 +77,7 @@ def test_the_install_is_a_cmake_package(installed):
         assert (installed / "share" / "scabench" / "idl" / idl).read_text() == (REPO / "idl" / idl).read_text()
     # The installed host finds the installed runtime (its rpath), and its
     # catalogue is the build's.
-    described = json.loads(_check([installed / "bin" / "scabench-host", "--describe"]).stdout)
+    described = json.loads(check_command([installed / "bin" / "scabench-host", "--describe"]).stdout)
     assert json.loads(host("--describe").stdout) == described
 
 
@@ -205,13 +163,13 @@ def library_without_kinds(tmp_path_factory):
     """A shared library that loads and registers no component kind."""
     where = tmp_path_factory.mktemp("nothing")
     (where / "nothing.cpp").write_text("int nothing() { return 0; }\n")
-    _check(["c++", "-shared", "-fPIC", "-o", where / "libnothing.so", where / "nothing.cpp"])
+    check_command(["c++", "-shared", "-fPIC", "-o", where / "libnothing.so", where / "nothing.cpp"])
     return where / "libnothing.so"
 
 
 def test_a_library_that_crashes_while_loading(write_spec, tmp_path):
     (tmp_path / "crash.cpp").write_text("static const int crash = (__builtin_trap(), 0);\n")
-    _check(["c++", "-shared", "-fPIC", "-o", tmp_path / "libcrash.so", tmp_path / "crash.cpp"])
+    check_command(["c++", "-shared", "-fPIC", "-o", tmp_path / "libcrash.so", tmp_path / "crash.cpp"])
     line = bad(write_spec, gain_spec("libcrash.so"))
     assert line.endswith(
         f"component[1].library: scabench-host failed while loading {tmp_path}/libcrash.so (killed by SIGILL)"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, pipeline_toml, scabench
-from test_plugins import expected_checksum, gain_library, gain_spec, installed  # noqa: F401 (fixtures)
+from test_plugins import expected_checksum, gain_spec
 
 from scabench.errors import SpecError
 from scabench.model.load import load_spec
