@@ -90,8 +90,8 @@ void Launcher::resolveNodes() {
       // A device that does not take the GPP's memCapacity cannot be asked
       // whether the run fits: refused by name rather than run blind.
       const std::string noMemCapacity = "node " + name + "'s device does not take REDHAWK's GPP memCapacity (" +
-                                        GPP_MEM_CAPACITY + "), which the launcher allocates the run's " +
-                                        std::to_string(n.memoryMib) + " MiB from there: ";
+                                        GPP_MEM_CAPACITY + "), which the launcher asks for the " +
+                                        std::to_string(n.memoryMib) + " MiB the run's processes there need: ";
       nodeCall(n, "allocateCapacity", [&] {
         try {
           granted = n.device->allocateCapacity(memCapacity(n.memoryMib));

@@ -99,8 +99,8 @@ void Launcher::checkOnThisMachine(Node& n, HostProc& h, const std::string& ident
           "its own machine (it reads the events, records and CPU of its processes here), and pid " +
           std::to_string(h.pid) + ", which it answered for " + names + ", is " +
           (st.exists ? "no process here carrying COMPONENT_IDENTIFIER " + identifier : "no process of this machine") +
-          " (or the process ended at once); to place components on another machine, run scabench "
-          "node there");
+          " (or the process ended at once; what the device started is terminated through it); to place "
+          "components on another machine, run scabench node there");
 }
 
 void Launcher::pollPlain(Node& n, std::vector<HostProc*>& ended) {

@@ -22,6 +22,7 @@ from scabench.run.plan import build_assembly
 from scabench.run.runner import run_spec
 
 WAIT_S = 60
+PY_STAGE = Path(sys.executable).parent / "scabench-py-stage"  # as a node finds it (node/settings.py)
 ONE_EACH = 'hosts = [["producer"], ["stage1"], ["stage2"], ["stage3"]]'  # a process each
 
 
@@ -48,6 +49,8 @@ def start_plain(tmp_path, domain):
                     name,
                     "--program",
                     str(program("scabench-host")),
+                    "--program",
+                    str(PY_STAGE),
                     *flags,
                 ],
                 stdout=log,
@@ -110,6 +113,20 @@ def test_a_component_on_a_plain_cf_node_runs_end_to_end_and_is_measured(write_sp
     assert _gone(int(executed.split()[4]))  # it ended with the run
     host = next(h for h in result.hosts if h["components"] == ["stage2"])
     assert host["node"] == "gpp" and host["rusage"]["user_s"] >= 0  # its rusage line, read from its events file
+
+
+@pytest.mark.skipif(not PY_STAGE.exists(), reason=f"{PY_STAGE} is not installed (scripts/setup.sh)")
+def test_a_python_component_on_a_plain_cf_node_writes_its_events_for_the_launcher(write_spec, domain, start_plain):
+    start_plain("gpp")
+    text = pipeline_toml(packets=12, policy='call = "twoway"', placement='nodes = { gpp = ["stage1"] }')
+    text = text.replace('name = "stage1"\nkind = "stage"', 'name = "stage1"\nkind = "py-stage"')
+    spec = load_spec(write_spec(text + f'[domain]\nnaming = "corbaloc::127.0.0.1:{domain.port}/NameService"\n'))
+    result = run_spec(spec)
+    assert [s.received for s in result.stages] == [12, 12, 12]
+    [process] = result.nodes[0].processes
+    assert process["program"] == "scabench-py-stage" and process["user_s"] + process["system_s"] > 0
+    # Its figures at the end ("stat stage1 ..." lines), read from its events file.
+    assert "stage1" in result.stats, result.stats
 
 
 def test_a_plain_node_that_does_not_take_mem_capacity_is_refused_before_anything_starts(
