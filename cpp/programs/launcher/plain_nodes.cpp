@@ -54,12 +54,7 @@ void Launcher::plainParameters(HostProc& h, std::vector<std::string>& params) {
   writeFile(h.eventsPath, "", 0);
   params.push_back("EVENTS_FILE");
   params.push_back(h.eventsPath);
-  const auto given = [&](const std::string& key) {
-    for (std::size_t i = 0; i + 1 < params.size(); i += 2)
-      if (params[i] == key) return true;
-    return false;
-  };
-  if (!given("RECORD_DIR")) {  // an external program's own parameters may name it already ({run_dir})
+  if (!h.exec) {  // a host's records; an external program writes none, and gets no RECORD_DIR anywhere
     params.push_back("RECORD_DIR");
     params.push_back(runDir_);
   }
