@@ -139,6 +139,7 @@ struct HostProc {
   json nodeRecord;                      // the node's last record of it
   double nodeCpuS = -1;                 // its CPU seconds in that record; -1: no record yet
   std::string lostWith;                 // the node that died with it
+  bool endedHere = false;               // its plain node gone, ended by the launcher itself (endPlainOrphans)
 };
 
 // A round trip to a node's clock: the node read its CLOCK_MONOTONIC at some

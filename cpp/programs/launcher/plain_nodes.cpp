@@ -158,7 +158,7 @@ void Launcher::endPlainOrphans() {
       usleep(10'000);
     }
     h->exited = true;
-    h->lostWith = h->node;
+    h->endedHere = true;
   }
 }
 

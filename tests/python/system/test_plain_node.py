@@ -222,3 +222,40 @@ def test_a_component_that_dies_on_a_plain_node_is_named_and_the_run_ends(write_s
     assert killer_done
     assert err.value.component == "stage1" and "on node gpp" in str(err.value), str(err.value)
     assert _gone(killer_done[0])
+
+
+def test_a_plain_node_that_is_short_of_memory_refuses_the_run(write_spec, domain, start_plain):
+    _, log = start_plain("gpp", "--memory-mib", "1")
+    spec = _spec(write_spec, domain, 'nodes = { gpp = ["stage1"] }')
+    with pytest.raises(RunError) as err:
+        run_spec(spec)
+    assert "node gpp has not" in str(err.value) and "MiB of memory left" in str(err.value)
+    assert _calls(log, "execute") == []
+
+
+def test_what_a_plain_node_gone_mid_run_leaves_running_is_ended_by_the_launcher(write_spec, domain, start_plain):
+    """Its device killed, then a local host: the run fails on the host, and
+    the plain node's process, which outlives its device (a GPP's children
+    do), is ended by the launcher on this machine, checked by its start
+    time."""
+    device, log = start_plain("gpp")
+    spec = _spec(write_spec, domain, 'nodes = { gpp = ["stage1"] }\n' + ONE_EACH, packets=2000)
+    on_node = []
+
+    def kill_device_then_stage3(pids, hosts):
+        [executed] = _calls(log, "execute")
+        on_node.append(int(executed.split()[4]))
+        device.kill()
+        device.wait(WAIT_S)
+        here = [host for host in hosts if not host.endswith("stage1")]  # the pids are this machine's hosts'
+        [stage3] = [pid for pid, host in zip(pids, here) if host.endswith("stage3")]
+        subprocess.run(["kill", "-9", str(stage3)], check=True)
+
+    with pytest.raises(RunError) as err:
+        run_spec(spec, on_start=kill_device_then_stage3)
+    assert err.value.component == "stage3", str(err.value)
+    assert on_node and _gone(on_node[0])
+    [node] = err.value.result.nodes
+    assert node.lost is not None
+    [host] = [h for h in err.value.result.hosts if h.get("node") == "gpp"]
+    assert host["exit"] == "ended by the launcher, its node gpp gone"
