@@ -196,7 +196,9 @@ void Launcher::execute(HostProc& h) {
       n, "execute " + h.program + " for " + who,
       [&] { h.pid = n.device->execute(h.program.c_str(), options, parameters); }, who);
   h.spawnedNs = scabench::monotonicNs();
-  if (n.plainCf) checkOnThisMachine(n, h, params.at(3));  // execParameters: COMPONENT_IDENTIFIER's value
+  if (n.plainCf)
+    for (std::size_t i = 0; i + 1 < params.size(); i += 2)
+      if (params[i] == "COMPONENT_IDENTIFIER") checkOnThisMachine(n, h, params[i + 1]);
 }
 
 // One round trip per node: every process of the run there that has not

@@ -105,7 +105,10 @@ void Launcher::pollPlain(Node& n, std::vector<HostProc*>& ended) {
     const ProcStat st = procStat(h.pid);
     const bool same = st.exists && st.startTicks == h.startTicks;  // not a later process given its pid
     if (same) {
-      const double cpu = st.userS + st.systemS;
+      // The kernel's CPU clock of the process, to the nanosecond (as a
+      // local host's is read: /proc counts whole ticks), else /proc's.
+      const double clock = processCpuClockSeconds(h.pid);
+      const double cpu = clock >= 0 ? clock : st.userS + st.systemS;
       if (cpu >= h.nodeCpuS) {  // a zombie's may read 0: the last seen running is kept
         h.nodeCpuS = cpu;
         h.nodeRecord = {{"pid", h.pid},
