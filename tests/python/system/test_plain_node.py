@@ -2,8 +2,8 @@
 (cpp/programs/launcher/plain_nodes.cpp): the launcher drives it with CF
 alone, on its own machine, and reads what CF has no place for (events,
 records, state, CPU) in the run directory and /proc. The device is
-tests/python/plain_gpp.py, a GPP's part written from idl/cf.idl, run as a
-process of its own; every process started here is ended by its PID."""
+examples/plain-gpp/plain_gpp.py, a GPP's part written from idl/cf.idl, run
+as a process of its own; every process started here is ended by its PID."""
 
 import json
 import subprocess
@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HERE, REPO, pipeline_toml, scabench
+from conftest import REPO, pipeline_toml, scabench
 from py_components_world import end_process, orb, start_naming  # noqa: F401 (the fixtures)
 
 from scabench.errors import RunError
@@ -22,6 +22,7 @@ from scabench.run.plan import build_assembly
 from scabench.run.runner import run_spec
 
 WAIT_S = 60
+PLAIN_GPP = REPO / "examples" / "plain-gpp" / "plain_gpp.py"
 PY_STAGE = Path(sys.executable).parent / "scabench-py-stage"  # as a node finds it (node/settings.py)
 ONE_EACH = 'hosts = [["producer"], ["stage1"], ["stage2"], ["stage3"]]'  # a process each
 
@@ -42,7 +43,7 @@ def start_plain(tmp_path, domain):
             proc = subprocess.Popen(
                 [
                     sys.executable,
-                    str(HERE / "plain_gpp.py"),
+                    str(PLAIN_GPP),
                     "--naming",
                     f"corbaloc::127.0.0.1:{domain.port}/NameService",
                     "--name",

@@ -1,6 +1,9 @@
-"""A plain CF::ExecutableDevice, playing the part of a REDHAWK GPP for the
-launcher's tests: written from the project's idl/cf.idl, it implements what
-a launcher asks of a GPP and nothing of scabench::node::NodeDevice.
+"""A plain CF::ExecutableDevice, playing the part of a REDHAWK GPP: written
+from the project's idl/cf.idl, it implements what a launcher asks of a GPP
+and nothing of scabench::node::NodeDevice. The launcher's tests of a plain
+CF node (tests/python/system/test_plain_node.py) and scripts/plain_node_cost.py
+run it; it also lets one try a placement on a plain node without REDHAWK
+(README.md beside it).
 
     python plain_gpp.py --naming CORBALOC --name NAME --program PATH [--program PATH ...]
                         [--memory-mib N] [--no-mem-capacity] [--pid-offset N]
