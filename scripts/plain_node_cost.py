@@ -5,13 +5,18 @@ each, two-way calls), its middle stage local, on a `scabench node`, or on
 a plain CF::ExecutableDevice (examples/plain-gpp/plain_gpp.py), all on
 this machine; --runs runs of --packets packets each. Printed per
 placement: the packets delivered, the end-to-end latency's median and p99
-(each the median over the runs), and the node's process's CPU (its
-node's records, or /proc for the plain one).
+(each the median over the runs), the node's process's CPU (its node's
+records, or /proc for the plain one), and the CPU of the launcher with the
+hosts it forked (this process's children's, over the run: between a
+scabench node and a plain one, the same processes, so the difference is
+the launcher's watching of the node: a watch round trip every 200 ms
+against /proc and a file read every 50 ms).
 
     .venv/bin/python scripts/plain_node_cost.py [--packets 500] [--runs 3]
 """
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -77,16 +82,20 @@ def main() -> None:
         for where, label in ((None, "this machine"), ("node", "scabench node"), ("gpp", "plain CF node")):
             rows = []
             for _ in range(args.runs):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 result = run_spec(_spec(folder, domain, where, args.packets))
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                here = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
                 latency = result.end_to_end_latency_us
                 assert latency is not None and result.stages is not None
                 cpu = sum(n.user_s + n.system_s for n in result.nodes or [])
-                rows.append((result.stages[-1].received, latency.p50, latency.p99, cpu))
+                rows.append((result.stages[-1].received, latency.p50, latency.p99, cpu, here))
             print(
                 f"{label}: delivered {[r[0] for r in rows]}; latency median "
                 f"{statistics.median(r[1] for r in rows):.0f} µs (runs {[round(r[1]) for r in rows]}), "
                 f"p99 {statistics.median(r[2] for r in rows):.0f} µs; node process CPU "
-                f"{[round(r[3], 3) for r in rows]} s",
+                f"{[round(r[3], 3) for r in rows]} s; launcher and its hosts' CPU median "
+                f"{statistics.median(r[4] for r in rows):.3f} s ({[round(r[4], 3) for r in rows]})",
                 flush=True,
             )
     finally:
