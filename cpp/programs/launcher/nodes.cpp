@@ -81,10 +81,18 @@ void Launcher::resolveNodes() {
       const char* host = nullptr;
       if (asked[0].value >>= host) n.publishedHost = host;
     });
+  }
+  // Processes of this machine, a plain node's among them, listen on its
+  // loopback, which a node's published elsewhere cannot reach.
+  for (const auto& [name, n] : nodes_) anyLocal = anyLocal || n.plainCf;
+  for (const auto& [name, n] : nodes_)
     if (anyLocal && !n.publishedHost.empty() && !isLoopback(n.publishedHost))
-      throw RunFailure(who, "node " + name + "'s components are reached at " + n.publishedHost +
-                                ", and this run's processes on this machine listen on its loopback, which they "
-                                "cannot reach; place every process on a node");
+      throw RunFailure(firstComponentOn(name), "node " + name + "'s components are reached at " + n.publishedHost +
+                                                   ", and this run's processes on this machine (a plain CF node's "
+                                                   "included) listen on its loopback, which they cannot reach; "
+                                                   "place every process on a scabench node");
+  for (auto& [name, n] : nodes_) {
+    const std::string who = firstComponentOn(name);
     if (n.memoryMib > 0) {
       bool granted = false;
       // A device that does not take the GPP's memCapacity cannot be asked

@@ -260,3 +260,41 @@ def test_what_a_plain_node_gone_mid_run_leaves_running_is_ended_by_the_launcher(
     assert node.lost is not None
     [host] = [h for h in err.value.result.hosts if h.get("node") == "gpp"]
     assert host["exit"] == "ended by the launcher, its node gpp gone"
+
+
+def _outside_address():
+    """An address of this machine that is not loopback, or None."""
+    found = subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
+    return next((a for a in found if "." in a and not a.startswith("127.")), None)
+
+
+@pytest.mark.skipif(_outside_address() is None, reason="this machine has no address but loopback")
+def test_a_plain_node_beside_a_node_published_elsewhere_is_refused(write_spec, domain, start_plain, tmp_path):
+    """A plain node's processes listen on this machine's loopback, as the
+    launcher's own do: a scabench node whose components are published on
+    another address (this machine's own outside one, so that the node
+    itself answers there) could not reach them."""
+    _, log = start_plain("gpp")
+    outside = _outside_address()
+    agent_log = tmp_path / "far.log"
+    with open(agent_log, "w") as out:
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "scabench.cli", "node", "--domain", f"corbaloc::127.0.0.1:{domain.port}/NameService"]
+            + ["--name", "far", "--listen", f"{outside}:0", "--publish", str(outside)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while "registered in" not in agent_log.read_text():
+            assert agent.poll() is None and time.monotonic() < deadline, agent_log.read_text()
+            time.sleep(0.05)
+        spec = _spec(write_spec, domain, 'nodes = { gpp = ["stage1"], far = ["producer", "stage2", "stage3"] }')
+        with pytest.raises(RunError) as err:
+            run_spec(spec)
+        assert f"node far's components are reached at {outside}" in str(err.value)
+        assert "a plain CF node's included" in str(err.value)
+        assert _calls(log, "execute") == []
+    finally:
+        end_process(agent)
