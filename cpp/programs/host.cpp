@@ -6,9 +6,11 @@
 //   scabench-host --host NAME --status-fd FD --record-dir DIR
 //                 --component NAME:KIND:SAMPLE_TYPE [--component ...] [-ORB options]
 //   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME
-//                 KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORB options]
+//                 KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [EVENTS_FILE PATH] [PROFILE_NAME SPD]
+//                 [-ORB options]
 //   scabench-host NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID
-//                 COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORB options]
+//                 COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [EVENTS_FILE PATH]
+//                 [PROFILE_NAME SPD] [-ORB options]
 //
 // Every form takes `--library PATH` (repeatable): a component library
 // (plugin) loaded first, whose kinds are then created, described and
@@ -34,7 +36,10 @@
 // their packet records into RECORD_DIR (default: the working directory,
 // which a node makes for each process) and their events on stdout, one line
 // each, as the first form writes them on its status pipe ("eos NAME COUNT",
-// "error NAME MESSAGE", "stat NAME KEY VALUE", and at the end "rusage ...").
+// "error NAME MESSAGE", "stat NAME KEY VALUE", and at the end "rusage ..."),
+// or with EVENTS_FILE appended to that file instead: how a launcher started
+// by a plain CF::ExecutableDevice of its own machine, which keeps no stdout
+// for it, reads them (cpp/programs/launcher/plain_nodes.cpp).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -222,14 +227,16 @@ const scabench::Usage kUsage{
     "       scabench-host [--library PATH ...] --host NAME --status-fd FD --record-dir DIR "
     "--component NAME:KIND:SAMPLE_TYPE [...] [-ORBoption value ...]\n"
     "       scabench-host [--library PATH ...] NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID NAME_BINDING NAME "
-    "KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORBoption value ...]\n"
+    "KIND KIND [SAMPLE_TYPE TYPE] [RECORD_DIR DIR] [EVENTS_FILE PATH] [PROFILE_NAME SPD] [-ORBoption value ...]\n"
     "       scabench-host [--library PATH ...] NAMING_CONTEXT_IOR IOR COMPONENT_IDENTIFIER ID "
-    "COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [PROFILE_NAME SPD] [-ORBoption value ...]\n"
+    "COMPONENT NAME:KIND[:TYPE] [COMPONENT ...] [RECORD_DIR DIR] [EVENTS_FILE PATH] [PROFILE_NAME SPD] "
+    "[-ORBoption value ...]\n"
     "Hosts scabench components: --describe prints the component kinds (ports, properties with their types)\n"
     "and the policy schema as JSON; the second form is how scabench-launch runs a host; the third is the\n"
     "SCA execute protocol, one component bound under NAME in the naming context IOR; the fourth, several\n"
     "components in one process, each bound under its NAME. The execute forms write the packet records in\n"
-    "RECORD_DIR (default: the working directory) and their events on stdout; PROFILE_NAME is what\n"
+    "RECORD_DIR (default: the working directory) and their events on stdout (with EVENTS_FILE, appended\n"
+    "to that file instead); PROFILE_NAME is what\n"
     "CF::Resource::softwareProfile answers. --library loads a\n"
     "component library (a plugin) whose kinds then join the built-in ones.\n"};
 
@@ -268,6 +275,7 @@ std::string loadLibraries(const std::vector<std::string>& libraries) {
 struct ExecParameters {
   std::string namingContextIor, identifier, nameBinding, kind, sampleType = "double", recordDir = ".";
   std::string profileName;                // PROFILE_NAME: the SPD, CF::Resource::softwareProfile
+  std::string eventsFile;                 // EVENTS_FILE: the events go there, appended, rather than to stdout
   std::vector<ComponentSpec> components;  // COMPONENT NAME:KIND[:TYPE], each
 };
 
@@ -316,6 +324,8 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
       p.recordDir = value;
     else if (key == "PROFILE_NAME")
       p.profileName = value;
+    else if (key == "EVENTS_FILE")
+      p.eventsFile = value;
     else if (key == "COMPONENT") {
       const auto a = value.find(':');
       const auto b = a == std::string::npos ? a : value.find(':', a + 1);
@@ -328,6 +338,13 @@ int runExec(CORBA::ORB_ptr orb, int argc, char** argv) {
     // that need them; this host does not.
   }
   if (p.namingContextIor.empty()) return kUsage.refuse("NAMING_CONTEXT_IOR is required");
+  if (!p.eventsFile.empty()) {
+    // On stdout's descriptor: every event line goes where stdout's would.
+    const int fd = ::open(p.eventsFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return kUsage.refuse("EVENTS_FILE " + p.eventsFile + ": " + std::strerror(errno));
+    ::dup2(fd, STDOUT_FILENO);
+    ::close(fd);
+  }
   // What CF::Resource::identifier answers: never made up from the name.
   if (p.identifier.empty()) return kUsage.refuse("COMPONENT_IDENTIFIER is required");
   if (p.components.empty()) {

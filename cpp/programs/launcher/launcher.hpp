@@ -21,14 +21,20 @@
 // no process it started outlives it.
 //
 // A process placed on a node (docs/architecture.md, "Placement on nodes") is
-// started by that node's ExecutableDevice (scabench node) instead of a fork,
-// in the execute form, and binds itself in the waveform's naming context as
-// an external program does. The launcher watches it through the node (its
-// state, its events on stdout, the progress in its records' headers, one
-// round trip per node every REMOTE_POLL_MS), relates the node's clock to its
-// own by round trips before the stream starts and after it ends, fetches its
-// record files into the run directory once the stream has ended, with their
-// times moved onto the launcher's clock, and terminates it at the end.
+// started by that node's ExecutableDevice instead of a fork, in the execute
+// form, and binds itself in the waveform's naming context as an external
+// program does. On a scabench node (scabench::node::NodeDevice) the launcher
+// watches it through the node (its state, its events on stdout, the
+// progress in its records' headers, one round trip per node every
+// REMOTE_POLL_MS), relates the node's clock to its own by round trips
+// before the stream starts and after it ends, fetches its record files into
+// the run directory once the stream has ended, with their times moved onto
+// the launcher's clock, and terminates it at the end. A node whose device is
+// a plain CF::ExecutableDevice (a REDHAWK GPP) has no watch: the launcher
+// drives it with CF alone, and only on this machine (plain_nodes.cpp): the
+// process writes its events and records into the run directory itself
+// (EVENTS_FILE, RECORD_DIR), and the launcher reads them there and the
+// process's state and CPU in /proc.
 
 #pragma once
 
@@ -120,6 +126,11 @@ struct HostProc {
   // On a node: started by its ExecutableDevice and watched through it; pid
   // is the node's. Empty node: forked here.
   std::string node;
+  // On a plain CF node (plain_nodes.cpp): the file it writes its events to,
+  // in the run directory, and its start time in /proc (clock ticks after
+  // boot), which tells it from a later process given the same pid.
+  std::string eventsPath;
+  unsigned long long startTicks = 0;
   std::string program;                  // the node's name for the program
   std::vector<std::string> execParams;  // its execute parameters, id and value in turn (made before execute)
   uint64_t outOffset = 0;               // how much of its stdout has been read
@@ -128,6 +139,7 @@ struct HostProc {
   json nodeRecord;                      // the node's last record of it
   double nodeCpuS = -1;                 // its CPU seconds in that record; -1: no record yet
   std::string lostWith;                 // the node that died with it
+  bool endedHere = false;               // its plain node gone, ended by the launcher itself (endPlainOrphans)
 };
 
 // A round trip to a node's clock: the node read its CLOCK_MONOTONIC at some
@@ -144,11 +156,16 @@ struct ClockProbe {
 
 // A node the run places processes on: its device (one reference with the
 // calls' own timeout, one with a short one for the poll) and what the run
-// took from it.
+// took from it. `device` and `poll` are what every node answers, CF's
+// ExecutableDevice; `watcher` and `watcherPoll` the same references as
+// scabench::node::NodeDevice, nil on a plain CF node.
 struct Node {
   std::string name;
-  scabench::node::NodeDevice_var device, poll;
-  bool sameMachine = false;  // on the launcher's machine (network hosts): its processes' CPU is the run's own
+  CF::ExecutableDevice_var device, poll;
+  scabench::node::NodeDevice_var watcher, watcherPoll;
+  bool plainCf = false;  // its device is a plain CF::ExecutableDevice (plain_nodes.cpp)
+  bool sameMachine =
+      false;  // on the launcher's machine (network hosts, plain CF nodes): its processes' CPU is the run's own
   long long memoryMib = 0;
   bool allocated = false;
   std::set<std::string> loaded;
@@ -185,6 +202,19 @@ struct CpuSnapshot {
 double busyOnCores(const std::vector<int>& cores);
 // utime + stime of a whole process (threads that ended included).
 double processCpuSeconds(pid_t pid);
+// What /proc says of a process of this machine (exists false: no such pid).
+struct ProcStat {
+  bool exists = false;
+  char state = 0;  // 'R', 'S', ..., 'Z' (ended, not reaped), 'X'
+  double userS = 0, systemS = 0;
+  unsigned long long startTicks = 0;  // clock ticks after boot
+  bool running() const { return exists && state != 'Z' && state != 'X'; }
+};
+ProcStat procStat(pid_t pid);
+// Its command line, an argument each; empty if it is gone (or a zombie).
+std::vector<std::string> procCmdline(pid_t pid);
+// Its voluntary and involuntary context switches, summed; -1 if unknown.
+long long procContextSwitches(pid_t pid);
 // CPU time of a whole process to the nanosecond; -1 if it cannot be read.
 double processCpuClockSeconds(pid_t pid);
 CpuSnapshot snapshot(const std::vector<int>& cores, const std::vector<HostProc>& hosts);
@@ -411,6 +441,36 @@ class Launcher {
   json describeNodes() const;
 
   std::string exitText(const HostProc& h) const;
+
+  // ---- plain CF nodes (plain_nodes.cpp)
+  static constexpr double PLAIN_EXEC_CHECK_S = 5;  // a process's command line shows its parameters by then
+  static constexpr int64_t PLAIN_TERM_GRACE_MS = 5000;
+
+  // A plan that asks a plain node for what only scabench node does (the
+  // execute options AFFINITY, SCHEDULER) is refused by name before any
+  // process starts: the run would not be what the spec says.
+  void refuseScabenchOptions(const Node& n) const;
+
+  // The execute parameters a process on a plain node gets besides the SCA
+  // ones: where its events (EVENTS_FILE) and records (RECORD_DIR) go, in
+  // the run directory, and where it listens (loopback, as the run's other
+  // processes of this machine).
+  void plainParameters(HostProc& h, std::vector<std::string>& params);
+
+  // After execute on a plain node: the pid answered must be a process of
+  // this machine whose command line carries the COMPONENT_IDENTIFIER given
+  // (what a GPP's execute makes of the parameters: argv NAME VALUE pairs);
+  // otherwise the node is elsewhere, and the run fails naming it.
+  void checkOnThisMachine(Node& n, HostProc& h, const std::string& identifier);
+
+  // One look at each process of the run on a plain node: its state and CPU
+  // in /proc, then its events file from where it was read to (a process
+  // seen ended has written all it will).
+  void pollPlain(Node& n, std::vector<HostProc*>& ended);
+
+  // A plain node that no longer answers leaves its processes running on
+  // this machine: they are ended here, by pid, each checked by its start time.
+  void endPlainOrphans();
 
   // ---- events from the hosts and the external programs
   // Reads status lines (the hosts' pipe, each external program's stdout) and

@@ -10,7 +10,8 @@
 // neither its end nor its figures), processes' CPU in those records,
 // monotonicNs (the node's clock), the query of published_host, and the
 // execute options AFFINITY and SCHEDULER. A device that is a plain
-// CF::ExecutableDevice is refused by name before anything starts.
+// CF::ExecutableDevice gets CF alone, and what CF has no place for is had
+// another way, on this machine only (plain_nodes.cpp).
 #include "launcher/launcher.hpp"
 
 namespace scabench::launch {
@@ -46,18 +47,19 @@ void Launcher::resolveNodes() {
     try {
       CORBA::Object_var obj = root_->resolve(path);
       omniORB::setClientCallTimeout(obj, NODE_CALL_TIMEOUT_MS);
-      if (!obj->_is_a(NODE_DEVICE_REPID)) {
-        if (!obj->_is_a("IDL:CF/ExecutableDevice:1.0"))
-          throw RunFailure(who, "node " + name + ": nodes/" + name + "/device is not a CF::ExecutableDevice");
-        throw RunFailure(who, "node " + name + "'s device is a plain CF::ExecutableDevice: it could start the run's " +
-                                  "processes, but not give back their events and packet records " +
-                                  "(scabench::node::NodeDevice's watch), without which the run sees neither its " +
-                                  "end nor its figures; run scabench node there (nothing was started)");
-      }
-      n.device = scabench::node::NodeDevice::_narrow(obj);
+      if (!obj->_is_a("IDL:CF/ExecutableDevice:1.0"))
+        throw RunFailure(who, "node " + name + ": nodes/" + name + "/device is not a CF::ExecutableDevice");
+      n.plainCf = !obj->_is_a(NODE_DEVICE_REPID);
+      n.device = CF::ExecutableDevice::_narrow(obj);
       CORBA::String_var ior = orb_->object_to_string(n.device);
       CORBA::Object_var again = orb_->string_to_object(ior.in());  // a reference of its own, for its own timeout
-      n.poll = scabench::node::NodeDevice::_narrow(again);
+      n.poll = CF::ExecutableDevice::_narrow(again);
+      if (!n.plainCf) {
+        n.watcher = scabench::node::NodeDevice::_narrow(n.device);
+        n.watcherPoll = scabench::node::NodeDevice::_narrow(n.poll);
+        omniORB::setClientCallTimeout(n.watcher, NODE_CALL_TIMEOUT_MS);
+        omniORB::setClientCallTimeout(n.watcherPoll, NODE_POLL_TIMEOUT_MS);
+      }
     } catch (const CosNaming::NamingContext::NotFound&) {
       throw RunFailure(who, "node " + name + " is not registered in the domain (nodes/" + name + " in " +
                                 plan_.naming->corbaloc + "); start it with scabench node --name " + name);
@@ -66,23 +68,49 @@ void Launcher::resolveNodes() {
     }
     omniORB::setClientCallTimeout(n.device, NODE_CALL_TIMEOUT_MS);
     omniORB::setClientCallTimeout(n.poll, NODE_POLL_TIMEOUT_MS);
+    if (n.plainCf) refuseScabenchOptions(n);
     nodeCall(n, "operationalState", [&] {
       if (n.poll->operationalState() != CF::Device::ENABLED)
-        throw RunFailure(who, "node " + name + " is DISABLED: its domain's Naming Service does not answer it");
+        throw RunFailure(who, "node " + name + " is DISABLED" +
+                                  (n.plainCf ? "" : ": its domain's Naming Service does not answer it"));
+      if (n.plainCf) return;  // its components listen on loopback (plainParameters): this machine's
       CF::Properties asked;
       asked.length(1);
       asked[0].id = "published_host";
-      n.poll->query(asked);
+      n.watcherPoll->query(asked);
       const char* host = nullptr;
       if (asked[0].value >>= host) n.publishedHost = host;
     });
+  }
+  // Processes of this machine, a plain node's among them, listen on its
+  // loopback, which a node's published elsewhere cannot reach.
+  for (const auto& [name, n] : nodes_) anyLocal = anyLocal || n.plainCf;
+  for (const auto& [name, n] : nodes_)
     if (anyLocal && !n.publishedHost.empty() && !isLoopback(n.publishedHost))
-      throw RunFailure(who, "node " + name + "'s components are reached at " + n.publishedHost +
-                                ", and this run's processes on this machine listen on its loopback, which they "
-                                "cannot reach; place every process on a node");
+      throw RunFailure(firstComponentOn(name), "node " + name + "'s components are reached at " + n.publishedHost +
+                                                   ", and this run's processes on this machine (a plain CF node's "
+                                                   "included) listen on its loopback, which they cannot reach; "
+                                                   "place every process on a scabench node");
+  for (auto& [name, n] : nodes_) {
+    const std::string who = firstComponentOn(name);
     if (n.memoryMib > 0) {
       bool granted = false;
-      nodeCall(n, "allocateCapacity", [&] { granted = n.device->allocateCapacity(memCapacity(n.memoryMib)); });
+      // A device that does not take the GPP's memCapacity cannot be asked
+      // whether the run fits: refused by name rather than run blind.
+      const std::string noMemCapacity = "node " + name + "'s device does not take REDHAWK's GPP memCapacity (" +
+                                        GPP_MEM_CAPACITY + "), which the launcher asks for the " +
+                                        std::to_string(n.memoryMib) + " MiB the run's processes there need: ";
+      nodeCall(n, "allocateCapacity", [&] {
+        try {
+          granted = n.device->allocateCapacity(memCapacity(n.memoryMib));
+        } catch (const CF::Device::InvalidCapacity& ex) {
+          throw RunFailure(who, noMemCapacity + "InvalidCapacity (" + ex.msg.in() + "); nothing was started");
+        } catch (const CORBA::NO_IMPLEMENT&) {
+          throw RunFailure(who, noMemCapacity + "allocateCapacity is not implemented; nothing was started");
+        } catch (const CORBA::BAD_OPERATION& ex) {
+          throw RunFailure(who, noMemCapacity + describeException(ex) + "; nothing was started");
+        }
+      });
       if (!granted)
         throw RunFailure(who, "node " + name + " has not " + std::to_string(n.memoryMib) +
                                   " MiB of memory left for this run's processes (allocateCapacity refused)");
@@ -107,17 +135,6 @@ std::string Launcher::propertyIds(const CF::Properties& props) {
   return out;
 }
 
-// A process of this machine that has not ended (a zombie has).
-static bool processRunning(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  if (close == std::string::npos || close + 2 >= line.size()) return false;
-  const char state = line[close + 2];
-  return state != 'Z' && state != 'X';
-}
-
 // A node that does not answer. Only that is known: its agent may be gone
 // (its processes then die with it, PR_SET_PDEATHSIG), or stopped or hung
 // (they run on until it ends). On this machine (a network host) each
@@ -131,7 +148,7 @@ RunFailure Launcher::nodeDied(const Node& n) {
       for (const auto& c : h.components) {
         lost += (lost.empty() ? "" : ", ") + c;
         if (known) {
-          const bool running = processRunning(h.pid);
+          const bool running = procStat(h.pid).running();
           anyRunning = anyRunning || running;
           lost += " (pid " + std::to_string(h.pid) + (running ? ", still running)" : ", ended)");
         }
@@ -162,14 +179,15 @@ void Launcher::execute(HostProc& h) {
         [&] { n.device->load(CF::FileSystem::_nil(), h.program.c_str(), CF::LoadableDevice::EXECUTABLE); }, who);
     n.loaded.insert(h.program);
   }
-  const std::vector<std::string> params = execParameters(h);
+  std::vector<std::string> params = execParameters(h);
+  if (n.plainCf) plainParameters(h, params);
   CF::Properties parameters;
   parameters.length(CORBA::ULong(params.size() / 2));
   for (std::size_t i = 0; i + 1 < params.size(); i += 2) {
     parameters[CORBA::ULong(i / 2)].id = params[i].c_str();
     parameters[CORBA::ULong(i / 2)].value <<= params[i + 1].c_str();
   }
-  CF::Properties options;
+  CF::Properties options;  // scabench node's own options: never asked of a plain node (refuseScabenchOptions)
   if (!h.cores.empty()) {
     std::string cpus;
     for (int c : h.cores) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
@@ -186,6 +204,9 @@ void Launcher::execute(HostProc& h) {
       n, "execute " + h.program + " for " + who,
       [&] { h.pid = n.device->execute(h.program.c_str(), options, parameters); }, who);
   h.spawnedNs = scabench::monotonicNs();
+  if (n.plainCf)
+    for (std::size_t i = 0; i + 1 < params.size(); i += 2)
+      if (params[i] == "COMPONENT_IDENTIFIER") checkOnThisMachine(n, h, params[i + 1]);
 }
 
 // One round trip per node: every process of the run there that has not
@@ -197,6 +218,10 @@ void Launcher::pollNodes(bool exitIsFailure, bool force) {
   std::vector<HostProc*> ended;
   for (auto& [name, n] : nodes_) {
     if (!n.deadWhy.empty() || CORBA::is_nil(n.poll)) continue;
+    if (n.plainCf) {  // this machine's /proc and files: no round trip, every time
+      pollPlain(n, ended);
+      continue;
+    }
     if (!force && now - n.lastPollNs < REMOTE_POLL_MS * 1'000'000) continue;
     std::vector<HostProc*> procs;
     for (auto& h : hosts_)
@@ -220,7 +245,7 @@ void Launcher::pollNodes(bool exitIsFailure, bool force) {
     }
     scabench::node::WatchedProcesses_var seen;
     try {
-      seen = n.poll->watch(requests);
+      seen = n.watcherPoll->watch(requests);
     } catch (const CORBA::SystemException& ex) {
       n.deadWhy = describeException(ex);
       lose(n);
@@ -345,12 +370,12 @@ double Launcher::readRemoteCpu(bool atStart) {
 // round trip of CLOCK_PROBES.
 void Launcher::probeClocks(ClockProbe Node::*which) {
   for (auto& [name, n] : nodes_) {
-    if (!n.deadWhy.empty()) continue;
+    if (!n.deadWhy.empty() || n.plainCf) continue;  // a plain node is this machine: its clock is the launcher's
     ClockProbe best;
     nodeCall(n, "monotonicNs", [&] {
       for (int i = 0; i < CLOCK_PROBES; ++i) {
         const int64_t t0 = scabench::monotonicNs();
-        const int64_t tNode = n.poll->monotonicNs();
+        const int64_t tNode = n.watcherPoll->monotonicNs();
         const int64_t t1 = scabench::monotonicNs();
         if (!best.done || t1 - t0 < best.rttNs) {
           best.done = true;
@@ -386,7 +411,7 @@ void Launcher::fetchRecords(bool bestEffort) {
   for (auto& h : hosts_) {
     if (h.node.empty() || h.exec || h.pid <= 0) continue;
     Node& n = nodes_.at(h.node);
-    if (!n.deadWhy.empty()) continue;
+    if (!n.deadWhy.empty() || n.plainCf) continue;  // a plain node's process wrote its records here itself
     if (!n.start.done && !bestEffort) continue;
     for (const auto& c : h.components) {
       try {
@@ -412,7 +437,7 @@ void Launcher::fetchRecord(Node& n, const HostProc& h, const std::string& compon
     requests[0].files[0].maxBytes = scabench::node::NodeDevice::MAX_WATCH_BYTES;
     scabench::node::WatchedProcesses_var seen;
     nodeCall(
-        n, "fetch " + component + ".rec", [&] { seen = n.device->watch(requests); }, component);
+        n, "fetch " + component + ".rec", [&] { seen = n.watcher->watch(requests); }, component);
     const scabench::node::FilePart& part = seen[0].files[0];
     if (!part.exists) return;  // never made, or the node no longer keeps it
     size = part.size;
@@ -468,7 +493,12 @@ void Launcher::endNodes() {
 json Launcher::describeNodes() const {
   json out = json::array();
   for (const auto& [name, n] : nodes_) {
-    json entry = {{"name", name}, {"same_machine", n.sameMachine}, {"published_host", n.publishedHost}};
+    json entry = {{"name", name},
+                  {"same_machine", n.sameMachine},
+                  {"published_host", n.publishedHost},
+                  {"device", n.plainCf ? "CF::ExecutableDevice" : "scabench::node::NodeDevice"},
+                  // Where its processes' CPU and state come from: the node's records, or this machine's /proc.
+                  {"cpu_from", n.plainCf ? "/proc" : "node"}};
     if (!n.deadWhy.empty()) entry["lost"] = n.deadWhy;
     json clock = json::object();
     for (const auto& [key, probe] : {std::pair<const char*, const ClockProbe*>{"start", &n.start}, {"end", &n.end}})
@@ -504,7 +534,7 @@ void Launcher::terminateRemote() {
     if (h.node.empty() || h.exited || h.pid <= 0) continue;
     Node& n = nodes_.at(h.node);
     if (!n.deadWhy.empty()) {
-      lose(n);
+      if (!n.plainCf) lose(n);  // a plain node's are ended below, on this machine
       continue;
     }
     calls.emplace_back([&n, &mutex, pid = h.pid] {
@@ -520,6 +550,7 @@ void Launcher::terminateRemote() {
     });
   }
   for (auto& call : calls) call.join();
+  endPlainOrphans();
   for (auto& [name, n] : nodes_)
     if (!n.deadWhy.empty()) lose(n);
   try {

@@ -49,18 +49,51 @@ double busyOnCores(const std::vector<int>& cores) {
   return busy * jiffy();
 }
 
-// utime + stime of a whole process (threads that ended included).
-double processCpuSeconds(pid_t pid) {
+// What /proc says of a process of this machine (exists false: no such pid).
+ProcStat procStat(pid_t pid) {
+  ProcStat st;
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return 0;
+  const auto close = text.rfind(')');  // the name in parentheses may hold spaces and ')'
+  if (close == std::string::npos || close + 2 >= text.size()) return st;
   std::istringstream fields(text.substr(close + 2));
-  std::string skip;
-  for (int i = 0; i < 11; ++i) fields >> skip;  // fields 3..13
-  uint64_t utime = 0, stime = 0;
-  fields >> utime >> stime;
-  return double(utime + stime) * jiffy();
+  std::vector<std::string> f;  // fields 3 (state) to 22 (starttime)
+  std::string one;
+  while (f.size() < 20 && fields >> one) f.push_back(one);
+  if (f.size() < 20) return st;
+  st.exists = true;
+  st.state = f[0].empty() ? 0 : f[0][0];
+  st.userS = double(std::stoull(f[11])) * jiffy();
+  st.systemS = double(std::stoull(f[12])) * jiffy();
+  st.startTicks = std::stoull(f[19]);
+  return st;
+}
+
+std::vector<std::string> procCmdline(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+long long procContextSwitches(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  long long total = 0;
+  int seen = 0;
+  while (std::getline(in, line))
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+      total += std::stoll(line.substr(line.find(':') + 1));
+      ++seen;
+    }
+  return seen == 2 ? total : -1;
+}
+
+// utime + stime of a whole process (threads that ended included).
+double processCpuSeconds(pid_t pid) {
+  const ProcStat st = procStat(pid);
+  return st.userS + st.systemS;
 }
 
 // CPU time of a whole process (its threads that ended included), to the
@@ -298,7 +331,10 @@ std::string Launcher::stderrTail(const HostProc& h) const {
 std::string Launcher::exitText(const HostProc& h) const {
   if (h.node.empty()) return h.exited ? describeStatus(h.status) : "not started";
   if (!h.lostWith.empty()) return "lost with node " + h.lostWith;
+  if (h.endedHere) return "ended by the launcher, its node " + h.node + " gone";
   if (!h.exited) return h.pid > 0 ? "still running" : "not started";
+  // Not the launcher's child, and CF has no call that says how a process ended.
+  if (nodes_.at(h.node).plainCf) return "ended (how is its device's to know: CF does not say)";
   if (h.exitStatus < 0)
     return std::string("killed by signal ") + std::to_string(-h.exitStatus) + " (" + strsignal(-h.exitStatus) + ")";
   return "exited with status " + std::to_string(h.exitStatus);

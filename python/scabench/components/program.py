@@ -4,8 +4,8 @@ naming context it is given, and it lives until releaseObject().
 
     PROGRAM NAMING_CONTEXT_IOR <IOR of a CosNaming context>
             COMPONENT_IDENTIFIER <id> NAME_BINDING <name>
-            [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [KEY VALUE ...]
-            [-ORBoption value ...]
+            [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [EVENTS_FILE PATH]
+            [KEY VALUE ...] [-ORBoption value ...]
 
 serve(ComponentClass) creates the component's CF::Resource servant, binds it
 (rebind) in that context under the one-component name NAME_BINDING, and
@@ -25,7 +25,10 @@ unbound, the ORB shut down, and it exits 128 + the signal's number, the
 project's convention for a terminated command. Events ("eos NAME COUNT" from
 a component with no connected out-port, "error NAME MESSAGE", and at the end
 "stat NAME refused.REASON N", "stat NAME connections JSON") go to stdout, one line each, in the words a
-C++ host writes to its launcher. main() is the entry point of such a program.
+C++ host writes to its launcher; with EVENTS_FILE they are appended to that
+file instead, as scabench-host's are (a launcher that had the program
+started by a plain CF::ExecutableDevice of its own machine reads them
+there). main() is the entry point of such a program.
 """
 
 import ctypes
@@ -58,14 +61,15 @@ END_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 USAGE = """\
 usage: {prog} NAMING_CONTEXT_IOR <IOR> COMPONENT_IDENTIFIER <id> NAME_BINDING <name>
-       [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [PROFILE_NAME SPD] [KEY VALUE ...]
-       [-ORBoption value ...]
+       [SAMPLE_TYPE octet|short|float|double] [RECORD_DIR DIR] [EVENTS_FILE PATH] [PROFILE_NAME SPD]
+       [KEY VALUE ...] [-ORBoption value ...]
 
 Serves one scabench component over CORBA, started the SCA way: binds its
 CF::Resource under NAME_BINDING in the naming context NAMING_CONTEXT_IOR and
 serves until releaseObject(), then unbinds it and exits 0. SAMPLE_TYPE is
 its ports' element type (default {default}); RECORD_DIR, a directory
-where it writes NAME.connections.json (its per-connection counts); PROFILE_NAME, the
+where it writes NAME.connections.json (its per-connection counts); EVENTS_FILE, a
+file its events are appended to rather than written on stdout; PROFILE_NAME, the
 SPD it was deployed from, is what CF::Resource::softwareProfile answers; KIND, if given, must be this
 program's kind; other KEY VALUE pairs are ignored; -ORB options go to
 omniORB. Exit 2: bad parameters; 1: the naming context cannot be used;
@@ -95,6 +99,7 @@ class ExecParameters:
     others: dict = field(default_factory=dict)  # KEY VALUE pairs the program does not use
     orb_args: list = field(default_factory=list)  # ["-ORBendPoint", "giop:tcp:127.0.0.1:", ...]
     profile_name: str = ""  # PROFILE_NAME: the SPD, CF::Resource::softwareProfile
+    events_file: str | None = None  # EVENTS_FILE: where the events go (appended), stdout without it
 
 
 def parse(args):
@@ -114,7 +119,9 @@ def parse(args):
         raise UsageError(f"parameter {pairs[-1]!r} has no value")
     values = {}
     for key, value in zip(pairs[::2], pairs[1::2]):
-        if key in values and (key in REQUIRED or key in ("SAMPLE_TYPE", "KIND", "RECORD_DIR", "PROFILE_NAME")):
+        if key in values and (
+            key in REQUIRED or key in ("SAMPLE_TYPE", "KIND", "RECORD_DIR", "EVENTS_FILE", "PROFILE_NAME")
+        ):
             raise UsageError(f"{key} is given twice")
         values[key] = value
     missing = [key for key in REQUIRED if not values.get(key)]
@@ -125,8 +132,11 @@ def parse(args):
         raise UsageError(f"SAMPLE_TYPE {sample_type!r} is not one of {', '.join(SAMPLE_TYPES)}")
     record_dir = values.pop("RECORD_DIR", None)
     profile_name = values.pop("PROFILE_NAME", "")
+    events_file = values.pop("EVENTS_FILE", None)
     if record_dir is not None and not os.path.isdir(record_dir):
         raise UsageError(f"RECORD_DIR {record_dir!r} is not a directory")
+    if events_file is not None and not os.path.isdir(os.path.dirname(os.path.abspath(events_file))):
+        raise UsageError(f"EVENTS_FILE {events_file!r}: its folder does not exist")
     return ExecParameters(
         values.pop("NAMING_CONTEXT_IOR"),
         values.pop("COMPONENT_IDENTIFIER"),
@@ -136,6 +146,7 @@ def parse(args):
         values,
         orb_args,
         profile_name,
+        events_file,
     )
 
 
@@ -198,6 +209,15 @@ class Process:
         self.released_event.set()
 
 
+def _events_to(path):
+    """EVENTS_FILE: stdout's descriptor becomes that file, appended to, so
+    that every event line (Process.notify) goes where stdout's would."""
+    sys.stdout.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    os.dup2(fd, sys.stdout.fileno())
+    os.close(fd)
+
+
 def _die_with_parent():
     """PR_SET_PDEATHSIG: SIGTERM when the parent dies, which ends the
     program cleanly below. The launcher sets it before exec too; this
@@ -239,6 +259,12 @@ def serve(factory, argv=None, prog=None, kind=None):
     except UsageError as exc:
         print(f"{prog}: {exc} (--help for usage)", file=sys.stderr)
         return 2
+    if params.events_file is not None:
+        try:
+            _events_to(params.events_file)
+        except OSError as exc:
+            print(f"{prog}: EVENTS_FILE {params.events_file!r}: {exc.strerror}", file=sys.stderr)
+            return 2
     _die_with_parent()
     _install_signal_handlers()
     orb = None

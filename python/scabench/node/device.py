@@ -114,8 +114,8 @@ ORB_OPTIONS = frozenset(
 )
 # Parameters that name a place on the node's file system: where files go is
 # the node's to say (scabench-host's RECORD_DIR would truncate <dir>/<name>.rec
-# anywhere the node's user can write).
-NODE_PARAMETERS = frozenset({"RECORD_DIR"})
+# anywhere the node's user can write, EVENTS_FILE append to any file).
+NODE_PARAMETERS = frozenset({"RECORD_DIR", "EVENTS_FILE"})
 
 
 def _whole(value):

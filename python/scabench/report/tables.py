@@ -436,11 +436,16 @@ def output_check_lines(stages: Iterable[StageResult]) -> list[str]:
 def _node_line(node: NodeResult) -> str:
     """A node's CPU and switches (its processes', as it reported them) and
     how its clock was related to the launcher's."""
+    plain = node.device == "CF::ExecutableDevice"
     words = (
-        f"node {node.name}: CPU user {units.duration(node.user_s * 1e3)}, system "
+        f"node {node.name}{' (a plain CF::ExecutableDevice, on this machine)' if plain else ''}: "
+        f"CPU user {units.duration(node.user_s * 1e3)}, system "
         f"{units.duration(node.system_s * 1e3)}, {node.context_switches} context switches "
-        f"({len(node.processes)} process{'es' if len(node.processes) != 1 else ''})"
+        f"({len(node.processes)} process{'es' if len(node.processes) != 1 else ''}"
+        f"{', read in /proc' if node.cpu_from == '/proc' else ''})"
     )
+    if plain:
+        words += "; clock: this machine's, the launcher's own"
     start = node.clock.start
     if start is not None:
         words += (

@@ -6,6 +6,10 @@ one ExecutableDevice, registered in the domain's Naming Service as
     nodes/<name>/device_manager   CF::DeviceManager
     nodes/<name>/device           scabench::node::NodeDevice (a CF::ExecutableDevice)
 
+(The launcher also drives a plain CF::ExecutableDevice bound at
+nodes/<name>/device, a REDHAWK GPP, on its own machine:
+cpp/programs/launcher/plain_nodes.cpp. This module speaks to scabench's.)
+
 Its device loads, executes and terminates component programs, allocates the
 node's capacities (CAPACITY_CORES, CAPACITY_MEMORY) and lists the processes
 it started with their CPU and context switches. This module is the client's

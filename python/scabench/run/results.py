@@ -289,7 +289,7 @@ class NodeResult(Typed):
     last record: the whole process once it has ended), and their sums."""
 
     name: str
-    same_machine: bool  # on the launcher's machine (a network host): its CPU is the run's own
+    same_machine: bool  # on the launcher's machine (a network host, a plain CF node): its CPU is the run's own
     published_host: str  # the address its components are reached at
     clock: NodeClock
     processes: list  # per process: pid, program, host, components, running, exit_status, user_s, ...
@@ -297,6 +297,14 @@ class NodeResult(Typed):
     system_s: float
     context_switches: int
     lost: str | None = optional()  # it stopped answering during the run: why
+    # What its device is: "scabench::node::NodeDevice" (scabench node), or
+    # "CF::ExecutableDevice", a plain one (a REDHAWK GPP) that the launcher
+    # drives with CF alone, on its own machine. None in results written before.
+    device: str | None = optional()
+    # Where its processes' CPU and context switches come from: "node" (its
+    # records of them), or "/proc" (a plain node's, this machine's; their
+    # exit status is then not known). None in results written before.
+    cpu_from: str | None = optional()
 
     @classmethod
     def of(cls, entry: dict[str, Any]) -> Self:
@@ -312,6 +320,8 @@ class NodeResult(Typed):
             system_s=sum(p.get("system_s", 0.0) for p in processes),
             context_switches=sum(p.get("context_switches", 0) for p in processes),
             lost=entry.get("lost"),
+            device=entry.get("device"),
+            cpu_from=entry.get("cpu_from"),
         )
 
     @classmethod

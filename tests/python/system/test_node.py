@@ -309,6 +309,7 @@ def test_execute_load_and_terminate_refuse_what_they_cannot_do(node, context, tm
         ("-ORBtraceFile", "/tmp/x"),
         ("--library", str(tmp_path / "lib.so")),
         ("RECORD_DIR", "/etc"),
+        ("EVENTS_FILE", "/etc/passwd"),
         ("", "x"),
     ):
         with pytest.raises(CF.ExecutableDevice.InvalidParameters) as refused:

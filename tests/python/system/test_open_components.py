@@ -297,6 +297,39 @@ def test_the_exec_host_answers_its_component_identifier_and_ends_a_stream_with_i
     assert host.proc.wait(WAIT_S) == 0
 
 
+def test_the_exec_host_writes_its_events_to_the_events_file_given(tmp_path, context, make_sink):
+    """EVENTS_FILE: what a launcher that did not start it reads there (a plain
+    CF node's process, cpp/programs/launcher/plain_nodes.cpp), appended, and
+    nothing of it on stdout."""
+    ctx, ior = context
+    events = tmp_path / "host.events"
+    events.write_text("before\n")
+    host = StageProcess(
+        tmp_path,
+        ctx,
+        ior,
+        binding="lone",
+        command=[str(program("scabench-host"))],
+        extra=["KIND", "producer", "RECORD_DIR", str(tmp_path), "EVENTS_FILE", str(events)],
+    )
+    try:
+        producer = host.resolve()
+        producer.configure(props(packets=2, samples=4))
+        producer.start()  # no connection: its end of stream is the run's ("eos")
+        deadline = time.monotonic() + WAIT_S
+        while "eos lone 2" not in events.read_text():
+            assert time.monotonic() < deadline, events.read_text()
+            time.sleep(0.05)
+        producer.releaseObject()
+        assert host.proc.wait(WAIT_S) == 0
+        lines = events.read_text().splitlines()
+        assert lines[0] == "before" and "eos lone 2" in lines and lines[-1].startswith("rusage lone ")
+        assert host.stdout() == ""
+        assert (tmp_path / "lone.rec").exists()
+    finally:
+        host.close()
+
+
 def test_stop_ends_a_producers_wait_for_credits_and_counts_the_packet(producer_host, orb, tmp_path):
     host, producer = producer_host
     receiver = NeverAcknowledges()

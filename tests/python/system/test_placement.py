@@ -289,8 +289,9 @@ def test_a_node_not_in_the_domain_fails_the_run_naming_it(write_spec, domain, st
     assert out.returncode == 1 and "node ghost is not registered" in out.stderr and "Traceback" not in out.stderr
 
 
-class PlainExecutableDevice(S.CF__POA.ExecutableDevice):
-    """A device that answers plain CF, as a REDHAWK GPP does: each call made of it is recorded."""
+class RefusingExecutableDevice(S.CF__POA.ExecutableDevice):
+    """A plain CF device (no scabench::node::NodeDevice) that refuses to
+    execute: each call made of it is recorded."""
 
     def __init__(self):
         self.calls = []
@@ -299,26 +300,30 @@ class PlainExecutableDevice(S.CF__POA.ExecutableDevice):
         self.calls.append("operationalState")
         return S.CF.Device.ENABLED
 
-    def query(self, configProperties):
-        self.calls.append("query")
-        raise S.CF.UnknownProperties(configProperties)
-
     def allocateCapacity(self, capacities):
         self.calls.append("allocateCapacity")
         return True
 
+    def deallocateCapacity(self, capacities):
+        self.calls.append("deallocateCapacity")
+
     def load(self, fs, fileName, loadKind):
         self.calls.append("load")
 
+    def unload(self, fileName):
+        self.calls.append("unload")
+
     def execute(self, name, options, parameters):
         self.calls.append("execute")
-        raise S.CF.ExecutableDevice.ExecuteFail(S.CF.CF_ENOTSUP, "this device is here to be refused")
+        raise S.CF.ExecutableDevice.ExecuteFail(S.CF.CF_ENOTSUP, "this device is here to refuse")
 
 
-def test_a_node_whose_device_is_plain_cf_is_refused_by_name_before_anything_starts(write_spec, domain, orb):
+def test_a_plain_cf_device_that_refuses_to_execute_is_named_and_given_back_what_was_taken(write_spec, domain, orb):
+    """A plain device is driven with CF alone (test_plain_node.py runs one);
+    its refusal is the run's failure, and what the run took is given back."""
     CosNaming = S.CosNaming
     poa = orb.resolve_initial_references("RootPOA")
-    device = PlainExecutableDevice()
+    device = RefusingExecutableDevice()
     poa.activate_object(device)
     nodes = domain.root.bind_new_context([CosNaming.NameComponent("nodes", "")])
     plain = nodes.bind_new_context([CosNaming.NameComponent("plain", "")])
@@ -327,9 +332,16 @@ def test_a_node_whose_device_is_plain_cf_is_refused_by_name_before_anything_star
         spec = _domain_spec(write_spec, domain, 'nodes = { plain = ["stage1"] }')
         with pytest.raises(RunError) as err:
             run_spec(spec)
-        assert "plain CF::ExecutableDevice" in str(err.value) and "watch" in str(err.value)
+        assert "node plain: execute scabench-host for stage1: this device is here to refuse" in str(err.value)
         assert err.value.component == "stage1"
-        assert device.calls == []  # not even allocated from: nothing was started
+        assert device.calls == [
+            "operationalState",
+            "allocateCapacity",
+            "load",
+            "execute",
+            "deallocateCapacity",
+            "unload",
+        ]
     finally:
         plain.unbind([CosNaming.NameComponent("device", "")])
         poa.deactivate_object(poa.servant_to_id(device))

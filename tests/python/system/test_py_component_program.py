@@ -125,6 +125,11 @@ def test_it_dies_with_its_parent(tmp_path, context):
             ],
             "RECORD_DIR '/nonexistent/x' is not a directory",
         ),
+        (
+            ["NAMING_CONTEXT_IOR", "x", "COMPONENT_IDENTIFIER", "a", "NAME_BINDING", "b"]
+            + ["EVENTS_FILE", "/nonexistent/x/events"],
+            "EVENTS_FILE '/nonexistent/x/events': its folder does not exist",
+        ),
     ],
 )
 def test_bad_parameters_get_one_line_and_exit_2(args, why):

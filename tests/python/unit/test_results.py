@@ -440,3 +440,37 @@ def test_the_run_table_says_what_its_ordering_and_flow_columns_are():
     )
     plain = dict(spec, connections=[dict(hop, ordering="arrival", flow="none")])
     assert "most held: " not in format_run(ok_run(spec=plain, producer=sender))  # no such table, no such legend
+
+
+def test_a_plain_cf_node_says_what_its_device_is_and_where_its_cpu_was_read():
+    """A node the launcher drove with CF alone (plain_nodes.cpp): its manifest
+    entry says so, the table says it, and a node written before reads back
+    without it."""
+    from scabench.report.tables import _node_line
+    from scabench.run.results import NodeResult
+
+    process = {"pid": 7, "program": "scabench-host", "running": False, "exit_status": None}
+    entry = {
+        "name": "gpp",
+        "same_machine": True,
+        "published_host": "",
+        "clock": {},
+        "processes": [process | {"user_s": 0.25, "system_s": 0.05, "context_switches": 40}],
+        "device": "CF::ExecutableDevice",
+        "cpu_from": "/proc",
+    }
+    node = NodeResult.of(entry)
+    assert (node.device, node.cpu_from, node.user_s, node.context_switches) == (
+        "CF::ExecutableDevice",
+        "/proc",
+        0.25,
+        40,
+    )
+    assert node.clock.start is None and node.clock.error_bound_ms is None  # no time was moved
+    words = _node_line(node)
+    assert "a plain CF::ExecutableDevice, on this machine" in words and "read in /proc" in words
+    assert "clock: this machine's, the launcher's own" in words
+    assert NodeResult.from_dict(node.as_dict()) == node
+    before = NodeResult.of({k: v for k, v in entry.items() if k not in ("device", "cpu_from")})
+    assert before.device is None and "plain" not in _node_line(before)
+    assert "device" not in before.as_dict()
