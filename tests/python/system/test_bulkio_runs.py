@@ -223,6 +223,35 @@ def test_a_producer_finds_a_bulkio_peer_and_pushes_into_it(orb, tmp_path):
         host.close()
 
 
+def test_a_producer_disconnected_mid_stream_ends_the_stream_on_that_peer(orb, tmp_path):
+    """disconnectPort while a stream is open on a BulkIO connection sends
+    the peer an empty EOS for it first, as BulkIO's uses ports do."""
+    sink = BulkioSink()
+    poa = orb.resolve_initial_references("RootPOA")
+    ref = poa.id_to_reference(poa.activate_object(sink))
+    host = Host(orb, tmp_path, "producer:producer")
+    try:
+        producer = host.res["producer"]
+        # Far more packets than the test waits for: the stream is still open at the disconnect.
+        producer.configure(props(packets=100000, samples=16, period_us=2000, record_capacity=16))
+        out = producer.getPort("out")._narrow(S.CF.Port)
+        out.connectPort(ref, "to-redhawk")
+        producer.start()
+        with sink.cond:
+            assert sink.cond.wait_for(lambda: sum(c[0] == "packet" for c in sink.calls) >= 3, WAIT_S)
+        out.disconnectPort("to-redhawk")
+        with sink.cond:
+            calls = list(sink.calls)
+        assert not any(c[0] == "packet" and c[3] for c in calls[:-1])  # no end before the disconnect's
+        assert calls[-1] == ("packet", 0, S.BULKIO.TCS_VALID, True, "0")
+        time.sleep(0.05)  # the producer goes on sending: to no one, so the peer hears nothing more
+        with sink.cond:
+            assert sink.calls == calls
+        producer.stop()
+    finally:
+        host.close()
+
+
 def refusal(write_spec, text, *flags):
     proc = scabench("validate", write_spec(text), *flags, timeout=120)
     lines = (proc.stdout + proc.stderr).strip().splitlines()
