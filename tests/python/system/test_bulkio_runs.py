@@ -63,6 +63,9 @@ def test_a_bulkio_hop_delivers_every_packet_in_order_and_says_so(write_spec, mon
             assert stage["received"] == PACKETS and stage["reordered_from_previous"] == 0, stage["name"]
     hops = {c["id"]: c for c in doc["connections"]}
     assert hops["producer.out->stage.in"]["protocol"] == "bulkio"
+    # The producer's T is this machine's clock: every one a send time, none back.
+    assert (hops["producer.out->stage.in"]["t_backwards"], hops["producer.out->stage.in"]["t_invalid"]) == (0, 0)
+    assert "t_invalid" not in hops["stage.out->sink.in"]  # a scabench hop has no T
     assert hops["producer.out->stage.in"]["sent"] == PACKETS
     assert hops["producer.out->stage.in"]["received"] == PACKETS
     assert hops["stage.out->sink.in"]["protocol"] == "scabench"
