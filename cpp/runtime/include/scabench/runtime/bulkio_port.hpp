@@ -32,11 +32,12 @@
 // Sending (a uses port's connection to a BulkIO provides port, found from
 // the peer's repository id at connectPort: BulkioSender). Before a
 // stream's first packet: pushSRI(streamID, xdelta 1, mode 0, blocking
-// false); then pushPacket(data, T = the packet's send time in UTC, EOS
-// false, streamID) for each packet, and at the end of the port's output
-// pushPacket(empty, T, EOS true, streamID) for each stream announced on the
-// connection (and the one the end names). streamID is the stream id in
-// decimal.
+// false); then pushPacket(data, T = the packet's send time in UTC, or a T
+// not set for a packet without one, EOS false, streamID) for each packet,
+// and at the end of the port's output pushPacket(empty, T, EOS true,
+// streamID) for each stream announced on the connection (and the one the
+// end names); at a disconnect, the same for each stream still open on it.
+// streamID is the stream id in decimal.
 #pragma once
 
 #include <cstdint>
