@@ -414,3 +414,29 @@ TEST(Bulkio, ADisconnectEndsTheStreamsOpenOnTheConnection) {
   s.stop();
   r.stop();
 }
+
+TEST(Bulkio, ARestartWithoutAWorkerHandsPacketsToTheHandler) {
+  // A restart replaces the worker queue, or, with worker = 0 configured
+  // since the stop, leaves none: the closed queue of the last start must
+  // not take the packets.
+  Receiver& r = *new Receiver({"bulkio-worker-restart", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  const auto now = [] { return bulkio::utcTime(monotonicNs()); };
+  r.configure(props({{"in.worker", integer(4)}}));
+  r.start();
+  port->pushPacket(samples(4), now(), false, "1");
+  ASSERT_TRUE(r.received(1));
+  r.stop();
+  r.configure(props({{"in.worker", integer(0)}}));
+  r.start();
+  port->pushPacket(samples(4), now(), false, "1");
+  ASSERT_TRUE(r.received(2));
+  r.stop();
+  r.configure(props({{"in.worker", integer(2)}}));  // a new queue again
+  r.start();
+  port->pushPacket(samples(4), now(), false, "1");
+  ASSERT_TRUE(r.received(3));
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_EQ(keyword(stats.in(), "calls"), 3u);
+  r.stop();
+}

@@ -357,6 +357,10 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void startWorker() override {
     const std::vector<std::shared_ptr<InLink>> links = prepareChecks();
     const std::size_t depth = workerDepth();
+    // A start without a worker (worker = 0, configured since the last
+    // stop) hands packets to the handler: a queue an earlier start made is
+    // closed, and a packet pushed into it would be lost.
+    if (depth == 0) queue_.store(nullptr, std::memory_order_release);
     if (depth > 0 && !worker_.joinable()) {
       prepareResume(depth);
       auto queue = std::make_unique<BoundedQueue<Queued>>(depth);
