@@ -53,7 +53,13 @@ def test_a_bulkio_hop_delivers_every_packet_in_order_and_says_so(write_spec, mon
     sidecars = []
 
     def read_sidecar(_naming):
-        sidecars.append(json.loads((made[0] / "stage.connections.json").read_text()))
+        # The stage writes it (whole, by a rename) once its end of stream is
+        # sent, which the sink may report first: wait for it.
+        path = made[0] / "stage.connections.json"
+        deadline = time.monotonic() + WAIT_S
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sidecars.append(json.loads(path.read_text()))
 
     doc = run_spec(load_spec(write_spec(SPEC)), on_hold=read_sidecar).as_dict()
     assert doc["status"] == "ok", doc.get("error")
