@@ -37,6 +37,7 @@ from scabench.run import journeys, runner, trace
 RECORD_BENCH = r"""
 #include <scabench/core/clock.hpp>
 #include <scabench/core/record_log.hpp>
+#include <scabench/core/bounded_queue.hpp>
 #include <scabench/runtime/port_traffic.hpp>
 #include <chrono>
 #include <cstdio>
@@ -56,19 +57,29 @@ int main(int argc, char** argv) {
     log.leaveUpcall();
   }
   auto t2 = std::chrono::steady_clock::now();
-  PortTraffic traffic;  // the always-on statistics every port keeps per call: a clock read and the counters
-  for (uint64_t i = 0; i < n; ++i) traffic.count(1024, 64, monotonicNs(), 0);
+  // The always-on statistics every port keeps per call (InPortBase::countCall):
+  // the counters on the arrival time the record has read, and the worker
+  // queue's fill as the queue published it (no lock, no clock read).
+  BoundedQueue<int> queue(64);
+  PortTraffic traffic;
+  for (uint64_t i = 0; i < n; ++i) traffic.count(1024, 64, int64_t(i) + 1, 100 * queue.fill() / queue.capacity());
   auto t3 = std::chrono::steady_clock::now();
+  // As the port counted before: a clock read of its own and the fill read under the queue's lock.
+  PortTraffic before;
+  for (uint64_t i = 0; i < n; ++i) before.count(1024, 64, monotonicNs(), 100 * queue.size() / queue.capacity());
+  auto t4 = std::chrono::steady_clock::now();
   auto ns = [](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count(); };
-  std::printf("%.1f %.1f %.1f\n", ns(t0, t1) / n, ns(t1, t2) / n, ns(t2, t3) / n);
+  std::printf("%.1f %.1f %.1f %.1f\n", ns(t0, t1) / n, ns(t1, t2) / n, ns(t2, t3) / n, ns(t3, t4) / n);
 }
 """
 
 
-def record_cost_ns(count: int, build: Path) -> tuple[float, float, float]:
+def record_cost_ns(count: int, build: Path) -> tuple[float, float, float, float]:
     """(ns per packet of the two clock reads alone, of the clock reads and
-    the record, and of the port's statistics counters with their clock
-    read), least of 5 runs."""
+    the record, of the port's statistics counters (on the record's arrival
+    time, the queue's fill read without a lock), and of the counters as
+    they were counted before (a clock read of their own, the fill under the
+    queue's lock)), least of 5 runs."""
     with tempfile.TemporaryDirectory(prefix="cost-of-looking-") as tmp:
         source, program = Path(tmp) / "records.cpp", Path(tmp) / "records"
         source.write_text(RECORD_BENCH)
@@ -81,10 +92,10 @@ def record_cost_ns(count: int, build: Path) -> tuple[float, float, float]:
         best = []
         for _ in range(5):
             out = subprocess.run([str(program), str(Path(tmp) / "r.rec"), str(count)], capture_output=True, text=True)
-            clocks, total, counters = map(float, out.stdout.split())
-            best.append((total, clocks, counters))
-        total, clocks, _ = min(best)
-        return clocks, total, min(counters for _, _, counters in best)
+            clocks, total, counters, before = map(float, out.stdout.split())
+            best.append((total, clocks, counters, before))
+        total, clocks, _, _ = min(best)
+        return clocks, total, min(b[2] for b in best), min(b[3] for b in best)
 
 
 class Timed:
@@ -133,10 +144,10 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000, help="records timed in the C++ loop (0: skip)")
     args = parser.parse_args()
     if args.records:
-        clocks, total, counters = record_cost_ns(args.records, bin_dir().parent)
+        clocks, total, counters, before = record_cost_ns(args.records, bin_dir().parent)
         print(
             f"per packet at one port: clock reads {clocks:.1f} ns, clock reads and record {total:.1f} ns, "
-            f"statistics counters {counters:.1f} ns"
+            f"statistics counters {counters:.1f} ns (as counted before: {before:.1f} ns)"
         )
     base = load_spec(find_spec(args.spec))
     stages = [c.name for c in base.components if "work_us" in c.properties]

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <limits>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -308,4 +310,133 @@ TEST(Bulkio, OnlyCanonicalNumbersBelowTheNamedStreamsAreNumbers) {
   EXPECT_NE(padded, seven);
   EXPECT_EQ(seven, 7u);
   EXPECT_GE(padded, bulkio::kFirstNamedStream);
+}
+
+TEST(Bulkio, ATIsASendTimeOnlyWithinBootAndArrival) {
+  const int64_t now = monotonicNs();
+  const BULKIO::PrecisionUTCTime valid = bulkio::utcTime(now - 1'000'000);  // a millisecond before
+  const std::optional<int64_t> sent = bulkio::sendTime(valid, now);
+  ASSERT_TRUE(sent.has_value());
+  EXPECT_NEAR(double(*sent), double(now - 1'000'000), 1e5);  // the realtime offset read twice
+
+  const auto with = [&](auto change) {
+    BULKIO::PrecisionUTCTime t = valid;
+    change(t);
+    return bulkio::sendTime(t, now);
+  };
+  EXPECT_FALSE(with([](auto& t) { t.tcstatus = BULKIO::TCS_INVALID; }));
+  EXPECT_FALSE(with([](auto& t) { t.twsec = 1e300; }));
+  EXPECT_FALSE(with([](auto& t) { t.twsec = std::numeric_limits<double>::quiet_NaN(); }));
+  EXPECT_FALSE(with([](auto& t) { t.tfsec = std::numeric_limits<double>::quiet_NaN(); }));
+  EXPECT_FALSE(with([](auto& t) { t.twsec = std::numeric_limits<double>::infinity(); }));
+  EXPECT_FALSE(with([](auto& t) { t.twsec = -1; }));
+  EXPECT_FALSE(with([](auto& t) { t.tfsec = -0.25; }));
+  EXPECT_FALSE(with([](auto& t) { t.tfsec = 1.0; }));
+  EXPECT_FALSE(with([](auto& t) { t.twsec = 0; }));  // 1970: before this machine booted
+  // Before boot by a second: the monotonic clock's zero in UTC, less one.
+  const BULKIO::PrecisionUTCTime boot = bulkio::utcTime(1);
+  EXPECT_FALSE(with([&](auto& t) { t = boot, t.twsec -= 1; }));
+  // Ahead of the arrival: within the allowance a send time, beyond it none.
+  const int64_t within = now + bulkio::kFutureAllowanceNs / 2, beyond = now + 2 * bulkio::kFutureAllowanceNs;
+  EXPECT_TRUE(bulkio::sendTime(bulkio::utcTime(within), now));
+  EXPECT_FALSE(bulkio::sendTime(bulkio::utcTime(beyond), now));
+  // No send time goes out as a T that is not set, and comes back as none.
+  const BULKIO::PrecisionUTCTime none = bulkio::utcTime(int64_t(bulkio::kNoSendTime));
+  EXPECT_EQ(none.tcstatus, BULKIO::TCS_INVALID);
+  EXPECT_FALSE(bulkio::sendTime(none, now));
+}
+
+TEST(Bulkio, APacketWhoseTIsNoTimeIsDeliveredWithoutASendTimeAndCounted) {
+  Receiver& r = *new Receiver({"bulkio-bad-t", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  r.start();
+  BULKIO::PrecisionUTCTime bad = bulkio::utcTime(monotonicNs());
+  bad.twsec = 1e300;
+  port->pushPacket(samples(4), bulkio::utcTime(monotonicNs()), false, "1");
+  port->pushPacket(samples(4), bad, false, "1");
+  BULKIO::PrecisionUTCTime unset = bulkio::utcTime(monotonicNs());
+  unset.tcstatus = BULKIO::TCS_INVALID;
+  port->pushPacket(samples(4), unset, false, "1");
+  port->pushPacket(samples(4), bulkio::utcTime(monotonicNs()), false, "1");
+  ASSERT_TRUE(r.received(4));
+  const std::vector<Got> got = r.got();
+  EXPECT_NE(got[0].sentNs, bulkio::kNoSendTime);
+  EXPECT_EQ(got[1].sentNs, bulkio::kNoSendTime);
+  EXPECT_EQ(got[2].sentNs, bulkio::kNoSendTime);
+  EXPECT_NE(got[3].sentNs, bulkio::kNoSendTime);
+  EXPECT_EQ(got[3].position, 3u);                                   // still its stream's packets, in their places
+  port->pushPacket(PortTypes::DoubleSequence(), unset, true, "1");  // an end's T is not judged
+  EXPECT_TRUE(host().waitForEnds("bulkio-bad-t", 1));
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_EQ(keyword(stats.in(), "t_invalid"), 2u);
+  EXPECT_EQ(keyword(stats.in(), "t_backwards"), 0u);  // judged against the last packet that had a time
+  EXPECT_EQ(keyword(stats.in(), "calls"), 5u);
+  r.stop();
+}
+
+TEST(Bulkio, ACallWhileStoppedCountsAsRefusedNotAsACall) {
+  Receiver& r = *new Receiver({"bulkio-stopped-calls", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  port->pushPacket(samples(4), bulkio::utcTime(monotonicNs()), false, "1");  // before any start
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_EQ(keyword(stats.in(), "calls"), 0u);
+  EXPECT_EQ(keyword(stats.in(), "elements"), 0u);
+  EXPECT_EQ(keyword(stats.in(), "refused"), 1u);
+  r.start();
+  port->pushPacket(samples(4), bulkio::utcTime(monotonicNs()), false, "1");
+  ASSERT_TRUE(r.received(1));
+  stats = port->statistics();
+  EXPECT_EQ(keyword(stats.in(), "calls"), 1u);
+  EXPECT_EQ(keyword(stats.in(), "elements"), 4u);
+  r.stop();
+}
+
+TEST(Bulkio, ADisconnectEndsTheStreamsOpenOnTheConnection) {
+  // As BulkIO's uses ports do: disconnectPort sends an empty EOS for every
+  // stream open on the connection, so the peer's streams end.
+  Receiver& r = *new Receiver({"bulkio-disconnect", ::testing::TempDir(), &host()});
+  Source& s = *new Source({"bulkio-disconnect-src", ::testing::TempDir(), &host()}, "bulkio");
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  CF::Port_var out = s.port();
+  out->connectPort(port, "c1");
+  r.start();
+  s.start();
+  s.send(3, 2);
+  s.send(4, 1);
+  ASSERT_TRUE(r.received(3));
+  EXPECT_EQ(port->state(), BULKIO::ACTIVE);
+  EXPECT_EQ(host().ends("bulkio-disconnect"), 0);
+  out->disconnectPort("c1");
+  EXPECT_TRUE(host().waitForEnds("bulkio-disconnect", 1));
+  EXPECT_EQ(port->state(), BULKIO::IDLE);
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_EQ(stats->streamIDs.length(), 0u);
+  s.stop();
+  r.stop();
+}
+
+TEST(Bulkio, ARestartWithoutAWorkerHandsPacketsToTheHandler) {
+  // A restart replaces the worker queue, or, with worker = 0 configured
+  // since the stop, leaves none: the closed queue of the last start must
+  // not take the packets.
+  Receiver& r = *new Receiver({"bulkio-worker-restart", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  const auto now = [] { return bulkio::utcTime(monotonicNs()); };
+  r.configure(props({{"in.worker", integer(4)}}));
+  r.start();
+  port->pushPacket(samples(4), now(), false, "1");
+  ASSERT_TRUE(r.received(1));
+  r.stop();
+  r.configure(props({{"in.worker", integer(0)}}));
+  r.start();
+  port->pushPacket(samples(4), now(), false, "1");
+  ASSERT_TRUE(r.received(2));
+  r.stop();
+  r.configure(props({{"in.worker", integer(2)}}));  // a new queue again
+  r.start();
+  port->pushPacket(samples(4), now(), false, "1");
+  ASSERT_TRUE(r.received(3));
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_EQ(keyword(stats.in(), "calls"), 3u);
+  r.stop();
 }

@@ -8,11 +8,16 @@
 #include <string>
 
 #include "launcher/plan.hpp"
+#include "launcher/plan_schema.hpp"
+#include "scabench/runtime/shm_ring.hpp"
 
 using nlohmann::json;
 using namespace scabench::launch;
 
 namespace {
+
+// The CPUs the tests' plans may name, whatever machine runs them.
+const std::vector<int> kUsable = {0, 1, 2, 3};
 
 json sample() {
   std::ifstream in(SCABENCH_PLAN_EXAMPLE);
@@ -24,7 +29,7 @@ std::string refusal(const std::function<void(json&)>& breakIt) {
   json doc = sample();
   breakIt(doc);
   try {
-    parsePlan(doc);
+    parsePlan(doc, kUsable);
   } catch (const PlanError& ex) {
     return ex.what();
   }
@@ -34,7 +39,7 @@ std::string refusal(const std::function<void(json&)>& breakIt) {
 }  // namespace
 
 TEST(Plan, TheSampleParsesIntoProcessesAndHops) {
-  const Plan plan = readPlan(SCABENCH_PLAN_EXAMPLE);
+  const Plan plan = parsePlan(sample(), kUsable);
   EXPECT_EQ(plan.runDir, "/tmp/scabench-run");
   EXPECT_EQ(plan.timeoutS, 60.0);
   ASSERT_EQ(plan.hosts.size(), 2u);
@@ -68,7 +73,7 @@ TEST(Plan, TheSampleParsesIntoProcessesAndHops) {
   ASSERT_EQ(plan.hops.size(), 2u);
   const Hop& first = plan.hops[0];
   EXPECT_EQ(first.id, "producer.out->stage1.in");
-  EXPECT_EQ(first.protocol, kScabenchProtocol);
+  EXPECT_EQ(first.wiring, kConnectPort);
   EXPECT_EQ(first.transport, "collocated");
   EXPECT_EQ(first.uses.component, "producer");
   EXPECT_EQ(first.uses.port, "out");
@@ -85,9 +90,11 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
             "plan: hosts[0].cores: is string, not an array (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["connections"][1]["uses"].erase("port"); }),
             "plan: connections[1].uses: has no 'port' (docs/plan.schema.json)");
-  EXPECT_EQ(refusal([](json& p) { p["connections"][0]["protocol"] = "rtp"; }),
-            "plan: connections[0].protocol: 'rtp' is not a protocol the launcher connects; it knows: scabench "
+  EXPECT_EQ(refusal([](json& p) { p["connections"][0]["wiring"] = "rtp"; }),
+            "plan: connections[0].wiring: 'rtp' is not a wiring the launcher knows; it knows: connectPort "
             "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["connections"][0].erase("wiring"); }),
+            "plan: connections[0]: has no 'wiring' (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["hosts"][1]["node"] = "n9"; }),
             "plan: hosts[1].node: 'n9' is not among the plan's nodes (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["scheduler"] = "fifo"; }),
@@ -99,12 +106,49 @@ TEST(Plan, AMalformedPlanIsRefusedNamingWhereAndWhatIsValid) {
             "{\"sequence\": TYPE, \"values\": [...]} or {\"struct\": {...}} (docs/plan.schema.json)");
   EXPECT_EQ(refusal([](json& p) { p["externals"][0].erase("process"); }),
             "plan: externals[0]: has no 'process' (docs/plan.schema.json)");
-  EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }), "plan: timeout_s: must be above 0 (docs/plan.schema.json)");
+}
+
+// Each number is held to the bounds the published schema gives it (the
+// runner's side checks the same values in the spec), before any process
+// starts: the file, the key and what is valid, in one line.
+TEST(Plan, ANumberOutsideTheSchemasBoundsIsRefusedNamingThem) {
+  EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 0; }),
+            "plan: timeout_s: 0 is out of bounds: it must be more than 0 and at most 1000000000 "
+            "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["timeout_s"] = 1e300; }),
+            "plan: timeout_s: 1e+300 is out of bounds: it must be more than 0 and at most 1000000000 "
+            "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["externals"][0]["bind_timeout_s"] = 900; }),
+            "plan: externals[0].bind_timeout_s: 900 is out of bounds: it must be more than 0 and at most 600 "
+            "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["externals"][0]["bind_timeout_s"] = -1; }),
+            "plan: externals[0].bind_timeout_s: -1 is out of bounds: it must be more than 0 and at most 600 "
+            "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["nodes"][0]["memory_mib"] = -5; }),
+            "plan: nodes[0].memory_mib: -5 is out of bounds: it must be at least 0 (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["connections"][0]["ring_bytes"] = 1; }),
+            "plan: connections[0].ring_bytes: 1 is out of bounds: it must be at least 65536 and at most 1073741824 "
+            "(docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["hosts"][0]["cores"][0] = -1; }),
+            "plan: hosts[0].cores[0]: -1 is out of bounds: it must be at least 0 (docs/plan.schema.json)");
+  EXPECT_EQ(refusal([](json& p) { p["measure_cores"][1] = 9; }),
+            "plan: measure_cores[1]: CPU 9 is not usable here; usable CPUs: 0,1,2,3 (docs/plan.schema.json)");
+  // A process on a node names its machine's CPUs, which are not known here.
+  EXPECT_EQ(refusal([](json& p) { p["hosts"][1]["cores"] = json::array({9}); }), "(accepted)");
+}
+
+// The ring's bounds in the schema are the runtime's (every uses port's
+// shm_bytes, which the runner reads from scabench-host --describe).
+TEST(Plan, TheSchemasRingBoundsAreTheRuntimes) {
+  const json schema = json::parse(kPlanSchema);
+  const json& ring = schema["$defs"]["hop"]["properties"]["ring_bytes"];
+  EXPECT_EQ(ring["minimum"].get<uint64_t>(), scabench::shm::kMinDataBytes);
+  EXPECT_EQ(ring["maximum"].get<uint64_t>(), scabench::shm::kMaxDataBytes);
 }
 
 // The start order names every component once: one left out would never start.
 TEST(Plan, TheStartOrderNamesEveryComponentOnce) {
-  EXPECT_EQ(readPlan(SCABENCH_PLAN_EXAMPLE).startOrder,
+  EXPECT_EQ(parsePlan(sample(), kUsable).startOrder,
             (std::vector<std::string>{"stage2", "stage1", "gain", "theirs", "producer"}));
   EXPECT_EQ(refusal([](json& p) { p.erase("start_order"); }),
             "plan: the plan: has no 'start_order' (docs/plan.schema.json)");
@@ -127,7 +171,7 @@ TEST(Plan, AUsesPortMayBeTheEndOfSeveralHops) {
   second["id"] = "producer.out->stage2.in";
   second["provides"]["component"] = "stage2";
   doc["connections"].insert(doc["connections"].begin() + 1, second);
-  const Plan plan = parsePlan(doc);
+  const Plan plan = parsePlan(doc, kUsable);
   ASSERT_GE(plan.hops.size(), 2u);
   EXPECT_EQ(plan.hops[0].id, "producer.out->stage1.in");
   EXPECT_EQ(plan.hops[1].id, "producer.out->stage2.in");
@@ -141,7 +185,7 @@ TEST(Plan, AUsesPortMayBeTheEndOfSeveralHops) {
 TEST(Plan, ASequencePropertyIsTyped) {
   json doc = sample();
   doc["externals"][0]["properties"]["gains"] = {{"sequence", "double"}, {"values", {1.0, 2, 0.5}}};
-  const Plan plan = parsePlan(doc);
+  const Plan plan = parsePlan(doc, kUsable);
   const auto& gains = std::get<SequenceValue>(plan.external("gain")->component.properties.at("gains"));
   EXPECT_EQ(gains.type, "double");
   ASSERT_EQ(gains.values.size(), 3u);
@@ -165,7 +209,7 @@ TEST(Plan, AStructPropertyHoldsItsTypedMembers) {
                                                  {{"factor", {{"type", "float"}, {"value", 2.5}}},
                                                   {"n", {{"type", "short"}, {"value", 3}}},
                                                   {"taps", {{"sequence", "long"}, {"values", {1, 2}}}}}}};
-  const Plan plan = parsePlan(doc);
+  const Plan plan = parsePlan(doc, kUsable);
   const auto& scale = std::get<StructValue>(plan.external("gain")->component.properties.at("scale"));
   ASSERT_EQ(scale.members.size(), 3u);
   const auto& factor = std::get<TypedValue>(scale.members.at("factor"));
@@ -189,4 +233,26 @@ TEST(Plan, AStructPropertyHoldsItsTypedMembers) {
             }),
             "plan: externals[0].properties.scale.struct.x.type: 'objref' is not a PRF simple type "
             "(docs/plan.schema.json)");
+}
+
+// A plan written before the hop's `wiring` had its name said "protocol":
+// "scabench" for the same connectPort; such a plan is still read.
+TEST(Plan, APlanWrittenBeforeWiringIsReadAsConnectPort) {
+  json doc = sample();
+  for (json& hop : doc["connections"]) {
+    hop.erase("wiring");
+    hop["protocol"] = "scabench";
+  }
+  const Plan plan = parsePlan(doc, kUsable);
+  ASSERT_FALSE(plan.hops.empty());
+  for (const Hop& hop : plan.hops) EXPECT_EQ(hop.wiring, kConnectPort);
+  doc["connections"][0]["protocol"] = "bulkio";  // a policy's word in the old place: not a wiring
+  try {
+    parsePlan(doc, kUsable);
+    ADD_FAILURE() << "accepted";
+  } catch (const PlanError& ex) {
+    EXPECT_STREQ(ex.what(),
+                 "plan: connections[0].protocol: 'bulkio' is not a wiring the launcher knows; it knows: scabench "
+                 "(docs/plan.schema.json)");
+  }
 }

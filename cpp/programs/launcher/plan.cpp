@@ -1,7 +1,14 @@
 #include "plan.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <set>
+
+#include "launcher/plan_schema.hpp"
 
 namespace scabench::launch {
 namespace {
@@ -31,6 +38,40 @@ std::string name(const json& v, const std::string& where) {
 double number(const json& v, const std::string& where) {
   if (!v.is_number()) refuse(where, "is " + std::string(v.type_name()) + ", not a number");
   return v.get<double>();
+}
+
+// The published schema's entry at `pointer` ("/properties/timeout_s"):
+// where a value's bounds are written, for the runner and for this parser.
+const json& schemaAt(const char* pointer) {
+  static const json schema = json::parse(kPlanSchema);
+  return schema.at(json::json_pointer(pointer));
+}
+
+std::string numberText(double v) {
+  char out[32];
+  std::snprintf(out, sizeof out, "%.15g", v);
+  return out;
+}
+
+// `value` (read at `where`) within the bounds the schema gives the entry at
+// `pointer` (minimum, exclusiveMinimum, maximum); refused, naming them, if not.
+template <class Number>
+Number within(Number value, const char* pointer, const std::string& where) {
+  const json& entry = schemaAt(pointer);
+  const auto v = double(value);
+  bool ok = std::isfinite(v);
+  std::string valid;
+  const auto bound = [&](const char* key, const char* words, auto holds) {
+    if (!entry.contains(key)) return;
+    const double b = entry[key].get<double>();
+    ok = ok && holds(v, b);
+    valid += std::string(valid.empty() ? "" : " and ") + words + " " + numberText(b);
+  };
+  bound("minimum", "at least", [](double x, double b) { return x >= b; });
+  bound("exclusiveMinimum", "more than", [](double x, double b) { return x > b; });
+  bound("maximum", "at most", [](double x, double b) { return x <= b; });
+  if (!ok) refuse(where, numberText(v) + " is out of bounds: it must be " + valid);
+  return value;
 }
 
 int64_t integer(const json& v, const std::string& where) {
@@ -72,11 +113,21 @@ std::vector<std::string> texts(const json& v, const std::string& where) {
   return out;
 }
 
-std::vector<int> cores(const json& v, const std::string& where) {
+std::string cpuList(const std::vector<int>& cpus) {
+  std::string out;
+  for (const int c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return out;
+}
+
+// CPU numbers, each among `usable` (parsePlan's: this machine's), unless
+// null (a process on a node: its machine's CPUs are not known here).
+std::vector<int> cores(const json& v, const std::string& where, const std::vector<int>* usable) {
   std::vector<int> out;
   for (std::size_t i = 0; i < array(v, where).size(); ++i) {
-    const int64_t core = integer(v[i], where + "[" + std::to_string(i) + "]");
-    if (core < 0) refuse(where + "[" + std::to_string(i) + "]", "is negative, not a CPU");
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const int64_t core = within(integer(v[i], at), "/$defs/cores/items", at);
+    if (usable && std::find(usable->begin(), usable->end(), core) == usable->end())
+      refuse(at, "CPU " + std::to_string(core) + " is not usable here; usable CPUs: " + cpuList(*usable));
     out.push_back(int(core));
   }
   return out;
@@ -159,9 +210,10 @@ Properties properties(const json& v, const std::string& where) {
 }
 
 // `cores`, `scheduler` and `node` of a process's entry.
-Placement placement(const json& entry, const std::string& where, bool coresRequired) {
+Placement placement(const json& entry, const std::string& where, bool coresRequired, const std::vector<int>& usable) {
   Placement p;
-  if (coresRequired || entry.contains("cores")) p.cores = required(entry, "cores", where, cores);
+  if (coresRequired || entry.contains("cores"))
+    p.cores = cores(field(entry, "cores", where), where + ".cores", entry.contains("node") ? nullptr : &usable);
   if (entry.contains("scheduler")) {
     const std::string scheduler = text(entry["scheduler"], where + ".scheduler");
     if (scheduler != "normal" && scheduler != "batch")
@@ -183,11 +235,11 @@ ComponentPlan component(const json& c, const std::string& where) {
   return out;
 }
 
-HostPlan host(const json& h, const std::string& where) {
+HostPlan host(const json& h, const std::string& where, const std::vector<int>& usable) {
   object(h, where);
   HostPlan out;
   out.name = required(h, "name", where, name);
-  out.placement = placement(h, where, /*coresRequired=*/true);
+  out.placement = placement(h, where, /*coresRequired=*/true, usable);
   out.orbOptions = required(h, "orb_options", where, texts);
   const json& components = required(h, "components", where, array);
   if (components.empty()) refuse(where + ".components", "is empty: a host holds one component at least");
@@ -196,7 +248,7 @@ HostPlan host(const json& h, const std::string& where) {
   return out;
 }
 
-ExternalPlan external(const json& e, const std::string& where) {
+ExternalPlan external(const json& e, const std::string& where, const std::vector<int>& usable) {
   ExternalPlan out;
   out.component = component(e, where);
   const bool byRef = e.contains("ref"), byExec = e.contains("exec");
@@ -209,9 +261,11 @@ ExternalPlan external(const json& e, const std::string& where) {
   out.process = required(e, "process", where, name);
   out.exec = texts(e["exec"], where + ".exec");
   if (out.exec.empty()) refuse(where + ".exec", "is empty: it names the program first");
-  out.placement = placement(e, where, /*coresRequired=*/false);
+  out.placement = placement(e, where, /*coresRequired=*/false, usable);
   optional(e, "program", where, name, out.program);
   optional(e, "bind_timeout_s", where, number, out.bindTimeoutS);
+  if (e.contains("bind_timeout_s"))
+    within(out.bindTimeoutS, "/$defs/external/properties/bind_timeout_s", where + ".bind_timeout_s");
   if (e.contains("parameters"))
     for (const auto& [key, value] : object(e["parameters"], where + ".parameters").items())
       out.parameters[key] = text(value, where + ".parameters." + key);
@@ -232,16 +286,24 @@ Hop hop(const json& c, const std::string& where) {
   object(c, where);
   Hop out;
   out.id = required(c, "id", where, name);
-  out.protocol = required(c, "protocol", where, text);
-  if (out.protocol != kScabenchProtocol)
-    refuse(where + ".protocol",
-           "'" + out.protocol + "' is not a protocol the launcher connects; it knows: " + kScabenchProtocol);
+  if (!c.contains("wiring") && c.contains("protocol")) {
+    // A plan written before `wiring` had its name: its one value meant connectPort.
+    const std::string old = text(c["protocol"], where + ".protocol");
+    if (old != kOldWiring)
+      refuse(where + ".protocol", "'" + old + "' is not a wiring the launcher knows; it knows: " + kOldWiring);
+    out.wiring = kConnectPort;
+  } else {
+    out.wiring = required(c, "wiring", where, text);
+    if (out.wiring != kConnectPort)
+      refuse(where + ".wiring", "'" + out.wiring + "' is not a wiring the launcher knows; it knows: " + kConnectPort);
+  }
   out.transport = required(c, "transport", where, text);
   if (out.transport != "shm" && out.transport != "unix" && out.transport != "tcp" && out.transport != "collocated")
     refuse(where + ".transport", "'" + out.transport + "' is not one of shm, unix, tcp, collocated");
   out.uses = required(c, "uses", where, end);
   out.provides = required(c, "provides", where, end);
   optional(c, "ring_bytes", where, integer, out.ringBytes);
+  if (c.contains("ring_bytes")) within(out.ringBytes, "/$defs/hop/properties/ring_bytes", where + ".ring_bytes");
   return out;
 }
 
@@ -255,21 +317,33 @@ const ExternalPlan* Plan::external(const std::string& name) const {
   return nullptr;
 }
 
-Plan parsePlan(const json& doc) {
+std::vector<int> usableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+  return out;
+}
+
+Plan parsePlan(const json& doc, const std::vector<int>& usable) {
   object(doc, "the plan");
   Plan plan;
   plan.runDir = name(field(doc, "run_dir", "the plan"), "run_dir");
   plan.hostBinary = name(field(doc, "host_binary", "the plan"), "host_binary");
-  plan.timeoutS = number(field(doc, "timeout_s", "the plan"), "timeout_s");
-  if (!(plan.timeoutS > 0)) refuse("timeout_s", "must be above 0");
-  plan.measureCores = cores(field(doc, "measure_cores", "the plan"), "measure_cores");
+  plan.timeoutS =
+      within(number(field(doc, "timeout_s", "the plan"), "timeout_s"), "/properties/timeout_s", "timeout_s");
+  plan.measureCores = cores(field(doc, "measure_cores", "the plan"), "measure_cores", &usable);
   if (doc.contains("nodes")) {
     const json& nodes = array(doc["nodes"], "nodes");
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const std::string where = at("nodes", i);
       NodePlan node;
       node.name = name(field(object(nodes[i], where), "name", where), where + ".name");
-      if (nodes[i].contains("memory_mib")) node.memoryMib = integer(nodes[i]["memory_mib"], where + ".memory_mib");
+      if (nodes[i].contains("memory_mib"))
+        node.memoryMib = within(integer(nodes[i]["memory_mib"], where + ".memory_mib"),
+                                "/$defs/node/properties/memory_mib", where + ".memory_mib");
       if (nodes[i].contains("same_machine"))
         node.sameMachine = boolean(nodes[i]["same_machine"], where + ".same_machine");
       plan.nodes.push_back(node);
@@ -283,13 +357,13 @@ Plan parsePlan(const json& doc) {
   };
   const json& hosts = array(field(doc, "hosts", "the plan"), "hosts");
   for (std::size_t i = 0; i < hosts.size(); ++i) {
-    plan.hosts.push_back(host(hosts[i], at("hosts", i)));
+    plan.hosts.push_back(host(hosts[i], at("hosts", i), usable));
     known(plan.hosts.back().placement, at("hosts", i));
   }
   if (doc.contains("externals")) {
     const json& externals = array(doc["externals"], "externals");
     for (std::size_t i = 0; i < externals.size(); ++i) {
-      plan.externals.push_back(external(externals[i], at("externals", i)));
+      plan.externals.push_back(external(externals[i], at("externals", i), usable));
       known(plan.externals.back().placement, at("externals", i));
     }
   }

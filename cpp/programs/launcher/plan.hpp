@@ -100,7 +100,7 @@ struct HopEnd {
 
 // A connection. A port may be an end of several hops.
 struct Hop {
-  std::string id, protocol, transport;
+  std::string id, wiring, transport;
   HopEnd uses, provides;
   int64_t ringBytes = 0;  // shm: the ring's data area
 };
@@ -110,8 +110,11 @@ struct NamingPlan {
   bool shared = false;
 };
 
-// The protocol the launcher connects: the runtime's pushPacket IDL.
-inline constexpr const char* kScabenchProtocol = "scabench";
+// How the launcher joins a hop's ends (the hop's `wiring`): getPort on each,
+// then the uses port's CF::Port::connectPort, the only way it knows. Plans
+// written before named it `protocol`, "scabench" (kOldWiring): read as this.
+inline constexpr const char* kConnectPort = "connectPort";
+inline constexpr const char* kOldWiring = "scabench";
 
 struct Plan {
   std::string runDir, hostBinary;
@@ -131,8 +134,13 @@ struct Plan {
   const ExternalPlan* external(const std::string& name) const;
 };
 
-// Throws PlanError.
-Plan parsePlan(const nlohmann::json& doc);
+// The CPUs this process may run on (its affinity): the plan's cores must be
+// among them, as the spec's are (model/checks.py parse_cores).
+std::vector<int> usableCpus();
+// Throws PlanError. Every number is checked against the bounds
+// docs/plan.schema.json gives it (compiled in: plan_schema.hpp), and every
+// CPU against `usable`, before anything is started.
+Plan parsePlan(const nlohmann::json& doc, const std::vector<int>& usable = usableCpus());
 // Reads and parses the file at `path`; PlanError if it is not JSON or not a plan.
 Plan readPlan(const std::string& path);
 

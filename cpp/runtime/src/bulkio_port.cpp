@@ -13,6 +13,12 @@ int64_t realtimeOffsetNs() {
 }
 
 BULKIO::PrecisionUTCTime utcTime(int64_t monotonicNs) {
+  if (uint64_t(monotonicNs) == kNoSendTime) {
+    BULKIO::PrecisionUTCTime notSet{};
+    notSet.tcmode = BULKIO::TCM_CPU;
+    notSet.tcstatus = BULKIO::TCS_INVALID;
+    return notSet;
+  }
   const int64_t utcNs = monotonicNs + realtimeOffsetNs();
   BULKIO::PrecisionUTCTime t{};
   t.tcmode = BULKIO::TCM_CPU;
@@ -23,12 +29,19 @@ BULKIO::PrecisionUTCTime utcTime(int64_t monotonicNs) {
   return t;
 }
 
-int64_t monotonicTime(const BULKIO::PrecisionUTCTime& t, int64_t otherwise) {
-  if (t.tcstatus != BULKIO::TCS_VALID || !std::isfinite(t.twsec) || !std::isfinite(t.tfsec)) return otherwise;
+std::optional<int64_t> sendTime(const BULKIO::PrecisionUTCTime& t, int64_t arrivedNs) {
+  if (t.tcstatus != BULKIO::TCS_VALID) return std::nullopt;
+  // The ranges first (false for NaN too), so that nothing below overflows.
+  constexpr double kMaxSeconds = double(int64_t(1) << 34);
+  if (!(t.twsec >= 0 && t.twsec < kMaxSeconds) || !(t.tfsec >= 0 && t.tfsec < 1)) return std::nullopt;
   // Whole seconds and the fraction apart: a double holds today's seconds
-  // since 1970 exactly, but not in nanoseconds.
-  const int64_t utcNs = int64_t(t.twsec) * 1'000'000'000 + std::llround(t.tfsec * 1e9);
-  return utcNs - realtimeOffsetNs();
+  // since 1970 exactly, but not in nanoseconds. A twsec with a fraction of
+  // its own keeps it.
+  const double whole = std::floor(t.twsec);
+  const int64_t utcNs = int64_t(whole) * 1'000'000'000 + std::llround((t.twsec - whole + t.tfsec) * 1e9);
+  const int64_t monotonic = utcNs - realtimeOffsetNs();
+  if (monotonic <= 0 || monotonic > arrivedNs + kFutureAllowanceNs) return std::nullopt;
+  return monotonic;
 }
 
 std::string streamName(uint32_t streamId) { return std::to_string(streamId); }
@@ -62,11 +75,15 @@ Streams::Stream& Streams::openStream(const std::string& name) {
   return it->second;
 }
 
-Streams::Packet Streams::packet(const std::string& name, int64_t sentNs) {
+Streams::Packet Streams::packet(const std::string& name, std::optional<int64_t> sentNs) {
   std::lock_guard lock(mutex_);
   Stream& s = openStream(name);
-  if (s.next > 0 && sentNs < s.lastSentNs) ++backwards_;
-  s.lastSentNs = sentNs;
+  if (!sentNs) {
+    ++invalid_;
+  } else {
+    if (s.lastSentNs && *sentNs < *s.lastSentNs) ++backwards_;
+    s.lastSentNs = sentNs;
+  }
   return {s.id, s.next++};
 }
 
@@ -116,6 +133,11 @@ bool Streams::anyOpen() const {
 uint64_t Streams::backwards() const {
   std::lock_guard lock(mutex_);
   return backwards_;
+}
+
+uint64_t Streams::invalidTimes() const {
+  std::lock_guard lock(mutex_);
+  return invalid_;
 }
 
 namespace {

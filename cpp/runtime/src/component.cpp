@@ -333,7 +333,10 @@ void Component::writeConnectionCounts() {
       nlohmann::ordered_json entry = {
           {"port", p->name()}, {"number", number}, {"protocol", policy::protocolName(p->protocol())}};
       // BulkIO carries no sequence number: order is judged by T (bulkio_port.hpp).
-      if (p->protocol() == policy::Protocol::Bulkio) entry["t_backwards"] = p->bulkioStreams().backwards();
+      if (p->protocol() == policy::Protocol::Bulkio) {
+        entry["t_backwards"] = p->bulkioStreams().backwards();
+        entry["t_invalid"] = p->bulkioStreams().invalidTimes();
+      }
       doc["provides"].push_back(entry);
     }
   const std::string path = ctx_.recordDir + "/" + ctx_.name + ".connections.json";

@@ -392,9 +392,9 @@ policy::Protocol InPortBase::protocol() const {
   return policy::parseProtocol(owner_.properties().text(name_ + ".protocol"));
 }
 
-void InPortBase::countCall(std::size_t elements, std::size_t bitsPerElement) {
+void InPortBase::countCall(std::size_t elements, std::size_t bitsPerElement, int64_t arrivedNs) {
   const auto [queued, depth] = queueFill();
-  traffic_.count(elements, bitsPerElement, monotonicNs(), depth ? uint64_t(100 * queued / depth) : 0);
+  traffic_.count(elements, bitsPerElement, arrivedNs, depth ? uint64_t(100 * queued / depth) : 0);
 }
 
 BULKIO::PortUsageType InPortBase::bulkioState() const {
@@ -409,9 +409,11 @@ BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
   // refused from peers, all reasons together.
   uint64_t refused = 0;
   for (const auto& count : refused_) refused += count.load(std::memory_order_relaxed);
-  return bulkio::portStatistics(
-      name_, traffic_, bulkioStreams_.open(),
-      {{"t_backwards", bulkioStreams_.backwards()}, {"queued", queueFill().first}, {"refused", refused}});
+  return bulkio::portStatistics(name_, traffic_, bulkioStreams_.open(),
+                                {{"t_backwards", bulkioStreams_.backwards()},
+                                 {"t_invalid", bulkioStreams_.invalidTimes()},
+                                 {"queued", queueFill().first},
+                                 {"refused", refused}});
 }
 void InPortBase::bulkioPushSRI(const BULKIO::StreamSRI& sri) {
   if (running()) bulkioStreams_.pushSRI(sri);

@@ -68,11 +68,9 @@ def _servant_class(sample_type):
             self._port = port
 
         def pushPacket(self, header, data):
-            self._port.traffic.count(len(data))
             self._port._upcall(header, data)
 
         def pushPacketOneway(self, header, data):
-            self._port.traffic.count(len(data))
             self._port._upcall(header, data)
 
         # BULKIO::ProvidesPortStatisticsProvider, on every port (scabench.idl's DataPort), as the C++ ports.
@@ -279,9 +277,11 @@ class InPort:
             self._check_round(None)
 
     def _upcall(self, header, data):
-        # Refused calls return at once, to a two-way caller too, as in the C++ port.
+        # Refused calls return at once, to a two-way caller too, as in the C++ port;
+        # a call while stopped counts as refused only, not as a call.
         if not self.owner.running:
             return self._refuse("sender", header)
+        self.traffic.count(len(data))
         link = self._link_of(header.connection_token)
         if header.end_of_stream:
             return self._end_of_stream(link, header)

@@ -27,6 +27,10 @@ from typing import TYPE_CHECKING, Any
 from scabench.errors import ScabenchError
 from scabench.model.catalog import policy_schema
 
+# What a connection speaks unless its policy says: the project's own data
+# ports (docs/reference/bulkio.md: "bulkio", BulkIO's data interfaces).
+SCABENCH_PROTOCOL = "scabench"
+
 if TYPE_CHECKING:
     from scabench.model.spec import Connection
 
@@ -122,7 +126,7 @@ class Policy:
         """What the connection speaks on the wire: "scabench" (the project's
         data ports) or "bulkio" (BulkIO's data interfaces: the schema's
         `protocol`); a runtime whose schema has no such key speaks scabench."""
-        return str(dict(self.others).get("protocol", "scabench"))
+        return str(dict(self.others).get("protocol", SCABENCH_PROTOCOL))
 
     @property
     def max_server_threads_per_connection(self) -> int | None:

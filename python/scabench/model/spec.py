@@ -102,6 +102,9 @@ SAMPLE_TYPES = tuple(SAMPLE_BYTES)
 # How long an external program may take to bind its name, unless its spec
 # says: a Python program starting on a busy machine takes seconds.
 BIND_TIMEOUT_S = 30.0
+# The most a spec may give it; the plan's schema (docs/plan.schema.json)
+# says the same, and the launcher holds the plan to the schema.
+BIND_TIMEOUT_MAX_S = 600.0
 
 
 @dataclass

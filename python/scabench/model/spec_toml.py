@@ -42,6 +42,7 @@ from scabench.model.checks import (
 )
 from scabench.model.policy import FANOUT_KEYS
 from scabench.model.spec import (
+    BIND_TIMEOUT_MAX_S,
     BIND_TIMEOUT_S,
     RUN_TABLE_KEYS,
     SAMPLE_TYPES,
@@ -347,9 +348,9 @@ def _bind_timeout(value, path, where):
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
-        or not (0 < value <= 600 and math.isfinite(value))
+        or not (0 < value <= BIND_TIMEOUT_MAX_S and math.isfinite(value))
     ):
-        raise SpecError(path, where, "must be a number of seconds, more than 0 and at most 600")
+        raise SpecError(path, where, f"must be a number of seconds, more than 0 and at most {BIND_TIMEOUT_MAX_S:g}")
     return float(value)
 
 

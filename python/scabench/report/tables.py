@@ -13,8 +13,8 @@ from scabench import units
 from scabench.console import BAD, MUTED, TITLE, WARN, add_rows, table, text
 from scabench.measure import stats
 from scabench.measure.repeat import Benchmark, warnings_of
+from scabench.model.policy import SCABENCH_PROTOCOL
 from scabench.report.results_file import CsvTable
-from scabench.run.plan import PROTOCOL
 from scabench.run.results import Latency, NodeResult, RunResult, StageResult
 from scabench.version import version_info
 
@@ -404,7 +404,7 @@ def graph_view(result: RunResult) -> list[Any]:
                 [
                     [
                         h.id,
-                        h.protocol or PROTOCOL,
+                        h.protocol or SCABENCH_PROTOCOL,
                         h.fanout if fan else None,
                         _count(h.sent),
                         _count(h.received),

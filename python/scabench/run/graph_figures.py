@@ -190,6 +190,7 @@ def hop_figures(spec: Spec, records: Mapping[str, Records], sidecars: Mapping[st
                     mean, p99 = float(latency.mean()), metrics.percentile(latency, 99)
         fanout = entry.get("fanout", dict(conn.policy.others).get("fanout"))
         protocol = str(entry.get("protocol") or conn.policy.protocol)
+        into = _provides_entry(sidecars, conn)
         out.append(
             HopResult(
                 id=conn.id,
@@ -202,9 +203,18 @@ def hop_figures(spec: Spec, records: Mapping[str, Records], sidecars: Mapping[st
                 rate_pps=rate,
                 latency_us_mean=mean,
                 latency_us_p99=p99,
+                t_backwards=into.get("t_backwards"),
+                t_invalid=into.get("t_invalid"),
             )
         )
     return out
+
+
+def _provides_entry(sidecars: Mapping[str, dict[str, Any]], conn: Connection) -> dict[str, Any]:
+    """The receiving port's entry in its component's sidecar ({} without
+    one): a BulkIO port's is one for the port, whoever pushed into it."""
+    entries = (sidecars.get(conn.provides[0]) or {}).get("provides", [])
+    return next((e for e in entries if e.get("port") == conn.provides[1]), {})
 
 
 def _hop_latency_us(spec: Spec, conn: Connection, sender: Records, receiver: Records, mine: np.ndarray) -> np.ndarray:

@@ -33,8 +33,11 @@ if TYPE_CHECKING:
     from scabench.model.spec import Connection, Spec
     from scabench.run.network import NetworkHosts
 
-# What the ports of every hop speak today: the runtime's pushPacket IDL.
-PROTOCOL = "scabench"
+# How the launcher joins a hop's two ends: getPort on each, then the uses
+# port's CF::Port::connectPort, the only way it knows. (Plans written before
+# called this the hop's "protocol", "scabench"; what the ports speak on the
+# wire is the policy's `protocol`, in the ends' properties.)
+WIRING = "connectPort"
 BULKIO = "bulkio"  # the policy's protocol for BulkIO's pushSRI/pushPacket (docs/reference/bulkio.md)
 # Options every host gets. verifyObjectExistsAndType 0: the first call on a
 # reference would otherwise be a LocateRequest round trip, even for a oneway.
@@ -120,7 +123,7 @@ class Hop:
     provides: HopEnd
     transport: str  # model/transport.py HOP_TRANSPORTS
     policy: dict[str, Any]  # the resolved policy (Policy.as_dict)
-    protocol: str = PROTOCOL
+    wiring: str = WIRING
     ring_bytes: int | None = None  # shm: the ring's data area
 
 
@@ -410,7 +413,7 @@ def _external_json(e: ExternalComponent) -> dict[str, Any]:
 def _hop_json(h: Hop) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "id": h.id,
-        "protocol": h.protocol,
+        "wiring": h.wiring,
         "transport": h.transport,
         "uses": {"component": h.uses.component, "port": h.uses.port, "properties": h.uses.properties},
         "provides": {"component": h.provides.component, "port": h.provides.port, "properties": h.provides.properties},

@@ -186,6 +186,12 @@ class HopResult(Typed):
     # (a call that waits for the receiver).
     latency_us_mean: float | None
     latency_us_p99: float | None
+    # A BulkIO hop's receiving port (its sidecar's provides entry; the
+    # port's, whoever pushed into it): packets whose T went back in their
+    # stream, and packets whose T was no send time (docs/reference/bulkio.md).
+    # None on a scabench hop, without a sidecar, and in results written before.
+    t_backwards: int | None = optional(kw_only=True)
+    t_invalid: int | None = optional(kw_only=True)
 
 
 @dataclass

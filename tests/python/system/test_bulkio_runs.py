@@ -53,7 +53,13 @@ def test_a_bulkio_hop_delivers_every_packet_in_order_and_says_so(write_spec, mon
     sidecars = []
 
     def read_sidecar(_naming):
-        sidecars.append(json.loads((made[0] / "stage.connections.json").read_text()))
+        # The stage writes it (whole, by a rename) once its end of stream is
+        # sent, which the sink may report first: wait for it.
+        path = made[0] / "stage.connections.json"
+        deadline = time.monotonic() + WAIT_S
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sidecars.append(json.loads(path.read_text()))
 
     doc = run_spec(load_spec(write_spec(SPEC)), on_hold=read_sidecar).as_dict()
     assert doc["status"] == "ok", doc.get("error")
@@ -63,6 +69,9 @@ def test_a_bulkio_hop_delivers_every_packet_in_order_and_says_so(write_spec, mon
             assert stage["received"] == PACKETS and stage["reordered_from_previous"] == 0, stage["name"]
     hops = {c["id"]: c for c in doc["connections"]}
     assert hops["producer.out->stage.in"]["protocol"] == "bulkio"
+    # The producer's T is this machine's clock: every one a send time, none back.
+    assert (hops["producer.out->stage.in"]["t_backwards"], hops["producer.out->stage.in"]["t_invalid"]) == (0, 0)
+    assert "t_invalid" not in hops["stage.out->sink.in"]  # a scabench hop has no T
     assert hops["producer.out->stage.in"]["sent"] == PACKETS
     assert hops["producer.out->stage.in"]["received"] == PACKETS
     assert hops["stage.out->sink.in"]["protocol"] == "scabench"
@@ -219,6 +228,35 @@ def test_a_producer_finds_a_bulkio_peer_and_pushes_into_it(orb, tmp_path):
         assert [(u["connection_id"], u["protocol"], u["sent"]) for u in sidecar["uses"]] == [
             ("to-redhawk", "bulkio", 4)
         ]
+    finally:
+        host.close()
+
+
+def test_a_producer_disconnected_mid_stream_ends_the_stream_on_that_peer(orb, tmp_path):
+    """disconnectPort while a stream is open on a BulkIO connection sends
+    the peer an empty EOS for it first, as BulkIO's uses ports do."""
+    sink = BulkioSink()
+    poa = orb.resolve_initial_references("RootPOA")
+    ref = poa.id_to_reference(poa.activate_object(sink))
+    host = Host(orb, tmp_path, "producer:producer")
+    try:
+        producer = host.res["producer"]
+        # Far more packets than the test waits for: the stream is still open at the disconnect.
+        producer.configure(props(packets=100000, samples=16, period_us=2000, record_capacity=16))
+        out = producer.getPort("out")._narrow(S.CF.Port)
+        out.connectPort(ref, "to-redhawk")
+        producer.start()
+        with sink.cond:
+            assert sink.cond.wait_for(lambda: sum(c[0] == "packet" for c in sink.calls) >= 3, WAIT_S)
+        out.disconnectPort("to-redhawk")
+        with sink.cond:
+            calls = list(sink.calls)
+        assert not any(c[0] == "packet" and c[3] for c in calls[:-1])  # no end before the disconnect's
+        assert calls[-1] == ("packet", 0, S.BULKIO.TCS_VALID, True, "0")
+        time.sleep(0.05)  # the producer goes on sending: to no one, so the peer hears nothing more
+        with sink.cond:
+            assert sink.calls == calls
+        producer.stop()
     finally:
         host.close()
 

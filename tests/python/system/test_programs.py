@@ -4,6 +4,7 @@ measurement). A bad command line gets one line saying why, then the usage,
 on stderr, and exit status 2. The programs are read from CMakeLists.txt, so
 a new one is covered as soon as it is built."""
 
+import json
 import re
 import subprocess
 
@@ -54,3 +55,26 @@ def test_a_bad_command_line_is_one_line_then_the_usage_and_exit_2(name):
     assert done.returncode == 2 and done.stdout == "", done.stdout
     why, usage = done.stderr.split("\n", 1)
     assert why.startswith(f"{name}: ") and usage.startswith(f"usage: {name} "), done.stderr
+
+
+def test_the_launcher_refuses_a_plan_value_out_of_bounds_in_one_line_before_it_starts_anything(tmp_path):
+    """The launcher holds each value of the plan to the bounds the plan's
+    schema gives it (the runner's spec checks give the same): a bad plan is
+    one line naming the file, the key and what is valid, and exit 2."""
+    plan = json.loads((REPO_ROOT / "docs" / "plan.example.json").read_text())
+    plan["run_dir"] = str(tmp_path / "run")  # made by nothing: the launcher stops before
+    plan["externals"][0]["bind_timeout_s"] = 900
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    done = subprocess.run(
+        [str(program("scabench-launch")), str(path), str(tmp_path / "manifest.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"scabench-launch: {path}: plan: externals[0].bind_timeout_s: 900 is out of bounds: it must be more "
+        "than 0 and at most 600 (docs/plan.schema.json)"
+    ]
+    assert not (tmp_path / "run").exists() and not (tmp_path / "manifest.json").exists()

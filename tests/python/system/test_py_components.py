@@ -53,6 +53,18 @@ def wired_stage(start_stage, make_sink, sample_type="double", extra=(), **config
     return stage, res, port, sink
 
 
+def test_a_call_while_stopped_counts_as_refused_not_as_a_call(start_stage, make_sink):
+    """As the C++ ports count: a call is counted once the port has found
+    its component running; one while it is stopped is refused only."""
+    stage, res, port, sink = wired_stage(start_stage, make_sink)
+    res.stop()
+    port.pushPacket(header(0, link=0), [0.0] * 8)
+    keywords = {k.id: k.value.value() for k in port._get_statistics().keywords}
+    assert keywords == {"calls": 0, "elements": 0, "refused": 1}
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+
+
 def test_twoway_packets_are_forwarded_bit_identical_in_order_with_link_sequence_restamped(start_stage, make_sink):
     stage, res, port, sink = wired_stage(start_stage, make_sink, in__packet_length=256)
     port.pushPacket(header(0, link=0), [0.0] * 100)  # the wrong length: refused, its link used up

@@ -10,8 +10,9 @@ from conftest import REPO, pipeline_toml
 
 from scabench.errors import SpecError
 from scabench.model.load import load_spec
+from scabench.model.spec import BIND_TIMEOUT_MAX_S
 from scabench.model.transport import ring_bytes
-from scabench.run.plan import PROTOCOL, plan_of
+from scabench.run.plan import WIRING, plan_of
 
 SCHEMA = json.loads((REPO / "docs" / "plan.schema.json").read_text())
 DOMAIN = '[domain]\nnaming = "corbaloc::127.0.0.1:2809/NameService"\n'
@@ -41,13 +42,13 @@ def test_every_plan_the_runner_writes_holds_to_the_schema(write_spec, tmp_path, 
     jsonschema.validate(plan_json(write_spec, tmp_path, SPECS[name]), SCHEMA)
 
 
-def test_a_hop_names_both_ends_its_transport_ring_and_protocol(write_spec, tmp_path):
+def test_a_hop_names_both_ends_its_transport_ring_and_wiring(write_spec, tmp_path):
     spec = load_spec(write_spec(SPECS["shm, collocated"]))
     plan = plan_of(spec, tmp_path, 60.0)
     by_id = {h.id: h for h in plan.hops}
     direct, ring = by_id["producer.out->stage1.in"], by_id["stage1.out->stage2.in"]
     assert (direct.transport, direct.ring_bytes) == ("collocated", None)
-    assert (ring.transport, ring.ring_bytes, ring.protocol) == ("shm", ring_bytes(spec), PROTOCOL)
+    assert (ring.transport, ring.ring_bytes, ring.wiring) == ("shm", ring_bytes(spec), WIRING)
     assert (ring.uses.component, ring.uses.port, ring.provides.component, ring.provides.port) == (
         "stage1",
         "out",
@@ -75,8 +76,8 @@ def test_a_process_on_a_node_has_no_cpus_here_and_its_memory_counts_on_its_node(
     "break_it, where",
     [
         (lambda p: p.pop("hosts"), "'hosts' is a required property"),
-        (lambda p: p["connections"][0].pop("protocol"), "'protocol' is a required property"),
-        (lambda p: p["connections"][0].update(protocol="rtp"), "'rtp' is not one of ['scabench']"),
+        (lambda p: p["connections"][0].pop("wiring"), "'wiring' is a required property"),
+        (lambda p: p["connections"][0].update(wiring="rtp"), "'rtp' is not one of ['connectPort']"),
         (lambda p: p["connections"][0]["uses"].pop("port"), "'port' is a required property"),
         (lambda p: p["hosts"][0].update(cores="all"), "'all' is not of type 'array'"),
     ],
@@ -177,3 +178,11 @@ def test_a_struct_member_id_may_hold_dots(write_spec, tmp_path):
     text = SPECS["external program"].replace("gains = {", 'p = {struct = {"a.b" = 1}}\ngains = {')
     (external,) = plan_json(write_spec, tmp_path, text)["externals"]
     assert external["properties"]["p"] == {"struct": {"a.b": {"type": "longlong", "value": 1}}}
+
+
+def test_the_schemas_bounds_are_the_spec_checkers():
+    """The launcher holds each plan value to the schema's bounds
+    (cpp/programs/launcher/plan.cpp); the spec checker's are the same, so a
+    plan the runner writes is never refused for a bound."""
+    external = SCHEMA["$defs"]["external"]["properties"]["bind_timeout_s"]
+    assert (external["exclusiveMinimum"], external["maximum"]) == (0, BIND_TIMEOUT_MAX_S)

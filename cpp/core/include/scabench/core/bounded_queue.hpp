@@ -22,6 +22,7 @@
 // sync=none sender, the fan-out queues), and it is tested on its own without an ORB.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -69,6 +70,7 @@ class BoundedQueue {
     }
     if (closed_) return false;
     items_.push_back(std::move(item));
+    published();
     if (items_.size() > deepest_) deepest_ = items_.size();
     if (items_.size() + admitted_ >= capacity_)
       refilling_ = false;
@@ -85,6 +87,7 @@ class BoundedQueue {
     std::lock_guard lock(mutex_);
     if (closed_ || items_.size() + admitted_ >= capacity_ || !waiting_.empty()) return false;
     items_.push_back(std::move(item));
+    published();
     if (items_.size() > deepest_) deepest_ = items_.size();
     if (items_.size() >= capacity_) refilling_ = false;
     notEmpty_.notify_one();
@@ -98,6 +101,7 @@ class BoundedQueue {
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
+    published();
     if (!refilling_ && !waiting_.empty() && items_.size() <= waiting_.front()->resumeAt) {
       refilling_ = true;
       admitNext();
@@ -119,6 +123,10 @@ class BoundedQueue {
     std::lock_guard lock(mutex_);
     return items_.size();
   }
+  // The item count as the last push or pop left it, read without the lock:
+  // a gauge for a watcher or for a hot path that must not contend with the
+  // queue's users (a port's statistics), a moment old at worst.
+  std::size_t fill() const { return fill_.load(std::memory_order_relaxed); }
   // Producers inside push() that have not yet queued their item.
   std::size_t blockedPushers() const {
     std::lock_guard lock(mutex_);
@@ -141,6 +149,9 @@ class BoundedQueue {
     if (resumeAt >= capacity_) throw std::invalid_argument("the resume level must be below the capacity");
   }
 
+  // The count for fill(): a plain store, under the lock the change took.
+  void published() { fill_.store(items_.size(), std::memory_order_relaxed); }
+
   // Lets the first producer in line go, if its slot is free. Under the lock.
   void admitNext() {
     if (waiting_.empty() || items_.size() + admitted_ >= capacity_) return;
@@ -159,6 +170,7 @@ class BoundedQueue {
   mutable std::mutex mutex_;
   std::condition_variable notEmpty_;
   std::deque<T> items_;
+  std::atomic<std::size_t> fill_{0};  // items_.size(), published for fill()
   std::size_t deepest_ = 0;
   bool closed_ = false;
 };

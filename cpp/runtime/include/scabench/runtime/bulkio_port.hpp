@@ -14,8 +14,10 @@
 //             for the port's life)
 //   T         the send time: UTC (CLOCK_REALTIME) converted to this machine's
 //             monotonic clock by the realtime - monotonic offset now (sender
-//             and receiver on one machine); a T whose tcstatus is not
-//             TCS_VALID counts as sent on arrival
+//             and receiver on one machine), if it is a time this machine
+//             could have stamped (sendTime: TCS_VALID, and within [boot,
+//             arrival + kFutureAllowanceNs]); any other T gives the packet no
+//             send time (kNoSendTime), counted as t_invalid
 //   seq       the packet's position in its stream as received (BulkIO
 //             carries no sequence number): order is judged by T instead, a T
 //             earlier than its stream's last counted as gone backwards
@@ -30,17 +32,19 @@
 // Sending (a uses port's connection to a BulkIO provides port, found from
 // the peer's repository id at connectPort: BulkioSender). Before a
 // stream's first packet: pushSRI(streamID, xdelta 1, mode 0, blocking
-// false); then pushPacket(data, T = the packet's send time in UTC, EOS
-// false, streamID) for each packet, and at the end of the port's output
-// pushPacket(empty, T, EOS true, streamID) for each stream announced on the
-// connection (and the one the end names). streamID is the stream id in
-// decimal.
+// false); then pushPacket(data, T = the packet's send time in UTC, or a T
+// not set for a packet without one, EOS false, streamID) for each packet,
+// and at the end of the port's output pushPacket(empty, T, EOS true,
+// streamID) for each stream announced on the connection (and the one the
+// end names); at a disconnect, the same for each stream still open on it.
+// streamID is the stream id in decimal.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -56,13 +60,33 @@ namespace scabench::bulkio {
 // The first number given to a stream whose streamID is not a number.
 constexpr uint32_t kFirstNamedStream = 0x8000;
 
+// A packet header's send_time_ns when the packet has none: a BulkIO T that
+// was no usable time (sendTime). Every time the runtime stamps is later than
+// the monotonic clock's zero, so 0 is no time it could have read.
+constexpr uint64_t kNoSendTime = 0;
+
+// How far past its arrival a T may lie and still be taken as a send time.
+// A T stamped on this machine is never later than the packet's arrival;
+// what can make it look later is the conversion (both clocks read within a
+// microsecond) and the realtime clock slewed between the send and the
+// arrival (NTP slews by 0.5 ms a second at most): 10 ms covers both for any
+// packet that took less than 20 s, and a T further ahead is no send time.
+constexpr int64_t kFutureAllowanceNs = 10'000'000;
+
 // CLOCK_REALTIME minus CLOCK_MONOTONIC now, in nanoseconds: both clocks are
 // read within a microsecond, which bounds the conversion's error.
 int64_t realtimeOffsetNs();
-// A monotonic time as BulkIO's T (UTC, TCS_VALID, TCM_CPU), and back; a T
-// that is not TCS_VALID gives `otherwise`.
+// A monotonic time as BulkIO's T (UTC, TCS_VALID, TCM_CPU); kNoSendTime as
+// a T that is not set (TCS_INVALID, zero), as BulkIO's own ports send one.
 BULKIO::PrecisionUTCTime utcTime(int64_t monotonicNs);
-int64_t monotonicTime(const BULKIO::PrecisionUTCTime& t, int64_t otherwise);
+// T as a monotonic send time, if it is one: tcstatus TCS_VALID, twsec and
+// tfsec finite, 0 <= twsec < 2^34 (no overflow in nanoseconds) and
+// 0 <= tfsec < 1 (BulkIO's fraction), and the time it maps to on this
+// machine's monotonic clock not before its zero (the machine's boot: a
+// time before it was stamped by no clock here) and not after `arrivedNs` +
+// kFutureAllowanceNs. Anything else is no send time (nullopt): a latency
+// or an order computed from it would mean nothing.
+std::optional<int64_t> sendTime(const BULKIO::PrecisionUTCTime& t, int64_t arrivedNs);
 
 // A stream id (the number, decimal) as a streamID, and a streamID's number
 // when it is one: canonical decimal (no sign, no leading zero) below
@@ -82,9 +106,11 @@ class Streams {
     uint32_t streamId;
     bool last;  // no stream is open any more: the port's end of stream
   };
-  // A data packet of `name` sent at `sentNs` (monotonic): opens the stream
-  // if it is not open; counts T going backwards.
-  Packet packet(const std::string& name, int64_t sentNs);
+  // A data packet of `name` sent at `sentNs` (monotonic), or with no send
+  // time (nullopt: its T was not one, counted as such): opens the stream if
+  // it is not open; counts T going backwards, against the stream's last
+  // packet that had a send time.
+  Packet packet(const std::string& name, std::optional<int64_t> sentNs);
   // EOS on `name` (a stream never seen is opened and ended at once). An
   // ended stream is forgotten: its SRI, position and last T go with it.
   End end(const std::string& name);
@@ -98,13 +124,16 @@ class Streams {
   bool anyOpen() const;
   // Packets whose T was earlier than their stream's last (BulkIO's reorder).
   uint64_t backwards() const;
+  // Data packets whose T was no send time (sendTime): their latency is not
+  // computed, nor their order judged.
+  uint64_t invalidTimes() const;
 
  private:
   // An open stream (one that has ended is not kept).
   struct Stream {
     uint32_t id = 0;
     uint64_t next = 0;
-    int64_t lastSentNs = 0;
+    std::optional<int64_t> lastSentNs;  // the last packet's that had one
     bool hasSri = false;
     BULKIO::StreamSRI sri;
   };
@@ -117,11 +146,11 @@ class Streams {
   std::map<std::string, uint32_t> named_;
   uint32_t nextNamed_ = kFirstNamedStream;
   uint64_t backwards_ = 0;
+  uint64_t invalid_ = 0;
 };
 
 // BulkIO's PortStatistics from a port's traffic. Keywords: the totals
-// (calls, elements) and, for a provides port, the packets whose T went
-// backwards.
+// (calls, elements) and `extraCounts` (a provides port's: docs/reference/bulkio.md).
 BULKIO::PortStatistics portStatistics(const std::string& portName, const PortTraffic& traffic,
                                       const std::vector<std::string>& streamIDs,
                                       const std::map<std::string, uint64_t>& extraCounts = {});
@@ -170,9 +199,9 @@ class Sender final : public scabench::Sender<T> {
     const typename PortTraits<T>::BulkioSeq view(samples.length(), samples.length(), samples.get_buffer(), false);
     ref_->pushPacket(view, t, false, name.c_str());
   }
-  // Meant as REDHAWK's uses port at a disconnect: EOS for each stream that
-  // is open on the connection. Not yet seen to end the peer's stream in a
-  // test (Bulkio tests): unverified.
+  // At a disconnect, as BulkIO's uses ports do: EOS for each stream that is
+  // open on the connection, so that the peer's streams end (Bulkio tests,
+  // ADisconnectEndsTheStreamsOpenOnTheConnection).
   void disconnected() override {
     std::set<uint32_t> open;
     {

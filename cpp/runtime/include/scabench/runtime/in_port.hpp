@@ -169,10 +169,14 @@ class InPortBase {
 
  protected:
   virtual PortableServer::Servant servant() = 0;
-  // The worker queue's packets and depth now ({0, 0} without a worker).
+  // The worker queue's packets and depth now ({0, 0} without a worker):
+  // read without a lock (BoundedQueue::fill), so that every call may read it.
   virtual std::pair<std::size_t, std::size_t> queueFill() const = 0;
-  // Counts one call of `elements` samples of `bitsPerElement` bits.
-  void countCall(std::size_t elements, std::size_t bitsPerElement);
+  // Counts one call the port took (the component running) of `elements`
+  // samples of `bitsPerElement` bits, arrived at `arrivedNs`: the time the
+  // packet's record gets, read once per call. A call refused because the
+  // component is stopped is counted as refused only.
+  void countCall(std::size_t elements, std::size_t bitsPerElement, int64_t arrivedNs);
   // BulkIO: the next link sequence of the port's one connection.
   uint64_t nextBulkioLink() { return bulkioNextLink_.fetch_add(1, std::memory_order_relaxed); }
   // The owner's packet records (Component::records()).
@@ -313,12 +317,10 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   ~InPort() override { shutRings(); }  // and the worker and releasers with them
 
   void pushPacket(const PacketHeader& h, const typename Traits::Seq& data) override {
-    countCall(data.length(), 8 * sizeof(T));
-    orbUpcall(h, data, CallKind::Twoway);
+    inTurn([&] { upcall(h, data, CallKind::Twoway); });
   }
   void pushPacketOneway(const PacketHeader& h, const typename Traits::Seq& data) override {
-    countCall(data.length(), 8 * sizeof(T));
-    orbUpcall(h, data, CallKind::Oneway);
+    inTurn([&] { upcall(h, data, CallKind::Oneway); });
   }
   void syncMarker() override {}
   // BULKIO::ProvidesPortStatisticsProvider, on every port (scabench.idl's DataPort).
@@ -346,7 +348,6 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       const PacketHeader h = headerOf(f);
       const auto n = CORBA::ULong(bytes / sizeof(T));
       const typename Traits::Seq view(n, n, static_cast<T*>(const_cast<void*>(samples)), false);
-      countCall(n, 8 * sizeof(T));
       upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);
     };
     return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize,
@@ -356,10 +357,17 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void startWorker() override {
     const std::vector<std::shared_ptr<InLink>> links = prepareChecks();
     const std::size_t depth = workerDepth();
+    // A start without a worker (worker = 0, configured since the last
+    // stop) hands packets to the handler: a queue an earlier start made is
+    // closed, and a packet pushed into it would be lost.
+    if (depth == 0) queue_.store(nullptr, std::memory_order_release);
     if (depth > 0 && !worker_.joinable()) {
       prepareResume(depth);
-      queue_ = std::make_unique<BoundedQueue<Queued>>(depth);
-      worker_ = std::thread([this] { workerLoop(); });
+      auto queue = std::make_unique<BoundedQueue<Queued>>(depth);
+      BoundedQueue<Queued>* worked = queue.get();
+      queues_.push_back(std::move(queue));
+      queue_.store(worked, std::memory_order_release);
+      worker_ = std::thread([this, worked] { workerLoop(*worked); });
     }
     if (resequencing() && reorders_.empty()) {
       // A reorder buffer per connection: each orders its own link sequences,
@@ -384,7 +392,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     }
     reorders_.clear();
     if (worker_.joinable()) {
-      queue_->close();
+      queue_.load(std::memory_order_acquire)->close();
       worker_.join();
     }
   }
@@ -395,8 +403,9 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     return this;
   }
   std::pair<std::size_t, std::size_t> queueFill() const override {
-    if (!queue_) return {0, 0};
-    return {queue_->size(), workerDepth()};
+    const BoundedQueue<Queued>* queue = queue_.load(std::memory_order_acquire);
+    if (!queue) return {0, 0};
+    return {queue->fill(), queue->capacity()};
   }
 
  private:
@@ -416,30 +425,43 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     std::thread releaser;
   };
 
+  // Every call in (the ORB's or a ring's): refused while the component is
+  // stopped, else counted and taken.
   void upcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call);
-  // An upcall from the ORB: in turn with the rings' threads where the port needs it (upcallLock).
-  void orbUpcall(const PacketHeader& h, const typename Traits::Seq& data, CallKind call) {
+  // A call the port takes, arrived at `arrivedNs`: its checks, records and
+  // hand-over (to the reorder buffer, the worker queue or the handler).
+  void take(const PacketHeader& h, const typename Traits::Seq& data, CallKind call, int64_t arrivedNs);
+  // Runs an upcall from the ORB in turn with the rings' threads where the
+  // port needs it (upcallLock).
+  template <class Body>
+  void inTurn(Body&& body) {
     if (auto* lock = upcallLock()) {
       std::lock_guard one(*lock);
-      upcall(h, data, call);
+      body();
     } else {
-      upcall(h, data, call);
+      body();
     }
   }
   // Queues a packet for the worker; blocks while the queue is full.
-  void enqueue(Queued&& item) {
+  void enqueue(BoundedQueue<Queued>& queue, Queued&& item) {
     const std::size_t level = resumeLevel(item.call);
-    queue_->push(std::move(item), level);
+    queue.push(std::move(item), level);
   }
   static typename Traits::Seq takeSamples(const typename Traits::Seq& data);
   void process(InLink& link, const PacketHeader& h, const T* samples, std::size_t count, uint64_t slot);
-  void workerLoop();
+  void workerLoop(BoundedQueue<Queued>& queue);
   void releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Queued>& buffer);
   // Hands a packet on in order: to the worker queue, or to the handler.
   void release(Queued&& item);
 
   Handler handler_;
-  std::unique_ptr<BoundedQueue<Queued>> queue_;
+  // The worker queue, made at a start with a worker and read by every call
+  // and by watchers (queueFill) without a lock. A start with a worker makes
+  // a new one; those it replaces are kept, closed, for the port's life
+  // (queues_), so that a caller or a watcher that loaded one just before
+  // never reads freed memory.
+  std::atomic<BoundedQueue<Queued>*> queue_{nullptr};
+  std::vector<std::unique_ptr<BoundedQueue<Queued>>> queues_;
   std::thread worker_;
   std::vector<std::unique_ptr<Reorder>> reorders_;
   std::vector<std::unique_ptr<Reorder>> retired_;  // closed at a stop
@@ -455,6 +477,13 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, 
   // records to write yet). Nor after stop: a stopped component neither
   // processes nor forwards.
   if (!running()) return refuse(Refusal::Sender);
+  const int64_t now = monotonicNs();  // the call's one clock read: its count and its record
+  countCall(data.length(), 8 * sizeof(T), now);
+  take(h, data, call, now);
+}
+
+template <class T>
+void InPort<T>::take(const PacketHeader& h, const typename Traits::Seq& data, CallKind call, int64_t arrivedNs) {
   const std::shared_ptr<InLink> link = linkOf(h.connection_token);
   if (h.end_of_stream ? !takeEndOfStream(link.get(), h) : !takePacket(link.get(), h, data.length())) return;
   if (!enterCall(*link, h)) return;
@@ -477,20 +506,20 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, 
     Queued item{h, h.end_of_stream ? typename Traits::Seq() : takeSamples(data), 0, call, link};
     const auto offer = reorder->buffer.offer(h.link_sequence, std::move(item), [&](Queued& q) {
       if (q.header.end_of_stream) return;
-      q.slot = log.arrive(h.sequence_number, monotonicNs(), flags);
+      q.slot = log.arrive(h.sequence_number, arrivedNs, flags);
       held(*link, +1);
     });
     if (offer == Resequencer<Queued>::Offer::Refused) refuse(Refusal::Sequence);
   } else if (h.end_of_stream) {
-    if (queue_)
-      enqueue(Queued{h, {}, 0, call, link});
+    if (auto* queue = queue_.load(std::memory_order_acquire))
+      enqueue(*queue, Queued{h, {}, 0, call, link});
     else
       endOfStreamArrived(*link, h.link_sequence);
   } else {
-    const uint64_t slot = log.arrive(h.sequence_number, monotonicNs(), flags);
+    const uint64_t slot = log.arrive(h.sequence_number, arrivedNs, flags);
     held(*link, +1);
-    if (queue_)
-      enqueue(Queued{h, takeSamples(data), slot, call, link});
+    if (auto* queue = queue_.load(std::memory_order_acquire))
+      enqueue(*queue, Queued{h, takeSamples(data), slot, call, link});
     else
       process(*link, h, data.get_buffer(), data.length(), slot);
   }
@@ -499,35 +528,41 @@ void InPort<T>::upcall(const PacketHeader& h, const typename Traits::Seq& data, 
 template <class T>
 void InPort<T>::bulkioPush(const typename Traits::BulkioSeq& data, const BULKIO::PrecisionUTCTime& t, bool eos,
                            const char* streamID) {
-  const int64_t now = monotonicNs();
-  countCall(data.length(), 8 * sizeof(T));
   // Refused before the streams hear of it: a stopped port opens no stream.
   if (!running()) return refuse(Refusal::Sender);
+  // The call's one clock read: its count, its record's arrival, and the
+  // bound T is judged against.
+  const int64_t now = monotonicNs();
+  countCall(data.length(), 8 * sizeof(T), now);
   const std::string name(streamID);
-  const uint64_t sent = uint64_t(bulkio::monotonicTime(t, now));
   if (data.length() > 0 || !eos) {
-    const bulkio::Streams::Packet p = bulkioStreams().packet(name, int64_t(sent));
+    // A T that is no send time leaves the packet without one: it is
+    // delivered and counted, its latency and order not judged.
+    const std::optional<int64_t> sent = bulkio::sendTime(t, now);
+    const bulkio::Streams::Packet p = bulkioStreams().packet(name, sent);
     PacketHeader h{};
     h.stream_id = p.streamId;
     h.sequence_number = p.position;
-    h.send_time_ns = sent;
+    h.send_time_ns = sent ? uint64_t(*sent) : bulkio::kNoSendTime;
     h.end_of_stream = false;
     h.link_sequence = nextBulkioLink();
     h.connection_token = 0;
     // A remote call's buffer is handed over, a collocated caller's lent.
     const typename Traits::Seq samples =
         adoptSamples<typename Traits::Seq>(const_cast<typename Traits::BulkioSeq&>(data));
-    orbUpcall(h, samples, CallKind::Twoway);
+    inTurn([&] { take(h, samples, CallKind::Twoway, now); });
   }
   if (!eos) return;
   const bulkio::Streams::End end = bulkioStreams().end(name);
   if (!end.last) return;  // another stream is still open: the port's stream goes on
+  // An end carries no samples to time: its T is not judged (BulkIO's own
+  // ports end a stream at a disconnect with a T that is not set).
   PacketHeader h{};
   h.stream_id = end.streamId;
-  h.send_time_ns = sent;
+  h.send_time_ns = uint64_t(now);
   h.end_of_stream = true;
   h.link_sequence = nextBulkioLink();
-  orbUpcall(h, typename Traits::Seq(), CallKind::Twoway);
+  inTurn([&] { take(h, typename Traits::Seq(), CallKind::Twoway, now); });
 }
 
 template <class T>
@@ -539,8 +574,8 @@ void InPort<T>::releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Qu
 
 template <class T>
 void InPort<T>::release(Queued&& item) {
-  if (queue_) {
-    enqueue(std::move(item));  // at the level of the call that brought it in
+  if (auto* queue = queue_.load(std::memory_order_acquire)) {
+    enqueue(*queue, std::move(item));  // at the level of the call that brought it in
   } else if (item.header.end_of_stream) {
     endOfStreamArrived(*item.link, item.header.link_sequence);
   } else {
@@ -565,8 +600,8 @@ void InPort<T>::process(InLink& link, const PacketHeader& h, const T* samples, s
 }
 
 template <class T>
-void InPort<T>::workerLoop() {
-  while (auto item = queue_->pop()) {
+void InPort<T>::workerLoop(BoundedQueue<Queued>& queue) {
+  while (auto item = queue.pop()) {
     if (item->header.end_of_stream)
       endOfStreamArrived(*item->link, item->header.link_sequence);
     else
