@@ -30,3 +30,18 @@ def test_live_is_refused_with_runs(write_spec):
     proc = scabench("run", write_spec(pipeline_toml(packets=5)), "--live", "--runs", "2")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].endswith("--live watches one run; it cannot be used with --runs")
+
+
+def test_live_lines_show_a_worker_queue_filling_from_the_record_gauges(write_spec):
+    # exp6 in small: a producer that does not wait, two-way calls into a stage
+    # with a worker that takes 20 ms a packet (sleep: no CPU to compete for).
+    # The calls return once queued, so the stage's queue fills up to its depth.
+    spec = write_spec(
+        pipeline_toml(packets=60, work="sleep", work_us=20000, stages=1, policy='call = "twoway"\nworker = 16\n')
+    )
+    proc = scabench("run", spec, "--live")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if " elapsed: sent " in line]
+    queued = [int(re.search(r"stage1: done \d+ queued (\d+) ", line).group(1)) for line in lines]
+    assert max(queued[:-1]) >= 8, lines  # seen filling while the run went on
+    assert queued[-1] == 0
