@@ -3,7 +3,9 @@
 1. the per-packet records every port writes, always (record_log.hpp): a
    small C++ program, compiled here against the runtime's headers and
    library, times RecordLog's arrive and done with the two clock reads a
-   port takes around them, the way a port's hot path calls them;
+   port takes around them, the way a port's hot path calls them; then the
+   port's statistics counters, the header's gauges (one in and out), and a
+   worker queue's push and pop without and with its gauge;
 2. the journeys and the timeline every run's analysis now works out
    (run/journeys.py), and the trace a run writes with --trace
    (run/trace.py): each timed inside the runner's analysis, with the trace
@@ -35,9 +37,9 @@ from scabench.paths import REPO_ROOT, bin_dir
 from scabench.run import journeys, runner, trace
 
 RECORD_BENCH = r"""
+#include <scabench/core/bounded_queue.hpp>
 #include <scabench/core/clock.hpp>
 #include <scabench/core/record_log.hpp>
-#include <scabench/core/bounded_queue.hpp>
 #include <scabench/runtime/port_traffic.hpp>
 #include <chrono>
 #include <cstdio>
@@ -68,18 +70,43 @@ int main(int argc, char** argv) {
   PortTraffic before;
   for (uint64_t i = 0; i < n; ++i) before.count(1024, 64, monotonicNs(), 100 * queue.size() / queue.capacity());
   auto t4 = std::chrono::steady_clock::now();
+  // The header's gauges: a packet through a worker queue and a reorder
+  // buffer changes each twice (in, out), one relaxed add a change.
+  for (uint64_t i = 0; i < n; ++i) {
+    RecordLog::add(log.header().workerQueued, +1);
+    RecordLog::add(log.header().workerQueued, -1);
+  }
+  auto t5 = std::chrono::steady_clock::now();
+  // A worker queue's push and pop, as a port's packet makes them, without
+  // and with the gauge kept (BoundedQueue::countInto).
+  BoundedQueue<uint64_t> plain(1024), counted(1024);
+  counted.countInto(&log.header().workerQueued);
+  for (uint64_t i = 0; i < n; ++i) {
+    plain.push(i);
+    sink = sink + int64_t(*plain.pop());
+  }
+  auto t6 = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < n; ++i) {
+    counted.push(i);
+    sink = sink + int64_t(*counted.pop());
+  }
+  auto t7 = std::chrono::steady_clock::now();
   auto ns = [](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count(); };
-  std::printf("%.1f %.1f %.1f %.1f\n", ns(t0, t1) / n, ns(t1, t2) / n, ns(t2, t3) / n, ns(t3, t4) / n);
+  std::printf("%.1f %.1f %.1f %.1f %.1f %.1f %.1f\n", ns(t0, t1) / n, ns(t1, t2) / n, ns(t2, t3) / n, ns(t3, t4) / n,
+              ns(t4, t5) / n, ns(t5, t6) / n, ns(t6, t7) / n);
 }
 """
 
 
-def record_cost_ns(count: int, build: Path) -> tuple[float, float, float, float]:
-    """(ns per packet of the two clock reads alone, of the clock reads and
-    the record, of the port's statistics counters (on the record's arrival
-    time, the queue's fill read without a lock), and of the counters as
-    they were counted before (a clock read of their own, the fill under the
-    queue's lock)), least of 5 runs."""
+def record_cost_ns(count: int, build: Path) -> dict[str, float]:
+    """ns per packet at one port, each the least of 5 runs: `clocks` (the two
+    clock reads alone), `record` (the clock reads and the record),
+    `counters` (the port's statistics counters, on the record's arrival
+    time, the queue's fill read without a lock), `counted_before` (the
+    counters as they were counted before: a clock read of their own, the
+    fill under the queue's lock), `gauge` (one gauge in and out: two relaxed
+    adds), `queue` and `queue_counted` (a worker queue's push and pop,
+    without and with its gauge)."""
     with tempfile.TemporaryDirectory(prefix="cost-of-looking-") as tmp:
         source, program = Path(tmp) / "records.cpp", Path(tmp) / "records"
         source.write_text(RECORD_BENCH)
@@ -89,13 +116,12 @@ def record_cost_ns(count: int, build: Path) -> tuple[float, float, float, float]
             + [f"-Wl,-rpath,{build / 'lib'}", "-lscabench_runtime"],
             check=True,
         )
-        best = []
+        names = ("clocks", "record", "counters", "counted_before", "gauge", "queue", "queue_counted")
+        runs = []
         for _ in range(5):
             out = subprocess.run([str(program), str(Path(tmp) / "r.rec"), str(count)], capture_output=True, text=True)
-            clocks, total, counters, before = map(float, out.stdout.split())
-            best.append((total, clocks, counters, before))
-        total, clocks, _, _ = min(best)
-        return clocks, total, min(b[2] for b in best), min(b[3] for b in best)
+            runs.append(dict(zip(names, map(float, out.stdout.split()), strict=True)))
+        return {name: min(r[name] for r in runs) for name in names}
 
 
 class Timed:
@@ -144,10 +170,12 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000, help="records timed in the C++ loop (0: skip)")
     args = parser.parse_args()
     if args.records:
-        clocks, total, counters, before = record_cost_ns(args.records, bin_dir().parent)
+        ns = record_cost_ns(args.records, bin_dir().parent)
         print(
-            f"per packet at one port: clock reads {clocks:.1f} ns, clock reads and record {total:.1f} ns, "
-            f"statistics counters {counters:.1f} ns (as counted before: {before:.1f} ns)"
+            f"per packet at one port: clock reads {ns['clocks']:.1f} ns, clock reads and record {ns['record']:.1f} ns, "
+            f"statistics counters {ns['counters']:.1f} ns (as counted before: {ns['counted_before']:.1f} ns), "
+            f"a gauge in and out {ns['gauge']:.1f} ns, "
+            f"worker queue push+pop {ns['queue']:.1f} ns without its gauge / {ns['queue_counted']:.1f} ns with"
         )
     base = load_spec(find_spec(args.spec))
     stages = [c.name for c in base.components if "work_us" in c.properties]

@@ -277,7 +277,8 @@ def study_trace_option(f: Callable[..., Any]) -> Callable[..., Any]:
         "trace",
         is_flag=True,
         help="Write each run's packets as a Chrome trace (Perfetto, chrome://tracing) in OUT/traces/, "
-        "a file per run numbered in the order they ran: NNN-SPEC.trace.json.",
+        "a file per run numbered in the order they ran: NNN-SPEC.trace.json "
+        "(a sweep's also by its point and the run there: NNN-SPEC-pPP-rR.trace.json).",
     )(f)
 
 
@@ -437,10 +438,11 @@ def load_named_spec(name: str) -> Spec:
 @click.option(
     "--trace",
     "trace_path",
-    type=click.Path(dir_okay=False),
+    type=click.Path(),
     metavar="FILE",
     help="Write the run's packets here as a Chrome trace (Perfetto, chrome://tracing): a track per "
-    "component and thread, each packet's time queued, in work and sending, arrows from hop to hop.",
+    "component and thread, each packet's time queued, in work and sending, arrows from hop to hop. "
+    "With --runs K, FILE is a folder: a file per run, numbered in the order they ran (NNN-SPEC.trace.json).",
 )
 @trace_packets_option
 @click.option(
@@ -488,15 +490,13 @@ def run(
     machine and redone if other processes disturbed it or it stalled, then
     the statistics of the headline figures and warnings in words."""
     with exit_codes(partial_json=json_path):
-        check_outputs(json_path, csv_path, trace_path=trace_path, report_dir=report_dir)
+        # One run's trace is a file; K runs' a folder of a file per run.
+        check_outputs(json_path, csv_path, trace_path=None if runs else trace_path, report_dir=report_dir)
+        if trace_path and runs:
+            check_writable(trace_path, "--trace", folder=True)
         if timeline and not report_dir:
             raise ScabenchError("--timeline: draws the timeline in the run's report; give --report DIR too")
-        if trace_path and runs:
-            raise ScabenchError(
-                "--trace: writes one run's trace; with --runs K, give the runs to a sweep or a study, "
-                "whose --trace writes a file per run"
-            )
-        request = trace_request(trace_path, trace_packets)
+        request = trace_request(trace_path, trace_packets, per_run=bool(runs))
         if hold and runs:
             raise ScabenchError("--hold keeps one run's components up; it cannot be used with --runs")
         if live and runs:

@@ -718,3 +718,122 @@ TEST(Reconnect, ADisconnectDuringASendLeavesTheSendItsConnection) {
     for (const auto& line : host().lines) EXPECT_NE(line.rfind("error held-producer-" + n + " ", 0), 0u) << line;
   }
 }
+
+// ------------------------------------------------------------- gauges
+
+namespace {
+
+uint64_t keywordOf(const BULKIO::PortStatistics& s, const char* id) {
+  for (CORBA::ULong i = 0; i < s.keywords.length(); ++i)
+    if (std::string(s.keywords[i].id.in()) == id) {
+      CORBA::ULongLong v = 0;
+      if (s.keywords[i].value >>= v) return v;
+    }
+  ADD_FAILURE() << "no keyword " << id;
+  return 0;
+}
+
+// Waits until `gauge` reads `value`; false if not within 5 s (the releaser
+// and worker threads move packets on their own time).
+bool gaugeReaches(const std::atomic<int64_t>& gauge, int64_t value) {
+  for (int i = 0; i < 500; ++i) {
+    if (gauge.load() == value) return true;
+    usleep(10'000);
+  }
+  return false;
+}
+
+}  // namespace
+
+// A consumer whose worker is held on its first packet, behind a reorder
+// buffer: the packets after it wait in the worker queue, and those after a
+// missing link sequence in the reorder buffer. The record header's gauges
+// and the port's statistics say so while it is held, and both go back to
+// zero once it lets go and the gap is filled.
+TEST(Gauges, AHeldWorkerFillsItsQueueAndAGapFillsTheReorderBuffer) {
+  auto* sink = new HeldSink({"gauge-held", ::testing::TempDir(), &host()});
+  sink->configure(props({{"in.worker", integer(8)},
+                         {"in.ordering", text("resequence")},
+                         {"in.reorder_capacity", integer(8)},
+                         {"in.reorder_timeout_ms", real(60'000)},
+                         {"record_capacity", integer(16)}}));
+  scabench::dataDouble_var in = providesPort(sink);
+  sink->start();
+  RecordFileHeader& h = sink->records().header();
+  push(in, 0, 0, 0);
+  sink->entered.get_future().wait();  // the worker holds packet 0
+  for (uint64_t n = 1; n <= 3; ++n) push(in, 0, n, n);
+  EXPECT_TRUE(gaugeReaches(h.workerQueued, 3)) << h.workerQueued.load();
+  push(in, 0, 5, 5);  // 4 is missing: 5 and 6 wait for it
+  push(in, 0, 6, 6);
+  EXPECT_TRUE(gaugeReaches(h.reorderHeld, 2)) << h.reorderHeld.load();
+  EXPECT_EQ(h.workerQueued.load(), 3);
+  EXPECT_EQ(h.upcalls.load(), 0);  // every call returned: the packets wait in the port, not in calls
+  BULKIO::PortStatistics_var stats = in->statistics();
+  EXPECT_EQ(keywordOf(stats.in(), "queued"), 3u);
+  EXPECT_EQ(keywordOf(stats.in(), "reorder_held"), 2u);
+  EXPECT_EQ(keywordOf(stats.in(), "pid"), uint64_t(getpid()));
+  EXPECT_GE(keywordOf(stats.in(), "process_threads"), 2u);  // this test's and the worker at least
+  EXPECT_GT(keywordOf(stats.in(), "process_cpu_us"), 0u);
+
+  sink->letGo();
+  push(in, 0, 4, 4);
+  ASSERT_TRUE(waitForCompleted(sink, 7));
+  EXPECT_TRUE(gaugeReaches(h.workerQueued, 0)) << h.workerQueued.load();
+  EXPECT_TRUE(gaugeReaches(h.reorderHeld, 0)) << h.reorderHeld.load();
+  stats = in->statistics();
+  EXPECT_EQ(keywordOf(stats.in(), "reorder_held"), 0u);
+  sink->stop();
+}
+
+// A producer under credits(2) whose receiver takes nothing: its first two
+// packets are out, unacknowledged, and the third waits. The sender's gauge
+// and its connection's statistics count the two; the disconnect takes them
+// off the gauge (nothing will be sent on them).
+TEST(Gauges, CreditsOutstandingAreCountedUntilTheConnectionGoes) {
+  WaitingForCredits w("gauge-credits");
+  EXPECT_TRUE(gaugeReaches(w.header().creditsOutstanding, 2)) << w.header().creditsOutstanding.load();
+  CORBA::Object_var obj = w.producer->getPort("out");
+  BULKIO::UsesPortStatisticsProvider_var provider = BULKIO::UsesPortStatisticsProvider::_narrow(obj);
+  BULKIO::UsesPortStatisticsSequence_var stats = provider->statistics();
+  ASSERT_EQ(stats->length(), 1u);
+  EXPECT_EQ(keywordOf(stats[0].statistics, "credits_outstanding"), 2u);
+  w.release();
+  EXPECT_TRUE(gaugeReaches(w.header().creditsOutstanding, 0)) << w.header().creditsOutstanding.load();
+  w.producer->stop();
+}
+
+// One-way packets over a shared-memory ring into a port served one call at
+// a time, whose first upcall is held: the rest wait in the ring. Each send
+// notes the messages ahead of it (the gauge), and the connection's
+// statistics the ring's depth now.
+TEST(Gauges, ARingBehindAHeldUpcallFillsAndTheSenderSaysHowDeep) {
+  auto* sink = new HeldSink({"gauge-ring-sink", ::testing::TempDir(), &host()});
+  sink->configure(props({{"in.dispatch", text("serial")}, {"record_capacity", integer(8)}}));
+  Component* p = make("producer", "gauge-ring-producer",
+                      props({{"packets", integer(5)},
+                             {"samples", integer(4)},
+                             {"out.call", text("oneway")},
+                             {"out.transport", text("shm")},
+                             {"record_capacity", integer(8)}}));
+  CF::Port_var out = usesPort(p);
+  scabench::dataDouble_var in = providesPort(sink);
+  out->connectPort(in, "ring");
+  sink->start();
+  p->start();
+  sink->entered.get_future().wait();
+  // Packets 0..4 and the end of stream: the end's send finds the five ahead of it.
+  RecordFileHeader& h = p->records().header();
+  EXPECT_TRUE(gaugeReaches(h.ringDepth, 5)) << h.ringDepth.load();
+  CORBA::Object_var obj = p->getPort("out");
+  BULKIO::UsesPortStatisticsProvider_var provider = BULKIO::UsesPortStatisticsProvider::_narrow(obj);
+  BULKIO::UsesPortStatisticsSequence_var stats = provider->statistics();
+  ASSERT_EQ(stats->length(), 1u);
+  EXPECT_EQ(keywordOf(stats[0].statistics, "ring_depth"), 6u);
+  sink->letGo();
+  ASSERT_TRUE(waitForCompleted(sink, 5));
+  out->disconnectPort("ring");
+  EXPECT_EQ(h.ringDepth.load(), 0);  // the connection's share left with it
+  p->stop();
+  sink->stop();
+}

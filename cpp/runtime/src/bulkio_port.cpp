@@ -1,6 +1,13 @@
 #include "scabench/runtime/bulkio_port.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <limits>
 
 namespace scabench::bulkio {
@@ -150,6 +157,26 @@ CF::DataType countKeyword(const std::string& id, uint64_t value) {
 }
 
 }  // namespace
+
+std::map<std::string, uint64_t> processCounts() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto us = [](const timeval& t) { return uint64_t(t.tv_sec) * 1'000'000 + uint64_t(t.tv_usec); };
+  std::map<std::string, uint64_t> out{{"pid", uint64_t(::getpid())},
+                                      {"process_cpu_us", us(usage.ru_utime) + us(usage.ru_stime)}};
+  // num_threads: the 18th field after the command's closing parenthesis (proc(5)'s field 20).
+  std::ifstream in("/proc/self/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream fields(stat.substr(close + 1));
+    std::string field;
+    for (int i = 0; i < 18 && fields >> field; ++i) {
+    }
+    if (fields && !field.empty()) out["process_threads"] = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return out;
+}
 
 BULKIO::PortStatistics portStatistics(const std::string& portName, const PortTraffic& traffic,
                                       const std::vector<std::string>& streamIDs,

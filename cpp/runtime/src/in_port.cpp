@@ -405,15 +405,18 @@ BULKIO::PortUsageType InPortBase::bulkioState() const {
 
 BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
   // Beside BulkIO's figures, keywords a watcher of scabench's ports reads
-  // (scabench top): the packets its worker queue holds now, and what it
-  // refused from peers, all reasons together.
+  // (scabench top): the packets its worker queue and its reorder buffers
+  // hold now, what it refused from peers (all reasons together), and its
+  // process's CPU and threads.
   uint64_t refused = 0;
   for (const auto& count : refused_) refused += count.load(std::memory_order_relaxed);
-  return bulkio::portStatistics(name_, traffic_, bulkioStreams_.open(),
-                                {{"t_backwards", bulkioStreams_.backwards()},
-                                 {"t_invalid", bulkioStreams_.invalidTimes()},
-                                 {"queued", queueFill().first},
-                                 {"refused", refused}});
+  std::map<std::string, uint64_t> extra = bulkio::processCounts();
+  extra.insert({{"t_backwards", bulkioStreams_.backwards()},
+                {"t_invalid", bulkioStreams_.invalidTimes()},
+                {"queued", queueFill().first},
+                {"reorder_held", uint64_t(std::max<int64_t>(reorderHeld_.load(std::memory_order_relaxed), 0))},
+                {"refused", refused}});
+  return bulkio::portStatistics(name_, traffic_, bulkioStreams_.open(), extra);
 }
 void InPortBase::bulkioPushSRI(const BULKIO::StreamSRI& sri) {
   if (running()) bulkioStreams_.pushSRI(sri);

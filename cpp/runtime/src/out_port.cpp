@@ -83,8 +83,16 @@ void OutPortBase::halt() {
 
 void OutPortBase::resume() {
   std::lock_guard lock(connectMutex_);
-  for (const auto& c : live_)
+  for (const auto& c : live_) {
     if (c->gate) c->gate->resume();
+    countGauges(*c);
+  }
+}
+
+void OutPortBase::countGauges(Connection& c) {
+  RecordFileHeader& h = owner_.records().header();
+  if (c.gate) c.gate->countInto(&h.creditsOutstanding);
+  if (c.ring) c.ring->countInto(&h.ringDepth);
 }
 
 std::vector<UsesConnectionCounts> OutPortBase::connectionCounts() const {
@@ -160,6 +168,7 @@ void OutPortBase::connectPort(CORBA::Object_ptr connection, const char* connecti
     throw CF::Port::InvalidPort(2, ex.what());
   }
   made->peer = CORBA::Object::_duplicate(connection);
+  if (owner_.running()) countGauges(*made);  // else at the next start (resume)
   live_.push_back(made);
   history_.push_back(std::move(made));
 }
@@ -181,7 +190,13 @@ BULKIO::UsesPortStatisticsSequence* OutPortBase::statistics() {
   all->length(CORBA::ULong(live_.size()));
   for (CORBA::ULong i = 0; i < all->length(); ++i) {
     (*all)[i].connectionId = live_[i]->id.c_str();
-    (*all)[i].statistics = bulkio::portStatistics(name_, live_[i]->traffic, {});
+    // Beside BulkIO's figures, the connection's own depths now (scabench top):
+    // the credits it has out (credits flow), the messages in its ring (shm).
+    const Connection& c = *live_[i];
+    std::map<std::string, uint64_t> extra = bulkio::processCounts();
+    if (c.gate) extra["credits_outstanding"] = c.gate->outstanding();
+    if (c.ring) extra["ring_depth"] = c.ring->depth();
+    (*all)[i].statistics = bulkio::portStatistics(name_, c.traffic, {}, extra);
   }
   return all;
 }

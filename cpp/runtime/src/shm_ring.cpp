@@ -263,6 +263,7 @@ void RingSender::send(const PacketFields& h, const void* samples, std::size_t by
     s.state.store(stateOf(n, kPublished), std::memory_order_release);
     published_ = n + 1;
     c_->published.store(n + 1);
+    note(int64_t(n - c_->releasedMsgs.load(std::memory_order_relaxed)));
     c_->dataSeq.fetch_add(1);
     // Wake a receiving thread only if one sleeps; if every one is busy and
     // this message may overlap their upcalls, a spare; else the next to
@@ -320,6 +321,28 @@ void RingSender::flush() {
   } catch (const RingClosed&) {
     // Nothing is left to wait for.
   }
+  std::lock_guard lock(mutex_);
+  note(int64_t(published_ - c_->releasedMsgs.load(std::memory_order_relaxed)));
+}
+
+uint64_t RingSender::depth() const {
+  std::lock_guard lock(mutex_);
+  const uint64_t released = c_->releasedMsgs.load(std::memory_order_acquire);
+  return published_ > released ? published_ - released : 0;
+}
+
+void RingSender::countInto(std::atomic<int64_t>* gauge) {
+  std::lock_guard lock(mutex_);
+  if (gauge == gauge_) return;
+  if (gauge_) gauge_->fetch_add(-counted_, std::memory_order_relaxed);
+  gauge_ = gauge;
+  counted_ = 0;
+}
+
+void RingSender::note(int64_t depth) {
+  if (!gauge_ || depth == counted_) return;
+  gauge_->fetch_add(depth - counted_, std::memory_order_relaxed);
+  counted_ = depth;
 }
 
 // ---------------------------------------------------------------- receiver

@@ -43,6 +43,7 @@ from scabench.model.overrides import Overrides, apply_overrides
 from scabench.model.pipeline import producer_packets, source_period_ms
 from scabench.model.resources import check_memory
 from scabench.run.results import RunResult
+from scabench.run.trace import traces_at_point
 from scabench.version import version_info
 
 if TYPE_CHECKING:
@@ -684,9 +685,17 @@ def run_sweep(
                 save_now()
 
             try:
-                bench = run_benchmark(
-                    point.spec, runs, warmup, settings, progress=progress, label=f"{label}: ", done=done, on_run=keep
-                )
+                with traces_at_point(f"p{i + 1:0{len(str(len(points)))}d}", point.label):
+                    bench = run_benchmark(
+                        point.spec,
+                        runs,
+                        warmup,
+                        settings,
+                        progress=progress,
+                        label=f"{label}: ",
+                        done=done,
+                        on_run=keep,
+                    )
             except (RunError, Interrupted) as exc:
                 records[i] = point_record(point, exc.result)
                 doc["status"] = "interrupted" if isinstance(exc, Interrupted) else "failed"

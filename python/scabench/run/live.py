@@ -27,9 +27,15 @@ What a sample says, per component:
   arrival's of the same stream + 1;
 - refused, and the flow counters the record header keeps (held peak,
   suspends, send stalls);
+- its depths now, from the header's gauges, which the runtime keeps as
+  they change (records.GAUGES): the packets in its worker queues
+  (`queued`), in its reorder buffers (`reorder_held`), its calls in
+  progress (`upcalls`), the messages ahead in its shared-memory rings
+  (`ring_depth`) and its credits outstanding (`credits_outstanding`);
+  None for a record file written before the gauges;
 - time since its last packet was finished, and a stall as it happens: work
   held and none finished for longer than stalls.threshold_ms allows;
-- its process's CPU over the last interval (/proc);
+- its process's CPU over the last interval and its threads now (/proc);
 and per connection the packets and rate at its receiver, per sink the
 latency since send to done so far (p50 / p99 / max: the table's "send →
 done"), and the run's time left at
@@ -50,7 +56,7 @@ from scabench.model.pipeline import packet_bytes, property_value, stage_work
 from scabench.model.spec import Spec
 from scabench.run.graph_figures import connection_numbers, stream_of
 from scabench.run.metrics import reordered_from_previous
-from scabench.run.records import HEADER, RECORD, REFUSAL_REASONS
+from scabench.run.records import HEADER, MAGIC, RECORD, REFUSAL_REASONS, gauges_of, header_dtype
 from scabench.run.stalls import threshold_ms
 from scabench.run.watchdog import children, host_components
 
@@ -80,6 +86,14 @@ class ComponentSample:
     stalled_s: float | None = None  # work held and nothing finished for this long, beyond its threshold
     cpu_percent: float | None = None  # its process's, over the last interval (several components may share one)
     pid: int | None = None
+    # Depths now (the record header's gauges, records.GAUGES; over CORBA the
+    # ports' statistics keywords); None where the source has no such figure.
+    queued: int | None = None  # in its worker queues
+    reorder_held: int | None = None  # in its reorder buffers
+    upcalls: int | None = None  # calls in its provides ports
+    ring_depth: int | None = None  # in its shared-memory rings out
+    credits_outstanding: int | None = None  # sent on its credits connections, not yet acknowledged
+    threads_now: int | None = None  # its process's threads (scabench top: the process_threads keyword)
 
 
 @dataclass
@@ -134,9 +148,11 @@ class _RecordFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.header = np.memmap(path, dtype=HEADER, mode="r", shape=(1,))
+        first = np.fromfile(path, dtype=HEADER, count=1)[0]
+        dtype = header_dtype(int(first["header_size"]))  # with the gauges, or a file written before them
+        self.header = np.memmap(path, dtype=dtype, mode="r", shape=(1,))
         capacity = int(self.header[0]["capacity"])
-        self.records = np.memmap(path, dtype=RECORD, mode="r", offset=HEADER.itemsize, shape=(capacity,))
+        self.records = np.memmap(path, dtype=RECORD, mode="r", offset=dtype.itemsize, shape=(capacity,))
         self.arrived = 0  # records whose arrival has been looked at
         self.checked = 0  # records looked at for their done time (below `arrived`)
         self.pending = np.empty(0, np.int64)  # those of them not done when last looked at
@@ -192,7 +208,7 @@ class LiveSampler:
     @staticmethod
     def _header_ready(path: Path) -> bool:
         header = np.fromfile(path, dtype=HEADER, count=1)
-        return bool(header.size) and header[0]["magic"] == b"SCABREC2" and int(header[0]["capacity"]) > 0
+        return bool(header.size) and header[0]["magic"] == MAGIC and int(header[0]["capacity"]) > 0
 
     def _send_times(self, stream: int) -> np.ndarray | None:
         source = self.stream_source.get(stream)
@@ -255,19 +271,20 @@ class LiveSampler:
         us = (np.asarray(done_ns, np.int64)[known][valid] - send_ns[valid]) / 1000.0
         self.latency[sink] += np.bincount(np.searchsorted(LATENCY_BINS, us), minlength=LATENCY_BINS.size + 1)
 
-    def _processes(self) -> dict[str, tuple[int, int]]:
-        """{component: (pid, CPU ticks so far)} of the run's hosts."""
+    def _processes(self) -> dict[str, tuple[int, int, int]]:
+        """{component: (pid, CPU ticks so far, threads now)} of the run's hosts."""
         if self.launcher_pid is None:
             return {}
         out = {}
         for pid in children(self.launcher_pid):
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                ticks = int(fields[11]) + int(fields[12])  # utime + stime
+                # proc(5)'s fields 14, 15 (utime, stime) and 20 (num_threads), counted after the name
+                ticks, threads = int(fields[11]) + int(fields[12]), int(fields[17])
             except (OSError, IndexError, ValueError):
                 continue
             for name in host_components(pid):
-                out[name] = (pid, ticks)
+                out[name] = (pid, ticks, threads)
         return out
 
     # -- the sample ------------------------------------------------------
@@ -300,10 +317,15 @@ class LiveSampler:
                 out.refused = sum(int(header[f"refused_{reason}"]) for reason in REFUSAL_REASONS)
                 out.held_peak, out.suspends = int(header["held_peak"]), int(header["suspends"])
                 out.send_stalls = int(header["send_stalls"])
+                gauges = gauges_of(header)
+                if gauges is not None:
+                    out.queued, out.reorder_held = gauges["worker_queued"], gauges["reorder_held"]
+                    out.upcalls, out.ring_depth = gauges["upcalls"], gauges["ring_depth"]
+                    out.credits_outstanding = gauges["credits_outstanding"]
                 if st.last_done_ns:
                     out.since_last_s = max(0.0, (now_ns - st.last_done_ns) / 1e9)
             if c.name in processes:
-                pid, ticks = processes[c.name]
+                pid, ticks, out.threads_now = processes[c.name]
                 out.pid = pid
                 if st.cpu_ticks_before is not None:
                     out.cpu_percent = 100.0 * (ticks - st.cpu_ticks_before) / _TICKS / interval

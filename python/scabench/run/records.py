@@ -30,6 +30,13 @@ HEADER = np.dtype(
     ]
     + [(f"refused_{reason}", "<u4") for reason in REFUSAL_REASONS]
 )
+# The gauges that follow in a header of 192 bytes (RecordFileHeader's
+# workerQueued ... upcalls): what the component holds now, summed over its
+# ports and connections (docs/reference/result-files.md#record-header). A
+# file written before them has the 128-byte header alone; its header_size
+# says which, and its records begin there.
+GAUGES = ("worker_queued", "reorder_held", "ring_depth", "credits_outstanding", "upcalls")
+HEADER_WITH_GAUGES = np.dtype(HEADER.descr + [(g, "<i8") for g in GAUGES] + [("reserved", "<u8", (3,))])
 RECORD = np.dtype(
     [("sequence", "<u8"), ("arrive_ns", "<i8"), ("done_ns", "<i8"), ("thread_id", "<u4"), ("flags", "<u4")]
 )
@@ -37,7 +44,25 @@ RECORD = np.dtype(
 # resume, because its component was stopped or its connection disconnected
 # (0 in files written before the runtime counted them: the field was reserved).
 FLOW_FIELDS = ("reorder_peak", "skipped", "late", "duplicates", "held_peak", "suspends", "send_stalls", "unsent")
-assert HEADER.itemsize == 128 and RECORD.itemsize == 32
+assert HEADER.itemsize == 128 and HEADER_WITH_GAUGES.itemsize == 192 and RECORD.itemsize == 32
+MAGIC = b"SCABREC2"
+
+
+def header_dtype(header_size: int) -> np.dtype:
+    """The header a file has, by its header_size: with the gauges or without."""
+    for dtype in (HEADER_WITH_GAUGES, HEADER):
+        if header_size == dtype.itemsize:
+            return dtype
+    raise ValueError(f"a record header of {header_size} bytes (this scabench reads 128 or 192)")
+
+
+def gauges_of(header: np.void) -> dict[str, int] | None:
+    """A header's gauges ({name: value now}); None for a file written before
+    them. A gauge is a sum of changes made by several threads without a lock
+    between them, so a read may catch it a moment below zero: shown as 0."""
+    if header.dtype.names is None or GAUGES[0] not in header.dtype.names:
+        return None
+    return {g: max(0, int(header[g])) for g in GAUGES}
 
 
 @dataclass
@@ -58,6 +83,9 @@ class Records:
     # Zero in files written before, and for a source.
     connection: np.ndarray | None = None
     stream: np.ndarray | None = None
+    # The header's gauges when the file was read (after a run: what was left
+    # held at its end); None for a file written before the runtime kept them.
+    gauges: dict[str, int] | None = None
 
 
 def read_records(path: str | os.PathLike) -> "Records":
@@ -65,10 +93,17 @@ def read_records(path: str | os.PathLike) -> "Records":
     if raw.size < HEADER.itemsize:
         raise ValueError(f"{path}: too short for a record file")
     header = raw[: HEADER.itemsize].view(HEADER)[0]
-    if header["magic"] != b"SCABREC2" or header["record_size"] != RECORD.itemsize:
+    if header["magic"] != MAGIC or header["record_size"] != RECORD.itemsize:
         raise ValueError(f"{path}: not a scabench record file")
+    try:
+        dtype = header_dtype(int(header["header_size"]))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if raw.size < dtype.itemsize:
+        raise ValueError(f"{path}: too short for its header")
+    header = raw[: dtype.itemsize].view(dtype)[0]
     count = int(min(header["claimed"], header["capacity"]))
-    body = raw[HEADER.itemsize : HEADER.itemsize + count * RECORD.itemsize].view(RECORD)
+    body = raw[dtype.itemsize : dtype.itemsize + count * RECORD.itemsize].view(RECORD)
     flags = body["flags"]
     return Records(
         body["sequence"].astype(np.int64),
@@ -81,6 +116,7 @@ def read_records(path: str | os.PathLike) -> "Records":
         {reason: int(header[f"refused_{reason}"]) for reason in REFUSAL_REASONS},
         (flags & 0xFFFF).astype(np.int64),
         (flags >> 16).astype(np.int64),
+        gauges_of(header),
     )
 
 

@@ -11,12 +11,17 @@ waveform's components in the Naming Service, asks each port for its
 statistics at every sample, and draws them with the same view as `--live`.
 
 scabench's own ports, whatever protocol they speak, answer with keywords
-beside BulkIO's figures (calls taken, packets queued now, refused, and on a
-BulkIO port packets whose T went back: docs/reference/bulkio.md); a REDHAWK
-component's answer BulkIO's alone (the calls among its keywords where it
-gives them). What the wire has no place for stays empty: "done" is what was
-taken less what is queued, threads seen and CPU per process are not shown,
-and latency needs the records (`run --live`)."""
+beside BulkIO's figures (docs/reference/bulkio.md): a provides port the
+calls taken, the packets in its worker queue and its reorder buffers now,
+refused, and on a BulkIO port the packets whose T went back; a uses port,
+per connection, its credits outstanding and its shared-memory ring's depth
+now; and every port its process's pid, CPU time and threads, from which
+top works out CPU per process between two samples, as run --live does from
+/proc. A REDHAWK component's ports answer BulkIO's figures alone (the calls
+among its keywords where it gives them). What the wire has no place for
+stays empty: "done" is what was taken less what is held, threads seen
+(rather than the process's threads now) are not shown, and latency needs
+the records (`run --live`)."""
 
 import time
 from dataclasses import dataclass
@@ -119,8 +124,13 @@ class PortStatisticsSampler:
     def __init__(self, target: str, naming: str | None = None) -> None:
         self.where, self.components = find_components(target, naming)
         self.started = time.monotonic()
+        # Each process's CPU time at the last sample, and when: CPU % is the
+        # difference over the time between two samples.
+        self.cpu_before: dict[int, tuple[float, int]] = {}
+        self.cpu_now: dict[int, float | None] = {}  # this sample's, per process
 
     def sample(self) -> LiveSample:
+        self.cpu_now = {}
         components, connections = [], []
         for comp in self.components:
             c, conns = self._component(comp)
@@ -148,15 +158,19 @@ class PortStatisticsSampler:
             out.kind = f"not answering ({type(exc).__name__})"
             return out, conns
         since = []
+        process: dict[str, Any] = {}
         for port in ports:
             try:
                 if port.direction == "Provides" and port.obj_ptr._is_a(PROVIDES_STATISTICS):
                     stats = port.obj_ptr._narrow(S.BULKIO.ProvidesPortStatisticsProvider).statistics
                     self._add_provides(out, stats)
                     since.append(stats.timeSinceLastCall)
+                    process = process or _keywords(stats)
                 elif port.direction == "Uses" and port.obj_ptr._is_a(USES_STATISTICS):
                     for entry in port.obj_ptr._narrow(S.BULKIO.UsesPortStatisticsProvider).statistics:
                         kw = _keywords(entry.statistics)
+                        process = process or kw
+                        _add_uses(out, kw)
                         conns.append(
                             ConnectionSample(
                                 entry.connectionId,
@@ -170,19 +184,50 @@ class PortStatisticsSampler:
                 continue  # a port that does not answer: the others still shown
         if since:
             out.since_last_s = min(since)
+        out.holding = sum(x or 0 for x in (out.queued, out.reorder_held))
         out.finished = max(0, out.taken - out.holding)
+        self._add_process(out, process)
         return out, conns
+
+    def _add_process(self, out: ComponentSample, kw: dict[str, Any]) -> None:
+        """Its process's pid, threads, and CPU % since the last sample (from
+        the keywords every scabench port adds; none from a REDHAWK port).
+        Components of one process show its one figure."""
+        if "pid" not in kw or "process_cpu_us" not in kw:
+            return
+        out.pid = pid = int(kw["pid"])
+        out.threads_now = int(kw["process_threads"]) if "process_threads" in kw else None
+        if pid not in self.cpu_now:
+            now, cpu_us = time.monotonic(), int(kw["process_cpu_us"])
+            before = self.cpu_before.get(pid)
+            percent = None
+            if before is not None and now > before[0]:
+                percent = 100.0 * (cpu_us - before[1]) / 1e6 / (now - before[0])
+            self.cpu_now[pid] = percent
+            self.cpu_before[pid] = (now, cpu_us)
+        out.cpu_percent = self.cpu_now[pid]
 
     @staticmethod
     def _add_provides(out: ComponentSample, stats: Any) -> None:
         """A provides port's figures into its component's: BulkIO's rates,
         and the keywords scabench's ports add (docs/reference/bulkio.md):
-        `calls` taken, `queued` in the worker queue now, `refused`, and a
-        BulkIO port's `t_backwards` (packets whose T went back: its order)."""
+        `calls` taken, `queued` in the worker queue and `reorder_held` in its
+        reorder buffers now, `refused`, and a BulkIO port's `t_backwards`
+        (packets whose T went back: its order)."""
         kw = _keywords(stats)
         out.packets_per_s += float(stats.callsPerSecond)
         out.bits_per_s += float(stats.bitsPerSecond)
         out.taken += int(kw.get("calls", 0))
-        out.holding += int(kw.get("queued", 0))
         out.reordered += int(kw.get("t_backwards", 0))
         out.refused += int(kw.get("refused", 0))
+        for key, attr in (("queued", "queued"), ("reorder_held", "reorder_held")):
+            if key in kw:
+                setattr(out, attr, (getattr(out, attr) or 0) + int(kw[key]))
+
+
+def _add_uses(out: ComponentSample, kw: dict[str, Any]) -> None:
+    """A uses connection's depths into its component's: its credits
+    outstanding (a credits connection) and its ring's depth (shm)."""
+    for key in ("credits_outstanding", "ring_depth"):
+        if key in kw:
+            setattr(out, key, (getattr(out, key) or 0) + int(kw[key]))

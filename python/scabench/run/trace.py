@@ -11,8 +11,9 @@ each credits connection. A long run is cut to a window of its first
 packets, which the file states (otherData.window).
 
 A command asks for traces with `tracing(...)` around its runs (one file,
-or one per run in a folder); the runner writes them as it analyses each
-run (`write_requested`)."""
+or one per run in a folder; a sweep names each after its point and the
+run within it: `TraceRequest.at_point`); the runner writes them as it
+analyses each run (`write_requested`)."""
 
 import contextlib
 import contextvars
@@ -295,16 +296,35 @@ class TraceRequest:
     per_run: bool = False
     written: list[Path] = field(default_factory=list)
     unwritten: list[Path] = field(default_factory=list)  # those that could not be written
+    # The sweep point the runs now belong to (at_point): its short name
+    # (p01) and its settings in words; None outside a sweep.
+    point: tuple[str, str] | None = None
+
+    @contextlib.contextmanager
+    def at_point(self, name: str, settings: str) -> Iterator[None]:
+        """The runs inside are a sweep point's: their files are named after
+        it and the run within it (NNN-SPEC-p01-r2), and say its settings."""
+        before, self.point = self.point, (name, settings)
+        try:
+            yield
+        finally:
+            self.point = before
 
     def next_path(self, spec: Spec) -> Path:
         """The file for the next run: a folder's next number, after the
         files already there (a sweep resumed in its folder keeps the traces
-        of the runs it kept)."""
+        of the runs it kept), then at a sweep point the point and the run's
+        number within it."""
         if not self.per_run:
             return self.target
         taken = [p.name.split("-", 1)[0] for p in self.target.glob(f"*{TRACE_SUFFIX}")]
         number = max((int(t) for t in taken if t.isdigit()), default=0) + 1
-        return self.target / f"{number:03d}-{waveform_stem(spec.path) or 'run'}{TRACE_SUFFIX}"
+        stem = waveform_stem(spec.path) or "run"
+        if self.point is None:
+            return self.target / f"{number:03d}-{stem}{TRACE_SUFFIX}"
+        point = self.point[0]
+        runs = len(list(self.target.glob(f"[0-9][0-9][0-9]-{stem}-{point}-r*{TRACE_SUFFIX}")))
+        return self.target / f"{number:03d}-{stem}-{point}-r{runs + 1}{TRACE_SUFFIX}"
 
 
 _REQUEST: contextvars.ContextVar[TraceRequest | None] = contextvars.ContextVar("trace_request", default=None)
@@ -320,6 +340,18 @@ def tracing(request: TraceRequest) -> Iterator[TraceRequest]:
         _REQUEST.reset(token)
 
 
+@contextlib.contextmanager
+def traces_at_point(name: str, settings: str) -> Iterator[None]:
+    """The runs inside are a sweep point's (TraceRequest.at_point), where a
+    command asked for traces; nothing otherwise."""
+    request = _REQUEST.get()
+    if request is None:
+        yield
+        return
+    with request.at_point(name, settings):
+        yield
+
+
 def write_requested(spec: Spec, all_of: Journeys, result: Any) -> Path | None:
     """The run's trace, where a command asked for one (tracing); None if none
     did, or where it could not be written (a warning on stderr, the first
@@ -327,7 +359,10 @@ def write_requested(spec: Spec, all_of: Journeys, result: Any) -> Path | None:
     request = _REQUEST.get()
     if request is None:
         return None
-    doc = chrome_trace(all_of, request.packets, about_run(spec, result))
+    about = about_run(spec, result)
+    if request.point is not None:
+        about["point"] = {"name": request.point[0], "settings": request.point[1]}
+    doc = chrome_trace(all_of, request.packets, about)
     path = request.next_path(spec)
     try:
         write_trace(path, doc)

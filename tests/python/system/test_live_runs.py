@@ -19,7 +19,8 @@ def test_live_lines_follow_the_run_and_end_with_every_packet(write_spec):
     assert sent == sorted(sent) and sent[0] < 800 and sent[-1] == 800
     last = lines[-1]
     for name in ("producer", "stage1", "stage2"):
-        assert re.search(rf"{name}: done 800 holding 0 ", last), last
+        # The depths from the record header's gauges: nothing left queued at the end.
+        assert re.search(rf"{name}: done 800 queued 0 ", last), last
     assert "stage2 p50 " in last  # the latency so far at the sink
     assert "reordered 0" in last and "STALL" not in last
     assert "stage1" in proc.stdout  # the run's own table, as without --live
@@ -29,3 +30,18 @@ def test_live_is_refused_with_runs(write_spec):
     proc = scabench("run", write_spec(pipeline_toml(packets=5)), "--live", "--runs", "2")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].endswith("--live watches one run; it cannot be used with --runs")
+
+
+def test_live_lines_show_a_worker_queue_filling_from_the_record_gauges(write_spec):
+    # exp6 in small: a producer that does not wait, two-way calls into a stage
+    # with a worker that takes 20 ms a packet (sleep: no CPU to compete for).
+    # The calls return once queued, so the stage's queue fills up to its depth.
+    spec = write_spec(
+        pipeline_toml(packets=60, work="sleep", work_us=20000, stages=1, policy='call = "twoway"\nworker = 16\n')
+    )
+    proc = scabench("run", spec, "--live")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if " elapsed: sent " in line]
+    queued = [int(re.search(r"stage1: done \d+ queued (\d+) ", line).group(1)) for line in lines]
+    assert max(queued[:-1]) >= 8, lines  # seen filling while the run went on
+    assert queued[-1] == 0

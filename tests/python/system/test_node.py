@@ -568,7 +568,8 @@ def test_a_host_of_two_components_runs_in_a_directory_of_its_own_and_its_events_
     seen = watch(node.device, pid, ("snk.rec", 0, 1 << 20), ("src.rec", 0, 1 << 20), ("nothing", 0, 10))
     assert seen.record.running and seen.record.identifier == "pair:waveform_1"
     records, sent, missing = seen.files
-    assert records.exists and records.size == len(records.data) == 128 + 32 * 32  # header + record_capacity slots
+    # The header (with its gauges: record_log.hpp), then record_capacity slots.
+    assert records.exists and records.size == len(records.data) == 192 + 32 * 32
     assert sent.exists and not missing.exists
     # The records are the sink's: 5 packets claimed and completed, in the header (record_log.hpp).
     claimed, completed = int.from_bytes(records.data[24:32], "little"), int.from_bytes(records.data[40:48], "little")

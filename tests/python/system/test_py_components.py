@@ -82,7 +82,9 @@ def test_twoway_packets_are_forwarded_bit_identical_in_order_with_link_sequence_
     # Every port answers BulkIO's statistics (scabench.idl's DataPort): each call counted, the refused one too.
     stats = port._get_statistics()
     keywords = {k.id: k.value.value() for k in stats.keywords}
+    process = {k: keywords.pop(k) for k in ("pid", "process_cpu_us", "process_threads")}
     assert (stats.portName, keywords) == ("in", {"calls": 41, "elements": 100 + 40 * 256, "refused": 1})
+    assert process["pid"] == stage.proc.pid and process["process_cpu_us"] > 0 and process["process_threads"] >= 2
     assert stats.callsPerSecond > 0 and stats.bitsPerSecond == 64 * stats.elementsPerSecond
     assert port._get_state() == S.BULKIO.ACTIVE
     port.pushPacket(header(41, eos=True), [])

@@ -13,7 +13,7 @@ from py_components_world import orb, start_naming  # noqa: F401 (the fixtures)
 
 from scabench import watch
 
-PACKETS = 150
+PACKETS = 250
 
 
 def _top_line(context, corbaloc):
@@ -30,7 +30,7 @@ def _done(line, component):
 def test_top_reads_a_running_waveform_in_its_naming_service(write_spec, start_naming):
     domain = start_naming("domain")
     corbaloc = f"corbaloc::127.0.0.1:{domain.port}/NameService"
-    # 150 packets 20 ms apart: 3 s of stream, read while it goes on.
+    # 250 packets 20 ms apart: 5 s of stream, read while it goes on.
     spec = write_spec(
         pipeline_toml(packets=PACKETS, work_us=500, period_us=20000, stages=2) + f'[domain]\nnaming = "{corbaloc}"\n'
     )
@@ -52,9 +52,18 @@ def test_top_reads_a_running_waveform_in_its_naming_service(write_spec, start_na
                     break
             time.sleep(0.2)
         assert seen and 0 < seen[-1] < PACKETS, seen  # read while packets still flowed
-        sample = watch("spec_1", naming=corbaloc).sample()
+        watcher = watch("spec_1", naming=corbaloc)
+        first = watcher.sample().component("stage1")
+        time.sleep(0.1)
+        sample = watcher.sample()
         stage1 = sample.component("stage1")
         assert stage1.taken >= seen[-1] and stage1.packets_per_s > 0 and stage1.refused == 0
+        # The depths and the process, from the statistics' keywords: no worker
+        # queue or reorder buffer here, so nothing held in either.
+        assert (stage1.queued, stage1.reorder_held) == (0, 0)
+        assert stage1.pid == first.pid and stage1.pid != sample.component("stage2").pid
+        assert stage1.threads_now >= 2  # the ORB's and the main thread at least
+        assert first.cpu_percent is None and stage1.cpu_percent is not None and stage1.cpu_percent >= 0
         assert {c.id for c in sample.connections} == {"producer.out->stage1.in", "stage1.out->stage2.in"}
     finally:
         out, err = run.communicate(timeout=120)

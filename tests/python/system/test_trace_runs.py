@@ -52,16 +52,33 @@ def test_a_sweep_writes_a_trace_per_run_in_its_folder(write_spec, tmp_path):
     args = ["sweep", spec, "--grid", "policy.call=oneway,twoway", "--runs", "1", "--quiet-wait", "0"]
     done = scabench(*args, "--out", out, "--trace", "--trace-packets", 3, "--timeline")
     assert done.returncode == 0, done.stderr
-    # A file per run, in the order they ran: two points, one run each, and any the guard redid.
+    # A file per run, in the order they ran, named after its point and its run
+    # there: two points, one run each (and any the guard redid: its point's next run).
     traces = sorted(p.name for p in (out / "traces").iterdir())
-    assert len(traces) >= 2 and traces[:2] == ["001-spec.trace.json", "002-spec.trace.json"]
+    points = {name.split("-")[2] for name in traces}
+    assert points == {"p1", "p2"} and traces[0] == "001-spec-p1-r1.trace.json", traces
     assert f"trace: {len(traces)} files in {out / 'traces'}" in done.stdout
     for name in traces:
-        check_trace(json.loads((out / "traces" / name).read_text()), 3)
+        doc = json.loads((out / "traces" / name).read_text())
+        check_trace(doc, 3)
+        call = "oneway" if name.split("-")[2] == "p1" else "twoway"
+        assert doc["otherData"]["point"] == {"name": name.split("-")[2], "settings": f"policy.call={call}"}
     # --timeline: the answer's first packets in the report (two-way keeps order: there is an answer).
     page = (out / "report.md").read_text()
     assert "## Timeline of the answer" in page and "![policy.call=" in page
     assert (out / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_runs_write_a_trace_per_run_in_the_folder_trace_names(write_spec, tmp_path):
+    spec = write_spec(pipeline_toml(packets=4, stages=1, work_us=500))
+    folder = tmp_path / "traces"
+    done = scabench("run", spec, "--runs", "2", "--quiet-wait", "0", "--trace", folder, "--trace-packets", 3)
+    assert done.returncode == 0, done.stderr
+    traces = sorted(p.name for p in folder.iterdir())
+    assert len(traces) >= 2 and traces[:2] == ["001-spec.trace.json", "002-spec.trace.json"], traces
+    assert f"trace: {len(traces)} files in {folder}" in done.stdout
+    for name in traces:
+        check_trace(json.loads((folder / name).read_text()), 3)
 
 
 def test_credits_outstanding_on_a_duplex_count_only_their_own_path(write_spec, tmp_path):

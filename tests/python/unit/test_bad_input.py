@@ -331,7 +331,8 @@ CLI = [
     (["run", "{spec}", "--trace", "{fifo}"], "--trace: {fifo} is not a regular file"),
     (["run", "{spec}", "--trace-packets", "5"], "--trace-packets: says how many packets a trace holds"),
     (["run", "{spec}", "--trace-packets", "0", "--trace", "{dir}/t.json"], "'--trace-packets'"),
-    (["run", "{spec}", "--runs", "2", "--trace", "{dir}/t.json"], "--trace: writes one run's trace"),
+    # With --runs, --trace is a folder (a file per run): a file there is refused.
+    (["run", "{spec}", "--runs", "2", "--trace", "{file}"], "--trace: {file} is a file; give a folder"),
     (["run", "{spec}", "--timeline"], "--timeline: draws the timeline in the run's report"),
     (["run", "{spec}", "--report", "{unmakeable}"], "--report: {unmakeable} cannot be created"),
     (

@@ -12,7 +12,7 @@ from test_graph_figures import US, graph_spec, write_records
 from scabench.console import text
 from scabench.report.live import dashboard, plain_line
 from scabench.run.live import LATENCY_BINS, LiveSampler, percentile_of_histogram
-from scabench.run.records import HEADER, RECORD
+from scabench.run.records import HEADER, HEADER_WITH_GAUGES, MAGIC, RECORD, read_records
 
 CHAIN = ["p.out->a.in", "a.out->s.in"]
 
@@ -149,3 +149,50 @@ def test_latency_is_counted_once_when_each_packet_is_done_at_the_sink(tmp_path):
     (lat,) = sampler.sample().latency
     assert lat.packets == 3
     assert 5000 <= lat.p50_us <= 5000 * 1.13  # to done, not to arrival (300 µs)
+
+
+def write_records_with_gauges(path, sequence, arrive_ns, done_ns, **gauges):
+    """A record file as the runtime writes it now: the 192-byte header, its
+    gauges set, the records after it."""
+    n = len(sequence)
+    header = np.zeros(1, dtype=HEADER_WITH_GAUGES)
+    header["magic"], header["header_size"], header["record_size"] = MAGIC, HEADER_WITH_GAUGES.itemsize, RECORD.itemsize
+    header["capacity"] = header["claimed"] = n
+    for key, value in gauges.items():
+        header[key] = value
+    body = np.zeros(n, dtype=RECORD)
+    body["sequence"], body["arrive_ns"], body["done_ns"] = sequence, arrive_ns, done_ns
+    path.write_bytes(header.tobytes() + body.tobytes())
+
+
+def test_the_gauges_are_read_from_a_header_that_has_them_and_none_from_one_before(tmp_path):
+    spec = chain_spec(packets=4)
+    t = time.monotonic_ns() + np.arange(4) * 1000 * US
+    write_records_with_gauges(
+        tmp_path / "a.rec", np.arange(4), t + 100 * US, np.zeros(4), worker_queued=3, reorder_held=2, upcalls=1
+    )
+    write_records_with_gauges(tmp_path / "p.rec", np.arange(4), t, t + 10 * US, credits_outstanding=4, ring_depth=-1)
+    write_records(tmp_path / "s.rec", np.arange(2), t[:2] + 200 * US, t[:2] + 300 * US)  # the 128-byte header
+    sample = LiveSampler(spec, tmp_path).sample()
+    a, p, s = (sample.component(n) for n in "aps")
+    assert (a.queued, a.reorder_held, a.upcalls, a.ring_depth, a.credits_outstanding) == (3, 2, 1, 0, 0)
+    assert a.taken == 4 and [r.packets for r in sample.connections] == [4, 2]  # records after the longer header
+    assert p.credits_outstanding == 4 and p.ring_depth == 0  # a gauge caught below zero reads 0
+    assert s.queued is None and s.taken == 2
+    line = plain_line(sample)
+    assert "a: done 0 queued 3 reorder 2 calls 1 " in line and "p: done 0 queued 0 credits 4 " in line
+    assert "s: done 0 holding 2 " in line  # no gauges: taken less finished, as before them
+    # A flow depth's column appears once some component has one above zero.
+    shown = text([dashboard(sample)], wide=True)
+    assert "credits" in shown and "ring" not in shown
+
+    new, old = read_records(tmp_path / "a.rec"), read_records(tmp_path / "s.rec")
+    assert new.gauges is not None and new.gauges["worker_queued"] == 3 and list(new.sequence) == [0, 1, 2, 3]
+    assert old.gauges is None and list(old.sequence) == [0, 1]
+
+
+def test_a_header_of_another_size_is_refused_in_words(tmp_path):
+    write_records(tmp_path / "x.rec", np.arange(2), np.ones(2), np.ones(2))
+    set_header(tmp_path / "x.rec", header_size=160)
+    with pytest.raises(ValueError, match="a record header of 160 bytes"):
+        read_records(tmp_path / "x.rec")

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -71,6 +72,7 @@ class BoundedQueue {
     if (closed_) return false;
     items_.push_back(std::move(item));
     published();
+    count(+1);
     if (items_.size() > deepest_) deepest_ = items_.size();
     if (items_.size() + admitted_ >= capacity_)
       refilling_ = false;
@@ -88,6 +90,7 @@ class BoundedQueue {
     if (closed_ || items_.size() + admitted_ >= capacity_ || !waiting_.empty()) return false;
     items_.push_back(std::move(item));
     published();
+    count(+1);
     if (items_.size() > deepest_) deepest_ = items_.size();
     if (items_.size() >= capacity_) refilling_ = false;
     notEmpty_.notify_one();
@@ -102,6 +105,7 @@ class BoundedQueue {
     T item = std::move(items_.front());
     items_.pop_front();
     published();
+    count(-1);
     if (!refilling_ && !waiting_.empty() && items_.size() <= waiting_.front()->resumeAt) {
       refilling_ = true;
       admitNext();
@@ -116,6 +120,11 @@ class BoundedQueue {
     notEmpty_.notify_all();
     for (Waiter* w : waiting_) w->wake.notify_one();
   }
+
+  // Keeps `gauge` at the queue's size, by adding each change to it (several
+  // queues may add to one gauge: a component's ports). Set before any push.
+  // Under the queue's lock, so the gauge never goes below what the queues hold.
+  void countInto(std::atomic<int64_t>* gauge) { gauge_ = gauge; }
 
   std::size_t capacity() const { return capacity_; }
   std::size_t resumeAt() const { return resumeAt_; }
@@ -162,8 +171,13 @@ class BoundedQueue {
     next->wake.notify_one();
   }
 
+  void count(int64_t delta) {
+    if (gauge_) gauge_->fetch_add(delta, std::memory_order_relaxed);
+  }
+
   const std::size_t capacity_;
   const std::size_t resumeAt_;
+  std::atomic<int64_t>* gauge_ = nullptr;
   std::deque<Waiter*> waiting_;  // blocked producers, in the order they blocked
   std::size_t admitted_ = 0;     // let in, slot kept for them, not yet queued
   bool refilling_ = false;       // drained to a resume level: producers go in, until full

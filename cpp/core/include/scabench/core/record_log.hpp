@@ -4,7 +4,7 @@
 // memory: no lock, no system call, no allocation. Because the mapping is a
 // shared file, the records survive the process: the launcher can tell which
 // packet a killed component handled last, and the analysis reads the file
-// after the run (python/scabench/records.py knows this layout).
+// after the run (python/scabench/run/records.py knows this layout).
 #pragma once
 
 #include <atomic>
@@ -64,9 +64,26 @@ struct RecordFileHeader {
   // 2^32, far beyond any run. These were reserved bytes: files written before
   // them read as no refusals.
   std::atomic<uint32_t> refused[6];
+  // Gauges: what the component holds now, summed over its ports and
+  // connections, each kept by the part of the runtime that changes it with
+  // one relaxed atomic add (no lock, no system call), so that a reader of
+  // the mapped file (run --live, scabench.watch) sees the depths as they
+  // are rather than inferring them. A file written before them has the
+  // 128-byte header (headerSize says which): python/scabench/run/records.py
+  // reads both. docs/reference/result-files.md#record-header says what each
+  // counts.
+  std::atomic<int64_t> workerQueued;        // in its ports' worker queues (an end of stream among them)
+  std::atomic<int64_t> reorderHeld;         // packets in its ports' reorder buffers
+  std::atomic<int64_t> ringDepth;           // its shm uses connections: messages ahead of the last one sent
+  std::atomic<int64_t> creditsOutstanding;  // its credits uses connections: sent, not yet acknowledged
+  std::atomic<int64_t> upcalls;             // calls in its provides ports now (max_concurrent is their peak)
+  uint64_t reserved[3];
 };
-static_assert(sizeof(RecordFileHeader) == 128);
+static_assert(sizeof(RecordFileHeader) == 192);
 static_assert(offsetof(RecordFileHeader, refused) == 104);
+static_assert(offsetof(RecordFileHeader, workerQueued) == 128);
+// The header's size before the gauges: such a file has no gauges.
+constexpr uint32_t kRecordHeaderWithoutGauges = 128;
 
 // Why a port refused something, an index into RecordFileHeader::refused
 // (python/scabench/run/records.py names them in this order).
@@ -100,6 +117,10 @@ class RecordLog {
   void enterUpcall();
   void leaveUpcall();
 
+  // Adds to a gauge (RecordFileHeader): relaxed, as a reader only wants
+  // its value now, and one locked add is all a change costs.
+  static void add(std::atomic<int64_t>& gauge, int64_t delta) { gauge.fetch_add(delta, std::memory_order_relaxed); }
+
   // Raises a peak counter to `value` if higher; adds to a count.
   static void raise(std::atomic<uint64_t>& peak, uint64_t value) {
     uint64_t seen = peak.load(std::memory_order_relaxed);
@@ -115,7 +136,6 @@ class RecordLog {
   RecordFileHeader* header_ = nullptr;
   PacketRecord* records_ = nullptr;
   std::size_t mappedBytes_ = 0;
-  std::atomic<uint32_t> inUpcall_{0};
 };
 
 uint32_t currentThreadId();

@@ -150,10 +150,17 @@ class Streams {
 };
 
 // BulkIO's PortStatistics from a port's traffic. Keywords: the totals
-// (calls, elements) and `extraCounts` (a provides port's: docs/reference/bulkio.md).
+// (calls, elements) and what the port adds (extraCounts: docs/reference/bulkio.md
+// lists every keyword a scabench port answers).
 BULKIO::PortStatistics portStatistics(const std::string& portName, const PortTraffic& traffic,
                                       const std::vector<std::string>& streamIDs,
                                       const std::map<std::string, uint64_t>& extraCounts = {});
+// The process a port lives in, read when its statistics are asked (one
+// getrusage and a read of /proc/self/stat; nothing on a packet's way):
+// `pid`, `process_cpu_us` (user + system CPU so far) and `process_threads`,
+// so that a watcher over CORBA (scabench top) shows CPU per process, as
+// run --live does from /proc. Several components in one host share them.
+std::map<std::string, uint64_t> processCounts();
 
 // The BulkIO servant of a provides port: each operation is the port's own
 // (InPort<T>::bulkioPush and the rest). A template over the port so that

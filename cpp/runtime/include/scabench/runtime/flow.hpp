@@ -85,11 +85,31 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
     std::unique_lock lock(mutex_);
     return draw(lock, next);
   }
-  // The connection is gone (disconnectPort): every wait ends, for good.
+  // The connection is gone (disconnectPort): every wait ends, for good, and
+  // its credits leave the gauge (countInto): nothing will be sent on them.
   void close() {
     std::lock_guard lock(mutex_);
     closed_ = true;
     changed_.notify_all();
+    recount();
+  }
+  // Keeps `gauge` (the component's creditsOutstanding, record_log.hpp) added
+  // to by this connection's credits outstanding, as they change: one
+  // relaxed add under the lock the change already holds. Several gates add
+  // to one gauge. Until called, or after close(), the gate adds nothing.
+  void countInto(std::atomic<int64_t>* gauge) {
+    std::lock_guard lock(mutex_);
+    if (gauge == gauge_) return;
+    if (gauge_) gauge_->fetch_add(-counted_, std::memory_order_relaxed);
+    gauge_ = gauge;
+    counted_ = 0;
+    recount();
+  }
+  // Packets sent (link sequences issued) and not yet acknowledged, under
+  // credits; 0 without (nothing is acknowledged then).
+  uint64_t outstanding() const {
+    std::lock_guard lock(mutex_);
+    return outstandingLocked();
   }
   // The sending component stops (CF::Resource::stop): every wait ends now,
   // refused, and none begins until resume() (its next start).
@@ -119,6 +139,7 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
         if (upTo > acked_) {  // an older acknowledgement, overtaken, changes nothing
           acked_ = upTo;
           changed_.notify_all();
+          recount();
         }
         return;
       }
@@ -145,7 +166,16 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
   uint64_t draw(std::unique_lock<std::mutex>&, std::atomic<uint64_t>& next) {
     const uint64_t linkSequence = next.fetch_add(1);
     if (linkSequence >= issued_) issued_ = linkSequence + 1;
+    recount();
     return linkSequence;
+  }
+  uint64_t outstandingLocked() const { return credits_ == 0 || issued_ < acked_ ? 0 : issued_ - acked_; }
+  // Under mutex_: brings the gauge to this gate's outstanding credits.
+  void recount() {
+    if (!gauge_) return;
+    const int64_t now = closed_ ? 0 : int64_t(outstandingLocked());
+    if (now != counted_) gauge_->fetch_add(now - counted_, std::memory_order_relaxed);
+    counted_ = now;
   }
 
   const uint64_t credits_;
@@ -160,6 +190,8 @@ class FlowGate final : public virtual POA_scabench::FlowControl {
   bool suspended_ = false;
   bool closed_ = false;
   bool halted_ = false;
+  std::atomic<int64_t>* gauge_ = nullptr;  // countInto
+  int64_t counted_ = 0;                    // what this gate has added to it
 };
 
 }  // namespace scabench

@@ -234,6 +234,12 @@ class InPortBase {
   void held(InLink& link, int64_t delta);
   void finished(InLink& link, uint64_t firstLink, uint64_t count = 1);
   void publishReorderStats(const ResequencerStats& stats);
+  // The packets its reorder buffers hold now: the port's own count (its
+  // statistics' reorder_held) and the component's gauge, changed together.
+  void reorderHeld(int64_t delta) {
+    reorderHeld_.fetch_add(delta, std::memory_order_relaxed);
+    RecordLog::add(records().header().reorderHeld, delta);
+  }
 
   // End of stream, the connection's own, with link sequence `eosLink`, has
   // come through the port: it ends the connection's stream once every link
@@ -291,7 +297,8 @@ class InPortBase {
   int64_t flowLow_ = 0, flowHigh_ = 0;
   uint64_t credits_ = 0, ackBatch_ = 1;
   std::mutex flowMutex_;
-  std::atomic<int64_t> heldNow_{0};  // the whole port's, for its peak
+  std::atomic<int64_t> heldNow_{0};      // the whole port's, for its peak
+  std::atomic<int64_t> reorderHeld_{0};  // in its reorder buffers now (reorderHeld())
 
   // Shared-memory connections by token; a detached or replaced one is closed
   // and kept until shutRings() joins its threads.
@@ -365,6 +372,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       prepareResume(depth);
       auto queue = std::make_unique<BoundedQueue<Queued>>(depth);
       BoundedQueue<Queued>* worked = queue.get();
+      worked->countInto(&records().header().workerQueued);
       queues_.push_back(std::move(queue));
       queue_.store(worked, std::memory_order_release);
       worker_ = std::thread([this, worked] { workerLoop(*worked); });
@@ -508,6 +516,7 @@ void InPort<T>::take(const PacketHeader& h, const typename Traits::Seq& data, Ca
       if (q.header.end_of_stream) return;
       q.slot = log.arrive(h.sequence_number, arrivedNs, flags);
       held(*link, +1);
+      reorderHeld(+1);
     });
     if (offer == Resequencer<Queued>::Offer::Refused) refuse(Refusal::Sequence);
   } else if (h.end_of_stream) {
@@ -569,7 +578,10 @@ template <class T>
 void InPort<T>::releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Queued>& buffer) {
   // Link sequences given up on count as finished: for credits and for the end of stream.
   auto skipped = [&](uint64_t first, uint64_t count) { finished(*link, first, count); };
-  while (auto item = buffer.next(skipped)) release(std::move(*item));
+  while (auto item = buffer.next(skipped)) {
+    if (!item->header.end_of_stream) reorderHeld(-1);  // counted as it was filed (upcall)
+    release(std::move(*item));
+  }
 }
 
 template <class T>

@@ -106,6 +106,8 @@ class OutPortBase : public virtual POA_BULKIO::UsesPortStatisticsProvider {
   // once (and counted unsent), and none waits until the next start. Without
   // flow control no wait is the sender's own to end.
   void halt();
+  // Also points every connection's gauges (credits outstanding, ring depth)
+  // at the component's record header, which exists from the first start.
   void resume();
   // Sends end of stream on every connection, announcing `count` packets less
   // those the connection dropped in the stream, then waits until every
@@ -139,13 +141,16 @@ class OutPortBase : public virtual POA_BULKIO::UsesPortStatisticsProvider {
     // Flow control's gate, null without. Activated in the port POA, and
     // never deleted: a late acknowledgement may still reach it.
     FlowGate* gate = nullptr;
-    std::atomic<bool> detached{false};  // disconnectPort took it from the port
+    std::shared_ptr<shm::RingSender> ring;  // transport shm: the connection's ring
+    std::atomic<bool> detached{false};      // disconnectPort took it from the port
     std::atomic<uint64_t> sent{0}, dropped{0}, unsent{0}, queuePeak{0}, blockedNs{0};
     std::atomic<uint64_t> droppedInStream{0};  // since its last end of stream
     policy::Protocol protocol = policy::Protocol::Scabench;
     PortTraffic traffic;  // its calls that carried data
   };
 
+  // Points the connection's gauges at the component's record header (resume).
+  void countGauges(Connection& c);
   // Narrows to the port's data interface, builds the connection's sender
   // and attaches; throws CF::Port::InvalidPort if the object is not a data
   // port of this type. Under connectMutex_.
@@ -331,6 +336,7 @@ class OutPort final : public OutPortBase {
     // for room goes on.
     stopThread(*link);
     link->sender->flush();
+    if (link->ring) link->ring->countInto(nullptr);  // its depth leaves the component's gauge
     try {
       link->sender->disconnected();
     } catch (const CORBA::Exception&) {  // a peer that is gone has no stream to end
@@ -358,7 +364,6 @@ class OutPort final : public OutPortBase {
   // One connection's sending side.
   struct Link : Connection {
     std::unique_ptr<Sender<T>> sender;
-    std::shared_ptr<shm::RingSender> ring;  // transport shm: the connection's ring
     typename Traits::Ref_var peer;
     std::unique_ptr<BoundedQueue<Item>> queue;  // parallel, drop
     std::thread thread;                         // parallel, drop: drains the queue

@@ -129,8 +129,20 @@ class RingSender {
   // Waits until every message sent so far is taken (or the receiver gone).
   void flush();
 
+  // Messages in the ring now: put in by this side, not yet released by the
+  // receiver (their upcalls not all returned).
+  uint64_t depth() const;
+  // Keeps `gauge` (the component's ringDepth, record_log.hpp) added to by
+  // this ring's depth as each send found it: the messages ahead of the one
+  // it put in, so 0 while the receiver keeps up and the ring's size when a
+  // send had to wait for room. Written at each send (one relaxed add, under
+  // the lock the send holds) and at flush; between sends it keeps the last
+  // send's value (the depth now: depth()). Several rings add to one gauge.
+  void countInto(std::atomic<int64_t>* gauge);
+
  private:
   uint64_t reserve(uint64_t n, std::size_t bytes);  // under mutex_
+  void note(int64_t depth);                         // under mutex_: the gauge (countInto)
   void waitFor(uint64_t n, uint32_t phase);
   // Whether the receiver's process has exited, or its port closed the ring.
   bool receiverGone();
@@ -146,7 +158,7 @@ class RingSender {
   Slot* slots_ = nullptr;
   unsigned char* data_ = nullptr;
   const std::size_t dataBytes_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   uint64_t published_ = 0;  // messages put in the ring (under mutex_)
   uint64_t pos_ = 0;        // the data area's write position, a byte count that only grows (under mutex_)
   // Spinning before a wait for taken or done (waitFor): how long the last
@@ -156,6 +168,8 @@ class RingSender {
   // The receiver was found gone: every later send fails at once (a sync=none
   // queue behind a dead receiver drains in no time, not 100 ms a packet).
   std::atomic<bool> gone_{false};
+  std::atomic<int64_t>* gauge_ = nullptr;  // countInto (under mutex_)
+  int64_t counted_ = 0;                    // what this ring has added to it
 };
 
 // The receiving end: made by the provides port when a sender attaches with
