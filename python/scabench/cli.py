@@ -1410,6 +1410,14 @@ def top(target: str, naming: str | None, every: float, samples: int) -> None:
     help="The lowest nice value execute's PRIORITY may give a process (default: the node's own; "
     "lower only where this user may: see docs/trust-model.md).",
 )
+@click.option(
+    "--accept-loaded",
+    is_flag=True,
+    help="Let load copy a component's files from the file system the caller gives (a REDHAWK domain's "
+    "FileManager: a component's implementation folder, or one file) into the node's cache, and execute run "
+    "them: code sent over the wire, so off unless given (docs/trust-model.md). Without it load takes only "
+    "the programs installed here (--allow).",
+)
 def node(
     domain: str,
     name: str,
@@ -1423,6 +1431,7 @@ def node(
     grace_s: float,
     domain_manager: str | None,
     min_nice: int | None,
+    accept_loaded: bool,
 ) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
@@ -1449,6 +1458,7 @@ def node(
                 publish,
                 domain_manager,
                 min_nice,
+                accept_loaded,
             )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:

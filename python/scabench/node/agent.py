@@ -47,6 +47,7 @@ from scabench.errors import RunError, ScabenchError
 from scabench.model.checks import DOMAIN_SCHEMES
 from scabench.node.device import NODE_PROPERTIES, DeviceManager, NodeDevice
 from scabench.node.filesystem import ProfileFileSystem
+from scabench.node.loaded import LoadedFiles
 from scabench.node.processes import ProcessTable
 from scabench.node.profile import write_profile
 from scabench.run import processes
@@ -78,6 +79,7 @@ class Agent:
         self.orb: Any = None
         self.root: Any = None
         self.table: Any = None
+        self.loaded: Any = None  # node/loaded.py: what load copied from a caller's file system
         self.device = self.device_ref = self.manager_ref = None
         # The DeviceManager's identifier, its DCD's id: an XML ID (a node's name may start with a digit).
         self.manager_id = f"DCE:{uuid.uuid4()}"
@@ -99,6 +101,8 @@ class Agent:
         try:
             self._start_orb()
             self.table = ProcessTable(workdir, self.log)
+            # Beside the processes' folders; the staging folder on the same file system, so a copy moves in whole.
+            self.loaded = LoadedFiles(workdir / "loaded", workdir / "loading", self.settings.name, self.log)
             self.device = NodeDevice(self)
             poa = self.orb.resolve_initial_references("RootPOA")
             poa.activate_object(self.device)
@@ -202,6 +206,7 @@ class Agent:
                 f"({where}{published}); components on {s.component_endpoint}; "
                 f"cores {','.join(map(str, s.cores))}, "
                 f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}"
+                + ("; loads from a caller's file system accepted (--accept-loaded)" if s.accept_loaded else "")
             )
 
     def _join_domain_manager(self):

@@ -260,6 +260,13 @@ NODE_PROPERTIES = (
         ("configure",),
         sequence=True,
     ),
+    NodeProperty(
+        gpp.CACHE_DIRECTORY,
+        "cacheDirectory",
+        "string",
+        lambda d: str(d.agent.loaded.root),
+        "where load copies files from a caller's file system (--accept-loaded)",
+    ),
 )
 PROPERTIES = {p.id: p for p in NODE_PROPERTIES}
 # What allocateCapacity takes, by pool: the CPUs (whole ones, or load in
@@ -291,6 +298,7 @@ def _cpu_list(value, offered):
 class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniORBpy's skeleton
     settings: NodeSettings
     table: ProcessTable
+    agent: Any  # node/agent.py's Agent (not imported: it imports this module)
 
     def __init__(self, agent):
         self.agent = agent
@@ -456,25 +464,37 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
 
     # --- LoadableDevice ------------------------------------------------------------
 
-    def _program(self, fileName):
-        """The node's name for a program given by file name or path; InvalidFileName if it has none."""
+    def _installed(self, fileName):
+        """The node's name for an installed program given by file name or path; None if it has none."""
         programs = self.settings.programs
         if fileName in programs:
             return fileName
-        for name, path in programs.items():
-            if fileName == str(path):
-                return name
-        raise CF.InvalidFileName(
+        return next((name for name, path in programs.items() if fileName == str(path)), None)
+
+    def _refused(self, fileName):
+        loaded = (
+            "or a file loaded from a caller's file system"
+            if self.settings.accept_loaded
+            else "and takes no file from a caller's file system (scabench node --accept-loaded)"
+        )
+        return CF.InvalidFileName(
             cf_error(errno.EACCES),
-            f"{fileName!r} is not a program node {self.settings.name} runs; "
-            f"it runs {', '.join(sorted(programs)) or 'none'} (scabench node --allow)",
+            f"{fileName!r} is not a program node {self.settings.name} runs; it runs "
+            f"{', '.join(sorted(self.settings.programs)) or 'none'} (scabench node --allow), {loaded}",
         )
 
     def load(self, fs, fileName, loadKind):
         self._usable("load")
+        name = self._installed(fileName)
+        if name is None and fs is not None and self.settings.accept_loaded:
+            if loadKind not in (CF.LoadableDevice.EXECUTABLE, CF.LoadableDevice.SHARED_LIBRARY):
+                raise CF.LoadableDevice.InvalidLoadKind()
+            self.agent.loaded.load(fs, fileName, loadKind)
+            return
         if loadKind != CF.LoadableDevice.EXECUTABLE:
             raise CF.LoadableDevice.InvalidLoadKind()
-        name = self._program(fileName)
+        if name is None:
+            raise self._refused(fileName)
         path = self.settings.programs[name]
         if not os.access(path, os.X_OK):
             raise CF.LoadableDevice.LoadFail(
@@ -485,13 +505,36 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
             self._loaded[name] = self._loaded.get(name, 0) + 1
 
     def unload(self, fileName):
-        name = self._program(fileName)
+        name = self._installed(fileName)
+        if name is None:
+            if self.agent.loaded.unload(fileName):
+                return
+            raise CF.InvalidFileName(cf_error(errno.ENOENT), f"{fileName!r} is not loaded on node {self.settings.name}")
         with self._lock:
             if not self._loaded.get(name):
                 raise CF.InvalidFileName(
                     cf_error(errno.ENOENT), f"{fileName!r} is not loaded on node {self.settings.name}"
                 )
             self._loaded[name] -= 1
+
+    def _loaded_program(self, name):
+        """(argv[0], the program's name in the process records) of what execute
+        may start as `name`: an installed program loaded, or a file loaded
+        from a caller's file system (by its name, or within a loaded folder)."""
+        program = self._installed(name)
+        if program is not None:
+            with self._lock:
+                if self._loaded.get(program, 0) > 0:
+                    return str(self.settings.programs[program]), program
+        else:
+            path = self.agent.loaded.program(name)
+            if path is not None:
+                return str(path), path.name
+            if not self.settings.accept_loaded:
+                raise self._refused(name)
+        raise CF.InvalidFileName(
+            cf_error(errno.ENOENT), f"{name!r} is not loaded on node {self.settings.name}: load it first"
+        )
 
     # --- ExecutableDevice ------------------------------------------------------------
 
@@ -555,16 +598,10 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
 
     def execute(self, name, options, parameters):
         self._usable("execute")
-        program = self._program(name)
-        with self._lock:
-            loaded = self._loaded.get(program, 0) > 0
-        if not loaded:
-            raise CF.InvalidFileName(
-                cf_error(errno.ENOENT), f"{name!r} is not loaded on node {self.settings.name}: load it first"
-            )
+        path, program = self._loaded_program(name)
         cpus, stack, batch, nice = self._options(options)
         args, identifier = self._arguments(parameters)
-        argv = [str(self.settings.programs[program])] + args + self.settings.component_orb_options
+        argv = [path] + args + self.settings.component_orb_options
         try:
             pid = self.table.start(argv, program, identifier, cpus, stack, batch, nice)
         except OSError as exc:
@@ -575,11 +612,13 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         return pid
 
     def executeLinked(self, name, options, parameters, deps):
-        if deps:
+        missing = next((d for d in deps if not self.agent.loaded.covers(d)), None)
+        if missing is not None:
             raise CF.InvalidFileName(
                 cf_error(errno.ENOENT),
-                f"{deps[0]!r} is not loaded on node {self.settings.name}: a node loads no dependency "
-                "(load takes EXECUTABLE only); its programs come installed with what they link",
+                f"{missing!r} is not loaded on node {self.settings.name}: a dependency is loaded from the "
+                "caller's file system first (scabench node --accept-loaded); installed programs come with "
+                "what they link",
             )
         return self.execute(name, options, parameters)
 

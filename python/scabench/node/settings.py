@@ -37,6 +37,10 @@ class NodeSettings:
     # The lowest nice value execute's PRIORITY may give; None: the node's own
     # (a caller never gets more CPU than the node has without the operator's word).
     min_nice: int | None = None
+    # Whether load takes files from the file system a caller gives (a REDHAWK
+    # domain's FileManager) and execute runs them: code sent over the wire,
+    # so only where the operator says (--accept-loaded).
+    accept_loaded: bool = False
 
     @property
     def nice_floor(self) -> int:
@@ -228,6 +232,7 @@ def make_settings(
     publish=None,
     domain_manager=None,
     min_nice=None,
+    accept_loaded=False,
 ):
     """NodeSettings from the command line's values, every one checked."""
     check_node_name(name)
@@ -265,6 +270,7 @@ def make_settings(
         grace_s=grace_s,
         domain_manager=parse_domain_manager(domain_manager) if domain_manager is not None else None,
         min_nice=min_nice,
+        accept_loaded=accept_loaded,
     )
 
 
