@@ -1404,6 +1404,14 @@ def top(target: str, naming: str | None, every: float, samples: int) -> None:
     "its IOR or corbaloc, or its name in the domain's Naming Service, e.g. REDHAWK_DEV/REDHAWK_DEV.",
 )
 @click.option(
+    "--domain-manager-check-s",
+    type=click.FloatRange(min=0.05, max=3600),
+    callback=finite,
+    metavar="S",
+    help="How often (at a heartbeat) the node asks its DomainManager whether it still lists it, and "
+    "registers again where it does not (a DomainManager restarted without its data, or moved); default 5.",
+)
+@click.option(
     "--min-nice",
     type=click.IntRange(min=-20, max=19),
     metavar="N",
@@ -1432,6 +1440,7 @@ def node(
     domain_manager: str | None,
     min_nice: int | None,
     accept_loaded: bool,
+    domain_manager_check_s: float | None,
 ) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
@@ -1459,6 +1468,7 @@ def node(
                 domain_manager,
                 min_nice,
                 accept_loaded,
+                domain_manager_check_s,
             )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:
