@@ -47,6 +47,16 @@ HOST_KINDS = ("property", "configure", "allocation")
 # allocateCapacity.
 MATCHING_ACTIONS = ("eq", "gt")
 
+# The GPP.prf.xml's modes: of what a node answers, these three are
+# "readwrite" there, every other "readonly". REDHAWK's PropertySet configures
+# only a property that is not readonly and of kind "configure" or "property"
+# (CONFIGURABLE_KINDS): these three are allocation (and execparam) kinds, so
+# configure refuses them there too. The two capacities change by
+# allocateCapacity and deallocateCapacity; loadCapacityPerCore is an
+# execparam, what a device is started with.
+READWRITE = frozenset({MEM_CAPACITY, LOAD_CAPACITY, LOAD_PER_CORE})
+CONFIGURABLE_KINDS = ("configure", "property")
+
 GPP_KIND = "GPP"
 # What a host is called in an SPD's <os> and <processor> and in the GPP's
 # os_name and processor_name (REDHAWK's names: os "Linux", processor

@@ -161,6 +161,12 @@ class NodeProperty:
     action: str = "external"
     sequence: bool = False
 
+    @property
+    def mode(self) -> str:
+        """The PRF's mode: the GPP.prf.xml's for the GPP's ids (model/gpp.py,
+        READWRITE), readonly for the node's own (its command line sets them)."""
+        return "readwrite" if self.id in gpp.READWRITE else "readonly"
+
     def any(self, device: "NodeDevice") -> Any:
         code = CF._tc_StringSequence if self.sequence else _TYPE_CODES[self.type]
         return CORBA.Any(code, self.value(device))
@@ -351,10 +357,28 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         return []
 
     def configure(self, configProperties):
-        if configProperties:
-            raise CF.PropertySet.InvalidConfiguration(
-                "a node's properties are read-only: they are set on its command line (scabench node)", configProperties
-            )
+        """Refuses every property, each for its reason, as REDHAWK's
+        PropertySet refuses one that is readonly or not of a configurable
+        kind (model/gpp.py, READWRITE): nothing is changed."""
+        if not configProperties:
+            return
+        reasons = []
+        for p in configProperties:
+            known = PROPERTIES.get(p.id)
+            if known is None:
+                reasons.append(f"{p.id!r}: no such property")
+            elif known.mode == "readonly":
+                reasons.append(f"{p.id!r} ({known.name}): read-only, set on the node's command line or measured")
+            elif not set(known.kinds) & set(gpp.CONFIGURABLE_KINDS):
+                how = (
+                    "a device is started with it (a node rates its cores 1.0)"
+                    if "execparam" in known.kinds
+                    else "allocateCapacity and deallocateCapacity change it"
+                )
+                reasons.append(f"{p.id!r} ({known.name}): of kind {'/'.join(known.kinds)}, not configure: {how}")
+        raise CF.PropertySet.InvalidConfiguration(
+            f"node {self.settings.name} configures none of these: " + "; ".join(reasons), configProperties
+        )
 
     def allocated(self):
         """(whole CPUs, load in cores, MiB) allocated now."""

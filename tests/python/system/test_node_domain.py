@@ -201,6 +201,24 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     assert declared[gpp.OS_VERSION] == declared[gpp.OS_NAME] == ["property", "configure", "allocation"]
     assert declared[gpp.LOAD_PER_CORE] == ["execparam", "allocation"] and actions[gpp.LOAD_PER_CORE] == "gt"
     assert declared[gpp.MEM_FREE] == ["configure", "event"] and actions[gpp.MEM_FREE] == "external"
+    # GPP.prf.xml's modes; configure takes none, as REDHAWK's PropertySet takes no readonly property and
+    # none of a kind other than configure or property, and says why for each.
+    modes = {e.get("id"): e.get("mode") for e in prf}
+    assert {i for i, m in modes.items() if m == "readwrite"} == {gpp.MEM_CAPACITY, gpp.LOAD_CAPACITY, gpp.LOAD_PER_CORE}
+    assert set(modes.values()) == {"readwrite", "readonly"}
+    asked = [
+        mem(1),
+        load(1.0),
+        value(gpp.LOAD_PER_CORE, CORBA.TC_double, 2.0),
+        value(gpp.OS_NAME, CORBA.TC_string, "x"),
+    ]
+    with pytest.raises(CF.PropertySet.InvalidConfiguration) as refused:
+        device.configure([*asked, value("nope", CORBA.TC_long, 1)])
+    says = refused.value.msg
+    assert "memCapacity): of kind allocation, not configure: allocateCapacity" in says, says
+    assert "loadCapacityPerCore): of kind execparam/allocation" in says and "os_name): read-only" in says, says
+    assert "'nope': no such property" in says, says
+    assert queried(device, gpp.MEM_CAPACITY, gpp.LOAD_PER_CORE)[gpp.LOAD_PER_CORE] == 1.0  # nothing changed
     # A domain matches a device by its PRF's values: the matching ones are there, as query answers them.
     matching = {e.get("id"): e.findtext("value") for e in prf if e.find("action").get("type") == "eq"}
     assert set(matching) == {gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.OS_VERSION}
