@@ -13,10 +13,15 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      unknown id or a value that is not a number >= 0 of its
                      kind: InvalidCapacity.
   load               fileName: one of the node's programs (its file name, or
-                     its path), loadKind EXECUTABLE; the file system given is
-                     not read (nodes run programs installed on them).
-  execute            the loaded program, each parameter as two arguments (id,
-                     value), then -ORBendPoint with the node's address (and
+                     its path), loadKind EXECUTABLE, whatever file system is
+                     given; any other name, with a file system and
+                     --accept-loaded: a file or folder copied from it into
+                     the node's cache (node/loaded.py), EXECUTABLE or
+                     SHARED_LIBRARY; without the option, InvalidFileName
+                     (CF_EACCES) naming it. Counted per name.
+  execute            the loaded program, or a loaded file (by the name it was
+                     loaded by, or its path within a loaded folder), each
+                     parameter as two arguments (id, value), then -ORBendPoint with the node's address (and
                      its component port range); a parameter id that starts
                      with '-' must be one of ORB_OPTIONS, and one naming a
                      place on the node (NODE_PARAMETERS) is refused
@@ -28,10 +33,8 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      --min-nice, it gets the floor; above 19, 19). It runs
                      in a directory of its own (node/processes.py). Answers
                      the pid.
-  executeLinked      execute with the files the program depends on: none
-                     is execute; one named is InvalidFileName (CF_ENOENT),
-                     as the node loads no dependency (load takes EXECUTABLE
-                     only, its programs come installed with what they link).
+  executeLinked      execute once each file the program depends on is
+                     loaded; one that is not: InvalidFileName (CF_ENOENT).
   terminate          SIGTERM to the process's group, SIGKILL after
                      TERMINATE_GRACE_S; returns once it is gone.
   processes          every process started, with its CPU and switches.
