@@ -1445,7 +1445,10 @@ def node(
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
     Service, which start component programs here (load, execute, terminate),
-    allocate its cores and memory, and report their processes' CPU. Runs
+    allocate its cores and memory, and report their processes' CPU; with
+    --accept-loaded also the files a domain loads from its file system (a
+    REDHAWK component's implementation), run by the name they were loaded
+    by. Runs
     until DeviceManager.shutdown() or Ctrl-C; exits 1, its processes stopped,
     when the Naming Service has not answered for --grace-s."""
     from scabench.node.agent import Agent

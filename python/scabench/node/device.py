@@ -513,15 +513,15 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
     def load(self, fs, fileName, loadKind):
         self._usable("load")
         name = self._installed(fileName)
-        if name is None and fs is not None and self.settings.accept_loaded:
+        if name is None:
+            if fs is None or not self.settings.accept_loaded:
+                raise self._refused(fileName)
             if loadKind not in (CF.LoadableDevice.EXECUTABLE, CF.LoadableDevice.SHARED_LIBRARY):
                 raise CF.LoadableDevice.InvalidLoadKind()
             self.agent.loaded.load(fs, fileName, loadKind)
             return
         if loadKind != CF.LoadableDevice.EXECUTABLE:
             raise CF.LoadableDevice.InvalidLoadKind()
-        if name is None:
-            raise self._refused(fileName)
         path = self.settings.programs[name]
         if not os.access(path, os.X_OK):
             raise CF.LoadableDevice.LoadFail(
