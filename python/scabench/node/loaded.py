@@ -121,12 +121,13 @@ class LoadedFiles:
             entry = self._entry(fs, name)
             staging = self.staging / uuid.uuid4().hex
             staging.mkdir(mode=0o700)
+            target = self.root.joinpath(*parts)
             try:
                 copied = self._copy(fs, name, entry, staging / parts[-1], kind, depth=0, counted=[0])
-                target = self.root.joinpath(*parts)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(copied, target)
             except OSError as exc:
+                self._prune(target)
                 raise Loadable.LoadFail(
                     cf_error_of(exc), f"{name!r}: node {self.label} could not write its copy: {exc.strerror or exc}"
                 ) from None
@@ -151,15 +152,19 @@ class LoadedFiles:
                 shutil.rmtree(target, ignore_errors=True)
             else:
                 target.unlink(missing_ok=True)
-            for parent in target.parents:  # the folders made for it, up to the cache
-                if parent == self.root:
-                    break
-                try:
-                    parent.rmdir()
-                except OSError:
-                    break  # another load's, still there
+            self._prune(target)
         self.log(f"unloaded {name}")
         return True
+
+    def _prune(self, target: Path) -> None:
+        """Removes the folders made for `target` that are empty, up to the cache."""
+        for parent in target.parents:
+            if parent == self.root:
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break  # another load's, still there (or never made)
 
     def program(self, name: str) -> Path | None:
         """The copy of `name` for execute: a plain file loaded by that name, or
@@ -240,10 +245,12 @@ class LoadedFiles:
             got = 0
             with open(dest, "wb") as out:
                 while got < size:
-                    data = self._call(name, "read", lambda: opened.read(min(READ_CHUNK, size - got)))
-                    if not data:
+                    asked = min(READ_CHUNK, size - got)
+                    data = self._call(name, "read", lambda: opened.read(asked))
+                    if not data or len(data) > asked:
                         raise Loadable.LoadFail(
-                            cf_error(errno.EIO), f"{name!r}: the file ended after {got} of its {size} bytes"
+                            cf_error(errno.EIO),
+                            f"{name!r}: read answered {len(data)} bytes for {asked}, at {got} of its {size}",
                         )
                     out.write(data)
                     got += len(data)

@@ -121,18 +121,25 @@ class HalfFile(ProfileFile):
         return super().read(length)
 
 
-class FailingFileSystem(ProfileFileSystem):
-    """Serves its root, but the file named `fails` fails mid-read."""
+class ShortFile(ProfileFile):
+    """A file that says it is longer than what it reads: it ends before its size."""
 
-    def __init__(self, root, fails):
+    def sizeOf(self):
+        return len(self.data) + 10
+
+
+class FailingFileSystem(ProfileFileSystem):
+    """Serves its root, but the file named `fails` fails mid-read (as `file`: HalfFile or ShortFile)."""
+
+    def __init__(self, root, fails, file=None):
         super().__init__(root, "failing")
-        self.fails = fails
+        self.fails, self.file = fails, file or HalfFile
 
     def open(self, fileName, read_Only):
         if fileName != self.fails:
             return super().open(fileName, read_Only)
         data = (self.root / fileName[1:]).read_bytes()
-        opened = HalfFile(self, fileName, data)
+        opened = self.file(self, fileName, data)
         return opened._this()
 
 
@@ -166,6 +173,11 @@ def test_loads_that_cannot_be_made_are_refused_with_their_cf_errors_and_leave_no
     with pytest.raises(CF.LoadableDevice.LoadFail) as failed:
         device.load(failing, "/comp", EXECUTABLE)
     assert failed.value.errorNumber == CF.CF_EIO and "the disk went away" in failed.value.msg
+    assert left_in(cache) == []
+    short = serve_fs(FailingFileSystem(tree, "/comp/run", ShortFile))
+    with pytest.raises(CF.LoadableDevice.LoadFail) as ended:
+        device.load(short, "/comp/run", EXECUTABLE)
+    assert ended.value.errorNumber == CF.CF_EIO and "read answered 0 bytes" in ended.value.msg
     assert left_in(cache) == []
     with pytest.raises(CF.InvalidFileName):
         device.unload("/comp")  # never loaded
@@ -208,6 +220,7 @@ def test_a_node_without_accept_loaded_refuses_a_load_from_a_file_system_naming_t
             call()
         assert "--accept-loaded" in refused.value.msg
     assert refused.value.errorNumber == CF.CF_ENOENT  # a dependency never loaded
-    with pytest.raises(CF.InvalidFileName) as refused:
-        device.load(fs, IMPLEMENTATION, EXECUTABLE)
-    assert refused.value.errorNumber == CF.CF_EACCES
+    for kind in (EXECUTABLE, CF.LoadableDevice.SHARED_LIBRARY):
+        with pytest.raises(CF.InvalidFileName) as refused:
+            device.load(fs, IMPLEMENTATION, kind)
+        assert refused.value.errorNumber == CF.CF_EACCES and "--accept-loaded" in refused.value.msg
