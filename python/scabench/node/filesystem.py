@@ -139,9 +139,10 @@ class ProfileFileSystem(S.CF__POA.FileSystem):  # type: ignore[name-defined]  # 
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise CF.FileException(cf_error(errno.EISDIR), f"{fileName!r} is not a plain file")
-            data = b""
+            chunks = []  # joined once: adding each to the last is quadratic in the file's size
             while chunk := os.read(fd, 1 << 16):
-                data += chunk
+                chunks.append(chunk)
+            data = b"".join(chunks)
         finally:
             os.close(fd)
         self._expire_idle()
