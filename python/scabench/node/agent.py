@@ -21,8 +21,10 @@ its names are bound, as REDHAWK's DeviceManager does: registerDeviceManager
 (the DomainManager reads the node's DCD, node/profile.py, through the
 DeviceManager's fileSys, node/filesystem.py), then registerDevice of its
 device (the DomainManager reads the device's SPD and PRF there, from the
-path its softwareProfile answers). It leaves first thing when it ends:
-unregisterDevice, then unregisterDeviceManager.
+path its softwareProfile answers). Every --domain-manager-check-s (at a
+heartbeat) it asks the DomainManager whether it still lists the node, and
+registers again where it does not (_watch_domain_manager). It leaves first
+thing when it ends: unregisterDevice, then unregisterDeviceManager.
 
 It ends cleanly on DeviceManager.shutdown() (exit 0) and on SIGTERM, SIGINT
 or SIGHUP (128 + the signal): its processes are stopped (SIGTERM, then
@@ -267,7 +269,7 @@ class Agent:
         self.log(f"registered with the DomainManager {self.settings.domain_manager}, and its device")
 
     def _watch_domain_manager(self):
-        """Every --domain-manager-check-s (at a heartbeat), from the heartbeat: a DomainManager
+        """From the heartbeat, every --domain-manager-check-s: a DomainManager
         that restarted without its data no longer lists this node among its
         deviceManagers, and one that moved no longer answers at its old
         reference. Either way the node resolves it again and registers
