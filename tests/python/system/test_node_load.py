@@ -143,6 +143,17 @@ class FailingFileSystem(ProfileFileSystem):
         return opened._this()
 
 
+class LyingFileSystem(ProfileFileSystem):
+    """Lists a folder's entries under a name that reaches outside it."""
+
+    def list(self, pattern):
+        found = super().list(pattern)
+        if pattern.endswith("/"):
+            for entry in found:
+                entry.name = "../../escaped"
+        return found
+
+
 def a_tree(root):
     """/comp: run (a program, executable), data (not), and sub/big (more than one read's worth)."""
     (root / "comp" / "sub").mkdir(parents=True)
@@ -179,6 +190,11 @@ def test_loads_that_cannot_be_made_are_refused_with_their_cf_errors_and_leave_no
         device.load(short, "/comp/run", EXECUTABLE)
     assert ended.value.errorNumber == CF.CF_EIO and "read answered 0 bytes" in ended.value.msg
     assert left_in(cache) == []
+    lying = serve_fs(LyingFileSystem(tree, "lying"))
+    with pytest.raises(CF.LoadableDevice.LoadFail) as escaped:
+        device.load(lying, "/comp", EXECUTABLE)
+    assert escaped.value.errorNumber == CF.CF_EINVAL and "../../escaped" in escaped.value.msg
+    assert left_in(cache) == [] and not list(cache.parent.rglob("escaped"))  # nor beside the cache
     with pytest.raises(CF.InvalidFileName):
         device.unload("/comp")  # never loaded
     # The file system's EXECUTABLE property decides; a folder and what it holds are copied whole.
