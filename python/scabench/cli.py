@@ -1423,11 +1423,27 @@ def top(target: str, naming: str | None, every: float, samples: int) -> None:
     "its IOR or corbaloc, or its name in the domain's Naming Service, e.g. REDHAWK_DEV/REDHAWK_DEV.",
 )
 @click.option(
+    "--domain-manager-check-s",
+    type=click.FloatRange(min=0.05, max=3600),
+    callback=finite,
+    metavar="S",
+    help="How often (at a heartbeat) the node asks its DomainManager whether it still lists it, and "
+    "registers again where it does not (a DomainManager restarted without its data, or moved); default 5.",
+)
+@click.option(
     "--min-nice",
     type=click.IntRange(min=-20, max=19),
     metavar="N",
     help="The lowest nice value execute's PRIORITY may give a process (default: the node's own; "
     "lower only where this user may: see docs/trust-model.md).",
+)
+@click.option(
+    "--accept-loaded",
+    is_flag=True,
+    help="Let load copy a component's files from the file system the caller gives (a REDHAWK domain's "
+    "FileManager: a component's implementation folder, or one file) into the node's cache, and execute run "
+    "them: code sent over the wire, so off unless given (docs/trust-model.md). Without it load takes only "
+    "the programs installed here (--allow).",
 )
 def node(
     domain: str,
@@ -1442,11 +1458,16 @@ def node(
     grace_s: float,
     domain_manager: str | None,
     min_nice: int | None,
+    accept_loaded: bool,
+    domain_manager_check_s: float | None,
 ) -> None:
     """Serve this machine to a domain as an SCA node: a DeviceManager and an
     ExecutableDevice registered under nodes/NAME in the domain's Naming
     Service, which start component programs here (load, execute, terminate),
-    allocate its cores and memory, and report their processes' CPU. Runs
+    allocate its cores and memory, and report their processes' CPU; with
+    --accept-loaded also the files a domain loads from its file system (a
+    REDHAWK component's implementation), run by the name they were loaded
+    by. Runs
     until DeviceManager.shutdown() or Ctrl-C; exits 1, its processes stopped,
     when the Naming Service has not answered for --grace-s."""
     from scabench.node.agent import Agent
@@ -1468,6 +1489,8 @@ def node(
                 publish,
                 domain_manager,
                 min_nice,
+                accept_loaded,
+                domain_manager_check_s,
             )
             Agent(settings, log=lambda line: click.echo(line)).serve()
     except SystemExit as exc:

@@ -19,7 +19,8 @@ Measured and derived (query only):
   MEM_FREE        memFree          longlong  MiB available now (the kernel's MemAvailable)
   LOAD_TOTAL      loadTotal        double    processor_cores x loadCapacityPerCore
   PROCESSOR_CORES processor_cores  short
-  NIC_INTERFACES  available_nic_interfaces  string sequence"""
+  NIC_INTERFACES  available_nic_interfaces  string sequence
+  CACHE_DIRECTORY cacheDirectory   string    where loaded files are copied"""
 
 import platform
 
@@ -33,6 +34,7 @@ LOAD_CAPACITY = "DCE:72c1c4a9-2bcf-49c5-bafd-ae2c1d567056"
 LOAD_TOTAL = "DCE:28b23bc8-e4c0-421b-9c52-415a24715209"
 LOAD_PER_CORE = "DCE:3bf07b37-0c00-4e2a-8275-52bd4e391f07"
 PROCESSOR_CORES = "processor_cores"
+CACHE_DIRECTORY = "cacheDirectory"
 NIC_INTERFACES = "available_nic_interfaces"
 
 # The GPP.prf.xml's kinds of its matching properties: device_kind's, and
@@ -44,6 +46,16 @@ HOST_KINDS = ("property", "configure", "allocation")
 # with a dependency's (the device is not asked): "external" ones are sent to
 # allocateCapacity.
 MATCHING_ACTIONS = ("eq", "gt")
+
+# The GPP.prf.xml's modes: of what a node answers, these three are
+# "readwrite" there, every other "readonly". REDHAWK's PropertySet configures
+# only a property that is not readonly and of kind "configure" or "property"
+# (CONFIGURABLE_KINDS): these three are allocation (and execparam) kinds, so
+# configure refuses them there too. The two capacities change by
+# allocateCapacity and deallocateCapacity; loadCapacityPerCore is an
+# execparam, what a device is started with.
+READWRITE = frozenset({MEM_CAPACITY, LOAD_CAPACITY, LOAD_PER_CORE})
+CONFIGURABLE_KINDS = ("configure", "property")
 
 GPP_KIND = "GPP"
 # What a host is called in an SPD's <os> and <processor> and in the GPP's

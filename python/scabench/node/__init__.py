@@ -9,6 +9,8 @@ for a launcher (docs/architecture.md, "Nodes").
   properties (REDHAWK's GPP's among them);
 - profile: the DCD, SPDs, PRF and SCD the node writes of itself;
 - filesystem: its DeviceManager's read-only fileSys, which serves them;
+- loaded: what load copies from a caller's file system (--accept-loaded),
+  the node's cache of it;
 - processes: the programs it started, their end and their CPU.
 
 A launcher's side of a node (its names, node_alive) is run/nodes.py."""

@@ -21,8 +21,10 @@ its names are bound, as REDHAWK's DeviceManager does: registerDeviceManager
 (the DomainManager reads the node's DCD, node/profile.py, through the
 DeviceManager's fileSys, node/filesystem.py), then registerDevice of its
 device (the DomainManager reads the device's SPD and PRF there, from the
-path its softwareProfile answers). It leaves first thing when it ends:
-unregisterDevice, then unregisterDeviceManager.
+path its softwareProfile answers). Every --domain-manager-check-s (at a
+heartbeat) it asks the DomainManager whether it still lists the node, and
+registers again where it does not (_watch_domain_manager). It leaves first
+thing when it ends: unregisterDevice, then unregisterDeviceManager.
 
 It ends cleanly on DeviceManager.shutdown() (exit 0) and on SIGTERM, SIGINT
 or SIGHUP (128 + the signal): its processes are stopped (SIGTERM, then
@@ -47,6 +49,7 @@ from scabench.errors import RunError, ScabenchError
 from scabench.model.checks import DOMAIN_SCHEMES
 from scabench.node.device import NODE_PROPERTIES, DeviceManager, NodeDevice
 from scabench.node.filesystem import ProfileFileSystem
+from scabench.node.loaded import LoadedFiles
 from scabench.node.processes import ProcessTable
 from scabench.node.profile import write_profile
 from scabench.run import processes
@@ -78,11 +81,14 @@ class Agent:
         self.orb: Any = None
         self.root: Any = None
         self.table: Any = None
+        self.loaded: Any = None  # node/loaded.py: what load copied from a caller's file system
         self.device = self.device_ref = self.manager_ref = None
         # The DeviceManager's identifier, its DCD's id: an XML ID (a node's name may start with a digit).
         self.manager_id = f"DCE:{uuid.uuid4()}"
         self.domain_manager: Any = None  # the DomainManager it registered with (--domain-manager)
         self._device_registered = False  # its device, with that DomainManager
+        self._domain_manager_checked = 0.0  # when the heartbeat last asked it (time.monotonic)
+        self._domain_manager_lost = False  # its last check found it gone, and registering again failed
 
     def log(self, text):
         with self._log_lock:
@@ -99,6 +105,8 @@ class Agent:
         try:
             self._start_orb()
             self.table = ProcessTable(workdir, self.log)
+            # Beside the processes' folders; the staging folder on the same file system, so a copy moves in whole.
+            self.loaded = LoadedFiles(workdir / "loaded", workdir / "loading", self.settings.name, self.log)
             self.device = NodeDevice(self)
             poa = self.orb.resolve_initial_references("RootPOA")
             poa.activate_object(self.device)
@@ -202,13 +210,15 @@ class Agent:
                 f"({where}{published}); components on {s.component_endpoint}; "
                 f"cores {','.join(map(str, s.cores))}, "
                 f"memory {s.memory_mib} MiB; programs {', '.join(sorted(s.programs)) or 'none'}"
+                + ("; loads from a caller's file system accepted (--accept-loaded)" if s.accept_loaded else "")
             )
 
-    def _join_domain_manager(self):
-        """registerDeviceManager with the DomainManager --domain-manager names:
-        an IOR or corbaloc, or a name in the domain's Naming Service. A name
-        bound to nothing, or to something else: ScabenchError; no answer, or
-        a refusal: RunError."""
+    def _resolve_domain_manager(self):
+        """The DomainManager --domain-manager names: an IOR or corbaloc, or a
+        name in the domain's Naming Service (resolved anew each time: a
+        DomainManager that restarted may be bound to a new reference). A name
+        bound to nothing, or to something else: ScabenchError; no answer:
+        RunError."""
         given = self.settings.domain_manager
         try:
             if given.startswith(DOMAIN_SCHEMES):
@@ -228,6 +238,13 @@ class Agent:
             raise RunError(f"the DomainManager {given} does not answer: {describe(exc)}") from None
         if manager is None:
             raise ScabenchError(f"--domain-manager: {given!r} is not a DomainManager (not a CF::DomainManager)")
+        return manager
+
+    def _register_with(self, manager):
+        """registerDeviceManager, then registerDevice of its device (registerDeviceManager
+        does not take the DCD's devices: each registers on its own). A refusal, or no
+        answer: RunError."""
+        given = self.settings.domain_manager
         try:
             manager.registerDeviceManager(self.manager_ref)
         except CORBA.UserException as exc:
@@ -235,7 +252,7 @@ class Agent:
         except CORBA.SystemException as exc:
             raise RunError(f"the DomainManager {given} does not answer: {describe(exc)}") from None
         self.domain_manager = manager  # from here on, the node's end unregisters it
-        # registerDeviceManager does not take the DCD's devices: each registers on its own.
+        self._device_registered = False
         try:
             manager.registerDevice(self.device_ref, self.manager_ref)
         except CORBA.UserException as exc:
@@ -243,7 +260,51 @@ class Agent:
         except CORBA.SystemException as exc:
             raise RunError(f"the DomainManager {given} does not answer: {describe(exc)}") from None
         self._device_registered = True
-        self.log(f"registered with the DomainManager {given}, and its device")
+
+    def _join_domain_manager(self):
+        """At start: registers with the DomainManager, or the node ends
+        (ScabenchError for a name that is wrong, RunError otherwise)."""
+        self._register_with(self._resolve_domain_manager())
+        self._domain_manager_checked = time.monotonic()
+        self.log(f"registered with the DomainManager {self.settings.domain_manager}, and its device")
+
+    def _watch_domain_manager(self):
+        """From the heartbeat, every --domain-manager-check-s: a DomainManager
+        that restarted without its data no longer lists this node among its
+        deviceManagers, and one that moved no longer answers at its old
+        reference. Either way the node resolves it again and registers
+        again, logging it; a DomainManager that cannot be reached or
+        refuses is tried again at the next check (the node serves on: its
+        domain is the Naming Service)."""
+        now = time.monotonic()
+        if now - self._domain_manager_checked < self.settings.domain_manager_check_s:
+            return
+        self._domain_manager_checked = now
+        given = self.settings.domain_manager
+        try:
+            listed = self.domain_manager._get_deviceManagers()
+            if self._device_registered and any(m is not None and m._is_equivalent(self.manager_ref) for m in listed):
+                if self._domain_manager_lost:
+                    self.log(f"the DomainManager {given} answers again, this node registered there")
+                    self._domain_manager_lost = False
+                return
+            why = (
+                "it does not list this node (restarted?)" if self._device_registered else "its device is not registered"
+            )
+        except CORBA.SystemException as exc:
+            why = f"it does not answer at its reference ({describe(exc)})"
+        try:
+            self._register_with(self._resolve_domain_manager())
+        except (RunError, ScabenchError) as exc:
+            if not self._domain_manager_lost:
+                self.log(
+                    f"the DomainManager {given}: {why}; cannot register again yet: {exc}; tried again every "
+                    f"{self.settings.domain_manager_check_s:g} s"
+                )
+                self._domain_manager_lost = True
+            return
+        self._domain_manager_lost = False
+        self.log(f"registered again with the DomainManager {given}, and its device: {why}")
 
     def _leave_domain_manager(self):
         manager, self.domain_manager = self.domain_manager, None
@@ -311,6 +372,8 @@ class Agent:
         with self._ending:
             if not self._leaving:
                 self._check_in()
+                if self.domain_manager is not None:
+                    self._watch_domain_manager()
 
     def _check_in(self):
         s = self.settings

@@ -13,10 +13,15 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      unknown id or a value that is not a number >= 0 of its
                      kind: InvalidCapacity.
   load               fileName: one of the node's programs (its file name, or
-                     its path), loadKind EXECUTABLE; the file system given is
-                     not read (nodes run programs installed on them).
-  execute            the loaded program, each parameter as two arguments (id,
-                     value), then -ORBendPoint with the node's address (and
+                     its path), loadKind EXECUTABLE, whatever file system is
+                     given; any other name, with a file system and
+                     --accept-loaded: a file or folder copied from it into
+                     the node's cache (node/loaded.py), EXECUTABLE or
+                     SHARED_LIBRARY; without the option, InvalidFileName
+                     (CF_EACCES) naming it. Counted per name.
+  execute            the loaded program, or a loaded file (by the name it was
+                     loaded by, or its path within a loaded folder), each
+                     parameter as two arguments (id, value), then -ORBendPoint with the node's address (and
                      its component port range); a parameter id that starts
                      with '-' must be one of ORB_OPTIONS, and one naming a
                      place on the node (NODE_PARAMETERS) is refused
@@ -28,10 +33,8 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      --min-nice, it gets the floor; above 19, 19). It runs
                      in a directory of its own (node/processes.py). Answers
                      the pid.
-  executeLinked      execute with the files the program depends on: none
-                     is execute; one named is InvalidFileName (CF_ENOENT),
-                     as the node loads no dependency (load takes EXECUTABLE
-                     only, its programs come installed with what they link).
+  executeLinked      execute once each file the program depends on is
+                     loaded; one that is not: InvalidFileName (CF_ENOENT).
   terminate          SIGTERM to the process's group, SIGKILL after
                      TERMINATE_GRACE_S; returns once it is gone.
   processes          every process started, with its CPU and switches.
@@ -162,6 +165,12 @@ class NodeProperty:
     action: str = "external"
     sequence: bool = False
 
+    @property
+    def mode(self) -> str:
+        """The PRF's mode: the GPP.prf.xml's for the GPP's ids (model/gpp.py,
+        READWRITE), readonly for the node's own (its command line sets them)."""
+        return "readwrite" if self.id in gpp.READWRITE else "readonly"
+
     def any(self, device: "NodeDevice") -> Any:
         code = CF._tc_StringSequence if self.sequence else _TYPE_CODES[self.type]
         return CORBA.Any(code, self.value(device))
@@ -261,6 +270,13 @@ NODE_PROPERTIES = (
         ("configure",),
         sequence=True,
     ),
+    NodeProperty(
+        gpp.CACHE_DIRECTORY,
+        "cacheDirectory",
+        "string",
+        lambda d: str(d.agent.loaded.root),
+        "where load copies files from a caller's file system (--accept-loaded)",
+    ),
 )
 PROPERTIES = {p.id: p for p in NODE_PROPERTIES}
 # What allocateCapacity takes, by pool: the CPUs (whole ones, or load in
@@ -292,6 +308,7 @@ def _cpu_list(value, offered):
 class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-defined]  # omniORBpy's skeleton
     settings: NodeSettings
     table: ProcessTable
+    agent: Any  # node/agent.py's Agent (not imported: it imports this module)
 
     def __init__(self, agent):
         self.agent = agent
@@ -344,10 +361,28 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         return []
 
     def configure(self, configProperties):
-        if configProperties:
-            raise CF.PropertySet.InvalidConfiguration(
-                "a node's properties are read-only: they are set on its command line (scabench node)", configProperties
-            )
+        """Refuses every property, each for its reason, as REDHAWK's
+        PropertySet refuses one that is readonly or not of a configurable
+        kind (model/gpp.py, READWRITE): nothing is changed."""
+        if not configProperties:
+            return
+        reasons = []
+        for p in configProperties:
+            known = PROPERTIES.get(p.id)
+            if known is None:
+                reasons.append(f"{p.id!r}: no such property")
+            elif known.mode == "readonly":
+                reasons.append(f"{p.id!r} ({known.name}): read-only, set on the node's command line or measured")
+            elif not set(known.kinds) & set(gpp.CONFIGURABLE_KINDS):
+                how = (
+                    "a device is started with it (a node rates its cores 1.0)"
+                    if "execparam" in known.kinds
+                    else "allocateCapacity and deallocateCapacity change it"
+                )
+                reasons.append(f"{p.id!r} ({known.name}): of kind {'/'.join(known.kinds)}, not configure: {how}")
+        raise CF.PropertySet.InvalidConfiguration(
+            f"node {self.settings.name} configures none of these: " + "; ".join(reasons), configProperties
+        )
 
     def allocated(self):
         """(whole CPUs, load in cores, MiB) allocated now."""
@@ -457,25 +492,37 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
 
     # --- LoadableDevice ------------------------------------------------------------
 
-    def _program(self, fileName):
-        """The node's name for a program given by file name or path; InvalidFileName if it has none."""
+    def _installed(self, fileName):
+        """The node's name for an installed program given by file name or path; None if it has none."""
         programs = self.settings.programs
         if fileName in programs:
             return fileName
-        for name, path in programs.items():
-            if fileName == str(path):
-                return name
-        raise CF.InvalidFileName(
+        return next((name for name, path in programs.items() if fileName == str(path)), None)
+
+    def _refused(self, fileName):
+        loaded = (
+            "or a file loaded from a caller's file system"
+            if self.settings.accept_loaded
+            else "and takes no file from a caller's file system (scabench node --accept-loaded)"
+        )
+        return CF.InvalidFileName(
             cf_error(errno.EACCES),
-            f"{fileName!r} is not a program node {self.settings.name} runs; "
-            f"it runs {', '.join(sorted(programs)) or 'none'} (scabench node --allow)",
+            f"{fileName!r} is not a program node {self.settings.name} runs; it runs "
+            f"{', '.join(sorted(self.settings.programs)) or 'none'} (scabench node --allow), {loaded}",
         )
 
     def load(self, fs, fileName, loadKind):
         self._usable("load")
+        name = self._installed(fileName)
+        if name is None:
+            if fs is None or not self.settings.accept_loaded:
+                raise self._refused(fileName)
+            if loadKind not in (CF.LoadableDevice.EXECUTABLE, CF.LoadableDevice.SHARED_LIBRARY):
+                raise CF.LoadableDevice.InvalidLoadKind()
+            self.agent.loaded.load(fs, fileName, loadKind)
+            return
         if loadKind != CF.LoadableDevice.EXECUTABLE:
             raise CF.LoadableDevice.InvalidLoadKind()
-        name = self._program(fileName)
         path = self.settings.programs[name]
         if not os.access(path, os.X_OK):
             raise CF.LoadableDevice.LoadFail(
@@ -486,13 +533,36 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
             self._loaded[name] = self._loaded.get(name, 0) + 1
 
     def unload(self, fileName):
-        name = self._program(fileName)
+        name = self._installed(fileName)
+        if name is None:
+            if self.agent.loaded.unload(fileName):
+                return
+            raise CF.InvalidFileName(cf_error(errno.ENOENT), f"{fileName!r} is not loaded on node {self.settings.name}")
         with self._lock:
             if not self._loaded.get(name):
                 raise CF.InvalidFileName(
                     cf_error(errno.ENOENT), f"{fileName!r} is not loaded on node {self.settings.name}"
                 )
             self._loaded[name] -= 1
+
+    def _loaded_program(self, name):
+        """(argv[0], the program's name in the process records) of what execute
+        may start as `name`: an installed program loaded, or a file loaded
+        from a caller's file system (by its name, or within a loaded folder)."""
+        program = self._installed(name)
+        if program is not None:
+            with self._lock:
+                if self._loaded.get(program, 0) > 0:
+                    return str(self.settings.programs[program]), program
+        else:
+            path = self.agent.loaded.program(name)
+            if path is not None:
+                return str(path), path.name
+            if not self.settings.accept_loaded:
+                raise self._refused(name)
+        raise CF.InvalidFileName(
+            cf_error(errno.ENOENT), f"{name!r} is not loaded on node {self.settings.name}: load it first"
+        )
 
     # --- ExecutableDevice ------------------------------------------------------------
 
@@ -556,16 +626,10 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
 
     def execute(self, name, options, parameters):
         self._usable("execute")
-        program = self._program(name)
-        with self._lock:
-            loaded = self._loaded.get(program, 0) > 0
-        if not loaded:
-            raise CF.InvalidFileName(
-                cf_error(errno.ENOENT), f"{name!r} is not loaded on node {self.settings.name}: load it first"
-            )
+        path, program = self._loaded_program(name)
         cpus, stack, batch, nice = self._options(options)
         args, identifier = self._arguments(parameters)
-        argv = [str(self.settings.programs[program])] + args + self.settings.component_orb_options
+        argv = [path] + args + self.settings.component_orb_options
         try:
             pid = self.table.start(argv, program, identifier, cpus, stack, batch, nice)
         except ProgramNotStarted as exc:
@@ -579,11 +643,13 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         return pid
 
     def executeLinked(self, name, options, parameters, deps):
-        if deps:
+        missing = next((d for d in deps if not self.agent.loaded.covers(d)), None)
+        if missing is not None:
             raise CF.InvalidFileName(
                 cf_error(errno.ENOENT),
-                f"{deps[0]!r} is not loaded on node {self.settings.name}: a node loads no dependency "
-                "(load takes EXECUTABLE only); its programs come installed with what they link",
+                f"{missing!r} is not loaded on node {self.settings.name}: a dependency is loaded from the "
+                "caller's file system first (scabench node --accept-loaded); installed programs come with "
+                "what they link",
             )
         return self.execute(name, options, parameters)
 

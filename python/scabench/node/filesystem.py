@@ -7,8 +7,9 @@ operation answers:
   exists, list    as the contract says; list's pattern is a folder ending in
                   "/" (its entries) or a path whose last part may hold
                   wildcards (fnmatch: *, ?, [...]); each entry its name, kind,
-                  size and MODIFIED_TIME / LAST_ACCESS_TIME (seconds since the
-                  epoch)
+                  size, MODIFIED_TIME / LAST_ACCESS_TIME (seconds since the
+                  epoch), and READ_ONLY (true) and EXECUTABLE (the owner's x
+                  bit) as REDHAWK's FileSystem lists them
   open            read-only: a CF::File of the file as it was when opened;
                   read_Only false: FileException CF_EROFS
   query           SIZE (the bytes its files hold) and AVAILABLE_SPACE (0)
@@ -39,6 +40,10 @@ S = idl.load()
 CF = S.CF
 FS = CF.FileSystem
 
+# The file properties REDHAWK's FileSystem lists each entry with besides the
+# times (booleans); a loading device reads EXECUTABLE (node/loaded.py).
+EXECUTABLE_PROPERTY = "EXECUTABLE"
+READ_ONLY_PROPERTY = "READ_ONLY"
 MAX_OPEN = 64
 FILE_IDLE_S = 60.0  # a DomainManager reads a profile in one go: a minute without a call is a file left open
 
@@ -115,6 +120,8 @@ class ProfileFileSystem(S.CF__POA.FileSystem):  # type: ignore[name-defined]  # 
             times = [
                 CF.DataType(FS.MODIFIED_TIME_ID, CORBA.Any(CORBA.TC_ulonglong, int(info.st_mtime))),
                 CF.DataType(FS.LAST_ACCESS_TIME_ID, CORBA.Any(CORBA.TC_ulonglong, int(info.st_atime))),
+                CF.DataType(READ_ONLY_PROPERTY, CORBA.Any(CORBA.TC_boolean, True)),
+                CF.DataType(EXECUTABLE_PROPERTY, CORBA.Any(CORBA.TC_boolean, bool(info.st_mode & stat.S_IXUSR))),
             ]
             kind = FS.DIRECTORY if stat.S_ISDIR(info.st_mode) else FS.PLAIN
             size = 0 if kind == FS.DIRECTORY else info.st_size
@@ -132,9 +139,10 @@ class ProfileFileSystem(S.CF__POA.FileSystem):  # type: ignore[name-defined]  # 
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise CF.FileException(cf_error(errno.EISDIR), f"{fileName!r} is not a plain file")
-            data = b""
+            chunks = []  # joined once: adding each to the last is quadratic in the file's size
             while chunk := os.read(fd, 1 << 16):
-                data += chunk
+                chunks.append(chunk)
+            data = b"".join(chunks)
         finally:
             os.close(fd)
         self._expire_idle()

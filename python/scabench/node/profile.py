@@ -123,7 +123,7 @@ def write_profile(
     prf = etree.Element("properties")
     for p in properties:
         simple = _el(prf, "simplesequence" if p.sequence else "simple", id=p.id, name=p.name, type=p.type)
-        simple.set("mode", "readonly")  # configure sets none: a node's settings are its command line's
+        simple.set("mode", p.mode)
         if p.description:
             _el(simple, "description", p.description)
         if p.action in gpp.MATCHING_ACTIONS:  # a domain compares the PRF's value (it never changes)

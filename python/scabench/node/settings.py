@@ -34,9 +34,16 @@ class NodeSettings:
     heartbeat_s: float = 1.0
     grace_s: float = 10.0
     domain_manager: str | None = None  # a REDHAWK DomainManager to register with: a reference, or a Naming name
+    # How often the heartbeat asks the DomainManager whether it still lists the
+    # node (registering again if not): a call every few seconds per node.
+    domain_manager_check_s: float = 5.0
     # The lowest nice value execute's PRIORITY may give; None: the node's own
     # (a caller never gets more CPU than the node has without the operator's word).
     min_nice: int | None = None
+    # Whether load takes files from the file system a caller gives (a REDHAWK
+    # domain's FileManager) and execute runs them: code sent over the wire,
+    # so only where the operator says (--accept-loaded).
+    accept_loaded: bool = False
 
     @property
     def nice_floor(self) -> int:
@@ -228,6 +235,8 @@ def make_settings(
     publish=None,
     domain_manager=None,
     min_nice=None,
+    accept_loaded=False,
+    domain_manager_check_s=None,
 ):
     """NodeSettings from the command line's values, every one checked."""
     check_node_name(name)
@@ -245,6 +254,8 @@ def make_settings(
             f"--grace-s: {grace_s} is shorter than --heartbeat-s {heartbeat_s}: "
             "the node would give its domain up before asking it twice"
         )
+    if domain_manager_check_s is not None and domain_manager is None:
+        raise ScabenchError("--domain-manager-check-s: there is no DomainManager to check; give --domain-manager")
     if min_nice is not None and not nice_allowed(min_nice):
         raise ScabenchError(
             f"--min-nice: {min_nice} is below what this user may set (nice "
@@ -265,6 +276,8 @@ def make_settings(
         grace_s=grace_s,
         domain_manager=parse_domain_manager(domain_manager) if domain_manager is not None else None,
         min_nice=min_nice,
+        accept_loaded=accept_loaded,
+        domain_manager_check_s=domain_manager_check_s if domain_manager_check_s is not None else 5.0,
     )
 
 

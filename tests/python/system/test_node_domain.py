@@ -201,6 +201,24 @@ def test_the_device_manager_serves_its_dcd_through_a_read_only_file_system(node,
     assert declared[gpp.OS_VERSION] == declared[gpp.OS_NAME] == ["property", "configure", "allocation"]
     assert declared[gpp.LOAD_PER_CORE] == ["execparam", "allocation"] and actions[gpp.LOAD_PER_CORE] == "gt"
     assert declared[gpp.MEM_FREE] == ["configure", "event"] and actions[gpp.MEM_FREE] == "external"
+    # GPP.prf.xml's modes; configure takes none, as REDHAWK's PropertySet takes no readonly property and
+    # none of a kind other than configure or property, and says why for each.
+    modes = {e.get("id"): e.get("mode") for e in prf}
+    assert {i for i, m in modes.items() if m == "readwrite"} == {gpp.MEM_CAPACITY, gpp.LOAD_CAPACITY, gpp.LOAD_PER_CORE}
+    assert set(modes.values()) == {"readwrite", "readonly"}
+    asked = [
+        mem(1),
+        load(1.0),
+        value(gpp.LOAD_PER_CORE, CORBA.TC_double, 2.0),
+        value(gpp.OS_NAME, CORBA.TC_string, "x"),
+    ]
+    with pytest.raises(CF.PropertySet.InvalidConfiguration) as refused:
+        device.configure([*asked, value("nope", CORBA.TC_long, 1)])
+    says = refused.value.msg
+    assert "memCapacity): of kind allocation, not configure: allocateCapacity" in says, says
+    assert "loadCapacityPerCore): of kind execparam/allocation" in says and "os_name): read-only" in says, says
+    assert "'nope': no such property" in says, says
+    assert queried(device, gpp.MEM_CAPACITY, gpp.LOAD_PER_CORE)[gpp.LOAD_PER_CORE] == 1.0  # nothing changed
     # A domain matches a device by its PRF's values: the matching ones are there, as query answers them.
     matching = {e.get("id"): e.findtext("value") for e in prf if e.find("action").get("type") == "eq"}
     assert set(matching) == {gpp.DEVICE_KIND, gpp.OS_NAME, gpp.PROCESSOR_NAME, gpp.OS_VERSION}
@@ -327,16 +345,22 @@ class RecordingDomainManager(S.CF__POA.DomainManager):
         self.calls, self.dcds, self.refuse, self.refuse_unregister = [], [], refuse, refuse_unregister
         self.barrier = barrier
         self.devices = []  # (the device, its SPD, its PRF), as registerDevice gave them
+        self.managers = []  # the DeviceManagers registered, as deviceManagers lists them
         self.registered = threading.Event()
+
+    def _get_deviceManagers(self):
+        return list(self.managers)
 
     def registerDeviceManager(self, deviceMgr):
         self.calls.append(("registerDeviceManager", deviceMgr))
         if self.refuse:
             raise CF.DomainManager.RegisterError(CF.CF_EBUSY, "this domain takes no more nodes")
         self.dcds.append(read_file(deviceMgr._get_fileSys(), deviceMgr._get_deviceConfigurationProfile()))
+        self.managers.append(deviceMgr)
 
     def unregisterDeviceManager(self, deviceMgr):
         self.calls.append(("unregisterDeviceManager", deviceMgr))
+        self.managers = [m for m in self.managers if not m._is_equivalent(deviceMgr)]
 
     def registerDevice(self, registeringDevice, registeredDeviceMgr):
         self.calls.append(("registerDevice", registeredDeviceMgr))
@@ -483,11 +507,49 @@ def test_a_domain_manager_that_refuses_or_is_not_there_ends_the_node_in_one_line
     [line] = refused.stderr().strip().splitlines()
     assert "refused this node" in line and "no more nodes" in line
     for given, says in (
-        ("NO_SUCH/DOMAIN", "nothing is bound"),
-        ("a//b", "--domain-manager"),
-        (" ", "--domain-manager"),
+        (("--domain-manager", "NO_SUCH/DOMAIN"), "nothing is bound"),
+        (("--domain-manager", "a//b"), "--domain-manager"),
+        (("--domain-manager", " "), "--domain-manager"),
+        (("--domain-manager-check-s", "1"), "--domain-manager-check-s: there is no DomainManager"),
     ):
-        missing = start_node("--domain-manager", given)
+        missing = start_node(*given)
         assert missing.proc.wait(WAIT_S) == 2
         [line] = missing.stderr().strip().splitlines()
         assert says in line, line
+
+
+def test_a_node_registers_again_with_a_domain_manager_that_restarted(start_node, domain_manager, naming, orb):
+    """A DomainManager that forgets its nodes (restarted without its data)
+    is registered with again at the next check; one that restarted as a new
+    object bound to the same name is found there and registered with."""
+    first, name = domain_manager()
+    n = start_node("--domain-manager", name, "--domain-manager-check-s", "0.2")
+    n.wait_registered()
+    assert first.registered.wait(WAIT_S)
+    manager = n.refs.device_manager
+    # Restarted without its data: it lists no node.
+    first.registered.clear()
+    first.managers = []
+    assert first.registered.wait(WAIT_S)
+    assert [c for c, _ in first.calls] == ["registerDeviceManager", "registerDevice"] * 2
+    wait_until(lambda: "registered again with the DomainManager" in n.stdout(), "the node never said so")
+    assert "does not list this node" in n.stdout()
+    # Restarted as another object: the old reference answers OBJECT_NOT_EXIST, the name the new one.
+    poa = orb.resolve_initial_references("RootPOA")
+    second = RecordingDomainManager()
+    poa.activate_object(second)
+    folder, leaf = name.split("/")
+    context = naming.root.resolve([CosNaming.NameComponent(folder, "")])._narrow(CosNaming.NamingContext)
+    try:
+        poa.deactivate_object(poa.servant_to_id(first))
+        context.rebind([CosNaming.NameComponent(leaf, "")], poa.servant_to_reference(second))
+        assert second.registered.wait(WAIT_S)
+        assert [c for c, _ in second.calls] == ["registerDeviceManager", "registerDevice"]
+        assert second.calls[0][1]._is_equivalent(manager) and second.dcds  # it read the node's DCD
+        wait_until(lambda: "does not answer at its reference" in n.stdout(), "the node never said so")
+        assert manager._get_domMgr()._is_equivalent(poa.servant_to_reference(second))
+        manager.shutdown()
+        assert n.proc.wait(WAIT_S) == 0
+        assert [c for c, _ in second.calls[2:]] == ["unregisterDevice", "unregisterDeviceManager"]  # left the new one
+    finally:
+        poa.deactivate_object(poa.servant_to_id(second))
