@@ -476,8 +476,9 @@ def run_whole_spec(args, extra):
             overrides,
             {"packets": "--spec-packets", "policy": "--policy", "properties": "--set", "scheduler": "--scheduler"},
         )
-        result = runner.run_spec(spec)
+        result = runner.run_spec(spec, on_start=lambda pids, names: follow_threads(pids, names, args.perf))
         packets = max(s.received or 0 for s in result.stages)
+        followed = result.window or {}
         hosts = {}
         for h in result.hosts:
             ru = h.get("rusage") or {}
@@ -488,6 +489,13 @@ def run_whole_spec(args, extra):
                 "vcsw": ru.get("voluntary_ctxsw", 0) / packets,
                 "ivcsw": ru.get("involuntary_ctxsw", 0) / packets,
             }
+        for name, f in followed.items():
+            key = next((k for k in hosts if name.split("-", 1)[-1] in k.split("+")), name)
+            if key in hosts:
+                hosts[key]["threads"] = {
+                    role: {"vcsw": v[0] / packets, "ivcsw": v[1] / packets, "n": v[2]} for role, v in f["threads"].items()
+                }
+                hosts[key].update({event: v / packets for event, v in f.get("perf", {}).items()})
         last_ms = max((st.last_packet_ms or 0.0) for st in result.stages)
         run = {
             "transport": spec.transport,
@@ -517,8 +525,73 @@ def run_whole_spec(args, extra):
             print(
                 f"    {host:12s} {h['cpu_us']:7.1f} µs/packet (user {h['user_us']:.1f}, system {h['system_us']:.1f}), "
                 f"vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}"
+                + (f", futex {h['futex']:.2f}" if "futex" in h else "")
             )
+            for role, t in sorted(h.get("threads", {}).items()):
+                print(f"        {role:14s} x{t['n']:<3d} vcsw {t['vcsw']:.3f} ivcsw {t['ivcsw']:.3f}")
     return {"args": vars(args), "orb_options": extra, "runs": runs}
+
+
+def follow_threads(pids, names, perf):
+    """--spec: each host's voluntary and involuntary switches by thread name
+    (the runtime names its threads: sb-ring-rx, sb-reorder, sb-worker, ...;
+    the rest are the ORB's and the main thread, under the program's name),
+    read every 50 ms until the host exits, a thread's last reading kept; and
+    with --perf, perf stat's counts of each host for the whole run."""
+    tmp = Path(tempfile.mkdtemp(prefix="hop-spec-perf-"))
+    perfs = [
+        subprocess.Popen(
+            ["perf", "stat", "-x,", "-o", str(tmp / str(pid)), "-e", ",".join(PERF_EVENTS), "-p", str(pid)],
+            stderr=subprocess.DEVNULL,
+        )
+        for pid in pids
+        if perf
+    ]
+    last = {pid: {} for pid in pids}  # tid -> (name, voluntary, involuntary)
+    alive = set(pids)
+    while alive:
+        for pid in list(alive):
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                alive.discard(pid)
+                continue
+            for tid in tids:
+                try:
+                    comm = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+                    v = i = 0
+                    for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+                        if line.startswith("voluntary_ctxt_switches"):
+                            v = int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches"):
+                            i = int(line.split()[1])
+                    last[pid][tid] = (comm if comm.startswith("sb-") else "orb+main", v, i)
+                except OSError:
+                    continue
+            if not Path(f"/proc/{pid}").exists():
+                alive.discard(pid)
+        time.sleep(0.05)
+    out = {}
+    for pid, name in zip(pids, names):
+        threads = {}
+        for role, v, i in last[pid].values():
+            t = threads.setdefault(role, [0, 0, 0])
+            t[0] += v
+            t[1] += i
+            t[2] += 1
+        out[name] = {"threads": threads}
+    for p in perfs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            p.wait()
+    if perf:
+        for pid, name in zip(pids, names):
+            if (tmp / str(pid)).exists():
+                out[name]["perf"] = read_perf(tmp / str(pid))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 # -------------------------------------------------------------------- main

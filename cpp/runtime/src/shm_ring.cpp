@@ -18,6 +18,8 @@
 #include <new>
 #include <system_error>
 
+#include "scabench/core/thread_name.hpp"
+
 namespace scabench::shm {
 
 // The segment's first part. Fixed fields are written once by the sender
@@ -430,7 +432,10 @@ void RingReceiver::spawn(bool spare) {
   ++processThreads;
   if (!spare) c_->looking.fetch_add(1);  // counted before it runs: a sender sees someone will look
   try {
-    pool_.emplace_back([this, spare] { loop(spare); });
+    pool_.emplace_back([this, spare] {
+      nameThisThread("sb-ring-rx");
+      loop(spare);
+    });
   } catch (const std::exception&) {
     // No thread to be had (the process's limit: system_error; or no memory
     // for the pool's growth: bad_alloc): the connection goes on with the

@@ -80,6 +80,7 @@
 #include "scabench/core/bounded_queue.hpp"
 #include "scabench/core/clock.hpp"
 #include "scabench/core/record_log.hpp"
+#include "scabench/core/thread_name.hpp"
 #include "scabench/runtime/bulkio_port.hpp"
 #include "scabench/runtime/flow.hpp"
 #include "scabench/runtime/link_window.hpp"
@@ -359,7 +360,10 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
     if (depth > 0 && !worker_.joinable()) {
       prepareResume(depth);
       queue_ = std::make_unique<BoundedQueue<Queued>>(depth);
-      worker_ = std::thread([this] { workerLoop(); });
+      worker_ = std::thread([this] {
+        nameThisThread("sb-worker");
+        workerLoop();
+      });
     }
     if (resequencing() && reorders_.empty()) {
       // A reorder buffer per connection: each orders its own link sequences,
@@ -368,7 +372,10 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
         auto r = std::make_unique<Reorder>(reorderCapacity(), reorderTimeout(), link->window->window(),
                                            link->window->prefix());
         link->typed.store(r.get());
-        r->releaser = std::thread([this, link, buffer = &r->buffer] { releaserLoop(link, *buffer); });
+        r->releaser = std::thread([this, link, buffer = &r->buffer] {
+          nameThisThread("sb-reorder");
+          releaserLoop(link, *buffer);
+        });
         reorders_.push_back(std::move(r));
       }
     }
