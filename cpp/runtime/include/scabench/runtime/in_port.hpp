@@ -201,8 +201,11 @@ class InPortBase {
   void attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_ptr flow, const char* ring);
   // Maps a sender's ring and starts its receiving threads, which call the
   // port's upcall (InPort<T>). Throws std::invalid_argument.
-  virtual std::unique_ptr<shm::RingReceiver> openRing(const std::string& name, uint32_t onewayConcurrency,
-                                                      std::recursive_mutex* serialize) = 0;
+  virtual std::unique_ptr<shm::RingReceiver> openRing(uint64_t token, const std::string& name,
+                                                      uint32_t onewayConcurrency, std::recursive_mutex* serialize) = 0;
+  // The ring feeding the connection of `token`, if it has one (valid until shutRings()).
+  shm::RingReceiver* ringOf(uint64_t token);
+  FlowKind flowKind() const { return flow_; }
   // Held around every upcall of a single-dispatch port once a ring feeds it
   // (null otherwise): the ring's threads and the ORB's take turns, as the
   // single-thread POA's callers do.
@@ -338,7 +341,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void bulkioPush(const typename Traits::BulkioSeq& data, const BULKIO::PrecisionUTCTime& t, bool eos,
                   const char* streamID);
 
-  std::unique_ptr<shm::RingReceiver> openRing(const std::string& name, uint32_t onewayConcurrency,
+  std::unique_ptr<shm::RingReceiver> openRing(uint64_t token, const std::string& name, uint32_t onewayConcurrency,
                                               std::recursive_mutex* serialize) override {
     // The ring's threads take the same path as the ORB's, with the samples
     // lent from the ring until the upcall returns (a worker or a reorder
@@ -350,8 +353,9 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       countCall(n, 8 * sizeof(T));
       upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);
     };
-    return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize,
-                                               onPacket, [this](const std::string&) { refuse(Refusal::Sender); });
+    return std::make_unique<shm::RingReceiver>(
+        name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize, onPacket,
+        [this](const std::string&) { refuse(Refusal::Sender); }, [this, token] { return releaserBusy(token); });
   }
 
   void startWorker() override {
@@ -372,6 +376,8 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
         auto r = std::make_unique<Reorder>(reorderCapacity(), reorderTimeout(), link->window->window(),
                                            link->window->prefix());
         link->typed.store(r.get());
+        if (shm::RingReceiver* ring = ringOf(link->token))
+          r->buffer.setRunningLow(kRingWakeLow, [ring] { ring->poke(); });
         r->releaser = std::thread([this, link, buffer = &r->buffer] {
           nameThisThread("sb-reorder");
           releaserLoop(link, *buffer);
@@ -444,6 +450,19 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Queued>& buffer);
   // Hands a packet on in order: to the worker queue, or to the handler.
   void release(Queued&& item);
+  // Whether the connection's reorder buffer holds more than kRingWakeLow
+  // packets: its releaser will ask the ring for more (poke) before it runs
+  // out, so the ring's thread may put its wake-up off. Not with watermarks,
+  // whose count of held packets must see each packet as it comes.
+  bool releaserBusy(uint64_t token) const {
+    if (flowKind() == FlowKind::Watermarks) return false;
+    const std::shared_ptr<InLink> link = linkOf(token);
+    const auto* reorder = link ? static_cast<const Reorder*>(link->typed.load()) : nullptr;
+    return reorder && reorder->buffer.held() > kRingWakeLow;
+  }
+  // A reorder buffer fed by a ring asks for more at this many packets or
+  // fewer: enough for its releaser to work on while the ring's thread wakes.
+  static constexpr std::size_t kRingWakeLow = 2;
 
   Handler handler_;
   std::unique_ptr<BoundedQueue<Queued>> queue_;
