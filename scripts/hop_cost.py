@@ -459,6 +459,13 @@ def run_whole_spec(args, extra):
     from scabench.model.overrides import Overrides, apply_overrides
 
     runs = []
+    perf_dir = None
+    if args.perf:
+        # Each host under perf stat, which follows every thread it starts (a
+        # perf stat -p attached later would miss the ring's spare threads).
+        perf_dir = Path(tempfile.mkdtemp(prefix="hop-spec-perf-"))
+        wrap = f'perf stat -x, -o "{perf_dir}/out.$$" -e {",".join(PERF_EVENTS)} --'
+        os.environ["SCABENCH_BIN_DIR"] = str(wrapper_bin_dir(bin_dir(), wrap))
     for i in range(args.repeats):
         spec = load_spec(Path(args.spec))
         if args.transport:  # --transport shm: the spec's own hops over shared memory
@@ -476,8 +483,9 @@ def run_whole_spec(args, extra):
             overrides,
             {"packets": "--spec-packets", "policy": "--policy", "properties": "--set", "scheduler": "--scheduler"},
         )
-        result = runner.run_spec(spec)
+        result = runner.run_spec(spec, on_start=lambda pids, names: follow_threads(pids, names, perf_dir))
         packets = max(s.received or 0 for s in result.stages)
+        followed = result.window or {}
         hosts = {}
         for h in result.hosts:
             ru = h.get("rusage") or {}
@@ -488,6 +496,14 @@ def run_whole_spec(args, extra):
                 "vcsw": ru.get("voluntary_ctxsw", 0) / packets,
                 "ivcsw": ru.get("involuntary_ctxsw", 0) / packets,
             }
+        for name, f in followed.items():
+            key = next((k for k in hosts if name.split("-", 1)[-1] in k.split("+")), name)
+            if key in hosts:
+                hosts[key]["threads"] = {
+                    role: {"vcsw": v[0] / packets, "ivcsw": v[1] / packets, "n": v[2]}
+                    for role, v in f["threads"].items()
+                }
+                hosts[key].update({event: v / packets for event, v in f.get("perf", {}).items()})
         last_ms = max((st.last_packet_ms or 0.0) for st in result.stages)
         run = {
             "transport": spec.transport,
@@ -516,9 +532,69 @@ def run_whole_spec(args, extra):
         for host, h in hosts.items():
             print(
                 f"    {host:12s} {h['cpu_us']:7.1f} µs/packet (user {h['user_us']:.1f}, system {h['system_us']:.1f}), "
-                f"vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}"
+                f"vcsw {h['vcsw']:.2f} ivcsw {h['ivcsw']:.2f}" + (f", futex {h['futex']:.2f}" if "futex" in h else "")
             )
+            for role, t in sorted(h.get("threads", {}).items()):
+                print(f"        {role:14s} x{t['n']:<3d} vcsw {t['vcsw']:.3f} ivcsw {t['ivcsw']:.3f}")
     return {"args": vars(args), "orb_options": extra, "runs": runs}
+
+
+def follow_threads(pids, names, perf_dir):
+    """--spec: each host's voluntary and involuntary switches by thread name
+    (the runtime names its threads: sb-ring-rx, sb-reorder, sb-worker, ...;
+    the rest are the ORB's and the main thread, under the program's name),
+    read every 50 ms until the host exits, a thread's last reading kept; and
+    with --perf (each host run under perf stat, its output in perf_dir named
+    by the pid the launcher announced), perf stat's counts for the whole run."""
+    hosts = {}
+    for pid in pids:  # under perf stat, the host is perf's child
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            comm, children = "", []
+        hosts[pid] = int(children[0]) if comm == "perf" and children else pid
+    last = {pid: {} for pid in pids}  # tid -> (name, voluntary, involuntary)
+    alive = set(pids)
+    while alive:
+        for pid in list(alive):
+            host = hosts[pid]
+            try:
+                tids = os.listdir(f"/proc/{host}/task")
+            except OSError:
+                alive.discard(pid)
+                continue
+            for tid in tids:
+                try:
+                    comm = Path(f"/proc/{host}/task/{tid}/comm").read_text().strip()
+                    v = i = 0
+                    for line in Path(f"/proc/{host}/task/{tid}/status").read_text().splitlines():
+                        if line.startswith("voluntary_ctxt_switches"):
+                            v = int(line.split()[1])
+                        elif line.startswith("nonvoluntary_ctxt_switches"):
+                            i = int(line.split()[1])
+                    last[pid][tid] = (comm if comm.startswith("sb-") else "orb+main", v, i)
+                except OSError:
+                    continue
+        time.sleep(0.05)
+    out = {}
+    for pid, name in zip(pids, names):
+        threads = {}
+        for role, v, i in last[pid].values():
+            t = threads.setdefault(role, [0, 0, 0])
+            t[0] += v
+            t[1] += i
+            t[2] += 1
+        out[name] = {"threads": threads}
+        if perf_dir is not None:
+            path = perf_dir / f"out.{pid}"
+            for _ in range(100):  # perf writes once its host has exited
+                if path.exists() and path.stat().st_size > 0:
+                    break
+                time.sleep(0.05)
+            if path.exists():
+                out[name]["perf"] = read_perf(path)
+    return out
 
 
 # -------------------------------------------------------------------- main

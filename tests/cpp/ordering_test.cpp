@@ -27,6 +27,43 @@ TEST(Resequencer, ReleasesShuffledOffersInOrder) {
   EXPECT_EQ(r.stats().skipped, 0u);
 }
 
+// Whoever feeds the buffer is asked for more when next() leaves `low` or
+// fewer held, and before next() waits (for an empty buffer, or a gap).
+TEST(Resequencer, AsksItsFeederForMoreWhenItRunsLow) {
+  Resequencer<int> r(8, 1s);
+  std::atomic<int> asked{0};
+  r.setRunningLow(2, [&] { ++asked; });
+  for (int n = 0; n < 5; ++n) r.offer(uint64_t(n), n);
+  EXPECT_EQ(r.next().value(), 0);  // 4 left
+  EXPECT_EQ(r.next().value(), 1);  // 3 left
+  EXPECT_EQ(asked.load(), 0);
+  EXPECT_EQ(r.next().value(), 2);  // 2 left
+  EXPECT_EQ(asked.load(), 1);
+  EXPECT_EQ(r.next().value(), 3);
+  EXPECT_EQ(r.next().value(), 4);
+  EXPECT_EQ(asked.load(), 3);
+  // Empty: it asks before it waits, and hands on what comes then.
+  std::thread feeder([&] {
+    while (asked.load() < 4) std::this_thread::yield();
+    r.offer(6, 6);
+    r.offer(5, 5);
+  });
+  EXPECT_EQ(r.next().value(), 5);
+  EXPECT_EQ(r.next().value(), 6);
+  feeder.join();
+  // A gap: it asks before it waits for the missing number.
+  r.offer(8, 8);
+  const int before = asked.load();
+  std::thread filler([&] {
+    while (asked.load() <= before) std::this_thread::yield();
+    r.offer(7, 7);
+  });
+  EXPECT_EQ(r.next().value(), 7);
+  filler.join();
+  EXPECT_EQ(r.next().value(), 8);
+  EXPECT_EQ(r.stats().skipped, 0u);
+}
+
 TEST(Resequencer, SkipsAGapAfterTheTimeoutAndCountsTheLatecomer) {
   Resequencer<int> r(8, 20ms);
   r.offer(0, 0);

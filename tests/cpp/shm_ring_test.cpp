@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -88,6 +89,22 @@ void send(RingSender& ring, uint64_t i, Wait wait, bool twoway = false) {
   ring.send(h, x.data(), x.size() * sizeof(double), twoway, wait);
 }
 
+// Whether the thread `tid` (once known) of this process sleeps, within 20 s.
+bool asleep(const std::atomic<pid_t>& tid) {
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < until) {
+    if (tid.load() != 0) {
+      std::ifstream stat("/proc/self/task/" + std::to_string(tid.load()) + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      const auto paren = line.rfind(')');  // "tid (name) S ..."
+      if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S') return true;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return false;
+}
+
 // Runs `f` on a thread of its own; whether it has returned, and its exception.
 struct Background {
   explicit Background(std::function<void()> f) : done(std::async(std::launch::async, std::move(f))) {}
@@ -128,6 +145,81 @@ TEST(ShmRing, WrapsAroundAndKeepsOrderAndContent) {
     EXPECT_TRUE(seen.intact[i]) << "packet " << i * 7;
   }
   EXPECT_TRUE(seen.broken.empty()) << seen.broken;
+}
+
+// While the port's thread behind the handler has work (consumerBusy), a
+// receiving thread that found the ring empty is woken only once a batch
+// waits, or when poked, or for a packet that is waited for or ends the
+// stream; whatever woke it, it takes every waiting packet, in order.
+TEST(ShmRing, AReceiverThatPutsItsWakeUpOffTakesEveryPacketInOrder) {
+  std::atomic<bool> busy{true};
+  std::atomic<pid_t> receiving{0};  // the receiving thread, once it has looked at an empty ring
+  RingSender ring{kMinDataBytes, sizeof(double)};
+  Seen seen;
+  auto receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(),
+                                                 seen.onBroken(), [&] {
+                                                   receiving = gettid();
+                                                   return busy.load();
+                                                 });
+  ring.attached();
+  auto count = [&] {
+    std::lock_guard lock(seen.mutex);
+    return seen.sequences.size();
+  };
+  // Fewer than a batch, sent once the receiving thread sleeps: put off, until poked.
+  ASSERT_TRUE(asleep(receiving));
+  for (uint64_t i = 0; i < 5; ++i) send(ring, i, Wait::Written);
+  EXPECT_FALSE(seen.waitFor([&] { return !seen.sequences.empty(); }, 300ms)) << "woken before a batch waited";
+  receiver->poke();
+  ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 5; }));
+  // A whole batch wakes it without a poke.
+  for (uint64_t i = 5; i < 5 + RingReceiver::kWakeBatch; ++i) send(ring, i, Wait::Written);
+  ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 5 + RingReceiver::kWakeBatch; }));
+  // A packet waited for (sync=server, sync=target) goes at once, and takes
+  // what waits before it along.
+  send(ring, 100, Wait::Written);
+  Background waited([&] {
+    send(ring, 101, Wait::Taken);
+    send(ring, 102, Wait::Done);
+  });
+  ASSERT_TRUE(waited.returnedWithin(20s)) << "a packet waited for stayed behind a put-off wake-up";
+  EXPECT_EQ(count(), 5 + RingReceiver::kWakeBatch + 3);
+  // So does an end of stream, and what waits before it.
+  send(ring, 103, Wait::Written);
+  PacketFields eos;
+  eos.sequence = 200;
+  eos.endOfStream = true;
+  ring.send(eos, nullptr, 0, false, Wait::Written);
+  ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 5 + RingReceiver::kWakeBatch + 5; }));
+  // Nothing behind it busy: each packet wakes it.
+  busy = false;
+  receiver->poke();  // the wake-up put off when the end of stream was taken
+  send(ring, 104, Wait::Written);
+  ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 5 + RingReceiver::kWakeBatch + 6; }));
+  std::vector<uint64_t> expected;
+  for (uint64_t i = 0; i < 5 + RingReceiver::kWakeBatch; ++i) expected.push_back(i);
+  for (uint64_t i : {100, 101, 102, 103, 200, 104}) expected.push_back(i);
+  EXPECT_EQ(seen.sequences, expected);
+  EXPECT_TRUE(seen.broken.empty()) << seen.broken;
+}
+
+// A sender that finds the ring full wakes a receiver that put its wake-up
+// off, rather than wait for a batch that cannot fit.
+TEST(ShmRing, AFullRingWakesAReceiverThatPutItsWakeUpOff) {
+  RingSender ring{kMinDataBytes, sizeof(double)};
+  Seen seen;
+  auto receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(),
+                                                 seen.onBroken(), [] { return true; });
+  ring.attached();
+  // 4999 doubles (about 40 kB) each: two do not fit in 64 kB.
+  Background sends([&] {
+    for (uint64_t i = 0; i < 3; ++i) send(ring, 4999 + 5000 * i, Wait::Written);
+  });
+  ASSERT_TRUE(sends.returnedWithin(20s)) << "a full ring kept waiting on a put-off receiver";
+  receiver->poke();  // the last one, fewer than a batch
+  ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 3; }));
+  EXPECT_EQ(seen.sequences, (std::vector<uint64_t>{4999, 9999, 14999}));
+  for (bool ok : seen.intact) EXPECT_TRUE(ok);
 }
 
 // The name goes once the receiver has the ring mapped: nothing is left in /dev/shm.

@@ -197,7 +197,7 @@ void InPortBase::attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_
   const bool single = policy::singleThreadDispatch(dispatch);
   std::unique_ptr<shm::RingReceiver> receiver;
   try {
-    receiver = openRing(ring, onewayCallsAtOnce(dispatch), single ? &singleThreadLock() : nullptr);
+    receiver = openRing(token, ring, onewayCallsAtOnce(dispatch), single ? &singleThreadLock() : nullptr);
   } catch (const std::exception& ex) {
     throw CF::Port::InvalidPort(4, ("port " + name_ + ": " + ex.what()).c_str());
   }
@@ -215,6 +215,13 @@ void InPortBase::attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_
 }
 
 uint32_t InPortBase::maxCallsSetting() const { return uint32_t(owner_.properties().integer(name_ + ".max_calls")); }
+
+shm::RingReceiver* InPortBase::ringOf(uint64_t token) {
+  std::lock_guard lock(ringsMutex_);
+  for (auto& [t, r] : rings_)
+    if (t == token) return r.get();
+  return nullptr;
+}
 
 void InPortBase::closeRing(uint64_t token) {
   std::lock_guard lock(ringsMutex_);

@@ -18,6 +18,8 @@
 #include <new>
 #include <system_error>
 
+#include "scabench/core/thread_name.hpp"
+
 namespace scabench::shm {
 
 // The segment's first part. Fixed fields are written once by the sender
@@ -39,7 +41,11 @@ struct alignas(64) Control {
   std::atomic<uint32_t> spares;                // threads waiting on spareSeq
   std::atomic<uint32_t> onewayConcurrent;      // one-way messages may overlap (dispatch pool, pool:N)
   std::atomic<uint32_t> receiverPid;
-  std::atomic<uint32_t> closed;                    // the receiving port closed the connection
+  std::atomic<uint32_t> closed;  // the receiving port closed the connection
+  // A sleeping receiving thread is woken once `published` reaches this (0 or
+  // the next message's number: at each message; more: once a batch waits,
+  // while the port's own thread behind it has work: RingReceiver::poke).
+  std::atomic<uint64_t> wakeAt;
   alignas(64) std::atomic<uint64_t> releasedMsgs;  // messages whose slot and bytes are free again
   std::atomic<uint64_t> releasedBytes;             // the data position up to which bytes are free again
   std::atomic<uint32_t> spaceSeq;                  // futex: bumped when something is released
@@ -61,7 +67,7 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free && sizeof(std::atomic<u
 namespace {
 
 constexpr uint64_t kMagic = 0x314d48534843424eULL;  // "NBCHSHM1"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;                    // 2: Control::wakeAt
 constexpr uint32_t kPublished = 1, kTaken = 2, kDone = 3;
 constexpr uint32_t kSeqMask = 0x3FFFFFFF;
 constexpr uint32_t kTwoway = 1, kEndOfStream = 2;
@@ -229,7 +235,13 @@ uint64_t RingSender::reserve(uint64_t n, std::size_t bytes) {
       const uint64_t start = at + bytes <= dataBytes_ ? pos_ : pos_ + (dataBytes_ - at);
       if (start + bytes <= free) return start;
     }
-    // Full: wait for the receiver to release (as a sender waits on a full socket).
+    // Full: wait for the receiver to release (as a sender waits on a full
+    // socket), after waking a receiving thread that put off its wake-up.
+    if (c_->sleeping.load() > 0 && c_->wakeAt.load() > n) {
+      c_->wakeAt.store(0);
+      c_->dataSeq.fetch_add(1);
+      futexWake(&c_->dataSeq, 1);
+    }
     const uint32_t seq = c_->spaceSeq.load();
     c_->sendersWaiting.fetch_add(1);
     bool timedOut = false;
@@ -265,11 +277,15 @@ void RingSender::send(const PacketFields& h, const void* samples, std::size_t by
     c_->published.store(n + 1);
     note(int64_t(n - c_->releasedMsgs.load(std::memory_order_relaxed)));
     c_->dataSeq.fetch_add(1);
-    // Wake a receiving thread only if one sleeps; if every one is busy and
-    // this message may overlap their upcalls, a spare; else the next to
-    // finish its upcall takes it.
+    // Wake a receiving thread only if one sleeps, and then at once only if
+    // the receiver asked for each message or this one is waited for (taken,
+    // done), ends the stream or is two-way; otherwise once a batch waits (the
+    // receiver's own thread behind it pokes it sooner if it runs out). If
+    // every one is busy and this message may overlap their upcalls, a spare;
+    // else the next to finish its upcall takes it.
+    const bool urgent = wait != Wait::Written || twoway || h.endOfStream;
     if (c_->sleeping.load() > 0) {
-      futexWake(&c_->dataSeq, 1);
+      if (urgent || n + 1 >= c_->wakeAt.load()) futexWake(&c_->dataSeq, 1);
     } else if (c_->looking.load() == 0 && (twoway || c_->onewayConcurrent.load(std::memory_order_relaxed)) &&
                c_->spares.load() > 0) {
       c_->spareSeq.fetch_add(1);
@@ -349,14 +365,16 @@ void RingSender::note(int64_t depth) {
 
 RingReceiver::RingReceiver(const std::string& name, std::size_t elementBytes, uint32_t onewayConcurrency,
                            uint32_t maxAhead, std::recursive_mutex* serialize, Handler handler,
-                           std::function<void(const std::string&)> onBroken)
+                           std::function<void(const std::string&)> onBroken, std::function<bool()> consumerBusy)
     : name_(name),
       elementBytes_(elementBytes),
       onewayLimit_(std::max<uint32_t>(1, onewayConcurrency)),
       maxAhead_(std::clamp<uint32_t>(maxAhead, 1, kSlots)),
       serialize_(serialize),
       handler_(std::move(handler)),
-      onBroken_(std::move(onBroken)) {
+      onBroken_(std::move(onBroken)),
+      consumerBusy_(std::move(consumerBusy)),
+      wakeBatch_(std::min(kWakeBatch, maxAhead_)) {
   // Only a ring of this project's, named as a sending port names one.
   const std::size_t prefix = std::strlen(kNamePrefix);
   if (name.size() <= prefix || name.size() > 200 || name.compare(0, prefix, kNamePrefix) != 0 ||
@@ -394,6 +412,8 @@ RingReceiver::RingReceiver(const std::string& name, std::size_t elementBytes, ui
   end_.assign(kSlots, 0);
   done_.assign(kSlots, 0);
   next_ = released_ = c_->published.load();  // a new ring: 0
+  taken_.store(next_);
+  c_->wakeAt.store(0);
   c_->onewayConcurrent.store(onewayLimit_ > 1 ? 1 : 0);
   std::lock_guard lock(mutex_);
   spawn(false);
@@ -426,6 +446,18 @@ void RingReceiver::close() {
   wakeAll();
 }
 
+void RingReceiver::poke() {
+  // A store then a load, as the sender's publish then its load of wakeAt:
+  // one of the two sees the other (sequentially consistent), so a message
+  // published meanwhile is never left behind a put-off wake-up.
+  if (c_->wakeAt.load() == 0) return;
+  c_->wakeAt.store(0);
+  if (c_->sleeping.load() > 0 && c_->published.load() > taken_.load()) {
+    c_->dataSeq.fetch_add(1);
+    futexWake(&c_->dataSeq, 1);
+  }
+}
+
 void RingReceiver::wakeAll() {
   c_->dataSeq.fetch_add(1);
   futexWake(&c_->dataSeq, INT_MAX);
@@ -453,7 +485,10 @@ void RingReceiver::spawn(bool spare) {
   ++processThreads;
   if (!spare) c_->looking.fetch_add(1);  // counted before it runs: a sender sees someone will look
   try {
-    pool_.emplace_back([this, spare] { loop(spare); });
+    pool_.emplace_back([this, spare] {
+      nameThisThread("sb-ring-rx");
+      loop(spare);
+    });
   } catch (const std::exception&) {
     // No thread to be had (the process's limit: system_error; or no memory
     // for the pool's growth: bad_alloc): the connection goes on with the
@@ -511,6 +546,7 @@ RingReceiver::Take RingReceiver::tryTake(Taken& t) {
   end_[t.n % kSlots] = start + roundUp(bytes, kAlign);
   done_[t.n % kSlots] = 0;
   ++next_;
+  taken_.store(next_, std::memory_order_relaxed);
   if (!t.twoway) ++busyOneway_;
   s.state.store(stateOf(t.n, kTaken));
   const uint32_t w = s.waiter.load();
@@ -600,6 +636,11 @@ void RingReceiver::loop(bool spare) {
     }
     if (took == Take::Empty) {
       const uint32_t seq = c_->dataSeq.load();
+      // While the port's thread behind this one has work queued, put the
+      // wake-up off until a batch waits: it pokes this thread (poke()) once
+      // it runs low, so nothing waits in the ring while it idles.
+      const bool putOff = wakeBatch_ > 1 && consumerBusy_ && consumerBusy_();
+      c_->wakeAt.store(putOff ? next_ + wakeBatch_ : 0);
       c_->sleeping.fetch_add(1);
       if (!closed_ && c_->published.load() == next_) {
         lock.unlock();

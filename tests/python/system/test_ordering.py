@@ -92,3 +92,25 @@ def test_a_lost_packet_is_skipped_after_the_timeout_and_counted(write_spec, tran
     for s in result.stages:
         # 6 is followed by 8: the gap itself is the one "reordered from previous" the definition counts.
         assert s.output_reordered_from_previous == 1
+
+
+def test_resequence_behind_a_ring_that_takes_packets_in_batches_keeps_order_and_credits(write_spec, transport):
+    # Over shm a receiving thread whose reorder buffer holds work puts its
+    # wake-up off until a batch of 16 packets waits in the ring, and the
+    # buffer's releaser asks it for more when it runs low. A credit window
+    # smaller than a batch, one larger, and a stream shorter than a batch
+    # must each deliver every packet, in order, without a gap skipped.
+    for packets, credits in ((5, 32), (200, 4), (200, 64)):
+        result = run(
+            write_spec,
+            jittery_pipeline(
+                f'call = "oneway"\nordering = "resequence"\nreorder_capacity = 64\nflow = "credits({credits})"\n',
+                packets=packets,
+                transport=transport,
+            ),
+        )
+        assert result.status == "ok", (packets, credits, result.error)
+        for s in result.stages:
+            assert s.received == packets and s.skipped == 0 and s.late == 0 and s.duplicates == 0, (credits, s)
+            assert s.output_reordered_from_previous == 0, (credits, s)
+        assert not result.stalls, (credits, result.stalls)

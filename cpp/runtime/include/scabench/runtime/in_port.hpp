@@ -80,6 +80,7 @@
 #include "scabench/core/bounded_queue.hpp"
 #include "scabench/core/clock.hpp"
 #include "scabench/core/record_log.hpp"
+#include "scabench/core/thread_name.hpp"
 #include "scabench/runtime/bulkio_port.hpp"
 #include "scabench/runtime/flow.hpp"
 #include "scabench/runtime/link_window.hpp"
@@ -204,8 +205,11 @@ class InPortBase {
   void attachSharedRing(CORBA::ULongLong token, scabench::FlowControl_ptr flow, const char* ring);
   // Maps a sender's ring and starts its receiving threads, which call the
   // port's upcall (InPort<T>). Throws std::invalid_argument.
-  virtual std::unique_ptr<shm::RingReceiver> openRing(const std::string& name, uint32_t onewayConcurrency,
-                                                      std::recursive_mutex* serialize) = 0;
+  virtual std::unique_ptr<shm::RingReceiver> openRing(uint64_t token, const std::string& name,
+                                                      uint32_t onewayConcurrency, std::recursive_mutex* serialize) = 0;
+  // The ring feeding the connection of `token`, if it has one (valid until shutRings()).
+  shm::RingReceiver* ringOf(uint64_t token);
+  FlowKind flowKind() const { return flow_; }
   // Held around every upcall of a single-dispatch port once a ring feeds it
   // (null otherwise): the ring's threads and the ORB's take turns, as the
   // single-thread POA's callers do.
@@ -346,7 +350,7 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void bulkioPush(const typename Traits::BulkioSeq& data, const BULKIO::PrecisionUTCTime& t, bool eos,
                   const char* streamID);
 
-  std::unique_ptr<shm::RingReceiver> openRing(const std::string& name, uint32_t onewayConcurrency,
+  std::unique_ptr<shm::RingReceiver> openRing(uint64_t token, const std::string& name, uint32_t onewayConcurrency,
                                               std::recursive_mutex* serialize) override {
     // The ring's threads take the same path as the ORB's, with the samples
     // lent from the ring until the upcall returns (a worker or a reorder
@@ -357,8 +361,9 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       const typename Traits::Seq view(n, n, static_cast<T*>(const_cast<void*>(samples)), false);
       upcall(h, view, twoway ? CallKind::Twoway : CallKind::Oneway);
     };
-    return std::make_unique<shm::RingReceiver>(name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize,
-                                               onPacket, [this](const std::string&) { refuse(Refusal::Sender); });
+    return std::make_unique<shm::RingReceiver>(
+        name, sizeof(T), onewayConcurrency, maxCallsSetting(), serialize, onPacket,
+        [this](const std::string&) { refuse(Refusal::Sender); }, [this, token] { return releaserBusy(token); });
   }
 
   void startWorker() override {
@@ -375,7 +380,10 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       worked->countInto(&records().header().workerQueued);
       queues_.push_back(std::move(queue));
       queue_.store(worked, std::memory_order_release);
-      worker_ = std::thread([this, worked] { workerLoop(*worked); });
+      worker_ = std::thread([this, worked] {
+        nameThisThread("sb-worker");
+        workerLoop(*worked);
+      });
     }
     if (resequencing() && reorders_.empty()) {
       // A reorder buffer per connection: each orders its own link sequences,
@@ -384,7 +392,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
         auto r = std::make_unique<Reorder>(reorderCapacity(), reorderTimeout(), link->window->window(),
                                            link->window->prefix());
         link->typed.store(r.get());
-        r->releaser = std::thread([this, link, buffer = &r->buffer] { releaserLoop(link, *buffer); });
+        if (shm::RingReceiver* ring = ringOf(link->token))
+          r->buffer.setRunningLow(kRingWakeLow, [ring] { ring->poke(); });
+        r->releaser = std::thread([this, link, buffer = &r->buffer] {
+          nameThisThread("sb-reorder");
+          releaserLoop(link, *buffer);
+        });
         reorders_.push_back(std::move(r));
       }
     }
@@ -461,6 +474,19 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Queued>& buffer);
   // Hands a packet on in order: to the worker queue, or to the handler.
   void release(Queued&& item);
+  // Whether the connection's reorder buffer holds more than kRingWakeLow
+  // packets: its releaser will ask the ring for more (poke) before it runs
+  // out, so the ring's thread may put its wake-up off. Not with watermarks,
+  // whose count of held packets must see each packet as it comes.
+  bool releaserBusy(uint64_t token) const {
+    if (flowKind() == FlowKind::Watermarks) return false;
+    const std::shared_ptr<InLink> link = linkOf(token);
+    const auto* reorder = link ? static_cast<const Reorder*>(link->typed.load()) : nullptr;
+    return reorder && reorder->buffer.held() > kRingWakeLow;
+  }
+  // A reorder buffer fed by a ring asks for more at this many packets or
+  // fewer: enough for its releaser to work on while the ring's thread wakes.
+  static constexpr std::size_t kRingWakeLow = 2;
 
   Handler handler_;
   // The worker queue, made at a start with a worker and read by every call

@@ -69,6 +69,7 @@
 #include "cf.hh"
 #include "scabench/core/bounded_queue.hpp"
 #include "scabench/core/clock.hpp"
+#include "scabench/core/thread_name.hpp"
 #include "scabench/runtime/bulkio_port.hpp"
 #include "scabench/runtime/flow.hpp"
 #include "scabench/runtime/message_limit.hpp"
@@ -313,7 +314,10 @@ class OutPort final : public OutPortBase {
     if (link->fanout != Fanout::Sequential) {
       link->queue = std::make_unique<BoundedQueue<Item>>(fanoutDepth());
       Link* self = link.get();
-      link->thread = std::thread([this, self] { drain(*self); });
+      link->thread = std::thread([this, self] {
+        nameThisThread("sb-fanout");
+        drain(*self);
+      });
     }
     auto links = std::make_shared<Links>(current());
     links->push_back(link);

@@ -97,11 +97,29 @@ class Resequencer {
     return Offer::Accepted;
   }
 
+  // Who feeds the buffer may wait to be asked (the shared-memory ring's
+  // receiving thread puts its wake-up off while the buffer holds work):
+  // `runningLow` is called, outside the lock, whenever next() hands on an
+  // item and `low` or fewer are left, and before it waits. Set before the
+  // releaser runs.
+  void setRunningLow(std::size_t low, std::function<void()> runningLow) {
+    std::lock_guard lock(mutex_);
+    low_ = low;
+    runningLow_ = std::move(runningLow);
+  }
+
   // The releaser's loop: waits for the next item in order and returns it,
   // skipping gaps older than the timeout. `skipped(first, count)` is told
   // which numbers were given up on. Returns nothing once closed and drained.
   std::optional<Item> next(const std::function<void(uint64_t, uint64_t)>& skipped = {}) {
     std::unique_lock lock(mutex_);
+    bool asked = false;  // runningLow was called since the last wait
+    auto ask = [&] {
+      asked = true;
+      lock.unlock();
+      runningLow_();
+      lock.lock();
+    };
     for (;;) {
       if (!held_.empty()) {
         auto head = held_.begin();
@@ -111,6 +129,10 @@ class Resequencer {
           ++next_;
           ++stats_.released;
           room_.notify_all();
+          if (runningLow_ && held_.size() <= low_) {
+            lock.unlock();
+            runningLow_();
+          }
           return item;
         }
         const auto deadline = head->second.arrived + timeout_;
@@ -126,11 +148,19 @@ class Resequencer {
           }
           continue;
         }
+        if (runningLow_ && !asked) {
+          ask();  // the gap may be in the feeder's hands: ask, then look again
+          continue;
+        }
         ready_.wait_until(lock, deadline);
+        asked = false;
       } else if (closed_) {
         return std::nullopt;
+      } else if (runningLow_ && !asked) {
+        ask();
       } else {
         ready_.wait(lock);
+        asked = false;
       }
     }
   }
@@ -174,6 +204,8 @@ class Resequencer {
   uint64_t next_;
   bool closed_ = false;
   ResequencerStats stats_;
+  std::size_t low_ = 0;
+  std::function<void()> runningLow_;
 };
 
 }  // namespace scabench

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "scabench/core/bounded_queue.hpp"
+#include "scabench/core/thread_name.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_types.hpp"
 #include "scabench/runtime/shm_fields.hpp"
@@ -96,7 +97,10 @@ template <class T>
 class QueuedOnewaySender final : public Sender<T> {
  public:
   QueuedOnewaySender(std::unique_ptr<Sender<T>> inner, std::size_t depth)
-      : inner_(std::move(inner)), queue_(depth), thread_([this] { drain(); }) {}
+      : inner_(std::move(inner)), queue_(depth), thread_([this] {
+          nameThisThread("sb-send-q");
+          drain();
+        }) {}
   ~QueuedOnewaySender() override {
     queue_.close();
     if (thread_.joinable()) thread_.join();  // flush() may have joined it (a disconnect flushes first)

@@ -187,8 +187,15 @@ class RingReceiver {
   // lock), or null. onBroken: told once, with why, if the sender breaks the
   // protocol (the receiver then closes the connection).
   // Throws std::invalid_argument saying what is wrong with the segment.
+  // consumerBusy (optional): whether the port's own thread behind the
+  // handler (a reorder buffer's releaser) has work queued; while it has, a
+  // receiving thread that finds the ring empty asks to be woken only once
+  // kWakeBatch messages wait (or one is waited for, two-way, or ends the
+  // stream, or the ring is full), and that thread calls poke() when it runs
+  // low, so that no message waits in the ring while it idles.
   RingReceiver(const std::string& name, std::size_t elementBytes, uint32_t onewayConcurrency, uint32_t maxAhead,
-               std::recursive_mutex* serialize, Handler handler, std::function<void(const std::string&)> onBroken);
+               std::recursive_mutex* serialize, Handler handler, std::function<void(const std::string&)> onBroken,
+               std::function<bool()> consumerBusy = {});
   ~RingReceiver();  // close() and join()
   RingReceiver(const RingReceiver&) = delete;
   RingReceiver& operator=(const RingReceiver&) = delete;
@@ -201,6 +208,12 @@ class RingReceiver {
   void join();
   // Receiving threads started so far (at most the dispatch allows, and spares).
   uint32_t threads() const;
+  // The consumer behind the handler runs low: a put-off wake-up happens now
+  // if a message waits, and the next message wakes a sleeping thread. Cheap
+  // (two loads) when nothing was put off; safe from any thread.
+  void poke();
+  // Messages a put-off wake-up waits for (clamped to maxAhead).
+  static constexpr uint32_t kWakeBatch = 16;
 
  private:
   enum class Take { Took, Empty, Blocked, Closed };
@@ -233,6 +246,9 @@ class RingReceiver {
   std::recursive_mutex* const serialize_;
   const Handler handler_;
   const std::function<void(const std::string&)> onBroken_;
+  const std::function<bool()> consumerBusy_;
+  const uint32_t wakeBatch_;
+  std::atomic<uint64_t> taken_{0};  // next_, for poke() outside mutex_
 
   mutable std::mutex mutex_;
   bool closed_ = false;

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "scabench/core/clock.hpp"
+#include "scabench/core/thread_name.hpp"
 #include "scabench/runtime/component.hpp"
 
 namespace scabench {
@@ -47,8 +48,10 @@ class SourceLoop {
     const uint64_t from = next_;
     // Packet `from` is due now; the ones after it keep their spacing and dither.
     const PacketSchedule schedule{monotonicNs() - int64_t(from) * periodNs, periodNs, ditherNs};
-    thread_ =
-        std::thread([=, this, send = std::move(send), end = std::move(end)] { run(schedule, packets, send, end); });
+    thread_ = std::thread([=, this, send = std::move(send), end = std::move(end)] {
+      nameThisThread("sb-source");
+      run(schedule, packets, send, end);
+    });
   }
 
   void stop() {
