@@ -318,9 +318,36 @@ const ExternalPlan* Plan::external(const std::string& name) const {
 }
 
 std::vector<int> usableCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
+  // The machine's online CPUs, not this process's affinity: a launcher may
+  // run narrower than the hosts it pins (the granularity lab takes the
+  // measured cores out of its harness's mask, and so out of the launcher's,
+  // and then places hosts on exactly those cores). What the check guards
+  // against is a CPU the machine does not have; one a cgroup withholds fails
+  // at the host's sched_setaffinity, named there.
   std::vector<int> out;
+  std::ifstream online("/sys/devices/system/cpu/online");
+  std::string ranges;
+  if (std::getline(online, ranges)) {
+    std::size_t at = 0;
+    while (at < ranges.size()) {
+      const std::size_t comma = ranges.find(',', at);
+      const std::string range = ranges.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      const std::size_t dash = range.find('-');
+      try {
+        const int first = std::stoi(range.substr(0, dash));
+        const int last = dash == std::string::npos ? first : std::stoi(range.substr(dash + 1));
+        for (int cpu = first; cpu <= last; ++cpu) out.push_back(cpu);
+      } catch (const std::exception&) {
+        out.clear();
+        break;
+      }
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+  }
+  if (!out.empty()) return out;
+  cpu_set_t set;  // no sysfs (a container without it): this process's affinity
+  CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &set)) out.push_back(cpu);

@@ -134,8 +134,8 @@ struct Plan {
   const ExternalPlan* external(const std::string& name) const;
 };
 
-// The CPUs this process may run on (its affinity): the plan's cores must be
-// among them, as the spec's are (model/checks.py parse_cores).
+// The machine's online CPUs (/sys/devices/system/cpu/online; without it, this
+// process's affinity): the plan's cores must be among them.
 std::vector<int> usableCpus();
 // Throws PlanError. Every number is checked against the bounds
 // docs/plan.schema.json gives it (compiled in: plan_schema.hpp), and every
