@@ -634,7 +634,8 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
             pid = self.table.start(argv, program, identifier, cpus, stack, batch, nice)
         except ProgramNotStarted as exc:
             cause = exc.cause
-            raise Executable.ExecuteFail(cf_error_of(cause), f"{program}: {cause.strerror or cause}") from None
+            reason = (cause.strerror if isinstance(cause, OSError) else None) or cause
+            raise Executable.ExecuteFail(cf_error_of(cause), f"{program}: {reason}") from None
         except OSError as exc:  # its directory or output files on the node
             raise Executable.ExecuteFail(cf_error_of(exc), f"{program}: {exc.strerror or exc}") from None
         except Exception as exc:  # the child's set-up failed (subprocess.SubprocessError)

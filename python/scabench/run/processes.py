@@ -81,17 +81,20 @@ def spawn(argv: Sequence[str], preexec: Callable[[], None] | None = None, **pope
         return subprocess.Popen(argv, preexec_fn=child_setup, start_new_session=True, env=env, **popen_kwargs)
     except OSError as exc:  # not there, not executable, not a program this machine runs
         raise ProgramNotStarted(argv[0], exc) from None
+    except subprocess.SubprocessError as exc:  # the child's set-up (preexec) failed before the exec
+        raise ProgramNotStarted(argv[0], exc) from None
 
 
 class ProgramNotStarted(RunError):
     """A program of the run could not be started at all (the exec failed):
     one line naming it and the system's reason, instead of the traceback an
     OSError from Popen gives. `cause` keeps the OSError (a node maps its
-    errno to a CF error number)."""
+    errno to a CF error number), or the SubprocessError of a child whose
+    set-up failed before the exec."""
 
-    def __init__(self, program: str, cause: OSError) -> None:
+    def __init__(self, program: str, cause: OSError | subprocess.SubprocessError) -> None:
         self.cause = cause
-        reason = cause.strerror or str(cause)
+        reason = (cause.strerror if isinstance(cause, OSError) else None) or str(cause)
         hint = " (is it executable?)" if isinstance(cause, PermissionError) else ""
         super().__init__(f"cannot start {program}: {reason}{hint}", component=Path(program).name)
 

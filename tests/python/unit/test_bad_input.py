@@ -540,3 +540,15 @@ def test_a_program_that_cannot_be_started_is_a_run_error_naming_it(tmp_path):
     assert caught.value.component == "prog"
     with pytest.raises(ProgramNotStarted, match=r"cannot start .*/absent: No such file or directory$"):
         spawn([str(tmp_path / "absent")])
+
+
+def test_a_child_whose_set_up_fails_is_a_run_error_too(tmp_path):
+    """A preexec that fails in the child makes Popen raise SubprocessError,
+    not OSError: still one line naming the program."""
+    from scabench.run.processes import ProgramNotStarted, spawn
+
+    def failing_set_up() -> None:
+        raise ValueError("no such CPU")
+
+    with pytest.raises(ProgramNotStarted, match=r"^cannot start /bin/true: "):
+        spawn(["/bin/true"], preexec=failing_set_up)
