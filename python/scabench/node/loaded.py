@@ -13,11 +13,11 @@ entrypoint, "/components/RhGain/python/RhGain.py").
   - a plain file is copied (open, sizeOf, read in chunks, close); a
     directory, recursively (list of NAME/, the pattern REDHAWK's FileSystem
     and the node's own answer with a folder's entries);
-  - the file an EXECUTABLE load names is made executable (it is the program
-    to execute, however the file system lists it); in a directory, a file is
-    made executable where the file system lists it with REDHAWK's EXECUTABLE file property
-    true, and where it gives no such property, in an EXECUTABLE load, each
-    file that starts as a program ("#!", or ELF);
+  - the file an EXECUTABLE load names is made executable (it is the
+    program to execute, however the file system lists it); in a directory,
+    a file is made executable where the file system lists it with REDHAWK's
+    EXECUTABLE file property true, and where it gives no such property, in
+    an EXECUTABLE load, each file that starts as a program ("#!", or ELF);
   - loads are counted per name: the copy is made by the first and removed
     by the unload that brings the count to 0 (a second load copies nothing);
   - a copy is made in a staging folder beside the cache and moved into
