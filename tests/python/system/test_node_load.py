@@ -6,8 +6,9 @@ implementation folder from it through its device, executes the entrypoint
 with the SCA exec parameters, and RhGain binds its name, takes BulkIO
 packets and ends; terminate and unload leave the node's cache empty. Loads
 that cannot be made are refused with their CF error numbers and leave
-nothing behind; a node without the option refuses, naming it. Every process
-started here is ended by its PID."""
+nothing behind; a node without the option refuses, naming it. A slow file
+system holds up only its own load, and a load is bounded in bytes, time and
+the node's free disk. Every process started here is ended by its PID."""
 
 import os
 import stat
@@ -301,9 +302,14 @@ def test_a_slow_file_system_holds_up_only_its_own_load(start_node, serve_fs, tmp
     device = start_node("--accept-loaded").wait_registered().device
     cache = cache_of(device)
     device.load(fs, "/comp/run", EXECUTABLE)
-    outcome = []
-    slow = threading.Thread(target=lambda: outcome.append(device.load(gated, "/comp/sub/big", EXECUTABLE)))
-    slow.start()
+    outcome, started = [], []
+
+    def load_in_a_thread(fs):
+        started.append(threading.Thread(target=lambda: outcome.append(device.load(fs, "/comp/sub/big", EXECUTABLE))))
+        started[-1].start()
+        return started[-1]
+
+    slow = load_in_a_thread(gated)
     try:
         assert gated_servant.reading.wait(WAIT_S)
         # While it copies: another name loads, a loaded name counts, what overlaps it is refused.
@@ -313,11 +319,17 @@ def test_a_slow_file_system_holds_up_only_its_own_load(start_node, serve_fs, tmp
             device.load(fs, "/comp/sub", EXECUTABLE)
         assert overlap.value.errorNumber == CF.CF_EEXIST and "/comp/sub/big" in overlap.value.msg
         assert slow.is_alive() and not (cache / "comp" / "sub").exists()
+        # A second load of the name being copied waits for that copy, and counts.
+        load_in_a_thread(fs)
     finally:
         gated_servant.gate.set()
-        slow.join(WAIT_S)
-    assert outcome == [None]
-    assert (cache / "comp" / "sub" / "big").read_bytes() == (tree / "comp" / "sub" / "big").read_bytes()
+        for thread in started:
+            thread.join(WAIT_S)
+    assert outcome == [None, None]
+    big = cache / "comp" / "sub" / "big"
+    assert big.read_bytes() == (tree / "comp" / "sub" / "big").read_bytes()
+    device.unload("/comp/sub/big")
+    assert big.exists()  # loaded twice
     for name in ("/comp/run", "/comp/run", "/comp/data", "/comp/sub/big"):
         device.unload(name)
     assert left_in(cache) == []
