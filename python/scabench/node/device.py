@@ -43,7 +43,7 @@ The device, as SCA's ExecutableDevice, in the order a launcher uses it:
                      of the packet records).
   monotonicNs        the node's CLOCK_MONOTONIC, for a launcher to relate
                      the node's times to its own.
-execute, load and allocateCapacity need the device UNLOCKED and ENABLED
+execute, executeLinked, load and allocateCapacity need the device UNLOCKED and ENABLED
 (InvalidState otherwise): a node that has lost its domain is DISABLED.
 Everything else answers in every state, so that a launcher can always tear
 down. releaseObject ends the node, as DeviceManager.shutdown does.
@@ -644,6 +644,7 @@ class NodeDevice(ResourceAnswers, S.node__POA.NodeDevice):  # type: ignore[name-
         return pid
 
     def executeLinked(self, name, options, parameters, deps):
+        self._usable("executeLinked")  # a LOCKED or DISABLED node says so before what it lacks
         missing = next((d for d in deps if not self.agent.loaded.covers(d)), None)
         if missing is not None:
             raise CF.InvalidFileName(

@@ -6,11 +6,14 @@ implementation folder from it through its device, executes the entrypoint
 with the SCA exec parameters, and RhGain binds its name, takes BulkIO
 packets and ends; terminate and unload leave the node's cache empty. Loads
 that cannot be made are refused with their CF error numbers and leave
-nothing behind; a node without the option refuses, naming it. Every process
-started here is ended by its PID."""
+nothing behind; a node without the option refuses, naming it. A slow file
+system holds up only its own load, and a load is bounded in bytes, time and
+the node's free disk. Every process started here is ended by its PID."""
 
 import os
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ from test_redhawk_component import RHGAIN, SDRROOT, SPD, bulkio_sink, double, pr
 
 from scabench.model import gpp
 from scabench.node.filesystem import ProfileFile, ProfileFileSystem
-from scabench.node.loaded import READ_CHUNK
+from scabench.node.loaded import READ_CHUNK, LoadedFiles
 
 CF, BULKIO = S.CF, S.BULKIO
 EXECUTABLE = CF.LoadableDevice.EXECUTABLE
@@ -122,10 +125,19 @@ class HalfFile(ProfileFile):
 
 
 class ShortFile(ProfileFile):
-    """A file that says it is longer than what it reads: it ends before its size."""
+    """A file that reads less than its size (as listed, and as sizeOf says): it ends before its size."""
+
+    def read(self, length):
+        data = self.data[self.pointer : min(self.pointer + length, len(self.data) - 10)]
+        self.pointer += len(data)
+        return data
+
+
+class SwollenFile(ProfileFile):
+    """A file whose sizeOf is more than the size it was listed with."""
 
     def sizeOf(self):
-        return len(self.data) + 10
+        return len(self.data) + 1
 
 
 class FailingFileSystem(ProfileFileSystem):
@@ -190,13 +202,20 @@ def test_loads_that_cannot_be_made_are_refused_with_their_cf_errors_and_leave_no
         device.load(short, "/comp/run", EXECUTABLE)
     assert ended.value.errorNumber == CF.CF_EIO and "read answered 0 bytes" in ended.value.msg
     assert left_in(cache) == []
+    swollen = serve_fs(FailingFileSystem(tree, "/comp/sub/big", SwollenFile))
+    with pytest.raises(CF.LoadableDevice.LoadFail) as too_big:
+        device.load(swollen, "/comp", EXECUTABLE)
+    assert too_big.value.errorNumber == CF.CF_EFBIG and "listed with" in too_big.value.msg
+    assert left_in(cache) == []
     lying = serve_fs(LyingFileSystem(tree, "lying"))
     with pytest.raises(CF.LoadableDevice.LoadFail) as escaped:
         device.load(lying, "/comp", EXECUTABLE)
     assert escaped.value.errorNumber == CF.CF_EINVAL and "../../escaped" in escaped.value.msg
     assert left_in(cache) == [] and not list(cache.parent.rglob("escaped"))  # nor beside the cache
-    with pytest.raises(CF.InvalidFileName):
-        device.unload("/comp")  # never loaded
+    for never_loaded in ("/comp", "comp", "/comp/../etc"):  # a name that could not be loaded is not loaded either
+        with pytest.raises(CF.InvalidFileName) as not_loaded:
+            device.unload(never_loaded)
+        assert not_loaded.value.errorNumber == CF.CF_ENOENT and "not loaded" in not_loaded.value.msg, never_loaded
     # The file system's EXECUTABLE property decides; a folder and what it holds are copied whole.
     device.load(fs, "/comp", CF.LoadableDevice.SHARED_LIBRARY)
     assert (cache / "comp" / "sub" / "big").read_bytes() == (tree / "comp" / "sub" / "big").read_bytes()
@@ -215,9 +234,9 @@ def test_loads_that_cannot_be_made_are_refused_with_their_cf_errors_and_leave_no
         assert overlap.value.errorNumber == CF.CF_EEXIST
     device.unload("/comp")
     assert left_in(cache) == []
-    # Above a loaded file, likewise; the file alone, loaded EXECUTABLE, keeps the file system's word.
+    # Above a loaded file, likewise; the file alone, loaded EXECUTABLE, is the program, whatever it is listed with.
     device.load(fs, "/comp/data", EXECUTABLE)
-    assert not os.stat(cache / "comp" / "data").st_mode & stat.S_IXUSR
+    assert os.stat(cache / "comp" / "data").st_mode & stat.S_IXUSR
     with pytest.raises(CF.LoadableDevice.LoadFail):
         device.load(fs, "/comp", EXECUTABLE)
     device.unload("/comp/data")
@@ -236,7 +255,130 @@ def test_a_node_without_accept_loaded_refuses_a_load_from_a_file_system_naming_t
             call()
         assert "--accept-loaded" in refused.value.msg
     assert refused.value.errorNumber == CF.CF_ENOENT  # a dependency never loaded
+    for never_loaded in (IMPLEMENTATION, "components/RhGain"):
+        with pytest.raises(CF.InvalidFileName) as not_loaded:
+            device.unload(never_loaded)
+        assert not_loaded.value.errorNumber == CF.CF_ENOENT and "not loaded" in not_loaded.value.msg
     for kind in (EXECUTABLE, CF.LoadableDevice.SHARED_LIBRARY):
         with pytest.raises(CF.InvalidFileName) as refused:
             device.load(fs, IMPLEMENTATION, kind)
         assert refused.value.errorNumber == CF.CF_EACCES and "--accept-loaded" in refused.value.msg
+
+
+def test_executelinked_on_a_locked_node_says_so_before_its_dependencies(start_node):
+    device = start_node("--accept-loaded").wait_registered().device
+    device._set_adminState(CF.Device.LOCKED)
+    with pytest.raises(CF.Device.InvalidState, match="LOCKED"):
+        device.executeLinked(ENTRYPOINT, [], [], [IMPLEMENTATION])
+    device._set_adminState(CF.Device.UNLOCKED)
+    with pytest.raises(CF.InvalidFileName) as missing:
+        device.executeLinked(ENTRYPOINT, [], [], [IMPLEMENTATION])
+    assert missing.value.errorNumber == CF.CF_ENOENT
+
+
+# --- a slow file system, and what one load may take -------------------------------------------
+
+
+class GatedFile(ProfileFile):
+    """A file whose reads wait until the test opens the gate: a file system that is slow to answer."""
+
+    def read(self, length):
+        self.fs.reading.set()
+        assert self.fs.gate.wait(WAIT_S), "the gate was never opened"
+        return super().read(length)
+
+
+class GatedFileSystem(FailingFileSystem):
+    def __init__(self, root, slow):
+        super().__init__(root, slow, GatedFile)
+        self.reading, self.gate = threading.Event(), threading.Event()
+
+
+def test_a_slow_file_system_holds_up_only_its_own_load(start_node, serve_fs, tmp_path):
+    tree = a_tree(tmp_path / "domain")
+    fs = serve_fs(ProfileFileSystem(tree, "domain"))
+    gated_servant = GatedFileSystem(tree, "/comp/sub/big")
+    gated = serve_fs(gated_servant)
+    device = start_node("--accept-loaded").wait_registered().device
+    cache = cache_of(device)
+    device.load(fs, "/comp/run", EXECUTABLE)
+    outcome, started = [], []
+
+    def load_in_a_thread(fs):
+        started.append(threading.Thread(target=lambda: outcome.append(device.load(fs, "/comp/sub/big", EXECUTABLE))))
+        started[-1].start()
+        return started[-1]
+
+    slow = load_in_a_thread(gated)
+    try:
+        assert gated_servant.reading.wait(WAIT_S)
+        # While it copies: another name loads, a loaded name counts, what overlaps it is refused.
+        device.load(fs, "/comp/data", EXECUTABLE)
+        device.load(fs, "/comp/run", EXECUTABLE)
+        with pytest.raises(CF.LoadableDevice.LoadFail) as overlap:
+            device.load(fs, "/comp/sub", EXECUTABLE)
+        assert overlap.value.errorNumber == CF.CF_EEXIST and "/comp/sub/big" in overlap.value.msg
+        assert slow.is_alive() and not (cache / "comp" / "sub").exists()
+        # A second load of the name being copied waits for that copy, and counts.
+        load_in_a_thread(fs)
+    finally:
+        gated_servant.gate.set()
+        for thread in started:
+            thread.join(WAIT_S)
+    assert outcome == [None, None]
+    big = cache / "comp" / "sub" / "big"
+    assert big.read_bytes() == (tree / "comp" / "sub" / "big").read_bytes()
+    device.unload("/comp/sub/big")
+    assert big.exists()  # loaded twice
+    for name in ("/comp/run", "/comp/run", "/comp/data", "/comp/sub/big"):
+        device.unload(name)
+    assert left_in(cache) == []
+
+
+class SlowFileSystem(ProfileFileSystem):
+    """Answers each list and read, but slowly."""
+
+    def __init__(self, root, delay_s):
+        super().__init__(root, "slow")
+        self.delay_s = delay_s
+
+    def list(self, pattern):
+        time.sleep(self.delay_s)
+        return super().list(pattern)
+
+
+def loaded_files(tmp_path, **limits):
+    """The node's cache code itself, with limits a test can reach, and its log."""
+    log = []
+    return LoadedFiles(tmp_path / "loaded", tmp_path / "loading", "test", log.append, **limits), log
+
+
+def test_a_load_is_bounded_in_bytes_time_and_the_disk_it_leaves_free(serve_fs, tmp_path, monkeypatch):
+    tree = a_tree(tmp_path / "domain")
+    fs = serve_fs(ProfileFileSystem(tree, "domain"))
+    loaded, _ = loaded_files(tmp_path, max_bytes=READ_CHUNK)  # /comp/sub/big is two reads' worth
+    with pytest.raises(CF.LoadableDevice.LoadFail) as too_big:
+        loaded.load(fs, "/comp", EXECUTABLE)
+    assert too_big.value.errorNumber == CF.CF_EFBIG and f"more than {READ_CHUNK} bytes" in too_big.value.msg
+    assert left_in(loaded.root) == []
+    loaded.load(fs, "/comp/run", EXECUTABLE)  # within the limit
+    assert loaded.unload("/comp/run") and left_in(loaded.root) == []
+    # Each call answered, each after a while: the load as a whole runs out of time.
+    slow = serve_fs(SlowFileSystem(tree, 0.2))
+    late, _ = loaded_files(tmp_path, timeout_s=0.3)
+    with pytest.raises(CF.LoadableDevice.LoadFail) as timed_out:
+        late.load(slow, "/comp", EXECUTABLE)
+    assert timed_out.value.errorNumber == CF.CF_ETIMEDOUT and "within 0.3 s" in timed_out.value.msg
+    assert left_in(late.root) == []
+    # A disk with less free than a file's size: refused before it is read.
+    statvfs = os.statvfs
+
+    def full(path):
+        real = statvfs(path)
+        return os.statvfs_result((real.f_bsize, real.f_frsize, real.f_blocks, 0, 0) + tuple(real)[5:])
+
+    monkeypatch.setattr(os, "statvfs", full)
+    with pytest.raises(CF.LoadableDevice.LoadFail) as no_room:
+        loaded.load(fs, "/comp/run", EXECUTABLE)
+    assert no_room.value.errorNumber == CF.CF_ENOSPC and "0 free" in no_room.value.msg
+    assert left_in(loaded.root) == []
