@@ -193,8 +193,12 @@ void Launcher::checkExternalPorts() {
 void Launcher::initOrb() {
   int argc = 0;
   // A hung component must not hang the launcher: calls time out.
-  const char* options[][2] = {
-      {"clientCallTimeOutPeriod", "30000"}, {"verifyObjectExistsAndType", "0"}, {nullptr, nullptr}};
+  // What it serves (the programs a plain node loads, plain_files.cpp) is for
+  // this machine's processes alone: on loopback.
+  const char* options[][2] = {{"clientCallTimeOutPeriod", "30000"},
+                              {"verifyObjectExistsAndType", "0"},
+                              {"endPoint", "giop:tcp:127.0.0.1:"},
+                              {nullptr, nullptr}};
   orb_ = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
 }
 
