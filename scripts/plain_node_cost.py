@@ -27,7 +27,6 @@ from pathlib import Path
 from omniORB import CORBA
 
 from scabench.model.load import load_spec
-from scabench.paths import program
 from scabench.run.client import LOOPBACK, NamingService, end_process
 from scabench.run.runner import run_spec
 

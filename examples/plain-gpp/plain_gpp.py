@@ -7,6 +7,7 @@ run it; it also lets one try a placement on a plain node without REDHAWK
 
     python plain_gpp.py --naming CORBALOC --name NAME
                         [--memory-mib N] [--no-mem-capacity] [--pid-offset N]
+                        [--terminate-leaves-running]
 
 It binds its device at nodes/NAME/device in the Naming Service (making the
 contexts it needs) and prints "bound nodes/NAME/device" once it serves.
@@ -33,6 +34,8 @@ contexts it needs) and prints "bound nodes/NAME/device" once it serves.
                      to options it does not know). Answers the pid, plus
                      --pid-offset (a pid as another machine would answer it)
   terminate          SIGTERM, SIGKILL 5 s later; returns once it is gone
+                     (with --terminate-leaves-running: returns and does
+                     nothing, as a GPP's terminate that swallows a failure)
 Its children's stdout and stderr go to its own (the test's log). Each call
 is printed ("call execute ...") for the tests to read. SIGTERM or SIGINT
 ends it: its processes are terminated and its name unbound."""
@@ -40,10 +43,10 @@ ends it: its processes are terminated and its name unbound."""
 import argparse
 import os
 import shutil
-import tempfile
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -71,7 +74,8 @@ def _text(value):
 
 
 class PlainGpp(S.CF__POA.ExecutableDevice):
-    def __init__(self, cache, memory_mib, mem_capacity, pid_offset):
+    def __init__(self, cache, memory_mib, mem_capacity, pid_offset, terminate_leaves_running=False):
+        self.terminate_leaves_running = terminate_leaves_running
         self.cache = Path(cache)  # where load copies programs to, at their names
         self.free_mib = memory_mib
         self.mem_capacity = mem_capacity
@@ -204,6 +208,8 @@ class PlainGpp(S.CF__POA.ExecutableDevice):
     def terminate(self, processId):
         _say(f"call terminate {processId}")
         with self.lock:
+            if self.terminate_leaves_running:  # a GPP's terminate that swallows its failure: the process runs on
+                return
             child = self.children.pop(processId, None)
         if child is None:
             raise CF.ExecutableDevice.InvalidProcess(CF.CF_ESRCH, f"no process {processId}")
@@ -252,6 +258,7 @@ def main():
     parser.add_argument("--memory-mib", type=int, default=1 << 20)
     parser.add_argument("--no-mem-capacity", action="store_true")
     parser.add_argument("--pid-offset", type=int, default=0)
+    parser.add_argument("--terminate-leaves-running", action="store_true")
     args = parser.parse_args()
     ending = threading.Event()
     for s in (signal.SIGTERM, signal.SIGINT):
@@ -260,7 +267,7 @@ def main():
     poa = orb.resolve_initial_references("RootPOA")
     poa._get_the_POAManager().activate()
     cache = tempfile.mkdtemp(prefix=f"plain-gpp-{args.name}-")
-    device = PlainGpp(cache, args.memory_mib, not args.no_mem_capacity, args.pid_offset)
+    device = PlainGpp(cache, args.memory_mib, not args.no_mem_capacity, args.pid_offset, args.terminate_leaves_running)
     poa.activate_object(device)
     root = orb.string_to_object(args.naming)._narrow(CosNaming.NamingContext)
     context = _bind(root, args.name, poa.servant_to_reference(device))

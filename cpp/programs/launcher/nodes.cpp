@@ -205,8 +205,8 @@ void Launcher::execute(HostProc& h) {
     options[options.length() - 1].value <<= "batch";
   }
   nodeCall(
-      n, "execute " + program + " for " + who,
-      [&] { h.pid = n.device->execute(program.c_str(), options, parameters); }, who);
+      n, "execute " + program + " for " + who, [&] { h.pid = n.device->execute(program.c_str(), options, parameters); },
+      who);
   h.spawnedNs = scabench::monotonicNs();
   if (n.plainCf)
     for (std::size_t i = 0; i + 1 < params.size(); i += 2)

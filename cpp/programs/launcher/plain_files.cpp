@@ -43,8 +43,8 @@ void checkName(const std::string& name, bool wildcards) {
   const bool dotdot = ("/" + name + "/").find("/../") != std::string::npos;
   if (name.empty() || name.front() != '/' || dotdot || name.find('\0') != std::string::npos ||
       (!wildcards && name.find_first_of("*?[") != std::string::npos))
-    throw CF::InvalidFileName(CF::CF_EINVAL,
-                              ("'" + name + "': the launcher's file system takes absolute names, without '..'").c_str());
+    throw CF::InvalidFileName(
+        CF::CF_EINVAL, ("'" + name + "': the launcher's file system takes absolute names, without '..'").c_str());
 }
 
 CORBA::Any ulonglong(unsigned long long v) {
