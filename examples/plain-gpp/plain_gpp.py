@@ -154,11 +154,13 @@ class PlainGpp(S.CF__POA.ExecutableDevice):
             written = 0
             with open(copy, "wb") as out:
                 while written < size:
-                    data = remote.read(min(1 << 20, size - written))
-                    if not data:
+                    # As a GPP copies: it counts what it asked, so a shorter answer is a broken copy.
+                    asked = min(1 << 20, size - written)
+                    data = remote.read(asked)
+                    if len(data) != asked:
                         break
                     out.write(data)
-                    written += len(data)
+                    written += asked
             if written != size:
                 raise CF.LoadableDevice.LoadFail(CF.CF_EIO, f"{fileName}: {written} of {size} bytes read")
         finally:

@@ -19,7 +19,10 @@
 //                  MODIFIED_TIME, READ_ONLY (true) and EXECUTABLE (the
 //                  owner's x bit), the file properties REDHAWK's list gives
 //   open           read-only (read_Only false: FileException CF_EROFS); a
-//                  File whose read answers at most MAX_READ bytes a call
+//                  File whose read answers every byte asked up to the
+//                  file's end (a GPP copies in blocks of its largest GIOP
+//                  message and counts what it asked, not what came: a
+//                  shorter answer would leave a hole in its copy)
 //   query          SIZE (the bytes served), AVAILABLE_SPACE (0)
 //   remove, copy, move, create, mkdir, rmdir, File::write
 //                  CF_EROFS: nothing is written through it
@@ -34,8 +37,6 @@ namespace scabench::launch {
 namespace {
 
 constexpr const char* SERVED_FOLDER = "/scabench/bin/";
-// Below omniORB's default largest message (2 MiB): a caller that asks more gets less, as read allows.
-constexpr CORBA::ULong MAX_READ = 1 << 20;
 const char* const READ_ONLY =
     "the launcher's file system is read-only: it serves the programs a plain node loads, at /scabench/bin";
 
@@ -76,13 +77,22 @@ class ProgramFile : public virtual POA_CF::File {
   void read(CF::OctetSequence_out data, CORBA::ULong length) override {
     std::lock_guard lock(mutex_);
     if (fd_ < 0) throw CF::File::IOException(CF::CF_EBADF, (name_ + " is closed").c_str());
-    length = std::min(length, MAX_READ);
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) throw CF::File::IOException(CF::CF_EIO, (name_ + ": " + strerror(errno)).c_str());
+    const off_t left = std::max<off_t>(0, st.st_size - off_t(pointer_));
+    length = CORBA::ULong(std::min<off_t>(length, left));  // what is asked, but not past the end
     CF::OctetSequence_var bytes = new CF::OctetSequence(length);
     bytes->length(length);
-    const ssize_t n = length ? ::pread(fd_, bytes->get_buffer(), length, off_t(pointer_)) : 0;
-    if (n < 0) throw CF::File::IOException(CF::CF_EIO, (name_ + ": " + strerror(errno)).c_str());
-    bytes->length(CORBA::ULong(n));
-    pointer_ += CORBA::ULong(n);
+    CORBA::ULong got = 0;
+    while (got < length) {
+      const ssize_t n = ::pread(fd_, bytes->get_buffer() + got, length - got, off_t(pointer_ + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw CF::File::IOException(CF::CF_EIO, (name_ + ": " + strerror(errno)).c_str());
+      if (n == 0) break;  // shortened meanwhile
+      got += CORBA::ULong(n);
+    }
+    bytes->length(got);
+    pointer_ += got;
     data = bytes._retn();
   }
 
