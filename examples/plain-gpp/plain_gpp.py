@@ -7,7 +7,7 @@ run it; it also lets one try a placement on a plain node without REDHAWK
 
     python plain_gpp.py --naming CORBALOC --name NAME
                         [--memory-mib N] [--no-mem-capacity] [--pid-offset N]
-                        [--terminate-leaves-running]
+                        [--terminate-leaves-running] [--run-as USER]
 
 It binds its device at nodes/NAME/device in the Naming Service (making the
 contexts it needs) and prints "bound nodes/NAME/device" once it serves.
@@ -35,7 +35,9 @@ contexts it needs) and prints "bound nodes/NAME/device" once it serves.
                      --pid-offset (a pid as another machine would answer it)
   terminate          SIGTERM, SIGKILL 5 s later; returns once it is gone
                      (with --terminate-leaves-running: returns and does
-                     nothing, as a GPP's terminate that swallows a failure)
+                     nothing, as a GPP's terminate that swallows a failure);
+                     with --run-as USER (it must be root) the process runs
+                     as that user, as under a GPP run as another user
 Its children's stdout and stderr go to its own (the test's log). Each call
 is printed ("call execute ...") for the tests to read. SIGTERM or SIGINT
 ends it: its processes are terminated and its name unbound."""
@@ -74,8 +76,9 @@ def _text(value):
 
 
 class PlainGpp(S.CF__POA.ExecutableDevice):
-    def __init__(self, cache, memory_mib, mem_capacity, pid_offset, terminate_leaves_running=False):
+    def __init__(self, cache, memory_mib, mem_capacity, pid_offset, terminate_leaves_running=False, user=None):
         self.terminate_leaves_running = terminate_leaves_running
+        self.user = user  # whom its processes run as: None, its own user
         self.cache = Path(cache)  # where load copies programs to, at their names
         self.free_mib = memory_mib
         self.mem_capacity = mem_capacity
@@ -195,7 +198,7 @@ class PlainGpp(S.CF__POA.ExecutableDevice):
         for p in parameters:
             argv += [p.id, _text(p.value)]
         try:
-            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, close_fds=True)
+            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, close_fds=True, user=self.user)
         except OSError as exc:
             raise CF.ExecutableDevice.ExecuteFail(CF.CF_EIO, str(exc)) from None
         answered = child.pid + self.pid_offset
@@ -261,6 +264,7 @@ def main():
     parser.add_argument("--no-mem-capacity", action="store_true")
     parser.add_argument("--pid-offset", type=int, default=0)
     parser.add_argument("--terminate-leaves-running", action="store_true")
+    parser.add_argument("--run-as", metavar="USER")
     args = parser.parse_args()
     ending = threading.Event()
     for s in (signal.SIGTERM, signal.SIGINT):
@@ -269,7 +273,11 @@ def main():
     poa = orb.resolve_initial_references("RootPOA")
     poa._get_the_POAManager().activate()
     cache = tempfile.mkdtemp(prefix=f"plain-gpp-{args.name}-")
-    device = PlainGpp(cache, args.memory_mib, not args.no_mem_capacity, args.pid_offset, args.terminate_leaves_running)
+    if args.run_as:
+        os.chmod(cache, 0o755)  # its processes' user runs the copies
+    device = PlainGpp(
+        cache, args.memory_mib, not args.no_mem_capacity, args.pid_offset, args.terminate_leaves_running, args.run_as
+    )
     poa.activate_object(device)
     root = orb.string_to_object(args.naming)._narrow(CosNaming.NamingContext)
     context = _bind(root, args.name, poa.servant_to_reference(device))

@@ -6,6 +6,8 @@ examples/plain-gpp/plain_gpp.py, a GPP's part written from idl/cf.idl, run
 as a process of its own; every process started here is ended by its PID."""
 
 import json
+import os
+import pwd
 import subprocess
 import sys
 import time
@@ -347,3 +349,20 @@ def test_what_a_plain_nodes_terminate_leaves_running_is_ended_by_the_launcher(wr
     assert on_node and _gone(on_node[0])
     [host] = [h for h in err.value.result.hosts if h.get("node") == "gpp"]
     assert host["exit"] == "ended by the launcher, its node gpp's terminate having left it running"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting processes as another user needs root")
+def test_a_plain_node_whose_processes_are_another_users_is_refused_naming_the_cause(write_spec, domain, start_plain):
+    """As under a GPP run as another user: its processes could not write
+    their events and records in the launcher's run directory (0700), and
+    the same-machine check says so."""
+    nobody = pwd.getpwnam("nobody")
+    _, log = start_plain("gpp", "--run-as", "nobody")
+    spec = _spec(write_spec, domain, 'nodes = { gpp = ["stage1"] }')
+    with pytest.raises(RunError) as err:
+        run_spec(spec)
+    message = str(err.value)
+    assert f"as uid {nobody.pw_uid}, not the launcher's uid 0" in message, message
+    assert "must run as the launcher's user" in message and err.value.component == "stage1"
+    [executed] = _calls(log, "execute")
+    assert _calls(log, "terminate") and _gone(int(executed.split()[4]))
