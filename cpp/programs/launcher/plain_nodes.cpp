@@ -179,8 +179,13 @@ void Launcher::endPlainProcesses() {
   for (auto* h : ending) {
     bool killed = false;
     // A SIGKILL is not refused where the SIGTERM was not: it is gone within the next second.
-    while (same(*h) && scabench::monotonicNs() < grace + (killed ? 1'000'000'000 : 0)) {
-      if (!killed && scabench::monotonicNs() > grace) killed = send(*h, SIGKILL);
+    while (same(*h)) {
+      const int64_t now = scabench::monotonicNs();
+      if (killed && now > grace + 1'000'000'000) break;
+      if (!killed && now > grace) {
+        send(*h, SIGKILL);
+        killed = true;
+      }
       usleep(10'000);
     }
     if (same(*h)) {
