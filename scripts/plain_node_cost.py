@@ -27,7 +27,6 @@ from pathlib import Path
 from omniORB import CORBA
 
 from scabench.model.load import load_spec
-from scabench.paths import program
 from scabench.run.client import LOOPBACK, NamingService, end_process
 from scabench.run.runner import run_spec
 
@@ -76,7 +75,7 @@ def main() -> None:
     started = []
     try:
         gpp = [sys.executable, str(PLAIN_GPP), "--naming", domain, "--name", "gpp"]
-        started.append(_started(gpp + ["--program", str(program("scabench-host"))], folder / "gpp.log", "bound"))
+        started.append(_started(gpp, folder / "gpp.log", "bound"))
         node = [sys.executable, "-m", "scabench.cli", "node", "--domain", domain, "--name", "node"]
         started.append(_started(node, folder / "node.log", "registered in"))
         for where, label in ((None, "this machine"), ("node", "scabench node"), ("gpp", "plain CF node")):

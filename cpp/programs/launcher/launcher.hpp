@@ -139,7 +139,8 @@ struct HostProc {
   json nodeRecord;                      // the node's last record of it
   double nodeCpuS = -1;                 // its CPU seconds in that record; -1: no record yet
   std::string lostWith;                 // the node that died with it
-  bool endedHere = false;               // its plain node gone, ended by the launcher itself (endPlainOrphans)
+  bool endedHere = false;               // on a plain node, ended by the launcher itself (endPlainProcesses)
+  std::string stillRunning;             // on a plain node, running after the end and not the launcher's to signal
 };
 
 // A round trip to a node's clock: the node read its CLOCK_MONOTONIC at some
@@ -468,9 +469,20 @@ class Launcher {
   // seen ended has written all it will).
   void pollPlain(Node& n, std::vector<HostProc*>& ended);
 
-  // A plain node that no longer answers leaves its processes running on
-  // this machine: they are ended here, by pid, each checked by its start time.
-  void endPlainOrphans();
+  // After terminate (a GPP's swallows what goes wrong) or a plain node gone:
+  // each of its processes still running on this machine is ended here, by
+  // pid (its group when it leads one), each checked by its start time; one
+  // the launcher may not signal is reported still running (stillRunning).
+  void endPlainProcesses();
+
+  // ---- the programs a plain node loads (plain_files.cpp)
+  // The name a plain node loads and executes a process's program by:
+  // /scabench/bin/PROGRAM, in the file system below.
+  static std::string servedName(const HostProc& h);
+  // The read-only CF::FileSystem the launcher serves to its plain nodes
+  // (made, and the launcher's POA activated, at the first call): the file
+  // of this machine each program there is, at its servedName.
+  CF::FileSystem_ptr programFileSystem();
 
   // ---- events from the hosts and the external programs
   // Reads status lines (the hosts' pipe, each external program's stdout) and
@@ -553,6 +565,7 @@ class Launcher {
   std::map<std::string, int64_t> eos_;
   std::map<std::string, std::map<std::string, std::string>> stats_;
   CORBA::ORB_var orb_;
+  CF::FileSystem_var programFs_;  // nil until a plain node loads (programFileSystem)
   std::map<std::string, CF::Resource_var> resources_;
   std::map<std::string, External> externals_;
   CosNaming::NamingContext_var root_, context_;

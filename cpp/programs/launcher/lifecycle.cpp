@@ -193,8 +193,15 @@ void Launcher::checkExternalPorts() {
 void Launcher::initOrb() {
   int argc = 0;
   // A hung component must not hang the launcher: calls time out.
-  const char* options[][2] = {
-      {"clientCallTimeOutPeriod", "30000"}, {"verifyObjectExistsAndType", "0"}, {nullptr, nullptr}};
+  // What it serves (the programs a plain node loads, plain_files.cpp) is for
+  // this machine's processes alone: on loopback. A GPP reads a file in
+  // blocks of its own largest message (REDHAWK's are often far above
+  // omniORB's 2 MiB), and each answer must fit the launcher's.
+  const char* options[][2] = {{"clientCallTimeOutPeriod", "30000"},
+                              {"verifyObjectExistsAndType", "0"},
+                              {"endPoint", "giop:tcp:127.0.0.1:"},
+                              {"giopMaxMsgSize", "268435456"},
+                              {nullptr, nullptr}};
   orb_ = CORBA::ORB_init(argc, nullptr, "omniORB4", options);
 }
 

@@ -92,6 +92,7 @@ json Launcher::run() {
   if (!nodes_.empty()) manifest["nodes"] = describeNodes();
   if (!CORBA::is_nil(context_)) manifest["naming"] = {{"corbaloc", plan_.naming->corbaloc}, {"context", contextName_}};
   if (!CORBA::is_nil(orb_)) {
+    programFs_ = CF::FileSystem::_nil();  // a reference of this ORB: let go of before it goes
     try {
       orb_->destroy();
     } catch (...) {

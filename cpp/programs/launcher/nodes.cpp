@@ -173,11 +173,15 @@ RunFailure Launcher::nodeDied(const Node& n) {
 void Launcher::execute(HostProc& h) {
   Node& n = nodes_.at(h.node);
   const std::string who = h.components.front();
-  if (!n.loaded.count(h.program)) {
+  // A scabench node runs its own installation's program, by its name, and
+  // is handed no file system; a plain one (a GPP) copies the program from
+  // the launcher's file system, by its absolute name there (plain_files.cpp).
+  const std::string program = n.plainCf ? servedName(h) : h.program;
+  if (!n.loaded.count(program)) {
+    CF::FileSystem_var fs = n.plainCf ? CF::FileSystem::_duplicate(programFileSystem()) : CF::FileSystem::_nil();
     nodeCall(
-        n, "load " + h.program,
-        [&] { n.device->load(CF::FileSystem::_nil(), h.program.c_str(), CF::LoadableDevice::EXECUTABLE); }, who);
-    n.loaded.insert(h.program);
+        n, "load " + program, [&] { n.device->load(fs, program.c_str(), CF::LoadableDevice::EXECUTABLE); }, who);
+    n.loaded.insert(program);
   }
   std::vector<std::string> params = execParameters(h);
   if (n.plainCf) plainParameters(h, params);
@@ -201,8 +205,8 @@ void Launcher::execute(HostProc& h) {
     options[options.length() - 1].value <<= "batch";
   }
   nodeCall(
-      n, "execute " + h.program + " for " + who,
-      [&] { h.pid = n.device->execute(h.program.c_str(), options, parameters); }, who);
+      n, "execute " + program + " for " + who, [&] { h.pid = n.device->execute(program.c_str(), options, parameters); },
+      who);
   h.spawnedNs = scabench::monotonicNs();
   if (n.plainCf)
     for (std::size_t i = 0; i + 1 < params.size(); i += 2)
@@ -550,15 +554,17 @@ void Launcher::terminateRemote() {
     });
   }
   for (auto& call : calls) call.join();
-  endPlainOrphans();
+  endPlainProcesses();
   for (auto& [name, n] : nodes_)
     if (!n.deadWhy.empty()) lose(n);
   try {
     pollNodes(false, true);
   } catch (const std::exception&) {
   }
-  for (auto& h : hosts_)  // what a node could not say: ended either way, as far as the run goes
-    if (!h.node.empty() && !h.exited && h.pid > 0) {
+  // What a node could not say: ended either way, as far as the run goes;
+  // but a plain node's process seen running here is not said to have ended.
+  for (auto& h : hosts_)
+    if (!h.node.empty() && !h.exited && h.pid > 0 && h.stillRunning.empty()) {
       h.exited = true;
       if (!nodes_.at(h.node).deadWhy.empty()) h.lostWith = h.node;
     }

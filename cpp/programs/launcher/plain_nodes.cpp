@@ -1,7 +1,10 @@
 // Processes placed on a node whose device is a plain CF::ExecutableDevice
 // (a REDHAWK GPP, say), driven with CF alone: allocateCapacity of the GPP's
 // memCapacity, load, execute, terminate, unload, operationalState
-// (nodes.cpp, as for every node).
+// (nodes.cpp, as for every node). Load is handed the launcher's own
+// read-only CF::FileSystem, which serves each program at /scabench/bin/NAME
+// (plain_files.cpp): a GPP copies it from there into its cache, and load,
+// execute and unload name it so.
 //
 // CF has no place for what the run needs besides: a process's events (its
 // end of stream, its errors, its figures), its packet records, its state,
@@ -15,13 +18,16 @@
 //     (remoteLines) and a local host's records (openRecords); their times
 //     are this machine's CLOCK_MONOTONIC, the launcher's own;
 //   - its state and CPU come from /proc (it is not the launcher's child: no
-//     waitpid, so no exit status either);
+//     waitpid, so no exit status either), and what a terminate leaves
+//     running is ended here (endPlainProcesses);
 //   - the run's memory is still asked of the device (memCapacity).
 // That the node is this machine is checked, not assumed: after execute, the
 // pid the device answered must be a process here whose command line carries
 // the COMPONENT_IDENTIFIER the launcher gave (a GPP passes the execute
-// parameters as argv NAME VALUE pairs). Otherwise the run fails naming the
+// parameters as argv NAME VALUE pairs), of the launcher's user (it writes
+// in the launcher's run directory). Otherwise the run fails naming the
 // node, every process started terminated through its device.
+#include <sys/stat.h>
 #include "launcher/launcher.hpp"
 
 namespace scabench::launch {
@@ -81,6 +87,18 @@ void Launcher::checkOnThisMachine(Node& n, HostProc& h, const std::string& ident
       if (args[i] == "COMPONENT_IDENTIFIER" && args[i + 1] == identifier &&
           procStat(h.pid).startTicks == st.startTicks) {
         h.startTicks = st.startTicks;
+        // Its events and records go into the run directory, which only the
+        // launcher's user may write: a device of another user's would start
+        // processes that cannot tell the run anything.
+        struct stat owner {};
+        if (::stat(("/proc/" + std::to_string(h.pid)).c_str(), &owner) == 0 && owner.st_uid != geteuid())
+          throw RunFailure(h.components.front(),
+                           "node " + n.name + "'s device started pid " + std::to_string(h.pid) + " for " +
+                               h.components.front() + " as uid " + std::to_string(owner.st_uid) +
+                               ", not the launcher's uid " + std::to_string(geteuid()) +
+                               ": a plain CF node's device must run as the launcher's user (its processes "
+                               "write their events and records in the launcher's run directory, which only "
+                               "that user may write); what the device started is terminated through it");
         n.sameMachine = true;
         return;
       }
@@ -137,28 +155,43 @@ void Launcher::pollPlain(Node& n, std::vector<HostProc*>& ended) {
   }
 }
 
-void Launcher::endPlainOrphans() {
-  std::vector<HostProc*> orphans;
-  for (auto& h : hosts_) {
-    if (h.node.empty() || h.exited || h.pid <= 0 || h.startTicks == 0) continue;
-    const Node& n = nodes_.at(h.node);
-    if (!n.plainCf || n.deadWhy.empty()) continue;
+void Launcher::endPlainProcesses() {
+  // Its group when it leads one (what it started goes with it), else itself.
+  const auto send = [](const HostProc& h, int sig) {
+    return kill(getpgid(h.pid) == h.pid ? -h.pid : h.pid, sig) == 0 || errno == ESRCH;
+  };
+  const auto same = [](const HostProc& h) {
     const ProcStat st = procStat(h.pid);
-    if (st.exists && st.startTicks == h.startTicks) {
-      kill(h.pid, SIGTERM);
-      orphans.push_back(&h);
+    return st.running() && st.startTicks == h.startTicks;  // not a later process given its pid
+  };
+  std::vector<HostProc*> ending;
+  for (auto& h : hosts_) {
+    if (h.node.empty() || h.exited || h.pid <= 0 || h.startTicks == 0 || !nodes_.at(h.node).plainCf) continue;
+    if (!same(h)) continue;  // ended: its poll says so
+    if (send(h, SIGTERM)) {
+      ending.push_back(&h);
+    } else {  // EPERM: another user's (its device runs as another user)
+      h.stillRunning = "pid " + std::to_string(h.pid) + " still running: not this launcher's to signal";
+      std::cerr << "scabench-launch: node " << h.node << ": " << h.stillRunning << "\n";
     }
   }
-  const int64_t until = scabench::monotonicNs() + PLAIN_TERM_GRACE_MS * 1'000'000;
-  for (auto* h : orphans) {
-    while (true) {
-      const ProcStat st = procStat(h->pid);
-      if (!(st.running() && st.startTicks == h->startTicks)) break;
-      if (scabench::monotonicNs() > until) {
-        kill(h->pid, SIGKILL);
-        break;
+  const int64_t grace = scabench::monotonicNs() + PLAIN_TERM_GRACE_MS * 1'000'000;
+  for (auto* h : ending) {
+    bool killed = false;
+    // A SIGKILL is not refused where the SIGTERM was not: it is gone within the next second.
+    while (same(*h)) {
+      const int64_t now = scabench::monotonicNs();
+      if (killed && now > grace + 1'000'000'000) break;
+      if (!killed && now > grace) {
+        send(*h, SIGKILL);
+        killed = true;
       }
       usleep(10'000);
+    }
+    if (same(*h)) {
+      h->stillRunning = "pid " + std::to_string(h->pid) + " still running after SIGKILL";
+      std::cerr << "scabench-launch: node " << h->node << ": " << h->stillRunning << "\n";
+      continue;
     }
     h->exited = true;
     h->endedHere = true;

@@ -331,7 +331,10 @@ std::string Launcher::stderrTail(const HostProc& h) const {
 std::string Launcher::exitText(const HostProc& h) const {
   if (h.node.empty()) return h.exited ? describeStatus(h.status) : "not started";
   if (!h.lostWith.empty()) return "lost with node " + h.lostWith;
-  if (h.endedHere) return "ended by the launcher, its node " + h.node + " gone";
+  if (!h.stillRunning.empty()) return h.stillRunning;
+  if (h.endedHere)
+    return "ended by the launcher, its node " + h.node +
+           (nodes_.at(h.node).deadWhy.empty() ? "'s terminate having left it running" : " gone");
   if (!h.exited) return h.pid > 0 ? "still running" : "not started";
   // Not the launcher's child, and CF has no call that says how a process ended.
   if (nodes_.at(h.node).plainCf) return "ended (how is its device's to know: CF does not say)";

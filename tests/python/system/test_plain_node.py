@@ -6,6 +6,8 @@ examples/plain-gpp/plain_gpp.py, a GPP's part written from idl/cf.idl, run
 as a process of its own; every process started here is ended by its PID."""
 
 import json
+import os
+import pwd
 import subprocess
 import sys
 import time
@@ -15,6 +17,7 @@ import pytest
 from conftest import REPO, pipeline_toml, scabench
 from py_components_world import end_process, orb, start_naming  # noqa: F401 (the fixtures)
 
+from scabench.components import idl
 from scabench.errors import RunError
 from scabench.model.load import load_spec
 from scabench.paths import program
@@ -48,10 +51,6 @@ def start_plain(tmp_path, domain):
                     f"corbaloc::127.0.0.1:{domain.port}/NameService",
                     "--name",
                     name,
-                    "--program",
-                    str(program("scabench-host")),
-                    "--program",
-                    str(PY_STAGE),
                     *flags,
                 ],
                 stdout=log,
@@ -110,6 +109,9 @@ def test_a_component_on_a_plain_cf_node_runs_end_to_end_and_is_measured(write_sp
     assert node.user_s + node.system_s > 0
     # Asked through CF alone: the memory, load, execute, unload, and given back.
     assert _calls(log, "allocateCapacity") and _calls(log, "execute") and _calls(log, "deallocateCapacity")
+    # By the name the launcher's file system serves it at, which the device copied it from.
+    assert _calls(log, "load") == ["call load /scabench/bin/scabench-host"]
+    assert _calls(log, "unload") == ["call unload /scabench/bin/scabench-host"]
     [executed] = _calls(log, "execute")
     assert _gone(int(executed.split()[4]))  # it ended with the run
     host = next(h for h in result.hosts if h["components"] == ["stage2"])
@@ -298,3 +300,69 @@ def test_a_plain_node_beside_a_node_published_elsewhere_is_refused(write_spec, d
         assert _calls(log, "execute") == []
     finally:
         end_process(agent)
+
+
+def test_the_double_refuses_a_nil_file_system_and_a_relative_name_as_a_gpp_does(domain, start_plain, orb):
+    """What a GPP's load and execute refuse, so that a launcher that passes
+    the double would pass a GPP: a nil file system, a name not absolute."""
+    start_plain("gpp")
+    S = idl.load()
+    root = orb.string_to_object(f"corbaloc::127.0.0.1:{domain.port}/NameService")._narrow(S.CosNaming.NamingContext)
+    path = [S.CosNaming.NameComponent(part, "") for part in ("nodes", "gpp", "device")]
+    device = root.resolve(path)._narrow(S.CF.ExecutableDevice)
+    executable = S.CF.LoadableDevice.EXECUTABLE
+    for call in (
+        lambda: device.load(None, "/scabench/bin/scabench-host", executable),
+        lambda: device.load(None, "scabench-host", executable),
+        lambda: device.execute("scabench-host", [], []),
+    ):
+        with pytest.raises(S.CF.InvalidFileName) as refused:
+            call()
+        assert refused.value.errorNumber == S.CF.CF_EINVAL, refused.value.msg
+    with pytest.raises(S.CF.InvalidFileName) as refused:
+        device.execute("/scabench/bin/scabench-host", [], [])  # never loaded
+    assert refused.value.errorNumber == S.CF.CF_ENOENT
+
+
+def test_what_a_plain_nodes_terminate_leaves_running_is_ended_by_the_launcher(write_spec, domain, start_plain):
+    """A GPP's terminate swallows what goes wrong: the launcher looks at
+    /proc after it, and ends the process itself, checked by its start time."""
+    _, log = start_plain("gpp", "--terminate-leaves-running")
+    spec = _spec(write_spec, domain, 'nodes = { gpp = ["stage1"] }\n' + ONE_EACH, packets=2000)
+    on_node = []
+
+    def kill_stage3(pids, hosts):
+        [executed] = _calls(log, "execute")
+        on_node.append(int(executed.split()[4]))
+        # What runs is the device's copy, in its cache, at the name it loaded.
+        exe = Path(f"/proc/{on_node[0]}/exe").readlink()
+        assert exe.name == "scabench-host" and exe.parent.as_posix().endswith("/scabench/bin"), exe
+        assert exe.parents[2].name.startswith("plain-gpp-gpp-"), exe
+        here = [host for host in hosts if not host.endswith("stage1")]
+        [stage3] = [pid for pid, host in zip(pids, here) if host.endswith("stage3")]
+        subprocess.run(["kill", "-9", str(stage3)], check=True)
+
+    with pytest.raises(RunError) as err:
+        run_spec(spec, on_start=kill_stage3)
+    assert err.value.component == "stage3", str(err.value)
+    assert _calls(log, "terminate")  # asked, and it answered without ending it
+    assert on_node and _gone(on_node[0])
+    [host] = [h for h in err.value.result.hosts if h.get("node") == "gpp"]
+    assert host["exit"] == "ended by the launcher, its node gpp's terminate having left it running"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting processes as another user needs root")
+def test_a_plain_node_whose_processes_are_another_users_is_refused_naming_the_cause(write_spec, domain, start_plain):
+    """As under a GPP run as another user: its processes could not write
+    their events and records in the launcher's run directory (0700), and
+    the same-machine check says so."""
+    nobody = pwd.getpwnam("nobody")
+    _, log = start_plain("gpp", "--run-as", "nobody")
+    spec = _spec(write_spec, domain, 'nodes = { gpp = ["stage1"] }')
+    with pytest.raises(RunError) as err:
+        run_spec(spec)
+    message = str(err.value)
+    assert f"as uid {nobody.pw_uid}, not the launcher's uid 0" in message, message
+    assert "must run as the launcher's user" in message and err.value.component == "stage1"
+    [executed] = _calls(log, "execute")
+    assert _calls(log, "terminate") and _gone(int(executed.split()[4]))
