@@ -332,7 +332,8 @@ def test_a_plain_cf_device_that_refuses_to_execute_is_named_and_given_back_what_
         spec = _domain_spec(write_spec, domain, 'nodes = { plain = ["stage1"] }')
         with pytest.raises(RunError) as err:
             run_spec(spec)
-        assert "node plain: execute /scabench/bin/scabench-host for stage1: this device is here to refuse" in str(err.value)
+        refusal = "node plain: execute /scabench/bin/scabench-host for stage1: this device is here to refuse"
+        assert refusal in str(err.value)
         assert err.value.component == "stage1"
         assert device.calls == [
             "operationalState",
