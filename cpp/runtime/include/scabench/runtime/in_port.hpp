@@ -183,8 +183,7 @@ class InPortBase {
   // arrival, on the arrival time countCall had), if it carries a send time:
   // a BulkIO T that was none leaves it uncounted, as does an end of stream.
   void countLatency(const PacketHeader& h, int64_t arrivedNs) {
-    if (!h.end_of_stream && h.send_time_ns != bulkio::kNoSendTime)
-      latency_.add(arrivedNs - int64_t(h.send_time_ns));
+    if (!h.end_of_stream && h.send_time_ns != bulkio::kNoSendTime) latency_.add(arrivedNs - int64_t(h.send_time_ns));
   }
   // BulkIO: the next link sequence of the port's one connection.
   uint64_t nextBulkioLink() { return bulkioNextLink_.fetch_add(1, std::memory_order_relaxed); }

@@ -46,9 +46,7 @@ class LatencyHistogram {
   // A bin's upper edge in ns, rounded up: the first edge's for the bin
   // below it; for the bin above the last edge (beyond 1000 s), the last
   // edge, a floor rather than a bound.
-  static int64_t upperEdgeNs(std::size_t bin) {
-    return int64_t(std::ceil(edges()[bin < kEdges ? bin : kEdges - 1]));
-  }
+  static int64_t upperEdgeNs(std::size_t bin) { return int64_t(std::ceil(edges()[bin < kEdges ? bin : kEdges - 1])); }
 
   struct Summary {
     uint64_t count = 0;
