@@ -4,8 +4,9 @@
    small C++ program, compiled here against the runtime's headers and
    library, times RecordLog's arrive and done with the two clock reads a
    port takes around them, the way a port's hot path calls them; then the
-   port's statistics counters, the header's gauges (one in and out), and a
-   worker queue's push and pop without and with its gauge;
+   port's statistics counters, the header's gauges (one in and out), a
+   worker queue's push and pop without and with its gauge, and the latency
+   histogram's update;
 2. the journeys and the timeline every run's analysis now works out
    (run/journeys.py), and the trace a run writes with --trace
    (run/trace.py): each timed inside the runner's analysis, with the trace
@@ -40,6 +41,7 @@ RECORD_BENCH = r"""
 #include <scabench/core/bounded_queue.hpp>
 #include <scabench/core/clock.hpp>
 #include <scabench/core/record_log.hpp>
+#include <scabench/runtime/latency_histogram.hpp>
 #include <scabench/runtime/port_traffic.hpp>
 #include <chrono>
 #include <cstdio>
@@ -91,9 +93,17 @@ int main(int argc, char** argv) {
     sink = sink + int64_t(*counted.pop());
   }
   auto t7 = std::chrono::steady_clock::now();
+  // The latency so far every provides port keeps (InPortBase::countLatency):
+  // the bin of arrival - send (the arrival time read already) and one
+  // relaxed add. Latencies spread over four decades, so that the bin differs
+  // from packet to packet.
+  LatencyHistogram latency;
+  for (uint64_t i = 0; i < n; ++i) latency.add(int64_t(1000 + (i * 7919) % 10'000'000));
+  auto t8 = std::chrono::steady_clock::now();
+  sink = sink + int64_t(latency.summary().count);
   auto ns = [](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count(); };
-  std::printf("%.1f %.1f %.1f %.1f %.1f %.1f %.1f\n", ns(t0, t1) / n, ns(t1, t2) / n, ns(t2, t3) / n, ns(t3, t4) / n,
-              ns(t4, t5) / n, ns(t5, t6) / n, ns(t6, t7) / n);
+  std::printf("%.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f\n", ns(t0, t1) / n, ns(t1, t2) / n, ns(t2, t3) / n,
+              ns(t3, t4) / n, ns(t4, t5) / n, ns(t5, t6) / n, ns(t6, t7) / n, ns(t7, t8) / n);
 }
 """
 
@@ -106,7 +116,8 @@ def record_cost_ns(count: int, build: Path) -> dict[str, float]:
     counters as they were counted before: a clock read of their own, the
     fill under the queue's lock), `gauge` (one gauge in and out: two relaxed
     adds), `queue` and `queue_counted` (a worker queue's push and pop,
-    without and with its gauge)."""
+    without and with its gauge), `latency` (the latency histogram's update:
+    the bin of a latency and one relaxed add)."""
     with tempfile.TemporaryDirectory(prefix="cost-of-looking-") as tmp:
         source, program = Path(tmp) / "records.cpp", Path(tmp) / "records"
         source.write_text(RECORD_BENCH)
@@ -116,7 +127,7 @@ def record_cost_ns(count: int, build: Path) -> dict[str, float]:
             + [f"-Wl,-rpath,{build / 'lib'}", "-lscabench_runtime"],
             check=True,
         )
-        names = ("clocks", "record", "counters", "counted_before", "gauge", "queue", "queue_counted")
+        names = ("clocks", "record", "counters", "counted_before", "gauge", "queue", "queue_counted", "latency")
         runs = []
         for _ in range(5):
             out = subprocess.run([str(program), str(Path(tmp) / "r.rec"), str(count)], capture_output=True, text=True)
@@ -175,7 +186,8 @@ def main() -> None:
             f"per packet at one port: clock reads {ns['clocks']:.1f} ns, clock reads and record {ns['record']:.1f} ns, "
             f"statistics counters {ns['counters']:.1f} ns (as counted before: {ns['counted_before']:.1f} ns), "
             f"a gauge in and out {ns['gauge']:.1f} ns, "
-            f"worker queue push+pop {ns['queue']:.1f} ns without its gauge / {ns['queue_counted']:.1f} ns with"
+            f"worker queue push+pop {ns['queue']:.1f} ns without its gauge / {ns['queue_counted']:.1f} ns with, "
+            f"latency histogram update {ns['latency']:.1f} ns"
         )
     base = load_spec(find_spec(args.spec))
     stages = [c.name for c in base.components if "work_us" in c.properties]

@@ -619,9 +619,10 @@ def _stream(progress: bool | TextIO) -> TextIO:
 def watch(target: str, naming: str | None = None) -> "PortStatisticsSampler":
     """A running waveform's live figures over CORBA, as `scabench top`
     reads them: `watch("exp6_1", naming=corbaloc).sample()` is a LiveSample
-    from its components' port statistics. target: a naming context's name
-    in the Naming Service at `naming`, or a corbaname:, corbaloc: or IOR:
-    URL of a context or of one component."""
+    from its components' port statistics, with each component's latency
+    so far (send to arrival at its provides ports) in `latency`. target: a
+    naming context's name in the Naming Service at `naming`, or a
+    corbaname:, corbaloc: or IOR: URL of a context or of one component."""
     from scabench.run.top import PortStatisticsSampler  # the ORB: only when watched
 
     return PortStatisticsSampler(target, naming)

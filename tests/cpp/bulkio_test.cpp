@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <limits>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "scabench/runtime/bulkio_port.hpp"
+#include "scabench/runtime/latency_histogram.hpp"
 #include "test_host.hpp"
 
 using namespace scabench;
@@ -438,5 +440,86 @@ TEST(Bulkio, ARestartWithoutAWorkerHandsPacketsToTheHandler) {
   ASSERT_TRUE(r.received(3));
   BULKIO::PortStatistics_var stats = port->statistics();
   EXPECT_EQ(keyword(stats.in(), "calls"), 3u);
+  r.stop();
+}
+
+TEST(LatencyHistogram, EachLatencyFallsInTheBinWhoseUpperEdgeIsTheFirstNotBelowIt) {
+  const auto& edges = LatencyHistogram::edges();
+  EXPECT_DOUBLE_EQ(edges.front(), 1e3);   // 1 µs
+  EXPECT_NEAR(edges.back(), 1e12, 1e-3);  // 1000 s
+  for (std::size_t k = 0; k < LatencyHistogram::kEdges; ++k) {
+    const auto at = int64_t(std::floor(edges[k]));
+    EXPECT_EQ(LatencyHistogram::binOf(at), k) << k;  // on or just below its edge
+    EXPECT_EQ(LatencyHistogram::binOf(at + 1), k + 1) << k;
+  }
+  EXPECT_EQ(LatencyHistogram::binOf(-5), 0u);  // a negative latency counts as below 1 µs
+  EXPECT_EQ(LatencyHistogram::binOf(2'000'000'000'000), LatencyHistogram::kBins - 1);
+}
+
+TEST(LatencyHistogram, ItsQuantilesAreTheUpperEdgesOfTheirBins) {
+  LatencyHistogram h;
+  EXPECT_EQ(h.summary().count, 0u);
+  // 50 packets at 5 µs, 49 at 100 µs (an edge: it is its own bin's upper
+  // edge) and one at 2 ms.
+  for (int i = 0; i < 50; ++i) h.add(5'000);
+  for (int i = 0; i < 49; ++i) h.add(100'000);
+  h.add(2'000'000);
+  const LatencyHistogram::Summary s = h.summary();
+  EXPECT_EQ(s.count, 100u);
+  const double bin = std::pow(10.0, 1.0 / LatencyHistogram::kPerDecade);  // one bin's ratio, 1.122
+  EXPECT_GE(s.p50Ns, 5'000);
+  EXPECT_LE(s.p50Ns, int64_t(std::ceil(5'000 * bin)));
+  EXPECT_GE(s.p99Ns, 100'000);
+  EXPECT_LE(s.p99Ns, 100'001);
+  EXPECT_GE(s.maxNs, 2'000'000);
+  EXPECT_LE(s.maxNs, int64_t(std::ceil(2'000'000 * bin)));
+  // Beyond the last edge: the last edge, a floor.
+  h.add(5'000'000'000'000);
+  EXPECT_EQ(h.summary().maxNs, 1'000'000'000'000);
+}
+
+TEST(Bulkio, APortCountsTheLatencyOfThePacketsThatCarryASendTime) {
+  // Sent a second before they arrive (T set back a second): each latency is
+  // 1 s and what the call took, so p50, p99 and max are the upper edge of
+  // the bin just above 1 s, 1.122 s. Packets whose T is none are not counted.
+  Receiver& r = *new Receiver({"bulkio-latency", ::testing::TempDir(), &host()});
+  BULKIO::dataDouble_var port = bulkioPort(r);
+  r.start();
+  {
+    BULKIO::PortStatistics_var stats = port->statistics();
+    EXPECT_EQ(keyword(stats.in(), "latency_count"), 0u);
+  }
+  BULKIO::PrecisionUTCTime unset{};
+  unset.tcstatus = BULKIO::TCS_INVALID;
+  for (int i = 0; i < 3; ++i) port->pushPacket(samples(4), bulkio::utcTime(monotonicNs() - 1'000'000'000), false, "1");
+  port->pushPacket(samples(4), unset, false, "1");
+  ASSERT_TRUE(r.received(4));
+  BULKIO::PortStatistics_var stats = port->statistics();
+  EXPECT_EQ(keyword(stats.in(), "latency_count"), 3u);
+  for (const char* q : {"latency_p50_ns", "latency_p99_ns", "latency_max_ns"}) {
+    EXPECT_GE(keyword(stats.in(), q), 1'000'000'000u) << q;
+    EXPECT_LE(keyword(stats.in(), q), 1'122'018'455u) << q;  // within the bin above 1 s
+  }
+  r.stop();
+}
+
+TEST(Bulkio, AScabenchPortCountsTheLatencyFromItsHeadersSendTime) {
+  Own& r = *new Own({"own-latency", ::testing::TempDir(), &host()});
+  Source& s = *new Source({"own-latency-src", ::testing::TempDir(), &host()}, "scabench");
+  CORBA::Object_var in = r.getPort("in");
+  CF::Port_var out = s.port();
+  out->connectPort(in, "c1");
+  r.start();
+  s.start();
+  s.send(1, 5);
+  s.finish(1, 5);
+  ASSERT_TRUE(host().waitForEnds("own-latency", 1));
+  BULKIO::ProvidesPortStatisticsProvider_var provider = BULKIO::ProvidesPortStatisticsProvider::_narrow(in);
+  BULKIO::PortStatistics_var stats = provider->statistics();
+  EXPECT_EQ(keyword(stats.in(), "latency_count"), 5u);  // the five packets; not their end
+  EXPECT_GT(keyword(stats.in(), "latency_p50_ns"), 0u);
+  EXPECT_LE(keyword(stats.in(), "latency_p50_ns"), keyword(stats.in(), "latency_p99_ns"));
+  EXPECT_LE(keyword(stats.in(), "latency_p99_ns"), keyword(stats.in(), "latency_max_ns"));
+  s.stop();
   r.stop();
 }

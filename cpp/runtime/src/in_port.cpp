@@ -413,8 +413,8 @@ BULKIO::PortUsageType InPortBase::bulkioState() const {
 BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
   // Beside BulkIO's figures, keywords a watcher of scabench's ports reads
   // (scabench top): the packets its worker queue and its reorder buffers
-  // hold now, what it refused from peers (all reasons together), and its
-  // process's CPU and threads.
+  // hold now, what it refused from peers (all reasons together), the
+  // latency so far, and its process's CPU and threads.
   uint64_t refused = 0;
   for (const auto& count : refused_) refused += count.load(std::memory_order_relaxed);
   std::map<std::string, uint64_t> extra = bulkio::processCounts();
@@ -423,6 +423,14 @@ BULKIO::PortStatistics InPortBase::bulkioStatistics() const {
                 {"queued", queueFill().first},
                 {"reorder_held", uint64_t(std::max<int64_t>(reorderHeld_.load(std::memory_order_relaxed), 0))},
                 {"refused", refused}});
+  // The latency so far, send to arrival here: its quantiles at bin
+  // resolution (the upper edge of their bin), worked out now, not per packet.
+  const LatencyHistogram::Summary latency = latency_.summary();
+  extra["latency_count"] = latency.count;
+  if (latency.count > 0)
+    extra.insert({{"latency_p50_ns", uint64_t(latency.p50Ns)},
+                  {"latency_p99_ns", uint64_t(latency.p99Ns)},
+                  {"latency_max_ns", uint64_t(latency.maxNs)}});
   return bulkio::portStatistics(name_, traffic_, bulkioStreams_.open(), extra);
 }
 void InPortBase::bulkioPushSRI(const BULKIO::StreamSRI& sri) {

@@ -22,6 +22,7 @@ from pathlib import Path
 import omniORB
 from omniORB import CORBA
 
+from scabench import latency_bins
 from scabench.components import idl, policy
 from scabench.components.message_limit import check_fits
 from scabench.components.window import AHEAD, BEHIND, INSIDE, LinkWindow
@@ -105,15 +106,38 @@ class Traffic:
         self.bits_per_element = bits_per_element
         self.calls = self.elements = 0
         self.first_ns = self.last_ns = 0
+        self.latency = [0] * latency_bins.BINS  # send to arrival, latency_bins' bins
         self._lock = threading.Lock()
 
     def count(self, elements):
+        """Counts a call; returns its arrival time (the one clock read)."""
         now = time.monotonic_ns()
         with self._lock:
             self.first_ns = self.first_ns or now
             self.last_ns = now
             self.calls += 1
             self.elements += elements
+        return now
+
+    def count_latency(self, header, arrived_ns):
+        """A data packet the port took, into its latency so far (send to
+        arrival), if it carries a send time (0 is none)."""
+        if header.end_of_stream or not header.send_time_ns:
+            return
+        b = latency_bins.bin_of_ns(arrived_ns - header.send_time_ns)
+        with self._lock:
+            self.latency[b] += 1
+
+    def latency_counts(self):
+        """latency_count, and while it is above 0 the p50, p99 and max in ns
+        (bin resolution: their bin's upper edge), as the C++ ports give them."""
+        with self._lock:
+            counts = list(self.latency)
+        out = {"latency_count": sum(counts)}
+        if out["latency_count"]:
+            for key, q in (("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99), ("latency_max_ns", 1.0)):
+                out[key] = latency_bins.quantile_ns(counts, q) or 0
+        return out
 
     def statistics(self, port_name, **counts):
         """BULKIO::PortStatistics, with the counts as keywords (calls, elements, and `counts`)."""
@@ -125,7 +149,13 @@ class Traffic:
         since_s = (time.monotonic_ns() - last) / 1e9 if calls else 0.0
         keywords = [
             _S.CF.DataType(key, CORBA.Any(CORBA.TC_ulonglong, int(value)))
-            for key, value in {"calls": calls, "elements": elements, **counts, **process_counts()}.items()
+            for key, value in {
+                "calls": calls,
+                "elements": elements,
+                **self.latency_counts(),
+                **counts,
+                **process_counts(),
+            }.items()
         ]
         return _S.BULKIO.PortStatistics(
             port_name, elements_per_s, elements_per_s * self.bits_per_element, per_s, [], 0.0, since_s, keywords
@@ -296,7 +326,7 @@ class InPort:
         # a call while stopped counts as refused only, not as a call.
         if not self.owner.running:
             return self._refuse("sender", header)
-        self.traffic.count(len(data))
+        arrived_ns = self.traffic.count(len(data))
         link = self._link_of(header.connection_token)
         if header.end_of_stream:
             return self._end_of_stream(link, header)
@@ -320,6 +350,7 @@ class InPort:
         if full:
             self._refuse("threads", header)
             return self._finish(link, header.link_sequence)
+        self.traffic.count_latency(header, arrived_ns)
         try:
             self.handler(header, data)
         except CORBA.Exception as exc:  # forwarding failed: the peer downstream is gone or refused it

@@ -107,7 +107,8 @@ def dashboard(sample: LiveSample, flow_depths: set[str] | None = None) -> Group:
         conns.add_row(k.id, str(k.packets), f"{k.packets_per_s:.0f}")
     parts: list[Any] = [Text(headline(sample), style="bold"), comps, conns]
     if sample.latency:
-        lat = table("sink", "packets", "p50", "p99", "max", title="latency since send, so far")
+        at, to = ("component", "arrival") if sample.latency_to == "arrival" else ("sink", "done")
+        lat = table(at, "packets", "p50", "p99", "max", title=f"latency since send to {to}, so far")
         for p in sample.latency:
             lat.add_row(p.sink, str(p.packets), duration_us(p.p50_us), duration_us(p.p99_us), duration_us(p.max_us))
         parts.append(lat)

@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scabench import latency_bins
 from scabench.model import graph
 from scabench.model.pipeline import packet_bytes, property_value, stage_work
 from scabench.model.spec import Spec
@@ -60,8 +61,9 @@ from scabench.run.records import HEADER, MAGIC, RECORD, REFUSAL_REASONS, gauges_
 from scabench.run.stalls import threshold_ms
 from scabench.run.watchdog import children, host_components
 
-# Latency bins: 20 per decade from 1 µs to 1000 s, plus one each side.
-LATENCY_BINS = np.logspace(0, 9, 9 * 20 + 1)
+# Latency bins' edges in µs: 20 per decade from 1 µs to 1000 s, plus a bin
+# each side (latency_bins.py: the one definition, which the ports' share).
+LATENCY_BINS = np.array(latency_bins.EDGES_US)
 SAMPLE_S = 0.5
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -124,6 +126,9 @@ class LiveSample:
     connections: list[ConnectionSample] = field(default_factory=list)
     latency: list[PathLatency] = field(default_factory=list)
     watching: str = ""  # what `scabench top` watches (a run --live sample watches its own run: "")
+    # Where `latency` ends: "done" at the sinks (run --live, from the records),
+    # "arrival" at each component's provides ports (scabench top, over CORBA).
+    latency_to: str = "done"
 
     def component(self, name: str) -> ComponentSample:
         return next(c for c in self.components if c.name == name)

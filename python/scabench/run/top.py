@@ -19,9 +19,15 @@ now; and every port its process's pid, CPU time and threads, from which
 top works out CPU per process between two samples, as run --live does from
 /proc. A REDHAWK component's ports answer BulkIO's figures alone (the calls
 among its keywords where it gives them). What the wire has no place for
-stays empty: "done" is what was taken less what is held, threads seen
-(rather than the process's threads now) are not shown, and latency needs
-the records (`run --live`)."""
+stays empty: "done" is what was taken less what is held, and threads seen
+(rather than the process's threads now) are not shown.
+
+Latency so far is each component's provides ports' (the latency_* keywords:
+send to arrival at the port, p50, p99 and max at bin resolution, the upper
+edge of their bin, latency_bins.py), so a component that takes from a
+producer or a stage shows it; `run --live` shows send to done at the sinks
+instead, from the records. A component with several provides ports shows
+the most packets' count and the highest of each figure."""
 
 import time
 from dataclasses import dataclass
@@ -31,7 +37,7 @@ from omniORB import CORBA
 
 from scabench.components import idl
 from scabench.errors import ScabenchError
-from scabench.run.live import ComponentSample, ConnectionSample, LiveSample
+from scabench.run.live import ComponentSample, ConnectionSample, LiveSample, PathLatency
 from scabench.run.naming import DEFAULT_NAMING
 
 S = idl.load()
@@ -131,11 +137,13 @@ class PortStatisticsSampler:
 
     def sample(self) -> LiveSample:
         self.cpu_now = {}
-        components, connections = [], []
+        components, connections, latency = [], [], []
         for comp in self.components:
-            c, conns = self._component(comp)
+            c, conns, lat = self._component(comp)
             components.append(c)
             connections.extend(conns)
+            if lat is not None:
+                latency.append(lat)
         return LiveSample(
             time.monotonic() - self.started,
             0,
@@ -143,20 +151,22 @@ class PortStatisticsSampler:
             None,
             components,
             connections,
-            [],
+            latency,
             watching=self.where,
+            latency_to="arrival",
         )
 
-    def _component(self, comp: _Component) -> tuple[ComponentSample, list[ConnectionSample]]:
+    def _component(self, comp: _Component) -> tuple[ComponentSample, list[ConnectionSample], PathLatency | None]:
         out = ComponentSample(comp.name, "")
         conns: list[ConnectionSample] = []
+        latencies: list[PathLatency] = []
         try:
             resource = comp.ref._narrow(S.CF.Resource)
             ports = resource.getPortSet() if resource is not None else []
             out.kind = (resource.softwareProfile.rsplit("/", 1)[-1] or "") if resource is not None else ""
         except CORBA.Exception as exc:
             out.kind = f"not answering ({type(exc).__name__})"
-            return out, conns
+            return out, conns, None
         since = []
         process: dict[str, Any] = {}
         for port in ports:
@@ -165,6 +175,8 @@ class PortStatisticsSampler:
                     stats = port.obj_ptr._narrow(S.BULKIO.ProvidesPortStatisticsProvider).statistics
                     self._add_provides(out, stats)
                     since.append(stats.timeSinceLastCall)
+                    if (lat := _latency(comp.name, _keywords(stats))) is not None:
+                        latencies.append(lat)
                     process = process or _keywords(stats)
                 elif port.direction == "Uses" and port.obj_ptr._is_a(USES_STATISTICS):
                     for entry in port.obj_ptr._narrow(S.BULKIO.UsesPortStatisticsProvider).statistics:
@@ -187,7 +199,16 @@ class PortStatisticsSampler:
         out.holding = sum(x or 0 for x in (out.queued, out.reorder_held))
         out.finished = max(0, out.taken - out.holding)
         self._add_process(out, process)
-        return out, conns
+        latency = None
+        if latencies:
+            latency = PathLatency(
+                comp.name,
+                max(x.packets for x in latencies),
+                max(x.p50_us for x in latencies),
+                max(x.p99_us for x in latencies),
+                max(x.max_us for x in latencies),
+            )
+        return out, conns, latency
 
     def _add_process(self, out: ComponentSample, kw: dict[str, Any]) -> None:
         """Its process's pid, threads, and CPU % since the last sample (from
@@ -223,6 +244,21 @@ class PortStatisticsSampler:
         for key, attr in (("queued", "queued"), ("reorder_held", "reorder_held")):
             if key in kw:
                 setattr(out, attr, (getattr(out, attr) or 0) + int(kw[key]))
+
+
+def _latency(component: str, kw: dict[str, Any]) -> PathLatency | None:
+    """A provides port's latency so far (send to arrival) from its keywords;
+    None before a packet with a send time, or from a port without them."""
+    count = int(kw.get("latency_count", 0))
+    if count == 0 or "latency_p50_ns" not in kw:
+        return None
+    return PathLatency(
+        component,
+        count,
+        int(kw["latency_p50_ns"]) / 1000.0,
+        int(kw["latency_p99_ns"]) / 1000.0,
+        int(kw["latency_max_ns"]) / 1000.0,
+    )
 
 
 def _add_uses(out: ComponentSample, kw: dict[str, Any]) -> None:

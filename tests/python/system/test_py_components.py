@@ -60,9 +60,25 @@ def test_a_call_while_stopped_counts_as_refused_not_as_a_call(start_stage, make_
     res.stop()
     port.pushPacket(header(0, link=0), [0.0] * 8)
     keywords = {k.id: k.value.value() for k in port._get_statistics().keywords}
-    for process_keyword in ("pid", "process_cpu_us", "process_threads"):  # the process's, not the port's counts
-        keywords.pop(process_keyword)
-    assert keywords == {"calls": 0, "elements": 0, "refused": 1}
+    counted = {k: keywords[k] for k in ("calls", "elements", "refused", "latency_count")}
+    assert counted == {"calls": 0, "elements": 0, "refused": 1, "latency_count": 0}
+    res.releaseObject()
+    assert stage.proc.wait(WAIT_S) == 0
+
+
+def test_a_port_counts_the_latency_of_the_packets_that_carry_a_send_time(start_stage, make_sink):
+    """Send to arrival, as the C++ ports count it: packets stamped a second
+    before they are sent arrive some 1 s late, so p50, p99 and max are the
+    upper edge of the bin above 1 s (bin resolution); a packet without a
+    send time (0) is taken but not counted."""
+    stage, res, port, sink = wired_stage(start_stage, make_sink)
+    for i in range(5):
+        port.pushPacket(header(i, send_time=time.monotonic_ns() - 1_000_000_000), [0.0] * 8)
+    port.pushPacket(header(5, send_time=0), [0.0] * 8)
+    keywords = {k.id: k.value.value() for k in port._get_statistics().keywords}
+    assert keywords["calls"] == 6 and keywords["latency_count"] == 5
+    for q in ("latency_p50_ns", "latency_p99_ns", "latency_max_ns"):
+        assert 1_000_000_000 <= keywords[q] <= 1_122_018_455, (q, keywords[q])
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
 
@@ -79,19 +95,33 @@ def test_twoway_packets_are_forwarded_bit_identical_in_order_with_link_sequence_
     assert [h.link_sequence for h, _, _ in got] == list(range(40))
     assert {h.connection_token for h, _, _ in got} == {sink.token} and sink.token not in (0, TOKEN)
     for (h, data), (g, gdata, call) in zip(sent, got):
-        assert (g.stream_id, g.send_time_ns, g.end_of_stream, call) == (h.stream_id, h.send_time_ns, False, "twoway")
+        assert (g.stream_id, g.send_time_ns, g.end_of_stream, call) == (
+            h.stream_id,
+            h.send_time_ns,
+            False,
+            "twoway",
+        )
         assert as_bytes("double", gdata) == as_bytes("double", data)
     # Every port answers BulkIO's statistics (scabench.idl's DataPort): each call counted, the refused one too.
     stats = port._get_statistics()
     keywords = {k.id: k.value.value() for k in stats.keywords}
     process = {k: keywords.pop(k) for k in ("pid", "process_cpu_us", "process_threads")}
-    assert (stats.portName, keywords) == ("in", {"calls": 41, "elements": 100 + 40 * 256, "refused": 1})
+    latency = {k: keywords.pop(k) for k in list(keywords) if k.startswith("latency_")}
+    assert (stats.portName, keywords) == (
+        "in",
+        {"calls": 41, "elements": 100 + 40 * 256, "refused": 1},
+    )
+    assert latency["latency_count"] == 40  # the packets it took: not the refused one
     assert process["pid"] == stage.proc.pid and process["process_cpu_us"] > 0 and process["process_threads"] >= 2
     assert stats.callsPerSecond > 0 and stats.bitsPerSecond == 64 * stats.elementsPerSecond
     assert port._get_state() == S.BULKIO.ACTIVE
     port.pushPacket(header(41, eos=True), [])
     ((eos, _, _),) = sink.ends()
-    assert (eos.sequence_number, eos.link_sequence, eos.stream_id) == (40, 40, 7)  # the 40 it forwarded
+    assert (eos.sequence_number, eos.link_sequence, eos.stream_id) == (
+        40,
+        40,
+        7,
+    )  # the 40 it forwarded
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
     assert stage.stats() == {"refused.length": 1}
@@ -203,7 +233,10 @@ def test_a_stage_with_nothing_connected_reports_its_end_of_stream(start_stage):
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
     assert [line for line in stage.stdout().splitlines() if not line.startswith("stat ")] == ["eos stage1 4"]
-    assert stage.connections() == {"uses": [], "provides": [{"port": "in", "number": 0}]}
+    assert stage.connections() == {
+        "uses": [],
+        "provides": [{"port": "in", "number": 0}],
+    }
     assert stage.stats() == {}
 
 
@@ -267,7 +300,10 @@ def test_the_port_takes_only_its_senders_packets_in_its_window(start_stage, make
     port.pushPacket(header(2, eos=True), [])
     port.pushPacket(header(3, eos=True, link=2), [])  # a second end of stream
     # The refused call used its link up, so end of stream (link 2) did not wait for it.
-    assert [(h.link_sequence, h.end_of_stream) for h, _, _ in sink.packets] == [(0, False), (1, True)]
+    assert [(h.link_sequence, h.end_of_stream) for h, _, _ in sink.packets] == [
+        (0, False),
+        (1, True),
+    ]
     res.releaseObject()
     assert stage.proc.wait(WAIT_S) == 0
     assert stage.stats() == {
@@ -293,7 +329,9 @@ REFUSED = [
 ]
 
 
-def test_configure_refuses_what_the_python_runtime_does_not_do_naming_the_property(start_stage):
+def test_configure_refuses_what_the_python_runtime_does_not_do_naming_the_property(
+    start_stage,
+):
     stage = start_stage()
     res = stage.resolve()
     for pid, value, why in REFUSED:
@@ -329,7 +367,11 @@ def test_configure_refuses_what_the_python_runtime_does_not_do_naming_the_proper
         assert "these can change while started: work work_jitter_us work_us" in refused.value.msg
         assert [p.id for p in refused.value.invalidProperties] == [pid]
     current = {p.id: p.value.value() for p in res.query([])}
-    assert (current["work_us"], current["work"], current["in.packet_length"]) == (1, "sleep", 0)
+    assert (current["work_us"], current["work"], current["in.packet_length"]) == (
+        1,
+        "sleep",
+        0,
+    )
 
 
 INTEGERS = [
@@ -345,20 +387,37 @@ INTEGERS = [
 ]
 
 
-def test_numeric_properties_take_any_numeric_corba_type_that_fits_and_answer_in_their_own(start_stage):
+def test_numeric_properties_take_any_numeric_corba_type_that_fits_and_answer_in_their_own(
+    start_stage,
+):
     """work_us is an unsigned long, as the C++ stage's: taken from any numeric type if it fits, and queried
     as an unsigned long whatever it came as."""
     res = start_stage().resolve()
     for tc, value in INTEGERS:
         res.configure([S.CF.DataType("work_us", any_of(tc, value))])
         (got,) = res.query([S.CF.DataType("work_us", any_of(CORBA.TC_null, None))])
-        assert (got.value.typecode().kind(), got.value.value()) == (CORBA.tk_ulong, int(value))
+        assert (got.value.typecode().kind(), got.value.value()) == (
+            CORBA.tk_ulong,
+            int(value),
+        )
     for tc, value, why in [
-        (CORBA.TC_double, 1.5, "1.5 is not a whole number: use a whole number in [0, 4294967295]"),
-        (CORBA.TC_longlong, -1, "-1 does not fit: use a whole number in [0, 4294967295]"),
+        (
+            CORBA.TC_double,
+            1.5,
+            "1.5 is not a whole number: use a whole number in [0, 4294967295]",
+        ),
+        (
+            CORBA.TC_longlong,
+            -1,
+            "-1 does not fit: use a whole number in [0, 4294967295]",
+        ),
         (CORBA.TC_ulonglong, 2**32, "does not fit"),
         (CORBA.TC_ulonglong, 2**64 - 1, "does not fit"),
-        (CORBA.TC_string, "5000", "it takes a number of any CORBA numeric type, not a string"),
+        (
+            CORBA.TC_string,
+            "5000",
+            "it takes a number of any CORBA numeric type, not a string",
+        ),
         (CORBA.TC_boolean, True, "not a boolean"),
     ]:
         with pytest.raises(S.CF.PropertySet.InvalidConfiguration) as refused:
@@ -422,7 +481,11 @@ def test_policy_keys_defaults_and_types_are_the_runtimes():
     while started where the C++ stage's are."""
     described = json.loads(
         subprocess.run(
-            [str(program("scabench-host")), "--describe"], capture_output=True, text=True, check=True, timeout=60
+            [str(program("scabench-host")), "--describe"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         ).stdout
     )
     cxx = {
@@ -441,14 +504,22 @@ def test_the_python_stage_declares_the_cxx_stages_ports():
     the catalogue as the C++ stage's in `scabench-host --describe`."""
     described = json.loads(
         subprocess.run(
-            [str(program("scabench-host")), "--describe"], capture_output=True, text=True, check=True, timeout=60
+            [str(program("scabench-host")), "--describe"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         ).stdout
     )
     cxx = described["kinds"]["stage"]
     if "ports" not in cxx:
         pytest.skip("this build's scabench-host predates ports in --describe: rebuild it")
     python = kind_declaration("py-stage")
-    assert (python["ports"], python["provides"], python["uses"]) == (cxx["ports"], cxx["provides"], cxx["uses"])
+    assert (python["ports"], python["provides"], python["uses"]) == (
+        cxx["ports"],
+        cxx["provides"],
+        cxx["uses"],
+    )
 
 
 def test_fanout_keys_are_the_runtimes():
@@ -457,10 +528,16 @@ def test_fanout_keys_are_the_runtimes():
     schema = policy_schema()
     entries = Stage(ComponentContext("s")).properties.entries()
     fanout, depth = entries["out.fanout"], entries["out.fanout_depth"]
-    assert (schema["fanout"]["side"], schema["fanout_depth"]["side"]) == ("uses", "uses")
+    assert (schema["fanout"]["side"], schema["fanout_depth"]["side"]) == (
+        "uses",
+        "uses",
+    )
     assert fanout.default == schema["fanout"]["default"] and fanout.check.values == schema["fanout"]["values"]
     assert depth.default == schema["fanout_depth"]["default"]
-    assert (depth.check.low, depth.check.high) == (schema["fanout_depth"]["min"], schema["fanout_depth"]["max"])
+    assert (depth.check.low, depth.check.high) == (
+        schema["fanout_depth"]["min"],
+        schema["fanout_depth"]["max"],
+    )
 
 
 def test_a_cxx_stage_and_python_stages_talk_both_ways(tmp_path, orb, context, start_stage, make_sink):

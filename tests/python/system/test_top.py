@@ -67,6 +67,10 @@ def test_top_reads_a_running_waveform_in_its_naming_service(write_spec, start_na
         assert stage1.threads_now >= 2  # the ORB's and the main thread at least
         assert first.cpu_percent is None and stage1.cpu_percent is not None and stage1.cpu_percent >= 0
         assert {c.id for c in sample.connections} == {"producer.out->stage1.in", "stage1.out->stage2.in"}
+        # Latency so far while the stream goes on: send to arrival at stage1's provides port.
+        assert sample.latency_to == "arrival"
+        (lat,) = [p for p in sample.latency if p.sink == "stage1"]
+        assert lat.packets > 0 and 0 < lat.p50_us <= lat.p99_us <= lat.max_us
     finally:
         out, err = run.communicate(timeout=120)
     assert run.returncode == 0, err
@@ -88,6 +92,13 @@ def test_top_reads_a_held_run_and_refuses_what_is_not_bound(write_spec):
         line = _top_line(context, corbaloc)
         for name in ("stage1", "stage2"):
             assert _done(line, name) == 21  # calls, as BulkIO counts them: 20 packets and the end of stream
+            # Latency so far, send to arrival at its provides port: shown for each stage.
+            assert re.search(rf"\| {name} p50 [^|]+ p99 [^|]+", line), line
+        latency = {p.sink: p for p in watch(context, naming=corbaloc).sample().latency}
+        assert set(latency) >= {"stage1", "stage2"}, latency
+        for p in (latency["stage1"], latency["stage2"]):
+            assert p.packets == 20  # the packets, not their end
+            assert 0 < p.p50_us <= p.p99_us <= p.max_us
         refused = scabench("top", "nothere", "--naming", corbaloc, "--samples", "1", timeout=60)
         assert refused.returncode == 2
         assert refused.stderr.strip() == (

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from test_graph_figures import US, graph_spec, write_records
 
+from scabench import latency_bins
 from scabench.console import text
 from scabench.report.live import dashboard, plain_line
 from scabench.run.live import LATENCY_BINS, LiveSampler, percentile_of_histogram
@@ -196,3 +197,16 @@ def test_a_header_of_another_size_is_refused_in_words(tmp_path):
     set_header(tmp_path / "x.rec", header_size=160)
     with pytest.raises(ValueError, match="a record header of 160 bytes"):
         read_records(tmp_path / "x.rec")
+
+
+def test_the_ports_latency_bins_are_the_live_views_and_give_the_same_quantiles():
+    """One bin definition (latency_bins.py): the ports' histogram (in ns)
+    and run --live's (in µs) give each quantile as the same upper edge."""
+    latencies_ns = [900, 5_000, 5_000, 100_000, 2_000_000, 7_000_000_000]
+    ports = [0] * latency_bins.BINS
+    for ns in latencies_ns:
+        ports[latency_bins.bin_of_ns(ns)] += 1
+    live = np.bincount(np.searchsorted(LATENCY_BINS, np.array(latencies_ns) / 1000.0), minlength=LATENCY_BINS.size + 1)
+    assert list(live) == ports
+    for q in (0.5, 0.99, 1.0):
+        assert latency_bins.quantile_ns(ports, q) == np.ceil(1000.0 * percentile_of_histogram(live, 100 * q))

@@ -83,6 +83,7 @@
 #include "scabench/core/thread_name.hpp"
 #include "scabench/runtime/bulkio_port.hpp"
 #include "scabench/runtime/flow.hpp"
+#include "scabench/runtime/latency_histogram.hpp"
 #include "scabench/runtime/link_window.hpp"
 #include "scabench/runtime/policy_schema.hpp"
 #include "scabench/runtime/port_traffic.hpp"
@@ -178,6 +179,12 @@ class InPortBase {
   // packet's record gets, read once per call. A call refused because the
   // component is stopped is counted as refused only.
   void countCall(std::size_t elements, std::size_t bitsPerElement, int64_t arrivedNs);
+  // Counts a data packet the port took into its latency so far (send to
+  // arrival, on the arrival time countCall had), if it carries a send time:
+  // a BulkIO T that was none leaves it uncounted, as does an end of stream.
+  void countLatency(const PacketHeader& h, int64_t arrivedNs) {
+    if (!h.end_of_stream && h.send_time_ns != bulkio::kNoSendTime) latency_.add(arrivedNs - int64_t(h.send_time_ns));
+  }
   // BulkIO: the next link sequence of the port's one connection.
   uint64_t nextBulkioLink() { return bulkioNextLink_.fetch_add(1, std::memory_order_relaxed); }
   // The owner's packet records (Component::records()).
@@ -313,6 +320,7 @@ class InPortBase {
   std::atomic<std::recursive_mutex*> upcallLock_{nullptr};
 
   PortTraffic traffic_;
+  LatencyHistogram latency_;
   bulkio::Streams bulkioStreams_;
   std::atomic<uint64_t> bulkioNextLink_{0};
 };
@@ -521,6 +529,7 @@ void InPort<T>::take(const PacketHeader& h, const typename Traits::Seq& data, Ca
   const std::shared_ptr<InLink> link = linkOf(h.connection_token);
   if (h.end_of_stream ? !takeEndOfStream(link.get(), h) : !takePacket(link.get(), h, data.length())) return;
   if (!enterCall(*link, h)) return;
+  countLatency(h, arrivedNs);
   // "Server threads" count the calls the port took: a refused call is over
   // in microseconds and does none of the stage's work.
   RecordLog& log = records();
