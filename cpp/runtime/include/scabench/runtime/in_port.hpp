@@ -622,7 +622,13 @@ void InPort<T>::releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Qu
 template <class T>
 void InPort<T>::release(Queued&& item) {
   if (auto* queue = queue_.load(std::memory_order_acquire)) {
-    enqueue(*queue, std::move(item));  // at the level of the call that brought it in
+    // The releaser is one thread handing packets on in order: blocked on a
+    // full queue, it resumes at the level a two-way caller gets (under
+    // "auto": half the depth), whatever call brought the packet in, and then
+    // refills a burst with one wake-up. The first free slot that "auto"
+    // gives one-way callers keeps the ORB's pool threads from racing for the
+    // slots and reordering; one thread cannot (docs/findings/handoff.md).
+    queue->push(std::move(item), resumeLevel(CallKind::Twoway));
   } else if (item.header.end_of_stream) {
     endOfStreamArrived(*item.link, item.header.link_sequence);
   } else {
