@@ -186,8 +186,15 @@ class Process:
         print(f"{self.prog}: {text}", file=sys.stderr, flush=True)
 
     def bind(self, naming, name, ref):
-        naming.rebind(name, ref)
+        # Kept before the call: a signal's handler raises between any two
+        # statements, and one that lands right after the rebind must still
+        # find the name to unbind. A rebind that fails leaves nothing bound.
         self._naming, self._name = naming, name
+        try:
+            naming.rebind(name, ref)
+        except (CORBA.Exception, CosNaming.NamingContext.InvalidName):
+            self._naming = None
+            raise
 
     def unbind(self):
         """Removes the name binding, once; a service that is gone is only reported."""
