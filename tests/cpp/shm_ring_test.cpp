@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "scabench/runtime/resequencer.hpp"
 #include "scabench/runtime/shm_ring.hpp"
 
 using namespace scabench::shm;
@@ -220,6 +221,109 @@ TEST(ShmRing, AFullRingWakesAReceiverThatPutItsWakeUpOff) {
   ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 3; }));
   EXPECT_EQ(seen.sequences, (std::vector<uint64_t>{4999, 9999, 14999}));
   for (bool ok : seen.intact) EXPECT_TRUE(ok);
+}
+
+// A packet published behind its successor (a sender whose threads draw
+// link numbers before they take the ring's lock) must not stay in the ring
+// while the reorder buffer waits for it: the packets held behind the gap
+// are none the releaser can hand on, so the receiving thread does not put
+// its wake-up off for them, and the gap's packet is delivered, not skipped
+// at the timeout and then dropped as late.
+TEST(ShmRing, APacketPublishedBehindItsSuccessorIsNotLeftInTheRing) {
+  RingSender ring{kMinDataBytes, sizeof(double)};
+  scabench::Resequencer<uint64_t> buffer(64, std::chrono::milliseconds(1000), 1024);
+  std::mutex mutex;
+  std::vector<uint64_t> released;
+  uint64_t skipped = 0;
+  std::condition_variable changed;
+  auto handler = [&](const PacketFields& h, const void*, std::size_t, bool) {
+    buffer.offer(h.link, h.sequence);
+    // The last of those ahead of the gap lingers in the upcall: the
+    // releaser, woken by it, asks for more before this thread looks at an
+    // empty ring and decides whether to put its wake-up off.
+    if (h.link == 4) std::this_thread::sleep_for(50ms);
+  };
+  Seen seen;  // for onBroken only
+  std::unique_ptr<RingReceiver> receiver = std::make_unique<RingReceiver>(
+      ring.name(), sizeof(double), 1, 128, nullptr, handler, seen.onBroken(), [&] { return buffer.feederMayWait(); });
+  ring.attached();
+  buffer.setRunningLow(2, [&] { receiver->poke(); });
+  std::thread releaser([&] {
+    while (auto item = buffer.next([&](uint64_t, uint64_t count) {
+      std::lock_guard lock(mutex);
+      skipped += count;
+      changed.notify_all();
+    })) {
+      std::lock_guard lock(mutex);
+      released.push_back(*item);
+      changed.notify_all();
+    }
+  });
+  for (uint64_t i : {1, 2, 3, 4}) send(ring, i, Wait::Written);
+  std::this_thread::sleep_for(200ms);  // all four filed, the receiving thread asleep
+  send(ring, 0, Wait::Written);
+  {
+    std::unique_lock lock(mutex);
+    changed.wait_for(lock, 20s, [&] { return released.size() == 5 || skipped > 0; });
+  }
+  buffer.close();
+  releaser.join();
+  EXPECT_EQ(released, (std::vector<uint64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(skipped, 0u) << "the gap's packet waited in the ring until the timeout";
+  EXPECT_EQ(buffer.stats().late, 0u);
+  receiver.reset();
+}
+
+// A consumer that runs low (and pokes) between a receiving thread's look at
+// it and the put-off's store is seen: the thread looks again after the
+// store, so the next packet wakes it at once, not only once a batch waits.
+TEST(ShmRing, APokeBetweenTheLookAndThePutOffIsNotLost) {
+  std::atomic<bool> armed{false};
+  std::atomic<pid_t> receiving{0};
+  RingSender ring{kMinDataBytes, sizeof(double)};
+  Seen seen;
+  RingReceiver* rx = nullptr;
+  auto receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(),
+                                                 seen.onBroken(), [&] {
+                                                   receiving = gettid();
+                                                   // Busy at this look, but it runs low and
+                                                   // pokes before the put-off is stored.
+                                                   if (!armed.exchange(false)) return false;
+                                                   rx->poke();
+                                                   return true;
+                                                 });
+  rx = receiver.get();
+  ring.attached();
+  ASSERT_TRUE(asleep(receiving));
+  armed = true;
+  send(ring, 0, Wait::Written);  // woken (nothing put off): takes it, then looks at the empty ring, armed
+  ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 1; }));
+  for (int i = 0; i < 20000 && armed.load(); ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_FALSE(armed.load()) << "the receiving thread did not look at the empty ring";
+  ASSERT_TRUE(asleep(receiving));
+  send(ring, 1, Wait::Written);
+  EXPECT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 2; })) << "a poke fell between look and put-off";
+  EXPECT_TRUE(seen.broken.empty()) << seen.broken;
+}
+
+// A sender's flush (a disconnect waits for it) wakes a receiving thread
+// that put its wake-up off, rather than wait for whoever would poke it.
+TEST(ShmRing, AFlushWakesAReceiverThatPutItsWakeUpOff) {
+  std::atomic<pid_t> receiving{0};
+  RingSender ring{kMinDataBytes, sizeof(double)};
+  Seen seen;
+  auto receiver = std::make_unique<RingReceiver>(ring.name(), sizeof(double), 1, 128, nullptr, seen.handler(),
+                                                 seen.onBroken(), [&] {
+                                                   receiving = gettid();
+                                                   return true;
+                                                 });
+  ring.attached();
+  ASSERT_TRUE(asleep(receiving));
+  for (uint64_t i = 0; i < 3; ++i) send(ring, i, Wait::Written);
+  Background flushed([&] { ring.flush(); });
+  ASSERT_TRUE(flushed.returnedWithin(20s)) << "a flush waited on a put-off wake-up";
+  ASSERT_TRUE(seen.waitFor([&] { return seen.sequences.size() == 3; }));
+  EXPECT_EQ(seen.sequences, (std::vector<uint64_t>{0, 1, 2}));
 }
 
 // The name goes once the receiver has the ring mapped: nothing is left in /dev/shm.

@@ -223,6 +223,11 @@ shm::RingReceiver* InPortBase::ringOf(uint64_t token) {
   return nullptr;
 }
 
+void InPortBase::wakeRings() {
+  std::lock_guard lock(ringsMutex_);
+  for (auto& [t, r] : rings_) r->poke();
+}
+
 void InPortBase::closeRing(uint64_t token) {
   std::lock_guard lock(ringsMutex_);
   for (auto it = rings_.begin(); it != rings_.end(); ++it)

@@ -215,6 +215,12 @@ void RingSender::gone() {
   throw RingClosed("the receiving process (pid " + std::to_string(receiverPid_) + ") has exited");
 }
 
+void RingSender::wakeReceiver() {
+  c_->wakeAt.store(0);
+  c_->dataSeq.fetch_add(1);
+  futexWake(&c_->dataSeq, 1);
+}
+
 uint64_t RingSender::reserve(uint64_t n, std::size_t bytes) {
   for (;;) {
     if (c_->closed.load(std::memory_order_acquire) || gone_.load(std::memory_order_relaxed)) gone();
@@ -237,11 +243,7 @@ uint64_t RingSender::reserve(uint64_t n, std::size_t bytes) {
     }
     // Full: wait for the receiver to release (as a sender waits on a full
     // socket), after waking a receiving thread that put off its wake-up.
-    if (c_->sleeping.load() > 0 && c_->wakeAt.load() > n) {
-      c_->wakeAt.store(0);
-      c_->dataSeq.fetch_add(1);
-      futexWake(&c_->dataSeq, 1);
-    }
+    if (c_->sleeping.load() > 0 && c_->wakeAt.load() > n) wakeReceiver();
     const uint32_t seq = c_->spaceSeq.load();
     c_->sendersWaiting.fetch_add(1);
     bool timedOut = false;
@@ -332,6 +334,10 @@ void RingSender::flush() {
     last = published_;
   }
   if (last == 0) return;
+  // What waits behind a put-off wake-up is waited for here: the receiving
+  // thread is woken now, not when the port's thread behind it asks (a
+  // disconnect does not wait on the receiver's releaser).
+  if (c_->wakeAt.load() != 0) wakeReceiver();
   try {
     waitFor(last - 1, kTaken);  // taken in order: the last taken, all are
   } catch (const RingClosed&) {
@@ -642,6 +648,12 @@ void RingReceiver::loop(bool spare) {
       const bool putOff = wakeBatch_ > 1 && consumerBusy_ && consumerBusy_();
       c_->wakeAt.store(putOff ? next_ + wakeBatch_ : 0);
       c_->sleeping.fetch_add(1);
+      // Looked at again now that the put-off is stored: a consumer that ran
+      // low between the first look and the store poked while wakeAt was
+      // still 0, and would not poke again. consumerBusy decides under the
+      // consumer's lock, the one it hands on under before it pokes; so
+      // either this look sees it low, or its poke sees this wakeAt.
+      if (putOff && !consumerBusy_()) c_->wakeAt.store(0);
       if (!closed_ && c_->published.load() == next_) {
         lock.unlock();
         futexWait(&c_->dataSeq, seq);

@@ -114,3 +114,26 @@ def test_resequence_behind_a_ring_that_takes_packets_in_batches_keeps_order_and_
             assert s.received == packets and s.skipped == 0 and s.late == 0 and s.duplicates == 0, (credits, s)
             assert s.output_reordered_from_previous == 0, (credits, s)
         assert not result.stalls, (credits, result.stalls)
+
+
+def test_resequence_at_a_low_rate_under_a_small_credit_window_delivers_every_packet_in_order(write_spec, transport):
+    # A paced stream, slower than a put-off batch (16 packets) per reorder
+    # timeout, through pool-served stages whose forwarding threads draw link
+    # numbers before they take the ring's lock (so a packet can be published
+    # behind its successor), under credit windows smaller than the batch:
+    # a packet behind a gap must be fetched from the ring, never skipped and
+    # then dropped as late, and a window of 2 or 4 must never wait on a
+    # wake-up that was put off.
+    packets = 60
+    for credits in (2, 4):
+        text = jittery_pipeline(
+            f'call = "oneway"\nordering = "resequence"\nflow = "credits({credits})"\n',
+            packets=packets,
+            transport=transport,
+        ).replace("period_us = 0\n", "period_us = 4000\n")
+        result = run(write_spec, text)
+        assert result.status == "ok", (credits, result.error)
+        for s in result.stages:
+            assert s.received == packets and s.skipped == 0 and s.late == 0 and s.duplicates == 0, (credits, s)
+            assert s.output_reordered_from_previous == 0, (credits, s)
+        assert not result.stalls, (credits, result.stalls)

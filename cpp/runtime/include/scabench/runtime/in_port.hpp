@@ -216,6 +216,10 @@ class InPortBase {
                                                       uint32_t onewayConcurrency, std::recursive_mutex* serialize) = 0;
   // The ring feeding the connection of `token`, if it has one (valid until shutRings()).
   shm::RingReceiver* ringOf(uint64_t token);
+  // Undoes every ring's put-off wake-up (RingReceiver::poke): at a stop,
+  // once no releaser is left to ask.
+  void wakeRings();
+  // Read at start (prepareChecks), by the thread that starts the port.
   FlowKind flowKind() const { return flow_; }
   // Held around every upcall of a single-dispatch port once a ring feeds it
   // (null otherwise): the ring's threads and the ORB's take turns, as the
@@ -400,8 +404,12 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
         auto r = std::make_unique<Reorder>(reorderCapacity(), reorderTimeout(), link->window->window(),
                                            link->window->prefix());
         link->typed.store(r.get());
-        if (shm::RingReceiver* ring = ringOf(link->token))
-          r->buffer.setRunningLow(kRingWakeLow, [ring] { ring->poke(); });
+        // A ring's receiving thread may put its wake-up off while this
+        // buffer has work (releaserBusy), decided here once per start: not
+        // with watermarks, whose count of held packets must see each packet
+        // as it comes.
+        shm::RingReceiver* ring = ringOf(link->token);
+        if (ring && flowKind() != FlowKind::Watermarks) r->buffer.setRunningLow(kRingWakeLow, [ring] { ring->poke(); });
         r->releaser = std::thread([this, link, buffer = &r->buffer] {
           nameThisThread("sb-reorder");
           releaserLoop(link, *buffer);
@@ -420,6 +428,9 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
       retired_.push_back(std::move(r));
     }
     reorders_.clear();
+    // No releaser is left to ask for more: a wake-up put off now would carry
+    // into the next start, where nothing may ask.
+    wakeRings();
     if (worker_.joinable()) {
       queue_.load(std::memory_order_acquire)->close();
       worker_.join();
@@ -482,15 +493,16 @@ class InPort final : public InPortBase, public virtual PortTraits<T>::Servant {
   void releaserLoop(const std::shared_ptr<InLink>& link, Resequencer<Queued>& buffer);
   // Hands a packet on in order: to the worker queue, or to the handler.
   void release(Queued&& item);
-  // Whether the connection's reorder buffer holds more than kRingWakeLow
-  // packets: its releaser will ask the ring for more (poke) before it runs
-  // out, so the ring's thread may put its wake-up off. Not with watermarks,
-  // whose count of held packets must see each packet as it comes.
+  // Whether the connection's reorder buffer has more than kRingWakeLow
+  // packets it can hand on one after another now (Resequencer::feederMayWait:
+  // none behind a gap count): its releaser will ask the ring for more (poke)
+  // before it runs out, so the ring's thread may put its wake-up off. Never
+  // for a buffer not set up to ask (startWorker: no ring at the start, or
+  // watermarks).
   bool releaserBusy(uint64_t token) const {
-    if (flowKind() == FlowKind::Watermarks) return false;
     const std::shared_ptr<InLink> link = linkOf(token);
     const auto* reorder = link ? static_cast<const Reorder*>(link->typed.load()) : nullptr;
-    return reorder && reorder->buffer.held() > kRingWakeLow;
+    return reorder && reorder->buffer.feederMayWait();
   }
   // A reorder buffer fed by a ring asks for more at this many packets or
   // fewer: enough for its releaser to work on while the ring's thread wakes.

@@ -24,6 +24,7 @@
 // No CORBA here: the port (in_port.hpp) decides what a release does.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -98,14 +99,29 @@ class Resequencer {
   }
 
   // Who feeds the buffer may wait to be asked (the shared-memory ring's
-  // receiving thread puts its wake-up off while the buffer holds work):
+  // receiving thread puts its wake-up off while feederMayWait()):
   // `runningLow` is called, outside the lock, whenever next() hands on an
-  // item and `low` or fewer are left, and before it waits. Set before the
+  // item and `low` or fewer are left that it can hand on next (the run from
+  // the number it waits for: packets behind a gap do not count), before it
+  // waits, and once more shortly before it skips a gap. Set before the
   // releaser runs.
   void setRunningLow(std::size_t low, std::function<void()> runningLow) {
     std::lock_guard lock(mutex_);
     low_ = low;
     runningLow_ = std::move(runningLow);
+  }
+
+  // Whether the feeder may put off handing over what it has: more than
+  // `low` items are ready to be handed on one after another, from the
+  // number next() waits for, so the releaser will ask (runningLow) before
+  // it runs out. Items behind a gap do not count: the releaser cannot hand
+  // them on, and the gap's item may be the very one the feeder would hold
+  // back. False without setRunningLow. Decided under the lock next() hands
+  // on under, so a feeder that decides "may wait" and then looks again here
+  // (after saying it waits) cannot miss the runningLow call that follows.
+  bool feederMayWait() const {
+    std::lock_guard lock(mutex_);
+    return runningLow_ && readyRun(low_ + 1) > low_;
   }
 
   // The releaser's loop: waits for the next item in order and returns it,
@@ -129,7 +145,7 @@ class Resequencer {
           ++next_;
           ++stats_.released;
           room_.notify_all();
-          if (runningLow_ && held_.size() <= low_) {
+          if (runningLow_ && readyRun(low_ + 1) <= low_) {
             lock.unlock();
             runningLow_();
           }
@@ -152,7 +168,11 @@ class Resequencer {
           ask();  // the gap may be in the feeder's hands: ask, then look again
           continue;
         }
-        ready_.wait_until(lock, deadline);
+        // A feeder is asked once more shortly before the gap is given up
+        // on, and the item then has that long to come: whatever it held
+        // back meanwhile is not skipped (and then dropped as late).
+        const auto lastAsk = deadline - lastAskLead();
+        ready_.wait_until(lock, runningLow_ && Clock::now() < lastAsk ? lastAsk : deadline);
         asked = false;
       } else if (closed_) {
         return std::nullopt;
@@ -187,6 +207,17 @@ class Resequencer {
     Item item;
     Clock::time_point arrived;
   };
+  // How many items from next_ on can be handed on one after another, counted
+  // up to `limit` (under the lock).
+  std::size_t readyRun(std::size_t limit) const {
+    std::size_t run = 0;
+    for (auto it = held_.begin(); it != held_.end() && run < limit && it->first == next_ + run; ++it) ++run;
+    return run;
+  }
+  // How long before a gap's deadline the feeder is asked the last time: a
+  // quarter of the timeout, at most 5 ms (a woken thread's time to run on a
+  // busy machine, and to file what it took).
+  Clock::duration lastAskLead() const { return std::min<Clock::duration>(timeout_ / 4, std::chrono::milliseconds(5)); }
   bool wasSkipped(uint64_t number) const {
     auto it = skippedRanges_.upper_bound(number);
     if (it == skippedRanges_.begin()) return false;

@@ -126,7 +126,8 @@ class RingSender {
   // threads (a port served by a thread pool sends from each). Throws
   // std::length_error for samples beyond capacity(), RingClosed.
   void send(const PacketFields& header, const void* samples, std::size_t bytes, bool twoway, Wait wait);
-  // Waits until every message sent so far is taken (or the receiver gone).
+  // Waits until every message sent so far is taken (or the receiver gone),
+  // waking a receiving thread that put its wake-up off.
   void flush();
 
   // Messages in the ring now: put in by this side, not yet released by the
@@ -142,7 +143,10 @@ class RingSender {
 
  private:
   uint64_t reserve(uint64_t n, std::size_t bytes);  // under mutex_
-  void note(int64_t depth);                         // under mutex_: the gauge (countInto)
+  // Undoes a receiving thread's put-off wake-up (Control::wakeAt) and wakes
+  // one: what is in the ring is taken now.
+  void wakeReceiver();
+  void note(int64_t depth);  // under mutex_: the gauge (countInto)
   void waitFor(uint64_t n, uint32_t phase);
   // Whether the receiver's process has exited, or its port closed the ring.
   bool receiverGone();
@@ -192,7 +196,10 @@ class RingReceiver {
   // receiving thread that finds the ring empty asks to be woken only once
   // kWakeBatch messages wait (or one is waited for, two-way, or ends the
   // stream, or the ring is full), and that thread calls poke() when it runs
-  // low, so that no message waits in the ring while it idles.
+  // low, so that no message waits in the ring while it idles. It is asked
+  // again once the put-off is stored, and must decide under the lock the
+  // consumer hands on under before it pokes (Resequencer::feederMayWait):
+  // then a poke cannot fall between the decision and the put-off.
   RingReceiver(const std::string& name, std::size_t elementBytes, uint32_t onewayConcurrency, uint32_t maxAhead,
                std::recursive_mutex* serialize, Handler handler, std::function<void(const std::string&)> onBroken,
                std::function<bool()> consumerBusy = {});
