@@ -24,6 +24,7 @@ TOP_LEVEL = {
     "version": "base",
     "console": "base",
     "units": "base",
+    "latency_bins": "base",  # the latency histogram's bins: ports and the live view share them
     "api": "api",
     "cli": "top",
     "__init__": "top",
